@@ -1,0 +1,3 @@
+"""Kahuna Arena: rules engine, referee and tournament server for Kahuna bots."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,50 @@
+"""The `arena` command: one argparse tree, one sub-command module per job.
+
+Each module listed in COMMAND_MODULES exposes ``register(subparsers)``, which
+adds its sub-command(s) and sets ``func`` on the parser to a callable taking
+the parsed namespace and returning the process exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from arena import __version__
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "arena.commands.replay",
+)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        description="Kahuna Arena: referee, tournaments and ratings for Kahuna bots.",
+    )
+    parser.add_argument("--version", action="version", version=f"arena {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for module_name in COMMAND_MODULES:
+        module = importlib.import_module(module_name)
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.func
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        print("arena: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
