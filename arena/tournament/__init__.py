@@ -1,0 +1,1 @@
+"""Tournaments: schedules, Swiss pairing, standings and ratings (pure), and the runner."""

@@ -1,0 +1,51 @@
+"""Standings with Buchholz and Sonneborn-Berger, and the crosstable."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.tournament.standings import GameOutcome, compute_standings, crosstable
+
+# Three bots, two games a match: a beats b 2-0, b and c draw 1-1, a and c split 1-1.
+GAMES = [
+    GameOutcome(1, ("a", "b"), "a"),
+    GameOutcome(1, ("b", "a"), "a"),
+    GameOutcome(2, ("b", "c"), None),
+    GameOutcome(2, ("c", "b"), None),
+    GameOutcome(3, ("a", "c"), "c"),
+    GameOutcome(3, ("c", "a"), "a"),
+]
+
+
+def test_points_and_tie_breaks() -> None:
+    rows = {s.bot: s for s in compute_standings(["a", "b", "c"], GAMES)}
+    assert (rows["a"].points, rows["b"].points, rows["c"].points) == (3.0, 1.0, 2.0)
+    assert (rows["a"].wins, rows["a"].draws, rows["a"].losses) == (3, 0, 1)
+    assert (rows["b"].wins, rows["b"].draws, rows["b"].losses) == (0, 2, 2)
+    assert rows["a"].buchholz == pytest.approx(1.0 + 2.0)
+    # a: 2/2 of b's 1 point + 1/2 of c's 2 points
+    assert rows["a"].sonneborn_berger == pytest.approx(1.0 + 1.0)
+    assert [r.bot for r in compute_standings(["a", "b", "c"], GAMES)] == ["a", "c", "b"]
+
+
+def test_tie_on_points_is_broken_by_buchholz_then_sonneborn_berger() -> None:
+    games = [
+        GameOutcome(1, ("x", "weak"), "x"),
+        GameOutcome(2, ("y", "strong"), "y"),
+        GameOutcome(3, ("strong", "weak"), "strong"),
+    ]
+    order = [s.bot for s in compute_standings(["x", "y", "weak", "strong"], games)]
+    # x and y both have 1 point; y beat the stronger opponent (higher Buchholz).
+    assert order.index("y") < order.index("x")
+
+
+def test_byes_score_bye_points_and_are_counted() -> None:
+    rows = {s.bot: s for s in compute_standings(["a", "b"], [], byes={"a": 1}, bye_points=2.0)}
+    assert rows["a"].points == 2.0 and rows["a"].byes == 1 and rows["a"].games == 0
+    assert rows["b"].rank == 2
+
+
+def test_crosstable_sums_points_per_opponent() -> None:
+    table = crosstable(GAMES)
+    assert table[("a", "b")] == 2.0 and table[("b", "a")] == 0.0
+    assert table[("b", "c")] == 1.0 and table[("c", "a")] == 1.0
