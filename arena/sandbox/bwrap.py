@@ -1,0 +1,176 @@
+"""The bubblewrap command line for one bot: namespaces and a private filesystem.
+
+Pure: takes what to run and returns argv; the caller opens the file
+descriptors (seccomp program, passwd, group) that argv refers to.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from arena.sandbox.limits import BOT_DIR_INSIDE, SANDBOX_SOCKET, SANDBOX_UID, SandboxLimits
+
+BWRAP = "/usr/bin/bwrap"
+SETPRIV = "/usr/bin/setpriv"
+TOP_LEVEL_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+)
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+PASSWD_TEXT = (
+    "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+    f"bot:x:{SANDBOX_UID}:{SANDBOX_UID}:kahuna bot:/tmp:/usr/sbin/nologin\n"
+)
+GROUP_TEXT = f"root:x:0:\nbot:x:{SANDBOX_UID}:\n"
+
+
+@dataclass(frozen=True)
+class SandboxFds:
+    """Descriptors bwrap reads its data from (all inherited by the launcher)."""
+
+    passwd: int
+    group: int
+    seccomp: int | None
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    """Everything that decides a bot's bwrap command line."""
+
+    bot_dir: Path
+    command: tuple[str, ...]
+    runtime: str
+    env: Mapping[str, str]
+    socket_path: Path
+    limits: SandboxLimits
+    extra_ro_binds: tuple[tuple[Path, str], ...] = ()
+    share_net: bool = False  # only to prove the seccomp layer on its own
+    as_root: bool = field(default_factory=lambda: os.geteuid() == 0)
+
+
+def runtime_trees(runtime: str) -> tuple[list[Path], str]:
+    """Host directories a runtime needs bound read-only, and the PATH to use."""
+    if runtime == "python":
+        prefixes: list[Path] = []
+        for prefix in (sys.prefix, sys.base_prefix):  # a venv first, then its base
+            path = Path(prefix).resolve()
+            if path not in prefixes:
+                prefixes.append(path)
+        extra = [p for p in prefixes if not _under(p, Path("/usr"))]
+        bins = ":".join(str(p / "bin") for p in prefixes)
+        return extra, f"{bins}:{SYSTEM_PATH}"
+    if runtime == "node":
+        node = shutil.which("node") or "/usr/bin/node"
+        tree = Path(os.path.realpath(node)).parent.parent
+        if _under(tree, Path("/usr")):
+            return [], SYSTEM_PATH
+        return [tree], f"{tree / 'bin'}:{SYSTEM_PATH}"
+    return [], SYSTEM_PATH
+
+
+def _under(path: Path, ancestor: Path) -> bool:
+    return path == ancestor or ancestor in path.parents
+
+
+class _Mounts:
+    """Accumulates mount arguments, creating parent directories world-readable."""
+
+    def __init__(self) -> None:
+        self.args: list[str] = []
+        self.made: set[str] = {"/", "/tmp", "/proc", "/dev", "/usr", "/etc"}
+
+    def parents(self, dest: str) -> None:
+        for parent in reversed(PurePosixPath(dest).parents):
+            if str(parent) not in self.made:
+                self.args += ["--perms", "0755", "--dir", str(parent)]
+                self.made.add(str(parent))
+
+    def add(self, option: str, source: str, dest: str) -> None:
+        self.parents(dest)
+        self.args += [option, source, dest]
+        self.made.add(dest)
+
+
+def bwrap_argv(plan: SandboxPlan, fds: SandboxFds, *, bwrap: str = BWRAP) -> list[str]:
+    """The full command: bwrap, its options, then the bot's command."""
+    trees, path_value = runtime_trees(plan.runtime)
+    argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+    if not plan.share_net:
+        argv.append("--unshare-net")
+    if not plan.as_root:  # unprivileged: a user namespace maps our uid to the bot's
+        argv += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    argv += ["--hostname", "kahuna-bot", "--die-with-parent", "--new-session"]
+    mounts = _Mounts()
+    mounts.add("--ro-bind", "/usr", "/usr")
+    for name in TOP_LEVEL_LINKS:
+        host = Path("/") / name
+        if host.is_symlink():
+            argv += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            mounts.add("--ro-bind", str(host), f"/{name}")
+    for etc_path in ETC_FILES:
+        mounts.add("--ro-bind-try", etc_path, etc_path)
+    mounts.args += ["--ro-bind-data", str(fds.passwd), "/etc/passwd"]
+    mounts.args += ["--ro-bind-data", str(fds.group), "/etc/group"]
+    argv += mounts.args
+    mounts.args = []
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--perms", "1777", "--size", str(plan.limits.tmp_size_mb * 1024 * 1024)]
+    argv += ["--tmpfs", "/tmp"]
+    for tree in trees:
+        mounts.add("--ro-bind", str(tree), str(tree))
+    for host_path, inside in plan.extra_ro_binds:
+        mounts.add("--ro-bind", str(host_path), inside)
+    mounts.add("--ro-bind", str(plan.bot_dir), BOT_DIR_INSIDE)
+    mounts.add("--ro-bind", str(plan.socket_path), SANDBOX_SOCKET)
+    argv += mounts.args
+    argv += ["--chdir", BOT_DIR_INSIDE, "--clearenv"]
+    base_env = {"PATH": path_value, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+    for key, value in {**base_env, **plan.env}.items():
+        argv += ["--setenv", key, value]
+    if fds.seccomp is not None:
+        argv += ["--seccomp", str(fds.seccomp)]
+    if plan.as_root:  # no user namespace: bwrap keeps two capabilities for setpriv only
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *drop_to_bot_uid()]
+    else:
+        argv.append("--")
+    return argv + list(plan.command)
+
+
+def drop_to_bot_uid() -> list[str]:
+    """setpriv: become the unprivileged uid with no capabilities left at all."""
+    return [
+        SETPRIV,
+        f"--reuid={SANDBOX_UID}",
+        f"--regid={SANDBOX_UID}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+    ]
+
+
+def check_env(env: Mapping[str, str]) -> None:
+    """Refuse environment entries that cannot be passed to a process."""
+    for key, value in env.items():
+        if not isinstance(key, str) or not key or "=" in key or "\0" in key:
+            raise ValueError(f"invalid environment variable name {key!r}")
+        if not isinstance(value, str) or "\0" in value:
+            raise ValueError(f"invalid value for environment variable {key}: {value!r}")
+
+
+def command_words(command: Sequence[str]) -> tuple[str, ...]:
+    words = tuple(command)
+    if not words or not all(isinstance(word, str) and word and "\0" not in word for word in words):
+        raise ValueError(f"command must be a non-empty list of non-empty strings, got {command!r}")
+    return words

@@ -1,0 +1,373 @@
+"""Per-bot control groups: memory, process and CPU limits, accounting, killing.
+
+Both hierarchies are supported. v1 (these machines): one directory per
+controller (memory, pids, cpu, cpuacct, freezer), each bot's group nested under
+``kahuna-arena`` inside the arena's own group of that hierarchy. v2 (modern
+hosts): one directory under ``<mount>/kahuna-arena`` with the memory, pids and
+cpu controllers enabled. ``root`` and the contents of ``/proc/self/cgroup`` are
+parameters so that the file-writing logic can be tested against a temporary
+directory laid out like either hierarchy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+
+from arena.logs import get_logger
+from arena.sandbox.limits import SandboxLimits
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PARENT_NAME = "kahuna-arena"
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
+V2_CONTROLLERS = ("memory", "pids", "cpu")
+CPU_PERIOD_US = 100_000
+KILL_TIMEOUT_S = 5.0
+
+
+class CgroupError(RuntimeError):
+    """A control group could not be created or configured; names the file."""
+
+
+def detect_version(root: Path = CGROUP_ROOT) -> int | None:
+    """2 for a unified hierarchy, 1 for per-controller mounts, None if neither."""
+    if (root / "cgroup.controllers").is_file():
+        return 2
+    if all((root / name).is_dir() for name in V1_CONTROLLERS):
+        return 1
+    return None
+
+
+def own_cgroup_paths(proc_cgroup_text: str) -> dict[str, str]:
+    """``/proc/self/cgroup`` as controller -> path; the v2 entry is keyed ``""``."""
+    paths: dict[str, str] = {}
+    for line in proc_cgroup_text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":
+            paths[""] = path
+        for name in controllers.split(","):
+            if name:
+                paths[name] = path
+    return paths
+
+
+def read_proc_cgroup() -> str:
+    return Path("/proc/self/cgroup").read_text()
+
+
+def write_control(path: Path, value: str) -> None:
+    """Write one control file, naming it in the error if the kernel refuses."""
+    try:
+        with open(path, "w") as handle:
+            handle.write(value)
+    except OSError as exc:
+        raise CgroupError(f"cannot write {value!r} to {path}: {exc.strerror or exc}") from exc
+
+
+def read_control(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+def read_keyed(path: Path) -> dict[str, int]:
+    """A flat-keyed file (``oom_kill 3``) as a dict; missing file -> {}."""
+    text = read_control(path) or ""
+    values: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            values[parts[0]] = int(parts[1])
+    return values
+
+
+def pids_in(procs_file: Path) -> list[int]:
+    text = read_control(procs_file) or ""
+    return [int(word) for word in text.split() if word.isdigit()]
+
+
+def _signal_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _remove_dir(path: Path) -> bool:
+    """rmdir a cgroup, retrying while the last exits are being released."""
+    deadline = time.monotonic() + 1.0
+    while True:
+        try:
+            path.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                get_logger().warning("cgroup_remove_failed", path=str(path), error=str(exc))
+                return False
+            time.sleep(0.01)
+
+
+class BotCgroup(ABC):
+    """One bot's control group (whatever the hierarchy)."""
+
+    name: str
+
+    @abstractmethod
+    def add_pid(self, pid: int) -> None: ...
+
+    @abstractmethod
+    def pids(self) -> list[int]: ...
+
+    @abstractmethod
+    def cpu_time_ms(self) -> float | None: ...
+
+    @abstractmethod
+    def memory_peak_mb(self) -> float | None: ...
+
+    @abstractmethod
+    def limits_hit(self) -> tuple[str, ...]:
+        """Which limits the group ran into: "memory" (OOM kill), "processes"."""
+
+    @abstractmethod
+    def kill_all(self) -> None:
+        """SIGKILL every process in the group until it is empty (or times out)."""
+
+    @abstractmethod
+    def remove(self) -> bool: ...
+
+
+def v1_parent(root: Path, controller: str, own: Mapping[str, str]) -> Path:
+    """``kahuna-arena`` inside the arena's own group of one v1 hierarchy."""
+    base = root / controller
+    nested = base / own.get(controller, "/").lstrip("/")
+    return (nested if nested.is_dir() else base) / PARENT_NAME
+
+
+class CgroupV1(BotCgroup):
+    """A bot's group in each v1 hierarchy: ``dirs`` maps controller -> directory."""
+
+    def __init__(self, name: str, dirs: Mapping[str, Path]) -> None:
+        self.name = name
+        self.dirs = dict(dirs)
+
+    @classmethod
+    def create(
+        cls, name: str, limits: SandboxLimits, *, root: Path, proc_cgroup_text: str
+    ) -> CgroupV1:
+        own = own_cgroup_paths(proc_cgroup_text)
+        dirs: dict[str, Path] = {}
+        parents = [v1_parent(root, controller, own) for controller in V1_CONTROLLERS]
+        sweep_stale(parents)
+        for controller, parent in zip(V1_CONTROLLERS, parents, strict=True):
+            try:
+                parent.mkdir(exist_ok=True)
+                (parent / name).mkdir()
+            except OSError as exc:
+                dirs_made = cls(name, dirs)
+                dirs_made.remove()
+                raise CgroupError(f"cannot create cgroup {parent / name}: {exc}") from exc
+            dirs[controller] = parent / name
+        group = cls(name, dirs)
+        try:
+            group._apply(limits)
+        except CgroupError:
+            group.remove()
+            raise
+        return group
+
+    def _apply(self, limits: SandboxLimits) -> None:
+        memory_bytes = str(limits.memory_mb * 1024 * 1024)
+        write_control(self.dirs["memory"] / "memory.limit_in_bytes", memory_bytes)
+        memsw = self.dirs["memory"] / "memory.memsw.limit_in_bytes"
+        if memsw.exists():  # only with swap accounting; equal limits mean no swap
+            write_control(memsw, memory_bytes)
+        write_control(self.dirs["pids"] / "pids.max", str(limits.max_processes))
+        write_control(self.dirs["cpu"] / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+        quota_us = max(1000, round(limits.cpu_cores * CPU_PERIOD_US))
+        write_control(self.dirs["cpu"] / "cpu.cfs_quota_us", str(quota_us))
+
+    def add_pid(self, pid: int) -> None:
+        for directory in self.dirs.values():
+            write_control(directory / "cgroup.procs", str(pid))
+
+    def pids(self) -> list[int]:
+        found: set[int] = set()
+        for directory in self.dirs.values():
+            found.update(pids_in(directory / "cgroup.procs"))
+        return sorted(found)
+
+    def cpu_time_ms(self) -> float | None:
+        text = read_control(self.dirs["cpuacct"] / "cpuacct.usage")
+        return int(text) / 1e6 if text and text.strip().isdigit() else None
+
+    def memory_peak_mb(self) -> float | None:
+        text = read_control(self.dirs["memory"] / "memory.max_usage_in_bytes")
+        return int(text) / (1024 * 1024) if text and text.strip().isdigit() else None
+
+    def limits_hit(self) -> tuple[str, ...]:
+        hit: list[str] = []
+        if read_keyed(self.dirs["memory"] / "memory.oom_control").get("oom_kill", 0) > 0:
+            hit.append("memory")
+        if read_keyed(self.dirs["pids"] / "pids.events").get("max", 0) > 0:
+            hit.append("processes")
+        return tuple(hit)
+
+    def _set_frozen(self, frozen: bool) -> None:
+        state_file = self.dirs["freezer"] / "freezer.state"
+        wanted = "FROZEN" if frozen else "THAWED"
+        with contextlib.suppress(CgroupError):
+            write_control(state_file, wanted)
+            deadline = time.monotonic() + 0.5
+            while (read_control(state_file) or wanted).strip() != wanted:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.002)
+
+    def kill_all(self) -> None:
+        deadline = time.monotonic() + KILL_TIMEOUT_S
+        while self.pids() and time.monotonic() < deadline:
+            self._set_frozen(True)  # nobody can fork while we collect pids
+            _signal_all(self.pids())
+            self._set_frozen(False)  # frozen tasks die once thawed
+            time.sleep(0.002)
+
+    def remove(self) -> bool:
+        return all([_remove_dir(directory) for directory in self.dirs.values()])
+
+
+class CgroupV2(BotCgroup):
+    """A bot's group in the unified hierarchy."""
+
+    def __init__(self, name: str, directory: Path) -> None:
+        self.name = name
+        self.directory = directory
+
+    @classmethod
+    def create(cls, name: str, limits: SandboxLimits, *, root: Path) -> CgroupV2:
+        parent = root / PARENT_NAME
+        enable = " ".join(f"+{controller}" for controller in V2_CONTROLLERS)
+        _enable_controllers(root, enable)
+        try:
+            parent.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise CgroupError(f"cannot create cgroup {parent}: {exc}") from exc
+        _enable_controllers(parent, enable)
+        sweep_stale([parent])
+        try:
+            (parent / name).mkdir()
+        except OSError as exc:
+            raise CgroupError(f"cannot create cgroup {parent / name}: {exc}") from exc
+        group = cls(name, parent / name)
+        try:
+            group._apply(limits)
+        except CgroupError:
+            group.remove()
+            raise
+        return group
+
+    def _apply(self, limits: SandboxLimits) -> None:
+        write_control(self.directory / "memory.max", str(limits.memory_mb * 1024 * 1024))
+        with contextlib.suppress(CgroupError):  # absent without swap accounting
+            write_control(self.directory / "memory.swap.max", "0")
+        write_control(self.directory / "pids.max", str(limits.max_processes))
+        quota_us = max(1000, round(limits.cpu_cores * CPU_PERIOD_US))
+        write_control(self.directory / "cpu.max", f"{quota_us} {CPU_PERIOD_US}")
+
+    def add_pid(self, pid: int) -> None:
+        write_control(self.directory / "cgroup.procs", str(pid))
+
+    def pids(self) -> list[int]:
+        return pids_in(self.directory / "cgroup.procs")
+
+    def cpu_time_ms(self) -> float | None:
+        usage_us = read_keyed(self.directory / "cpu.stat").get("usage_usec")
+        return usage_us / 1000 if usage_us is not None else None
+
+    def memory_peak_mb(self) -> float | None:
+        text = read_control(self.directory / "memory.peak")  # kernel 5.19+
+        return int(text) / (1024 * 1024) if text and text.strip().isdigit() else None
+
+    def limits_hit(self) -> tuple[str, ...]:
+        hit: list[str] = []
+        if read_keyed(self.directory / "memory.events").get("oom_kill", 0) > 0:
+            hit.append("memory")
+        if read_keyed(self.directory / "pids.events").get("max", 0) > 0:
+            hit.append("processes")
+        return tuple(hit)
+
+    def kill_all(self) -> None:
+        kill_file = self.directory / "cgroup.kill"  # kernel 5.14+
+        deadline = time.monotonic() + KILL_TIMEOUT_S
+        while True:
+            if kill_file.exists():
+                write_control(kill_file, "1")
+            else:
+                write_control(self.directory / "cgroup.freeze", "1")
+                _signal_all(self.pids())
+                write_control(self.directory / "cgroup.freeze", "0")
+            if not self.pids() or time.monotonic() > deadline:
+                return
+            time.sleep(0.002)
+
+    def remove(self) -> bool:
+        return _remove_dir(self.directory)
+
+
+def _enable_controllers(directory: Path, enable: str) -> None:
+    """Enable controllers for the children of ``directory`` unless already on."""
+    current = (read_control(directory / "cgroup.subtree_control") or "").split()
+    if all(word.lstrip("+") in current for word in enable.split()):
+        return
+    write_control(directory / "cgroup.subtree_control", enable)
+
+
+def _creator_alive(group_name: str) -> bool:
+    """Groups are named ``<kind>-<creator pid>-...``; is that creator still running?"""
+    parts = group_name.split("-")
+    if len(parts) < 3 or not parts[1].isdigit():
+        return True  # not ours to judge
+    return Path(f"/proc/{parts[1]}").exists()
+
+
+def sweep_stale(parents: list[Path]) -> list[str]:
+    """Kill and remove groups left by arena processes that died without cleaning up."""
+    swept: list[str] = []
+    for parent in parents:
+        if not parent.is_dir():
+            continue
+        for child in parent.iterdir():
+            if not child.is_dir() or _creator_alive(child.name):
+                continue
+            _signal_all(pids_in(child / "cgroup.procs"))
+            if _remove_dir(child):
+                swept.append(child.name)
+    if swept:
+        get_logger().warning("stale_cgroups_removed", groups=sorted(set(swept)))
+    return swept
+
+
+def create_bot_cgroup(
+    name: str,
+    limits: SandboxLimits,
+    *,
+    root: Path = CGROUP_ROOT,
+    proc_cgroup_text: str | None = None,
+) -> BotCgroup:
+    """Create and configure a bot's group in whichever hierarchy ``root`` holds."""
+    version = detect_version(root)
+    if version == 2:
+        return CgroupV2.create(name, limits, root=root)
+    if version == 1:
+        text = proc_cgroup_text if proc_cgroup_text is not None else read_proc_cgroup()
+        return CgroupV1.create(name, limits, root=root, proc_cgroup_text=text)
+    raise CgroupError(f"no cgroup hierarchy (v1 or v2) mounted at {root}")

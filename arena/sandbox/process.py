@@ -1,0 +1,355 @@
+"""Start one untrusted bot in its sandbox, watch it, and kill its whole tree."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import resource
+import secrets
+import signal
+import subprocess
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from arena.logs import get_logger
+from arena.sandbox import seccomp
+from arena.sandbox.bwrap import (
+    GROUP_TEXT,
+    PASSWD_TEXT,
+    SETPRIV,
+    SandboxFds,
+    SandboxPlan,
+    bwrap_argv,
+    check_env,
+    command_words,
+)
+from arena.sandbox.cgroups import BotCgroup, create_bot_cgroup
+from arena.sandbox.limits import (
+    RUNTIMES,
+    SANDBOX_SOCKET,
+    HostReport,
+    SandboxConfigError,
+    SandboxLimits,
+    SandboxUnavailableError,
+)
+from arena.sandbox.probe import probe_host, unavailable_error
+
+# The launcher: waits for "go" on stdin (sent once the parent has put it in the
+# bot's cgroup and set its rlimits), then becomes bwrap with stdin on /dev/null.
+GATE_SCRIPT = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null'
+GATE_EXIT_STATUS = 125
+_launch_counter = itertools.count(1)
+
+
+@dataclass
+class _Resources:
+    """What must be released when a bot goes away (shared with the finaliser)."""
+
+    proc: subprocess.Popen[bytes]
+    cgroup: BotCgroup | None
+    process_group: int | None  # unsafe mode without cgroups: kill by group
+    last_cpu_time_ms: float | None = None
+    last_memory_peak_mb: float | None = None
+    limits_hit: tuple[str, ...] = ()
+    released: bool = field(default=False)
+
+
+def _release(resources: _Resources) -> None:
+    """Kill every process of the bot and remove its cgroup; safe to call twice."""
+    if resources.released:
+        return
+    cgroup = resources.cgroup
+    if cgroup is not None:
+        _remember_accounting(resources)
+        cgroup.kill_all()
+    if resources.process_group is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(resources.process_group, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        resources.proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        resources.proc.wait(timeout=5.0)
+    if cgroup is not None:
+        _remember_accounting(resources)
+        cgroup.remove()
+    resources.released = True
+
+
+def _remember_accounting(resources: _Resources) -> None:
+    cgroup = resources.cgroup
+    if cgroup is None:
+        return
+    cpu_ms = cgroup.cpu_time_ms()
+    if cpu_ms is not None:
+        resources.last_cpu_time_ms = cpu_ms
+    peak_mb = cgroup.memory_peak_mb()
+    if peak_mb is not None:
+        resources.last_memory_peak_mb = peak_mb
+    resources.limits_hit = tuple(sorted({*resources.limits_hit, *cgroup.limits_hit()}))
+
+
+class BotProcess:
+    """A running (or finished) sandboxed bot. ``pid`` is the host pid of bwrap."""
+
+    def __init__(self, resources: _Resources, *, name: str, sandboxed: bool) -> None:
+        self._resources = resources
+        self.pid = resources.proc.pid
+        self.name = name
+        self.sandboxed = sandboxed
+        self._finalizer = weakref.finalize(self, _release, resources)
+
+    def poll(self) -> int | None:
+        """Exit status once the bot's main process is gone (bwrap: 128+signal)."""
+        return self._resources.proc.poll()
+
+    def wait(self, timeout_s: float) -> int | None:
+        try:
+            return self._resources.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def cpu_time_ms(self) -> float | None:
+        """CPU time of the whole tree so far (None without a cgroup)."""
+        if not self._resources.released:
+            _remember_accounting(self._resources)
+        return self._resources.last_cpu_time_ms
+
+    def memory_peak_mb(self) -> float | None:
+        if not self._resources.released:
+            _remember_accounting(self._resources)
+        return self._resources.last_memory_peak_mb
+
+    def limits_hit(self) -> tuple[str, ...]:
+        """Limits the bot ran into so far: "memory" (OOM-killed), "processes"."""
+        if not self._resources.released:
+            _remember_accounting(self._resources)
+        return self._resources.limits_hit
+
+    def cgroup_name(self) -> str | None:
+        cgroup = self._resources.cgroup
+        return cgroup.name if cgroup is not None else None
+
+    def kill(self) -> None:
+        """Kill the whole tree (daemons included) and remove the cgroup; idempotent."""
+        self._finalizer()
+
+
+def _validate(
+    bot_dir: Path,
+    command: Sequence[str],
+    runtime: str,
+    env: Mapping[str, str],
+    socket_path: Path,
+    limits: SandboxLimits,
+    extra_ro_binds: Sequence[tuple[Path, str]],
+) -> tuple[str, ...]:
+    if runtime not in RUNTIMES:
+        raise SandboxConfigError(f"unknown runtime {runtime!r} (expected one of {RUNTIMES})")
+    if not isinstance(limits, SandboxLimits):
+        raise SandboxConfigError(f"limits must be SandboxLimits, got {type(limits).__name__}")
+    try:
+        words = command_words(command)
+        check_env(env)
+    except ValueError as exc:
+        raise SandboxConfigError(str(exc)) from exc
+    if not bot_dir.is_absolute() or not bot_dir.is_dir():
+        raise SandboxConfigError(f"bot directory {bot_dir} is not an existing absolute directory")
+    if bot_dir.stat().st_mode & 0o005 != 0o005:
+        raise SandboxConfigError(
+            f"bot directory {bot_dir} is not readable by the sandbox's unprivileged uid; "
+            "make it and its files world-readable (chmod -R a+rX)"
+        )
+    if not socket_path.is_absolute() or not socket_path.exists():
+        raise SandboxConfigError(f"referee socket {socket_path} does not exist")
+    for host_path, inside in extra_ro_binds:
+        if not Path(host_path).exists():
+            raise SandboxConfigError(f"extra read-only bind source {host_path} does not exist")
+        if not inside.startswith("/") or ".." in inside.split("/"):
+            raise SandboxConfigError(f"extra read-only bind target {inside!r} must be absolute")
+    return words
+
+
+def _data_fd(text: str) -> int:
+    fd = os.memfd_create("kahuna-data", 0)
+    os.write(fd, text.encode())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _set_rlimits(pid: int, limits: SandboxLimits) -> None:
+    file_size_bytes = limits.max_file_size_mb * 1024 * 1024
+    resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (limits.max_open_files, limits.max_open_files))
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (file_size_bytes, file_size_bytes))
+
+
+def _open_output(path: Path | None) -> IO[bytes] | int:
+    if path is None:
+        return subprocess.DEVNULL
+    return open(path, "ab")
+
+
+def _start_gated(
+    argv: list[str],
+    *,
+    name: str,
+    limits: SandboxLimits,
+    pass_fds: tuple[int, ...],
+    cwd: Path | None,
+    env: Mapping[str, str] | None,
+    stdout_path: Path | None,
+    stderr_path: Path | None,
+    use_cgroup: bool,
+) -> _Resources:
+    """Fork the gate, put it in the cgroup and set rlimits, then let it exec ``argv``."""
+    cgroup = create_bot_cgroup(name, limits) if use_cgroup else None
+    stdout = _open_output(stdout_path if stdout_path is not None else stderr_path)
+    stderr = _open_output(stderr_path)
+    try:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", GATE_SCRIPT, "kahuna-gate", *argv],
+            stdin=subprocess.PIPE,
+            stdout=stdout,
+            stderr=stderr,
+            pass_fds=pass_fds,
+            cwd=cwd,
+            env=dict(env) if env is not None else {"PATH": "/usr/bin:/bin"},
+            start_new_session=True,
+        )
+    except OSError:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+    finally:
+        for handle in (stdout, stderr):
+            if not isinstance(handle, int):
+                handle.close()
+    resources = _Resources(proc, cgroup, None if use_cgroup else proc.pid)
+    try:
+        if cgroup is not None:
+            cgroup.add_pid(proc.pid)
+        _set_rlimits(proc.pid, limits)
+        assert proc.stdin is not None
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
+    except BaseException:
+        _release(resources)
+        raise
+    return resources
+
+
+def launch_bot(
+    *,
+    bot_dir: Path,
+    command: Sequence[str],
+    runtime: str,
+    env: Mapping[str, str],
+    socket_path: Path,
+    limits: SandboxLimits,
+    extra_ro_binds: Sequence[tuple[Path, str]] = (),
+    stderr_path: Path | None = None,
+    unsafe: bool = False,
+    stdout_path: Path | None = None,
+    host: HostReport | None = None,
+    share_net: bool = False,
+) -> BotProcess:
+    """Start ``command`` in ``bot_dir`` inside the sandbox; see docs/SANDBOX.md.
+
+    Inside, the bot directory is ``/bot`` (read-only, the working directory) and
+    the referee socket is ``SANDBOX_SOCKET``. ``host`` overrides the probe (to
+    exercise the unsafe path); ``share_net`` keeps the host network namespace so
+    that tests can prove the seccomp filter alone refuses IP sockets.
+    """
+    bot_dir = Path(bot_dir)
+    socket_path = Path(socket_path)
+    words = _validate(bot_dir, command, runtime, env, socket_path, limits, extra_ro_binds)
+    report = host if host is not None else probe_host()
+    if report.missing and not unsafe:
+        raise unavailable_error(report)
+    name = f"bot-{os.getpid()}-{next(_launch_counter)}-{secrets.token_hex(3)}"
+    log = get_logger(bot=name, runtime=runtime)
+    use_cgroup = report.cgroup_version is not None
+    if not report.namespaces:
+        return _launch_unsafe(
+            words, bot_dir, env, socket_path, limits, report, name,
+            stdout_path=stdout_path, stderr_path=stderr_path, use_cgroup=use_cgroup,
+        )
+    plan = SandboxPlan(
+        bot_dir=bot_dir.resolve(),
+        command=words,
+        runtime=runtime,
+        env=dict(env),
+        socket_path=socket_path,
+        limits=limits,
+        extra_ro_binds=tuple((Path(src), dest) for src, dest in extra_ro_binds),
+        share_net=share_net,
+    )
+    os.chmod(socket_path, 0o666)  # the bot's uid must be able to connect
+    fds = SandboxFds(
+        passwd=_data_fd(PASSWD_TEXT),
+        group=_data_fd(GROUP_TEXT),
+        seccomp=seccomp.filter_fd() if report.seccomp else None,
+    )
+    open_fds = tuple(fd for fd in (fds.passwd, fds.group, fds.seccomp) if fd is not None)
+    try:
+        resources = _start_gated(
+            bwrap_argv(plan, fds), name=name, limits=limits, pass_fds=open_fds,
+            cwd=None, env=None, stdout_path=stdout_path, stderr_path=stderr_path,
+            use_cgroup=use_cgroup,
+        )
+    finally:
+        for fd in open_fds:
+            os.close(fd)
+    if report.missing:
+        log.warning("sandbox_unsafe_launched", missing=list(report.missing), pid=resources.proc.pid)
+    log.info("sandbox_launched", pid=resources.proc.pid, cgroup=use_cgroup)
+    return BotProcess(resources, name=name, sandboxed=True)
+
+
+def _launch_unsafe(
+    words: tuple[str, ...],
+    bot_dir: Path,
+    env: Mapping[str, str],
+    socket_path: Path,
+    limits: SandboxLimits,
+    report: HostReport,
+    name: str,
+    *,
+    stdout_path: Path | None,
+    stderr_path: Path | None,
+    use_cgroup: bool,
+) -> BotProcess:
+    """No namespaces: a plain process in its own session, rlimits and cgroup if any."""
+    real_socket = str(socket_path.resolve())
+    bot_env = {key: value.replace(SANDBOX_SOCKET, real_socket) for key, value in env.items()}
+    bot_env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
+    argv = [SETPRIV, "--pdeathsig", "KILL", "--", *words]
+    resources = _start_gated(
+        argv, name=name, limits=limits, pass_fds=(), cwd=bot_dir, env=bot_env,
+        stdout_path=stdout_path, stderr_path=stderr_path, use_cgroup=use_cgroup,
+    )
+    get_logger(bot=name).warning(
+        "sandbox_unsafe_launched",
+        pid=resources.proc.pid,
+        missing=list(report.missing),
+        note="bot runs without namespaces, seccomp or a private filesystem",
+    )
+    return BotProcess(resources, name=name, sandboxed=False)
+
+
+def wait_gone(pids: Sequence[int], timeout_s: float = 2.0) -> bool:
+    """True once none of ``pids`` exists any more (helper for callers and tests)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+__all__ = ["BotProcess", "SandboxUnavailableError", "launch_bot", "wait_gone"]
