@@ -1,0 +1,173 @@
+"""Bots and their versions: stored copies of the files, ratings, counters."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+from arena.referee.types import BotSpec
+from arena.store.db import NotFoundError, Store, StoreError, utc_now
+from arena.store.models import (
+    BotDetail,
+    BotSummary,
+    BotVersionRow,
+    LeaderboardRow,
+    RatingPoint,
+)
+from arena.tournament.ratings import MU, SIGMA
+
+_VERSION_COLUMNS = """
+    b.name AS bot, b.owner AS owner, v.version, v.created_at, v.mu, v.sigma, v.games,
+    v.wins, v.draws, v.losses, v.timeouts, v.crashes, v.illegal_actions
+"""
+
+
+def _version_row(row: sqlite3.Row) -> BotVersionRow:
+    return BotVersionRow(
+        bot=row["bot"], version=row["version"], created_at=row["created_at"],
+        mu=row["mu"], sigma=row["sigma"], games=row["games"], wins=row["wins"],
+        draws=row["draws"], losses=row["losses"], timeouts=row["timeouts"],
+        crashes=row["crashes"], illegal_actions=row["illegal_actions"], owner=row["owner"],
+    )  # fmt: skip
+
+
+def add_bot_version(
+    store: Store, spec: BotSpec, *, owner: str | None = None
+) -> tuple[BotVersionRow, bool]:
+    """Store a copy of ``spec``'s directory as a version of bot ``spec.name``.
+
+    Returns the version and whether it is new (an unchanged bot is the same
+    version). A bot owned by another user is refused (StoreError).
+    """
+    target = store.bots_dir / spec.name / spec.version
+    with store.transaction() as db:
+        bot = db.execute("SELECT id, owner FROM bots WHERE name = ?", (spec.name,)).fetchone()
+        if bot is not None and bot["owner"] != owner and owner is not None:
+            raise StoreError(f"bot {spec.name!r} belongs to another user")
+        if bot is None:
+            bot_id = db.execute(
+                "INSERT INTO bots (name, owner, created_at) VALUES (?, ?, ?)",
+                (spec.name, owner, utc_now()),
+            ).lastrowid
+        else:
+            bot_id = bot["id"]
+        existing = db.execute(
+            "SELECT id FROM bot_versions WHERE bot_id = ? AND version = ?", (bot_id, spec.version)
+        ).fetchone()
+        if existing is None:
+            _copy_files(spec.directory, target)
+            db.execute(
+                "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"
+                " created_at, mu, sigma) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (bot_id, spec.version, str(target.relative_to(store.data_dir)),
+                 json.dumps(list(spec.command)), spec.runtime, utc_now(), MU, SIGMA),
+            )  # fmt: skip
+    return get_version(store, spec.name, spec.version), existing is None
+
+
+def _copy_files(source: Path, target: Path) -> None:
+    """Copy to a temporary sibling, then rename: a crash leaves no half copy."""
+    if target.exists():  # left by an earlier crash between copy and commit: same content
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=target.parent))
+    try:
+        shutil.copytree(
+            source, staging / "files", symlinks=True,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )  # fmt: skip
+        (staging / "files").rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def get_version(store: Store, name: str, version: str | None = None) -> BotVersionRow:
+    """A version of bot ``name`` (the latest when ``version`` is None; a prefix works)."""
+    with store.reading() as db:
+        rows = db.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
+            " WHERE b.name = ? AND v.version LIKE ? ORDER BY v.id DESC",
+            (name, (version or "") + "%"),
+        ).fetchall()
+    if not rows:
+        what = f"bot {name!r}" + (f" version {version!r}" if version else "")
+        raise NotFoundError(f"no {what} in the store")
+    if version and len(rows) > 1 and rows[0]["version"] != version:
+        raise NotFoundError(f"version prefix {version!r} of bot {name!r} is ambiguous")
+    return _version_row(rows[0])
+
+
+def bot_spec(store: Store, name: str, version: str | None = None) -> BotSpec:
+    """The stored copy of a bot version, ready to run."""
+    row = get_version(store, name, version)
+    with store.reading() as db:
+        stored = db.execute(
+            "SELECT v.directory, v.command, v.runtime FROM bot_versions v"
+            " JOIN bots b ON b.id = v.bot_id WHERE b.name = ? AND v.version = ?",
+            (name, row.version),
+        ).fetchone()
+    return BotSpec(
+        name=name, version=row.version, directory=store.data_dir / stored["directory"],
+        command=tuple(json.loads(stored["command"])), runtime=stored["runtime"],
+    )  # fmt: skip
+
+
+def list_bots(store: Store) -> list[BotSummary]:
+    """Every bot with its latest version, by name."""
+    with store.reading() as db:
+        rows = db.execute(
+            f"SELECT {_VERSION_COLUMNS}, b.created_at AS bot_created,"
+            " (SELECT COUNT(*) FROM bot_versions w WHERE w.bot_id = b.id) AS version_count"
+            " FROM bots b JOIN bot_versions v ON v.id ="
+            " (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id) ORDER BY b.name"
+        ).fetchall()
+    return [
+        BotSummary(r["bot"], r["owner"], r["bot_created"], r["version_count"], _version_row(r))
+        for r in rows
+    ]
+
+
+def get_bot(store: Store, name: str) -> BotDetail:
+    """A bot with every version and its whole rating history (NotFoundError)."""
+    with store.reading() as db:
+        bot = db.execute(
+            "SELECT id, owner, created_at FROM bots WHERE name = ?", (name,)
+        ).fetchone()
+        if bot is None:
+            raise NotFoundError(f"no bot {name!r} in the store")
+        versions = db.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
+            " WHERE b.id = ? ORDER BY v.id",
+            (bot["id"],),
+        ).fetchall()
+        history = db.execute(
+            "SELECT v.version, h.game_id, h.mu, h.sigma, g.finished_at FROM rating_history h"
+            " JOIN bot_versions v ON v.id = h.bot_version_id JOIN games g ON g.id = h.game_id"
+            " WHERE v.bot_id = ? ORDER BY h.id",
+            (bot["id"],),
+        ).fetchall()
+    return BotDetail(
+        name=name, owner=bot["owner"], created_at=bot["created_at"],
+        versions=tuple(_version_row(v) for v in versions),
+        history=tuple(RatingPoint(h["version"], h["game_id"], h["mu"], h["sigma"],
+                                  h["finished_at"]) for h in history),
+    )  # fmt: skip
+
+
+def leaderboard(
+    store: Store, *, latest_only: bool = False, min_games: int = 0
+) -> list[LeaderboardRow]:
+    """One row per bot version, ordered by mu - 3 sigma (best first)."""
+    where = "v.games >= ?"
+    if latest_only:
+        where += " AND v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)"
+    with store.reading() as db:
+        rows = db.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
+            f" WHERE {where} ORDER BY v.mu - 3 * v.sigma DESC, v.games DESC, b.name, v.id",
+            (min_games,),
+        ).fetchall()
+    return [LeaderboardRow(i + 1, _version_row(r)) for i, r in enumerate(rows)]

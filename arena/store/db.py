@@ -1,0 +1,98 @@
+"""The store handle: one SQLite connection (WAL) in a data directory.
+
+All writes go through ``transaction()`` (``BEGIN IMMEDIATE`` ... ``COMMIT``),
+so every unit of work (a finished game with its rating update, a round's
+pairings, a bot version with its files) is committed whole or not at all.
+The handle is shared by threads (the gRPC server): a lock serialises use of
+the connection; other processes (the web pages) read concurrently thanks to WAL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from arena.store.paths import BOTS_DIR_NAME, DATABASE_NAME, resolve_data_dir
+from arena.store.schema import migrate
+
+
+class StoreError(Exception):
+    """A request the store refuses; the message says what and why."""
+
+
+class NotFoundError(StoreError, LookupError):
+    """Something asked for by name or id that is not stored."""
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Store:
+    """An open arena data directory. Use ``Store.open`` (or as a context manager)."""
+
+    def __init__(self, data_dir: Path, connection: sqlite3.Connection) -> None:
+        self.data_dir = data_dir
+        self.bots_dir = data_dir / BOTS_DIR_NAME
+        self._connection = connection
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, data_dir: str | Path | None = None) -> Store:
+        """Open (creating on first use) the data directory and migrate its database."""
+        path = resolve_data_dir(data_dir)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            (path / BOTS_DIR_NAME).mkdir(exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"cannot create data directory {path}: {error.strerror}") from None
+        try:
+            connection = sqlite3.connect(
+                path / DATABASE_NAME, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            connection.row_factory = sqlite3.Row
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA foreign_keys = ON")
+            connection.execute("PRAGMA synchronous = FULL")
+            migrate(connection)
+        except sqlite3.DatabaseError as error:
+            raise StoreError(
+                f"{path / DATABASE_NAME}: not a usable arena database: {error}"
+            ) from None
+        return cls(path, connection)
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic unit of work: committed on success, rolled back on any error."""
+        with self._lock:
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._connection
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for several queries."""
+        with self._lock:
+            self._connection.execute("BEGIN")
+            try:
+                yield self._connection
+            finally:
+                self._connection.execute("COMMIT")

@@ -1,0 +1,157 @@
+"""Finished games: stored atomically with their rating update; game queries."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from arena.referee.types import BotStatus, GameReport
+from arena.store.db import NotFoundError, Store, StoreError, utc_now
+from arena.store.models import GameRow
+from arena.tournament.ratings import Rating, rate_game
+
+TIMEOUT_STATUSES = frozenset({BotStatus.TIMEOUT})
+CRASH_STATUSES = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT})
+ILLEGAL_STATUSES = frozenset(
+    {BotStatus.ILLEGAL_ACTION, BotStatus.MALFORMED_MESSAGE, BotStatus.PROTOCOL_VIOLATION}
+)
+
+
+def record_game(store: Store, match_id: int, report: GameReport) -> int | None:
+    """Store one finished game and rate it, in one transaction.
+
+    Returns the new game id, or None when game ``(match_id, report.index)``
+    is already stored (a resumed match replaying it): nothing is counted twice.
+    """
+    with store.transaction() as db:
+        match = db.execute(
+            "SELECT m.games, m.first_id, m.second_id, bf.name AS first, bs.name AS second"
+            " FROM matches m JOIN bot_versions vf ON vf.id = m.first_id"
+            " JOIN bots bf ON bf.id = vf.bot_id JOIN bot_versions vs ON vs.id = m.second_id"
+            " JOIN bots bs ON bs.id = vs.bot_id WHERE m.id = ?",
+            (match_id,),
+        ).fetchone()
+        if match is None:
+            raise NotFoundError(f"no match {match_id}")
+        ids = {match["first"]: match["first_id"], match["second"]: match["second_id"]}
+        if set(report.bots_by_seat) != set(ids) or not 0 <= report.index < match["games"]:
+            raise StoreError(
+                f"game {report.index} of {report.bots_by_seat} does not belong to match {match_id}"
+            )
+        if db.execute(
+            "SELECT 1 FROM games WHERE match_id = ? AND game_index = ?", (match_id, report.index)
+        ).fetchone():
+            return None
+        seat_ids = (ids[report.bots_by_seat[0]], ids[report.bots_by_seat[1]])
+        winner_seat = None if report.winner is None else report.bots_by_seat.index(report.winner)
+        statuses = tuple(str(report.statuses.get(b, BotStatus.OK)) for b in report.bots_by_seat)
+        times = tuple(float(report.time_ms.get(b, 0.0)) for b in report.bots_by_seat)
+        game_id = db.execute(
+            "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat, reason,"
+            " status0, status1, actions, time0_ms, time1_ms, record, finished_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (match_id, report.index, *seat_ids, winner_seat, report.reason, *statuses,
+             report.actions, *times, json.dumps(report.record, separators=(",", ":")),
+             utc_now()),
+        ).lastrowid  # fmt: skip
+        assert game_id is not None
+        _rate(db, game_id, seat_ids, winner_seat, statuses)
+        played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
+        if played.fetchone()[0] >= match["games"]:
+            db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))
+    return game_id
+
+
+def _rate(
+    db: sqlite3.Connection,
+    game_id: int,
+    seat_ids: tuple[int, int],
+    winner_seat: int | None,
+    statuses: tuple[str, ...],
+) -> None:
+    before = []
+    for version_id in seat_ids:
+        row = db.execute("SELECT mu, sigma FROM bot_versions WHERE id = ?", (version_id,))
+        mu, sigma = row.fetchone()
+        before.append(Rating(mu, sigma))
+    after = rate_game(before[0], before[1], winner=winner_seat)
+    for seat, version_id in enumerate(seat_ids):
+        outcome = "draws" if winner_seat is None else "wins" if winner_seat == seat else "losses"
+        status = BotStatus(statuses[seat])
+        db.execute(
+            "UPDATE bot_versions SET mu = ?, sigma = ?, games = games + 1,"
+            f" {outcome} = {outcome} + 1,"
+            " timeouts = timeouts + ?, crashes = crashes + ?, illegal_actions = illegal_actions + ?"
+            " WHERE id = ?",
+            (after[seat].mu, after[seat].sigma, status in TIMEOUT_STATUSES,
+             status in CRASH_STATUSES, status in ILLEGAL_STATUSES, version_id),
+        )  # fmt: skip
+        db.execute(
+            "INSERT INTO rating_history (game_id, bot_version_id, mu, sigma) VALUES (?, ?, ?, ?)",
+            (game_id, version_id, after[seat].mu, after[seat].sigma),
+        )
+
+
+_GAME_SELECT = """
+SELECT g.id, m.tournament_id, t.name AS tournament, g.match_id, m.round, g.game_index,
+       b0.name AS bot0, b1.name AS bot1, v0.version AS version0, v1.version AS version1,
+       g.winner_seat, g.reason, g.status0, g.status1, g.actions, g.time0_ms, g.time1_ms,
+       g.finished_at
+FROM games g JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id
+JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id
+JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id
+"""
+
+
+def _game_row(r: sqlite3.Row) -> GameRow:
+    return GameRow(
+        id=r["id"], tournament_id=r["tournament_id"], tournament=r["tournament"],
+        match_id=r["match_id"], round=r["round"], game_index=r["game_index"],
+        bots=(r["bot0"], r["bot1"]), versions=(r["version0"], r["version1"]),
+        winner_seat=r["winner_seat"], reason=r["reason"], statuses=(r["status0"], r["status1"]),
+        actions=r["actions"], time_ms=(r["time0_ms"], r["time1_ms"]), finished_at=r["finished_at"],
+    )  # fmt: skip
+
+
+def list_games(
+    store: Store,
+    *,
+    tournament_id: int | None = None,
+    bot: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[GameRow]:
+    """Finished games, newest first, optionally of one tournament and/or one bot."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if tournament_id is not None:
+        clauses.append("m.tournament_id = ?")
+        params.append(tournament_id)
+    if bot is not None:
+        clauses.append("(b0.name = ? OR b1.name = ?)")
+        params += [bot, bot]
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    with store.reading() as db:
+        rows = db.execute(
+            f"{_GAME_SELECT} {where} ORDER BY g.id DESC LIMIT ? OFFSET ?",
+            (*params, max(0, limit), max(0, offset)),
+        ).fetchall()
+    return [_game_row(r) for r in rows]
+
+
+def get_game(store: Store, game_id: int) -> GameRow:
+    with store.reading() as db:
+        row = db.execute(f"{_GAME_SELECT} WHERE g.id = ?", (game_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no game {game_id}")
+    return _game_row(row)
+
+
+def game_record(store: Store, game_id: int) -> dict[str, object]:
+    """A finished game's kahuna-record/1 (stored games are always finished)."""
+    with store.reading() as db:
+        row = db.execute("SELECT record FROM games WHERE id = ?", (game_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no game {game_id}")
+    record: dict[str, object] = json.loads(row["record"])
+    return record

@@ -1,0 +1,34 @@
+"""Where the arena keeps its data.
+
+The data directory is, in order of precedence: ``--data-dir``, the
+environment variable ``KAHUNA_ARENA_DATA``, else ``$XDG_DATA_HOME/kahuna-arena``
+(``~/.local/share/kahuna-arena`` when XDG_DATA_HOME is unset). A per-user
+location rather than ``./.arena`` so that every command finds the same
+leaderboard whatever the working directory. It is created on first use:
+
+    arena.db          SQLite database (WAL mode)
+    bots/NAME/VERSION the stored copy of each bot version's files
+    admin.token       the admin bearer token of `arena serve` (mode 0600)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV_DATA_DIR = "KAHUNA_ARENA_DATA"
+DATABASE_NAME = "arena.db"
+BOTS_DIR_NAME = "bots"
+ADMIN_TOKEN_NAME = "admin.token"
+
+
+def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data directory to use (not created here)."""
+    if explicit:
+        return Path(explicit).expanduser()
+    from_env = os.environ.get(ENV_DATA_DIR)
+    if from_env:
+        return Path(from_env).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "kahuna-arena"

@@ -1,0 +1,146 @@
+"""The database schema and its migrations (``PRAGMA user_version``).
+
+``MIGRATIONS[k]`` takes a database from version ``k`` to ``k + 1``; version 0
+is an empty file. Each step runs in one transaction together with the new
+``user_version``, so a crash mid-migration leaves the previous version intact.
+Never edit a released step: add a new one.
+
+History:
+  v1  bots, bot versions with rating and counters, tournaments, entrants,
+      matches, byes, games with records, rating history.
+  v2  bot owners (``bots.owner``) and API tokens (``tokens``) for `arena serve`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+V1 = """
+CREATE TABLE bots (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    created_at  TEXT NOT NULL
+);
+CREATE TABLE bot_versions (
+    id              INTEGER PRIMARY KEY,
+    bot_id          INTEGER NOT NULL REFERENCES bots(id),
+    version         TEXT NOT NULL,
+    directory       TEXT NOT NULL,
+    command         TEXT NOT NULL,
+    runtime         TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    mu              REAL NOT NULL,
+    sigma           REAL NOT NULL,
+    games           INTEGER NOT NULL DEFAULT 0,
+    wins            INTEGER NOT NULL DEFAULT 0,
+    draws           INTEGER NOT NULL DEFAULT 0,
+    losses          INTEGER NOT NULL DEFAULT 0,
+    timeouts        INTEGER NOT NULL DEFAULT 0,
+    crashes         INTEGER NOT NULL DEFAULT 0,
+    illegal_actions INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (bot_id, version)
+);
+CREATE TABLE tournaments (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    format      TEXT NOT NULL CHECK (format IN ('round_robin', 'swiss')),
+    status      TEXT NOT NULL CHECK (status IN ('created', 'running', 'finished')),
+    config      TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    finished_at TEXT
+);
+CREATE TABLE entrants (
+    tournament_id  INTEGER NOT NULL REFERENCES tournaments(id),
+    bot_version_id INTEGER NOT NULL REFERENCES bot_versions(id),
+    seed_rank      INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, bot_version_id)
+);
+CREATE TABLE matches (
+    id             INTEGER PRIMARY KEY,
+    tournament_id  INTEGER NOT NULL REFERENCES tournaments(id),
+    round          INTEGER NOT NULL,
+    first_id       INTEGER NOT NULL REFERENCES bot_versions(id),
+    second_id      INTEGER NOT NULL REFERENCES bot_versions(id),
+    games          INTEGER NOT NULL,
+    seed           INTEGER NOT NULL,
+    finished_at    TEXT,
+    UNIQUE (tournament_id, round, first_id),
+    UNIQUE (tournament_id, round, second_id)
+);
+CREATE TABLE byes (
+    tournament_id  INTEGER NOT NULL REFERENCES tournaments(id),
+    round          INTEGER NOT NULL,
+    bot_version_id INTEGER NOT NULL REFERENCES bot_versions(id),
+    PRIMARY KEY (tournament_id, round)
+);
+CREATE TABLE games (
+    id          INTEGER PRIMARY KEY,
+    match_id    INTEGER NOT NULL REFERENCES matches(id),
+    game_index  INTEGER NOT NULL,
+    seat0_id    INTEGER NOT NULL REFERENCES bot_versions(id),
+    seat1_id    INTEGER NOT NULL REFERENCES bot_versions(id),
+    winner_seat INTEGER CHECK (winner_seat IN (0, 1)),
+    reason      TEXT NOT NULL,
+    status0     TEXT NOT NULL,
+    status1     TEXT NOT NULL,
+    actions     INTEGER NOT NULL,
+    time0_ms    REAL NOT NULL,
+    time1_ms    REAL NOT NULL,
+    record      TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    UNIQUE (match_id, game_index)
+);
+CREATE TABLE rating_history (
+    id             INTEGER PRIMARY KEY,
+    game_id        INTEGER NOT NULL REFERENCES games(id),
+    bot_version_id INTEGER NOT NULL REFERENCES bot_versions(id),
+    mu             REAL NOT NULL,
+    sigma          REAL NOT NULL,
+    UNIQUE (game_id, bot_version_id)
+);
+CREATE INDEX games_by_seat0 ON games(seat0_id);
+CREATE INDEX games_by_seat1 ON games(seat1_id);
+CREATE INDEX history_by_version ON rating_history(bot_version_id);
+"""
+
+V2 = """
+ALTER TABLE bots ADD COLUMN owner TEXT;
+CREATE TABLE tokens (
+    token_sha256 TEXT PRIMARY KEY,
+    user         TEXT NOT NULL,
+    role         TEXT NOT NULL CHECK (role IN ('admin', 'user')),
+    created_at   TEXT NOT NULL
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2)
+CURRENT_VERSION = len(MIGRATIONS)
+
+
+class SchemaError(RuntimeError):
+    """A database this code cannot use (newer than it knows, or not ours)."""
+
+
+def migrate(connection: sqlite3.Connection) -> int:
+    """Bring ``connection``'s database to ``CURRENT_VERSION``; return the version found."""
+    found = int(connection.execute("PRAGMA user_version").fetchone()[0])
+    if found > CURRENT_VERSION:
+        raise SchemaError(
+            f"database schema v{found} is newer than this arena (v{CURRENT_VERSION}); upgrade arena"
+        )
+    for version in range(found, CURRENT_VERSION):
+        _apply(connection, MIGRATIONS[version], version + 1)
+    return found
+
+
+def _apply(connection: sqlite3.Connection, script: str, new_version: int) -> None:
+    statements = [s.strip() for s in script.split(";") if s.strip()]
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in statements:
+            connection.execute(statement)
+        connection.execute(f"PRAGMA user_version = {new_version:d}")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
