@@ -25,6 +25,7 @@ ETC_FILES = (
     "/etc/alternatives",
     "/etc/localtime",
     "/etc/nsswitch.conf",
+    "/etc/ssl/openssl.cnf",  # node reads it at start-up
 )
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 PASSWD_TEXT = (
@@ -87,7 +88,7 @@ class _Mounts:
 
     def __init__(self) -> None:
         self.args: list[str] = []
-        self.made: set[str] = {"/", "/tmp", "/proc", "/dev", "/usr", "/etc"}
+        self.made: set[str] = {"/", "/tmp", "/proc", "/dev", "/usr"}
 
     def parents(self, dest: str) -> None:
         for parent in reversed(PurePosixPath(dest).parents):
