@@ -63,8 +63,9 @@ class SeccompUnsupportedError(RuntimeError):
     """No filter is known for this machine's architecture."""
 
 
-def host_arch() -> ArchSpec:
-    machine = platform.machine()
+def host_arch(machine: str | None = None) -> ArchSpec:
+    """The ABI numbers for ``machine`` (default: this host's ``uname -m``)."""
+    machine = machine or platform.machine()
     spec = ARCHES.get(machine)
     if spec is None:
         known = ", ".join(sorted(ARCHES))

@@ -1,0 +1,158 @@
+"""The seccomp filter: checked instruction by instruction in a BPF interpreter,
+then for real inside the sandbox (with a control run without the filter)."""
+
+from __future__ import annotations
+
+import errno
+import platform
+import struct
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arena.sandbox import HostReport
+from arena.sandbox import seccomp as sc
+
+from .conftest import Harness, lines_of
+
+X86 = sc.ARCHES["x86_64"]
+ARM = sc.ARCHES["aarch64"]
+ALLOW = sc.SECCOMP_RET_ALLOW
+KILL = sc.SECCOMP_RET_KILL_PROCESS
+REFUSE_FAMILY = sc.SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT
+REFUSE_CALL = sc.SECCOMP_RET_ERRNO | errno.ENOSYS
+
+
+def run_filter(program: bytes, *, arch: int, nr: int, arg0: int = 0) -> int:
+    """Interpret the classic BPF subset the filter uses over one seccomp_data."""
+    data = struct.pack("=iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    instructions = [struct.unpack_from("=HBBI", program, i) for i in range(0, len(program), 8)]
+    accumulator = 0
+    pc = 0
+    while True:
+        code, jt, jf, k = instructions[pc]
+        pc += 1
+        if code == sc.BPF_LD_W_ABS:
+            accumulator = struct.unpack_from("=I", data, k)[0]
+        elif code == sc.BPF_RET_K:
+            return k
+        elif code == sc.BPF_JEQ_K:
+            pc += jt if accumulator == k else jf
+        elif code == sc.BPF_JGE_K:
+            pc += jt if accumulator >= k else jf
+        else:
+            raise AssertionError(f"unexpected opcode {code:#x}")
+
+
+@pytest.mark.parametrize(
+    ("spec", "arch", "nr", "arg0", "expected"),
+    [
+        pytest.param(X86, X86.audit_arch, 41, 1, ALLOW, id="x86-socket-unix"),
+        pytest.param(X86, X86.audit_arch, 41, 2, REFUSE_FAMILY, id="x86-socket-inet"),
+        pytest.param(X86, X86.audit_arch, 41, 10, REFUSE_FAMILY, id="x86-socket-inet6"),
+        pytest.param(X86, X86.audit_arch, 41, 16, REFUSE_FAMILY, id="x86-socket-netlink"),
+        pytest.param(X86, X86.audit_arch, 41, 17, REFUSE_FAMILY, id="x86-socket-packet"),
+        pytest.param(X86, X86.audit_arch, 41, 0x100000001, ALLOW, id="x86-high-bits-ignored"),
+        pytest.param(X86, X86.audit_arch, 0, 2, ALLOW, id="x86-read"),
+        pytest.param(X86, X86.audit_arch, 425, 0, REFUSE_CALL, id="x86-io-uring-setup"),
+        pytest.param(X86, X86.audit_arch, 0x40000000 | 41, 2, REFUSE_CALL, id="x86-x32-socket"),
+        pytest.param(X86, X86.audit_arch, 0x40000000 | 39, 0, REFUSE_CALL, id="x86-x32-getpid"),
+        pytest.param(X86, 0x40000003, 102, 2, KILL, id="x86-i386-socketcall"),
+        pytest.param(X86, ARM.audit_arch, 198, 2, KILL, id="x86-foreign-arch"),
+        pytest.param(ARM, ARM.audit_arch, 198, 1, ALLOW, id="arm-socket-unix"),
+        pytest.param(ARM, ARM.audit_arch, 198, 2, REFUSE_FAMILY, id="arm-socket-inet"),
+        pytest.param(ARM, ARM.audit_arch, 41, 2, ALLOW, id="arm-41-is-not-socket"),
+        pytest.param(ARM, ARM.audit_arch, 0x40000000 | 1, 0, ALLOW, id="arm-no-x32-check"),
+        pytest.param(ARM, X86.audit_arch, 41, 2, KILL, id="arm-foreign-arch"),
+    ],
+)
+def test_filter_decisions(
+    spec: sc.ArchSpec, arch: int, nr: int, arg0: int, expected: int
+) -> None:
+    assert run_filter(sc.build_filter(spec), arch=arch, nr=nr, arg0=arg0) == expected
+
+
+@given(nr=st.integers(0, 0x3FFFFFFF), arg0=st.integers(0, 2**64 - 1))
+def test_only_socket_and_io_uring_are_touched(nr: int, arg0: int) -> None:
+    decision = run_filter(sc.build_filter(X86), arch=X86.audit_arch, nr=nr, arg0=arg0)
+    if nr == X86.socket_nr:
+        assert decision == (ALLOW if arg0 & 0xFFFFFFFF == sc.AF_UNIX else REFUSE_FAMILY)
+    elif nr == X86.io_uring_setup_nr:
+        assert decision == REFUSE_CALL
+    else:
+        assert decision == ALLOW
+
+
+def test_unknown_architecture_is_named() -> None:
+    with pytest.raises(sc.SeccompUnsupportedError, match="sparc64"):
+        sc.host_arch("sparc64")
+    assert sc.host_arch("aarch64") is ARM
+
+
+FAMILIES = (
+    "import socket, sys\n"
+    "for name in ('AF_UNIX', 'AF_INET', 'AF_INET6', 'AF_PACKET', 'AF_NETLINK'):\n"
+    "    try:\n"
+    "        raw = name in ('AF_PACKET', 'AF_NETLINK')\n"
+    "        kind = socket.SOCK_RAW if raw else socket.SOCK_STREAM\n"
+    "        socket.socket(getattr(socket, name), kind).close()\n"
+    "        print(name, 'ok')\n"
+    "    except OSError as exc:\n"
+    "        print(name, exc.errno)\n"
+    "a, b = socket.socketpair()\n"
+    "print('socketpair ok')\n"
+)
+
+
+def test_socket_families_inside_the_sandbox(harness: Harness) -> None:
+    status, output = harness.run(FAMILIES, lang="python", share_net=True)
+    assert status == 0, output
+    assert lines_of(output)[-6:] == [
+        "AF_UNIX ok",
+        "AF_INET 97",
+        "AF_INET6 97",
+        "AF_PACKET 97",
+        "AF_NETLINK 97",
+        "socketpair ok",
+    ]
+
+
+def test_control_without_the_filter_ip_sockets_open(harness: Harness) -> None:
+    no_seccomp = HostReport(namespaces=True, cgroup_version=1, seccomp=False, missing=("x",))
+    status, output = harness.run(FAMILIES, lang="python", host=no_seccomp, unsafe=True)
+    assert status == 0, output
+    assert "AF_INET ok" in lines_of(output)
+
+
+RAW_SYSCALLS = (
+    "import ctypes, sys\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "for name, nr in (('x32_getpid', 0x40000000 | 39), ('io_uring_setup', 425)):\n"
+    "    result = libc.syscall(nr, 1, 0)\n"
+    "    print(name, result, ctypes.get_errno())\n"
+)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x32 and numbers are x86-64's")
+def test_x32_and_io_uring_are_refused_for_real(harness: Harness) -> None:
+    status, output = harness.run(RAW_SYSCALLS, lang="python")
+    assert status == 0, output
+    assert lines_of(output)[-2:] == ["x32_getpid -1 38", "io_uring_setup -1 38"]
+
+
+I386_GETPID = (
+    "import ctypes, mmap\n"
+    "code = bytes([0xB8, 20, 0, 0, 0, 0xCD, 0x80, 0xC3])  # mov eax, 20; int 0x80; ret\n"
+    "page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
+    "page.write(code)\n"
+    "address = ctypes.addressof(ctypes.c_char.from_buffer(page))\n"
+    "print('i386 getpid', ctypes.CFUNCTYPE(ctypes.c_int)(address)(), flush=True)\n"
+)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="i386 ABI exists only on x86-64")
+def test_foreign_abi_system_call_kills_the_process(harness: Harness) -> None:
+    status, output = harness.run(I386_GETPID, lang="python")
+    assert "i386 getpid" not in output
+    assert status == 128 + 31  # SIGSYS from SECCOMP_RET_KILL_PROCESS
