@@ -34,9 +34,9 @@ def run_filter(program: bytes, *, arch: int, nr: int, arg0: int = 0) -> int:
         code, jt, jf, k = instructions[pc]
         pc += 1
         if code == sc.BPF_LD_W_ABS:
-            accumulator = struct.unpack_from("=I", data, k)[0]
+            (accumulator,) = struct.unpack_from("=I", data, k)
         elif code == sc.BPF_RET_K:
-            return k
+            return int(k)
         elif code == sc.BPF_JEQ_K:
             pc += jt if accumulator == k else jf
         elif code == sc.BPF_JGE_K:
