@@ -1,0 +1,275 @@
+"""Routing and rendering: a request (method, path, query) in, a ``Response`` out.
+
+No sockets here, so every route can be exercised directly; ``arena.web.server``
+puts this behind ``http.server``. HTML pages and JSON endpoints sit side by
+side and are built from the same models (``/bots/x`` and ``/api/bots/x``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from urllib.parse import unquote
+
+import jinja2
+
+from arena.kahuna import (
+    ISLAND_POSITIONS,
+    ISLANDS,
+    LINE_ISLANDS,
+    LINES,
+    LINES_OF,
+    MAJORITY,
+    MalformedRecordError,
+    parse_record,
+)
+from arena.logs import get_logger
+from arena.web.frames import Frames, PerspectiveError, game_frames, parse_perspective
+from arena.web.models import GameDetail, TournamentDetail, WebSource
+from arena.web.plots import rating_history_svg
+
+Json = dict[str, object]
+
+STATIC_TYPES: Mapping[str, str] = {
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+LEADERBOARD_POLL_MS = 5000
+FRAME_CACHE_SIZE = 64
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    content_type: str
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class HttpError(Exception):
+    """A request we refuse, with the status and a message naming the problem."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def json_response(payload: object, status: int = 200) -> Response:
+    body = json.dumps(payload, separators=(",", ":"), sort_keys=False).encode()
+    return Response(status, "application/json", body, {"Cache-Control": "no-store"})
+
+
+def board_geometry() -> Json:
+    """Islands and lines of R1 with drawing positions, for templates and the viewer."""
+    return {
+        "islands": [
+            {"name": name, "x": ISLAND_POSITIONS[name][0], "y": ISLAND_POSITIONS[name][1],
+             "majority": MAJORITY[name], "degree": len(LINES_OF[name])}
+            for name in ISLANDS
+        ],
+        "lines": [
+            {"name": line, "a": LINE_ISLANDS[line][0], "b": LINE_ISLANDS[line][1],
+             "x1": ISLAND_POSITIONS[LINE_ISLANDS[line][0]][0],
+             "y1": ISLAND_POSITIONS[LINE_ISLANDS[line][0]][1],
+             "x2": ISLAND_POSITIONS[LINE_ISLANDS[line][1]][0],
+             "y2": ISLAND_POSITIONS[LINE_ISLANDS[line][1]][1]}
+            for line in LINES
+        ],
+    }
+
+
+Route = tuple[re.Pattern[str], Callable[..., Response]]
+
+
+class WebApp:
+    """The web interface over one ``WebSource``."""
+
+    def __init__(self, source: WebSource) -> None:
+        self.source = source
+        self.log = get_logger(component="web")
+        self.templates = jinja2.Environment(
+            loader=jinja2.PackageLoader("arena.web", "templates"),
+            autoescape=jinja2.select_autoescape(["html"]),
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.templates.globals["board"] = board_geometry()
+        self._frames: OrderedDict[tuple[int, int | None], Frames] = OrderedDict()
+        self._frames_lock = threading.Lock()
+        self.routes: list[Route] = [
+            (re.compile(r"/"), self.leaderboard_page),
+            (re.compile(r"/api/leaderboard"), self.leaderboard_json),
+            (re.compile(r"/tournaments/(\d+)"), self.tournament_page),
+            (re.compile(r"/api/tournaments"), self.tournaments_json),
+            (re.compile(r"/api/tournaments/(\d+)"), self.tournament_json),
+            (re.compile(r"/bots/([^/]+)"), self.bot_page),
+            (re.compile(r"/api/bots/([^/]+)"), self.bot_json),
+            (re.compile(r"/games/(\d+)"), self.game_page),
+            (re.compile(r"/api/games/(\d+)"), self.game_json),
+            (re.compile(r"/api/games/(\d+)/record"), self.game_record),
+            (re.compile(r"/api/games/(\d+)/frames"), self.game_frames_json),
+            (re.compile(r"/static/([a-z0-9_.-]+)"), self.static_file),
+            (re.compile(r"/healthz"), lambda query: json_response({"ok": True})),
+        ]
+
+    # --- dispatch ---------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: Mapping[str, str]) -> Response:
+        """Route one request; every failure becomes a page naming the problem."""
+        wants_json = path.startswith("/api/")
+        try:
+            if method not in ("GET", "HEAD"):
+                raise HttpError(405, f"method {method} is not allowed here; use GET")
+            for pattern, view in self.routes:
+                match = pattern.fullmatch(path)
+                if match:
+                    return view(query, *(unquote(group) for group in match.groups()))
+            raise HttpError(404, f"no page at {path}")
+        except HttpError as err:
+            return self.error(err.status, err.message, wants_json)
+        except Exception:
+            self.log.exception("web_request_failed", path=path)
+            return self.error(500, "internal error; the server log has the details", wants_json)
+
+    def error(self, status: int, message: str, wants_json: bool) -> Response:
+        if wants_json:
+            return json_response({"error": message, "status": status}, status)
+        return self.page("error.html", status=status, title=f"Error {status}", message=message)
+
+    def page(self, template: str, status: int = 200, **context: object) -> Response:
+        html = self.templates.get_template(template).render(**context)
+        return Response(status, "text/html; charset=utf-8", html.encode())
+
+    # --- leaderboard and tournaments ---------------------------------------
+
+    def leaderboard_page(self, query: Mapping[str, str]) -> Response:
+        return self.page(
+            "leaderboard.html",
+            title="Leaderboard",
+            rows=self.source.leaderboard(),
+            tournaments=self.source.tournaments(),
+            poll_ms=LEADERBOARD_POLL_MS,
+        )
+
+    def leaderboard_json(self, query: Mapping[str, str]) -> Response:
+        return json_response(
+            {
+                "leaderboard": [row.to_json() for row in self.source.leaderboard()],
+                "tournaments": [t.to_json() for t in self.source.tournaments()],
+            }
+        )
+
+    def tournaments_json(self, query: Mapping[str, str]) -> Response:
+        return json_response({"tournaments": [t.to_json() for t in self.source.tournaments()]})
+
+    def _tournament(self, tournament_id: str) -> TournamentDetail:
+        detail = self.source.tournament(int(tournament_id))
+        if detail is None:
+            raise HttpError(404, f"no tournament with id {tournament_id}")
+        return detail
+
+    def tournament_page(self, query: Mapping[str, str], tournament_id: str) -> Response:
+        detail = self._tournament(tournament_id)
+        return self.page(
+            "tournament.html", title=detail.summary.name, t=detail, poll_ms=LEADERBOARD_POLL_MS
+        )
+
+    def tournament_json(self, query: Mapping[str, str], tournament_id: str) -> Response:
+        return json_response(self._tournament(tournament_id).to_json())
+
+    # --- bots -----------------------------------------------------------------
+
+    def bot_page(self, query: Mapping[str, str], name: str) -> Response:
+        bot = self.source.bot(name)
+        if bot is None:
+            raise HttpError(404, f"no bot named {name!r}")
+        plots = [rating_history_svg(version.history) for version in bot.versions]
+        return self.page("bot.html", title=bot.name, bot=bot, plots=plots)
+
+    def bot_json(self, query: Mapping[str, str], name: str) -> Response:
+        bot = self.source.bot(name)
+        if bot is None:
+            raise HttpError(404, f"no bot named {name!r}")
+        return json_response(bot.to_json())
+
+    # --- games ----------------------------------------------------------------
+
+    def finished_game(self, game_id: str) -> GameDetail:
+        """The game if it is over; records are revealed only after the game (R9)."""
+        game = self.source.game(int(game_id))
+        if game is None:
+            raise HttpError(404, f"no game with id {game_id}")
+        if not game.summary.finished:
+            raise HttpError(
+                403, f"game {game_id} is not over yet; its record is revealed only after the game"
+            )
+        return game
+
+    def game_page(self, query: Mapping[str, str], game_id: str) -> Response:
+        game = self.finished_game(game_id)
+        return self.page("game.html", title=f"Game {game.summary.id}", game=game.summary)
+
+    def game_json(self, query: Mapping[str, str], game_id: str) -> Response:
+        game = self.finished_game(game_id)
+        payload = game.summary.to_json()
+        payload["record"] = json.loads(game.record_json)
+        return json_response(payload)
+
+    def game_record(self, query: Mapping[str, str], game_id: str) -> Response:
+        game = self.finished_game(game_id)
+        return Response(
+            200,
+            "application/json",
+            game.record_json.encode(),
+            {"Content-Disposition": f'attachment; filename="game-{game.summary.id}.json"'},
+        )
+
+    def game_frames_json(self, query: Mapping[str, str], game_id: str) -> Response:
+        try:
+            perspective = parse_perspective(query.get("perspective"))
+        except PerspectiveError as err:
+            raise HttpError(400, str(err)) from None
+        game = self.finished_game(game_id)
+        frames = self._cached_frames(game, perspective)
+        payload = frames.to_json(perspective)
+        payload["game"] = game.summary.to_json()
+        return json_response(payload)
+
+    def _cached_frames(self, game: GameDetail, perspective: int | None) -> Frames:
+        key = (game.summary.id, perspective)
+        with self._frames_lock:
+            cached = self._frames.get(key)
+            if cached is not None:
+                self._frames.move_to_end(key)
+                return cached
+        try:
+            record = parse_record(game.record_json)
+        except MalformedRecordError as err:
+            raise HttpError(500, f"game {game.summary.id} has a malformed record: {err}") from None
+        frames = game_frames(record, perspective)
+        with self._frames_lock:
+            self._frames[key] = frames
+            while len(self._frames) > FRAME_CACHE_SIZE:
+                self._frames.popitem(last=False)
+        return frames
+
+    # --- static -----------------------------------------------------------------
+
+    def static_file(self, query: Mapping[str, str], name: str) -> Response:
+        suffix = name[name.rfind("."):] if "." in name else ""
+        if suffix not in STATIC_TYPES:
+            raise HttpError(404, f"no static file {name}")
+        resource = resources.files("arena.web").joinpath("static", name)
+        if not resource.is_file():
+            raise HttpError(404, f"no static file {name}")
+        return Response(
+            200, STATIC_TYPES[suffix], resource.read_bytes(), {"Cache-Control": "max-age=60"}
+        )

@@ -1,0 +1,93 @@
+"""Fill a store with a real tournament of engine-played games.
+
+For the web tests, the README screenshots and the page benchmark: bots are
+stored with ``arena.store.add_bot_version`` (real directories, real content
+hashes), a round robin is created with ``create_tournament``, and every game
+is a seeded ``arena.kahuna.play_random_game`` stored with ``record_game``, so
+ratings, history and standings are computed by the store exactly as for a
+tournament played by real bots. No bot processes run: this is about pages,
+not matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena import store as st
+from arena.kahuna import Record, play_random_game, record_to_json
+from arena.referee.botdir import load_bot
+from arena.referee.types import BotStatus, GameReport
+
+DEMO_BOTS: tuple[str, ...] = ("greedy_gecko", "random_reef", "tidal_tactician", "lagoon_lurker")
+
+
+@dataclass(frozen=True)
+class DemoTournament:
+    tournament_id: int
+    game_ids: tuple[int, ...]
+    bots: tuple[str, ...]
+
+
+def write_bot_dir(root: Path, name: str, revision: int = 0) -> Path:
+    """A small bot directory (bot.toml + bot.py); ``revision`` changes its content hash."""
+    directory = root / f"{name}-{revision}"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+        f'description = "demo bot {name}, revision {revision}"\n'
+    )
+    (directory / "bot.py").write_text(f"# {name} revision {revision}\nprint('demo')\n")
+    return directory
+
+
+def add_demo_bots(store: st.Store, work_dir: Path, names: Sequence[str], revision: int = 0) -> None:
+    for name in names:
+        st.add_bot_version(store, load_bot(write_bot_dir(work_dir, name, revision)))
+
+
+def report_for(index: int, bots_by_seat: tuple[str, str], record: Record) -> GameReport:
+    """The referee's report of a game that ``record`` describes, played to the end."""
+    result = record.result
+    assert result is not None, "play_random_game plays games to the end"
+    winner = None if result.winner is None else bots_by_seat[result.winner]
+    return GameReport(
+        index=index,
+        bots_by_seat=bots_by_seat,
+        winner=winner,
+        reason=str(result.termination),
+        statuses={bot: BotStatus.OK for bot in bots_by_seat},
+        actions=len(record.actions),
+        time_ms={bot: 5.0 * len(record.actions) for bot in bots_by_seat},
+        record=record_to_json(record),
+    )
+
+
+def play_demo_tournament(
+    store: st.Store,
+    work_dir: Path,
+    *,
+    name: str = "demo-round-robin",
+    bots: Sequence[str] = DEMO_BOTS,
+    games_per_match: int = 2,
+    seed: int = 7,
+    finish: bool = True,
+) -> DemoTournament:
+    """Add ``bots`` (if new), create a round robin and store every game of it."""
+    existing = {summary.name for summary in st.list_bots(store)}
+    add_demo_bots(store, work_dir, [b for b in bots if b not in existing])
+    config = st.TournamentConfig(games_per_match=games_per_match, seed=seed)
+    tournament = st.create_tournament(store, name, "round_robin", list(bots), config)
+    st.set_status(store, tournament.id, "running")
+    game_ids: list[int] = []
+    for match in st.list_matches(store, tournament.id):
+        for index in range(match.games):
+            seats = (match.first, match.second) if index % 2 == 0 else (match.second, match.first)
+            record = play_random_game(match.seed + index)
+            game_id = st.record_game(store, match.id, report_for(index, seats, record))
+            if game_id is not None:
+                game_ids.append(game_id)
+    if finish:
+        st.set_status(store, tournament.id, "finished")
+    return DemoTournament(tournament.id, tuple(game_ids), tuple(bots))

@@ -1,0 +1,107 @@
+"""The web interface behind the standard library's ``ThreadingHTTPServer``.
+
+Why the standard library: the pages are a handful of read-only routes over
+SQLite; a thread per request is plenty, there is no framework to keep up
+with, and ``arena serve`` only has to call ``create_web_server`` to get a
+running server on its own port (port 0 picks a free one, for tests).
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from arena.logs import get_logger
+from arena.store import Store
+from arena.web.app import Response, WebApp
+from arena.web.models import WebSource
+from arena.web.source import StoreSource, open_store
+
+
+class WebServer(ThreadingHTTPServer):
+    """A ``ThreadingHTTPServer`` that owns its ``WebApp`` and serving thread."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], app: WebApp) -> None:
+        super().__init__(address, _Handler)
+        self.app = app
+        self.thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def start(self) -> None:
+        """Serve in a background daemon thread."""
+        self.thread = threading.Thread(
+            target=self.serve_forever, name=f"arena-web-{self.port}", daemon=True
+        )
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Stop serving, close the socket and wait for the thread (idempotent)."""
+        if self.thread is not None:
+            self.shutdown()
+            self.thread.join(timeout=5)
+            self.thread = None
+        self.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: WebServer
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self._respond(send_body=True)
+
+    def do_HEAD(self) -> None:
+        self._respond(send_body=False)
+
+    def do_POST(self) -> None:
+        self._respond(send_body=True)
+
+    def _respond(self, *, send_body: bool) -> None:
+        url = urlsplit(self.path)
+        query = dict(parse_qsl(url.query, keep_blank_values=True))
+        response: Response = self.server.app.handle(self.command, url.path, query)
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if send_body:
+            self.wfile.write(response.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        get_logger(component="web").debug("web_request_served", request=format % args)
+
+
+def create_web_server(
+    store_or_data_dir: Store | WebSource | str | Path, host: str = "127.0.0.1", port: int = 0
+) -> tuple[WebServer, int]:
+    """Start the web interface in a background thread; return it and its port.
+
+    ``store_or_data_dir`` is an open ``arena.store.Store``, a data directory
+    (opened, and created on first use, like every other command does), or any
+    ``WebSource``. Stop the server with ``server.stop()``.
+    """
+    source = source_for(store_or_data_dir)
+    server = WebServer((host, port), WebApp(source))
+    server.start()
+    get_logger(component="web").info("web_server_started", host=host, port=server.port)
+    return server, server.port
+
+
+def source_for(store_or_data_dir: Store | WebSource | str | Path) -> WebSource:
+    if isinstance(store_or_data_dir, str | Path):
+        return StoreSource(open_store(Path(store_or_data_dir)))
+    if isinstance(store_or_data_dir, Store):
+        return StoreSource(store_or_data_dir)
+    return store_or_data_dir

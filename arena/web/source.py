@@ -1,0 +1,187 @@
+"""The pages' data from ``arena.store``: the only web module that knows the store.
+
+Every method answers one page with the store's public query functions
+(docs/CONTRACTS.md, ``arena.store``) and turns their rows into the web's
+models; ``None`` means the thing asked for is not stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from arena import store as st
+from arena.web.models import (
+    BotDetail,
+    BotVersion,
+    GameDetail,
+    GameSummary,
+    LeaderboardRow,
+    StandingRow,
+    TournamentDetail,
+    TournamentSummary,
+)
+from arena.web.plots import RatingPoint
+
+RECENT_GAMES = 20
+TOURNAMENT_GAMES = 200
+
+
+def open_store(data_dir: Path) -> st.Store:
+    """Open the arena's data directory (created on first use, as every command does)."""
+    return st.Store.open(data_dir)
+
+
+def leaderboard_row(rank: int, row: st.BotVersionRow) -> LeaderboardRow:
+    return LeaderboardRow(
+        rank=rank,
+        bot=row.bot,
+        version=row.version,
+        mu=row.mu,
+        sigma=row.sigma,
+        games=row.games,
+        wins=row.wins,
+        draws=row.draws,
+        losses=row.losses,
+        timeouts=row.timeouts,
+        crashes=row.crashes,
+        illegal_actions=row.illegal_actions,
+    )
+
+
+def game_summary(row: st.GameRow, points: tuple[int, int] | None = None) -> GameSummary:
+    return GameSummary(
+        id=row.id,
+        bots=row.bots,
+        finished=True,  # the store keeps finished games only
+        winner_seat=row.winner_seat,
+        reason=row.reason,
+        points=points,
+        tournament_id=row.tournament_id,
+        tournament=row.tournament,
+        match_id=row.match_id,
+        versions=row.versions,
+        statuses=row.statuses,
+        actions=row.actions,
+        time_ms=row.time_ms,
+        played_at=row.finished_at[:19].replace("T", " "),
+    )
+
+
+def summary_of(row: st.TournamentRow) -> TournamentSummary:
+    return TournamentSummary(
+        id=row.id,
+        name=row.name,
+        format=row.format.replace("_", " "),
+        status=row.status,
+        created_at=row.created_at[:19].replace("T", " "),
+        bots=len(row.entrants),
+        games_played=row.games_played,
+        games_scheduled=row.games_scheduled if row.games_scheduled else None,
+    )
+
+
+def result_points(record: dict[str, object]) -> tuple[int, int] | None:
+    result = record.get("result")
+    if isinstance(result, dict):
+        points = result.get("points")
+        if isinstance(points, list) and len(points) == 2:
+            first, second = points
+            if isinstance(first, int) and isinstance(second, int):
+                return (first, second)
+    return None
+
+
+class StoreSource:
+    """``WebSource`` over an open ``arena.store.Store``."""
+
+    def __init__(self, store: st.Store) -> None:
+        self.store = store
+
+    def leaderboard(self) -> list[LeaderboardRow]:
+        return [leaderboard_row(row.rank, row.entry) for row in st.leaderboard(self.store)]
+
+    def tournaments(self) -> list[TournamentSummary]:
+        return [summary_of(row) for row in st.list_tournaments(self.store)]
+
+    def tournament(self, tournament_id: int) -> TournamentDetail | None:
+        try:
+            row = st.get_tournament(self.store, tournament_id)
+        except st.NotFoundError:
+            return None
+        standings = tuple(
+            StandingRow(
+                rank=s.rank,
+                bot=s.bot,
+                score=s.points,
+                played=s.games,
+                wins=s.wins,
+                draws=s.draws,
+                losses=s.losses,
+                byes=s.byes,
+                buchholz=s.buchholz,
+                sonneborn_berger=s.sonneborn_berger,
+            )
+            for s in st.tournament_standings(self.store, tournament_id)
+        )
+        games_between: dict[tuple[str, str], int] = defaultdict(int)
+        for match in st.list_matches(self.store, tournament_id):
+            games_between[match.first, match.second] += len(match.games_played)
+            games_between[match.second, match.first] += len(match.games_played)
+        scores = st.tournament_crosstable(self.store, tournament_id)
+        crosstable = {
+            pair: (scores.get(pair, 0.0), played)
+            for pair, played in games_between.items()
+            if played
+        }
+        games = st.list_games(self.store, tournament_id=tournament_id, limit=TOURNAMENT_GAMES)
+        return TournamentDetail(
+            summary=summary_of(row),
+            standings=standings,
+            crosstable=crosstable,
+            games=tuple(game_summary(g) for g in games),
+        )
+
+    def bot(self, name: str) -> BotDetail | None:
+        try:
+            detail = st.get_bot(self.store, name)
+        except st.NotFoundError:
+            return None
+        ranks = {
+            row.entry.version: row.rank
+            for row in st.leaderboard(self.store)
+            if row.entry.bot == name
+        }
+        history: dict[str, list[RatingPoint]] = defaultdict(list)
+        for point in detail.history:
+            history[point.version].append(
+                RatingPoint(point.mu, point.sigma, label=f"game {point.game_id}")
+            )
+        versions = tuple(
+            BotVersion(
+                rating=leaderboard_row(ranks.get(v.version, 0), v),
+                created_at=v.created_at[:19].replace("T", " "),
+                history=tuple(history.get(v.version, ())),
+            )
+            for v in reversed(detail.versions)
+        )
+        recent = st.list_games(self.store, bot=name, limit=RECENT_GAMES)
+        return BotDetail(
+            name=detail.name,
+            owner=detail.owner,
+            created_at=detail.created_at[:19].replace("T", " "),
+            versions=versions,
+            recent_games=tuple(game_summary(g) for g in recent),
+        )
+
+    def game(self, game_id: int) -> GameDetail | None:
+        try:
+            row = st.get_game(self.store, game_id)
+            record = st.game_record(self.store, game_id)
+        except st.NotFoundError:
+            return None
+        return GameDetail(
+            summary=game_summary(row, result_points(record)),
+            record_json=json.dumps(record, separators=(",", ":")),
+        )

@@ -1,0 +1,101 @@
+// Live updates without a framework: poll the JSON beside the page and
+// redraw the table bodies. Plain ES module, no build step.
+
+function cell(text, className) {
+  const td = document.createElement("td");
+  if (className) td.className = className;
+  td.textContent = text;
+  return td;
+}
+
+function link(href, text, className) {
+  const td = document.createElement("td");
+  const a = document.createElement("a");
+  a.href = href;
+  a.textContent = text;
+  if (className) a.className = className;
+  td.append(a);
+  return td;
+}
+
+function leaderboardRow(row) {
+  const tr = document.createElement("tr");
+  tr.dataset.bot = row.bot;
+  tr.append(
+    cell(String(row.rank), "num"),
+    link(`/bots/${encodeURIComponent(row.bot)}`, row.bot, "bot"),
+    cell((row.version || "").slice(0, 12), "version"),
+    cell(row.conservative.toFixed(2), "num strong"),
+    cell(row.mu.toFixed(2), "num"),
+    cell(row.sigma.toFixed(2), "num"),
+    cell(String(row.games), "num"),
+    cell(`${row.wins}–${row.draws}–${row.losses}`, "num"),
+    cell(row.failures, "failures"),
+  );
+  return tr;
+}
+
+function tournamentRow(t) {
+  const tr = document.createElement("tr");
+  tr.dataset.tournament = String(t.id);
+  const status = cell("");
+  const badge = document.createElement("span");
+  badge.className = `status status-${t.status}`;
+  badge.textContent = t.status;
+  status.append(badge);
+  const matches = t.games_scheduled === null ? String(t.games_played) : `${t.games_played} / ${t.games_scheduled}`;
+  tr.append(
+    link(`/tournaments/${t.id}`, t.name),
+    cell(t.format),
+    status,
+    cell(String(t.bots), "num"),
+    cell(matches, "num"),
+    cell(t.created_at, "muted"),
+  );
+  return tr;
+}
+
+function replaceBody(table, rows, emptyText, columns) {
+  if (rows.length === 0) {
+    const tr = document.createElement("tr");
+    tr.className = "empty";
+    const td = cell(emptyText);
+    td.colSpan = columns;
+    tr.append(td);
+    rows = [tr];
+  }
+  table.tBodies[0].replaceChildren(...rows);
+}
+
+export function pollLeaderboard(intervalMs) {
+  const badge = document.getElementById("live");
+  async function refresh() {
+    try {
+      const response = await fetch("/api/leaderboard", { cache: "no-store" });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const data = await response.json();
+      replaceBody(document.getElementById("leaderboard"), data.leaderboard.map(leaderboardRow), "No rated bots yet.", 9);
+      replaceBody(document.getElementById("tournaments"), data.tournaments.map(tournamentRow), "No tournaments yet.", 6);
+      badge.classList.remove("stale");
+      badge.dataset.updated = new Date().toISOString();
+    } catch (error) {
+      badge.classList.add("stale");
+      badge.title = `update failed: ${error.message}`;
+    }
+  }
+  setInterval(refresh, intervalMs);
+}
+
+export function reloadWhileRunning(tournamentId, intervalMs) {
+  // Standings, crosstable and games all change together: re-fetch the JSON
+  // and reload the page only when something was played.
+  let seen = null;
+  setInterval(async () => {
+    const response = await fetch(`/api/tournaments/${tournamentId}`, { cache: "no-store" });
+    if (!response.ok) return;
+    const data = await response.json();
+    const stamp = `${data.tournament.status}:${data.tournament.games_played}:${data.games.length}`;
+    if (seen !== null && stamp !== seen) location.reload();
+    seen = stamp;
+  }, intervalMs);
+}

@@ -1,0 +1,203 @@
+// Replay viewer: fetches frames computed server-side (arena.web.frames) for one
+// perspective and draws frame N onto the board the server rendered.
+// No build step: a plain ES module.
+
+const KEYS = { ArrowRight: 1, ArrowLeft: -1 };
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function card(name, extra) {
+  const node = el("span", `card card-${name ? name.toLowerCase() : "empty"} ${extra || ""}`, name || "empty");
+  node.dataset.card = name || "";
+  return node;
+}
+
+export function startViewer(root) {
+  const gameId = root.dataset.game;
+  const bots = [root.dataset.bot0, root.dataset.bot1];
+  const cache = new Map();
+  const $ = (id) => document.getElementById(id);
+  let perspective = "all";
+  let frames = [];
+  let step = 0;
+
+  async function load(name) {
+    if (!cache.has(name)) {
+      const response = await fetch(`/api/games/${gameId}/frames?perspective=${name}`);
+      const payload = await response.json();
+      if (!response.ok) throw new Error(payload.error || `HTTP ${response.status}`);
+      cache.set(name, payload);
+    }
+    return cache.get(name);
+  }
+
+  function renderBoard(frame) {
+    for (const bridge of root.querySelectorAll(".bridge")) {
+      const owner = frame.bridges[bridge.dataset.line];
+      bridge.dataset.owner = owner === undefined ? "" : String(owner);
+      const last = frame.action && frame.action.line === bridge.dataset.line;
+      bridge.classList.toggle("last", Boolean(last));
+    }
+    for (const island of root.querySelectorAll(".island")) {
+      const owner = frame.controlled[island.dataset.island];
+      const value = owner === undefined ? "" : String(owner);
+      island.dataset.controller = value;
+      island.querySelector(".token").dataset.controller = value;
+    }
+  }
+
+  function renderCards(frame) {
+    const faceup = $("faceup");
+    faceup.replaceChildren(...frame.faceup.map((name) => card(name)));
+    $("deck-size").textContent = String(frame.deck_size);
+    const facedown = frame.facedown_counts[0] + frame.facedown_counts[1];
+    $("discard-size").textContent = String(frame.played_cards.length + facedown);
+    for (const seat of [0, 1]) {
+      const hand = frame.hands[seat];
+      const open = [...(frame.open_cards[seat] || [])];
+      const box = $(`hand-${seat}`);
+      if (hand === null) {
+        const backs = [];
+        for (let i = 0; i < frame.hand_sizes[seat]; i += 1) {
+          const name = open.shift();
+          backs.push(name ? card(name, "open") : card("", "back"));
+        }
+        box.replaceChildren(...backs);
+        box.dataset.hidden = "true";
+      } else {
+        box.replaceChildren(...hand.map((name) => {
+          const at = open.indexOf(name);
+          if (at >= 0) open.splice(at, 1);
+          return card(name, at >= 0 ? "open" : "");
+        }));
+        box.dataset.hidden = "false";
+      }
+      if (box.childElementCount === 0) box.append(el("span", "muted", "no cards"));
+    }
+  }
+
+  function renderFacts(frame) {
+    $("round").textContent = String(frame.round);
+    const islands = [0, 0];
+    for (const owner of Object.values(frame.controlled)) islands[owner] += 1;
+    for (const seat of [0, 1]) {
+      $(`points-${seat}`).textContent = String(frame.points[seat]);
+      $(`islands-${seat}`).textContent = String(islands[seat]);
+      $(`supply-${seat}`).textContent = String(frame.supply[seat]);
+      $(`facedown-${seat}`).textContent = String(frame.facedown_counts[seat]);
+      $(`seat-${seat}`).classList.toggle("to-move", frame.to_move === seat);
+    }
+    const toMove = $("to-move");
+    if (frame.to_move === null) {
+      toMove.textContent = frame.finished ? "game over" : "";
+    } else {
+      toMove.textContent = `${bots[frame.to_move]} (seat ${frame.to_move}) to move`;
+    }
+    if (frame.final_turns && !frame.finished) toMove.textContent += " · final turns";
+  }
+
+  function actionText(frame) {
+    if (!frame.action) return "start of the game";
+    const a = frame.action;
+    let text = a.text;
+    if (a.drawn) text += ` → ${a.drawn}`;
+    return text;
+  }
+
+  function renderAction(frame) {
+    const box = $("action");
+    box.replaceChildren();
+    if (frame.action) {
+      box.append(el("span", `seat seat-${frame.action.seat}`), el("span", "who", `${bots[frame.action.seat]}: `));
+    }
+    box.append(el("code", "notation", actionText(frame)));
+    box.dataset.seat = frame.action ? String(frame.action.seat) : "";
+    const notes = [];
+    if (frame.note) notes.push(frame.note);
+    if (frame.finished && frame.outcome) {
+      const o = frame.outcome;
+      const who = o.winner === null ? "draw" : `${bots[o.winner]} won`;
+      notes.push(`${who} (${o.reason}), points ${o.points[0]}–${o.points[1]}`);
+    }
+    if (step === frames.length - 1 && current.error) notes.push(`replay stopped: ${current.error}`);
+    $("note").textContent = notes.join(" · ");
+  }
+
+  function renderHistory() {
+    const list = $("history");
+    list.replaceChildren(...frames.slice(1).map((frame, index) => {
+      const item = el("li", `seat-${frame.action.seat}`);
+      const link = el("a", "", actionText(frame));
+      link.href = `#step=${index + 1}`;
+      link.addEventListener("click", (event) => { event.preventDefault(); show(index + 1); });
+      item.append(link);
+      return item;
+    }));
+  }
+
+  let current = { frames: [], error: null };
+
+  function show(index) {
+    if (frames.length === 0) return;
+    step = Math.max(0, Math.min(frames.length - 1, index));
+    const frame = frames[step];
+    renderBoard(frame);
+    renderCards(frame);
+    renderFacts(frame);
+    renderAction(frame);
+    $("step").textContent = `${step} / ${frames.length - 1}`;
+    root.dataset.step = String(step);
+    const items = $("history").children;
+    for (let i = 0; i < items.length; i += 1) items[i].classList.toggle("current", i === step - 1);
+    if (step > 0 && items[step - 1]) items[step - 1].scrollIntoView({ block: "nearest" });
+    history.replaceState(null, "", `#step=${step}&perspective=${perspective}`);
+  }
+
+  async function setPerspective(name) {
+    root.dataset.ready = "false";
+    current = await load(name);
+    perspective = name;
+    frames = current.frames;
+    root.dataset.perspective = name;
+    renderHistory();
+    show(step);
+    root.dataset.ready = "true";
+  }
+
+  $("first").addEventListener("click", () => show(0));
+  $("prev").addEventListener("click", () => show(step - 1));
+  $("next").addEventListener("click", () => show(step + 1));
+  $("last").addEventListener("click", () => show(frames.length - 1));
+  for (const radio of root.querySelectorAll('input[name="perspective"]')) {
+    radio.addEventListener("change", () => {
+      radio.blur(); // arrow keys step through the game, not through the radio group
+      setPerspective(radio.value).catch(fail);
+    });
+  }
+  document.addEventListener("keydown", (event) => {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key in KEYS) show(step + KEYS[event.key]);
+    else if (event.key === "Home") show(0);
+    else if (event.key === "End") show(frames.length - 1);
+    else return;
+    event.preventDefault();
+  });
+
+  function fail(error) {
+    $("action").textContent = `could not load the replay: ${error.message}`;
+    root.dataset.ready = "error";
+  }
+
+  const params = new URLSearchParams(location.hash.slice(1));
+  step = Number.parseInt(params.get("step") || "0", 10) || 0;
+  const wanted = params.get("perspective");
+  const start = ["all", "0", "1"].includes(wanted) ? wanted : "all";
+  const radio = root.querySelector(`input[name="perspective"][value="${start}"]`);
+  if (radio) radio.checked = true;
+  setPerspective(start).catch(fail);
+}
