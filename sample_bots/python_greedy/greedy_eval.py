@@ -1,0 +1,204 @@
+"""The greedy bot's evaluation: one-ply lookahead over the legal actions.
+
+Every place and remove is applied to a copy of the board (R5: a new
+majority clears the opponent's bridges from that island; control is a
+function of the board) and the board is scored from this seat's side:
+controlled islands, progress towards majorities that are still reachable,
+majorities the opponent is one bridge from, and C6 (a seat with no bridge
+in rounds 2-3 loses). A card spent costs a fixed value, so a placement is
+made only when it gains more than the card is worth; otherwise the turn
+ends with the draw whose card fits the board best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kahuna_bot import (
+    HAND_LIMIT,
+    ISLANDS,
+    LINE_ISLANDS,
+    LINES_OF,
+    MAJORITY,
+    Action,
+    ActionType,
+    Observation,
+)
+
+Board = Mapping[str, int]  # occupied line -> seat
+
+CONTROL_VALUE = 10.0  # an island held
+SAFE_MARGIN_VALUE = 2.0  # held with a bridge to spare: one remove cannot break it
+PROGRESS_VALUE = 4.0  # a full majority's worth of progress on an open island
+BLOCKED_PROGRESS_FACTOR = 0.3  # progress on an island the seat can no longer reach
+THREAT_VALUE = 2.5  # the opponent is one bridge short of an island, a line is free
+CHANCE_VALUE = 1.5  # this seat is one bridge short, a line is free, a card fits
+BRIDGE_VALUE = 0.1  # bridges on the board break R7 ties and guard against C6
+NO_BRIDGES_VALUE = 1000.0  # C6: the seat without bridges loses
+CARD_VALUE = 1.0  # what a card in hand is worth
+REMOVE_EXTRA_COST = 0.5  # a remove gives the bridge back to the opponent's supply
+SCORING_VALUE = 5.0  # per point that a round ended now would score
+
+
+def counts(board: Board, island: str, seat: int) -> tuple[int, int, int]:
+    """(bridges of seat, bridges of the opponent, free lines) on an island."""
+    mine = theirs = free = 0
+    for line in LINES_OF[island]:
+        owner = board.get(line)
+        if owner is None:
+            free += 1
+        elif owner == seat:
+            mine += 1
+        else:
+            theirs += 1
+    return mine, theirs, free
+
+
+def controller(board: Board, island: str) -> int | None:
+    for seat in (0, 1):
+        if counts(board, island, seat)[0] >= MAJORITY[island]:
+            return seat
+    return None
+
+
+def after_place(board: Board, line: str, seat: int) -> dict[str, int]:
+    """The board after seat places on line, with R5 clearing applied."""
+    before = {island: controller(board, island) for island in LINE_ISLANDS[line]}
+    after = dict(board)
+    after[line] = seat
+    for island in LINE_ISLANDS[line]:
+        won = counts(after, island, seat)[0] >= MAJORITY[island] and before[island] != seat
+        if won:
+            for cleared in LINES_OF[island]:
+                if after.get(cleared) == 1 - seat:
+                    del after[cleared]
+    return after
+
+
+def after_remove(board: Board, line: str) -> dict[str, int]:
+    after = dict(board)
+    after.pop(line, None)
+    return after
+
+
+def _card_fits(island: str, board: Board, hand: Sequence[str]) -> bool:
+    """A card in hand can place on a free line of island."""
+    for line in LINES_OF[island]:
+        if line not in board and any(card in LINE_ISLANDS[line] for card in hand):
+            return True
+    return False
+
+
+def island_value(board: Board, island: str, seat: int, hand: Sequence[str]) -> float:
+    mine, theirs, free = counts(board, island, seat)
+    majority = MAJORITY[island]
+    if mine >= majority:
+        return CONTROL_VALUE + (SAFE_MARGIN_VALUE if mine > majority else 0.0)
+    if theirs >= majority:
+        return -CONTROL_VALUE - (SAFE_MARGIN_VALUE if theirs > majority else 0.0)
+    reach_mine = 1.0 if mine + free >= majority else BLOCKED_PROGRESS_FACTOR
+    reach_theirs = 1.0 if theirs + free >= majority else BLOCKED_PROGRESS_FACTOR
+    value = PROGRESS_VALUE * (mine * reach_mine - theirs * reach_theirs) / majority
+    if free and theirs == majority - 1:
+        value -= THREAT_VALUE * (1.0 + 0.5 * mine)
+    if free and mine == majority - 1 and _card_fits(island, board, hand):
+        value += CHANCE_VALUE
+    return value
+
+
+def board_value(board: Board, seat: int, hand: Sequence[str], round_no: int) -> float:
+    """How good the board is for seat, holding hand, in round round_no."""
+    value = sum(island_value(board, island, seat, hand) for island in ISLANDS)
+    mine = sum(1 for owner in board.values() if owner == seat)
+    theirs = len(board) - mine
+    value += BRIDGE_VALUE * (mine - theirs)
+    weight = NO_BRIDGES_VALUE if round_no >= 2 else NO_BRIDGES_VALUE / 20
+    if mine == 0 and theirs > 0:
+        value -= weight
+    elif theirs == 0 and mine > 0:
+        value += weight
+    return value
+
+
+def _without(hand: Sequence[str], *cards: str) -> list[str]:
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    return rest
+
+
+def card_usefulness(board: Board, card: str, seat: int, round_no: int) -> float:
+    """The best gain a placement with this card would make on this board (0 if none)."""
+    base = board_value(board, seat, (), round_no)
+    best = 0.0
+    for line in LINES_OF.get(card, ()):
+        if line not in board:
+            gain = board_value(after_place(board, line, seat), seat, (), round_no) - base
+            best = max(best, gain)
+    return best
+
+
+def controlled_difference(board: Board, seat: int) -> int:
+    held = [controller(board, island) for island in ISLANDS]
+    return held.count(seat) - held.count(1 - seat)
+
+
+def ends_round(observation: Observation, action: Action) -> bool:
+    """Taking this face-up card leaves the deck and the face-up row empty (R6)."""
+    if action.type is not ActionType.DRAW or not action.card or observation.deck_size:
+        return False
+    return sum(1 for card in observation.faceup if card is not None) == 1
+
+
+def score_action(observation: Observation, action: Action) -> float:
+    """The action's value: board gain minus cards spent; for a draw, the card's fit."""
+    board, seat, hand = observation.bridges, observation.seat, observation.hand
+    round_no = observation.round
+    base = board_value(board, seat, hand, round_no)
+    if action.type is ActionType.PLACE and action.card and action.line:
+        after = after_place(board, action.line, seat)
+        rest = _without(hand, action.card)
+        return board_value(after, seat, rest, round_no) - base - CARD_VALUE
+    if action.type is ActionType.REMOVE and action.cards and action.line:
+        after = after_remove(board, action.line)
+        rest = _without(hand, *action.cards)
+        gain = board_value(after, seat, rest, round_no) - base
+        return gain - 2 * CARD_VALUE - REMOVE_EXTRA_COST
+    if action.type is ActionType.DISCARD and action.card:
+        return -CARD_VALUE - card_usefulness(board, action.card, seat, round_no)
+    return _score_turn_end(observation, action)
+
+
+def _score_turn_end(observation: Observation, action: Action) -> float:
+    board, seat, round_no = observation.bridges, observation.seat, observation.round
+    value = 0.0
+    if action.type is ActionType.DRAW:
+        if action.card:
+            value += CARD_VALUE + card_usefulness(board, action.card, seat, round_no)
+        else:
+            fits = [card_usefulness(board, island, seat, round_no) for island in ISLANDS]
+            value += CARD_VALUE + sum(fits) / len(fits)
+        if ends_round(observation, action):
+            difference = controlled_difference(board, seat)
+            stake = observation.round if observation.round < 3 else abs(difference)
+            value += SCORING_VALUE * stake * ((difference > 0) - (difference < 0))
+    return value
+
+
+def choose(observation: Observation, legal_actions: Sequence[Action]) -> Action:
+    """Play the best non-ending action if it beats ending the turn, else end it."""
+    scored = sorted(
+        ((score_action(observation, action), action.text(), action) for action in legal_actions),
+        key=lambda item: (-item[0], item[1]),
+    )
+    enders = [item for item in scored if item[2].ends_turn]
+    others = [item for item in scored if not item[2].ends_turn]
+    if others and (not enders or others[0][0] > 0.0 or _must_make_room(observation, enders)):
+        return others[0][2]
+    return enders[0][2]
+
+
+def _must_make_room(observation: Observation, enders: list[tuple[float, str, Action]]) -> bool:
+    """A full hand cannot draw: rather spend a card than pass with nothing gained."""
+    only_pass = all(item[2].type is ActionType.PASS for item in enders)
+    return len(observation.hand) >= HAND_LIMIT and only_pass and observation.deck_size > 0

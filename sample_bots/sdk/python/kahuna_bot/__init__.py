@@ -1,0 +1,108 @@
+"""kahuna_bot: write a Kahuna bot for the arena in a few lines of Python.
+
+    from kahuna_bot import run
+
+    def choose(observation, legal_actions):
+        return legal_actions[0]
+
+    raise SystemExit(run(choose, name="first-legal"))
+
+``choose`` gets the full ``Observation`` of the seat (history reassembled)
+and the legal actions (``Action``; ``str(action)`` is RECORD.md notation)
+and returns one of them, as an ``Action`` or as text. Subclass ``Bot`` for
+hooks at match and game start and end. The SDK depends only on grpcio,
+protobuf and the generated ``kahuna.v1`` code.
+"""
+
+from kahuna_bot.actions import (
+    PASS,
+    Action,
+    ActionType,
+    action_from_proto,
+    action_to_proto,
+    discard,
+    draw,
+    parse_action,
+    place,
+    remove,
+)
+from kahuna_bot.board import (
+    BRIDGES_PER_SEAT,
+    HAND_LIMIT,
+    ISLANDS,
+    LINE_ISLANDS,
+    LINES,
+    LINES_OF,
+    MAJORITY,
+    canonical_island,
+    canonical_line,
+)
+from kahuna_bot.client import ConfigError, referee_from_env, run
+from kahuna_bot.observation import (
+    Clock,
+    HistoryBuffer,
+    Observation,
+    Outcome,
+    ProtocolError,
+    SeenEvent,
+    Termination,
+    Variant,
+    observation_from_proto,
+)
+from kahuna_bot.session import (
+    Bot,
+    Choose,
+    FunctionBot,
+    GameInfo,
+    GameResult,
+    MatchInfo,
+    MatchResult,
+    Session,
+    TimeControl,
+)
+
+__version__ = "1.0.0"
+
+__all__ = [
+    "BRIDGES_PER_SEAT",
+    "HAND_LIMIT",
+    "ISLANDS",
+    "LINES",
+    "LINES_OF",
+    "LINE_ISLANDS",
+    "MAJORITY",
+    "PASS",
+    "Action",
+    "ActionType",
+    "Bot",
+    "Choose",
+    "Clock",
+    "ConfigError",
+    "FunctionBot",
+    "GameInfo",
+    "GameResult",
+    "HistoryBuffer",
+    "MatchInfo",
+    "MatchResult",
+    "Observation",
+    "Outcome",
+    "ProtocolError",
+    "SeenEvent",
+    "Session",
+    "Termination",
+    "TimeControl",
+    "Variant",
+    "__version__",
+    "action_from_proto",
+    "action_to_proto",
+    "canonical_island",
+    "canonical_line",
+    "discard",
+    "draw",
+    "observation_from_proto",
+    "parse_action",
+    "place",
+    "referee_from_env",
+    "remove",
+    "run",
+]
