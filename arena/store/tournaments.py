@@ -237,14 +237,19 @@ def _outcomes(store: Store, tournament_id: int) -> list[GameOutcome]:
 
 
 def tournament_standings(store: Store, tournament_id: int) -> tuple[Standing, ...]:
-    """Standings from the games stored so far (byes count once their round is paired)."""
+    """Standings from the games stored so far.
+
+    A Swiss bye scores a match won (``games_per_match`` points) once its round is
+    paired; in a round robin every bot sits out equally often, so byes score nothing.
+    """
     tournament = get_tournament(store, tournament_id)
+    bye_points = tournament.config.games_per_match if tournament.format == "swiss" else 0
     byes: dict[str, int] = {}
     for bot in tournament_byes(store, tournament_id).values():
         byes[bot] = byes.get(bot, 0) + 1
     return compute_standings(
         tournament.entrants, _outcomes(store, tournament_id),
-        byes=byes, bye_points=float(tournament.config.games_per_match),
+        byes=byes, bye_points=float(bye_points),
     )  # fmt: skip
 
 

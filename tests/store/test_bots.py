@@ -1,0 +1,71 @@
+"""Bots and versions: stored copies, content-hash versions, ownership."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.store import (
+    NotFoundError,
+    Store,
+    StoreError,
+    add_bot_version,
+    bot_spec,
+    get_bot,
+    get_version,
+    list_bots,
+)
+
+from .conftest import MakeBot
+
+
+def test_a_bot_is_stored_as_a_copy_and_an_unchanged_bot_is_the_same_version(
+    store: Store, make_bot: MakeBot
+) -> None:
+    spec = make_bot("alpha")
+    row, is_new = add_bot_version(store, spec)
+    assert is_new and row.version == spec.version and row.games == 0
+    stored = bot_spec(store, "alpha")
+    assert stored.directory.is_relative_to(store.data_dir)
+    assert (stored.directory / "bot.py").read_text() == "print('hello')\n"
+    assert stored.command == spec.command and stored.runtime == "python"
+    again, is_new_again = add_bot_version(store, make_bot("alpha"))
+    assert not is_new_again and again.version == row.version
+    assert get_bot(store, "alpha").versions == (row,)
+
+
+def test_a_changed_bot_is_a_new_version_with_its_own_row(store: Store, make_bot: MakeBot) -> None:
+    first, _ = add_bot_version(store, make_bot("alpha"))
+    second, is_new = add_bot_version(store, make_bot("alpha", "print('v2')\n"))
+    assert is_new and second.version != first.version
+    assert [v.version for v in get_bot(store, "alpha").versions] == [first.version, second.version]
+    assert get_version(store, "alpha").version == second.version
+    assert get_version(store, "alpha", first.version[:6]).version == first.version
+    assert (bot_spec(store, "alpha", first.version).directory / "bot.py").read_text() == (
+        "print('hello')\n"
+    )
+    summary = list_bots(store)
+    assert [(s.name, s.version_count, s.latest.version) for s in summary] == [
+        ("alpha", 2, second.version)
+    ]
+
+
+def test_another_users_bot_name_is_refused_and_nothing_changes(
+    store: Store, make_bot: MakeBot
+) -> None:
+    add_bot_version(store, make_bot("alpha"), owner="ann")
+    before = get_bot(store, "alpha")
+    with pytest.raises(StoreError, match="belongs to another user"):
+        add_bot_version(store, make_bot("alpha", "print('hijack')\n"), owner="bob")
+    assert get_bot(store, "alpha") == before
+    assert len(list((store.bots_dir / "alpha").iterdir())) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "version"), [("ghost", None), ("alpha", "ffff")], ids=["no-bot", "no-version"]
+)
+def test_missing_bots_and_versions_are_named(
+    store: Store, make_bot: MakeBot, name: str, version: str | None
+) -> None:
+    add_bot_version(store, make_bot("alpha"))
+    with pytest.raises(NotFoundError, match=name):
+        get_version(store, name, version)

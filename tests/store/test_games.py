@@ -1,0 +1,184 @@
+"""Tournaments and games: a finished game is stored with its rating update, once."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from arena.referee.types import BotStatus, GameReport
+from arena.store import (
+    Store,
+    StoreError,
+    TournamentConfig,
+    add_bot_version,
+    create_tournament,
+    game_record,
+    get_bot,
+    get_tournament,
+    leaderboard,
+    list_games,
+    list_matches,
+    record_game,
+    tournament_crosstable,
+    tournament_standings,
+)
+from arena.tournament.ratings import Rating, rate_game
+
+from .conftest import MakeBot
+
+
+def _report(
+    index: int,
+    seats: tuple[str, str],
+    winner: str | None,
+    statuses: dict[str, BotStatus] | None = None,
+) -> GameReport:
+    return GameReport(
+        index=index, bots_by_seat=seats, winner=winner,
+        reason="points" if winner else "draw", statuses=statuses or {},
+        actions=42, time_ms={seats[0]: 10.0, seats[1]: 12.5},
+        record={"format": "kahuna-record/1", "deal": [], "actions": [], "index": index},
+    )  # fmt: skip
+
+
+@pytest.fixture
+def three_bots(store: Store, make_bot: MakeBot) -> list[str]:
+    for name in ("a", "b", "c"):
+        add_bot_version(store, make_bot(name, f"print({name!r})\n"))
+    return ["a", "b", "c"]
+
+
+def _snapshot(store: Store) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(store.data_dir / "arena.db")
+    rows = []
+    for table in ("bots", "bot_versions", "tournaments", "matches", "games", "rating_history"):
+        rows += [(table, *r) for r in db.execute(f"SELECT * FROM {table} ORDER BY rowid")]
+    return rows
+
+
+def test_round_robin_is_scheduled_whole(store: Store, three_bots: list[str]) -> None:
+    t = create_tournament(
+        store, "rr", "round_robin", three_bots, TournamentConfig(games_per_match=4)
+    )
+    matches = list_matches(store, t.id)
+    assert len(matches) == 3 and all(m.games == 4 for m in matches)
+    assert {frozenset((m.first, m.second)) for m in matches} == {
+        frozenset(p) for p in (("a", "b"), ("a", "c"), ("b", "c"))
+    }
+    assert (t.games_scheduled, t.games_played, t.status) == (12, 0, "created")
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "bots", "config", "message"),
+    [
+        ("bad name!", "swiss", ["a", "b"], TournamentConfig(), "tournament name"),
+        ("t", "knockout", ["a", "b"], TournamentConfig(), "format must be"),
+        ("t", "swiss", ["a"], TournamentConfig(), "at least two"),
+        ("t", "swiss", ["a", "a"], TournamentConfig(), "at least two"),
+        ("t", "swiss", ["a", "zz"], TournamentConfig(), "no bot 'zz'"),
+        ("t", "swiss", ["a", "b"], TournamentConfig(games_per_match=0), "games_per_match"),
+        ("t", "swiss", ["a", "b"], TournamentConfig(rounds=-1), "rounds"),
+    ],
+    ids=["name", "format", "one-bot", "duplicate", "unknown-bot", "zero-games", "rounds"],
+)
+def test_bad_tournaments_are_refused_and_nothing_is_stored(
+    store: Store, three_bots: list[str], name: str, fmt: str, bots: list[str],
+    config: TournamentConfig, message: str,
+) -> None:  # fmt: skip
+    before = _snapshot(store)
+    with pytest.raises(StoreError, match=message):
+        create_tournament(store, name, fmt, bots, config)
+    assert _snapshot(store) == before
+
+
+def test_a_game_is_stored_with_its_rating_update_and_history(
+    store: Store, three_bots: list[str]
+) -> None:
+    t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
+    match = next(m for m in list_matches(store, t.id) if {m.first, m.second} == {"a", "b"})
+    game_id = record_game(store, match.id, _report(0, ("b", "a"), "b"))
+    assert game_id is not None
+    expected_b, expected_a = rate_game(Rating(), Rating(), winner=0)
+    rows = {r.entry.bot: r.entry for r in leaderboard(store)}
+    assert (rows["b"].mu, rows["b"].sigma) == pytest.approx((expected_b.mu, expected_b.sigma))
+    assert (rows["a"].mu, rows["a"].sigma) == pytest.approx((expected_a.mu, expected_a.sigma))
+    assert (rows["b"].wins, rows["a"].losses, rows["c"].games) == (1, 1, 0)
+    assert next(r.entry.bot for r in leaderboard(store)) == "b"
+    assert [p.game_id for p in get_bot(store, "a").history] == [game_id]
+    game = list_games(store, tournament_id=t.id)[0]
+    assert (game.bots, game.winner, game.reason, game.round) == (
+        ("b", "a"),
+        "b",
+        "points",
+        match.round,
+    )
+    assert game_record(store, game_id)["index"] == 0
+
+
+def test_a_game_stored_twice_is_counted_once(store: Store, three_bots: list[str]) -> None:
+    t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
+    match = list_matches(store, t.id)[0]
+    seats = (match.first, match.second)
+    assert record_game(store, match.id, _report(0, seats, seats[0])) is not None
+    before = _snapshot(store)
+    assert record_game(store, match.id, _report(0, seats, seats[1])) is None
+    assert _snapshot(store) == before
+
+
+def test_match_finishes_with_its_last_game_and_failures_are_counted(
+    store: Store, three_bots: list[str]
+) -> None:
+    t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
+    match = list_matches(store, t.id)[0]
+    x, y = match.first, match.second
+    record_game(store, match.id, _report(0, (x, y), y, {x: BotStatus.TIMEOUT}))
+    assert list_matches(store, t.id)[0].finished_at is None
+    record_game(store, match.id, _report(1, (y, x), None))
+    done = list_matches(store, t.id)[0]
+    assert done.finished_at is not None and done.games_played == (0, 1)
+    row = {r.entry.bot: r.entry for r in leaderboard(store)}[x]
+    assert (row.games, row.draws, row.losses, row.timeouts) == (2, 1, 1, 1)
+    assert row.rate(row.timeouts) == 0.5
+    assert get_tournament(store, t.id).games_played == 2
+
+
+@pytest.mark.parametrize(
+    ("index", "seats"), [(2, ("a", "b")), (-1, ("a", "b")), (0, ("a", "c"))],
+    ids=["index-past-end", "negative-index", "wrong-bot"],
+)  # fmt: skip
+def test_a_game_that_is_not_the_matchs_is_refused_and_nothing_changes(
+    store: Store, three_bots: list[str], index: int, seats: tuple[str, str]
+) -> None:
+    t = create_tournament(store, "rr", "round_robin", ["a", "b"], TournamentConfig())
+    match = list_matches(store, t.id)[0]
+    before = _snapshot(store)
+    with pytest.raises(StoreError, match="does not belong"):
+        record_game(store, match.id, _report(index, seats, seats[0]))
+    assert _snapshot(store) == before
+
+
+def test_standings_and_crosstable_come_from_stored_games(
+    store: Store, three_bots: list[str]
+) -> None:
+    t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
+    for match in list_matches(store, t.id):
+        winner = min(match.first, match.second)  # alphabetical: a beats everyone
+        record_game(store, match.id, _report(0, (match.first, match.second), winner))
+        record_game(store, match.id, _report(1, (match.second, match.first), winner))
+    standings = tournament_standings(store, t.id)
+    assert [(s.bot, s.points) for s in standings] == [("a", 4.0), ("b", 2.0), ("c", 0.0)]
+    assert tournament_crosstable(store, t.id)[("a", "c")] == 2.0
+
+
+def test_a_leaderboard_row_never_mixes_versions(store: Store, make_bot: MakeBot) -> None:
+    add_bot_version(store, make_bot("a"))
+    add_bot_version(store, make_bot("b"))
+    t = create_tournament(store, "one", "round_robin", ["a", "b"], TournamentConfig())
+    m = list_matches(store, t.id)[0]
+    record_game(store, m.id, _report(0, (m.first, m.second), "a"))
+    add_bot_version(store, make_bot("a", "print('v2')\n"))
+    rows = leaderboard(store)
+    a_rows = [r.entry for r in rows if r.entry.bot == "a"]
+    assert len(a_rows) == 2 and sorted(r.games for r in a_rows) == [0, 1]
+    assert len(leaderboard(store, latest_only=True)) == 2

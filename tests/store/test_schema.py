@@ -1,0 +1,89 @@
+"""Opening a data directory: creation, WAL, migrations, refusals."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena.store import CURRENT_VERSION, Store, StoreError, get_bot, resolve_data_dir
+from arena.store.schema import V1, SchemaError
+
+
+def test_first_use_creates_the_directory_database_and_bots_dir(tmp_path: Path) -> None:
+    data = tmp_path / "deep" / "data"
+    with Store.open(data):
+        pass
+    assert (data / "arena.db").is_file() and (data / "bots").is_dir()
+    db = sqlite3.connect(data / "arena.db")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
+
+
+def test_a_real_v1_database_is_migrated_with_its_data_kept(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    db = sqlite3.connect(data / "arena.db")
+    db.executescript(V1)
+    db.execute("INSERT INTO bots (id, name, created_at) VALUES (1, 'old', '2026-01-01')")
+    db.execute(
+        "INSERT INTO bot_versions (bot_id, version, directory, command, runtime, created_at,"
+        " mu, sigma, games, wins) VALUES (1, 'abc', 'bots/old/abc', '[\"x\"]', 'native',"
+        " '2026-01-01', 31.5, 2.5, 7, 5)"
+    )
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    with Store.open(data) as store:
+        bot = get_bot(store, "old")
+    assert bot.owner is None
+    assert (bot.versions[0].mu, bot.versions[0].games, bot.versions[0].wins) == (31.5, 7, 5)
+    check = sqlite3.connect(data / "arena.db")
+    assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
+    assert check.execute("SELECT COUNT(*) FROM tokens").fetchone()[0] == 0
+
+
+def test_a_newer_schema_is_refused_and_left_alone(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    db = sqlite3.connect(data / "arena.db")
+    db.execute(f"PRAGMA user_version = {CURRENT_VERSION + 1}")
+    db.close()
+    with pytest.raises(SchemaError, match="newer than this arena"):
+        Store.open(data)
+    check = sqlite3.connect(data / "arena.db")
+    assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION + 1
+
+
+def test_a_file_that_is_not_a_database_is_refused_by_name(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "arena.db").write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(StoreError, match="not a usable arena database"):
+        Store.open(data)
+    assert (data / "arena.db").read_bytes() == b"not sqlite at all" * 100
+
+
+@pytest.mark.parametrize(
+    ("explicit", "env", "xdg", "expected"),
+    [
+        ("/x/flag", "/x/env", "/x/xdg", "/x/flag"),
+        (None, "/x/env", "/x/xdg", "/x/env"),
+        (None, None, "/x/xdg", "/x/xdg/kahuna-arena"),
+    ],
+    ids=["flag-wins", "env-next", "xdg-default"],
+)
+def test_data_dir_precedence(
+    monkeypatch: pytest.MonkeyPatch,
+    explicit: str | None,
+    env: str | None,
+    xdg: str | None,
+    expected: str,
+) -> None:
+    for name, value in (("KAHUNA_ARENA_DATA", env), ("XDG_DATA_HOME", xdg)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    assert resolve_data_dir(explicit) == Path(expected)
