@@ -1,0 +1,165 @@
+"""cgroup file-writing logic against temporary directories laid out like v1 and v2.
+
+(The real v1 hierarchy of this machine is exercised by the containment tests.)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import SandboxLimits
+from arena.sandbox.cgroups import (
+    CgroupError,
+    CgroupV1,
+    CgroupV2,
+    create_bot_cgroup,
+    detect_version,
+    own_cgroup_paths,
+    sweep_stale,
+)
+
+LIMITS = SandboxLimits(memory_mb=64, max_processes=20, cpu_cores=0.5)
+
+
+def fake_v2(root: Path, subtree_control: str = "") -> Path:
+    root.mkdir(exist_ok=True)
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma misc\n")
+    (root / "cgroup.subtree_control").write_text(subtree_control)
+    return root
+
+
+def fake_v1(root: Path) -> Path:
+    for controller in ("memory", "pids", "cpu", "cpuacct", "freezer", "blkio"):
+        (root / controller).mkdir(parents=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("layout", "expected"),
+    [
+        pytest.param("v2", 2, id="unified"),
+        pytest.param("v1", 1, id="per-controller"),
+        pytest.param("hybrid", 1, id="v1-with-unified-subdir"),
+        pytest.param("empty", None, id="nothing-mounted"),
+    ],
+)
+def test_detect_version(tmp_path: Path, layout: str, expected: int | None) -> None:
+    if layout == "v2":
+        fake_v2(tmp_path)
+    elif layout in ("v1", "hybrid"):
+        fake_v1(tmp_path)
+        if layout == "hybrid":
+            fake_v2(tmp_path / "unified")
+    assert detect_version(tmp_path) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("0::/user.slice/s-1.scope\n", {"": "/user.slice/s-1.scope"}, id="v2"),
+        pytest.param(
+            "4:memory:/process_api/abc\n3:cpu,cpuacct:/\n1:name=systemd:/x\n0::/\n",
+            {"memory": "/process_api/abc", "cpu": "/", "cpuacct": "/", "name=systemd": "/x",
+             "": "/"},
+            id="v1-comounted",
+        ),
+        pytest.param("garbage\n", {}, id="garbage"),
+    ],
+)
+def test_own_cgroup_paths(text: str, expected: dict[str, str]) -> None:
+    assert own_cgroup_paths(text) == expected
+
+
+def test_v2_group_is_created_with_limits(tmp_path: Path) -> None:
+    root = fake_v2(tmp_path)
+    group = create_bot_cgroup("bot-1-1-aa", LIMITS, root=root)
+    assert isinstance(group, CgroupV2)
+    directory = root / "kahuna-arena" / "bot-1-1-aa"
+    assert group.directory == directory
+    assert (root / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (root / "kahuna-arena" / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (directory / "memory.max").read_text() == str(64 * 1024 * 1024)
+    assert (directory / "memory.swap.max").read_text() == "0"
+    assert (directory / "pids.max").read_text() == "20"
+    assert (directory / "cpu.max").read_text() == "50000 100000"
+    group.add_pid(4321)
+    assert (directory / "cgroup.procs").read_text() == "4321"
+
+
+def test_v2_controllers_already_enabled_are_left_alone(tmp_path: Path) -> None:
+    root = fake_v2(tmp_path, subtree_control="cpu memory pids io\n")
+    create_bot_cgroup("bot-1-2-bb", LIMITS, root=root)
+    assert (root / "cgroup.subtree_control").read_text() == "cpu memory pids io\n"
+
+
+def test_v2_accounting_is_read(tmp_path: Path) -> None:
+    group = create_bot_cgroup("bot-1-3-cc", LIMITS, root=fake_v2(tmp_path))
+    assert isinstance(group, CgroupV2)
+    assert group.cpu_time_ms() is None
+    assert group.limits_hit() == ()
+    (group.directory / "cpu.stat").write_text("usage_usec 2500\nuser_usec 2000\n")
+    (group.directory / "memory.peak").write_text("3145728\n")
+    (group.directory / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\n")
+    (group.directory / "pids.events").write_text("max 3\n")
+    assert group.cpu_time_ms() == 2.5
+    assert group.memory_peak_mb() == 3.0
+    assert group.limits_hit() == ("memory", "processes")
+
+
+@pytest.mark.parametrize("has_kill_file", [pytest.param(True, id="cgroup.kill"),
+                                           pytest.param(False, id="freeze-fallback")])
+def test_v2_kill_uses_cgroup_kill_or_freezes(tmp_path: Path, has_kill_file: bool) -> None:
+    group = create_bot_cgroup("bot-1-4-dd", LIMITS, root=fake_v2(tmp_path))
+    assert isinstance(group, CgroupV2)
+    (group.directory / "cgroup.procs").write_text("")
+    if has_kill_file:
+        (group.directory / "cgroup.kill").write_text("")
+    group.kill_all()
+    if has_kill_file:
+        assert (group.directory / "cgroup.kill").read_text() == "1"
+        assert not (group.directory / "cgroup.freeze").exists()
+    else:
+        assert (group.directory / "cgroup.freeze").read_text() == "0"
+
+
+def test_v1_group_nests_under_the_callers_own_group(tmp_path: Path) -> None:
+    root = fake_v1(tmp_path)
+    (root / "memory" / "process_api" / "abc").mkdir(parents=True)
+    text = "4:memory:/process_api/abc\n8:pids:/\n2:cpuacct:/\n1:cpu:/\n6:freezer:/gone\n"
+    group = create_bot_cgroup("bot-1-5-ee", LIMITS, root=root, proc_cgroup_text=text)
+    assert isinstance(group, CgroupV1)
+    assert group.dirs["memory"] == root / "memory/process_api/abc/kahuna-arena/bot-1-5-ee"
+    assert group.dirs["freezer"] == root / "freezer/kahuna-arena/bot-1-5-ee"  # own path absent
+    assert (group.dirs["memory"] / "memory.limit_in_bytes").read_text() == str(64 * 1024 * 1024)
+    assert not (group.dirs["memory"] / "memory.memsw.limit_in_bytes").exists()
+    assert (group.dirs["pids"] / "pids.max").read_text() == "20"
+    assert (group.dirs["cpu"] / "cpu.cfs_period_us").read_text() == "100000"
+    assert (group.dirs["cpu"] / "cpu.cfs_quota_us").read_text() == "50000"
+    (group.dirs["cpuacct"] / "cpuacct.usage").write_text("12500000\n")
+    (group.dirs["memory"] / "memory.oom_control").write_text("oom_kill_disable 0\noom_kill 2\n")
+    assert group.cpu_time_ms() == 12.5
+    assert group.limits_hit() == ("memory",)
+
+
+def test_unwritable_hierarchy_is_named(tmp_path: Path) -> None:
+    root = fake_v2(tmp_path)
+    (root / "kahuna-arena").write_text("a file where the parent group should be")
+    with pytest.raises(CgroupError, match="kahuna-arena"):
+        create_bot_cgroup("bot-1-6-ff", LIMITS, root=root)
+
+
+def test_no_hierarchy_is_named(tmp_path: Path) -> None:
+    with pytest.raises(CgroupError, match="no cgroup hierarchy"):
+        create_bot_cgroup("bot-1-7-gg", LIMITS, root=tmp_path)
+
+
+def test_stale_groups_of_dead_creators_are_swept(tmp_path: Path) -> None:
+    parent = tmp_path / "kahuna-arena"
+    for name in ("bot-999999999-1-aa", f"bot-{os.getpid()}-1-bb", "unrelated", "probe-999999999-x"):
+        (parent / name).mkdir(parents=True)
+    swept = sweep_stale([parent])
+    assert sorted(swept) == ["bot-999999999-1-aa", "probe-999999999-x"]
+    assert sorted(p.name for p in parent.iterdir()) == [f"bot-{os.getpid()}-1-bb", "unrelated"]
