@@ -91,8 +91,9 @@ Route = tuple[re.Pattern[str], Callable[..., Response]]
 class WebApp:
     """The web interface over one ``WebSource``."""
 
-    def __init__(self, source: WebSource) -> None:
+    def __init__(self, source: WebSource, *, poll_ms: int = LEADERBOARD_POLL_MS) -> None:
         self.source = source
+        self.poll_ms = poll_ms
         self.log = get_logger(component="web")
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("arena.web", "templates"),
@@ -156,7 +157,7 @@ class WebApp:
             title="Leaderboard",
             rows=self.source.leaderboard(),
             tournaments=self.source.tournaments(),
-            poll_ms=LEADERBOARD_POLL_MS,
+            poll_ms=self.poll_ms,
         )
 
     def leaderboard_json(self, query: Mapping[str, str]) -> Response:
@@ -179,7 +180,7 @@ class WebApp:
     def tournament_page(self, query: Mapping[str, str], tournament_id: str) -> Response:
         detail = self._tournament(tournament_id)
         return self.page(
-            "tournament.html", title=detail.summary.name, t=detail, poll_ms=LEADERBOARD_POLL_MS
+            "tournament.html", title=detail.summary.name, t=detail, poll_ms=self.poll_ms
         )
 
     def tournament_json(self, query: Mapping[str, str], tournament_id: str) -> Response:

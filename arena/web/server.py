@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from arena.logs import get_logger
 from arena.store import Store
-from arena.web.app import Response, WebApp
+from arena.web.app import LEADERBOARD_POLL_MS, Response, WebApp
 from arena.web.models import WebSource
 from arena.web.source import StoreSource, open_store
 
@@ -84,16 +84,21 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def create_web_server(
-    store_or_data_dir: Store | WebSource | str | Path, host: str = "127.0.0.1", port: int = 0
+    store_or_data_dir: Store | WebSource | str | Path,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    poll_ms: int = LEADERBOARD_POLL_MS,
 ) -> tuple[WebServer, int]:
     """Start the web interface in a background thread; return it and its port.
 
     ``store_or_data_dir`` is an open ``arena.store.Store``, a data directory
     (opened, and created on first use, like every other command does), or any
-    ``WebSource``. Stop the server with ``server.stop()``.
+    ``WebSource``. Stop the server with ``server.stop()``. ``poll_ms`` is how
+    often live pages (leaderboard, running tournaments) fetch fresh data.
     """
     source = source_for(store_or_data_dir)
-    server = WebServer((host, port), WebApp(source))
+    server = WebServer((host, port), WebApp(source, poll_ms=poll_ms))
     server.start()
     get_logger(component="web").info("web_server_started", host=host, port=server.port)
     return server, server.port

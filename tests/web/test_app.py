@@ -1,0 +1,230 @@
+"""Every route over HTTP from a real server (port 0) on a real store."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from html.parser import HTMLParser
+
+import pytest
+
+from arena import store as st
+from arena.kahuna import ISLANDS, LINES
+from arena.web.app import WebApp
+from arena.web.models import (
+    BotDetail,
+    GameDetail,
+    GameSummary,
+    LeaderboardRow,
+    TournamentDetail,
+    TournamentSummary,
+)
+from tests.web.conftest import LiveSite
+
+
+def fetch(url: str, method: str = "GET") -> tuple[int, str, str]:
+    request = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers["Content-Type"], response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["Content-Type"], error.read().decode()
+
+
+def fetch_json(url: str) -> tuple[int, dict[str, object]]:
+    status, content_type, body = fetch(url)
+    assert content_type == "application/json"
+    loaded = json.loads(body)
+    assert isinstance(loaded, dict)
+    return status, loaded
+
+
+class Ids(HTMLParser):
+    """Collects element ids and text of an HTML page (checks it parses, too)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Sequence[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name == "id" and value:
+                self.ids.add(value)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse_page(body: str) -> Ids:
+    parser = Ids()
+    parser.feed(body)
+    return parser
+
+
+def test_leaderboard_page_and_json_agree(site: LiveSite) -> None:
+    status, content_type, body = fetch(site.base_url + "/")
+    assert status == 200 and content_type.startswith("text/html")
+    status, data = fetch_json(site.base_url + "/api/leaderboard")
+    assert status == 200
+    rows = data["leaderboard"]
+    assert isinstance(rows, list)
+    assert [row["bot"] for row in rows] == [r.entry.bot for r in st.leaderboard(site.store)]
+    conservative = [row["conservative"] for row in rows]
+    assert conservative == sorted(conservative, reverse=True)
+    text = " ".join(parse_page(body).text)
+    for row in rows:
+        assert row["bot"] in text
+    assert "web-test-cup" in text
+
+
+def test_tournament_page_has_standings_crosstable_and_games(site: LiveSite) -> None:
+    tid = site.demo.tournament_id
+    status, _, body = fetch(f"{site.base_url}/tournaments/{tid}")
+    assert status == 200
+    page = parse_page(body)
+    assert {"standings", "crosstable"} <= page.ids
+    status, data = fetch_json(f"{site.base_url}/api/tournaments/{tid}")
+    assert status == 200
+    standings = data["standings"]
+    assert isinstance(standings, list)
+    expected = st.tournament_standings(site.store, tid)
+    assert [(r["bot"], r["score"]) for r in standings] == [(s.bot, s.points) for s in expected]
+    crosstable = data["crosstable"]
+    assert isinstance(crosstable, dict)
+    bots = crosstable["bots"]
+    cells = crosstable["cells"]
+    scores = st.tournament_crosstable(site.store, tid)
+    for i, a in enumerate(bots):
+        for j, b in enumerate(bots):
+            cell = cells[i][j]
+            if a == b:
+                assert cell is None
+            else:
+                assert cell == {"score": scores.get((a, b), 0.0), "games": 2}
+    games = data["games"]
+    assert isinstance(games, list)
+    assert sorted(g["id"] for g in games) == sorted(site.demo.game_ids)
+
+
+def test_bot_page_shows_versions_history_and_recent_games(site: LiveSite) -> None:
+    bot = site.demo.bots[0]
+    status, _, body = fetch(f"{site.base_url}/bots/{bot}")
+    assert status == 200
+    assert "rating-history" in parse_page(body).ids
+    assert 'class="plot-band"' in body and 'class="plot-mean"' in body
+    status, data = fetch_json(f"{site.base_url}/api/bots/{bot}")
+    assert status == 200
+    versions = data["versions"]
+    assert isinstance(versions, list) and len(versions) == 1
+    history = versions[0]["rating_history"]
+    assert len(history) == len(st.get_bot(site.store, bot).history) == 6  # 3 opponents x 2
+    games = data["recent_games"]
+    assert isinstance(games, list) and len(games) == 6
+    assert all(bot in g["bots"] for g in games)
+
+
+def test_game_page_json_and_record(site: LiveSite) -> None:
+    game_id = site.demo.game_ids[0]
+    status, _, body = fetch(f"{site.base_url}/games/{game_id}")
+    assert status == 200
+    ids = parse_page(body).ids
+    assert {f"bridge-{line}" for line in LINES} <= ids
+    assert {f"island-{island}" for island in ISLANDS} <= ids
+    assert {f"token-{island}" for island in ISLANDS} <= ids
+    assert {"faceup", "deck-size", "hand-0", "hand-1", "step", "action"} <= ids
+    status, data = fetch_json(f"{site.base_url}/api/games/{game_id}")
+    assert status == 200
+    assert data["record"] == st.game_record(site.store, game_id)
+    status, _, body = fetch(f"{site.base_url}/api/games/{game_id}/record")
+    assert status == 200 and json.loads(body) == st.game_record(site.store, game_id)
+
+
+@pytest.mark.parametrize("perspective", ["all", "0", "1"])
+def test_frames_endpoint(site: LiveSite, perspective: str) -> None:
+    game_id = site.demo.game_ids[1]
+    url = f"{site.base_url}/api/games/{game_id}/frames?perspective={perspective}"
+    status, data = fetch_json(url)
+    assert status == 200
+    frames = data["frames"]
+    assert isinstance(frames, list)
+    assert len(frames) == st.get_game(site.store, game_id).actions + 1
+    assert data["error"] is None
+    if perspective != "all":
+        seat = int(perspective)
+        assert all(f["hands"][1 - seat] is None for f in frames)
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "message"),
+    [
+        ("/games/99999", 404, "no game with id 99999"),
+        ("/api/games/99999/frames", 404, "no game with id 99999"),
+        ("/api/games/1/frames?perspective=2", 400, "perspective must be one of all, 0, 1"),
+        ("/bots/nobody", 404, "no bot named 'nobody'"),
+        ("/api/bots/nobody", 404, "no bot named 'nobody'"),
+        ("/tournaments/424242", 404, "no tournament with id 424242"),
+        ("/games/abc", 404, "no page at /games/abc"),
+        ("/static/../app.py", 404, "no page at"),
+        ("/static/nothing.css", 404, "no static file nothing.css"),
+    ],
+    ids=["game", "frames", "perspective", "bot", "bot-json", "tournament", "bad-id",
+         "traversal", "static"],
+)
+def test_bad_requests_are_named(site: LiveSite, path: str, status: int, message: str) -> None:
+    got_status, _, body = fetch(site.base_url + path)
+    assert got_status == status
+    assert message.replace("'", "&#39;") in body or message in body
+    assert "Traceback" not in body
+
+
+def test_post_is_refused_with_405(site: LiveSite) -> None:
+    status, _, body = fetch(site.base_url + "/api/leaderboard", method="POST")
+    assert status == 405
+    assert "use GET" in body
+
+
+def test_static_assets_are_served_with_types(site: LiveSite) -> None:
+    for name, expected in [("viewer.js", "text/javascript"), ("style.css", "text/css")]:
+        status, content_type, _ = fetch(f"{site.base_url}/static/{name}")
+        assert status == 200 and content_type.startswith(expected)
+
+
+def test_names_are_escaped_not_rendered_as_markup() -> None:
+    # the store refuses such names; the pages must not trust that
+    response = WebApp(UnfinishedGameSource()).handle("GET", "/bots/x", {})
+    assert response.status == 200
+    body = response.body.decode()
+    assert "<b>x</b>" not in body
+    assert "&lt;b&gt;x&lt;/b&gt;" in body
+
+
+class UnfinishedGameSource:
+    """A source whose one game is still being played (never stored by the arena)."""
+
+    def leaderboard(self) -> list[LeaderboardRow]:
+        return []
+
+    def tournaments(self) -> list[TournamentSummary]:
+        return []
+
+    def tournament(self, tournament_id: int) -> TournamentDetail | None:
+        return None
+
+    def bot(self, name: str) -> BotDetail | None:
+        return BotDetail("<b>x</b>", None, "", (), ())
+
+    def game(self, game_id: int) -> GameDetail | None:
+        summary = GameSummary(1, ("<b>a</b>", "b"), False, None, None, None)
+        return GameDetail(summary, '{"format": "kahuna-record/1"}')
+
+
+@pytest.mark.parametrize("path", ["/games/1", "/api/games/1", "/api/games/1/frames",
+                                  "/api/games/1/record"])
+def test_a_game_in_progress_is_never_revealed(path: str) -> None:
+    response = WebApp(UnfinishedGameSource()).handle("GET", path, {})
+    assert response.status == 403
+    assert b"kahuna-record" not in response.body
+    assert b"revealed only after the game" in response.body
