@@ -1,0 +1,213 @@
+"""Legality, rule by rule (R3, R4, R8, C2-C5, C7), and perft-style counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arena.kahuna import (
+    LINES,
+    IllegalActionError,
+    Variant,
+    apply,
+    deal_from_seed,
+    is_legal,
+    legal_actions,
+    new_game,
+    play_random_game,
+    replay,
+)
+from arena.kahuna.actions import _INTERN
+from arena.kahuna.legal import violation
+from arena.kahuna.state import State
+
+from .util import act, legal_texts, pos, run
+
+ALL_25_BUT_TWO = {line: 0 for line in LINES if line not in ("ELAI-HUNA", "ALOA-BARI")}
+
+# (id, position spec, action, rule broken or None when legal)
+CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
+    ("R3-place", {"hands": [["HUNA"], []]}, "place HUNA ELAI-HUNA", None),
+    ("R3-place-either-end", {"hands": [["ELAI"], []]}, "place ELAI ELAI-HUNA", None),
+    ("R3-place-card-not-in-hand", {"hands": [["ALOA"], []]}, "place HUNA ELAI-HUNA", "R3"),
+    ("R3-place-card-off-line", {"hands": [["ALOA"], []]}, "place ALOA ELAI-HUNA", "R3"),
+    ("R3-place-own-line-taken",
+     {"hands": [["HUNA"], []], "bridges": {"ELAI-HUNA": 0}}, "place HUNA ELAI-HUNA", "R3"),
+    ("R3-place-opp-line-taken",
+     {"hands": [["HUNA"], []], "bridges": {"ELAI-HUNA": 1}}, "place HUNA ELAI-HUNA", "R3"),
+    ("C7-no-bridge-in-supply",
+     {"hands": [["HUNA"], []], "bridges": ALL_25_BUT_TWO}, "place HUNA ELAI-HUNA", "C7"),
+    ("C7-remove-without-supply",
+     {"hands": [["ELAI", "HUNA"], []], "bridges": {**ALL_25_BUT_TWO, "ELAI-HUNA": 1}},
+     "remove HUNA+ELAI ELAI-HUNA", None),
+    ("R3-remove-mixed",
+     {"hands": [["ELAI", "HUNA"], []], "bridges": {"ELAI-HUNA": 1}},
+     "remove HUNA+ELAI ELAI-HUNA", None),
+    ("R3-remove-pair",
+     {"hands": [["HUNA", "HUNA"], []], "bridges": {"ELAI-HUNA": 1}},
+     "remove HUNA+HUNA ELAI-HUNA", None),
+    ("R3-remove-one-card-short",
+     {"hands": [["HUNA", "ALOA"], []], "bridges": {"ELAI-HUNA": 1}},
+     "remove HUNA+HUNA ELAI-HUNA", "R3"),
+    ("R3-remove-own-bridge",
+     {"hands": [["ELAI", "HUNA"], []], "bridges": {"ELAI-HUNA": 0}},
+     "remove ELAI+HUNA ELAI-HUNA", "R3"),
+    ("R3-remove-free-line", {"hands": [["ELAI", "HUNA"], []]}, "remove ELAI+HUNA ELAI-HUNA", "R3"),
+    ("R3-remove-card-off-line",
+     {"hands": [["ALOA", "HUNA"], []], "bridges": {"ELAI-HUNA": 1}},
+     "remove ALOA+HUNA ELAI-HUNA", "R3"),
+    ("C2-discard", {"hands": [["HUNA"], []]}, "discard HUNA", None),
+    ("C2-discard-full-hand", {"hands": [["HUNA"] * 2 + ["ALOA"] * 2 + ["LALE"], []]},
+     "discard LALE", None),
+    ("C2-discard-again", {"hands": [["HUNA"], []], "turn_discarded": True}, "discard HUNA", None),
+    ("C2-discard-after-play", {"hands": [["HUNA"], []], "turn_played_card": True},
+     "discard HUNA", "C2"),
+    ("C2-place-after-discard", {"hands": [["HUNA"], []], "turn_discarded": True},
+     "place HUNA ELAI-HUNA", "C2"),
+    ("C2-remove-after-discard",
+     {"hands": [["ELAI", "HUNA"], []], "bridges": {"ELAI-HUNA": 1}, "turn_discarded": True},
+     "remove ELAI+HUNA ELAI-HUNA", "C2"),
+    ("R3-discard-not-in-hand", {"hands": [["HUNA"], []]}, "discard ALOA", "R3"),
+    ("R4-draw-deck", {"hands": [[], []]}, "draw deck", None),
+    ("R4-draw-deck-empty",
+     {"faceup": ["COCO", None, None], "deck": [], "rest": "played"}, "draw deck", "R4"),
+    ("R4-draw-faceup", {"faceup": ["COCO", None, "LALE"]}, "draw LALE", None),
+    ("R4-draw-faceup-absent", {"faceup": ["COCO", None, "LALE"]}, "draw HUNA", "R4"),
+    ("C3-draw-deck-five", {"hands": [["HUNA"] * 2 + ["ALOA"] * 2 + ["LALE"], []]},
+     "draw deck", "C3"),
+    ("C3-draw-faceup-five",
+     {"hands": [["HUNA"] * 2 + ["ALOA"] * 2 + ["LALE"], []], "faceup": ["COCO", None, None]},
+     "draw COCO", "C3"),
+    ("C3-draw-four", {"hands": [["HUNA"] * 2 + ["ALOA"] * 2, []]}, "draw deck", None),
+    ("C4-pass", {}, "pass", None),
+    ("C4-pass-after-pass", {"opponent_passed": True}, "pass", "C4"),
+    ("C4-draw-after-pass", {"opponent_passed": True}, "draw deck", None),
+    ("C5-draw-in-final-turns",
+     {"round": 3, "final_turn": 1, "deck": [], "rest": "played"}, "draw deck", "C5"),
+    ("C5-pass-in-final-turns-after-pass",
+     {"round": 3, "final_turn": 2, "opponent_passed": True, "deck": [], "rest": "played"},
+     "pass", None),
+    ("C5-play-in-final-turns",
+     {"round": 3, "final_turn": 1, "hands": [["HUNA"], []], "deck": [], "rest": "played"},
+     "place HUNA ELAI-HUNA", None),
+    ("R8-strategic-island-controlled",
+     {"variant": {"strategic": True}, "hands": [["KAHU"], []],
+      "bridges": {"HUNA-LALE": 1, "IFFI-LALE": 1}},
+     "place KAHU KAHU-LALE", "R8"),
+    ("R8-strategic-free-island",
+     {"variant": {"strategic": True}, "hands": [["KAHU"], []],
+      "bridges": {"HUNA-LALE": 1, "IFFI-LALE": 1}},
+     "place KAHU JOJO-KAHU", None),
+    ("R8-strategic-own-control",
+     {"variant": {"strategic": True}, "hands": [["KAHU"], []],
+      "bridges": {"HUNA-LALE": 0, "IFFI-LALE": 0}},
+     "place KAHU KAHU-LALE", None),
+    ("R8-basic-island-controlled",
+     {"hands": [["KAHU"], []], "bridges": {"HUNA-LALE": 1, "IFFI-LALE": 1}},
+     "place KAHU KAHU-LALE", None),
+    ("R8-strategic-remove-allowed",
+     {"variant": {"strategic": True}, "hands": [["IFFI", "LALE"], []],
+      "bridges": {"HUNA-LALE": 1, "IFFI-LALE": 1}},
+     "remove IFFI+LALE IFFI-LALE", None),
+    ("R6-between-rounds", {"needs_reshuffle": True, "deck": [], "rest": "played"},
+     "draw deck", "R6"),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "rule"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_legality(spec: dict[str, Any], text: str, rule: str | None) -> None:
+    state = pos(**spec)
+    action = act(text)
+    assert is_legal(state, action) is (rule is None)
+    if rule is None:
+        apply(state, action)
+    else:
+        with pytest.raises(IllegalActionError) as caught:
+            apply(state, action)
+        assert caught.value.rule == rule
+        assert str(caught.value).startswith(f"{rule}: ")
+
+
+def test_wrong_seat_is_refused_R3() -> None:
+    state = pos()
+    with pytest.raises(IllegalActionError) as caught:
+        apply(state, act("draw deck"), seat=1)
+    assert caught.value.rule == "R3"
+    assert apply(state, act("draw deck"), seat=0).to_move == 1
+
+
+def test_finished_game_refuses_everything_R7() -> None:
+    record = play_random_game(5)
+    state = replay(record).state
+    assert state.is_finished and legal_actions(state) == ()
+    with pytest.raises(IllegalActionError) as caught:
+        apply(state, act("pass"))
+    assert caught.value.rule == "R7"
+
+
+def test_forced_draw_with_full_hand_C3_C4() -> None:
+    state = pos(hands=[["HUNA", "HUNA", "ALOA", "ALOA", "LALE"], []], opponent_passed=True,
+                faceup=["COCO", None, None])
+    texts = legal_texts(state)
+    assert "pass" not in texts and not any(t.startswith("draw") for t in texts)
+    assert "discard LALE" in texts
+    after = run(state, "discard LALE")
+    assert legal_texts(after) == ["discard ALOA", "discard HUNA", "draw COCO", "draw deck"]
+    after = run(state, "place HUNA ELAI-HUNA")
+    assert "draw deck" in legal_texts(after) and "pass" not in legal_texts(after)
+
+
+def test_final_turn_only_ending_is_pass_C4_C5() -> None:
+    state = pos(round=3, final_turn=2, opponent_passed=True, deck=[], rest="played",
+                hands=[["HUNA"], []])
+    places = [f"place HUNA {line}" for line in LINES if "HUNA" in line]
+    assert legal_texts(state) == ["discard HUNA", "pass", *places]
+
+
+# ------------------------------------------------------------------ perft
+
+ALL_ACTIONS = tuple(_INTERN.values())
+
+
+def reference_legal(state: State) -> set[str]:
+    """Legal actions by brute force: every canonical action through ``violation``."""
+    if state.is_finished or state.needs_reshuffle:
+        return set()
+    return {a.text() for a in ALL_ACTIONS if violation(state, a) is None}
+
+
+def perft(state: State, depth: int) -> int:
+    """Leaves of the action tree ``depth`` deep (reshuffles stop the walk)."""
+    actions = legal_actions(state)
+    assert {a.text() for a in actions} == reference_legal(state)
+    assert len({a.text() for a in actions}) == len(actions)
+    if depth == 1:
+        return len(actions)
+    return sum(perft(apply(state, action), depth - 1) for action in actions)
+
+
+def test_perft_hand_counted_opening() -> None:
+    """14 places (ELAI-HUNA and ALOA-HUNA from either card), 3 discards, 3 draws, pass."""
+    state = pos(hands=[["HUNA", "ELAI", "ALOA"], ["BARI", "FAAA", "DUDA"]],
+                faceup=["COCO", "COCO", "LALE"])
+    assert len(legal_actions(state)) == 5 + 6 + 3 + 3 + 3 + 1
+
+
+# Depth 1 checked by hand: seed 0 deals HUNA JOJO JOJO with GOLA FAAA IFFI face up:
+# 5 + 5 places, 2 discards, 4 draws, pass. Seed 1: BARI GOLA LALE, 5 + 4 + 3 places,
+# 3 discards, 4 draws, pass. Deeper counts pin the generator (and match brute force).
+PERFT_CASES = [
+    ("deal-seed-0", lambda: new_game(deal_from_seed(0)), (17, 232, 3209)),
+    ("deal-seed-1-strategic", lambda: new_game(deal_from_seed(1), Variant(strategic=True)),
+     (20, 279, 3930)),
+]
+
+
+@pytest.mark.parametrize(("make", "counts"), [c[1:] for c in PERFT_CASES],
+                         ids=[c[0] for c in PERFT_CASES])
+def test_perft(make: Any, counts: tuple[int, ...]) -> None:
+    state = make()
+    assert tuple(perft(state, d) for d in range(1, len(counts) + 1)) == counts
