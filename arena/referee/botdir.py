@@ -1,0 +1,123 @@
+"""The bot format: a directory with a ``bot.toml`` (issue 3, item 4).
+
+```toml
+name = "greedy"                   # 1-40 chars: letters, digits, - _ .
+command = ["python3", "bot.py"]   # argument list, run in the bot directory
+runtime = "python"                # "python" | "node" | "native"
+description = "optional"
+author = "optional"
+```
+
+The version is a content hash: sha256 over every regular file of the
+directory (``node_modules`` included: it is code the bot runs), taken in
+sorted order of relative path, each as path, NUL, size, NUL, contents.
+``__pycache__`` directories and ``*.pyc`` files are skipped because
+running the bot creates them. Symlinks are hashed by their target text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tomllib
+from pathlib import Path
+
+from arena.referee.types import BotSpec
+
+RUNTIMES = ("python", "node", "native")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
+KNOWN_KEYS = frozenset({"name", "command", "runtime", "description", "author"})
+VERSION_HEX_CHARS = 16
+
+
+class BotConfigError(ValueError):
+    """A bot directory that cannot be used; the message names the file and field."""
+
+
+def load_bot(directory: Path) -> BotSpec:
+    """Read and validate ``directory/bot.toml``."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise BotConfigError(f"{directory}: not a directory")
+    config_path = directory / "bot.toml"
+    if not config_path.is_file():
+        raise BotConfigError(f"{config_path}: no bot.toml in the bot directory")
+    try:
+        config = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise BotConfigError(f"{config_path}: not valid TOML: {error}") from None
+    unknown = sorted(set(config) - KNOWN_KEYS)
+    if unknown:
+        raise BotConfigError(f"{config_path}: unknown field {unknown[0]!r}")
+    name = _name(config_path, config.get("name"))
+    command = _command(config_path, config.get("command"))
+    runtime = config.get("runtime")
+    if runtime not in RUNTIMES:
+        raise BotConfigError(
+            f"{config_path}: field 'runtime' must be one of {', '.join(RUNTIMES)}, "
+            f"got {runtime!r}"
+        )
+    texts = {key: config.get(key, "") for key in ("description", "author")}
+    for key, value in texts.items():
+        if not isinstance(value, str) or len(value) > 500:
+            raise BotConfigError(f"{config_path}: field {key!r} must be a string of <= 500 chars")
+    return BotSpec(
+        name=name,
+        version=content_hash(directory),
+        directory=directory.resolve(),
+        command=command,
+        runtime=runtime,
+        description=texts["description"],
+        author=texts["author"],
+    )
+
+
+def _name(config_path: Path, value: object) -> str:
+    if value is None:
+        raise BotConfigError(f"{config_path}: missing field 'name'")
+    if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):
+        raise BotConfigError(
+            f"{config_path}: field 'name' must be 1-40 letters, digits, '-', '_' or '.', "
+            f"starting with a letter or digit, got {value!r}"
+        )
+    return value
+
+
+def _command(config_path: Path, value: object) -> tuple[str, ...]:
+    if value is None:
+        raise BotConfigError(f"{config_path}: missing field 'command'")
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(part, str) and part and "\0" not in part for part in value)
+    ):
+        raise BotConfigError(
+            f"{config_path}: field 'command' must be a non-empty list of non-empty strings, "
+            f"got {value!r}"
+        )
+    return tuple(value)
+
+
+def content_hash(directory: Path) -> str:
+    """The bot's version: see the module docstring."""
+    digest = hashlib.sha256()
+    for relative in _files(directory):
+        path = directory / relative
+        data = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+        digest.update(relative.encode() + b"\0" + str(len(data)).encode() + b"\0")
+        digest.update(data)
+    return digest.hexdigest()[:VERSION_HEX_CHARS]
+
+
+def _files(directory: Path) -> list[str]:
+    found: list[str] = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [name for name in dirs if name != "__pycache__"]
+        for name in files:
+            if name.endswith(".pyc"):
+                continue
+            path = Path(root) / name
+            if path.is_symlink() or path.is_file():
+                found.append(path.relative_to(directory).as_posix())
+    return sorted(found)

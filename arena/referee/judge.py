@@ -1,0 +1,192 @@
+"""The one function that turns what a bot did into an action or a status.
+
+Everything a bot's connection produces (``Arrival``), the death of its
+process (``Ended``) and the passing of its deadline (``DeadlinePassed``) goes
+through ``judge`` with what the referee expects of that bot right now
+(``Expectation``). The verdict is an accepted Hello, an action the rules
+allow, nothing (``IGNORED``: a late reply to a request that already timed
+out), or a failure with a named ``BotStatus`` and a reason in words.
+"""
+
+from __future__ import annotations
+
+import enum
+import hmac
+from dataclasses import dataclass, field
+
+from arena.kahuna import (
+    Action,
+    IllegalActionError,
+    MalformedActionError,
+    State,
+    apply,
+)
+from arena.protocol.convert import action_from_pb
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.types import BotStatus
+from arena.server.referee_service import MAX_MESSAGE_BYTES, Arrival, ArrivalKind
+
+PROTOCOL_VERSION = 1
+NS_PER_MS = 1_000_000
+
+
+class Phase(enum.Enum):
+    AWAIT_HELLO = "await_hello"
+    IDLE = "idle"
+    AWAIT_REPLY = "await_reply"
+
+
+@dataclass
+class Expectation:
+    """What one bot may send now (mutable: the referee updates it)."""
+
+    token: str
+    phase: Phase = Phase.AWAIT_HELLO
+    request_id: int = 0
+    sent_ns: int = 0
+    allowance_ms: float = 0.0
+    state: State | None = None
+    legal: frozenset[Action] = frozenset()
+    expired_request_ids: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """The bot's stream ended; ``exit_code`` is None while the process still runs."""
+
+    slot: int
+    exit_code: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlinePassed:
+    slot: int
+    waited_ms: float
+
+
+Occurrence = Arrival | Ended | DeadlinePassed
+
+
+class VerdictKind(enum.Enum):
+    HELLO = "hello"
+    ACTION = "action"
+    IGNORED = "ignored"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    kind: VerdictKind
+    status: BotStatus = BotStatus.OK
+    reason: str = ""
+    action: Action | None = None
+    hello: referee_pb2.Hello | None = None
+    elapsed_ms: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.kind is VerdictKind.FAILED
+
+
+IGNORED = Verdict(VerdictKind.IGNORED)
+
+
+def _fail(status: BotStatus, reason: str) -> Verdict:
+    return Verdict(VerdictKind.FAILED, status, reason)
+
+
+def judge(occurrence: Occurrence, expect: Expectation) -> Verdict:
+    """What ``occurrence`` means for a bot of which ``expect`` is expected."""
+    if isinstance(occurrence, DeadlinePassed):
+        what = (
+            "Hello"
+            if expect.phase is Phase.AWAIT_HELLO
+            else f"reply to request {expect.request_id}"
+        )
+        return _fail(BotStatus.TIMEOUT, f"no {what} within {occurrence.waited_ms:.0f} ms")
+    if isinstance(occurrence, Ended):
+        if occurrence.exit_code is not None:
+            return _fail(BotStatus.CRASH, f"process exited with status {occurrence.exit_code}")
+        return _fail(BotStatus.DISCONNECT, "stream closed while the process was running")
+    kind = occurrence.kind
+    if kind is ArrivalKind.OVERSIZED:
+        return _fail(
+            BotStatus.PROTOCOL_VIOLATION,
+            f"message of {occurrence.size_bytes} bytes (limit {MAX_MESSAGE_BYTES})",
+        )
+    if kind is ArrivalKind.SECOND_STREAM:
+        return _fail(BotStatus.PROTOCOL_VIOLATION, "opened a second Play stream")
+    if kind is ArrivalKind.UNDECODABLE:
+        return _fail(BotStatus.MALFORMED_MESSAGE, "bytes that are not a PlayRequest")
+    if kind is ArrivalKind.STREAM_CLOSED:  # the caller turns closes into Ended
+        return _fail(BotStatus.DISCONNECT, "stream closed")
+    message = occurrence.message
+    assert message is not None
+    which = message.WhichOneof("kind")
+    if which is None:
+        return _fail(BotStatus.MALFORMED_MESSAGE, "PlayRequest with neither hello nor action_reply")
+    if which == "hello":
+        return _judge_hello(message.hello, expect)
+    if expect.phase is Phase.AWAIT_HELLO:
+        return _fail(BotStatus.PROTOCOL_VIOLATION, "action_reply before Hello")
+    return _judge_reply(message.action_reply, occurrence.received_ns, expect)
+
+
+def _judge_hello(hello: referee_pb2.Hello, expect: Expectation) -> Verdict:
+    if expect.phase is not Phase.AWAIT_HELLO:
+        return _fail(BotStatus.PROTOCOL_VIOLATION, "a second Hello")
+    if not hmac.compare_digest(hello.token.encode(), expect.token.encode()):
+        return _fail(BotStatus.PROTOCOL_VIOLATION, "Hello with a token that is not this bot's")
+    if hello.protocol_version != PROTOCOL_VERSION:
+        return _fail(
+            BotStatus.PROTOCOL_VIOLATION,
+            f"protocol_version {hello.protocol_version} (the referee speaks {PROTOCOL_VERSION})",
+        )
+    return Verdict(VerdictKind.HELLO, hello=hello)
+
+
+def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Expectation) -> Verdict:
+    if expect.phase is not Phase.AWAIT_REPLY:
+        if reply.request_id in expect.expired_request_ids:
+            expect.expired_request_ids.discard(reply.request_id)
+            return IGNORED
+        return _fail(
+            BotStatus.PROTOCOL_VIOLATION,
+            f"reply to request {reply.request_id} while no request was open",
+        )
+    if reply.request_id != expect.request_id:
+        if reply.request_id in expect.expired_request_ids:
+            expect.expired_request_ids.discard(reply.request_id)
+            return IGNORED
+        return _fail(
+            BotStatus.PROTOCOL_VIOLATION,
+            f"reply to request {reply.request_id}, the open request is {expect.request_id}",
+        )
+    elapsed_ms = (received_ns - expect.sent_ns) / NS_PER_MS
+    if elapsed_ms > expect.allowance_ms:
+        return _fail(
+            BotStatus.TIMEOUT,
+            f"reply after {elapsed_ms:.0f} ms, allowed {expect.allowance_ms:.0f} ms",
+        )
+    if not reply.HasField("action"):
+        return _fail(
+            BotStatus.MALFORMED_MESSAGE, f"reply to request {reply.request_id} without an action"
+        )
+    try:
+        action = action_from_pb(reply.action)
+    except MalformedActionError as error:
+        return _fail(BotStatus.MALFORMED_MESSAGE, f"not an action: {error}")
+    if action not in expect.legal:
+        broken = _rule_broken(expect.state, action)
+        return _fail(BotStatus.ILLEGAL_ACTION, f"{action.text()}: {broken}")
+    return Verdict(VerdictKind.ACTION, action=action, elapsed_ms=elapsed_ms)
+
+
+def _rule_broken(state: State | None, action: Action) -> str:
+    if state is None:
+        return "no game in progress"
+    try:
+        apply(state, action)
+    except IllegalActionError as error:
+        return str(error)
+    return "not among the legal actions"

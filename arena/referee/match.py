@@ -1,0 +1,298 @@
+"""``run_match``: N games between two bots through the gRPC referee.
+
+Bot A sits in seat 0 in even games and seat 1 in odd games; games 2k and
+2k+1 share the deal (and the seed of their reshuffles), so every deal is
+played once from each side. Each bot has a private Unix socket in a fresh
+temporary directory and is launched once per match (again after a failure
+that killed it, at most ``max_restarts`` times). Everything a bot does goes
+through ``judge``; a failure forfeits the game in progress, or the next game
+when it happens between games. Nothing is ever played in a bot's place.
+"""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from arena.kahuna import deal_from_seed, new_game, reshuffle_from_seed, start_round
+from arena.logs import get_logger
+from arena.protocol.convert import variant_to_pb
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.game import GameLog, GameTurns
+from arena.referee.inbox import Inbox
+from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
+from arena.referee.results import Failures, GameResult, game_over_messages, score_games
+from arena.referee.seeds import deal_seed
+from arena.referee.slots import BotSlot
+from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
+from arena.sandbox import probe_host
+from arena.server.referee_service import Arrival, BotEndpoint
+
+MATCH_END_GRACE_S = 1.0
+KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
+NS_PER_MS = 1_000_000
+
+
+def display_names(bot_a: BotSpec, bot_b: BotSpec) -> tuple[str, str]:
+    """Unique names for the two bots (a bot may play itself: name#1, name#2)."""
+    if bot_a.name != bot_b.name:
+        return bot_a.name, bot_b.name
+    return f"{bot_a.name}#1", f"{bot_b.name}#2"
+
+
+def run_match(
+    config: MatchConfig,
+    bot_a: BotSpec,
+    bot_b: BotSpec,
+    *,
+    on_game: Callable[[GameReport], None] | None = None,
+) -> MatchReport:
+    """Play ``config.games`` games between ``bot_a`` and ``bot_b``."""
+    with tempfile.TemporaryDirectory(prefix="kahuna-", dir=_short_tmp()) as work:
+        return _Match(config, (bot_a, bot_b), Path(work)).run(on_game)
+
+
+def _short_tmp() -> str:
+    """A temp root short enough for gRPC's Unix socket path limit."""
+    root = tempfile.gettempdir()
+    return root if len(root) < 60 else "/tmp"
+
+
+class _Match:
+    def __init__(self, config: MatchConfig, specs: tuple[BotSpec, BotSpec], work: Path) -> None:
+        self.config = config
+        self.match_id = secrets.token_hex(6)
+        arrivals: queue.SimpleQueue[Arrival] = queue.SimpleQueue()
+        names = display_names(*specs)
+        self.slots = tuple(
+            BotSlot(
+                index=index,
+                spec=spec,
+                name=names[index],
+                endpoint=BotEndpoint(index, work / f"b{index}.sock", arrivals),
+                work_dir=work,
+            )
+            for index, spec in enumerate(specs)
+        )
+        self.inbox = Inbox(arrivals, self.slots)
+        self.sandboxed_paths = probe_host().namespaces
+        self.log = get_logger(match_id=self.match_id)
+
+    # ------------------------------------------------------------------ match
+
+    def run(self, on_game: Callable[[GameReport], None] | None) -> MatchReport:
+        reports: list[GameReport] = []
+        for slot in self.slots:
+            slot.endpoint.start()
+        try:
+            self.log.info("match_started", bots=[slot.name for slot in self.slots])
+            for game_index in range(self.config.games):
+                report = self._play_game(game_index)
+                reports.append(report)
+                if on_game is not None:
+                    on_game(report)
+            score = score_games(reports, [slot.name for slot in self.slots])
+            self._say_match_over(score)
+            self.log.info("match_finished", score=score)
+            return MatchReport(games=tuple(reports), score=score)
+        finally:
+            self._shut_down()
+
+    def _say_match_over(self, score: dict[str, float]) -> None:
+        for slot in self.slots:
+            other = self.slots[1 - slot.index]
+            match_over = referee_pb2.MatchOver(
+                your_score=score[slot.name],
+                opponent_score=score[other.name],
+                games=self.config.games,
+            )
+            slot.send(referee_pb2.PlayResponse(match_over=match_over))
+            slot.endpoint.close_stream()
+
+    def _shut_down(self) -> None:
+        """Give bots a moment to exit after MatchOver, then kill every tree."""
+        deadline = time.monotonic() + MATCH_END_GRACE_S
+        for slot in self.slots:
+            slot.endpoint.close_stream()
+            if slot.process is not None and slot.ready:
+                slot.process.wait(max(0.0, deadline - time.monotonic()))
+            slot.kill()
+        for slot in self.slots:
+            slot.endpoint.stop()
+
+    # ------------------------------------------------------------------ bots
+
+    def _make_ready(self, failures: Failures) -> None:
+        """Launch every bot that is not connected (within its restarts); await Hellos."""
+        launching: list[BotSlot] = []
+        for slot in self.slots:
+            if slot.ready or slot.index in failures:
+                continue
+            if not slot.can_launch(self.config.max_restarts):
+                status = slot.last_failure or BotStatus.CRASH
+                failures[slot.index] = (status, "restart limit reached: forfeits the rest")
+                continue
+            slot.launch(self.config, self.sandboxed_paths)
+            launching.append(slot)
+        deadline_ns = time.monotonic_ns() + self.config.hello_timeout_ms * NS_PER_MS
+        for slot in launching:
+            slot.expect.allowance_ms = self.config.hello_timeout_ms
+        while any(slot.expect.phase is Phase.AWAIT_HELLO and slot.process for slot in launching):
+            awaited = next(
+                slot.index for slot in launching if slot.expect.phase is Phase.AWAIT_HELLO
+                and slot.process
+            )
+            found = self.inbox.wait(awaited, deadline_ns)
+            assert found is not None
+            who, verdict = found
+            if verdict.kind is VerdictKind.HELLO:
+                self._welcome(self.slots[who])
+            else:
+                self._fail(who, verdict, failures)
+
+    def _welcome(self, slot: BotSlot) -> None:
+        slot.ready = True
+        slot.expect.phase = Phase.IDLE
+        other = self.slots[1 - slot.index]
+        welcome = referee_pb2.Welcome(
+            protocol_version=PROTOCOL_VERSION,
+            match_id=self.match_id,
+            games=self.config.games,
+            bot_name=slot.name,
+            opponent_name=other.name,
+            variant=variant_to_pb(self.config.variant),
+            time_control=self._time_control_pb(),
+        )
+        slot.send(referee_pb2.PlayResponse(welcome=welcome))
+        get_logger(match_id=self.match_id, bot=slot.name).info("bot_connected")
+
+    def _time_control_pb(self) -> referee_pb2.TimeControl:
+        control = self.config.time_control
+        return referee_pb2.TimeControl(action_ms=control.action_ms, bank_ms=control.bank_ms)
+
+    def _drain(self, failures: Failures) -> None:
+        """Judge what the bots sent between games: failures count for this game."""
+        while True:
+            found = self.inbox.wait(None, time.monotonic_ns())
+            if found is None:
+                return
+            self._fail(*found, failures)
+
+    def _fail(self, who: int, verdict: Verdict, failures: Failures) -> None:
+        slot = self.slots[who]
+        failures.setdefault(who, (verdict.status, verdict.reason))
+        slot.last_failure = verdict.status
+        self.log.warning(
+            "bot_failed", bot=slot.name, status=verdict.status.value, reason=verdict.reason
+        )
+        hello_pending = slot.expect.phase is Phase.AWAIT_HELLO
+        if verdict.status not in KEPT_CONNECTION or hello_pending:
+            slot.cut_off(verdict.status, verdict.reason)
+
+    # ------------------------------------------------------------------ game
+
+    def _play_game(self, game_index: int) -> GameReport:
+        slot_at_seat = (0, 1) if game_index % 2 == 0 else (1, 0)
+        seed = deal_seed(self.config.seed, game_index // 2)
+        deal = deal_from_seed(seed)
+        failures: Failures = {}
+        self._drain(failures)
+        self._make_ready(failures)
+        control = self.config.time_control
+        log = GameLog.start(control.action_ms, control.bank_ms)
+        turns = GameTurns(new_game(deal, self.config.variant))
+        self._say_game_start(game_index, slot_at_seat)
+        while not failures and not turns.state.is_finished:
+            state = turns.state
+            if state.needs_reshuffle:
+                order = reshuffle_from_seed(seed, state.round + 1, state.reshuffle_cards)
+                log.reshuffles.append(order)
+                turns.start_round(start_round(state, order))
+                continue
+            self._one_action(game_index, turns, slot_at_seat, log, failures)
+        result = GameResult(
+            match_id=self.match_id,
+            config=self.config,
+            game_index=game_index,
+            deal_seed=seed,
+            deal=deal,
+            names=tuple(slot.name for slot in self.slots),
+            versions=tuple(slot.spec.version for slot in self.slots),
+            slot_at_seat=slot_at_seat,
+            turns=turns,
+            log=log,
+            failures=failures,
+        )
+        report = result.report()
+        for slot, message in zip(self.slots, game_over_messages(result, report), strict=True):
+            slot.send(message)
+        self.log.info(
+            "game_finished",
+            game=game_index,
+            winner=report.winner,
+            reason=report.reason,
+            actions=report.actions,
+        )
+        return report
+
+    def _say_game_start(self, game_index: int, slot_at_seat: tuple[int, int]) -> None:
+        for seat, slot_index in enumerate(slot_at_seat):
+            slot = self.slots[slot_index]
+            game_start = referee_pb2.GameStart(
+                game_index=game_index,
+                seat=seat,
+                variant=variant_to_pb(self.config.variant),
+                time_control=self._time_control_pb(),
+                opponent_name=self.slots[1 - slot_index].name,
+            )
+            slot.send(referee_pb2.PlayResponse(game_start=game_start))
+
+    def _one_action(
+        self,
+        game_index: int,
+        turns: GameTurns,
+        slot_at_seat: tuple[int, int],
+        log: GameLog,
+        failures: Failures,
+    ) -> None:
+        seat = turns.to_move
+        slot = self.slots[slot_at_seat[seat]]
+        request_id = slot.take_request_id()
+        observation, legal = turns.observation_for_mover()
+        request = referee_pb2.ActionRequest(
+            request_id=request_id,
+            game_index=game_index,
+            observation=observation,
+            legal_actions=turns.legal_pb(),
+            action_deadline_ms=log.action_ms,
+            time_bank_ms=int(log.bank_ms[seat]),
+        )
+        expect = slot.expect
+        expect.phase = Phase.AWAIT_REPLY
+        expect.request_id = request_id
+        expect.allowance_ms = log.allowance_ms(seat)
+        expect.state = turns.state
+        expect.legal = legal
+        cpu_before = slot.process.cpu_time_ms() if slot.process is not None else None
+        expect.sent_ns = time.monotonic_ns()
+        slot.send(referee_pb2.PlayResponse(action_request=request))
+        deadline_ns = expect.sent_ns + int(expect.allowance_ms * NS_PER_MS)
+        found = self.inbox.wait(slot.index, deadline_ns)
+        assert found is not None
+        who, verdict = found
+        if expect.phase is Phase.AWAIT_REPLY:
+            expect.phase = Phase.IDLE
+        expect.state = None
+        if verdict.kind is not VerdictKind.ACTION or verdict.action is None:
+            if who != slot.index or verdict.status is BotStatus.TIMEOUT:
+                expect.expired_request_ids.add(request_id)  # its late reply is not a fault
+            self._fail(who, verdict, failures)
+            return
+        cpu_after = slot.process.cpu_time_ms() if slot.process is not None else None
+        cpu_ms = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+        log.charge(seat, verdict.elapsed_ms, cpu_ms)
+        turns.apply(verdict.action, seat)

@@ -1,0 +1,148 @@
+"""What a finished (or forfeited) game produces: report, record, GameOver messages.
+
+A forfeited game's record stays a valid kahuna-record/1: its actions are the
+legal actions that were played and ``result`` is absent because the game did
+not finish by the rules; the forfeit is described under the extra key
+``"match"`` with everything else the referee knows (bots, seeds, clocks,
+statuses, per-action timings).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arena.kahuna import record_of, record_to_json
+from arena.protocol.convert import outcome_to_pb
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.game import GameLog, GameTurns
+from arena.referee.slots import STATUS_TO_PB
+from arena.referee.types import BotStatus, GameReport, MatchConfig
+
+Failures = dict[int, tuple[BotStatus, str]]
+"""Slot index -> (status, reason) of the bots that failed in a game."""
+FORFEIT = "forfeit"
+
+
+@dataclass(frozen=True)
+class GameResult:
+    match_id: str
+    config: MatchConfig
+    game_index: int
+    deal_seed: int
+    deal: tuple[str, ...]
+    names: tuple[str, ...]
+    versions: tuple[str, ...]
+    slot_at_seat: tuple[int, int]
+    turns: GameTurns
+    log: GameLog
+    failures: Failures
+
+    def winner_slot(self) -> int | None:
+        if self.failures:
+            if len(self.failures) == 2:
+                return None
+            return 1 - next(iter(self.failures))
+        outcome = self.turns.state.outcome
+        if outcome is None or outcome.winner is None:
+            return None
+        return self.slot_at_seat[outcome.winner]
+
+    def reason(self) -> str:
+        outcome = self.turns.state.outcome
+        if self.failures or outcome is None:
+            return FORFEIT
+        return outcome.termination.value
+
+    def status(self, slot: int) -> BotStatus:
+        return self.failures[slot][0] if slot in self.failures else BotStatus.OK
+
+    def report(self) -> GameReport:
+        winner = self.winner_slot()
+        seat_of_slot = {slot: seat for seat, slot in enumerate(self.slot_at_seat)}
+        return GameReport(
+            index=self.game_index,
+            bots_by_seat=(self.names[self.slot_at_seat[0]], self.names[self.slot_at_seat[1]]),
+            winner=None if winner is None else self.names[winner],
+            reason=self.reason(),
+            statuses={self.names[slot]: self.status(slot) for slot in (0, 1)},
+            actions=len(self.turns.events),
+            time_ms={
+                self.names[slot]: round(self.log.time_ms[seat_of_slot[slot]], 3) for slot in (0, 1)
+            },
+            record=self.record(),
+        )
+
+    def record(self) -> dict[str, object]:
+        state = self.turns.state
+        record = record_of(state, self.deal, self.log.reshuffles, extra={"match": self.metadata()})
+        return record_to_json(record)
+
+    def metadata(self) -> dict[str, object]:
+        winner = self.winner_slot()
+        control = self.config.time_control
+        bots = [
+            {"seat": seat, "name": self.names[slot], "version": self.versions[slot]}
+            for seat, slot in enumerate(self.slot_at_seat)
+        ]
+        seat_of_slot = {slot: seat for seat, slot in enumerate(self.slot_at_seat)}
+        return {
+            "match_id": self.match_id,
+            "game_index": self.game_index,
+            "match_seed": self.config.seed,
+            "deal_index": self.game_index // 2,
+            "deal_seed": self.deal_seed,
+            "bots": bots,
+            "time_control": {"action_ms": control.action_ms, "bank_ms": control.bank_ms},
+            "winner": None if winner is None else self.names[winner],
+            "reason": self.reason(),
+            "statuses": {self.names[slot]: self.status(slot).value for slot in (0, 1)},
+            "failures": [
+                {
+                    "seat": seat_of_slot[slot],
+                    "bot": self.names[slot],
+                    "status": status.value,
+                    "detail": detail,
+                }
+                for slot, (status, detail) in sorted(self.failures.items())
+            ],
+            "time_ms": [round(value, 3) for value in self.log.time_ms],
+            "cpu_ms": [None if value is None else round(value, 3) for value in self.log.cpu_ms],
+            "bank_left_ms": [round(value, 3) for value in self.log.bank_ms],
+            "timings": self.log.timings,
+        }
+
+
+def game_over_messages(result: GameResult, report: GameReport) -> list[referee_pb2.PlayResponse]:
+    """The GameOver message for slot 0 and slot 1, in that order."""
+    record_json = json.dumps(report.record, separators=(",", ":"))
+    winner = result.winner_slot()
+    outcome = result.turns.state.outcome
+    messages = []
+    for slot in (0, 1):
+        game_over = referee_pb2.GameOver(
+            game_index=result.game_index,
+            reason=report.reason,
+            your_status=STATUS_TO_PB[result.status(slot)],
+            opponent_status=STATUS_TO_PB[result.status(1 - slot)],
+            record_json=record_json,
+        )
+        if winner is not None:
+            game_over.winner_seat = result.slot_at_seat.index(winner)
+        if outcome is not None and not result.failures:
+            game_over.outcome.CopyFrom(outcome_to_pb(outcome))
+        messages.append(referee_pb2.PlayResponse(game_over=game_over))
+    return messages
+
+
+def score_games(reports: Sequence[GameReport], names: Sequence[str]) -> dict[str, float]:
+    """1 per win, 0.5 each per draw, nothing for a forfeit by both."""
+    score = dict.fromkeys(names, 0.0)
+    for report in reports:
+        if report.winner is not None:
+            score[report.winner] += 1.0
+        elif report.reason != FORFEIT:
+            for name in names:
+                score[name] += 0.5
+    return score

@@ -1,0 +1,141 @@
+"""One bot of a match: its private endpoint, its process, its launches.
+
+A ``BotSlot`` is what the referee knows about bot A or bot B for the whole
+match, whatever seat it sits in. It launches the bot in the sandbox with a
+fresh token per launch, and cuts it off (Goodbye, stream closed, process
+tree killed) when a failure leaves the connection unusable.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import arena
+from arena.logs import get_logger
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.judge import Expectation, Phase
+from arena.referee.types import BotSpec, BotStatus, MatchConfig
+from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
+from arena.server.referee_service import BotEndpoint
+
+REPO_ROOT = Path(arena.__file__).resolve().parent.parent
+GENERATED_DIR = REPO_ROOT / "arena" / "protocol" / "gen"
+PYTHON_SDK_DIR = REPO_ROOT / "sample_bots" / "sdk" / "python"
+PROTO_INSIDE = "/opt/kahuna/proto"
+SDK_INSIDE = "/opt/kahuna/sdk"
+STDERR_TAIL_BYTES = 400
+EXIT_GRACE_S = 0.3
+
+STATUS_TO_PB = {
+    BotStatus.OK: referee_pb2.BOT_STATUS_OK,
+    BotStatus.TIMEOUT: referee_pb2.BOT_STATUS_TIMEOUT,
+    BotStatus.ILLEGAL_ACTION: referee_pb2.BOT_STATUS_ILLEGAL_ACTION,
+    BotStatus.MALFORMED_MESSAGE: referee_pb2.BOT_STATUS_MALFORMED_MESSAGE,
+    BotStatus.PROTOCOL_VIOLATION: referee_pb2.BOT_STATUS_PROTOCOL_VIOLATION,
+    BotStatus.CRASH: referee_pb2.BOT_STATUS_CRASH,
+    BotStatus.DISCONNECT: referee_pb2.BOT_STATUS_DISCONNECT,
+}
+
+
+@dataclass
+class BotSlot:
+    """Bot A (index 0) or bot B (index 1) of a match."""
+
+    index: int
+    spec: BotSpec
+    name: str
+    endpoint: BotEndpoint
+    work_dir: Path
+    expect: Expectation = field(default_factory=lambda: Expectation(token=""))
+    process: BotProcess | None = None
+    launches: int = 0
+    ready: bool = False
+    last_failure: BotStatus | None = None
+    next_request_id: int = 1
+
+    def can_launch(self, max_restarts: int) -> bool:
+        return self.launches <= max_restarts
+
+    def launch(self, config: MatchConfig, sandboxed_paths: bool) -> None:
+        """Start the bot (again) with a fresh token; it must now say Hello."""
+        self.kill()
+        self.launches += 1
+        self.endpoint.generation += 1
+        self.expect = Expectation(token=secrets.token_urlsafe(24), phase=Phase.AWAIT_HELLO)
+        env = {
+            "KAHUNA_REFEREE": f"unix://{SANDBOX_SOCKET}",
+            "KAHUNA_TOKEN": self.expect.token,
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        binds: list[tuple[Path, str]] = []
+        if self.spec.runtime == "python":
+            paths = [(GENERATED_DIR, PROTO_INSIDE)]
+            if PYTHON_SDK_DIR.is_dir():
+                paths.append((PYTHON_SDK_DIR, SDK_INSIDE))
+            binds = paths if sandboxed_paths else []
+            env["PYTHONPATH"] = ":".join(
+                inside if sandboxed_paths else str(host) for host, inside in paths
+            )
+        self.process = launch_bot(
+            bot_dir=self.spec.directory,
+            command=self.spec.command,
+            runtime=self.spec.runtime,
+            env=env,
+            socket_path=self.endpoint.socket_path,
+            limits=config.limits,
+            extra_ro_binds=binds,
+            stderr_path=self.stderr_path,
+            stdout_path=Path(os.devnull),
+            unsafe=config.unsafe,
+        )
+        get_logger(bot=self.name, slot=self.index).info(
+            "bot_launched", launch=self.launches, pid=self.process.pid
+        )
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.work_dir / f"bot{self.index}-{self.launches}.stderr"
+
+    def stderr_tail(self) -> str:
+        try:
+            with self.stderr_path.open("rb") as stream:
+                stream.seek(0, 2)
+                size = stream.tell()
+                stream.seek(max(0, size - STDERR_TAIL_BYTES))
+                return stream.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def take_request_id(self) -> int:
+        request_id = self.next_request_id
+        self.next_request_id += 1
+        return request_id
+
+    def send(self, message: referee_pb2.PlayResponse) -> None:
+        if self.ready:
+            self.endpoint.send(message)
+
+    def cut_off(self, status: BotStatus, reason: str) -> None:
+        """Say Goodbye, end the stream, kill the process tree."""
+        if self.endpoint.connected:
+            goodbye = referee_pb2.Goodbye(status=STATUS_TO_PB[status], reason=reason)
+            self.endpoint.send(referee_pb2.PlayResponse(goodbye=goodbye))
+        self.endpoint.close_stream()
+        self.endpoint.generation += 1  # whatever the old stream still says is ignored
+        self.ready = False
+        self.kill()
+        self.process = None
+
+    def exit_code_soon(self) -> int | None:
+        """The process's exit status if it ends within a short grace, else None."""
+        if self.process is None:
+            return None
+        return self.process.wait(EXIT_GRACE_S)
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()

@@ -1,0 +1,107 @@
+"""The declarative match configuration and what a match reports.
+
+One ``MatchConfig`` says everything about how a match is played; a
+``MatchReport`` is everything it produced. Both are plain frozen data.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.kahuna import Variant
+from arena.sandbox import SandboxLimits
+
+HELLO_TIMEOUT_MS = 10_000
+"""How long a freshly launched bot has to send its Hello."""
+
+
+class BotStatus(enum.StrEnum):
+    """How a bot behaved in a game (docs/PROTOCOL.md, "Statuses")."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"
+    ILLEGAL_ACTION = "illegal_action"
+    MALFORMED_MESSAGE = "malformed_message"
+    PROTOCOL_VIOLATION = "protocol_violation"
+    CRASH = "crash"
+    DISCONNECT = "disconnect"
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """A per-action limit plus a per-game bank for time beyond it."""
+
+    action_ms: int = 2000
+    bank_ms: int = 30000
+
+    def __post_init__(self) -> None:
+        if isinstance(self.action_ms, bool) or not isinstance(self.action_ms, int):
+            raise ValueError(f"action_ms must be a whole number of ms, got {self.action_ms!r}")
+        if isinstance(self.bank_ms, bool) or not isinstance(self.bank_ms, int):
+            raise ValueError(f"bank_ms must be a whole number of ms, got {self.bank_ms!r}")
+        if not 1 <= self.action_ms <= 3_600_000:
+            raise ValueError(f"action_ms must be between 1 and 3600000, got {self.action_ms}")
+        if not 0 <= self.bank_ms <= 36_000_000:
+            raise ValueError(f"bank_ms must be between 0 and 36000000, got {self.bank_ms}")
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot directory as loaded from its bot.toml (see ``load_bot``)."""
+
+    name: str
+    version: str
+    directory: Path
+    command: tuple[str, ...]
+    runtime: str
+    description: str = ""
+    author: str = ""
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """Everything that decides how a match is played."""
+
+    games: int = 2
+    seed: int = 0
+    variant: Variant = field(default_factory=Variant)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    max_restarts: int = 2
+    unsafe: bool = False
+    hello_timeout_ms: int = HELLO_TIMEOUT_MS
+
+    def __post_init__(self) -> None:
+        if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
+            raise ValueError(f"games must be a whole number >= 1, got {self.games!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        if self.max_restarts < 0:
+            raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts}")
+        if self.hello_timeout_ms < 1:
+            raise ValueError(f"hello_timeout_ms must be >= 1, got {self.hello_timeout_ms}")
+
+
+@dataclass(frozen=True)
+class GameReport:
+    """One game of a match, by bot name (names are unique within a match)."""
+
+    index: int
+    bots_by_seat: tuple[str, str]
+    winner: str | None
+    reason: str
+    statuses: Mapping[str, BotStatus]
+    actions: int
+    time_ms: Mapping[str, float]
+    record: dict[str, object]
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """Every game of a match and the score (1 per win, 0.5 per draw)."""
+
+    games: tuple[GameReport, ...]
+    score: Mapping[str, float]

@@ -1,0 +1,184 @@
+"""The bot-facing gRPC service (``kahuna.v1.RefereeService``): transport only.
+
+Each bot of a match gets a private ``BotEndpoint``: a gRPC server on its own
+Unix socket that accepts one ``Play`` stream at a time. The endpoint never
+interprets a message: everything a bot sends (or fails to send) becomes an
+``Arrival`` on the match's queue, stamped with the bot's slot, the launch
+generation and the time it arrived, and the referee's judge decides what it
+means. Because each socket belongs to one bot, even a connection with a
+forged token is charged to the bot that made it.
+"""
+
+from __future__ import annotations
+
+import enum
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from arena.logs import get_logger
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+
+SERVICE_NAME = "kahuna.v1.RefereeService"
+MAX_MESSAGE_BYTES = 64 * 1024
+"""Largest message a bot may send; larger ones are protocol violations."""
+TRANSPORT_MAX_BYTES = 8 * 1024 * 1024
+"""gRPC's own limit: beyond it the transport cuts the stream (a disconnect)."""
+MAX_SOCKET_PATH_CHARS = 107
+MAX_STREAMS_PER_ENDPOINT = 4
+
+
+class ArrivalKind(enum.Enum):
+    MESSAGE = "message"
+    UNDECODABLE = "undecodable"
+    OVERSIZED = "oversized"
+    SECOND_STREAM = "second_stream"
+    STREAM_CLOSED = "stream_closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """Something a bot's connection produced."""
+
+    slot: int
+    generation: int
+    kind: ArrivalKind
+    received_ns: int
+    message: referee_pb2.PlayRequest | None = None
+    size_bytes: int = 0
+
+
+class _Close:
+    """Marker put in an outbox to end the stream."""
+
+
+_CLOSE = _Close()
+
+
+class BotEndpoint:
+    """One bot's socket: a gRPC server with at most one live Play stream."""
+
+    def __init__(self, slot: int, socket_path: Path, arrivals: queue.SimpleQueue[Arrival]) -> None:
+        if len(str(socket_path)) > MAX_SOCKET_PATH_CHARS:
+            raise ValueError(f"socket path {socket_path} is longer than gRPC allows")
+        self.slot = slot
+        self.socket_path = socket_path
+        self.generation = 0
+        self._arrivals = arrivals
+        self._lock = threading.Lock()
+        self._outbox: queue.SimpleQueue[referee_pb2.PlayResponse | _Close] | None = None
+        self._log = get_logger(slot=slot)
+        handler = grpc.stream_stream_rpc_method_handler(
+            self._play,
+            request_deserializer=bytes,
+            response_serializer=referee_pb2.PlayResponse.SerializeToString,
+        )
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(
+                max_workers=MAX_STREAMS_PER_ENDPOINT, thread_name_prefix=f"bot{slot}"
+            ),
+            handlers=[grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": handler})],
+            maximum_concurrent_rpcs=MAX_STREAMS_PER_ENDPOINT,
+            options=[("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES)],
+        )
+        self._server.add_insecure_port(f"unix://{socket_path}")
+
+    def start(self) -> None:
+        self._server.start()
+
+    def stop(self) -> None:
+        """End the live stream and stop the server (idempotent)."""
+        self.close_stream()
+        self._server.stop(grace=None).wait(5)
+
+    @property
+    def connected(self) -> bool:
+        return self._outbox is not None
+
+    def send(self, message: referee_pb2.PlayResponse) -> bool:
+        """Queue ``message`` on the live stream; False when there is none."""
+        outbox = self._outbox
+        if outbox is None:
+            return False
+        outbox.put(message)
+        return True
+
+    def close_stream(self) -> None:
+        """End the live stream after the messages already queued."""
+        with self._lock:
+            outbox, self._outbox = self._outbox, None
+        if outbox is not None:
+            outbox.put(_CLOSE)
+
+    def _post(
+        self,
+        generation: int,
+        kind: ArrivalKind,
+        message: referee_pb2.PlayRequest | None = None,
+        size_bytes: int = 0,
+    ) -> None:
+        self._arrivals.put(
+            Arrival(self.slot, generation, kind, time.monotonic_ns(), message, size_bytes)
+        )
+
+    def _play(
+        self, request_iterator: Iterator[bytes], context: grpc.ServicerContext
+    ) -> Iterator[referee_pb2.PlayResponse]:
+        outbox: queue.SimpleQueue[referee_pb2.PlayResponse | _Close] = queue.SimpleQueue()
+        with self._lock:
+            generation = self.generation
+            if self._outbox is not None:
+                refused = True
+            else:
+                refused = False
+                self._outbox = outbox
+        if refused:
+            self._post(generation, ArrivalKind.SECOND_STREAM)
+            context.abort(grpc.StatusCode.ALREADY_EXISTS, "one Play stream per bot")
+        context.add_callback(lambda: outbox.put(_CLOSE))
+        reader = threading.Thread(
+            target=self._read,
+            args=(request_iterator, generation),
+            name=f"bot{self.slot}-reader",
+            daemon=True,
+        )
+        reader.start()
+        try:
+            while True:
+                item = outbox.get()
+                if isinstance(item, _Close):
+                    return
+                yield item
+        finally:
+            with self._lock:
+                if self._outbox is outbox:
+                    self._outbox = None
+
+    def _read(self, request_iterator: Iterator[bytes], generation: int) -> None:
+        try:
+            for raw in request_iterator:
+                self._post_raw(raw, generation)
+        except grpc.RpcError:
+            pass  # the stream broke: cancelled, transport limit, peer gone
+        except Exception as error:  # a reader thread must never die silently or loudly
+            self._log.warning("bot_stream_read_failed", error=repr(error))
+        self._post(generation, ArrivalKind.STREAM_CLOSED)
+
+    def _post_raw(self, raw: bytes, generation: int) -> None:
+        if len(raw) > MAX_MESSAGE_BYTES:
+            self._post(generation, ArrivalKind.OVERSIZED, size_bytes=len(raw))
+            return
+        message = referee_pb2.PlayRequest()
+        try:
+            message.ParseFromString(raw)
+        except DecodeError:
+            self._post(generation, ArrivalKind.UNDECODABLE, size_bytes=len(raw))
+            return
+        self._post(generation, ArrivalKind.MESSAGE, message=message, size_bytes=len(raw))

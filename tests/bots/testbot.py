@@ -1,0 +1,269 @@
+"""A bot for the referee tests, well-behaved or deliberately broken.
+
+Run as ``python3 bot.py MARKER BEHAVIOUR [ARG ...]`` (MARKER: a unique word
+that lets a test find every process the bot left) with ``KAHUNA_REFEREE`` and
+``KAHUNA_TOKEN`` set; it speaks gRPC with the generated code directly (no
+SDK) so that it can also send what no SDK would. Tests copy this file into
+a temporary bot directory (see tests/referee/conftest.py). Behaviours that
+probe the sandbox (``tcp``, ``write_outside``, ``read_other``) play well
+unless the probe succeeds, in which case they send an illegal action so
+that the test sees it.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import grpc
+from kahuna.v1 import game_pb2, referee_pb2
+
+PLAY_METHOD = "/kahuna.v1.RefereeService/Play"
+
+
+class Bot:
+    def __init__(self, behaviour: str, args: list[str]) -> None:
+        self.behaviour = behaviour
+        self.args = args
+        self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.random = random.Random(7)
+        self.requests_seen = 0
+        self.last_request_id = 0
+
+    def send(self, message: referee_pb2.PlayRequest) -> None:
+        self.outbox.put(message.SerializeToString())
+
+    def reply(self, request_id: int, action: game_pb2.Action) -> None:
+        reply = referee_pb2.ActionReply(request_id=request_id, action=action)
+        self.send(referee_pb2.PlayRequest(action_reply=reply))
+
+    def _requests(self) -> Iterator[bytes]:
+        while True:
+            item = self.outbox.get()
+            if item is None:
+                return
+            yield item
+
+    def run(self) -> None:
+        channel = grpc.insecure_channel(os.environ["KAHUNA_REFEREE"])
+        play = channel.stream_stream(
+            PLAY_METHOD,
+            request_serializer=lambda raw: raw,
+            response_deserializer=referee_pb2.PlayResponse.FromString,
+        )
+        token = os.environ["KAHUNA_TOKEN"]
+        if self.behaviour == "forged_token":
+            token = "forged-" + token[::-1]
+        if self.behaviour == "no_hello":
+            time.sleep(3600)
+        if self.behaviour == "malformed_bytes":
+            self.outbox.put(b"\xff\xff\xff\xff\x0f garbage")
+        hello = referee_pb2.Hello(
+            token=token, bot_name="testbot", bot_version="1", protocol_version=1
+        )
+        self.send(referee_pb2.PlayRequest(hello=hello))
+        for message in play(self._requests()):
+            kind = message.WhichOneof("kind")
+            if kind == "welcome":
+                self.on_welcome(channel)
+            elif kind == "action_request":
+                self.on_request(message.action_request)
+            elif kind in ("match_over", "goodbye"):
+                break
+        self.outbox.put(None)
+        channel.close()
+
+    def on_welcome(self, channel: grpc.Channel) -> None:
+        action = ON_WELCOME.get(self.behaviour)
+        if action is not None:
+            action(self, channel)
+
+    def on_request(self, request: referee_pb2.ActionRequest) -> None:
+        self.requests_seen += 1
+        handler = ON_REQUEST.get(self.behaviour, Bot.play_random)
+        handler(self, request)
+        self.last_request_id = request.request_id
+
+    def play_random(self, request: referee_pb2.ActionRequest) -> None:
+        self.reply(request.request_id, self.random.choice(list(request.legal_actions)))
+
+
+# --------------------------------------------------------------- on welcome
+
+
+def out_of_turn(bot: Bot, channel: grpc.Channel) -> None:
+    bot.reply(99, game_pb2.Action(type=game_pb2.ACTION_TYPE_PASS))
+
+
+def second_stream(bot: Bot, channel: grpc.Channel) -> None:
+    """Open another stream, as if acting for the other seat, with a forged token."""
+    other = grpc.insecure_channel(os.environ["KAHUNA_REFEREE"])
+    play = other.stream_stream(
+        PLAY_METHOD,
+        request_serializer=lambda raw: raw,
+        response_deserializer=referee_pb2.PlayResponse.FromString,
+    )
+    hello = referee_pb2.Hello(token="other-seat", bot_name="x", protocol_version=1)
+    try:
+        for _ in play(iter([referee_pb2.PlayRequest(hello=hello).SerializeToString()])):
+            pass
+    except grpc.RpcError:
+        pass
+
+
+def memory_hog(bot: Bot, channel: grpc.Channel) -> None:
+    hoard = []
+    while True:
+        hoard.append(bytearray(16 * 1024 * 1024))
+        hoard[-1][::4096] = b"x" * len(hoard[-1][::4096])
+
+
+def fork_bomb(bot: Bot, channel: grpc.Channel) -> None:
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        while True:
+            try:
+                if os.fork() == 0:
+                    continue
+            except OSError:
+                time.sleep(0.05)
+            time.sleep(3600)
+
+
+def daemon(bot: Bot, channel: grpc.Channel) -> None:
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.closerange(0, 1024)
+            time.sleep(3600)
+        os._exit(0)
+
+
+ON_WELCOME: dict[str, Callable[[Bot, grpc.Channel], None]] = {
+    "out_of_turn": out_of_turn,
+    "second_stream": second_stream,
+    "memory_hog": memory_hog,
+    "fork_bomb": fork_bomb,
+    "daemon": daemon,
+}
+
+
+# --------------------------------------------------------------- on request
+
+
+def sleep_forever(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    time.sleep(3600)
+
+
+def late_once(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Answer the first request too late, every later one at once."""
+    if bot.requests_seen == 1:
+        time.sleep(float(bot.args[0]))
+    bot.play_random(request)
+
+
+def exit_midgame(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    if bot.requests_seen > 5:
+        os._exit(3)
+    bot.play_random(request)
+
+
+def garbage_stdout(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    sys.stdout.write("\x00\xffnot a protocol message\n" * 50)
+    sys.stdout.flush()
+    bot.play_random(request)
+
+
+def oversized(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    action = game_pb2.Action(type=game_pb2.ACTION_TYPE_PASS, card="X" * 100_000)
+    bot.reply(request.request_id, action)
+
+
+def stale_id(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    if bot.requests_seen == 1:
+        bot.play_random(request)
+    else:
+        bot.reply(bot.last_request_id, bot.random.choice(list(request.legal_actions)))
+
+
+def flood(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    for _ in range(2000):
+        bot.play_random(request)
+
+
+def illegal(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    # A well-formed action that is never legal: drawing a card with a full hand
+    # is not checked here; placing on a line with a card of neither island is.
+    bot.reply(
+        request.request_id,
+        game_pb2.Action(type=game_pb2.ACTION_TYPE_PLACE, card="LALE", line="ALOA-BARI"),
+    )
+
+
+def malformed_action(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    bot.reply(
+        request.request_id, game_pb2.Action(type=game_pb2.ACTION_TYPE_DISCARD, card="ATLANTIS")
+    )
+
+
+def tcp(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    if bot.requests_seen == 1:
+        try:
+            with socket.create_connection(("127.0.0.1", int(bot.args[0])), timeout=1):
+                illegal(bot, request)
+                return
+        except OSError:
+            pass
+    bot.play_random(request)
+
+
+def write_outside(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    if bot.requests_seen == 1:
+        for path in [*bot.args, "/bot/escaped.txt", "/etc/escaped.txt", "/usr/escaped.txt"]:
+            try:
+                with open(path, "w") as stream:
+                    stream.write("escaped")
+                illegal(bot, request)
+                return
+            except OSError:
+                pass
+    bot.play_random(request)
+
+
+def read_other(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    if bot.requests_seen == 1:
+        for path in bot.args:
+            try:
+                with open(path) as stream:
+                    stream.read()
+                illegal(bot, request)
+                return
+            except OSError:
+                pass
+    bot.play_random(request)
+
+
+ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
+    "sleep_forever": sleep_forever,
+    "late_once": late_once,
+    "exit_midgame": exit_midgame,
+    "garbage_stdout": garbage_stdout,
+    "oversized": oversized,
+    "stale_id": stale_id,
+    "flood": flood,
+    "illegal": illegal,
+    "malformed_action": malformed_action,
+    "tcp": tcp,
+    "write_outside": write_outside,
+    "read_other": read_other,
+}
+
+
+if __name__ == "__main__":
+    Bot(sys.argv[2], sys.argv[3:]).run()
