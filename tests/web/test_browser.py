@@ -1,0 +1,195 @@
+"""The pages in a real browser: Debian's chromium, headless, driven by Playwright.
+
+One browser per session; each test opens its own page. Skipped, with the
+reason, only where /usr/bin/chromium is absent (CI installs it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena import store as st
+from arena.kahuna import ISLANDS, ActionType, Record, State, parse_record, replay
+from arena.web.browser import CHROMIUM, launch_chromium
+from arena.web.demo_data import play_demo_tournament
+from arena.web.server import create_web_server
+from tests.web.conftest import POLL_MS, LiveSite
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"
+)
+
+if Path(CHROMIUM).exists():
+    from playwright.sync_api import Browser, Page, expect
+else:  # pragma: no cover - the module is skipped
+    Browser = Page = object  # type: ignore[misc,assignment]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with launch_chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def stored_record(site: LiveSite, game_id: int) -> Record:
+    import json
+
+    return parse_record(json.dumps(st.game_record(site.store, game_id)))
+
+
+def state_after(record: Record, steps: int) -> State:
+    result = replay(dataclasses.replace(record, actions=record.actions[:steps], result=None))
+    assert result.error is None
+    return result.state
+
+
+def open_viewer(page: Page, site: LiveSite, game_id: int) -> None:
+    page.goto(f"{site.base_url}/games/{game_id}")
+    page.wait_for_selector('#viewer[data-ready="true"]')
+
+
+def owned_lines(page: Page, seat: int) -> set[str]:
+    lines = page.eval_on_selector_all(
+        f'.bridge[data-owner="{seat}"]', "nodes => nodes.map(n => n.dataset.line)"
+    )
+    return set(lines)
+
+
+def test_pages_load_from_a_stored_tournament(page: Page, site: LiveSite) -> None:
+    page.goto(site.base_url + "/")
+    rows = page.locator("#leaderboard tbody tr")
+    expect(rows).to_have_count(len(site.demo.bots))
+    expect(page.locator("#tournaments")).to_contain_text("web-test-cup")
+    page.locator("#tournaments a", has_text="web-test-cup").click()
+    expect(page.locator("#crosstable tbody tr")).to_have_count(len(site.demo.bots))
+    page.locator("#standings a.bot").first.click()
+    expect(page.locator("#rating-history svg polygon.plot-band")).to_have_count(1)
+    page.locator("table.games a", has_text="#").first.click()
+    page.wait_for_selector('#viewer[data-ready="true"]')
+    expect(page.locator("#step")).to_have_text("0 / " + str(page.locator("#history li").count()))
+
+
+def test_viewer_steps_to_a_placement_and_draws_the_right_bridges(
+    page: Page, site: LiveSite
+) -> None:
+    game_id = site.demo.game_ids[0]
+    record = stored_record(site, game_id)
+    step = next(
+        i for i, (_, a) in enumerate(record.actions, start=1) if a.type is ActionType.PLACE
+    )
+    seat, action = record.actions[step - 1]
+    open_viewer(page, site, game_id)
+    assert owned_lines(page, 0) == owned_lines(page, 1) == set()
+    for _ in range(step):
+        page.click("#next")
+    expect(page.locator("#step")).to_contain_text(f"{step} / ")
+    expect(page.locator("#action .notation")).to_have_text(action.text())
+    assert action.line is not None
+    expect(page.locator(f"#bridge-{action.line}")).to_have_attribute("data-owner", str(seat))
+    expect(page.locator(f"#bridge-{action.line}")).to_have_class("bridge last")
+    state = state_after(record, step)
+    for each_seat in (0, 1):
+        expected = {line for line, owner in state.bridges.items() if owner == each_seat}
+        assert owned_lines(page, each_seat) == expected
+    page.click("#prev")
+    expect(page.locator(f"#bridge-{action.line}")).to_have_attribute("data-owner", "")
+
+
+def test_keyboard_steps_and_jumps(page: Page, site: LiveSite) -> None:
+    game_id = site.demo.game_ids[1]
+    record = stored_record(site, game_id)
+    last = len(record.actions)
+    open_viewer(page, site, game_id)
+    viewer = page.locator("#viewer")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    expect(viewer).to_have_attribute("data-step", "3")
+    page.keyboard.press("ArrowLeft")
+    expect(viewer).to_have_attribute("data-step", "2")
+    page.keyboard.press("End")
+    expect(viewer).to_have_attribute("data-step", str(last))
+    page.keyboard.press("ArrowRight")
+    expect(viewer).to_have_attribute("data-step", str(last))
+    final = state_after(record, last)
+    for seat in (0, 1):
+        expect(page.locator(f"#points-{seat}")).to_have_text(str(final.points[seat]))
+        controlled = [i for i, owner in final.controlled.items() if owner == seat]
+        for island in controlled:
+            expect(page.locator(f"#token-{island}")).to_have_attribute("data-controller", str(seat))
+    page.keyboard.press("Home")
+    expect(viewer).to_have_attribute("data-step", "0")
+    page.keyboard.press("ArrowLeft")
+    expect(viewer).to_have_attribute("data-step", "0")
+
+
+def hand_cards(page: Page, seat: int) -> list[str]:
+    return page.eval_on_selector_all(
+        f"#hand-{seat} .card", "nodes => nodes.map(n => n.dataset.card)"
+    )
+
+
+def test_perspective_switch_hides_the_opponents_hand(page: Page, site: LiveSite) -> None:
+    game_id = site.demo.game_ids[2]
+    record = stored_record(site, game_id)
+    step = next(  # a moment when both seats hold cards
+        k for k in range(10, len(record.actions))
+        if all(state_after(record, k).hands) and all(state_after(record, k + 1).hands)
+    )
+    state = state_after(record, step)
+    page.goto(f"{site.base_url}/games/{game_id}#step={step}")
+    page.wait_for_selector('#viewer[data-ready="true"]')
+    expect(page.locator("#viewer")).to_have_attribute("data-step", str(step))
+    assert hand_cards(page, 0) == list(state.hands[0])
+    assert hand_cards(page, 1) == list(state.hands[1])
+    for seat in (0, 1):
+        other = 1 - seat
+        page.check(f'input[name="perspective"][value="{seat}"]')
+        expect(page.locator("#viewer")).to_have_attribute("data-perspective", str(seat))
+        expect(page.locator("#viewer")).to_have_attribute("data-ready", "true")
+        expect(page.locator("#viewer")).to_have_attribute("data-step", str(step))
+        assert hand_cards(page, seat) == list(state.hands[seat])
+        hidden = hand_cards(page, other)
+        assert hidden == [""] * len(state.hands[other])  # card backs only
+        text = page.locator(f"#hand-{other}").inner_text()
+        assert not any(island in text for island in ISLANDS)
+        expect(page.locator(f"#hand-{other}")).to_have_attribute("data-hidden", "true")
+        # arrow keys still step the game after using the radio buttons
+        page.keyboard.press("ArrowRight")
+        expect(page.locator("#viewer")).to_have_attribute("data-step", str(step + 1))
+        page.keyboard.press("ArrowLeft")
+    page.check('input[name="perspective"][value="all"]')
+    expect(page.locator("#hand-1")).to_have_attribute("data-hidden", "false")
+    assert hand_cards(page, 1) == list(state.hands[1])
+
+
+def test_leaderboard_updates_while_a_tournament_runs(
+    page: Page, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    work_dir = tmp_path_factory.mktemp("live")
+    store = st.Store.open(work_dir / "data")
+    play_demo_tournament(store, work_dir / "bots", name="first", bots=("ann", "bob"))
+    server, port = create_web_server(store, "127.0.0.1", 0, poll_ms=POLL_MS)
+    try:
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(page.locator("#leaderboard tbody tr")).to_have_count(2)
+        play_demo_tournament(store, work_dir / "bots", name="second", bots=("ann", "bob", "cy"))
+        expect(page.locator('#leaderboard tr[data-bot="cy"]')).to_have_count(1)
+        expect(page.locator("#tournaments tbody tr")).to_have_count(2)
+    finally:
+        server.stop()
+        store.close()
