@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +23,8 @@ from arena.kahuna import (
     ActionType,
     Event,
     Outcome,
+    State,
+    Variant,
     apply,
     deal_from_seed,
     legal_actions,
@@ -53,13 +56,23 @@ class LocalGame:
     actions: int
 
 
-def play_local_game(bots: tuple[Bot, Bot], seed: int, game_index: int = 0) -> LocalGame:
-    """One game, bots[0] in seat 0; the engine's outcome."""
+def play_local_game(
+    bots: tuple[Bot, Bot],
+    seed: int,
+    game_index: int = 0,
+    *,
+    variant: Variant = Variant(),  # noqa: B008 (frozen)
+    before_request: Callable[[State, int], None] | None = None,
+) -> LocalGame:
+    """One game, bots[0] in seat 0; the engine's outcome.
+
+    ``before_request(state, seat)`` sees the true state before each request.
+    """
     sessions = [Session(bot, token="local") for bot in bots]
     for seat, session in enumerate(sessions):
         start = referee_pb2.GameStart(game_index=game_index, seat=seat, opponent_name="other")
         session.handle(referee_pb2.PlayResponse(game_start=start))
-    state = new_game(deal_from_seed(seed))
+    state = new_game(deal_from_seed(seed), variant)
     events: list[Event] = []
     sent = [0, 0]
     request_id = 0
@@ -70,6 +83,8 @@ def play_local_game(bots: tuple[Bot, Bot], seed: int, game_index: int = 0) -> Lo
             continue
         seat = state.to_move
         assert seat is not None
+        if before_request is not None:
+            before_request(state, seat)
         request_id += 1
         legal = sorted(legal_actions(state), key=Action.text)
         observation = observation_to_pb(state, seat, events[sent[seat] :], sent[seat])
