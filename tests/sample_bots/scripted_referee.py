@@ -1,0 +1,102 @@
+"""A scripted referee: a real gRPC server on a temporary Unix socket.
+
+It plays a fixed conversation (Welcome, GameStart, one ActionRequest built
+from a real engine state, then GameOver and MatchOver, or a Goodbye) so the
+tests can run real bot processes against it and watch what they send.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from arena import kahuna
+from arena.protocol.convert import actions_to_pb, observation_to_pb
+from arena.protocol.gen.kahuna.v1 import referee_pb2, referee_pb2_grpc
+
+TOKEN = "scripted-token"
+REQUEST_ID = 12345678901  # beyond 32 bits: uint64 must survive every language
+
+
+@dataclass
+class Conversation:
+    received: list[referee_pb2.PlayRequest] = field(default_factory=list)
+    finished: threading.Event = field(default_factory=threading.Event)
+    legal_texts: list[str] = field(default_factory=list)
+
+
+class ScriptedReferee(referee_pb2_grpc.RefereeServiceServicer):
+    def __init__(self, conversation: Conversation, *, goodbye: bool) -> None:
+        self.conversation = conversation
+        self.goodbye = goodbye
+
+    def Play(
+        self, request_iterator: Iterator[referee_pb2.PlayRequest], context: object
+    ) -> Iterator[referee_pb2.PlayResponse]:
+        received = self.conversation.received
+        try:
+            received.append(next(request_iterator))
+            if self.goodbye:
+                yield referee_pb2.PlayResponse(
+                    goodbye=referee_pb2.Goodbye(
+                        status=referee_pb2.BOT_STATUS_PROTOCOL_VIOLATION, reason="scripted"
+                    )
+                )
+                return
+            yield referee_pb2.PlayResponse(
+                welcome=referee_pb2.Welcome(protocol_version=1, match_id="m", games=1)
+            )
+            yield referee_pb2.PlayResponse(
+                game_start=referee_pb2.GameStart(game_index=0, seat=0, opponent_name="x")
+            )
+            yield referee_pb2.PlayResponse(action_request=self._request())
+            received.append(next(request_iterator))
+            yield referee_pb2.PlayResponse(
+                game_over=referee_pb2.GameOver(game_index=0, reason="forfeit", record_json="{}")
+            )
+            yield referee_pb2.PlayResponse(
+                match_over=referee_pb2.MatchOver(your_score=1.0, opponent_score=0.0, games=1)
+            )
+        finally:
+            self.conversation.finished.set()
+
+    def _request(self) -> referee_pb2.ActionRequest:
+        state = kahuna.new_game(kahuna.deal_from_seed(5))
+        legal = sorted(kahuna.legal_actions(state), key=kahuna.Action.text)
+        self.conversation.legal_texts = [action.text() for action in legal]
+        return referee_pb2.ActionRequest(
+            request_id=REQUEST_ID,
+            game_index=0,
+            observation=observation_to_pb(state, 0, [], 0),
+            legal_actions=actions_to_pb(legal),
+            action_deadline_ms=2000,
+            time_bank_ms=30000,
+        )
+
+
+class ScriptedServer:
+    """Context manager: the server, its ``target`` and the ``conversation``."""
+
+    def __init__(self, *, goodbye: bool = False) -> None:
+        self.conversation = Conversation()
+        self._dir = Path(tempfile.mkdtemp(prefix="kb-"))  # short: sun_path < 108 bytes
+        self.target = f"unix://{self._dir / 'referee.sock'}"
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        servicer = ScriptedReferee(self.conversation, goodbye=goodbye)
+        referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, self._server)
+        self._server.add_insecure_port(self.target)
+
+    def __enter__(self) -> ScriptedServer:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop(grace=None)
+        shutil.rmtree(self._dir, ignore_errors=True)
