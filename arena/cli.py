@@ -16,6 +16,9 @@ from arena import __version__
 
 COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.replay",
+    "arena.commands.bot",
+    "arena.commands.tournament",
+    "arena.commands.leaderboard",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,0 +1,159 @@
+"""`arena bot add|list|show`: store bots after a smoke match, and look at them.
+
+`arena bot add DIR` validates DIR/bot.toml, plays a short smoke match (2 games,
+one deal from both seats) against the random sample bot in the sandbox, and
+refuses a bot that does not finish it cleanly, saying how it failed. An
+unchanged bot is the version already stored; a changed one is a new version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from arena.commands.storeargs import add_data_dir, console, fail, with_store
+from arena.referee import BotConfigError, BotSpec, BotStatus, MatchConfig, load_bot, run_match
+from arena.referee.match import display_names
+from arena.store import (
+    BotVersionRow,
+    NotFoundError,
+    Store,
+    add_bot_version,
+    get_bot,
+    get_version,
+    list_bots,
+)
+
+SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "python_random"
+SMOKE_GAMES = 2
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bot = subparsers.add_parser("bot", help="add, list and show bots", description=__doc__)
+    commands = bot.add_subparsers(dest="bot_command", metavar="SUBCOMMAND")
+    commands.required = True
+
+    add = commands.add_parser("add", help="validate, smoke-test and store a bot directory")
+    add.add_argument("directory", type=Path, help="bot directory with a bot.toml")
+    add.add_argument("--owner", help="user who owns the bot (for `arena serve`)")
+    add.add_argument(
+        "--opponent", type=Path, default=SAMPLE_RANDOM_BOT, metavar="DIR",
+        help="smoke-match opponent (default: the random sample bot)",
+    )  # fmt: skip
+    add.add_argument(
+        "--unsafe", action="store_true",
+        help="run the smoke match without namespaces (hosts that lack them); says so loudly",
+    )  # fmt: skip
+    add_data_dir(add)
+    add.set_defaults(func=with_store(run_add))
+
+    show_all = commands.add_parser("list", help="every bot with its latest version and rating")
+    show_all.add_argument("--json", action="store_true", help="print JSON")
+    add_data_dir(show_all)
+    show_all.set_defaults(func=with_store(run_list))
+
+    show = commands.add_parser("show", help="a bot's versions, ratings and failure rates")
+    show.add_argument("name", help="bot name")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    add_data_dir(show)
+    show.set_defaults(func=with_store(run_show))
+
+
+def smoke_failure(candidate: BotSpec, opponent: BotSpec, *, unsafe: bool) -> str | None:
+    """Why ``candidate`` cannot finish a short match against ``opponent`` (None: it can)."""
+    name = display_names(candidate, opponent)[0]
+    try:
+        config = MatchConfig(games=SMOKE_GAMES, seed=0, unsafe=unsafe)
+        report = run_match(config, candidate, opponent)
+    except Exception as error:  # the sandbox or referee could not run it at all
+        return f"the smoke match could not be played: {error}"
+    for game in report.games:
+        status = game.statuses.get(name, BotStatus.OK)
+        if status is not BotStatus.OK:
+            return (
+                f"in smoke game {game.index + 1} of {SMOKE_GAMES} (seat "
+                f"{game.bots_by_seat.index(name)}) the bot failed: {status.value}"
+                f" after {game.actions} actions"
+            )
+    return None
+
+
+def run_add(store: Store, args: argparse.Namespace) -> int:
+    try:
+        spec = load_bot(args.directory)
+        opponent = load_bot(args.opponent)
+    except BotConfigError as error:
+        return fail(str(error))
+    try:
+        known = get_version(store, spec.name, spec.version)
+    except NotFoundError:
+        known = None
+    if known is not None and known.version == spec.version:
+        print(f"{spec.name} version {spec.version} is already stored")
+        return 0
+    print(f"smoke match: {spec.name} against {opponent.name}, {SMOKE_GAMES} games ...")
+    reason = smoke_failure(spec, opponent, unsafe=args.unsafe)
+    if reason is not None:
+        return fail(f"refused {spec.name}: {reason}")
+    row, _ = add_bot_version(store, spec, owner=args.owner)
+    print(f"stored {row.bot} version {row.version}")
+    return 0
+
+
+def version_to_json(row: BotVersionRow) -> dict[str, object]:
+    return {
+        "version": row.version, "created_at": row.created_at, "mu": round(row.mu, 4),
+        "sigma": round(row.sigma, 4), "conservative": round(row.conservative, 4),
+        "games": row.games, "wins": row.wins, "draws": row.draws, "losses": row.losses,
+        "timeout_rate": round(row.rate(row.timeouts), 4),
+        "crash_rate": round(row.rate(row.crashes), 4),
+        "illegal_action_rate": round(row.rate(row.illegal_actions), 4),
+    }  # fmt: skip
+
+
+def run_list(store: Store, args: argparse.Namespace) -> int:
+    bots = list_bots(store)
+    if args.json:
+        print(json.dumps([
+            {"name": b.name, "owner": b.owner, "versions": b.version_count,
+             "latest": version_to_json(b.latest)} for b in bots
+        ], indent=2))  # fmt: skip
+        return 0
+    table = Table(title="Bots")
+    for header in ("bot", "owner", "versions", "latest", "mu-3sigma", "games"):
+        table.add_column(header)
+    for b in bots:
+        table.add_row(
+            b.name, b.owner or "-", str(b.version_count), b.latest.version[:10],
+            f"{b.latest.conservative:.2f}", str(b.latest.games),
+        )  # fmt: skip
+    console().print(table if bots else "No bots yet: add one with `arena bot add DIR`.")
+    return 0
+
+
+def run_show(store: Store, args: argparse.Namespace) -> int:
+    bot = get_bot(store, args.name)
+    if args.json:
+        print(json.dumps({
+            "name": bot.name, "owner": bot.owner, "created_at": bot.created_at,
+            "versions": [version_to_json(v) for v in bot.versions],
+            "history": [{"version": p.version, "game_id": p.game_id, "mu": round(p.mu, 4),
+                         "sigma": round(p.sigma, 4)} for p in bot.history],
+        }, indent=2))  # fmt: skip
+        return 0
+    table = Table(title=f"{bot.name}" + (f" (owner {bot.owner})" if bot.owner else ""))
+    for header in ("version", "added", "mu-3sigma", "mu", "sigma", "games", "W/D/L",
+                   "timeouts", "crashes", "illegal"):  # fmt: skip
+        table.add_column(header)
+    for v in bot.versions:
+        table.add_row(
+            v.version[:10], v.created_at[:19], f"{v.conservative:.2f}", f"{v.mu:.2f}",
+            f"{v.sigma:.2f}", str(v.games), f"{v.wins}/{v.draws}/{v.losses}",
+            f"{100 * v.rate(v.timeouts):.1f}%", f"{100 * v.rate(v.crashes):.1f}%",
+            f"{100 * v.rate(v.illegal_actions):.1f}%",
+        )  # fmt: skip
+    console().print(table)
+    return 0

@@ -1,0 +1,44 @@
+"""What the store-backed commands share: ``--data-dir`` and opening the store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from rich.console import Console
+
+from arena.store import ENV_DATA_DIR, NotFoundError, Store, StoreError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def add_data_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help=f"arena data directory (default: ${ENV_DATA_DIR}, else ~/.local/share/kahuna-arena)",
+    )
+
+
+def fail(message: str, status: int = 1) -> int:
+    print(f"arena: {message}", file=sys.stderr)
+    return status
+
+
+def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
+    """Open the store named by ``--data-dir``; turn store refusals into one-line errors."""
+
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            with Store.open(args.data_dir) as store:
+                return run(store, args)
+        except (NotFoundError, StoreError) as error:
+            return fail(str(error).strip("'\""))
+
+    return handler
+
+
+def console() -> Console:
+    """A rich console; wide enough for the tables when output is not a terminal."""
+    return Console() if sys.stdout.isatty() else Console(width=160)

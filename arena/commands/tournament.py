@@ -1,0 +1,206 @@
+"""`arena tournament create|run|resume|status|list`.
+
+`run` creates a tournament and plays it; `resume` finishes one that was
+interrupted (even by kill -9) without losing or double-counting a game.
+Matches run concurrently (default: one per core), each in its own process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from arena.commands.storeargs import add_data_dir, console, fail, with_store
+from arena.server.tournament_runner import ProgressEvent, TournamentRunner
+from arena.store import (
+    Store,
+    TournamentConfig,
+    TournamentRow,
+    create_tournament,
+    get_tournament,
+    list_tournaments,
+    tournament_crosstable,
+    tournament_standings,
+)
+
+FORMATS = {"round-robin": "round_robin", "round_robin": "round_robin", "swiss": "swiss"}
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("tournament", help="create, run and inspect tournaments",
+                                   description=__doc__)  # fmt: skip
+    commands = parser.add_subparsers(dest="tournament_command", metavar="SUBCOMMAND")
+    commands.required = True
+
+    create = commands.add_parser("create", help="create a tournament (play it with resume)")
+    _add_definition(create)
+    add_data_dir(create)
+    create.set_defaults(func=with_store(run_create))
+
+    run = commands.add_parser("run", help="create a tournament and play it")
+    _add_definition(run)
+    _add_run_options(run)
+    add_data_dir(run)
+    run.set_defaults(func=with_store(run_run))
+
+    resume = commands.add_parser("resume", help="play the unplayed games of a tournament")
+    resume.add_argument("name", help="tournament name")
+    _add_run_options(resume)
+    add_data_dir(resume)
+    resume.set_defaults(func=with_store(run_resume))
+
+    status = commands.add_parser("status", help="progress, standings and crosstable")
+    status.add_argument("name", help="tournament name")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    add_data_dir(status)
+    status.set_defaults(func=with_store(run_status))
+
+    listing = commands.add_parser("list", help="every tournament")
+    add_data_dir(listing)
+    listing.set_defaults(func=with_store(run_list))
+
+
+def _add_definition(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="tournament name (letters, digits, - _ .)")
+    parser.add_argument("bots", nargs="+", metavar="BOT", help="stored bots (latest versions)")
+    parser.add_argument("--format", choices=sorted(FORMATS), default="round-robin")
+    parser.add_argument("--games", type=int, default=2, help="games per match (default 2)")
+    parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n) + 1)")
+    parser.add_argument("--seed", type=int, default=0, help="tournament seed (deals)")
+    parser.add_argument("--action-ms", type=int, default=2000, help="time per action")
+    parser.add_argument("--bank-ms", type=int, default=30000, help="time bank per game")
+    parser.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")
+    parser.add_argument("--tactical", action="store_true", help="Tactical variant (R8)")
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--concurrency", type=int, help="matches at once (default: cores)")
+    parser.add_argument("--unsafe", action="store_true", help="run bots without namespaces")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _create(store: Store, args: argparse.Namespace) -> TournamentRow:
+    config = TournamentConfig(
+        games_per_match=args.games, rounds=args.rounds, seed=args.seed,
+        action_ms=args.action_ms, bank_ms=args.bank_ms,
+        strategic=args.strategic, tactical=args.tactical,
+    )  # fmt: skip
+    return create_tournament(store, args.name, FORMATS[args.format], args.bots, config)
+
+
+def run_create(store: Store, args: argparse.Namespace) -> int:
+    tournament = _create(store, args)
+    print(f"created tournament {tournament.name} (id {tournament.id}, {tournament.format},"
+          f" {len(tournament.entrants)} bots); play it with `arena tournament resume"
+          f" {tournament.name}`")  # fmt: skip
+    return 0
+
+
+def run_run(store: Store, args: argparse.Namespace) -> int:
+    return _play(store, _create(store, args), args)
+
+
+def run_resume(store: Store, args: argparse.Namespace) -> int:
+    return _play(store, get_tournament(store, args.name), args)
+
+
+def _play(store: Store, tournament: TournamentRow, args: argparse.Namespace) -> int:
+    if args.concurrency is not None and args.concurrency < 1:
+        return fail(f"--concurrency must be at least 1, got {args.concurrency}")
+    out = console()
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
+        console=out, disable=args.no_progress, transient=False,
+    ) as progress:  # fmt: skip
+        task = progress.add_task(
+            tournament.name, total=tournament.games_scheduled or None,
+            completed=tournament.games_played, last="",
+        )  # fmt: skip
+
+        def show(event: ProgressEvent) -> None:
+            progress.update(
+                task, completed=event.games_played, total=event.games_scheduled or None,
+                last=event.message,
+            )  # fmt: skip
+
+        summary = TournamentRunner(
+            store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe,
+            on_progress=show,
+        ).run()  # fmt: skip
+    print_results(out, store, summary.tournament)
+    if summary.games_discarded:
+        print(f"resumed: {summary.games_discarded} replayed game(s) already stored were discarded")
+    if summary.failed_matches:
+        for match_id, error in sorted(summary.failed_matches.items()):
+            print(f"arena: match {match_id} failed: {error}")
+        return fail(f"tournament {tournament.name} is unfinished: fix the cause, then resume it")
+    return 0
+
+
+def print_results(console: Console, store: Store, tournament: TournamentRow) -> None:
+    standings = tournament_standings(store, tournament.id)
+    table = Table(title=f"{tournament.name}: standings ({tournament.status},"
+                  f" {tournament.games_played}/{tournament.games_scheduled} games)")  # fmt: skip
+    for header in ("#", "bot", "points", "games", "W/D/L", "byes", "Buchholz", "S-B"):
+        table.add_column(header, justify="left" if header == "bot" else "right")
+    for s in standings:
+        table.add_row(
+            str(s.rank), s.bot, f"{s.points:g}", str(s.games), f"{s.wins}/{s.draws}/{s.losses}",
+            str(s.byes), f"{s.buchholz:g}", f"{s.sonneborn_berger:.2f}",
+        )  # fmt: skip
+    console.print(table)
+    cross = tournament_crosstable(store, tournament.id)
+    order = [s.bot for s in standings]
+    grid = Table(title="crosstable (points scored by the row against the column)")
+    grid.add_column("")
+    for index, _ in enumerate(order):
+        grid.add_column(str(index + 1), justify="right")
+    for index, bot in enumerate(order):
+        cells = ["x" if bot == other else f"{cross[(bot, other)]:g}" if (bot, other) in cross
+                 else "." for other in order]  # fmt: skip
+        grid.add_row(f"{index + 1} {bot}", *cells)
+    console.print(grid)
+
+
+def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]:
+    cross = tournament_crosstable(store, tournament.id)
+    return {
+        "id": tournament.id, "name": tournament.name, "format": tournament.format,
+        "status": tournament.status, "games_played": tournament.games_played,
+        "games_scheduled": tournament.games_scheduled, "entrants": list(tournament.entrants),
+        "standings": [
+            {"rank": s.rank, "bot": s.bot, "points": s.points, "games": s.games,
+             "wins": s.wins, "draws": s.draws, "losses": s.losses, "byes": s.byes,
+             "buchholz": s.buchholz, "sonneborn_berger": round(s.sonneborn_berger, 4)}
+            for s in tournament_standings(store, tournament.id)
+        ],
+        "crosstable": [
+            {"bot": a, "opponent": b, "points": p} for (a, b), p in sorted(cross.items())
+        ],
+    }  # fmt: skip
+
+
+def run_status(store: Store, args: argparse.Namespace) -> int:
+    tournament = get_tournament(store, args.name)
+    if args.json:
+        print(json.dumps(status_to_json(store, tournament), indent=2))
+        return 0
+    print_results(console(), store, tournament)
+    return 0
+
+
+def run_list(store: Store, args: argparse.Namespace) -> int:
+    table = Table(title="Tournaments")
+    for header in ("id", "name", "format", "status", "bots", "games", "created"):
+        table.add_column(header)
+    tournaments = list_tournaments(store)
+    for t in tournaments:
+        table.add_row(str(t.id), t.name, t.format, t.status, str(len(t.entrants)),
+                      f"{t.games_played}/{t.games_scheduled}", t.created_at[:19])  # fmt: skip
+    console().print(table if tournaments else "No tournaments yet.")
+    return 0

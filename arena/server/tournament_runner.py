@@ -1,0 +1,278 @@
+"""Runs a stored tournament: concurrent matches, each game stored and rated as it ends.
+
+Each match runs in its own worker process (``multiprocessing`` spawn context:
+the parent may be a threaded gRPC server, where fork is unsafe), at most
+``concurrency`` at a time, so matches use every core. Workers send each
+finished ``GameReport`` back over a queue; the parent commits it with its
+rating update in one transaction (``arena.store.record_game``) as it arrives.
+
+Resume after an interruption at any moment, even ``kill -9``: games are keyed
+by ``(match, game index)`` with a UNIQUE constraint. A match with unstored
+games is run again with the same seed, so every game index gets the same deal
+and seats; reports of games already stored are discarded, never counted twice
+(the referee always plays a match from game 0, so those games are played
+again but not recorded). Swiss rounds are paired and stored whole, so a round
+is paired once. Workers die with the parent (``PR_SET_PDEATHSIG``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import math
+import multiprocessing
+import os
+import queue
+import signal
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.kahuna import Variant
+from arena.logs import get_logger
+from arena.referee import GameReport, MatchConfig, TimeControl, run_match
+from arena.referee.types import BotSpec
+from arena.sandbox import SandboxLimits
+from arena.store import (
+    MatchRow,
+    Store,
+    TournamentRow,
+    add_round,
+    bot_spec,
+    get_tournament,
+    list_matches,
+    record_game,
+    set_status,
+    tournament_byes,
+    tournament_standings,
+)
+from arena.tournament.swiss import SwissEntrant, pair_swiss_round
+
+_PR_SET_PDEATHSIG = 1
+_POLL_S = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    """What changed: a game stored (``game_id`` set) or a round paired / tournament state."""
+
+    tournament_id: int
+    games_played: int
+    games_scheduled: int
+    message: str
+    game_id: int | None = None
+    round: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchJob:
+    match_id: int
+    config: MatchConfig
+    first: BotSpec
+    second: BotSpec
+
+
+@dataclass
+class RunSummary:
+    tournament: TournamentRow
+    games_recorded: int = 0
+    games_discarded: int = 0  # reports of games already stored (resumed matches)
+    failed_matches: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.tournament.status == "finished"
+
+
+def swiss_rounds(tournament: TournamentRow) -> int:
+    """Rounds of a Swiss tournament: configured, else ceil(log2(bots)) + 1, within limits."""
+    bots = len(tournament.entrants)
+    wanted = tournament.config.rounds or math.ceil(math.log2(bots)) + 1
+    return max(1, min(wanted, bots - 1 if bots % 2 == 0 else bots))
+
+
+class TournamentRunner:
+    def __init__(
+        self,
+        store: Store,
+        tournament_id: int,
+        *,
+        concurrency: int | None = None,
+        limits: SandboxLimits | None = None,
+        unsafe: bool = False,
+        on_progress: Callable[[ProgressEvent], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.tournament_id = tournament_id
+        self.concurrency = max(1, concurrency or os.cpu_count() or 1)
+        self.limits = limits or SandboxLimits()
+        self.unsafe = unsafe
+        self.on_progress = on_progress
+        self.log = get_logger(tournament_id=tournament_id)
+
+    def run(self) -> RunSummary:
+        """Play every unplayed game (pairing Swiss rounds as they come); idempotent."""
+        tournament = get_tournament(self.store, self.tournament_id)
+        summary = RunSummary(tournament)
+        if tournament.status == "finished":
+            return summary
+        set_status(self.store, self.tournament_id, "running")
+        self.log.info("tournament_started", name=tournament.name, format=tournament.format)
+        while True:
+            pending = [m for m in list_matches(self.store, self.tournament_id) if not m.finished_at]
+            if not pending and not self._pair_next_round():
+                break
+            if pending:
+                self._play(pending, summary)
+                if summary.failed_matches:
+                    break
+        if not summary.failed_matches:
+            set_status(self.store, self.tournament_id, "finished")
+            self.log.info("tournament_finished", games=summary.games_recorded)
+        summary.tournament = get_tournament(self.store, self.tournament_id)
+        self._emit("finished" if summary.finished else "stopped")
+        return summary
+
+    # ----------------------------------------------------------------- Swiss
+
+    def _pair_next_round(self) -> bool:
+        """Pair and store the next Swiss round; False when there is none to play."""
+        tournament = get_tournament(self.store, self.tournament_id)
+        if tournament.format != "swiss":
+            return False
+        matches = list_matches(self.store, self.tournament_id)
+        byes = tournament_byes(self.store, self.tournament_id)
+        played_rounds = max([m.round for m in matches] + list(byes), default=0)
+        if played_rounds >= swiss_rounds(tournament):
+            return False
+        points = {s.bot: s.points for s in tournament_standings(self.store, self.tournament_id)}
+        seed_rank = {bot: i for i, bot in enumerate(tournament.entrants)}
+        opponents: dict[str, set[str]] = {bot: set() for bot in tournament.entrants}
+        for m in matches:
+            opponents[m.first].add(m.second)
+            opponents[m.second].add(m.first)
+        had_bye = set(byes.values())
+        order = sorted(tournament.entrants, key=lambda b: (-points[b], seed_rank[b]))
+        entrants = [
+            SwissEntrant(b, points[b], frozenset(opponents[b]), b in had_bye) for b in order
+        ]
+        paired = pair_swiss_round(entrants)
+        add_round(self.store, self.tournament_id, played_rounds + 1, paired.pairings, paired.bye)
+        self.log.info("round_paired", round=played_rounds + 1, bye=paired.bye)
+        self._emit(f"round {played_rounds + 1} paired", round_no=played_rounds + 1)
+        return True
+
+    # ---------------------------------------------------------------- matches
+
+    def _job(self, tournament: TournamentRow, match: MatchRow) -> MatchJob:
+        config = tournament.config
+        match_config = MatchConfig(
+            games=match.games,
+            seed=match.seed,
+            variant=Variant(strategic=config.strategic, tactical=config.tactical),
+            time_control=TimeControl(action_ms=config.action_ms, bank_ms=config.bank_ms),
+            limits=self.limits,
+            unsafe=self.unsafe,
+        )
+        first = bot_spec(self.store, match.first, match.first_version)
+        second = bot_spec(self.store, match.second, match.second_version)
+        return MatchJob(match.id, match_config, first, second)
+
+    def _play(self, matches: list[MatchRow], summary: RunSummary) -> None:
+        tournament = get_tournament(self.store, self.tournament_id)
+        jobs = [self._job(tournament, m) for m in matches]
+        context = multiprocessing.get_context("spawn")
+        reports: Any = context.Queue()
+        open_jobs = {job.match_id for job in jobs}
+        with ProcessPoolExecutor(
+            max_workers=min(self.concurrency, len(jobs)),
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(reports,),
+        ) as pool:
+            futures: dict[Future[None], int] = {
+                pool.submit(_play_match, job): job.match_id for job in jobs
+            }
+            while open_jobs:
+                try:
+                    kind, match_id, payload = reports.get(timeout=_POLL_S)
+                except queue.Empty:
+                    self._check_workers(futures, open_jobs, summary)
+                    continue
+                if kind == "game":
+                    self._store_game(match_id, payload, summary)
+                else:
+                    open_jobs.discard(match_id)
+                    if payload is not None:
+                        summary.failed_matches[match_id] = payload
+                        self.log.error("match_failed", match_id=match_id, error=payload)
+
+    def _check_workers(
+        self, futures: dict[Future[None], int], open_jobs: set[int], summary: RunSummary
+    ) -> None:
+        """A worker that died without saying so (killed, out of memory) fails its match."""
+        for future, match_id in futures.items():
+            if match_id in open_jobs and future.done() and future.exception() is not None:
+                open_jobs.discard(match_id)
+                summary.failed_matches[match_id] = f"worker died: {future.exception()}"
+                self.log.error("match_failed", match_id=match_id, error=str(future.exception()))
+
+    def _store_game(self, match_id: int, report: GameReport, summary: RunSummary) -> None:
+        game_id = record_game(self.store, match_id, report)
+        if game_id is None:
+            summary.games_discarded += 1
+            return
+        summary.games_recorded += 1
+        self.log.info("game_recorded", match_id=match_id, game=report.index, game_id=game_id)
+        self._emit(
+            f"{report.bots_by_seat[0]} vs {report.bots_by_seat[1]}: "
+            + (f"{report.winner} won" if report.winner else "draw")
+            + f" ({report.reason})",
+            game_id=game_id,
+        )
+
+    def _emit(
+        self, message: str, *, game_id: int | None = None, round_no: int | None = None
+    ) -> None:
+        if self.on_progress is None:
+            return
+        tournament = get_tournament(self.store, self.tournament_id)
+        self.on_progress(
+            ProgressEvent(
+                tournament_id=self.tournament_id,
+                games_played=tournament.games_played,
+                games_scheduled=tournament.games_scheduled,
+                message=message,
+                game_id=game_id,
+                round=round_no,
+            )
+        )
+
+
+# ------------------------------------------------------------------ worker side
+
+_worker_queue: Any = None
+
+
+def _init_worker(reports: Any) -> None:
+    """Die with the parent (kill -9 included) and keep the report queue."""
+    global _worker_queue
+    _worker_queue = reports
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+def _play_match(job: MatchJob) -> None:
+    reports = _worker_queue
+    error: str | None = None
+    try:
+        run_match(
+            job.config, job.first, job.second,
+            on_game=lambda report: reports.put(("game", job.match_id, report)),
+        )  # fmt: skip
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    reports.put(("done", job.match_id, error))
