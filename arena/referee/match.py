@@ -290,6 +290,8 @@ class _Match:
         if verdict.kind is not VerdictKind.ACTION or verdict.action is None:
             if who != slot.index or verdict.status is BotStatus.TIMEOUT:
                 expect.expired_request_ids.add(request_id)  # its late reply is not a fault
+            if who == slot.index and verdict.status is BotStatus.TIMEOUT:
+                log.time_ms[seat] += expect.allowance_ms
             self._fail(who, verdict, failures)
             return
         cpu_after = slot.process.cpu_time_ms() if slot.process is not None else None

@@ -1,0 +1,134 @@
+"""Deliberately broken bots against a well-behaved one, in real sandboxes.
+
+Each case: the match finishes, the broken bot gets the right status in each
+game, the good bot is never blamed, every record replays, and no process of
+either bot is left on the machine (issue 3, item 7).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from arena.kahuna import parse_record, replay
+from arena.referee import BotSpec, BotStatus, MatchConfig, MatchReport, TimeControl, run_match
+from arena.sandbox import SandboxLimits
+
+from .conftest import MakeBot, assert_no_process_left, processes_with
+
+pytestmark = pytest.mark.slow
+
+OK = BotStatus.OK
+TIMEOUT = BotStatus.TIMEOUT
+CRASH = BotStatus.CRASH
+VIOLATION = BotStatus.PROTOCOL_VIOLATION
+MALFORMED = BotStatus.MALFORMED_MESSAGE
+ILLEGAL = BotStatus.ILLEGAL_ACTION
+
+CONFIG = MatchConfig(
+    games=2,
+    seed=11,
+    time_control=TimeControl(action_ms=1000, bank_ms=500),
+    limits=SandboxLimits(memory_mb=160, max_processes=32),
+    max_restarts=1,
+    hello_timeout_ms=2500,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    behaviour: str
+    statuses: tuple[BotStatus, BotStatus]  # of the broken bot in games 0 and 1
+    args: Callable[[Path, BotSpec], list[str]] = lambda tmp, good: []
+
+
+CASES = [
+    Case("sleep_forever", (TIMEOUT, TIMEOUT)),
+    Case("no_hello", (TIMEOUT, TIMEOUT)),
+    Case("late_once", (TIMEOUT, OK), lambda tmp, good: ["2.0"]),
+    Case("exit_midgame", (CRASH, CRASH)),
+    Case("garbage_stdout", (OK, OK)),
+    Case("malformed_bytes", (MALFORMED, MALFORMED)),
+    Case("malformed_action", (MALFORMED, MALFORMED)),
+    Case("illegal", (ILLEGAL, ILLEGAL)),
+    Case("oversized", (VIOLATION, VIOLATION)),
+    Case("out_of_turn", (VIOLATION, VIOLATION)),
+    Case("stale_id", (VIOLATION, VIOLATION)),
+    Case("flood", (VIOLATION, VIOLATION)),
+    Case("forged_token", (VIOLATION, VIOLATION)),
+    Case("second_stream", (VIOLATION, VIOLATION)),
+    Case("memory_hog", (CRASH, CRASH)),
+    Case("fork_bomb", (OK, OK)),
+    Case("daemon", (OK, OK)),
+    Case(
+        "write_outside",
+        (OK, OK),
+        lambda tmp, good: [str(tmp / "escaped.txt"), str(good.directory / "escaped.txt")],
+    ),
+    Case("read_other", (OK, OK), lambda tmp, good: [str(good.directory / "bot.toml")]),
+]
+
+
+def _play(make_bot: MakeBot, tmp_path: Path, case: Case) -> tuple[MatchReport, BotSpec, BotSpec]:
+    good = make_bot("random", name="good")
+    broken = make_bot(case.behaviour, *case.args(tmp_path, good), name="broken")
+    report = run_match(CONFIG, broken, good)
+    return report, broken, good
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.behaviour for case in CASES])
+def test_broken_bot_is_contained(make_bot: MakeBot, tmp_path: Path, case: Case) -> None:
+    report, broken, good = _play(make_bot, tmp_path, case)
+    statuses = tuple(game.statuses["broken"] for game in report.games)
+    assert statuses == case.statuses, [game.record["match"] for game in report.games]
+    for game in report.games:
+        assert game.statuses["good"] is OK
+        if game.statuses["broken"] is not OK:
+            assert game.winner == "good" and game.reason == "forfeit"
+            assert "result" not in game.record
+        record = parse_record(json.dumps(game.record))
+        assert replay(record).error is None
+    assert_no_process_left(broken, good)
+    assert not (tmp_path / "escaped.txt").exists()
+    assert not (good.directory / "escaped.txt").exists()
+
+
+def test_tcp_connection_never_reaches_the_host(make_bot: MakeBot) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        good = make_bot("random", name="good")
+        broken = make_bot("tcp", str(port), name="broken")
+        report = run_match(CONFIG, broken, good)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert [game.statuses["broken"] for game in report.games] == [OK, OK]
+    assert_no_process_left(broken, good)
+
+
+def test_fork_bomb_stays_under_the_process_limit(make_bot: MakeBot) -> None:
+    good = make_bot("random", name="good")
+    broken = make_bot("fork_bomb", name="broken")
+    counts: list[int] = []
+    run_match(CONFIG, broken, good, on_game=lambda game: counts.append(
+        len(processes_with(broken.command[2]))
+    ))
+    assert 0 < max(counts) <= CONFIG.limits.max_processes
+    assert_no_process_left(broken, good)
+
+
+def test_a_bot_that_keeps_dying_forfeits_the_rest(make_bot: MakeBot) -> None:
+    good = make_bot("random", name="good")
+    broken = make_bot("exit_midgame", name="broken")
+    config = MatchConfig(games=4, seed=3, time_control=CONFIG.time_control, max_restarts=1)
+    report = run_match(config, broken, good)
+    assert [game.statuses["broken"] for game in report.games] == [CRASH] * 4
+    assert [game.actions > 0 for game in report.games] == [True, True, False, False]
+    assert "restart limit" in report.games[3].record["match"]["failures"][0]["detail"]
+    assert report.score == {"broken": 0.0, "good": 4.0}
+    assert_no_process_left(broken, good)
