@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from html import escape
 
 
+MAX_DOTS = 200  # beyond this many updates the mean is drawn as a line only
+
+
 @dataclass(frozen=True)
 class RatingPoint:
     """One rating after an update: TrueSkill mean and standard deviation."""
@@ -94,7 +97,7 @@ def rating_history_svg(points: Sequence[RatingPoint], box: PlotBox = PlotBox()) 
     parts.append(f'<polygon class="plot-band" points="{" ".join(upper + lower)}"/>')
     if len(points) > 1:
         parts.append(f'<polyline class="plot-mean" points="{" ".join(mean)}"/>')
-    for index, point in enumerate(points):
+    for index, point in enumerate(points if len(points) <= MAX_DOTS else ()):
         tip = escape(
             f"{point.label + ': ' if point.label else ''}"
             f"mu {point.mu:.2f}, sigma {point.sigma:.2f}"

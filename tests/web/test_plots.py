@@ -81,3 +81,11 @@ def test_labels_are_escaped() -> None:
     svg = rating_history_svg([RatingPoint(20.0, 3.0, label="<script>alert(1)</script>")])
     assert "<script>" not in svg
     assert re.search(r"&lt;script&gt;alert\(1\)&lt;/script&gt;: mu 20\.00", svg)
+
+
+def test_long_histories_draw_the_line_without_a_dot_per_game() -> None:
+    history = [RatingPoint(25.0 + i % 5, 8.0 / (1 + i / 100)) for i in range(1000)]
+    root = parse(rating_history_svg(history))
+    mean = root.find(f"{SVG}polyline[@class='plot-mean']")
+    assert mean is not None and len(points_of(mean)) == 1000
+    assert root.findall(f"{SVG}circle") == []
