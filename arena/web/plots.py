@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-
 MAX_DOTS = 200  # beyond this many updates the mean is drawn as a line only
 
 
