@@ -106,18 +106,25 @@ def island_value(board: Board, island: str, seat: int, hand: Sequence[str]) -> f
     return value
 
 
-def board_value(board: Board, seat: int, hand: Sequence[str], round_no: int) -> float:
-    """How good the board is for seat, holding hand, in round round_no."""
+def position_value(board: Board, seat: int, hand: Sequence[str]) -> float:
+    """How good the islands and bridges are for seat, holding hand."""
     value = sum(island_value(board, island, seat, hand) for island in ISLANDS)
     mine = sum(1 for owner in board.values() if owner == seat)
+    return value + BRIDGE_VALUE * (2 * mine - len(board))
+
+
+def no_bridges_value(board: Board, seat: int) -> float:
+    """C6: +1 if only the opponent has no bridge on the board, -1 if only seat has none."""
+    mine = sum(1 for owner in board.values() if owner == seat)
     theirs = len(board) - mine
-    value += BRIDGE_VALUE * (mine - theirs)
+    return float((theirs == 0 and mine > 0) - (mine == 0 and theirs > 0))
+
+
+def board_value(board: Board, seat: int, hand: Sequence[str], round_no: int) -> float:
+    """Position plus C6, which decides the game at once in rounds 2-3 and
+    at the start of round 2 (so it weighs less in round 1)."""
     weight = NO_BRIDGES_VALUE if round_no >= 2 else NO_BRIDGES_VALUE / 20
-    if mine == 0 and theirs > 0:
-        value -= weight
-    elif theirs == 0 and mine > 0:
-        value += weight
-    return value
+    return position_value(board, seat, hand) + weight * no_bridges_value(board, seat)
 
 
 def _without(hand: Sequence[str], *cards: str) -> list[str]:
@@ -127,13 +134,13 @@ def _without(hand: Sequence[str], *cards: str) -> list[str]:
     return rest
 
 
-def card_usefulness(board: Board, card: str, seat: int, round_no: int) -> float:
-    """The best gain a placement with this card would make on this board (0 if none)."""
-    base = board_value(board, seat, (), round_no)
+def card_usefulness(board: Board, card: str, seat: int) -> float:
+    """The best gain in position a placement with this card would make (0 if none)."""
+    base = position_value(board, seat, ())
     best = 0.0
     for line in LINES_OF.get(card, ()):
         if line not in board:
-            gain = board_value(after_place(board, line, seat), seat, (), round_no) - base
+            gain = position_value(after_place(board, line, seat), seat, ()) - base
             best = max(best, gain)
     return best
 
@@ -165,7 +172,7 @@ def score_action(observation: Observation, action: Action) -> float:
         gain = board_value(after, seat, rest, round_no) - base
         return gain - 2 * CARD_VALUE - REMOVE_EXTRA_COST
     if action.type is ActionType.DISCARD and action.card:
-        return -CARD_VALUE - card_usefulness(board, action.card, seat, round_no)
+        return -CARD_VALUE - card_usefulness(board, action.card, seat)
     return _score_turn_end(observation, action)
 
 
@@ -174,14 +181,22 @@ def _score_turn_end(observation: Observation, action: Action) -> float:
     value = 0.0
     if action.type is ActionType.DRAW:
         if action.card:
-            value += CARD_VALUE + card_usefulness(board, action.card, seat, round_no)
+            value += CARD_VALUE + card_usefulness(board, action.card, seat)
         else:
-            fits = [card_usefulness(board, island, seat, round_no) for island in ISLANDS]
+            fits = [card_usefulness(board, island, seat) for island in ISLANDS]
             value += CARD_VALUE + sum(fits) / len(fits)
         if ends_round(observation, action):
-            difference = controlled_difference(board, seat)
-            stake = observation.round if observation.round < 3 else abs(difference)
-            value += SCORING_VALUE * stake * ((difference > 0) - (difference < 0))
+            value += _round_end_value(board, seat, round_no)
+    return value
+
+
+def _round_end_value(board: Board, seat: int, round_no: int) -> float:
+    """What scoring now is worth (R6), and C6 checked as the next round starts."""
+    difference = controlled_difference(board, seat)
+    stake = round_no if round_no < 3 else abs(difference)
+    value = SCORING_VALUE * stake * ((difference > 0) - (difference < 0))
+    if round_no < 3:
+        value += NO_BRIDGES_VALUE * no_bridges_value(board, seat)
     return value
 
 
