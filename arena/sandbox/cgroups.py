@@ -242,7 +242,7 @@ class CgroupV1(BotCgroup):
             time.sleep(0.002)
 
     def remove(self) -> bool:
-        return all([_remove_dir(directory) for directory in self.dirs.values()])
+        return all([_remove_dir(d) for d in self.dirs.values() if d.exists()])
 
 
 class CgroupV2(BotCgroup):
@@ -354,6 +354,31 @@ def sweep_stale(parents: list[Path]) -> list[str]:
     if swept:
         get_logger().warning("stale_cgroups_removed", groups=sorted(set(swept)))
     return swept
+
+
+def groups_of_creator(
+    creator_pid: int, *, root: Path = CGROUP_ROOT, proc_cgroup_text: str | None = None
+) -> list[BotCgroup]:
+    """Every bot group that the arena process ``creator_pid`` created and left behind."""
+    prefix = f"bot-{creator_pid}-"
+    version = detect_version(root)
+    if version == 2:
+        parent = root / PARENT_NAME
+        names = sorted(p.name for p in parent.glob(prefix + "*")) if parent.is_dir() else []
+        return [CgroupV2(name, parent / name) for name in names]
+    if version != 1:
+        return []
+    text = proc_cgroup_text if proc_cgroup_text is not None else read_proc_cgroup()
+    own = own_cgroup_paths(text)
+    parents = {c: v1_parent(root, c, own) for c in V1_CONTROLLERS}
+    names_found: set[str] = set()
+    for parent in parents.values():
+        if parent.is_dir():
+            names_found.update(p.name for p in parent.glob(prefix + "*"))
+    return [
+        CgroupV1(name, {c: parent / name for c, parent in parents.items()})
+        for name in sorted(names_found)
+    ]
 
 
 def create_bot_cgroup(

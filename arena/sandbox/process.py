@@ -38,6 +38,7 @@ from arena.sandbox.limits import (
     SandboxUnavailableError,
 )
 from arena.sandbox.probe import probe_host, unavailable_error
+from arena.sandbox.watchdog import ensure_watchdog
 
 # The launcher: waits for "go" on stdin (sent once the parent has put it in the
 # bot's cgroup and set its rlimits), then becomes bwrap with stdin on /dev/null.
@@ -207,6 +208,8 @@ def _start_gated(
     use_cgroup: bool,
 ) -> _Resources:
     """Fork the gate, put it in the cgroup and set rlimits, then let it exec ``argv``."""
+    if use_cgroup:
+        ensure_watchdog()
     cgroup = create_bot_cgroup(name, limits) if use_cgroup else None
     stdout = _open_output(stdout_path if stdout_path is not None else stderr_path)
     stderr = _open_output(stderr_path)
@@ -342,14 +345,24 @@ def _launch_unsafe(
     return BotProcess(resources, name=name, sandboxed=False)
 
 
+def is_running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (a zombie holds nothing but its pid)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
 def wait_gone(pids: Sequence[int], timeout_s: float = 2.0) -> bool:
-    """True once none of ``pids`` exists any more (helper for callers and tests)."""
+    """True once none of ``pids`` is running any more (helper for callers and tests)."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+    while True:
+        if not any(is_running(pid) for pid in pids):
             return True
+        if time.monotonic() > deadline:
+            return False
         time.sleep(0.01)
-    return False
 
 
 __all__ = ["BotProcess", "SandboxUnavailableError", "launch_bot", "wait_gone"]

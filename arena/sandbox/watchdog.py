@@ -1,0 +1,71 @@
+"""A helper process that kills an arena process's bots once that process is gone.
+
+bwrap's ``--die-with-parent`` does not survive the credential changes of a
+privileged (root) launch, and ``atexit`` does not run when the arena is
+SIGKILLed. So the first launch in each arena process starts this watchdog with
+a pipe on its stdin; the arena never writes to it. When the arena dies, however
+it dies, the pipe reaches end of file and the watchdog kills every process in
+the bot cgroups named after the arena's pid and removes the groups.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from arena.logs import get_logger
+from arena.sandbox.cgroups import groups_of_creator
+
+WATCHDOG_CODE = "import sys; from arena.sandbox.watchdog import main; sys.exit(main(sys.argv[1:]))"
+_lock = threading.Lock()
+_watchdog: tuple[int, subprocess.Popen[bytes], int] | None = None  # (owner pid, proc, pipe)
+
+
+def clean_up_after(creator_pid: int) -> list[str]:
+    """Kill and remove every bot group ``creator_pid`` left; the names removed."""
+    removed: list[str] = []
+    for group in groups_of_creator(creator_pid):
+        group.kill_all()
+        if group.remove():
+            removed.append(group.name)
+    if removed:
+        get_logger(creator_pid=creator_pid).warning("orphaned_bots_killed", groups=removed)
+    return removed
+
+
+def ensure_watchdog() -> None:
+    """Start this process's watchdog unless it is already running."""
+    global _watchdog
+    with _lock:
+        if _watchdog is not None and _watchdog[0] == os.getpid() and _watchdog[1].poll() is None:
+            return
+        read_end, write_end = os.pipe()  # both close-on-exec: no bot inherits them
+        package_root = str(Path(__file__).resolve().parents[2])
+        python_path = os.pathsep.join(
+            p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p
+        )
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", WATCHDOG_CODE, "kahuna-watchdog", str(os.getpid())],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+                env={**os.environ, "PYTHONPATH": python_path},
+            )
+        finally:
+            os.close(read_end)
+        _watchdog = (os.getpid(), proc, write_end)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or not argv[1].isdigit():
+        print("usage: kahuna-watchdog CREATOR_PID", file=sys.stderr)
+        return 2
+    while sys.stdin.buffer.read(4096):
+        pass  # the creator never writes; end of file means it is gone
+    clean_up_after(int(argv[1]))
+    return 0
+

@@ -1,0 +1,197 @@
+"""launch_bot at its edges: bad requests, missing host layers, the unsafe fallback,
+and cleanup when the caller forgets, exits or crashes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from arena.logs import configure
+from arena.sandbox import (
+    SANDBOX_SOCKET,
+    HostReport,
+    SandboxConfigError,
+    SandboxLimits,
+    SandboxUnavailableError,
+    launch_bot,
+    probe_host,
+)
+from arena.sandbox.probe import unavailable_error
+from arena.sandbox.process import wait_gone
+
+from .conftest import Harness, cgroup_dirs, lines_of, marked_pids
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        pytest.param({"runtime": "ruby"}, "unknown runtime 'ruby'", id="runtime"),
+        pytest.param({"command": []}, "command must be a non-empty list", id="empty-command"),
+        pytest.param({"command": ["sh", ""]}, "command must be a non-empty list", id="empty-word"),
+        pytest.param({"env": {"A=B": "1"}}, "invalid environment variable name", id="env-name"),
+        pytest.param({"env": {"A": "x\0y"}}, "invalid value for environment variable A",
+                     id="env-value"),
+        pytest.param({"bot_dir": Path("relative")}, "not an existing absolute", id="relative"),
+        pytest.param({"bot_dir": Path("/nonexistent/bot")}, "not an existing absolute",
+                     id="missing-dir"),
+        pytest.param({"socket_path": Path("/nonexistent/ref.sock")}, "referee socket",
+                     id="missing-socket"),
+        pytest.param({"extra_ro_binds": [(Path("/nonexistent"), "/sdk")]},
+                     "extra read-only bind source", id="bind-source"),
+        pytest.param({"extra_ro_binds": [(Path("/usr"), "sdk")]}, "must be absolute",
+                     id="bind-target"),
+        pytest.param({"limits": "big"}, "limits must be SandboxLimits", id="limits-type"),
+    ],
+)
+def test_bad_requests_are_named(
+    harness: Harness, overrides: dict[str, Any], message: str
+) -> None:
+    request: dict[str, Any] = {
+        "bot_dir": harness.bot_dir,
+        "command": ["/bin/true", harness.marker],
+        "runtime": "native",
+        "env": {},
+        "socket_path": harness.socket_path,
+        "limits": SandboxLimits(),
+    }
+    with pytest.raises(SandboxConfigError, match=message):
+        launch_bot(**{**request, **overrides})
+
+
+def test_unreadable_bot_directory_is_named(harness: Harness) -> None:
+    harness.bot_dir.chmod(0o700)
+    with pytest.raises(SandboxConfigError, match="world-readable"):
+        harness.launch("true")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        pytest.param("memory_mb", 0, "at least 16", id="memory-zero"),
+        pytest.param("max_processes", 8.5, "whole number", id="processes-float"),
+        pytest.param("cpu_cores", "one", "must be a number", id="cpu-text"),
+        pytest.param("tmp_size_mb", True, "must be a number", id="tmp-bool"),
+    ],
+)
+def test_bad_limits_are_named(field: str, value: object, message: str) -> None:
+    with pytest.raises(SandboxConfigError, match=f"{field}.*{message}"):
+        SandboxLimits(**{field: value})  # type: ignore[arg-type]
+
+
+def test_this_host_has_every_layer() -> None:
+    report = probe_host()
+    assert (report.namespaces, report.cgroup_version, report.seccomp, report.missing) == (
+        True, 1 if Path("/sys/fs/cgroup/memory").is_dir() else 2, True, ()
+    )
+
+
+NO_NAMESPACES = HostReport(
+    namespaces=False,
+    cgroup_version=1,
+    seccomp=False,
+    missing=("namespaces: bwrap cannot create namespaces", "seccomp: needs bwrap"),
+)
+
+
+def test_missing_layers_refuse_untrusted_bots(harness: Harness) -> None:
+    with pytest.raises(SandboxUnavailableError) as caught:
+        harness.launch("sleep 30", host=NO_NAMESPACES)
+    assert "namespaces: bwrap cannot create namespaces" in str(caught.value)
+    assert "unsafe" in str(caught.value)
+    assert marked_pids(harness.marker) == []
+    assert str(unavailable_error(NO_NAMESPACES)) == str(caught.value)
+
+
+def test_unsafe_fallback_runs_loudly_with_rlimits_and_the_real_socket(harness: Harness) -> None:
+    configure()  # once, before capturing (get_logger would configure inside the capture)
+    with capture_logs() as logs:
+        status, output = harness.run(
+            'pwd; ulimit -c; ulimit -n; echo "$KAHUNA_REFEREE"',
+            host=NO_NAMESPACES,
+            unsafe=True,
+            env={"KAHUNA_REFEREE": f"unix://{SANDBOX_SOCKET}"},
+            limits=SandboxLimits(max_open_files=77),
+        )
+    assert status == 0, output
+    assert lines_of(output) == [
+        str(harness.bot_dir), "0", "77", f"unix://{harness.socket_path.resolve()}"
+    ]
+    warnings = [entry for entry in logs if entry["event"] == "sandbox_unsafe_launched"]
+    assert len(warnings) == 1 and warnings[0]["log_level"] == "warning"
+    assert warnings[0]["missing"] == list(NO_NAMESPACES.missing)
+
+
+@pytest.mark.parametrize(
+    "cgroup_version",
+    [pytest.param(1, id="with-cgroup"), pytest.param(None, id="process-group-only")],
+)
+def test_unsafe_fallback_kills_its_tree(harness: Harness, cgroup_version: int | None) -> None:
+    host = HostReport(False, cgroup_version, False, ("namespaces: none",))
+    # children that keep the marker ($0) in their command line
+    child = "sh -c 'sleep 300; :' \"$0\""
+    script = f"{child} & {child}" if cgroup_version is None else (
+        f"setsid {child} & {child}"  # only the cgroup can catch a new session
+    )
+    bot, _ = harness.launch(script, host=host, unsafe=True)
+    deadline = time.monotonic() + 5
+    while len(marked_pids(harness.marker)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(marked_pids(harness.marker)) == 3
+    assert not bot.sandboxed
+    bot.kill()
+    assert wait_gone(marked_pids(harness.marker))
+
+
+def test_kill_is_idempotent_and_accounting_survives_it(harness: Harness) -> None:
+    bot, _ = harness.launch("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 300")
+    time.sleep(0.3)
+    assert Path(f"/proc/{bot.pid}/cmdline").read_bytes().startswith(b"/usr/bin/bwrap")
+    bot.kill()
+    bot.kill()
+    assert bot.poll() is not None
+    cpu_ms = bot.cpu_time_ms()
+    assert cpu_ms is not None and cpu_ms > 0
+    assert all(not directory.exists() for directory in cgroup_dirs(bot.name))
+
+
+CALLER = """
+import os, signal, sys
+from pathlib import Path
+from arena.sandbox import SandboxLimits, launch_bot
+bot = launch_bot(bot_dir=Path(sys.argv[1]), command=["/bin/sh", "-c", "sleep 300", sys.argv[2]],
+                 runtime="native", env={}, socket_path=Path(sys.argv[3]), limits=SandboxLimits())
+print(bot.name, flush=True)
+sys.stdin.readline()
+if sys.argv[4] == "crash":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("ending", ["exit", "crash"])
+def test_bots_die_with_their_caller(harness: Harness, ending: str) -> None:
+    caller = subprocess.Popen(
+        [sys.executable, "-c", CALLER, str(harness.bot_dir), harness.marker,
+         str(harness.socket_path), ending],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert caller.stdout is not None and caller.stdin is not None
+    name = caller.stdout.readline().strip()
+    assert name.startswith("bot-") and marked_pids(harness.marker)
+    caller.stdin.write("go\n")
+    caller.stdin.close()
+    status = caller.wait(20)
+    assert status == (-signal.SIGKILL if ending == "crash" else 0)
+    assert wait_gone(marked_pids(harness.marker), timeout_s=5)
+    deadline = time.monotonic() + 5  # after a crash, the caller's watchdog cleans up
+    while any(d.exists() for d in cgroup_dirs(name)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert all(not directory.exists() for directory in cgroup_dirs(name))
+    assert os.path.exists(f"/proc/{caller.pid}") is False
