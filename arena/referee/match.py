@@ -30,7 +30,7 @@ from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
 from arena.sandbox import probe_host
-from arena.server.referee_service import Arrival, BotEndpoint
+from arena.server.referee_service import Arrival, BotEndpoint, WireTap
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
@@ -50,10 +50,16 @@ def run_match(
     bot_b: BotSpec,
     *,
     on_game: Callable[[GameReport], None] | None = None,
+    wire_tap: WireTap | None = None,
 ) -> MatchReport:
-    """Play ``config.games`` games between ``bot_a`` and ``bot_b``."""
+    """Play ``config.games`` games between ``bot_a`` and ``bot_b``.
+
+    ``on_game`` is called with each game's report as soon as it is over;
+    ``wire_tap`` with (0 for bot_a / 1 for bot_b, bytes) for every message the
+    referee puts on the wire, exactly as sent.
+    """
     with tempfile.TemporaryDirectory(prefix="kahuna-", dir=_short_tmp()) as work:
-        return _Match(config, (bot_a, bot_b), Path(work)).run(on_game)
+        return _Match(config, (bot_a, bot_b), Path(work), wire_tap).run(on_game)
 
 
 def _short_tmp() -> str:
@@ -63,7 +69,13 @@ def _short_tmp() -> str:
 
 
 class _Match:
-    def __init__(self, config: MatchConfig, specs: tuple[BotSpec, BotSpec], work: Path) -> None:
+    def __init__(
+        self,
+        config: MatchConfig,
+        specs: tuple[BotSpec, BotSpec],
+        work: Path,
+        wire_tap: WireTap | None,
+    ) -> None:
         self.config = config
         self.match_id = secrets.token_hex(6)
         arrivals: queue.SimpleQueue[Arrival] = queue.SimpleQueue()
@@ -73,7 +85,7 @@ class _Match:
                 index=index,
                 spec=spec,
                 name=names[index],
-                endpoint=BotEndpoint(index, work / f"b{index}.sock", arrivals),
+                endpoint=BotEndpoint(index, work / f"b{index}.sock", arrivals, wire_tap),
                 work_dir=work,
             )
             for index, spec in enumerate(specs)

@@ -15,7 +15,7 @@ import enum
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +33,10 @@ TRANSPORT_MAX_BYTES = 8 * 1024 * 1024
 """gRPC's own limit: beyond it the transport cuts the stream (a disconnect)."""
 MAX_SOCKET_PATH_CHARS = 107
 MAX_STREAMS_PER_ENDPOINT = 4
+
+
+WireTap = Callable[[int, bytes], None]
+"""Called with (slot, bytes) for every message as it goes on the wire (tests, tracing)."""
 
 
 class ArrivalKind(enum.Enum):
@@ -65,7 +69,13 @@ _CLOSE = _Close()
 class BotEndpoint:
     """One bot's socket: a gRPC server with at most one live Play stream."""
 
-    def __init__(self, slot: int, socket_path: Path, arrivals: queue.SimpleQueue[Arrival]) -> None:
+    def __init__(
+        self,
+        slot: int,
+        socket_path: Path,
+        arrivals: queue.SimpleQueue[Arrival],
+        wire_tap: WireTap | None = None,
+    ) -> None:
         if len(str(socket_path)) > MAX_SOCKET_PATH_CHARS:
             raise ValueError(f"socket path {socket_path} is longer than gRPC allows")
         self.slot = slot
@@ -75,10 +85,9 @@ class BotEndpoint:
         self._lock = threading.Lock()
         self._outbox: queue.SimpleQueue[referee_pb2.PlayResponse | _Close] | None = None
         self._log = get_logger(slot=slot)
+        self._wire_tap = wire_tap
         handler = grpc.stream_stream_rpc_method_handler(
-            self._play,
-            request_deserializer=bytes,
-            response_serializer=referee_pb2.PlayResponse.SerializeToString,
+            self._play, request_deserializer=bytes, response_serializer=self._serialize
         )
         self._server = grpc.server(
             futures.ThreadPoolExecutor(
@@ -89,6 +98,12 @@ class BotEndpoint:
             options=[("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES)],
         )
         self._server.add_insecure_port(f"unix://{socket_path}")
+
+    def _serialize(self, message: referee_pb2.PlayResponse) -> bytes:
+        raw = message.SerializeToString()
+        if self._wire_tap is not None:
+            self._wire_tap(self.slot, raw)
+        return raw
 
     def start(self) -> None:
         self._server.start()

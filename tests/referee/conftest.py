@@ -19,16 +19,17 @@ MakeBot = Callable[..., BotSpec]
 
 
 def processes_with(marker: str) -> list[int]:
-    """Pids of every process on the machine whose command line contains ``marker``."""
+    """Pids of every live process whose command line contains ``marker``."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
+            state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except (OSError, IndexError):
             continue
-        if marker.encode() in cmdline:
+        if marker.encode() in cmdline and state != "Z":  # a zombie holds nothing
             found.append(int(entry.name))
     return found
 
