@@ -106,5 +106,7 @@ def test_every_request_is_exactly_the_seats_observation(
     assert_no_process_left(bot_a, bot_b)
 
 
-def _kinds(messages: list[tuple[int, referee_pb2.PlayResponse]], slot: int) -> list[tuple[int, str]]:
+def _kinds(
+    messages: list[tuple[int, referee_pb2.PlayResponse]], slot: int
+) -> list[tuple[int, str]]:
     return [(s, str(m.WhichOneof("kind"))) for s, m in messages if s == slot]
