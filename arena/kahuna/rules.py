@@ -47,11 +47,9 @@ def apply(state: State, action: Action, seat: int | None = None) -> State:
     """The state after ``action``; IllegalActionError naming the rule otherwise."""
     if type(action) is not Action:
         raise MalformedActionError(f"not an Action: {type(action).__name__}")
-    legal = state._legal
-    if legal is None or action not in legal or (seat is not None and seat != state._mover):
-        problem = violation(state, action, seat)
-        if problem is not None:
-            raise IllegalActionError(*problem)
+    problem = violation(state, action, seat)
+    if problem is not None:
+        raise IllegalActionError(*problem)
     kind = action.code[0]
     if kind == KIND_PLACE:
         return _place(state, action)

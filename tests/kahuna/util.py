@@ -45,9 +45,10 @@ def legal_texts(state: State) -> list[str]:
 def majority_control(state: State) -> dict[str, int]:
     """Control computed independently from the bridges (R5: a strict majority)."""
     result = {}
+    bridges = state.bridges
     for island in ISLANDS:
         for seat in (0, 1):
-            owned = sum(1 for line in LINES_OF[island] if state.bridges.get(line) == seat)
+            owned = sum(1 for line in LINES_OF[island] if bridges.get(line) == seat)
             if owned >= MAJORITY[island]:
                 result[island] = seat
     return result
