@@ -1,0 +1,57 @@
+"""Real matches of the sample bots: arena.referee.run_match, sandboxed processes.
+
+python_random against js_random must finish every game by the rules with no
+failure status and records that replay; python_greedy must beat
+python_random (the >= 80% figure over 40+ games is measured by
+benchmarks/sample_bots.py, not asserted here).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.kahuna import parse_record, replay
+from arena.referee import BotStatus, MatchConfig, load_bot, run_match
+
+SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
+RULE_REASONS = {"points", "final_points", "bridges", "draw", "no_bridges"}
+
+pytestmark = pytest.mark.slow
+
+
+def _needs_node_modules() -> None:
+    if not (SAMPLE_BOTS / "js_random" / "node_modules").is_dir():
+        pytest.skip("js_random's node_modules missing: run npm ci --prefix sample_bots/js_random")
+
+
+def test_python_random_and_js_random_play_clean_games() -> None:
+    _needs_node_modules()
+    python_bot = load_bot(SAMPLE_BOTS / "python_random")
+    js_bot = load_bot(SAMPLE_BOTS / "js_random")
+    report = run_match(MatchConfig(games=2, seed=11), python_bot, js_bot)
+    assert len(report.games) == 2
+    assert {game.bots_by_seat for game in report.games} == {
+        ("python_random", "js_random"),
+        ("js_random", "python_random"),
+    }
+    for game in report.games:
+        assert dict(game.statuses) == {"python_random": BotStatus.OK, "js_random": BotStatus.OK}
+        assert game.reason in RULE_REASONS
+        assert game.actions > 20
+        result = replay(parse_record(json.dumps(game.record)))
+        assert result.error is None
+        assert result.state.is_finished
+    assert sum(report.score.values()) == 2.0
+
+
+def test_greedy_beats_random_in_a_real_match() -> None:
+    greedy = load_bot(SAMPLE_BOTS / "python_greedy")
+    random_bot = load_bot(SAMPLE_BOTS / "python_random")
+    report = run_match(MatchConfig(games=8, seed=2026), greedy, random_bot)
+    for game in report.games:
+        assert set(game.statuses.values()) == {BotStatus.OK}, game.statuses
+    wins = sum(game.winner == "python_greedy" for game in report.games)
+    assert wins >= 6, [(game.winner, game.reason) for game in report.games]
