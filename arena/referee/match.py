@@ -198,7 +198,7 @@ class _Match:
         slot = self.slots[who]
         failures.setdefault(who, (verdict.status, verdict.reason))
         slot.last_failure = verdict.status
-        self.log.warning(
+        self.log.info(
             "bot_failed", bot=slot.name, status=verdict.status.value, reason=verdict.reason
         )
         hello_pending = slot.expect.phase is Phase.AWAIT_HELLO

@@ -1,0 +1,197 @@
+"""`arena match`: play a match between two bot directories and print the result.
+
+Exit statuses: 0 the match was played (whatever the bots did), 2 bad
+arguments, a bot directory that cannot be used, or a host without the
+sandbox (unless --unsafe-no-sandbox).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from arena.kahuna import Variant
+from arena.logs import configure
+from arena.referee import (
+    BotConfigError,
+    BotSpec,
+    BotStatus,
+    GameReport,
+    MatchConfig,
+    MatchReport,
+    TimeControl,
+    display_names,
+    load_bot,
+    run_match,
+)
+from arena.sandbox import SandboxConfigError, SandboxUnavailableError
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def _whole(minimum: int, maximum: int) -> type[int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"must be between {minimum} and {maximum}, got {value}"
+            )
+        return value
+
+    return parse  # type: ignore[return-value]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "match",
+        help="play a match between two bots through the sandboxed referee",
+        description=(
+            "Play GAMES games between two bot directories (each with a bot.toml): seats swap "
+            "every game and each deal is played from both sides. Prints each game and the score."
+        ),
+    )
+    parser.add_argument("bot_a", type=Path, metavar="BOT_DIR", help="first bot's directory")
+    parser.add_argument("bot_b", type=Path, metavar="BOT_DIR", help="second bot's directory")
+    parser.add_argument("--games", type=_whole(1, 10_000), default=2, help="games (default 2)")
+    parser.add_argument("--seed", type=_whole(0, 2**63 - 1), default=0, help="match seed")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--records", type=Path, metavar="DIR", help="write each game's record")
+    parser.add_argument(
+        "--action-ms", type=_whole(1, 3_600_000), default=TimeControl.action_ms,
+        help=f"per-action limit in ms (default {TimeControl.action_ms})",
+    )
+    parser.add_argument(
+        "--bank-ms", type=_whole(0, 36_000_000), default=TimeControl.bank_ms,
+        help=f"time bank per game in ms (default {TimeControl.bank_ms})",
+    )
+    parser.add_argument(
+        "--max-restarts", type=_whole(0, 1000), default=MatchConfig.max_restarts,
+        help=f"restarts per bot after a crash (default {MatchConfig.max_restarts})",
+    )
+    parser.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")
+    parser.add_argument("--tactical", action="store_true", help="Tactical variant (R8)")
+    parser.add_argument(
+        "--unsafe-no-sandbox", action="store_true",
+        help="run bots even where the host cannot sandbox them (trusted bots only)",
+    )
+    parser.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"arena match: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run(args: argparse.Namespace) -> int:
+    configure(level="WARNING")
+    try:
+        bots = load_bot(args.bot_a), load_bot(args.bot_b)
+    except BotConfigError as error:
+        return _fail(str(error))
+    records_dir: Path | None = args.records
+    if records_dir is not None:
+        try:
+            records_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            return _fail(f"--records {records_dir}: {error.strerror or error}")
+    config = MatchConfig(
+        games=args.games,
+        seed=args.seed,
+        variant=Variant(strategic=args.strategic, tactical=args.tactical),
+        time_control=TimeControl(action_ms=args.action_ms, bank_ms=args.bank_ms),
+        max_restarts=args.max_restarts,
+        unsafe=args.unsafe_no_sandbox,
+    )
+    on_game = None if records_dir is None else _record_writer(records_dir)
+    try:
+        report = run_match(config, *bots, on_game=on_game)
+    except SandboxUnavailableError as error:
+        return _fail(f"{error} (pass --unsafe-no-sandbox to run trusted bots without it)")
+    except (SandboxConfigError, OSError) as error:
+        return _fail(str(error))
+    if args.json:
+        print(json.dumps(match_json(report, bots, config)))
+    else:
+        _print_table(report, bots)
+    return EXIT_OK
+
+
+def _record_writer(directory: Path) -> Callable[[GameReport], None]:
+    def write(game: GameReport) -> None:
+        path = directory / f"game-{game.index:03d}.json"
+        path.write_text(json.dumps(game.record, indent=1) + "\n")
+
+    return write
+
+
+def _failures(game: GameReport) -> str:
+    failed = [f"{name}: {status.value}" for name, status in game.statuses.items()
+              if status is not BotStatus.OK]
+    return ", ".join(failed) or "-"
+
+
+def _failure_details(game: GameReport) -> object:
+    metadata = game.record.get("match")
+    return metadata.get("failures", []) if isinstance(metadata, dict) else []
+
+
+def match_json(report: MatchReport, bots: tuple[BotSpec, BotSpec],
+               config: MatchConfig) -> dict[str, object]:
+    names = display_names(*bots)
+    return {
+        "bots": {
+            name: {"version": spec.version, "directory": str(spec.directory)}
+            for name, spec in zip(names, bots, strict=True)
+        },
+        "seed": config.seed,
+        "time_control": {
+            "action_ms": config.time_control.action_ms,
+            "bank_ms": config.time_control.bank_ms,
+        },
+        "games": [
+            {
+                "index": game.index,
+                "seats": list(game.bots_by_seat),
+                "winner": game.winner,
+                "reason": game.reason,
+                "status": {name: status.value for name, status in game.statuses.items()},
+                "actions": game.actions,
+                "time_ms": dict(game.time_ms),
+                "failures": _failure_details(game),
+            }
+            for game in report.games
+        ],
+        "score": dict(report.score),
+    }
+
+
+def _print_table(report: MatchReport, bots: tuple[BotSpec, BotSpec]) -> None:
+    names = display_names(*bots)
+    header = ["game", "seat 0", "seat 1", "winner", "reason", "actions",
+              f"ms {names[0]}", f"ms {names[1]}", "failures"]
+    rows = [header]
+    for game in report.games:
+        rows.append([
+            str(game.index),
+            game.bots_by_seat[0],
+            game.bots_by_seat[1],
+            game.winner or "-",
+            game.reason,
+            str(game.actions),
+            f"{game.time_ms[names[0]]:.0f}",
+            f"{game.time_ms[names[1]]:.0f}",
+            _failures(game),
+        ])
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    for row in rows:
+        cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        print("  ".join(cells).rstrip())
+    score = " - ".join(f"{name} {report.score[name]:g}" for name in names)
+    print(f"score: {score}")
