@@ -1,0 +1,206 @@
+"""Records (RECORD.md): round trips, replay errors, malformed and hostile input."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.kahuna import (
+    ISLANDS,
+    MalformedRecordError,
+    Variant,
+    parse_record,
+    play_random_game,
+    record_of,
+    record_to_json,
+    replay,
+    state_summary,
+)
+
+
+def base(**changes: Any) -> dict[str, Any]:
+    data = record_to_json(play_random_game(7))
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize("variant", [Variant(), Variant(True, False), Variant(False, True)],
+                         ids=["basic", "strategic", "tactical"])
+def test_round_trip(variant: Variant) -> None:
+    for seed in range(5):
+        record = play_random_game(seed, variant)
+        text = json.dumps(record_to_json(record))
+        again = parse_record(text)
+        assert again == record
+        assert json.dumps(record_to_json(again)) == text
+        result = replay(again)
+        assert result.error is None and result.state.outcome == record.result
+        rebuilt = record_of(result.state, record.deal, record.reshuffles)
+        assert rebuilt == record
+
+
+def test_same_seed_same_record() -> None:
+    assert play_random_game(12) == play_random_game(12)
+    assert play_random_game(12).deal != play_random_game(13).deal
+
+
+def test_unknown_keys_are_kept_and_lenient_notation_accepted() -> None:
+    data = base(match={"bots": ["a", "b"]})
+    data["actions"][0] = {k.upper() if k == "x" else k: (v.lower() if isinstance(v, str) else v)
+                          for k, v in data["actions"][0].items()}
+    data["actions"][0]["time_ms"] = 12
+    record = parse_record(json.dumps(data))
+    assert record.extra == {"match": {"bots": ["a", "b"]}}
+    assert replay(record).error is None
+
+
+def test_actions_without_seat_are_accepted() -> None:
+    data = base()
+    for action in data["actions"]:
+        del action["seat"]
+    assert replay(parse_record(json.dumps(data))).error is None
+
+
+def test_replay_stops_at_first_illegal_action_with_its_rule() -> None:
+    data = base()
+    absent = next(island for island in ISLANDS if island not in data["deal"][6:9])
+    good = data["actions"][:3]
+    data["actions"] = [*good, {"type": "draw", "card": absent}, {"type": "jump"}]
+    with pytest.raises(MalformedRecordError):  # the whole record is read first
+        parse_record(json.dumps(data))
+    data["actions"] = [*good, {"card": absent.lower(), "type": "draw"}, {"type": "pass"}]
+    data["actions"][:3] = [{"type": "pass"}, {"type": "draw"}, {"type": "draw", "card": absent}]
+    result = replay(parse_record(json.dumps(data)))
+    assert result.error is not None and result.error.index == 2
+    assert result.error.message() == (
+        f'action 2 {{"type": "draw", "card": "{absent}"}}: R4: no face-up {absent}')
+    assert result.state.history_length == 2
+
+
+def test_wrong_seat_is_an_illegal_action() -> None:
+    data = base()
+    data["actions"][0]["seat"] = 1
+    error = replay(parse_record(json.dumps(data))).error
+    assert error is not None and error.index == 0 and error.error.rule == "R3"
+
+
+def test_actions_after_the_end_are_illegal_R7() -> None:
+    data = base()
+    data["actions"].append({"type": "pass"})
+    error = replay(parse_record(json.dumps(data))).error
+    assert error is not None and error.error.rule == "R7"
+    assert error.index == len(data["actions"]) - 1
+
+
+def prefix_ending_round_1(data: dict[str, Any]) -> int:
+    record = parse_record(json.dumps(data))
+    for n in range(len(record.actions) + 1):
+        trimmed = dict(data, actions=data["actions"][:n], reshuffles=[])
+        trimmed.pop("result", None)
+        try:
+            replay(parse_record(json.dumps(trimmed)))
+        except MalformedRecordError:
+            return n
+    raise AssertionError("round 1 never ended")
+
+
+def test_reshuffle_needed_at_the_end_of_a_round() -> None:
+    data = base()
+    n = prefix_ending_round_1(data)
+    with_reshuffle = dict(data, actions=data["actions"][:n], reshuffles=data["reshuffles"][:1])
+    del with_reshuffle["result"]
+    state = replay(parse_record(json.dumps(with_reshuffle))).state
+    assert state.round == 2 and state.deck_size == len(data["reshuffles"][0]) - 3
+
+
+HOSTILE: list[tuple[str, str]] = [
+    ("not-json", "{"),
+    ("empty", ""),
+    ("a-list", "[]"),
+    ("wrong-format", json.dumps(base(format="kahuna-record/2"))),
+    ("no-format", json.dumps({k: v for k, v in base().items() if k != "format"})),
+    ("no-deal", json.dumps({k: v for k, v in base().items() if k != "deal"})),
+    ("deal-unknown-island", json.dumps(base(deal=["XXXX", *base()["deal"][1:]]))),
+    ("deal-short", json.dumps(base(deal=base()["deal"][:23]))),
+    ("deal-three-of-one", json.dumps(base(deal=["ALOA", *base()["deal"][1:]]))),
+    ("deal-not-strings", json.dumps(base(deal=list(range(24))))),
+    ("deal-huge-number", '{"format": "kahuna-record/1", "deal": [' + "9" * 5000 + "]}"),
+    ("deep-nesting", '{"format": "kahuna-record/1", "deal": ' + "[" * 100000 + "]" * 100000 + "}"),
+    ("variant-not-bool", json.dumps(base(variant={"strategic": 1}))),
+    ("variant-a-list", json.dumps(base(variant=[]))),
+    ("handicap-empty", json.dumps(base(handicap=[]))),
+    ("handicap-four", json.dumps(base(handicap=[{"seat": 0, "line": line} for line in
+                                                ("ALOA-BARI", "ALOA-DUDA", "ALOA-HUNA",
+                                                 "BARI-COCO")]))),
+    ("handicap-two-seats", json.dumps(base(handicap=[{"seat": 0, "line": "ALOA-BARI"},
+                                                     {"seat": 1, "line": "ALOA-DUDA"}]))),
+    ("handicap-same-line", json.dumps(base(handicap=[{"seat": 0, "line": "ALOA-BARI"},
+                                                     {"seat": 0, "line": "bari-aloa"}]))),
+    ("handicap-no-such-line", json.dumps(base(handicap=[{"seat": 0, "line": "ALOA-LALE"}]))),
+    ("handicap-bool-seat", json.dumps(base(handicap=[{"seat": True, "line": "ALOA-BARI"}]))),
+    ("reshuffles-three", json.dumps(base(reshuffles=[[], [], []]))),
+    ("reshuffle-unknown-island", json.dumps(base(reshuffles=[["XXXX"]]))),
+    ("reshuffle-not-permutation", json.dumps(base(reshuffles=[base()["deal"][:20],
+                                                              base()["reshuffles"][1]]))),
+    ("reshuffle-missing", json.dumps(base(reshuffles=[]))),
+    ("actions-not-list", json.dumps(base(actions={}))),
+    ("action-not-object", json.dumps(base(actions=["pass"]))),
+    ("action-unknown-type", json.dumps(base(actions=[{"type": "jump"}]))),
+    ("action-type-number", json.dumps(base(actions=[{"type": 3}]))),
+    ("action-seat-2", json.dumps(base(actions=[{"type": "pass", "seat": 2}]))),
+    ("action-seat-bool", json.dumps(base(actions=[{"type": "pass", "seat": False}]))),
+    ("action-seat-float", json.dumps(base(actions=[{"type": "pass", "seat": 0.0}]))),
+    ("action-unknown-island", json.dumps(base(actions=[{"type": "discard", "card": "XX"}]))),
+    ("action-no-such-line", json.dumps(base(actions=[{"type": "place", "card": "ALOA",
+                                                      "line": "ALOA-LALE"}]))),
+    ("action-missing-line", json.dumps(base(actions=[{"type": "place", "card": "ALOA"}]))),
+    ("action-pass-with-card", json.dumps(base(actions=[{"type": "pass", "card": "ALOA"}]))),
+    ("action-remove-three-cards", json.dumps(base(actions=[
+        {"type": "remove", "cards": ["ALOA", "BARI", "BARI"], "line": "ALOA-BARI"}]))),
+    ("action-card-list", json.dumps(base(actions=[{"type": "discard", "card": ["ALOA"]}]))),
+    ("result-bad-winner", json.dumps(base(result={"winner": 2, "reason": "points",
+                                                  "points": [0, 0]}))),
+    ("result-bad-reason", json.dumps(base(result={"winner": 0, "reason": "luck",
+                                                  "points": [0, 0]}))),
+    ("result-bad-points", json.dumps(base(result={"winner": 0, "reason": "points",
+                                                  "points": [0]}))),
+]
+
+
+@pytest.mark.parametrize("text", [h[1] for h in HOSTILE], ids=[h[0] for h in HOSTILE])
+def test_hostile_records_are_malformed_with_one_line(text: str) -> None:
+    with pytest.raises(MalformedRecordError) as caught:
+        replay(parse_record(text))
+    message = str(caught.value)
+    assert message and "\n" not in message and len(message) < 400
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["format", "deal", "actions", "type", "card", "seat", "line",
+                         "reshuffles", "handicap", "variant", "result", "cards"]),
+        inner, max_size=5),
+    max_leaves=20,
+))
+def test_arbitrary_json_never_escapes_as_another_error(data: object) -> None:
+    if isinstance(data, dict):
+        data = dict(data, format="kahuna-record/1")
+    try:
+        replay(parse_record(json.dumps(data)))
+    except MalformedRecordError as exc:
+        assert "\n" not in str(exc)
+
+
+def test_state_summary_keys_and_sorting() -> None:
+    summary = state_summary(replay(play_random_game(3)).state, legal=True)
+    assert list(summary) == ["finished", "winner", "reason", "round", "to_move", "points",
+                             "controlled", "bridges", "hands", "faceup", "deck_size", "legal"]
+    bridges = summary["bridges"]
+    assert isinstance(bridges, dict) and list(bridges) == sorted(bridges)
+    assert summary["legal"] == []
