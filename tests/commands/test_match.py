@@ -1,0 +1,100 @@
+"""`arena match` as a user runs it: a real process, real sandboxed bots."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+TESTBOT = Path(__file__).resolve().parent.parent / "bots" / "testbot.py"
+
+pytestmark = pytest.mark.slow
+
+
+def _bot(root: Path, name: str, behaviour: str = "random") -> Path:
+    directory = root / name
+    directory.mkdir(mode=0o755)
+    shutil.copy(TESTBOT, directory / "bot.py")
+    (directory / "bot.py").chmod(0o644)
+    command = ["python3", "bot.py", f"kt-{uuid.uuid4().hex}", behaviour]
+    (directory / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = {json.dumps(command)}\nruntime = "python"\n'
+    )
+    return directory
+
+
+def _arena(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def bots(tmp_path: Path) -> tuple[Path, Path]:
+    tmp_path.chmod(0o755)
+    return _bot(tmp_path, "alpha"), _bot(tmp_path, "beta", "illegal")
+
+
+def test_json_output(bots: tuple[Path, Path]) -> None:
+    done = _arena("match", str(bots[0]), str(bots[1]), "--games", "2", "--seed", "4", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [game["winner"] for game in result["games"]] == ["alpha", "alpha"]
+    assert [game["reason"] for game in result["games"]] == ["forfeit", "forfeit"]
+    assert [game["status"] for game in result["games"]] == [
+        {"alpha": "ok", "beta": "illegal_action"}
+    ] * 2
+    assert [game["seats"] for game in result["games"]] == [["alpha", "beta"], ["beta", "alpha"]]
+    assert result["score"] == {"alpha": 2.0, "beta": 0.0}
+
+
+def test_records_replay_and_table(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
+    records = tmp_path / "records"
+    done = _arena("match", str(first), str(second), "--games", "2", "--records", str(records),
+                  "--action-ms", "1500", "--bank-ms", "1000", "--tactical")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:6] == ["game", "seat", "0", "seat", "1", "winner"]
+    assert lines[1].split()[:3] == ["0", "alpha", "beta"]
+    assert lines[2].split()[:3] == ["1", "beta", "alpha"]
+    assert lines[-1].startswith("score: alpha ")
+    paths = sorted(records.iterdir())
+    assert [path.name for path in paths] == ["game-000.json", "game-001.json"]
+    for path in paths:
+        replayed = _arena("replay", str(path))
+        assert replayed.returncode == 0, replayed.stderr
+        summary = json.loads(replayed.stdout)
+        assert summary["finished"] and summary["result_matches"]
+        assert json.loads(path.read_text())["variant"]["tactical"] is True
+
+
+BAD_ARGS = [
+    ("missing dir", ["match", "/nonexistent/bot", "{a}"], "not a directory"),
+    ("zero games", ["match", "{a}", "{b}", "--games", "0"], "--games: must be between 1"),
+    ("words for ms", ["match", "{a}", "{b}", "--action-ms", "fast"], "--action-ms: 'fast'"),
+    ("negative seed", ["match", "{a}", "{b}", "--seed", "-1"], "--seed: must be between"),
+    ("no toml", ["match", "{empty}", "{b}"], "no bot.toml"),
+    ("records is a file", ["match", "{a}", "{b}", "--records", "{a}/bot.toml"], "--records"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), [case[1:] for case in BAD_ARGS],
+                         ids=[case[0] for case in BAD_ARGS])
+def test_bad_arguments_give_one_clear_line(
+    tmp_path: Path, bots: tuple[Path, Path], args: list[str], needle: str
+) -> None:
+    (tmp_path / "empty").mkdir()
+    paths = {"a": str(bots[0]), "b": str(bots[1]), "empty": str(tmp_path / "empty")}
+    done = _arena(*[arg.format(**paths) for arg in args])
+    assert done.returncode == 2
+    assert done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("arena match: ") and needle in last, done.stderr
+    assert "Traceback" not in done.stderr

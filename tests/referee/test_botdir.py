@@ -1,0 +1,86 @@
+"""bot.toml: parsing, validation naming the field, and the content-hash version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.referee import BotConfigError, load_bot
+from arena.referee.botdir import content_hash
+
+GOOD = 'name = "greedy"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+
+
+def _bot(tmp_path: Path, toml: str | None) -> Path:
+    directory = tmp_path / "bot"
+    directory.mkdir()
+    (directory / "bot.py").write_text("print('hi')\n")
+    if toml is not None:
+        (directory / "bot.toml").write_text(toml)
+    return directory
+
+
+def test_a_good_bot_toml(tmp_path: Path) -> None:
+    toml = GOOD + 'description = "greedy bot"\nauthor = "me"\n'
+    spec = load_bot(_bot(tmp_path, toml))
+    assert (spec.name, spec.command, spec.runtime) == ("greedy", ("python3", "bot.py"), "python")
+    assert (spec.description, spec.author) == ("greedy bot", "me")
+    assert spec.directory.is_absolute()
+    assert len(spec.version) == 16
+
+
+BAD = [
+    ("no bot.toml", None, "no bot.toml"),
+    ("not toml", "name = ", "not valid TOML"),
+    ("missing name", 'command = ["x"]\nruntime = "native"\n', "missing field 'name'"),
+    ("bad name", GOOD.replace('"greedy"', '"../evil"'), "field 'name'"),
+    ("long name", GOOD.replace('"greedy"', '"' + "a" * 41 + '"'), "field 'name'"),
+    ("name not a string", GOOD.replace('"greedy"', "3"), "field 'name'"),
+    ("missing command", 'name = "x"\nruntime = "native"\n', "missing field 'command'"),
+    ("command a string", GOOD.replace('["python3", "bot.py"]', '"python3 bot.py"'),
+     "field 'command'"),
+    ("empty command", GOOD.replace('["python3", "bot.py"]', "[]"), "field 'command'"),
+    ("command with a number", GOOD.replace('"bot.py"', "3"), "field 'command'"),
+    ("unknown runtime", GOOD.replace('"python"', '"ruby"'), "field 'runtime'"),
+    ("missing runtime", 'name = "x"\ncommand = ["x"]\n', "field 'runtime'"),
+    ("unknown field", GOOD + "colour = 1\n", "unknown field 'colour'"),
+    ("description not text", GOOD + "description = 3\n", "'description'"),
+]
+
+
+@pytest.mark.parametrize(("toml", "needle"), [case[1:] for case in BAD],
+                         ids=[case[0] for case in BAD])
+def test_bad_bot_toml_names_file_and_field(tmp_path: Path, toml: str | None, needle: str) -> None:
+    directory = _bot(tmp_path, toml)
+    with pytest.raises(BotConfigError, match=needle) as caught:
+        load_bot(directory)
+    assert str(directory) in str(caught.value)
+
+
+def test_not_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(BotConfigError, match="not a directory"):
+        load_bot(tmp_path / "missing")
+
+
+def test_version_changes_with_any_file_and_ignores_bytecode(tmp_path: Path) -> None:
+    directory = _bot(tmp_path, GOOD)
+    before = content_hash(directory)
+    (directory / "__pycache__").mkdir()
+    (directory / "__pycache__" / "bot.cpython-311.pyc").write_bytes(b"\0")
+    assert content_hash(directory) == before
+    (directory / "node_modules").mkdir()
+    (directory / "node_modules" / "lib.js").write_text("x")
+    with_dependency = content_hash(directory)
+    assert with_dependency != before
+    (directory / "bot.py").write_text("print('bye')\n")
+    assert content_hash(directory) != with_dependency
+
+
+def test_version_depends_on_content_not_location(tmp_path: Path) -> None:
+    first = _bot(tmp_path, GOOD)
+    second = tmp_path / "copy"
+    second.mkdir()
+    for path in first.iterdir():
+        (second / path.name).write_bytes(path.read_bytes())
+    assert content_hash(first) == content_hash(second)

@@ -1,0 +1,132 @@
+"""The one function that turns what a bot did into an action or a status."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.kahuna import deal_from_seed, legal_actions, new_game
+from arena.protocol.convert import action_to_pb
+from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
+from arena.referee import BotStatus
+from arena.referee.judge import (
+    DeadlinePassed,
+    Ended,
+    Expectation,
+    Occurrence,
+    Phase,
+    VerdictKind,
+    judge,
+)
+from arena.server.referee_service import Arrival, ArrivalKind
+
+TOKEN = "secret-token"
+SENT_NS = 1_000_000_000
+STATE = new_game(deal_from_seed(1))
+LEGAL = legal_actions(STATE)
+
+
+def _hello(token: str = TOKEN, version: int = 1) -> referee_pb2.PlayRequest:
+    return referee_pb2.PlayRequest(
+        hello=referee_pb2.Hello(token=token, bot_name="b", protocol_version=version)
+    )
+
+
+def _reply(request_id: int, action: game_pb2.Action | None = None) -> referee_pb2.PlayRequest:
+    reply = referee_pb2.ActionReply(request_id=request_id)
+    if action is not None:
+        reply.action.CopyFrom(action)
+    return referee_pb2.PlayRequest(action_reply=reply)
+
+
+def _message(message: referee_pb2.PlayRequest, after_ms: float = 5) -> Arrival:
+    return Arrival(0, 1, ArrivalKind.MESSAGE, SENT_NS + int(after_ms * 1e6), message)
+
+
+def _expect(phase: Phase) -> Expectation:
+    return Expectation(
+        token=TOKEN,
+        phase=phase,
+        request_id=7,
+        sent_ns=SENT_NS,
+        allowance_ms=100,
+        state=STATE,
+        legal=frozenset(LEGAL),
+        expired_request_ids={3},
+    )
+
+
+GOOD = action_to_pb(LEGAL[0])
+ILLEGAL = game_pb2.Action(type=game_pb2.ACTION_TYPE_PLACE, card="LALE", line="ALOA-BARI")
+
+CASES: list[tuple[str, Phase, Occurrence, VerdictKind, BotStatus]] = [
+    ("hello", Phase.AWAIT_HELLO, _message(_hello()), VerdictKind.HELLO, BotStatus.OK),
+    ("wrong token", Phase.AWAIT_HELLO, _message(_hello("forged")), VerdictKind.FAILED,
+     BotStatus.PROTOCOL_VIOLATION),
+    ("wrong protocol version", Phase.AWAIT_HELLO, _message(_hello(version=2)),
+     VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
+    ("reply before hello", Phase.AWAIT_HELLO, _message(_reply(7, GOOD)), VerdictKind.FAILED,
+     BotStatus.PROTOCOL_VIOLATION),
+    ("second hello", Phase.IDLE, _message(_hello()), VerdictKind.FAILED,
+     BotStatus.PROTOCOL_VIOLATION),
+    ("empty message", Phase.IDLE, _message(referee_pb2.PlayRequest()), VerdictKind.FAILED,
+     BotStatus.MALFORMED_MESSAGE),
+    ("undecodable bytes", Phase.IDLE, Arrival(0, 1, ArrivalKind.UNDECODABLE, SENT_NS),
+     VerdictKind.FAILED, BotStatus.MALFORMED_MESSAGE),
+    ("oversized", Phase.IDLE, Arrival(0, 1, ArrivalKind.OVERSIZED, SENT_NS, size_bytes=70000),
+     VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
+    ("second stream", Phase.IDLE, Arrival(0, 1, ArrivalKind.SECOND_STREAM, SENT_NS),
+     VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
+    ("reply out of turn", Phase.IDLE, _message(_reply(7, GOOD)), VerdictKind.FAILED,
+     BotStatus.PROTOCOL_VIOLATION),
+    ("late reply to a timed-out request", Phase.IDLE, _message(_reply(3, GOOD)),
+     VerdictKind.IGNORED, BotStatus.OK),
+    ("good reply", Phase.AWAIT_REPLY, _message(_reply(7, GOOD)), VerdictKind.ACTION,
+     BotStatus.OK),
+    ("stale request id", Phase.AWAIT_REPLY, _message(_reply(6, GOOD)), VerdictKind.FAILED,
+     BotStatus.PROTOCOL_VIOLATION),
+    ("reply after the allowance", Phase.AWAIT_REPLY, _message(_reply(7, GOOD), after_ms=101),
+     VerdictKind.FAILED, BotStatus.TIMEOUT),
+    ("reply without action", Phase.AWAIT_REPLY, _message(_reply(7)), VerdictKind.FAILED,
+     BotStatus.MALFORMED_MESSAGE),
+    ("not an action", Phase.AWAIT_REPLY,
+     _message(_reply(7, game_pb2.Action(type=game_pb2.ACTION_TYPE_DISCARD, card="ATLANTIS"))),
+     VerdictKind.FAILED, BotStatus.MALFORMED_MESSAGE),
+    ("illegal action", Phase.AWAIT_REPLY, _message(_reply(7, ILLEGAL)), VerdictKind.FAILED,
+     BotStatus.ILLEGAL_ACTION),
+    ("deadline", Phase.AWAIT_REPLY, DeadlinePassed(0, 100), VerdictKind.FAILED,
+     BotStatus.TIMEOUT),
+    ("no hello in time", Phase.AWAIT_HELLO, DeadlinePassed(0, 100), VerdictKind.FAILED,
+     BotStatus.TIMEOUT),
+    ("process exited", Phase.AWAIT_REPLY, Ended(0, 3), VerdictKind.FAILED, BotStatus.CRASH),
+    ("stream closed, process alive", Phase.IDLE, Ended(0, None), VerdictKind.FAILED,
+     BotStatus.DISCONNECT),
+]
+
+
+@pytest.mark.parametrize(
+    ("phase", "occurrence", "kind", "status"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_judge(phase: Phase, occurrence: Occurrence, kind: VerdictKind, status: BotStatus) -> None:
+    verdict = judge(occurrence, _expect(phase))
+    assert (verdict.kind, verdict.status) == (kind, status), verdict.reason
+    if kind is VerdictKind.FAILED:
+        assert verdict.reason  # every failure is named
+
+
+def test_an_accepted_action_is_the_one_sent_with_its_time() -> None:
+    verdict = judge(_message(_reply(7, GOOD), after_ms=42), _expect(Phase.AWAIT_REPLY))
+    assert verdict.action == LEGAL[0]
+    assert verdict.elapsed_ms == pytest.approx(42)
+
+
+def test_illegal_action_names_the_rule() -> None:
+    verdict = judge(_message(_reply(7, ILLEGAL)), _expect(Phase.AWAIT_REPLY))
+    assert verdict.reason.startswith("place LALE ALOA-BARI: R3")
+
+
+def test_a_late_reply_is_dropped_once() -> None:
+    expect = _expect(Phase.IDLE)
+    assert judge(_message(_reply(3, GOOD)), expect).kind is VerdictKind.IGNORED
+    assert judge(_message(_reply(3, GOOD)), expect).status is BotStatus.PROTOCOL_VIOLATION
