@@ -1,0 +1,108 @@
+"""`arena replay` and `arena play-random` as a user runs them: real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def arena(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args],
+        input=stdin, capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def record_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("records") / "game.json"
+    done = arena("play-random", "--seed", "21", "--tactical", "--out", str(path))
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def write(tmp_path: Path, data: object) -> str:
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_random_game_replays_and_matches(record_path: Path) -> None:
+    data = load(record_path)
+    assert data["format"] == "kahuna-record/1" and data["variant"]["tactical"] is True
+    done = arena("replay", str(record_path))
+    assert done.returncode == 0 and done.stderr == ""
+    summary = json.loads(done.stdout)
+    assert summary["finished"] is True and summary["to_move"] is None
+    assert summary["result_matches"] is True
+    assert summary["winner"] == data["result"]["winner"]
+    assert summary["points"] == data["result"]["points"]
+
+
+def test_play_random_to_stdout_is_the_same_record(record_path: Path) -> None:
+    done = arena("play-random", "--seed", "21", "--tactical")
+    assert done.returncode == 0 and json.loads(done.stdout) == load(record_path)
+
+
+def test_legal_list_of_an_unfinished_game_from_stdin(record_path: Path) -> None:
+    data = load(record_path)
+    data["actions"] = data["actions"][:5]
+    del data["result"]
+    done = arena("replay", "-", "--legal", stdin=json.dumps(data))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    legal = summary["legal"]
+    assert summary["finished"] is False and summary["winner"] is None
+    assert legal == sorted(set(legal)) and legal
+    assert "result_matches" not in summary
+
+
+def test_illegal_action_exits_1_naming_index_and_rule(record_path: Path, tmp_path: Path) -> None:
+    data = load(record_path)
+    data["actions"] = [{"type": "pass"}, {"type": "pass"}]
+    del data["result"]
+    done = arena("replay", write(tmp_path, data))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == 'action 1 {"type": "pass"}: C4: the opponent passed: this turn must end with a draw\n'  # noqa: E501
+
+
+def test_result_mismatch_exits_2(record_path: Path, tmp_path: Path) -> None:
+    data = load(record_path)
+    data["result"] = {"winner": None, "reason": "draw", "points": [9, 9]}
+    done = arena("replay", write(tmp_path, data))
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["result_matches"] is False
+    assert done.stderr.count("\n") == 1 and "mismatch" in done.stderr
+
+
+@pytest.mark.parametrize("content", [
+    "not json at all",
+    '{"format": "kahuna-record/1", "deal": ' + "[" * 50000 + "]" * 50000 + "}",
+    '{"format": "kahuna-record/1", "deal": ["ALOA"], "actions": [' + "7" * 6000 + "]}",
+    '{"format": "kahuna-record/1", "deal": [], "actions": {"a": 1}}',
+], ids=["not-json", "deep-nesting", "huge-number", "bad-deal"])
+def test_malformed_file_exits_1_with_one_line(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    done = arena("replay", str(path))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_missing_file_and_binary_file_exit_1(tmp_path: Path) -> None:
+    done = arena("replay", str(tmp_path / "nope.json"))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    done = arena("replay", str(binary))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
