@@ -65,9 +65,10 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class SeenEvent:
-    """One action as this seat saw it. The opponent's face-down discard has
-    ``hidden=True`` and no card; a deck draw has no ``card``, and ``drawn``
-    is the card it gave when it was this seat's own draw."""
+    """One action as this seat saw it. ``hidden`` marks the opponent's
+    face-down discard and the opponent's draw from the deck (no card given);
+    a deck draw has no ``card``, and ``drawn`` is the card it gave when it
+    was this seat's own draw."""
 
     seat: int
     type: ActionType
