@@ -29,9 +29,16 @@ from arena.kahuna import (
     parse_record,
 )
 from arena.logs import get_logger
-from arena.web.frames import Frames, PerspectiveError, game_frames, parse_perspective
+from arena.web.frames import (
+    PERSPECTIVE_NAMES,
+    Frames,
+    PerspectiveError,
+    game_frames,
+    parse_perspective,
+)
 from arena.web.models import GameDetail, TournamentDetail, WebSource
 from arena.web.plots import rating_history_svg
+from arena.web.upload import MAX_UPLOAD_BYTES, UploadError, form_text, record_from_upload
 
 Json = dict[str, object]
 
@@ -85,6 +92,21 @@ def board_geometry() -> Json:
     }
 
 
+def match_failures(record_json: str) -> list[dict[str, object]]:
+    """The referee's failure notes (``extra["match"]["failures"]``) of a stored record."""
+    record = json.loads(record_json)
+    match = record.get("match") if isinstance(record, dict) else None
+    failures = match.get("failures") if isinstance(match, dict) else None
+    if not isinstance(failures, list):
+        return []
+    return [
+        {"seat": f.get("seat"), "bot": f.get("bot", ""), "status": f.get("status", ""),
+         "detail": f.get("detail", "")}
+        for f in failures
+        if isinstance(f, dict)
+    ]
+
+
 Route = tuple[re.Pattern[str], Callable[..., Response]]
 
 
@@ -118,15 +140,25 @@ class WebApp:
             (re.compile(r"/api/games/(\d+)/record"), self.game_record),
             (re.compile(r"/api/games/(\d+)/frames"), self.game_frames_json),
             (re.compile(r"/static/([a-z0-9_.-]+)"), self.static_file),
+            (re.compile(r"/replay"), self.replay_form),
             (re.compile(r"/healthz"), lambda query: json_response({"ok": True})),
         ]
 
     # --- dispatch ---------------------------------------------------------
 
-    def handle(self, method: str, path: str, query: Mapping[str, str]) -> Response:
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str],
+        body: bytes = b"",
+        content_type: str = "",
+    ) -> Response:
         """Route one request; every failure becomes a page naming the problem."""
         wants_json = path.startswith("/api/")
         try:
+            if method == "POST" and path == "/replay":
+                return self.replay_upload(body, content_type)
             if method not in ("GET", "HEAD"):
                 raise HttpError(405, f"method {method} is not allowed here; use GET")
             for pattern, view in self.routes:
@@ -216,7 +248,12 @@ class WebApp:
 
     def game_page(self, query: Mapping[str, str], game_id: str) -> Response:
         game = self.finished_game(game_id)
-        return self.page("game.html", title=f"Game {game.summary.id}", game=game.summary)
+        return self.page(
+            "game.html",
+            title=f"Game {game.summary.id}",
+            game=game.summary,
+            failures=match_failures(game.record_json),
+        )
 
     def game_json(self, query: Mapping[str, str], game_id: str) -> Response:
         game = self.finished_game(game_id)
@@ -261,6 +298,31 @@ class WebApp:
             while len(self._frames) > FRAME_CACHE_SIZE:
                 self._frames.popitem(last=False)
         return frames
+
+    # --- replaying a record someone has --------------------------------------
+
+    def replay_form(self, query: Mapping[str, str]) -> Response:
+        return self.page("replay_form.html", title="Replay a record", error=None, text="")
+
+    def replay_upload(self, body: bytes, content_type: str) -> Response:
+        """Show any kahuna-record/1 the visitor posts (they hold it already: no secrecy)."""
+        try:
+            upload = record_from_upload(body, content_type)
+        except UploadError as err:
+            text = body.decode("utf-8", "replace") if len(body) <= MAX_UPLOAD_BYTES else ""
+            return self.page(
+                "replay_form.html", status=err.status, title="Replay a record",
+                error=str(err), text=form_text(text),
+            )  # fmt: skip
+        frames = {
+            name: game_frames(upload.record, perspective).to_json(perspective)
+            for name, perspective in PERSPECTIVE_NAMES.items()
+        }
+        return self.page(
+            "replay_view.html", title="Replay of an uploaded record",
+            bots=upload.bots, frames_json=json.dumps(frames, separators=(",", ":")),
+            result=upload.result_text,
+        )  # fmt: skip
 
     # --- static -----------------------------------------------------------------
 

@@ -12,11 +12,11 @@ not matches.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from arena import store as st
-from arena.kahuna import Record, play_random_game, record_to_json
+from arena.kahuna import Record, play_random_game, record_of, record_to_json, replay
 from arena.referee.botdir import load_bot
 from arena.referee.types import BotStatus, GameReport
 
@@ -64,6 +64,45 @@ def report_for(index: int, bots_by_seat: tuple[str, str], record: Record) -> Gam
     )
 
 
+def forfeit_report(
+    index: int, bots_by_seat: tuple[str, str], record: Record, at_action: int
+) -> GameReport:
+    """The report of ``record`` cut at ``at_action``: the seat to move then timed out.
+
+    As the referee writes it: the record keeps the legal actions played, has no
+    result (the rules did not finish the game) and describes the forfeit under
+    ``extra["match"]``.
+    """
+    prefix = replay(replace(record, actions=record.actions[:at_action], result=None))
+    state = prefix.state
+    loser = state.to_move
+    assert prefix.error is None and loser is not None, "cut where a seat is to move"
+    winner = bots_by_seat[1 - loser]
+    failure = {"seat": loser, "bot": bots_by_seat[loser], "status": "timeout",
+               "detail": "no action within 2000 ms (time bank empty)"}  # fmt: skip
+    metadata = {
+        "bots": [{"seat": seat, "name": bots_by_seat[seat]} for seat in (0, 1)],
+        "winner": winner,
+        "reason": "timeout",
+        "failures": [failure],
+    }
+    reached = record.reshuffles[: state.round - 1]
+    cut = record_of(state, record.deal, reached, extra={"match": metadata})
+    return GameReport(
+        index=index,
+        bots_by_seat=bots_by_seat,
+        winner=winner,
+        reason="timeout",
+        statuses={
+            bots_by_seat[loser]: BotStatus.TIMEOUT,
+            bots_by_seat[1 - loser]: BotStatus.OK,
+        },
+        actions=len(cut.actions),
+        time_ms={bot: 5.0 * len(cut.actions) for bot in bots_by_seat},
+        record=record_to_json(cut),
+    )
+
+
 def play_demo_tournament(
     store: st.Store,
     work_dir: Path,
@@ -73,19 +112,27 @@ def play_demo_tournament(
     games_per_match: int = 2,
     seed: int = 7,
     finish: bool = True,
+    forfeits: int = 0,
 ) -> DemoTournament:
-    """Add ``bots`` (if new), create a round robin and store every game of it."""
+    """Add ``bots`` (if new), create a round robin and store every game of it.
+
+    The last game of each of the first ``forfeits`` matches is lost on time.
+    """
     existing = {summary.name for summary in st.list_bots(store)}
     add_demo_bots(store, work_dir, [b for b in bots if b not in existing])
     config = st.TournamentConfig(games_per_match=games_per_match, seed=seed)
     tournament = st.create_tournament(store, name, "round_robin", list(bots), config)
     st.set_status(store, tournament.id, "running")
     game_ids: list[int] = []
-    for match in st.list_matches(store, tournament.id):
+    for number, match in enumerate(st.list_matches(store, tournament.id)):
         for index in range(match.games):
             seats = (match.first, match.second) if index % 2 == 0 else (match.second, match.first)
             record = play_random_game(match.seed + index)
-            game_id = st.record_game(store, match.id, report_for(index, seats, record))
+            if number < forfeits and index == match.games - 1:
+                report = forfeit_report(index, seats, record, len(record.actions) // 3)
+            else:
+                report = report_for(index, seats, record)
+            game_id = st.record_game(store, match.id, report)
             if game_id is not None:
                 game_ids.append(game_id)
     if finish:

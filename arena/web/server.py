@@ -19,6 +19,9 @@ from arena.store import Store
 from arena.web.app import LEADERBOARD_POLL_MS, Response, WebApp
 from arena.web.models import WebSource
 from arena.web.source import StoreSource, open_store
+from arena.web.upload import MAX_UPLOAD_BYTES
+
+DISCARD_LIMIT_BYTES = 64 * 1024 * 1024  # past this, a refused body is left unread
 
 
 class WebServer(ThreadingHTTPServer):
@@ -68,7 +71,40 @@ class _Handler(BaseHTTPRequestHandler):
     def _respond(self, *, send_body: bool) -> None:
         url = urlsplit(self.path)
         query = dict(parse_qsl(url.query, keep_blank_values=True))
-        response: Response = self.server.app.handle(self.command, url.path, query)
+        app = self.server.app
+        body, refusal = self._read_body()
+        if refusal is not None:
+            self.close_connection = True  # any unread body must not be taken for a request
+            response = app.error(refusal[0], refusal[1], url.path.startswith("/api/"))
+        else:
+            content_type = self.headers.get("Content-Type", "")
+            response = app.handle(self.command, url.path, query, body, content_type)
+        self._send(response, send_body=send_body)
+
+    def _read_body(self) -> tuple[bytes, tuple[int, str] | None]:
+        """The request body, or why it is refused (unread) without reading it."""
+        text = self.headers.get("Content-Length")
+        if text is None:
+            return b"", None
+        if not text.strip().isdigit():
+            return b"", (400, f"Content-Length {text!r} is not a number")
+        length = int(text)
+        if length > MAX_UPLOAD_BYTES:
+            self._discard(length)
+            limit = MAX_UPLOAD_BYTES
+            return b"", (413, f"the request body is {length} bytes; the limit is {limit}")
+        return self.rfile.read(length), None
+
+    def _discard(self, length: int) -> None:
+        """Read and drop a refused body (up to a bound) so the client sees our answer."""
+        remaining = min(length, DISCARD_LIMIT_BYTES)
+        while remaining > 0:
+            chunk = self.rfile.read(min(remaining, 64 * 1024))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+
+    def _send(self, response: Response, *, send_body: bool) -> None:
         self.send_response(response.status)
         self.send_header("Content-Type", response.content_type)
         self.send_header("Content-Length", str(len(response.body)))

@@ -28,7 +28,7 @@ class LiveSite:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
     work_dir = tmp_path_factory.mktemp("web")
     store = st.Store.open(work_dir / "data")
-    demo = play_demo_tournament(store, work_dir / "bots", name="web-test-cup", seed=5)
+    demo = play_demo_tournament(store, work_dir / "bots", name="web-test-cup", seed=5, forfeits=1)
     server, port = create_web_server(store, "127.0.0.1", 0, poll_ms=POLL_MS)
     try:
         yield LiveSite(f"http://127.0.0.1:{port}", store, demo, work_dir, server)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from html.parser import HTMLParser
@@ -228,3 +229,65 @@ def test_a_game_in_progress_is_never_revealed(path: str) -> None:
     assert response.status == 403
     assert b"kahuna-record" not in response.body
     assert b"revealed only after the game" in response.body
+
+
+def forfeited_game(site: LiveSite) -> st.GameRow:
+    games = st.list_games(site.store, tournament_id=site.demo.tournament_id)
+    return next(g for g in games if g.reason == "timeout")
+
+
+def test_a_forfeited_game_shows_its_failure(site: LiveSite) -> None:
+    game = forfeited_game(site)
+    status, _, body = fetch(f"{site.base_url}/games/{game.id}")
+    assert status == 200
+    loser = game.bots[game.statuses.index("timeout")]
+    assert f"<strong>{loser}</strong>: timeout" in body
+    assert f'data-over="{game.winner} won (timeout)"' in body
+    status, data = fetch_json(f"{site.base_url}/api/games/{game.id}/frames")
+    frames = data["frames"]
+    assert isinstance(frames, list) and len(frames) == game.actions + 1
+    assert frames[-1]["finished"] is False  # the rules did not finish it; the clock did
+
+
+def post(url: str, body: bytes, content_type: str) -> tuple[int, str]:
+    request = urllib.request.Request(
+        url, data=body, method="POST", headers={"Content-Type": content_type}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_a_posted_record_is_replayed_without_storing_it(site: LiveSite) -> None:
+    record = json.dumps(st.game_record(site.store, site.demo.game_ids[0]))
+    before = len(st.list_games(site.store, limit=1000))
+    for body, content_type in [
+        (record.encode(), "application/json"),
+        (urllib.parse.urlencode({"record": record}).encode(), "application/x-www-form-urlencoded"),
+    ]:
+        status, page = post(site.base_url + "/replay", body, content_type)
+        assert status == 200
+        assert 'id="frames-data"' in page and 'id="viewer"' in page
+    assert len(st.list_games(site.store, limit=1000)) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        (b"", 400, "no record"),
+        (b"{not json", 400, "not a valid kahuna-record/1"),
+        (b'{"format": "kahuna-record/2"}', 400, "not a valid kahuna-record/1"),
+        (b"\xff\xfe", 400, "not UTF-8"),
+        (b" " * (2 * 1024 * 1024 + 1), 413, "the limit is 2097152"),
+    ],
+    ids=["empty", "not-json", "wrong-format", "not-utf8", "too-large"],
+)
+def test_bad_posted_records_are_named(
+    site: LiveSite, body: bytes, status: int, message: str
+) -> None:
+    got_status, page = post(site.base_url + "/replay", body, "application/json")
+    assert got_status == status
+    assert message in page
+    assert "Traceback" not in page

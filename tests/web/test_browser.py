@@ -193,3 +193,27 @@ def test_leaderboard_updates_while_a_tournament_runs(
     finally:
         server.stop()
         store.close()
+
+
+def test_forfeit_is_shown_on_the_last_frame(page: Page, site: LiveSite) -> None:
+    games = st.list_games(site.store, tournament_id=site.demo.tournament_id)
+    game = next(g for g in games if g.reason == "timeout")
+    open_viewer(page, site, game.id)
+    page.keyboard.press("End")
+    expect(page.locator("#note")).to_contain_text(f"game over: {game.winner} won (timeout)")
+
+
+def test_an_uploaded_record_replays_in_the_viewer(page: Page, site: LiveSite) -> None:
+    import json
+
+    game_id = site.demo.game_ids[0]
+    record = stored_record(site, game_id)
+    page.goto(site.base_url + "/replay")
+    page.fill("#record-text", json.dumps(st.game_record(site.store, game_id)))
+    page.click("form.upload button[type=submit]")
+    page.wait_for_selector('#viewer[data-ready="true"]')
+    page.keyboard.press("End")
+    final = state_after(record, len(record.actions))
+    assert owned_lines(page, 0) == {line for line, s in final.bridges.items() if s == 0}
+    page.check('input[name="perspective"][value="1"]')
+    expect(page.locator("#hand-0")).to_have_attribute("data-hidden", "true")

@@ -26,6 +26,12 @@ export function startViewer(root) {
   let frames = [];
   let step = 0;
 
+  const embedded = document.getElementById("frames-data");
+  if (embedded) {
+    const all = JSON.parse(embedded.textContent);
+    for (const [name, payload] of Object.entries(all)) cache.set(name, payload);
+  }
+
   async function load(name) {
     if (!cache.has(name)) {
       const response = await fetch(`/api/games/${gameId}/frames?perspective=${name}`);
@@ -123,6 +129,8 @@ export function startViewer(root) {
       const o = frame.outcome;
       const who = o.winner === null ? "draw" : `${bots[o.winner]} won`;
       notes.push(`${who} (${o.reason}), points ${o.points[0]}–${o.points[1]}`);
+    } else if (step === frames.length - 1 && root.dataset.over) {
+      notes.push(`game over: ${root.dataset.over}`);
     }
     if (step === frames.length - 1 && current.error) notes.push(`replay stopped: ${current.error}`);
     $("note").textContent = notes.join(" · ");
