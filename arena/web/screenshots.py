@@ -31,7 +31,7 @@ def take_screenshots(out_dir: Path) -> list[Path]:
         store = st.Store.open(Path(tmp) / "data")
         play_demo_tournament(store, Path(tmp) / "bots", name="spring-open", seed=3)
         demo = play_demo_tournament(
-            store, Path(tmp) / "bots", name="summer-cup", seed=11, games_per_match=4
+            store, Path(tmp) / "bots", name="summer-cup", seed=11, games_per_match=4, forfeits=1
         )
         server, port = create_web_server(store, "127.0.0.1", 0)
         base = f"http://127.0.0.1:{port}"
@@ -44,14 +44,20 @@ def take_screenshots(out_dir: Path) -> list[Path]:
                     ("leaderboard.png", f"{base}/", None),
                     ("tournament.png", f"{base}/tournaments/{demo.tournament_id}", None),
                     ("bot.png", f"{base}/bots/{demo.bots[0]}", None),
-                    ("replay.png", f"{base}/games/{demo.game_ids[2]}#step=60", "#viewer"),
+                    ("replay.png", f"{base}/games/{demo.game_ids[4]}#step=60", "#viewer"),
+                    (
+                        "replay-seat0.png",
+                        f"{base}/games/{demo.game_ids[4]}#step=60&perspective=0",
+                        "#viewer",
+                    ),
                 ]
                 for name, url, ready in shots:
+                    page.goto("about:blank")  # a change of #fragment alone would not reload
                     page.goto(url)
                     if ready:
                         page.wait_for_selector(f'{ready}[data-ready="true"]')
                     path = out_dir / name
-                    page.screenshot(path=str(path), full_page=name != "replay.png")
+                    page.screenshot(path=str(path), full_page=not name.startswith("replay"))
                     written.append(path)
         finally:
             server.stop()
