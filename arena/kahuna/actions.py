@@ -83,8 +83,10 @@ class Action:
 
 
 def _coerce_type(value: object) -> ActionType:
+    if isinstance(value, ActionType):
+        return value
     try:
-        return ActionType(value)  # type: ignore[arg-type]  # any value: checked here
+        return ActionType(value.lower() if isinstance(value, str) else value)  # type: ignore[arg-type]
     except ValueError:
         raise MalformedActionError(f"unknown action type {value!r}") from None
 

@@ -81,11 +81,12 @@ def record_from_json(data: object) -> Record:
         raise MalformedRecordError("a record must be a JSON object")
     if data.get("format") != FORMAT:
         raise MalformedRecordError(f"'format' must be {FORMAT!r}, not {data.get('format')!r:.60}")
-    variant = _parse_variant(data.get("variant", {}))
-    handicap = _parse_handicap(data["handicap"]) if "handicap" in data else ()
+    # Optional keys: absent and null mean the same (off / none / empty).
+    variant = _parse_variant(_or(data.get("variant"), {}))
+    handicap = _parse_handicap(data["handicap"]) if data.get("handicap") is not None else ()
     deal = _parse_deal(data.get("deal"))
-    reshuffles = _parse_reshuffles(data.get("reshuffles", []))
-    raw_actions = data.get("actions", [])
+    reshuffles = _parse_reshuffles(_or(data.get("reshuffles"), []))
+    raw_actions = _or(data.get("actions"), [])
     if not isinstance(raw_actions, list):
         raise MalformedRecordError("'actions' must be a list")
     actions = []
@@ -106,6 +107,10 @@ def record_from_json(data: object) -> Record:
         extra={key: value for key, value in data.items() if key not in _KNOWN_KEYS},
         action_json=tuple(raw_actions),
     )
+
+
+def _or(value: object, default: object) -> object:
+    return default if value is None else value
 
 
 def _dump(value: object, limit: int = 200) -> str:
