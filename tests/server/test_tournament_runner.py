@@ -1,0 +1,185 @@
+"""The tournament runner with real bots in real processes: results, Swiss, kill -9 and resume."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.referee import load_bot
+from arena.server.tournament_runner import ProgressEvent, TournamentRunner
+from arena.store import (
+    Store,
+    TournamentConfig,
+    add_bot_version,
+    create_tournament,
+    get_tournament,
+    leaderboard,
+    list_matches,
+    tournament_byes,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = {
+    "random": REPO / "sample_bots" / "python_random",
+    "greedy": REPO / "sample_bots" / "python_greedy",
+}
+
+pytestmark = pytest.mark.slow
+
+
+def _bot_copy(tmp: Path, kind: str, name: str) -> Path:
+    """A copy of a sample bot under another name: a distinct bot with the same play."""
+    target = tmp / "bots" / name
+    shutil.copytree(SAMPLES[kind], target, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (target / "bot.toml").read_text()
+    kind_name = SAMPLES[kind].name
+    (target / "bot.toml").write_text(toml.replace(f'name = "{kind_name}"', f'name = "{name}"'))
+    return target
+
+
+def _data_dir_with_bots(tmp: Path, bots: dict[str, str]) -> Path:
+    data = tmp / "data"
+    with Store.open(data) as store:
+        for name, kind in bots.items():
+            add_bot_version(store, load_bot(_bot_copy(tmp, kind, name)))
+    return data
+
+
+BOTS = {"r1": "random", "r2": "random", "g1": "greedy", "g2": "greedy"}
+
+
+def _games(data: Path) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(data / "arena.db")
+    return db.execute(
+        "SELECT m.round, m.first_id, m.second_id, g.game_index, g.winner_seat, g.reason,"
+        " g.actions, g.status0, g.status1 FROM games g JOIN matches m ON m.id = g.match_id"
+        " ORDER BY m.round, m.first_id, g.game_index"
+    ).fetchall()
+
+
+def _check_consistent(data: Path) -> None:
+    """Every stored game was rated exactly once and counters agree with the games."""
+    db = sqlite3.connect(data / "arena.db")
+    games = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    assert db.execute("SELECT COUNT(*) FROM rating_history").fetchone()[0] == 2 * games
+    for version_id, counted, mu, sigma in db.execute(
+        "SELECT id, games, mu, sigma FROM bot_versions"
+    ).fetchall():
+        played = db.execute(
+            "SELECT COUNT(*) FROM games WHERE seat0_id = ? OR seat1_id = ?",
+            (version_id, version_id),
+        ).fetchone()[0]
+        assert counted == played
+        last = db.execute(
+            "SELECT mu, sigma FROM rating_history WHERE bot_version_id = ?"
+            " ORDER BY id DESC LIMIT 1",
+            (version_id,),
+        ).fetchone()
+        if played:
+            assert (mu, sigma) == last
+
+
+def test_round_robin_plays_every_game_and_rates_it(tmp_path: Path) -> None:
+    data = _data_dir_with_bots(tmp_path, BOTS)
+    events: list[ProgressEvent] = []
+    with Store.open(data) as store:
+        t = create_tournament(
+            store, "rr", "round_robin", list(BOTS), TournamentConfig(games_per_match=2)
+        )
+        summary = TournamentRunner(store, t.id, concurrency=2, on_progress=events.append).run()
+        assert summary.finished and not summary.failed_matches
+        assert summary.games_recorded == 12 == get_tournament(store, t.id).games_played
+        rows = leaderboard(store)
+        assert {r.entry.bot for r in rows[:2]} == {"g1", "g2"}  # greedy beats random
+        assert all(r.entry.games == 6 for r in rows)
+        again = TournamentRunner(store, t.id).run()  # finished: nothing more is played
+        assert again.games_recorded == 0
+    assert [e.games_played for e in events if e.game_id is not None] == list(range(1, 13))
+    _check_consistent(data)
+
+
+def test_swiss_pairs_rounds_as_it_goes_with_one_bye_each(tmp_path: Path) -> None:
+    bots = {"r1": "random", "r2": "random", "g1": "greedy", "g2": "greedy", "g3": "greedy"}
+    data = _data_dir_with_bots(tmp_path, bots)
+    with Store.open(data) as store:
+        t = create_tournament(store, "sw", "swiss", list(bots), TournamentConfig(rounds=3))
+        summary = TournamentRunner(store, t.id, concurrency=2).run()
+        assert summary.finished
+        matches = list_matches(store, t.id)
+        byes = tournament_byes(store, t.id)
+    assert sorted(byes) == [1, 2, 3] and len(set(byes.values())) == 3
+    assert sorted({m.round for m in matches}) == [1, 2, 3] and len(matches) == 6
+    pairs = [frozenset((m.first, m.second)) for m in matches]
+    assert len(set(pairs)) == len(pairs), "a rematch although avoidable"
+    _check_consistent(data)
+
+
+def _run_cli(data: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", "tournament", *args, "--data-dir", str(data),
+         "--no-progress", "--concurrency", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=False,
+    )  # fmt: skip
+
+
+DEFINITION = ["rr", *BOTS, "--games", "4", "--seed", "5"]
+
+
+@pytest.fixture(scope="module")
+def reference_games(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[object, ...]]:
+    """The same tournament played without interruption."""
+    reference = _data_dir_with_bots(tmp_path_factory.mktemp("reference"), BOTS)
+    done = _run_cli(reference, "run", *DEFINITION)
+    assert done.wait(120) == 0, done.stderr.read() if done.stderr else ""
+    games = _games(reference)
+    assert len(games) == 24
+    return games
+
+
+def _tournament_exists(data: Path) -> bool:
+    db = sqlite3.connect(data / "arena.db")
+    return db.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0] > 0
+
+
+def _kill_and_resume(tmp_path: Path, seed: int, expected: list[tuple[object, ...]]) -> None:
+    """kill -9 `arena tournament run` at random moments, resume each time, compare."""
+    rng = random.Random(seed)
+    data = _data_dir_with_bots(tmp_path, BOTS)
+    process = _run_cli(data, "run", *DEFINITION)
+    kills = 0
+    for _ in range(3):
+        time.sleep(rng.uniform(0.3, 2.5))
+        if process.poll() is not None:
+            break
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+        kills += 1
+        _check_consistent(data)
+        # Killed before the tournament was created: the user runs `run` again.
+        again = ("resume", "rr") if _tournament_exists(data) else ("run", *DEFINITION)
+        process = _run_cli(data, *again)
+    assert process.wait(120) == 0, process.stderr.read() if process.stderr else ""
+    assert kills >= 1
+    assert _games(data) == expected, "a game lost, replayed differently or counted twice"
+    _check_consistent(data)
+
+
+def test_kill_9_at_random_moments_loses_and_double_counts_nothing(
+    tmp_path: Path, reference_games: list[tuple[object, ...]]
+) -> None:
+    _kill_and_resume(tmp_path, 1, reference_games)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", range(2, 12), ids=lambda s: f"kill-seed-{s}")
+def test_kill_9_soak(tmp_path: Path, seed: int, reference_games: list[tuple[object, ...]]) -> None:
+    _kill_and_resume(tmp_path, seed, reference_games)
