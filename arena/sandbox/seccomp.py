@@ -8,7 +8,10 @@ The filter (loaded by bubblewrap through ``--seccomp FD``) does four things:
 3. lets ``socket`` through only for ``AF_UNIX``; every other address family
    (IPv4, IPv6, packet, netlink, ...) fails with EAFNOSUPPORT;
 4. refuses ``io_uring_setup`` with ENOSYS, since io_uring can open sockets
-   without passing through the ``socket`` system call.
+   without passing through the ``socket`` system call;
+5. refuses new user namespaces (``clone``/``unshare`` with CLONE_NEWUSER ->
+   EPERM; ``clone3``, whose flags BPF cannot read, -> ENOSYS, which makes glibc
+   fall back to ``clone``), keeping the kernel's user-namespace code out of reach.
 
 No libseccomp: the program is a few dozen bytes packed with :mod:`struct`.
 """
@@ -30,6 +33,7 @@ OFFSET_ARG0_LOW = 16  # little-endian: the low half of args[0]
 BPF_LD_W_ABS = 0x20
 BPF_JEQ_K = 0x15
 BPF_JGE_K = 0x35
+BPF_JSET_K = 0x45
 BPF_RET_K = 0x06
 
 SECCOMP_RET_KILL_PROCESS = 0x80000000
@@ -37,6 +41,7 @@ SECCOMP_RET_ERRNO = 0x00050000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 
 AF_UNIX = 1
+CLONE_NEWUSER = 0x10000000
 X32_SYSCALL_BIT = 0x40000000
 
 
@@ -48,13 +53,20 @@ class ArchSpec:
     audit_arch: int
     socket_nr: int
     io_uring_setup_nr: int
+    clone_nr: int
+    clone3_nr: int
+    unshare_nr: int
     has_x32: bool
 
 
 ARCHES: dict[str, ArchSpec] = {
-    "x86_64": ArchSpec("x86_64", 0xC000003E, socket_nr=41, io_uring_setup_nr=425, has_x32=True),
+    "x86_64": ArchSpec(
+        "x86_64", 0xC000003E, socket_nr=41, io_uring_setup_nr=425,
+        clone_nr=56, clone3_nr=435, unshare_nr=272, has_x32=True,
+    ),
     "aarch64": ArchSpec(
-        "aarch64", 0xC00000B7, socket_nr=198, io_uring_setup_nr=425, has_x32=False
+        "aarch64", 0xC00000B7, socket_nr=198, io_uring_setup_nr=425,
+        clone_nr=220, clone3_nr=435, unshare_nr=97, has_x32=False,
     ),
 }
 
@@ -75,7 +87,7 @@ def host_arch(machine: str | None = None) -> ArchSpec:
     return spec
 
 
-# A tiny assembler: ("ld", offset) | ("jeq"/"jge", k, true_label, false_label) |
+# A tiny assembler: ("ld", offset) | ("jeq"/"jge"/"jset", k, true_label, false_label) |
 # ("ret", value) | ("label", name). A label of None means "the next instruction".
 Op = tuple[object, ...]
 
@@ -83,6 +95,7 @@ Op = tuple[object, ...]
 def _program(arch: ArchSpec) -> list[Op]:
     refuse_family = SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT
     refuse_call = SECCOMP_RET_ERRNO | errno.ENOSYS
+    refuse_perm = SECCOMP_RET_ERRNO | errno.EPERM
     ops: list[Op] = [
         ("ld", OFFSET_ARCH),
         ("jeq", arch.audit_arch, None, "kill"),
@@ -93,7 +106,15 @@ def _program(arch: ArchSpec) -> list[Op]:
     ops += [
         ("jeq", arch.socket_nr, "check_family", None),
         ("jeq", arch.io_uring_setup_nr, "refuse_call", None),
+        ("jeq", arch.clone3_nr, "refuse_call", None),
+        ("jeq", arch.clone_nr, "check_flags", None),
+        ("jeq", arch.unshare_nr, "check_flags", None),
         ("ret", SECCOMP_RET_ALLOW),
+        ("label", "check_flags"),
+        ("ld", OFFSET_ARG0_LOW),
+        ("jset", CLONE_NEWUSER, "refuse_perm", "allow"),
+        ("label", "refuse_perm"),
+        ("ret", refuse_perm),
         ("label", "check_family"),
         ("ld", OFFSET_ARG0_LOW),
         ("jeq", AF_UNIX, "allow", None),
@@ -128,7 +149,7 @@ def _assemble(ops: list[Op]) -> bytes:
         elif kind == "ret":
             out += struct.pack("=HBBI", BPF_RET_K, 0, 0, int(str(op[1])))
         else:
-            code = BPF_JEQ_K if kind == "jeq" else BPF_JGE_K
+            code = {"jeq": BPF_JEQ_K, "jge": BPF_JGE_K, "jset": BPF_JSET_K}[str(kind)]
             jt = 0 if op[2] is None else labels[str(op[2])] - position
             jf = 0 if op[3] is None else labels[str(op[3])] - position
             out += struct.pack("=HBBI", code, jt, jf, int(str(op[1])))

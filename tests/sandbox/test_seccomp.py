@@ -22,6 +22,10 @@ ALLOW = sc.SECCOMP_RET_ALLOW
 KILL = sc.SECCOMP_RET_KILL_PROCESS
 REFUSE_FAMILY = sc.SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT
 REFUSE_CALL = sc.SECCOMP_RET_ERRNO | errno.ENOSYS
+REFUSE_PERM = sc.SECCOMP_RET_ERRNO | errno.EPERM
+NEWUSER = sc.CLONE_NEWUSER
+SIGCHLD = 17
+THREAD_FLAGS = 0x3D0F00  # what glibc's pthread_create passes to clone
 
 
 def run_filter(program: bytes, *, arch: int, nr: int, arg0: int = 0) -> int:
@@ -41,6 +45,8 @@ def run_filter(program: bytes, *, arch: int, nr: int, arg0: int = 0) -> int:
             pc += jt if accumulator == k else jf
         elif code == sc.BPF_JGE_K:
             pc += jt if accumulator >= k else jf
+        elif code == sc.BPF_JSET_K:
+            pc += jt if accumulator & k else jf
         else:
             raise AssertionError(f"unexpected opcode {code:#x}")
 
@@ -59,10 +65,18 @@ def run_filter(program: bytes, *, arch: int, nr: int, arg0: int = 0) -> int:
         pytest.param(X86, X86.audit_arch, 0x40000000 | 41, 2, REFUSE_CALL, id="x86-x32-socket"),
         pytest.param(X86, X86.audit_arch, 0x40000000 | 39, 0, REFUSE_CALL, id="x86-x32-getpid"),
         pytest.param(X86, 0x40000003, 102, 2, KILL, id="x86-i386-socketcall"),
+        pytest.param(X86, X86.audit_arch, 56, SIGCHLD, ALLOW, id="x86-clone-fork"),
+        pytest.param(X86, X86.audit_arch, 56, THREAD_FLAGS, ALLOW, id="x86-clone-thread"),
+        pytest.param(X86, X86.audit_arch, 56, NEWUSER | SIGCHLD, REFUSE_PERM, id="x86-clone-user"),
+        pytest.param(X86, X86.audit_arch, 272, NEWUSER, REFUSE_PERM, id="x86-unshare-userns"),
+        pytest.param(X86, X86.audit_arch, 272, 0x20000, ALLOW, id="x86-unshare-mountns"),
+        pytest.param(X86, X86.audit_arch, 435, 0, REFUSE_CALL, id="x86-clone3"),
         pytest.param(X86, ARM.audit_arch, 198, 2, KILL, id="x86-foreign-arch"),
         pytest.param(ARM, ARM.audit_arch, 198, 1, ALLOW, id="arm-socket-unix"),
         pytest.param(ARM, ARM.audit_arch, 198, 2, REFUSE_FAMILY, id="arm-socket-inet"),
         pytest.param(ARM, ARM.audit_arch, 41, 2, ALLOW, id="arm-41-is-not-socket"),
+        pytest.param(ARM, ARM.audit_arch, 97, NEWUSER, REFUSE_PERM, id="arm-unshare-userns"),
+        pytest.param(ARM, ARM.audit_arch, 220, NEWUSER, REFUSE_PERM, id="arm-clone-userns"),
         pytest.param(ARM, ARM.audit_arch, 0x40000000 | 1, 0, ALLOW, id="arm-no-x32-check"),
         pytest.param(ARM, X86.audit_arch, 41, 2, KILL, id="arm-foreign-arch"),
     ],
@@ -73,13 +87,15 @@ def test_filter_decisions(
     assert run_filter(sc.build_filter(spec), arch=arch, nr=nr, arg0=arg0) == expected
 
 
-@given(nr=st.integers(0, 0x3FFFFFFF), arg0=st.integers(0, 2**64 - 1))
-def test_only_socket_and_io_uring_are_touched(nr: int, arg0: int) -> None:
+@given(nr=st.integers(0, 0x7FFFFFFF), arg0=st.integers(0, 2**64 - 1))
+def test_only_the_listed_calls_are_touched(nr: int, arg0: int) -> None:
     decision = run_filter(sc.build_filter(X86), arch=X86.audit_arch, nr=nr, arg0=arg0)
     if nr == X86.socket_nr:
         assert decision == (ALLOW if arg0 & 0xFFFFFFFF == sc.AF_UNIX else REFUSE_FAMILY)
-    elif nr == X86.io_uring_setup_nr:
+    elif nr in (X86.io_uring_setup_nr, X86.clone3_nr) or nr >= 0x40000000:
         assert decision == REFUSE_CALL
+    elif nr in (X86.clone_nr, X86.unshare_nr):
+        assert decision == (REFUSE_PERM if arg0 & NEWUSER else ALLOW)
     else:
         assert decision == ALLOW
 
@@ -103,6 +119,27 @@ FAMILIES = (
     "a, b = socket.socketpair()\n"
     "print('socketpair ok')\n"
 )
+
+
+USERNS_AND_THREADS = (
+    "unshare --user true 2>/dev/null && echo USERNS || echo userns refused;"
+    " python3 -c 'import threading; t = threading.Thread(target=print, args=(\"thread ok\",));"
+    " t.start(); t.join()'; sh -c 'echo fork ok'"
+)
+
+
+@pytest.mark.parametrize(
+    ("seccomp", "first_line"),
+    [pytest.param(True, "userns refused", id="filter"),
+     pytest.param(False, "USERNS", id="control-without-filter")],
+)
+def test_user_namespaces_are_refused_threads_and_forks_work(
+    harness: Harness, seccomp: bool, first_line: str
+) -> None:
+    host = None if seccomp else HostReport(True, 1, False, ("seccomp",))
+    status, output = harness.run(USERNS_AND_THREADS, host=host, unsafe=not seccomp)
+    assert status == 0, output
+    assert lines_of(output) == [first_line, "thread ok", "fork ok"]
 
 
 def test_socket_families_inside_the_sandbox(harness: Harness) -> None:
