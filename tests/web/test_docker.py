@@ -154,3 +154,21 @@ def test_entrypoint_runs_its_command_when_cgroups_are_not_writable() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "started"
+
+
+def test_dockerignore_keeps_every_copied_source() -> None:
+    import fnmatch
+
+    patterns = [
+        line.strip()
+        for line in (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    for keyword, args in dockerfile_instructions(DOCKERFILE.read_text()):
+        if keyword != "COPY":
+            continue
+        for source in [p for p in shlex.split(args) if not p.startswith("--")][:-1]:
+            for pattern in patterns:
+                assert not fnmatch.fnmatch(source, pattern.removeprefix("**/")), (
+                    f"{source} is copied but excluded by {pattern!r}"
+                )
