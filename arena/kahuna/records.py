@@ -51,7 +51,11 @@ class ReplayError:
 
     def message(self) -> str:
         """The stderr line of RECORD.md: ``action 57 {"type": "draw"}: C5: ...``."""
-        return f"action {self.index} {json.dumps(self.action)}: {self.error}"
+        try:
+            shown = json.dumps(self.action)
+        except (ValueError, TypeError, RecursionError):
+            shown = "<an action that cannot be shown as JSON>"
+        return f"action {self.index} {shown}: {self.error}"
 
 
 @dataclass(frozen=True)
