@@ -84,14 +84,18 @@ class ScriptedReferee(referee_pb2_grpc.RefereeServiceServicer):
 class ScriptedServer:
     """Context manager: the server, its ``target`` and the ``conversation``."""
 
-    def __init__(self, *, goodbye: bool = False) -> None:
+    def __init__(self, *, goodbye: bool = False, tcp: bool = False) -> None:
         self.conversation = Conversation()
         self._dir = Path(tempfile.mkdtemp(prefix="kb-"))  # short: sun_path < 108 bytes
-        self.target = f"unix://{self._dir / 'referee.sock'}"
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
         servicer = ScriptedReferee(self.conversation, goodbye=goodbye)
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, self._server)
-        self._server.add_insecure_port(self.target)
+        if tcp:  # a remote bot: host:port, port chosen by the OS
+            port = self._server.add_insecure_port("127.0.0.1:0")
+            self.target = f"127.0.0.1:{port}"
+        else:
+            self.target = f"unix://{self._dir / 'referee.sock'}"
+            self._server.add_insecure_port(self.target)
 
     def __enter__(self) -> ScriptedServer:
         self._server.start()

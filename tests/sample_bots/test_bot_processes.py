@@ -71,6 +71,17 @@ def test_bot_plays_the_conversation_and_exits_0(bot_dir: Path, command: list[str
 
 
 @pytest.mark.parametrize(("bot_dir", "command"), BOTS)
+def test_bot_hosted_elsewhere_connects_over_tcp(bot_dir: Path, command: list[str]) -> None:
+    with ScriptedServer(tcp=True) as server:
+        done = _run(bot_dir, command, server.target)
+        assert server.conversation.finished.wait(5)
+    assert done.returncode == 0, done.stderr
+    assert [request.WhichOneof("kind") for request in server.conversation.received] == [
+        "hello", "action_reply",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("bot_dir", "command"), BOTS)
 def test_bot_cut_off_by_goodbye_exits_1_with_the_reason(bot_dir: Path, command: list[str]) -> None:
     with ScriptedServer(goodbye=True) as server:
         done = _run(bot_dir, command, server.target)
