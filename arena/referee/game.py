@@ -11,18 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from arena.kahuna import Action, ActionType, Event, State, apply, legal_actions
-from arena.protocol.convert import action_to_pb, observation_to_pb
-from arena.protocol.gen.kahuna.v1 import game_pb2
-
-_ACTION_PB: dict[Action, game_pb2.Action] = {}
-"""Actions are few and immutable: their messages are built once."""
-
-
-def _action_pb(action: Action) -> game_pb2.Action:
-    message = _ACTION_PB.get(action)
-    if message is None:
-        message = _ACTION_PB[action] = action_to_pb(action)
-    return message
+from arena.protocol.convert import observation_to_pb
+from arena.protocol.wire import action_bytes, action_request_frame, sort_by_text
 
 
 class GameTurns:
@@ -32,7 +22,6 @@ class GameTurns:
         self.state = state
         self.events: list[Event] = []
         self._sent = [0, 0]
-        self._legal: tuple[Action, ...] = ()
 
     @property
     def to_move(self) -> int:
@@ -41,18 +30,28 @@ class GameTurns:
             raise RuntimeError("no seat to move in a finished game")
         return seat
 
-    def observation_for_mover(self) -> tuple[game_pb2.Observation, frozenset[Action]]:
-        """The mover's observation (new events only) and its legal actions."""
+    def request_for_mover(
+        self, *, request_id: int, game_index: int, action_deadline_ms: int, time_bank_ms: int
+    ) -> tuple[bytes, dict[bytes, Action]]:
+        """The serialised ActionRequest for the seat to move, and its legal actions
+        keyed by their serialised form (so a reply that echoes one is found at once).
+
+        The observation carries only the events this seat has not been sent yet.
+        """
         seat = self.to_move
-        self._legal = tuple(sorted(legal_actions(self.state), key=Action.text))
+        legal = sort_by_text(legal_actions(self.state))
         start = self._sent[seat]
         observation = observation_to_pb(self.state, seat, self.events[start:], start)
         self._sent[seat] = len(self.events)
-        return observation, frozenset(self._legal)
-
-    def legal_pb(self) -> list[game_pb2.Action]:
-        """The legal actions of the last observation, sorted by text notation."""
-        return [_action_pb(action) for action in self._legal]
+        frame = action_request_frame(
+            request_id=request_id,
+            game_index=game_index,
+            observation=observation.SerializeToString(),
+            legal=legal,
+            action_deadline_ms=action_deadline_ms,
+            time_bank_ms=time_bank_ms,
+        )
+        return frame, {action_bytes(action): action for action in legal}
 
     def apply(self, action: Action, seat: int) -> None:
         drawn = None
@@ -74,7 +73,10 @@ class GameLog:
     reshuffles: list[tuple[str, ...]] = field(default_factory=list)
     timings: list[dict[str, object]] = field(default_factory=list)
     time_ms: list[float] = field(default_factory=lambda: [0.0, 0.0])
-    cpu_ms: list[float | None] = field(default_factory=lambda: [0.0, 0.0])
+    cpu_ms: list[float | None] = field(default_factory=lambda: [None, None])
+    """CPU time of each seat's whole process tree during the game, where the sandbox
+    reports it (read at the start and end of the game: a cgroup read per action
+    would cost more than the decision itself)."""
 
     @classmethod
     def start(cls, action_ms: int, bank_ms: int) -> GameLog:
@@ -83,13 +85,8 @@ class GameLog:
     def allowance_ms(self, seat: int) -> float:
         return self.action_ms + self.bank_ms[seat]
 
-    def charge(self, seat: int, wall_ms: float, cpu_ms: float | None) -> None:
+    def charge(self, seat: int, wall_ms: float) -> None:
         """Record one answered request; time beyond the per-action limit leaves the bank."""
         self.bank_ms[seat] = max(0.0, self.bank_ms[seat] - max(0.0, wall_ms - self.action_ms))
         self.time_ms[seat] += wall_ms
-        total = self.cpu_ms[seat]
-        self.cpu_ms[seat] = None if total is None or cpu_ms is None else total + cpu_ms
-        timing: dict[str, object] = {"seat": seat, "wall_ms": round(wall_ms, 3)}
-        if cpu_ms is not None:
-            timing["cpu_ms"] = round(cpu_ms, 3)
-        self.timings.append(timing)
+        self.timings.append({"seat": seat, "wall_ms": round(wall_ms, 3)})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import hmac
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from arena.kahuna import (
@@ -46,7 +47,8 @@ class Expectation:
     sent_ns: int = 0
     allowance_ms: float = 0.0
     state: State | None = None
-    legal: frozenset[Action] = frozenset()
+    legal: Mapping[bytes, Action] = field(default_factory=dict)
+    """The legal actions, keyed by their serialised ``kahuna.v1.Action``."""
     expired_request_ids: set[int] = field(default_factory=set)
 
 
@@ -172,13 +174,15 @@ def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Expec
         return _fail(
             BotStatus.MALFORMED_MESSAGE, f"reply to request {reply.request_id} without an action"
         )
-    try:
-        action = action_from_pb(reply.action)
-    except MalformedActionError as error:
-        return _fail(BotStatus.MALFORMED_MESSAGE, f"not an action: {error}")
-    if action not in expect.legal:
-        broken = _rule_broken(expect.state, action)
-        return _fail(BotStatus.ILLEGAL_ACTION, f"{action.text()}: {broken}")
+    action = expect.legal.get(reply.action.SerializeToString())  # an echoed legal action
+    if action is None:
+        try:
+            action = action_from_pb(reply.action)
+        except MalformedActionError as error:
+            return _fail(BotStatus.MALFORMED_MESSAGE, f"not an action: {error}")
+        if action not in set(expect.legal.values()):
+            broken = _rule_broken(expect.state, action)
+            return _fail(BotStatus.ILLEGAL_ACTION, f"{action.text()}: {broken}")
     return Verdict(VerdictKind.ACTION, action=action, elapsed_ms=elapsed_ms)
 
 

@@ -218,6 +218,8 @@ class _Match:
         log = GameLog.start(control.action_ms, control.bank_ms)
         turns = GameTurns(new_game(deal, self.config.variant))
         self._say_game_start(game_index, slot_at_seat)
+        processes = [self.slots[slot].process for slot in slot_at_seat]
+        cpu_start_ms = [None if process is None else process.cpu_time_ms() for process in processes]
         while not failures and not turns.state.is_finished:
             state = turns.state
             if state.needs_reshuffle:
@@ -226,6 +228,11 @@ class _Match:
                 turns.start_round(start_round(state, order))
                 continue
             self._one_action(game_index, turns, slot_at_seat, log, failures)
+        for seat, process in enumerate(processes):
+            same_process = process is not None and process is self.slots[slot_at_seat[seat]].process
+            start_ms = cpu_start_ms[seat]
+            end_ms = process.cpu_time_ms() if process is not None and same_process else None
+            log.cpu_ms[seat] = None if start_ms is None or end_ms is None else end_ms - start_ms
         result = GameResult(
             match_id=self.match_id,
             config=self.config,
@@ -274,12 +281,9 @@ class _Match:
         seat = turns.to_move
         slot = self.slots[slot_at_seat[seat]]
         request_id = slot.take_request_id()
-        observation, legal = turns.observation_for_mover()
-        request = referee_pb2.ActionRequest(
+        frame, legal = turns.request_for_mover(
             request_id=request_id,
             game_index=game_index,
-            observation=observation,
-            legal_actions=turns.legal_pb(),
             action_deadline_ms=log.action_ms,
             time_bank_ms=int(log.bank_ms[seat]),
         )
@@ -289,9 +293,8 @@ class _Match:
         expect.allowance_ms = log.allowance_ms(seat)
         expect.state = turns.state
         expect.legal = legal
-        cpu_before = slot.process.cpu_time_ms() if slot.process is not None else None
         expect.sent_ns = time.monotonic_ns()
-        slot.send(referee_pb2.PlayResponse(action_request=request))
+        slot.send(frame)
         deadline_ns = expect.sent_ns + int(expect.allowance_ms * NS_PER_MS)
         found = self.inbox.wait(slot.index, deadline_ns)
         assert found is not None
@@ -306,7 +309,5 @@ class _Match:
                 log.time_ms[seat] += expect.allowance_ms
             self._fail(who, verdict, failures)
             return
-        cpu_after = slot.process.cpu_time_ms() if slot.process is not None else None
-        cpu_ms = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-        log.charge(seat, verdict.elapsed_ms, cpu_ms)
+        log.charge(seat, verdict.elapsed_ms)
         turns.apply(verdict.action, seat)

@@ -115,15 +115,17 @@ class BotSlot:
         self.next_request_id += 1
         return request_id
 
-    def send(self, message: referee_pb2.PlayResponse) -> None:
+    def send(self, message: referee_pb2.PlayResponse | bytes) -> None:
+        """Send a message (or an already serialised frame) if the bot is connected."""
         if self.ready:
-            self.endpoint.send(message)
+            frame = message if isinstance(message, bytes) else message.SerializeToString()
+            self.endpoint.send(frame)
 
     def cut_off(self, status: BotStatus, reason: str) -> None:
         """Say Goodbye, end the stream, kill the process tree."""
         if self.endpoint.connected:
             goodbye = referee_pb2.Goodbye(status=STATUS_TO_PB[status], reason=reason)
-            self.endpoint.send(referee_pb2.PlayResponse(goodbye=goodbye))
+            self.endpoint.send(referee_pb2.PlayResponse(goodbye=goodbye).SerializeToString())
         self.endpoint.close_stream()
         self.endpoint.generation += 1  # whatever the old stream still says is ignored
         self.ready = False

@@ -83,7 +83,7 @@ class BotEndpoint:
         self.generation = 0
         self._arrivals = arrivals
         self._lock = threading.Lock()
-        self._outbox: queue.SimpleQueue[referee_pb2.PlayResponse | _Close] | None = None
+        self._outbox: queue.SimpleQueue[bytes | _Close] | None = None
         self._log = get_logger(slot=slot)
         self._wire_tap = wire_tap
         handler = grpc.stream_stream_rpc_method_handler(
@@ -99,11 +99,10 @@ class BotEndpoint:
         )
         self._server.add_insecure_port(f"unix://{socket_path}")
 
-    def _serialize(self, message: referee_pb2.PlayResponse) -> bytes:
-        raw = message.SerializeToString()
+    def _serialize(self, frame: bytes) -> bytes:
         if self._wire_tap is not None:
-            self._wire_tap(self.slot, raw)
-        return raw
+            self._wire_tap(self.slot, frame)
+        return frame
 
     def start(self) -> None:
         self._server.start()
@@ -117,12 +116,12 @@ class BotEndpoint:
     def connected(self) -> bool:
         return self._outbox is not None
 
-    def send(self, message: referee_pb2.PlayResponse) -> bool:
-        """Queue ``message`` on the live stream; False when there is none."""
+    def send(self, frame: bytes) -> bool:
+        """Queue a serialised ``PlayResponse`` on the live stream; False when there is none."""
         outbox = self._outbox
         if outbox is None:
             return False
-        outbox.put(message)
+        outbox.put(frame)
         return True
 
     def close_stream(self) -> None:
@@ -145,8 +144,8 @@ class BotEndpoint:
 
     def _play(
         self, request_iterator: Iterator[bytes], context: grpc.ServicerContext
-    ) -> Iterator[referee_pb2.PlayResponse]:
-        outbox: queue.SimpleQueue[referee_pb2.PlayResponse | _Close] = queue.SimpleQueue()
+    ) -> Iterator[bytes]:
+        outbox: queue.SimpleQueue[bytes | _Close] = queue.SimpleQueue()
         with self._lock:
             generation = self.generation
             if self._outbox is not None:

@@ -7,6 +7,7 @@ import pytest
 from arena.kahuna import deal_from_seed, legal_actions, new_game
 from arena.protocol.convert import action_to_pb
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
+from arena.protocol.wire import action_bytes
 from arena.referee import BotStatus
 from arena.referee.judge import (
     DeadlinePassed,
@@ -50,12 +51,19 @@ def _expect(phase: Phase) -> Expectation:
         sent_ns=SENT_NS,
         allowance_ms=100,
         state=STATE,
-        legal=frozenset(LEGAL),
+        legal={action_bytes(action): action for action in LEGAL},
         expired_request_ids={3},
     )
 
 
 GOOD = action_to_pb(LEGAL[0])
+PLACE = next(action for action in LEGAL if action.type.value == "place")
+assert PLACE.card is not None and PLACE.line is not None
+LENIENT = game_pb2.Action(  # lower case, islands of the line swapped
+    type=game_pb2.ACTION_TYPE_PLACE,
+    card=PLACE.card.lower(),
+    line="-".join(reversed(PLACE.line.split("-"))).lower(),
+)
 ILLEGAL = game_pb2.Action(type=game_pb2.ACTION_TYPE_PLACE, card="LALE", line="ALOA-BARI")
 
 CASES: list[tuple[str, Phase, Occurrence, VerdictKind, BotStatus]] = [
@@ -82,6 +90,8 @@ CASES: list[tuple[str, Phase, Occurrence, VerdictKind, BotStatus]] = [
      VerdictKind.IGNORED, BotStatus.OK),
     ("good reply", Phase.AWAIT_REPLY, _message(_reply(7, GOOD)), VerdictKind.ACTION,
      BotStatus.OK),
+    ("legal action, not as sent", Phase.AWAIT_REPLY, _message(_reply(7, LENIENT)),
+     VerdictKind.ACTION, BotStatus.OK),
     ("stale request id", Phase.AWAIT_REPLY, _message(_reply(6, GOOD)), VerdictKind.FAILED,
      BotStatus.PROTOCOL_VIOLATION),
     ("reply after the allowance", Phase.AWAIT_REPLY, _message(_reply(7, GOOD), after_ms=101),
@@ -119,6 +129,11 @@ def test_an_accepted_action_is_the_one_sent_with_its_time() -> None:
     verdict = judge(_message(_reply(7, GOOD), after_ms=42), _expect(Phase.AWAIT_REPLY))
     assert verdict.action == LEGAL[0]
     assert verdict.elapsed_ms == pytest.approx(42)
+
+
+def test_a_lenient_legal_action_is_the_canonical_one() -> None:
+    verdict = judge(_message(_reply(7, LENIENT)), _expect(Phase.AWAIT_REPLY))
+    assert verdict.action == PLACE
 
 
 def test_illegal_action_names_the_rule() -> None:

@@ -1,0 +1,212 @@
+"""Referee benchmarks (issue 3, item 8). Run: python3 benchmarks/referee.py [--games N]
+
+Prints, all measured in the same run on this machine:
+
+1. the referee's wall time per decision (request out, reply in, judged,
+   applied) beside a raw gRPC bidirectional ping-pong that sends the very
+   same ActionRequest bytes (captured from a referee match) to the very same
+   sandboxed bot and reads its replies, with no referee logic at all;
+   target: referee <= 1.5 x raw;
+2. games per second, random against random, through the sandbox;
+3. the time from launch_bot to the bot's Hello arriving, for a bare gRPC
+   Python bot and for the SDK sample bot; target <= 0.25 s.
+
+Figures are noisy when other work runs on the machine; medians are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+
+from arena.logs import configure
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee import BotSpec, GameReport, MatchConfig, TimeControl, load_bot, run_match
+from arena.referee.slots import GENERATED_DIR, PROTO_INSIDE
+from arena.sandbox import SANDBOX_SOCKET, SandboxLimits, launch_bot, probe_host
+from arena.server.referee_service import Arrival, ArrivalKind, BotEndpoint
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTBOT = ROOT / "tests" / "bots" / "testbot.py"
+SDK_BOT = ROOT / "sample_bots" / "python_random"
+SERVICE = "kahuna.v1.RefereeService"
+
+
+def make_testbot(root: Path, name: str) -> BotSpec:
+    directory = root / name
+    directory.mkdir(mode=0o755)
+    shutil.copy(TESTBOT, directory / "bot.py")
+    (directory / "bot.py").chmod(0o644)
+    command = ["python3", "bot.py", f"bench-{uuid.uuid4().hex}", "random"]
+    (directory / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = {json.dumps(command)}\nruntime = "python"\n'
+    )
+    return load_bot(directory)
+
+
+def _env(token: str) -> dict[str, str]:
+    inside = probe_host().namespaces
+    return {
+        "KAHUNA_REFEREE": f"unix://{SANDBOX_SOCKET}",
+        "KAHUNA_TOKEN": token,
+        "PYTHONPATH": PROTO_INSIDE if inside else str(GENERATED_DIR),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def _binds() -> list[tuple[Path, str]]:
+    return [(GENERATED_DIR, PROTO_INSIDE)] if probe_host().namespaces else []
+
+
+# ---------------------------------------------------------------- 1. per decision
+
+
+def referee_per_decision(bots: tuple[BotSpec, BotSpec], games: int) -> tuple[float, int, list[bytes]]:
+    """Referee ms per decision over games 1.. (game 0 includes the launch)."""
+    captured: list[bytes] = []
+    ends: list[float] = []
+    actions: list[int] = []
+
+    def on_game(report: GameReport) -> None:
+        ends.append(time.perf_counter())
+        actions.append(report.actions)
+
+    def tap(slot: int, raw: bytes) -> None:
+        if slot == 0 and len(captured) < 5000:
+            message = referee_pb2.PlayResponse.FromString(raw)
+            if message.WhichOneof("kind") == "action_request":
+                captured.append(raw)
+
+    config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000))
+    run_match(config, *bots, on_game=on_game, wire_tap=tap)
+    decisions = sum(actions[1:])
+    return (ends[-1] - ends[0]) * 1000 / decisions, decisions, captured
+
+
+def raw_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> float:
+    """A bare gRPC server sending ``requests`` to the same sandboxed bot, ms each."""
+    timings: list[float] = []
+    match_over = referee_pb2.PlayResponse(match_over=referee_pb2.MatchOver()).SerializeToString()
+
+    def play(request_iterator: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+        next(request_iterator)  # Hello
+        start = time.perf_counter()
+        for raw in requests:
+            yield raw
+            next(request_iterator)
+        timings.append((time.perf_counter() - start) * 1000 / len(requests))
+        yield match_over
+
+    handler = grpc.stream_stream_rpc_method_handler(
+        play, request_deserializer=bytes, response_serializer=bytes
+    )
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=4),
+        handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})],
+    )
+    socket_path = work / "raw.sock"
+    server.add_insecure_port(f"unix://{socket_path}")
+    server.start()
+    process = launch_bot(
+        bot_dir=spec.directory, command=spec.command, runtime=spec.runtime,
+        env=_env("raw"), socket_path=socket_path, limits=SandboxLimits(),
+        extra_ro_binds=_binds(), stderr_path=work / "raw.stderr",
+    )
+    try:
+        process.wait(60)
+    finally:
+        process.kill()
+        server.stop(None)
+    return timings[0]
+
+
+# ---------------------------------------------------------------- 3. first message
+
+
+def first_message_s(spec: BotSpec, work: Path, runs: int) -> list[float]:
+    arrivals: queue.SimpleQueue[Arrival] = queue.SimpleQueue()
+    endpoint = BotEndpoint(0, work / f"fm-{spec.name}.sock", arrivals)
+    endpoint.start()
+    binds = _binds()
+    if spec.directory == SDK_BOT.resolve():
+        sdk = ROOT / "sample_bots" / "sdk" / "python"
+        binds = [*binds, (sdk, "/opt/kahuna/sdk")] if binds else []
+    env = _env("first")
+    env["PYTHONPATH"] += ":/opt/kahuna/sdk" if binds else f":{ROOT / 'sample_bots/sdk/python'}"
+    results = []
+    for _ in range(runs):
+        endpoint.generation += 1
+        start = time.perf_counter()
+        process = launch_bot(
+            bot_dir=spec.directory, command=spec.command, runtime=spec.runtime, env=env,
+            socket_path=endpoint.socket_path, limits=SandboxLimits(), extra_ro_binds=binds,
+            stderr_path=work / "fm.stderr",
+        )
+        while True:
+            arrival = arrivals.get(timeout=10)
+            if arrival.kind is ArrivalKind.MESSAGE and arrival.generation == endpoint.generation:
+                break
+        results.append(time.perf_counter() - start)
+        endpoint.close_stream()
+        process.kill()
+        time.sleep(0.05)
+    endpoint.stop()
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=12, help="games for the referee figures")
+    parser.add_argument("--runs", type=int, default=7, help="launches for the first-message time")
+    args = parser.parse_args()
+    configure(level="ERROR")
+    with tempfile.TemporaryDirectory(prefix="kbench-", dir="/tmp") as work_dir:
+        work = Path(work_dir)
+        work.chmod(0o755)
+        bots = make_testbot(work, "a"), make_testbot(work, "b")
+
+        print("== 1. cost per decision (same bot, same request bytes)")
+        referee_ms, raw_ms = [], []
+        for _ in range(3):
+            per_decision, decisions, captured = referee_per_decision(bots, args.games)
+            referee_ms.append(per_decision)
+            raw_ms.append(raw_per_decision(bots[0], captured, work))
+        referee, raw = statistics.median(referee_ms), statistics.median(raw_ms)
+        print(f"referee: {referee:.3f} ms/decision (median of 3 runs of {decisions} decisions)")
+        print(f"raw gRPC ping-pong: {raw:.3f} ms/round trip ({len(captured)} requests)")
+        print(f"ratio referee/raw: {referee / raw:.2f} (target <= 1.5)")
+
+        print("== 2. games per second, random vs random, sandboxed")
+        start = time.perf_counter()
+        games = args.games * 2
+        run_match(MatchConfig(games=games, seed=2), *bots)
+        elapsed = time.perf_counter() - start
+        print(f"{games} games in {elapsed:.2f} s: {games / elapsed:.1f} games/s "
+              "(including two launches)")
+
+        print("== 3. launch to first message")
+        for label, spec in (("bare gRPC bot", bots[0]), ("SDK python_random", None)):
+            if spec is None:
+                if not SDK_BOT.is_dir():
+                    continue
+                spec = load_bot(SDK_BOT)
+            times = first_message_s(spec, work, args.runs)
+            print(f"{label}: median {statistics.median(times):.3f} s, "
+                  f"min {min(times):.3f} s, max {max(times):.3f} s (target <= 0.25 s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
