@@ -113,19 +113,36 @@ def play_demo_tournament(
     seed: int = 7,
     finish: bool = True,
     forfeits: int = 0,
+    max_games: int | None = None,
 ) -> DemoTournament:
-    """Add ``bots`` (if new), create a round robin and store every game of it.
+    """Add ``bots`` (if new), create a round robin and store its games.
 
     The last game of each of the first ``forfeits`` matches is lost on time.
+    With ``max_games`` only that many are stored and the tournament stays
+    running (``play_games`` stores the rest).
     """
     existing = {summary.name for summary in st.list_bots(store)}
     add_demo_bots(store, work_dir, [b for b in bots if b not in existing])
     config = st.TournamentConfig(games_per_match=games_per_match, seed=seed)
     tournament = st.create_tournament(store, name, "round_robin", list(bots), config)
     st.set_status(store, tournament.id, "running")
+    game_ids = play_games(store, tournament.id, forfeits=forfeits, max_games=max_games)
+    if finish and max_games is None:
+        st.set_status(store, tournament.id, "finished")
+    return DemoTournament(tournament.id, game_ids, tuple(bots))
+
+
+def play_games(
+    store: st.Store, tournament_id: int, *, forfeits: int = 0, max_games: int | None = None
+) -> tuple[int, ...]:
+    """Store the tournament's games not stored yet (at most ``max_games``); their ids."""
     game_ids: list[int] = []
-    for number, match in enumerate(st.list_matches(store, tournament.id)):
+    for number, match in enumerate(st.list_matches(store, tournament_id)):
         for index in range(match.games):
+            if index in match.games_played:
+                continue
+            if max_games is not None and len(game_ids) >= max_games:
+                return tuple(game_ids)
             seats = (match.first, match.second) if index % 2 == 0 else (match.second, match.first)
             record = play_random_game(match.seed + index)
             if number < forfeits and index == match.games - 1:
@@ -135,6 +152,4 @@ def play_demo_tournament(
             game_id = st.record_game(store, match.id, report)
             if game_id is not None:
                 game_ids.append(game_id)
-    if finish:
-        st.set_status(store, tournament.id, "finished")
-    return DemoTournament(tournament.id, tuple(game_ids), tuple(bots))
+    return tuple(game_ids)

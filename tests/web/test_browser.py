@@ -217,3 +217,26 @@ def test_an_uploaded_record_replays_in_the_viewer(page: Page, site: LiveSite) ->
     assert owned_lines(page, 0) == {line for line, s in final.bridges.items() if s == 0}
     page.check('input[name="perspective"][value="1"]')
     expect(page.locator("#hand-0")).to_have_attribute("data-hidden", "true")
+
+
+def test_a_running_tournament_page_follows_new_games(
+    page: Page, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from arena.web.demo_data import play_games
+
+    work_dir = tmp_path_factory.mktemp("running")
+    store = st.Store.open(work_dir / "data")
+    bots = ("ann", "bob", "cy")
+    demo = play_demo_tournament(store, work_dir / "bots", name="running", bots=bots, max_games=2)
+    server, port = create_web_server(store, "127.0.0.1", 0, poll_ms=POLL_MS)
+    try:
+        page.goto(f"http://127.0.0.1:{port}/tournaments/{demo.tournament_id}")
+        expect(page.locator("table.games tbody tr")).to_have_count(2)
+        expect(page.locator("h1 .status")).to_have_text("running")
+        play_games(store, demo.tournament_id)
+        st.set_status(store, demo.tournament_id, "finished")
+        expect(page.locator("table.games tbody tr")).to_have_count(6)
+        expect(page.locator("h1 .status")).to_have_text("finished")
+    finally:
+        server.stop()
+        store.close()

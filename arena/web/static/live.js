@@ -86,16 +86,22 @@ export function pollLeaderboard(intervalMs) {
   setInterval(refresh, intervalMs);
 }
 
-export function reloadWhileRunning(tournamentId, intervalMs) {
-  // Standings, crosstable and games all change together: re-fetch the JSON
-  // and reload the page only when something was played.
-  let seen = null;
-  setInterval(async () => {
-    const response = await fetch(`/api/tournaments/${tournamentId}`, { cache: "no-store" });
-    if (!response.ok) return;
-    const data = await response.json();
-    const stamp = `${data.tournament.status}:${data.tournament.games_played}:${data.games.length}`;
-    if (seen !== null && stamp !== seen) location.reload();
-    seen = stamp;
+export function reloadWhileRunning(tournamentId, shownStamp, intervalMs) {
+  // Standings, crosstable and games all change together: poll the JSON and
+  // reload the page once it differs from what the server rendered
+  // (`shownStamp` is "status:games played" at render time).
+  const timer = setInterval(async () => {
+    try {
+      const response = await fetch(`/api/tournaments/${tournamentId}`, { cache: "no-store" });
+      if (!response.ok) return;
+      const data = await response.json();
+      const stamp = `${data.tournament.status}:${data.tournament.games_played}`;
+      if (stamp !== shownStamp) {
+        clearInterval(timer);
+        location.reload();
+      }
+    } catch (error) {
+      // the server may be restarting: try again at the next tick
+    }
   }, intervalMs);
 }
