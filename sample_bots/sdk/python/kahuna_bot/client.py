@@ -26,9 +26,9 @@ _CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", 16 * 1024 * 1024),
 )
 
-EXIT_OK = 0
-EXIT_CUT_OFF = 1
-EXIT_USAGE = 2
+EXIT_OK = 0  # the match is over
+EXIT_CUT_OFF = 1  # Goodbye, a failed stream, a protocol error or an error in the bot
+EXIT_USAGE = 2  # no KAHUNA_REFEREE / KAHUNA_TOKEN, or no referee there
 
 
 class ConfigError(RuntimeError):
