@@ -168,11 +168,12 @@ def test_frames_endpoint(site: LiveSite, perspective: str) -> None:
         ("/api/bots/nobody", 404, "no bot named 'nobody'"),
         ("/tournaments/424242", 404, "no tournament with id 424242"),
         ("/games/abc", 404, "no page at /games/abc"),
+        ("/games/" + "9" * 30, 404, "no page at /games/999"),
         ("/static/../app.py", 404, "no page at"),
         ("/static/nothing.css", 404, "no static file nothing.css"),
     ],
     ids=["game", "frames", "perspective", "bot", "bot-json", "tournament", "bad-id",
-         "traversal", "static"],
+         "huge-id", "traversal", "static"],
 )
 def test_bad_requests_are_named(site: LiveSite, path: str, status: int, message: str) -> None:
     got_status, _, body = fetch(site.base_url + path)
