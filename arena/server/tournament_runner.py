@@ -189,7 +189,7 @@ class TournamentRunner:
             max_workers=min(self.concurrency, len(jobs)),
             mp_context=context,
             initializer=_init_worker,
-            initargs=(reports,),
+            initargs=(reports, os.getpid()),
         ) as pool:
             futures: dict[Future[None], int] = {
                 pool.submit(_play_match, job): job.match_id for job in jobs
@@ -255,13 +255,15 @@ class TournamentRunner:
 _worker_queue: Any = None
 
 
-def _init_worker(reports: Any) -> None:
+def _init_worker(reports: Any, parent_pid: int) -> None:
     """Die with the parent (kill -9 included) and keep the report queue."""
     global _worker_queue
     _worker_queue = reports
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != parent_pid:  # the parent died while this worker was starting
+        os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
