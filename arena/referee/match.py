@@ -35,6 +35,7 @@ from arena.server.referee_service import Arrival, BotEndpoint, WireTap
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
 NS_PER_MS = 1_000_000
+STDERR_IN_REASON_CHARS = 300
 
 
 def display_names(bot_a: BotSpec, bot_b: BotSpec) -> tuple[str, str]:
@@ -196,7 +197,13 @@ class _Match:
 
     def _fail(self, who: int, verdict: Verdict, failures: Failures) -> None:
         slot = self.slots[who]
-        failures.setdefault(who, (verdict.status, verdict.reason))
+        reason = verdict.reason
+        if verdict.status in (BotStatus.CRASH, BotStatus.DISCONNECT, BotStatus.TIMEOUT):
+            tail = slot.stderr_tail().strip()
+            if tail:
+                tail = tail[-STDERR_IN_REASON_CHARS:].replace("\n", " | ")
+                reason = f"{reason}; stderr ends: {tail}"
+        failures.setdefault(who, (verdict.status, reason))
         slot.last_failure = verdict.status
         self.log.info(
             "bot_failed", bot=slot.name, status=verdict.status.value, reason=verdict.reason

@@ -174,6 +174,10 @@ def exit_midgame(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     bot.play_random(request)
 
 
+def raise_error(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    raise RuntimeError("the bot's own bug")
+
+
 def garbage_stdout(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     sys.stdout.write("\x00\xffnot a protocol message\n" * 50)
     sys.stdout.flush()
@@ -253,6 +257,7 @@ ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "sleep_forever": sleep_forever,
     "late_once": late_once,
     "exit_midgame": exit_midgame,
+    "raise_error": raise_error,
     "garbage_stdout": garbage_stdout,
     "oversized": oversized,
     "stale_id": stale_id,

@@ -122,6 +122,17 @@ def test_fork_bomb_stays_under_the_process_limit(make_bot: MakeBot) -> None:
     assert_no_process_left(broken, good)
 
 
+def test_a_crash_reports_the_end_of_the_bots_stderr(make_bot: MakeBot) -> None:
+    good = make_bot("random", name="good")
+    broken = make_bot("raise_error", name="broken")
+    report = run_match(CONFIG, broken, good)
+    for game in report.games:
+        assert game.statuses["broken"] is CRASH
+        failure = game.record["match"]["failures"][0]  # type: ignore[index]
+        assert "RuntimeError: the bot's own bug" in failure["detail"]
+    assert_no_process_left(broken, good)
+
+
 def test_a_bot_that_keeps_dying_forfeits_the_rest(make_bot: MakeBot) -> None:
     good = make_bot("random", name="good")
     broken = make_bot("exit_midgame", name="broken")
