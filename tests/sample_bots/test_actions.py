@@ -5,7 +5,22 @@ from __future__ import annotations
 import random
 
 import pytest
-from kahuna_bot import Action, ActionType, action_from_proto, action_to_proto, parse_action
+from hypothesis import given
+from hypothesis import strategies as st
+from kahuna_bot import (
+    ISLANDS,
+    LINES,
+    PASS,
+    Action,
+    ActionType,
+    action_from_proto,
+    action_to_proto,
+    discard,
+    draw,
+    parse_action,
+    place,
+    remove,
+)
 from kahuna_bot._gen import game_pb2
 
 from arena import kahuna
@@ -101,3 +116,33 @@ def test_action_from_proto_refuses_what_is_not_an_action(
 def test_only_draw_and_pass_end_the_turn() -> None:
     ending = {kind for kind in ActionType if Action(kind, card="HUNA").ends_turn}
     assert ending == {ActionType.DRAW, ActionType.PASS}
+
+
+_islands = st.sampled_from(ISLANDS)
+_lines = st.sampled_from(LINES)
+ACTIONS = st.one_of(
+    st.builds(place, _islands, _lines),
+    st.builds(remove, _islands, _islands, _lines),
+    st.builds(discard, _islands),
+    st.builds(draw, st.none() | _islands),
+    st.just(PASS),
+)
+
+
+def _lenient(text: str) -> str:
+    """The same action spelled loosely: lower case, a line's islands swapped."""
+    words = text.lower().split()
+    if words[0] in ("place", "remove"):
+        first, second = words[-1].split("-")
+        words[-1] = f"{second}-{first}"
+    if words[0] == "remove":
+        first, second = words[1].split("+")
+        words[1] = f"{second}+{first}"
+    return "  ".join(words)
+
+
+@given(ACTIONS)
+def test_text_and_proto_round_trip(action: Action) -> None:
+    assert parse_action(str(action)) == action
+    assert parse_action(_lenient(str(action))) == action
+    assert action_from_proto(action_to_proto(action)) == action
