@@ -4,8 +4,9 @@
 
 A game is: new_game from a seeded deal, then legal_actions / a seeded
 uniform choice / apply until the end, start_round with a seeded reshuffle
-whenever needs_reshuffle. Prints games/s, actions per game, and the cost of
-one legal_actions (on fresh states) and one apply. Single process, one core.
+whenever needs_reshuffle. Prints games per CPU second (and per wall second),
+actions per game, and the CPU cost of one legal_actions (on fresh states) and
+one apply. Single process, one core.
 """
 
 from __future__ import annotations
@@ -43,12 +44,18 @@ def play(seed: int, variant: Variant, rng: random.Random) -> int:
     return actions
 
 
-def games_per_second(games: int, seed: int, variant: Variant) -> tuple[float, float]:
+def games_per_second(games: int, seed: int, variant: Variant) -> tuple[float, float, float]:
+    """(games per CPU second, games per wall second, actions per game).
+
+    CPU time is the fairer figure on a shared machine: other processes
+    stretch wall time but not this process's CPU time.
+    """
     rng = random.Random(seed)
-    started = time.perf_counter()
+    started_wall, started_cpu = time.perf_counter(), time.process_time()
     total_actions = sum(play(seed + i, variant, rng) for i in range(games))
-    elapsed_s = time.perf_counter() - started
-    return games / elapsed_s, total_actions / games
+    cpu_s = time.process_time() - started_cpu
+    wall_s = time.perf_counter() - started_wall
+    return games / cpu_s, games / wall_s, total_actions / games
 
 
 def sample_states(count: int, seed: int) -> list[tuple[State, Action]]:
@@ -75,14 +82,14 @@ def micro_us(count: int, seed: int) -> tuple[float, float]:
     """Microseconds per legal_actions on a state never generated, and per apply."""
     pairs = sample_states(count, seed)
     fresh = [state.copy() for state, _ in pairs]  # copies start without a cached legal set
-    started = time.perf_counter()
+    started = time.process_time()
     for state in fresh:
         legal_actions(state)
-    legal_us = (time.perf_counter() - started) / count * 1e6
-    started = time.perf_counter()
+    legal_us = (time.process_time() - started) / count * 1e6
+    started = time.process_time()
     for (_, action), state in zip(pairs, fresh, strict=True):
         apply(state, action)
-    apply_us = (time.perf_counter() - started) / count * 1e6
+    apply_us = (time.process_time() - started) / count * 1e6
     return legal_us, apply_us
 
 
@@ -94,12 +101,13 @@ def main() -> None:
     args = parser.parse_args()
     play(0, Variant(), random.Random(0))  # warm the caches
     for name, variant in (("basic", Variant()), ("strategic+tactical", Variant(True, True))):
-        rate, per_game = games_per_second(args.games, args.seed, variant)
-        print(f"{name:>20}: {rate:8.0f} games/s  {per_game:6.1f} actions/game  "
+        rate, wall_rate, per_game = games_per_second(args.games, args.seed, variant)
+        print(f"{name:>20}: {rate:8.0f} games/s CPU ({wall_rate:.0f}/s wall)  "
+              f"{per_game:6.1f} actions/game  "
               f"{1e6 / (rate * per_game):5.2f} us/action (incl. legal_actions and choice)")
     legal_us, apply_us = micro_us(20000, args.seed)
-    print(f"{'legal_actions':>20}: {legal_us:6.2f} us per fresh state")
-    print(f"{'apply':>20}: {apply_us:6.2f} us per action")
+    print(f"{'legal_actions':>20}: {legal_us:6.2f} us CPU per fresh state")
+    print(f"{'apply':>20}: {apply_us:6.2f} us CPU per action")
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()

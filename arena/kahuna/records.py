@@ -194,7 +194,7 @@ def _parse_result(raw: object) -> Outcome:
     winner, reason, points = raw.get("winner"), raw.get("reason"), raw.get("points")
     if winner is not None and (type(winner) is not int or winner not in (0, 1)):
         raise MalformedRecordError("result 'winner' must be 0, 1 or null")
-    if reason not in {t.value for t in Termination}:
+    if not isinstance(reason, str) or reason not in {t.value for t in Termination}:
         raise MalformedRecordError(f"result 'reason' is not a known reason: {_dump(reason, 40)}")
     if (
         not isinstance(points, list)

@@ -166,6 +166,8 @@ HOSTILE: list[tuple[str, str]] = [
                                                   "points": [0, 0]}))),
     ("result-bad-reason", json.dumps(base(result={"winner": 0, "reason": "luck",
                                                   "points": [0, 0]}))),
+    ("result-reason-a-list", json.dumps(base(result={"winner": 0, "reason": [],
+                                                     "points": [0, 0]}))),
     ("result-bad-points", json.dumps(base(result={"winner": 0, "reason": "points",
                                                   "points": [0]}))),
 ]
