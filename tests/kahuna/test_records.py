@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -206,3 +207,43 @@ def test_state_summary_keys_and_sorting() -> None:
     bridges = summary["bridges"]
     assert isinstance(bridges, dict) and list(bridges) == sorted(bridges)
     assert summary["legal"] == []
+
+
+ODD_VALUES: list[object] = [None, True, 0, 1, 2, -1, 1.5, "x", "HUNA", "huna", "ELAI-HUNA",
+                            "deck", [], {}, ["ALOA"], {"type": "pass"}, 10**30, "place"]
+
+
+def mutate(obj: object, rng: random.Random) -> object:
+    """One random change somewhere inside a JSON value."""
+    if isinstance(obj, dict) and obj:
+        key = rng.choice(list(obj))
+        roll = rng.random()
+        if roll < 0.15:
+            return {k: v for k, v in obj.items() if k != key}
+        return {**obj, key: rng.choice(ODD_VALUES) if roll < 0.3 else mutate(obj[key], rng)}
+    if isinstance(obj, list) and obj:
+        index = rng.randrange(len(obj))
+        roll = rng.random()
+        if roll < 0.2:
+            return obj[:index] + obj[index + 1:]
+        if roll < 0.4:
+            return [*obj[:index], rng.choice(ODD_VALUES), *obj[index:]]
+        return [*obj[:index], mutate(obj[index], rng), *obj[index + 1:]]
+    return rng.choice(ODD_VALUES)
+
+
+def test_mutated_records_fail_cleanly_or_replay() -> None:
+    rng = random.Random(3)
+    records = [record_to_json(play_random_game(seed)) for seed in range(10)]
+    for _ in range(400):
+        data: object = rng.choice(records)
+        for _ in range(rng.randint(1, 3)):
+            data = mutate(data, rng)
+        try:
+            result = replay(parse_record(json.dumps(data)))
+        except MalformedRecordError as exc:
+            assert "\n" not in str(exc)
+            continue
+        state_summary(result.state, legal=True)
+        if result.error is not None:
+            assert "\n" not in result.error.message()
