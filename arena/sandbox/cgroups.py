@@ -16,7 +16,7 @@ import os
 import signal
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from arena.logs import get_logger
@@ -117,6 +117,39 @@ def _remove_dir(path: Path) -> bool:
             time.sleep(0.01)
 
 
+CREATE_ATTEMPTS = 5
+
+
+def make_child_group(
+    parent: Path, name: str, prepare_parent: Callable[[], None] | None = None
+) -> Path:
+    """mkdir ``parent/name`` (and ``parent``), retrying if another arena process
+    removes the empty parent at the same moment (see remove_parent_if_empty)."""
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            parent.mkdir(exist_ok=True)
+            if prepare_parent is not None:
+                prepare_parent()
+            (parent / name).mkdir()
+            return parent / name
+        except (OSError, CgroupError) as exc:
+            cause = exc.__cause__ if isinstance(exc, CgroupError) else exc
+            if isinstance(cause, FileNotFoundError) and attempt + 1 < CREATE_ATTEMPTS:
+                continue
+            if isinstance(exc, CgroupError):
+                raise
+            raise CgroupError(f"cannot create cgroup {parent / name}: {exc}") from exc
+    raise CgroupError(f"cannot create cgroup {parent / name}")  # unreachable
+
+
+def remove_parent_if_empty(parent: Path) -> None:
+    """Remove ``kahuna-arena`` once its last group is gone, so that nothing of the
+    arena is left inside groups that belong to someone else (EBUSY while in use)."""
+    if parent.name == PARENT_NAME:
+        with contextlib.suppress(OSError):
+            parent.rmdir()
+
+
 class BotCgroup(ABC):
     """One bot's control group (whatever the hierarchy)."""
 
@@ -170,13 +203,10 @@ class CgroupV1(BotCgroup):
         sweep_stale(parents)
         for controller, parent in zip(V1_CONTROLLERS, parents, strict=True):
             try:
-                parent.mkdir(exist_ok=True)
-                (parent / name).mkdir()
-            except OSError as exc:
-                dirs_made = cls(name, dirs)
-                dirs_made.remove()
-                raise CgroupError(f"cannot create cgroup {parent / name}: {exc}") from exc
-            dirs[controller] = parent / name
+                dirs[controller] = make_child_group(parent, name)
+            except CgroupError:
+                cls(name, dirs).remove()
+                raise
         group = cls(name, dirs)
         try:
             group._apply(limits)
@@ -242,7 +272,10 @@ class CgroupV1(BotCgroup):
             time.sleep(0.002)
 
     def remove(self) -> bool:
-        return all([_remove_dir(d) for d in self.dirs.values() if d.exists()])
+        removed = all([_remove_dir(d) for d in self.dirs.values() if d.exists()])
+        for directory in self.dirs.values():
+            remove_parent_if_empty(directory.parent)
+        return removed
 
 
 class CgroupV2(BotCgroup):
@@ -257,17 +290,9 @@ class CgroupV2(BotCgroup):
         parent = root / PARENT_NAME
         enable = " ".join(f"+{controller}" for controller in V2_CONTROLLERS)
         _enable_controllers(root, enable)
-        try:
-            parent.mkdir(exist_ok=True)
-        except OSError as exc:
-            raise CgroupError(f"cannot create cgroup {parent}: {exc}") from exc
-        _enable_controllers(parent, enable)
         sweep_stale([parent])
-        try:
-            (parent / name).mkdir()
-        except OSError as exc:
-            raise CgroupError(f"cannot create cgroup {parent / name}: {exc}") from exc
-        group = cls(name, parent / name)
+        directory = make_child_group(parent, name, lambda: _enable_controllers(parent, enable))
+        group = cls(name, directory)
         try:
             group._apply(limits)
         except CgroupError:
@@ -320,7 +345,9 @@ class CgroupV2(BotCgroup):
             time.sleep(0.002)
 
     def remove(self) -> bool:
-        return _remove_dir(self.directory)
+        removed = _remove_dir(self.directory)
+        remove_parent_if_empty(self.directory.parent)
+        return removed
 
 
 def _enable_controllers(directory: Path, enable: str) -> None:

@@ -44,6 +44,10 @@ from arena.sandbox.watchdog import ensure_watchdog
 # bot's cgroup and set its rlimits), then becomes bwrap with stdin on /dev/null.
 GATE_SCRIPT = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null'
 GATE_EXIT_STATUS = 125
+RESERVED_INSIDE = frozenset(
+    {"/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc",
+     "/dev", "/tmp", "/bot"}
+)
 _launch_counter = itertools.count(1)
 
 
@@ -148,6 +152,8 @@ def _validate(
     socket_path: Path,
     limits: SandboxLimits,
     extra_ro_binds: Sequence[tuple[Path, str]],
+    stderr_path: Path | None,
+    stdout_path: Path | None,
 ) -> tuple[str, ...]:
     if runtime not in RUNTIMES:
         raise SandboxConfigError(f"unknown runtime {runtime!r} (expected one of {RUNTIMES})")
@@ -170,8 +176,16 @@ def _validate(
     for host_path, inside in extra_ro_binds:
         if not Path(host_path).exists():
             raise SandboxConfigError(f"extra read-only bind source {host_path} does not exist")
-        if not inside.startswith("/") or ".." in inside.split("/"):
+        if not isinstance(inside, str) or not inside.startswith("/") or ".." in inside.split("/"):
             raise SandboxConfigError(f"extra read-only bind target {inside!r} must be absolute")
+        top = "/" + inside.strip("/").split("/")[0]
+        if top in RESERVED_INSIDE or inside.rstrip("/") == "/run/kahuna":
+            raise SandboxConfigError(
+                f"extra read-only bind target {inside!r} would cover the sandbox's own {top}"
+            )
+    for label, path in (("stderr_path", stderr_path), ("stdout_path", stdout_path)):
+        if path is not None and not Path(path).parent.is_dir():
+            raise SandboxConfigError(f"{label} {path}: its directory does not exist")
     return words
 
 
@@ -270,7 +284,10 @@ def launch_bot(
     """
     bot_dir = Path(bot_dir)
     socket_path = Path(socket_path)
-    words = _validate(bot_dir, command, runtime, env, socket_path, limits, extra_ro_binds)
+    words = _validate(
+        bot_dir, command, runtime, env, socket_path, limits, extra_ro_binds,
+        stderr_path, stdout_path,
+    )
     report = host if host is not None else probe_host()
     if report.missing and not unsafe:
         raise unavailable_error(report)
@@ -292,7 +309,12 @@ def launch_bot(
         extra_ro_binds=tuple((Path(src), dest) for src, dest in extra_ro_binds),
         share_net=share_net,
     )
-    os.chmod(socket_path, 0o666)  # the bot's uid must be able to connect
+    try:
+        os.chmod(socket_path, 0o666)  # the bot's uid must be able to connect
+    except OSError as exc:
+        raise SandboxConfigError(
+            f"cannot let the bot connect to referee socket {socket_path}: {exc.strerror}"
+        ) from exc
     fds = SandboxFds(
         passwd=_data_fd(PASSWD_TEXT),
         group=_data_fd(GROUP_TEXT),

@@ -18,6 +18,7 @@ from arena.sandbox.cgroups import (
     create_bot_cgroup,
     detect_version,
     own_cgroup_paths,
+    remove_parent_if_empty,
     sweep_stale,
 )
 
@@ -163,3 +164,14 @@ def test_stale_groups_of_dead_creators_are_swept(tmp_path: Path) -> None:
     swept = sweep_stale([parent])
     assert sorted(swept) == ["bot-999999999-1-aa", "probe-999999999-x"]
     assert sorted(p.name for p in parent.iterdir()) == [f"bot-{os.getpid()}-1-bb", "unrelated"]
+
+
+def test_empty_parent_is_removed_and_a_busy_one_kept(tmp_path: Path) -> None:
+    empty = tmp_path / "a" / "kahuna-arena"
+    busy = tmp_path / "b" / "kahuna-arena"
+    foreign = tmp_path / "c" / "someone-elses"
+    for directory in (empty, busy / "bot-1-1-aa", foreign):
+        directory.mkdir(parents=True)
+    for parent in (empty, busy, foreign):
+        remove_parent_if_empty(parent)
+    assert (empty.exists(), busy.exists(), foreign.exists()) == (False, True, True)

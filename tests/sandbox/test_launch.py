@@ -48,6 +48,14 @@ from .conftest import Harness, cgroup_dirs, lines_of, marked_pids
                      "extra read-only bind source", id="bind-source"),
         pytest.param({"extra_ro_binds": [(Path("/usr"), "sdk")]}, "must be absolute",
                      id="bind-target"),
+        pytest.param({"extra_ro_binds": [(Path("/usr"), "/usr/share/x")]},
+                     "would cover the sandbox's own /usr", id="bind-over-usr"),
+        pytest.param({"extra_ro_binds": [(Path("/usr"), "/bot")]},
+                     "would cover the sandbox's own /bot", id="bind-over-bot"),
+        pytest.param({"extra_ro_binds": [(Path("/usr"), "/run/kahuna")]},
+                     "would cover", id="bind-over-socket-dir"),
+        pytest.param({"stderr_path": Path("/nonexistent/err.txt")},
+                     "stderr_path /nonexistent/err.txt: its directory", id="stderr-dir"),
         pytest.param({"limits": "big"}, "limits must be SandboxLimits", id="limits-type"),
     ],
 )
@@ -144,7 +152,7 @@ def test_unsafe_fallback_kills_its_tree(harness: Harness, cgroup_version: int | 
     deadline = time.monotonic() + 5
     while len(marked_pids(harness.marker)) < 3 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert len(marked_pids(harness.marker)) == 3
+    assert len(marked_pids(harness.marker)) >= 3  # more while a child is between fork and exec
     assert not bot.sandboxed
     bot.kill()
     assert wait_gone(marked_pids(harness.marker))
