@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.tournament",
     "arena.commands.leaderboard",
     "arena.commands.match",
+    "arena.sandbox.command",
 )
 
 Handler = Callable[[argparse.Namespace], int]
