@@ -304,6 +304,8 @@ class CgroupV2(BotCgroup):
         write_control(self.directory / "memory.max", str(limits.memory_mb * 1024 * 1024))
         with contextlib.suppress(CgroupError):  # absent without swap accounting
             write_control(self.directory / "memory.swap.max", "0")
+        with contextlib.suppress(CgroupError):  # an OOM kill takes the whole bot (4.19+)
+            write_control(self.directory / "memory.oom.group", "1")
         write_control(self.directory / "pids.max", str(limits.max_processes))
         quota_us = max(1000, round(limits.cpu_cores * CPU_PERIOD_US))
         write_control(self.directory / "cpu.max", f"{quota_us} {CPU_PERIOD_US}")

@@ -28,7 +28,7 @@ from arena.sandbox.bwrap import (
     check_env,
     command_words,
 )
-from arena.sandbox.cgroups import BotCgroup, create_bot_cgroup
+from arena.sandbox.cgroups import BotCgroup, CgroupError, create_bot_cgroup
 from arena.sandbox.limits import (
     RUNTIMES,
     SANDBOX_SOCKET,
@@ -224,7 +224,10 @@ def _start_gated(
     """Fork the gate, put it in the cgroup and set rlimits, then let it exec ``argv``."""
     if use_cgroup:
         ensure_watchdog()
-    cgroup = create_bot_cgroup(name, limits) if use_cgroup else None
+    try:
+        cgroup = create_bot_cgroup(name, limits) if use_cgroup else None
+    except CgroupError as exc:
+        raise SandboxUnavailableError(f"cgroups: {exc}") from exc
     stdout = _open_output(stdout_path if stdout_path is not None else stderr_path)
     stderr = _open_output(stderr_path)
     try:

@@ -84,6 +84,7 @@ def test_v2_group_is_created_with_limits(tmp_path: Path) -> None:
     assert (root / "kahuna-arena" / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
     assert (directory / "memory.max").read_text() == str(64 * 1024 * 1024)
     assert (directory / "memory.swap.max").read_text() == "0"
+    assert (directory / "memory.oom.group").read_text() == "1"
     assert (directory / "pids.max").read_text() == "20"
     assert (directory / "cpu.max").read_text() == "50000 100000"
     group.add_pid(4321)
