@@ -381,6 +381,15 @@ class State:
         )
 
     @property
+    def last_event(self) -> Event | None:
+        """The latest entry of ``history``, in O(1)."""
+        cell = self._history
+        if cell is None:
+            return None
+        drawn = cell[3]
+        return Event(cell[1], cell[2], None if drawn == NO_CARD else ISLANDS[drawn])
+
+    @property
     def history_length(self) -> int:
         count, cell = 0, self._history
         while cell is not None:

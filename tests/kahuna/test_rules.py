@@ -308,3 +308,12 @@ def test_discard_only_turn_C2() -> None:
     assert not any(t.startswith(("place", "remove")) for t in legal_texts(state))
     state = run(state, "draw deck")
     assert state.to_move == 1 and not state.turn_discarded
+
+
+def test_history_records_every_action_and_deck_draws() -> None:
+    state = pos(hands=[["HUNA"], []], deck=["KAHU"])
+    assert state.last_event is None and state.history == ()
+    state = run(state, "place HUNA ELAI-HUNA", "draw deck")
+    assert [(e.seat, e.action.text(), e.drawn) for e in state.history] == [
+        (0, "place HUNA ELAI-HUNA", None), (0, "draw deck", "KAHU")]
+    assert state.last_event == state.history[-1] and state.history_length == 2
