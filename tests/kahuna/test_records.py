@@ -12,13 +12,20 @@ from hypothesis import strategies as st
 
 from arena.kahuna import (
     ISLANDS,
+    HandicapBridge,
     MalformedRecordError,
     Variant,
+    apply,
+    deal_from_seed,
+    legal_actions,
+    new_game,
     parse_record,
     play_random_game,
     record_of,
     record_to_json,
     replay,
+    reshuffle_from_seed,
+    start_round,
     state_summary,
 )
 
@@ -247,3 +254,22 @@ def test_mutated_records_fail_cleanly_or_replay() -> None:
         state_summary(result.state, legal=True)
         if result.error is not None:
             assert "\n" not in result.error.message()
+
+
+def test_handicap_record_round_trip_R2h() -> None:
+    handicap = (HandicapBridge(1, "ALOA-BARI"), HandicapBridge(1, "ALOA-DUDA"))
+    deal = deal_from_seed(4)
+    state = new_game(deal, Variant(strategic=True), handicap)
+    reshuffles = []
+    rng = random.Random(4)
+    while not state.is_finished:
+        if state.needs_reshuffle:
+            reshuffles.append(reshuffle_from_seed(4, state.round + 1, state.reshuffle_cards))
+            state = start_round(state, reshuffles[-1])
+        else:
+            state = apply(state, rng.choice(legal_actions(state)))
+    data = record_to_json(record_of(state, deal, reshuffles))
+    assert data["handicap"] == [{"seat": 1, "line": "ALOA-BARI"}, {"seat": 1, "line": "ALOA-DUDA"}]
+    again = replay(parse_record(json.dumps(data)))
+    assert again.error is None and again.state.outcome == state.outcome
+    assert state_summary(again.state) == state_summary(state)
