@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.bot",
     "arena.commands.tournament",
     "arena.commands.leaderboard",
+    "arena.commands.serve",
     "arena.commands.match",
     "arena.sandbox.command",
 )

@@ -15,8 +15,8 @@ from pathlib import Path
 from rich.table import Table
 
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
-from arena.referee import BotConfigError, BotSpec, BotStatus, MatchConfig, load_bot, run_match
-from arena.referee.match import display_names
+from arena.referee import BotConfigError, load_bot
+from arena.server.smoke import SAMPLE_RANDOM_BOT, SMOKE_GAMES, smoke_failure
 from arena.store import (
     BotVersionRow,
     NotFoundError,
@@ -26,9 +26,6 @@ from arena.store import (
     get_version,
     list_bots,
 )
-
-SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "python_random"
-SMOKE_GAMES = 2
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -60,25 +57,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(show)
     show.set_defaults(func=with_store(run_show))
-
-
-def smoke_failure(candidate: BotSpec, opponent: BotSpec, *, unsafe: bool) -> str | None:
-    """Why ``candidate`` cannot finish a short match against ``opponent`` (None: it can)."""
-    name = display_names(candidate, opponent)[0]
-    try:
-        config = MatchConfig(games=SMOKE_GAMES, seed=0, unsafe=unsafe)
-        report = run_match(config, candidate, opponent)
-    except Exception as error:  # the sandbox or referee could not run it at all
-        return f"the smoke match could not be played: {error}"
-    for game in report.games:
-        status = game.statuses.get(name, BotStatus.OK)
-        if status is not BotStatus.OK:
-            return (
-                f"in smoke game {game.index + 1} of {SMOKE_GAMES} (seat "
-                f"{game.bots_by_seat.index(name)}) the bot failed: {status.value}"
-                f" after {game.actions} actions"
-            )
-    return None
 
 
 def run_add(store: Store, args: argparse.Namespace) -> int:

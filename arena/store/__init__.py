@@ -5,7 +5,7 @@ web pages code against (documented in docs/CONTRACTS.md, ``arena.store``).
 """
 
 from arena.store.bots import add_bot_version, bot_spec, get_bot, get_version, leaderboard, list_bots
-from arena.store.db import NotFoundError, Store, StoreError
+from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError
 from arena.store.games import game_record, get_game, list_games, record_game
 from arena.store.models import (
     BotDetail,
@@ -19,7 +19,7 @@ from arena.store.models import (
     TournamentConfig,
     TournamentRow,
 )
-from arena.store.paths import ENV_DATA_DIR, resolve_data_dir
+from arena.store.paths import ADMIN_TOKEN_NAME, ENV_DATA_DIR, resolve_data_dir
 from arena.store.schema import CURRENT_VERSION, SchemaError
 from arena.store.tokens import check_token, create_token, ensure_admin_token
 from arena.store.tournaments import (
@@ -35,8 +35,10 @@ from arena.store.tournaments import (
 )
 
 __all__ = [
+    "ADMIN_TOKEN_NAME",
     "CURRENT_VERSION",
     "ENV_DATA_DIR",
+    "AlreadyExistsError",
     "BotDetail",
     "BotSummary",
     "BotVersionRow",

@@ -28,6 +28,10 @@ class NotFoundError(StoreError, LookupError):
     """Something asked for by name or id that is not stored."""
 
 
+class AlreadyExistsError(StoreError):
+    """A name that is already taken."""
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 

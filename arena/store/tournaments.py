@@ -8,7 +8,7 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
-from arena.store.db import NotFoundError, Store, StoreError, utc_now
+from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError, utc_now
 from arena.store.models import MatchRow, TournamentConfig, TournamentRow
 from arena.tournament.schedule import Pairing, round_robin
 from arena.tournament.standings import GameOutcome, Standing, compute_standings, crosstable
@@ -54,7 +54,7 @@ def create_tournament(
     validate_config(config)
     with store.transaction() as db:
         if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
-            raise StoreError(f"a tournament named {name!r} already exists")
+            raise AlreadyExistsError(f"a tournament named {name!r} already exists")
         version_ids = [_latest_version_id(db, bot) for bot in bots]
         tournament_id = db.execute(
             "INSERT INTO tournaments (name, format, status, config, created_at)"

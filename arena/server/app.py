@@ -1,0 +1,64 @@
+"""`arena serve` assembly: one gRPC server with the arena API, health and reflection.
+
+``create_server(address, store=...) -> (server, port)``: bind ``host:0`` in
+tests to get a free port. Health checking (``grpc.health.v1.Health``) reports
+SERVING for the server ("") and for each service; reflection lists them, so
+``buf curl``/``grpcurl`` work without the proto files.
+
+Sandboxed bots reach the referee (``kahuna.v1.RefereeService``) on per-match
+Unix sockets that each match opens for its two bots (arena.server.referee_service);
+those endpoints are started by the tournament runner, not bound here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent import futures
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc
+from arena.server.archive import MAX_ARCHIVE_BYTES
+from arena.server.arena_service import ArenaService, ServiceOptions
+from arena.store import Store
+
+ARENA_SERVICE_NAME = arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name
+MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024  # an archive at the limit, plus the envelope
+MAX_SEND_BYTES = 128 * 1024 * 1024
+
+
+def create_server(
+    address: str,
+    *,
+    store: Store,
+    options: ServiceOptions | None = None,
+    max_workers: int = 16,
+) -> tuple[grpc.Server, int]:
+    """A server (not yet started) bound to ``address``, and the port it got.
+
+    Raises RuntimeError naming the address when it cannot be bound.
+    """
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena-api"),
+        options=[
+            ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+            ("grpc.max_send_message_length", MAX_SEND_BYTES),
+        ],
+    )
+    service = ArenaService(store, options)
+    arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(service, server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names: Sequence[str] = (ARENA_SERVICE_NAME, health.SERVICE_NAME)
+    for name in ("", ARENA_SERVICE_NAME):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    reflection.enable_server_reflection((*names, reflection.SERVICE_NAME), server)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as error:
+        raise RuntimeError(f"cannot listen on {address}: {error}") from None
+    if port == 0 and not address.startswith("unix:"):
+        raise RuntimeError(f"cannot listen on {address}")
+    return server, port

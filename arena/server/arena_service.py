@@ -1,0 +1,377 @@
+"""``kahuna.v1.ArenaService``: a thin gRPC layer over arena.store and the runner.
+
+Authentication: ``authorization: Bearer <token>`` metadata on every call
+(UNAUTHENTICATED when missing or unknown). Roles: the admin may do
+everything; a user submits bots (which they then own), downloads only their
+own bots' files, and reads bots, leaderboards, tournaments and finished games.
+Creating/starting tournaments and creating tokens are the admin's.
+Every refusal is a gRPC status with a message naming the problem; nothing is
+stored unless the whole request is valid.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import queue
+import tarfile
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NoReturn
+
+import grpc
+
+from arena.logs import get_logger
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.referee import BotConfigError, load_bot
+from arena.server.archive import ArchiveError, ArchiveTooLargeError, unpack_bot_archive
+from arena.server.tournament_runner import ProgressEvent, TournamentRunner
+from arena.store import (
+    AlreadyExistsError,
+    BotVersionRow,
+    NotFoundError,
+    Principal,
+    Store,
+    StoreError,
+    TournamentConfig,
+    TournamentRow,
+    add_bot_version,
+    bot_spec,
+    check_token,
+    create_token,
+    create_tournament,
+    game_record,
+    get_bot,
+    get_tournament,
+    leaderboard,
+    list_bots,
+    tournament_standings,
+)
+
+FORMAT_NAMES = {
+    pb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round_robin",
+    pb.TOURNAMENT_FORMAT_SWISS: "swiss",
+}
+FORMAT_VALUES = {name: value for value, name in FORMAT_NAMES.items()}
+ARCHIVE_NAMES = {pb.ARCHIVE_FORMAT_TAR_GZ: "tar.gz", pb.ARCHIVE_FORMAT_ZIP: "zip"}
+WATCH_POLL_S = 0.5
+
+SmokeCheck = Callable[[Path], str | None]  # bot dir -> why it failed, or None
+
+
+@dataclass
+class ServiceOptions:
+    """How the service runs tournaments and checks submitted bots."""
+
+    concurrency: int | None = None
+    unsafe: bool = False
+    smoke_check: SmokeCheck | None = None  # None: no smoke match (tests of refusals only)
+
+
+@dataclass
+class _Hub:
+    """Progress events of running tournaments, fanned out to watchers."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    watchers: dict[int, list[queue.SimpleQueue[ProgressEvent]]] = field(default_factory=dict)
+    running: dict[int, threading.Thread] = field(default_factory=dict)
+
+    def subscribe(self, tournament_id: int) -> queue.SimpleQueue[ProgressEvent]:
+        inbox: queue.SimpleQueue[ProgressEvent] = queue.SimpleQueue()
+        with self.lock:
+            self.watchers.setdefault(tournament_id, []).append(inbox)
+        return inbox
+
+    def unsubscribe(self, tournament_id: int, inbox: queue.SimpleQueue[ProgressEvent]) -> None:
+        with self.lock:
+            self.watchers.get(tournament_id, []).remove(inbox)
+
+    def publish(self, event: ProgressEvent) -> None:
+        with self.lock:
+            inboxes = list(self.watchers.get(event.tournament_id, []))
+        for inbox in inboxes:
+            inbox.put(event)
+
+    def is_running(self, tournament_id: int) -> bool:
+        with self.lock:
+            thread = self.running.get(tournament_id)
+            return thread is not None and thread.is_alive()
+
+
+def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    context.abort(code, message)
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+class ArenaService(pb_grpc.ArenaServiceServicer):
+    def __init__(self, store: Store, options: ServiceOptions | None = None) -> None:
+        self.store = store
+        self.options = options or ServiceOptions()
+        self.hub = _Hub()
+        self.log = get_logger(service="arena")
+
+    # ------------------------------------------------------------------ auth
+
+    def _principal(self, context: grpc.ServicerContext) -> Principal:
+        values = [v for k, v in context.invocation_metadata() if k == "authorization"]
+        if not values:
+            _abort(
+                context, grpc.StatusCode.UNAUTHENTICATED, "missing 'authorization: Bearer <token>'"
+            )
+        scheme, _, token = str(values[0]).partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            _abort(
+                context, grpc.StatusCode.UNAUTHENTICATED, "authorization must be 'Bearer <token>'"
+            )
+        principal = check_token(self.store, token.strip())
+        if principal is None:
+            _abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        return principal
+
+    def _admin(self, context: grpc.ServicerContext) -> Principal:
+        principal = self._principal(context)
+        if not principal.is_admin:
+            _abort(context, grpc.StatusCode.PERMISSION_DENIED, "this call needs the admin token")
+        return principal
+
+    # ------------------------------------------------------------------ bots
+
+    def SubmitBot(
+        self, request: pb.SubmitBotRequest, context: grpc.ServicerContext
+    ) -> pb.SubmitBotResponse:
+        principal = self._principal(context)
+        if not request.archive:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "archive is empty")
+        if request.format not in (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES):
+            _abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"unknown archive format {request.format}",
+            )
+        with tempfile.TemporaryDirectory(prefix="kahuna-upload-") as work:
+            try:
+                directory = unpack_bot_archive(
+                    request.archive, Path(work), ARCHIVE_NAMES.get(request.format)
+                )
+                spec = load_bot(directory)
+            except ArchiveTooLargeError as error:
+                _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"archive refused: {error}")
+            except (ArchiveError, BotConfigError) as error:
+                _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"bot refused: {error}")
+            self._check_owner(context, principal, spec.name)
+            if self.options.smoke_check is not None:
+                reason = self.options.smoke_check(directory)
+                if reason is not None:
+                    _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"bot refused: {reason}")
+            try:
+                row, created = add_bot_version(self.store, spec, owner=principal.user)
+            except StoreError as error:
+                _abort(context, grpc.StatusCode.PERMISSION_DENIED, str(error))
+        self.log.info("bot_submitted", bot=row.bot, version=row.version, user=principal.user)
+        return pb.SubmitBotResponse(bot=_bot_pb(row), created=created)
+
+    def _check_owner(self, context: grpc.ServicerContext, principal: Principal, name: str) -> None:
+        try:
+            owner = get_bot(self.store, name).owner
+        except NotFoundError:
+            return
+        if not principal.is_admin and owner != principal.user:
+            _abort(
+                context, grpc.StatusCode.PERMISSION_DENIED, f"bot {name!r} belongs to another user"
+            )
+
+    def ListBots(
+        self, request: pb.ListBotsRequest, context: grpc.ServicerContext
+    ) -> pb.ListBotsResponse:
+        self._principal(context)
+        return pb.ListBotsResponse(bots=[_bot_pb(b.latest) for b in list_bots(self.store)])
+
+    def GetBotFiles(
+        self, request: pb.GetBotFilesRequest, context: grpc.ServicerContext
+    ) -> pb.GetBotFilesResponse:
+        principal = self._principal(context)
+        try:
+            owner = get_bot(self.store, request.name).owner
+            spec = bot_spec(self.store, request.name, request.version or None)
+        except NotFoundError as error:
+            _abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+        if not principal.is_admin and owner != principal.user:
+            _abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"bot {request.name!r} belongs to another user",
+            )
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            archive.add(spec.directory, arcname=spec.name)
+        return pb.GetBotFilesResponse(version=spec.version, archive=buffer.getvalue())
+
+    def GetLeaderboard(
+        self, request: pb.GetLeaderboardRequest, context: grpc.ServicerContext
+    ) -> pb.GetLeaderboardResponse:
+        self._principal(context)
+        rows = leaderboard(self.store, latest_only=request.latest_only)
+        return pb.GetLeaderboardResponse(
+            entries=[pb.LeaderboardEntry(rank=r.rank, bot=_bot_pb(r.entry)) for r in rows]
+        )
+
+    def GetGameRecord(
+        self, request: pb.GetGameRecordRequest, context: grpc.ServicerContext
+    ) -> pb.GetGameRecordResponse:
+        self._principal(context)
+        if request.game_id <= 0:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game_id must be a positive game id")
+        try:
+            record = game_record(self.store, request.game_id)
+        except NotFoundError:
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"no finished game {request.game_id}")
+        return pb.GetGameRecordResponse(record_json=json.dumps(record))
+
+    # ----------------------------------------------------------- tournaments
+
+    def CreateUserToken(
+        self, request: pb.CreateUserTokenRequest, context: grpc.ServicerContext
+    ) -> pb.CreateUserTokenResponse:
+        self._admin(context)
+        try:
+            token = create_token(self.store, request.user, "user")
+        except StoreError as error:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return pb.CreateUserTokenResponse(token=token)
+
+    def CreateTournament(
+        self, request: pb.CreateTournamentRequest, context: grpc.ServicerContext
+    ) -> pb.CreateTournamentResponse:
+        self._admin(context)
+        if request.format not in FORMAT_NAMES:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "format must be ROUND_ROBIN or SWISS")
+        config = TournamentConfig(
+            games_per_match=request.games_per_match or 2, rounds=request.rounds or None,
+            seed=request.seed, action_ms=request.action_ms or 2000,
+            bank_ms=request.bank_ms or 30000,
+        )  # fmt: skip
+        try:
+            tournament = create_tournament(
+                self.store, request.name, FORMAT_NAMES[request.format], list(request.bots), config
+            )
+        except AlreadyExistsError as error:
+            _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(error))
+        except NotFoundError as error:
+            _abort(context, grpc.StatusCode.NOT_FOUND, str(error).strip("'\""))
+        except StoreError as error:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        if request.start:
+            self._start(tournament)
+        return pb.CreateTournamentResponse(
+            tournament=_tournament_pb(self._tournament(context, tournament.id))
+        )
+
+    def StartTournament(
+        self, request: pb.StartTournamentRequest, context: grpc.ServicerContext
+    ) -> pb.StartTournamentResponse:
+        self._admin(context)
+        tournament = self._tournament(context, request.name)
+        if tournament.status != "finished":
+            self._start(tournament)
+        return pb.StartTournamentResponse(tournament=_tournament_pb(tournament))
+
+    def _tournament(self, context: grpc.ServicerContext, ref: int | str) -> TournamentRow:
+        if isinstance(ref, str) and not ref:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "name is empty")
+        try:
+            return get_tournament(self.store, ref)
+        except NotFoundError as error:
+            _abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+
+    def _start(self, tournament: TournamentRow) -> None:
+        with self.hub.lock:
+            thread = self.hub.running.get(tournament.id)
+            if thread is not None and thread.is_alive():
+                return
+            thread = threading.Thread(
+                target=self._run,
+                args=(tournament.id,),
+                name=f"tournament-{tournament.id}",
+                daemon=True,
+            )
+            self.hub.running[tournament.id] = thread
+            thread.start()
+
+    def _run(self, tournament_id: int) -> None:
+        try:
+            TournamentRunner(
+                self.store, tournament_id, concurrency=self.options.concurrency,
+                unsafe=self.options.unsafe, on_progress=self.hub.publish,
+            ).run()  # fmt: skip
+        except Exception:
+            self.log.exception("tournament_crashed", tournament_id=tournament_id)
+
+    def WatchTournament(
+        self, request: pb.WatchTournamentRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.WatchTournamentResponse]:
+        self._principal(context)
+        tournament = self._tournament(context, request.name)
+        inbox = self.hub.subscribe(tournament.id)
+        try:
+            yield self._watch_message(tournament.id, f"tournament is {tournament.status}")
+            while context.is_active():
+                try:
+                    event = inbox.get(timeout=WATCH_POLL_S)
+                except queue.Empty:
+                    if not self.hub.is_running(tournament.id):
+                        yield self._watch_message(tournament.id, "tournament is not running")
+                        return
+                    continue
+                yield self._watch_message(tournament.id, event.message, event.game_id or 0)
+                if event.message in ("finished", "stopped"):
+                    return
+        finally:
+            self.hub.unsubscribe(tournament.id, inbox)
+
+    def _watch_message(
+        self, tournament_id: int, message: str, game_id: int = 0
+    ) -> pb.WatchTournamentResponse:
+        tournament = get_tournament(self.store, tournament_id)
+        standings = [
+            pb.Standing(
+                rank=s.rank,
+                bot=s.bot,
+                points=s.points,
+                games=s.games,
+                wins=s.wins,
+                draws=s.draws,
+                losses=s.losses,
+                byes=s.byes,
+                buchholz=s.buchholz,
+                sonneborn_berger=s.sonneborn_berger,
+            )
+            for s in tournament_standings(self.store, tournament_id)
+        ]
+        return pb.WatchTournamentResponse(
+            tournament=_tournament_pb(tournament), message=message, game_id=game_id,
+            standings=standings,
+        )  # fmt: skip
+
+
+def _bot_pb(row: BotVersionRow) -> pb.BotVersion:
+    return pb.BotVersion(
+        name=row.bot, version=row.version, owner=row.owner or "", mu=row.mu, sigma=row.sigma,
+        conservative=row.conservative, games=row.games, wins=row.wins, draws=row.draws,
+        losses=row.losses, timeout_rate=row.rate(row.timeouts), crash_rate=row.rate(row.crashes),
+        illegal_action_rate=row.rate(row.illegal_actions),
+    )  # fmt: skip
+
+
+def _tournament_pb(row: TournamentRow) -> pb.Tournament:
+    return pb.Tournament(
+        id=row.id, name=row.name, format=FORMAT_VALUES[row.format], status=row.status,
+        entrants=list(row.entrants), games_played=row.games_played,
+        games_scheduled=row.games_scheduled,
+    )  # fmt: skip
+
+
+__all__ = ["ArenaService", "ServiceOptions"]

@@ -1,0 +1,35 @@
+"""The smoke match a bot must finish before it is stored (`arena bot add`, SubmitBot).
+
+Two games (one deal, played from both seats) against the random sample bot,
+in the sandbox, with the default time control. Any status other than OK for
+the candidate (timeout, crash, illegal action, ...) refuses it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arena.referee import BotSpec, BotStatus, MatchConfig, run_match
+from arena.referee.match import display_names
+
+SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "python_random"
+SMOKE_GAMES = 2
+
+
+def smoke_failure(candidate: BotSpec, opponent: BotSpec, *, unsafe: bool = False) -> str | None:
+    """Why ``candidate`` cannot finish a short match against ``opponent`` (None: it can)."""
+    name = display_names(candidate, opponent)[0]
+    try:
+        config = MatchConfig(games=SMOKE_GAMES, seed=0, unsafe=unsafe)
+        report = run_match(config, candidate, opponent)
+    except Exception as error:  # the sandbox or referee could not run it at all
+        return f"the smoke match could not be played: {error}"
+    for game in report.games:
+        status = game.statuses.get(name, BotStatus.OK)
+        if status is not BotStatus.OK:
+            return (
+                f"in smoke game {game.index + 1} of {SMOKE_GAMES} (seat "
+                f"{game.bots_by_seat.index(name)}) the bot failed: {status.value}"
+                f" after {game.actions} actions"
+            )
+    return None
