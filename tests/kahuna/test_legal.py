@@ -199,7 +199,19 @@ def test_perft_hand_counted_opening() -> None:
 # Depth 1 checked by hand: seed 0 deals HUNA JOJO JOJO with GOLA FAAA IFFI face up:
 # 5 + 5 places, 2 discards, 4 draws, pass. Seed 1: BARI GOLA LALE, 5 + 4 + 3 places,
 # 3 discards, 4 draws, pass. Deeper counts pin the generator (and match brute force).
+MIDGAME = {
+    "variant": {"strategic": True}, "hands": [["ELAI", "ELAI", "HUNA", "LALE"], ["ALOA"]],
+    "bridges": {"ELAI-HUNA": 1, "HUNA-IFFI": 1, "HUNA-LALE": 1, "BARI-ELAI": 1,
+                "ALOA-BARI": 0, "KAHU-LALE": 0},
+    "faceup": ["COCO", None, "GOLA"], "opponent_passed": True,
+}
+# Depth 1 by hand for MIDGAME (seat 1 controls HUNA, Strategic): places ELAI on
+# DUDA-ELAI ELAI-FAAA ELAI-IFFI ELAI-JOJO and LALE on IFFI-LALE (nothing touching
+# HUNA, R8) = 5; removes ELAI+ELAI and ELAI+HUNA on ELAI-HUNA, HUNA+LALE on
+# HUNA-LALE, ELAI+ELAI on BARI-ELAI = 4; 3 discards; draw deck, COCO, GOLA; no
+# pass (C4) = 15.
 PERFT_CASES = [
+    ("R8-C4-midgame", lambda: pos(**MIDGAME), (15, 117, 839)),
     ("deal-seed-0", lambda: new_game(deal_from_seed(0)), (17, 232, 3209)),
     ("deal-seed-1-strategic", lambda: new_game(deal_from_seed(1), Variant(strategic=True)),
      (20, 279, 3930)),
