@@ -3,6 +3,22 @@
 ``parse_record`` is the edge: it checks every type and name once and turns
 any problem into a one-line MalformedRecordError. ``replay`` then applies
 the actions and stops at the first illegal one.
+
+Readings of points RECORD.md leaves open:
+
+- Optional keys (``variant``, ``handicap``, ``reshuffles``, ``actions``,
+  ``result``, and an action's ``seat``/``card``/``line``/``cards``) given as
+  null count as absent. ``handicap: []`` is malformed (1-3 bridges).
+- Every action is read before any is applied: a malformed action anywhere
+  (unknown type or island, wrong JSON types, seat not 0/1) makes the whole
+  record malformed. Keys no action uses are ignored (per-action metadata).
+- A seat that does not match the seat to move is illegal (R3), reported
+  like any other illegal action.
+- When an action ends round 1 or 2, the next round is dealt from
+  ``reshuffles`` at once, so the C6 check at the start of the round happens
+  there and a record ending on that action prints the new round. A missing
+  or wrong reshuffle is a malformed record.
+- A reshuffle for a round the game never reaches is only checked for names.
 """
 
 from __future__ import annotations
