@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import resource
 import secrets
-import signal
 import subprocess
-import time
-import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -28,7 +23,7 @@ from arena.sandbox.bwrap import (
     check_env,
     command_words,
 )
-from arena.sandbox.cgroups import BotCgroup, CgroupError, create_bot_cgroup
+from arena.sandbox.cgroups import CgroupError, create_bot_cgroup
 from arena.sandbox.limits import (
     RUNTIMES,
     SANDBOX_SOCKET,
@@ -38,6 +33,7 @@ from arena.sandbox.limits import (
     SandboxUnavailableError,
 )
 from arena.sandbox.probe import probe_host, unavailable_error
+from arena.sandbox.running import BotProcess, Resources, release, wait_gone
 from arena.sandbox.watchdog import ensure_watchdog
 
 # The launcher: waits for "go" on stdin (sent once the parent has put it in the
@@ -49,99 +45,6 @@ RESERVED_INSIDE = frozenset(
      "/dev", "/tmp", "/bot"}
 )
 _launch_counter = itertools.count(1)
-
-
-@dataclass
-class _Resources:
-    """What must be released when a bot goes away (shared with the finaliser)."""
-
-    proc: subprocess.Popen[bytes]
-    cgroup: BotCgroup | None
-    process_group: int | None  # unsafe mode without cgroups: kill by group
-    last_cpu_time_ms: float | None = None
-    last_memory_peak_mb: float | None = None
-    limits_hit: tuple[str, ...] = ()
-    released: bool = field(default=False)
-
-
-def _release(resources: _Resources) -> None:
-    """Kill every process of the bot and remove its cgroup; safe to call twice."""
-    if resources.released:
-        return
-    cgroup = resources.cgroup
-    if cgroup is not None:
-        _remember_accounting(resources)
-        cgroup.kill_all()
-    if resources.process_group is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(resources.process_group, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        resources.proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        resources.proc.wait(timeout=5.0)
-    if cgroup is not None:
-        _remember_accounting(resources)
-        cgroup.remove()
-    resources.released = True
-
-
-def _remember_accounting(resources: _Resources) -> None:
-    cgroup = resources.cgroup
-    if cgroup is None:
-        return
-    cpu_ms = cgroup.cpu_time_ms()
-    if cpu_ms is not None:
-        resources.last_cpu_time_ms = cpu_ms
-    peak_mb = cgroup.memory_peak_mb()
-    if peak_mb is not None:
-        resources.last_memory_peak_mb = peak_mb
-    resources.limits_hit = tuple(sorted({*resources.limits_hit, *cgroup.limits_hit()}))
-
-
-class BotProcess:
-    """A running (or finished) sandboxed bot. ``pid`` is the host pid of bwrap."""
-
-    def __init__(self, resources: _Resources, *, name: str, sandboxed: bool) -> None:
-        self._resources = resources
-        self.pid = resources.proc.pid
-        self.name = name
-        self.sandboxed = sandboxed
-        self._finalizer = weakref.finalize(self, _release, resources)
-
-    def poll(self) -> int | None:
-        """Exit status once the bot's main process is gone (bwrap: 128+signal)."""
-        return self._resources.proc.poll()
-
-    def wait(self, timeout_s: float) -> int | None:
-        try:
-            return self._resources.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def cpu_time_ms(self) -> float | None:
-        """CPU time of the whole tree so far (None without a cgroup)."""
-        if not self._resources.released:
-            _remember_accounting(self._resources)
-        return self._resources.last_cpu_time_ms
-
-    def memory_peak_mb(self) -> float | None:
-        if not self._resources.released:
-            _remember_accounting(self._resources)
-        return self._resources.last_memory_peak_mb
-
-    def limits_hit(self) -> tuple[str, ...]:
-        """Limits the bot ran into so far: "memory" (OOM-killed), "processes"."""
-        if not self._resources.released:
-            _remember_accounting(self._resources)
-        return self._resources.limits_hit
-
-    def cgroup_name(self) -> str | None:
-        cgroup = self._resources.cgroup
-        return cgroup.name if cgroup is not None else None
-
-    def kill(self) -> None:
-        """Kill the whole tree (daemons included) and remove the cgroup; idempotent."""
-        self._finalizer()
 
 
 def _validate(
@@ -220,7 +123,7 @@ def _start_gated(
     stdout_path: Path | None,
     stderr_path: Path | None,
     use_cgroup: bool,
-) -> _Resources:
+) -> Resources:
     """Fork the gate, put it in the cgroup and set rlimits, then let it exec ``argv``."""
     if use_cgroup:
         ensure_watchdog()
@@ -249,7 +152,7 @@ def _start_gated(
         for handle in (stdout, stderr):
             if not isinstance(handle, int):
                 handle.close()
-    resources = _Resources(proc, cgroup, None if use_cgroup else proc.pid)
+    resources = Resources(name, proc, cgroup, None if use_cgroup else proc.pid)
     try:
         if cgroup is not None:
             cgroup.add_pid(proc.pid)
@@ -258,7 +161,7 @@ def _start_gated(
         proc.stdin.write(b"go\n")
         proc.stdin.close()
     except BaseException:
-        _release(resources)
+        release(resources)
         raise
     return resources
 
@@ -312,11 +215,29 @@ def launch_bot(
         extra_ro_binds=tuple((Path(src), dest) for src, dest in extra_ro_binds),
         share_net=share_net,
     )
+    resources = _launch_sandboxed(
+        plan, report, name, stdout_path=stdout_path, stderr_path=stderr_path
+    )
+    if report.missing:
+        log.warning("sandbox_unsafe_launched", missing=list(report.missing), pid=resources.proc.pid)
+    log.info("sandbox_launched", pid=resources.proc.pid, cgroup=resources.cgroup is not None)
+    return BotProcess(resources, sandboxed=True)
+
+
+def _launch_sandboxed(
+    plan: SandboxPlan,
+    report: HostReport,
+    name: str,
+    *,
+    stdout_path: Path | None,
+    stderr_path: Path | None,
+) -> Resources:
+    """bwrap with its data (passwd, group, seccomp program) on inherited memfds."""
     try:
-        os.chmod(socket_path, 0o666)  # the bot's uid must be able to connect
+        os.chmod(plan.socket_path, 0o666)  # the bot's uid must be able to connect
     except OSError as exc:
         raise SandboxConfigError(
-            f"cannot let the bot connect to referee socket {socket_path}: {exc.strerror}"
+            f"cannot let the bot connect to referee socket {plan.socket_path}: {exc.strerror}"
         ) from exc
     fds = SandboxFds(
         passwd=_data_fd(PASSWD_TEXT),
@@ -325,18 +246,14 @@ def launch_bot(
     )
     open_fds = tuple(fd for fd in (fds.passwd, fds.group, fds.seccomp) if fd is not None)
     try:
-        resources = _start_gated(
-            bwrap_argv(plan, fds), name=name, limits=limits, pass_fds=open_fds,
+        return _start_gated(
+            bwrap_argv(plan, fds), name=name, limits=plan.limits, pass_fds=open_fds,
             cwd=None, env=None, stdout_path=stdout_path, stderr_path=stderr_path,
-            use_cgroup=use_cgroup,
+            use_cgroup=report.cgroup_version is not None,
         )
     finally:
         for fd in open_fds:
             os.close(fd)
-    if report.missing:
-        log.warning("sandbox_unsafe_launched", missing=list(report.missing), pid=resources.proc.pid)
-    log.info("sandbox_launched", pid=resources.proc.pid, cgroup=use_cgroup)
-    return BotProcess(resources, name=name, sandboxed=True)
 
 
 def _launch_unsafe(
@@ -367,27 +284,7 @@ def _launch_unsafe(
         missing=list(report.missing),
         note="bot runs without namespaces, seccomp or a private filesystem",
     )
-    return BotProcess(resources, name=name, sandboxed=False)
-
-
-def is_running(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie (a zombie holds nothing but its pid)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def wait_gone(pids: Sequence[int], timeout_s: float = 2.0) -> bool:
-    """True once none of ``pids`` is running any more (helper for callers and tests)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if not any(is_running(pid) for pid in pids):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
+    return BotProcess(resources, sandboxed=False)
 
 
 __all__ = ["BotProcess", "SandboxUnavailableError", "launch_bot", "wait_gone"]

@@ -1,0 +1,136 @@
+"""A launched bot: its process, its cgroup, its accounting, and how it is killed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.logs import get_logger
+from arena.sandbox.cgroups import BotCgroup
+
+
+@dataclass
+class Resources:
+    """What must be released when a bot goes away (shared with the finaliser)."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    cgroup: BotCgroup | None
+    process_group: int | None  # unsafe mode without cgroups: kill by group
+    last_cpu_time_ms: float | None = None
+    last_memory_peak_mb: float | None = None
+    limits_hit: tuple[str, ...] = ()
+    released: bool = field(default=False)
+
+
+def release(resources: Resources) -> None:
+    """Kill every process of the bot and remove its cgroup; safe to call twice."""
+    if resources.released:
+        return
+    cgroup = resources.cgroup
+    if cgroup is not None:
+        remember_accounting(resources)
+        cgroup.kill_all()
+    if resources.process_group is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(resources.process_group, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        resources.proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        resources.proc.wait(timeout=5.0)
+    if cgroup is not None:
+        remember_accounting(resources)
+        cgroup.remove()
+    resources.released = True
+    get_logger(bot=resources.name).info(
+        "bot_killed",
+        exit_status=resources.proc.returncode,
+        cpu_time_ms=resources.last_cpu_time_ms,
+        limits_hit=list(resources.limits_hit),
+    )
+
+
+def remember_accounting(resources: Resources) -> None:
+    cgroup = resources.cgroup
+    if cgroup is None:
+        return
+    cpu_ms = cgroup.cpu_time_ms()
+    if cpu_ms is not None:
+        resources.last_cpu_time_ms = cpu_ms
+    peak_mb = cgroup.memory_peak_mb()
+    if peak_mb is not None:
+        resources.last_memory_peak_mb = peak_mb
+    resources.limits_hit = tuple(sorted({*resources.limits_hit, *cgroup.limits_hit()}))
+
+
+class BotProcess:
+    """A running (or finished) sandboxed bot. ``pid`` is the host pid of bwrap."""
+
+    def __init__(self, resources: Resources, *, sandboxed: bool) -> None:
+        self._resources = resources
+        self.pid = resources.proc.pid
+        self.name = resources.name
+        self.sandboxed = sandboxed
+        self._finalizer = weakref.finalize(self, release, resources)
+
+    def poll(self) -> int | None:
+        """Exit status once the bot's main process is gone (bwrap: 128+signal)."""
+        return self._resources.proc.poll()
+
+    def wait(self, timeout_s: float) -> int | None:
+        try:
+            return self._resources.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def cpu_time_ms(self) -> float | None:
+        """CPU time of the whole tree so far (None without a cgroup)."""
+        if not self._resources.released:
+            remember_accounting(self._resources)
+        return self._resources.last_cpu_time_ms
+
+    def memory_peak_mb(self) -> float | None:
+        if not self._resources.released:
+            remember_accounting(self._resources)
+        return self._resources.last_memory_peak_mb
+
+    def limits_hit(self) -> tuple[str, ...]:
+        """Limits the bot ran into so far: "memory" (OOM-killed), "processes"."""
+        if not self._resources.released:
+            remember_accounting(self._resources)
+        return self._resources.limits_hit
+
+    def cgroup_name(self) -> str | None:
+        cgroup = self._resources.cgroup
+        return cgroup.name if cgroup is not None else None
+
+    def kill(self) -> None:
+        """Kill the whole tree (daemons included) and remove the cgroup; idempotent."""
+        self._finalizer()
+
+
+def is_running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (a zombie holds nothing but its pid)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def wait_gone(pids: Sequence[int], timeout_s: float = 2.0) -> bool:
+    """True once none of ``pids`` is running any more (helper for callers and tests)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if not any(is_running(pid) for pid in pids):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
