@@ -73,40 +73,51 @@ def _binds() -> list[tuple[Path, str]]:
 # ---------------------------------------------------------------- 1. per decision
 
 
-def referee_per_decision(bots: tuple[BotSpec, BotSpec], games: int) -> tuple[float, int, list[bytes]]:
-    """Referee ms per decision over games 1.. (game 0 includes the launch)."""
+def referee_per_decision(
+    bots: tuple[BotSpec, BotSpec], games: int
+) -> tuple[float, float, int, list[bytes]]:
+    """Referee wall ms and referee-process CPU ms per decision over games 1..
+    (game 0 includes the launch)."""
     captured: list[bytes] = []
     ends: list[float] = []
+    cpu: list[float] = []
     actions: list[int] = []
 
     def on_game(report: GameReport) -> None:
         ends.append(time.perf_counter())
+        cpu.append(time.process_time())
         actions.append(report.actions)
 
     def tap(slot: int, raw: bytes) -> None:
-        if slot == 0 and len(captured) < 5000:
-            message = referee_pb2.PlayResponse.FromString(raw)
-            if message.WhichOneof("kind") == "action_request":
-                captured.append(raw)
+        if slot == 0:
+            captured.append(raw)  # decoded after the match: the tap must cost nothing
 
     config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000))
     run_match(config, *bots, on_game=on_game, wire_tap=tap)
     decisions = sum(actions[1:])
-    return (ends[-1] - ends[0]) * 1000 / decisions, decisions, captured
+    wall_ms = (ends[-1] - ends[0]) * 1000 / decisions
+    requests = [
+        raw for raw in captured
+        if referee_pb2.PlayResponse.FromString(raw).WhichOneof("kind") == "action_request"
+    ]
+    return wall_ms, (cpu[-1] - cpu[0]) * 1000 / decisions, decisions, requests
 
 
-def raw_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> float:
-    """A bare gRPC server sending ``requests`` to the same sandboxed bot, ms each."""
+def raw_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> tuple[float, float]:
+    """A bare gRPC server sending ``requests`` to the same sandboxed bot:
+    wall ms and server-process CPU ms per round trip."""
     timings: list[float] = []
+    cpu: list[float] = []
     match_over = referee_pb2.PlayResponse(match_over=referee_pb2.MatchOver()).SerializeToString()
 
     def play(request_iterator: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
         next(request_iterator)  # Hello
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for raw in requests:
             yield raw
             next(request_iterator)
         timings.append((time.perf_counter() - start) * 1000 / len(requests))
+        cpu.append((time.process_time() - start_cpu) * 1000 / len(requests))
         yield match_over
 
     handler = grpc.stream_stream_rpc_method_handler(
@@ -129,7 +140,7 @@ def raw_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> float:
     finally:
         process.kill()
         server.stop(None)
-    return timings[0]
+    return timings[0], cpu[0]
 
 
 # ---------------------------------------------------------------- 3. first message
@@ -170,6 +181,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=12, help="games for the referee figures")
     parser.add_argument("--runs", type=int, default=7, help="launches for the first-message time")
+    parser.add_argument("--rounds", type=int, default=5, help="referee/raw measurement pairs")
     args = parser.parse_args()
     configure(level="ERROR")
     with tempfile.TemporaryDirectory(prefix="kbench-", dir="/tmp") as work_dir:
@@ -178,15 +190,23 @@ def main() -> int:
         bots = make_testbot(work, "a"), make_testbot(work, "b")
 
         print("== 1. cost per decision (same bot, same request bytes)")
-        referee_ms, raw_ms = [], []
-        for _ in range(3):
-            per_decision, decisions, captured = referee_per_decision(bots, args.games)
-            referee_ms.append(per_decision)
-            raw_ms.append(raw_per_decision(bots[0], captured, work))
+        referee_ms, raw_ms, referee_cpu, raw_cpu = [], [], [], []
+        for _ in range(args.rounds):
+            wall_ms, cpu_ms, decisions, captured = referee_per_decision(bots, args.games)
+            referee_ms.append(wall_ms)
+            referee_cpu.append(cpu_ms)
+            raw_wall_ms, raw_cpu_ms = raw_per_decision(bots[0], captured, work)
+            raw_ms.append(raw_wall_ms)
+            raw_cpu.append(raw_cpu_ms)
         referee, raw = statistics.median(referee_ms), statistics.median(raw_ms)
-        print(f"referee: {referee:.3f} ms/decision (median of 3 runs of {decisions} decisions)")
-        print(f"raw gRPC ping-pong: {raw:.3f} ms/round trip ({len(captured)} requests)")
-        print(f"ratio referee/raw: {referee / raw:.2f} (target <= 1.5)")
+        print(f"referee: {referee:.3f} ms/decision wall, {statistics.median(referee_cpu):.3f} "
+              f"ms CPU in the referee process (median of {args.rounds} runs of {decisions})")
+        print(f"raw gRPC ping-pong: {raw:.3f} ms/round trip wall, "
+              f"{statistics.median(raw_cpu):.3f} ms CPU in the server ({len(captured)} requests)")
+        print(f"ratio referee/raw: {referee / raw:.2f} wall (target <= 1.5), "
+              f"{statistics.median(referee_cpu) / statistics.median(raw_cpu):.2f} CPU")
+        ratios = [round(r / w, 2) for r, w in zip(referee_ms, raw_ms, strict=True)]
+        print(f"  per-run wall ratios: {ratios}")
 
         print("== 2. games per second, random vs random, sandboxed")
         start = time.perf_counter()

@@ -9,10 +9,11 @@ protocol tests check that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from arena.kahuna import Action
-from arena.protocol.convert import action_to_pb
+from arena.kahuna import ISLANDS, LINES, Action, Event, State
+from arena.kahuna.observe import seen_event
+from arena.protocol.convert import action_to_pb, event_to_pb, outcome_to_pb
 
 _WIRE_VARINT = 0
 _WIRE_LEN = 2
@@ -20,14 +21,14 @@ _WIRE_LEN = 2
 _PLAY_RESPONSE_ACTION_REQUEST = 3
 _REQUEST_ID, _GAME_INDEX, _OBSERVATION, _LEGAL_ACTIONS, _DEADLINE_MS, _BANK_MS = 1, 2, 3, 4, 5, 6
 
-_ACTION_BYTES: dict[Action, bytes] = {}
-_LEGAL_FIELD: dict[Action, bytes] = {}
-_TEXT: dict[Action, str] = {}
+# Caches keyed by ``Action.code``, the engine's canonical 4-int identity of an
+# action: hashing it is far cheaper than hashing the dataclass.
+_ACTION_BYTES: dict[tuple[int, int, int, int], bytes] = {}
+_LEGAL_FIELD: dict[tuple[int, int, int, int], bytes] = {}
+_TEXT: dict[tuple[int, int, int, int], str] = {}
 
 
-def varint(value: int) -> bytes:
-    if value < 0:
-        raise ValueError("varints here are unsigned")
+def _encode_varint(value: int) -> bytes:
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
@@ -36,12 +37,25 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
+_SMALL_VARINTS = tuple(_encode_varint(value) for value in range(1 << 14))
+
+
+def varint(value: int) -> bytes:
+    if value < 0:
+        raise ValueError("varints here are unsigned")
+    if value < 1 << 14:
+        return _SMALL_VARINTS[value]
+    return _encode_varint(value)
+
+
 def _tag(field_number: int, wire_type: int) -> bytes:
-    return varint((field_number << 3) | wire_type)
+    return _SMALL_VARINTS[(field_number << 3) | wire_type]
 
 
 def len_field(field_number: int, payload: bytes) -> bytes:
-    return _tag(field_number, _WIRE_LEN) + varint(len(payload)) + payload
+    size = len(payload)
+    size_bytes = _SMALL_VARINTS[size] if size < 1 << 14 else _encode_varint(size)
+    return _SMALL_VARINTS[(field_number << 3) | _WIRE_LEN] + size_bytes + payload
 
 
 def varint_field(field_number: int, value: int) -> bytes:
@@ -51,26 +65,26 @@ def varint_field(field_number: int, value: int) -> bytes:
 
 def action_bytes(action: Action) -> bytes:
     """The serialised ``kahuna.v1.Action`` (cached: actions are few and immutable)."""
-    raw = _ACTION_BYTES.get(action)
+    raw = _ACTION_BYTES.get(action.code)
     if raw is None:
-        raw = _ACTION_BYTES[action] = action_to_pb(action).SerializeToString()
+        raw = _ACTION_BYTES[action.code] = action_to_pb(action).SerializeToString()
     return raw
 
 
 def legal_action_field(action: Action) -> bytes:
     """``ActionRequest.legal_actions`` field bytes for one action (cached)."""
-    field = _LEGAL_FIELD.get(action)
+    field = _LEGAL_FIELD.get(action.code)
     if field is None:
-        field = _LEGAL_FIELD[action] = len_field(_LEGAL_ACTIONS, action_bytes(action))
+        field = _LEGAL_FIELD[action.code] = len_field(_LEGAL_ACTIONS, action_bytes(action))
     return field
 
 
 def sort_by_text(actions: Iterable[Action]) -> list[Action]:
     """Actions sorted by text notation (texts cached)."""
     def text(action: Action) -> str:
-        value = _TEXT.get(action)
+        value = _TEXT.get(action.code)
         if value is None:
-            value = _TEXT[action] = action.text()
+            value = _TEXT[action.code] = action.text()
         return value
 
     return sorted(actions, key=text)
@@ -97,3 +111,126 @@ def action_request_frame(
         )
     )
     return len_field(_PLAY_RESPONSE_ACTION_REQUEST, request)
+
+
+# ---------------------------------------------------------------- observations
+
+# kahuna.v1.Observation field numbers (proto/kahuna/v1/game.proto).
+_OBS_SEAT, _OBS_VARIANT, _OBS_ROUND, _OBS_TO_MOVE, _OBS_POINTS = 1, 2, 3, 4, 5
+_OBS_BRIDGES, _OBS_CONTROLLED, _OBS_SUPPLY, _OBS_HAND, _OBS_OPP_HAND = 6, 7, 8, 9, 10
+_OBS_OPEN, _OBS_FACEUP, _OBS_DECK, _OBS_PLAYED, _OBS_OWN_FACEDOWN = 11, 12, 13, 14, 15
+_OBS_OPP_FACEDOWN, _OBS_FINAL, _OBS_OPP_PASSED, _OBS_PLAYED_CARD = 16, 17, 18, 19
+_OBS_DISCARDED, _OBS_HISTORY_START, _OBS_HISTORY, _OBS_FINISHED, _OBS_OUTCOME = 20, 21, 22, 23, 24
+_CARD_LIST_CARDS = 1
+
+_STRING_FIELD: dict[tuple[int, str], bytes] = {}
+_OWNER_FIELD: dict[tuple[int, str, int], bytes] = {}
+
+
+def string_field(field_number: int, text: str) -> bytes:
+    """A string field, also when empty (for elements of repeated fields; cached)."""
+    key = (field_number, text)
+    field = _STRING_FIELD.get(key)
+    if field is None:
+        field = _STRING_FIELD[key] = len_field(field_number, text.encode())
+    return field
+
+
+def _owner_field(field_number: int, name: str, seat: int) -> bytes:
+    """A LineOwner / IslandOwner element (name is field 1, seat field 2; cached)."""
+    key = (field_number, name, seat)
+    field = _OWNER_FIELD.get(key)
+    if field is None:
+        payload = string_field(1, name) + varint_field(2, seat)
+        field = _OWNER_FIELD[key] = len_field(field_number, payload)
+    return field
+
+
+def _packed(field_number: int, values: Iterable[int]) -> bytes:
+    payload = b"".join(varint(value) for value in values)
+    return len_field(field_number, payload) if payload else b""
+
+
+def _bool_field(field_number: int, value: bool) -> bytes:
+    return _tag(field_number, _WIRE_VARINT) + b"\x01" if value else b""
+
+
+_MEMO: dict[tuple[int, tuple[object, ...]], bytes] = {}
+_MEMO_MAX_ENTRIES = 100_000
+
+
+def _memo(key: tuple[int, tuple[object, ...]], build: Callable[[], bytes]) -> bytes:
+    """Encodings of hands, rows, piles and boards repeat within and across games."""
+    found = _MEMO.get(key)
+    if found is None:
+        if len(_MEMO) >= _MEMO_MAX_ENTRIES:
+            _MEMO.clear()
+        found = _MEMO[key] = build()
+    return found
+
+
+def _strings(field_number: int, texts: tuple[str | None, ...]) -> bytes:
+    return _memo(
+        (field_number, texts),
+        lambda: b"".join(string_field(field_number, text or "") for text in texts),
+    )
+
+
+def _owners(field_number: int, owners: Mapping[str, int], order: Sequence[str]) -> bytes:
+    items = tuple(owners.items())
+    return _memo(
+        (field_number, items),
+        lambda: b"".join(
+            _owner_field(field_number, name, owners[name]) for name in order if name in owners
+        ),
+    )
+
+
+def observation_bytes(
+    state: State, seat: int, new_events: Sequence[Event], history_start: int
+) -> bytes:
+    """``observation_to_pb(...).SerializeToString()``, assembled from cached pieces.
+
+    Byte for byte the same (fields in number order, proto3 defaults left out,
+    ``to_move`` present whenever set); tests/protocol checks it on playouts.
+    """
+    opponent = 1 - seat
+    facedown = state.facedown_discards
+    variant = state.variant
+    variant_payload = _bool_field(1, variant.strategic) + _bool_field(2, variant.tactical)
+    parts = [
+        varint_field(_OBS_SEAT, seat),
+        len_field(_OBS_VARIANT, variant_payload),
+        varint_field(_OBS_ROUND, state.round),
+    ]
+    to_move = state.to_move
+    if to_move is not None:
+        parts.append(_tag(_OBS_TO_MOVE, _WIRE_VARINT) + varint(to_move))
+    parts += [
+        _packed(_OBS_POINTS, state.points),
+        _owners(_OBS_BRIDGES, state.bridges, LINES),
+        _owners(_OBS_CONTROLLED, state.controlled, ISLANDS),
+        _packed(_OBS_SUPPLY, state.supply),
+        _strings(_OBS_HAND, state.hands[seat]),
+        varint_field(_OBS_OPP_HAND, state.hand_sizes[opponent]),
+        *(len_field(_OBS_OPEN, _strings(_CARD_LIST_CARDS, cards)) for cards in state.open_cards),
+        _strings(_OBS_FACEUP, state.faceup),
+        varint_field(_OBS_DECK, state.deck_size),
+        _strings(_OBS_PLAYED, state.played_cards),
+        _strings(_OBS_OWN_FACEDOWN, facedown[seat]),
+        varint_field(_OBS_OPP_FACEDOWN, len(facedown[opponent])),
+        _bool_field(_OBS_FINAL, state.final_turns),
+        _bool_field(_OBS_OPP_PASSED, state.opponent_passed),
+        _bool_field(_OBS_PLAYED_CARD, state.turn_played_card),
+        _bool_field(_OBS_DISCARDED, state.turn_discarded),
+        varint_field(_OBS_HISTORY_START, history_start),
+        *(
+            len_field(_OBS_HISTORY, event_to_pb(seen_event(event, seat)).SerializeToString())
+            for event in new_events
+        ),
+        _bool_field(_OBS_FINISHED, state.is_finished),
+    ]
+    outcome = state.outcome
+    if outcome is not None:
+        parts.append(len_field(_OBS_OUTCOME, outcome_to_pb(outcome).SerializeToString()))
+    return b"".join(parts)

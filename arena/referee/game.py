@@ -11,8 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from arena.kahuna import Action, ActionType, Event, State, apply, legal_actions
-from arena.protocol.convert import observation_to_pb
-from arena.protocol.wire import action_bytes, action_request_frame, sort_by_text
+from arena.protocol.wire import (
+    action_bytes,
+    action_request_frame,
+    observation_bytes,
+    sort_by_text,
+)
 
 
 class GameTurns:
@@ -41,12 +45,12 @@ class GameTurns:
         seat = self.to_move
         legal = sort_by_text(legal_actions(self.state))
         start = self._sent[seat]
-        observation = observation_to_pb(self.state, seat, self.events[start:], start)
+        observation = observation_bytes(self.state, seat, self.events[start:], start)
         self._sent[seat] = len(self.events)
         frame = action_request_frame(
             request_id=request_id,
             game_index=game_index,
-            observation=observation.SerializeToString(),
+            observation=observation,
             legal=legal,
             action_deadline_ms=action_deadline_ms,
             time_bank_ms=time_bank_ms,

@@ -33,6 +33,7 @@ from arena.protocol.convert import (
     observation_to_pb,
 )
 from arena.protocol.gen.kahuna.v1 import game_pb2
+from arena.protocol.wire import observation_bytes
 
 ACTIONS = [
     place("HUNA", "ELAI-HUNA"),
@@ -126,8 +127,11 @@ def test_incremental_observations_decode_to_the_engines(
     for state in states:
         for seat in (0, 1):
             start = len(known[seat])
-            message = observation_to_pb(state, seat, events[start : state.history_length], start)
-            wire = game_pb2.Observation.FromString(message.SerializeToString())
+            new_events = events[start : state.history_length]
+            message = observation_to_pb(state, seat, new_events, start)
+            fast = observation_bytes(state, seat, new_events, start)
+            assert fast == message.SerializeToString()  # the hot path's encoder, byte for byte
+            wire = game_pb2.Observation.FromString(fast)
             decoded = observation_from_pb(wire, known[seat])  # type: ignore[arg-type]
             assert decoded == observe(state, seat)
             known[seat] = list(decoded.history)
