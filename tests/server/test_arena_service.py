@@ -1,0 +1,498 @@
+"""The arena API against a real server on port 0: auth, ownership, archives, requests."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sqlite3
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.referee import load_bot
+from arena.server.app import create_server
+from arena.server.arena_service import ServiceOptions
+from arena.server.smoke import SAMPLE_RANDOM_BOT, smoke_failure
+from arena.store import Store, create_token, ensure_admin_token
+
+pytestmark = pytest.mark.slow
+Code = grpc.StatusCode
+
+
+@dataclass
+class Arena:
+    stub: pb_grpc.ArenaServiceStub
+    channel: grpc.Channel
+    store: Store
+    admin: str
+    alice: str
+    bob: str
+    sources: Path
+
+    def snapshot(self) -> list[object]:
+        """Everything stored: every table's rows and every stored file."""
+        db = sqlite3.connect(self.store.data_dir / "arena.db")
+        rows: list[object] = []
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            rows += [(table, *r) for r in db.execute(f"SELECT * FROM {table} ORDER BY rowid")]
+        files = sorted(
+            str(p.relative_to(self.store.data_dir)) for p in self.store.bots_dir.rglob("*")
+        )
+        return [*rows, *files]
+
+
+def _bot_dir(root: Path, name: str, body: str | None = None) -> Path:
+    target = root / name
+    shutil.copytree(SAMPLE_RANDOM_BOT, target, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (target / "bot.toml").read_text().replace('name = "python_random"', f'name = "{name}"')
+    (target / "bot.toml").write_text(toml)
+    if body is not None:
+        (target / "bot.py").write_text(body)
+    return target
+
+
+def _tar_of(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        archive.add(directory, arcname=directory.name)
+    return buffer.getvalue()
+
+
+def _zip_of(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(directory.rglob("*")):
+            archive.write(path, path.relative_to(directory.parent).as_posix())
+    return buffer.getvalue()
+
+
+def _auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    root = tmp_path_factory.mktemp("arena")
+    store = Store.open(root / "data")
+    opponent = load_bot(SAMPLE_RANDOM_BOT)
+    options = ServiceOptions(
+        concurrency=2, smoke_check=lambda d: smoke_failure(load_bot(d), opponent)
+    )
+    server, port = create_server("127.0.0.1:0", store=store, options=options)
+    server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    arena = Arena(
+        pb_grpc.ArenaServiceStub(channel),
+        channel,
+        store,
+        ensure_admin_token(store),
+        create_token(store, "alice"),
+        create_token(store, "bob"),
+        root / "sources",
+    )
+    arena.stub.SubmitBot(
+        pb.SubmitBotRequest(archive=_tar_of(_bot_dir(arena.sources, "alice_bot"))),
+        metadata=_auth(arena.alice),
+    )
+    arena.stub.SubmitBot(
+        pb.SubmitBotRequest(archive=_zip_of(_bot_dir(arena.sources, "bob_bot"))),
+        metadata=_auth(arena.bob),
+    )
+    yield arena
+    channel.close()
+    server.stop(grace=None)
+    store.close()
+
+
+def _code(call: Callable[[], object]) -> tuple[Code, str]:
+    with pytest.raises(grpc.RpcError) as caught:
+        call()
+    error = caught.value
+    return error.code(), error.details()  # type: ignore[attr-defined]
+
+
+CALLS: dict[str, Callable[[pb_grpc.ArenaServiceStub, tuple[tuple[str, str], ...]], object]] = {
+    "SubmitBot": lambda s, m: s.SubmitBot(pb.SubmitBotRequest(archive=b"x"), metadata=m),
+    "ListBots": lambda s, m: s.ListBots(pb.ListBotsRequest(), metadata=m),
+    "GetBotFiles": lambda s, m: s.GetBotFiles(pb.GetBotFilesRequest(name="alice_bot"), metadata=m),
+    "CreateTournament": lambda s, m: s.CreateTournament(pb.CreateTournamentRequest(), metadata=m),
+    "StartTournament": lambda s, m: s.StartTournament(
+        pb.StartTournamentRequest(name="x"), metadata=m
+    ),
+    "WatchTournament": lambda s, m: list(
+        s.WatchTournament(pb.WatchTournamentRequest(name="x"), metadata=m)
+    ),
+    "GetLeaderboard": lambda s, m: s.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=m),
+    "GetGameRecord": lambda s, m: s.GetGameRecord(pb.GetGameRecordRequest(game_id=1), metadata=m),
+    "CreateUserToken": lambda s, m: s.CreateUserToken(
+        pb.CreateUserTokenRequest(user="eve"), metadata=m
+    ),
+}
+
+
+@pytest.mark.parametrize("rpc", sorted(CALLS))
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        (),
+        (("authorization", "Bearer wrong-token"),),
+        (("authorization", "Token abc"),),
+        (("authorization", "Bearer "),),
+    ],
+    ids=["missing", "wrong", "not-bearer", "empty"],
+)
+def test_every_call_needs_a_valid_token(
+    arena: Arena, rpc: str, metadata: tuple[tuple[str, str], ...]
+) -> None:
+    before = arena.snapshot()
+    code, _ = _code(lambda: CALLS[rpc](arena.stub, metadata))
+    assert code is Code.UNAUTHENTICATED
+    assert arena.snapshot() == before
+
+
+@pytest.mark.parametrize("rpc", ["CreateTournament", "StartTournament", "CreateUserToken"])
+def test_admin_calls_refuse_users(arena: Arena, rpc: str) -> None:
+    before = arena.snapshot()
+    code, details = _code(lambda: CALLS[rpc](arena.stub, _auth(arena.alice)))
+    assert code is Code.PERMISSION_DENIED and "admin" in details
+    assert arena.snapshot() == before
+
+
+def test_a_user_gets_their_own_bot_files_and_never_another_users(arena: Arena) -> None:
+    mine = arena.stub.GetBotFiles(
+        pb.GetBotFilesRequest(name="alice_bot"), metadata=_auth(arena.alice)
+    )
+    with tarfile.open(fileobj=io.BytesIO(mine.archive)) as archive:
+        assert "alice_bot/bot.toml" in archive.getnames()
+    code, details = _code(
+        lambda: arena.stub.GetBotFiles(
+            pb.GetBotFilesRequest(name="alice_bot"), metadata=_auth(arena.bob)
+        )
+    )
+    assert code is Code.PERMISSION_DENIED and "another user" in details
+    admin = arena.stub.GetBotFiles(
+        pb.GetBotFilesRequest(name="bob_bot"), metadata=_auth(arena.admin)
+    )
+    assert admin.version
+    code, _ = _code(
+        lambda: arena.stub.GetBotFiles(
+            pb.GetBotFilesRequest(name="nobody"), metadata=_auth(arena.bob)
+        )
+    )
+    assert code is Code.NOT_FOUND
+
+
+def test_a_user_cannot_submit_a_version_of_another_users_bot(arena: Arena) -> None:
+    before = arena.snapshot()
+    hijack = _bot_dir(arena.sources / "hijack", "alice_bot", "raise SystemExit(0)\n")
+    code, details = _code(
+        lambda: arena.stub.SubmitBot(
+            pb.SubmitBotRequest(archive=_tar_of(hijack)), metadata=_auth(arena.bob)
+        )
+    )
+    assert code is Code.PERMISSION_DENIED and "another user" in details
+    assert arena.snapshot() == before
+
+
+def test_resubmitting_the_same_bot_is_the_same_version(arena: Arena) -> None:
+    again = arena.stub.SubmitBot(
+        pb.SubmitBotRequest(archive=_zip_of(arena.sources / "alice_bot")),
+        metadata=_auth(arena.alice),
+    )
+    assert not again.created and again.bot.owner == "alice"
+
+
+def test_a_bot_that_cannot_finish_the_smoke_match_is_refused(arena: Arena) -> None:
+    before = arena.snapshot()
+    crasher = _bot_dir(arena.sources / "crash", "crasher", "raise SystemExit(3)\n")
+    code, details = _code(
+        lambda: arena.stub.SubmitBot(
+            pb.SubmitBotRequest(archive=_tar_of(crasher)), metadata=_auth(arena.bob)
+        )
+    )
+    assert code is Code.FAILED_PRECONDITION and "smoke game 1" in details
+    assert arena.snapshot() == before
+
+
+# ------------------------------------------------------------- malformed archives
+
+
+def _tar(*members: tuple[tarfile.TarInfo, bytes | None]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for info, data in members:
+            archive.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buffer.getvalue()
+
+
+def _info(
+    name: str, kind: bytes = tarfile.REGTYPE, size: int = 0, link: str = ""
+) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.linkname = kind, size, link
+    return info
+
+
+TOML = b'name = "evil"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+
+
+def _file(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    return _info(name, size=len(data)), data
+
+
+def _zip(*entries: tuple[str, bytes, int]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+BIG = 17 * 1024 * 1024
+MALFORMED: dict[str, tuple[bytes, Code, str]] = {
+    "zip-slip": (
+        _zip(("bot.toml", TOML, 0o100644), ("../evil.txt", b"x", 0o100644)),
+        Code.INVALID_ARGUMENT,
+        "'..'",
+    ),
+    "tar-dotdot": (
+        _tar(_file("bot.toml", TOML), _file("a/../../evil.txt", b"x")),
+        Code.INVALID_ARGUMENT,
+        "'..'",
+    ),
+    "absolute": (
+        _tar(_file("bot.toml", TOML), _file("/tmp/evil.txt", b"x")),
+        Code.INVALID_ARGUMENT,
+        "absolute",
+    ),
+    "symlink-out": (
+        _tar(_file("bot.toml", TOML), (_info("bot.py", tarfile.SYMTYPE, link="/etc/passwd"), None)),
+        Code.INVALID_ARGUMENT,
+        "outside",
+    ),
+    "symlink-up": (
+        _tar(_file("bot.toml", TOML), (_info("d/x", tarfile.SYMTYPE, link="../../secret"), None)),
+        Code.INVALID_ARGUMENT,
+        "outside",
+    ),
+    "zip-symlink-out": (
+        _zip(("bot.toml", TOML, 0o100644), ("bot.py", b"/etc/passwd", 0o120777)),
+        Code.INVALID_ARGUMENT,
+        "outside",
+    ),
+    "hard-link": (
+        _tar(_file("bot.toml", TOML), (_info("h", tarfile.LNKTYPE, link="bot.toml"), None)),
+        Code.INVALID_ARGUMENT,
+        "hard link",
+    ),
+    "device": (
+        _tar(_file("bot.toml", TOML), (_info("dev", tarfile.CHRTYPE), None)),
+        Code.INVALID_ARGUMENT,
+        "devices",
+    ),
+    "fifo": (
+        _tar(_file("bot.toml", TOML), (_info("pipe", tarfile.FIFOTYPE), None)),
+        Code.INVALID_ARGUMENT,
+        "devices",
+    ),
+    "huge-file": (
+        _tar(_file("bot.toml", TOML), _file("big.bin", bytes(BIG))),
+        Code.RESOURCE_EXHAUSTED,
+        "limit",
+    ),
+    "zip-huge-file": (
+        _zip(("bot.toml", TOML, 0o100644), ("big.bin", bytes(BIG), 0o100644)),
+        Code.RESOURCE_EXHAUSTED,
+        "limit",
+    ),
+    "too-many-entries": (
+        _tar(*[_file(f"f{i}", b"") for i in range(2001)]),
+        Code.RESOURCE_EXHAUSTED,
+        "entries",
+    ),
+    "over-upload-limit": (bytes(9 * 1024 * 1024), Code.RESOURCE_EXHAUSTED, ""),
+    "not-an-archive": (b"hello, this is not an archive", Code.INVALID_ARGUMENT, "first bytes"),
+    "truncated-gzip": (_tar(_file("bot.toml", TOML))[:20], Code.INVALID_ARGUMENT, "tar.gz"),
+    "no-bot-toml": (_tar(_file("bot.py", b"print(1)\n")), Code.INVALID_ARGUMENT, "bot.toml"),
+    "bad-bot-toml": (_tar(_file("bot.toml", b"name = 5\n")), Code.INVALID_ARGUMENT, "name"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_archives_are_refused_and_nothing_is_stored(arena: Arena, case: str) -> None:
+    data, expected, words = MALFORMED[case]
+    before = arena.snapshot()
+    code, details = _code(
+        lambda: arena.stub.SubmitBot(pb.SubmitBotRequest(archive=data), metadata=_auth(arena.alice))
+    )
+    assert code is expected, details
+    assert words in details
+    assert arena.snapshot() == before
+
+
+def test_a_declared_format_that_does_not_match_is_refused(arena: Arena) -> None:
+    data = _tar_of(arena.sources / "alice_bot")
+    code, _ = _code(
+        lambda: arena.stub.SubmitBot(
+            pb.SubmitBotRequest(archive=data, format=pb.ARCHIVE_FORMAT_ZIP),
+            metadata=_auth(arena.alice),
+        )
+    )
+    assert code is Code.INVALID_ARGUMENT
+
+
+# ------------------------------------------------------------- malformed requests
+
+
+REQUESTS: dict[str, tuple[Callable[[pb_grpc.ArenaServiceStub, object], object], Code]] = {
+    "game-id-zero": (
+        lambda s, m: s.GetGameRecord(pb.GetGameRecordRequest(game_id=0), metadata=m),
+        Code.INVALID_ARGUMENT,
+    ),
+    "game-missing": (
+        lambda s, m: s.GetGameRecord(pb.GetGameRecordRequest(game_id=999999), metadata=m),
+        Code.NOT_FOUND,
+    ),
+    "no-format": (
+        lambda s, m: s.CreateTournament(
+            pb.CreateTournamentRequest(name="t", bots=["alice_bot", "bob_bot"]), metadata=m
+        ),
+        Code.INVALID_ARGUMENT,
+    ),
+    "unknown-bot": (
+        lambda s, m: s.CreateTournament(
+            pb.CreateTournamentRequest(name="t", format=1, bots=["alice_bot", "ghost"]), metadata=m
+        ),
+        Code.NOT_FOUND,
+    ),
+    "bad-name": (
+        lambda s, m: s.CreateTournament(
+            pb.CreateTournamentRequest(name="a b", format=1, bots=["alice_bot", "bob_bot"]),
+            metadata=m,
+        ),
+        Code.INVALID_ARGUMENT,
+    ),
+    "negative-games": (
+        lambda s, m: s.CreateTournament(
+            pb.CreateTournamentRequest(
+                name="t", format=1, bots=["alice_bot", "bob_bot"], games_per_match=-2
+            ),
+            metadata=m,
+        ),
+        Code.INVALID_ARGUMENT,
+    ),
+    "negative-seed": (
+        lambda s, m: s.CreateTournament(
+            pb.CreateTournamentRequest(name="t", format=2, bots=["alice_bot", "bob_bot"], seed=-1),
+            metadata=m,
+        ),
+        Code.INVALID_ARGUMENT,
+    ),
+    "one-bot": (
+        lambda s, m: s.CreateTournament(
+            pb.CreateTournamentRequest(name="t", format=1, bots=["alice_bot"]), metadata=m
+        ),
+        Code.INVALID_ARGUMENT,
+    ),
+    "start-unknown": (
+        lambda s, m: s.StartTournament(pb.StartTournamentRequest(name="ghost"), metadata=m),
+        Code.NOT_FOUND,
+    ),
+    "start-empty": (
+        lambda s, m: s.StartTournament(pb.StartTournamentRequest(), metadata=m),
+        Code.INVALID_ARGUMENT,
+    ),
+    "watch-unknown": (
+        lambda s, m: list(s.WatchTournament(pb.WatchTournamentRequest(name="ghost"), metadata=m)),
+        Code.NOT_FOUND,
+    ),
+    "token-bad-user": (
+        lambda s, m: s.CreateUserToken(pb.CreateUserTokenRequest(user="../x"), metadata=m),
+        Code.INVALID_ARGUMENT,
+    ),
+    "empty-archive": (
+        lambda s, m: s.SubmitBot(pb.SubmitBotRequest(), metadata=m),
+        Code.INVALID_ARGUMENT,
+    ),
+    "bad-archive-format": (
+        lambda s, m: s.SubmitBot(pb.SubmitBotRequest(archive=b"x", format=7), metadata=m),
+        Code.INVALID_ARGUMENT,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REQUESTS))
+def test_malformed_requests_are_refused_with_the_right_status(arena: Arena, case: str) -> None:
+    call, expected = REQUESTS[case]
+    before = arena.snapshot()
+    code, details = _code(lambda: call(arena.stub, _auth(arena.admin)))
+    assert code is expected, details
+    assert details
+    assert arena.snapshot() == before
+
+
+def test_a_tournament_runs_streams_progress_and_serves_records(arena: Arena) -> None:
+    created = arena.stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="api-rr",
+            format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+            bots=["alice_bot", "bob_bot"],
+            games_per_match=2,
+            start=True,
+        ),
+        metadata=_auth(arena.admin),
+    )
+    assert created.tournament.games_scheduled == 2
+    events = list(
+        arena.stub.WatchTournament(
+            pb.WatchTournamentRequest(name="api-rr"), metadata=_auth(arena.alice), timeout=60
+        )
+    )
+    assert events[-1].tournament.status == "finished"
+    assert events[-1].tournament.games_played == 2
+    assert sum(s.points for s in events[-1].standings) == 2
+    duplicate, _ = _code(
+        lambda: arena.stub.CreateTournament(
+            pb.CreateTournamentRequest(name="api-rr", format=1, bots=["alice_bot", "bob_bot"]),
+            metadata=_auth(arena.admin),
+        )
+    )
+    assert duplicate is Code.ALREADY_EXISTS
+    game_ids = [e.game_id for e in events if e.game_id]
+    record = arena.stub.GetGameRecord(
+        pb.GetGameRecordRequest(game_id=game_ids[0]), metadata=_auth(arena.bob)
+    )
+    assert json.loads(record.record_json)["format"] == "kahuna-record/1"
+    board = arena.stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=_auth(arena.bob))
+    assert {e.bot.name for e in board.entries} >= {"alice_bot", "bob_bot"}
+    assert all(e.bot.games == 2 for e in board.entries if e.bot.name in ("alice_bot", "bob_bot"))
+    token = arena.stub.CreateUserToken(
+        pb.CreateUserTokenRequest(user="carol"), metadata=_auth(arena.admin)
+    )
+    assert arena.stub.ListBots(pb.ListBotsRequest(), metadata=_auth(token.token)).bots
+
+
+def test_health_and_reflection_are_on(arena: Arena) -> None:
+    health = health_pb2_grpc.HealthStub(arena.channel)
+    for service in ("", "kahuna.v1.ArenaService"):
+        reply = health.Check(health_pb2.HealthCheckRequest(service=service))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    reflect = reflection_pb2_grpc.ServerReflectionStub(arena.channel)
+    replies = reflect.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+    )
+    names = {s.name for r in replies for s in r.list_services_response.service}
+    assert {"kahuna.v1.ArenaService", "grpc.health.v1.Health"} <= names
