@@ -1,0 +1,136 @@
+"""`arena bot`, `arena tournament`, `arena leaderboard` and `arena token`, in-process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+from arena.server.smoke import SAMPLE_RANDOM_BOT
+
+pytestmark = pytest.mark.slow
+GREEDY = SAMPLE_RANDOM_BOT.parent / "python_greedy"
+
+
+def _arena(capsys: pytest.CaptureFixture[str], data: Path, *args: str) -> tuple[int, str, str]:
+    status = main([*args, "--data-dir", str(data)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _bot(tmp: Path, name: str, body: str | None = None, source: Path = SAMPLE_RANDOM_BOT) -> Path:
+    target = tmp / "src" / name
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (target / "bot.toml").read_text()
+    (target / "bot.toml").write_text(toml.replace(f'name = "{source.name}"', f'name = "{name}"'))
+    if body is not None:
+        (target / "bot.py").write_text(body)
+    return target
+
+
+@pytest.fixture(scope="module")
+def data_with_bots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data directory where `arena bot add` stored two bots and a tournament ran."""
+    root = tmp_path_factory.mktemp("cli")
+    data = root / "data"
+    for name, source in (("rnd", SAMPLE_RANDOM_BOT), ("grd", GREEDY)):
+        assert (
+            main(["bot", "add", str(_bot(root, name, source=source)), "--data-dir", str(data)]) == 0
+        )
+    args = ["tournament", "run", "cup", "rnd", "grd", "--games", "2", "--no-progress"]
+    assert main([*args, "--data-dir", str(data)]) == 0
+    return data
+
+
+def test_bot_add_stores_once_and_show_lists_versions(
+    data_with_bots: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _arena(capsys, data_with_bots, "bot", "add", str(_bot(tmp_path, "rnd")))
+    assert status == 0 and "already stored" in out
+    status, out, _ = _arena(capsys, data_with_bots, "bot", "show", "grd", "--json")
+    shown = json.loads(out)
+    assert status == 0 and len(shown["versions"]) == 1 and shown["versions"][0]["games"] == 2
+    assert len(shown["history"]) == 2
+    status, out, _ = _arena(capsys, data_with_bots, "bot", "list", "--json")
+    assert [b["name"] for b in json.loads(out)] == ["grd", "rnd"]
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("crashes", "failed: crash"),
+        ("no-toml", "no bot.toml"),
+        ("missing-dir", "not a directory"),
+    ],
+)
+def test_bot_add_refuses_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, message: str
+) -> None:
+    if case == "crashes":
+        directory = _bot(tmp_path, "crasher", "raise SystemExit(3)\n")
+    elif case == "no-toml":
+        directory = _bot(tmp_path, "notoml")
+        (directory / "bot.toml").unlink()
+    else:
+        directory = tmp_path / "nowhere"
+    status, out, err = _arena(capsys, tmp_path / "data", "bot", "add", str(directory))
+    assert status == 1 and message in err, err
+    assert "Traceback" not in err
+    status, out, _ = _arena(capsys, tmp_path / "data", "bot", "list", "--json")
+    assert json.loads(out) == []
+
+
+def test_tournament_status_leaderboard_and_resume(
+    data_with_bots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _arena(capsys, data_with_bots, "tournament", "status", "cup", "--json")
+    shown = json.loads(out)
+    assert status == 0 and shown["status"] == "finished" and shown["games_played"] == 2
+    assert sum(s["points"] for s in shown["standings"]) == 2
+    status, out, _ = _arena(capsys, data_with_bots, "leaderboard", "--json")
+    rows = json.loads(out)
+    assert [r["rank"] for r in rows] == [1, 2]
+    assert rows[0]["conservative"] >= rows[1]["conservative"]
+    assert all(r["games"] == 2 for r in rows)
+    status, out, _ = _arena(capsys, data_with_bots, "tournament", "resume", "cup", "--no-progress")
+    assert status == 0 and "crosstable" in out
+    status, out, _ = _arena(capsys, data_with_bots, "leaderboard", "--json")
+    assert [r["games"] for r in json.loads(out)] == [2, 2]  # nothing played twice
+    status, out, _ = _arena(capsys, data_with_bots, "tournament", "list")
+    assert status == 0 and "cup" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tournament", "create", "cup", "rnd", "grd"], "already exists"),
+        (["tournament", "create", "new", "rnd", "ghost"], "no bot 'ghost'"),
+        (["tournament", "create", "new", "rnd", "grd", "--games", "0"], "games_per_match"),
+        (["tournament", "resume", "ghost"], "no tournament"),
+        (["tournament", "resume", "cup", "--concurrency", "0"], "--concurrency"),
+        (["tournament", "status", "ghost"], "no tournament"),
+        (["bot", "show", "ghost"], "no bot 'ghost'"),
+        (["token", "create", "bad name"], "user name"),
+    ],
+    ids=["duplicate", "unknown-bot", "zero-games", "resume-unknown", "concurrency",
+         "status-unknown", "show-unknown", "bad-user"],
+)  # fmt: skip
+def test_bad_requests_get_one_line_errors(
+    data_with_bots: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    status, _, err = _arena(capsys, data_with_bots, *args)
+    assert status == 1 and message in err and "Traceback" not in err
+
+
+def test_token_create_prints_a_working_token(
+    data_with_bots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.store import Store, check_token
+
+    status, out, _ = _arena(capsys, data_with_bots, "token", "create", "dora")
+    with Store.open(data_with_bots) as store:
+        principal = check_token(store, out.strip())
+    assert status == 0 and principal is not None and principal.user == "dora"
