@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -33,10 +33,10 @@ ILLEGAL = BotStatus.ILLEGAL_ACTION
 CONFIG = MatchConfig(
     games=2,
     seed=11,
-    time_control=TimeControl(action_ms=1000, bank_ms=500),
+    time_control=TimeControl(action_ms=1500, bank_ms=1000),
     limits=SandboxLimits(memory_mb=160, max_processes=32),
     max_restarts=1,
-    hello_timeout_ms=2500,
+    hello_timeout_ms=4000,
 )
 
 
@@ -50,7 +50,7 @@ class Case:
 CASES = [
     Case("sleep_forever", (TIMEOUT, TIMEOUT)),
     Case("no_hello", (TIMEOUT, TIMEOUT)),
-    Case("late_once", (TIMEOUT, OK), lambda tmp, good: ["2.0"]),
+    Case("late_once", (TIMEOUT, OK), lambda tmp, good: ["3.0"]),
     Case("exit_midgame", (CRASH, CRASH)),
     Case("garbage_stdout", (OK, OK)),
     Case("malformed_bytes", (MALFORMED, MALFORMED)),
@@ -120,6 +120,19 @@ def test_fork_bomb_stays_under_the_process_limit(make_bot: MakeBot) -> None:
     ))
     assert 0 < max(counts) <= CONFIG.limits.max_processes
     assert_no_process_left(broken, good)
+
+
+def test_the_bank_pays_for_a_slow_action(make_bot: MakeBot) -> None:
+    """1.9 s against a 1.5 s limit: no timeout, about 0.4 s leaves the bank."""
+    good = make_bot("random", name="good")
+    slow = make_bot("late_once", "1.9", name="slow")
+    report = run_match(replace(CONFIG, games=1), slow, good)
+    game = report.games[0]
+    assert game.statuses == {"slow": OK, "good": OK}
+    bank_left_ms = game.record["match"]["bank_left_ms"][0]  # type: ignore[index]
+    assert 1000 - 700 < bank_left_ms < 1000 - 390
+    assert game.time_ms["slow"] >= 1900
+    assert_no_process_left(slow, good)
 
 
 def test_a_crash_reports_the_end_of_the_bots_stderr(make_bot: MakeBot) -> None:
