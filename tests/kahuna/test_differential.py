@@ -58,3 +58,12 @@ def compare_game(seed: int, variant: Variant, adversarial: bool) -> int:
 def test_engine_agrees_with_reference(variant: Variant) -> None:
     for seed in range(12):
         compare_game(seed, variant, adversarial=seed % 2 == 1)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("variant", [Variant(), Variant(True, False), Variant(False, True),
+                                     Variant(True, True)],
+                         ids=["basic", "strategic", "tactical", "both"])
+def test_engine_agrees_with_reference_soak(variant: Variant) -> None:
+    for seed in range(1000, 1500):
+        compare_game(seed, variant, adversarial=seed % 2 == 1)
