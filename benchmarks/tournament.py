@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
@@ -66,6 +69,64 @@ def bench_pairing(bot_count: int, rounds: int, seed: int) -> int:
     return 0
 
 
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bots"
+FIELD = {"r1": "python_random", "r2": "python_random", "g1": "python_greedy", "g2": "python_greedy"}
+
+
+def _copy_bot(root: Path, name: str, sample: str) -> Path:
+    target = root / "src" / name
+    shutil.copytree(SAMPLES / sample, target, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (target / "bot.toml").read_text().replace(f'name = "{sample}"', f'name = "{name}"')
+    (target / "bot.toml").write_text(toml)
+    return target
+
+
+def bench_games(games_per_match: int, concurrency: int) -> int:
+    """Round-robin games/s against twice the rate of one match run alone."""
+    from arena.referee import MatchConfig, load_bot, run_match
+    from arena.server.tournament_runner import TournamentRunner
+    from arena.store import Store, TournamentConfig, add_bot_version, create_tournament
+
+    with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work:
+        root = Path(work)
+        dirs = {name: _copy_bot(root, name, sample) for name, sample in FIELD.items()}
+        run_match(
+            MatchConfig(games=2, seed=2), load_bot(dirs["r1"]), load_bot(dirs["g1"])
+        )  # warm-up
+        started = time.perf_counter()
+        run_match(
+            MatchConfig(games=games_per_match, seed=3), load_bot(dirs["r1"]), load_bot(dirs["g1"])
+        )
+        single_s = time.perf_counter() - started
+        single_rate = games_per_match / single_s
+        print(
+            f"single match: {games_per_match} games in {single_s:.2f} s = {single_rate:.2f} games/s"
+        )
+        with Store.open(root / "data") as store:
+            for directory in dirs.values():
+                add_bot_version(store, load_bot(directory))
+            rates = {}
+            for workers in sorted({1, concurrency}):
+                config = TournamentConfig(games_per_match=games_per_match, seed=workers)
+                t = create_tournament(store, f"rr{workers}", "round_robin", list(FIELD), config)
+                started = time.perf_counter()
+                summary = TournamentRunner(store, t.id, concurrency=workers).run()
+                elapsed_s = time.perf_counter() - started
+                rates[workers] = summary.games_recorded / elapsed_s
+                games_played = summary.games_recorded
+                print(
+                    f"round robin, {len(FIELD)} bots, concurrency {workers}: "
+                    f"{games_played} games in {elapsed_s:.2f} s = {rates[workers]:.2f} games/s"
+                )
+    for label, base in (("one match alone", single_rate), ("one match at a time", rates[1])):
+        ratio = rates[concurrency] / (concurrency * base)
+        print(
+            f"concurrency {concurrency}: {100 * ratio:.0f}% of {concurrency} x the rate of {label}"
+            " (target >= 80%)"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -73,10 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     pairing.add_argument("--bots", type=int, default=1000)
     pairing.add_argument("--rounds", type=int, default=9)
     pairing.add_argument("--seed", type=int, default=1)
+    games = sub.add_parser("games", help="round-robin games/s of the sample bots")
+    games.add_argument("--games", type=int, default=8, help="games per match")
+    games.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args(argv)
     if args.what == "pairing":
         return bench_pairing(args.bots, args.rounds, args.seed)
-    return 2
+    return bench_games(args.games, args.concurrency)
 
 
 if __name__ == "__main__":
