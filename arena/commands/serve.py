@@ -20,16 +20,17 @@ from arena.server.arena_service import ServiceOptions
 from arena.server.smoke import SAMPLE_RANDOM_BOT, smoke_failure
 from arena.store import ADMIN_TOKEN_NAME, Store, create_token, ensure_admin_token
 
-DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 50051
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = subparsers.add_parser(
         "serve", help="run the gRPC arena API (bots, tournaments, leaderboard)", description=__doc__
     )
-    serve.add_argument(
-        "--listen", default=DEFAULT_LISTEN, help=f"address (default {DEFAULT_LISTEN})"
-    )
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind ({DEFAULT_HOST})")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"gRPC port ({DEFAULT_PORT})")
+    serve.add_argument("--web-port", type=int, help="also serve the web pages on this port")
     serve.add_argument(
         "--concurrency", type=int, help="matches at once per tournament (default: cores)"
     )
@@ -55,6 +56,9 @@ def run_token_create(store: Store, args: argparse.Namespace) -> int:
 def run_serve(store: Store, args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         return fail(f"--concurrency must be at least 1, got {args.concurrency}")
+    for flag, port in (("--port", args.port), ("--web-port", args.web_port)):
+        if port is not None and not 0 <= port <= 65535:
+            return fail(f"{flag} must be a port number from 0 to 65535, got {port}")
     try:
         opponent = load_bot(SAMPLE_RANDOM_BOT)
     except BotConfigError as error:
@@ -65,15 +69,24 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
 
     options = ServiceOptions(concurrency=args.concurrency, unsafe=args.unsafe, smoke_check=smoke)
     try:
-        server, port = create_server(args.listen, store=store, options=options)
+        server, port = create_server(f"{args.host}:{args.port}", store=store, options=options)
     except RuntimeError as error:
         return fail(str(error))
     ensure_admin_token(store)
     server.start()
-    host = args.listen.rsplit(":", 1)[0]
-    print(f"arena API listening on {host}:{port}", flush=True)
+    print(f"arena API (gRPC) listening on {args.host}:{port}", flush=True)
+    web = None
+    if args.web_port is not None:
+        from arena.web.server import create_web_server
+
+        try:
+            web, web_port = create_web_server(store, args.host, args.web_port)
+        except OSError as error:
+            server.stop(grace=None)
+            return fail(f"cannot serve the web pages on {args.host}:{args.web_port}: {error}")
+        print(f"web pages on http://{args.host}:{web_port}/", flush=True)
     print(f"admin token: {store.data_dir / ADMIN_TOKEN_NAME}", flush=True)
-    get_logger().info("server_started", address=f"{host}:{port}")
+    get_logger().info("server_started", host=args.host, port=port)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -82,6 +95,8 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     stop.wait()
+    if web is not None:
+        web.stop()
     server.stop(grace=2.0).wait()
     get_logger().info("server_stopped")
     return 0
