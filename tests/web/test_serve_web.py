@@ -1,0 +1,52 @@
+"""`arena serve --web-port 0`: the web pages served beside the gRPC API by a real process."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from arena import store as st
+from arena.web.demo_data import play_demo_tournament
+
+
+@pytest.mark.timeout(60)  # a server that never prints its address fails, not hangs
+def test_serve_serves_the_web_pages_of_its_data_dir(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with st.Store.open(data_dir) as store:
+        demo = play_demo_tournament(store, tmp_path / "bots", name="served", bots=("ann", "bob"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--data-dir", str(data_dir),
+         "--port", "0", "--web-port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        web_url = None
+        for line in process.stdout:
+            found = re.search(r"web pages on (http://\S+/)", line)
+            if found:
+                web_url = found.group(1)
+                break
+        assert web_url, "arena serve printed no web address"
+        with urllib.request.urlopen(web_url + "api/leaderboard", timeout=10) as response:
+            board = json.loads(response.read())
+        assert {row["bot"] for row in board["leaderboard"]} == {"ann", "bob"}
+        game_url = f"{web_url}games/{demo.game_ids[0]}"
+        with urllib.request.urlopen(game_url, timeout=10) as response:
+            assert response.status == 200
+            assert 'id="viewer"' in response.read().decode()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0
