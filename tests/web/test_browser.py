@@ -168,6 +168,7 @@ def test_perspective_switch_hides_the_opponents_hand(page: Page, site: LiveSite)
         text = page.locator(f"#hand-{other}").inner_text()
         assert not any(island in text for island in ISLANDS)
         expect(page.locator(f"#hand-{other}")).to_have_attribute("data-hidden", "true")
+        expect(page.locator(f"#facedown-cards-{other}")).to_have_text("")
         # arrow keys still step the game after using the radio buttons
         page.keyboard.press("ArrowRight")
         expect(page.locator("#viewer")).to_have_attribute("data-step", str(step + 1))

@@ -84,6 +84,9 @@ export function startViewer(root) {
         box.dataset.hidden = "false";
       }
       if (box.childElementCount === 0) box.append(el("span", "muted", "no cards"));
+      const facedown = frame.facedown_discards[seat];
+      $(`facedown-cards-${seat}`).textContent =
+        facedown && facedown.length ? `discarded face down this round: ${facedown.join(", ")}` : "";
     }
   }
 
