@@ -92,7 +92,7 @@ def _validate(
     return words
 
 
-def _data_fd(text: str) -> int:
+def data_fd(text: str) -> int:
     fd = os.memfd_create("kahuna-data", 0)
     os.write(fd, text.encode())
     os.lseek(fd, 0, os.SEEK_SET)
@@ -240,8 +240,8 @@ def _launch_sandboxed(
             f"cannot let the bot connect to referee socket {plan.socket_path}: {exc.strerror}"
         ) from exc
     fds = SandboxFds(
-        passwd=_data_fd(PASSWD_TEXT),
-        group=_data_fd(GROUP_TEXT),
+        passwd=data_fd(PASSWD_TEXT),
+        group=data_fd(GROUP_TEXT),
         seccomp=seccomp.filter_fd() if report.seccomp else None,
     )
     open_fds = tuple(fd for fd in (fds.passwd, fds.group, fds.seccomp) if fd is not None)

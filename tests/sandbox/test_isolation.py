@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits
 
-from .conftest import Harness, lines_of
+from .conftest import Harness, lines_of, marked_pids
 
 
 def test_bot_runs_unprivileged_with_core_dumps_off(harness: Harness) -> None:
@@ -26,6 +29,22 @@ def test_bot_runs_unprivileged_with_core_dumps_off(harness: Harness) -> None:
         "kahuna-bot",
         "/bot",
     ]
+
+
+def test_bot_is_uid_65534_on_the_host_too(harness: Harness) -> None:
+    bot, _ = harness.launch("sleep 300; : $0")
+    deadline = time.monotonic() + 10
+    bot_pids: list[int] = []
+    while not bot_pids and time.monotonic() < deadline:
+        bot_pids = [
+            pid for pid in marked_pids(harness.marker)
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"/bin/sh\0-c\0sleep")
+        ]
+    assert bot_pids
+    status = Path(f"/proc/{bot_pids[0]}/status").read_text()
+    uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
+    assert uid_line.split()[1:] == ["65534"] * 4  # real, effective, saved, filesystem
+    bot.kill()
 
 
 def test_bot_sees_only_its_own_pid_namespace(harness: Harness) -> None:

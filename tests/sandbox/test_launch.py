@@ -160,8 +160,13 @@ def test_unsafe_fallback_kills_its_tree(harness: Harness, cgroup_version: int | 
 
 def test_kill_is_idempotent_and_accounting_survives_it(harness: Harness) -> None:
     bot, _ = harness.launch("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 300")
-    time.sleep(0.3)
-    assert Path(f"/proc/{bot.pid}/cmdline").read_bytes().startswith(b"/usr/bin/bwrap")
+    deadline = time.monotonic() + 10  # the gate execs bwrap once it is in the cgroup
+    cmdline = b""
+    while not cmdline.startswith(b"/usr/bin/bwrap") and time.monotonic() < deadline:
+        time.sleep(0.01)
+        cmdline = Path(f"/proc/{bot.pid}/cmdline").read_bytes()
+    assert cmdline.startswith(b"/usr/bin/bwrap")
+    time.sleep(0.2)
     bot.kill()
     bot.kill()
     assert bot.poll() is not None
