@@ -174,7 +174,7 @@ def _zip_entries(archive: zipfile.ZipFile) -> list[_Entry]:
             entries.append(_Entry(name, "symlink", 0, link=link))
         elif info.is_dir():
             entries.append(_Entry(name, "dir", 0))
-        elif mode and not stat.S_ISREG(mode):
+        elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: made by a tool that sets no type
             raise ArchiveError(f"entry {info.filename!r}: devices and FIFOs are not allowed")
         else:
             entries.append(_Entry(name, "file", info.file_size, member=info))
