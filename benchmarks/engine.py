@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import pstats
 import random
 import time
@@ -25,8 +26,13 @@ from arena.kahuna import (
     deal_from_seed,
     legal_actions,
     new_game,
+    parse_record,
+    play_random_game,
+    record_to_json,
+    replay,
     reshuffle_from_seed,
     start_round,
+    state_summary,
 )
 
 
@@ -93,6 +99,15 @@ def micro_us(count: int, seed: int) -> tuple[float, float]:
     return legal_us, apply_us
 
 
+def replays_per_second(count: int) -> float:
+    """parse_record + replay + state_summary(legal=True) of whole random games, per CPU second."""
+    texts = [json.dumps(record_to_json(play_random_game(seed))) for seed in range(count)]
+    started = time.process_time()
+    for text in texts:
+        state_summary(replay(parse_record(text)).state, legal=True)
+    return count / (time.process_time() - started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=2000)
@@ -108,6 +123,8 @@ def main() -> None:
     legal_us, apply_us = micro_us(20000, args.seed)
     print(f"{'legal_actions':>20}: {legal_us:6.2f} us CPU per fresh state")
     print(f"{'apply':>20}: {apply_us:6.2f} us CPU per action")
+    print(f"{'record replay':>20}: {replays_per_second(300):8.0f} whole records/s CPU "
+          "(parse, replay, summary with --legal)")
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
