@@ -56,17 +56,20 @@ class ArchSpec:
     clone_nr: int
     clone3_nr: int
     unshare_nr: int
+    denied_nrs: tuple[int, ...]  # bpf, perf_event_open, userfaultfd, keyctl, add_key, request_key
     has_x32: bool
 
 
 ARCHES: dict[str, ArchSpec] = {
     "x86_64": ArchSpec(
         "x86_64", 0xC000003E, socket_nr=41, io_uring_setup_nr=425,
-        clone_nr=56, clone3_nr=435, unshare_nr=272, has_x32=True,
+        clone_nr=56, clone3_nr=435, unshare_nr=272,
+        denied_nrs=(321, 298, 323, 250, 248, 249), has_x32=True,
     ),
     "aarch64": ArchSpec(
         "aarch64", 0xC00000B7, socket_nr=198, io_uring_setup_nr=425,
-        clone_nr=220, clone3_nr=435, unshare_nr=97, has_x32=False,
+        clone_nr=220, clone3_nr=435, unshare_nr=97,
+        denied_nrs=(280, 241, 282, 219, 217, 218), has_x32=False,
     ),
 }
 
@@ -109,6 +112,7 @@ def _program(arch: ArchSpec) -> list[Op]:
         ("jeq", arch.clone3_nr, "refuse_call", None),
         ("jeq", arch.clone_nr, "check_flags", None),
         ("jeq", arch.unshare_nr, "check_flags", None),
+        *[("jeq", nr, "refuse_perm", None) for nr in arch.denied_nrs],
         ("ret", SECCOMP_RET_ALLOW),
         ("label", "check_flags"),
         ("ld", OFFSET_ARG0_LOW),

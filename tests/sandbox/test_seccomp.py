@@ -71,12 +71,17 @@ def run_filter(program: bytes, *, arch: int, nr: int, arg0: int = 0) -> int:
         pytest.param(X86, X86.audit_arch, 272, NEWUSER, REFUSE_PERM, id="x86-unshare-userns"),
         pytest.param(X86, X86.audit_arch, 272, 0x20000, ALLOW, id="x86-unshare-mountns"),
         pytest.param(X86, X86.audit_arch, 435, 0, REFUSE_CALL, id="x86-clone3"),
+        pytest.param(X86, X86.audit_arch, 321, 0, REFUSE_PERM, id="x86-bpf"),
+        pytest.param(X86, X86.audit_arch, 298, 0, REFUSE_PERM, id="x86-perf-event-open"),
+        pytest.param(X86, X86.audit_arch, 323, 0, REFUSE_PERM, id="x86-userfaultfd"),
+        pytest.param(X86, X86.audit_arch, 250, 0, REFUSE_PERM, id="x86-keyctl"),
         pytest.param(X86, ARM.audit_arch, 198, 2, KILL, id="x86-foreign-arch"),
         pytest.param(ARM, ARM.audit_arch, 198, 1, ALLOW, id="arm-socket-unix"),
         pytest.param(ARM, ARM.audit_arch, 198, 2, REFUSE_FAMILY, id="arm-socket-inet"),
         pytest.param(ARM, ARM.audit_arch, 41, 2, ALLOW, id="arm-41-is-not-socket"),
         pytest.param(ARM, ARM.audit_arch, 97, NEWUSER, REFUSE_PERM, id="arm-unshare-userns"),
         pytest.param(ARM, ARM.audit_arch, 220, NEWUSER, REFUSE_PERM, id="arm-clone-userns"),
+        pytest.param(ARM, ARM.audit_arch, 280, 0, REFUSE_PERM, id="arm-bpf"),
         pytest.param(ARM, ARM.audit_arch, 0x40000000 | 1, 0, ALLOW, id="arm-no-x32-check"),
         pytest.param(ARM, X86.audit_arch, 41, 2, KILL, id="arm-foreign-arch"),
     ],
@@ -96,6 +101,8 @@ def test_only_the_listed_calls_are_touched(nr: int, arg0: int) -> None:
         assert decision == REFUSE_CALL
     elif nr in (X86.clone_nr, X86.unshare_nr):
         assert decision == (REFUSE_PERM if arg0 & NEWUSER else ALLOW)
+    elif nr in X86.denied_nrs:
+        assert decision == REFUSE_PERM
     else:
         assert decision == ALLOW
 
@@ -165,17 +172,25 @@ def test_control_without_the_filter_ip_sockets_open(harness: Harness) -> None:
 RAW_SYSCALLS = (
     "import ctypes, sys\n"
     "libc = ctypes.CDLL(None, use_errno=True)\n"
-    "for name, nr in (('x32_getpid', 0x40000000 | 39), ('io_uring_setup', 425)):\n"
+    "calls = (('x32_getpid', 0x40000000 | 39), ('io_uring_setup', 425), ('bpf', 321),\n"
+    "         ('userfaultfd', 323), ('perf_event_open', 298))\n"
+    "for name, nr in calls:\n"
     "    result = libc.syscall(nr, 1, 0)\n"
     "    print(name, result, ctypes.get_errno())\n"
 )
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x32 and numbers are x86-64's")
-def test_x32_and_io_uring_are_refused_for_real(harness: Harness) -> None:
+def test_x32_io_uring_and_denied_calls_are_refused_for_real(harness: Harness) -> None:
     status, output = harness.run(RAW_SYSCALLS, lang="python")
     assert status == 0, output
-    assert lines_of(output)[-2:] == ["x32_getpid -1 38", "io_uring_setup -1 38"]
+    assert lines_of(output)[-5:] == [
+        "x32_getpid -1 38",
+        "io_uring_setup -1 38",
+        "bpf -1 1",
+        "userfaultfd -1 1",
+        "perf_event_open -1 1",
+    ]
 
 
 I386_GETPID = (
