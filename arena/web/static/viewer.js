@@ -17,6 +17,14 @@ function card(name, extra) {
   return node;
 }
 
+// Scroll only the action list (scrollIntoView would scroll the page too).
+function keepVisible(list, item) {
+  const top = item.offsetTop;
+  const bottom = top + item.offsetHeight;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (bottom > list.scrollTop + list.clientHeight) list.scrollTop = bottom - list.clientHeight;
+}
+
 export function startViewer(root) {
   const gameId = root.dataset.game;
   const bots = [root.dataset.bot0, root.dataset.bot1];
@@ -165,7 +173,7 @@ export function startViewer(root) {
     root.dataset.step = String(step);
     const items = $("history").children;
     for (let i = 0; i < items.length; i += 1) items[i].classList.toggle("current", i === step - 1);
-    if (step > 0 && items[step - 1]) items[step - 1].scrollIntoView({ block: "nearest" });
+    if (step > 0 && items[step - 1]) keepVisible($("history"), items[step - 1]);
     history.replaceState(null, "", `#step=${step}&perspective=${perspective}`);
   }
 
