@@ -194,19 +194,42 @@ class TournamentRunner:
             futures: dict[Future[None], int] = {
                 pool.submit(_play_match, job): job.match_id for job in jobs
             }
-            while open_jobs:
-                try:
-                    kind, match_id, payload = reports.get(timeout=_POLL_S)
-                except queue.Empty:
-                    self._check_workers(futures, open_jobs, summary)
-                    continue
-                if kind == "game":
-                    self._store_game(match_id, payload, summary)
-                else:
-                    open_jobs.discard(match_id)
-                    if payload is not None:
-                        summary.failed_matches[match_id] = payload
-                        self.log.error("match_failed", match_id=match_id, error=payload)
+            worker_pids: set[int] = set()
+            try:
+                self._collect(reports, futures, open_jobs, worker_pids, summary)
+            except KeyboardInterrupt:
+                # Stop at once: the workers' bots die with them (sandbox), and the
+                # games not yet stored are played again by `resume`.
+                for pid in worker_pids:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+    def _collect(
+        self,
+        reports: Any,
+        futures: dict[Future[None], int],
+        open_jobs: set[int],
+        worker_pids: set[int],
+        summary: RunSummary,
+    ) -> None:
+        """Store games as workers report them, until every job has said it is done."""
+        while open_jobs:
+            try:
+                kind, match_id, payload = reports.get(timeout=_POLL_S)
+            except queue.Empty:
+                self._check_workers(futures, open_jobs, summary)
+                continue
+            if kind == "worker":
+                worker_pids.add(match_id)
+            elif kind == "game":
+                self._store_game(match_id, payload, summary)
+            else:
+                open_jobs.discard(match_id)
+                if payload is not None:
+                    summary.failed_matches[match_id] = payload
+                    self.log.error("match_failed", match_id=match_id, error=payload)
 
     def _check_workers(
         self, futures: dict[Future[None], int], open_jobs: set[int], summary: RunSummary
@@ -264,6 +287,7 @@ def _init_worker(reports: Any, parent_pid: int) -> None:
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
     if os.getppid() != parent_pid:  # the parent died while this worker was starting
         os._exit(1)
+    reports.put(("worker", os.getpid(), None))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
