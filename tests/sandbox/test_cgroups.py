@@ -17,6 +17,7 @@ from arena.sandbox.cgroups import (
     CgroupV2,
     create_bot_cgroup,
     detect_version,
+    groups_of_creator,
     own_cgroup_paths,
     remove_parent_if_empty,
     sweep_stale,
@@ -176,3 +177,16 @@ def test_empty_parent_is_removed_and_a_busy_one_kept(tmp_path: Path) -> None:
     for parent in (empty, busy, foreign):
         remove_parent_if_empty(parent)
     assert (empty.exists(), busy.exists(), foreign.exists()) == (False, True, True)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_groups_of_a_creator_are_found_in_either_hierarchy(tmp_path: Path, version: int) -> None:
+    root = fake_v1(tmp_path) if version == 1 else fake_v2(tmp_path)
+    text = "4:memory:/\n8:pids:/\n1:cpu:/\n2:cpuacct:/\n6:freezer:/\n"
+    me, parent = os.getpid(), os.getppid()  # live creators: nothing is swept as stale
+    for name in (f"bot-{me}-1-aa", f"bot-{me}-2-bb", f"bot-{parent}-1-cc"):
+        create_bot_cgroup(name, LIMITS, root=root, proc_cgroup_text=text)
+    found = groups_of_creator(me, root=root, proc_cgroup_text=text)
+    assert [group.name for group in found] == [f"bot-{me}-1-aa", f"bot-{me}-2-bb"]
+    expected_type = CgroupV1 if version == 1 else CgroupV2
+    assert all(isinstance(group, expected_type) for group in found)
