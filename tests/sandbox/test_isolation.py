@@ -95,6 +95,15 @@ def test_file_size_rlimit_stops_large_writes(harness: Harness) -> None:
     assert words[-2] != "status=0"
 
 
+def test_output_files_are_capped_too(harness: Harness) -> None:
+    # the bot writes its own stderr file, so RLIMIT_FSIZE bounds it: no disk filling
+    bot, output = harness.launch(
+        "head -c 3145728 /dev/zero >&2", limits=SandboxLimits(max_file_size_mb=1)
+    )
+    assert bot.wait(20) == 128 + 25  # SIGXFSZ (the shell exec'd head)
+    assert output.stat().st_size == 1024 * 1024
+
+
 def test_open_files_rlimit(harness: Harness) -> None:
     script = (
         "import os\n"
