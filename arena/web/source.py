@@ -8,7 +8,8 @@ models; ``None`` means the thing asked for is not stored.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from pathlib import Path
 
 from arena import store as st
@@ -26,6 +27,7 @@ from arena.web.plots import RatingPoint
 
 RECENT_GAMES = 20
 TOURNAMENT_GAMES = 200
+TOURNAMENT_CACHE_SIZE = 32
 
 
 def open_store(data_dir: Path) -> st.Store:
@@ -98,6 +100,13 @@ class StoreSource:
 
     def __init__(self, store: st.Store) -> None:
         self.store = store
+        # Standings and crosstable read every game of a tournament; they change
+        # only when a game is stored or a round paired (byes): kept per
+        # (id, status, games played, games scheduled).
+        self._tournaments: OrderedDict[tuple[int, str, int, int], TournamentDetail] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()
 
     def leaderboard(self) -> list[LeaderboardRow]:
         return [leaderboard_row(row.rank, row.entry) for row in st.leaderboard(self.store)]
@@ -110,6 +119,20 @@ class StoreSource:
             row = st.get_tournament(self.store, tournament_id)
         except st.NotFoundError:
             return None
+        key = (row.id, row.status, row.games_played, row.games_scheduled)
+        with self._lock:
+            cached = self._tournaments.get(key)
+        if cached is not None:
+            return cached
+        detail = self._tournament_detail(row)
+        with self._lock:
+            self._tournaments[key] = detail
+            while len(self._tournaments) > TOURNAMENT_CACHE_SIZE:
+                self._tournaments.popitem(last=False)
+        return detail
+
+    def _tournament_detail(self, row: st.TournamentRow) -> TournamentDetail:
+        tournament_id = row.id
         standings = tuple(
             StandingRow(
                 rank=s.rank,
