@@ -8,6 +8,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -292,3 +293,27 @@ def test_bad_posted_records_are_named(
     assert got_status == status
     assert message in page
     assert "Traceback" not in page
+
+
+def test_tournament_pages_follow_newly_stored_games(tmp_path: Path) -> None:
+    from arena.web.demo_data import play_demo_tournament, play_games
+    from arena.web.server import create_web_server
+
+    store = st.Store.open(tmp_path / "data")
+    demo = play_demo_tournament(
+        store, tmp_path / "bots", name="growing", bots=("ann", "bob", "cy"), max_games=2
+    )
+    server, port = create_web_server(store, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{port}/api/tournaments/{demo.tournament_id}"
+    try:
+        _, first = fetch_json(url)
+        assert len(first["games"]) == 2  # type: ignore[arg-type]
+        play_games(store, demo.tournament_id)
+        _, second = fetch_json(url)
+        assert len(second["games"]) == 6  # type: ignore[arg-type]
+        standings = second["standings"]
+        assert isinstance(standings, list)
+        assert sum(row["played"] for row in standings) == 12  # two seats per game
+    finally:
+        server.stop()
+        store.close()
