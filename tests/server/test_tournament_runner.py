@@ -183,3 +183,19 @@ def test_kill_9_at_random_moments_loses_and_double_counts_nothing(
 @pytest.mark.parametrize("seed", range(2, 12), ids=lambda s: f"kill-seed-{s}")
 def test_kill_9_soak(tmp_path: Path, seed: int, reference_games: list[tuple[object, ...]]) -> None:
     _kill_and_resume(tmp_path, seed, reference_games)
+
+
+def test_failures_are_rated_as_losses_and_counted_per_version(tmp_path: Path) -> None:
+    data = _data_dir_with_bots(tmp_path, {"r1": "random"})
+    crasher = _bot_copy(tmp_path, "random", "crasher")
+    (crasher / "bot.py").write_text("raise SystemExit(3)\n")
+    with Store.open(data) as store:
+        add_bot_version(store, load_bot(crasher))  # stored directly: no smoke match
+        t = create_tournament(store, "f", "round_robin", ["r1", "crasher"], TournamentConfig())
+        summary = TournamentRunner(store, t.id, concurrency=1).run()
+        assert summary.finished
+        rows = {r.entry.bot: r.entry for r in leaderboard(store)}
+    assert (rows["crasher"].games, rows["crasher"].losses, rows["crasher"].crashes) == (2, 2, 2)
+    assert (rows["r1"].wins, rows["r1"].crashes) == (2, 0)
+    assert rows["r1"].conservative > rows["crasher"].conservative
+    _check_consistent(data)
