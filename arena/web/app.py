@@ -92,9 +92,8 @@ def board_geometry() -> Json:
     }
 
 
-def match_failures(record_json: str) -> list[dict[str, object]]:
+def match_failures(record: object) -> list[dict[str, object]]:
     """The referee's failure notes (``extra["match"]["failures"]``) of a stored record."""
-    record = json.loads(record_json)
     match = record.get("match") if isinstance(record, dict) else None
     failures = match.get("failures") if isinstance(match, dict) else None
     if not isinstance(failures, list):
@@ -105,6 +104,25 @@ def match_failures(record_json: str) -> list[dict[str, object]]:
         for f in failures
         if isinstance(f, dict)
     ]
+
+
+def rules_note(record: object) -> str:
+    """``"tactical variant · handicap: seat 1 ALOA-BARI"``, or "" for the plain game."""
+    if not isinstance(record, dict):
+        return ""
+    variant = record.get("variant")
+    parts = [
+        f"{name} variant"
+        for name in ("strategic", "tactical")
+        if isinstance(variant, dict) and variant.get(name) is True
+    ]
+    handicap = record.get("handicap")
+    if isinstance(handicap, list) and handicap:
+        lines = [
+            f"seat {h.get('seat')} {h.get('line')}" for h in handicap if isinstance(h, dict)
+        ]
+        parts.append("handicap: " + ", ".join(lines))
+    return " · ".join(parts)
 
 
 Route = tuple[re.Pattern[str], Callable[..., Response]]
@@ -248,11 +266,13 @@ class WebApp:
 
     def game_page(self, query: Mapping[str, str], game_id: str) -> Response:
         game = self.finished_game(game_id)
+        record = json.loads(game.record_json)
         return self.page(
             "game.html",
             title=f"Game {game.summary.id}",
             game=game.summary,
-            failures=match_failures(game.record_json),
+            failures=match_failures(record),
+            rules=rules_note(record),
         )
 
     def game_json(self, query: Mapping[str, str], game_id: str) -> Response:

@@ -317,3 +317,23 @@ def test_tournament_pages_follow_newly_stored_games(tmp_path: Path) -> None:
     finally:
         server.stop()
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"variant": {"strategic": False, "tactical": False}}, ""),
+        ({}, ""),
+        ({"variant": {"tactical": True}}, "tactical variant"),
+        (
+            {"variant": {"strategic": True}, "handicap": [{"seat": 1, "line": "ALOA-BARI"}]},
+            "strategic variant · handicap: seat 1 ALOA-BARI",
+        ),
+        ([], ""),
+    ],
+    ids=["plain", "omitted", "tactical", "strategic-handicap", "not-an-object"],
+)
+def test_rules_note(record: object, expected: str) -> None:
+    from arena.web.app import rules_note
+
+    assert rules_note(record) == expected
