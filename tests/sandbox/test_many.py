@@ -1,0 +1,51 @@
+"""Many launches, in sequence and from several threads at once: nothing leaks."""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from arena.sandbox import BotProcess, SandboxLimits
+
+from .conftest import Harness, cgroup_dirs, marked_pids
+
+
+def open_fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_sequential_launches_leak_no_descriptors_or_groups(harness: Harness) -> None:
+    harness.launch("true")[0].kill()  # the first launch starts the watchdog (one pipe)
+    before = open_fd_count()
+    for _ in range(20):
+        bot, _ = harness.launch("echo hi")
+        assert bot.wait(20) == 0
+        bot.kill()
+    assert open_fd_count() == before
+    assert not [d for bot in harness.launched for d in cgroup_dirs(bot.name) if d.exists()]
+
+
+def test_bots_outlive_the_thread_that_launched_them(harness: Harness) -> None:
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the pool's thread exits at the end
+        bot, _output = pool.submit(harness.launch, "sleep 300; : $0").result()
+    deadline = time.monotonic() + 10
+    while len(marked_pids(harness.marker)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert bot.poll() is None
+    bot.kill()
+
+
+def test_concurrent_launches_from_threads(harness: Harness) -> None:
+    def start(index: int) -> BotProcess:
+        bot, _output = harness.launch("sleep 300; : $0", limits=SandboxLimits(max_processes=8))
+        return bot
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        bots = list(pool.map(start, range(8)))
+    assert len({bot.name for bot in bots}) == 8
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda bot: bot.kill(), bots))
+    assert all(bot.poll() is not None for bot in bots)
+    assert marked_pids(harness.marker) == []
