@@ -89,8 +89,8 @@ def get_version(store: Store, name: str, version: str | None = None) -> BotVersi
     with store.reading() as db:
         rows = db.execute(
             f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
-            " WHERE b.name = ? AND v.version LIKE ? ORDER BY v.id DESC",
-            (name, (version or "") + "%"),
+            " WHERE b.name = ? AND substr(v.version, 1, length(?)) = ? ORDER BY v.id DESC",
+            (name, version or "", version or ""),
         ).fetchall()
     if not rows:
         what = f"bot {name!r}" + (f" version {version!r}" if version else "")

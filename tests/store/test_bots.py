@@ -69,3 +69,9 @@ def test_missing_bots_and_versions_are_named(
     add_bot_version(store, make_bot("alpha"))
     with pytest.raises(NotFoundError, match=name):
         get_version(store, name, version)
+
+
+def test_a_version_prefix_is_matched_literally(store: Store, make_bot: MakeBot) -> None:
+    add_bot_version(store, make_bot("alpha"))
+    with pytest.raises(NotFoundError):
+        get_version(store, "alpha", "%")
