@@ -34,12 +34,15 @@ from arena.sandbox.limits import (
 )
 from arena.sandbox.probe import probe_host, unavailable_error
 from arena.sandbox.running import BotProcess, Resources, release, wait_gone
+from arena.sandbox.spawner import spawn
 from arena.sandbox.watchdog import ensure_watchdog
 
 # The launcher: waits for "go" on stdin (sent once the parent has put it in the
 # bot's cgroup and set its rlimits), then becomes bwrap with stdin on /dev/null.
-GATE_SCRIPT = 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null'
-GATE_EXIT_STATUS = 125
+GATE_EXIT_STATUS = 125  # the parent died or failed before saying "go"
+GATE_SCRIPT = (
+    f'IFS= read -r go && [ "$go" = go ] || exit {GATE_EXIT_STATUS}; exec "$@" </dev/null'
+)
 RESERVED_INSIDE = frozenset(
     {"/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc",
      "/dev", "/tmp", "/bot"}
@@ -62,6 +65,8 @@ def _validate(
         raise SandboxConfigError(f"unknown runtime {runtime!r} (expected one of {RUNTIMES})")
     if not isinstance(limits, SandboxLimits):
         raise SandboxConfigError(f"limits must be SandboxLimits, got {type(limits).__name__}")
+    if not isinstance(env, Mapping):
+        raise SandboxConfigError(f"env must be a mapping of names to values, got {env!r}")
     try:
         words = command_words(command)
         check_env(env)
@@ -133,8 +138,9 @@ def _start_gated(
         raise SandboxUnavailableError(f"cgroups: {exc}") from exc
     stdout = _open_output(stdout_path if stdout_path is not None else stderr_path)
     stderr = _open_output(stderr_path)
-    try:
-        proc = subprocess.Popen(
+
+    def fork_gate() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             ["/bin/sh", "-c", GATE_SCRIPT, "kahuna-gate", *argv],
             stdin=subprocess.PIPE,
             stdout=stdout,
@@ -144,6 +150,9 @@ def _start_gated(
             env=dict(env) if env is not None else {"PATH": "/usr/bin:/bin"},
             start_new_session=True,
         )
+
+    try:
+        proc = spawn(fork_gate)
     except OSError:
         if cgroup is not None:
             cgroup.remove()

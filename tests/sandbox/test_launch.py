@@ -36,6 +36,7 @@ from .conftest import Harness, cgroup_dirs, lines_of, marked_pids
         pytest.param({"runtime": "ruby"}, "unknown runtime 'ruby'", id="runtime"),
         pytest.param({"command": []}, "command must be a non-empty list", id="empty-command"),
         pytest.param({"command": ["sh", ""]}, "command must be a non-empty list", id="empty-word"),
+        pytest.param({"env": ["A=B"]}, "env must be a mapping", id="env-list"),
         pytest.param({"env": {"A=B": "1"}}, "invalid environment variable name", id="env-name"),
         pytest.param({"env": {"A": "x\0y"}}, "invalid value for environment variable A",
                      id="env-value"),
