@@ -38,8 +38,8 @@ def detect_version(root: Path = CGROUP_ROOT) -> int | None:
     """2 for a unified hierarchy, 1 for per-controller mounts, None if neither."""
     if (root / "cgroup.controllers").is_file():
         return 2
-    if all((root / name).is_dir() for name in V1_CONTROLLERS):
-        return 1
+    if any((root / name).is_dir() for name in V1_CONTROLLERS):
+        return 1  # CgroupV1.create names any controller that is missing
     return None
 
 
@@ -197,6 +197,10 @@ class CgroupV1(BotCgroup):
     def create(
         cls, name: str, limits: SandboxLimits, *, root: Path, proc_cgroup_text: str
     ) -> CgroupV1:
+        absent = [c for c in V1_CONTROLLERS if not (root / c).is_dir()]
+        if absent:
+            names = ", ".join(absent)
+            raise CgroupError(f"cgroup v1 controllers not mounted under {root}: {names}")
         own = own_cgroup_paths(proc_cgroup_text)
         dirs: dict[str, Path] = {}
         parents = [v1_parent(root, controller, own) for controller in V1_CONTROLLERS]
@@ -288,6 +292,11 @@ class CgroupV2(BotCgroup):
     @classmethod
     def create(cls, name: str, limits: SandboxLimits, *, root: Path) -> CgroupV2:
         parent = root / PARENT_NAME
+        available = (read_control(root / "cgroup.controllers") or "").split()
+        absent = [c for c in V2_CONTROLLERS if c not in available]
+        if absent:
+            names = ", ".join(absent)
+            raise CgroupError(f"cgroup v2 controllers not available at {root}: {names}")
         enable = " ".join(f"+{controller}" for controller in V2_CONTROLLERS)
         _enable_controllers(root, enable)
         sweep_stale([parent])

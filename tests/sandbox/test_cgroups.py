@@ -46,11 +46,14 @@ def fake_v1(root: Path) -> Path:
         pytest.param("v1", 1, id="per-controller"),
         pytest.param("hybrid", 1, id="v1-with-unified-subdir"),
         pytest.param("empty", None, id="nothing-mounted"),
+        pytest.param("partial-v1", 1, id="v1-missing-a-controller"),
     ],
 )
 def test_detect_version(tmp_path: Path, layout: str, expected: int | None) -> None:
     if layout == "v2":
         fake_v2(tmp_path)
+    elif layout == "partial-v1":
+        (tmp_path / "memory").mkdir()
     elif layout in ("v1", "hybrid"):
         fake_v1(tmp_path)
         if layout == "hybrid":
@@ -190,3 +193,17 @@ def test_groups_of_a_creator_are_found_in_either_hierarchy(tmp_path: Path, versi
     assert [group.name for group in found] == [f"bot-{me}-1-aa", f"bot-{me}-2-bb"]
     expected_type = CgroupV1 if version == 1 else CgroupV2
     assert all(isinstance(group, expected_type) for group in found)
+
+
+def test_missing_v1_controllers_are_named(tmp_path: Path) -> None:
+    for controller in ("memory", "pids", "cpu"):
+        (tmp_path / controller).mkdir()
+    with pytest.raises(CgroupError, match=r"v1 controllers not mounted .*: cpuacct, freezer"):
+        create_bot_cgroup("bot-1-8-hh", LIMITS, root=tmp_path, proc_cgroup_text="")
+
+
+def test_missing_v2_controllers_are_named(tmp_path: Path) -> None:
+    root = fake_v2(tmp_path)
+    (root / "cgroup.controllers").write_text("cpuset io memory\n")
+    with pytest.raises(CgroupError, match=r"v2 controllers not available .*: pids, cpu"):
+        create_bot_cgroup("bot-1-9-ii", LIMITS, root=root)
