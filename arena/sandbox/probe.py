@@ -17,8 +17,8 @@ from arena.sandbox.limits import HostReport, SandboxLimits, SandboxUnavailableEr
 PROBE_TIMEOUT_S = 10.0
 
 
-def _namespace_args() -> list[str]:
-    args = [BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+def _namespace_args(bwrap: str = BWRAP) -> list[str]:
+    args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
     if os.geteuid() != 0:
         args.append("--unshare-user")
     return [*args, "--ro-bind", "/", "/", "--proc", "/proc", "--die-with-parent"]
@@ -43,12 +43,12 @@ def _run_bwrap(args: list[str], pass_fds: tuple[int, ...] = ()) -> str | None:
     return lines[-1] if lines else f"exit status {done.returncode}"
 
 
-def probe_namespaces() -> str | None:
-    if not Path(BWRAP).is_file() or shutil.which(BWRAP) is None:
-        return f"namespaces: {BWRAP} not found (install the Debian package bubblewrap)"
+def probe_namespaces(bwrap: str = BWRAP) -> str | None:
+    if not Path(bwrap).is_file() or shutil.which(bwrap) is None:
+        return f"namespaces: {bwrap} not found (install the Debian package bubblewrap)"
     if os.geteuid() == 0 and not Path(SETPRIV).is_file():
         return f"namespaces: {SETPRIV} not found (install the Debian package util-linux)"
-    complaint = _run_bwrap(_namespace_args())
+    complaint = _run_bwrap(_namespace_args(bwrap))
     if complaint is not None:
         return f"namespaces: bwrap cannot create pid/net/ipc/uts/mount namespaces: {complaint}"
     return None
@@ -77,7 +77,8 @@ def probe_cgroups(root: Path = CGROUP_ROOT) -> tuple[int | None, str | None]:
     if version is None:
         return None, f"cgroups: no v1 or v2 hierarchy mounted at {root}"
     try:
-        group = create_bot_cgroup(f"probe-{os.getpid()}-{secrets.token_hex(3)}", SandboxLimits())
+        name = f"probe-{os.getpid()}-{secrets.token_hex(3)}"
+        group = create_bot_cgroup(name, SandboxLimits(), root=root)
     except CgroupError as exc:
         return version, f"cgroups: v{version} hierarchy is not writable: {exc}"
     group.remove()

@@ -24,7 +24,7 @@ from arena.sandbox import (
     launch_bot,
     probe_host,
 )
-from arena.sandbox.probe import unavailable_error
+from arena.sandbox.probe import probe_cgroups, probe_namespaces, unavailable_error
 from arena.sandbox.process import wait_gone
 
 from .conftest import Harness, cgroup_dirs, lines_of, marked_pids
@@ -209,3 +209,30 @@ def test_bots_die_with_their_caller(harness: Harness, ending: str) -> None:
         time.sleep(0.02)
     assert all(not directory.exists() for directory in cgroup_dirs(name))
     assert os.path.exists(f"/proc/{caller.pid}") is False
+
+
+@pytest.mark.parametrize(
+    ("bwrap", "expected"),
+    [
+        pytest.param("/usr/bin/bwrap", None, id="works"),
+        pytest.param("/nonexistent/bwrap", "namespaces: /nonexistent/bwrap not found "
+                     "(install the Debian package bubblewrap)", id="not-installed"),
+        pytest.param("/bin/false", "namespaces: bwrap cannot create pid/net/ipc/uts/mount "
+                     "namespaces: exit status 1", id="refused"),
+    ],
+)
+def test_probe_names_namespace_problems(bwrap: str, expected: str | None) -> None:
+    assert probe_namespaces(bwrap) == expected
+
+
+def test_probe_names_cgroup_problems(tmp_path: Path) -> None:
+    assert probe_cgroups(tmp_path) == (
+        None, f"cgroups: no v1 or v2 hierarchy mounted at {tmp_path}"
+    )
+    (tmp_path / "cgroup.controllers").write_text("memory pids cpu\n")
+    (tmp_path / "cgroup.subtree_control").write_text("memory pids cpu\n")
+    (tmp_path / "kahuna-arena").write_text("not a directory")
+    version, problem = probe_cgroups(tmp_path)
+    assert version == 2
+    assert problem is not None and problem.startswith("cgroups: v2 hierarchy is not writable:")
+    assert "kahuna-arena" in problem
