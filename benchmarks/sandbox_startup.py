@@ -111,6 +111,9 @@ def run_case(runs: int, start: Callable[[], Callable[[], float]]) -> list[float]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--cpu-cores", type=float, default=SandboxLimits().cpu_cores,
+                        help="the bots' CPU quota (default: SandboxLimits' default)")
+    parser.add_argument("--only", default="", help="run only cases whose name contains this")
     args = parser.parse_args(argv)
     report = probe_host()
     if report.missing:
@@ -121,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     bot_dir.mkdir(mode=0o755)
     listener = Listener(work / "l.sock")
     target = GrpcTarget(work / "g.sock")
-    limits = SandboxLimits()
+    limits = SandboxLimits(cpu_cores=args.cpu_cores)
     launch_costs_ms: list[float] = []
 
     def sandboxed(command: list[str], runtime: str, sock: Path,
@@ -174,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(f"launch to first message, {args.runs} runs each (noisy if the machine is busy)")
     for name, start in cases:
+        if args.only not in name:
+            continue
         launch_costs_ms.clear()
         samples = run_case(args.runs, start)
         line = f"  {name:<22} {percentiles(samples)}"
