@@ -131,18 +131,35 @@ def _run_cli(data: Path, *args: str) -> subprocess.Popen[bytes]:
     )  # fmt: skip
 
 
-DEFINITION = ["rr", *BOTS, "--games", "4", "--seed", "5"]
+SWISS_BOTS = {**BOTS, "g3": "greedy"}
+DEFINITIONS = {
+    "round-robin": (BOTS, ["cup", *BOTS, "--games", "4", "--seed", "5"]),
+    "swiss": (
+        SWISS_BOTS,
+        ["cup", *SWISS_BOTS, "--format", "swiss", "--rounds", "3", "--seed", "5"],
+    ),
+}
 
 
-@pytest.fixture(scope="module")
-def reference_games(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[object, ...]]:
-    """The same tournament played without interruption."""
-    reference = _data_dir_with_bots(tmp_path_factory.mktemp("reference"), BOTS)
-    done = _run_cli(reference, "run", *DEFINITION)
+def _played(data: Path) -> list[tuple[object, ...]]:
+    """Every game (who, seats, result) and every bye, in a stable order."""
+    db = sqlite3.connect(data / "arena.db")
+    byes = db.execute("SELECT 'bye', round, bot_version_id FROM byes ORDER BY round").fetchall()
+    return [*_games(data), *byes]
+
+
+@pytest.fixture(scope="module", params=sorted(DEFINITIONS))
+def reference(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, list[tuple[object, ...]]]:
+    """A tournament format and its games when played without interruption."""
+    bots, definition = DEFINITIONS[request.param]
+    data = _data_dir_with_bots(tmp_path_factory.mktemp("reference"), bots)
+    done = _run_cli(data, "run", *definition)
     assert done.wait(120) == 0, done.stderr.read() if done.stderr else ""
-    games = _games(reference)
-    assert len(games) == 24
-    return games
+    played = _played(data)
+    assert len(played) == (24 if request.param == "round-robin" else 12 + 3)
+    return request.param, played
 
 
 def _tournament_exists(data: Path) -> bool:
@@ -150,11 +167,14 @@ def _tournament_exists(data: Path) -> bool:
     return db.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0] > 0
 
 
-def _kill_and_resume(tmp_path: Path, seed: int, expected: list[tuple[object, ...]]) -> None:
+def _kill_and_resume(
+    tmp_path: Path, seed: int, reference: tuple[str, list[tuple[object, ...]]]
+) -> None:
     """kill -9 `arena tournament run` at random moments, resume each time, compare."""
+    bots, definition = DEFINITIONS[reference[0]]
     rng = random.Random(seed)
-    data = _data_dir_with_bots(tmp_path, BOTS)
-    process = _run_cli(data, "run", *DEFINITION)
+    data = _data_dir_with_bots(tmp_path, bots)
+    process = _run_cli(data, "run", *definition)
     kills = 0
     for _ in range(3):
         time.sleep(rng.uniform(0.3, 2.5))
@@ -165,24 +185,26 @@ def _kill_and_resume(tmp_path: Path, seed: int, expected: list[tuple[object, ...
         kills += 1
         _check_consistent(data)
         # Killed before the tournament was created: the user runs `run` again.
-        again = ("resume", "rr") if _tournament_exists(data) else ("run", *DEFINITION)
+        again = ("resume", "cup") if _tournament_exists(data) else ("run", *definition)
         process = _run_cli(data, *again)
     assert process.wait(120) == 0, process.stderr.read() if process.stderr else ""
     assert kills >= 1
-    assert _games(data) == expected, "a game lost, replayed differently or counted twice"
+    assert _played(data) == reference[1], "a game lost, replayed differently or counted twice"
     _check_consistent(data)
 
 
 def test_kill_9_at_random_moments_loses_and_double_counts_nothing(
-    tmp_path: Path, reference_games: list[tuple[object, ...]]
+    tmp_path: Path, reference: tuple[str, list[tuple[object, ...]]]
 ) -> None:
-    _kill_and_resume(tmp_path, 1, reference_games)
+    _kill_and_resume(tmp_path, 1, reference)
 
 
 @pytest.mark.soak
 @pytest.mark.parametrize("seed", range(2, 12), ids=lambda s: f"kill-seed-{s}")
-def test_kill_9_soak(tmp_path: Path, seed: int, reference_games: list[tuple[object, ...]]) -> None:
-    _kill_and_resume(tmp_path, seed, reference_games)
+def test_kill_9_soak(
+    tmp_path: Path, seed: int, reference: tuple[str, list[tuple[object, ...]]]
+) -> None:
+    _kill_and_resume(tmp_path, seed, reference)
 
 
 def test_failures_are_rated_as_losses_and_counted_per_version(tmp_path: Path) -> None:
