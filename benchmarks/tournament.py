@@ -57,9 +57,12 @@ def bench_pairing(bot_count: int, rounds: int, seed: int) -> int:
         times_s.append(elapsed_s)
         groups = len({e.score for e in entrants})
         rematches = sum(p.second in opponents[p.first] for p in rnd.pairings)
+        levels = sorted({e.score for e in entrants}, reverse=True)
+        group = {e.bot: levels.index(e.score) for e in entrants}
+        far = sum(abs(group[p.first] - group[p.second]) > 1 for p in rnd.pairings)
         print(
             f"round {number:2d}: {groups:3d} score groups, paired in {elapsed_s * 1000:7.1f} ms,"
-            f" rematches {rematches}"
+            f" rematches {rematches}, pairs beyond the next group {far}"
         )
         _simulate_round(scores, opponents, byes, rnd, rng, games=2)
     print(
