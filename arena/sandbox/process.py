@@ -74,10 +74,11 @@ def _validate(
         raise SandboxConfigError(str(exc)) from exc
     if not bot_dir.is_absolute() or not bot_dir.is_dir():
         raise SandboxConfigError(f"bot directory {bot_dir} is not an existing absolute directory")
-    if bot_dir.stat().st_mode & 0o005 != 0o005:
+    unreadable = _unreadable_by_others(bot_dir)
+    if unreadable:
         raise SandboxConfigError(
-            f"bot directory {bot_dir} is not readable by the sandbox's unprivileged uid; "
-            "make it and its files world-readable (chmod -R a+rX)"
+            f"bot directory {bot_dir}: not readable by the sandbox's unprivileged uid: "
+            f"{', '.join(unreadable)}; make it and its files world-readable (chmod -R a+rX)"
         )
     if not socket_path.is_absolute() or not socket_path.exists():
         raise SandboxConfigError(f"referee socket {socket_path} does not exist")
@@ -95,6 +96,20 @@ def _validate(
         if path is not None and not Path(path).parent.is_dir():
             raise SandboxConfigError(f"{label} {path}: its directory does not exist")
     return words
+
+
+def _unreadable_by_others(bot_dir: Path, shown: int = 5) -> list[str]:
+    """The directory itself and its direct entries that "other" cannot read (a
+    cheap check of what a bot starts from; deeper files are the bot's business)."""
+    bad = [] if bot_dir.stat().st_mode & 0o005 == 0o005 else ["."]
+    with os.scandir(bot_dir) as entries:
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            needed = 0o005 if entry.is_dir() else 0o004
+            if entry.stat().st_mode & needed != needed:
+                bad.append(entry.name)
+    return sorted(bad)[:shown]
 
 
 def data_fd(text: str) -> int:

@@ -75,9 +75,23 @@ def test_bad_requests_are_named(
         launch_bot(**{**request, **overrides})
 
 
-def test_unreadable_bot_directory_is_named(harness: Harness) -> None:
-    harness.bot_dir.chmod(0o700)
-    with pytest.raises(SandboxConfigError, match="world-readable"):
+@pytest.mark.parametrize(
+    ("entry", "mode", "named"),
+    [
+        pytest.param(".", 0o700, ": ."), pytest.param("secret.py", 0o600, ": secret.py"),
+        pytest.param("lib", 0o700, ": lib"),
+    ],
+)
+def test_unreadable_bot_files_are_named(
+    harness: Harness, entry: str, mode: int, named: str
+) -> None:
+    target = harness.bot_dir / entry
+    if entry == "lib":
+        target.mkdir()
+    elif entry != ".":
+        target.write_text("x = 1\n")
+    target.chmod(mode)
+    with pytest.raises(SandboxConfigError, match=f"unprivileged uid{named};.*world-readable"):
         harness.launch("true")
 
 
