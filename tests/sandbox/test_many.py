@@ -6,6 +6,8 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from arena.sandbox import BotProcess, SandboxLimits
 
 from .conftest import Harness, cgroup_dirs, marked_pids
@@ -48,4 +50,23 @@ def test_concurrent_launches_from_threads(harness: Harness) -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(lambda bot: bot.kill(), bots))
     assert all(bot.poll() is not None for bot in bots)
+    assert marked_pids(harness.marker) == []
+
+
+@pytest.mark.soak
+def test_soak_hundreds_of_launches_from_threads(harness: Harness) -> None:
+    harness.launch("true")[0].kill()
+    fds_before = open_fd_count()
+
+    def cycle(index: int) -> int | None:
+        script = "sleep 300; : $0" if index % 3 else "bomb() { bomb | bomb & }; bomb; : $0"
+        bot, _output = harness.launch(script, limits=SandboxLimits(max_processes=12))
+        time.sleep(0.05)
+        bot.kill()
+        return bot.poll()
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        statuses = list(pool.map(cycle, range(300)))
+    assert all(status is not None for status in statuses)
+    assert open_fd_count() == fds_before
     assert marked_pids(harness.marker) == []
