@@ -53,7 +53,7 @@ def run_match(
     on_game: Callable[[GameReport], None] | None = None,
     wire_tap: WireTap | None = None,
 ) -> MatchReport:
-    """Play ``config.games`` games between ``bot_a`` and ``bot_b``.
+    """Play the games of ``config`` (``config.indices_to_play``) between ``bot_a`` and ``bot_b``.
 
     ``on_game`` is called with each game's report as soon as it is over;
     ``wire_tap`` with (0 for bot_a / 1 for bot_b, bytes) for every message the
@@ -103,7 +103,7 @@ class _Match:
             slot.endpoint.start()
         try:
             self.log.info("match_started", bots=[slot.name for slot in self.slots])
-            for game_index in range(self.config.games):
+            for game_index in self.config.indices_to_play:
                 report = self._play_game(game_index)
                 reports.append(report)
                 if on_game is not None:
@@ -121,7 +121,7 @@ class _Match:
             match_over = referee_pb2.MatchOver(
                 your_score=score[slot.name],
                 opponent_score=score[other.name],
-                games=self.config.games,
+                games=len(self.config.indices_to_play),
             )
             slot.send(referee_pb2.PlayResponse(match_over=match_over))
             slot.endpoint.close_stream()
@@ -174,7 +174,7 @@ class _Match:
         welcome = referee_pb2.Welcome(
             protocol_version=PROTOCOL_VERSION,
             match_id=self.match_id,
-            games=self.config.games,
+            games=len(self.config.indices_to_play),
             bot_name=slot.name,
             opponent_name=other.name,
             variant=variant_to_pb(self.config.variant),

@@ -7,6 +7,7 @@ One ``MatchConfig`` says everything about how a match is played; a
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,10 @@ class MatchConfig:
     max_restarts: int = 2
     unsafe: bool = False
     hello_timeout_ms: int = HELLO_TIMEOUT_MS
+    game_indices: tuple[int, ...] | None = None
+    """Play only these games of the match (increasing, each in 0..games-1), e.g. the
+    games a resumed match has not stored yet; None plays them all. A game keeps the
+    seats and deal of its index whatever else is played."""
 
     def __post_init__(self) -> None:
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
@@ -83,6 +88,25 @@ class MatchConfig:
             raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts}")
         if self.hello_timeout_ms < 1:
             raise ValueError(f"hello_timeout_ms must be >= 1, got {self.hello_timeout_ms}")
+        if self.game_indices is not None:
+            _check_game_indices(self.game_indices, self.games)
+
+    @property
+    def indices_to_play(self) -> tuple[int, ...]:
+        """The game indices this match plays, in order."""
+        if self.game_indices is None:
+            return tuple(range(self.games))
+        return self.game_indices
+
+
+def _check_game_indices(indices: object, games: int) -> None:
+    if not isinstance(indices, tuple) or not indices:
+        raise ValueError(f"game_indices must be a non-empty tuple, got {indices!r}")
+    for index in indices:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < games:
+            raise ValueError(f"game index {index!r} is not in 0..{games - 1}")
+    if any(later <= earlier for earlier, later in itertools.pairwise(indices)):
+        raise ValueError(f"game_indices must be increasing without repeats, got {indices}")
 
 
 @dataclass(frozen=True)

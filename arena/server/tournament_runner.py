@@ -8,11 +8,12 @@ rating update in one transaction (``arena.store.record_game``) as it arrives.
 
 Resume after an interruption at any moment, even ``kill -9``: games are keyed
 by ``(match, game index)`` with a UNIQUE constraint. A match with unstored
-games is run again with the same seed, so every game index gets the same deal
-and seats; reports of games already stored are discarded, never counted twice
-(the referee always plays a match from game 0, so those games are played
-again but not recorded). Swiss rounds are paired and stored whole, so a round
-is paired once. Workers die with the parent (``PR_SET_PDEATHSIG``).
+games is run again with the same seed, playing only the unstored game indices
+(``MatchConfig.game_indices``): each keeps the deal and seats of its index and
+no stored game is played again. Should a report of a stored game still arrive
+it is discarded, never counted twice. Swiss rounds are paired and stored
+whole, so a round is paired once. Workers die with the parent
+(``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -90,6 +91,14 @@ def swiss_rounds(tournament: TournamentRow) -> int:
     bots = len(tournament.entrants)
     wanted = tournament.config.rounds or math.ceil(math.log2(bots)) + 1
     return max(1, min(wanted, bots - 1 if bots % 2 == 0 else bots))
+
+
+def unstored_indices(match: MatchRow) -> tuple[int, ...] | None:
+    """The game indices of ``match`` not stored yet; None when none is stored (play all)."""
+    if not match.games_played:
+        return None
+    stored = set(match.games_played)
+    return tuple(index for index in range(match.games) if index not in stored)
 
 
 class TournamentRunner:
@@ -174,6 +183,7 @@ class TournamentRunner:
             time_control=TimeControl(action_ms=config.action_ms, bank_ms=config.bank_ms),
             limits=self.limits,
             unsafe=self.unsafe,
+            game_indices=unstored_indices(match),
         )
         first = bot_spec(self.store, match.first, match.first_version)
         second = bot_spec(self.store, match.second, match.second_version)

@@ -164,7 +164,8 @@ def reference(
 
 def _tournament_exists(data: Path) -> bool:
     db = sqlite3.connect(data / "arena.db")
-    return db.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0] > 0
+    count: int = db.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0]
+    return count > 0
 
 
 def _kill_and_resume(
@@ -220,4 +221,37 @@ def test_failures_are_rated_as_losses_and_counted_per_version(tmp_path: Path) ->
     assert (rows["crasher"].games, rows["crasher"].losses, rows["crasher"].crashes) == (2, 2, 2)
     assert (rows["r1"].wins, rows["r1"].crashes) == (2, 0)
     assert rows["r1"].conservative > rows["crasher"].conservative
+    _check_consistent(data)
+
+
+def _stored_rows(data: Path) -> dict[int, tuple[object, ...]]:
+    """game index -> (row id, finished_at, record) of the single match's games."""
+    db = sqlite3.connect(data / "arena.db")
+    rows = db.execute("SELECT game_index, id, finished_at, record FROM games").fetchall()
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def test_resume_plays_only_the_games_a_killed_match_did_not_store(tmp_path: Path) -> None:
+    """kill -9 in the middle of one match: resume plays only its unstored games."""
+    bots = {"r1": "random", "g1": "greedy"}
+    definition = ["one", *bots, "--games", "8", "--seed", "3"]
+    reference = _data_dir_with_bots(tmp_path / "ref", bots)
+    assert _run_cli(reference, "run", *definition).wait(120) == 0
+    data = _data_dir_with_bots(tmp_path / "killed", bots)
+    process = _run_cli(data, "run", *definition)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_stored_rows(data)) < 2:
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(10)
+    before = _stored_rows(data)
+    assert 2 <= len(before) < 8, f"not killed mid-match ({len(before)} games stored)"
+    with Store.open(data) as store:
+        summary = TournamentRunner(store, get_tournament(store, "one").id, concurrency=1).run()
+    assert summary.finished
+    assert summary.games_discarded == 0, "a stored game was played again"
+    assert summary.games_recorded == 8 - len(before)
+    after = _stored_rows(data)
+    assert {index: after[index] for index in before} == before
+    assert _played(data) == _played(reference)
     _check_consistent(data)

@@ -1,0 +1,65 @@
+"""MatchConfig: validation of every field that can be wrong, and playing only some games."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.referee import MatchConfig, TimeControl, load_bot, run_match
+
+REPO = Path(__file__).resolve().parents[2]
+
+BAD_CONFIGS: list[tuple[str, dict[str, Any], str]] = [
+    ("no-games", {"games": 0}, "games must be"),
+    ("negative-seed", {"seed": -1}, "seed must be"),
+    ("empty-indices", {"game_indices": ()}, "non-empty tuple"),
+    ("indices-list", {"game_indices": [0, 1]}, "non-empty tuple"),
+    ("index-too-big", {"games": 4, "game_indices": (1, 4)}, "game index 4 is not in 0..3"),
+    ("index-negative", {"game_indices": (-1,)}, "game index -1"),
+    ("index-bool", {"game_indices": (True,)}, "game index True"),
+    ("index-repeated", {"games": 4, "game_indices": (1, 1)}, "increasing without repeats"),
+    ("index-decreasing", {"games": 4, "game_indices": (3, 2)}, "increasing without repeats"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [case[1:] for case in BAD_CONFIGS],
+    ids=[case[0] for case in BAD_CONFIGS],
+)
+def test_a_bad_config_is_refused_naming_the_field(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        MatchConfig(**fields)
+
+
+@pytest.mark.parametrize(
+    ("fields", "indices"),
+    [({"games": 3}, (0, 1, 2)), ({"games": 6, "game_indices": (2, 5)}, (2, 5))],
+    ids=["all", "some"],
+)
+def test_indices_to_play(fields: dict[str, Any], indices: tuple[int, ...]) -> None:
+    assert MatchConfig(**fields).indices_to_play == indices
+
+
+def _played(record: dict[str, Any]) -> tuple[object, ...]:
+    meta = record["match"]
+    return (record["deal"], record["actions"], record.get("result"), meta["bots"],
+            meta["deal_seed"], meta["game_index"])  # fmt: skip
+
+
+@pytest.mark.slow
+def test_some_games_keep_the_seats_and_deals_of_their_index() -> None:
+    bot = load_bot(REPO / "sample_bots" / "python_random")
+    control = TimeControl(3000, 30000)
+    whole = run_match(MatchConfig(games=4, seed=11, time_control=control), bot, bot)
+    part = run_match(
+        MatchConfig(games=4, seed=11, time_control=control, game_indices=(1, 2)), bot, bot
+    )
+    assert [game.index for game in part.games] == [1, 2]
+    assert [_played(game.record) for game in part.games] == [
+        _played(whole.games[index].record) for index in (1, 2)
+    ]
+    assert [g.bots_by_seat for g in part.games] == [whole.games[i].bots_by_seat for i in (1, 2)]
+    assert sum(part.score.values()) == 2
