@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from arena.kahuna import Variant
+from arena.kahuna import HandicapBridge, Variant
 from arena.logs import configure
 from arena.referee import (
     BotConfigError,
@@ -27,6 +27,8 @@ from arena.referee import (
     load_bot,
     run_match,
 )
+from arena.referee.handicap import FORMAT as HANDICAP_FORMAT
+from arena.referee.handicap import parse_handicap
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 
 EXIT_OK = 0
@@ -46,6 +48,13 @@ def _whole(minimum: int, maximum: int) -> type[int]:
         return value
 
     return parse  # type: ignore[return-value]
+
+
+def _handicap(text: str) -> tuple[HandicapBridge, ...]:
+    try:
+        return parse_handicap(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,6 +87,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")
     parser.add_argument("--tactical", action="store_true", help="Tactical variant (R8)")
     parser.add_argument(
+        "--handicap", type=_handicap, default=(), metavar="SEAT:LINE[,LINE...]",
+        help=f"R2h: 1-3 bridges for one seat in every game, {HANDICAP_FORMAT};"
+        " seats swap every game, so each bot gets it in half the games",
+    )
+    parser.add_argument(
         "--unsafe-no-sandbox", action="store_true",
         help="run bots even where the host cannot sandbox them (trusted bots only)",
     )
@@ -107,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         variant=Variant(strategic=args.strategic, tactical=args.tactical),
         time_control=TimeControl(action_ms=args.action_ms, bank_ms=args.bank_ms),
         max_restarts=args.max_restarts,
+        handicap=args.handicap,
         unsafe=args.unsafe_no_sandbox,
     )
     on_game = None if records_dir is None else _record_writer(records_dir)
@@ -151,6 +166,7 @@ def match_json(report: MatchReport, bots: tuple[BotSpec, BotSpec],
             for name, spec in zip(names, bots, strict=True)
         },
         "seed": config.seed,
+        "handicap": [{"seat": bridge.seat, "line": bridge.line} for bridge in config.handicap],
         "time_control": {
             "action_ms": config.time_control.action_ms,
             "bank_ms": config.time_control.bank_ms,

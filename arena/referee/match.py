@@ -223,7 +223,7 @@ class _Match:
         self._make_ready(failures)
         control = self.config.time_control
         log = GameLog.start(control.action_ms, control.bank_ms)
-        turns = GameTurns(new_game(deal, self.config.variant))
+        turns = GameTurns(new_game(deal, self.config.variant, self.config.handicap))
         self._say_game_start(game_index, slot_at_seat)
         processes = [self.slots[slot].process for slot in slot_at_seat]
         cpu_start_ms = [None if process is None else process.cpu_time_ms() for process in processes]

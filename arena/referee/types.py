@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.kahuna import Variant
+from arena.kahuna import HandicapBridge, Variant
+from arena.referee.handicap import check_handicap
 from arena.sandbox import SandboxLimits
 
 HELLO_TIMEOUT_MS = 10_000
@@ -74,6 +75,8 @@ class MatchConfig:
     max_restarts: int = 2
     unsafe: bool = False
     hello_timeout_ms: int = HELLO_TIMEOUT_MS
+    handicap: tuple[HandicapBridge, ...] = ()
+    """R2h: 1-3 bridges of one seat (the seat, not a bot: seats swap every game)."""
     game_indices: tuple[int, ...] | None = None
     """Play only these games of the match (increasing, each in 0..games-1), e.g. the
     games a resumed match has not stored yet; None plays them all. A game keeps the
@@ -88,6 +91,8 @@ class MatchConfig:
             raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts}")
         if self.hello_timeout_ms < 1:
             raise ValueError(f"hello_timeout_ms must be >= 1, got {self.hello_timeout_ms}")
+        if self.handicap != ():
+            check_handicap(self.handicap)
         if self.game_indices is not None:
             _check_game_indices(self.game_indices, self.games)
 

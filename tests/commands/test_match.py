@@ -75,6 +75,22 @@ def test_records_replay_and_table(tmp_path: Path) -> None:
         assert json.loads(path.read_text())["variant"]["tactical"] is True
 
 
+def test_handicap_is_in_every_record_and_the_json(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
+    records = tmp_path / "records"
+    done = _arena("match", str(first), str(second), "--games", "2", "--records", str(records),
+                  "--handicap", "1:huna-elai,aloa-bari", "--json")
+    assert done.returncode == 0, done.stderr
+    handicap = [{"seat": 1, "line": "ELAI-HUNA"}, {"seat": 1, "line": "ALOA-BARI"}]
+    assert json.loads(done.stdout)["handicap"] == handicap
+    for path in sorted(records.iterdir()):
+        assert json.loads(path.read_text())["handicap"] == handicap
+        replayed = _arena("replay", str(path))
+        assert replayed.returncode == 0, replayed.stderr
+        assert json.loads(replayed.stdout)["result_matches"]
+
+
 BAD_ARGS = [
     ("missing dir", ["match", "/nonexistent/bot", "{a}"], "not a directory"),
     ("zero games", ["match", "{a}", "{b}", "--games", "0"], "--games: must be between 1"),
@@ -82,6 +98,12 @@ BAD_ARGS = [
     ("negative seed", ["match", "{a}", "{b}", "--seed", "-1"], "--seed: must be between"),
     ("no toml", ["match", "{empty}", "{b}"], "no bot.toml"),
     ("records is a file", ["match", "{a}", "{b}", "--records", "{a}/bot.toml"], "--records"),
+    ("handicap no seat", ["match", "{a}", "{b}", "--handicap", "ALOA-BARI"], "is not SEAT:LINE"),
+    ("handicap seat 2", ["match", "{a}", "{b}", "--handicap", "2:ALOA-BARI"], "seat must be 0"),
+    ("handicap bad line", ["match", "{a}", "{b}", "--handicap", "0:ALOA-XX"], "--handicap"),
+    ("handicap twice", ["match", "{a}", "{b}", "--handicap", "0:aloa-bari,bari-aloa"], "twice"),
+    ("handicap 4 lines", ["match", "{a}", "{b}", "--handicap",
+                          "0:ALOA-BARI,ALOA-HUNA,ELAI-HUNA,BARI-DUDA"], "1 to 3 bridges"),
 ]
 
 

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from arena.kahuna import HandicapBridge
 from arena.referee import MatchConfig, TimeControl, load_bot, run_match
+from arena.referee.handicap import parse_handicap
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,6 +23,16 @@ BAD_CONFIGS: list[tuple[str, dict[str, Any], str]] = [
     ("index-bool", {"game_indices": (True,)}, "game index True"),
     ("index-repeated", {"games": 4, "game_indices": (1, 1)}, "increasing without repeats"),
     ("index-decreasing", {"games": 4, "game_indices": (3, 2)}, "increasing without repeats"),
+    ("handicap-empty", {"handicap": []}, "non-empty tuple of bridges"),
+    ("handicap-two-seats",
+     {"handicap": (HandicapBridge(0, "ALOA-BARI"), HandicapBridge(1, "ELAI-HUNA"))}, "one seat"),
+    ("handicap-seat-2", {"handicap": (HandicapBridge(2, "ALOA-BARI"),)}, "one seat, 0 or 1"),
+    ("handicap-unknown-line", {"handicap": (HandicapBridge(0, "aloa-bari"),)}, "unknown line"),
+    ("handicap-twice",
+     {"handicap": (HandicapBridge(0, "ALOA-BARI"), HandicapBridge(0, "ALOA-BARI"))}, "twice"),
+    ("handicap-four",
+     {"handicap": tuple(HandicapBridge(0, line) for line in
+                        ("ALOA-BARI", "ALOA-HUNA", "ELAI-HUNA", "BARI-DUDA"))}, "1 to 3"),
 ]
 
 
@@ -41,6 +53,33 @@ def test_a_bad_config_is_refused_naming_the_field(fields: dict[str, Any], messag
 )
 def test_indices_to_play(fields: dict[str, Any], indices: tuple[int, ...]) -> None:
     assert MatchConfig(**fields).indices_to_play == indices
+
+
+PARSED = [
+    ("one", "0:ALOA-BARI", ((0, "ALOA-BARI"),)),
+    ("lenient", " 1 : huna-elai , bari-aloa", ((1, "ELAI-HUNA"), (1, "ALOA-BARI"))),
+]
+
+
+@pytest.mark.parametrize(("text", "bridges"), [c[1:] for c in PARSED], ids=[c[0] for c in PARSED])
+def test_parse_handicap(text: str, bridges: tuple[tuple[int, str], ...]) -> None:
+    assert parse_handicap(text) == tuple(HandicapBridge(*bridge) for bridge in bridges)
+
+
+BAD_TEXTS = [
+    ("no-colon", "ALOA-BARI", "is not SEAT:LINE"),
+    ("seat-word", "one:ALOA-BARI", "seat must be 0 or 1"),
+    ("no-line", "0:", "handicap line ''"),
+    ("bad-island", "0:ALOA-NOPE", "handicap line 'ALOA-NOPE'"),
+    ("twice", "1:ALOA-BARI,bari-aloa", "twice"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), [c[1:] for c in BAD_TEXTS],
+                         ids=[c[0] for c in BAD_TEXTS])  # fmt: skip
+def test_parse_handicap_names_the_problem(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_handicap(text)
 
 
 def _played(record: dict[str, Any]) -> tuple[object, ...]:
