@@ -7,6 +7,7 @@ import sqlite3
 
 from arena.referee.types import BotStatus, GameReport
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
+from arena.store.live import drop_live_game
 from arena.store.models import GameRow
 from arena.tournament.ratings import Rating, rate_game
 
@@ -38,6 +39,7 @@ def record_game(store: Store, match_id: int, report: GameReport) -> int | None:
             raise StoreError(
                 f"game {report.index} of {report.bots_by_seat} does not belong to match {match_id}"
             )
+        drop_live_game(db, match_id, report.index)  # the stored game replaces its live view
         if db.execute(
             "SELECT 1 FROM games WHERE match_id = ? AND game_index = ?", (match_id, report.index)
         ).fetchone():
@@ -145,6 +147,15 @@ def get_game(store: Store, game_id: int) -> GameRow:
     if row is None:
         raise NotFoundError(f"no game {game_id}")
     return _game_row(row)
+
+
+def find_game(store: Store, match_id: int, game_index: int) -> GameRow | None:
+    """Game ``game_index`` of match ``match_id`` if it is stored (finished), else None."""
+    with store.reading() as db:
+        row = db.execute(
+            f"{_GAME_SELECT} WHERE g.match_id = ? AND g.game_index = ?", (match_id, game_index)
+        ).fetchone()
+    return None if row is None else _game_row(row)
 
 
 def game_record(store: Store, game_id: int) -> dict[str, object]:

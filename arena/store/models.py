@@ -149,3 +149,40 @@ class Principal:
 
 
 JsonRecord = Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatOfferRow:
+    """A seat of a match waiting for (or taken by) a remote bot (arena.store.remote)."""
+
+    id: int
+    bot: str
+    version: str
+    owner: str | None
+    match_id: int | None  # the tournament match; None outside tournaments
+    referee_match: str  # the referee's match id (Welcome.match_id)
+    slot: int  # 0: the match's first bot, 1: its second
+    socket_path: str  # the seat's private referee socket in the match worker
+    created_at: str
+    expires_at_ms: int  # Unix epoch ms: a Hello after it is refused
+    state: str  # "open" | "taken" | "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class LiveGameRow:
+    """A game being played, as the runner publishes it (arena.store.live)."""
+
+    id: int
+    match_id: int
+    game_index: int
+    tournament_id: int
+    head: JsonRecord  # the record's head: format, variant, handicap, deal, bots ...
+    started_at: str
+    actions: int  # live entries so far
+
+
+@dataclass(frozen=True, slots=True)
+class LiveEntry:
+    seq: int  # 0-based position in the live game
+    entry: JsonRecord  # an action (RECORD.md JSON with "seat") or another event
+    added_at: str

@@ -9,6 +9,8 @@ History:
   v1  bots, bot versions with rating and counters, tournaments, entrants,
       matches, byes, games with records, rating history.
   v2  bot owners (``bots.owner``) and API tokens (``tokens``) for `arena serve`.
+  v3  remote bots: seat offers (``seat_offers``, the seat token's hash only);
+      live games for the admin's live view (``live_games``, ``live_actions``).
 """
 
 from __future__ import annotations
@@ -113,7 +115,40 @@ CREATE TABLE tokens (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+V3 = """
+CREATE TABLE seat_offers (
+    id             INTEGER PRIMARY KEY,
+    token_sha256   TEXT NOT NULL UNIQUE,
+    bot_version_id INTEGER NOT NULL REFERENCES bot_versions(id),
+    match_id       INTEGER REFERENCES matches(id),
+    referee_match  TEXT NOT NULL,
+    slot           INTEGER NOT NULL CHECK (slot IN (0, 1)),
+    socket_path    TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    expires_at_ms  INTEGER NOT NULL,
+    state          TEXT NOT NULL CHECK (state IN ('open', 'taken', 'closed')),
+    taken_at       TEXT
+);
+CREATE INDEX seat_offers_by_version ON seat_offers(bot_version_id, state);
+CREATE INDEX seat_offers_by_match ON seat_offers(match_id, state);
+CREATE TABLE live_games (
+    id          INTEGER PRIMARY KEY,
+    match_id    INTEGER NOT NULL REFERENCES matches(id),
+    game_index  INTEGER NOT NULL,
+    head        TEXT NOT NULL,
+    started_at  TEXT NOT NULL,
+    UNIQUE (match_id, game_index)
+);
+CREATE TABLE live_actions (
+    live_game_id INTEGER NOT NULL REFERENCES live_games(id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    entry        TEXT NOT NULL,
+    added_at     TEXT NOT NULL,
+    PRIMARY KEY (live_game_id, seq)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
 CURRENT_VERSION = len(MIGRATIONS)
 
 

@@ -87,3 +87,27 @@ def test_data_dir_precedence(
         else:
             monkeypatch.setenv(name, value)
     assert resolve_data_dir(explicit) == Path(expected)
+
+
+def test_a_real_v2_database_gains_seat_offers_and_live_games(tmp_path: Path) -> None:
+    from arena.store.schema import V2
+
+    data = tmp_path / "data"
+    data.mkdir()
+    db = sqlite3.connect(data / "arena.db")
+    db.executescript(V1)
+    db.executescript(V2)
+    db.execute("INSERT INTO bots (id, name, owner, created_at) VALUES (1, 'b', 'al', '2026')")
+    db.execute(
+        "INSERT INTO tokens (token_sha256, user, role, created_at) VALUES ('h', 'al', 'user', 'x')"
+    )
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    db.close()
+    with Store.open(data) as store:
+        assert get_bot(store, "b").owner == "al"
+    check = sqlite3.connect(data / "arena.db")
+    assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 3
+    tables = {r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"seat_offers", "live_games", "live_actions"} <= tables
+    assert check.execute("SELECT COUNT(*) FROM tokens").fetchone()[0] == 1
