@@ -31,6 +31,17 @@ def test_bot_runs_unprivileged_with_core_dumps_off(harness: Harness) -> None:
     ]
 
 
+def test_a_crash_leaves_no_core_and_the_limit_cannot_be_raised(harness: Harness) -> None:
+    status, output = harness.run(
+        "ulimit -c unlimited 2>/dev/null && echo RAISED; cd /tmp;"
+        " python3 -c 'import os; os.abort()'; echo abort=$?; ls /tmp | grep -c core",
+        runtime="python",
+    )
+    assert status == 1, output  # grep -c found nothing
+    assert lines_of(output)[-2:] == ["abort=134", "0"]  # SIGABRT, and no core file
+    assert "RAISED" not in output
+
+
 def test_bot_is_uid_65534_on_the_host_too(harness: Harness) -> None:
     bot, _ = harness.launch("sleep 300; : $0")
     deadline = time.monotonic() + 10
