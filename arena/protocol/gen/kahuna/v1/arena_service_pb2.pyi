@@ -678,3 +678,262 @@ class CreateUserTokenResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateUserTokenResponse: _TypeAlias = CreateUserTokenResponse  # noqa: Y015
+
+@_typing.final
+class RegisterRemoteBotRequest(_message.Message):
+    """RegisterRemoteBot input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """1-40 letters, digits, - _ . (the caller becomes its owner)."""
+    description: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        description: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterRemoteBotRequest: _TypeAlias = RegisterRemoteBotRequest  # noqa: Y015
+
+@_typing.final
+class RegisterRemoteBotResponse(_message.Message):
+    """RegisterRemoteBot output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    created: _builtins.bool
+    """False when this exact registration was already stored."""
+    @_builtins.property
+    def bot(self) -> Global___BotVersion: ...
+    def __init__(
+        self,
+        *,
+        bot: Global___BotVersion | None = ...,
+        created: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "created", b"created"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterRemoteBotResponse: _TypeAlias = RegisterRemoteBotResponse  # noqa: Y015
+
+@_typing.final
+class WaitForSeatsRequest(_message.Message):
+    """WaitForSeats input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """One of the caller's remote bots."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WaitForSeatsRequest: _TypeAlias = WaitForSeatsRequest  # noqa: Y015
+
+@_typing.final
+class WaitForSeatsResponse(_message.Message):
+    """A seat of a match waiting for a remote bot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_MATCH_ID_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    version: _builtins.str
+    match_id: _builtins.str
+    """The referee's match id (the one Welcome will carry)."""
+    seat_token: _builtins.str
+    """Send it as Hello.token on RefereeService/Play; it binds this seat only
+    and works once.
+    """
+    deadline_unix_ms: _builtins.int
+    """Unix time in milliseconds after which the Hello is refused."""
+    tournament_match_id: _builtins.int
+    """The tournament match, 0 outside tournaments."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        version: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+        seat_token: _builtins.str = ...,
+        deadline_unix_ms: _builtins.int = ...,
+        tournament_match_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "deadline_unix_ms", b"deadline_unix_ms", "match_id", b"match_id", "seat_token", b"seat_token", "tournament_match_id", b"tournament_match_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WaitForSeatsResponse: _TypeAlias = WaitForSeatsResponse  # noqa: Y015
+
+@_typing.final
+class ListLiveGamesRequest(_message.Message):
+    """ListLiveGames input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLiveGamesRequest: _TypeAlias = ListLiveGamesRequest  # noqa: Y015
+
+@_typing.final
+class LiveGame(_message.Message):
+    """A game being played."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_INDEX_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    ACTIONS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.int
+    game_index: _builtins.int
+    tournament_id: _builtins.int
+    actions: _builtins.int
+    """Actions applied so far."""
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Bot names by seat."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.int = ...,
+        game_index: _builtins.int = ...,
+        tournament_id: _builtins.int = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        actions: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "bots", b"bots", "game_index", b"game_index", "match_id", b"match_id", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LiveGame: _TypeAlias = LiveGame  # noqa: Y015
+
+@_typing.final
+class ListLiveGamesResponse(_message.Message):
+    """ListLiveGames output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___LiveGame]: ...
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[Global___LiveGame] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLiveGamesResponse: _TypeAlias = ListLiveGamesResponse  # noqa: Y015
+
+@_typing.final
+class WatchGameRequest(_message.Message):
+    """WatchGame input: a game by its tournament match and index in the match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_INDEX_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.int
+    game_index: _builtins.int
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.int = ...,
+        game_index: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_index", b"game_index", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchGameRequest: _TypeAlias = WatchGameRequest  # noqa: Y015
+
+@_typing.final
+class WatchGameResponse(_message.Message):
+    """One message of a watched game."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HEAD_JSON_FIELD_NUMBER: _builtins.int
+    ENTRY_JSON_FIELD_NUMBER: _builtins.int
+    RECORD_JSON_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    head_json: _builtins.str
+    """First (live view only): the record's head as JSON (format, variant,
+    handicap, deal, bots by seat).
+    """
+    entry_json: _builtins.str
+    """An action as it was applied: RECORD.md JSON with "seat" (and "drawn"
+    for a deck draw), or another event such as {"reshuffle": [...]}.
+    """
+    record_json: _builtins.str
+    """Last: the finished game's kahuna-record/1 (RECORD.md)."""
+    seq: _builtins.int
+    """Position of entry_json in the game (0-based)."""
+    game_id: _builtins.int
+    """The stored game's id, with record_json."""
+    def __init__(
+        self,
+        *,
+        head_json: _builtins.str = ...,
+        entry_json: _builtins.str = ...,
+        record_json: _builtins.str = ...,
+        seq: _builtins.int = ...,
+        game_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry_json", b"entry_json", "head_json", b"head_json", "kind", b"kind", "record_json", b"record_json"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry_json", b"entry_json", "game_id", b"game_id", "head_json", b"head_json", "kind", b"kind", "record_json", b"record_json", "seq", b"seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["head_json", "entry_json", "record_json"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___WatchGameResponse: _TypeAlias = WatchGameResponse  # noqa: Y015

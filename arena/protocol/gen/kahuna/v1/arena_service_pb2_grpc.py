@@ -80,6 +80,26 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenResponse.FromString,
                 _registered_method=True)
+        self.RegisterRemoteBot = channel.unary_unary(
+                '/kahuna.v1.ArenaService/RegisterRemoteBot',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.RegisterRemoteBotRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.RegisterRemoteBotResponse.FromString,
+                _registered_method=True)
+        self.WaitForSeats = channel.unary_stream(
+                '/kahuna.v1.ArenaService/WaitForSeats',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsResponse.FromString,
+                _registered_method=True)
+        self.ListLiveGames = channel.unary_unary(
+                '/kahuna.v1.ArenaService/ListLiveGames',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesResponse.FromString,
+                _registered_method=True)
+        self.WatchGame = channel.unary_stream(
+                '/kahuna.v1.ArenaService/WatchGame',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.WatchGameRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.WatchGameResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -152,6 +172,40 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterRemoteBot(self, request, context):
+        """Register a bot its owner hosts: the arena launches nothing for it and
+        offers its seats through WaitForSeats (docs/PROTOCOL.md, "Remote bots").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WaitForSeats(self, request, context):
+        """The seats offered to one of the caller's remote bots: the open offers now,
+        then each new one as a match seats the bot. Connect to RefereeService/Play
+        on this same server with the offer's seat token before its deadline.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListLiveGames(self, request, context):
+        """The games being played now (admin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchGame(self, request, context):
+        """One game of a tournament match. The admin sees it live with full
+        information: the head, then every action as it is applied, then the
+        record. Anyone else gets PERMISSION_DENIED while the game is not over, and
+        the record once it is.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -199,6 +253,26 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.CreateUserToken,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenResponse.SerializeToString,
+            ),
+            'RegisterRemoteBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterRemoteBot,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.RegisterRemoteBotRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.RegisterRemoteBotResponse.SerializeToString,
+            ),
+            'WaitForSeats': grpc.unary_stream_rpc_method_handler(
+                    servicer.WaitForSeats,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsResponse.SerializeToString,
+            ),
+            'ListLiveGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLiveGames,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesResponse.SerializeToString,
+            ),
+            'WatchGame': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchGame,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.WatchGameRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.WatchGameResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -445,6 +519,114 @@ class ArenaService:
             '/kahuna.v1.ArenaService/CreateUserToken',
             kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterRemoteBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/RegisterRemoteBot',
+            kahuna_dot_v1_dot_arena__service__pb2.RegisterRemoteBotRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.RegisterRemoteBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WaitForSeats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/WaitForSeats',
+            kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLiveGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/ListLiveGames',
+            kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/WatchGame',
+            kahuna_dot_v1_dot_arena__service__pb2.WatchGameRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.WatchGameResponse.FromString,
             options,
             channel_credentials,
             insecure,

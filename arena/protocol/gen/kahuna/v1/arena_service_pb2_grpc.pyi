@@ -64,6 +64,23 @@ class ArenaServiceStub:
     """A finished game's kahuna-record/1 (RECORD.md), as JSON text."""
     CreateUserToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]
     """A new bearer token for a user (admin)."""
+    RegisterRemoteBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterRemoteBotRequest, _arena_service_pb2.RegisterRemoteBotResponse]
+    """Register a bot its owner hosts: the arena launches nothing for it and
+    offers its seats through WaitForSeats (docs/PROTOCOL.md, "Remote bots").
+    """
+    WaitForSeats: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WaitForSeatsRequest, _arena_service_pb2.WaitForSeatsResponse]
+    """The seats offered to one of the caller's remote bots: the open offers now,
+    then each new one as a match seats the bot. Connect to RefereeService/Play
+    on this same server with the offer's seat token before its deadline.
+    """
+    ListLiveGames: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]
+    """The games being played now (admin)."""
+    WatchGame: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchGameRequest, _arena_service_pb2.WatchGameResponse]
+    """One game of a tournament match. The admin sees it live with full
+    information: the head, then every action as it is applied, then the
+    record. Anyone else gets PERMISSION_DENIED while the game is not over, and
+    the record once it is.
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -93,6 +110,23 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """A finished game's kahuna-record/1 (RECORD.md), as JSON text."""
     CreateUserToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]  # type: ignore[assignment]
     """A new bearer token for a user (admin)."""
+    RegisterRemoteBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterRemoteBotRequest, _arena_service_pb2.RegisterRemoteBotResponse]  # type: ignore[assignment]
+    """Register a bot its owner hosts: the arena launches nothing for it and
+    offers its seats through WaitForSeats (docs/PROTOCOL.md, "Remote bots").
+    """
+    WaitForSeats: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WaitForSeatsRequest, _arena_service_pb2.WaitForSeatsResponse]  # type: ignore[assignment]
+    """The seats offered to one of the caller's remote bots: the open offers now,
+    then each new one as a match seats the bot. Connect to RefereeService/Play
+    on this same server with the offer's seat token before its deadline.
+    """
+    ListLiveGames: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]  # type: ignore[assignment]
+    """The games being played now (admin)."""
+    WatchGame: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchGameRequest, _arena_service_pb2.WatchGameResponse]  # type: ignore[assignment]
+    """One game of a tournament match. The admin sees it live with full
+    information: the head, then every action as it is applied, then the
+    record. Anyone else gets PERMISSION_DENIED while the game is not over, and
+    the record once it is.
+    """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     """The arena API."""
@@ -173,5 +207,46 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.CreateUserTokenResponse, _abc.Awaitable[_arena_service_pb2.CreateUserTokenResponse]]:
         """A new bearer token for a user (admin)."""
+
+    @_abc_1.abstractmethod
+    def RegisterRemoteBot(
+        self,
+        request: _arena_service_pb2.RegisterRemoteBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RegisterRemoteBotResponse, _abc.Awaitable[_arena_service_pb2.RegisterRemoteBotResponse]]:
+        """Register a bot its owner hosts: the arena launches nothing for it and
+        offers its seats through WaitForSeats (docs/PROTOCOL.md, "Remote bots").
+        """
+
+    @_abc_1.abstractmethod
+    def WaitForSeats(
+        self,
+        request: _arena_service_pb2.WaitForSeatsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.WaitForSeatsResponse], _abc.AsyncIterator[_arena_service_pb2.WaitForSeatsResponse]]:
+        """The seats offered to one of the caller's remote bots: the open offers now,
+        then each new one as a match seats the bot. Connect to RefereeService/Play
+        on this same server with the offer's seat token before its deadline.
+        """
+
+    @_abc_1.abstractmethod
+    def ListLiveGames(
+        self,
+        request: _arena_service_pb2.ListLiveGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListLiveGamesResponse, _abc.Awaitable[_arena_service_pb2.ListLiveGamesResponse]]:
+        """The games being played now (admin)."""
+
+    @_abc_1.abstractmethod
+    def WatchGame(
+        self,
+        request: _arena_service_pb2.WatchGameRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.WatchGameResponse], _abc.AsyncIterator[_arena_service_pb2.WatchGameResponse]]:
+        """One game of a tournament match. The admin sees it live with full
+        information: the head, then every action as it is applied, then the
+        record. Anyone else gets PERMISSION_DENIED while the game is not over, and
+        the record once it is.
+        """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
