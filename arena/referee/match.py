@@ -18,13 +18,22 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from arena.kahuna import deal_from_seed, new_game, reshuffle_from_seed, start_round
+from arena.kahuna import (
+    State,
+    deal_from_seed,
+    new_game,
+    record_of,
+    record_to_json,
+    reshuffle_from_seed,
+    start_round,
+)
 from arena.logs import get_logger
 from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.game import GameLog, GameTurns
 from arena.referee.inbox import Inbox
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
+from arena.referee.live import ActionApplied, GameStarted, LiveHook, RoundStarted
 from arena.referee.results import Failures, GameResult, game_over_messages, score_games
 from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
@@ -52,15 +61,18 @@ def run_match(
     *,
     on_game: Callable[[GameReport], None] | None = None,
     wire_tap: WireTap | None = None,
+    on_event: LiveHook | None = None,
 ) -> MatchReport:
     """Play the games of ``config`` (``config.indices_to_play``) between ``bot_a`` and ``bot_b``.
 
     ``on_game`` is called with each game's report as soon as it is over;
     ``wire_tap`` with (0 for bot_a / 1 for bot_b, bytes) for every message the
-    referee puts on the wire, exactly as sent.
+    referee puts on the wire, exactly as sent; ``on_event`` with each game's
+    start, every action right after it is applied and every reshuffle
+    (``arena.referee.live``: full information, for a live view, never for bots).
     """
     with tempfile.TemporaryDirectory(prefix="kahuna-", dir=_short_tmp()) as work:
-        return _Match(config, (bot_a, bot_b), Path(work), wire_tap).run(on_game)
+        return _Match(config, (bot_a, bot_b), Path(work), wire_tap, on_event).run(on_game)
 
 
 def _short_tmp() -> str:
@@ -76,8 +88,10 @@ class _Match:
         specs: tuple[BotSpec, BotSpec],
         work: Path,
         wire_tap: WireTap | None,
+        on_event: LiveHook | None = None,
     ) -> None:
         self.config = config
+        self.on_event = on_event
         self.match_id = secrets.token_hex(6)
         arrivals: queue.SimpleQueue[Arrival] = queue.SimpleQueue()
         names = display_names(*specs)
@@ -225,6 +239,9 @@ class _Match:
         log = GameLog.start(control.action_ms, control.bank_ms)
         turns = GameTurns(new_game(deal, self.config.variant, self.config.handicap))
         self._say_game_start(game_index, slot_at_seat)
+        if self.on_event is not None:
+            head = self._head(game_index, deal, turns.state, slot_at_seat)
+            self.on_event(GameStarted(game_index, head))
         processes = [self.slots[slot].process for slot in slot_at_seat]
         cpu_start_ms = [None if process is None else process.cpu_time_ms() for process in processes]
         while not failures and not turns.state.is_finished:
@@ -233,6 +250,8 @@ class _Match:
                 order = reshuffle_from_seed(seed, state.round + 1, state.reshuffle_cards)
                 log.reshuffles.append(order)
                 turns.start_round(start_round(state, order))
+                if self.on_event is not None:
+                    self.on_event(RoundStarted(game_index, state.round + 1, tuple(order)))
                 continue
             self._one_action(game_index, turns, slot_at_seat, log, failures)
         for seat, process in enumerate(processes):
@@ -264,6 +283,25 @@ class _Match:
             actions=report.actions,
         )
         return report
+
+    def _head(
+        self, game_index: int, deal: tuple[str, ...], state: State, slot_at_seat: tuple[int, int]
+    ) -> dict[str, object]:
+        """The record before the first action, with who sits where (for live views)."""
+        control = self.config.time_control
+        bots = [
+            {"seat": seat, "name": self.slots[slot].name, "version": self.slots[slot].spec.version}
+            for seat, slot in enumerate(slot_at_seat)
+        ]
+        match = {
+            "match_id": self.match_id,
+            "game_index": game_index,
+            "bots": bots,
+            "time_control": {"action_ms": control.action_ms, "bank_ms": control.bank_ms},
+        }
+        head = record_to_json(record_of(state, deal, (), extra={"match": match}))
+        head.pop("actions", None)
+        return head
 
     def _say_game_start(self, game_index: int, slot_at_seat: tuple[int, int]) -> None:
         for seat, slot_index in enumerate(slot_at_seat):
@@ -318,3 +356,5 @@ class _Match:
             return
         log.charge(seat, verdict.elapsed_ms)
         turns.apply(verdict.action, seat)
+        if self.on_event is not None:
+            self.on_event(ActionApplied(game_index, seat, verdict.action, verdict.elapsed_ms))

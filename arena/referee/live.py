@@ -1,0 +1,56 @@
+"""What a match tells a live watcher while a game is played (``run_match(on_event=...)``).
+
+Events carry full information (the deal, every card drawn): they are for the
+arena's admin view and tracing, never for a bot. ``live_entry`` turns an event
+after the start into the JSON entry a store keeps: an action in RECORD.md JSON
+with ``"seat"`` and ``"wall_ms"`` (the bot's thinking time), or a reshuffle
+``{"reshuffle": [cards...], "round": n}`` (the order the next round starts
+with). ``GameStarted.head`` is the record before any action (format, variant,
+handicap, deal, and under ``"match"`` the match id, game index, bots by seat
+and time control), so head plus entries replay the game so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arena.kahuna import Action
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    game_index: int
+    head: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionApplied:
+    """An action the rules accepted, right after it was applied."""
+
+    game_index: int
+    seat: int
+    action: Action
+    elapsed_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStarted:
+    """Round ``round`` begins with the draw pile in ``order`` (R6 reshuffle)."""
+
+    game_index: int
+    round: int
+    order: tuple[str, ...]
+
+
+LiveEvent = GameStarted | ActionApplied | RoundStarted
+LiveHook = Callable[[LiveEvent], None]
+
+
+def live_entry(event: ActionApplied | RoundStarted) -> dict[str, object]:
+    """The JSON entry a live view stores for an event after the game's start."""
+    if isinstance(event, RoundStarted):
+        return {"reshuffle": list(event.order), "round": event.round}
+    entry: dict[str, object] = {"seat": event.seat, **event.action.to_json()}
+    entry["wall_ms"] = round(event.elapsed_ms, 3)
+    return entry
