@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -190,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
             line += f"   (launch_bot returns after {statistics.median(launch_costs_ms):.1f} ms)"
         print(line)
     target.server.stop(0)
+    listener.server.close()
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
