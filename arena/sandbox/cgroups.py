@@ -285,9 +285,10 @@ class CgroupV1(BotCgroup):
 class CgroupV2(BotCgroup):
     """A bot's group in the unified hierarchy."""
 
-    def __init__(self, name: str, directory: Path) -> None:
+    def __init__(self, name: str, directory: Path, *, prefer_kill_file: bool = True) -> None:
         self.name = name
         self.directory = directory
+        self.prefer_kill_file = prefer_kill_file  # False: the freeze path of older kernels
 
     @classmethod
     def create(cls, name: str, limits: SandboxLimits, *, root: Path) -> CgroupV2:
@@ -345,7 +346,7 @@ class CgroupV2(BotCgroup):
         kill_file = self.directory / "cgroup.kill"  # kernel 5.14+
         deadline = time.monotonic() + KILL_TIMEOUT_S
         while True:
-            if kill_file.exists():
+            if self.prefer_kill_file and kill_file.exists():
                 write_control(kill_file, "1")
             else:
                 write_control(self.directory / "cgroup.freeze", "1")

@@ -1,0 +1,76 @@
+"""The v2 kill, accounting and removal code against the kernel's real cgroup2.
+
+This machine's controllers live in v1, but a cgroup2 hierarchy is mounted
+beside them (``/sys/fs/cgroup/unified``, no controllers). Membership,
+``cgroup.kill``, ``cgroup.freeze``, ``cpu.stat`` and rmdir work there without
+controllers, so the v2 paths that do not set limits run for real.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox.cgroups import CgroupV2
+from arena.sandbox.process import wait_gone
+
+UNIFIED = Path("/sys/fs/cgroup/unified")
+
+
+def writable_unified() -> bool:
+    return (UNIFIED / "cgroup.controllers").is_file() and os.access(UNIFIED, os.W_OK)
+
+
+pytestmark = pytest.mark.skipif(not writable_unified(), reason="no writable cgroup2 mount")
+
+
+@pytest.fixture
+def group_dir() -> Iterator[Path]:
+    parent = UNIFIED / f"kahuna-arena-test-{os.getpid()}-{secrets.token_hex(3)}"
+    parent.mkdir()
+    directory = parent / f"bot-{os.getpid()}-1-{secrets.token_hex(3)}"
+    directory.mkdir()
+    yield directory
+    for path in (directory, parent):
+        if path.exists():
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
+TREE = "read go; setsid sh -c 'while :; do :; done' & sh -c 'sleep 300; :' & sleep 300"
+
+
+@pytest.mark.parametrize("prefer_kill_file", [pytest.param(True, id="cgroup.kill"),
+                                              pytest.param(False, id="freeze-and-signal")])
+def test_v2_kill_empties_and_removes_a_real_group(group_dir: Path, prefer_kill_file: bool) -> None:
+    group = CgroupV2(group_dir.name, group_dir, prefer_kill_file=prefer_kill_file)
+    shell = subprocess.Popen(["/bin/sh", "-c", TREE], stdin=subprocess.PIPE)
+    try:
+        group.add_pid(shell.pid)  # before it forks: the whole tree is born inside
+        assert shell.stdin is not None
+        shell.stdin.write(b"go\n")
+        shell.stdin.close()
+        deadline = time.monotonic() + 10
+        while len(group.pids()) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        members = group.pids()
+        assert len(members) >= 4 and shell.pid in members
+        time.sleep(0.2)
+        cpu_ms = group.cpu_time_ms()
+        assert cpu_ms is not None and cpu_ms > 0  # the busy daemon, from cpu.stat
+        group.kill_all()
+        assert group.pids() == []
+        shell.wait(5)
+        assert wait_gone(members)
+        assert group.remove()
+        assert not group_dir.exists()
+    finally:
+        shell.kill()
+        shell.wait(5)
