@@ -34,6 +34,7 @@ from arena.referee.game import GameLog, GameTurns
 from arena.referee.inbox import Inbox
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
 from arena.referee.live import ActionApplied, GameStarted, LiveHook, RoundStarted
+from arena.referee.remote import REMOTE_RUNTIME, SeatOfferHook
 from arena.referee.results import Failures, GameResult, game_over_messages, score_games
 from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
@@ -61,6 +62,7 @@ def run_match(
     *,
     on_game: Callable[[GameReport], None] | None = None,
     wire_tap: WireTap | None = None,
+    on_seat_offer: SeatOfferHook | None = None,
     on_event: LiveHook | None = None,
 ) -> MatchReport:
     """Play the games of ``config`` (``config.indices_to_play``) between ``bot_a`` and ``bot_b``.
@@ -71,8 +73,11 @@ def run_match(
     start, every action right after it is applied and every reshuffle
     (``arena.referee.live``: full information, for a live view, never for bots).
     """
+    if on_seat_offer is None and REMOTE_RUNTIME in (bot_a.runtime, bot_b.runtime):
+        raise ValueError("a remote bot plays only in tournaments run by `arena serve`")
     with tempfile.TemporaryDirectory(prefix="kahuna-", dir=_short_tmp()) as work:
-        return _Match(config, (bot_a, bot_b), Path(work), wire_tap, on_event).run(on_game)
+        match = _Match(config, (bot_a, bot_b), Path(work), wire_tap, on_event, on_seat_offer)
+        return match.run(on_game)
 
 
 def _short_tmp() -> str:
@@ -89,6 +94,7 @@ class _Match:
         work: Path,
         wire_tap: WireTap | None,
         on_event: LiveHook | None = None,
+        on_seat_offer: SeatOfferHook | None = None,
     ) -> None:
         self.config = config
         self.on_event = on_event
@@ -102,6 +108,8 @@ class _Match:
                 name=names[index],
                 endpoint=BotEndpoint(index, work / f"b{index}.sock", arrivals, wire_tap),
                 work_dir=work,
+                offer_seat=on_seat_offer,
+                match_id=self.match_id,
             )
             for index, spec in enumerate(specs)
         )

@@ -17,6 +17,13 @@ import arena
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.judge import Expectation, Phase
+from arena.referee.remote import (
+    REMOTE_RUNTIME,
+    RemoteSeat,
+    SeatOffer,
+    SeatOfferHook,
+    expires_at_ms,
+)
 from arena.referee.types import BotSpec, BotStatus, MatchConfig
 from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
 from arena.server.referee_service import BotEndpoint
@@ -50,11 +57,13 @@ class BotSlot:
     endpoint: BotEndpoint
     work_dir: Path
     expect: Expectation = field(default_factory=lambda: Expectation(token=""))
-    process: BotProcess | None = None
+    process: BotProcess | RemoteSeat | None = None
     launches: int = 0
     ready: bool = False
     last_failure: BotStatus | None = None
     next_request_id: int = 1
+    offer_seat: SeatOfferHook | None = None  # how a remote bot's seat is offered
+    match_id: str = ""  # the referee's match id, for seat offers
 
     def can_launch(self, max_restarts: int) -> bool:
         return self.launches <= max_restarts
@@ -65,6 +74,9 @@ class BotSlot:
         self.launches += 1
         self.endpoint.generation += 1
         self.expect = Expectation(token=secrets.token_urlsafe(24), phase=Phase.AWAIT_HELLO)
+        if self.spec.runtime == REMOTE_RUNTIME:
+            self._offer(config)
+            return
         env = {
             "KAHUNA_REFEREE": f"unix://{SANDBOX_SOCKET}",
             "KAHUNA_TOKEN": self.expect.token,
@@ -95,6 +107,21 @@ class BotSlot:
         get_logger(bot=self.name, slot=self.index).info(
             "bot_launched", launch=self.launches, pid=self.process.pid
         )
+
+    def _offer(self, config: MatchConfig) -> None:
+        """A remote bot: offer the seat (token, socket, deadline) instead of launching."""
+        if self.offer_seat is None:
+            raise ValueError(f"bot {self.spec.name!r} is remote: it plays only through arena serve")
+        self.process = RemoteSeat(self.endpoint)
+        self.offer_seat(
+            SeatOffer(
+                slot=self.index, bot=self.spec.name, version=self.spec.version,
+                token=self.expect.token, socket_path=str(self.endpoint.socket_path),
+                referee_match=self.match_id,
+                expires_at_ms=expires_at_ms(config.hello_timeout_ms),
+            )
+        )  # fmt: skip
+        get_logger(bot=self.name, slot=self.index).info("seat_offered", launch=self.launches)
 
     @property
     def stderr_path(self) -> Path:

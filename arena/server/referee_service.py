@@ -84,6 +84,8 @@ class BotEndpoint:
         self._arrivals = arrivals
         self._lock = threading.Lock()
         self._outbox: queue.SimpleQueue[bytes | _Close] | None = None
+        self._idle = threading.Event()  # no accepted stream is being served
+        self._idle.set()
         self._log = get_logger(slot=slot)
         self._wire_tap = wire_tap
         handler = grpc.stream_stream_rpc_method_handler(
@@ -111,6 +113,10 @@ class BotEndpoint:
         """End the live stream and stop the server (idempotent)."""
         self.close_stream()
         self._server.stop(grace=None).wait(5)
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until no accepted stream is being served (its last messages sent)."""
+        return self._idle.wait(timeout_s)
 
     @property
     def connected(self) -> bool:
@@ -153,6 +159,7 @@ class BotEndpoint:
             else:
                 refused = False
                 self._outbox = outbox
+                self._idle.clear()
         if refused:
             self._post(generation, ArrivalKind.SECOND_STREAM)
             context.abort(grpc.StatusCode.ALREADY_EXISTS, "one Play stream per bot")
@@ -174,6 +181,7 @@ class BotEndpoint:
             with self._lock:
                 if self._outbox is outbox:
                     self._outbox = None
+                self._idle.set()
 
     def _read(self, request_iterator: Iterator[bytes], generation: int) -> None:
         try:

@@ -1,0 +1,65 @@
+"""Remote bots: seats the referee offers instead of launching a process.
+
+A bot version with runtime ``"remote"`` is hosted by its owner. When the
+referee would launch it, it makes the seat's token as for any bot and calls
+the match's ``on_seat_offer`` hook with a ``SeatOffer`` (the tournament
+runner stores it and `arena serve` hands it to the owner's connector); the
+bot then reaches this seat's private socket through the `arena serve`
+gateway. ``RemoteSeat`` stands where a process would: it never exits (no
+CRASH is possible), so a stream that closes is a DISCONNECT, and a bot that
+never says Hello times out like any other.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arena.server.referee_service import BotEndpoint
+
+REMOTE_RUNTIME = "remote"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatOffer:
+    """A seat waiting for a remote bot: say Hello with ``token`` before ``expires_at_ms``."""
+
+    slot: int  # 0: the match's first bot, 1: its second
+    bot: str  # the stored bot name (not the display name)
+    version: str
+    token: str
+    socket_path: str  # the seat's private referee socket
+    referee_match: str  # Welcome.match_id
+    expires_at_ms: int  # Unix epoch milliseconds
+
+
+SeatOfferHook = Callable[[SeatOffer], None]
+
+
+def expires_at_ms(hello_timeout_ms: int) -> int:
+    return time.time_ns() // 1_000_000 + hello_timeout_ms
+
+
+class RemoteSeat:
+    """The stand-in for a remote bot's process (same methods the referee uses)."""
+
+    pid = 0
+    sandboxed = False
+
+    def __init__(self, endpoint: BotEndpoint) -> None:
+        self._endpoint = endpoint
+
+    def poll(self) -> int | None:
+        return None  # a remote bot has no exit status the referee could see
+
+    def wait(self, timeout_s: float) -> int | None:
+        """Wait until the seat's stream has ended (its last messages flushed); None."""
+        self._endpoint.wait_idle(timeout_s)
+        return None
+
+    def cpu_time_ms(self) -> float | None:
+        return None
+
+    def kill(self) -> None:
+        """Nothing to kill: the referee ends the stream itself."""
