@@ -14,6 +14,13 @@ no stored game is played again. Should a report of a stored game still arrive
 it is discarded, never counted twice. Swiss rounds are paired and stored
 whole, so a round is paired once. Workers die with the parent
 (``PR_SET_PDEATHSIG``).
+
+Live view: each worker also sends its match's live events (``run_match``'s
+``on_event``); the parent writes them to the store's live tables
+(``arena.store.live``) in batches, so that an admin can watch a game while it
+is played. ``record_game`` drops a game's live view when it stores the game;
+the live views of a failed match, or left by a killed run, are dropped too.
+Publishing is best effort: a store error there never stops a tournament.
 """
 
 from __future__ import annotations
@@ -33,8 +40,10 @@ from typing import Any
 from arena.kahuna import Variant
 from arena.logs import get_logger
 from arena.referee import GameReport, MatchConfig, TimeControl, run_match
+from arena.referee.live import GameStarted, LiveEvent, live_entry
 from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
+from arena.server.live_feed import LiveFeed
 from arena.store import (
     MatchRow,
     Store,
@@ -52,6 +61,8 @@ from arena.tournament.swiss import SwissEntrant, pair_swiss_round
 
 _PR_SET_PDEATHSIG = 1
 _POLL_S = 0.2
+_DRAIN_MAX_MESSAGES = 500
+"""Messages handled before live entries are written out, when workers send faster."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +122,7 @@ class TournamentRunner:
         limits: SandboxLimits | None = None,
         unsafe: bool = False,
         on_progress: Callable[[ProgressEvent], None] | None = None,
+        live: bool = True,
     ) -> None:
         self.store = store
         self.tournament_id = tournament_id
@@ -119,6 +131,7 @@ class TournamentRunner:
         self.unsafe = unsafe
         self.on_progress = on_progress
         self.log = get_logger(tournament_id=tournament_id)
+        self.live = LiveFeed(store, tournament_id) if live else None
 
     def run(self) -> RunSummary:
         """Play every unplayed game (pairing Swiss rounds as they come); idempotent."""
@@ -127,6 +140,8 @@ class TournamentRunner:
         if tournament.status == "finished":
             return summary
         set_status(self.store, self.tournament_id, "running")
+        if self.live is not None:
+            self.live.drop_all()  # left by a run that was killed
         self.log.info("tournament_started", name=tournament.name, format=tournament.format)
         while True:
             pending = [m for m in list_matches(self.store, self.tournament_id) if not m.finished_at]
@@ -202,7 +217,7 @@ class TournamentRunner:
             initargs=(reports, os.getpid()),
         ) as pool:
             futures: dict[Future[None], int] = {
-                pool.submit(_play_match, job): job.match_id for job in jobs
+                pool.submit(_play_match, job, self.live is not None): job.match_id for job in jobs
             }
             worker_pids: set[int] = set()
             try:
@@ -227,19 +242,40 @@ class TournamentRunner:
         """Store games as workers report them, until every job has said it is done."""
         while open_jobs:
             try:
-                kind, match_id, payload = reports.get(timeout=_POLL_S)
+                message = reports.get(timeout=_POLL_S)
             except queue.Empty:
                 self._check_workers(futures, open_jobs, summary)
                 continue
-            if kind == "worker":
-                worker_pids.add(match_id)
-            elif kind == "game":
-                self._store_game(match_id, payload, summary)
+            for _ in range(_DRAIN_MAX_MESSAGES):  # what is already there, then live entries
+                self._handle(message, open_jobs, worker_pids, summary)
+                try:
+                    message = reports.get_nowait()
+                except queue.Empty:
+                    break
             else:
-                open_jobs.discard(match_id)
-                if payload is not None:
-                    summary.failed_matches[match_id] = payload
-                    self.log.error("match_failed", match_id=match_id, error=payload)
+                self._handle(message, open_jobs, worker_pids, summary)
+            if self.live is not None:
+                self.live.flush()
+
+    def _handle(
+        self,
+        message: tuple[str, int, Any],
+        open_jobs: set[int],
+        worker_pids: set[int],
+        summary: RunSummary,
+    ) -> None:
+        kind, match_id, payload = message
+        if kind == "live":
+            if self.live is not None:
+                self.live.event(match_id, payload)
+        elif kind == "worker":
+            worker_pids.add(match_id)
+        elif kind == "game":
+            self._store_game(match_id, payload, summary)
+        else:
+            open_jobs.discard(match_id)
+            if payload is not None:
+                self._match_failed(match_id, payload, summary)
 
     def _check_workers(
         self, futures: dict[Future[None], int], open_jobs: set[int], summary: RunSummary
@@ -248,10 +284,17 @@ class TournamentRunner:
         for future, match_id in futures.items():
             if match_id in open_jobs and future.done() and future.exception() is not None:
                 open_jobs.discard(match_id)
-                summary.failed_matches[match_id] = f"worker died: {future.exception()}"
-                self.log.error("match_failed", match_id=match_id, error=str(future.exception()))
+                self._match_failed(match_id, f"worker died: {future.exception()}", summary)
+
+    def _match_failed(self, match_id: int, error: str, summary: RunSummary) -> None:
+        summary.failed_matches[match_id] = error
+        self.log.error("match_failed", match_id=match_id, error=error)
+        if self.live is not None:
+            self.live.drop_match(match_id)
 
     def _store_game(self, match_id: int, report: GameReport, summary: RunSummary) -> None:
+        if self.live is not None:
+            self.live.stored(match_id, report.index)  # record_game drops its live view
         game_id = record_game(self.store, match_id, report)
         if game_id is None:
             summary.games_discarded += 1
@@ -301,13 +344,22 @@ def _init_worker(reports: Any, parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
-def _play_match(job: MatchJob) -> None:
+def _play_match(job: MatchJob, live: bool) -> None:
     reports = _worker_queue
     error: str | None = None
+
+    def on_event(event: LiveEvent) -> None:
+        if isinstance(event, GameStarted):
+            payload = (event.game_index, "start", event.head)
+        else:
+            payload = (event.game_index, "entry", live_entry(event))
+        reports.put(("live", job.match_id, payload))
+
     try:
         run_match(
             job.config, job.first, job.second,
             on_game=lambda report: reports.put(("game", job.match_id, report)),
+            on_event=on_event if live else None,
         )  # fmt: skip
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"

@@ -9,8 +9,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,9 +23,14 @@ from arena.store import (
     TournamentConfig,
     add_bot_version,
     create_tournament,
+    game_record,
     get_tournament,
     leaderboard,
+    list_games,
+    list_live_games,
     list_matches,
+    live_entries,
+    start_live_game,
     tournament_byes,
 )
 
@@ -255,3 +262,57 @@ def test_resume_plays_only_the_games_a_killed_match_did_not_store(tmp_path: Path
     assert {index: after[index] for index in before} == before
     assert _played(data) == _played(reference)
     _check_consistent(data)
+
+
+def _watch_live(data: Path, running: threading.Event) -> dict[tuple[int, int], tuple[Any, ...]]:
+    """Poll the live view as an admin would while the tournament runs: the longest
+    view seen of each game, (head, entries)."""
+    seen: dict[tuple[int, int], tuple[Any, ...]] = {}
+    with Store.open(data) as store:
+        while running.is_set():
+            for live in list_live_games(store):
+                entries = [e.entry for e in live_entries(store, live.id)]
+                key = (live.match_id, live.game_index)
+                if key not in seen or len(entries) > len(seen[key][1]):
+                    seen[key] = (live.head, entries)
+            time.sleep(0.005)
+    return seen
+
+
+def test_games_are_live_while_played_and_gone_once_stored(tmp_path: Path) -> None:
+    data = _data_dir_with_bots(tmp_path, {"r1": "random", "g1": "greedy"})
+    with Store.open(data) as store:
+        t = create_tournament(store, "live", "round_robin", ["r1", "g1"],
+                              TournamentConfig(games_per_match=6))  # fmt: skip
+        match_id = list_matches(store, t.id)[0].id
+        start_live_game(store, match_id, 5, {"left": "by a killed run"})
+        stale_seen: list[bool] = []
+
+        def on_progress(event: ProgressEvent) -> None:
+            if event.game_id is not None and not stale_seen:  # game 0 stored, 5 not started
+                stale_seen.append(any(g.game_index == 5 for g in list_live_games(store)))
+
+        running = threading.Event()
+        running.set()
+        watched: dict[tuple[int, int], tuple[Any, ...]] = {}
+        watcher = threading.Thread(target=lambda: watched.update(_watch_live(data, running)))
+        watcher.start()
+        try:
+            summary = TournamentRunner(store, t.id, concurrency=1, on_progress=on_progress).run()
+        finally:
+            running.clear()
+            watcher.join()
+        assert summary.finished
+        assert stale_seen == [False], "a live view left by a killed run was shown"
+        assert list_live_games(store) == [], "a live view outlived its game"
+        stored = {(g.match_id, g.game_index): game_record(store, g.id) for g in list_games(store)}
+    watched = {key: view for key, view in watched.items() if view[1]}
+    assert watched, "no game was seen live with an action"
+    for key, (head, entries) in watched.items():
+        record: dict[str, Any] = stored[key]
+        assert head["deal"] == record["deal"]
+        actions = [{k: v for k, v in e.items() if k != "wall_ms"} for e in entries
+                   if "reshuffle" not in e]  # fmt: skip
+        assert actions == record["actions"][: len(actions)], "live actions are not the game's"
+        reshuffles = [e["reshuffle"] for e in entries if "reshuffle" in e]
+        assert reshuffles == record.get("reshuffles", [])[: len(reshuffles)]
