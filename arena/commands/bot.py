@@ -41,8 +41,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="smoke-match opponent (default: the random sample bot)",
     )  # fmt: skip
     add.add_argument(
-        "--unsafe", action="store_true",
-        help="run the smoke match without namespaces (hosts that lack them); says so loudly",
+        "--unsafe-no-sandbox", action="store_true",
+        help="run the smoke match even where the host cannot sandbox bots (trusted bots only);"
+        " says so loudly",
     )  # fmt: skip
     add_data_dir(add)
     add.set_defaults(func=with_store(run_add))
@@ -73,7 +74,7 @@ def run_add(store: Store, args: argparse.Namespace) -> int:
         print(f"{spec.name} version {spec.version} is already stored")
         return 0
     print(f"smoke match: {spec.name} against {opponent.name}, {SMOKE_GAMES} games ...")
-    reason = smoke_failure(spec, opponent, unsafe=args.unsafe)
+    reason = smoke_failure(spec, opponent, unsafe=args.unsafe_no_sandbox)
     if reason is not None:
         return fail(f"refused {spec.name}: {reason}")
     row, _ = add_bot_version(store, spec, owner=args.owner)

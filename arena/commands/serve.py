@@ -34,7 +34,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument(
         "--concurrency", type=int, help="matches at once per tournament (default: cores)"
     )
-    serve.add_argument("--unsafe", action="store_true", help="run bots without namespaces")
+    serve.add_argument(
+        "--unsafe-no-sandbox", action="store_true",
+        help="run bots even where the host cannot sandbox them (trusted bots only)",
+    )
     add_data_dir(serve)
     serve.set_defaults(func=with_store(run_serve))
 
@@ -65,9 +68,11 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         return fail(f"the smoke-match opponent is unusable: {error}")
 
     def smoke(directory: Path) -> str | None:
-        return smoke_failure(load_bot(directory), opponent, unsafe=args.unsafe)
+        return smoke_failure(load_bot(directory), opponent, unsafe=args.unsafe_no_sandbox)
 
-    options = ServiceOptions(concurrency=args.concurrency, unsafe=args.unsafe, smoke_check=smoke)
+    options = ServiceOptions(
+        concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke
+    )
     try:
         server, port = create_server(f"{args.host}:{args.port}", store=store, options=options)
     except RuntimeError as error:

@@ -79,7 +79,10 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, help="matches at once (default: cores)")
-    parser.add_argument("--unsafe", action="store_true", help="run bots without namespaces")
+    parser.add_argument(
+        "--unsafe-no-sandbox", action="store_true",
+        help="run bots even where the host cannot sandbox them (trusted bots only)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -129,7 +132,7 @@ def _play(store: Store, tournament: TournamentRow, args: argparse.Namespace) -> 
             )  # fmt: skip
 
         summary = TournamentRunner(
-            store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe,
+            store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,
             on_progress=show,
         ).run()  # fmt: skip
     print_results(out, store, summary.tournament)
