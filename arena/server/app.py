@@ -1,13 +1,15 @@
-"""`arena serve` assembly: one gRPC server with the arena API, health and reflection.
+"""`arena serve` assembly: one gRPC server with both services, health and reflection.
 
 ``create_server(address, store=...) -> (server, port)``: bind ``host:0`` in
-tests to get a free port. Health checking (``grpc.health.v1.Health``) reports
-SERVING for the server ("") and for each service; reflection lists them, so
-``buf curl``/``grpcurl`` work without the proto files.
-
-Sandboxed bots reach the referee (``kahuna.v1.RefereeService``) on per-match
-Unix sockets that each match opens for its two bots (arena.server.referee_service);
-those endpoints are started by the tournament runner, not bound here.
+tests to get a free port. The server carries the arena API
+(``kahuna.v1.ArenaService``) and the bot-facing referee
+(``kahuna.v1.RefereeService``) as a gateway for remote bots: a bot that says
+Hello with a seat token is proxied to that seat's referee socket
+(arena.server.gateway). Sandboxed bots keep their private per-match Unix
+sockets (arena.server.referee_service). Health checking
+(``grpc.health.v1.Health``) reports SERVING for the server ("") and for each
+service; reflection lists them, so ``buf curl``/``grpcurl`` work without the
+proto files.
 """
 
 from __future__ import annotations
@@ -19,14 +21,18 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
 from arena.server.archive import MAX_ARCHIVE_BYTES
 from arena.server.arena_service import ArenaService, ServiceOptions
+from arena.server.gateway import RefereeGateway
 from arena.store import Store
 
 ARENA_SERVICE_NAME = arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024  # an archive at the limit, plus the envelope
 MAX_SEND_BYTES = 128 * 1024 * 1024
+REFEREE_SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
+DEFAULT_MAX_WORKERS = 64
+"""Threads for calls: each remote bot's Play and each WaitForSeats/Watch stream holds one."""
 
 
 def create_server(
@@ -34,7 +40,7 @@ def create_server(
     *,
     store: Store,
     options: ServiceOptions | None = None,
-    max_workers: int = 16,
+    max_workers: int = DEFAULT_MAX_WORKERS,
 ) -> tuple[grpc.Server, int]:
     """A server (not yet started) bound to ``address``, and the port it got.
 
@@ -49,10 +55,11 @@ def create_server(
     )
     service = ArenaService(store, options)
     arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(service, server)
+    server.add_generic_rpc_handlers((RefereeGateway(store).handler(),))
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names: Sequence[str] = (ARENA_SERVICE_NAME, health.SERVICE_NAME)
-    for name in ("", ARENA_SERVICE_NAME):
+    names: Sequence[str] = (ARENA_SERVICE_NAME, REFEREE_SERVICE_NAME, health.SERVICE_NAME)
+    for name in ("", ARENA_SERVICE_NAME, REFEREE_SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     reflection.enable_server_reflection((*names, reflection.SERVICE_NAME), server)
     try:

@@ -5,6 +5,10 @@ Authentication: ``authorization: Bearer <token>`` metadata on every call
 everything; a user submits bots (which they then own), downloads only their
 own bots' files, and reads bots, leaderboards, tournaments and finished games.
 Creating/starting tournaments and creating tokens are the admin's.
+Remote bots: a user registers a bot they host (RegisterRemoteBot) and waits
+for its seats (WaitForSeats, their own bots only); the bot then plays through
+the referee gateway on the same port (arena.server.gateway). WatchGame shows
+the admin a game live; anyone else gets a game's record once it is over.
 Every refusal is a gRPC status with a message naming the problem; nothing is
 stored unless the whole request is valid.
 """
@@ -29,7 +33,9 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import BotConfigError, load_bot
 from arena.server.archive import ArchiveError, ArchiveTooLargeError, unpack_bot_archive
+from arena.server.seats import PublishedSeat, SeatHub
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
+from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
     AlreadyExistsError,
     BotVersionRow,
@@ -49,8 +55,11 @@ from arena.store import (
     get_tournament,
     leaderboard,
     list_bots,
+    list_live_games,
+    register_remote_bot,
     tournament_standings,
 )
+from arena.store.remote import REMOTE_RUNTIME
 
 FORMAT_NAMES = {
     pb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round_robin",
@@ -112,6 +121,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         self.store = store
         self.options = options or ServiceOptions()
         self.hub = _Hub()
+        self.seats = SeatHub(store)
         self.log = get_logger(service="arena")
 
     # ------------------------------------------------------------------ auth
@@ -306,6 +316,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             TournamentRunner(
                 self.store, tournament_id, concurrency=self.options.concurrency,
                 unsafe=self.options.unsafe, on_progress=self.hub.publish,
+                on_seat_offer=self.seats.publish,
             ).run()  # fmt: skip
         except Exception:
             self.log.exception("tournament_crashed", tournament_id=tournament_id)
@@ -355,6 +366,107 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             tournament=_tournament_pb(tournament), message=message, game_id=game_id,
             standings=standings,
         )  # fmt: skip
+
+    # ----------------------------------------------------------- remote bots
+
+    def RegisterRemoteBot(
+        self, request: pb.RegisterRemoteBotRequest, context: grpc.ServicerContext
+    ) -> pb.RegisterRemoteBotResponse:
+        principal = self._principal(context)
+        try:
+            row, created = register_remote_bot(
+                self.store, request.name, owner=principal.user, description=request.description
+            )
+        except StoreError as error:
+            code = grpc.StatusCode.INVALID_ARGUMENT
+            if "another user" in str(error):
+                code = grpc.StatusCode.PERMISSION_DENIED
+            _abort(context, code, f"remote bot refused: {error}")
+        self.log.info("remote_bot_registered", bot=row.bot, version=row.version, user=row.owner)
+        return pb.RegisterRemoteBotResponse(bot=_bot_pb(row), created=created)
+
+    def WaitForSeats(
+        self, request: pb.WaitForSeatsRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.WaitForSeatsResponse]:
+        principal = self._principal(context)
+        if not request.bot:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "bot is empty")
+        try:
+            owner = get_bot(self.store, request.bot).owner
+            runtime = bot_spec(self.store, request.bot).runtime
+        except NotFoundError as error:
+            _abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+        if not principal.is_admin and owner != principal.user:
+            _abort(
+                context, grpc.StatusCode.PERMISSION_DENIED,
+                f"bot {request.bot!r} belongs to another user",
+            )  # fmt: skip
+        if runtime != REMOTE_RUNTIME:
+            _abort(
+                context, grpc.StatusCode.FAILED_PRECONDITION,
+                f"bot {request.bot!r} is not a remote bot (RegisterRemoteBot makes one)",
+            )  # fmt: skip
+        inbox, now_open = self.seats.subscribe(request.bot)
+        try:
+            yield from (_seat_pb(seat) for seat in now_open)
+            while context.is_active():
+                try:
+                    seat = inbox.get(timeout=WATCH_POLL_S)
+                except queue.Empty:
+                    continue
+                yield _seat_pb(seat)
+        finally:
+            self.seats.unsubscribe(request.bot, inbox)
+
+    # ------------------------------------------------------------ live games
+
+    def ListLiveGames(
+        self, request: pb.ListLiveGamesRequest, context: grpc.ServicerContext
+    ) -> pb.ListLiveGamesResponse:
+        self._admin(context)
+        games = []
+        for live in list_live_games(self.store):
+            match = live.head.get("match")
+            bots = match.get("bots", []) if isinstance(match, dict) else []
+            names = [str(b.get("name", "")) for b in bots if isinstance(b, dict)]
+            game = pb.LiveGame(
+                match_id=live.match_id, game_index=live.game_index,
+                tournament_id=live.tournament_id, bots=names, actions=live.actions,
+            )  # fmt: skip
+            games.append(game)
+        return pb.ListLiveGamesResponse(games=games)
+
+    def WatchGame(
+        self, request: pb.WatchGameRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.WatchGameResponse]:
+        principal = self._principal(context)
+        if request.match_id <= 0:
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id must be a positive id")
+        refused = check_game(self.store, request.match_id, request.game_index)
+        if refused is not None:
+            _abort(context, grpc.StatusCode.NOT_FOUND, refused.message)
+        if principal.is_admin:
+            yield from follow_live(
+                self.store, request.match_id, request.game_index, context.is_active
+            )
+            return
+        record = finished_record(self.store, request.match_id, request.game_index)
+        if record is None:
+            _abort(
+                context, grpc.StatusCode.PERMISSION_DENIED,
+                f"game {request.game_index} of match {request.match_id} is not over:"
+                " only the admin may watch a game live",
+            )  # fmt: skip
+        yield record
+
+
+def _seat_pb(seat: PublishedSeat) -> pb.WaitForSeatsResponse:
+    offer = seat.offer
+    return pb.WaitForSeatsResponse(
+        bot=offer.bot, version=offer.version, match_id=offer.referee_match,
+        seat_token=seat.token, deadline_unix_ms=offer.expires_at_ms,
+        tournament_match_id=offer.match_id or 0,
+    )  # fmt: skip
 
 
 def _bot_pb(row: BotVersionRow) -> pb.BotVersion:

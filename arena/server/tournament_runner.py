@@ -41,15 +41,20 @@ from arena.kahuna import Variant
 from arena.logs import get_logger
 from arena.referee import GameReport, MatchConfig, TimeControl, run_match
 from arena.referee.live import GameStarted, LiveEvent, live_entry
+from arena.referee.remote import SeatOffer
 from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
 from arena.server.live_feed import LiveFeed
 from arena.store import (
     MatchRow,
+    SeatOfferRow,
     Store,
+    StoreError,
     TournamentRow,
     add_round,
+    add_seat_offer,
     bot_spec,
+    close_seat_offers,
     get_tournament,
     list_matches,
     record_game,
@@ -123,6 +128,7 @@ class TournamentRunner:
         unsafe: bool = False,
         on_progress: Callable[[ProgressEvent], None] | None = None,
         live: bool = True,
+        on_seat_offer: Callable[[SeatOfferRow, str], None] | None = None,
     ) -> None:
         self.store = store
         self.tournament_id = tournament_id
@@ -130,6 +136,7 @@ class TournamentRunner:
         self.limits = limits or SandboxLimits()
         self.unsafe = unsafe
         self.on_progress = on_progress
+        self.on_seat_offer = on_seat_offer  # (stored offer, its token): for `arena serve`
         self.log = get_logger(tournament_id=tournament_id)
         self.live = LiveFeed(store, tournament_id) if live else None
 
@@ -268,12 +275,15 @@ class TournamentRunner:
         if kind == "live":
             if self.live is not None:
                 self.live.event(match_id, payload)
+        elif kind == "offer":
+            self._offer_seat(match_id, payload)
         elif kind == "worker":
             worker_pids.add(match_id)
         elif kind == "game":
             self._store_game(match_id, payload, summary)
         else:
             open_jobs.discard(match_id)
+            close_seat_offers(self.store, match_id=match_id)
             if payload is not None:
                 self._match_failed(match_id, payload, summary)
 
@@ -286,8 +296,24 @@ class TournamentRunner:
                 open_jobs.discard(match_id)
                 self._match_failed(match_id, f"worker died: {future.exception()}", summary)
 
+    def _offer_seat(self, match_id: int, offer: SeatOffer) -> None:
+        """Store a remote bot's seat offer (token hash only), then hand it to `arena serve`."""
+        try:
+            row = add_seat_offer(
+                self.store, bot=offer.bot, version=offer.version, token=offer.token,
+                match_id=match_id, referee_match=offer.referee_match, slot=offer.slot,
+                socket_path=offer.socket_path, expires_at_ms=offer.expires_at_ms,
+            )  # fmt: skip
+        except StoreError as error:  # the seat then times out like a silent bot
+            self.log.error("seat_offer_failed", match_id=match_id, error=str(error))
+            return
+        self.log.info("seat_offered", match_id=match_id, bot=offer.bot, slot=offer.slot)
+        if self.on_seat_offer is not None:
+            self.on_seat_offer(row, offer.token)
+
     def _match_failed(self, match_id: int, error: str, summary: RunSummary) -> None:
         summary.failed_matches[match_id] = error
+        close_seat_offers(self.store, match_id=match_id)
         self.log.error("match_failed", match_id=match_id, error=error)
         if self.live is not None:
             self.live.drop_match(match_id)
@@ -360,6 +386,7 @@ def _play_match(job: MatchJob, live: bool) -> None:
             job.config, job.first, job.second,
             on_game=lambda report: reports.put(("game", job.match_id, report)),
             on_event=on_event if live else None,
+            on_seat_offer=lambda offer: reports.put(("offer", job.match_id, offer)),
         )  # fmt: skip
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"

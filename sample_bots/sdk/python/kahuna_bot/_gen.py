@@ -12,7 +12,13 @@ from __future__ import annotations
 import importlib
 import sys
 
-_MODULES = ("game_pb2", "referee_pb2", "referee_pb2_grpc")
+_MODULES = (
+    "game_pb2",
+    "referee_pb2",
+    "referee_pb2_grpc",
+    "arena_service_pb2",
+    "arena_service_pb2_grpc",
+)
 
 
 def _alias_arena_copy() -> None:
@@ -28,6 +34,18 @@ try:
 except ImportError:
     _alias_arena_copy()
 
-from kahuna.v1 import game_pb2, referee_pb2, referee_pb2_grpc  # noqa: E402
+from kahuna.v1 import (  # noqa: E402
+    arena_service_pb2,
+    arena_service_pb2_grpc,
+    game_pb2,
+    referee_pb2,
+    referee_pb2_grpc,
+)
 
-__all__ = ["game_pb2", "referee_pb2", "referee_pb2_grpc"]
+__all__ = [
+    "arena_service_pb2",
+    "arena_service_pb2_grpc",
+    "game_pb2",
+    "referee_pb2",
+    "referee_pb2_grpc",
+]

@@ -1,0 +1,164 @@
+"""``kahuna.v1.RefereeService/Play`` on the `arena serve` port: the way in for remote bots.
+
+A remote bot connects over TCP and says Hello with the seat token its owner's
+connector received (ArenaService.WaitForSeats). The gateway takes the seat
+offer of that token from the store (once: unknown, used, withdrawn and
+expired tokens are refused with a Goodbye naming why, and nothing is
+written), then proxies the stream both ways, byte for byte, to that seat's
+private Unix socket in the match worker. The referee behind the socket
+judges everything (token, request ids, clocks, sizes) exactly as for a
+sandboxed bot; the gateway never interprets a message after the Hello. A
+bot whose connection drops is cut from the seat's socket too, which the
+referee records as a DISCONNECT.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Final
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from arena.logs import get_logger
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.server.referee_service import MAX_MESSAGE_BYTES, SERVICE_NAME, TRANSPORT_MAX_BYTES
+from arena.store import SeatOfferRow, SeatRefusedError, Store, take_seat_offer
+
+HELLO_WAIT_S = 10.0
+"""How long a connection may stay silent before its Hello."""
+PLAY_METHOD = f"/{SERVICE_NAME}/Play"
+
+
+class _End:
+    """The bot's side of the stream ended (half-close, cancel or broken)."""
+
+
+_END: Final = _End()
+
+
+def _identity(frame: bytes) -> bytes:
+    return frame
+
+
+def goodbye_frame(reason: str) -> bytes:
+    goodbye = referee_pb2.Goodbye(status=referee_pb2.BOT_STATUS_PROTOCOL_VIOLATION, reason=reason)
+    return referee_pb2.PlayResponse(goodbye=goodbye).SerializeToString()
+
+
+def hello_token(frame: bytes) -> str | None:
+    """The token of a Hello frame, or None when the frame is not a Hello."""
+    if len(frame) > MAX_MESSAGE_BYTES:
+        return None
+    message = referee_pb2.PlayRequest()
+    try:
+        message.ParseFromString(frame)
+    except DecodeError:
+        return None
+    if message.WhichOneof("kind") != "hello":
+        return None
+    return message.hello.token
+
+
+class RefereeGateway:
+    """The generic handler for ``Play`` that admits remote bots to their seats."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.log = get_logger(service="gateway")
+
+    def handler(self) -> grpc.GenericRpcHandler:  # type: ignore[type-arg]
+        play = grpc.stream_stream_rpc_method_handler(
+            self._play, request_deserializer=_identity, response_serializer=_identity
+        )
+        return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": play})
+
+    def _play(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+        inbound: queue.SimpleQueue[bytes | _End] = queue.SimpleQueue()
+        threading.Thread(
+            target=_pump, args=(requests, inbound), name="gateway-in", daemon=True
+        ).start()
+        try:
+            first = inbound.get(timeout=HELLO_WAIT_S)
+        except queue.Empty:
+            yield goodbye_frame(f"no Hello within {HELLO_WAIT_S:g} s")
+            return
+        if isinstance(first, _End):
+            return
+        offer = self._admit(first, context.peer())
+        if isinstance(offer, str):
+            yield goodbye_frame(offer)
+            return
+        yield from self._proxy(offer, first, inbound, context)
+
+    def _admit(self, first: bytes, peer: str) -> SeatOfferRow | str:
+        """The seat the Hello's token opens, or why the connection is refused."""
+        token = hello_token(first)
+        if token is None:
+            reason = "the first message must be a Hello carrying a seat token"
+        elif not token:
+            reason = "Hello without a token (KAHUNA_TOKEN: the seat token of WaitForSeats)"
+        else:
+            try:
+                offer = take_seat_offer(self.store, token)
+            except SeatRefusedError as error:
+                reason = str(error)
+            else:
+                self.log.info(
+                    "remote_bot_admitted", bot=offer.bot, match=offer.referee_match,
+                    slot=offer.slot, peer=peer,
+                )  # fmt: skip
+                return offer
+        self.log.info("remote_bot_refused", reason=reason, peer=peer)
+        return reason
+
+    def _proxy(
+        self,
+        offer: SeatOfferRow,
+        first: bytes,
+        inbound: queue.SimpleQueue[bytes | _End],
+        context: grpc.ServicerContext,
+    ) -> Iterator[bytes]:
+        channel = grpc.insecure_channel(
+            f"unix://{offer.socket_path}",
+            options=[
+                ("grpc.max_send_message_length", TRANSPORT_MAX_BYTES * 2),
+                ("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES),
+            ],
+        )
+        play = channel.stream_stream(
+            PLAY_METHOD, request_serializer=_identity, response_deserializer=_identity
+        )
+        call = play(_upstream(first, inbound))
+        context.add_callback(call.cancel)  # the bot went away: so does its seat's stream
+        try:
+            yield from call
+        except grpc.RpcError as error:
+            code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
+            if code is grpc.StatusCode.UNAVAILABLE:
+                yield goodbye_frame("the seat's match is no longer being played")
+            elif code is not grpc.StatusCode.CANCELLED:
+                details = error.details() if isinstance(error, grpc.Call) else ""
+                context.abort(code, details or "the referee ended the stream")
+        finally:
+            channel.close()
+            self.log.info("remote_bot_left", bot=offer.bot, match=offer.referee_match)
+
+
+def _pump(requests: Iterator[bytes], inbound: queue.SimpleQueue[bytes | _End]) -> None:
+    try:
+        for frame in requests:
+            inbound.put(frame)
+    except grpc.RpcError:
+        pass  # the bot's connection broke or was cancelled
+    except Exception as error:  # a reader thread must never die loudly
+        get_logger(service="gateway").warning("remote_stream_read_failed", error=repr(error))
+    inbound.put(_END)
+
+
+def _upstream(first: bytes, inbound: queue.SimpleQueue[bytes | _End]) -> Iterator[bytes]:
+    yield first
+    while not isinstance(frame := inbound.get(), _End):
+        yield frame

@@ -1,0 +1,69 @@
+"""Seat offers for remote bots, from the tournament runner to the owners' connectors.
+
+The runner stores each offer (the token's hash only) and then hands the
+offer and its token to ``SeatHub.publish``. The hub keeps the tokens of open
+offers in memory only, for the ``WaitForSeats`` streams of the bot's owner:
+a connector that subscribes gets the offers still open, then each new one.
+Offers the store says are taken, withdrawn or expired are forgotten.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass, field
+
+from arena.store import SeatOfferRow, Store, open_seat_offers
+from arena.store.remote import now_ms
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedSeat:
+    offer: SeatOfferRow
+    token: str
+
+
+@dataclass
+class SeatHub:
+    store: Store
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    seats: dict[int, PublishedSeat] = field(default_factory=dict)  # by offer id
+    waiting: dict[str, list[queue.SimpleQueue[PublishedSeat]]] = field(default_factory=dict)
+
+    def publish(self, offer: SeatOfferRow, token: str) -> None:
+        """A stored offer is open: tell the bot's connectors (called by the runner)."""
+        seat = PublishedSeat(offer, token)
+        with self.lock:
+            expired = [i for i, s in self.seats.items() if s.offer.expires_at_ms < now_ms()]
+            for offer_id in expired:  # no Hello can use them any more
+                del self.seats[offer_id]
+            self.seats[offer.id] = seat
+            inboxes = list(self.waiting.get(offer.bot, []))
+        for inbox in inboxes:
+            inbox.put(seat)
+
+    def subscribe(self, bot: str) -> tuple[queue.SimpleQueue[PublishedSeat], list[PublishedSeat]]:
+        """A new inbox for ``bot``'s offers, and the offers open right now."""
+        inbox: queue.SimpleQueue[PublishedSeat] = queue.SimpleQueue()
+        with self.lock:
+            self.waiting.setdefault(bot, []).append(inbox)
+        return inbox, self.open_seats(bot)
+
+    def unsubscribe(self, bot: str, inbox: queue.SimpleQueue[PublishedSeat]) -> None:
+        with self.lock:
+            inboxes = self.waiting.get(bot, [])
+            if inbox in inboxes:
+                inboxes.remove(inbox)
+            if not inboxes:
+                self.waiting.pop(bot, None)
+
+    def open_seats(self, bot: str) -> list[PublishedSeat]:
+        """``bot``'s offers that the store still has open (forgetting the others)."""
+        still_open = {offer.id for offer in open_seat_offers(self.store, bot=bot)}
+        with self.lock:
+            for offer_id, seat in list(self.seats.items()):
+                if seat.offer.bot == bot and offer_id not in still_open:
+                    del self.seats[offer_id]
+            return sorted(
+                (s for s in self.seats.values() if s.offer.bot == bot), key=lambda s: s.offer.id
+            )

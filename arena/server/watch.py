@@ -1,0 +1,81 @@
+"""``WatchGame``: a game of a tournament match, live for the admin, as a record for others.
+
+The admin's view follows the store's live tables (``arena.store.live``): the
+head when the game starts (again, if a resumed match plays it anew), each
+entry as the runner writes it, and the stored record once the game is over
+(``record_game`` replaces the live game with the stored one in one
+transaction, so nothing falls between the two). Anyone else may only have the
+record of a finished game: ``Refused`` says why not.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.store import (
+    NotFoundError,
+    Store,
+    find_game,
+    game_record,
+    get_live_game,
+    live_entries,
+)
+
+LIVE_POLL_S = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Why a watch cannot be served: ``not_found`` (no such match/game) or not allowed."""
+
+    not_found: bool
+    message: str
+
+
+def check_game(store: Store, match_id: int, game_index: int) -> Refused | None:
+    """Refused when the match does not exist or has no game ``game_index``."""
+    with store.reading() as db:
+        match = db.execute("SELECT games FROM matches WHERE id = ?", (match_id,)).fetchone()
+    if match is None:
+        return Refused(True, f"no match {match_id}")
+    if not 0 <= game_index < match["games"]:
+        return Refused(True, f"match {match_id} has no game {game_index}")
+    return None
+
+
+def finished_record(store: Store, match_id: int, game_index: int) -> pb.WatchGameResponse | None:
+    """The record message of a stored game, or None while it is not over."""
+    game = find_game(store, match_id, game_index)
+    if game is None:
+        return None
+    record = json.dumps(game_record(store, game.id))
+    return pb.WatchGameResponse(record_json=record, game_id=game.id)
+
+
+def follow_live(
+    store: Store, match_id: int, game_index: int, is_active: Callable[[], bool]
+) -> Iterator[pb.WatchGameResponse]:
+    """The admin's live view until the game is stored (or the watcher leaves)."""
+    live_id: int | None = None
+    seq = -1
+    while is_active():
+        done = finished_record(store, match_id, game_index)
+        if done is not None:
+            yield done
+            return
+        try:
+            live = get_live_game(store, match_id, game_index)
+        except NotFoundError:
+            time.sleep(LIVE_POLL_S)  # not started yet (or between a drop and a replay)
+            continue
+        if live.id != live_id:
+            live_id, seq = live.id, -1
+            yield pb.WatchGameResponse(head_json=json.dumps(dict(live.head)))
+        for entry in live_entries(store, live.id, after_seq=seq):
+            seq = entry.seq
+            yield pb.WatchGameResponse(entry_json=json.dumps(dict(entry.entry)), seq=entry.seq)
+        time.sleep(LIVE_POLL_S)

@@ -1,0 +1,177 @@
+"""Play a bot you host yourself in an arena's tournaments (a *remote* bot).
+
+Register the bot once (``ArenaService.RegisterRemoteBot``, or ``--register``
+below), then keep a connector running::
+
+    python -m kahuna_bot.remote --arena HOST:PORT --user-token TOKEN --bot NAME \\
+        -- python3 my_bot.py
+
+The connector waits for the seats the arena offers the bot
+(``ArenaService.WaitForSeats``) and, for each, starts the command with
+``KAHUNA_REFEREE=HOST:PORT`` and ``KAHUNA_TOKEN=<seat token>`` in its
+environment: any bot written for the arena (``run(choose)`` in Python, or any
+language) plays unchanged. ``serve_seats(choose, ...)`` does the same in
+process, one thread per seat. A seat token works once, for one seat of one
+match, and only until its deadline (the bot must say Hello by then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeAlias
+
+import grpc
+
+from kahuna_bot._gen import arena_service_pb2, arena_service_pb2_grpc
+from kahuna_bot.client import run
+from kahuna_bot.session import Bot, Choose
+
+RETRY_S = 2.0
+FATAL_CODES = frozenset(
+    {
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.INVALID_ARGUMENT,
+    }
+)
+EXIT_OK = 0
+EXIT_REFUSED = 2
+
+Seat: TypeAlias = arena_service_pb2.WaitForSeatsResponse  # one offered seat
+Player = Callable[[Seat], int]  # plays one seat; its exit status
+
+
+class ConnectorError(RuntimeError):
+    """The arena refused the connector (bad token, not the caller's bot ...)."""
+
+
+def _metadata(user_token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {user_token}"),)
+
+
+def register(arena: str, user_token: str, bot: str, description: str = "") -> str:
+    """Register ``bot`` as a remote bot of the token's user; its version."""
+    with grpc.insecure_channel(arena) as channel:
+        stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
+        try:
+            reply = stub.RegisterRemoteBot(
+                arena_service_pb2.RegisterRemoteBotRequest(name=bot, description=description),
+                metadata=_metadata(user_token),
+            )
+        except grpc.RpcError as error:
+            raise ConnectorError(_describe(error)) from None
+    return str(reply.bot.version)
+
+
+def seats(arena: str, user_token: str, bot: str) -> Iterator[Seat]:
+    """Every seat offered to ``bot``, reconnecting when the arena is unreachable."""
+    while True:
+        with grpc.insecure_channel(arena) as channel:
+            stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
+            request = arena_service_pb2.WaitForSeatsRequest(bot=bot)
+            try:
+                yield from stub.WaitForSeats(request, metadata=_metadata(user_token))
+            except grpc.RpcError as error:
+                if isinstance(error, grpc.Call) and error.code() in FATAL_CODES:
+                    raise ConnectorError(_describe(error)) from None
+                _say(f"lost the arena ({_describe(error)}); retrying in {RETRY_S:g} s")
+        time.sleep(RETRY_S)
+
+
+def connect(
+    arena: str, user_token: str, bot: str, play: Player, *, max_seats: int | None = None
+) -> int:
+    """Play each offered seat with ``play`` in a thread of its own; stop after ``max_seats``."""
+    threads: list[threading.Thread] = []
+    taken = 0
+    try:
+        for seat in seats(arena, user_token, bot):
+            _say(f"seat offered: match {seat.match_id}, seat token valid until its deadline")
+            thread = threading.Thread(target=play, args=(seat,), name=f"seat-{seat.match_id}")
+            thread.start()
+            threads.append(thread)
+            taken += 1
+            if max_seats is not None and taken >= max_seats:
+                break
+    except ConnectorError as error:
+        _say(f"the arena refused: {error}")
+        return EXIT_REFUSED
+    for thread in threads:
+        thread.join()
+    return EXIT_OK
+
+
+def command_player(arena: str, command: Sequence[str]) -> Player:
+    """Plays a seat by running ``command`` with the seat in its environment."""
+
+    def play(seat: Seat) -> int:
+        env = dict(os.environ, KAHUNA_REFEREE=arena, KAHUNA_TOKEN=seat.seat_token)
+        status = subprocess.run(list(command), env=env, check=False).returncode
+        _say(f"match {seat.match_id}: the bot exited with status {status}")
+        return status
+
+    return play
+
+
+def serve_seats(
+    bot: Bot | Choose,
+    *,
+    arena: str,
+    user_token: str,
+    name: str,
+    max_seats: int | None = None,
+) -> int:
+    """Play every seat offered to remote bot ``name`` in this process with ``bot``."""
+
+    def play(seat: Seat) -> int:
+        environ = {"KAHUNA_REFEREE": arena, "KAHUNA_TOKEN": seat.seat_token}
+        return run(bot, name=name, environ=environ)
+
+    return connect(arena, user_token, name, play, max_seats=max_seats)
+
+
+def _describe(error: grpc.RpcError) -> str:
+    if isinstance(error, grpc.Call):
+        return f"{error.code().name}: {error.details()}"
+    return repr(error)
+
+
+def _say(message: str) -> None:
+    print(f"kahuna_bot.remote: {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m kahuna_bot.remote",
+        description="Run a bot you host in an arena's tournaments (docs/PROTOCOL.md).",
+    )
+    parser.add_argument("--arena", required=True, help="the arena's host:port (arena serve)")
+    parser.add_argument("--user-token", required=True, help="your arena user token")
+    parser.add_argument("--bot", required=True, help="the remote bot's name")
+    parser.add_argument("--register", action="store_true", help="register the bot first")
+    parser.add_argument("--max-seats", type=int, default=None, help="stop after N seats")
+    parser.add_argument("command", nargs="+", help="the bot's command line, after --")
+    args = parser.parse_args(argv)
+    if args.max_seats is not None and args.max_seats < 1:
+        parser.error("--max-seats must be at least 1")
+    if args.register:
+        try:
+            version = register(args.arena, args.user_token, args.bot)
+        except ConnectorError as error:
+            _say(f"registration refused: {error}")
+            return EXIT_REFUSED
+        _say(f"registered {args.bot} (version {version})")
+    player = command_player(args.arena, args.command)
+    return connect(args.arena, args.user_token, args.bot, player, max_seats=args.max_seats)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
