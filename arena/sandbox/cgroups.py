@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -79,15 +80,43 @@ def read_control(path: Path) -> str | None:
         return None
 
 
-def read_keyed(path: Path) -> dict[str, int]:
-    """A flat-keyed file (``oom_kill 3``) as a dict; missing file -> {}."""
-    text = read_control(path) or ""
+class ControlReader:
+    """A control file kept open and re-read with pread: the referee asks for CPU
+    time twice per decision, and open+read+close costs several times more."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._lock = threading.Lock()
+
+    def read(self) -> str | None:
+        with self._lock:
+            try:
+                if self._fd is None:
+                    self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+                return os.pread(self._fd, 4096, 0).decode()
+            except OSError:
+                return None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+def parse_keyed(text: str | None) -> dict[str, int]:
     values: dict[str, int] = {}
-    for line in text.splitlines():
+    for line in (text or "").splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[1].lstrip("-").isdigit():
             values[parts[0]] = int(parts[1])
     return values
+
+
+def read_keyed(path: Path) -> dict[str, int]:
+    """A flat-keyed file (``oom_kill 3``) as a dict; missing file -> {}."""
+    return parse_keyed(read_control(path))
 
 
 def pids_in(procs_file: Path) -> list[int]:
@@ -192,6 +221,8 @@ class CgroupV1(BotCgroup):
     def __init__(self, name: str, dirs: Mapping[str, Path]) -> None:
         self.name = name
         self.dirs = dict(dirs)
+        cpuacct = self.dirs.get("cpuacct", Path("/nonexistent"))
+        self._cpu_usage = ControlReader(cpuacct / "cpuacct.usage")
 
     @classmethod
     def create(
@@ -241,7 +272,7 @@ class CgroupV1(BotCgroup):
         return sorted(found)
 
     def cpu_time_ms(self) -> float | None:
-        text = read_control(self.dirs["cpuacct"] / "cpuacct.usage")
+        text = self._cpu_usage.read()
         return int(text) / 1e6 if text and text.strip().isdigit() else None
 
     def memory_peak_mb(self) -> float | None:
@@ -276,6 +307,7 @@ class CgroupV1(BotCgroup):
             time.sleep(0.002)
 
     def remove(self) -> bool:
+        self._cpu_usage.close()
         removed = all([_remove_dir(d) for d in self.dirs.values() if d.exists()])
         for directory in self.dirs.values():
             remove_parent_if_empty(directory.parent)
@@ -289,6 +321,7 @@ class CgroupV2(BotCgroup):
         self.name = name
         self.directory = directory
         self.prefer_kill_file = prefer_kill_file  # False: the freeze path of older kernels
+        self._cpu_stat = ControlReader(directory / "cpu.stat")
 
     @classmethod
     def create(cls, name: str, limits: SandboxLimits, *, root: Path) -> CgroupV2:
@@ -327,7 +360,7 @@ class CgroupV2(BotCgroup):
         return pids_in(self.directory / "cgroup.procs")
 
     def cpu_time_ms(self) -> float | None:
-        usage_us = read_keyed(self.directory / "cpu.stat").get("usage_usec")
+        usage_us = parse_keyed(self._cpu_stat.read()).get("usage_usec")
         return usage_us / 1000 if usage_us is not None else None
 
     def memory_peak_mb(self) -> float | None:
@@ -357,6 +390,7 @@ class CgroupV2(BotCgroup):
             time.sleep(0.002)
 
     def remove(self) -> bool:
+        self._cpu_stat.close()
         removed = _remove_dir(self.directory)
         remove_parent_if_empty(self.directory.parent)
         return removed
