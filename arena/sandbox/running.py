@@ -28,11 +28,13 @@ class Resources:
     last_memory_peak_mb: float | None = None
     limits_hit: tuple[str, ...] = ()
     released: bool = field(default=False)
+    owner_pid: int = field(default_factory=os.getpid)  # a forked child must not kill it
 
 
 def release(resources: Resources) -> None:
-    """Kill every process of the bot and remove its cgroup; safe to call twice."""
-    if resources.released:
+    """Kill every process of the bot and remove its cgroup; safe to call twice.
+    Only in the process that launched it: a forked child inherits the finaliser."""
+    if resources.released or resources.owner_pid != os.getpid():
         return
     cgroup = resources.cgroup
     if cgroup is not None:

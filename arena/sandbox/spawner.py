@@ -22,6 +22,16 @@ _lock = threading.Lock()
 _spawner: tuple[int, ThreadPoolExecutor] | None = None  # (owner pid, executor)
 
 
+def _forget_after_fork() -> None:
+    """A forked child has neither the parent's thread nor, safely, its lock."""
+    global _lock, _spawner
+    _lock = threading.Lock()
+    _spawner = None
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def spawn(function: Callable[[], T]) -> T:
     """Run ``function`` (which forks) on this process's spawner thread; re-raise its errors."""
     global _spawner

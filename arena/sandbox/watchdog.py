@@ -24,6 +24,18 @@ _lock = threading.Lock()
 _watchdog: tuple[int, subprocess.Popen[bytes], int] | None = None  # (owner pid, proc, pipe)
 
 
+def _forget_after_fork() -> None:
+    """A forked child starts its own watchdog (its bots are named after its pid)."""
+    global _lock, _watchdog
+    _lock = threading.Lock()
+    if _watchdog is not None:
+        os.close(_watchdog[2])  # or the parent's watchdog would wait for this child too
+    _watchdog = None
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def clean_up_after(creator_pid: int) -> list[str]:
     """Kill and remove every bot group ``creator_pid`` left; the names removed."""
     removed: list[str] = []

@@ -250,3 +250,51 @@ def test_probe_names_cgroup_problems(tmp_path: Path) -> None:
     assert version == 2
     assert problem is not None and problem.startswith("cgroups: v2 hierarchy is not writable:")
     assert "kahuna-arena" in problem
+
+
+FORKER = """
+import os, signal, sys, time
+from pathlib import Path
+from arena.sandbox import SandboxLimits, launch_bot
+def launch(tag):
+    return launch_bot(bot_dir=Path(sys.argv[1]), runtime="native", env={},
+                      command=["/bin/sh", "-c", "sleep 300; : $0", sys.argv[2] + tag],
+                      socket_path=Path(sys.argv[3]), limits=SandboxLimits())
+parent_bot = launch("-parent")
+child = os.fork()
+if child == 0:  # a forked worker: its own bot, then a normal exit with atexit handlers
+    child_bot = launch("-child")
+    print(child_bot.name, flush=True)
+    sys.stdin.readline()
+    sys.exit(0)
+os.waitpid(child, 0)
+print(parent_bot.name, parent_bot.poll() is None, flush=True)
+sys.stdin.readline()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_forked_worker_and_crashed_parent_each_clean_up_their_own(harness: Harness) -> None:
+    caller = subprocess.Popen(
+        [sys.executable, "-c", FORKER, str(harness.bot_dir), harness.marker,
+         str(harness.socket_path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert caller.stdout is not None and caller.stdin is not None
+    child_name = caller.stdout.readline().strip()
+    caller.stdin.write("child, exit\n")
+    caller.stdin.flush()
+    parent_name, parent_bot_alive = caller.stdout.readline().split()
+    # the child's exit killed its own bot, not the parent's (whose finaliser it inherited)
+    assert parent_bot_alive == "True"
+    assert wait_gone(marked_pids(harness.marker + "-child"))
+    assert marked_pids(harness.marker + "-parent")
+    assert not [d for d in cgroup_dirs(child_name) if d.exists()]
+    caller.stdin.write("parent, crash\n")
+    caller.stdin.close()
+    assert caller.wait(20) == -signal.SIGKILL
+    assert wait_gone(marked_pids(harness.marker), timeout_s=10)  # the watchdog's work
+    deadline = time.monotonic() + 10
+    while any(d.exists() for d in cgroup_dirs(parent_name)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not [d for d in cgroup_dirs(parent_name) if d.exists()]
