@@ -6,13 +6,20 @@ process's exit status if it exits within a short grace; a process found
 dead while the referee waits becomes ``Ended`` too; the awaited bot's
 deadline becomes ``DeadlinePassed``. Each is judged with what that bot is
 expected to send right now.
+
+During a game most replies never reach this queue: a bot's stream reader
+thread applies a plain reply itself (``arena.referee.play``) under ``lock``,
+and only while ``unsettled`` is 0: the number of arrivals queued for the main
+thread and not yet judged and dealt with, so that a bot's messages keep
+their order. ``WAKE`` tells a waiting main thread that a game ended that way.
 """
 
 from __future__ import annotations
 
 import queue
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from arena.referee.judge import (
     DeadlinePassed,
@@ -23,36 +30,115 @@ from arena.referee.judge import (
     VerdictKind,
     judge,
 )
+from arena.referee.play import GameInPlay
 from arena.referee.slots import BotSlot
 from arena.server.referee_service import Arrival, ArrivalKind
 
 POLL_S = 0.1
 """How often a waiting referee checks that the bot processes still run."""
+POLL_NS = int(POLL_S * 1e9)
+WAKE = Arrival(slot=-1, generation=-1, kind=ArrivalKind.STREAM_CLOSED, received_ns=0)
+"""Not from a bot: the game in play ended in a reader thread."""
+
+
+class Arrivals(queue.SimpleQueue[Arrival]):
+    """The match's arrival queue; ``fast`` may take an arrival before it is queued."""
+
+    def __init__(self) -> None:
+        self.fast: Callable[[Arrival], bool] | None = None
+
+    def put(self, item: Arrival, block: bool = True, timeout: float | None = None) -> None:
+        if item is WAKE or self.fast is None or not self.fast(item):
+            super().put(item, block, timeout)
 
 
 class Inbox:
-    def __init__(self, arrivals: queue.SimpleQueue[Arrival], slots: Sequence[BotSlot]) -> None:
+    def __init__(self, arrivals: Arrivals, slots: Sequence[BotSlot]) -> None:
         self.arrivals = arrivals
         self.slots = slots
+        self.lock = threading.Lock()
+        self.unsettled = 0
+        self.game: GameInPlay | None = None
+        arrivals.fast = self._fast
+
+    # ------------------------------------------------------------ reader threads
+
+    def _fast(self, arrival: Arrival) -> bool:
+        """A reader thread's arrival: applied at once (True) or queued for the main thread."""
+        with self.lock:
+            game = self.game
+            if game is not None and self.unsettled == 0 and game.answer_at_once(arrival):
+                if game.open_request() is None:
+                    queue.SimpleQueue.put(self.arrivals, WAKE)
+                return True
+            self.unsettled += 1
+            return False
+
+    # ------------------------------------------------------------ main thread
+
+    def play(self, game: GameInPlay) -> None:
+        """Play ``game`` until it is over (finished or forfeited)."""
+        with self.lock:
+            self.game = game
+            game.advance()
+        try:
+            while True:
+                with self.lock:
+                    current = game.open_request()
+                if current is None:
+                    return
+                deadline_ns = min(current.deadline_ns, time.monotonic_ns() + POLL_NS)
+                found = self._next(current.slot, deadline_ns, current.request_id)
+                if found is None:
+                    continue
+                occurrence, queued = found
+                with self.lock:
+                    try:
+                        self._settle_in_game(game, occurrence)
+                    finally:
+                        self.unsettled -= queued
+        finally:
+            with self.lock:
+                self.game = None
+
+    def _settle_in_game(self, game: GameInPlay, occurrence: Occurrence) -> None:
+        current = game.open_request()
+        if isinstance(occurrence, DeadlinePassed):
+            if current is None or current.request_id != occurrence.request_id:
+                return  # answered in a reader thread meanwhile
+            if time.monotonic_ns() < current.deadline_ns:
+                return  # only the poll interval passed
+        verdict = judge(occurrence, self.slots[occurrence.slot].expect)
+        if verdict.kind is not VerdictKind.IGNORED:
+            game.settle(occurrence.slot, verdict)
 
     def wait(self, awaited: int | None, deadline_ns: int) -> tuple[int, Verdict] | None:
-        """The first verdict that matters before ``deadline_ns``.
+        """The first verdict that matters before ``deadline_ns`` (outside a game).
 
         That is any failure, any Hello, or the awaited slot's verdict; the
         awaited slot's deadline passing is a TIMEOUT verdict. With nothing
         awaited, None once the deadline has passed.
         """
         while True:
-            occurrence = self._next(awaited, deadline_ns)
-            if occurrence is None:
-                return None
-            verdict = judge(occurrence, self.slots[occurrence.slot].expect)
+            found = self._next(awaited, deadline_ns, 0)
+            if found is None:
+                if awaited is None:
+                    return None
+                continue
+            occurrence, queued = found
+            with self.lock:
+                self.unsettled -= queued
+                verdict = judge(occurrence, self.slots[occurrence.slot].expect)
             if verdict.kind is VerdictKind.IGNORED:
                 continue
             if verdict.failed or verdict.kind is VerdictKind.HELLO or occurrence.slot == awaited:
                 return occurrence.slot, verdict
 
-    def _next(self, awaited: int | None, deadline_ns: int) -> Occurrence | None:
+    def _next(
+        self, awaited: int | None, deadline_ns: int, request_id: int
+    ) -> tuple[Occurrence, int] | None:
+        """The next occurrence and 1 if it came off the queue (0 otherwise); None when woken
+        or, with nothing awaited, when the deadline has passed."""
         while True:
             remaining_s = (deadline_ns - time.monotonic_ns()) / 1e9
             if remaining_s <= 0:
@@ -61,21 +147,26 @@ class Inbox:
                 except queue.Empty:
                     dead = self._dead_slot()
                     if dead is not None:
-                        return dead
+                        return dead, 0
                     if awaited is None:
                         return None
-                    return DeadlinePassed(awaited, self.slots[awaited].expect.allowance_ms)
+                    allowance_ms = self.slots[awaited].expect.allowance_ms
+                    return DeadlinePassed(awaited, allowance_ms, request_id), 0
             else:
                 try:
                     arrival = self.arrivals.get(timeout=min(remaining_s, POLL_S))
                 except queue.Empty:
                     dead = self._dead_slot()
                     if dead is not None:
-                        return dead
+                        return dead, 0
                     continue
+            if arrival is WAKE:
+                return None
             occurrence = self._live(arrival)
             if occurrence is not None:
-                return occurrence
+                return occurrence, 1
+            with self.lock:
+                self.unsettled -= 1
 
     def _live(self, arrival: Arrival) -> Occurrence | None:
         slot = self.slots[arrival.slot]

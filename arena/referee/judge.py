@@ -64,6 +64,8 @@ class Ended:
 class DeadlinePassed:
     slot: int
     waited_ms: float
+    request_id: int = 0
+    """The request whose deadline passed (0: a Hello's)."""
 
 
 Occurrence = Arrival | Ended | DeadlinePassed

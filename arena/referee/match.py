@@ -11,7 +11,6 @@ when it happens between games. Nothing is ever played in a bot's place.
 
 from __future__ import annotations
 
-import queue
 import secrets
 import tempfile
 import time
@@ -24,23 +23,22 @@ from arena.kahuna import (
     new_game,
     record_of,
     record_to_json,
-    reshuffle_from_seed,
-    start_round,
 )
 from arena.logs import get_logger
 from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.game import GameLog, GameTurns
-from arena.referee.inbox import Inbox
+from arena.referee.inbox import Arrivals, Inbox
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
-from arena.referee.live import ActionApplied, GameStarted, LiveHook, RoundStarted
+from arena.referee.live import GameStarted, LiveHook
+from arena.referee.play import GameInPlay
 from arena.referee.remote import REMOTE_RUNTIME, SeatOfferHook
 from arena.referee.results import Failures, GameResult, game_over_messages, score_games
 from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
 from arena.sandbox import probe_host
-from arena.server.referee_service import Arrival, BotEndpoint, WireTap
+from arena.server.referee_service import BotEndpoint, WireTap
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
@@ -99,7 +97,7 @@ class _Match:
         self.config = config
         self.on_event = on_event
         self.match_id = secrets.token_hex(6)
-        arrivals: queue.SimpleQueue[Arrival] = queue.SimpleQueue()
+        arrivals = Arrivals()
         names = display_names(*specs)
         self.slots = tuple(
             BotSlot(
@@ -252,16 +250,11 @@ class _Match:
             self.on_event(GameStarted(game_index, head))
         processes = [self.slots[slot].process for slot in slot_at_seat]
         cpu_start_ms = [None if process is None else process.cpu_time_ms() for process in processes]
-        while not failures and not turns.state.is_finished:
-            state = turns.state
-            if state.needs_reshuffle:
-                order = reshuffle_from_seed(seed, state.round + 1, state.reshuffle_cards)
-                log.reshuffles.append(order)
-                turns.start_round(start_round(state, order))
-                if self.on_event is not None:
-                    self.on_event(RoundStarted(game_index, state.round + 1, tuple(order)))
-                continue
-            self._one_action(game_index, turns, slot_at_seat, log, failures)
+        game = GameInPlay(
+            index=game_index, seed=seed, turns=turns, slot_at_seat=slot_at_seat, log=log,
+            failures=failures, slots=self.slots, fail=self._fail, on_event=self.on_event,
+        )  # fmt: skip
+        self.inbox.play(game)
         for seat, process in enumerate(processes):
             same_process = process is not None and process is self.slots[slot_at_seat[seat]].process
             start_ms = cpu_start_ms[seat]
@@ -322,47 +315,3 @@ class _Match:
                 opponent_name=self.slots[1 - slot_index].name,
             )
             slot.send(referee_pb2.PlayResponse(game_start=game_start))
-
-    def _one_action(
-        self,
-        game_index: int,
-        turns: GameTurns,
-        slot_at_seat: tuple[int, int],
-        log: GameLog,
-        failures: Failures,
-    ) -> None:
-        seat = turns.to_move
-        slot = self.slots[slot_at_seat[seat]]
-        request_id = slot.take_request_id()
-        frame, legal = turns.request_for_mover(
-            request_id=request_id,
-            game_index=game_index,
-            action_deadline_ms=log.action_ms,
-            time_bank_ms=int(log.bank_ms[seat]),
-        )
-        expect = slot.expect
-        expect.phase = Phase.AWAIT_REPLY
-        expect.request_id = request_id
-        expect.allowance_ms = log.allowance_ms(seat)
-        expect.state = turns.state
-        expect.legal = legal
-        expect.sent_ns = time.monotonic_ns()
-        slot.send(frame)
-        deadline_ns = expect.sent_ns + int(expect.allowance_ms * NS_PER_MS)
-        found = self.inbox.wait(slot.index, deadline_ns)
-        assert found is not None
-        who, verdict = found
-        if expect.phase is Phase.AWAIT_REPLY:
-            expect.phase = Phase.IDLE
-        expect.state = None
-        if verdict.kind is not VerdictKind.ACTION or verdict.action is None:
-            if who != slot.index or verdict.status is BotStatus.TIMEOUT:
-                expect.expired_request_ids.add(request_id)  # its late reply is not a fault
-            if who == slot.index and verdict.status is BotStatus.TIMEOUT:
-                log.time_ms[seat] += expect.allowance_ms
-            self._fail(who, verdict, failures)
-            return
-        log.charge(seat, verdict.elapsed_ms)
-        turns.apply(verdict.action, seat)
-        if self.on_event is not None:
-            self.on_event(ActionApplied(game_index, seat, verdict.action, verdict.elapsed_ms))

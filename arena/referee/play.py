@@ -1,0 +1,155 @@
+"""One game in play: requests out, replies judged and applied, reshuffles.
+
+The main thread starts a game and deals with everything unusual (timeouts,
+failures, processes that die). A plain reply to the open request, the bulk of
+a match, is judged and applied right in the bot's stream reader thread
+(``answer_at_once``), which then sends the next request itself: one thread
+hand-off per decision instead of three. Every method runs under the match's
+lock (``Inbox.lock``), so the two paths never interleave; a reader takes the
+fast path only while the main thread has no arrival in hand
+(``Inbox.unsettled == 0``), so a bot's messages are still judged in order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from arena.kahuna import reshuffle_from_seed, start_round
+from arena.referee.game import GameLog, GameTurns
+from arena.referee.judge import Phase, Verdict, VerdictKind, judge
+from arena.referee.live import ActionApplied, LiveHook, RoundStarted
+from arena.referee.results import Failures
+from arena.referee.slots import BotSlot
+from arena.referee.types import BotStatus
+from arena.server.referee_service import Arrival, ArrivalKind
+
+NS_PER_MS = 1_000_000
+
+FailHook = Callable[[int, Verdict, Failures], None]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRequest:
+    slot: int
+    request_id: int
+    deadline_ns: int
+
+
+@dataclass
+class GameInPlay:
+    index: int
+    seed: int
+    turns: GameTurns
+    slot_at_seat: tuple[int, int]
+    log: GameLog
+    failures: Failures
+    slots: Sequence[BotSlot]
+    fail: FailHook
+    on_event: LiveHook | None = None
+    open_slot: int | None = None
+
+    @property
+    def over(self) -> bool:
+        return bool(self.failures) or self.turns.state.is_finished
+
+    def advance(self) -> None:
+        """Reshuffle where a round ends, then request the next action (if any)."""
+        while not self.over:
+            state = self.turns.state
+            if not state.needs_reshuffle:
+                self._request()
+                return
+            order = reshuffle_from_seed(self.seed, state.round + 1, state.reshuffle_cards)
+            self.log.reshuffles.append(order)
+            self.turns.start_round(start_round(state, order))
+            if self.on_event is not None:
+                self.on_event(RoundStarted(self.index, state.round + 1, tuple(order)))
+
+    def _request(self) -> None:
+        seat = self.turns.to_move
+        slot = self.slots[self.slot_at_seat[seat]]
+        request_id = slot.take_request_id()
+        frame, legal = self.turns.request_for_mover(
+            request_id=request_id,
+            game_index=self.index,
+            action_deadline_ms=self.log.action_ms,
+            time_bank_ms=int(self.log.bank_ms[seat]),
+        )
+        expect = slot.expect
+        expect.phase = Phase.AWAIT_REPLY
+        expect.request_id = request_id
+        expect.allowance_ms = self.log.allowance_ms(seat)
+        expect.state = self.turns.state
+        expect.legal = legal
+        self.open_slot = slot.index
+        expect.sent_ns = time.monotonic_ns()
+        slot.send(frame)
+
+    def open_request(self) -> OpenRequest | None:
+        """The request the game waits for; None once it is over."""
+        if self.over or self.open_slot is None:
+            return None
+        expect = self.slots[self.open_slot].expect
+        deadline_ns = expect.sent_ns + int(expect.allowance_ms * NS_PER_MS)
+        return OpenRequest(self.open_slot, expect.request_id, deadline_ns)
+
+    def answer_at_once(self, arrival: Arrival) -> bool:
+        """Reader thread: apply a legal, timely reply to the open request and send the next
+        request (True); anything else is left to the main thread (False)."""
+        if arrival.kind is not ArrivalKind.MESSAGE or arrival.slot != self.open_slot:
+            return False
+        slot = self.slots[arrival.slot]
+        message = arrival.message
+        expect = slot.expect
+        if (
+            arrival.generation != slot.endpoint.generation
+            or not slot.ready
+            or message is None
+            or expect.phase is not Phase.AWAIT_REPLY
+            or message.WhichOneof("kind") != "action_reply"
+            or message.action_reply.request_id != expect.request_id
+        ):
+            return False
+        verdict = judge(arrival, expect)  # no side effect for a reply to the open request
+        if verdict.kind is not VerdictKind.ACTION:
+            return False
+        self.accept(slot, verdict)
+        return True
+
+    def accept(self, slot: BotSlot, verdict: Verdict) -> None:
+        """Apply the action ``verdict`` accepted from ``slot`` and go on."""
+        assert verdict.action is not None
+        expect = slot.expect
+        expect.phase = Phase.IDLE
+        expect.state = None
+        self.open_slot = None
+        seat = self.slot_at_seat.index(slot.index)
+        self.log.charge(seat, verdict.elapsed_ms)
+        self.turns.apply(verdict.action, seat)
+        if self.on_event is not None:
+            self.on_event(ActionApplied(self.index, seat, verdict.action, verdict.elapsed_ms))
+        self.advance()
+
+    def settle(self, who: int, verdict: Verdict) -> None:
+        """Main thread: what ``who`` did while the open request waited."""
+        if self.open_slot is None:
+            if not verdict.failed:
+                return
+            self.fail(who, verdict, self.failures)  # e.g. a crash as the game ended
+            return
+        if verdict.kind is VerdictKind.ACTION and who == self.open_slot:
+            self.accept(self.slots[who], verdict)
+            return
+        slot = self.slots[self.open_slot]
+        expect = slot.expect
+        if expect.phase is Phase.AWAIT_REPLY:
+            expect.phase = Phase.IDLE
+        expect.state = None
+        if who != slot.index or verdict.status is BotStatus.TIMEOUT:
+            expect.expired_request_ids.add(expect.request_id)  # its late reply is not a fault
+        if who == slot.index and verdict.status is BotStatus.TIMEOUT:
+            self.log.time_ms[self.turns.to_move] += expect.allowance_ms
+        self.open_slot = None
+        self.fail(who, verdict, self.failures)
