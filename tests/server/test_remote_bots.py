@@ -1,0 +1,317 @@
+"""Remote bots and live games against a real `arena serve` server on port 0.
+
+Remote bots are played by the SDK (the ``kahuna_bot.remote`` connector as a
+real process, or its functions in threads); the other seat is a sandboxed
+sample bot. Refusals are checked with raw Play streams, and each one leaves
+everything stored unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+from kahuna_bot import Action, Bot, MatchInfo, Observation, run
+from kahuna_bot.remote import seats
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee import load_bot
+from arena.server.app import create_server
+from arena.server.arena_service import ServiceOptions
+from arena.server.gateway import PLAY_METHOD
+from arena.server.smoke import SAMPLE_RANDOM_BOT
+from arena.store import (
+    Store,
+    add_bot_version,
+    create_token,
+    ensure_admin_token,
+    get_tournament,
+    list_games,
+    list_matches,
+)
+
+pytestmark = pytest.mark.slow
+Code = grpc.StatusCode
+REPO = Path(__file__).resolve().parents[2]
+SDK_DIR = REPO / "sample_bots" / "sdk" / "python"
+TOURNAMENT_TIMEOUT_S = 120.0
+
+
+@dataclass
+class Arena:
+    store: Store
+    port: int
+    channel: grpc.Channel
+    stub: pb_grpc.ArenaServiceStub
+    admin: str
+    alice: str
+    bob: str
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def snapshot(self) -> list[object]:
+        db = sqlite3.connect(self.store.data_dir / "arena.db")
+        rows: list[object] = []
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            rows += [(table, *r) for r in db.execute(f"SELECT * FROM {table} ORDER BY rowid")]
+        db.close()
+        return rows
+
+    def register(self, token: str, name: str) -> pb.RegisterRemoteBotResponse:
+        request = pb.RegisterRemoteBotRequest(name=name, description="hosted by its owner")
+        return self.stub.RegisterRemoteBot(request, metadata=_auth(token))
+
+    def tournament(self, name: str, bots: list[str], games: int = 2) -> int:
+        request = pb.CreateTournamentRequest(
+            name=name, format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN, bots=bots,
+            games_per_match=games, seed=7, start=True,
+        )  # fmt: skip
+        reply = self.stub.CreateTournament(request, metadata=_auth(self.admin))
+        return int(reply.tournament.id)
+
+    def await_finished(self, tournament_id: int) -> None:
+        """Until the runner has said its last word (its thread then touches nothing)."""
+        name = get_tournament(self.store, tournament_id).name
+        request = pb.WatchTournamentRequest(name=name)
+        events = self.stub.WatchTournament(
+            request, metadata=_auth(self.admin), timeout=TOURNAMENT_TIMEOUT_S
+        )
+        assert [e.message for e in events][-1] in ("finished", "tournament is finished")
+        assert get_tournament(self.store, tournament_id).status == "finished"
+
+
+def _auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    store = Store.open(tmp_path_factory.mktemp("remote") / "data")
+    add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
+    server, port = create_server("127.0.0.1:0", store=store, options=ServiceOptions(concurrency=2))
+    server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    yield Arena(
+        store, port, channel, pb_grpc.ArenaServiceStub(channel), ensure_admin_token(store),
+        create_token(store, "alice"), create_token(store, "bob"),
+    )  # fmt: skip
+    channel.close()
+    server.stop(grace=None)
+    store.close()
+
+
+def _hello(arena: Arena, token: str) -> list[referee_pb2.PlayResponse]:
+    """Say Hello on a raw Play stream; everything the server answers until it closes."""
+    outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    hello = referee_pb2.Hello(token=token, bot_name="x", protocol_version=1)
+    outbox.put(referee_pb2.PlayRequest(hello=hello).SerializeToString())
+
+    def frames() -> Iterator[bytes]:
+        while (frame := outbox.get()) is not None:
+            yield frame
+
+    play = arena.channel.stream_stream(
+        PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
+    )
+    answers = []
+    for raw in play(frames(), timeout=15):
+        answers.append(referee_pb2.PlayResponse.FromString(raw))
+        if answers[-1].WhichOneof("kind") == "goodbye":
+            outbox.put(None)
+    outbox.put(None)
+    return answers
+
+
+def _refusal(arena: Arena, token: str) -> str:
+    answers = _hello(arena, token)
+    assert [a.WhichOneof("kind") for a in answers] == ["goodbye"]
+    assert answers[0].goodbye.status == referee_pb2.BOT_STATUS_PROTOCOL_VIOLATION
+    return answers[0].goodbye.reason
+
+
+class Recorder(Bot):
+    """Plays a random legal action; remembers its Welcome; may think slowly."""
+
+    def __init__(self, think_s: float = 0.0) -> None:
+        self.think_s = think_s
+        self.match: MatchInfo | None = None
+        self.welcomed = threading.Event()
+
+    def on_match_start(self, match: MatchInfo) -> None:
+        self.match = match
+        self.welcomed.set()
+
+    def choose(self, observation: Observation, legal_actions: tuple[Action, ...]) -> Action:
+        time.sleep(self.think_s)
+        return legal_actions[len(observation.history) % len(legal_actions)]
+
+
+def _play_in_thread(arena: Arena, token: str, bot: Bot) -> Callable[[], int]:
+    result: list[int] = []
+    environ = {"KAHUNA_REFEREE": arena.target, "KAHUNA_TOKEN": token}
+    thread = threading.Thread(target=lambda: result.append(run(bot, environ=environ)))
+    thread.start()
+
+    def join() -> int:
+        thread.join(TOURNAMENT_TIMEOUT_S)
+        return result[0]
+
+    return join
+
+
+def _seat_tokens(arena: Arena, user: str, bot: str, count: int) -> list[pb.WaitForSeatsResponse]:
+    """The first ``count`` seats offered to ``bot``, taken from WaitForSeats in a thread."""
+    found: queue.SimpleQueue[pb.WaitForSeatsResponse] = queue.SimpleQueue()
+
+    def wait() -> None:
+        for seat in seats(arena.target, user, bot):
+            found.put(seat)
+
+    threading.Thread(target=wait, daemon=True).start()
+    return [found.get(timeout=30) for _ in range(count)]
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_a_remote_bot_plays_a_tournament_through_the_connector(arena: Arena) -> None:
+    arena.register(arena.alice, "alice_far")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]))
+    connector = subprocess.Popen(
+        [sys.executable, "-m", "kahuna_bot.remote", "--arena", arena.target,
+         "--user-token", arena.alice, "--bot", "alice_far", "--max-seats", "1", "--",
+         sys.executable, str(SAMPLE_RANDOM_BOT / "bot.py")],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        tournament_id = arena.tournament("remote-vs-sandboxed", ["alice_far", "python_random"])
+        arena.await_finished(tournament_id)
+        _, stderr = connector.communicate(timeout=30)
+    finally:
+        connector.kill()
+    assert connector.returncode == 0, stderr
+    games = list_games(arena.store, tournament_id=tournament_id)
+    assert len(games) == 2
+    assert all(g.statuses == ("ok", "ok") for g in games), [g.statuses for g in games]
+    assert {g.bots for g in games} == {
+        ("alice_far", "python_random"),
+        ("python_random", "alice_far"),
+    }
+    board = arena.stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=_auth(arena.bob))
+    far = [e.bot for e in board.entries if e.bot.name == "alice_far"]
+    assert far and far[0].games == 2 and far[0].sigma < 25 / 3
+
+
+def test_seat_tokens_bind_their_seat_and_work_once(arena: Arena) -> None:
+    for name in ("alice_one", "alice_two"):
+        arena.register(arena.alice, name)
+    before = arena.snapshot()
+    assert "unknown seat token" in _refusal(arena, "forged-token")
+    assert arena.snapshot() == before
+    tournament_id = arena.tournament("two-remote", ["alice_one", "alice_two"])
+    (one,) = _seat_tokens(arena, arena.alice, "alice_one", 1)
+    (two,) = _seat_tokens(arena, arena.alice, "alice_two", 1)
+    assert one.match_id == two.match_id and one.seat_token != two.seat_token
+    bots = {"one": Recorder(), "two": Recorder()}
+    join_one = _play_in_thread(arena, one.seat_token, bots["one"])
+    assert bots["one"].welcomed.wait(15)
+    before = arena.snapshot()
+    assert "already used" in _refusal(arena, one.seat_token)  # not a way into seat two
+    assert arena.snapshot() == before
+    join_two = _play_in_thread(arena, two.seat_token, bots["two"])
+    assert (join_one(), join_two()) == (0, 0)
+    arena.await_finished(tournament_id)
+    welcomed = {key: bot.match for key, bot in bots.items()}
+    assert welcomed["one"] is not None and welcomed["two"] is not None
+    assert (welcomed["one"].bot_name, welcomed["one"].opponent_name) == ("alice_one", "alice_two")
+    assert (welcomed["two"].bot_name, welcomed["two"].opponent_name) == ("alice_two", "alice_one")
+    assert welcomed["one"].match_id == one.match_id
+    before = arena.snapshot()
+    for token in (one.seat_token, two.seat_token):  # the match is over: no other match either
+        assert "already used" in _refusal(arena, token)
+    assert arena.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("user", "bot", "code"),
+    [
+        ("bob", "alice_far", Code.PERMISSION_DENIED),
+        ("bob", "nobody", Code.NOT_FOUND),
+        ("alice", "python_random", Code.PERMISSION_DENIED),
+        ("nobody", "alice_far", Code.UNAUTHENTICATED),
+    ],
+    ids=["another-users-bot", "unknown-bot", "not-owned-sandboxed", "bad-token"],
+)
+def test_seat_offers_are_for_the_bots_owner_only(
+    arena: Arena, user: str, bot: str, code: Code
+) -> None:
+    arena.register(arena.alice, "alice_far")
+    token = {"alice": arena.alice, "bob": arena.bob}.get(user, "not-a-token")
+    with pytest.raises(grpc.RpcError) as caught:
+        next(iter(arena.stub.WaitForSeats(pb.WaitForSeatsRequest(bot=bot), metadata=_auth(token))))
+    assert caught.value.code() == code
+
+
+def test_registering_another_users_bot_name_is_refused(arena: Arena) -> None:
+    arena.register(arena.alice, "alice_far")
+    before = arena.snapshot()
+    with pytest.raises(grpc.RpcError) as caught:
+        arena.register(arena.bob, "alice_far")
+    assert caught.value.code() == Code.PERMISSION_DENIED
+    with pytest.raises(grpc.RpcError) as caught:
+        arena.register(arena.bob, "../etc")
+    assert caught.value.code() == Code.INVALID_ARGUMENT
+    assert arena.snapshot() == before
+
+
+def test_the_admin_watches_live_while_a_user_is_refused(arena: Arena) -> None:
+    arena.register(arena.alice, "alice_slow")
+    tournament_id = arena.tournament("live", ["alice_slow", "python_random"], games=1)
+    (seat,) = _seat_tokens(arena, arena.alice, "alice_slow", 1)
+    join = _play_in_thread(arena, seat.seat_token, Recorder(think_s=0.03))
+    match_id = list_matches(arena.store, tournament_id)[0].id
+    watch = pb.WatchGameRequest(match_id=match_id, game_index=0)
+    kinds: list[str | None] = []
+    user_codes: list[Code] = []
+    for message in arena.stub.WatchGame(watch, metadata=_auth(arena.admin), timeout=90):
+        kinds.append(message.WhichOneof("kind"))
+        if kinds.count("entry_json") == 3:  # the game is on: a user may not look
+            with pytest.raises(grpc.RpcError) as caught:
+                list(arena.stub.WatchGame(watch, metadata=_auth(arena.bob)))
+            user_codes.append(caught.value.code())
+    assert join() == 0
+    arena.await_finished(tournament_id)
+    assert kinds[0] == "head_json" and kinds[-1] == "record_json"
+    assert kinds.count("entry_json") >= 3 and user_codes == [Code.PERMISSION_DENIED]
+    after = list(arena.stub.WatchGame(watch, metadata=_auth(arena.bob)))
+    assert [m.WhichOneof("kind") for m in after] == ["record_json"]
+    assert after[0].game_id == list_games(arena.store, tournament_id=tournament_id)[0].id
+
+
+@pytest.mark.parametrize(
+    ("match_delta", "game_index", "code"),
+    [(10_000, 0, Code.NOT_FOUND), (0, 5, Code.NOT_FOUND)],
+    ids=["no-such-match", "no-such-game"],
+)
+def test_watching_a_game_that_does_not_exist_is_refused(
+    arena: Arena, match_delta: int, game_index: int, code: Code
+) -> None:
+    request = pb.WatchGameRequest(match_id=1 + match_delta, game_index=game_index)
+    with pytest.raises(grpc.RpcError) as caught:
+        list(arena.stub.WatchGame(request, metadata=_auth(arena.admin)))
+    assert caught.value.code() == code
