@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from arena.kahuna.actions import DISCARD_ACTIONS, REMOVE_ACTIONS, Action
@@ -177,6 +178,40 @@ def cons_events(cell: Cons) -> list[tuple[int, Action, int]]:
     return items
 
 
+# Views derived from the bridge masks alone, computed once per position of the
+# bridges (a game has a few dozen) rather than on every access: read-only.
+_VIEWS_MAX_ENTRIES = 50_000
+_BRIDGE_VIEWS: dict[tuple[int, int], Mapping[str, int]] = {}
+_CONTROL_VIEWS: dict[tuple[int, int], Mapping[str, int]] = {}
+
+
+def _remember(
+    cache: dict[tuple[int, int], Mapping[str, int]], masks: tuple[int, int], view: dict[str, int]
+) -> Mapping[str, int]:
+    if len(cache) >= _VIEWS_MAX_ENTRIES:
+        cache.clear()
+    frozen = cache[masks] = MappingProxyType(view)
+    return frozen
+
+
+def _bridges_of(masks: tuple[int, int]) -> dict[str, int]:
+    return {
+        LINES[line]: seat
+        for line in range(len(LINES))
+        for seat in (0, 1)
+        if masks[seat] >> line & 1
+    }
+
+
+def _controlled_of(masks: tuple[int, int]) -> dict[str, int]:
+    result: dict[str, int] = {}
+    for island, lines in enumerate(ISLAND_LINE_MASK):
+        for seat in (0, 1):
+            if (masks[seat] & lines).bit_count() >= MAJORITY_OF[island]:
+                result[ISLANDS[island]] = seat
+    return result
+
+
 # ------------------------------------------------------------ the state
 
 
@@ -298,21 +333,19 @@ class State:
 
     @property
     def bridges(self) -> Mapping[str, int]:
-        return {
-            LINES[line]: seat
-            for line in range(len(LINES))
-            for seat in (0, 1)
-            if self._bridges[seat] >> line & 1
-        }
+        """Occupied line -> seat (read-only; shared by every state with these bridges)."""
+        view = _BRIDGE_VIEWS.get(self._bridges)
+        if view is None:
+            view = _remember(_BRIDGE_VIEWS, self._bridges, _bridges_of(self._bridges))
+        return view
 
     @property
     def controlled(self) -> Mapping[str, int]:
-        result: dict[str, int] = {}
-        for island, lines in enumerate(ISLAND_LINE_MASK):
-            for seat in (0, 1):
-                if (self._bridges[seat] & lines).bit_count() >= MAJORITY_OF[island]:
-                    result[ISLANDS[island]] = seat
-        return result
+        """Controlled island -> seat (read-only; shared like ``bridges``)."""
+        view = _CONTROL_VIEWS.get(self._bridges)
+        if view is None:
+            view = _remember(_CONTROL_VIEWS, self._bridges, _controlled_of(self._bridges))
+        return view
 
     @property
     def bridge_counts(self) -> tuple[int, int]:

@@ -176,14 +176,40 @@ def _strings(field_number: int, texts: tuple[str | None, ...]) -> bytes:
     )
 
 
+_OWNERS_SEEN: dict[tuple[int, int], tuple[Mapping[str, int], bytes]] = {}
+
+
 def _owners(field_number: int, owners: Mapping[str, int], order: Sequence[str]) -> bytes:
+    # The engine hands out one shared read-only mapping per position of the bridges:
+    # known by identity (kept alive here, so its id is not reused), it costs one lookup.
+    seen = _OWNERS_SEEN.get((field_number, id(owners)))
+    if seen is not None and seen[0] is owners:
+        return seen[1]
     items = tuple(owners.items())
-    return _memo(
+    encoded = _memo(
         (field_number, items),
         lambda: b"".join(
             _owner_field(field_number, name, owners[name]) for name in order if name in owners
         ),
     )
+    if len(_OWNERS_SEEN) >= _MEMO_MAX_ENTRIES:
+        _OWNERS_SEEN.clear()
+    _OWNERS_SEEN[(field_number, id(owners))] = (owners, encoded)
+    return encoded
+
+
+_HISTORY_FIELD: dict[tuple[int, int, tuple[int, int, int, int], str | None], bytes] = {}
+
+
+def _history_field(event: Event, observer: int) -> bytes:
+    """``Observation.history`` field bytes for one event as ``observer`` sees it (cached:
+    the masked event depends only on the observer, the seat, the action and the card drawn)."""
+    key = (observer, event.seat, event.action.code, event.drawn)
+    field = _HISTORY_FIELD.get(key)
+    if field is None:
+        payload = event_to_pb(seen_event(event, observer)).SerializeToString()
+        field = _HISTORY_FIELD[key] = len_field(_OBS_HISTORY, payload)
+    return field
 
 
 def observation_bytes(
@@ -224,10 +250,7 @@ def observation_bytes(
         _bool_field(_OBS_PLAYED_CARD, state.turn_played_card),
         _bool_field(_OBS_DISCARDED, state.turn_discarded),
         varint_field(_OBS_HISTORY_START, history_start),
-        *(
-            len_field(_OBS_HISTORY, event_to_pb(seen_event(event, seat)).SerializeToString())
-            for event in new_events
-        ),
+        *(_history_field(event, seat) for event in new_events),
         _bool_field(_OBS_FINISHED, state.is_finished),
     ]
     outcome = state.outcome
