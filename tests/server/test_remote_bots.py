@@ -35,9 +35,11 @@ from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.store import (
     Store,
     add_bot_version,
+    add_seat_offer,
     create_token,
     ensure_admin_token,
     get_tournament,
+    get_version,
     list_games,
     list_matches,
 )
@@ -145,10 +147,11 @@ def _refusal(arena: Arena, token: str) -> str:
 
 
 class Recorder(Bot):
-    """Plays a random legal action; remembers its Welcome; may think slowly."""
+    """Plays a legal action; remembers its Welcome; may think slowly, or break in a game."""
 
-    def __init__(self, think_s: float = 0.0) -> None:
+    def __init__(self, think_s: float = 0.0, break_in_game: int | None = None) -> None:
         self.think_s = think_s
+        self.break_in_game = break_in_game
         self.match: MatchInfo | None = None
         self.welcomed = threading.Event()
 
@@ -158,6 +161,8 @@ class Recorder(Bot):
 
     def choose(self, observation: Observation, legal_actions: tuple[Action, ...]) -> Action:
         time.sleep(self.think_s)
+        if observation.game_index == self.break_in_game:
+            raise RuntimeError("the bot breaks: the SDK drops the connection")
         return legal_actions[len(observation.history) % len(legal_actions)]
 
 
@@ -315,3 +320,63 @@ def test_watching_a_game_that_does_not_exist_is_refused(
     with pytest.raises(grpc.RpcError) as caught:
         list(arena.stub.WatchGame(request, metadata=_auth(arena.admin)))
     assert caught.value.code() == code
+
+
+def test_a_remote_bot_that_drops_its_connection_is_disconnected(arena: Arena) -> None:
+    arena.register(arena.alice, "alice_fragile")
+    tournament_id = arena.tournament("fragile", ["alice_fragile", "python_random"])
+    (seat,) = _seat_tokens(arena, arena.alice, "alice_fragile", 1)
+    assert _play_in_thread(arena, seat.seat_token, Recorder(break_in_game=1))() == 1
+    arena.await_finished(tournament_id)
+    games = sorted(list_games(arena.store, tournament_id=tournament_id), key=lambda g: g.game_index)
+    statuses = [dict(zip(g.bots, g.statuses, strict=True)) for g in games]
+    assert [s["alice_fragile"] for s in statuses] == ["ok", "disconnect"]
+    assert games[1].winner == "python_random" and games[1].reason == "forfeit"
+
+
+def _offer(arena: Arena, token: str, expires_in_ms: int, socket_path: str) -> None:
+    arena.register(arena.alice, "alice_far")
+    version = get_version(arena.store, "alice_far").version
+    add_seat_offer(
+        arena.store, bot="alice_far", version=version, token=token, match_id=None,
+        referee_match="m0", slot=0, socket_path=socket_path,
+        expires_at_ms=time.time_ns() // 1_000_000 + expires_in_ms,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("first_message", "reason"),
+    [
+        (referee_pb2.PlayRequest(action_reply=referee_pb2.ActionReply(request_id=1)), "Hello"),
+        (referee_pb2.PlayRequest(hello=referee_pb2.Hello(protocol_version=1)), "without a token"),
+        (referee_pb2.PlayRequest(), "Hello"),
+    ],
+    ids=["reply-first", "empty-token", "empty-message"],
+)
+def test_a_stream_that_does_not_start_with_a_seat_token_is_refused(
+    arena: Arena, first_message: referee_pb2.PlayRequest, reason: str
+) -> None:
+    before = arena.snapshot()
+    play = arena.channel.stream_stream(
+        PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
+    )
+    answers = [
+        referee_pb2.PlayResponse.FromString(raw)
+        for raw in play(iter([first_message.SerializeToString()]), timeout=15)
+    ]
+    assert [a.WhichOneof("kind") for a in answers] == ["goodbye"]
+    assert reason in answers[0].goodbye.reason
+    assert arena.snapshot() == before
+
+
+def test_an_expired_seat_token_is_refused_and_nothing_changes(arena: Arena) -> None:
+    _offer(arena, "expired-seat-token", -1, "/nonexistent/b0.sock")
+    before = arena.snapshot()
+    assert "expired" in _refusal(arena, "expired-seat-token")
+    assert arena.snapshot() == before
+
+
+def test_a_seat_whose_match_is_gone_says_so(arena: Arena, tmp_path: Path) -> None:
+    _offer(arena, "orphan-seat-token", 10_000, str(tmp_path / "gone.sock"))
+    assert "no longer being played" in _refusal(arena, "orphan-seat-token")
+    assert "already used" in _refusal(arena, "orphan-seat-token")
