@@ -21,8 +21,8 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kahuna_bot import Action, Bot, MatchInfo, Observation, run
-from kahuna_bot.remote import seats
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
@@ -180,15 +180,14 @@ def _play_in_thread(arena: Arena, token: str, bot: Bot) -> Callable[[], int]:
 
 
 def _seat_tokens(arena: Arena, user: str, bot: str, count: int) -> list[pb.WaitForSeatsResponse]:
-    """The first ``count`` seats offered to ``bot``, taken from WaitForSeats in a thread."""
-    found: queue.SimpleQueue[pb.WaitForSeatsResponse] = queue.SimpleQueue()
-
-    def wait() -> None:
-        for seat in seats(arena.target, user, bot):
-            found.put(seat)
-
-    threading.Thread(target=wait, daemon=True).start()
-    return [found.get(timeout=30) for _ in range(count)]
+    """The first ``count`` seats offered to ``bot`` (WaitForSeats, then hang up)."""
+    request = pb.WaitForSeatsRequest(bot=bot)
+    call = arena.stub.WaitForSeats(request, metadata=_auth(user), timeout=30)
+    offers = iter(call)
+    try:
+        return [next(offers) for _ in range(count)]
+    finally:
+        call.cancel()  # type: ignore[no-untyped-call]
 
 
 # --------------------------------------------------------------------------- tests
@@ -293,16 +292,23 @@ def test_the_admin_watches_live_while_a_user_is_refused(arena: Arena) -> None:
     watch = pb.WatchGameRequest(match_id=match_id, game_index=0)
     kinds: list[str | None] = []
     user_codes: list[Code] = []
-    for message in arena.stub.WatchGame(watch, metadata=_auth(arena.admin), timeout=90):
+    admin = _auth(arena.admin)
+    for message in arena.stub.WatchGame(watch, metadata=admin, timeout=90):
         kinds.append(message.WhichOneof("kind"))
         if kinds.count("entry_json") == 3:  # the game is on: a user may not look
             with pytest.raises(grpc.RpcError) as caught:
                 list(arena.stub.WatchGame(watch, metadata=_auth(arena.bob)))
             user_codes.append(caught.value.code())
+            listed = arena.stub.ListLiveGames(pb.ListLiveGamesRequest(), metadata=admin)
+            live = [(g.match_id, g.game_index, set(g.bots)) for g in listed.games]
+            assert (match_id, 0, {"alice_slow", "python_random"}) in live
+            with pytest.raises(grpc.RpcError) as caught:
+                arena.stub.ListLiveGames(pb.ListLiveGamesRequest(), metadata=_auth(arena.bob))
+            user_codes.append(caught.value.code())
     assert join() == 0
     arena.await_finished(tournament_id)
     assert kinds[0] == "head_json" and kinds[-1] == "record_json"
-    assert kinds.count("entry_json") >= 3 and user_codes == [Code.PERMISSION_DENIED]
+    assert kinds.count("entry_json") >= 3 and user_codes == [Code.PERMISSION_DENIED] * 2
     after = list(arena.stub.WatchGame(watch, metadata=_auth(arena.bob)))
     assert [m.WhichOneof("kind") for m in after] == ["record_json"]
     assert after[0].game_id == list_games(arena.store, tournament_id=tournament_id)[0].id
@@ -380,3 +386,18 @@ def test_a_seat_whose_match_is_gone_says_so(arena: Arena, tmp_path: Path) -> Non
     _offer(arena, "orphan-seat-token", 10_000, str(tmp_path / "gone.sock"))
     assert "no longer being played" in _refusal(arena, "orphan-seat-token")
     assert "already used" in _refusal(arena, "orphan-seat-token")
+
+
+def test_a_remote_bot_that_never_connects_times_out(arena: Arena) -> None:
+    arena.register(arena.alice, "alice_absent")
+    tournament_id = arena.tournament("absent", ["alice_absent", "python_random"], games=1)
+    arena.await_finished(tournament_id)
+    (game,) = list_games(arena.store, tournament_id=tournament_id)
+    assert dict(zip(game.bots, game.statuses, strict=True))["alice_absent"] == "timeout"
+    assert game.winner == "python_random"
+
+
+def test_the_referee_gateway_reports_healthy(arena: Arena) -> None:
+    health = health_pb2_grpc.HealthStub(arena.channel)
+    reply = health.Check(health_pb2.HealthCheckRequest(service="kahuna.v1.RefereeService"))
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING

@@ -91,9 +91,13 @@ def connect(
 ) -> int:
     """Play each offered seat with ``play`` in a thread of its own; stop after ``max_seats``."""
     threads: list[threading.Thread] = []
+    seen: set[str] = set()  # after a reconnect the arena repeats the offers still open
     taken = 0
     try:
         for seat in seats(arena, user_token, bot):
+            if seat.seat_token in seen:
+                continue
+            seen.add(seat.seat_token)
             _say(f"seat offered: match {seat.match_id}, seat token valid until its deadline")
             thread = threading.Thread(target=play, args=(seat,), name=f"seat-{seat.match_id}")
             thread.start()
