@@ -40,11 +40,10 @@ from typing import Any
 from arena.kahuna import Variant
 from arena.logs import get_logger
 from arena.referee import GameReport, MatchConfig, TimeControl, run_match
-from arena.referee.live import GameStarted, LiveEvent, live_entry
 from arena.referee.remote import SeatOffer
 from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
-from arena.server.live_feed import LiveFeed
+from arena.server.live_feed import LiveFeed, LiveSender
 from arena.store import (
     MatchRow,
     SeatOfferRow,
@@ -274,7 +273,7 @@ class TournamentRunner:
         kind, match_id, payload = message
         if kind == "live":
             if self.live is not None:
-                self.live.event(match_id, payload)
+                self.live.batch(match_id, payload)
         elif kind == "offer":
             self._offer_seat(match_id, payload)
         elif kind == "worker":
@@ -374,20 +373,22 @@ def _play_match(job: MatchJob, live: bool) -> None:
     reports = _worker_queue
     error: str | None = None
 
-    def on_event(event: LiveEvent) -> None:
-        if isinstance(event, GameStarted):
-            payload = (event.game_index, "start", event.head)
-        else:
-            payload = (event.game_index, "entry", live_entry(event))
-        reports.put(("live", job.match_id, payload))
+    sender = LiveSender(job.match_id, reports.put) if live else None
+
+    def on_game(report: GameReport) -> None:
+        if sender is not None:
+            sender.flush()
+        reports.put(("game", job.match_id, report))
 
     try:
         run_match(
             job.config, job.first, job.second,
-            on_game=lambda report: reports.put(("game", job.match_id, report)),
-            on_event=on_event if live else None,
+            on_game=on_game,
+            on_event=None if sender is None else sender.event,
             on_seat_offer=lambda offer: reports.put(("offer", job.match_id, offer)),
         )  # fmt: skip
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
+    if sender is not None:
+        sender.close()
     reports.put(("done", job.match_id, error))
