@@ -6,7 +6,10 @@ Prints, all measured in the same run on this machine:
    applied) beside a raw gRPC bidirectional ping-pong that sends the very
    same ActionRequest bytes (captured from a referee match) to the very same
    sandboxed bot and reads its replies, with no referee logic at all;
-   target: referee <= 1.5 x raw;
+   target: referee <= 1.5 x raw; then where the referee process's CPU goes,
+   per thread (``--threads``: a bot's stream reader judges, applies and builds
+   the next request; the gRPC handler threads send; the main thread only
+   starts and ends games);
 2. games per second, random against random, through the sandbox;
 3. the time from launch_bot to the bot's Hello arriving, for a bare gRPC
    Python bot and for the SDK sample bot; target <= 0.25 s.
@@ -18,11 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -143,6 +148,47 @@ def raw_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> tuple[
     return timings[0], cpu[0]
 
 
+# ---------------------------------------------------------------- 1b. CPU per thread
+
+_CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+
+def _thread_cpu_s() -> dict[str, float]:
+    """CPU seconds of each live thread of this process, by thread name."""
+    names = {str(thread.native_id): thread.name for thread in threading.enumerate()}
+    found: dict[str, float] = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+            comm = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        cpu_s = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_S
+        name = names.get(tid, comm)
+        found[name] = found.get(name, 0.0) + cpu_s
+    return found
+
+
+def cpu_by_thread(bots: tuple[BotSpec, BotSpec], games: int) -> tuple[dict[str, float], int]:
+    """Referee-process CPU microseconds per decision, per thread, over games 1.."""
+    snapshots: list[dict[str, float]] = []
+    actions: list[int] = []
+
+    def on_game(report: GameReport) -> None:
+        snapshots.append(_thread_cpu_s())
+        actions.append(report.actions)
+
+    config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000))
+    run_match(config, *bots, on_game=on_game)
+    decisions = sum(actions[1:])
+    first, last = snapshots[0], snapshots[-1]
+    per_thread = {
+        name: (cpu_s - first.get(name, 0.0)) * 1e6 / decisions for name, cpu_s in last.items()
+    }
+    return per_thread, decisions
+
+
 # ---------------------------------------------------------------- 3. first message
 
 
@@ -182,6 +228,7 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=12, help="games for the referee figures")
     parser.add_argument("--runs", type=int, default=7, help="launches for the first-message time")
     parser.add_argument("--rounds", type=int, default=5, help="referee/raw measurement pairs")
+    parser.add_argument("--threads", action="store_true", help="also CPU per thread (1b)")
     args = parser.parse_args()
     configure(level="ERROR")
     with tempfile.TemporaryDirectory(prefix="kbench-", dir="/tmp") as work_dir:
@@ -207,6 +254,14 @@ def main() -> int:
               f"{statistics.median(referee_cpu) / statistics.median(raw_cpu):.2f} CPU")
         ratios = [round(r / w, 2) for r, w in zip(referee_ms, raw_ms, strict=True)]
         print(f"  per-run wall ratios: {ratios}")
+
+        if args.threads:
+            print("== 1b. referee-process CPU per decision, by thread (10 ms clock ticks)")
+            per_thread, decisions = cpu_by_thread(bots, args.games * 2)
+            for name, us in sorted(per_thread.items(), key=lambda item: -item[1]):
+                if us > 0:
+                    print(f"  {name:24s} {us:7.1f} us/decision")
+            print(f"  total {sum(per_thread.values()):.1f} us/decision over {decisions}")
 
         print("== 2. games per second, random vs random, sandboxed")
         start = time.perf_counter()
