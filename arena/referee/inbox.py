@@ -120,7 +120,7 @@ class Inbox:
         awaited, None once the deadline has passed.
         """
         while True:
-            found = self._next(awaited, deadline_ns, 0)
+            found = self._next(awaited, deadline_ns, 0, stop_at_wake=False)
             if found is None:
                 if awaited is None:
                     return None
@@ -135,10 +135,10 @@ class Inbox:
                 return occurrence.slot, verdict
 
     def _next(
-        self, awaited: int | None, deadline_ns: int, request_id: int
+        self, awaited: int | None, deadline_ns: int, request_id: int, stop_at_wake: bool = True
     ) -> tuple[Occurrence, int] | None:
         """The next occurrence and 1 if it came off the queue (0 otherwise); None when woken
-        or, with nothing awaited, when the deadline has passed."""
+        (``stop_at_wake``) or, with nothing awaited, when the deadline has passed."""
         while True:
             remaining_s = (deadline_ns - time.monotonic_ns()) / 1e9
             if remaining_s <= 0:
@@ -161,7 +161,9 @@ class Inbox:
                         return dead, 0
                     continue
             if arrival is WAKE:
-                return None
+                if stop_at_wake:
+                    return None
+                continue
             occurrence = self._live(arrival)
             if occurrence is not None:
                 return occurrence, 1
