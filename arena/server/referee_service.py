@@ -66,6 +66,13 @@ class _Close:
 _CLOSE = _Close()
 
 
+class _Taken:
+    """What the deserializer hands the reader for a message ``early`` already took."""
+
+
+_TAKEN = _Taken()
+
+
 class BotEndpoint:
     """One bot's socket: a gRPC server with at most one live Play stream."""
 
@@ -88,9 +95,15 @@ class BotEndpoint:
         self._idle.set()
         self._log = get_logger(slot=slot)
         self._wire_tap = wire_tap
+        self._live_generation = -1
+        self.early: Callable[[Arrival], bool] | None = None
+        """Offered each well-formed message of the live stream in gRPC's own receiving
+        thread, before the reader thread sees it: True if it took the message (the
+        referee's fast path for replies: one thread wake less per decision)."""
         handler = grpc.stream_stream_rpc_method_handler(
-            self._play, request_deserializer=bytes, response_serializer=self._serialize
-        )
+            self._play, request_deserializer=self._deserialize,
+            response_serializer=self._serialize,
+        )  # fmt: skip
         self._server = grpc.server(
             futures.ThreadPoolExecutor(
                 max_workers=MAX_STREAMS_PER_ENDPOINT, thread_name_prefix=f"bot{slot}"
@@ -100,6 +113,25 @@ class BotEndpoint:
             options=[("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES)],
         )
         self._server.add_insecure_port(f"unix://{socket_path}")
+
+    def _deserialize(self, raw: bytes) -> bytes | _Taken:
+        early = self.early
+        if early is None or self._outbox is None or len(raw) > MAX_MESSAGE_BYTES:
+            return raw
+        message = referee_pb2.PlayRequest()
+        try:
+            message.ParseFromString(raw)
+        except DecodeError:
+            return raw
+        arrival = Arrival(
+            self.slot, self._live_generation, ArrivalKind.MESSAGE, time.monotonic_ns(),
+            message, len(raw),
+        )  # fmt: skip
+        try:
+            return _TAKEN if early(arrival) else raw
+        except Exception as error:  # never let gRPC see it: the reader posts the message
+            self._log.warning("bot_message_early_failed", error=repr(error))
+            return raw
 
     def _serialize(self, frame: bytes) -> bytes:
         if self._wire_tap is not None:
@@ -149,7 +181,7 @@ class BotEndpoint:
         )
 
     def _play(
-        self, request_iterator: Iterator[bytes], context: grpc.ServicerContext
+        self, request_iterator: Iterator[bytes | _Taken], context: grpc.ServicerContext
     ) -> Iterator[bytes]:
         outbox: queue.SimpleQueue[bytes | _Close] = queue.SimpleQueue()
         with self._lock:
@@ -159,6 +191,7 @@ class BotEndpoint:
             else:
                 refused = False
                 self._outbox = outbox
+                self._live_generation = generation
                 self._idle.clear()
         if refused:
             self._post(generation, ArrivalKind.SECOND_STREAM)
@@ -183,10 +216,11 @@ class BotEndpoint:
                     self._outbox = None
                 self._idle.set()
 
-    def _read(self, request_iterator: Iterator[bytes], generation: int) -> None:
+    def _read(self, request_iterator: Iterator[bytes | _Taken], generation: int) -> None:
         try:
             for raw in request_iterator:
-                self._post_raw(raw, generation)
+                if not isinstance(raw, _Taken):
+                    self._post_raw(raw, generation)
         except grpc.RpcError:
             pass  # the stream broke: cancelled, transport limit, peer gone
         except Exception as error:  # a reader thread must never die silently or loudly
