@@ -80,6 +80,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     ensure_admin_token(store)
     server.start()
     print(f"arena API (gRPC) listening on {args.host}:{port}", flush=True)
+    print(f"remote bots: RefereeService/Play on {args.host}:{port} (seat tokens)", flush=True)
     web = None
     if args.web_port is not None:
         from arena.web.server import create_web_server
