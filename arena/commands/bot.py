@@ -73,10 +73,13 @@ def run_add(store: Store, args: argparse.Namespace) -> int:
     if known is not None and known.version == spec.version:
         print(f"{spec.name} version {spec.version} is already stored")
         return 0
-    print(f"smoke match: {spec.name} against {opponent.name}, {SMOKE_GAMES} games ...")
-    reason = smoke_failure(spec, opponent, unsafe=args.unsafe_no_sandbox)
-    if reason is not None:
-        return fail(f"refused {spec.name}: {reason}")
+    if spec.runtime == "remote":
+        print(f"{spec.name} is a remote bot (its owner runs it): no smoke match")
+    else:
+        print(f"smoke match: {spec.name} against {opponent.name}, {SMOKE_GAMES} games ...")
+        reason = smoke_failure(spec, opponent, unsafe=args.unsafe_no_sandbox)
+        if reason is not None:
+            return fail(f"refused {spec.name}: {reason}")
     row, _ = add_bot_version(store, spec, owner=args.owner)
     print(f"stored {row.bot} version {row.version}")
     return 0

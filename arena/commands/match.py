@@ -131,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{error} (pass --unsafe-no-sandbox to run trusted bots without it)")
     except (SandboxConfigError, OSError) as error:
         return _fail(str(error))
+    except ValueError as error:  # a remote bot: it plays only through `arena serve`
+        return _fail(str(error))
     if args.json:
         print(json.dumps(match_json(report, bots, config)))
     else:

@@ -3,7 +3,7 @@
 ```toml
 name = "greedy"                   # 1-40 chars: letters, digits, - _ .
 command = ["python3", "bot.py"]   # argument list, run in the bot directory
-runtime = "python"                # "python" | "node" | "native"
+runtime = "python"                # "python" | "node" | "native" | "remote"
 description = "optional"
 author = "optional"
 ```
@@ -25,7 +25,9 @@ from pathlib import Path
 
 from arena.referee.types import BotSpec
 
-RUNTIMES = ("python", "node", "native")
+RUNTIMES = ("python", "node", "native", "remote")
+REMOTE_RUNTIME = "remote"
+"""A bot its owner hosts: no command (docs/PROTOCOL.md, "Remote bots")."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
 KNOWN_KEYS = frozenset({"name", "command", "runtime", "description", "author"})
 VERSION_HEX_CHARS = 16
@@ -51,8 +53,15 @@ def load_bot(directory: Path) -> BotSpec:
     if unknown:
         raise BotConfigError(f"{config_path}: unknown field {unknown[0]!r}")
     name = _name(config_path, config.get("name"))
-    command = _command(config_path, config.get("command"))
     runtime = config.get("runtime")
+    if runtime == REMOTE_RUNTIME:
+        if "command" in config:
+            raise BotConfigError(
+                f"{config_path}: a remote bot has no field 'command' (its owner runs it)"
+            )
+        command: tuple[str, ...] = ()
+    else:
+        command = _command(config_path, config.get("command"))
     if runtime not in RUNTIMES:
         raise BotConfigError(
             f"{config_path}: field 'runtime' must be one of {', '.join(RUNTIMES)}, "

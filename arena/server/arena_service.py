@@ -173,7 +173,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             except (ArchiveError, BotConfigError) as error:
                 _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"bot refused: {error}")
             self._check_owner(context, principal, spec.name)
-            if self.options.smoke_check is not None:
+            if self.options.smoke_check is not None and spec.runtime != REMOTE_RUNTIME:
                 reason = self.options.smoke_check(directory)
                 if reason is not None:
                     _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"bot refused: {reason}")

@@ -8,11 +8,13 @@ everything stored unchanged.
 
 from __future__ import annotations
 
+import io
 import os
 import queue
 import sqlite3
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -105,7 +107,8 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     store = Store.open(tmp_path_factory.mktemp("remote") / "data")
     add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
-    server, port = create_server("127.0.0.1:0", store=store, options=ServiceOptions(concurrency=2))
+    options = ServiceOptions(concurrency=2, smoke_check=lambda directory: "no smoke here")
+    server, port = create_server("127.0.0.1:0", store=store, options=options)
     server.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     yield Arena(
@@ -401,3 +404,35 @@ def test_the_referee_gateway_reports_healthy(arena: Arena) -> None:
     health = health_pb2_grpc.HealthStub(arena.channel)
     reply = health.Check(health_pb2.HealthCheckRequest(service="kahuna.v1.RefereeService"))
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def _archive(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        archive.add(directory, arcname=directory.name)
+    return buffer.getvalue()
+
+
+def test_a_submitted_remote_bot_toml_needs_no_smoke_match(arena: Arena, tmp_path: Path) -> None:
+    remote = tmp_path / "alice_toml"
+    remote.mkdir()
+    (remote / "bot.toml").write_text('name = "alice_toml"\nruntime = "remote"\n')
+    request = pb.SubmitBotRequest(archive=_archive(remote))
+    reply = arena.stub.SubmitBot(request, metadata=_auth(arena.alice))
+    assert reply.created and reply.bot.owner == "alice"
+    seats_call = arena.stub.WaitForSeats(
+        pb.WaitForSeatsRequest(bot="alice_toml"), metadata=_auth(arena.alice), timeout=0.5
+    )
+    with pytest.raises(grpc.RpcError) as caught:  # accepted, and no seat is offered yet
+        next(iter(seats_call))
+    assert caught.value.code() == Code.DEADLINE_EXCEEDED
+    sandboxed = tmp_path / "alice_local"
+    sandboxed.mkdir()
+    (sandboxed / "bot.toml").write_text(
+        'name = "alice_local"\nruntime = "python"\ncommand = ["python3", "bot.py"]\n'
+    )
+    with pytest.raises(grpc.RpcError) as caught:  # a bot to launch still needs its smoke match
+        arena.stub.SubmitBot(
+            pb.SubmitBotRequest(archive=_archive(sandboxed)), metadata=_auth(arena.alice)
+        )
+    assert caught.value.code() == Code.FAILED_PRECONDITION
