@@ -16,9 +16,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from arena.referee.botdir import REMOTE_RUNTIME
 from arena.server.referee_service import BotEndpoint
 
-REMOTE_RUNTIME = "remote"
+__all__ = ["REMOTE_RUNTIME", "RemoteSeat", "SeatOffer", "SeatOfferHook", "expires_at_ms"]
 
 
 @dataclass(frozen=True, slots=True)

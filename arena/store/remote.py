@@ -17,14 +17,26 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.referee.botdir import NAME_PATTERN, content_hash
+from arena.referee.botdir import NAME_PATTERN, REMOTE_RUNTIME, content_hash
 from arena.referee.types import BotSpec
 from arena.store.bots import add_bot_version
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.models import BotVersionRow, SeatOfferRow
 
-REMOTE_RUNTIME = "remote"
 MAX_DESCRIPTION_CHARS = 500
+
+__all__ = [
+    "REMOTE_RUNTIME",
+    "SeatRefusedError",
+    "add_seat_offer",
+    "close_seat_offers",
+    "get_seat_offer",
+    "now_ms",
+    "open_seat_offers",
+    "register_remote_bot",
+    "take_seat_offer",
+    "token_digest",
+]
 
 
 class SeatRefusedError(StoreError):
