@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.leaderboard",
     "arena.commands.serve",
     "arena.commands.match",
+    "arena.commands.demo",
     "arena.sandbox.command",
 )
 

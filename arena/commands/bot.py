@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.table import Table
 
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
-from arena.referee import BotConfigError, load_bot
+from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.server.smoke import SAMPLE_RANDOM_BOT, SMOKE_GAMES, smoke_failure
 from arena.store import (
     BotVersionRow,
@@ -66,23 +66,35 @@ def run_add(store: Store, args: argparse.Namespace) -> int:
         opponent = load_bot(args.opponent)
     except BotConfigError as error:
         return fail(str(error))
+    refusal = store_checked_bot(store, spec, opponent, owner=args.owner,
+                                unsafe=args.unsafe_no_sandbox)  # fmt: skip
+    return 0 if refusal is None else fail(refusal)
+
+
+def store_checked_bot(
+    store: Store, spec: BotSpec, opponent: BotSpec, *, owner: str | None, unsafe: bool
+) -> str | None:
+    """Store ``spec`` once it has finished a smoke match; why not, when it is refused.
+
+    An unchanged bot is the version already stored: nothing is played again.
+    """
     try:
         known = get_version(store, spec.name, spec.version)
     except NotFoundError:
         known = None
     if known is not None and known.version == spec.version:
         print(f"{spec.name} version {spec.version} is already stored")
-        return 0
+        return None
     if spec.runtime == "remote":
         print(f"{spec.name} is a remote bot (its owner runs it): no smoke match")
     else:
         print(f"smoke match: {spec.name} against {opponent.name}, {SMOKE_GAMES} games ...")
-        reason = smoke_failure(spec, opponent, unsafe=args.unsafe_no_sandbox)
+        reason = smoke_failure(spec, opponent, unsafe=unsafe)
         if reason is not None:
-            return fail(f"refused {spec.name}: {reason}")
-    row, _ = add_bot_version(store, spec, owner=args.owner)
+            return f"refused {spec.name}: {reason}"
+    row, _ = add_bot_version(store, spec, owner=owner)
     print(f"stored {row.bot} version {row.version}")
-    return 0
+    return None
 
 
 def version_to_json(row: BotVersionRow) -> dict[str, object]:

@@ -104,14 +104,14 @@ def run_create(store: Store, args: argparse.Namespace) -> int:
 
 
 def run_run(store: Store, args: argparse.Namespace) -> int:
-    return _play(store, _create(store, args), args)
+    return play_tournament(store, _create(store, args), args)
 
 
 def run_resume(store: Store, args: argparse.Namespace) -> int:
-    return _play(store, get_tournament(store, args.name), args)
+    return play_tournament(store, get_tournament(store, args.name), args)
 
 
-def _play(store: Store, tournament: TournamentRow, args: argparse.Namespace) -> int:
+def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         return fail(f"--concurrency must be at least 1, got {args.concurrency}")
     out = console()

@@ -1,0 +1,101 @@
+"""`arena demo`: a real round-robin tournament of the sample bots, on the defaults.
+
+Stores the sample bots (each after its smoke match, as `arena bot add` does;
+an unchanged bot is not played again), creates a round robin named
+``demo-N``, plays it in the sandbox with the default clocks, and prints the
+standings, the crosstable and the leaderboard. Everything lands in the data
+directory like any other tournament, so `arena serve --web-port 8080` shows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from arena.commands.bot import store_checked_bot
+from arena.commands.leaderboard import run_leaderboard
+from arena.commands.storeargs import add_data_dir, fail, with_store
+from arena.commands.tournament import play_tournament
+from arena.referee import BotConfigError, BotSpec, load_bot
+from arena.server.smoke import SAMPLE_RANDOM_BOT
+from arena.store import Store, TournamentConfig, create_tournament, list_tournaments
+
+SAMPLE_BOTS_DIR = SAMPLE_RANDOM_BOT.parent
+DEMO_BOTS = ("python_greedy", "python_random", "js_random")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "demo", help="play a round robin of the sample bots (stored, rated, viewable)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument("--games", type=int, default=4, help="games per match (default 4)")
+    parser.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
+    parser.add_argument("--concurrency", type=int, help="matches at once (default: cores)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--unsafe-no-sandbox", action="store_true",
+        help="run the bots even where the host cannot sandbox them (they are ours)",
+    )  # fmt: skip
+    add_data_dir(parser)
+    parser.set_defaults(func=with_store(run_demo))
+
+
+def sample_bots() -> tuple[list[BotSpec], list[str]]:
+    """The sample bots that can run here, and notes on those that cannot."""
+    specs: list[BotSpec] = []
+    notes: list[str] = []
+    for name in DEMO_BOTS:
+        directory = SAMPLE_BOTS_DIR / name
+        if name.startswith("js_") and not _node_ready(directory):
+            notes.append(f"{name} left out: run `npm ci --prefix {directory}` to include it")
+            continue
+        try:
+            specs.append(load_bot(directory))
+        except BotConfigError as error:
+            notes.append(f"{name} left out: {error}")
+    return specs, notes
+
+
+def _node_ready(directory: Path) -> bool:
+    return shutil.which("node") is not None and (directory / "node_modules").is_dir()
+
+
+def _demo_name(store: Store) -> str:
+    taken = {t.name for t in list_tournaments(store)}
+    number = 1
+    while f"demo-{number}" in taken:
+        number += 1
+    return f"demo-{number}"
+
+
+def run_demo(store: Store, args: argparse.Namespace) -> int:
+    if args.games < 1:
+        return fail(f"--games must be at least 1, got {args.games}")
+    if not SAMPLE_BOTS_DIR.is_dir():
+        return fail(f"the sample bots are not at {SAMPLE_BOTS_DIR} (run from a source checkout)")
+    specs, notes = sample_bots()
+    for note in notes:
+        print(note)
+    if len(specs) < 2:
+        return fail("a demo needs at least two sample bots")
+    opponent = next(s for s in specs if s.name == "python_random")
+    for spec in specs:
+        refusal = store_checked_bot(store, spec, opponent, owner=None,
+                                    unsafe=args.unsafe_no_sandbox)  # fmt: skip
+        if refusal is not None:
+            return fail(refusal)
+    config = TournamentConfig(games_per_match=args.games, rounds=None, seed=args.seed)
+    tournament = create_tournament(
+        store, _demo_name(store), "round_robin", [s.name for s in specs], config
+    )
+    print(f"tournament {tournament.name}: round robin of {len(specs)} bots,"
+          f" {args.games} games per match, data in {store.data_dir}")  # fmt: skip
+    status = play_tournament(store, tournament, args)
+    if status != 0:
+        return status
+    run_leaderboard(store, argparse.Namespace(json=False, latest=True, min_games=0))
+    print(f"see it on the web: arena serve --data-dir {store.data_dir} --web-port 8080,"
+          " then open http://127.0.0.1:8080/")  # fmt: skip
+    return 0

@@ -1,0 +1,40 @@
+"""`arena demo` as a newcomer runs it: a real round robin of the sample bots."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from arena.commands.demo import DEMO_BOTS, sample_bots
+
+
+def arena(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args],
+        capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+
+
+def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    done = arena("demo", "--data-dir", data, "--games", "2", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert "demo-1: standings (finished" in done.stdout
+    board = json.loads(arena("leaderboard", "--data-dir", data, "--json").stdout)
+    playing = {name for name in DEMO_BOTS if name in {s.name for s in sample_bots()[0]}}
+    assert {row["bot"] for row in board} == playing
+    # every bot met every other bot in a 2-game match: 2 * (n - 1) games each
+    assert all(row["games"] == 2 * (len(playing) - 1) for row in board)
+
+    again = arena("demo", "--data-dir", data, "--games", "2", "--no-progress")
+    assert again.returncode == 0, again.stderr
+    assert "already stored" in again.stdout  # unchanged bots are not smoke-tested again
+    assert "demo-2: standings (finished" in again.stdout
+
+
+def test_demo_refuses_bad_games_flag(tmp_path: Path) -> None:
+    done = arena("demo", "--data-dir", str(tmp_path), "--games", "0")
+    assert done.returncode == 1
+    assert done.stderr.strip() == "arena: --games must be at least 1, got 0"
