@@ -14,10 +14,9 @@ referee records as a DISCONNECT.
 
 from __future__ import annotations
 
-import queue
+import itertools
 import threading
 from collections.abc import Iterator
-from typing import Final
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -30,13 +29,6 @@ from arena.store import SeatOfferRow, SeatRefusedError, Store, take_seat_offer
 HELLO_WAIT_S = 10.0
 """How long a connection may stay silent before its Hello."""
 PLAY_METHOD = f"/{SERVICE_NAME}/Play"
-
-
-class _End:
-    """The bot's side of the stream ended (half-close, cancel or broken)."""
-
-
-_END: Final = _End()
 
 
 def _identity(frame: bytes) -> bytes:
@@ -65,8 +57,9 @@ def hello_token(frame: bytes) -> str | None:
 class RefereeGateway:
     """The generic handler for ``Play`` that admits remote bots to their seats."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, hello_wait_s: float = HELLO_WAIT_S) -> None:
         self.store = store
+        self.hello_wait_s = hello_wait_s
         self.log = get_logger(service="gateway")
 
     def handler(self) -> grpc.GenericRpcHandler:  # type: ignore[type-arg]
@@ -76,22 +69,21 @@ class RefereeGateway:
         return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": play})
 
     def _play(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
-        inbound: queue.SimpleQueue[bytes | _End] = queue.SimpleQueue()
-        threading.Thread(
-            target=_pump, args=(requests, inbound), name="gateway-in", daemon=True
-        ).start()
+        silence = threading.Timer(self.hello_wait_s, context.cancel)  # no Hello: hang up
+        silence.start()
         try:
-            first = inbound.get(timeout=HELLO_WAIT_S)
-        except queue.Empty:
-            yield goodbye_frame(f"no Hello within {HELLO_WAIT_S:g} s")
-            return
-        if isinstance(first, _End):
+            first = next(requests, None)
+        except grpc.RpcError:
+            first = None
+        finally:
+            silence.cancel()
+        if first is None:
             return
         offer = self._admit(first, context.peer())
         if isinstance(offer, str):
             yield goodbye_frame(offer)
             return
-        yield from self._proxy(offer, first, inbound, context)
+        yield from self._proxy(offer, itertools.chain((first,), requests), context)
 
     def _admit(self, first: bytes, peer: str) -> SeatOfferRow | str:
         """The seat the Hello's token opens, or why the connection is refused."""
@@ -115,12 +107,9 @@ class RefereeGateway:
         return reason
 
     def _proxy(
-        self,
-        offer: SeatOfferRow,
-        first: bytes,
-        inbound: queue.SimpleQueue[bytes | _End],
-        context: grpc.ServicerContext,
+        self, offer: SeatOfferRow, frames: Iterator[bytes], context: grpc.ServicerContext
     ) -> Iterator[bytes]:
+        """Both ways, byte for byte: gRPC's own threads read the bot's frames upstream."""
         channel = grpc.insecure_channel(
             f"unix://{offer.socket_path}",
             options=[
@@ -131,7 +120,7 @@ class RefereeGateway:
         play = channel.stream_stream(
             PLAY_METHOD, request_serializer=_identity, response_deserializer=_identity
         )
-        call = play(_upstream(first, inbound))
+        call = play(frames)
         context.add_callback(call.cancel)  # the bot went away: so does its seat's stream
         try:
             yield from call
@@ -145,20 +134,3 @@ class RefereeGateway:
         finally:
             channel.close()
             self.log.info("remote_bot_left", bot=offer.bot, match=offer.referee_match)
-
-
-def _pump(requests: Iterator[bytes], inbound: queue.SimpleQueue[bytes | _End]) -> None:
-    try:
-        for frame in requests:
-            inbound.put(frame)
-    except grpc.RpcError:
-        pass  # the bot's connection broke or was cancelled
-    except Exception as error:  # a reader thread must never die loudly
-        get_logger(service="gateway").warning("remote_stream_read_failed", error=repr(error))
-    inbound.put(_END)
-
-
-def _upstream(first: bytes, inbound: queue.SimpleQueue[bytes | _End]) -> Iterator[bytes]:
-    yield first
-    while not isinstance(frame := inbound.get(), _End):
-        yield frame

@@ -18,6 +18,7 @@ import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.server.gateway import PLAY_METHOD
+from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.store import (
     Store,
@@ -436,3 +437,24 @@ def test_a_submitted_remote_bot_toml_needs_no_smoke_match(arena: Arena, tmp_path
             pb.SubmitBotRequest(archive=_archive(sandboxed)), metadata=_auth(arena.alice)
         )
     assert caught.value.code() == Code.FAILED_PRECONDITION
+
+
+def test_a_connection_that_never_says_hello_is_hung_up(arena: Arena) -> None:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers((RefereeGateway(arena.store, hello_wait_s=0.3).handler(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    silent: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            play = channel.stream_stream(
+                PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
+            )
+            started = time.monotonic()
+            with pytest.raises(grpc.RpcError) as caught:
+                list(play(iter(silent.get, None), timeout=10))
+            assert caught.value.code() == Code.CANCELLED
+            assert time.monotonic() - started < 5
+    finally:
+        silent.put(None)
+        server.stop(grace=None)
