@@ -9,6 +9,7 @@ everything stored unchanged.
 from __future__ import annotations
 
 import io
+import json
 import os
 import queue
 import sqlite3
@@ -299,6 +300,12 @@ def test_the_admin_watches_live_while_a_user_is_refused(arena: Arena) -> None:
     admin = _auth(arena.admin)
     for message in arena.stub.WatchGame(watch, metadata=admin, timeout=90):
         kinds.append(message.WhichOneof("kind"))
+        if kinds[-1] == "head_json":
+            head = json.loads(message.head_json)
+            assert len(head["deal"]) == 24 and "actions" not in head
+        elif kinds[-1] == "entry_json":  # full information: every action, with its seat
+            entry = json.loads(message.entry_json)
+            assert entry.get("seat") in (0, 1) or "reshuffle" in entry
         if kinds.count("entry_json") == 3:  # the game is on: a user may not look
             with pytest.raises(grpc.RpcError) as caught:
                 list(arena.stub.WatchGame(watch, metadata=_auth(arena.bob)))
