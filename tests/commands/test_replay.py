@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,16 @@ def test_missing_file_and_binary_file_exit_1(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00garbage")
     done = arena("replay", str(binary))
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_a_reader_that_went_away_gets_no_traceback() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `arena play-random | head -c 0`: nobody reads the output
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "arena", "play-random", "--seed", "3"],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, "")
