@@ -34,7 +34,7 @@ def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
             with Store.open(args.data_dir) as store:
                 return run(store, args)
         except (NotFoundError, StoreError) as error:
-            return fail(str(error).strip("'\""))
+            return fail(str(error.args[0]) if error.args else type(error).__name__)
 
     return handler
 
