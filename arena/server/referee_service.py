@@ -33,6 +33,8 @@ TRANSPORT_MAX_BYTES = 8 * 1024 * 1024
 """gRPC's own limit: beyond it the transport cuts the stream (a disconnect)."""
 MAX_SOCKET_PATH_CHARS = 107
 MAX_STREAMS_PER_ENDPOINT = 4
+STOP_GRACE_S = 1.0
+"""How long ``stop`` lets ended streams deliver their final status before cutting them."""
 
 
 WireTap = Callable[[int, bytes], None]
@@ -142,9 +144,16 @@ class BotEndpoint:
         self._server.start()
 
     def stop(self) -> None:
-        """End the live stream and stop the server (idempotent)."""
+        """End the live stream and stop the server (idempotent).
+
+        A stream counts as idle once its handler is done, which can be before gRPC has
+        sent its status: a stop without grace would then cancel it on the wire, and a
+        bot (or the gateway proxying one) that already has its MatchOver would see its
+        call fail (UNAVAILABLE, GOAWAY). The grace lets such calls finish cleanly; new
+        streams are refused at once, and every stream was closed above or before.
+        """
         self.close_stream()
-        self._server.stop(grace=None).wait(5)
+        self._server.stop(grace=STOP_GRACE_S).wait(STOP_GRACE_S + 5)
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Wait until no accepted stream is being served (its last messages sent)."""
