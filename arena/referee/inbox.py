@@ -7,12 +7,13 @@ dead while the referee waits becomes ``Ended`` too; the awaited bot's
 deadline becomes ``DeadlinePassed``. Each is judged with what that bot is
 expected to send right now.
 
-During a game most replies never reach this queue: gRPC's own receiving
-thread (``early``), else the bot's stream reader thread (``_fast``), applies a
-plain reply itself (``arena.referee.play``) under ``lock``, and only while
-``unsettled`` is 0: the number of arrivals queued for the main
-thread and not yet judged and dealt with, so that a bot's messages keep
-their order. ``WAKE`` tells a waiting main thread that a game ended that way.
+During a game most replies never reach this queue: the endpoints' event loop
+thread, which reads both bots' streams, offers each arrival to ``_fast``
+first, and that applies a plain reply itself (``arena.referee.play``) under
+``lock`` and sends the next request, only while ``unsettled`` is 0: the
+number of arrivals queued for the main thread and not yet judged and dealt
+with, so that a bot's messages keep their order. ``WAKE`` tells a waiting
+main thread that a game ended that way.
 """
 
 from __future__ import annotations
@@ -62,21 +63,11 @@ class Inbox:
         self.game: GameInPlay | None = None
         arrivals.fast = self._fast
 
-    # ------------------------------------------------------------ reader threads
-
-    def early(self, arrival: Arrival) -> bool:
-        """gRPC's receiving thread (``BotEndpoint.early``): a reply applied at once (True);
-        anything else goes on to the bot's reader thread, and from there to ``_fast``."""
-        with self.lock:
-            game = self.game
-            if game is None or self.unsettled or not game.answer_at_once(arrival):
-                return False
-            if game.open_request() is None:
-                queue.SimpleQueue.put(self.arrivals, WAKE)
-            return True
+    # ------------------------------------------------------------ endpoints' loop thread
 
     def _fast(self, arrival: Arrival) -> bool:
-        """A reader thread's arrival: applied at once (True) or queued for the main thread."""
+        """The endpoints' loop thread: an arrival applied at once (True) or queued for the
+        main thread."""
         with self.lock:
             game = self.game
             if game is not None and self.unsettled == 0 and game.answer_at_once(arrival):

@@ -112,8 +112,6 @@ class _Match:
             for index, spec in enumerate(specs)
         )
         self.inbox = Inbox(arrivals, self.slots)
-        for slot in self.slots:
-            slot.endpoint.early = self.inbox.early
         self.sandboxed_paths = probe_host().namespaces
         self.log = get_logger(match_id=self.match_id)
 

@@ -7,18 +7,31 @@ interprets a message: everything a bot sends (or fails to send) becomes an
 generation and the time it arrived, and the referee's judge decides what it
 means. Because each socket belongs to one bot, even a connection with a
 forged token is charged to the bot that made it.
+
+Every endpoint of the process is an asyncio gRPC server (``grpc.aio``) on one
+event loop thread: both bots' streams are read and written there, and the
+match's queue may take a plain reply at once in that same thread (see
+``arena.referee.inbox``) and send the next request without waking any other
+thread. The synchronous server this replaced woke four Python threads per
+message (gRPC's poller, a stream reader, the response iterator and the poller
+again for the send's completion), which cost more CPU than the referee's own
+work. ``send`` and ``close_stream`` may be called from any thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import enum
+import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -66,13 +79,61 @@ class _Close:
 
 
 _CLOSE = _Close()
+_T = TypeVar("_T")
+LOOP_CALL_TIMEOUT_S = 10.0
 
 
-class _Taken:
-    """What the deserializer hands the reader for a message ``early`` already took."""
+class _LoopThread:
+    """The process's one event loop for bot endpoints, in a daemon thread (made on first
+    use, and again in a child process: a loop thread does not survive a fork)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = 0
+        self.thread_id = -1
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._pid != os.getpid():
+                loop = asyncio.new_event_loop()
+                started = threading.Event()
+
+                def run() -> None:
+                    asyncio.set_event_loop(loop)
+                    self.thread_id = threading.get_ident()
+                    started.set()
+                    loop.run_forever()
+
+                threading.Thread(target=run, name="referee-grpc", daemon=True).start()
+                started.wait()
+                self._loop, self._pid = loop, os.getpid()
+            return self._loop
+
+    def run(self, coroutine: Coroutine[Any, Any, _T], timeout_s: float) -> _T:
+        """Run ``coroutine`` on the loop and wait for its result (never from the loop)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop()).result(timeout_s)
 
 
-_TAKEN = _Taken()
+_LOOP_THREAD = _LoopThread()
+
+
+class _Outbox:
+    """What is to be written on one stream, in order; filled from any thread."""
+
+    __slots__ = ("items", "loop", "wake")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.items: collections.deque[bytes | _Close] = collections.deque()
+        self.loop = loop
+        self.wake = asyncio.Event()
+
+    def put(self, item: bytes | _Close) -> None:
+        self.items.append(item)
+        if threading.get_ident() == _LOOP_THREAD.thread_id:
+            self.wake.set()
+        else:
+            self.loop.call_soon_threadsafe(self.wake.set)
 
 
 class BotEndpoint:
@@ -92,56 +153,25 @@ class BotEndpoint:
         self.generation = 0
         self._arrivals = arrivals
         self._lock = threading.Lock()
-        self._outbox: queue.SimpleQueue[bytes | _Close] | None = None
+        self._outbox: _Outbox | None = None
         self._idle = threading.Event()  # no accepted stream is being served
         self._idle.set()
         self._log = get_logger(slot=slot)
         self._wire_tap = wire_tap
-        self._live_generation = -1
-        self.early: Callable[[Arrival], bool] | None = None
-        """Offered each well-formed message of the live stream in gRPC's own receiving
-        thread, before the reader thread sees it: True if it took the message (the
-        referee's fast path for replies: one thread wake less per decision)."""
-        handler = grpc.stream_stream_rpc_method_handler(
-            self._play, request_deserializer=self._deserialize,
-            response_serializer=self._serialize,
-        )  # fmt: skip
-        self._server = grpc.server(
-            futures.ThreadPoolExecutor(
-                max_workers=MAX_STREAMS_PER_ENDPOINT, thread_name_prefix=f"bot{slot}"
-            ),
+        self._server: grpc.aio.Server = _LOOP_THREAD.run(self._make_server(), LOOP_CALL_TIMEOUT_S)
+
+    async def _make_server(self) -> grpc.aio.Server:
+        handler = grpc.stream_stream_rpc_method_handler(self._play)  # bytes in, bytes out
+        server = grpc.aio.server(
             handlers=[grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": handler})],
             maximum_concurrent_rpcs=MAX_STREAMS_PER_ENDPOINT,
             options=[("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES)],
         )
-        self._server.add_insecure_port(f"unix://{socket_path}")
-
-    def _deserialize(self, raw: bytes) -> bytes | _Taken:
-        early = self.early
-        if early is None or self._outbox is None or len(raw) > MAX_MESSAGE_BYTES:
-            return raw
-        message = referee_pb2.PlayRequest()
-        try:
-            message.ParseFromString(raw)
-        except DecodeError:
-            return raw
-        arrival = Arrival(
-            self.slot, self._live_generation, ArrivalKind.MESSAGE, time.monotonic_ns(),
-            message, len(raw),
-        )  # fmt: skip
-        try:
-            return _TAKEN if early(arrival) else raw
-        except Exception as error:  # never let gRPC see it: the reader posts the message
-            self._log.warning("bot_message_early_failed", error=repr(error))
-            return raw
-
-    def _serialize(self, frame: bytes) -> bytes:
-        if self._wire_tap is not None:
-            self._wire_tap(self.slot, frame)
-        return frame
+        server.add_insecure_port(f"unix://{self.socket_path}")
+        return server
 
     def start(self) -> None:
-        self._server.start()
+        _LOOP_THREAD.run(self._server.start(), LOOP_CALL_TIMEOUT_S)
 
     def stop(self) -> None:
         """End the live stream and stop the server (idempotent).
@@ -153,7 +183,10 @@ class BotEndpoint:
         streams are refused at once, and every stream was closed above or before.
         """
         self.close_stream()
-        self._server.stop(grace=STOP_GRACE_S).wait(STOP_GRACE_S + 5)
+        try:
+            _LOOP_THREAD.run(self._server.stop(STOP_GRACE_S), STOP_GRACE_S + 5)
+        except futures.TimeoutError:
+            self._log.warning("bot_endpoint_stop_timed_out")
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Wait until no accepted stream is being served (its last messages sent)."""
@@ -184,59 +217,75 @@ class BotEndpoint:
         kind: ArrivalKind,
         message: referee_pb2.PlayRequest | None = None,
         size_bytes: int = 0,
+        received_ns: int = 0,
     ) -> None:
         self._arrivals.put(
-            Arrival(self.slot, generation, kind, time.monotonic_ns(), message, size_bytes)
-        )
+            Arrival(
+                self.slot, generation, kind, received_ns or time.monotonic_ns(), message,
+                size_bytes,
+            )
+        )  # fmt: skip
 
-    def _play(
-        self, request_iterator: Iterator[bytes | _Taken], context: grpc.ServicerContext
-    ) -> Iterator[bytes]:
-        outbox: queue.SimpleQueue[bytes | _Close] = queue.SimpleQueue()
+    async def _play(
+        self, _requests: object, context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        outbox = _Outbox(loop)
         with self._lock:
             generation = self.generation
-            if self._outbox is not None:
-                refused = True
-            else:
-                refused = False
+            refused = self._outbox is not None
+            if not refused:
                 self._outbox = outbox
-                self._live_generation = generation
                 self._idle.clear()
         if refused:
             self._post(generation, ArrivalKind.SECOND_STREAM)
-            context.abort(grpc.StatusCode.ALREADY_EXISTS, "one Play stream per bot")
-        context.add_callback(lambda: outbox.put(_CLOSE))
-        reader = threading.Thread(
-            target=self._read,
-            args=(request_iterator, generation),
-            name=f"bot{self.slot}-reader",
-            daemon=True,
-        )
-        reader.start()
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS, "one Play stream per bot")
+        reader = loop.create_task(self._read(context, generation))
         try:
-            while True:
-                item = outbox.get()
-                if isinstance(item, _Close):
-                    return
-                yield item
+            await self._write(outbox, context)
         finally:
             with self._lock:
                 if self._outbox is outbox:
                     self._outbox = None
-                self._idle.set()
+            reader.cancel()
+            self._idle.set()
 
-    def _read(self, request_iterator: Iterator[bytes | _Taken], generation: int) -> None:
+    async def _write(
+        self, outbox: _Outbox, context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> None:
+        items, wake, tap = outbox.items, outbox.wake, self._wire_tap
+        while True:
+            if not items:
+                wake.clear()
+                if not items:
+                    await wake.wait()
+                continue
+            item = items.popleft()
+            if isinstance(item, _Close):
+                return
+            if tap is not None:
+                tap(self.slot, item)
+            try:
+                await context.write(item)
+            except Exception:  # the stream broke under us: the reader reports it
+                return
+
+    async def _read(self, context: grpc.aio.ServicerContext[bytes, bytes], generation: int) -> None:
         try:
-            for raw in request_iterator:
-                if not isinstance(raw, _Taken):
-                    self._post_raw(raw, generation)
+            while True:
+                raw = await context.read()
+                if not isinstance(raw, bytes):
+                    break  # grpc.aio.EOF: the bot closed its side
+                self._post_raw(raw, generation, time.monotonic_ns())
+        except asyncio.CancelledError:
+            pass  # the stream was ended by the referee or the transport
         except grpc.RpcError:
             pass  # the stream broke: cancelled, transport limit, peer gone
-        except Exception as error:  # a reader thread must never die silently or loudly
+        except Exception as error:  # a reader must never die silently or loudly
             self._log.warning("bot_stream_read_failed", error=repr(error))
         self._post(generation, ArrivalKind.STREAM_CLOSED)
 
-    def _post_raw(self, raw: bytes, generation: int) -> None:
+    def _post_raw(self, raw: bytes, generation: int, received_ns: int) -> None:
         if len(raw) > MAX_MESSAGE_BYTES:
             self._post(generation, ArrivalKind.OVERSIZED, size_bytes=len(raw))
             return
@@ -246,4 +295,4 @@ class BotEndpoint:
         except DecodeError:
             self._post(generation, ArrivalKind.UNDECODABLE, size_bytes=len(raw))
             return
-        self._post(generation, ArrivalKind.MESSAGE, message=message, size_bytes=len(raw))
+        self._post(generation, ArrivalKind.MESSAGE, message, len(raw), received_ns)
