@@ -10,6 +10,7 @@ protocol tests check that.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 
 from arena.kahuna import ISLANDS, LINES, Action, Event, State
 from arena.kahuna.observe import seen_event
@@ -95,22 +96,60 @@ def action_request_frame(
     request_id: int,
     game_index: int,
     observation: bytes,
-    legal: Iterable[Action],
+    legal: Iterable[Action] | LegalActions,
     action_deadline_ms: int,
     time_bank_ms: int,
 ) -> bytes:
-    """A serialised ``PlayResponse{action_request}``."""
+    """A serialised ``PlayResponse{action_request}`` (``legal`` in the order given)."""
+    fields = legal.fields if isinstance(legal, LegalActions) else legal_fields(legal)
     request = b"".join(
         (
             varint_field(_REQUEST_ID, request_id),
             varint_field(_GAME_INDEX, game_index),
             len_field(_OBSERVATION, observation),
-            *(legal_action_field(action) for action in legal),
+            fields,
             varint_field(_DEADLINE_MS, action_deadline_ms),
             varint_field(_BANK_MS, time_bank_ms),
         )
     )
     return len_field(_PLAY_RESPONSE_ACTION_REQUEST, request)
+
+
+def legal_fields(actions: Iterable[Action]) -> bytes:
+    """The ``ActionRequest.legal_actions`` fields of ``actions``, in that order."""
+    return b"".join(legal_action_field(action) for action in actions)
+
+
+class LegalActions:
+    """A position's legal actions as a request carries them: sorted by text, their
+    ``legal_actions`` field bytes, and each action keyed by its serialised form (so a
+    reply that echoes one is found at once). Shared and read-only: see ``legal_set``."""
+
+    __slots__ = ("by_bytes", "fields", "sorted")
+
+    def __init__(self, actions: Iterable[Action]) -> None:
+        self.sorted = tuple(sort_by_text(actions))
+        self.fields = legal_fields(self.sorted)
+        self.by_bytes: Mapping[bytes, Action] = MappingProxyType(
+            {action_bytes(action): action for action in self.sorted}
+        )
+
+
+_LEGAL_SETS: dict[tuple[tuple[int, int, int, int], ...], LegalActions] = {}
+_LEGAL_SETS_MAX_ENTRIES = 100_000
+
+
+def legal_set(actions: Sequence[Action]) -> LegalActions:
+    """``LegalActions`` of ``actions`` (cached by their codes: the same few sets of legal
+    actions recur in every game, and sorting and encoding them per decision cost more
+    than the rest of a request)."""
+    key = tuple([action.code for action in actions])
+    found = _LEGAL_SETS.get(key)
+    if found is None:
+        if len(_LEGAL_SETS) >= _LEGAL_SETS_MAX_ENTRIES:
+            _LEGAL_SETS.clear()
+        found = _LEGAL_SETS[key] = LegalActions(actions)
+    return found
 
 
 # ---------------------------------------------------------------- observations

@@ -8,15 +8,11 @@ clocks and what the record will say about time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from arena.kahuna import Action, ActionType, Event, State, apply, legal_actions
-from arena.protocol.wire import (
-    action_bytes,
-    action_request_frame,
-    observation_bytes,
-    sort_by_text,
-)
+from arena.protocol.wire import action_request_frame, legal_set, observation_bytes
 
 
 class GameTurns:
@@ -36,14 +32,14 @@ class GameTurns:
 
     def request_for_mover(
         self, *, request_id: int, game_index: int, action_deadline_ms: int, time_bank_ms: int
-    ) -> tuple[bytes, dict[bytes, Action]]:
+    ) -> tuple[bytes, Mapping[bytes, Action]]:
         """The serialised ActionRequest for the seat to move, and its legal actions
         keyed by their serialised form (so a reply that echoes one is found at once).
 
         The observation carries only the events this seat has not been sent yet.
         """
         seat = self.to_move
-        legal = sort_by_text(legal_actions(self.state))
+        legal = legal_set(legal_actions(self.state))
         start = self._sent[seat]
         observation = observation_bytes(self.state, seat, self.events[start:], start)
         self._sent[seat] = len(self.events)
@@ -55,7 +51,7 @@ class GameTurns:
             action_deadline_ms=action_deadline_ms,
             time_bank_ms=time_bank_ms,
         )
-        return frame, {action_bytes(action): action for action in legal}
+        return frame, legal.by_bytes
 
     def apply(self, action: Action, seat: int) -> None:
         drawn = None
