@@ -251,6 +251,40 @@ def _history_field(event: Event, observer: int) -> bytes:
     return field
 
 
+_SMALL_FIELD_VALUES = 1024
+
+
+def _small_fields(field_number: int) -> tuple[bytes, ...]:
+    """``varint_field(field_number, value)`` for every value below 1024, by value."""
+    return tuple(varint_field(field_number, value) for value in range(_SMALL_FIELD_VALUES))
+
+
+def _flag_fields(field_number: int) -> tuple[bytes, bytes]:
+    """``_bool_field(field_number, flag)`` indexed by the flag (False, True)."""
+    return _bool_field(field_number, False), _bool_field(field_number, True)
+
+
+_SEAT_FIELD, _ROUND_FIELD = _small_fields(_OBS_SEAT), _small_fields(_OBS_ROUND)
+_OPP_HAND_FIELD, _DECK_FIELD = _small_fields(_OBS_OPP_HAND), _small_fields(_OBS_DECK)
+_OPP_FACEDOWN_FIELD = _small_fields(_OBS_OPP_FACEDOWN)
+_HISTORY_START_FIELD = _small_fields(_OBS_HISTORY_START)
+_FINAL_FIELD, _OPP_PASSED_FIELD = _flag_fields(_OBS_FINAL), _flag_fields(_OBS_OPP_PASSED)
+_PLAYED_CARD_FIELD, _DISCARDED_FIELD = _flag_fields(_OBS_PLAYED_CARD), _flag_fields(_OBS_DISCARDED)
+_FINISHED_FIELD = _flag_fields(_OBS_FINISHED)
+_TO_MOVE_FIELD = tuple(_tag(_OBS_TO_MOVE, _WIRE_VARINT) + varint(seat) for seat in (0, 1))
+_VARIANT_FIELD = {
+    (strategic, tactical): len_field(
+        _OBS_VARIANT, _bool_field(1, strategic) + _bool_field(2, tactical)
+    )
+    for strategic in (False, True)
+    for tactical in (False, True)
+}
+
+
+def _small(table: tuple[bytes, ...], field_number: int, value: int) -> bytes:
+    return table[value] if value < _SMALL_FIELD_VALUES else varint_field(field_number, value)
+
+
 def observation_bytes(
     state: State, seat: int, new_events: Sequence[Event], history_start: int
 ) -> bytes:
@@ -262,35 +296,34 @@ def observation_bytes(
     opponent = 1 - seat
     facedown = state.facedown_discards
     variant = state.variant
-    variant_payload = _bool_field(1, variant.strategic) + _bool_field(2, variant.tactical)
     parts = [
-        varint_field(_OBS_SEAT, seat),
-        len_field(_OBS_VARIANT, variant_payload),
-        varint_field(_OBS_ROUND, state.round),
+        _SEAT_FIELD[seat],
+        _VARIANT_FIELD[(bool(variant.strategic), bool(variant.tactical))],
+        _small(_ROUND_FIELD, _OBS_ROUND, state.round),
     ]
     to_move = state.to_move
     if to_move is not None:
-        parts.append(_tag(_OBS_TO_MOVE, _WIRE_VARINT) + varint(to_move))
+        parts.append(_TO_MOVE_FIELD[to_move])
     parts += [
         _packed(_OBS_POINTS, state.points),
         _owners(_OBS_BRIDGES, state.bridges, LINES),
         _owners(_OBS_CONTROLLED, state.controlled, ISLANDS),
         _packed(_OBS_SUPPLY, state.supply),
         _strings(_OBS_HAND, state.hands[seat]),
-        varint_field(_OBS_OPP_HAND, state.hand_sizes[opponent]),
+        _small(_OPP_HAND_FIELD, _OBS_OPP_HAND, state.hand_sizes[opponent]),
         *(len_field(_OBS_OPEN, _strings(_CARD_LIST_CARDS, cards)) for cards in state.open_cards),
         _strings(_OBS_FACEUP, state.faceup),
-        varint_field(_OBS_DECK, state.deck_size),
+        _small(_DECK_FIELD, _OBS_DECK, state.deck_size),
         _strings(_OBS_PLAYED, state.played_cards),
         _strings(_OBS_OWN_FACEDOWN, facedown[seat]),
-        varint_field(_OBS_OPP_FACEDOWN, len(facedown[opponent])),
-        _bool_field(_OBS_FINAL, state.final_turns),
-        _bool_field(_OBS_OPP_PASSED, state.opponent_passed),
-        _bool_field(_OBS_PLAYED_CARD, state.turn_played_card),
-        _bool_field(_OBS_DISCARDED, state.turn_discarded),
-        varint_field(_OBS_HISTORY_START, history_start),
+        _small(_OPP_FACEDOWN_FIELD, _OBS_OPP_FACEDOWN, len(facedown[opponent])),
+        _FINAL_FIELD[state.final_turns],
+        _OPP_PASSED_FIELD[state.opponent_passed],
+        _PLAYED_CARD_FIELD[state.turn_played_card],
+        _DISCARDED_FIELD[state.turn_discarded],
+        _small(_HISTORY_START_FIELD, _OBS_HISTORY_START, history_start),
         *(_history_field(event, seat) for event in new_events),
-        _bool_field(_OBS_FINISHED, state.is_finished),
+        _FINISHED_FIELD[state.is_finished],
     ]
     outcome = state.outcome
     if outcome is not None:
