@@ -7,8 +7,9 @@ Prints, all measured in the same run on this machine:
    same ActionRequest bytes (captured from a referee match) to the very same
    sandboxed bot and reads its replies, with no referee logic at all;
    target: referee <= 1.5 x raw; then where the referee process's CPU goes,
-   per thread (``--threads``: a bot's stream reader judges, applies and builds
-   the next request; the gRPC handler threads send; the main thread only
+   per thread (``--threads``: ``referee-grpc``, the endpoints' event loop, reads
+   both bots' streams, judges, applies, builds and writes the next request;
+   ``event_engine`` and ``_poll_wrapper`` are gRPC's own; the main thread only
    starts and ends games);
 2. games per second, random against random, through the sandbox;
 3. the time from launch_bot to the bot's Hello arriving, for a bare gRPC

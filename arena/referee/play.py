@@ -2,11 +2,11 @@
 
 The main thread starts a game and deals with everything unusual (timeouts,
 failures, processes that die). A plain reply to the open request, the bulk of
-a match, is judged and applied right in the bot's stream reader thread
-(``answer_at_once``), which then sends the next request itself: one thread
-hand-off per decision instead of three. Every method runs under the match's
-lock (``Inbox.lock``), so the two paths never interleave; a reader takes the
-fast path only while the main thread has no arrival in hand
+a match, is judged and applied right in the endpoints' event loop thread that
+read it (``answer_at_once``), which then writes the next request itself: no
+thread hand-off per decision. Every method runs under the match's lock
+(``Inbox.lock``), so the two paths never interleave; the loop takes the fast
+path only while the main thread has no arrival in hand
 (``Inbox.unsettled == 0``), so a bot's messages are still judged in order.
 """
 
@@ -96,7 +96,7 @@ class GameInPlay:
         return OpenRequest(self.open_slot, expect.request_id, deadline_ns)
 
     def answer_at_once(self, arrival: Arrival) -> bool:
-        """Reader thread: apply a legal, timely reply to the open request and send the next
+        """Endpoints' loop thread: apply a legal, timely reply to the open request and send the next
         request (True); anything else is left to the main thread (False)."""
         if arrival.kind is not ArrivalKind.MESSAGE or arrival.slot != self.open_slot:
             return False
