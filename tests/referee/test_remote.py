@@ -72,7 +72,7 @@ def test_an_offered_seat_is_played_over_its_socket(tmp_path: Path) -> None:
 def test_a_seat_nobody_takes_times_out_and_is_offered_again(tmp_path: Path) -> None:
     far = load_bot(_remote_dir(tmp_path, 'name = "far"\nruntime = "remote"\n'))
     offers: list[SeatOffer] = []
-    config = MatchConfig(games=2, hello_timeout_ms=300, max_restarts=1)
+    config = MatchConfig(games=2, hello_timeout_ms=2000, max_restarts=1)
     report = run_match(config, load_bot(SAMPLE_RANDOM_BOT), far, on_seat_offer=offers.append)
     assert [g.statuses.get("far") for g in report.games] == [BotStatus.TIMEOUT] * 2
     assert [g.winner for g in report.games] == ["python_random"] * 2
