@@ -43,6 +43,7 @@ from arena.referee import GameReport, MatchConfig, TimeControl, run_match
 from arena.referee.remote import SeatOffer
 from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
+from arena.server.cpu_placement import pin_this_process, usable_cpus, worker_cpus
 from arena.server.live_feed import LiveFeed, LiveSender
 from arena.store import (
     MatchRow,
@@ -95,6 +96,7 @@ class RunSummary:
     games_recorded: int = 0
     games_discarded: int = 0  # reports of games already stored (resumed matches)
     failed_matches: dict[int, str] = field(default_factory=dict)
+    worker_cpus: dict[int, tuple[int, ...]] = field(default_factory=dict)  # pid: CPUs it ran on
 
     @property
     def finished(self) -> bool:
@@ -128,6 +130,7 @@ class TournamentRunner:
         on_progress: Callable[[ProgressEvent], None] | None = None,
         live: bool = True,
         on_seat_offer: Callable[[SeatOfferRow, str], None] | None = None,
+        pin_cpus: bool = True,
     ) -> None:
         self.store = store
         self.tournament_id = tournament_id
@@ -136,8 +139,10 @@ class TournamentRunner:
         self.unsafe = unsafe
         self.on_progress = on_progress
         self.on_seat_offer = on_seat_offer  # (stored offer, its token): for `arena serve`
+        self.pin_cpus = pin_cpus  # each worker on its own CPUs (arena.server.cpu_placement)
         self.log = get_logger(tournament_id=tournament_id)
         self.live = LiveFeed(store, tournament_id) if live else None
+        self._workers = _WorkerPool(self.concurrency, pin_cpus)
 
     def run(self) -> RunSummary:
         """Play every unplayed game (pairing Swiss rounds as they come); idempotent."""
@@ -149,14 +154,19 @@ class TournamentRunner:
         if self.live is not None:
             self.live.drop_all()  # left by a run that was killed
         self.log.info("tournament_started", name=tournament.name, format=tournament.format)
-        while True:
-            pending = [m for m in list_matches(self.store, self.tournament_id) if not m.finished_at]
-            if not pending and not self._pair_next_round():
-                break
-            if pending:
-                self._play(pending, summary)
-                if summary.failed_matches:
+        try:
+            while True:
+                pending = [
+                    m for m in list_matches(self.store, self.tournament_id) if not m.finished_at
+                ]
+                if not pending and not self._pair_next_round():
                     break
+                if pending:
+                    self._play(pending, summary)
+                    if summary.failed_matches:
+                        break
+        finally:
+            self._workers.close()
         if not summary.failed_matches:
             set_status(self.store, self.tournament_id, "finished")
             self.log.info("tournament_finished", games=summary.games_recorded)
@@ -213,29 +223,18 @@ class TournamentRunner:
     def _play(self, matches: list[MatchRow], summary: RunSummary) -> None:
         tournament = get_tournament(self.store, self.tournament_id)
         jobs = [self._job(tournament, m) for m in matches]
-        context = multiprocessing.get_context("spawn")
-        reports: Any = context.Queue()
         open_jobs = {job.match_id for job in jobs}
-        with ProcessPoolExecutor(
-            max_workers=min(self.concurrency, len(jobs)),
-            mp_context=context,
-            initializer=_init_worker,
-            initargs=(reports, os.getpid()),
-        ) as pool:
-            futures: dict[Future[None], int] = {
-                pool.submit(_play_match, job, self.live is not None): job.match_id for job in jobs
-            }
-            worker_pids: set[int] = set()
-            try:
-                self._collect(reports, futures, open_jobs, worker_pids, summary)
-            except KeyboardInterrupt:
-                # Stop at once: the workers' bots die with them (sandbox), and the
-                # games not yet stored are played again by `resume`.
-                for pid in worker_pids:
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        pool = self._workers.pool(len(jobs))
+        futures: dict[Future[None], int] = {
+            pool.submit(_play_match, job, self.live is not None): job.match_id for job in jobs
+        }
+        try:
+            self._collect(self._workers.reports, futures, open_jobs, self._workers.pids, summary)
+        except KeyboardInterrupt:
+            # Stop at once: the workers' bots die with them (sandbox), and the
+            # games not yet stored are played again by `resume`.
+            self._workers.kill()
+            raise
 
     def _collect(
         self,
@@ -277,7 +276,8 @@ class TournamentRunner:
         elif kind == "offer":
             self._offer_seat(match_id, payload)
         elif kind == "worker":
-            worker_pids.add(match_id)
+            worker_pids.add(match_id)  # a worker's pid, and the CPUs it may run on
+            summary.worker_cpus[match_id] = payload
         elif kind == "game":
             self._store_game(match_id, payload, summary)
         else:
@@ -351,13 +351,68 @@ class TournamentRunner:
         )
 
 
+class _WorkerPool:
+    """The match worker processes of one run, kept from one Swiss round to the next.
+
+    Started on first use (a spawned worker imports the referee: ~0.2 s), at
+    most ``concurrency`` of them and no more than the first batch of matches
+    (a Swiss round is never bigger than the first), each on its own CPUs
+    when ``pin_cpus`` (``arena.server.cpu_placement``).
+    """
+
+    def __init__(self, concurrency: int, pin_cpus: bool) -> None:
+        self.concurrency = concurrency
+        self.pin_cpus = pin_cpus
+        self.pids: set[int] = set()  # reported by the workers as they start
+        self.reports: Any = None
+        self._pool: ProcessPoolExecutor | None = None
+
+    def pool(self, matches: int) -> ProcessPoolExecutor:
+        if self._pool is None:
+            workers = max(1, min(self.concurrency, matches))
+            context = multiprocessing.get_context("spawn")
+            self.reports = context.Queue()
+            placement = _Placement(context.Value("i", 0), usable_cpus(), workers, self.pin_cpus)
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=context,
+                initializer=_init_worker,
+                initargs=(self.reports, os.getpid(), placement),
+            )
+        return self._pool
+
+    def kill(self) -> None:
+        """SIGKILL every worker and forget the pool (Ctrl-C: stop at once)."""
+        for pid in self.pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = None
+
+
 # ------------------------------------------------------------------ worker side
 
 _worker_queue: Any = None
 
 
-def _init_worker(reports: Any, parent_pid: int) -> None:
-    """Die with the parent (kill -9 included) and keep the report queue."""
+@dataclass(frozen=True)
+class _Placement:
+    """What a worker needs to choose its CPUs: a shared counter numbers the workers."""
+
+    counter: Any  # multiprocessing Value("i"): the next worker number
+    cpus: tuple[int, ...]
+    workers: int
+    pin: bool
+
+
+def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
+    """Die with the parent (kill -9 included), keep the report queue, take this worker's CPUs."""
     global _worker_queue
     _worker_queue = reports
     with contextlib.suppress(OSError, AttributeError):
@@ -365,7 +420,14 @@ def _init_worker(reports: Any, parent_pid: int) -> None:
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
     if os.getppid() != parent_pid:  # the parent died while this worker was starting
         os._exit(1)
-    reports.put(("worker", os.getpid(), None))
+    if placement.pin:
+        with placement.counter.get_lock():
+            number = placement.counter.value
+            placement.counter.value += 1
+        cpus = worker_cpus(placement.cpus, placement.workers, number)
+        if cpus is not None and not pin_this_process(cpus):
+            get_logger(worker=number).warning("cpu_pinning_refused", cpus=sorted(cpus))
+    reports.put(("worker", os.getpid(), usable_cpus()))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 from arena.tournament.schedule import Pairing
 
@@ -76,6 +78,8 @@ def pair_swiss_round(
 
 def _pair_exact(pool: list[SwissEntrant], group_of: dict[str, int], group_count: int) -> SwissRound:
     """Complete-graph matching with the bye node when the pool is odd."""
+    import networkx as nx  # here, not at the top: match workers and the CLI import this module
+
     odd = len(pool) % 2 == 1
     graph = _build_graph(pool, group_of, group_count, allow_rematches=True, with_bye=odd)
     matching = nx.max_weight_matching(graph, maxcardinality=True)
@@ -88,6 +92,8 @@ def _pair_exact(pool: list[SwissEntrant], group_of: dict[str, int], group_count:
 def _pair_by_brackets(
     entrants: list[SwissEntrant], group_of: dict[str, int], group_count: int, bracket_size: int
 ) -> SwissRound:
+    import networkx as nx
+
     pairings: list[Pairing] = []
     pool: list[SwissEntrant] = []
     for index, entrant in enumerate(entrants):
@@ -123,6 +129,8 @@ def _build_graph(
     near_unit = pair_count * fine_max + 1
     bye_unit = pair_count * (near_unit + fine_max) + 1
     fresh_unit = pair_count * (len(pool) * bye_unit + near_unit + fine_max) + 1
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(e.bot for e in pool)
     for i, a in enumerate(pool):

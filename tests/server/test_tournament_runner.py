@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from arena.referee import load_bot
+from arena.server.cpu_placement import usable_cpus
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.store import (
     Store,
@@ -112,6 +113,22 @@ def test_round_robin_plays_every_game_and_rates_it(tmp_path: Path) -> None:
         assert again.games_recorded == 0
     assert [e.games_played for e in events if e.game_id is not None] == list(range(1, 13))
     _check_consistent(data)
+    cpus = usable_cpus()
+    placed = list(summary.worker_cpus.values())  # what each worker read back after pinning
+    if len(cpus) >= 2:  # two workers, each on its own half of the CPUs
+        assert len(placed) == 2 and not set(placed[0]) & set(placed[1])
+        assert sorted(placed[0] + placed[1]) == list(cpus)
+    else:
+        assert placed == [cpus]
+
+
+def test_workers_are_not_pinned_when_asked_not_to(tmp_path: Path) -> None:
+    data = _data_dir_with_bots(tmp_path, {"r1": "random", "r2": "random", "r3": "random"})
+    with Store.open(data) as store:
+        t = create_tournament(store, "free", "round_robin", ["r1", "r2", "r3"], TournamentConfig())
+        summary = TournamentRunner(store, t.id, concurrency=2, pin_cpus=False).run()
+    assert summary.finished
+    assert list(summary.worker_cpus.values()) == [usable_cpus()] * len(summary.worker_cpus)
 
 
 def test_swiss_pairs_rounds_as_it_goes_with_one_bye_each(tmp_path: Path) -> None:
@@ -123,6 +140,7 @@ def test_swiss_pairs_rounds_as_it_goes_with_one_bye_each(tmp_path: Path) -> None
         assert summary.finished
         matches = list_matches(store, t.id)
         byes = tournament_byes(store, t.id)
+    assert len(summary.worker_cpus) <= 2, "the workers are kept from one round to the next"
     assert sorted(byes) == [1, 2, 3] and len(set(byes.values())) == 3
     assert sorted({m.round for m in matches}) == [1, 2, 3] and len(matches) == 6
     pairs = [frozenset((m.first, m.second)) for m in matches]
