@@ -16,7 +16,7 @@ from pathlib import Path
 from arena.commands.bot import store_checked_bot
 from arena.commands.leaderboard import run_leaderboard
 from arena.commands.storeargs import add_data_dir, fail, with_store
-from arena.commands.tournament import play_tournament
+from arena.commands.tournament import add_cpu_pinning, play_tournament
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.store import Store, TournamentConfig, create_tournament, list_tournaments
@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--games", type=int, default=4, help="games per match (default 4)")
     parser.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
     parser.add_argument("--concurrency", type=int, help="matches at once (default: cores)")
+    add_cpu_pinning(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--unsafe-no-sandbox", action="store_true",

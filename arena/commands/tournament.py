@@ -79,11 +79,20 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, help="matches at once (default: cores)")
+    add_cpu_pinning(parser)
     parser.add_argument(
-        "--unsafe-no-sandbox", action="store_true",
+        "--unsafe-no-sandbox",
+        action="store_true",
         help="run bots even where the host cannot sandbox them (trusted bots only)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_cpu_pinning(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cpu-pinning", dest="pin_cpus", action="store_false",
+        help="let matches float between CPUs (default: each concurrent match on its own CPUs)",
+    )  # fmt: skip
 
 
 def _create(store: Store, args: argparse.Namespace) -> TournamentRow:
@@ -133,7 +142,7 @@ def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Name
 
         summary = TournamentRunner(
             store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,
-            on_progress=show,
+            on_progress=show, pin_cpus=args.pin_cpus,
         ).run()  # fmt: skip
     print_results(out, store, summary.tournament)
     if summary.games_discarded:

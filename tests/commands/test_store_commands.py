@@ -40,7 +40,17 @@ def data_with_bots(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert (
             main(["bot", "add", str(_bot(root, name, source=source)), "--data-dir", str(data)]) == 0
         )
-    args = ["tournament", "run", "cup", "rnd", "grd", "--games", "2", "--no-progress"]
+    args = [
+        "tournament",
+        "run",
+        "cup",
+        "rnd",
+        "grd",
+        "--games",
+        "2",
+        "--no-progress",
+        "--no-cpu-pinning",
+    ]
     assert main([*args, "--data-dir", str(data)]) == 0
     return data
 
