@@ -1,7 +1,7 @@
 """Tournament benchmarks: Swiss pairing time, and round-robin games per second.
 
     python3 benchmarks/tournament.py pairing [--bots 1000 --rounds 9]
-    python3 benchmarks/tournament.py games   [--games 4]
+    python3 benchmarks/tournament.py games   [--games 8] [--bots 4] [--concurrency 2]
 
 Prints figures; asserts nothing. Timings on a shared machine are noisy.
 """
@@ -9,6 +9,7 @@ Prints figures; asserts nothing. Timings on a shared machine are noisy.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -73,7 +74,12 @@ def bench_pairing(bot_count: int, rounds: int, seed: int) -> int:
 
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bots"
-FIELD = {"r1": "python_random", "r2": "python_random", "g1": "python_greedy", "g2": "python_greedy"}
+
+
+def _field(bots: int) -> dict[str, str]:
+    """``bots`` entrants, alternately copies of python_random and python_greedy."""
+    kinds = ("python_random", "python_greedy")
+    return {f"{kinds[i % 2].split('_')[1][0]}{i // 2 + 1}": kinds[i % 2] for i in range(bots)}
 
 
 def _copy_bot(root: Path, name: str, sample: str) -> Path:
@@ -84,49 +90,67 @@ def _copy_bot(root: Path, name: str, sample: str) -> Path:
     return target
 
 
-def bench_games(games_per_match: int, concurrency: int) -> int:
+def _busy_cores() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far, from /proc/stat."""
+    fields = [float(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields) - idle) / ticks, sum(fields) / ticks
+
+
+def bench_games(games_per_match: int, concurrency: int, bots: int) -> int:
     """Round-robin games/s against twice the rate of one match run alone."""
     from arena.referee import MatchConfig, load_bot, run_match
     from arena.server.tournament_runner import TournamentRunner
     from arena.store import Store, TournamentConfig, add_bot_version, create_tournament
 
+    field = _field(bots)
     with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work:
         root = Path(work)
-        dirs = {name: _copy_bot(root, name, sample) for name, sample in FIELD.items()}
-        run_match(
-            MatchConfig(games=2, seed=2), load_bot(dirs["r1"]), load_bot(dirs["g1"])
-        )  # warm-up
-        started = time.perf_counter()
-        run_match(
-            MatchConfig(games=games_per_match, seed=3), load_bot(dirs["r1"]), load_bot(dirs["g1"])
-        )
-        single_s = time.perf_counter() - started
-        single_rate = games_per_match / single_s
+        dirs = {name: _copy_bot(root, name, sample) for name, sample in field.items()}
+        first, second = load_bot(dirs["r1"]), load_bot(dirs["g1"])
+        run_match(MatchConfig(games=2, seed=2), first, second)  # warm-up
+        single_rates = []
+        for seed in (3, 4):
+            started = time.perf_counter()
+            run_match(MatchConfig(games=games_per_match, seed=seed), first, second)
+            single_rates.append(games_per_match / (time.perf_counter() - started))
+        single_rate = statistics.mean(single_rates)
         print(
-            f"single match: {games_per_match} games in {single_s:.2f} s = {single_rate:.2f} games/s"
+            f"single match (random vs greedy, {games_per_match} games, alone):"
+            f" {' / '.join(f'{r:.2f}' for r in single_rates)} games/s, mean {single_rate:.2f}"
         )
+        rates: dict[tuple[int, bool], float] = {}
         with Store.open(root / "data") as store:
             for directory in dirs.values():
                 add_bot_version(store, load_bot(directory))
-            rates = {}
-            for workers in sorted({1, concurrency}):
-                config = TournamentConfig(games_per_match=games_per_match, seed=workers)
-                t = create_tournament(store, f"rr{workers}", "round_robin", list(FIELD), config)
+            runs = [(1, False), (concurrency, True), (concurrency, False)]
+            for number, (workers, pin) in enumerate(runs):
+                config = TournamentConfig(games_per_match=games_per_match, seed=number)
+                t = create_tournament(store, f"rr{number}", "round_robin", list(field), config)
+                busy0, total0 = _busy_cores()
                 started = time.perf_counter()
-                summary = TournamentRunner(store, t.id, concurrency=workers).run()
+                summary = TournamentRunner(store, t.id, concurrency=workers, pin_cpus=pin).run()
                 elapsed_s = time.perf_counter() - started
-                rates[workers] = summary.games_recorded / elapsed_s
-                games_played = summary.games_recorded
+                busy1, total1 = _busy_cores()
+                rates[workers, pin] = summary.games_recorded / elapsed_s
                 print(
-                    f"round robin, {len(FIELD)} bots, concurrency {workers}: "
-                    f"{games_played} games in {elapsed_s:.2f} s = {rates[workers]:.2f} games/s"
+                    f"round robin, {len(field)} bots, concurrency {workers}"
+                    f"{', pinned' if pin and workers > 1 else ''}: {summary.games_recorded} games"
+                    f" in {elapsed_s:.2f} s = {rates[workers, pin]:.2f} games/s,"
+                    f" machine busy {100 * (busy1 - busy0) / (total1 - total0):.0f}%"
                 )
-    for label, base in (("one match alone", single_rate), ("one match at a time", rates[1])):
-        ratio = rates[concurrency] / (concurrency * base)
-        print(
-            f"concurrency {concurrency}: {100 * ratio:.0f}% of {concurrency} x the rate of {label}"
-            " (target >= 80%)"
-        )
+    for pin in (True, False):
+        rate = rates[concurrency, pin]
+        label = "pinned" if pin else "not pinned"
+        for base_label, base in (
+            ("one match alone", single_rate),
+            ("concurrency 1", rates[1, False]),
+        ):
+            print(
+                f"concurrency {concurrency} {label}: {100 * rate / (concurrency * base):.0f}%"
+                f" of {concurrency} x the rate of {base_label} (target >= 80%)"
+            )
     return 0
 
 
@@ -140,10 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     games = sub.add_parser("games", help="round-robin games/s of the sample bots")
     games.add_argument("--games", type=int, default=8, help="games per match")
     games.add_argument("--concurrency", type=int, default=2)
+    games.add_argument("--bots", type=int, default=4, help="round-robin entrants (even: r/g)")
     args = parser.parse_args(argv)
     if args.what == "pairing":
         return bench_pairing(args.bots, args.rounds, args.seed)
-    return bench_games(args.games, args.concurrency)
+    return bench_games(args.games, args.concurrency, args.bots)
 
 
 if __name__ == "__main__":
