@@ -19,6 +19,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Self
 
 from arena.logs import get_logger
 from arena.sandbox.limits import SandboxLimits
@@ -207,6 +208,19 @@ class BotCgroup(ABC):
     @abstractmethod
     def remove(self) -> bool: ...
 
+    @abstractmethod
+    def _apply(self, limits: SandboxLimits) -> None:
+        """Write the limits into the group's control files."""
+
+    def _limited(self, limits: SandboxLimits) -> Self:
+        """This group with ``limits`` applied; removed again if they cannot be."""
+        try:
+            self._apply(limits)
+        except CgroupError:
+            self.remove()
+            raise
+        return self
+
 
 def v1_parent(root: Path, controller: str, own: Mapping[str, str]) -> Path:
     """``kahuna-arena`` inside the arena's own group of one v1 hierarchy."""
@@ -242,13 +256,7 @@ class CgroupV1(BotCgroup):
             except CgroupError:
                 cls(name, dirs).remove()
                 raise
-        group = cls(name, dirs)
-        try:
-            group._apply(limits)
-        except CgroupError:
-            group.remove()
-            raise
-        return group
+        return cls(name, dirs)._limited(limits)
 
     def _apply(self, limits: SandboxLimits) -> None:
         memory_bytes = str(limits.memory_mb * 1024 * 1024)
@@ -335,13 +343,7 @@ class CgroupV2(BotCgroup):
         _enable_controllers(root, enable)
         sweep_stale([parent])
         directory = make_child_group(parent, name, lambda: _enable_controllers(parent, enable))
-        group = cls(name, directory)
-        try:
-            group._apply(limits)
-        except CgroupError:
-            group.remove()
-            raise
-        return group
+        return cls(name, directory)._limited(limits)
 
     def _apply(self, limits: SandboxLimits) -> None:
         write_control(self.directory / "memory.max", str(limits.memory_mb * 1024 * 1024))

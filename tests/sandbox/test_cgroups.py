@@ -6,12 +6,14 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import pytest
 
 from arena.sandbox import SandboxLimits
 from arena.sandbox.cgroups import (
+    V1_CONTROLLERS,
     CgroupError,
     CgroupV1,
     CgroupV2,
@@ -19,8 +21,11 @@ from arena.sandbox.cgroups import (
     detect_version,
     groups_of_creator,
     own_cgroup_paths,
+    read_proc_cgroup,
     remove_parent_if_empty,
     sweep_stale,
+    v1_parent,
+    write_control,
 )
 
 LIMITS = SandboxLimits(memory_mb=64, max_processes=20, cpu_cores=0.5)
@@ -67,8 +72,13 @@ def test_detect_version(tmp_path: Path, layout: str, expected: int | None) -> No
         pytest.param("0::/user.slice/s-1.scope\n", {"": "/user.slice/s-1.scope"}, id="v2"),
         pytest.param(
             "4:memory:/process_api/abc\n3:cpu,cpuacct:/\n1:name=systemd:/x\n0::/\n",
-            {"memory": "/process_api/abc", "cpu": "/", "cpuacct": "/", "name=systemd": "/x",
-             "": "/"},
+            {
+                "memory": "/process_api/abc",
+                "cpu": "/",
+                "cpuacct": "/",
+                "name=systemd": "/x",
+                "": "/",
+            },
             id="v1-comounted",
         ),
         pytest.param("garbage\n", {}, id="garbage"),
@@ -115,8 +125,10 @@ def test_v2_accounting_is_read(tmp_path: Path) -> None:
     assert group.limits_hit() == ("memory", "processes")
 
 
-@pytest.mark.parametrize("has_kill_file", [pytest.param(True, id="cgroup.kill"),
-                                           pytest.param(False, id="freeze-fallback")])
+@pytest.mark.parametrize(
+    "has_kill_file",
+    [pytest.param(True, id="cgroup.kill"), pytest.param(False, id="freeze-fallback")],
+)
 def test_v2_kill_uses_cgroup_kill_or_freezes(tmp_path: Path, has_kill_file: bool) -> None:
     group = create_bot_cgroup("bot-1-4-dd", LIMITS, root=fake_v2(tmp_path))
     assert isinstance(group, CgroupV2)
@@ -207,3 +219,23 @@ def test_missing_v2_controllers_are_named(tmp_path: Path) -> None:
     (root / "cgroup.controllers").write_text("cpuset io memory\n")
     with pytest.raises(CgroupError, match=r"v2 controllers not available .*: pids, cpu"):
         create_bot_cgroup("bot-1-9-ii", LIMITS, root=root)
+
+
+REAL_ROOT = Path("/sys/fs/cgroup")
+
+
+@pytest.mark.skipif(
+    detect_version(REAL_ROOT) != 1 or os.geteuid() != 0, reason="needs root on a cgroup v1 host"
+)
+def test_a_real_group_whose_limits_the_kernel_refuses_is_removed_again() -> None:
+    class Refused(CgroupV1):
+        def _apply(self, limits: SandboxLimits) -> None:
+            write_control(self.dirs["pids"] / "pids.max", "plenty")  # the kernel: EINVAL
+
+    name = f"bot-{os.getpid()}-refused-{secrets.token_hex(3)}"
+    text = read_proc_cgroup()
+    with pytest.raises(CgroupError, match=r"pids\.max"):
+        Refused.create(name, LIMITS, root=REAL_ROOT, proc_cgroup_text=text)
+    own = own_cgroup_paths(text)
+    for controller in V1_CONTROLLERS:
+        assert not (v1_parent(REAL_ROOT, controller, own) / name).exists()
