@@ -134,7 +134,7 @@ class TournamentRunner:
     ) -> None:
         self.store = store
         self.tournament_id = tournament_id
-        self.concurrency = max(1, concurrency or os.cpu_count() or 1)
+        self.concurrency = max(1, concurrency or len(usable_cpus()))  # the CPUs we may use
         self.limits = limits or SandboxLimits()
         self.unsafe = unsafe
         self.on_progress = on_progress
