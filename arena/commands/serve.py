@@ -2,6 +2,11 @@
 
 `arena serve` prints where the admin token is kept (DATA_DIR/admin.token,
 created on first use, mode 0600). Clients send `authorization: Bearer TOKEN`.
+With --tls-cert and --tls-key (PEM) the port speaks TLS only, for the API and
+remote bots alike, and the web pages are served over HTTPS with the same
+certificate; --tls-client-ca also requires a client certificate signed by
+that CA on the gRPC port (mutual TLS). Without them, tokens travel in clear:
+bind a loopback address, or put a TLS proxy in front.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.smoke import SAMPLE_RANDOM_BOT, smoke_failure
+from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
 from arena.store import ADMIN_TOKEN_NAME, Store, create_token, ensure_admin_token
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051
+EXIT_BAD_FLAGS = 2
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,6 +45,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--unsafe-no-sandbox", action="store_true",
         help="run bots even where the host cannot sandbox them (trusted bots only)",
     )
+    serve.add_argument(
+        "--tls-cert", type=Path, metavar="FILE",
+        help="serve TLS with this PEM certificate (chain); needs --tls-key",
+    )  # fmt: skip
+    serve.add_argument(
+        "--tls-key", type=Path, metavar="FILE", help="the certificate's PEM private key"
+    )
+    serve.add_argument(
+        "--tls-client-ca", type=Path, metavar="FILE",
+        help="mutual TLS: gRPC clients must present a certificate signed by this PEM CA",
+    )  # fmt: skip
     add_data_dir(serve)
     serve.set_defaults(func=with_store(run_serve))
 
@@ -63,6 +81,10 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         if port is not None and not 0 <= port <= 65535:
             return fail(f"{flag} must be a port number from 0 to 65535, got {port}")
     try:
+        tls = _server_tls(args)
+    except TlsConfigError as error:
+        return fail(str(error), EXIT_BAD_FLAGS)
+    try:
         opponent = load_bot(SAMPLE_RANDOM_BOT)
     except BotConfigError as error:
         return fail(f"the smoke-match opponent is unusable: {error}")
@@ -73,24 +95,31 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     options = ServiceOptions(
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke
     )
+    credentials = None if tls is None else tls.grpc_credentials()
     try:
-        server, port = create_server(f"{args.host}:{args.port}", store=store, options=options)
+        server, port = create_server(
+            f"{args.host}:{args.port}", store=store, options=options, credentials=credentials
+        )
     except RuntimeError as error:
         return fail(str(error))
     ensure_admin_token(store)
     server.start()
-    print(f"arena API (gRPC) listening on {args.host}:{port}", flush=True)
+    security = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
+    print(f"arena API (gRPC, {security}) listening on {args.host}:{port}", flush=True)
     print(f"remote bots: RefereeService/Play on {args.host}:{port} (seat tokens)", flush=True)
     web = None
     if args.web_port is not None:
         from arena.web.server import create_web_server
 
         try:
-            web, web_port = create_web_server(store, args.host, args.web_port)
+            web, web_port = create_web_server(
+                store, args.host, args.web_port, ssl_context=None if tls is None else tls.context
+            )
         except OSError as error:
             server.stop(grace=None)
             return fail(f"cannot serve the web pages on {args.host}:{args.web_port}: {error}")
-        print(f"web pages on http://{args.host}:{web_port}/", flush=True)
+        scheme = "http" if tls is None else "https"
+        print(f"web pages on {scheme}://{args.host}:{web_port}/", flush=True)
     print(f"admin token: {store.data_dir / ADMIN_TOKEN_NAME}", flush=True)
     get_logger().info("server_started", host=args.host, port=port)
     stop = threading.Event()
@@ -106,3 +135,17 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     server.stop(grace=2.0).wait()
     get_logger().info("server_stopped")
     return 0
+
+
+def _server_tls(args: argparse.Namespace) -> ServerTls | None:
+    """The checked TLS files of the flags, None without them; TlsConfigError naming a problem."""
+    if args.tls_cert is None and args.tls_key is None:
+        if args.tls_client_ca is not None:
+            raise TlsConfigError("--tls-client-ca needs --tls-cert and --tls-key")
+        return None
+    if args.tls_cert is None or args.tls_key is None:
+        given, missing = (
+            ("--tls-cert", "--tls-key") if args.tls_key is None else ("--tls-key", "--tls-cert")
+        )
+        raise TlsConfigError(f"{given} needs {missing}: give both PEM files, or neither")
+    return load_server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)

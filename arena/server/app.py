@@ -9,7 +9,9 @@ Hello with a seat token is proxied to that seat's referee socket
 sockets (arena.server.referee_service). Health checking
 (``grpc.health.v1.Health``) reports SERVING for the server ("") and for each
 service; reflection lists them, so ``buf curl``/``grpcurl`` work without the
-proto files.
+proto files. With ``credentials`` (arena.server.tls) the one port speaks TLS
+for all of them; without, it is plaintext, and binding anything but a
+loopback address logs a warning that bearer and seat tokens travel in clear.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
 from arena.server.archive import MAX_ARCHIVE_BYTES
 from arena.server.arena_service import ArenaService, ServiceOptions
 from arena.server.gateway import RefereeGateway
+from arena.server.tls import is_loopback
 from arena.store import Store
 
 ARENA_SERVICE_NAME = arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name
@@ -41,9 +45,11 @@ def create_server(
     store: Store,
     options: ServiceOptions | None = None,
     max_workers: int = DEFAULT_MAX_WORKERS,
+    credentials: grpc.ServerCredentials | None = None,
 ) -> tuple[grpc.Server, int]:
     """A server (not yet started) bound to ``address``, and the port it got.
 
+    ``credentials`` (``ServerTls.grpc_credentials()``) make the port TLS only.
     Raises RuntimeError naming the address when it cannot be bound.
     """
     server = grpc.server(
@@ -63,9 +69,20 @@ def create_server(
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     reflection.enable_server_reflection((*names, reflection.SERVICE_NAME), server)
     try:
-        port = server.add_insecure_port(address)
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
     except RuntimeError as error:
         raise RuntimeError(f"cannot listen on {address}: {error}") from None
     if port == 0 and not address.startswith("unix:"):
         raise RuntimeError(f"cannot listen on {address}")
+    host = address.rsplit(":", 1)[0] if not address.startswith("unix:") else address
+    if credentials is None and not is_loopback(host):
+        get_logger(service="arena_api").warning(
+            "plaintext_api_on_network",
+            address=address,
+            message="no TLS: admin, user and seat tokens travel in clear to this address;"
+            " give --tls-cert and --tls-key (or bind 127.0.0.1 behind a TLS proxy)",
+        )
     return server, port

@@ -3,11 +3,15 @@
 Why the standard library: the pages are a handful of read-only routes over
 SQLite; a thread per request is plenty, there is no framework to keep up
 with, and ``arena serve`` only has to call ``create_web_server`` to get a
-running server on its own port (port 0 picks a free one, for tests).
+running server on its own port (port 0 picks a free one, for tests). Given an
+``ssl.SSLContext`` it serves HTTPS: the TLS handshake happens in each
+connection's own thread, so a client that never completes it holds up no one.
 """
 
 from __future__ import annotations
 
+import ssl
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,10 +34,26 @@ class WebServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], app: WebApp) -> None:
+    def __init__(
+        self, address: tuple[str, int], app: WebApp, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         super().__init__(address, _Handler)
+        if ssl_context is not None:  # accept() yields TLS sockets; handshakes wait for a read
+            self.socket = ssl_context.wrap_socket(
+                self.socket, server_side=True, do_handshake_on_connect=False
+            )
         self.app = app
         self.thread: threading.Thread | None = None
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A failed TLS handshake (plain HTTP, an untrusted certificate) is the client's problem."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ssl.SSLError | ConnectionError):
+            get_logger(component="web").info(
+                "web_connection_refused", peer=str(client_address), reason=str(error)
+            )
+            return
+        super().handle_error(request, client_address)
 
     @property
     def port(self) -> int:
@@ -125,16 +145,18 @@ def create_web_server(
     port: int = 0,
     *,
     poll_ms: int = LEADERBOARD_POLL_MS,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> tuple[WebServer, int]:
     """Start the web interface in a background thread; return it and its port.
 
     ``store_or_data_dir`` is an open ``arena.store.Store``, a data directory
     (opened, and created on first use, like every other command does), or any
     ``WebSource``. Stop the server with ``server.stop()``. ``poll_ms`` is how
-    often live pages (leaderboard, running tournaments) fetch fresh data.
+    often live pages (leaderboard, running tournaments) fetch fresh data;
+    ``ssl_context`` (server side) makes it HTTPS.
     """
     source = source_for(store_or_data_dir)
-    server = WebServer((host, port), WebApp(source, poll_ms=poll_ms))
+    server = WebServer((host, port), WebApp(source, poll_ms=poll_ms), ssl_context)
     server.start()
     get_logger(component="web").info("web_server_started", host=host, port=server.port)
     return server, server.port

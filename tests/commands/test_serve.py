@@ -1,11 +1,14 @@
-"""`arena serve` as a real process: port 0, the admin token file, SIGTERM."""
+"""`arena serve` as a real process: port 0, the admin token file, SIGTERM, TLS flags and files."""
 
 from __future__ import annotations
 
+import http.client
 import re
 import signal
+import ssl
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -14,6 +17,7 @@ import pytest
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from tests.server.pki import Pki, make_pki
 
 pytestmark = pytest.mark.slow
 
@@ -68,3 +72,104 @@ def test_serve_refuses_a_bad_port_by_name(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert done.returncode == 1 and "--port must be a port number" in done.stderr
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    return make_pki(tmp_path_factory.mktemp("pki"), "serve")
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--tls-cert", "{d}/serve-server.crt"], "--tls-cert needs --tls-key"),
+        (["--tls-key", "{d}/serve-server.key"], "--tls-key needs --tls-cert"),
+        (["--tls-client-ca", "{d}/serve-ca.crt"], "--tls-client-ca needs --tls-cert and --tls-key"),
+        (
+            ["--tls-cert", "{d}/gone.crt", "--tls-key", "{d}/serve-server.key"],
+            "--tls-cert {d}/gone.crt: no such file",
+        ),
+        (
+            ["--tls-cert", "{d}/serve-server.crt", "--tls-key", "{d}/serve-client.key"],
+            "--tls-key {d}/serve-client.key does not match the certificate in --tls-cert",
+        ),
+        (
+            ["--tls-cert", "{d}/serve-server.key", "--tls-key", "{d}/serve-server.key"],
+            "--tls-cert {d}/serve-server.key: not a PEM certificate",
+        ),
+    ],
+)
+def test_serve_refuses_unusable_tls_flags_by_name_before_serving(
+    pki: Pki, tmp_path: Path, flags: list[str], expected: str
+) -> None:
+    directory = pki.ca.cert_path.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(tmp_path),
+         *[f.format(d=directory) for f in flags]],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("arena: ") and expected.format(d=directory) in done.stderr
+    assert not (tmp_path / "admin.token").exists()  # refused before anything started
+
+
+def test_serve_with_tls_serves_grpc_and_the_web_pages_over_tls_only(
+    pki: Pki, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--web-port", "0",
+         "--data-dir", str(data), "--tls-cert", str(pki.server.cert_path),
+         "--tls-key", str(pki.server.key_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        port = int(_read_line(process, r"\(gRPC, TLS\) listening on 127\.0\.0\.1:(\d+)").group(1))
+        web_port = int(_read_line(process, r"https://127\.0\.0\.1:(\d+)/").group(1))
+        token = Path(_read_line(process, r"admin token: (\S+)").group(1)).read_text().strip()
+        credentials = grpc.ssl_channel_credentials(pki.ca.cert_pem)
+        with grpc.secure_channel(f"127.0.0.1:{port}", credentials) as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            metadata = (("authorization", f"Bearer {token}"),)
+            assert stub.ListBots(pb.ListBotsRequest(), metadata=metadata, timeout=10).bots == []
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel, pytest.raises(grpc.RpcError):
+            pb_grpc.ArenaServiceStub(channel).ListBots(
+                pb.ListBotsRequest(), metadata=metadata, timeout=10
+            )
+        trusting = ssl.create_default_context(cafile=str(pki.ca.cert_path))
+        url = f"https://127.0.0.1:{web_port}/api/leaderboard"
+        with urllib.request.urlopen(url, timeout=10, context=trusting) as page:
+            assert page.status == 200
+        with pytest.raises(urllib.error.URLError):  # the system roots do not know this CA
+            urllib.request.urlopen(url, timeout=10, context=ssl.create_default_context())
+        with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+            urllib.request.urlopen(f"http://127.0.0.1:{web_port}/", timeout=10)
+        with urllib.request.urlopen(url, timeout=10, context=trusting) as page:
+            assert page.status == 200  # refused clients left the server serving
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+
+
+def test_serve_without_tls_on_a_network_address_warns_that_tokens_travel_in_clear(
+    tmp_path: Path,
+) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--host", "0.0.0.0", "--port", "0",
+         "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        _read_line(process, r"\(gRPC, plaintext\) listening on 0\.0\.0\.0:\d+")
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=15)
+        assert process.returncode == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+    assert "warning" in stderr and "plaintext_api_on_network" in stderr
+    assert "travel in clear" in stderr

@@ -13,23 +13,34 @@ environment: any bot written for the arena (``run(choose)`` in Python, or any
 language) plays unchanged. ``serve_seats(choose, ...)`` does the same in
 process, one thread per seat. A seat token works once, for one seat of one
 match, and only until its deadline (the bot must say Hello by then).
+
+An arena served with TLS (``arena serve --tls-cert ... --tls-key ...``) needs
+``--tls`` (gRPC's default roots) or ``--tls-ca FILE`` (a PEM CA, for a
+private or self-signed certificate), and with mutual TLS also
+``--tls-cert FILE --tls-key FILE``. The connector then talks to the arena
+over TLS, and gives each bot a private Unix socket
+(kahuna_bot.relay) whose Play stream it relays over TLS: bots need no TLS
+of their own.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TypeAlias
 
 import grpc
 
 from kahuna_bot._gen import arena_service_pb2, arena_service_pb2_grpc
 from kahuna_bot.client import run
+from kahuna_bot.relay import Relay
 from kahuna_bot.session import Bot, Choose
 
 RETRY_S = 2.0
@@ -57,9 +68,49 @@ def _metadata(user_token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {user_token}"),)
 
 
-def register(arena: str, user_token: str, bot: str, description: str = "") -> str:
+def tls_credentials(
+    ca: Path | None = None, cert: Path | None = None, key: Path | None = None
+) -> grpc.ChannelCredentials:
+    """TLS credentials for an arena: gRPC's default roots unless ``ca`` (PEM) is given.
+
+    ``cert`` and ``key`` (PEM, both or neither) are this client's certificate
+    for an arena with mutual TLS. Raises ValueError naming a file it cannot use.
+    """
+    if (cert is None) != (key is None):
+        raise ValueError("--tls-cert and --tls-key go together: give both PEM files, or neither")
+    return grpc.ssl_channel_credentials(
+        root_certificates=None if ca is None else _read_pem("--tls-ca", ca, b"CERTIFICATE"),
+        private_key=None if key is None else _read_pem("--tls-key", key, b"PRIVATE KEY"),
+        certificate_chain=None if cert is None else _read_pem("--tls-cert", cert, b"CERTIFICATE"),
+    )
+
+
+def _read_pem(flag: str, path: Path, label: bytes) -> bytes:
+    try:
+        pem = path.read_bytes()
+    except OSError as error:
+        raise ValueError(f"{flag} {path}: cannot be read ({error.strerror or error})") from None
+    if b"-----BEGIN " not in pem or label not in pem:
+        raise ValueError(f"{flag} {path}: not a PEM file with a {label.decode()} block")
+    return pem
+
+
+def _channel(arena: str, credentials: grpc.ChannelCredentials | None) -> grpc.Channel:
+    if credentials is None:
+        return grpc.insecure_channel(arena)
+    return grpc.secure_channel(arena, credentials)
+
+
+def register(
+    arena: str,
+    user_token: str,
+    bot: str,
+    description: str = "",
+    *,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> str:
     """Register ``bot`` as a remote bot of the token's user; its version."""
-    with grpc.insecure_channel(arena) as channel:
+    with _channel(arena, credentials) as channel:
         stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
         try:
             reply = stub.RegisterRemoteBot(
@@ -71,10 +122,12 @@ def register(arena: str, user_token: str, bot: str, description: str = "") -> st
     return str(reply.bot.version)
 
 
-def seats(arena: str, user_token: str, bot: str) -> Iterator[Seat]:
+def seats(
+    arena: str, user_token: str, bot: str, *, credentials: grpc.ChannelCredentials | None = None
+) -> Iterator[Seat]:
     """Every seat offered to ``bot``, reconnecting when the arena is unreachable."""
     while True:
-        with grpc.insecure_channel(arena) as channel:
+        with _channel(arena, credentials) as channel:
             stub = arena_service_pb2_grpc.ArenaServiceStub(channel)
             request = arena_service_pb2.WaitForSeatsRequest(bot=bot)
             try:
@@ -87,14 +140,20 @@ def seats(arena: str, user_token: str, bot: str) -> Iterator[Seat]:
 
 
 def connect(
-    arena: str, user_token: str, bot: str, play: Player, *, max_seats: int | None = None
+    arena: str,
+    user_token: str,
+    bot: str,
+    play: Player,
+    *,
+    max_seats: int | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
 ) -> int:
     """Play each offered seat with ``play`` in a thread of its own; stop after ``max_seats``."""
     threads: list[threading.Thread] = []
     seen: set[str] = set()  # after a reconnect the arena repeats the offers still open
     taken = 0
     try:
-        for seat in seats(arena, user_token, bot):
+        for seat in seats(arena, user_token, bot, credentials=credentials):
             if seat.seat_token in seen:
                 continue
             seen.add(seat.seat_token)
@@ -113,11 +172,15 @@ def connect(
     return EXIT_OK
 
 
-def command_player(arena: str, command: Sequence[str]) -> Player:
-    """Plays a seat by running ``command`` with the seat in its environment."""
+def command_player(referee: str, command: Sequence[str]) -> Player:
+    """Plays a seat by running ``command`` with the seat in its environment.
+
+    ``referee`` is the bot's ``KAHUNA_REFEREE``: the arena's address, or a
+    relay's (``Relay.target``) when the arena is TLS only.
+    """
 
     def play(seat: Seat) -> int:
-        env = dict(os.environ, KAHUNA_REFEREE=arena, KAHUNA_TOKEN=seat.seat_token)
+        env = dict(os.environ, KAHUNA_REFEREE=referee, KAHUNA_TOKEN=seat.seat_token)
         status = subprocess.run(list(command), env=env, check=False).returncode
         _say(f"match {seat.match_id}: the bot exited with status {status}")
         return status
@@ -132,14 +195,25 @@ def serve_seats(
     user_token: str,
     name: str,
     max_seats: int | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
 ) -> int:
-    """Play every seat offered to remote bot ``name`` in this process with ``bot``."""
+    """Play every seat offered to remote bot ``name`` in this process with ``bot``.
 
-    def play(seat: Seat) -> int:
-        environ = {"KAHUNA_REFEREE": arena, "KAHUNA_TOKEN": seat.seat_token}
-        return run(bot, name=name, environ=environ)
+    With ``credentials`` (``tls_credentials()``) the arena is reached over TLS,
+    the seats' streams through a ``Relay``.
+    """
+    with contextlib.ExitStack() as stack:
+        referee = arena
+        if credentials is not None:
+            referee = stack.enter_context(Relay(arena, credentials)).target
 
-    return connect(arena, user_token, name, play, max_seats=max_seats)
+        def play(seat: Seat) -> int:
+            environ = {"KAHUNA_REFEREE": referee, "KAHUNA_TOKEN": seat.seat_token}
+            return run(bot, name=name, environ=environ)
+
+        return connect(
+            arena, user_token, name, play, max_seats=max_seats, credentials=credentials
+        )
 
 
 def _describe(error: grpc.RpcError) -> str:
@@ -162,19 +236,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bot", required=True, help="the remote bot's name")
     parser.add_argument("--register", action="store_true", help="register the bot first")
     parser.add_argument("--max-seats", type=int, default=None, help="stop after N seats")
+    parser.add_argument(
+        "--tls", action="store_true",
+        help="the arena serves TLS (arena serve --tls-cert): verify it with gRPC's default roots",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tls-ca", type=Path, metavar="FILE",
+        help="verify the arena's certificate with this PEM CA instead (implies --tls)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tls-cert", type=Path, metavar="FILE",
+        help="this client's PEM certificate, for an arena with mutual TLS (implies --tls)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tls-key", type=Path, metavar="FILE", help="the key of --tls-cert (PEM)"
+    )
     parser.add_argument("command", nargs="+", help="the bot's command line, after --")
     args = parser.parse_args(argv)
     if args.max_seats is not None and args.max_seats < 1:
         parser.error("--max-seats must be at least 1")
+    credentials = None
+    if args.tls or args.tls_ca or args.tls_cert or args.tls_key:
+        try:
+            credentials = tls_credentials(args.tls_ca, args.tls_cert, args.tls_key)
+        except ValueError as error:
+            parser.error(str(error))
     if args.register:
         try:
-            version = register(args.arena, args.user_token, args.bot)
+            version = register(args.arena, args.user_token, args.bot, credentials=credentials)
         except ConnectorError as error:
             _say(f"registration refused: {error}")
             return EXIT_REFUSED
         _say(f"registered {args.bot} (version {version})")
-    player = command_player(args.arena, args.command)
-    return connect(args.arena, args.user_token, args.bot, player, max_seats=args.max_seats)
+    with contextlib.ExitStack() as stack:
+        referee = args.arena
+        if credentials is not None:
+            referee = stack.enter_context(Relay(args.arena, credentials)).target
+        player = command_player(referee, args.command)
+        return connect(
+            args.arena, args.user_token, args.bot, player,
+            max_seats=args.max_seats, credentials=credentials,
+        )  # fmt: skip
 
 
 if __name__ == "__main__":
