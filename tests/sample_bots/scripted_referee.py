@@ -1,7 +1,8 @@
 """A scripted referee: a real gRPC server on a temporary Unix socket.
 
 It plays a fixed conversation (Welcome, GameStart, one ActionRequest built
-from a real engine state, then GameOver and MatchOver, or a Goodbye) so the
+from a real engine state, then GameOver and MatchOver, or a Goodbye; optionally
+a Goodbye or a broken stream after MatchOver) so the
 tests can run real bot processes against it and watch what they send.
 """
 
@@ -33,12 +34,15 @@ class Conversation:
 
 
 class ScriptedReferee(referee_pb2_grpc.RefereeServiceServicer):
-    def __init__(self, conversation: Conversation, *, goodbye: bool) -> None:
+    def __init__(
+        self, conversation: Conversation, *, goodbye: bool, after_match_over: str | None
+    ) -> None:
         self.conversation = conversation
         self.goodbye = goodbye
+        self.after_match_over = after_match_over
 
     def Play(
-        self, request_iterator: Iterator[referee_pb2.PlayRequest], context: object
+        self, request_iterator: Iterator[referee_pb2.PlayRequest], context: grpc.ServicerContext
     ) -> Iterator[referee_pb2.PlayResponse]:
         received = self.conversation.received
         try:
@@ -64,6 +68,14 @@ class ScriptedReferee(referee_pb2_grpc.RefereeServiceServicer):
             yield referee_pb2.PlayResponse(
                 match_over=referee_pb2.MatchOver(your_score=1.0, opponent_score=0.0, games=1)
             )
+            if self.after_match_over == "goodbye":
+                yield referee_pb2.PlayResponse(
+                    goodbye=referee_pb2.Goodbye(
+                        status=referee_pb2.BOT_STATUS_PROTOCOL_VIOLATION, reason="after the end"
+                    )
+                )
+            elif self.after_match_over == "abort":
+                context.abort(grpc.StatusCode.INTERNAL, "stream broken after the end")
         finally:
             self.conversation.finished.set()
 
@@ -82,13 +94,22 @@ class ScriptedReferee(referee_pb2_grpc.RefereeServiceServicer):
 
 
 class ScriptedServer:
-    """Context manager: the server, its ``target`` and the ``conversation``."""
+    """Context manager: the server, its ``target`` and the ``conversation``.
 
-    def __init__(self, *, goodbye: bool = False, tcp: bool = False) -> None:
+    ``goodbye``: cut the bot off right after its Hello. ``after_match_over``:
+    ``"goodbye"`` sends a Goodbye after MatchOver, ``"abort"`` ends the stream
+    with an error status after MatchOver (the match result must stand).
+    """
+
+    def __init__(
+        self, *, goodbye: bool = False, tcp: bool = False, after_match_over: str | None = None
+    ) -> None:
         self.conversation = Conversation()
         self._dir = Path(tempfile.mkdtemp(prefix="kb-"))  # short: sun_path < 108 bytes
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-        servicer = ScriptedReferee(self.conversation, goodbye=goodbye)
+        servicer = ScriptedReferee(
+            self.conversation, goodbye=goodbye, after_match_over=after_match_over
+        )
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, self._server)
         if tcp:  # a remote bot: host:port, port chosen by the OS
             port = self._server.add_insecure_port("127.0.0.1:0")

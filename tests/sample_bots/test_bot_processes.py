@@ -4,7 +4,7 @@ Python bots get the SDK and the generated code on PYTHONPATH exactly as the
 sandbox lays them out (top-level ``kahuna.v1``); the JavaScript bot loads
 its own copy of the protos. Each must say Hello with the token, echo the
 request id (a uint64 beyond 32 bits), answer with a legal action and exit 0
-after MatchOver, or 1 after a Goodbye; without its environment, exit 2
+after MatchOver (whatever follows it), or 1 after a Goodbye; without its environment, exit 2
 naming the missing variable.
 """
 
@@ -32,6 +32,7 @@ BOTS = [
     pytest.param(SAMPLE_BOTS / "python_greedy", [sys.executable, "bot.py"], id="python_greedy"),
     pytest.param(JS_BOT, ["node", "bot.js"], id="js_random"),
 ]
+SDK_BOTS = BOTS[:2]  # the Python SDK's behaviour; js_random is a bot of its own
 
 
 def _env(target: str | None) -> dict[str, str]:
@@ -87,6 +88,21 @@ def test_bot_cut_off_by_goodbye_exits_1_with_the_reason(bot_dir: Path, command: 
         done = _run(bot_dir, command, server.target)
     assert done.returncode == 1
     assert "PROTOCOL_VIOLATION: scripted" in done.stderr
+
+
+@pytest.mark.parametrize("after", ["goodbye", "abort"])
+@pytest.mark.parametrize(("bot_dir", "command"), SDK_BOTS)
+def test_the_result_stands_once_match_over_arrived(
+    bot_dir: Path, command: list[str], after: str
+) -> None:
+    # a Goodbye or a broken stream after MatchOver must not turn a finished match into a failure
+    with ScriptedServer(after_match_over=after) as server:
+        done = _run(bot_dir, command, server.target)
+        assert server.conversation.finished.wait(5)
+    assert done.returncode == 0, done.stderr
+    assert [request.WhichOneof("kind") for request in server.conversation.received] == [
+        "hello", "action_reply",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("bot_dir", "command"), BOTS)
