@@ -128,7 +128,22 @@ def _pair(values: Sequence[int], what: str) -> tuple[int, int]:
     return int(values[0]), int(values[1])
 
 
+_SEEN_EVENT_CACHE: dict[bytes, SeenEvent] = {}
+_SEEN_EVENT_CACHE_MAX = 4096  # a few hundred distinct events occur; the cache stops growing here
+
+
 def seen_event_from_proto(message: game_pb2.SeenEvent) -> SeenEvent:
+    """The typed event; events are immutable, so each distinct message is read once."""
+    key = message.SerializeToString()
+    event = _SEEN_EVENT_CACHE.get(key)
+    if event is None:
+        event = _read_seen_event(message)
+        if len(_SEEN_EVENT_CACHE) < _SEEN_EVENT_CACHE_MAX:
+            _SEEN_EVENT_CACHE[key] = event
+    return event
+
+
+def _read_seen_event(message: game_pb2.SeenEvent) -> SeenEvent:
     kind = _ACTION_TYPES.get(message.type)
     if kind is None:
         raise ProtocolError(f"history event with unknown action type {message.type}")
@@ -168,7 +183,7 @@ class HistoryBuffer:
                 f"history increment starts at event {history_start}, "
                 f"but {len(self._events)} events were received before"
             )
-        self._events.extend(seen_event_from_proto(event) for event in events)
+        self._events.extend(map(seen_event_from_proto, events))
 
     def events(self) -> tuple[SeenEvent, ...]:
         return tuple(self._events)

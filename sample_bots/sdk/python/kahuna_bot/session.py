@@ -214,7 +214,7 @@ class Session:
             history=self._history,
             clock=Clock(request.action_deadline_ms, request.time_bank_ms),
         )
-        legal = tuple(action_from_proto(action) for action in request.legal_actions)
+        legal = tuple(map(action_from_proto, request.legal_actions))
         action = _as_action(self.bot.choose(observation, legal))
         if action not in legal:
             _warn(f"request {request.request_id}: {action} is not among the legal actions")
