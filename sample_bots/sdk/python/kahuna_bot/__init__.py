@@ -14,6 +14,7 @@ hooks at match and game start and end. The SDK depends only on grpcio,
 protobuf and the generated ``kahuna.v1`` code.
 """
 
+from kahuna_bot import _grpc_env  # noqa: F401 (first: it tunes gRPC before grpc is imported)
 from kahuna_bot.actions import (
     PASS,
     Action,
