@@ -103,6 +103,14 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     except RuntimeError as error:
         return fail(str(error))
     ensure_admin_token(store)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    # before anything is printed: whoever reads the ports may stop the server at once
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     server.start()
     security = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
     print(f"arena API (gRPC, {security}) listening on {args.host}:{port}", flush=True)
@@ -122,13 +130,6 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         print(f"web pages on {scheme}://{args.host}:{web_port}/", flush=True)
     print(f"admin token: {store.data_dir / ADMIN_TOKEN_NAME}", flush=True)
     get_logger().info("server_started", host=args.host, port=port)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     stop.wait()
     if web is not None:
         web.stop()

@@ -339,6 +339,35 @@ def test_a_remote_bot_plays_through_tls_with_the_connector(arena: TlsArena, pki:
     assert all(g.statuses == ("ok", "ok") for g in games), [g.statuses for g in games]
 
 
+REGISTER_WITH_SYSTEM_ROOTS = (
+    "import sys\n"
+    "from kahuna_bot.remote import ConnectorError, register, tls_credentials\n"
+    "try:\n"
+    "    print(register(sys.argv[1], sys.argv[2], sys.argv[3], credentials=tls_credentials()))\n"
+    "except ConnectorError as error:\n"
+    "    sys.exit(str(error))\n"
+)
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["ca-in-system-roots", "system-roots"])
+def test_plain_tls_flag_checks_the_server_against_the_system_roots(
+    arena: TlsArena, pki: Pki, trusted: bool
+) -> None:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]))
+    env.pop("SSL_CERT_FILE", None)
+    if trusted:  # OpenSSL's way to name the system bundle; the arena's CA stands in for it
+        env["SSL_CERT_FILE"] = str(pki.ca.cert_path)
+    name = f"alice_roots_{trusted}".lower()
+    done = subprocess.run(
+        [sys.executable, "-c", REGISTER_WITH_SYSTEM_ROOTS, arena.target, arena.alice, name],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    if trusted:
+        assert done.returncode == 0 and done.stdout.strip(), done.stderr
+    else:
+        assert done.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in done.stderr
+
+
 def test_mutual_tls_admits_only_clients_with_a_certificate_from_the_ca(
     mutual: TlsArena, pki: Pki, other: Pki
 ) -> None:

@@ -15,7 +15,7 @@ process, one thread per seat. A seat token works once, for one seat of one
 match, and only until its deadline (the bot must say Hello by then).
 
 An arena served with TLS (``arena serve --tls-cert ... --tls-key ...``) needs
-``--tls`` (gRPC's default roots) or ``--tls-ca FILE`` (a PEM CA, for a
+``--tls`` (the system's CA roots) or ``--tls-ca FILE`` (a PEM CA, for a
 private or self-signed certificate), and with mutual TLS also
 ``--tls-cert FILE --tls-key FILE``. The connector then talks to the arena
 over TLS, and gives each bot a private Unix socket
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import ssl
 import subprocess
 import sys
 import threading
@@ -71,18 +72,33 @@ def _metadata(user_token: str) -> tuple[tuple[str, str], ...]:
 def tls_credentials(
     ca: Path | None = None, cert: Path | None = None, key: Path | None = None
 ) -> grpc.ChannelCredentials:
-    """TLS credentials for an arena: gRPC's default roots unless ``ca`` (PEM) is given.
+    """TLS credentials for an arena: the system's CA roots unless ``ca`` (PEM) is given.
 
     ``cert`` and ``key`` (PEM, both or neither) are this client's certificate
     for an arena with mutual TLS. Raises ValueError naming a file it cannot use.
     """
     if (cert is None) != (key is None):
         raise ValueError("--tls-cert and --tls-key go together: give both PEM files, or neither")
+    roots = system_roots() if ca is None else _read_pem("--tls-ca", ca, b"CERTIFICATE")
     return grpc.ssl_channel_credentials(
-        root_certificates=None if ca is None else _read_pem("--tls-ca", ca, b"CERTIFICATE"),
+        root_certificates=roots,
         private_key=None if key is None else _read_pem("--tls-key", key, b"PRIVATE KEY"),
         certificate_chain=None if cert is None else _read_pem("--tls-cert", cert, b"CERTIFICATE"),
     )
+
+
+def system_roots() -> bytes | None:
+    """The system's CA bundle (OpenSSL's default file, or ``$SSL_CERT_FILE``).
+
+    None where there is none: gRPC then uses the roots it ships with.
+    """
+    cafile = ssl.get_default_verify_paths().cafile
+    if cafile is None:
+        return None
+    try:
+        return Path(cafile).read_bytes()
+    except OSError:
+        return None
 
 
 def _read_pem(flag: str, path: Path, label: bytes) -> bytes:
@@ -238,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-seats", type=int, default=None, help="stop after N seats")
     parser.add_argument(
         "--tls", action="store_true",
-        help="the arena serves TLS (arena serve --tls-cert): verify it with gRPC's default roots",
+        help="the arena serves TLS (arena serve --tls-cert): verify it with the system's CA roots",
     )  # fmt: skip
     parser.add_argument(
         "--tls-ca", type=Path, metavar="FILE",
