@@ -55,10 +55,11 @@ def counts(board: Board, island: str, seat: int) -> tuple[int, int, int]:
 
 
 def controller(board: Board, island: str) -> int | None:
-    for seat in (0, 1):
-        if counts(board, island, seat)[0] >= MAJORITY[island]:
-            return seat
-    return None
+    seat_0, seat_1, _free = counts(board, island, 0)
+    majority = MAJORITY[island]
+    if seat_0 >= majority:
+        return 0
+    return 1 if seat_1 >= majority else None
 
 
 def after_place(board: Board, line: str, seat: int) -> dict[str, int]:
@@ -136,7 +137,11 @@ def _without(hand: Sequence[str], *cards: str) -> list[str]:
 
 def card_usefulness(board: Board, card: str, seat: int) -> float:
     """The best gain in position a placement with this card would make (0 if none)."""
-    base = position_value(board, seat, ())
+    return _usefulness(board, card, seat, position_value(board, seat, ()))
+
+
+def _usefulness(board: Board, card: str, seat: int, base: float) -> float:
+    """``card_usefulness`` with the board's own position value given."""
     best = 0.0
     for line in LINES_OF.get(card, ()):
         if line not in board:
@@ -157,11 +162,35 @@ def ends_round(observation: Observation, action: Action) -> bool:
     return sum(1 for card in observation.faceup if card is not None) == 1
 
 
+class _Decision:
+    """What the scores of one decision's actions share, each computed once."""
+
+    def __init__(self, observation: Observation) -> None:
+        self.observation = observation
+        self.board, self.seat = observation.bridges, observation.seat
+        self.hand, self.round_no = observation.hand, observation.round
+        self.base = board_value(self.board, self.seat, self.hand, self.round_no)
+        self._position: float | None = None  # the board's value without a hand, once needed
+        self._usefulness: dict[str, float] = {}
+
+    def usefulness(self, card: str) -> float:
+        value = self._usefulness.get(card)
+        if value is None:
+            if self._position is None:
+                self._position = position_value(self.board, self.seat, ())
+            value = _usefulness(self.board, card, self.seat, self._position)
+            self._usefulness[card] = value
+        return value
+
+
 def score_action(observation: Observation, action: Action) -> float:
     """The action's value: board gain minus cards spent; for a draw, the card's fit."""
-    board, seat, hand = observation.bridges, observation.seat, observation.hand
-    round_no = observation.round
-    base = board_value(board, seat, hand, round_no)
+    return _score(_Decision(observation), action)
+
+
+def _score(decision: _Decision, action: Action) -> float:
+    board, seat, hand = decision.board, decision.seat, decision.hand
+    round_no, base = decision.round_no, decision.base
     if action.type is ActionType.PLACE and action.card and action.line:
         after = after_place(board, action.line, seat)
         rest = _without(hand, action.card)
@@ -172,20 +201,20 @@ def score_action(observation: Observation, action: Action) -> float:
         gain = board_value(after, seat, rest, round_no) - base
         return gain - 2 * CARD_VALUE - REMOVE_EXTRA_COST
     if action.type is ActionType.DISCARD and action.card:
-        return -CARD_VALUE - card_usefulness(board, action.card, seat)
-    return _score_turn_end(observation, action)
+        return -CARD_VALUE - decision.usefulness(action.card)
+    return _score_turn_end(decision, action)
 
 
-def _score_turn_end(observation: Observation, action: Action) -> float:
-    board, seat, round_no = observation.bridges, observation.seat, observation.round
+def _score_turn_end(decision: _Decision, action: Action) -> float:
+    board, seat, round_no = decision.board, decision.seat, decision.round_no
     value = 0.0
     if action.type is ActionType.DRAW:
         if action.card:
-            value += CARD_VALUE + card_usefulness(board, action.card, seat)
+            value += CARD_VALUE + decision.usefulness(action.card)
         else:
-            fits = [card_usefulness(board, island, seat) for island in ISLANDS]
+            fits = [decision.usefulness(island) for island in ISLANDS]
             value += CARD_VALUE + sum(fits) / len(fits)
-        if ends_round(observation, action):
+        if ends_round(decision.observation, action):
             value += _round_end_value(board, seat, round_no)
     return value
 
@@ -202,8 +231,9 @@ def _round_end_value(board: Board, seat: int, round_no: int) -> float:
 
 def choose(observation: Observation, legal_actions: Sequence[Action]) -> Action:
     """Play the best non-ending action if it beats ending the turn, else end it."""
+    decision = _Decision(observation)
     scored = sorted(
-        ((score_action(observation, action), action.text(), action) for action in legal_actions),
+        ((_score(decision, action), action.text(), action) for action in legal_actions),
         key=lambda item: (-item[0], item[1]),
     )
     enders = [item for item in scored if item[2].ends_turn]
