@@ -1,7 +1,10 @@
 """`arena tournament create|run|resume|status|list`.
 
 `run` creates a tournament and plays it; `resume` finishes one that was
-interrupted (even by kill -9) without losing or double-counting a game.
+interrupted (even by kill -9) without losing or double-counting a game. One
+process runs a tournament at a time: a second `run`/`resume` of it exits 1
+naming the running process. `status` and `list` show a tournament whose
+runner died as `interrupted`.
 Matches run concurrently (default: one per core), each in its own process.
 """
 
@@ -17,6 +20,7 @@ from rich.table import Table
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.store import (
+    INTERRUPTED,
     Store,
     TournamentConfig,
     TournamentRow,
@@ -124,7 +128,12 @@ def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Name
     if args.concurrency is not None and args.concurrency < 1:
         return fail(f"--concurrency must be at least 1, got {args.concurrency}")
     out = console()
-    with Progress(
+    runner = TournamentRunner(
+        store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,
+        pin_cpus=args.pin_cpus,
+    )  # fmt: skip
+    lease = runner.take_lease()  # another runner has it: exit 1 naming its pid, nothing stored
+    with lease, Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
         console=out, disable=args.no_progress, transient=False,
@@ -140,10 +149,8 @@ def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Name
                 last=event.message,
             )  # fmt: skip
 
-        summary = TournamentRunner(
-            store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,
-            on_progress=show, pin_cpus=args.pin_cpus,
-        ).run()  # fmt: skip
+        runner.on_progress = show
+        summary = runner.run(lease)
     print_results(out, store, summary.tournament)
     if summary.games_discarded:
         print(f"resumed: {summary.games_discarded} replayed game(s) already stored were discarded")
@@ -177,6 +184,15 @@ def print_results(console: Console, store: Store, tournament: TournamentRow) -> 
                  else "." for other in order]  # fmt: skip
         grid.add_row(f"{index + 1} {bot}", *cells)
     console.print(grid)
+    if tournament.status == INTERRUPTED:
+        console.print(resume_hint(tournament), highlight=False, markup=False)
+
+
+def resume_hint(tournament: TournamentRow) -> str:
+    return (
+        f"{tournament.name} is interrupted: no process is running it;"
+        f" resume it with `arena tournament resume {tournament.name}`"
+    )
 
 
 def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]:
@@ -214,5 +230,9 @@ def run_list(store: Store, args: argparse.Namespace) -> int:
     for t in tournaments:
         table.add_row(str(t.id), t.name, t.format, t.status, str(len(t.entrants)),
                       f"{t.games_played}/{t.games_scheduled}", t.created_at[:19])  # fmt: skip
-    console().print(table if tournaments else "No tournaments yet.")
+    out = console()
+    out.print(table if tournaments else "No tournaments yet.")
+    for t in tournaments:
+        if t.status == INTERRUPTED:
+            out.print(resume_hint(t), highlight=False, markup=False)
     return 0

@@ -37,13 +37,16 @@ from arena.server.seats import PublishedSeat, SeatHub
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
+    INTERRUPTED,
     AlreadyExistsError,
     BotVersionRow,
+    LeaseHeldError,
     NotFoundError,
     Principal,
     Store,
     StoreError,
     TournamentConfig,
+    TournamentLease,
     TournamentRow,
     add_bot_version,
     bot_spec,
@@ -54,6 +57,7 @@ from arena.store import (
     get_bot,
     get_tournament,
     leaderboard,
+    lease_holder,
     list_bots,
     list_live_games,
     register_remote_bot,
@@ -275,7 +279,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         except StoreError as error:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         if request.start:
-            self._start(tournament)
+            self._start(context, tournament)
         return pb.CreateTournamentResponse(
             tournament=_tournament_pb(self._tournament(context, tournament.id))
         )
@@ -286,8 +290,10 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         self._admin(context)
         tournament = self._tournament(context, request.name)
         if tournament.status != "finished":
-            self._start(tournament)
-        return pb.StartTournamentResponse(tournament=_tournament_pb(tournament))
+            self._start(context, tournament)
+        return pb.StartTournamentResponse(
+            tournament=_tournament_pb(self._tournament(context, tournament.id))
+        )
 
     def _tournament(self, context: grpc.ServicerContext, ref: int | str) -> TournamentRow:
         if isinstance(ref, str) and not ref:
@@ -297,29 +303,40 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         except NotFoundError as error:
             _abort(context, grpc.StatusCode.NOT_FOUND, str(error))
 
-    def _start(self, tournament: TournamentRow) -> None:
+    def _start(self, context: grpc.ServicerContext, tournament: TournamentRow) -> None:
+        """Run the tournament in a thread; already running here: nothing to do.
+
+        The runner lease is taken here, before answering: a tournament another
+        process runs (`arena tournament resume`, another server) is refused
+        with FAILED_PRECONDITION naming that process.
+        """
         with self.hub.lock:
             thread = self.hub.running.get(tournament.id)
             if thread is not None and thread.is_alive():
                 return
+            runner = TournamentRunner(
+                self.store, tournament.id, concurrency=self.options.concurrency,
+                unsafe=self.options.unsafe, on_progress=self.hub.publish,
+                on_seat_offer=self.seats.publish,
+            )  # fmt: skip
+            try:
+                lease = runner.take_lease()
+            except LeaseHeldError as error:
+                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(error))
             thread = threading.Thread(
                 target=self._run,
-                args=(tournament.id,),
+                args=(runner, lease),
                 name=f"tournament-{tournament.id}",
                 daemon=True,
             )
             self.hub.running[tournament.id] = thread
             thread.start()
 
-    def _run(self, tournament_id: int) -> None:
+    def _run(self, runner: TournamentRunner, lease: TournamentLease) -> None:
         try:
-            TournamentRunner(
-                self.store, tournament_id, concurrency=self.options.concurrency,
-                unsafe=self.options.unsafe, on_progress=self.hub.publish,
-                on_seat_offer=self.seats.publish,
-            ).run()  # fmt: skip
+            runner.run(lease)
         except Exception:
-            self.log.exception("tournament_crashed", tournament_id=tournament_id)
+            self.log.exception("tournament_crashed", tournament_id=runner.tournament_id)
 
     def WatchTournament(
         self, request: pb.WatchTournamentRequest, context: grpc.ServicerContext
@@ -328,13 +345,14 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         tournament = self._tournament(context, request.name)
         inbox = self.hub.subscribe(tournament.id)
         try:
-            yield self._watch_message(tournament.id, f"tournament is {tournament.status}")
+            yield self._watch_message(tournament.id, self._status_message(tournament.id))
             while context.is_active():
                 try:
                     event = inbox.get(timeout=WATCH_POLL_S)
                 except queue.Empty:
                     if not self.hub.is_running(tournament.id):
-                        yield self._watch_message(tournament.id, "tournament is not running")
+                        message = self._status_message(tournament.id)
+                        yield self._watch_message(tournament.id, message)
                         return
                     continue
                 yield self._watch_message(tournament.id, event.message, event.game_id or 0)
@@ -342,6 +360,23 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                     return
         finally:
             self.hub.unsubscribe(tournament.id, inbox)
+
+    def _status_message(self, tournament_id: int) -> str:
+        """Where a tournament stands, for people: who runs it, or how to resume it."""
+        tournament = get_tournament(self.store, tournament_id)
+        if tournament.status == INTERRUPTED:
+            return (
+                "tournament is interrupted: no process is running it; resume it with"
+                f" StartTournament or `arena tournament resume {tournament.name}`"
+            )
+        if tournament.status == "running" and not self.hub.is_running(tournament_id):
+            holder = lease_holder(self.store, tournament_id)
+            pid = "unknown" if holder is None or holder.pid is None else holder.pid
+            return (
+                f"tournament is running in another process (pid {pid}):"
+                " its progress is not streamed here"
+            )
+        return f"tournament is {tournament.status}"
 
     def _watch_message(
         self, tournament_id: int, message: str, game_id: int = 0

@@ -21,6 +21,12 @@ Live view: each worker also sends its match's live events (``run_match``'s
 is played. ``record_game`` drops a game's live view when it stores the game;
 the live views of a failed match, or left by a killed run, are dropped too.
 Publishing is best effort: a store error there never stops a tournament.
+
+One runner at a time: ``run`` holds the tournament's runner lease
+(``arena.store.lease``, an flock the kernel drops when the process dies), so
+a second runner, in this process or another, is refused before it stores
+anything, and a tournament stored as ``running`` whose lease nobody holds
+reads as ``interrupted``.
 """
 
 from __future__ import annotations
@@ -50,7 +56,9 @@ from arena.store import (
     SeatOfferRow,
     Store,
     StoreError,
+    TournamentLease,
     TournamentRow,
+    acquire_lease,
     add_round,
     add_seat_offer,
     bot_spec,
@@ -144,35 +152,51 @@ class TournamentRunner:
         self.live = LiveFeed(store, tournament_id) if live else None
         self._workers = _WorkerPool(self.concurrency, pin_cpus)
 
-    def run(self) -> RunSummary:
-        """Play every unplayed game (pairing Swiss rounds as they come); idempotent."""
-        tournament = get_tournament(self.store, self.tournament_id)
-        summary = RunSummary(tournament)
-        if tournament.status == "finished":
-            return summary
-        set_status(self.store, self.tournament_id, "running")
-        if self.live is not None:
-            self.live.drop_all()  # left by a run that was killed
-        self.log.info("tournament_started", name=tournament.name, format=tournament.format)
-        try:
-            while True:
-                pending = [
-                    m for m in list_matches(self.store, self.tournament_id) if not m.finished_at
-                ]
-                if not pending and not self._pair_next_round():
-                    break
-                if pending:
-                    self._play(pending, summary)
-                    if summary.failed_matches:
+    def run(self, lease: TournamentLease | None = None) -> RunSummary:
+        """Play every unplayed game (pairing Swiss rounds as they come); idempotent.
+
+        The whole run holds the tournament's runner lease (``take_lease``, or
+        ``lease`` when the caller took it first; released here in every case):
+        while another runner holds it, LeaseHeldError and nothing is stored.
+        """
+        with lease if lease is not None else self.take_lease():
+            tournament = get_tournament(self.store, self.tournament_id)
+            summary = RunSummary(tournament)
+            if tournament.status == "finished":
+                return summary
+            set_status(self.store, self.tournament_id, "running")
+            if self.live is not None:
+                self.live.drop_all()  # left by a run that was killed
+            self.log.info("tournament_started", name=tournament.name, format=tournament.format)
+            try:
+                while True:
+                    pending = [
+                        m
+                        for m in list_matches(self.store, self.tournament_id)
+                        if not m.finished_at
+                    ]
+                    if not pending and not self._pair_next_round():
                         break
-        finally:
-            self._workers.close()
-        if not summary.failed_matches:
-            set_status(self.store, self.tournament_id, "finished")
-            self.log.info("tournament_finished", games=summary.games_recorded)
+                    if pending:
+                        self._play(pending, summary)
+                        if summary.failed_matches:
+                            break
+            finally:
+                self._workers.close()
+            if not summary.failed_matches:
+                set_status(self.store, self.tournament_id, "finished")
+                self.log.info("tournament_finished", games=summary.games_recorded)
+        # Read once the lease is given up: a stopped run now reads "interrupted".
         summary.tournament = get_tournament(self.store, self.tournament_id)
         self._emit("finished" if summary.finished else "stopped")
         return summary
+
+    def take_lease(self) -> TournamentLease:
+        """The tournament's runner lease (LeaseHeldError naming the holder's pid)."""
+        name = get_tournament(self.store, self.tournament_id).name
+        lease = acquire_lease(self.store, self.tournament_id, name=name)
+        self.log.info("tournament_lease_taken", path=str(lease.path))
+        return lease
 
     # ----------------------------------------------------------------- Swiss
 

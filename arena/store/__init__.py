@@ -7,6 +7,14 @@ web pages code against (documented in docs/CONTRACTS.md, ``arena.store``).
 from arena.store.bots import add_bot_version, bot_spec, get_bot, get_version, leaderboard, list_bots
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError
 from arena.store.games import find_game, game_record, get_game, list_games, record_game
+from arena.store.lease import (
+    LeaseHeldError,
+    LeaseHolder,
+    TournamentLease,
+    acquire_lease,
+    lease_held,
+    lease_holder,
+)
 from arena.store.live import (
     add_live_actions,
     end_live_game,
@@ -43,6 +51,7 @@ from arena.store.remote import (
 from arena.store.schema import CURRENT_VERSION, SchemaError
 from arena.store.tokens import check_token, create_token, ensure_admin_token
 from arena.store.tournaments import (
+    INTERRUPTED,
     add_round,
     create_tournament,
     get_tournament,
@@ -58,6 +67,7 @@ __all__ = [
     "ADMIN_TOKEN_NAME",
     "CURRENT_VERSION",
     "ENV_DATA_DIR",
+    "INTERRUPTED",
     "REMOTE_RUNTIME",
     "AlreadyExistsError",
     "BotDetail",
@@ -65,6 +75,8 @@ __all__ = [
     "BotVersionRow",
     "GameRow",
     "LeaderboardRow",
+    "LeaseHeldError",
+    "LeaseHolder",
     "LiveEntry",
     "LiveGameRow",
     "MatchRow",
@@ -77,7 +89,9 @@ __all__ = [
     "Store",
     "StoreError",
     "TournamentConfig",
+    "TournamentLease",
     "TournamentRow",
+    "acquire_lease",
     "add_bot_version",
     "add_live_actions",
     "add_round",
@@ -97,6 +111,8 @@ __all__ = [
     "get_tournament",
     "get_version",
     "leaderboard",
+    "lease_held",
+    "lease_holder",
     "list_bots",
     "list_games",
     "list_live_games",

@@ -90,7 +90,7 @@ class TournamentRow:
     id: int
     name: str
     format: str  # "round_robin" | "swiss"
-    status: str  # "created" | "running" | "finished"
+    status: str  # "created" | "running" | "interrupted" (derived: no live runner) | "finished"
     config: TournamentConfig
     created_at: str
     finished_at: str | None

@@ -9,6 +9,9 @@ leaderboard whatever the working directory. It is created on first use:
     arena.db          SQLite database (WAL mode)
     bots/NAME/VERSION the stored copy of each bot version's files
     admin.token       the admin bearer token of `arena serve` (mode 0600)
+    leases/tournament-ID.lock
+                      a tournament runner's lease: flock held while a process
+                      runs the tournament, with its pid (arena.store.lease)
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ ENV_DATA_DIR = "KAHUNA_ARENA_DATA"
 DATABASE_NAME = "arena.db"
 BOTS_DIR_NAME = "bots"
 ADMIN_TOKEN_NAME = "admin.token"
+LEASES_DIR_NAME = "leases"
 
 
 def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:

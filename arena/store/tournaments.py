@@ -1,4 +1,10 @@
-"""Tournaments, their entrants, rounds and matches; standings from stored games."""
+"""Tournaments, their entrants, rounds and matches; standings from stored games.
+
+Status: ``created``, ``running`` and ``finished`` are stored (``set_status``);
+a tournament stored as ``running`` whose runner lease nobody holds
+(``arena.store.lease``: its runner died, or stopped on a failed match) is
+read as ``interrupted``, never stored as such.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,14 @@ import sqlite3
 from collections.abc import Sequence
 
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError, utc_now
+from arena.store.lease import lease_held
 from arena.store.models import MatchRow, TournamentConfig, TournamentRow
 from arena.tournament.schedule import Pairing, round_robin
 from arena.tournament.standings import GameOutcome, Standing, compute_standings, crosstable
 
 FORMATS = ("round_robin", "swiss")
+STORED_STATUSES = ("created", "running", "finished")
+INTERRUPTED = "interrupted"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,59}")
 
 
@@ -140,6 +149,9 @@ def _entrant_ids(db: sqlite3.Connection, tournament_id: int) -> dict[str, int]:
 
 
 def set_status(store: Store, tournament_id: int, status: str) -> None:
+    """Store a tournament's status: one of STORED_STATUSES (``interrupted`` is derived)."""
+    if status not in STORED_STATUSES:
+        raise StoreError(f"status must be one of {', '.join(STORED_STATUSES)}, got {status!r}")
     finished_at = utc_now() if status == "finished" else None
     with store.transaction() as db:
         db.execute(
@@ -149,23 +161,30 @@ def set_status(store: Store, tournament_id: int, status: str) -> None:
 
 
 def get_tournament(store: Store, ref: int | str) -> TournamentRow:
-    """A tournament by id or by name (NotFoundError)."""
+    """A tournament by id or by name (NotFoundError); its status as shown to people."""
     column = "id" if isinstance(ref, int) else "name"
     with store.reading() as db:
         row = db.execute(f"SELECT * FROM tournaments WHERE {column} = ?", (ref,)).fetchone()
         if row is None:
             raise NotFoundError(f"no tournament {ref!r}")
-        return _tournament_row(db, row)
+        return _tournament_row(store, db, row)
 
 
 def list_tournaments(store: Store) -> list[TournamentRow]:
     """Every tournament, newest first."""
     with store.reading() as db:
         rows = db.execute("SELECT * FROM tournaments ORDER BY id DESC").fetchall()
-        return [_tournament_row(db, row) for row in rows]
+        return [_tournament_row(store, db, row) for row in rows]
 
 
-def _tournament_row(db: sqlite3.Connection, row: sqlite3.Row) -> TournamentRow:
+def shown_status(store: Store, tournament_id: int, stored: str) -> str:
+    """``stored``, except ``running`` without a live runner: ``interrupted``."""
+    if stored == "running" and not lease_held(store, tournament_id):
+        return INTERRUPTED
+    return stored
+
+
+def _tournament_row(store: Store, db: sqlite3.Connection, row: sqlite3.Row) -> TournamentRow:
     played, scheduled = db.execute(
         "SELECT (SELECT COUNT(*) FROM games g JOIN matches m ON m.id = g.match_id"
         " WHERE m.tournament_id = ?), (SELECT COALESCE(SUM(games), 0) FROM matches"
@@ -173,7 +192,8 @@ def _tournament_row(db: sqlite3.Connection, row: sqlite3.Row) -> TournamentRow:
         (row["id"], row["id"]),
     ).fetchone()
     return TournamentRow(
-        id=row["id"], name=row["name"], format=row["format"], status=row["status"],
+        id=row["id"], name=row["name"], format=row["format"],
+        status=shown_status(store, row["id"], row["status"]),
         config=TournamentConfig(**json.loads(row["config"])), created_at=row["created_at"],
         finished_at=row["finished_at"], entrants=tuple(_entrant_ids(db, row["id"])),
         games_played=played, games_scheduled=scheduled,

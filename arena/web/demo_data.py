@@ -28,6 +28,7 @@ class DemoTournament:
     tournament_id: int
     game_ids: tuple[int, ...]
     bots: tuple[str, ...]
+    lease: st.TournamentLease | None = None  # held while the tournament stays running
 
 
 def write_bot_dir(root: Path, name: str, revision: int = 0) -> Path:
@@ -119,17 +120,22 @@ def play_demo_tournament(
 
     The last game of each of the first ``forfeits`` matches is lost on time.
     With ``max_games`` only that many are stored and the tournament stays
-    running (``play_games`` stores the rest).
+    running (``play_games`` stores the rest): the caller then holds its runner
+    lease (``DemoTournament.lease``), as a runner would; once released, the
+    tournament reads as interrupted unless set finished.
     """
     existing = {summary.name for summary in st.list_bots(store)}
     add_demo_bots(store, work_dir, [b for b in bots if b not in existing])
     config = st.TournamentConfig(games_per_match=games_per_match, seed=seed)
     tournament = st.create_tournament(store, name, "round_robin", list(bots), config)
+    lease = st.acquire_lease(store, tournament.id, name=name)
     st.set_status(store, tournament.id, "running")
     game_ids = play_games(store, tournament.id, forfeits=forfeits, max_games=max_games)
     if finish and max_games is None:
         st.set_status(store, tournament.id, "finished")
-    return DemoTournament(tournament.id, game_ids, tuple(bots))
+        lease.release()
+        return DemoTournament(tournament.id, game_ids, tuple(bots))
+    return DemoTournament(tournament.id, game_ids, tuple(bots), lease)
 
 
 def play_games(

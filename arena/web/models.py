@@ -81,7 +81,7 @@ class TournamentSummary:
     id: int
     name: str
     format: str
-    status: str  # "running", "finished", ...
+    status: str  # "created", "running", "interrupted" (no live runner), "finished"
     created_at: str
     bots: int
     games_played: int

@@ -24,6 +24,7 @@ from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.smoke import SAMPLE_RANDOM_BOT, smoke_failure
 from arena.store import Store, create_token, ensure_admin_token
+from tests.store.lease_holder import kill_9, lease_holding_process
 
 pytestmark = pytest.mark.slow
 Code = grpc.StatusCode
@@ -483,6 +484,43 @@ def test_a_tournament_runs_streams_progress_and_serves_records(arena: Arena) -> 
         pb.CreateUserTokenRequest(user="carol"), metadata=_auth(arena.admin)
     )
     assert arena.stub.ListBots(pb.ListBotsRequest(), metadata=_auth(token.token)).bots
+
+
+def test_a_tournament_run_elsewhere_is_refused_and_shown_interrupted_once_its_runner_dies(
+    arena: Arena,
+) -> None:
+    admin = _auth(arena.admin)
+    created = arena.stub.CreateTournament(
+        pb.CreateTournamentRequest(name="api-held", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                                   bots=["alice_bot", "bob_bot"], games_per_match=2),
+        metadata=admin,
+    )  # fmt: skip
+
+    def watch() -> list[pb.WatchTournamentResponse]:
+        request = pb.WatchTournamentRequest(name="api-held")
+        return list(arena.stub.WatchTournament(request, metadata=admin, timeout=60))
+
+    with lease_holding_process(arena.store.data_dir, created.tournament.id) as runner:
+        before = arena.snapshot()
+        code, details = _code(
+            lambda: arena.stub.StartTournament(
+                pb.StartTournamentRequest(name="api-held"), metadata=admin
+            )
+        )
+        assert code is Code.FAILED_PRECONDITION
+        assert f"tournament 'api-held' is already being run by process {runner.pid}" in details
+        assert arena.snapshot() == before
+        seen = watch()
+        assert {w.tournament.status for w in seen} == {"running"}
+        assert f"running in another process (pid {runner.pid})" in seen[-1].message
+        kill_9(runner)
+    seen = watch()
+    assert {w.tournament.status for w in seen} == {"interrupted"}
+    assert "arena tournament resume api-held" in seen[-1].message
+    started = arena.stub.StartTournament(pb.StartTournamentRequest(name="api-held"), metadata=admin)
+    assert started.tournament.status == "running"
+    final = watch()[-1]
+    assert (final.tournament.status, final.tournament.games_played) == ("finished", 2)
 
 
 def test_health_and_reflection_are_on(arena: Arena) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ from arena.referee import load_bot
 from arena.server.cpu_placement import usable_cpus
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.store import (
+    INTERRUPTED,
+    LeaseHeldError,
     Store,
     TournamentConfig,
     add_bot_version,
@@ -27,6 +31,8 @@ from arena.store import (
     game_record,
     get_tournament,
     leaderboard,
+    lease_held,
+    lease_holder,
     list_games,
     list_live_games,
     list_matches,
@@ -334,3 +340,99 @@ def test_games_are_live_while_played_and_gone_once_stored(tmp_path: Path) -> Non
         assert actions == record["actions"][: len(actions)], "live actions are not the game's"
         reshuffles = [e["reshuffle"] for e in entries if "reshuffle" in e]
         assert reshuffles == record.get("reshuffles", [])[: len(reshuffles)]
+
+
+def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`arena tournament ARGS` to its end: exit status, standard output and error."""
+    return subprocess.run(
+        [sys.executable, "-m", "arena", "tournament", *args, "--data-dir", str(data)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def _cli_status(data: Path, name: str) -> dict[str, Any]:
+    done = _cli(data, "status", name, "--json")
+    assert done.returncode == 0, done.stderr
+    status: dict[str, Any] = json.loads(done.stdout)
+    return status
+
+
+def _everything(data: Path) -> list[tuple[object, ...]]:
+    """Every row of every table."""
+    db = sqlite3.connect(data / "arena.db")
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return [(t, *row) for t in tables for row in db.execute(f"SELECT * FROM {t} ORDER BY rowid")]
+
+
+def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting: {what}"
+        time.sleep(0.02)
+
+
+def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(tmp_path: Path) -> None:
+    """kill -9 mid-run: status says interrupted (CLI and store); while a resume runs, a
+    second one is refused naming its pid and stores nothing; the resume then finishes."""
+    bots = {"r1": "random", "g1": "greedy"}
+    data = _data_dir_with_bots(tmp_path, bots)
+    run = _run_cli(data, "run", "one", *bots, "--games", "8", "--seed", "3")
+    _wait_for(lambda: len(_stored_rows(data)) >= 1, "a first stored game")
+    with Store.open(data) as store:
+        tournament_id = get_tournament(store, "one").id
+        holder = lease_holder(store, tournament_id)
+        assert holder is not None and holder.pid == run.pid
+        assert get_tournament(store, "one").status == "running"
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait(10)
+    assert len(_stored_rows(data)) < 8, "finished before it was killed"
+
+    with Store.open(data) as store:
+        assert not lease_held(store, tournament_id)
+        assert get_tournament(store, "one").status == INTERRUPTED
+    assert _cli_status(data, "one")["status"] == INTERRUPTED
+    hint = "resume it with `arena tournament resume one`"
+    shown = _cli(data, "status", "one")
+    assert "(interrupted," in shown.stdout and hint in shown.stdout, shown.stdout
+    listed = _cli(data, "list")
+    assert "interrupted" in listed.stdout and hint in listed.stdout, listed.stdout
+
+    resume = _run_cli(data, "resume", "one")
+    with Store.open(data) as store:
+        _wait_for(lambda: getattr(lease_holder(store, tournament_id), "pid", None) == resume.pid,
+                  "the resume's lease")  # fmt: skip
+    os.kill(resume.pid, signal.SIGSTOP)  # nothing is written while we look
+    try:
+        before = _everything(data)
+        assert _cli_status(data, "one")["status"] == "running"
+        second = _cli(data, "resume", "one", "--no-progress")
+        assert second.returncode == 1
+        assert second.stderr.startswith(
+            f"arena: tournament 'one' is already being run by process {resume.pid}:"
+        ), second.stderr
+        with Store.open(data) as store, pytest.raises(LeaseHeldError) as refused:
+            TournamentRunner(store, tournament_id).run()
+        assert refused.value.pid == resume.pid
+        assert _everything(data) == before, "a refused runner stored something"
+    finally:
+        os.kill(resume.pid, signal.SIGCONT)
+    assert resume.wait(120) == 0, resume.stderr.read() if resume.stderr else ""
+    status = _cli_status(data, "one")
+    assert (status["status"], status["games_played"]) == ("finished", 8)
+    _check_consistent(data)
+
+
+def test_a_runner_gives_up_its_lease_when_it_raises(tmp_path: Path) -> None:
+    """Any exit from run() releases the lease; a run stopped early reads interrupted."""
+    data = _data_dir_with_bots(tmp_path, {"r1": "random", "g1": "greedy", "g2": "greedy"})
+
+    def fail_on_first_event(event: ProgressEvent) -> None:
+        raise RuntimeError(f"progress display broke at {event.message!r}")
+
+    with Store.open(data) as store:
+        t = create_tournament(store, "sw", "swiss", ["r1", "g1", "g2"], TournamentConfig())
+        runner = TournamentRunner(store, t.id, on_progress=fail_on_first_event)
+        with pytest.raises(RuntimeError, match="round 1 paired"):
+            runner.run()
+        assert not lease_held(store, t.id)
+        assert get_tournament(store, t.id).status == INTERRUPTED

@@ -23,6 +23,7 @@ from arena.web.models import (
     TournamentDetail,
     TournamentSummary,
 )
+from tests.store.lease_holder import kill_9, lease_holding_process
 from tests.web.conftest import LiveSite
 
 
@@ -314,6 +315,47 @@ def test_tournament_pages_follow_newly_stored_games(tmp_path: Path) -> None:
         standings = second["standings"]
         assert isinstance(standings, list)
         assert sum(row["played"] for row in standings) == 12  # two seats per game
+    finally:
+        if demo.lease is not None:
+            demo.lease.release()
+        server.stop()
+        store.close()
+
+
+def test_a_tournament_whose_runner_died_shows_interrupted_with_the_resume_hint(
+    tmp_path: Path,
+) -> None:
+    from arena.web.demo_data import play_demo_tournament
+    from arena.web.server import create_web_server
+
+    store = st.Store.open(tmp_path / "data")
+    demo = play_demo_tournament(store, tmp_path / "bots", name="halted", max_games=2)
+    assert demo.lease is not None
+    demo.lease.release()  # the runner is now the process below
+    server, port = create_web_server(store, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{port}"
+
+    def shown() -> tuple[str, str, list[str], str]:
+        _, detail = fetch_json(f"{base}/api/tournaments/{demo.tournament_id}")
+        _, board = fetch_json(f"{base}/api/leaderboard")
+        _, _, page = fetch(f"{base}/tournaments/{demo.tournament_id}")
+        _, _, front = fetch(f"{base}/")
+        summary = detail["tournament"]
+        assert isinstance(summary, dict) and isinstance(board["tournaments"], list)
+        return summary["status"], page, [t["status"] for t in board["tournaments"]], front
+
+    try:
+        with lease_holding_process(store.data_dir, demo.tournament_id) as runner:
+            status, page, listed, _ = shown()
+            assert (status, listed) == ("running", ["running"])
+            assert "interrupted" not in parse_page(page).ids
+            kill_9(runner)
+            status, page, listed, front = shown()
+        assert (status, listed) == ("interrupted", ["interrupted"])
+        notice = parse_page(page)
+        assert "interrupted" in notice.ids
+        assert "arena tournament resume halted" in " ".join(notice.text)
+        assert 'title="no process is running it: arena tournament resume halted"' in front
     finally:
         server.stop()
         store.close()

@@ -239,5 +239,7 @@ def test_a_running_tournament_page_follows_new_games(
         expect(page.locator("table.games tbody tr")).to_have_count(6)
         expect(page.locator("h1 .status")).to_have_text("finished")
     finally:
+        if demo.lease is not None:
+            demo.lease.release()
         server.stop()
         store.close()

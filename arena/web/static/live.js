@@ -42,6 +42,7 @@ function tournamentRow(t) {
   const badge = document.createElement("span");
   badge.className = `status status-${t.status}`;
   badge.textContent = t.status;
+  if (t.status === "interrupted") badge.title = `no process is running it: arena tournament resume ${t.name}`;
   status.append(badge);
   const matches = t.games_scheduled === null ? String(t.games_played) : `${t.games_played} / ${t.games_scheduled}`;
   tr.append(

@@ -141,7 +141,10 @@ class Tournament(_message.Message):
     name: _builtins.str
     format: Global___TournamentFormat.ValueType
     status: _builtins.str
-    """created | running | finished"""
+    """created | running | interrupted | finished. "interrupted": stored as
+    running, but no live process runs it (its runner died or stopped);
+    StartTournament or `arena tournament resume` continues it.
+    """
     games_played: _builtins.int
     games_scheduled: _builtins.int
     @_builtins.property

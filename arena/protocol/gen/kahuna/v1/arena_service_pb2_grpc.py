@@ -137,7 +137,8 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StartTournament(self, request, context):
-        """Start (or resume) playing a tournament in the background (admin).
+        """Start (or resume) playing a tournament in the background (admin);
+        FAILED_PRECONDITION, naming its pid, while another process runs it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -53,7 +53,9 @@ class ArenaServiceStub:
     CreateTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateTournamentRequest, _arena_service_pb2.CreateTournamentResponse]
     """Create a tournament of stored bots (admin), optionally starting it."""
     StartTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.StartTournamentRequest, _arena_service_pb2.StartTournamentResponse]
-    """Start (or resume) playing a tournament in the background (admin)."""
+    """Start (or resume) playing a tournament in the background (admin);
+    FAILED_PRECONDITION, naming its pid, while another process runs it.
+    """
     WatchTournament: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchTournamentRequest, _arena_service_pb2.WatchTournamentResponse]
     """The tournament's progress: one message now, then one per game stored,
     until the tournament finishes or stops.
@@ -99,7 +101,9 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     CreateTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateTournamentRequest, _arena_service_pb2.CreateTournamentResponse]  # type: ignore[assignment]
     """Create a tournament of stored bots (admin), optionally starting it."""
     StartTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.StartTournamentRequest, _arena_service_pb2.StartTournamentResponse]  # type: ignore[assignment]
-    """Start (or resume) playing a tournament in the background (admin)."""
+    """Start (or resume) playing a tournament in the background (admin);
+    FAILED_PRECONDITION, naming its pid, while another process runs it.
+    """
     WatchTournament: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchTournamentRequest, _arena_service_pb2.WatchTournamentResponse]  # type: ignore[assignment]
     """The tournament's progress: one message now, then one per game stored,
     until the tournament finishes or stops.
@@ -172,7 +176,9 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.StartTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.StartTournamentResponse, _abc.Awaitable[_arena_service_pb2.StartTournamentResponse]]:
-        """Start (or resume) playing a tournament in the background (admin)."""
+        """Start (or resume) playing a tournament in the background (admin);
+        FAILED_PRECONDITION, naming its pid, while another process runs it.
+        """
 
     @_abc_1.abstractmethod
     def WatchTournament(

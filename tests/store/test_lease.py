@@ -1,0 +1,166 @@
+"""Runner leases with real processes: exclusive, dropped by the kernel, derived status."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from arena.store import (
+    INTERRUPTED,
+    LeaseHeldError,
+    Store,
+    StoreError,
+    TournamentConfig,
+    acquire_lease,
+    add_bot_version,
+    create_tournament,
+    get_tournament,
+    lease_held,
+    lease_holder,
+    list_tournaments,
+    set_status,
+)
+from arena.store.lease import lease_path
+from tests.store.conftest import MakeBot
+from tests.store.lease_holder import kill_9, lease_holding_process
+
+
+@pytest.fixture
+def tournament_id(store: Store, make_bot: MakeBot) -> int:
+    for name in ("ann", "bob"):
+        add_bot_version(store, make_bot(name))
+    return create_tournament(store, "cup", "round_robin", ["ann", "bob"], TournamentConfig()).id
+
+
+def test_a_lease_is_exclusive_within_a_process_and_released_whole(
+    store: Store, tournament_id: int
+) -> None:
+    assert not lease_held(store, tournament_id)
+    assert not lease_path(store, tournament_id).exists(), "a probe created the lock file"
+    with acquire_lease(store, tournament_id, name="cup") as lease:
+        holder = lease_holder(store, tournament_id)
+        assert holder is not None and holder.pid == os.getpid()
+        with pytest.raises(LeaseHeldError) as refused:
+            acquire_lease(store, tournament_id, name="cup", wait_s=0.05)
+        assert str(refused.value).startswith(
+            f"tournament 'cup' is already being run by process {os.getpid()}:"
+        )
+        assert isinstance(refused.value, StoreError)  # the CLI's one-line refusal
+        assert lease.held
+    assert not lease.held and not lease_held(store, tournament_id)
+    assert lease_path(store, tournament_id).read_text() == "", "a released lease kept its pid"
+    lease.release()  # idempotent
+    with acquire_lease(store, tournament_id, name="cup"):  # free again
+        assert lease_held(store.data_dir, tournament_id)
+
+
+def test_leases_of_two_tournaments_are_independent(store: Store, tournament_id: int) -> None:
+    with acquire_lease(store, tournament_id, name="cup"):
+        assert not lease_held(store, tournament_id + 1)
+        with acquire_lease(store, tournament_id + 1, name="other"):
+            assert lease_held(store, tournament_id + 1)
+
+
+def test_another_process_is_refused_until_the_holder_is_killed(
+    store: Store, tournament_id: int
+) -> None:
+    with lease_holding_process(store.data_dir, tournament_id) as holder:
+        found = lease_holder(store, tournament_id)
+        assert found is not None and found.pid == holder.pid
+        with pytest.raises(LeaseHeldError) as refused:
+            acquire_lease(store, tournament_id, name="cup")
+        assert refused.value.pid == holder.pid
+        assert f"process {holder.pid}" in str(refused.value)
+        assert get_tournament(store, tournament_id).status == "running"
+        kill_9(holder)
+        assert not lease_held(store, tournament_id)
+        assert get_tournament(store, tournament_id).status == INTERRUPTED
+        with acquire_lease(store, tournament_id, name="cup"):
+            assert get_tournament(store, tournament_id).status == "running"
+
+
+def test_a_process_that_exits_without_releasing_leaves_no_lease(
+    store: Store, tournament_id: int
+) -> None:
+    code = (
+        "import os, sys\nfrom pathlib import Path\nfrom arena.store import acquire_lease\n"
+        "lease = acquire_lease(Path(sys.argv[1]), int(sys.argv[2]), name='cup')\n"
+        "os._exit(0)  # no release, no cleanup\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(store.data_dir), str(tournament_id)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert lease_path(store, tournament_id).read_text().strip().isdigit()  # pid left behind
+    assert not lease_held(store, tournament_id)
+
+
+def test_a_stale_lock_file_of_a_dead_process_is_taken_over(
+    store: Store, tournament_id: int
+) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    path = lease_path(store, tournament_id)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(dead.stdout)
+    assert lease_holder(store, tournament_id) is None
+    with acquire_lease(store, tournament_id, name="cup", wait_s=0.0):
+        assert path.read_text() == f"{os.getpid()}\n"
+
+
+def test_a_probe_caught_holding_its_shared_lock_delays_a_runner_never_refuses_it(
+    store: Store, tournament_id: int
+) -> None:
+    """A probe holds a shared lock for an instant (longer if it is descheduled
+    meanwhile): taking the lease retries past it."""
+    acquire_lease(store, tournament_id, name="cup").release()  # the lock file exists
+    probe = os.open(lease_path(store, tournament_id), os.O_RDONLY)
+    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)  # what lease_holder does
+    threading.Timer(0.1, os.close, (probe,)).start()
+    with acquire_lease(store, tournament_id, name="cup"):
+        assert lease_held(store, tournament_id)
+
+
+@pytest.mark.parametrize(
+    ("stored", "lease", "shown"),
+    [
+        ("created", False, "created"),
+        ("running", True, "running"),
+        ("running", False, INTERRUPTED),
+        ("finished", False, "finished"),
+        ("finished", True, "finished"),
+    ],
+    ids=lambda value: str(value),
+)
+def test_the_shown_status_is_derived_from_the_stored_one_and_the_lease(
+    store: Store, tournament_id: int, stored: str, lease: bool, shown: str
+) -> None:
+    set_status(store, tournament_id, stored)
+    held = acquire_lease(store, tournament_id, name="cup") if lease else None
+    try:
+        assert get_tournament(store, tournament_id).status == shown
+        assert get_tournament(store, "cup").status == shown
+        assert [t.status for t in list_tournaments(store)] == [shown]
+    finally:
+        if held is not None:
+            held.release()
+
+
+def test_interrupted_is_never_stored(store: Store, tournament_id: int) -> None:
+    with pytest.raises(StoreError, match="status must be one of created, running, finished"):
+        set_status(store, tournament_id, INTERRUPTED)
+
+
+def test_a_data_directory_where_no_lease_can_be_created_is_named(tmp_path: Path) -> None:
+    blocked = tmp_path / "data"
+    blocked.mkdir()
+    (blocked / "leases").write_text("not a directory")
+    with pytest.raises(StoreError, match="cannot create the runner lease"):
+        acquire_lease(blocked, 1, name="cup")
