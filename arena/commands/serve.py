@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 
 from arena.commands.storeargs import add_data_dir, fail, with_store
+from arena.commands.tournament import add_cpu_pinning
 from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument(
         "--concurrency", type=int, help="matches at once per tournament (default: cores)"
     )
+    add_cpu_pinning(serve)
     serve.add_argument(
         "--unsafe-no-sandbox", action="store_true",
         help="run bots even where the host cannot sandbox them (trusted bots only)",
@@ -93,8 +95,9 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         return smoke_failure(load_bot(directory), opponent, unsafe=args.unsafe_no_sandbox)
 
     options = ServiceOptions(
-        concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke
-    )
+        concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,
+        pin_cpus=args.pin_cpus,
+    )  # fmt: skip
     credentials = None if tls is None else tls.grpc_credentials()
     try:
         server, port = create_server(

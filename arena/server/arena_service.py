@@ -81,6 +81,7 @@ class ServiceOptions:
     """How the service runs tournaments and checks submitted bots."""
 
     concurrency: int | None = None
+    pin_cpus: bool = True  # each concurrent match on its own CPUs (arena.server.cpu_placement)
     unsafe: bool = False
     smoke_check: SmokeCheck | None = None  # None: no smoke match (tests of refusals only)
 
@@ -317,7 +318,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             runner = TournamentRunner(
                 self.store, tournament.id, concurrency=self.options.concurrency,
                 unsafe=self.options.unsafe, on_progress=self.hub.publish,
-                on_seat_offer=self.seats.publish,
+                on_seat_offer=self.seats.publish, pin_cpus=self.options.pin_cpus,
             )  # fmt: skip
             try:
                 lease = runner.take_lease()

@@ -36,7 +36,7 @@ def test_serve_prints_its_ports_keeps_an_admin_token_and_stops_on_sigterm(tmp_pa
     data = tmp_path / "data"
     process = subprocess.Popen(
         [sys.executable, "-m", "arena", "serve", "--port", "0", "--web-port", "0",
-         "--data-dir", str(data)],
+         "--data-dir", str(data), "--no-cpu-pinning"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
