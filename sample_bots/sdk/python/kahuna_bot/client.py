@@ -106,9 +106,10 @@ async def _play(channel: grpc.aio.Channel, session: Session) -> int:
             if reply is not None:
                 await call.write(reply)
     except grpc.RpcError as err:
-        if session.result is None:
-            _say(f"the stream ended: {_describe(err)}")
-            return EXIT_CUT_OFF
+        _say(f"the stream ended: {_describe(err)}")
+        return EXIT_CUT_OFF
+    except asyncio.InvalidStateError:
+        pass  # the call ended (status OK) under a write: reported below
     except ProtocolError as err:
         _say(f"protocol error: {err}")
         return EXIT_CUT_OFF
