@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from arena.store import ENV_DATA_DIR, NotFoundError, Store, StoreError
+from arena.store import ENV_DATA_DIR, NotFoundError, SchemaError, Store, StoreError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -33,7 +33,7 @@ def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
         try:
             with Store.open(args.data_dir) as store:
                 return run(store, args)
-        except (NotFoundError, StoreError) as error:
+        except (NotFoundError, StoreError, SchemaError) as error:
             return fail(str(error.args[0]) if error.args else type(error).__name__)
 
     return handler

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from arena.store.paths import BOTS_DIR_NAME, DATABASE_NAME, resolve_data_dir
-from arena.store.schema import migrate
+from arena.store.schema import SchemaError, check_usable, migrate
 
 
 class StoreError(Exception):
@@ -54,19 +54,26 @@ class Store:
             (path / BOTS_DIR_NAME).mkdir(exist_ok=True)
         except OSError as error:
             raise StoreError(f"cannot create data directory {path}: {error.strerror}") from None
+        database = path / DATABASE_NAME
         try:
             connection = sqlite3.connect(
-                path / DATABASE_NAME, isolation_level=None, check_same_thread=False, timeout=30.0
+                database, isolation_level=None, check_same_thread=False, timeout=30.0
             )
+        except sqlite3.Error as error:
+            raise StoreError(f"{database}: cannot open the database: {error}") from None
+        try:
+            check_usable(connection)  # reads only: a refused file is left as it was
             connection.row_factory = sqlite3.Row
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA foreign_keys = ON")
             connection.execute("PRAGMA synchronous = FULL")
             migrate(connection)
         except sqlite3.DatabaseError as error:
-            raise StoreError(
-                f"{path / DATABASE_NAME}: not a usable arena database: {error}"
-            ) from None
+            connection.close()
+            raise StoreError(f"{database}: not a usable arena database: {error}") from None
+        except SchemaError as error:
+            connection.close()
+            raise SchemaError(f"{database}: {error}") from None
         return cls(path, connection)
 
     def close(self) -> None:

@@ -156,26 +156,56 @@ class SchemaError(RuntimeError):
     """A database this code cannot use (newer than it knows, or not ours)."""
 
 
-def migrate(connection: sqlite3.Connection) -> int:
-    """Bring ``connection``'s database to ``CURRENT_VERSION``; return the version found."""
+def check_usable(connection: sqlite3.Connection) -> int:
+    """The schema version of ``connection``'s database; SchemaError if this code cannot use it.
+
+    Reads only, so a refused file is left exactly as it was: call it before
+    anything that writes (even ``PRAGMA journal_mode``).
+    """
     found = int(connection.execute("PRAGMA user_version").fetchone()[0])
     if found > CURRENT_VERSION:
         raise SchemaError(
             f"database schema v{found} is newer than this arena (v{CURRENT_VERSION}); upgrade arena"
         )
-    for version in range(found, CURRENT_VERSION):
-        _apply(connection, MIGRATIONS[version], version + 1)
+    if found == 0:
+        foreign = [
+            row[0]
+            for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
+        if foreign:
+            raise SchemaError(
+                "not an arena database: an SQLite file without an arena schema version that"
+                f" already holds {', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}"
+            )
     return found
 
 
-def _apply(connection: sqlite3.Connection, script: str, new_version: int) -> None:
-    statements = [s.strip() for s in script.split(";") if s.strip()]
+def migrate(connection: sqlite3.Connection) -> int:
+    """Bring ``connection``'s database to ``CURRENT_VERSION``; return the version found.
+
+    Each step re-reads the version inside its transaction: another process
+    opening the same new data directory at the same moment migrates it once.
+    """
+    found = check_usable(connection)
+    while _apply_next(connection):
+        pass
+    return found
+
+
+def _apply_next(connection: sqlite3.Connection) -> bool:
+    """Apply the next migration step, if any is due; whether one was applied."""
     connection.execute("BEGIN IMMEDIATE")
     try:
-        for statement in statements:
-            connection.execute(statement)
-        connection.execute(f"PRAGMA user_version = {new_version:d}")
+        version = check_usable(connection)
+        if version < CURRENT_VERSION:
+            statements = [s.strip() for s in MIGRATIONS[version].split(";") if s.strip()]
+            for statement in statements:
+                connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {version + 1:d}")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
+    return version < CURRENT_VERSION

@@ -144,3 +144,49 @@ def test_token_create_prints_a_working_token(
     with Store.open(data_with_bots) as store:
         principal = check_token(store, out.strip())
     assert status == 0 and principal is not None and principal.user == "dora"
+
+
+def _unusable_data_dir(tmp: Path, case: str) -> Path:
+    """A data directory (or what stands in its place) that no command can use."""
+    import sqlite3
+
+    data = tmp / "data"
+    if case == "a-file":
+        data.write_text("not a directory\n")
+        return data
+    data.mkdir()
+    if case == "corrupt":
+        (data / "arena.db").write_bytes(b"\x00garbage" * 512)
+        return data
+    db = sqlite3.connect(data / "arena.db")
+    db.execute("CREATE TABLE notes (text TEXT)")
+    if case == "newer-schema":
+        db.execute("PRAGMA user_version = 99")
+    db.commit()
+    db.close()
+    return data
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("a-file", "cannot create data directory"),
+        ("corrupt", "not a usable arena database"),
+        ("foreign-sqlite", "not an arena database"),
+        ("newer-schema", "schema v99 is newer than this arena"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["bot", "list"], ["leaderboard"], ["tournament", "list"]], ids=" ".join
+)
+def test_an_unusable_data_dir_gets_one_line_naming_it_and_is_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, message: str,
+    command: list[str],
+) -> None:  # fmt: skip
+    data = _unusable_data_dir(tmp_path, case)
+    before = data.read_bytes() if data.is_file() else (data / "arena.db").read_bytes()
+    status, out, err = _arena(capsys, data, *command)
+    assert status == 1 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("arena: ") and message in err and str(data) in err
+    after = data.read_bytes() if data.is_file() else (data / "arena.db").read_bytes()
+    assert after == before

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -111,3 +114,56 @@ def test_a_real_v2_database_gains_seat_offers_and_live_games(tmp_path: Path) -> 
     tables = {r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"seat_offers", "live_games", "live_actions"} <= tables
     assert check.execute("SELECT COUNT(*) FROM tokens").fetchone()[0] == 1
+
+
+def _foreign_database(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE notes (text TEXT)")
+    db.execute("INSERT INTO notes VALUES ('mine')")
+    db.commit()
+    db.close()
+
+
+def _newer_database(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE future (x)")
+    db.execute(f"PRAGMA user_version = {CURRENT_VERSION + 1}")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_foreign_database, "not an arena database: .* already holds notes"),
+        (_newer_database, "newer than this arena"),
+    ],
+    ids=["foreign-sqlite", "newer-schema"],
+)
+def test_a_database_it_cannot_use_is_refused_naming_the_file_and_left_byte_for_byte(
+    tmp_path: Path, make: Callable[[Path], None], message: str
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    make(data / "arena.db")
+    before = (data / "arena.db").read_bytes()
+    with pytest.raises(SchemaError, match=message) as refused:
+        Store.open(data)
+    assert str(data / "arena.db") in str(refused.value)
+    assert (data / "arena.db").read_bytes() == before  # no arena tables, still not WAL
+    assert sorted(p.name for p in data.iterdir()) == ["arena.db", "bots"]
+
+
+def test_processes_opening_a_new_data_directory_at_once_migrate_it_once(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    code = "import sys; from arena.store import Store\nStore.open(sys.argv[1]).close()\n"
+    for attempt in range(3):
+        target = data / str(attempt)
+        openers = [
+            subprocess.Popen([sys.executable, "-c", code, str(target)], stderr=subprocess.PIPE)
+            for _ in range(4)
+        ]
+        errors = [opener.communicate()[1].decode() for opener in openers]
+        assert [opener.returncode for opener in openers] == [0] * 4, errors
+        check = sqlite3.connect(target / "arena.db")
+        assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
