@@ -16,10 +16,11 @@ from pathlib import Path
 from arena.commands.bot import store_checked_bot
 from arena.commands.leaderboard import run_leaderboard
 from arena.commands.storeargs import add_data_dir, fail, with_store
-from arena.commands.tournament import add_cpu_pinning, play_tournament
+from arena.commands.tournament import add_cpu_pinning, play_tournament, run_options_problem
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.server.smoke import SAMPLE_RANDOM_BOT
-from arena.store import Store, TournamentConfig, create_tournament, list_tournaments
+from arena.store import Store, StoreError, TournamentConfig, create_tournament, list_tournaments
+from arena.store.tournaments import validate_config
 
 SAMPLE_BOTS_DIR = SAMPLE_RANDOM_BOT.parent
 DEMO_BOTS = ("python_greedy", "python_random", "js_random")
@@ -74,6 +75,14 @@ def _demo_name(store: Store) -> str:
 def run_demo(store: Store, args: argparse.Namespace) -> int:
     if args.games < 1:
         return fail(f"--games must be at least 1, got {args.games}")
+    config = TournamentConfig(games_per_match=args.games, rounds=None, seed=args.seed)
+    problem = run_options_problem(args)
+    if problem is not None:  # refused before any bot or tournament is stored
+        return fail(problem)
+    try:
+        validate_config(config)
+    except StoreError as error:
+        return fail(str(error))
     if not SAMPLE_BOTS_DIR.is_dir():
         return fail(f"the sample bots are not at {SAMPLE_BOTS_DIR} (run from a source checkout)")
     specs, notes = sample_bots()
@@ -87,7 +96,6 @@ def run_demo(store: Store, args: argparse.Namespace) -> int:
                                     unsafe=args.unsafe_no_sandbox)  # fmt: skip
         if refusal is not None:
             return fail(refusal)
-    config = TournamentConfig(games_per_match=args.games, rounds=None, seed=args.seed)
     tournament = create_tournament(
         store, _demo_name(store), "round_robin", [s.name for s in specs], config
     )

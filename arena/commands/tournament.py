@@ -117,16 +117,25 @@ def run_create(store: Store, args: argparse.Namespace) -> int:
 
 
 def run_run(store: Store, args: argparse.Namespace) -> int:
-    return play_tournament(store, _create(store, args), args)
+    problem = run_options_problem(args)  # before anything is stored
+    return fail(problem) if problem else play_tournament(store, _create(store, args), args)
 
 
 def run_resume(store: Store, args: argparse.Namespace) -> int:
     return play_tournament(store, get_tournament(store, args.name), args)
 
 
-def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Namespace) -> int:
+def run_options_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the flags of playing a tournament, if anything."""
     if args.concurrency is not None and args.concurrency < 1:
-        return fail(f"--concurrency must be at least 1, got {args.concurrency}")
+        return f"--concurrency must be at least 1, got {args.concurrency}"
+    return None
+
+
+def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Namespace) -> int:
+    problem = run_options_problem(args)
+    if problem:
+        return fail(problem)
     out = console()
     runner = TournamentRunner(
         store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,

@@ -41,6 +41,11 @@ def validate_config(config: TournamentConfig) -> None:
             raise StoreError(f"{field} must be a whole number from {low} to {high}, got {value!r}")
 
 
+def max_swiss_rounds(bots: int) -> int:
+    """The most Swiss rounds ``bots`` bots can play, each pair meeting at most once."""
+    return max(1, bots - 1 if bots % 2 == 0 else bots)
+
+
 def match_seed(tournament_seed: int, round_no: int, first_id: int, second_id: int) -> int:
     """The deal seed of a match: fixed by who meets whom, so a resume replays it exactly."""
     low, high = sorted((first_id, second_id))
@@ -61,6 +66,14 @@ def create_tournament(
     if len(set(bots)) != len(bots) or len(bots) < 2:
         raise StoreError("a tournament needs at least two distinct bots")
     validate_config(config)
+    if config.rounds is not None:
+        if format != "swiss":
+            raise StoreError(f"rounds is for Swiss tournaments only (a {format} plays them all)")
+        if config.rounds > max_swiss_rounds(len(bots)):
+            raise StoreError(
+                f"rounds: a Swiss tournament of {len(bots)} bots has at most"
+                f" {max_swiss_rounds(len(bots))} round(s) without a rematch, got {config.rounds}"
+            )
     with store.transaction() as db:
         if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
             raise AlreadyExistsError(f"a tournament named {name!r} already exists")

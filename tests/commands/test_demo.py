@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from arena.commands.demo import DEMO_BOTS, sample_bots
 
 
@@ -34,7 +36,22 @@ def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
     assert "demo-2: standings (finished" in again.stdout
 
 
-def test_demo_refuses_bad_games_flag(tmp_path: Path) -> None:
-    done = arena("demo", "--data-dir", str(tmp_path), "--games", "0")
-    assert done.returncode == 1
-    assert done.stderr.strip() == "arena: --games must be at least 1, got 0"
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--games", "0"], "arena: --games must be at least 1, got 0"),
+        (["--games", "101"], "arena: games_per_match must be a whole number from 1 to 100"),
+        (["--seed", "-1"], "arena: seed must be a whole number from 0 to 2147483647"),
+        (["--concurrency", "0"], "arena: --concurrency must be at least 1, got 0"),
+    ],
+    ids=["zero-games", "too-many-games", "negative-seed", "zero-concurrency"],
+)
+def test_demo_refuses_bad_flags_before_storing_anything(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    data = str(tmp_path / "data")
+    done = arena("demo", "--data-dir", data, *flags)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr
+    assert json.loads(arena("bot", "list", "--data-dir", data, "--json").stdout) == []
+    assert "No tournaments yet" in arena("tournament", "list", "--data-dir", data).stdout

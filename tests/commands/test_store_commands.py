@@ -135,6 +135,36 @@ def test_bad_requests_get_one_line_errors(
     assert status == 1 and message in err and "Traceback" not in err
 
 
+def _dump(data: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(data / "arena.db") as db:
+        return list(db.iterdump())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tournament", "run", "new", "rnd", "grd", "--concurrency", "0"], "--concurrency"),
+        (["tournament", "run", "new", "rnd", "grd", "--format", "swiss", "--rounds", "2"],
+         "a Swiss tournament of 2 bots has at most 1 round(s)"),
+        (["tournament", "create", "new", "rnd", "grd", "--rounds", "1"], "Swiss tournaments only"),
+        (["tournament", "run", "new", "rnd", "rnd"], "at least two distinct bots"),
+        (["tournament", "run", "new", "rnd"], "at least two distinct bots"),
+        (["tournament", "run", "n\u00e9w", "rnd", "grd"], "tournament name"),
+    ],
+    ids=["run-zero-concurrency", "swiss-too-many-rounds", "round-robin-rounds", "same-bot-twice",
+         "one-bot", "odd-name"],
+)  # fmt: skip
+def test_refused_tournaments_store_nothing(
+    data_with_bots: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    before = _dump(data_with_bots)
+    status, out, err = _arena(capsys, data_with_bots, *args)
+    assert status == 1 and out == "" and err.count("\n") == 1 and message in err, err
+    assert _dump(data_with_bots) == before
+
+
 def test_token_create_prints_a_working_token(
     data_with_bots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

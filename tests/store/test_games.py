@@ -79,8 +79,12 @@ def test_round_robin_is_scheduled_whole(store: Store, three_bots: list[str]) -> 
         ("t", "swiss", ["a", "zz"], TournamentConfig(), "no bot 'zz'"),
         ("t", "swiss", ["a", "b"], TournamentConfig(games_per_match=0), "games_per_match"),
         ("t", "swiss", ["a", "b"], TournamentConfig(rounds=-1), "rounds"),
+        ("t", "swiss", ["a", "b"], TournamentConfig(rounds=2), "2 bots has at most 1 round"),
+        ("t", "swiss", ["a", "b", "c"], TournamentConfig(rounds=4), "at most 3 round"),
+        ("t", "round_robin", ["a", "b"], TournamentConfig(rounds=1), "Swiss tournaments only"),
     ],
-    ids=["name", "format", "one-bot", "duplicate", "unknown-bot", "zero-games", "rounds"],
+    ids=["name", "format", "one-bot", "duplicate", "unknown-bot", "zero-games", "rounds",
+         "rounds-over-2-bots", "rounds-over-3-bots", "rounds-round-robin"],
 )
 def test_bad_tournaments_are_refused_and_nothing_is_stored(
     store: Store, three_bots: list[str], name: str, fmt: str, bots: list[str],
