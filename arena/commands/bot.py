@@ -2,7 +2,9 @@
 
 `arena bot add DIR` validates DIR/bot.toml, plays a short smoke match (2 games,
 one deal from both seats) against the random sample bot in the sandbox, and
-refuses a bot that does not finish it cleanly, saying how it failed. An
+refuses a bot that does not finish it cleanly, saying how it failed. Like an
+uploaded archive, the directory may hold only regular files, directories and
+links that stay inside it (checked before the smoke match). An
 unchanged bot is the version already stored; a changed one is a new version.
 """
 
@@ -16,6 +18,7 @@ from rich.table import Table
 
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.referee import BotConfigError, BotSpec, load_bot
+from arena.server.archive import ArchiveError, check_bot_directory
 from arena.server.smoke import SAMPLE_RANDOM_BOT, SMOKE_GAMES, smoke_failure
 from arena.store import (
     BotVersionRow,
@@ -85,6 +88,10 @@ def store_checked_bot(
     if known is not None and known.version == spec.version:
         print(f"{spec.name} version {spec.version} is already stored")
         return None
+    try:
+        check_bot_directory(spec.directory)  # what an uploaded archive may not hold either
+    except (ArchiveError, OSError) as error:
+        return f"refused {spec.name}: {error}"
     if spec.runtime == "remote":
         print(f"{spec.name} is a remote bot (its owner runs it): no smoke match")
     else:

@@ -73,6 +73,37 @@ def unpack_bot_archive(data: bytes, target: Path, archive_format: str | None = N
     return _bot_root(target)
 
 
+def check_bot_directory(directory: Path) -> None:
+    """Apply the archive's kind and link rules to a bot directory on disk (`arena bot add`).
+
+    Regular files, directories and links that stay inside ``directory`` only;
+    ArchiveError names the first entry that breaks a rule.
+    """
+    for root, dirs, files in os.walk(directory):
+        for name in sorted(dirs) + sorted(files):
+            path = Path(root) / name
+            relative = path.relative_to(directory).as_posix()
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                _check_link(relative, os.readlink(path))
+            elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise ArchiveError(
+                    f"entry {relative!r}: {_special_kind(mode)}; a bot directory holds only"
+                    " regular files, directories and links inside it"
+                )
+
+
+def _special_kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+    )  # fmt: skip
+    for test, kind in kinds:
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
 def _clean_name(raw: str) -> str:
     if not raw or "\x00" in raw or "\\" in raw:
         raise ArchiveError(f"entry {raw!r}: bad characters in the name")

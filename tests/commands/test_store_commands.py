@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -74,12 +75,25 @@ def test_bot_add_stores_once_and_show_lists_versions(
         ("crashes", "failed: crash"),
         ("no-toml", "no bot.toml"),
         ("missing-dir", "not a directory"),
+        ("link-absolute", "entry 'secret': link to '/etc/hostname' points outside"),
+        ("link-up", "entry 'lib/up': link to '../../..' points outside"),
+        ("fifo", "entry 'pipe': a named pipe (FIFO)"),
     ],
 )
 def test_bot_add_refuses_saying_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, message: str
 ) -> None:
-    if case == "crashes":
+    if case.startswith("link") or case == "fifo":
+        directory = _bot(tmp_path, case)
+        (directory / "lib").mkdir()
+        (directory / "lib" / "inside").symlink_to("../bot.py")  # allowed: stays inside
+        if case == "link-absolute":
+            (directory / "secret").symlink_to("/etc/hostname")
+        elif case == "link-up":
+            (directory / "lib" / "up").symlink_to("../../..")
+        else:
+            os.mkfifo(directory / "pipe")
+    elif case == "crashes":
         directory = _bot(tmp_path, "crasher", "raise SystemExit(3)\n")
     elif case == "no-toml":
         directory = _bot(tmp_path, "notoml")
