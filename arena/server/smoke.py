@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.referee import BotSpec, BotStatus, MatchConfig, run_match
+from arena.referee import BotSpec, BotStatus, GameReport, MatchConfig, run_match
 from arena.referee.match import display_names
 
 SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "python_random"
@@ -27,9 +27,20 @@ def smoke_failure(candidate: BotSpec, opponent: BotSpec, *, unsafe: bool = False
     for game in report.games:
         status = game.statuses.get(name, BotStatus.OK)
         if status is not BotStatus.OK:
+            detail = _failure_detail(game, name)
             return (
                 f"in smoke game {game.index + 1} of {SMOKE_GAMES} (seat "
                 f"{game.bots_by_seat.index(name)}) the bot failed: {status.value}"
-                f" after {game.actions} actions"
+                f" after {game.actions} actions" + (f" ({detail})" if detail else "")
             )
     return None
+
+
+def _failure_detail(game: GameReport, name: str) -> str:
+    """What the referee saw of ``name``'s failure (exit status, stderr's end), if recorded."""
+    match = game.record.get("match")
+    failures = match.get("failures") if isinstance(match, dict) else None
+    for failure in failures if isinstance(failures, list) else ():
+        if isinstance(failure, dict) and failure.get("bot") == name:
+            return str(failure.get("detail") or "")
+    return ""

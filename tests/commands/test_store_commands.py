@@ -72,7 +72,9 @@ def test_bot_add_stores_once_and_show_lists_versions(
 @pytest.mark.parametrize(
     ("case", "message"),
     [
-        ("crashes", "failed: crash"),
+        ("crashes", "failed: crash after 0 actions (process exited with status 1;"
+                    " stderr ends: cannot load weights.bin)"),
+        ("command-not-found", "failed to execute no-such-program: No such file or directory)"),
         ("no-toml", "no bot.toml"),
         ("missing-dir", "not a directory"),
         ("link-absolute", "entry 'secret': link to '/etc/hostname' points outside"),
@@ -94,7 +96,12 @@ def test_bot_add_refuses_saying_why(
         else:
             os.mkfifo(directory / "pipe")
     elif case == "crashes":
-        directory = _bot(tmp_path, "crasher", "raise SystemExit(3)\n")
+        body = "import sys\nsys.exit('cannot load weights.bin')\n"  # exit status 1
+        directory = _bot(tmp_path, "crasher", body)
+    elif case == "command-not-found":
+        directory = _bot(tmp_path, "nocommand")
+        toml = (directory / "bot.toml").read_text()
+        (directory / "bot.toml").write_text(toml.replace('"python3"', '"no-such-program"'))
     elif case == "no-toml":
         directory = _bot(tmp_path, "notoml")
         (directory / "bot.toml").unlink()
