@@ -157,7 +157,10 @@ def make_child_group(
     removes the empty parent at the same moment (see remove_parent_if_empty)."""
     for attempt in range(CREATE_ATTEMPTS):
         try:
-            parent.mkdir(exist_ok=True)
+            try:
+                parent.mkdir(exist_ok=True)
+            except FileExistsError as exc:  # it existed, and was removed before mkdir looked
+                raise FileNotFoundError(exc.errno, f"{parent} vanished", str(parent)) from exc
             if prepare_parent is not None:
                 prepare_parent()
             (parent / name).mkdir()

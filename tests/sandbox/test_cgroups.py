@@ -20,6 +20,7 @@ from arena.sandbox.cgroups import (
     create_bot_cgroup,
     detect_version,
     groups_of_creator,
+    make_child_group,
     own_cgroup_paths,
     read_proc_cgroup,
     remove_parent_if_empty,
@@ -239,3 +240,30 @@ def test_a_real_group_whose_limits_the_kernel_refuses_is_removed_again() -> None
     own = own_cgroup_paths(text)
     for controller in V1_CONTROLLERS:
         assert not (v1_parent(REAL_ROOT, controller, own) / name).exists()
+
+
+class _VanishingParent(type(Path())):  # type: ignore[misc]
+    """A parent that another arena process removes between mkdir's EEXIST and its
+    is_dir() look, the first ``races`` times (what pathlib then raises: FileExistsError)."""
+
+    races = 0
+
+    def mkdir(self, mode: int = 0o777, parents: bool = False, exist_ok: bool = False) -> None:
+        if exist_ok and self.name == "kahuna-arena" and _VanishingParent.races > 0:
+            _VanishingParent.races -= 1
+            raise FileExistsError(17, "File exists", str(self))
+        super().mkdir(mode, parents, exist_ok)
+
+
+@pytest.mark.parametrize(("races", "created"), [(0, True), (2, True), (5, False)])
+def test_a_parent_removed_while_being_made_is_retried(
+    tmp_path: Path, races: int, created: bool
+) -> None:
+    parent = _VanishingParent(tmp_path / "kahuna-arena")
+    parent.mkdir()
+    _VanishingParent.races = races
+    if created:
+        assert make_child_group(parent, "bot-1-1-aa").is_dir()
+    else:  # every attempt lost the race: a clear error, not a loop
+        with pytest.raises(CgroupError, match="cannot create cgroup"):
+            make_child_group(parent, "bot-1-1-aa")
