@@ -116,7 +116,16 @@ class _Hub:
             return thread is not None and thread.is_alive()
 
 
+MAX_DETAILS_CHARS = 1000
+"""Refusals echo what was asked for (a name, ...): cut so the status itself always
+arrives (gRPC's default limit on received metadata is 16 KiB, and non-ASCII
+details travel percent-encoded)."""
+
+
 def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    if len(message) > MAX_DETAILS_CHARS:
+        cut = len(message) - MAX_DETAILS_CHARS
+        message = f"{message[:MAX_DETAILS_CHARS]}... ({cut} more characters cut)"
     context.abort(code, message)
     raise AssertionError("unreachable")  # context.abort raises
 

@@ -408,6 +408,17 @@ REQUESTS: dict[str, tuple[Callable[[pb_grpc.ArenaServiceStub, object], object], 
         ),
         Code.INVALID_ARGUMENT,
     ),
+    "huge-name": (
+        lambda s, m: s.CreateTournament(
+            pb.CreateTournamentRequest(name="\u00e9" * 100_000, format=1, bots=["alice_bot"]),
+            metadata=m,
+        ),
+        Code.INVALID_ARGUMENT,
+    ),
+    "files-huge-name": (
+        lambda s, m: s.GetBotFiles(pb.GetBotFilesRequest(name="x" * 100_000), metadata=m),
+        Code.NOT_FOUND,
+    ),
     "start-unknown": (
         lambda s, m: s.StartTournament(pb.StartTournamentRequest(name="ghost"), metadata=m),
         Code.NOT_FOUND,
