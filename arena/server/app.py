@@ -57,6 +57,9 @@ def create_server(
         options=[
             ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
             ("grpc.max_send_message_length", MAX_SEND_BYTES),
+            # gRPC sets SO_REUSEPORT by default on Linux: a second `arena serve` on the
+            # same port would then start too and share its connections. Refuse instead.
+            ("grpc.so_reuseport", 0),
         ],
     )
     service = ArenaService(store, options)

@@ -74,6 +74,25 @@ def test_serve_refuses_a_bad_port_by_name(tmp_path: Path) -> None:
     assert done.returncode == 1 and "--port must be a port number" in done.stderr
 
 
+def test_serve_refuses_a_port_another_arena_serve_listens_on(tmp_path: Path) -> None:
+    first = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(tmp_path / "a")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        port = _read_line(first, r"listening on 127\.0\.0\.1:(\d+)").group(1)
+        second = subprocess.run(
+            [sys.executable, "-m", "arena", "serve", "--port", port,
+             "--data-dir", str(tmp_path / "b")],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        assert second.returncode == 1 and second.stdout == "", second.stdout
+        assert f"arena: cannot listen on 127.0.0.1:{port}" in second.stderr
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(15)
+
+
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"), "serve")
