@@ -24,11 +24,13 @@ from arena.store import (
     BotVersionRow,
     NotFoundError,
     Store,
+    StoreError,
     add_bot_version,
     get_bot,
     get_version,
     list_bots,
 )
+from arena.store.tokens import check_user_name
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,9 +67,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_add(store: Store, args: argparse.Namespace) -> int:
     try:
+        if args.owner is not None:
+            check_user_name(args.owner, "--owner")  # before the smoke match
         spec = load_bot(args.directory)
         opponent = load_bot(args.opponent)
-    except BotConfigError as error:
+    except (BotConfigError, StoreError) as error:
         return fail(str(error))
     refusal = store_checked_bot(store, spec, opponent, owner=args.owner,
                                 unsafe=args.unsafe_no_sandbox)  # fmt: skip

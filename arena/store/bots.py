@@ -17,6 +17,7 @@ from arena.store.models import (
     LeaderboardRow,
     RatingPoint,
 )
+from arena.store.tokens import check_user_name
 from arena.tournament.ratings import MU, SIGMA
 
 _VERSION_COLUMNS = """
@@ -40,8 +41,11 @@ def add_bot_version(
     """Store a copy of ``spec``'s directory as a version of bot ``spec.name``.
 
     Returns the version and whether it is new (an unchanged bot is the same
-    version). A bot owned by another user is refused (StoreError).
+    version). A bot owned by another user, or an owner no user can be named, is
+    refused (StoreError).
     """
+    if owner is not None:
+        check_user_name(owner, "owner")
     target = store.bots_dir / spec.name / spec.version
     with store.transaction() as db:
         bot = db.execute("SELECT id, owner FROM bots WHERE name = ?", (spec.name,)).fetchone()

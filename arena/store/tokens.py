@@ -19,10 +19,15 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def check_user_name(user: object, what: str = "user name") -> None:
+    """Refuse (StoreError) anything that cannot be a user's name: no token could carry it."""
+    if not isinstance(user, str) or not USER_PATTERN.fullmatch(user):
+        raise StoreError(f"{what} {user!r}: use 1-40 letters, digits, - _ .")
+
+
 def create_token(store: Store, user: str, role: str = "user") -> str:
     """A new random token for ``user``; returned once, stored only as a hash."""
-    if not isinstance(user, str) or not USER_PATTERN.fullmatch(user):
-        raise StoreError(f"user name {user!r}: use 1-40 letters, digits, - _ .")
+    check_user_name(user)
     if role not in ROLES:
         raise StoreError(f"role must be admin or user, got {role!r}")
     token = secrets.token_urlsafe(32)

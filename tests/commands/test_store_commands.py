@@ -80,6 +80,7 @@ def test_bot_add_stores_once_and_show_lists_versions(
         ("link-absolute", "entry 'secret': link to '/etc/hostname' points outside"),
         ("link-up", "entry 'lib/up': link to '../../..' points outside"),
         ("fifo", "entry 'pipe': a named pipe (FIFO)"),
+        ("bad-owner", "--owner '../eve': use 1-40 letters"),
     ],
 )
 def test_bot_add_refuses_saying_why(
@@ -105,9 +106,12 @@ def test_bot_add_refuses_saying_why(
     elif case == "no-toml":
         directory = _bot(tmp_path, "notoml")
         (directory / "bot.toml").unlink()
+    elif case == "bad-owner":
+        directory = _bot(tmp_path, "owned")
     else:
         directory = tmp_path / "nowhere"
-    status, out, err = _arena(capsys, tmp_path / "data", "bot", "add", str(directory))
+    flags = ["--owner", "../eve"] if case == "bad-owner" else []
+    status, out, err = _arena(capsys, tmp_path / "data", "bot", "add", str(directory), *flags)
     assert status == 1 and message in err, err
     assert "Traceback" not in err
     status, out, _ = _arena(capsys, tmp_path / "data", "bot", "list", "--json")

@@ -60,6 +60,16 @@ def test_another_users_bot_name_is_refused_and_nothing_changes(
     assert len(list((store.bots_dir / "alpha").iterdir())) == 1
 
 
+@pytest.mark.parametrize("owner", ["", "../x", "a b", "x" * 41], ids=["empty", "dotdot", "space",
+                                                                   "too-long"])  # fmt: skip
+def test_an_owner_no_user_can_be_named_is_refused_and_nothing_is_stored(
+    store: Store, make_bot: MakeBot, owner: str
+) -> None:
+    with pytest.raises(StoreError, match=r"owner .*: use 1-40 letters"):
+        add_bot_version(store, make_bot("alpha"), owner=owner)
+    assert list_bots(store) == [] and not (store.bots_dir / "alpha").exists()
+
+
 @pytest.mark.parametrize(
     ("name", "version"), [("ghost", None), ("alpha", "ffff")], ids=["no-bot", "no-version"]
 )
