@@ -9,6 +9,7 @@ the connection; other processes (the web pages) read concurrently thanks to WAL.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -49,11 +50,18 @@ class Store:
     def open(cls, data_dir: str | Path | None = None) -> Store:
         """Open (creating on first use) the data directory and migrate its database."""
         path = resolve_data_dir(data_dir)
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"data directory {path} is not a directory")
         try:
             path.mkdir(parents=True, exist_ok=True)
             (path / BOTS_DIR_NAME).mkdir(exist_ok=True)
         except OSError as error:
             raise StoreError(f"cannot create data directory {path}: {error.strerror}") from None
+        if not os.access(path, os.W_OK | os.X_OK):
+            # SQLite would say only "unable to open database file"
+            raise StoreError(
+                f"data directory {path} is not writable (read-only file system or permissions)"
+            )
         database = path / DATABASE_NAME
         try:
             connection = sqlite3.connect(

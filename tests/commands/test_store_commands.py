@@ -225,7 +225,7 @@ def _unusable_data_dir(tmp: Path, case: str) -> Path:
 @pytest.mark.parametrize(
     ("case", "message"),
     [
-        ("a-file", "cannot create data directory"),
+        ("a-file", "is not a directory"),
         ("corrupt", "not a usable arena database"),
         ("foreign-sqlite", "not an arena database"),
         ("newer-schema", "schema v99 is newer than this arena"),
@@ -245,3 +245,26 @@ def test_an_unusable_data_dir_gets_one_line_naming_it_and_is_left_alone(
     assert err.startswith("arena: ") and message in err and str(data) in err
     after = data.read_bytes() if data.is_file() else (data / "arena.db").read_bytes()
     assert after == before
+
+
+def test_a_read_only_data_dir_is_named_as_such(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from arena.store import Store
+
+    data = tmp_path / "data"
+    Store.open(data).close()
+    before = _dump(data)
+    arena = [sys.executable, "-m", "arena", "bot", "list", "--data-dir", str(data)]
+    if os.geteuid() == 0:  # root writes through permissions: mount the directory read-only
+        script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"'
+        command = ["unshare", "--mount", "sh", "-c", script, "sh", str(data), *arena]
+    else:
+        data.chmod(0o555)
+        command = arena
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    data.chmod(0o755)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr == f"arena: data directory {data} is not writable (read-only file system or permissions)\n"  # noqa: E501
+    assert _dump(data) == before
