@@ -30,6 +30,7 @@ from arena.store import (
     get_version,
     list_bots,
 )
+from arena.store.bots import check_bot_source
 from arena.store.tokens import check_user_name
 
 
@@ -94,7 +95,8 @@ def store_checked_bot(
         return None
     try:
         check_bot_directory(spec.directory)  # what an uploaded archive may not hold either
-    except (ArchiveError, OSError) as error:
+        check_bot_source(store, spec.directory)
+    except (ArchiveError, OSError, StoreError) as error:
         return f"refused {spec.name}: {error}"
     if spec.runtime == "remote":
         print(f"{spec.name} is a remote bot (its owner runs it): no smoke match")

@@ -46,6 +46,7 @@ def add_bot_version(
     """
     if owner is not None:
         check_user_name(owner, "owner")
+    check_bot_source(store, spec.directory)
     target = store.bots_dir / spec.name / spec.version
     with store.transaction() as db:
         bot = db.execute("SELECT id, owner FROM bots WHERE name = ?", (spec.name,)).fetchone()
@@ -72,6 +73,16 @@ def add_bot_version(
     return get_version(store, spec.name, spec.version), existing is None
 
 
+def check_bot_source(store: Store, directory: Path) -> None:
+    """Refuse a bot directory that holds the data directory: its copy would copy itself."""
+    source, data = directory.resolve(), store.data_dir.resolve()
+    if data.is_relative_to(source):
+        raise StoreError(
+            f"bot directory {directory} holds the arena data directory {store.data_dir}:"
+            " keep the data directory out of the bot's"
+        )
+
+
 def _copy_files(source: Path, target: Path) -> None:
     """Copy to a temporary sibling, then rename: a crash leaves no half copy."""
     if target.exists():  # left by an earlier crash between copy and commit: same content
@@ -84,6 +95,11 @@ def _copy_files(source: Path, target: Path) -> None:
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )  # fmt: skip
         (staging / "files").rename(target)
+    except shutil.Error as error:  # the first file that could not be copied, and why
+        path, _, why = error.args[0][0]
+        raise StoreError(f"cannot store a copy of {source}: {path}: {why}") from None
+    except OSError as error:
+        raise StoreError(f"cannot store a copy of {source}: {error}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -81,6 +81,7 @@ def test_bot_add_stores_once_and_show_lists_versions(
         ("link-up", "entry 'lib/up': link to '../../..' points outside"),
         ("fifo", "entry 'pipe': a named pipe (FIFO)"),
         ("bad-owner", "--owner '../eve': use 1-40 letters"),
+        ("holds-data-dir", "holds the arena data directory"),
     ],
 )
 def test_bot_add_refuses_saying_why(
@@ -106,15 +107,16 @@ def test_bot_add_refuses_saying_why(
     elif case == "no-toml":
         directory = _bot(tmp_path, "notoml")
         (directory / "bot.toml").unlink()
-    elif case == "bad-owner":
+    elif case in ("bad-owner", "holds-data-dir"):
         directory = _bot(tmp_path, "owned")
     else:
         directory = tmp_path / "nowhere"
     flags = ["--owner", "../eve"] if case == "bad-owner" else []
-    status, out, err = _arena(capsys, tmp_path / "data", "bot", "add", str(directory), *flags)
+    data = directory / "arena-data" if case == "holds-data-dir" else tmp_path / "data"
+    status, out, err = _arena(capsys, data, "bot", "add", str(directory), *flags)
     assert status == 1 and message in err, err
     assert "Traceback" not in err
-    status, out, _ = _arena(capsys, tmp_path / "data", "bot", "list", "--json")
+    status, out, _ = _arena(capsys, data, "bot", "list", "--json")
     assert json.loads(out) == []
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from arena.store import (
@@ -68,6 +71,27 @@ def test_an_owner_no_user_can_be_named_is_refused_and_nothing_is_stored(
     with pytest.raises(StoreError, match=r"owner .*: use 1-40 letters"):
         add_bot_version(store, make_bot("alpha"), owner=owner)
     assert list_bots(store) == [] and not (store.bots_dir / "alpha").exists()
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("data-dir-inside", "holds the arena data directory"),
+        ("fifo", r"cannot store a copy of .*pipe.*named pipe"),
+    ],
+)
+def test_a_bot_that_cannot_be_copied_is_refused_and_nothing_is_stored(
+    make_bot: MakeBot, tmp_path: Path, case: str, message: str
+) -> None:
+    spec = make_bot("alpha")
+    data = spec.directory / "data" if case == "data-dir-inside" else tmp_path / "data"
+    if case == "fifo":
+        os.mkfifo(spec.directory / "pipe")
+    with Store.open(data) as store:
+        with pytest.raises(StoreError, match=message):
+            add_bot_version(store, spec)
+        assert list_bots(store) == []
+        assert list(store.bots_dir.glob("alpha/*")) == []  # no half copy left
 
 
 @pytest.mark.parametrize(
