@@ -175,6 +175,41 @@ def legal_set(actions: Sequence[Action]) -> LegalActions:
     return found[1]
 
 
+# ---------------------------------------------------------------- replies
+
+# kahuna.v1.PlayRequest.action_reply and kahuna.v1.ActionReply fields (referee.proto).
+_PLAY_REQUEST_ACTION_REPLY = 2
+_REPLY_REQUEST_ID, _REPLY_ACTION = 1, 2
+_REPLY_TAG = (_PLAY_REQUEST_ACTION_REPLY << 3) | _WIRE_LEN
+_REPLY_ACTION_TAG = (_REPLY_ACTION << 3) | _WIRE_LEN
+_REPLY_ID_TAG = _SMALL_VARINTS[(_REPLY_REQUEST_ID << 3) | _WIRE_VARINT]
+_ONE_BYTE_LENGTH = 0x80
+
+
+def echoed_action(raw: bytes, request_id: int) -> bytes | None:
+    """The serialised ``Action`` of ``raw`` when ``raw`` is exactly how protobuf encodes
+    ``PlayRequest{action_reply{request_id, action}}`` for this ``request_id`` (fields in
+    order, nothing else); None for any other bytes, which only the full parse may judge.
+
+    The bytes returned are then the action's own canonical encoding whenever they are
+    one of ours: parsing ``raw`` and re-serialising its action would give them back.
+    """
+    id_field = _REPLY_ID_TAG + varint(request_id) if request_id else b""
+    start = 4 + len(id_field)
+    size = len(raw)
+    if (
+        size < start
+        or size - 2 >= _ONE_BYTE_LENGTH
+        or raw[0] != _REPLY_TAG
+        or raw[1] != size - 2
+        or not raw.startswith(id_field, 2)
+        or raw[start - 2] != _REPLY_ACTION_TAG
+        or raw[start - 1] != size - start
+    ):
+        return None
+    return raw[start:]
+
+
 # ---------------------------------------------------------------- observations
 
 # kahuna.v1.Observation field numbers (proto/kahuna/v1/game.proto).

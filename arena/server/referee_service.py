@@ -52,6 +52,9 @@ STOP_GRACE_S = 1.0
 
 WireTap = Callable[[int, bytes], None]
 """Called with (slot, bytes) for every message as it goes on the wire (tests, tracing)."""
+RawTaker = Callable[[int, int, bytes, int], bool]
+"""Offered (slot, generation, bytes, received_ns) of each message within the size limit
+before it is parsed, in the loop thread; True: taken, no Arrival is posted for it."""
 
 
 class ArrivalKind(enum.Enum):
@@ -158,6 +161,8 @@ class BotEndpoint:
         self._idle.set()
         self._log = get_logger(slot=slot)
         self._wire_tap = wire_tap
+        self.take_raw: RawTaker | None = None
+        """The referee's hot path (see ``RawTaker``); None: every message is parsed."""
         self._server: grpc.aio.Server = _LOOP_THREAD.run(self._make_server(), LOOP_CALL_TIMEOUT_S)
 
     async def _make_server(self) -> grpc.aio.Server:
@@ -288,6 +293,9 @@ class BotEndpoint:
     def _post_raw(self, raw: bytes, generation: int, received_ns: int) -> None:
         if len(raw) > MAX_MESSAGE_BYTES:
             self._post(generation, ArrivalKind.OVERSIZED, size_bytes=len(raw))
+            return
+        take = self.take_raw
+        if take is not None and take(self.slot, generation, raw, received_ns):
             return
         message = referee_pb2.PlayRequest()
         try:
