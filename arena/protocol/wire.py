@@ -322,6 +322,9 @@ _POINTS = _Points()
 _HEADS = _Heads()
 
 _Board = tuple[Mapping[str, int], Mapping[str, int], tuple[int, int], bytes]
+_LINE_RANK = {line: rank for rank, line in enumerate(LINES)}
+_ISLAND_RANK = {island: rank for rank, island in enumerate(ISLANDS)}
+"""Owners are sent in board order (``LINES``, ``ISLANDS``); names off the board are not sent."""
 _BOARDS: dict[int, _Board] = {}
 
 
@@ -333,14 +336,12 @@ def _board(bridges: Mapping[str, int], controlled: Mapping[str, int],
     seen = _BOARDS.get(id(bridges))
     if seen is not None and seen[0] is bridges and seen[1] is controlled and seen[2] == supply:
         return seen[3]
+    lines = sorted(filter(_LINE_RANK.__contains__, bridges), key=_LINE_RANK.__getitem__)
+    islands = sorted(filter(_ISLAND_RANK.__contains__, controlled), key=_ISLAND_RANK.__getitem__)
     encoded = b"".join(
         [
-            *(_owner_field(_OBS_BRIDGES, line, bridges[line]) for line in LINES if line in bridges),
-            *(
-                _owner_field(_OBS_CONTROLLED, island, controlled[island])
-                for island in ISLANDS
-                if island in controlled
-            ),
+            *[_owner_field(_OBS_BRIDGES, line, bridges[line]) for line in lines],
+            *[_owner_field(_OBS_CONTROLLED, island, controlled[island]) for island in islands],
             _packed(_OBS_SUPPLY, supply),
         ]
     )
