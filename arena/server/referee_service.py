@@ -122,21 +122,39 @@ _LOOP_THREAD = _LoopThread()
 
 
 class _Outbox:
-    """What is to be written on one stream, in order; filled from any thread."""
+    """What is to be written on one stream, in order; filled from any thread.
 
-    __slots__ = ("items", "loop", "wake")
+    The writer parks on a bare future when the outbox is empty (an ``asyncio.Event``
+    costs more per message: its own waiter list and a loop check on every wait)."""
+
+    __slots__ = ("items", "loop", "waiter")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.items: collections.deque[bytes | _Close] = collections.deque()
         self.loop = loop
-        self.wake = asyncio.Event()
+        self.waiter: asyncio.Future[None] | None = None
 
     def put(self, item: bytes | _Close) -> None:
         self.items.append(item)
         if threading.get_ident() == _LOOP_THREAD.thread_id:
-            self.wake.set()
+            self._wake()
         else:
-            self.loop.call_soon_threadsafe(self.wake.set)
+            self.loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        """Loop thread: resume a parked writer."""
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def filled(self) -> None:
+        """Loop thread: return once there is an item (at once if there is one)."""
+        while not self.items:
+            waiter = self.waiter = self.loop.create_future()
+            try:
+                await waiter
+            finally:
+                self.waiter = None
 
 
 class BotEndpoint:
@@ -258,13 +276,10 @@ class BotEndpoint:
     async def _write(
         self, outbox: _Outbox, context: grpc.aio.ServicerContext[bytes, bytes]
     ) -> None:
-        items, wake, tap = outbox.items, outbox.wake, self._wire_tap
+        items, tap = outbox.items, self._wire_tap
         while True:
             if not items:
-                wake.clear()
-                if not items:
-                    await wake.wait()
-                continue
+                await outbox.filled()
             item = items.popleft()
             if isinstance(item, _Close):
                 return
