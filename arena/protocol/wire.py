@@ -9,7 +9,7 @@ protocol tests check that.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from arena.kahuna import ISLANDS, LINES, Action, Event, State
@@ -120,6 +120,27 @@ def legal_fields(actions: Iterable[Action]) -> bytes:
     return b"".join(legal_action_field(action) for action in actions)
 
 
+_Piece = tuple[str, bytes, bytes, Action]
+"""What a request needs of one action: (text, legal_actions field, serialised, action)."""
+_PIECES: dict[int, _Piece] = {}
+
+
+def _piece(action: Action) -> _Piece:
+    """``action``'s piece, cached by the action's identity: the engine's actions are
+    interned, and the entry keeps its action alive, so the id is not reused."""
+    found = _PIECES.get(id(action))
+    if found is None or found[3] is not action:
+        found = (action.text(), legal_action_field(action), action_bytes(action), action)
+        if len(_PIECES) >= _LEGAL_SETS_MAX_ENTRIES:
+            _PIECES.clear()
+        _PIECES[id(action)] = found
+    return found
+
+
+def _text_of(piece: _Piece) -> str:
+    return piece[0]
+
+
 class LegalActions:
     """A position's legal actions as a request carries them: sorted by text, their
     ``legal_actions`` field bytes, and each action keyed by its serialised form (so a
@@ -128,28 +149,65 @@ class LegalActions:
     __slots__ = ("by_bytes", "fields", "sorted")
 
     def __init__(self, actions: Iterable[Action]) -> None:
-        self.sorted = tuple(sort_by_text(actions))
-        self.fields = legal_fields(self.sorted)
+        pieces = sorted(map(_piece, actions), key=_text_of)
+        self.sorted = tuple([piece[3] for piece in pieces])
+        self.fields = b"".join([piece[1] for piece in pieces])
         self.by_bytes: Mapping[bytes, Action] = MappingProxyType(
-            {action_bytes(action): action for action in self.sorted}
+            {piece[2]: piece[3] for piece in pieces}
         )
 
 
-_LEGAL_SETS: dict[tuple[tuple[int, int, int, int], ...], LegalActions] = {}
+_LEGAL_SETS: dict[tuple[int, ...], tuple[Sequence[Action], LegalActions]] = {}
 _LEGAL_SETS_MAX_ENTRIES = 100_000
 
 
 def legal_set(actions: Sequence[Action]) -> LegalActions:
-    """``LegalActions`` of ``actions`` (cached by their codes: the same few sets of legal
-    actions recur in every game, and sorting and encoding them per decision cost more
-    than the rest of a request)."""
-    key = tuple([action.code for action in actions])
+    """``LegalActions`` of ``actions`` (cached by the identities of the actions in their
+    order: the same sets of legal actions recur, and sorting and encoding them per
+    decision cost more than the rest of a request). An entry keeps its actions alive, so
+    the ids in its key are not reused while it exists."""
+    key = tuple(map(id, actions))
     found = _LEGAL_SETS.get(key)
     if found is None:
         if len(_LEGAL_SETS) >= _LEGAL_SETS_MAX_ENTRIES:
             _LEGAL_SETS.clear()
-        found = _LEGAL_SETS[key] = LegalActions(actions)
-    return found
+        found = _LEGAL_SETS[key] = (tuple(actions), LegalActions(actions))
+    return found[1]
+
+
+# ---------------------------------------------------------------- replies
+
+# kahuna.v1.PlayRequest.action_reply and kahuna.v1.ActionReply fields (referee.proto).
+_PLAY_REQUEST_ACTION_REPLY = 2
+_REPLY_REQUEST_ID, _REPLY_ACTION = 1, 2
+_REPLY_TAG = (_PLAY_REQUEST_ACTION_REPLY << 3) | _WIRE_LEN
+_REPLY_ACTION_TAG = (_REPLY_ACTION << 3) | _WIRE_LEN
+_REPLY_ID_TAG = _SMALL_VARINTS[(_REPLY_REQUEST_ID << 3) | _WIRE_VARINT]
+_ONE_BYTE_LENGTH = 0x80
+
+
+def echoed_action(raw: bytes, request_id: int) -> bytes | None:
+    """The serialised ``Action`` of ``raw`` when ``raw`` is exactly how protobuf encodes
+    ``PlayRequest{action_reply{request_id, action}}`` for this ``request_id`` (fields in
+    order, nothing else); None for any other bytes, which only the full parse may judge.
+
+    The bytes returned are then the action's own canonical encoding whenever they are
+    one of ours: parsing ``raw`` and re-serialising its action would give them back.
+    """
+    id_field = _REPLY_ID_TAG + varint(request_id) if request_id else b""
+    start = 4 + len(id_field)
+    size = len(raw)
+    if (
+        size < start
+        or size - 2 >= _ONE_BYTE_LENGTH
+        or raw[0] != _REPLY_TAG
+        or raw[1] != size - 2
+        or not raw.startswith(id_field, 2)
+        or raw[start - 2] != _REPLY_ACTION_TAG
+        or raw[start - 1] != size - start
+    ):
+        return None
+    return raw[start:]
 
 
 # ---------------------------------------------------------------- observations
@@ -194,46 +252,102 @@ def _bool_field(field_number: int, value: bool) -> bytes:
     return _tag(field_number, _WIRE_VARINT) + b"\x01" if value else b""
 
 
-_MEMO: dict[tuple[int, tuple[object, ...]], bytes] = {}
-_MEMO_MAX_ENTRIES = 100_000
+_CACHE_MAX_ENTRIES = 100_000
+"""Bound of each encoding cache below (cleared when full: entries are cheap to rebuild)."""
 
 
-def _memo(key: tuple[int, tuple[object, ...]], build: Callable[[], bytes]) -> bytes:
-    """Encodings of hands, rows, piles and boards repeat within and across games."""
-    found = _MEMO.get(key)
-    if found is None:
-        if len(_MEMO) >= _MEMO_MAX_ENTRIES:
-            _MEMO.clear()
-        found = _MEMO[key] = build()
-    return found
+class _Strings(dict[tuple[str | None, ...], bytes]):
+    """Repeated string field ``field_number`` of a tuple of names (None as ""), by the
+    tuple: hands, rows and piles repeat within and across games."""
+
+    def __init__(self, field_number: int) -> None:
+        super().__init__()
+        self.field_number = field_number
+
+    def __missing__(self, texts: tuple[str | None, ...]) -> bytes:
+        if len(self) >= _CACHE_MAX_ENTRIES:
+            self.clear()
+        encoded = self[texts] = b"".join(
+            [string_field(self.field_number, text or "") for text in texts]
+        )
+        return encoded
 
 
-def _strings(field_number: int, texts: tuple[str | None, ...]) -> bytes:
-    return _memo(
-        (field_number, texts),
-        lambda: b"".join(string_field(field_number, text or "") for text in texts),
+class _OpenCards(dict[tuple[tuple[str, ...], ...], bytes]):
+    """``Observation.open_cards`` (one ``CardList`` per seat), by the pair of rows."""
+
+    def __missing__(self, rows: tuple[tuple[str, ...], ...]) -> bytes:
+        if len(self) >= _CACHE_MAX_ENTRIES:
+            self.clear()
+        encoded = self[rows] = b"".join(
+            [len_field(_OBS_OPEN, _CARDS[cards]) for cards in rows]
+        )
+        return encoded
+
+
+class _Points(dict[tuple[int, ...], bytes]):
+    def __missing__(self, points: tuple[int, ...]) -> bytes:
+        if len(self) >= _CACHE_MAX_ENTRIES:
+            self.clear()
+        encoded = self[points] = _packed(_OBS_POINTS, points)
+        return encoded
+
+
+_Head = tuple[int, bool, bool, int, int | None]
+
+
+class _Heads(dict[_Head, bytes]):
+    """Fields 1 to 4 (seat, variant, round, to_move), by their values."""
+
+    def __missing__(self, key: _Head) -> bytes:
+        seat, strategic, tactical, round_, to_move = key
+        parts = [
+            varint_field(_OBS_SEAT, seat),
+            _VARIANT_FIELD[(strategic, tactical)],
+            varint_field(_OBS_ROUND, round_),
+        ]
+        if to_move is not None:
+            parts.append(_tag(_OBS_TO_MOVE, _WIRE_VARINT) + varint(to_move))
+        if len(self) >= _CACHE_MAX_ENTRIES:
+            self.clear()
+        encoded = self[key] = b"".join(parts)
+        return encoded
+
+
+_CARDS = _Strings(_CARD_LIST_CARDS)
+_HAND, _FACEUP = _Strings(_OBS_HAND), _Strings(_OBS_FACEUP)
+_PLAYED, _OWN_FACEDOWN = _Strings(_OBS_PLAYED), _Strings(_OBS_OWN_FACEDOWN)
+_OPEN = _OpenCards()
+_POINTS = _Points()
+_HEADS = _Heads()
+
+_Board = tuple[Mapping[str, int], Mapping[str, int], tuple[int, int], bytes]
+_LINE_RANK = {line: rank for rank, line in enumerate(LINES)}
+_ISLAND_RANK = {island: rank for rank, island in enumerate(ISLANDS)}
+"""Owners are sent in board order (``LINES``, ``ISLANDS``); names off the board are not sent."""
+_BOARDS: dict[int, _Board] = {}
+
+
+def _board(bridges: Mapping[str, int], controlled: Mapping[str, int],
+           supply: tuple[int, int]) -> bytes:  # fmt: skip
+    """Fields 6 to 8 (bridges, controlled islands, supply). The engine hands out one
+    shared read-only mapping per position of the bridges: known by identity (kept alive
+    in the entry, so its id is not reused), the three fields cost one lookup."""
+    seen = _BOARDS.get(id(bridges))
+    if seen is not None and seen[0] is bridges and seen[1] is controlled and seen[2] == supply:
+        return seen[3]
+    lines = sorted(filter(_LINE_RANK.__contains__, bridges), key=_LINE_RANK.__getitem__)
+    islands = sorted(filter(_ISLAND_RANK.__contains__, controlled), key=_ISLAND_RANK.__getitem__)
+    encoded = b"".join(
+        [
+            *[_owner_field(_OBS_BRIDGES, line, bridges[line]) for line in lines],
+            *[_owner_field(_OBS_CONTROLLED, island, controlled[island]) for island in islands],
+            _packed(_OBS_SUPPLY, supply),
+        ]
     )
-
-
-_OWNERS_SEEN: dict[tuple[int, int], tuple[Mapping[str, int], bytes]] = {}
-
-
-def _owners(field_number: int, owners: Mapping[str, int], order: Sequence[str]) -> bytes:
-    # The engine hands out one shared read-only mapping per position of the bridges:
-    # known by identity (kept alive here, so its id is not reused), it costs one lookup.
-    seen = _OWNERS_SEEN.get((field_number, id(owners)))
-    if seen is not None and seen[0] is owners:
-        return seen[1]
-    items = tuple(owners.items())
-    encoded = _memo(
-        (field_number, items),
-        lambda: b"".join(
-            _owner_field(field_number, name, owners[name]) for name in order if name in owners
-        ),
-    )
-    if len(_OWNERS_SEEN) >= _MEMO_MAX_ENTRIES:
-        _OWNERS_SEEN.clear()
-    _OWNERS_SEEN[(field_number, id(owners))] = (owners, encoded)
+    if len(_BOARDS) >= _CACHE_MAX_ENTRIES:
+        _BOARDS.clear()
+    _BOARDS[id(bridges)] = (bridges, controlled, supply, encoded)
     return encoded
 
 
@@ -259,19 +373,10 @@ def _small_fields(field_number: int) -> tuple[bytes, ...]:
     return tuple(varint_field(field_number, value) for value in range(_SMALL_FIELD_VALUES))
 
 
-def _flag_fields(field_number: int) -> tuple[bytes, bytes]:
-    """``_bool_field(field_number, flag)`` indexed by the flag (False, True)."""
-    return _bool_field(field_number, False), _bool_field(field_number, True)
-
-
-_SEAT_FIELD, _ROUND_FIELD = _small_fields(_OBS_SEAT), _small_fields(_OBS_ROUND)
 _OPP_HAND_FIELD, _DECK_FIELD = _small_fields(_OBS_OPP_HAND), _small_fields(_OBS_DECK)
 _OPP_FACEDOWN_FIELD = _small_fields(_OBS_OPP_FACEDOWN)
 _HISTORY_START_FIELD = _small_fields(_OBS_HISTORY_START)
-_FINAL_FIELD, _OPP_PASSED_FIELD = _flag_fields(_OBS_FINAL), _flag_fields(_OBS_OPP_PASSED)
-_PLAYED_CARD_FIELD, _DISCARDED_FIELD = _flag_fields(_OBS_PLAYED_CARD), _flag_fields(_OBS_DISCARDED)
-_FINISHED_FIELD = _flag_fields(_OBS_FINISHED)
-_TO_MOVE_FIELD = tuple(_tag(_OBS_TO_MOVE, _WIRE_VARINT) + varint(seat) for seat in (0, 1))
+_FINISHED_FIELD = (_bool_field(_OBS_FINISHED, False), _bool_field(_OBS_FINISHED, True))
 _VARIANT_FIELD = {
     (strategic, tactical): len_field(
         _OBS_VARIANT, _bool_field(1, strategic) + _bool_field(2, tactical)
@@ -279,6 +384,21 @@ _VARIANT_FIELD = {
     for strategic in (False, True)
     for tactical in (False, True)
 }
+_TURN_FLAGS = {
+    (final, passed, played, discarded): b"".join(
+        (
+            _bool_field(_OBS_FINAL, final),
+            _bool_field(_OBS_OPP_PASSED, passed),
+            _bool_field(_OBS_PLAYED_CARD, played),
+            _bool_field(_OBS_DISCARDED, discarded),
+        )
+    )
+    for final in (False, True)
+    for passed in (False, True)
+    for played in (False, True)
+    for discarded in (False, True)
+}
+"""Fields 17 to 20 (final turns, opponent passed, card played, discarded), by the flags."""
 
 
 def _small(table: tuple[bytes, ...], field_number: int, value: int) -> bytes:
@@ -291,40 +411,32 @@ def observation_bytes(
     """``observation_to_pb(...).SerializeToString()``, assembled from cached pieces.
 
     Byte for byte the same (fields in number order, proto3 defaults left out,
-    ``to_move`` present whenever set); tests/protocol checks it on playouts.
+    ``to_move`` present whenever set); tests/protocol checks it on playouts. Runs of
+    fields that change together are cached as one piece, by the values they encode.
     """
     opponent = 1 - seat
-    facedown = state.facedown_discards
     variant = state.variant
+    facedown = state.facedown_discards
     parts = [
-        _SEAT_FIELD[seat],
-        _VARIANT_FIELD[(bool(variant.strategic), bool(variant.tactical))],
-        _small(_ROUND_FIELD, _OBS_ROUND, state.round),
-    ]
-    to_move = state.to_move
-    if to_move is not None:
-        parts.append(_TO_MOVE_FIELD[to_move])
-    parts += [
-        _packed(_OBS_POINTS, state.points),
-        _owners(_OBS_BRIDGES, state.bridges, LINES),
-        _owners(_OBS_CONTROLLED, state.controlled, ISLANDS),
-        _packed(_OBS_SUPPLY, state.supply),
-        _strings(_OBS_HAND, state.hands[seat]),
+        _HEADS[(seat, bool(variant.strategic), bool(variant.tactical), state.round,
+                state.to_move)],
+        _POINTS[state.points],
+        _board(state.bridges, state.controlled, state.supply),
+        _HAND[state.hands[seat]],
         _small(_OPP_HAND_FIELD, _OBS_OPP_HAND, state.hand_sizes[opponent]),
-        *(len_field(_OBS_OPEN, _strings(_CARD_LIST_CARDS, cards)) for cards in state.open_cards),
-        _strings(_OBS_FACEUP, state.faceup),
+        _OPEN[state.open_cards],
+        _FACEUP[state.faceup],
         _small(_DECK_FIELD, _OBS_DECK, state.deck_size),
-        _strings(_OBS_PLAYED, state.played_cards),
-        _strings(_OBS_OWN_FACEDOWN, facedown[seat]),
+        _PLAYED[state.played_cards],
+        _OWN_FACEDOWN[facedown[seat]],
         _small(_OPP_FACEDOWN_FIELD, _OBS_OPP_FACEDOWN, len(facedown[opponent])),
-        _FINAL_FIELD[state.final_turns],
-        _OPP_PASSED_FIELD[state.opponent_passed],
-        _PLAYED_CARD_FIELD[state.turn_played_card],
-        _DISCARDED_FIELD[state.turn_discarded],
+        _TURN_FLAGS[(bool(state.final_turns), bool(state.opponent_passed),
+                     bool(state.turn_played_card), bool(state.turn_discarded))],
         _small(_HISTORY_START_FIELD, _OBS_HISTORY_START, history_start),
-        *(_history_field(event, seat) for event in new_events),
-        _FINISHED_FIELD[state.is_finished],
-    ]
+    ]  # fmt: skip
+    if new_events:
+        parts += [_history_field(event, seat) for event in new_events]
+    parts.append(_FINISHED_FIELD[state.is_finished])
     outcome = state.outcome
     if outcome is not None:
         parts.append(len_field(_OBS_OUTCOME, outcome_to_pb(outcome).SerializeToString()))

@@ -8,12 +8,13 @@ deadline becomes ``DeadlinePassed``. Each is judged with what that bot is
 expected to send right now.
 
 During a game most replies never reach this queue: the endpoints' event loop
-thread, which reads both bots' streams, offers each arrival to ``_fast``
-first, and that applies a plain reply itself (``arena.referee.play``) under
-``lock`` and sends the next request, only while ``unsettled`` is 0: the
-number of arrivals queued for the main thread and not yet judged and dealt
-with, so that a bot's messages keep their order. ``WAKE`` tells a waiting
-main thread that a game ended that way.
+thread, which reads both bots' streams, offers each message's bytes to
+``_take_raw`` (a reply encoded exactly as protobuf would, echoing a legal
+action) and then each arrival to ``_fast``, and these apply a plain reply
+themselves (``arena.referee.play``) under ``lock`` and send the next request,
+only while ``unsettled`` is 0: the number of arrivals queued for the main
+thread and not yet judged and dealt with, so that a bot's messages keep their
+order. ``WAKE`` tells a waiting main thread that a game ended that way.
 """
 
 from __future__ import annotations
@@ -62,8 +63,24 @@ class Inbox:
         self.unsettled = 0
         self.game: GameInPlay | None = None
         arrivals.fast = self._fast
+        for slot in slots:
+            slot.endpoint.take_raw = self._take_raw
 
     # ------------------------------------------------------------ endpoints' loop thread
+
+    def _take_raw(self, slot: int, generation: int, raw: bytes, received_ns: int) -> bool:
+        """The endpoints' loop thread, before a message is parsed: a reply that is exactly
+        the encoding of a legal, timely answer to the open request is applied at once
+        (True); anything else (False) is parsed and offered to ``_fast``."""
+        with self.lock:
+            game = self.game
+            if game is None or self.unsettled or not game.answer_raw(
+                slot, generation, raw, received_ns
+            ):
+                return False
+            if not game.waiting:
+                queue.SimpleQueue.put(self.arrivals, WAKE)
+            return True
 
     def _fast(self, arrival: Arrival) -> bool:
         """The endpoints' loop thread: an arrival applied at once (True) or queued for the
@@ -71,7 +88,7 @@ class Inbox:
         with self.lock:
             game = self.game
             if game is not None and self.unsettled == 0 and game.answer_at_once(arrival):
-                if game.open_request() is None:
+                if not game.waiting:
                     queue.SimpleQueue.put(self.arrivals, WAKE)
                 return True
             self.unsettled += 1

@@ -24,6 +24,7 @@ from arena.kahuna import (
 )
 from arena.protocol.convert import action_from_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.protocol.wire import echoed_action
 from arena.referee.types import BotStatus
 from arena.server.referee_service import MAX_MESSAGE_BYTES, Arrival, ArrivalKind
 
@@ -147,6 +148,28 @@ def _judge_hello(hello: referee_pb2.Hello, expect: Expectation) -> Verdict:
             f"protocol_version {hello.protocol_version} (the referee speaks {PROTOCOL_VERSION})",
         )
     return Verdict(VerdictKind.HELLO, hello=hello)
+
+
+def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> tuple[Action, float] | None:
+    """A reply judged from its bytes alone, for the hot path: (the action, its elapsed ms)
+    when ``raw`` is exactly protobuf's encoding of a reply to the open request that
+    echoes one of its legal actions, in time; else None, and ``judge`` decides.
+
+    For such bytes ``judge`` would parse them and give the same ACTION verdict: this
+    only leaves out the parse and the message objects.
+    """
+    if expect.phase is not Phase.AWAIT_REPLY:
+        return None
+    echoed = echoed_action(raw, expect.request_id)
+    if echoed is None:
+        return None
+    action = expect.legal.get(echoed)
+    if action is None:
+        return None
+    elapsed_ms = (received_ns - expect.sent_ns) / NS_PER_MS
+    if elapsed_ms > expect.allowance_ms:
+        return None
+    return action, elapsed_ms
 
 
 def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Expectation) -> Verdict:

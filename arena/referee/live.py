@@ -51,6 +51,23 @@ def live_entry(event: ActionApplied | RoundStarted) -> dict[str, object]:
     """The JSON entry a live view stores for an event after the game's start."""
     if isinstance(event, RoundStarted):
         return {"reshuffle": list(event.order), "round": event.round}
-    entry: dict[str, object] = {"seat": event.seat, **event.action.to_json()}
+    entry: dict[str, object] = {"seat": event.seat, **_action_json(event.action)}
+    if "cards" in entry:
+        entry["cards"] = list(event.action.cards or ())  # each entry its own list
     entry["wall_ms"] = round(event.elapsed_ms, 3)
     return entry
+
+
+_ACTION_JSON: dict[int, tuple[Action, dict[str, object]]] = {}
+_ACTION_JSON_MAX_ENTRIES = 10_000
+
+
+def _action_json(action: Action) -> dict[str, object]:
+    """``action.to_json()``, cached by the action's identity (the engine's actions are
+    interned; the entry keeps its action alive, so the id is not reused). Read-only."""
+    found = _ACTION_JSON.get(id(action))
+    if found is None or found[0] is not action:
+        if len(_ACTION_JSON) >= _ACTION_JSON_MAX_ENTRIES:
+            _ACTION_JSON.clear()
+        found = _ACTION_JSON[id(action)] = (action, action.to_json())
+    return found[1]

@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from arena.kahuna import reshuffle_from_seed, start_round
+from arena.kahuna import Action, reshuffle_from_seed, start_round
 from arena.referee.game import GameLog, GameTurns
-from arena.referee.judge import Phase, Verdict, VerdictKind, judge
+from arena.referee.judge import Phase, Verdict, VerdictKind, judge, judge_echo
 from arena.referee.live import ActionApplied, LiveHook, RoundStarted
 from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
@@ -87,6 +87,11 @@ class GameInPlay:
         expect.sent_ns = time.monotonic_ns()
         slot.send(frame)
 
+    @property
+    def waiting(self) -> bool:
+        """Whether a request is open (``open_request`` is not None), without building it."""
+        return self.open_slot is not None and not self.over
+
     def open_request(self) -> OpenRequest | None:
         """The request the game waits for; None once it is over."""
         if self.over or self.open_slot is None:
@@ -115,21 +120,36 @@ class GameInPlay:
         verdict = judge(arrival, expect)  # no side effect for a reply to the open request
         if verdict.kind is not VerdictKind.ACTION:
             return False
-        self.accept(slot, verdict)
+        assert verdict.action is not None
+        self.accept(slot, verdict.action, verdict.elapsed_ms)
         return True
 
-    def accept(self, slot: BotSlot, verdict: Verdict) -> None:
-        """Apply the action ``verdict`` accepted from ``slot`` and go on."""
-        assert verdict.action is not None
+    def answer_raw(self, slot_index: int, generation: int, raw: bytes, received_ns: int) -> bool:
+        """Endpoints' loop thread, before any parse: ``answer_at_once`` for a reply whose
+        bytes are exactly the canonical encoding of a legal, timely answer to the open
+        request (``judge_echo``); anything else (False) goes the usual way."""
+        if slot_index != self.open_slot:
+            return False
+        slot = self.slots[slot_index]
+        if generation != slot.endpoint.generation or not slot.ready:
+            return False
+        judged = judge_echo(raw, received_ns, slot.expect)
+        if judged is None:
+            return False
+        self.accept(slot, *judged)
+        return True
+
+    def accept(self, slot: BotSlot, action: Action, elapsed_ms: float) -> None:
+        """Apply ``action``, accepted from ``slot`` after ``elapsed_ms``, and go on."""
         expect = slot.expect
         expect.phase = Phase.IDLE
         expect.state = None
         self.open_slot = None
         seat = self.slot_at_seat.index(slot.index)
-        self.log.charge(seat, verdict.elapsed_ms)
-        self.turns.apply(verdict.action, seat)
+        self.log.charge(seat, elapsed_ms)
+        self.turns.apply(action, seat)
         if self.on_event is not None:
-            self.on_event(ActionApplied(self.index, seat, verdict.action, verdict.elapsed_ms))
+            self.on_event(ActionApplied(self.index, seat, action, elapsed_ms))
         self.advance()
 
     def settle(self, who: int, verdict: Verdict) -> None:
@@ -140,7 +160,8 @@ class GameInPlay:
             self.fail(who, verdict, self.failures)  # e.g. a crash as the game ended
             return
         if verdict.kind is VerdictKind.ACTION and who == self.open_slot:
-            self.accept(self.slots[who], verdict)
+            assert verdict.action is not None
+            self.accept(self.slots[who], verdict.action, verdict.elapsed_ms)
             return
         slot = self.slots[self.open_slot]
         expect = slot.expect

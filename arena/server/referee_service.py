@@ -52,6 +52,9 @@ STOP_GRACE_S = 1.0
 
 WireTap = Callable[[int, bytes], None]
 """Called with (slot, bytes) for every message as it goes on the wire (tests, tracing)."""
+RawTaker = Callable[[int, int, bytes, int], bool]
+"""Offered (slot, generation, bytes, received_ns) of each message within the size limit
+before it is parsed, in the loop thread; True: taken, no Arrival is posted for it."""
 
 
 class ArrivalKind(enum.Enum):
@@ -119,21 +122,39 @@ _LOOP_THREAD = _LoopThread()
 
 
 class _Outbox:
-    """What is to be written on one stream, in order; filled from any thread."""
+    """What is to be written on one stream, in order; filled from any thread.
 
-    __slots__ = ("items", "loop", "wake")
+    The writer parks on a bare future when the outbox is empty (an ``asyncio.Event``
+    costs more per message: its own waiter list and a loop check on every wait)."""
+
+    __slots__ = ("items", "loop", "waiter")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.items: collections.deque[bytes | _Close] = collections.deque()
         self.loop = loop
-        self.wake = asyncio.Event()
+        self.waiter: asyncio.Future[None] | None = None
 
     def put(self, item: bytes | _Close) -> None:
         self.items.append(item)
         if threading.get_ident() == _LOOP_THREAD.thread_id:
-            self.wake.set()
+            self._wake()
         else:
-            self.loop.call_soon_threadsafe(self.wake.set)
+            self.loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        """Loop thread: resume a parked writer."""
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def filled(self) -> None:
+        """Loop thread: return once there is an item (at once if there is one)."""
+        while not self.items:
+            waiter = self.waiter = self.loop.create_future()
+            try:
+                await waiter
+            finally:
+                self.waiter = None
 
 
 class BotEndpoint:
@@ -158,6 +179,8 @@ class BotEndpoint:
         self._idle.set()
         self._log = get_logger(slot=slot)
         self._wire_tap = wire_tap
+        self.take_raw: RawTaker | None = None
+        """The referee's hot path (see ``RawTaker``); None: every message is parsed."""
         self._server: grpc.aio.Server = _LOOP_THREAD.run(self._make_server(), LOOP_CALL_TIMEOUT_S)
 
     async def _make_server(self) -> grpc.aio.Server:
@@ -253,13 +276,10 @@ class BotEndpoint:
     async def _write(
         self, outbox: _Outbox, context: grpc.aio.ServicerContext[bytes, bytes]
     ) -> None:
-        items, wake, tap = outbox.items, outbox.wake, self._wire_tap
+        items, tap = outbox.items, self._wire_tap
         while True:
             if not items:
-                wake.clear()
-                if not items:
-                    await wake.wait()
-                continue
+                await outbox.filled()
             item = items.popleft()
             if isinstance(item, _Close):
                 return
@@ -288,6 +308,9 @@ class BotEndpoint:
     def _post_raw(self, raw: bytes, generation: int, received_ns: int) -> None:
         if len(raw) > MAX_MESSAGE_BYTES:
             self._post(generation, ArrivalKind.OVERSIZED, size_bytes=len(raw))
+            return
+        take = self.take_raw
+        if take is not None and take(self.slot, generation, raw, received_ns):
             return
         message = referee_pb2.PlayRequest()
         try:
