@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 
 from kahuna_bot._gen import game_pb2
+from kahuna_bot._memo import MessageMemo
 from kahuna_bot.board import canonical_island, canonical_line
 
 
@@ -110,26 +111,6 @@ def parse_action(text: str) -> Action:
     return PASS
 
 
-_FROM_PROTO_CACHE: dict[bytes, Action] = {}
-_FROM_PROTO_CACHE_MAX = 4096  # a game knows a few hundred actions; the cache stops growing here
-
-
-def action_from_proto(message: game_pb2.Action) -> Action:
-    """The typed form of a protobuf Action; ValueError if it is not an action.
-
-    Actions are immutable, so each distinct message is read once and its
-    ``Action`` shared afterwards (keyed by the message's bytes): a request
-    lists the same few dozen actions over and over.
-    """
-    key = message.SerializeToString()
-    action = _FROM_PROTO_CACHE.get(key)
-    if action is None:
-        action = _read_action(message)
-        if len(_FROM_PROTO_CACHE) < _FROM_PROTO_CACHE_MAX:
-            _FROM_PROTO_CACHE[key] = action
-    return action
-
-
 def _read_action(message: game_pb2.Action) -> Action:
     kind = _PROTO_TO_TYPE.get(message.type)
     if kind is None:
@@ -145,6 +126,19 @@ def _read_action(message: game_pb2.Action) -> Action:
     if kind is ActionType.DRAW:
         return draw(message.card or None)
     return PASS
+
+
+_ACTIONS_READ = MessageMemo(_read_action)
+
+
+def action_from_proto(message: game_pb2.Action) -> Action:
+    """The typed form of a protobuf Action; ValueError if it is not an action.
+
+    Actions are immutable, so each distinct message is read once and its
+    ``Action`` shared afterwards (keyed by the message's bytes): a request
+    lists the same few dozen actions over and over.
+    """
+    return _ACTIONS_READ(message)
 
 
 def action_to_proto(action: Action) -> game_pb2.Action:

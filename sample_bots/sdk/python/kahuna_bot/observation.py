@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from kahuna_bot._gen import game_pb2
+from kahuna_bot._memo import MessageMemo
 from kahuna_bot.actions import ActionType
 
 _ACTION_TYPES: dict[int, ActionType] = {
@@ -128,21 +129,6 @@ def _pair(values: Sequence[int], what: str) -> tuple[int, int]:
     return int(values[0]), int(values[1])
 
 
-_SEEN_EVENT_CACHE: dict[bytes, SeenEvent] = {}
-_SEEN_EVENT_CACHE_MAX = 4096  # a few hundred distinct events occur; the cache stops growing here
-
-
-def seen_event_from_proto(message: game_pb2.SeenEvent) -> SeenEvent:
-    """The typed event; events are immutable, so each distinct message is read once."""
-    key = message.SerializeToString()
-    event = _SEEN_EVENT_CACHE.get(key)
-    if event is None:
-        event = _read_seen_event(message)
-        if len(_SEEN_EVENT_CACHE) < _SEEN_EVENT_CACHE_MAX:
-            _SEEN_EVENT_CACHE[key] = event
-    return event
-
-
 def _read_seen_event(message: game_pb2.SeenEvent) -> SeenEvent:
     kind = _ACTION_TYPES.get(message.type)
     if kind is None:
@@ -157,6 +143,14 @@ def _read_seen_event(message: game_pb2.SeenEvent) -> SeenEvent:
         drawn=message.drawn or None,
         hidden=message.hidden,
     )
+
+
+_EVENTS_READ = MessageMemo(_read_seen_event)
+
+
+def seen_event_from_proto(message: game_pb2.SeenEvent) -> SeenEvent:
+    """The typed event; events are immutable, so each distinct message is read once."""
+    return _EVENTS_READ(message)
 
 
 def outcome_from_proto(message: game_pb2.Outcome) -> Outcome:
