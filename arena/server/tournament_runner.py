@@ -38,7 +38,7 @@ import multiprocessing
 import os
 import queue
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +67,7 @@ from arena.store import (
     list_matches,
     record_game,
     set_status,
+    think_ms_per_game,
     tournament_byes,
     tournament_standings,
 )
@@ -116,6 +117,31 @@ def swiss_rounds(tournament: TournamentRow) -> int:
     bots = len(tournament.entrants)
     wanted = tournament.config.rounds or math.ceil(math.log2(bots)) + 1
     return max(1, min(wanted, bots - 1 if bots % 2 == 0 else bots))
+
+
+GAME_OVERHEAD_MS = 60.0
+"""What a game costs beyond its bots' thinking (referee, transport), for ordering only."""
+
+
+def longest_first(
+    matches: list[MatchRow], think_ms: Mapping[tuple[str, str], float]
+) -> list[MatchRow]:
+    """``matches`` by expected duration, longest first (stable), so that a short match,
+    not a long one, is what runs alone at the end of a round (the tail of a list
+    scheduled greedily). A match's expected duration: its unplayed games times the
+    mean thinking time per game of both bots (``think_ms``, from stored games) plus
+    ``GAME_OVERHEAD_MS``; a bot with no stored game counts as the mean of those known.
+    """
+    known = list(think_ms.values())
+    unknown_ms = sum(known) / len(known) if known else 0.0
+
+    def expected_ms(match: MatchRow) -> float:
+        games = match.games - len(match.games_played)
+        first = think_ms.get((match.first, match.first_version), unknown_ms)
+        second = think_ms.get((match.second, match.second_version), unknown_ms)
+        return games * (first + second + GAME_OVERHEAD_MS)
+
+    return sorted(matches, key=expected_ms, reverse=True)
 
 
 def unstored_indices(match: MatchRow) -> tuple[int, ...] | None:
@@ -246,7 +272,8 @@ class TournamentRunner:
 
     def _play(self, matches: list[MatchRow], summary: RunSummary) -> None:
         tournament = get_tournament(self.store, self.tournament_id)
-        jobs = [self._job(tournament, m) for m in matches]
+        ordered = longest_first(matches, think_ms_per_game(self.store))
+        jobs = [self._job(tournament, m) for m in ordered]
         open_jobs = {job.match_id for job in jobs}
         pool = self._workers.pool(len(jobs))
         futures: dict[Future[None], int] = {

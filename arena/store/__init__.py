@@ -6,7 +6,14 @@ web pages code against (documented in docs/CONTRACTS.md, ``arena.store``).
 
 from arena.store.bots import add_bot_version, bot_spec, get_bot, get_version, leaderboard, list_bots
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError
-from arena.store.games import find_game, game_record, get_game, list_games, record_game
+from arena.store.games import (
+    find_game,
+    game_record,
+    get_game,
+    list_games,
+    record_game,
+    think_ms_per_game,
+)
 from arena.store.lease import (
     LeaseHeldError,
     LeaseHolder,
@@ -126,6 +133,7 @@ __all__ = [
     "set_status",
     "start_live_game",
     "take_seat_offer",
+    "think_ms_per_game",
     "tournament_byes",
     "tournament_crosstable",
     "tournament_standings",

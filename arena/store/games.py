@@ -141,6 +141,22 @@ def list_games(
     return [_game_row(r) for r in rows]
 
 
+def think_ms_per_game(store: Store) -> dict[tuple[str, str], float]:
+    """(bot, version): the mean time it took to think per stored game (both seats).
+
+    What the tournament runner orders matches by (longest expected first).
+    """
+    with store.reading() as db:
+        rows = db.execute(
+            "SELECT b.name, v.version, AVG(t.ms) FROM ("
+            " SELECT seat0_id AS version_id, time0_ms AS ms FROM games"
+            " UNION ALL SELECT seat1_id, time1_ms FROM games"
+            ") t JOIN bot_versions v ON v.id = t.version_id JOIN bots b ON b.id = v.bot_id"
+            " GROUP BY t.version_id"
+        ).fetchall()
+    return {(name, version): float(ms) for name, version, ms in rows}
+
+
 def get_game(store: Store, game_id: int) -> GameRow:
     with store.reading() as db:
         row = db.execute(f"{_GAME_SELECT} WHERE g.id = ?", (game_id,)).fetchone()

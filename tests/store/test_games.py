@@ -20,6 +20,7 @@ from arena.store import (
     list_games,
     list_matches,
     record_game,
+    think_ms_per_game,
     tournament_crosstable,
     tournament_standings,
 )
@@ -186,3 +187,18 @@ def test_a_leaderboard_row_never_mixes_versions(store: Store, make_bot: MakeBot)
     a_rows = [r.entry for r in rows if r.entry.bot == "a"]
     assert len(a_rows) == 2 and sorted(r.games for r in a_rows) == [0, 1]
     assert len(leaderboard(store, latest_only=True)) == 2
+
+
+def test_think_time_per_game_is_the_mean_over_both_seats(
+    store: Store, three_bots: list[str]
+) -> None:
+    assert think_ms_per_game(store) == {}
+    t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
+    match = next(m for m in list_matches(store, t.id) if {m.first, m.second} == {"a", "b"})
+    record_game(store, match.id, _report(0, ("a", "b"), "a"))  # a 10.0 ms, b 12.5 ms
+    record_game(store, match.id, _report(1, ("b", "a"), "b"))  # b 10.0 ms, a 12.5 ms
+    version = {name: get_bot(store, name).versions[0].version for name in three_bots}
+    assert think_ms_per_game(store) == {
+        ("a", version["a"]): pytest.approx(11.25),
+        ("b", version["b"]): pytest.approx(11.25),
+    }
