@@ -13,18 +13,30 @@ from arena.sandbox import BotProcess, SandboxLimits
 from .conftest import Harness, cgroup_dirs, marked_pids
 
 
-def open_fd_count() -> int:
-    return len(os.listdir("/proc/self/fd"))
+def open_fds() -> set[tuple[str, str]]:
+    """This process's descriptors as (number, what it points at)."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found.add((fd, os.readlink(f"/proc/self/fd/{fd}")))
+        except FileNotFoundError:  # the listing's own descriptor, or one closed meanwhile
+            continue
+    return found
+
+
+def leaked_since(before: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Descriptors open now that were not before (others closing theirs is no leak)."""
+    return open_fds() - before
 
 
 def test_sequential_launches_leak_no_descriptors_or_groups(harness: Harness) -> None:
     harness.launch("true")[0].kill()  # the first launch starts the watchdog (one pipe)
-    before = open_fd_count()
+    before = open_fds()
     for _ in range(20):
         bot, _ = harness.launch("echo hi")
         assert bot.wait(20) == 0
         bot.kill()
-    assert open_fd_count() == before
+    assert leaked_since(before) == set()
     assert not [d for bot in harness.launched for d in cgroup_dirs(bot.name) if d.exists()]
 
 
@@ -56,7 +68,7 @@ def test_concurrent_launches_from_threads(harness: Harness) -> None:
 @pytest.mark.soak
 def test_soak_hundreds_of_launches_from_threads(harness: Harness) -> None:
     harness.launch("true")[0].kill()
-    fds_before = open_fd_count()
+    fds_before = open_fds()
 
     def cycle(index: int) -> int | None:
         script = "sleep 300; : $0" if index % 3 else "bomb() { bomb | bomb & }; bomb; : $0"
@@ -68,5 +80,5 @@ def test_soak_hundreds_of_launches_from_threads(harness: Harness) -> None:
     with ThreadPoolExecutor(max_workers=6) as pool:
         statuses = list(pool.map(cycle, range(300)))
     assert all(status is not None for status in statuses)
-    assert open_fd_count() == fds_before
+    assert leaked_since(fds_before) == set()
     assert marked_pids(harness.marker) == []
