@@ -95,16 +95,28 @@ class Store:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic unit of work: committed on success, rolled back on any error."""
+    def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """One atomic unit of work: committed on success, rolled back on any error.
+
+        ``durable=False`` commits without waiting for the disk (WAL, ``synchronous =
+        NORMAL``): still atomic, but a power cut may lose it. Only for what may be lost,
+        such as the live view of games in progress, written several times a second;
+        the next durable commit syncs it along with its own.
+        """
         with self._lock:
-            self._connection.execute("BEGIN IMMEDIATE")
+            if not durable:
+                self._connection.execute("PRAGMA synchronous = NORMAL")
             try:
-                yield self._connection
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
+                self._connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._connection
+                except BaseException:
+                    self._connection.execute("ROLLBACK")
+                    raise
+                self._connection.execute("COMMIT")
+            finally:
+                if not durable:
+                    self._connection.execute("PRAGMA synchronous = FULL")
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:

@@ -8,6 +8,9 @@ runner chooses to publish); the head is the record so far without actions
 (format, variant, handicap, deal, bots). ``record_game`` deletes the live game
 in the transaction that stores the finished game, so the live tables only
 ever hold games in progress. Full information: only the admin may see them.
+Written several times a second and worth nothing after a crash (the next run
+drops what a killed one left), they are committed without waiting for the disk
+(``Store.transaction(durable=False)``); finished games always are durable.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def start_live_game(
 ) -> int:
     """Begin (or begin again) the live game ``game_index`` of ``match_id``; its live id."""
     head_json = json.dumps(dict(head), separators=_COMPACT)
-    with store.transaction() as db:
+    with store.transaction(durable=False) as db:  # the live view may be lost
         match = db.execute("SELECT games FROM matches WHERE id = ?", (match_id,)).fetchone()
         if match is None:
             raise NotFoundError(f"no match {match_id}")
@@ -49,7 +52,7 @@ def add_live_actions(
 ) -> int:
     """Append ``entries`` to the live game, in one transaction; the number of entries now."""
     encoded = [json.dumps(dict(entry), separators=_COMPACT) for entry in entries]
-    with store.transaction() as db:
+    with store.transaction(durable=False) as db:  # the live view may be lost
         live = db.execute(
             "SELECT id FROM live_games WHERE match_id = ? AND game_index = ?",
             (match_id, game_index),
@@ -67,7 +70,7 @@ def add_live_actions(
 
 def end_live_game(store: Store, match_id: int, game_index: int) -> None:
     """Drop a live game that will not be stored (record_game drops stored ones itself)."""
-    with store.transaction() as db:
+    with store.transaction(durable=False) as db:  # the live view may be lost
         drop_live_game(db, match_id, game_index)
 
 
