@@ -189,8 +189,9 @@ def migrate(connection: sqlite3.Connection) -> int:
     opening the same new data directory at the same moment migrates it once.
     """
     found = check_usable(connection)
-    while _apply_next(connection):
-        pass
+    if found < CURRENT_VERSION:  # a current database is only read: no write lock taken
+        while _apply_next(connection):
+            pass
     return found
 
 

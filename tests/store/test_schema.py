@@ -5,12 +5,13 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from arena.store import CURRENT_VERSION, Store, StoreError, get_bot, resolve_data_dir
+from arena.store import CURRENT_VERSION, Store, StoreError, get_bot, list_bots, resolve_data_dir
 from arena.store.schema import V1, SchemaError
 
 
@@ -167,3 +168,18 @@ def test_processes_opening_a_new_data_directory_at_once_migrate_it_once(tmp_path
         assert [opener.returncode for opener in openers] == [0] * 4, errors
         check = sqlite3.connect(target / "arena.db")
         assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
+
+
+def test_opening_a_current_database_takes_no_write_lock(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    Store.open(data).close()
+    writer = sqlite3.connect(data / "arena.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process in the middle of storing a game
+    try:
+        started = time.monotonic()
+        with Store.open(data) as store:
+            assert list_bots(store) == []
+        assert time.monotonic() - started < 5, "Store.open waited for the writer"
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
