@@ -122,7 +122,10 @@ def run_run(store: Store, args: argparse.Namespace) -> int:
 
 
 def run_resume(store: Store, args: argparse.Namespace) -> int:
-    return play_tournament(store, get_tournament(store, args.name), args)
+    tournament = get_tournament(store, args.name)
+    if tournament.status == "finished":
+        print(f"{tournament.name} is already finished: nothing left to play")
+    return play_tournament(store, tournament, args)
 
 
 def run_options_problem(args: argparse.Namespace) -> str | None:

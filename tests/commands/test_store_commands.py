@@ -134,6 +134,7 @@ def test_tournament_status_leaderboard_and_resume(
     assert all(r["games"] == 2 for r in rows)
     status, out, _ = _arena(capsys, data_with_bots, "tournament", "resume", "cup", "--no-progress")
     assert status == 0 and "crosstable" in out
+    assert out.startswith("cup is already finished: nothing left to play\n")
     status, out, _ = _arena(capsys, data_with_bots, "leaderboard", "--json")
     assert [r["games"] for r in json.loads(out)] == [2, 2]  # nothing played twice
     status, out, _ = _arena(capsys, data_with_bots, "tournament", "list")
