@@ -1,10 +1,13 @@
 """Runs a stored tournament: concurrent matches, each game stored and rated as it ends.
 
-Each match runs in its own worker process (``multiprocessing`` spawn context:
-the parent may be a threaded gRPC server, where fork is unsafe), at most
-``concurrency`` at a time, so matches use every core. Workers send each
-finished ``GameReport`` back over a queue; the parent commits it with its
-rating update in one transaction (``arena.store.record_game``) as it arrives.
+Matches run in worker processes, at most ``concurrency`` at a time, each
+worker on its own CPUs (``arena.server.cpu_placement``), longest expected
+match first. Workers come from a ``multiprocessing`` forkserver that has
+imported this module once: the parent may be a threaded gRPC server, where
+fork is unsafe, and a spawned worker would import the referee anew (~0.3 s of
+CPU each). Workers send each finished ``GameReport`` back over a queue; the
+parent commits it with its rating update in one transaction
+(``arena.store.record_game``) as it arrives.
 
 Resume after an interruption at any moment, even ``kill -9``: games are keyed
 by ``(match, game index)`` with a UNIQUE constraint. A match with unstored
@@ -12,8 +15,8 @@ games is run again with the same seed, playing only the unstored game indices
 (``MatchConfig.game_indices``): each keeps the deal and seats of its index and
 no stored game is played again. Should a report of a stored game still arrive
 it is discarded, never counted twice. Swiss rounds are paired and stored
-whole, so a round is paired once. Workers die with the parent
-(``PR_SET_PDEATHSIG``).
+whole, so a round is paired once. Workers die with the runner (a thread
+waiting on its pidfd: ``_die_with``), their bots with them.
 
 Live view: each worker also sends its match's live events (``run_match``'s
 ``on_event``); the parent writes them to the store's live tables
@@ -37,7 +40,10 @@ import math
 import multiprocessing
 import os
 import queue
+import select
 import signal
+import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -74,6 +80,7 @@ from arena.store import (
 from arena.tournament.swiss import SwissEntrant, pair_swiss_round
 
 _PR_SET_PDEATHSIG = 1
+_RUNNER_POLL_S = 0.2
 _POLL_S = 0.2
 _DRAIN_MAX_MESSAGES = 500
 """Messages handled before live entries are written out, when workers send faster."""
@@ -405,7 +412,7 @@ class TournamentRunner:
 class _WorkerPool:
     """The match worker processes of one run, kept from one Swiss round to the next.
 
-    Started on first use (a spawned worker imports the referee: ~0.2 s), at
+    Started on first use (forked by a forkserver that imported the referee once), at
     most ``concurrency`` of them and no more than the first batch of matches
     (a Swiss round is never bigger than the first), each on its own CPUs
     when ``pin_cpus`` (``arena.server.cpu_placement``).
@@ -421,7 +428,8 @@ class _WorkerPool:
     def pool(self, matches: int) -> ProcessPoolExecutor:
         if self._pool is None:
             workers = max(1, min(self.concurrency, matches))
-            context = multiprocessing.get_context("spawn")
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload([__name__])
             self.reports = context.Queue()
             placement = _Placement(context.Value("i", 0), usable_cpus(), workers, self.pin_cpus)
             self._pool = ProcessPoolExecutor(
@@ -462,14 +470,47 @@ class _Placement:
     pin: bool
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _die_with(runner_pid: int) -> None:
+    """SIGKILL this worker as soon as the runner is gone, however it went (kill -9 too).
+
+    A worker's parent is the forkserver, not the runner, so PR_SET_PDEATHSIG
+    cannot tie it to the runner; and the forkserver only leaves once every
+    worker has (each holds its "alive" pipe). So a daemon thread waits on a
+    pidfd of the runner (polls where pidfds are missing) and ends the worker;
+    its bots then die with it (the sandbox watchdog), and the forkserver after.
+    """
+
+    def watch() -> None:
+        try:
+            pidfd = os.pidfd_open(runner_pid)
+        except (AttributeError, OSError):
+            while _alive(runner_pid):
+                time.sleep(_RUNNER_POLL_S)
+        else:
+            select.select([pidfd], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="runner-watch", daemon=True).start()
+
+
 def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     """Die with the parent (kill -9 included), keep the report queue, take this worker's CPUs."""
     global _worker_queue
     _worker_queue = reports
-    with contextlib.suppress(OSError, AttributeError):
+    with contextlib.suppress(OSError, AttributeError):  # dies with the forkserver too
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
-    if os.getppid() != parent_pid:  # the parent died while this worker was starting
+    if not _alive(parent_pid):  # the runner died while this worker was starting
         os._exit(1)
     if placement.pin:
         with placement.counter.get_lock():
@@ -478,6 +519,7 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
         cpus = worker_cpus(placement.cpus, placement.workers, number)
         if cpus is not None and not pin_this_process(cpus):
             get_logger(worker=number).warning("cpu_pinning_refused", cpus=sorted(cpus))
+    _die_with(parent_pid)  # after pinning: threads take the affinity they start with
     reports.put(("worker", os.getpid(), usable_cpus()))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 

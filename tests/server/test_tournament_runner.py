@@ -199,6 +199,43 @@ def _tournament_exists(data: Path) -> bool:
     return count > 0
 
 
+def _descendants(root: int) -> set[int]:
+    """Every living process below ``root`` (forkserver, workers, sandboxes, bots)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def _all_gone(pids: set[int], timeout_s: float) -> set[int]:
+    deadline = time.monotonic() + timeout_s
+    while (left := {pid for pid in pids if _running(pid)}) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
 def _kill_and_resume(
     tmp_path: Path, seed: int, reference: tuple[str, list[tuple[object, ...]]]
 ) -> None:
@@ -212,9 +249,11 @@ def _kill_and_resume(
         time.sleep(rng.uniform(0.3, 2.5))
         if process.poll() is not None:
             break
+        family = _descendants(process.pid)
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         kills += 1
+        assert _all_gone(family, 10) == set(), "a worker, bot or helper outlived the runner"
         _check_consistent(data)
         # Killed before the tournament was created: the user runs `run` again.
         again = ("resume", "cup") if _tournament_exists(data) else ("run", *definition)
