@@ -9,10 +9,12 @@ Prints figures; asserts nothing. Timings on a shared machine are noisy.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -98,11 +100,47 @@ def _busy_cores() -> tuple[float, float]:
     return (sum(fields) - idle) / ticks, sum(fields) / ticks
 
 
+def run_round_robin(data: Path, name: str, workers: int, pin: bool, games: int, seed: int) -> int:
+    """One round robin of every stored bot, timed in this (fresh) process; prints JSON.
+
+    Each measured tournament runs in a process of its own, as `arena tournament
+    run` does, so each pays for starting its workers (the forkserver) once.
+    """
+    from arena.server.tournament_runner import TournamentRunner
+    from arena.store import Store, TournamentConfig, create_tournament, list_bots
+
+    with Store.open(data) as store:
+        entrants = sorted(bot.name for bot in list_bots(store))
+        config = TournamentConfig(games_per_match=games, seed=seed)
+        t = create_tournament(store, name, "round_robin", entrants, config)
+        busy0, total0 = _busy_cores()
+        started = time.perf_counter()
+        summary = TournamentRunner(store, t.id, concurrency=workers, pin_cpus=pin).run()
+        elapsed_s = time.perf_counter() - started
+        busy1, total1 = _busy_cores()
+    busy = (busy1 - busy0) / (total1 - total0)
+    print(json.dumps({"games": summary.games_recorded, "seconds": elapsed_s, "busy": busy}))
+    return 0
+
+
+def _timed_round_robin(
+    data: Path, name: str, workers: int, pin: bool, games: int, seed: int
+) -> dict[str, float]:
+    command = [
+        sys.executable, __file__, "_round-robin", "--data", str(data), "--name", name,
+        "--concurrency", str(workers), "--games", str(games), "--seed", str(seed),
+    ]  # fmt: skip
+    if not pin:
+        command.append("--no-pin")
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 def bench_games(games_per_match: int, concurrency: int, bots: int) -> int:
     """Round-robin games/s against twice the rate of one match run alone."""
     from arena.referee import MatchConfig, load_bot, run_match
-    from arena.server.tournament_runner import TournamentRunner
-    from arena.store import Store, TournamentConfig, add_bot_version, create_tournament
+    from arena.store import Store, add_bot_version
 
     field = _field(bots)
     with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work:
@@ -120,26 +158,21 @@ def bench_games(games_per_match: int, concurrency: int, bots: int) -> int:
             f"single match (random vs greedy, {games_per_match} games, alone):"
             f" {' / '.join(f'{r:.2f}' for r in single_rates)} games/s, mean {single_rate:.2f}"
         )
-        rates: dict[tuple[int, bool], float] = {}
-        with Store.open(root / "data") as store:
+        data = root / "data"
+        with Store.open(data) as store:
             for directory in dirs.values():
                 add_bot_version(store, load_bot(directory))
-            runs = [(1, False), (concurrency, True), (concurrency, False)]
-            for number, (workers, pin) in enumerate(runs):
-                config = TournamentConfig(games_per_match=games_per_match, seed=number)
-                t = create_tournament(store, f"rr{number}", "round_robin", list(field), config)
-                busy0, total0 = _busy_cores()
-                started = time.perf_counter()
-                summary = TournamentRunner(store, t.id, concurrency=workers, pin_cpus=pin).run()
-                elapsed_s = time.perf_counter() - started
-                busy1, total1 = _busy_cores()
-                rates[workers, pin] = summary.games_recorded / elapsed_s
-                print(
-                    f"round robin, {len(field)} bots, concurrency {workers}"
-                    f"{', pinned' if pin and workers > 1 else ''}: {summary.games_recorded} games"
-                    f" in {elapsed_s:.2f} s = {rates[workers, pin]:.2f} games/s,"
-                    f" machine busy {100 * (busy1 - busy0) / (total1 - total0):.0f}%"
-                )
+        rates: dict[tuple[int, bool], float] = {}
+        runs = [(1, False), (concurrency, True), (concurrency, False)]
+        for number, (workers, pin) in enumerate(runs):
+            result = _timed_round_robin(data, f"rr{number}", workers, pin, games_per_match, number)
+            rates[workers, pin] = result["games"] / result["seconds"]
+            print(
+                f"round robin, {len(field)} bots, concurrency {workers}"
+                f"{', pinned' if pin and workers > 1 else ''}: {result['games']:.0f} games"
+                f" in {result['seconds']:.2f} s = {rates[workers, pin]:.2f} games/s,"
+                f" machine busy {100 * result['busy']:.0f}%"
+            )
     for pin in (True, False):
         rate = rates[concurrency, pin]
         label = "pinned" if pin else "not pinned"
@@ -165,9 +198,20 @@ def main(argv: list[str] | None = None) -> int:
     games.add_argument("--games", type=int, default=8, help="games per match")
     games.add_argument("--concurrency", type=int, default=2)
     games.add_argument("--bots", type=int, default=4, help="round-robin entrants (even: r/g)")
+    once = sub.add_parser("_round-robin", help=argparse.SUPPRESS)  # one timed run, for `games`
+    once.add_argument("--data", type=Path, required=True)
+    once.add_argument("--name", required=True)
+    once.add_argument("--concurrency", type=int, required=True)
+    once.add_argument("--games", type=int, required=True)
+    once.add_argument("--seed", type=int, required=True)
+    once.add_argument("--no-pin", action="store_true")
     args = parser.parse_args(argv)
     if args.what == "pairing":
         return bench_pairing(args.bots, args.rounds, args.seed)
+    if args.what == "_round-robin":
+        return run_round_robin(
+            args.data, args.name, args.concurrency, not args.no_pin, args.games, args.seed
+        )
     return bench_games(args.games, args.concurrency, args.bots)
 
 
