@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
@@ -119,13 +120,15 @@ def run_round_robin(data: Path, name: str, workers: int, pin: bool, games: int, 
         elapsed_s = time.perf_counter() - started
         busy1, total1 = _busy_cores()
     busy = (busy1 - busy0) / (total1 - total0)
-    print(json.dumps({"games": summary.games_recorded, "seconds": elapsed_s, "busy": busy}))
+    failed = {str(match): error for match, error in summary.failed_matches.items()}
+    print(json.dumps({"games": summary.games_recorded, "seconds": elapsed_s, "busy": busy,
+                      "failed": failed}))  # fmt: skip
     return 0
 
 
 def _timed_round_robin(
     data: Path, name: str, workers: int, pin: bool, games: int, seed: int
-) -> dict[str, float]:
+) -> dict[str, Any]:
     command = [
         sys.executable, __file__, "_round-robin", "--data", str(data), "--name", name,
         "--concurrency", str(workers), "--games", str(games), "--seed", str(seed),
@@ -133,7 +136,12 @@ def _timed_round_robin(
     if not pin:
         command.append("--no-pin")
     done = subprocess.run(command, capture_output=True, text=True, check=True)
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    failed = result.pop("failed")
+    for match, error in failed.items():
+        print(f"  match {match} failed: {error}")
+    if failed:
+        print("  its log ends:", *done.stderr.strip().splitlines()[-15:], sep="\n    ")
     return result
 
 
