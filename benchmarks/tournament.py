@@ -1,7 +1,14 @@
 """Tournament benchmarks: Swiss pairing time, and round-robin games per second.
 
     python3 benchmarks/tournament.py pairing [--bots 1000 --rounds 9]
-    python3 benchmarks/tournament.py games   [--games 8] [--bots 4] [--concurrency 2]
+    python3 benchmarks/tournament.py games   [--games 8] [--bots 10] [--concurrency 2]
+
+`games` compares a round robin at --concurrency with the same round robin (same
+bots, games and deals) at concurrency 1, and with one match played alone by
+run_match (random vs greedy, no store, no workers). Each round robin runs in a
+fresh process, as `arena tournament run` does. The default field (10 bots, 45
+matches, 360 games) is a tournament; with 4 bots (48 games, ~3 s) starting the
+workers and the last match running alone weigh in more.
 
 Prints figures; asserts nothing. Timings on a shared machine are noisy.
 """
@@ -157,7 +164,7 @@ def bench_games(games_per_match: int, concurrency: int, bots: int) -> int:
         first, second = load_bot(dirs["r1"]), load_bot(dirs["g1"])
         run_match(MatchConfig(games=2, seed=2), first, second)  # warm-up
         single_rates = []
-        for seed in (3, 4):
+        for seed in (3, 4, 5, 6):
             started = time.perf_counter()
             run_match(MatchConfig(games=games_per_match, seed=seed), first, second)
             single_rates.append(games_per_match / (time.perf_counter() - started))
@@ -205,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     games = sub.add_parser("games", help="round-robin games/s of the sample bots")
     games.add_argument("--games", type=int, default=8, help="games per match")
     games.add_argument("--concurrency", type=int, default=2)
-    games.add_argument("--bots", type=int, default=4, help="round-robin entrants (even: r/g)")
+    games.add_argument("--bots", type=int, default=10, help="round-robin entrants (r/g copies)")
     once = sub.add_parser("_round-robin", help=argparse.SUPPRESS)  # one timed run, for `games`
     once.add_argument("--data", type=Path, required=True)
     once.add_argument("--name", required=True)
