@@ -35,6 +35,10 @@ from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
 
+import arena._grpc_env  # noqa: F401 (before grpc: gRPC's environment as in arena processes)
+
+# isort: split
+
 import grpc
 
 from arena.logs import configure
