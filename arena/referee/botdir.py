@@ -113,10 +113,22 @@ def content_hash(directory: Path) -> str:
     digest = hashlib.sha256()
     for relative in _files(directory):
         path = directory / relative
-        data = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
-        digest.update(relative.encode() + b"\0" + str(len(data)).encode() + b"\0")
-        digest.update(data)
+        if path.is_symlink():
+            target = os.readlink(path).encode()
+            digest.update(relative.encode() + b"\0" + str(len(target)).encode() + b"\0")
+            digest.update(target)
+            continue
+        with path.open("rb") as stream:  # in chunks: a big file is not held in memory
+            size = os.fstat(stream.fileno()).st_size
+            digest.update(relative.encode() + b"\0" + str(size).encode() + b"\0")
+            left = size
+            while left > 0 and (chunk := stream.read(min(left, _HASH_CHUNK_BYTES))):
+                digest.update(chunk)
+                left -= len(chunk)
     return digest.hexdigest()[:VERSION_HEX_CHARS]
+
+
+_HASH_CHUNK_BYTES = 1 << 20
 
 
 def _files(directory: Path) -> list[str]:

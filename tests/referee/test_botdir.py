@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,27 @@ def test_version_depends_on_content_not_location(tmp_path: Path) -> None:
     for path in first.iterdir():
         (second / path.name).write_bytes(path.read_bytes())
     assert content_hash(first) == content_hash(second)
+
+
+def _whole_file_hash(directory: Path) -> str:
+    """The version as first defined (each file read whole), which stored versions came from."""
+    digest = hashlib.sha256()
+    for path in sorted(
+        (p for p in directory.rglob("*") if p.is_symlink() or p.is_file()),
+        key=lambda p: p.relative_to(directory).as_posix(),
+    ):
+        relative = path.relative_to(directory).as_posix()
+        data = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+        digest.update(relative.encode() + b"\0" + str(len(data)).encode() + b"\0")
+        digest.update(data)
+    return digest.hexdigest()[:16]
+
+
+def test_hashing_in_chunks_gives_the_versions_already_stored(tmp_path: Path) -> None:
+    directory = tmp_path / "bot"
+    (directory / "data").mkdir(parents=True)
+    (directory / "bot.py").write_text("print('hi')\n")
+    (directory / "empty").write_bytes(b"")
+    (directory / "data" / "weights.bin").write_bytes(bytes(range(256)) * 10_000)  # 2.5 MB
+    (directory / "link").symlink_to("bot.py")
+    assert content_hash(directory) == _whole_file_hash(directory)
