@@ -27,10 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 from arena.tournament.schedule import Pairing
 
@@ -78,11 +74,10 @@ def pair_swiss_round(
 
 def _pair_exact(pool: list[SwissEntrant], group_of: dict[str, int], group_count: int) -> SwissRound:
     """Complete-graph matching with the bye node when the pool is odd."""
-    import networkx as nx  # here, not at the top: match workers and the CLI import this module
-
     odd = len(pool) % 2 == 1
-    graph = _build_graph(pool, group_of, group_count, allow_rematches=True, with_bye=odd)
-    matching = nx.max_weight_matching(graph, maxcardinality=True)
+    matching = _max_weight_matching(
+        pool, group_of, group_count, allow_rematches=True, with_bye=odd
+    )
     pairings, bye, unpaired = _read_matching(pool, matching)
     if unpaired:  # impossible with maxcardinality on a complete graph; guard anyway
         raise RuntimeError(f"pair_swiss_round: could not pair {sorted(unpaired)}")
@@ -92,8 +87,6 @@ def _pair_exact(pool: list[SwissEntrant], group_of: dict[str, int], group_count:
 def _pair_by_brackets(
     entrants: list[SwissEntrant], group_of: dict[str, int], group_count: int, bracket_size: int
 ) -> SwissRound:
-    import networkx as nx
-
     pairings: list[Pairing] = []
     pool: list[SwissEntrant] = []
     for index, entrant in enumerate(entrants):
@@ -107,8 +100,9 @@ def _pair_by_brackets(
         floaters: list[SwissEntrant] = []
         if len(pool) % 2:
             floaters.append(pool.pop())  # lowest-ranked floats down
-        graph = _build_graph(pool, group_of, group_count, allow_rematches=False, with_bye=False)
-        matching = nx.max_weight_matching(graph, maxcardinality=True)
+        matching = _max_weight_matching(
+            pool, group_of, group_count, allow_rematches=False, with_bye=False
+        )
         paired, _, unpaired = _read_matching(pool, matching)
         pairings.extend(paired)
         pool = [e for e in pool if e.bot in unpaired] + floaters
@@ -116,21 +110,22 @@ def _pair_by_brackets(
     return SwissRound((*pairings, *last.pairings), last.bye)
 
 
-def _build_graph(
+def _max_weight_matching(
     pool: list[SwissEntrant],
     group_of: dict[str, int],
     group_count: int,
     *,
     allow_rematches: bool,
     with_bye: bool,
-) -> nx.Graph:
+) -> set[tuple[str, str]]:
+    """networkx's maximum-cardinality, maximum-weight matching of ``pool``'s pairing graph."""
+    import networkx as nx  # here, not at the top: match workers and the CLI import this module
+
     pair_count = len(pool) // 2 + 1
     fine_max = group_count * group_count
     near_unit = pair_count * fine_max + 1
     bye_unit = pair_count * (near_unit + fine_max) + 1
     fresh_unit = pair_count * (len(pool) * bye_unit + near_unit + fine_max) + 1
-    import networkx as nx
-
     graph = nx.Graph()
     graph.add_nodes_from(e.bot for e in pool)
     for i, a in enumerate(pool):
@@ -151,7 +146,8 @@ def _build_graph(
             if not entrant.had_bye:
                 weight = fresh_unit + (rank + 1) * bye_unit + near_unit + fine_max
                 graph.add_edge(_BYE, entrant.bot, weight=weight)
-    return graph
+    matching: set[tuple[str, str]] = nx.max_weight_matching(graph, maxcardinality=True)
+    return matching
 
 
 def _read_matching(
