@@ -55,6 +55,7 @@ from arena.referee import GameReport, MatchConfig, TimeControl, run_match
 from arena.referee.remote import SeatOffer
 from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
+from arena.sandbox.running import is_running
 from arena.server.cpu_placement import pin_this_process, usable_cpus, worker_cpus
 from arena.server.live_feed import LiveFeed, LiveSender
 from arena.store import (
@@ -77,6 +78,7 @@ from arena.store import (
     tournament_byes,
     tournament_standings,
 )
+from arena.store.tournaments import max_swiss_rounds
 from arena.tournament.swiss import SwissEntrant, pair_swiss_round
 
 _PR_SET_PDEATHSIG = 1
@@ -123,7 +125,7 @@ def swiss_rounds(tournament: TournamentRow) -> int:
     """Rounds of a Swiss tournament: configured, else ceil(log2(bots)) + 1, within limits."""
     bots = len(tournament.entrants)
     wanted = tournament.config.rounds or math.ceil(math.log2(bots)) + 1
-    return max(1, min(wanted, bots - 1 if bots % 2 == 0 else bots))
+    return min(wanted, max_swiss_rounds(bots))
 
 
 GAME_OVERHEAD_MS = 60.0
@@ -180,7 +182,6 @@ class TournamentRunner:
         self.unsafe = unsafe
         self.on_progress = on_progress
         self.on_seat_offer = on_seat_offer  # (stored offer, its token): for `arena serve`
-        self.pin_cpus = pin_cpus  # each worker on its own CPUs (arena.server.cpu_placement)
         self.log = get_logger(tournament_id=tournament_id)
         self.live = LiveFeed(store, tournament_id) if live else None
         self._workers = _WorkerPool(self.concurrency, pin_cpus)
@@ -470,16 +471,6 @@ class _Placement:
     pin: bool
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _die_with(runner_pid: int) -> None:
     """SIGKILL this worker as soon as the runner is gone, however it went (kill -9 too).
 
@@ -494,7 +485,7 @@ def _die_with(runner_pid: int) -> None:
         try:
             pidfd = os.pidfd_open(runner_pid)
         except (AttributeError, OSError):
-            while _alive(runner_pid):
+            while is_running(runner_pid):
                 time.sleep(_RUNNER_POLL_S)
         else:
             select.select([pidfd], [], [])
@@ -510,7 +501,7 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     with contextlib.suppress(OSError, AttributeError):  # dies with the forkserver too
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
-    if not _alive(parent_pid):  # the runner died while this worker was starting
+    if not is_running(parent_pid):  # the runner died while this worker was starting
         os._exit(1)
     if placement.pin:
         with placement.counter.get_lock():

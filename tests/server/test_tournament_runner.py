@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from arena.referee import load_bot
+from arena.sandbox.process import wait_gone
 from arena.server.cpu_placement import usable_cpus
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.store import (
@@ -221,21 +222,6 @@ def _descendants(root: int) -> set[int]:
     return found
 
 
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
-
-
-def _all_gone(pids: set[int], timeout_s: float) -> set[int]:
-    deadline = time.monotonic() + timeout_s
-    while (left := {pid for pid in pids if _running(pid)}) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
 def _kill_and_resume(
     tmp_path: Path, seed: int, reference: tuple[str, list[tuple[object, ...]]]
 ) -> None:
@@ -253,7 +239,7 @@ def _kill_and_resume(
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
         kills += 1
-        assert _all_gone(family, 10) == set(), "a worker, bot or helper outlived the runner"
+        assert wait_gone(sorted(family), 10), "a worker, bot or helper outlived the runner"
         _check_consistent(data)
         # Killed before the tournament was created: the user runs `run` again.
         again = ("resume", "cup") if _tournament_exists(data) else ("run", *definition)
