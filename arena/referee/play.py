@@ -103,15 +103,15 @@ class GameInPlay:
     def answer_at_once(self, arrival: Arrival) -> bool:
         """Endpoints' loop thread: apply a legal, timely reply to the open request and send the next
         request (True); anything else is left to the main thread (False)."""
-        if arrival.kind is not ArrivalKind.MESSAGE or arrival.slot != self.open_slot:
+        if arrival.kind is not ArrivalKind.MESSAGE:
             return False
-        slot = self.slots[arrival.slot]
+        slot = self._answering(arrival.slot, arrival.generation)
+        if slot is None:
+            return False
         message = arrival.message
         expect = slot.expect
         if (
-            arrival.generation != slot.endpoint.generation
-            or not slot.ready
-            or message is None
+            message is None
             or expect.phase is not Phase.AWAIT_REPLY
             or message.WhichOneof("kind") != "action_reply"
             or message.action_reply.request_id != expect.request_id
@@ -128,16 +128,24 @@ class GameInPlay:
         """Endpoints' loop thread, before any parse: ``answer_at_once`` for a reply whose
         bytes are exactly the canonical encoding of a legal, timely answer to the open
         request (``judge_echo``); anything else (False) goes the usual way."""
-        if slot_index != self.open_slot:
-            return False
-        slot = self.slots[slot_index]
-        if generation != slot.endpoint.generation or not slot.ready:
+        slot = self._answering(slot_index, generation)
+        if slot is None:
             return False
         judged = judge_echo(raw, received_ns, slot.expect)
         if judged is None:
             return False
         self.accept(slot, *judged)
         return True
+
+    def _answering(self, slot_index: int, generation: int) -> BotSlot | None:
+        """The slot whose reply the game waits for, if ``slot_index`` is it and the message
+        came from its current, connected process; else None (the main thread judges)."""
+        if slot_index != self.open_slot:
+            return None
+        slot = self.slots[slot_index]
+        if generation != slot.endpoint.generation or not slot.ready:
+            return None
+        return slot
 
     def accept(self, slot: BotSlot, action: Action, elapsed_ms: float) -> None:
         """Apply ``action``, accepted from ``slot`` after ``elapsed_ms``, and go on."""
