@@ -122,6 +122,9 @@ def run_run(store: Store, args: argparse.Namespace) -> int:
 
 
 def run_resume(store: Store, args: argparse.Namespace) -> int:
+    problem = run_options_problem(args)
+    if problem:
+        return fail(problem)
     tournament = get_tournament(store, args.name)
     if tournament.status == "finished":
         print(f"{tournament.name} is already finished: nothing left to play")
@@ -136,9 +139,8 @@ def run_options_problem(args: argparse.Namespace) -> str | None:
 
 
 def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Namespace) -> int:
-    problem = run_options_problem(args)
-    if problem:
-        return fail(problem)
+    """Play ``tournament`` with the run options in ``args`` (checked by the caller:
+    ``run_options_problem``, before anything is stored)."""
     out = console()
     runner = TournamentRunner(
         store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,
