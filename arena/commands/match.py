@@ -183,6 +183,7 @@ def match_json(report: MatchReport, bots: tuple[BotSpec, BotSpec],
                 "actions": game.actions,
                 "time_ms": dict(game.time_ms),
                 "failures": _failure_details(game),
+                "stderr": dict(game.stderr),
             }
             for game in report.games
         ],
@@ -213,3 +214,7 @@ def _print_table(report: MatchReport, bots: tuple[BotSpec, BotSpec]) -> None:
         print("  ".join(cells).rstrip())
     score = " - ".join(f"{name} {report.score[name]:g}" for name in names)
     print(f"score: {score}")
+    for game in report.games:  # the operator runs both bots: their stderr is theirs to see
+        for name, tail in game.stderr.items():
+            print(f"game {game.index}: {name}'s stderr ends:")
+            print("\n".join(f"  {line}" for line in tail.splitlines()))

@@ -43,7 +43,8 @@ from arena.server.referee_service import BotEndpoint, WireTap
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
 NS_PER_MS = 1_000_000
-STDERR_IN_REASON_CHARS = 300
+STDERR_KEPT_CHARS = 300
+STDERR_KEPT_FOR = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT, BotStatus.TIMEOUT})
 
 
 def display_names(bot_a: BotSpec, bot_b: BotSpec) -> tuple[str, str]:
@@ -114,6 +115,7 @@ class _Match:
         self.inbox = Inbox(arrivals, self.slots)
         self.sandboxed_paths = probe_host().namespaces
         self.log = get_logger(match_id=self.match_id)
+        self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's end, this game
 
     # ------------------------------------------------------------------ match
 
@@ -217,13 +219,13 @@ class _Match:
 
     def _fail(self, who: int, verdict: Verdict, failures: Failures) -> None:
         slot = self.slots[who]
-        reason = verdict.reason
-        if verdict.status in (BotStatus.CRASH, BotStatus.DISCONNECT, BotStatus.TIMEOUT):
+        if who not in failures and verdict.status in STDERR_KEPT_FOR:
+            # The bot's own text is private to its owner: it goes to the
+            # report's stderr, never into the public reason or record.
             tail = slot.stderr_tail().strip()
             if tail:
-                tail = tail[-STDERR_IN_REASON_CHARS:].replace("\n", " | ")
-                reason = f"{reason}; stderr ends: {tail}"
-        failures.setdefault(who, (verdict.status, reason))
+                self.stderr_tails[who] = tail[-STDERR_KEPT_CHARS:]
+        failures.setdefault(who, (verdict.status, verdict.reason))
         slot.last_failure = verdict.status
         self.log.info(
             "bot_failed", bot=slot.name, status=verdict.status.value, reason=verdict.reason
@@ -239,6 +241,7 @@ class _Match:
         seed = deal_seed(self.config.seed, game_index // 2)
         deal = deal_from_seed(seed)
         failures: Failures = {}
+        self.stderr_tails = {}
         self._drain(failures)
         self._make_ready(failures)
         control = self.config.time_control
@@ -272,6 +275,7 @@ class _Match:
             turns=turns,
             log=log,
             failures=failures,
+            stderr_tails=dict(self.stderr_tails),
         )
         report = result.report()
         for slot, message in zip(self.slots, game_over_messages(result, report), strict=True):

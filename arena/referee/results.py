@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arena.kahuna import record_of, record_to_json
 from arena.protocol.convert import outcome_to_pb
@@ -38,6 +38,8 @@ class GameResult:
     turns: GameTurns
     log: GameLog
     failures: Failures
+    stderr_tails: dict[int, str] = field(default_factory=dict)
+    """Slot -> the end of a failed bot's stderr: private to its owner, not in the record."""
 
     def winner_slot(self) -> int | None:
         if self.failures:
@@ -72,6 +74,7 @@ class GameResult:
                 self.names[slot]: round(self.log.time_ms[seat_of_slot[slot]], 3) for slot in (0, 1)
             },
             record=self.record(),
+            stderr={self.names[slot]: tail for slot, tail in sorted(self.stderr_tails.items())},
         )
 
     def record(self) -> dict[str, object]:

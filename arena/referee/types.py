@@ -126,6 +126,12 @@ class GameReport:
     actions: int
     time_ms: Mapping[str, float]
     record: dict[str, object]
+    stderr: Mapping[str, str] = field(default_factory=dict)
+    """Bot name -> the end of its stderr when it crashed, disconnected or timed out.
+
+    Private to the bot's owner (and the admin): never in ``record``, which
+    the opponent receives and the public sees.
+    """
 
 
 @dataclass(frozen=True)

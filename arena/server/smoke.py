@@ -37,10 +37,16 @@ def smoke_failure(candidate: BotSpec, opponent: BotSpec, *, unsafe: bool = False
 
 
 def _failure_detail(game: GameReport, name: str) -> str:
-    """What the referee saw of ``name``'s failure (exit status, stderr's end), if recorded."""
+    """What the referee saw of ``name``'s failure (exit status, stderr's end), if recorded.
+
+    The submitter owns the candidate, so its stderr (private to the owner,
+    never in the public record) is shown to them here.
+    """
     match = game.record.get("match")
     failures = match.get("failures") if isinstance(match, dict) else None
+    detail = ""
     for failure in failures if isinstance(failures, list) else ():
         if isinstance(failure, dict) and failure.get("bot") == name:
-            return str(failure.get("detail") or "")
-    return ""
+            detail = str(failure.get("detail") or "")
+    tail = game.stderr.get(name, "").replace("\n", " | ")
+    return f"{detail}; stderr ends: {tail}" if tail else detail

@@ -178,6 +178,14 @@ def raise_error(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     raise RuntimeError("the bot's own bug")
 
 
+def leak_and_crash(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Play a few actions, print ARG (a secret) to stderr, then exit with status 1."""
+    if bot.requests_seen > 3:
+        print(f"my plans: {bot.args[0]}", file=sys.stderr, flush=True)
+        os._exit(1)
+    bot.play_random(request)
+
+
 def garbage_stdout(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     sys.stdout.write("\x00\xffnot a protocol message\n" * 50)
     sys.stdout.flush()
@@ -258,6 +266,7 @@ ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "late_once": late_once,
     "exit_midgame": exit_midgame,
     "raise_error": raise_error,
+    "leak_and_crash": leak_and_crash,
     "garbage_stdout": garbage_stdout,
     "oversized": oversized,
     "stale_id": stale_id,

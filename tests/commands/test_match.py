@@ -120,3 +120,26 @@ def test_bad_arguments_give_one_clear_line(
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("arena match: ") and needle in last, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_crashed_bots_stderr_goes_to_the_operator_not_the_records(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    secret = f"secret-{uuid.uuid4().hex}"
+    leaky = _bot(tmp_path, "leaky", "leak_and_crash")
+    toml = leaky / "bot.toml"
+    toml.write_text(toml.read_text().replace('"leak_and_crash"]', f'"leak_and_crash", "{secret}"]'))
+    good = _bot(tmp_path, "good")
+    records = tmp_path / "records"
+    done = _arena("match", str(leaky), str(good), "--games", "2", "--records", str(records))
+    assert done.returncode == 0, done.stderr
+    assert f"leaky's stderr ends:\n  my plans: {secret}" in done.stdout
+    written = sorted(records.iterdir())
+    assert len(written) == 2
+    for path in written:
+        text = path.read_text()
+        assert secret not in text
+        assert "process exited with status 1" in text
+    done = _arena("match", str(leaky), str(good), "--games", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    game = json.loads(done.stdout)["games"][0]
+    assert secret in game["stderr"]["leaky"] and secret not in json.dumps(game["failures"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from arena.kahuna import parse_record, replay
+from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, MatchReport, TimeControl, run_match
 from arena.sandbox import SandboxLimits
 
@@ -135,15 +137,40 @@ def test_the_bank_pays_for_a_slow_action(make_bot: MakeBot) -> None:
     assert_no_process_left(slow, good)
 
 
-def test_a_crash_reports_the_end_of_the_bots_stderr(make_bot: MakeBot) -> None:
+def test_a_crash_reports_the_end_of_the_bots_stderr_to_its_owner_only(make_bot: MakeBot) -> None:
     good = make_bot("random", name="good")
     broken = make_bot("raise_error", name="broken")
     report = run_match(CONFIG, broken, good)
     for game in report.games:
         assert game.statuses["broken"] is CRASH
         failure = game.record["match"]["failures"][0]  # type: ignore[index]
-        assert "RuntimeError: the bot's own bug" in failure["detail"]
+        assert failure["detail"] == "process exited with status 1"
+        assert "RuntimeError: the bot's own bug" in game.stderr["broken"]
+        assert "good" not in game.stderr
     assert_no_process_left(broken, good)
+
+
+def test_a_bots_stderr_never_reaches_its_opponent(make_bot: MakeBot) -> None:
+    secret = f"secret-{uuid.uuid4().hex}"
+    good = make_bot("random", name="good")
+    leaky = make_bot("leak_and_crash", secret, name="leaky")
+    wire: list[tuple[int, bytes]] = []
+    config = replace(CONFIG, games=2)
+    report = run_match(config, leaky, good, wire_tap=lambda slot, raw: wire.append((slot, raw)))
+    to_good = [referee_pb2.PlayResponse.FromString(raw) for slot, raw in wire if slot == 1]
+    kinds = [message.WhichOneof("kind") for message in to_good]
+    assert kinds.count("game_over") == 2 and "match_over" in kinds
+    assert all(secret not in str(message) for message in to_good)
+    assert all(secret.encode() not in raw for _, raw in wire)
+    for game in report.games:
+        assert game.statuses["leaky"] is CRASH
+        assert game.actions > 0
+        assert secret not in json.dumps(game.record)
+        assert game.record["match"]["failures"][0]["detail"] == (  # type: ignore[index]
+            "process exited with status 1"
+        )
+        assert secret in game.stderr["leaky"]
+    assert_no_process_left(leaky, good)
 
 
 def test_a_bot_that_keeps_dying_forfeits_the_rest(make_bot: MakeBot) -> None:
