@@ -7,8 +7,10 @@ web pages code against (documented in docs/CONTRACTS.md, ``arena.store``).
 from arena.store.bots import add_bot_version, bot_spec, get_bot, get_version, leaderboard, list_bots
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError
 from arena.store.games import (
+    bot_failures,
     find_game,
     game_record,
+    game_stderr,
     get_game,
     list_games,
     record_game,
@@ -32,6 +34,7 @@ from arena.store.live import (
 )
 from arena.store.models import (
     BotDetail,
+    BotFailure,
     BotSummary,
     BotVersionRow,
     GameRow,
@@ -78,6 +81,7 @@ __all__ = [
     "REMOTE_RUNTIME",
     "AlreadyExistsError",
     "BotDetail",
+    "BotFailure",
     "BotSummary",
     "BotVersionRow",
     "GameRow",
@@ -103,6 +107,7 @@ __all__ = [
     "add_live_actions",
     "add_round",
     "add_seat_offer",
+    "bot_failures",
     "bot_spec",
     "check_token",
     "close_seat_offers",
@@ -112,6 +117,7 @@ __all__ = [
     "ensure_admin_token",
     "find_game",
     "game_record",
+    "game_stderr",
     "get_bot",
     "get_game",
     "get_live_game",

@@ -8,7 +8,7 @@ import sqlite3
 from arena.referee.types import BotStatus, GameReport
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.live import drop_live_game
-from arena.store.models import GameRow
+from arena.store.models import BotFailure, GameRow
 from arena.tournament.ratings import Rating, rate_game
 
 TIMEOUT_STATUSES = frozenset({BotStatus.TIMEOUT})
@@ -57,6 +57,13 @@ def record_game(store: Store, match_id: int, report: GameReport) -> int | None:
              utc_now()),
         ).lastrowid  # fmt: skip
         assert game_id is not None
+        for seat, name in enumerate(report.bots_by_seat):
+            if name in report.stderr:  # private: never part of the public record
+                db.execute(
+                    "INSERT INTO game_stderr (game_id, seat, bot_version_id, stderr)"
+                    " VALUES (?, ?, ?, ?)",
+                    (game_id, seat, seat_ids[seat], report.stderr[name]),
+                )
         _rate(db, game_id, seat_ids, winner_seat, statuses)
         played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
         if played.fetchone()[0] >= match["games"]:
@@ -182,3 +189,33 @@ def game_record(store: Store, game_id: int) -> dict[str, object]:
         raise NotFoundError(f"no game {game_id}")
     record: dict[str, object] = json.loads(row["record"])
     return record
+
+
+def game_stderr(store: Store, game_id: int) -> dict[int, str]:
+    """Seat -> the end of that bot's stderr in game ``game_id``, for the seats that failed.
+
+    Private to each bot's owner and the admin: callers check who asks.
+    """
+    with store.reading() as db:
+        rows = db.execute(
+            "SELECT seat, stderr FROM game_stderr WHERE game_id = ?", (game_id,)
+        ).fetchall()
+    return {r["seat"]: r["stderr"] for r in rows}
+
+
+def bot_failures(store: Store, bot: str, limit: int = 10) -> list[BotFailure]:
+    """The newest stored games where ``bot`` failed and left stderr, newest first."""
+    with store.reading() as db:
+        rows = db.execute(
+            "SELECT s.game_id, v.version, s.seat, s.stderr, g.finished_at,"
+            " CASE s.seat WHEN 0 THEN g.status0 ELSE g.status1 END AS status"
+            " FROM game_stderr s JOIN games g ON g.id = s.game_id"
+            " JOIN bot_versions v ON v.id = s.bot_version_id JOIN bots b ON b.id = v.bot_id"
+            " WHERE b.name = ? ORDER BY s.game_id DESC LIMIT ?",
+            (bot, max(0, limit)),
+        ).fetchall()
+    return [
+        BotFailure(game_id=r["game_id"], version=r["version"], seat=r["seat"],
+                   status=r["status"], stderr=r["stderr"], finished_at=r["finished_at"])
+        for r in rows
+    ]  # fmt: skip

@@ -137,6 +137,18 @@ class GameRow:
 
 
 @dataclass(frozen=True, slots=True)
+class BotFailure:
+    """A stored game a bot failed in, with the end of its stderr (owner and admin only)."""
+
+    game_id: int
+    version: str
+    seat: int
+    status: str  # a BotStatus value
+    stderr: str
+    finished_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class Principal:
     """Who a bearer token belongs to."""
 

@@ -11,6 +11,8 @@ History:
   v2  bot owners (``bots.owner``) and API tokens (``tokens``) for `arena serve`.
   v3  remote bots: seat offers (``seat_offers``, the seat token's hash only);
       live games for the admin's live view (``live_games``, ``live_actions``).
+  v4  the end of a failed bot's stderr, private to its owner and the admin
+      (``game_stderr``, by game and seat), out of the public game record.
 """
 
 from __future__ import annotations
@@ -148,7 +150,18 @@ CREATE TABLE live_actions (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
+V4 = """
+CREATE TABLE game_stderr (
+    game_id        INTEGER NOT NULL REFERENCES games(id),
+    seat           INTEGER NOT NULL CHECK (seat IN (0, 1)),
+    bot_version_id INTEGER NOT NULL REFERENCES bot_versions(id),
+    stderr         TEXT NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX game_stderr_by_version ON game_stderr(bot_version_id, game_id)
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
 CURRENT_VERSION = len(MIGRATIONS)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
@@ -12,8 +14,10 @@ from arena.store import (
     StoreError,
     TournamentConfig,
     add_bot_version,
+    bot_failures,
     create_tournament,
     game_record,
+    game_stderr,
     get_bot,
     get_tournament,
     leaderboard,
@@ -146,6 +150,27 @@ def test_match_finishes_with_its_last_game_and_failures_are_counted(
     assert (row.games, row.draws, row.losses, row.timeouts) == (2, 1, 1, 1)
     assert row.rate(row.timeouts) == 0.5
     assert get_tournament(store, t.id).games_played == 2
+
+
+def test_a_failed_bots_stderr_is_stored_apart_from_the_public_record(
+    store: Store, three_bots: list[str]
+) -> None:
+    t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
+    match = list_matches(store, t.id)[0]
+    x, y = match.first, match.second
+    report = replace(
+        _report(0, (y, x), y, {x: BotStatus.CRASH}), stderr={x: "secret plans\nBoom"}
+    )
+    game_id = record_game(store, match.id, report)
+    assert game_id is not None
+    assert "secret" not in json.dumps(game_record(store, game_id))
+    assert game_stderr(store, game_id) == {1: "secret plans\nBoom"}
+    [failure] = bot_failures(store, x)
+    assert (failure.game_id, failure.seat, failure.status) == (game_id, 1, "crash")
+    assert failure.stderr == "secret plans\nBoom" and failure.version
+    assert bot_failures(store, y) == []
+    record_game(store, match.id, _report(1, (x, y), None))
+    assert [f.game_id for f in bot_failures(store, x)] == [game_id]
 
 
 @pytest.mark.parametrize(
