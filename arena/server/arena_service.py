@@ -54,7 +54,9 @@ from arena.store import (
     create_token,
     create_tournament,
     game_record,
+    game_stderr,
     get_bot,
+    get_game,
     get_tournament,
     leaderboard,
     lease_holder,
@@ -246,14 +248,21 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
     def GetGameRecord(
         self, request: pb.GetGameRecordRequest, context: grpc.ServicerContext
     ) -> pb.GetGameRecordResponse:
-        self._principal(context)
+        principal = self._principal(context)
         if request.game_id <= 0:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game_id must be a positive game id")
         try:
             record = game_record(self.store, request.game_id)
+            game = get_game(self.store, request.game_id)
+            tails = game_stderr(self.store, request.game_id)
         except NotFoundError:
             _abort(context, grpc.StatusCode.NOT_FOUND, f"no finished game {request.game_id}")
-        return pb.GetGameRecordResponse(record_json=json.dumps(record))
+        private = [  # a bot's stderr is its owner's (and the admin's), never the opponent's
+            pb.BotStderr(seat=seat, bot=game.bots[seat], text=text)
+            for seat, text in sorted(tails.items())
+            if principal.is_admin or get_bot(self.store, game.bots[seat]).owner == principal.user
+        ]
+        return pb.GetGameRecordResponse(record_json=json.dumps(record), stderr=private)
 
     # ----------------------------------------------------------- tournaments
 

@@ -625,20 +625,57 @@ class GetGameRecordResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     RECORD_JSON_FIELD_NUMBER: _builtins.int
+    STDERR_FIELD_NUMBER: _builtins.int
     record_json: _builtins.str
-    """kahuna-record/1 JSON."""
+    """kahuna-record/1 JSON. Public: it never holds a bot's stderr."""
+    @_builtins.property
+    def stderr(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotStderr]:
+        """The end of the stderr of each bot that crashed, disconnected or timed out
+        in this game, only for the bots the caller owns (every bot: the admin).
+        """
+
     def __init__(
         self,
         *,
         record_json: _builtins.str = ...,
+        stderr: _abc.Iterable[Global___BotStderr] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["record_json", b"record_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["record_json", b"record_json", "stderr", b"stderr"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetGameRecordResponse: _TypeAlias = GetGameRecordResponse  # noqa: Y015
+
+@_typing.final
+class BotStderr(_message.Message):
+    """The end of one failed bot's stderr in one game (private to its owner)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The bot's seat in the game (0 or 1)."""
+    bot: _builtins.str
+    text: _builtins.str
+    """At most the last 300 characters, control characters escaped."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "seat", b"seat", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotStderr: _TypeAlias = BotStderr  # noqa: Y015
 
 @_typing.final
 class CreateUserTokenRequest(_message.Message):

@@ -63,7 +63,9 @@ class ArenaServiceStub:
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """TrueSkill leaderboard, one entry per bot version, ordered by mu - 3 sigma."""
     GetGameRecord: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetGameRecordRequest, _arena_service_pb2.GetGameRecordResponse]
-    """A finished game's kahuna-record/1 (RECORD.md), as JSON text."""
+    """A finished game's kahuna-record/1 (RECORD.md), as JSON text, for anyone;
+    with the end of a failed bot's stderr for that bot's owner and the admin.
+    """
     CreateUserToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]
     """A new bearer token for a user (admin)."""
     RegisterRemoteBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterRemoteBotRequest, _arena_service_pb2.RegisterRemoteBotResponse]
@@ -111,7 +113,9 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """TrueSkill leaderboard, one entry per bot version, ordered by mu - 3 sigma."""
     GetGameRecord: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetGameRecordRequest, _arena_service_pb2.GetGameRecordResponse]  # type: ignore[assignment]
-    """A finished game's kahuna-record/1 (RECORD.md), as JSON text."""
+    """A finished game's kahuna-record/1 (RECORD.md), as JSON text, for anyone;
+    with the end of a failed bot's stderr for that bot's owner and the admin.
+    """
     CreateUserToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]  # type: ignore[assignment]
     """A new bearer token for a user (admin)."""
     RegisterRemoteBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterRemoteBotRequest, _arena_service_pb2.RegisterRemoteBotResponse]  # type: ignore[assignment]
@@ -204,7 +208,9 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.GetGameRecordRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.GetGameRecordResponse, _abc.Awaitable[_arena_service_pb2.GetGameRecordResponse]]:
-        """A finished game's kahuna-record/1 (RECORD.md), as JSON text."""
+        """A finished game's kahuna-record/1 (RECORD.md), as JSON text, for anyone;
+        with the end of a failed bot's stderr for that bot's owner and the admin.
+        """
 
     @_abc_1.abstractmethod
     def CreateUserToken(
