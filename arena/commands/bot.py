@@ -26,12 +26,16 @@ from arena.store import (
     Store,
     StoreError,
     add_bot_version,
+    bot_failures,
     get_bot,
     get_version,
     list_bots,
 )
 from arena.store.bots import check_bot_source
 from arena.store.tokens import check_user_name
+
+RECENT_FAILURES = 5
+"""How many of a bot's newest failures (with their stderr) `arena bot show` lists."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -143,12 +147,16 @@ def run_list(store: Store, args: argparse.Namespace) -> int:
 
 def run_show(store: Store, args: argparse.Namespace) -> int:
     bot = get_bot(store, args.name)
+    failures = bot_failures(store, bot.name, limit=RECENT_FAILURES)  # the admin's own CLI
     if args.json:
         print(json.dumps({
             "name": bot.name, "owner": bot.owner, "created_at": bot.created_at,
             "versions": [version_to_json(v) for v in bot.versions],
             "history": [{"version": p.version, "game_id": p.game_id, "mu": round(p.mu, 4),
                          "sigma": round(p.sigma, 4)} for p in bot.history],
+            "failures": [{"game_id": f.game_id, "version": f.version, "seat": f.seat,
+                          "status": f.status, "finished_at": f.finished_at,
+                          "stderr": f.stderr} for f in failures],
         }, indent=2))  # fmt: skip
         return 0
     table = Table(title=f"{bot.name}" + (f" (owner {bot.owner})" if bot.owner else ""))
@@ -163,4 +171,13 @@ def run_show(store: Store, args: argparse.Namespace) -> int:
             f"{100 * v.rate(v.illegal_actions):.1f}%",
         )  # fmt: skip
     console().print(table)
+    for f in failures:
+        console().print(
+            f"game {f.game_id} (version {f.version[:10]}, seat {f.seat}): {f.status};"
+            " stderr ends:", markup=False, highlight=False,
+        )
+        console().print(
+            "\n".join(f"  {line}" for line in f.stderr.splitlines()),
+            markup=False, highlight=False, soft_wrap=True,
+        )
     return 0

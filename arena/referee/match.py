@@ -47,6 +47,14 @@ STDERR_KEPT_CHARS = 300
 STDERR_KEPT_FOR = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT, BotStatus.TIMEOUT})
 
 
+def _printable(text: str) -> str:
+    """``text`` with control characters (terminal escapes) spelled out, newlines kept."""
+    return "".join(
+        char if char.isprintable() or char in "\n\t" else char.encode("unicode_escape").decode()
+        for char in text
+    )
+
+
 def display_names(bot_a: BotSpec, bot_b: BotSpec) -> tuple[str, str]:
     """Unique names for the two bots (a bot may play itself: name#1, name#2)."""
     if bot_a.name != bot_b.name:
@@ -224,7 +232,7 @@ class _Match:
             # report's stderr, never into the public reason or record.
             tail = slot.stderr_tail().strip()
             if tail:
-                self.stderr_tails[who] = tail[-STDERR_KEPT_CHARS:]
+                self.stderr_tails[who] = _printable(tail[-STDERR_KEPT_CHARS:])
         failures.setdefault(who, (verdict.status, verdict.reason))
         slot.last_failure = verdict.status
         self.log.info(

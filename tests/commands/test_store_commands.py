@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
 
 from arena.cli import main
+from arena.referee import load_bot
 from arena.server.smoke import SAMPLE_RANDOM_BOT
+from arena.store import Store, add_bot_version
+from tests.server.test_arena_service import LEAKY_BOT
 
 pytestmark = pytest.mark.slow
 GREEDY = SAMPLE_RANDOM_BOT.parent / "python_greedy"
@@ -271,3 +275,26 @@ def test_a_read_only_data_dir_is_named_as_such(tmp_path: Path) -> None:
     assert done.returncode == 1 and done.stdout == "", done.stderr
     assert done.stderr == f"arena: data directory {data} is not writable (read-only file system or permissions)\n"  # noqa: E501
     assert _dump(data) == before
+
+
+def test_bot_show_lists_recent_failures_with_their_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = f"secret-{uuid.uuid4().hex}"
+    data = tmp_path / "data"
+    assert main(["bot", "add", str(_bot(tmp_path, "rnd")), "--data-dir", str(data)]) == 0
+    leaky = _bot(tmp_path, "leaky", LEAKY_BOT.replace("SECRET", secret))
+    with Store.open(data) as store:  # stored directly: it could never pass the smoke match
+        add_bot_version(store, load_bot(leaky))
+    args = ["tournament", "run", "cup", "rnd", "leaky", "--games", "2", "--no-progress",
+            "--no-cpu-pinning"]  # fmt: skip
+    assert main([*args, "--data-dir", str(data)]) == 0
+    capsys.readouterr()
+    status, out, _ = _arena(capsys, data, "bot", "show", "leaky", "--json")
+    failures = json.loads(out)["failures"]
+    assert status == 0 and len(failures) == 2
+    assert all(f["status"] == "crash" and secret in f["stderr"] for f in failures)
+    status, out, _ = _arena(capsys, data, "bot", "show", "leaky")
+    assert status == 0 and out.count(f"my plans: {secret}") == 2
+    status, out, _ = _arena(capsys, data, "bot", "show", "rnd", "--json")
+    assert status == 0 and json.loads(out)["failures"] == [] and secret not in out

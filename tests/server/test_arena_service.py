@@ -7,6 +7,8 @@ import json
 import shutil
 import sqlite3
 import tarfile
+import urllib.request
+import uuid
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,7 +25,8 @@ from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.smoke import SAMPLE_RANDOM_BOT, smoke_failure
-from arena.store import Store, create_token, ensure_admin_token
+from arena.store import Store, add_bot_version, create_token, ensure_admin_token
+from arena.web import create_web_server
 from tests.store.lease_holder import kill_9, lease_holding_process
 
 pytestmark = pytest.mark.slow
@@ -545,3 +548,65 @@ def test_health_and_reflection_are_on(arena: Arena) -> None:
     )
     names = {s.name for r in replies for s in r.list_services_response.service}
     assert {"kahuna.v1.ArenaService", "grpc.health.v1.Health"} <= names
+
+
+LEAKY_BOT = '''import os
+import sys
+
+from kahuna_bot import run
+
+
+def choose(observation, legal_actions):
+    if len(observation.history) > 4:
+        print("my plans: SECRET", file=sys.stderr, flush=True)
+        os._exit(1)
+    return legal_actions[0]
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(choose, name="leaky_bot", version="1"))
+'''
+
+
+def test_a_crashed_bots_stderr_reaches_its_owner_and_the_admin_only(arena: Arena) -> None:
+    secret = f"secret-{uuid.uuid4().hex}"
+    # Stored directly: such a bot could never pass the smoke match that SubmitBot runs.
+    source = _bot_dir(arena.sources / "leaky", "leaky_bot", LEAKY_BOT.replace("SECRET", secret))
+    add_bot_version(arena.store, load_bot(source), owner="alice")
+    arena.stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="leaky-rr", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+            bots=["leaky_bot", "bob_bot"], games_per_match=2, start=True,
+        ),
+        metadata=_auth(arena.admin),
+    )  # fmt: skip
+    events = list(
+        arena.stub.WatchTournament(
+            pb.WatchTournamentRequest(name="leaky-rr"), metadata=_auth(arena.bob), timeout=60
+        )
+    )
+    assert events[-1].tournament.status == "finished"
+    game_ids = [e.game_id for e in events if e.game_id]
+    assert len(game_ids) == 2
+    web, port = create_web_server(arena.store, "127.0.0.1", 0)
+    try:
+        for game_id in game_ids:
+            request = pb.GetGameRecordRequest(game_id=game_id)
+            as_bob = arena.stub.GetGameRecord(request, metadata=_auth(arena.bob))
+            failures = json.loads(as_bob.record_json)["match"]["failures"]
+            assert [(f["bot"], f["status"]) for f in failures] == [("leaky_bot", "crash")]
+            assert failures[0]["detail"] == "process exited with status 1"
+            assert secret not in str(as_bob) and not as_bob.stderr
+            for token in (arena.alice, arena.admin):
+                mine = arena.stub.GetGameRecord(request, metadata=_auth(token))
+                assert secret not in mine.record_json
+                [tail] = mine.stderr
+                assert tail.bot == "leaky_bot" and f"my plans: {secret}" in tail.text
+                assert mine.record_json == as_bob.record_json
+            for path in (f"/games/{game_id}", f"/api/games/{game_id}",
+                         f"/api/games/{game_id}/record", "/bots/leaky_bot", "/api/bots/leaky_bot"):
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as page:
+                    body = page.read().decode()
+                assert "leaky_bot" in body and secret not in body, path  # fmt: skip
+    finally:
+        web.stop()
