@@ -12,7 +12,9 @@ History:
   v3  remote bots: seat offers (``seat_offers``, the seat token's hash only);
       live games for the admin's live view (``live_games``, ``live_actions``).
   v4  the end of a failed bot's stderr, private to its owner and the admin
-      (``game_stderr``, by game and seat), out of the public game record.
+      (``game_stderr``, by game and seat), out of the public game record:
+      the "; stderr ends: ..." that older arenas appended to a failure's
+      detail in stored records moves there.
 """
 
 from __future__ import annotations
@@ -158,7 +160,25 @@ CREATE TABLE game_stderr (
     stderr         TEXT NOT NULL,
     PRIMARY KEY (game_id, seat)
 );
-CREATE INDEX game_stderr_by_version ON game_stderr(bot_version_id, game_id)
+CREATE INDEX game_stderr_by_version ON game_stderr(bot_version_id, game_id);
+INSERT INTO game_stderr (game_id, seat, bot_version_id, stderr)
+SELECT g.id, json_extract(f.value, '$.seat'),
+       CASE json_extract(f.value, '$.seat') WHEN 0 THEN g.seat0_id ELSE g.seat1_id END,
+       replace(substr(json_extract(f.value, '$.detail'),
+                      instr(json_extract(f.value, '$.detail'), char(59) || ' stderr ends: ') + 15),
+               ' | ', char(10))
+FROM games g, json_each(g.record, '$.match.failures') f
+WHERE instr(json_extract(f.value, '$.detail'), char(59) || ' stderr ends: ') > 0;
+UPDATE games SET record = json_set(record, '$.match.failures[0].detail',
+    substr(json_extract(record, '$.match.failures[0].detail'), 1,
+           instr(json_extract(record, '$.match.failures[0].detail'),
+                 char(59) || ' stderr ends: ') - 1))
+WHERE instr(json_extract(record, '$.match.failures[0].detail'), char(59) || ' stderr ends: ') > 0;
+UPDATE games SET record = json_set(record, '$.match.failures[1].detail',
+    substr(json_extract(record, '$.match.failures[1].detail'), 1,
+           instr(json_extract(record, '$.match.failures[1].detail'),
+                 char(59) || ' stderr ends: ') - 1))
+WHERE instr(json_extract(record, '$.match.failures[1].detail'), char(59) || ' stderr ends: ') > 0
 """
 
 MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)

@@ -227,3 +227,26 @@ def test_think_time_per_game_is_the_mean_over_both_seats(
         ("a", version["a"]): pytest.approx(11.25),
         ("b", version["b"]): pytest.approx(11.25),
     }
+
+
+def test_migrating_to_v4_moves_old_records_stderr_to_the_private_table(
+    store: Store, three_bots: list[str]
+) -> None:
+    t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
+    match = list_matches(store, t.id)[0]
+    x, y = match.first, match.second
+    old_detail = "process exited with status 1; stderr ends: my plans: secret | Boom; bye"
+    record = {"format": "kahuna-record/1", "match": {"failures": [
+        {"seat": 1, "bot": x, "status": "crash", "detail": old_detail}]}}  # fmt: skip
+    report = replace(_report(0, (y, x), y, {x: BotStatus.CRASH}), record=record)
+    game_id = record_game(store, match.id, report)
+    db = sqlite3.connect(store.data_dir / "arena.db")  # as an arena before v4 stored it
+    db.executescript("DROP TABLE game_stderr; PRAGMA user_version = 3;")
+    db.close()
+    store.close()
+    with Store.open(store.data_dir) as migrated:
+        assert game_id is not None
+        failure = game_record(migrated, game_id)["match"]["failures"][0]  # type: ignore[index]
+        assert failure["detail"] == "process exited with status 1"
+        assert game_stderr(migrated, game_id) == {1: "my plans: secret\nBoom; bye"}
+        assert [f.stderr for f in bot_failures(migrated, x)] == ["my plans: secret\nBoom; bye"]
