@@ -228,6 +228,19 @@ def test_a_bot_that_cannot_finish_the_smoke_match_is_refused(arena: Arena) -> No
     assert arena.snapshot() == before
 
 
+def test_a_smoke_refusal_shows_the_submitting_owner_their_bots_stderr(arena: Arena) -> None:
+    secret = f"secret-{uuid.uuid4().hex}"
+    body = f"import sys\nprint('cannot load {secret}', file=sys.stderr)\nraise SystemExit(3)\n"
+    crasher = _bot_dir(arena.sources / "crash-loud", "loud_crasher", body)
+    code, details = _code(
+        lambda: arena.stub.SubmitBot(
+            pb.SubmitBotRequest(archive=_tar_of(crasher)), metadata=_auth(arena.bob)
+        )
+    )
+    assert code is Code.FAILED_PRECONDITION
+    assert "process exited with status 3" in details and f"cannot load {secret}" in details
+
+
 # ------------------------------------------------------------- malformed archives
 
 
