@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import http.client
 import socket
+import ssl
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from arena.server.tls import load_server_tls
 from arena.web import WebLimits, WebServer, create_web_server
+from tests.server.pki import make_pki
 
 LIMITS = WebLimits(
     header_timeout_s=1.0, idle_timeout_s=0.5, body_timeout_s=1.0, max_header_bytes=4096,
@@ -221,4 +225,39 @@ def test_a_normal_request_is_answered_while_many_slow_clients_are_connected(
     finally:
         for sock in slow:
             sock.close()
+        web.stop()
+
+
+@pytest.mark.timeout(60)
+def test_over_tls_a_stalled_handshake_is_cut_and_a_dribbled_header_too(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path / "pki", "web")
+    tls = load_server_tls(pki.server.cert_path, pki.server.key_path)
+    web, port = create_web_server(tmp_path / "data", "127.0.0.1", 0, ssl_context=tls.context,
+                                  limits=LIMITS)  # fmt: skip
+    try:
+        silent = socket.create_connection(("127.0.0.1", port), timeout=10)
+        started = time.monotonic()
+        assert read_all(silent) == b""  # no ClientHello: closed at the idle deadline
+        assert time.monotonic() - started < LIMITS.idle_timeout_s + 1.0
+
+        trusting = ssl.create_default_context(cafile=str(pki.ca.cert_path))
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sock = trusting.wrap_socket(raw, server_hostname="localhost")
+        started = time.monotonic()
+        try:
+            for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000:
+                sock.sendall(bytes([byte]))
+                time.sleep(0.05)
+        except OSError:
+            pass
+        answer = read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:100]
+        assert time.monotonic() - started < LIMITS.header_timeout_s + 1.5
+
+        response = urllib.request.urlopen(
+            f"https://localhost:{port}/api/leaderboard", timeout=10, context=trusting
+        )
+        assert response.status == 200
+        assert response.getheader("Server") == "KahunaArena"
+    finally:
         web.stop()
