@@ -47,7 +47,7 @@ DISCARD_LIMIT_BYTES = 64 * 1024 * 1024  # past this, a refused body is left unre
 SERVER_NAME = "KahunaArena"  # the Server: header; names neither Python nor its version
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
         "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Frame-Options": "DENY",
