@@ -5,6 +5,6 @@
 thread (port 0 picks a free port) and ``server.stop()`` ends it.
 """
 
-from arena.web.server import WebServer, create_web_server
+from arena.web.server import WebLimits, WebServer, create_web_server
 
-__all__ = ["WebServer", "create_web_server"]
+__all__ = ["WebLimits", "WebServer", "create_web_server"]

@@ -41,6 +41,12 @@ def page(browser: Browser) -> Iterator[Page]:
     opened = context.new_page()
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.on(  # what the Content-Security-Policy blocks, the browser reports here
+        "console",
+        lambda message: errors.append(message.text)
+        if "Content Security Policy" in message.text
+        else None,
+    )
     yield opened
     context.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"
@@ -243,3 +249,24 @@ def test_a_running_tournament_page_follows_new_games(
             demo.lease.release()
         server.stop()
         store.close()
+
+
+def test_the_content_security_policy_is_enforced_and_the_pages_need_no_exception(
+    browser: Browser, site: LiveSite
+) -> None:
+    """Every page runs under the CSP without a violation (the page fixture fails on
+    one); an inline script injected into a served page is refused by the browser."""
+    context = browser.new_context()
+    page = context.new_page()
+    violations: list[str] = []
+    page.on("console", lambda message: violations.append(message.text))
+    page.goto(f"{site.base_url}/games/{site.demo.game_ids[0]}")
+    expect(page.locator("#viewer")).to_be_visible()
+    assert violations == []
+    page.evaluate(
+        """() => { const s = document.createElement("script");
+                   s.textContent = "window.inlineRan = true"; document.body.append(s); }"""
+    )
+    assert page.evaluate("() => window.inlineRan === true") is False
+    context.close()
+    assert any("Content Security Policy" in text for text in violations), violations

@@ -1,0 +1,263 @@
+"""The web server against slow and greedy clients: real sockets, a real server on port 0."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.server.tls import load_server_tls
+from arena.web import WebLimits, WebServer, create_web_server
+from tests.server.pki import make_pki
+
+LIMITS = WebLimits(
+    header_timeout_s=1.0, idle_timeout_s=0.5, body_timeout_s=1.0, max_header_bytes=4096,
+    max_connections=40,
+)  # fmt: skip
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[WebServer]:
+    web, _ = create_web_server(tmp_path / "data", "127.0.0.1", 0, limits=LIMITS)
+    try:
+        yield web
+    finally:
+        web.stop()
+
+
+def connect(server: WebServer) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=10)
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def get(server: WebServer, path: str = "/api/leaderboard") -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", path)
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response
+
+
+@pytest.mark.timeout(30)
+def test_a_header_dribbled_a_byte_at_a_time_is_cut_at_the_total_deadline(
+    server: WebServer,
+) -> None:
+    sock = connect(server)
+    started = time.monotonic()
+    sent = 0
+    request = b"GET /api/leaderboard HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 1000
+    try:
+        for byte in request:  # every byte well inside any per-read timeout
+            sock.sendall(bytes([byte]))
+            sent += 1
+            time.sleep(0.05)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    answer = read_all(sock)
+    elapsed = time.monotonic() - started
+    assert sent < len(request), "the server waited for the whole dribbled header"
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:100]
+    assert b"header did not arrive within 1 s" in answer
+    assert elapsed < LIMITS.header_timeout_s + 1.5, elapsed
+
+
+@pytest.mark.timeout(30)
+def test_an_idle_connection_is_closed(server: WebServer) -> None:
+    sock = connect(server)
+    started = time.monotonic()
+    assert read_all(sock) == b""  # closed without a word: nothing was asked
+    assert time.monotonic() - started < LIMITS.idle_timeout_s + 1.0
+
+
+@pytest.mark.timeout(30)
+def test_a_keep_alive_connection_is_closed_once_idle(server: WebServer) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", "/api/leaderboard")
+    first = conn.getresponse()
+    first.read()
+    assert first.status == 200 and first.getheader("Connection") != "close"
+    assert conn.sock is not None
+    started = time.monotonic()
+    assert conn.sock.recv(1) == b""  # the server closes the idle keep-alive connection
+    assert time.monotonic() - started < LIMITS.idle_timeout_s + 1.0
+
+
+@pytest.mark.timeout(30)
+def test_a_post_whose_promised_body_never_comes_gets_408_and_a_close(
+    server: WebServer,
+) -> None:
+    sock = connect(server)
+    sock.sendall(
+        b"POST /replay HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+        b"Content-Length: 5000\r\n\r\nonly part of it"
+    )
+    started = time.monotonic()
+    answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:100]
+    assert b"body did not arrive within 1 s" in answer
+    assert b"Connection: close" in answer
+    assert time.monotonic() - started < LIMITS.body_timeout_s + 1.5
+
+
+@pytest.mark.timeout(30)
+def test_an_oversized_header_is_refused_with_431(server: WebServer) -> None:
+    sock = connect(server)
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 5000 + b"\r\n\r\n")
+    answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]
+    assert b"over the limit of 4096 bytes" in answer
+
+
+@pytest.mark.timeout(30)
+def test_a_header_just_under_the_limit_is_served(server: WebServer) -> None:
+    request = b"GET /api/leaderboard HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: "
+    request += b"a" * (LIMITS.max_header_bytes - len(request) - 4) + b"\r\n\r\n"
+    assert len(request) == LIMITS.max_header_bytes
+    sock = connect(server)
+    sock.sendall(request)
+    assert read_all(sock).startswith(b"HTTP/1.1 200 ")
+
+
+@pytest.mark.timeout(30)
+def test_too_many_headers_are_refused_with_431(server: WebServer) -> None:
+    sock = connect(server)
+    headers = b"".join(b"X-%d: 1\r\n" % i for i in range(150))
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
+    assert read_all(sock).startswith(b"HTTP/1.1 431 ")
+
+
+@pytest.mark.timeout(30)
+def test_a_body_over_the_limit_is_refused_with_413(server: WebServer) -> None:
+    sock = connect(server)
+    sock.sendall(b"POST /replay HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999\r\n\r\n")
+    sock.shutdown(socket.SHUT_WR)
+    answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:100]
+    assert b"the limit is" in answer
+
+
+@pytest.mark.timeout(60)
+def test_past_the_connection_cap_a_new_connection_gets_503_at_once(server: WebServer) -> None:
+    held = [connect(server) for _ in range(LIMITS.max_connections)]
+    try:
+        for sock in held:  # each one a started, unfinished request: the server holds them all
+            sock.sendall(b"GET / HTTP/1.1\r\n")
+        deadline = time.monotonic() + 5
+        while server.open_connections < LIMITS.max_connections and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.open_connections == LIMITS.max_connections
+        started = time.monotonic()
+        answer = read_all(connect(server))
+        assert time.monotonic() - started < 0.5
+        assert answer.startswith(b"HTTP/1.1 503 "), answer[:100]
+        assert b"40 connections are open (the limit)" in answer
+    finally:
+        for sock in held:
+            sock.close()
+    deadline = time.monotonic() + 5  # once they are gone, a request is served again
+    while server.open_connections and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert get(server).status == 200
+
+
+def test_every_response_has_the_security_headers_and_no_python_version(
+    server: WebServer,
+) -> None:
+    for path in ("/", "/api/leaderboard", "/static/style.css", "/no/such/page"):
+        response = get(server, path)
+        csp = response.getheader("Content-Security-Policy") or ""
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp, path
+        assert "unsafe-inline" not in csp
+        assert response.getheader("Referrer-Policy") == "no-referrer"
+        assert response.getheader("X-Content-Type-Options") == "nosniff"
+        assert response.getheader("X-Frame-Options") == "DENY"
+        assert response.getheader("Server") == "KahunaArena", path
+
+
+def test_the_pages_carry_no_inline_script(server: WebServer) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    for path in ("/", "/replay"):
+        conn.request("GET", path)
+        page = conn.getresponse().read().decode()
+        assert "<script" in page, path
+        for tag in page.split("<script")[1:]:
+            opening = tag.split(">", 1)[0]
+            assert 'src="/static/' in opening or 'type="application/json"' in opening, opening
+    conn.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_normal_request_is_answered_while_many_slow_clients_are_connected(
+    tmp_path: Path,
+) -> None:
+    limits = WebLimits(header_timeout_s=30.0, idle_timeout_s=30.0, max_connections=1024)
+    web, port = create_web_server(tmp_path / "data2", "127.0.0.1", 0, limits=limits)
+    slow: list[socket.socket] = []
+    try:
+        for _ in range(300):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: a")
+            slow.append(sock)
+        deadline = time.monotonic() + 20
+        while web.open_connections < 300 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert web.open_connections == 300
+        latencies = []
+        for _ in range(20):
+            started = time.monotonic()
+            assert get(web).status == 200
+            latencies.append(time.monotonic() - started)
+        assert max(latencies) < 2.0, latencies
+    finally:
+        for sock in slow:
+            sock.close()
+        web.stop()
+
+
+@pytest.mark.timeout(60)
+def test_over_tls_a_stalled_handshake_is_cut_and_a_dribbled_header_too(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path / "pki", "web")
+    tls = load_server_tls(pki.server.cert_path, pki.server.key_path)
+    web, port = create_web_server(tmp_path / "data", "127.0.0.1", 0, ssl_context=tls.context,
+                                  limits=LIMITS)  # fmt: skip
+    try:
+        silent = socket.create_connection(("127.0.0.1", port), timeout=10)
+        started = time.monotonic()
+        assert read_all(silent) == b""  # no ClientHello: closed at the idle deadline
+        assert time.monotonic() - started < LIMITS.idle_timeout_s + 1.0
+
+        trusting = ssl.create_default_context(cafile=str(pki.ca.cert_path))
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sock = trusting.wrap_socket(raw, server_hostname="localhost")
+        started = time.monotonic()
+        try:
+            for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000:
+                sock.sendall(bytes([byte]))
+                time.sleep(0.05)
+        except OSError:
+            pass
+        answer = read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:100]
+        assert time.monotonic() - started < LIMITS.header_timeout_s + 1.5
+
+        response = urllib.request.urlopen(
+            f"https://localhost:{port}/api/leaderboard", timeout=10, context=trusting
+        )
+        assert response.status == 200
+        assert response.getheader("Server") == "KahunaArena"
+    finally:
+        web.stop()
