@@ -14,19 +14,20 @@ from typing import IO
 from arena.logs import get_logger
 from arena.sandbox import seccomp
 from arena.sandbox.bwrap import (
-    GROUP_TEXT,
-    PASSWD_TEXT,
     SETPRIV,
     SandboxFds,
     SandboxPlan,
     bwrap_argv,
     check_env,
     command_words,
+    group_text,
+    passwd_text,
 )
 from arena.sandbox.cgroups import CgroupError, create_bot_cgroup
 from arena.sandbox.limits import (
     RUNTIMES,
     SANDBOX_SOCKET,
+    SANDBOX_UID,
     HostReport,
     SandboxConfigError,
     SandboxLimits,
@@ -35,6 +36,7 @@ from arena.sandbox.limits import (
 from arena.sandbox.probe import probe_host, unavailable_error
 from arena.sandbox.running import BotProcess, Resources, release, wait_gone
 from arena.sandbox.spawner import spawn
+from arena.sandbox.uids import allocate_uid
 from arena.sandbox.watchdog import ensure_watchdog
 
 # The launcher: waits for "go" on stdin (sent once the parent has put it in the
@@ -229,7 +231,11 @@ def launch_bot(
             words, bot_dir, env, socket_path, limits, report, name,
             stdout_path=stdout_path, stderr_path=stderr_path, use_cgroup=use_cgroup,
         )
+    # As root each bot gets a host uid of its own (per-user kernel limits are not
+    # shared); unprivileged, bwrap maps the arena's own uid and there is no choice.
+    lease = allocate_uid() if os.geteuid() == 0 else None
     plan = SandboxPlan(
+        uid=lease.uid if lease is not None else SANDBOX_UID,
         bot_dir=bot_dir.resolve(),
         command=words,
         runtime=runtime,
@@ -239,13 +245,23 @@ def launch_bot(
         extra_ro_binds=tuple((Path(src), dest) for src, dest in extra_ro_binds),
         share_net=share_net,
     )
-    resources = _launch_sandboxed(
-        plan, report, name, stdout_path=stdout_path, stderr_path=stderr_path
-    )
+    try:
+        resources = _launch_sandboxed(
+            plan, report, name, stdout_path=stdout_path, stderr_path=stderr_path
+        )
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
+    resources.uid_lease = lease
+    bot = BotProcess(resources, sandboxed=True)
     if report.missing:
         log.warning("sandbox_unsafe_launched", missing=list(report.missing), pid=resources.proc.pid)
-    log.info("sandbox_launched", pid=resources.proc.pid, cgroup=resources.cgroup is not None)
-    return BotProcess(resources, sandboxed=True)
+    log.info(
+        "sandbox_launched", pid=resources.proc.pid, cgroup=resources.cgroup is not None,
+        uid=plan.uid,
+    )
+    return bot
 
 
 def _launch_sandboxed(
@@ -264,8 +280,8 @@ def _launch_sandboxed(
             f"cannot let the bot connect to referee socket {plan.socket_path}: {exc.strerror}"
         ) from exc
     fds = SandboxFds(
-        passwd=data_fd(PASSWD_TEXT),
-        group=data_fd(GROUP_TEXT),
+        passwd=data_fd(passwd_text(plan.uid)),
+        group=data_fd(group_text(plan.uid)),
         seccomp=seccomp.filter_fd() if report.seccomp else None,
     )
     open_fds = tuple(fd for fd in (fds.passwd, fds.group, fds.seccomp) if fd is not None)

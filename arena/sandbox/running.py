@@ -14,6 +14,7 @@ from pathlib import Path
 
 from arena.logs import get_logger
 from arena.sandbox.cgroups import BotCgroup
+from arena.sandbox.uids import UidLease
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Resources:
     limits_hit: tuple[str, ...] = ()
     released: bool = field(default=False)
     owner_pid: int = field(default_factory=os.getpid)  # a forked child must not kill it
+    uid_lease: UidLease | None = None  # given back only once every process of the bot is gone
 
 
 def release(resources: Resources) -> None:
@@ -50,6 +52,8 @@ def release(resources: Resources) -> None:
     if cgroup is not None:
         remember_accounting(resources)
         cgroup.remove()
+    if resources.uid_lease is not None:  # kill_all returned with the group empty
+        resources.uid_lease.release()
     resources.released = True
     get_logger(bot=resources.name).info(
         "bot_killed",
@@ -80,6 +84,9 @@ class BotProcess:
         self.pid = resources.proc.pid
         self.name = resources.name
         self.sandboxed = sandboxed
+        lease = resources.uid_lease
+        self.uid: int | None = lease.uid if lease is not None else None
+        """The bot's own host uid from the pool (None: unprivileged arena or unsafe mode)."""
         self._finalizer = weakref.finalize(self, release, resources)
 
     def poll(self) -> int | None:
