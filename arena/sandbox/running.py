@@ -31,6 +31,7 @@ class Resources:
     released: bool = field(default=False)
     owner_pid: int = field(default_factory=os.getpid)  # a forked child must not kill it
     uid_lease: UidLease | None = None  # given back only once every process of the bot is gone
+    drainers: tuple[subprocess.Popen[bytes], ...] = ()  # copy the bot's output pipes to files
 
 
 def release(resources: Resources) -> None:
@@ -52,6 +53,7 @@ def release(resources: Resources) -> None:
     if cgroup is not None:
         remember_accounting(resources)
         cgroup.remove()
+    finish_drainers(resources)
     if resources.uid_lease is not None:  # kill_all returned with the group empty
         resources.uid_lease.release()
     resources.released = True
@@ -61,6 +63,17 @@ def release(resources: Resources) -> None:
         cpu_time_ms=resources.last_cpu_time_ms,
         limits_hit=list(resources.limits_hit),
     )
+
+
+def finish_drainers(resources: Resources, timeout_s: float = 2.0) -> None:
+    """Let the output drainers copy what is left (they end at EOF, once every
+    process holding the pipe is gone); kill one that does not."""
+    for drainer in resources.drainers:
+        try:
+            drainer.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            drainer.kill()
+            drainer.wait()
 
 
 def remember_accounting(resources: Resources) -> None:
@@ -90,14 +103,20 @@ class BotProcess:
         self._finalizer = weakref.finalize(self, release, resources)
 
     def poll(self) -> int | None:
-        """Exit status once the bot's main process is gone (bwrap: 128+signal)."""
-        return self._resources.proc.poll()
+        """Exit status once the bot's main process is gone (bwrap: 128+signal);
+        by then its output file holds all it wrote."""
+        status = self._resources.proc.poll()
+        if status is not None:
+            finish_drainers(self._resources, timeout_s=0.5)
+        return status
 
     def wait(self, timeout_s: float) -> int | None:
         try:
-            return self._resources.proc.wait(timeout=timeout_s)
+            status = self._resources.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return None
+        finish_drainers(self._resources, timeout_s=0.5)
+        return status
 
     def cpu_time_ms(self) -> float | None:
         """CPU time of the whole tree so far (None without a cgroup). Cheap: one
