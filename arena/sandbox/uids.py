@@ -22,6 +22,7 @@ import errno
 import fcntl
 import os
 import secrets
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,7 @@ class UidLease:
     def __init__(self, uid: int, fd: int) -> None:
         self.uid = uid
         self._fd: int | None = fd
+        _held.add(self)
 
     @property
     def held(self) -> bool:
@@ -85,6 +87,19 @@ class UidLease:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
+
+
+_held: weakref.WeakSet[UidLease] = weakref.WeakSet()
+
+
+def _close_in_child() -> None:
+    """A forked child (a worker) shares the lock's open file description: were it
+    to keep it, the uid would stay taken until the child exits."""
+    for lease in list(_held):
+        lease.release()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
 
 
 def allocate_uid(pool: UidPool | None = None) -> UidLease:

@@ -110,6 +110,27 @@ def test_bots_launched_at_once_have_different_uids(harness: Harness) -> None:
     assert not any(uid_is_held(uid) for uid in uids if uid is not None)
 
 
+def test_a_forked_child_does_not_keep_the_uid(harness: Harness) -> None:
+    bot, _ = harness.launch("sleep 60; : $0")
+    assert bot.uid is not None and uid_is_held(bot.uid)
+    read_fd, write_fd = os.pipe()
+    child = os.fork()
+    if child == 0:  # a worker forked while the bot runs: it must not hold the lock
+        os.close(read_fd)
+        os.write(write_fd, b"1" if uid_is_held(bot.uid) else b"0")
+        time.sleep(5)
+        os._exit(0)
+    os.close(write_fd)
+    try:
+        assert os.read(read_fd, 1) == b"1"  # still the parent's
+        bot.kill()
+        assert not uid_is_held(bot.uid)  # the child, still alive, does not keep it
+    finally:
+        os.close(read_fd)
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+
+
 def test_uids_are_released_and_reused_after_teardown(
     harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
