@@ -45,6 +45,19 @@ fds = [libc.inotify_init1(0) for _ in range(8)]
 print("victim", sum(fd >= 0 for fd in fds), flush=True)
 """
 
+# POSIX message queues: their bytes count against the owner uid's RLIMIT_MSGQUEUE
+# (819200 by default: nine queues of the default size), across IPC namespaces.
+MQUEUE_HOG = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+n = 0
+while libc.mq_open(b"/q%d" % n, os.O_CREAT | os.O_RDWR, 0o600, None) >= 0:
+    n += 1
+print("held", n, ctypes.get_errno(), flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
 # Another arena process (a second match, e.g. a tournament worker) launching its own bot.
 OTHER_MATCH = """
 import pathlib, sys
@@ -95,6 +108,16 @@ def test_inotify_hog_leaves_opponent_and_other_match_their_instances(harness: Ha
     other_uid = int(lines_of(result.stdout)[0].split()[1])
     assert hog.poll() is None  # the hog still holds its instances throughout
     assert other_uid != hog.uid
+    hog.kill()
+
+
+def test_mqueue_hog_leaves_its_opponent_the_same_queues(harness: Harness) -> None:
+    hog, hog_output = harness.launch(MQUEUE_HOG.replace("sys.argv[1]", "120"), lang="python")
+    held = _wait_for_line(hog_output, "held").split()
+    assert int(held[1]) > 0 and int(held[2]) == 24, held  # EMFILE: RLIMIT_MSGQUEUE reached
+    status, output = harness.run(MQUEUE_HOG.replace("sys.argv[1]", "0"), lang="python")
+    assert status == 0, output
+    assert lines_of(output)[-1].split()[:2] == ["held", held[1]]  # as many as the hog
     hog.kill()
 
 
