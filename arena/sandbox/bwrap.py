@@ -28,11 +28,22 @@ ETC_FILES = (
     "/etc/ssl/openssl.cnf",  # node reads it at start-up
 )
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
-PASSWD_TEXT = (
-    "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
-    f"bot:x:{SANDBOX_UID}:{SANDBOX_UID}:kahuna bot:/tmp:/usr/sbin/nologin\n"
-)
-GROUP_TEXT = f"root:x:0:\nbot:x:{SANDBOX_UID}:\n"
+
+
+def passwd_text(uid: int = SANDBOX_UID) -> str:
+    """The sandbox's /etc/passwd: root and the bot's uid (its own from the pool, as root)."""
+    return (
+        "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+        f"bot:x:{uid}:{uid}:kahuna bot:/tmp:/usr/sbin/nologin\n"
+    )
+
+
+def group_text(uid: int = SANDBOX_UID) -> str:
+    return f"root:x:0:\nbot:x:{uid}:\n"
+
+
+PASSWD_TEXT = passwd_text()
+GROUP_TEXT = group_text()
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,7 @@ class SandboxPlan:
     extra_ro_binds: tuple[tuple[Path, str], ...] = ()
     share_net: bool = False  # only to prove the seccomp layer on its own
     as_root: bool = field(default_factory=lambda: os.geteuid() == 0)
+    uid: int = SANDBOX_UID  # the host uid (and gid) setpriv switches to, as root
 
 
 def runtime_trees(runtime: str) -> tuple[list[Path], str]:
@@ -121,8 +133,9 @@ def bwrap_argv(plan: SandboxPlan, fds: SandboxFds, *, bwrap: str = BWRAP) -> lis
             mounts.add("--ro-bind", str(host), f"/{name}")
     for etc_path in ETC_FILES:
         mounts.add("--ro-bind-try", etc_path, etc_path)
-    mounts.args += ["--ro-bind-data", str(fds.passwd), "/etc/passwd"]
-    mounts.args += ["--ro-bind-data", str(fds.group), "/etc/group"]
+    # world-readable (bwrap's default is 0600 root), so the bot's uid has a name
+    mounts.args += ["--perms", "0644", "--ro-bind-data", str(fds.passwd), "/etc/passwd"]
+    mounts.args += ["--perms", "0644", "--ro-bind-data", str(fds.group), "/etc/group"]
     argv += mounts.args
     mounts.args = []
     argv += ["--proc", "/proc", "--dev", "/dev"]
@@ -142,18 +155,19 @@ def bwrap_argv(plan: SandboxPlan, fds: SandboxFds, *, bwrap: str = BWRAP) -> lis
     if fds.seccomp is not None:
         argv += ["--seccomp", str(fds.seccomp)]
     if plan.as_root:  # no user namespace: bwrap keeps two capabilities for setpriv only
-        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", *drop_to_bot_uid()]
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
+        argv += drop_to_bot_uid(plan.uid)
     else:
         argv.append("--")
     return argv + list(plan.command)
 
 
-def drop_to_bot_uid() -> list[str]:
+def drop_to_bot_uid(uid: int = SANDBOX_UID) -> list[str]:
     """setpriv: become the unprivileged uid with no capabilities left at all."""
     return [
         SETPRIV,
-        f"--reuid={SANDBOX_UID}",
-        f"--regid={SANDBOX_UID}",
+        f"--reuid={uid}",
+        f"--regid={uid}",
         "--clear-groups",
         "--inh-caps=-all",
         "--bounding-set=-all",

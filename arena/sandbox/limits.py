@@ -11,7 +11,8 @@ BOT_DIR_INSIDE = "/bot"
 """Where the bot's directory is mounted (read-only) and the working directory."""
 
 SANDBOX_UID = 65534
-"""The unprivileged uid (and gid) every sandboxed bot runs as (``nobody``)."""
+"""The uid (and gid) of a bot inside an unprivileged arena's user namespace, and
+in the probe. As root each bot gets a host uid of its own (``arena.sandbox.uids``)."""
 
 RUNTIMES = ("python", "node", "native")
 

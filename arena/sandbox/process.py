@@ -14,19 +14,20 @@ from typing import IO
 from arena.logs import get_logger
 from arena.sandbox import seccomp
 from arena.sandbox.bwrap import (
-    GROUP_TEXT,
-    PASSWD_TEXT,
     SETPRIV,
     SandboxFds,
     SandboxPlan,
     bwrap_argv,
     check_env,
     command_words,
+    group_text,
+    passwd_text,
 )
 from arena.sandbox.cgroups import CgroupError, create_bot_cgroup
 from arena.sandbox.limits import (
     RUNTIMES,
     SANDBOX_SOCKET,
+    SANDBOX_UID,
     HostReport,
     SandboxConfigError,
     SandboxLimits,
@@ -35,6 +36,7 @@ from arena.sandbox.limits import (
 from arena.sandbox.probe import probe_host, unavailable_error
 from arena.sandbox.running import BotProcess, Resources, release, wait_gone
 from arena.sandbox.spawner import spawn
+from arena.sandbox.uids import allocate_uid
 from arena.sandbox.watchdog import ensure_watchdog
 
 # The launcher: waits for "go" on stdin (sent once the parent has put it in the
@@ -132,6 +134,53 @@ def _open_output(path: Path | None) -> IO[bytes] | int:
     return open(path, "ab")
 
 
+class _Outputs:
+    """The gate's stdout and stderr. Through a pipe (``piped``) a real file is
+    written by a drainer, ``head -c`` the file-size limit, so the bot's fd 1 and 2
+    are ``pipe:[…]``, not the host file's name; past the limit the drainer exits
+    and the bot's next write gets SIGPIPE. ``/dev/null`` is opened directly."""
+
+    def __init__(
+        self, stdout_path: Path | None, stderr_path: Path | None, limits: SandboxLimits,
+        *, piped: bool,
+    ) -> None:
+        self.handles: dict[Path | None, IO[bytes] | int] = {}
+        self.drainers: list[subprocess.Popen[bytes]] = []
+        self._limit = limits.max_file_size_mb * 1024 * 1024
+        self._piped = piped
+        self.stderr = self._for(stderr_path)
+        self.stdout = self._for(stdout_path if stdout_path is not None else stderr_path)
+
+    def _for(self, path: Path | None) -> IO[bytes] | int:
+        if path in self.handles:
+            return self.handles[path]
+        if path is None or not self._piped or Path(path) == Path(os.devnull):
+            handle = _open_output(path)
+        else:
+            read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+            try:
+                with open(path, "ab") as sink:
+                    self.drainers.append(subprocess.Popen(
+                        # unbuffered: each read is in the file at once (dd's count
+                        # would count a short pipe read as a whole block)
+                        ["/usr/bin/stdbuf", "-o0", "/usr/bin/head", "-c", str(self._limit)],
+                        stdin=read_fd, stdout=sink, stderr=subprocess.DEVNULL,
+                        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, start_new_session=True,
+                    ))  # fmt: skip
+            finally:
+                os.close(read_fd)
+            handle = os.fdopen(write_fd, "wb", buffering=0)
+        self.handles[path] = handle
+        return handle
+
+    def close(self) -> None:
+        """Close the arena's copies (the gate has its own): the drainer sees EOF
+        when the bot's tree is gone."""
+        for handle in self.handles.values():
+            if not isinstance(handle, int):
+                handle.close()
+
+
 def _start_gated(
     argv: list[str],
     *,
@@ -143,6 +192,7 @@ def _start_gated(
     stdout_path: Path | None,
     stderr_path: Path | None,
     use_cgroup: bool,
+    piped_output: bool = False,
 ) -> Resources:
     """Fork the gate, put it in the cgroup and set rlimits, then let it exec ``argv``."""
     if use_cgroup:
@@ -151,15 +201,19 @@ def _start_gated(
         cgroup = create_bot_cgroup(name, limits) if use_cgroup else None
     except CgroupError as exc:
         raise SandboxUnavailableError(f"cgroups: {exc}") from exc
-    stdout = _open_output(stdout_path if stdout_path is not None else stderr_path)
-    stderr = _open_output(stderr_path)
+    try:
+        outputs = _Outputs(stdout_path, stderr_path, limits, piped=piped_output)
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
 
     def fork_gate() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             ["/bin/sh", "-c", GATE_SCRIPT, "kahuna-gate", *argv],
             stdin=subprocess.PIPE,
-            stdout=stdout,
-            stderr=stderr,
+            stdout=outputs.stdout,
+            stderr=outputs.stderr,
             pass_fds=pass_fds,
             cwd=cwd,
             env=dict(env) if env is not None else {"PATH": "/usr/bin:/bin"},
@@ -169,14 +223,16 @@ def _start_gated(
     try:
         proc = spawn(fork_gate)
     except OSError:
+        outputs.close()
+        for drainer in outputs.drainers:
+            drainer.wait()  # EOF: the only write end is closed
         if cgroup is not None:
             cgroup.remove()
         raise
-    finally:
-        for handle in (stdout, stderr):
-            if not isinstance(handle, int):
-                handle.close()
-    resources = Resources(name, proc, cgroup, None if use_cgroup else proc.pid)
+    outputs.close()
+    resources = Resources(
+        name, proc, cgroup, None if use_cgroup else proc.pid, drainers=tuple(outputs.drainers)
+    )
     try:
         if cgroup is not None:
             cgroup.add_pid(proc.pid)
@@ -229,7 +285,11 @@ def launch_bot(
             words, bot_dir, env, socket_path, limits, report, name,
             stdout_path=stdout_path, stderr_path=stderr_path, use_cgroup=use_cgroup,
         )
+    # As root each bot gets a host uid of its own (per-user kernel limits are not
+    # shared); unprivileged, bwrap maps the arena's own uid and there is no choice.
+    lease = allocate_uid() if os.geteuid() == 0 else None
     plan = SandboxPlan(
+        uid=lease.uid if lease is not None else SANDBOX_UID,
         bot_dir=bot_dir.resolve(),
         command=words,
         runtime=runtime,
@@ -239,13 +299,23 @@ def launch_bot(
         extra_ro_binds=tuple((Path(src), dest) for src, dest in extra_ro_binds),
         share_net=share_net,
     )
-    resources = _launch_sandboxed(
-        plan, report, name, stdout_path=stdout_path, stderr_path=stderr_path
-    )
+    try:
+        resources = _launch_sandboxed(
+            plan, report, name, stdout_path=stdout_path, stderr_path=stderr_path
+        )
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
+    resources.uid_lease = lease
+    bot = BotProcess(resources, sandboxed=True)
     if report.missing:
         log.warning("sandbox_unsafe_launched", missing=list(report.missing), pid=resources.proc.pid)
-    log.info("sandbox_launched", pid=resources.proc.pid, cgroup=resources.cgroup is not None)
-    return BotProcess(resources, sandboxed=True)
+    log.info(
+        "sandbox_launched", pid=resources.proc.pid, cgroup=resources.cgroup is not None,
+        uid=plan.uid,
+    )
+    return bot
 
 
 def _launch_sandboxed(
@@ -264,8 +334,8 @@ def _launch_sandboxed(
             f"cannot let the bot connect to referee socket {plan.socket_path}: {exc.strerror}"
         ) from exc
     fds = SandboxFds(
-        passwd=data_fd(PASSWD_TEXT),
-        group=data_fd(GROUP_TEXT),
+        passwd=data_fd(passwd_text(plan.uid)),
+        group=data_fd(group_text(plan.uid)),
         seccomp=seccomp.filter_fd() if report.seccomp else None,
     )
     open_fds = tuple(fd for fd in (fds.passwd, fds.group, fds.seccomp) if fd is not None)
@@ -273,7 +343,7 @@ def _launch_sandboxed(
         return _start_gated(
             bwrap_argv(plan, fds), name=name, limits=plan.limits, pass_fds=open_fds,
             cwd=None, env=None, stdout_path=stdout_path, stderr_path=stderr_path,
-            use_cgroup=report.cgroup_version is not None,
+            use_cgroup=report.cgroup_version is not None, piped_output=True,
         )
     finally:
         for fd in open_fds:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from arena.logs import get_logger
 from arena.sandbox.cgroups import BotCgroup
+from arena.sandbox.uids import UidLease
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Resources:
     limits_hit: tuple[str, ...] = ()
     released: bool = field(default=False)
     owner_pid: int = field(default_factory=os.getpid)  # a forked child must not kill it
+    uid_lease: UidLease | None = None  # given back only once every process of the bot is gone
+    drainers: tuple[subprocess.Popen[bytes], ...] = ()  # copy the bot's output pipes to files
 
 
 def release(resources: Resources) -> None:
@@ -50,6 +53,9 @@ def release(resources: Resources) -> None:
     if cgroup is not None:
         remember_accounting(resources)
         cgroup.remove()
+    finish_drainers(resources)
+    if resources.uid_lease is not None:  # kill_all returned with the group empty
+        resources.uid_lease.release()
     resources.released = True
     get_logger(bot=resources.name).info(
         "bot_killed",
@@ -57,6 +63,17 @@ def release(resources: Resources) -> None:
         cpu_time_ms=resources.last_cpu_time_ms,
         limits_hit=list(resources.limits_hit),
     )
+
+
+def finish_drainers(resources: Resources, timeout_s: float = 2.0) -> None:
+    """Let the output drainers copy what is left (they end at EOF, once every
+    process holding the pipe is gone); kill one that does not."""
+    for drainer in resources.drainers:
+        try:
+            drainer.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            drainer.kill()
+            drainer.wait()
 
 
 def remember_accounting(resources: Resources) -> None:
@@ -80,17 +97,26 @@ class BotProcess:
         self.pid = resources.proc.pid
         self.name = resources.name
         self.sandboxed = sandboxed
+        lease = resources.uid_lease
+        self.uid: int | None = lease.uid if lease is not None else None
+        """The bot's own host uid from the pool (None: unprivileged arena or unsafe mode)."""
         self._finalizer = weakref.finalize(self, release, resources)
 
     def poll(self) -> int | None:
-        """Exit status once the bot's main process is gone (bwrap: 128+signal)."""
-        return self._resources.proc.poll()
+        """Exit status once the bot's main process is gone (bwrap: 128+signal);
+        by then its output file holds all it wrote."""
+        status = self._resources.proc.poll()
+        if status is not None:
+            finish_drainers(self._resources, timeout_s=0.5)
+        return status
 
     def wait(self, timeout_s: float) -> int | None:
         try:
-            return self._resources.proc.wait(timeout=timeout_s)
+            status = self._resources.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return None
+        finish_drainers(self._resources, timeout_s=0.5)
+        return status
 
     def cpu_time_ms(self) -> float | None:
         """CPU time of the whole tree so far (None without a cgroup). Cheap: one

@@ -8,20 +8,27 @@ from pathlib import Path
 import pytest
 
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits
+from arena.sandbox.uids import configured_pool
 
 from .conftest import Harness, lines_of, marked_pids
 
 
 def test_bot_runs_unprivileged_with_core_dumps_off(harness: Harness) -> None:
-    status, output = harness.run(
-        "id -u; id -g; ulimit -c; ulimit -n; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status;"
-        " hostname; pwd",
+    bot, output_path = harness.launch(
+        "id -u; id -g; id -un; ulimit -c; ulimit -n;"
+        " grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; hostname; pwd",
         limits=SandboxLimits(max_open_files=100),
     )
+    status = bot.wait(20)
+    bot.kill()
+    output = output_path.read_text()
+    pool = configured_pool()
     assert status == 0, output
+    assert bot.uid is not None and pool.first <= bot.uid <= pool.last
     assert lines_of(output) == [
-        "65534",
-        "65534",
+        str(bot.uid),
+        str(bot.uid),
+        "bot",  # the generated /etc/passwd names the pool uid
         "0",
         "100",
         "CapEff:\t0000000000000000",
@@ -42,7 +49,7 @@ def test_a_crash_leaves_no_core_and_the_limit_cannot_be_raised(harness: Harness)
     assert "RAISED" not in output
 
 
-def test_bot_is_uid_65534_on_the_host_too(harness: Harness) -> None:
+def test_bot_has_its_pool_uid_on_the_host_too(harness: Harness) -> None:
     bot, _ = harness.launch("sleep 300; : $0")
     deadline = time.monotonic() + 10
     bot_pids: list[int] = []
@@ -54,7 +61,8 @@ def test_bot_is_uid_65534_on_the_host_too(harness: Harness) -> None:
     assert bot_pids
     status = Path(f"/proc/{bot_pids[0]}/status").read_text()
     uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
-    assert uid_line.split()[1:] == ["65534"] * 4  # real, effective, saved, filesystem
+    assert bot.uid is not None
+    assert uid_line.split()[1:] == [str(bot.uid)] * 4  # real, effective, saved, filesystem
     bot.kill()
 
 
@@ -107,11 +115,11 @@ def test_file_size_rlimit_stops_large_writes(harness: Harness) -> None:
 
 
 def test_output_files_are_capped_too(harness: Harness) -> None:
-    # the bot writes its own stderr file, so RLIMIT_FSIZE bounds it: no disk filling
+    # the bot's stderr is a pipe to a drainer that stops at max_file_size_mb: no disk filling
     bot, output = harness.launch(
         "head -c 3145728 /dev/zero >&2", limits=SandboxLimits(max_file_size_mb=1)
     )
-    assert bot.wait(20) == 128 + 25  # SIGXFSZ (the shell exec'd head)
+    assert bot.wait(20) == 128 + 13  # SIGPIPE once the drainer has copied its 1 MiB
     assert output.stat().st_size == 1024 * 1024
 
 
@@ -202,8 +210,11 @@ def test_python_runtime_has_the_arenas_grpc(harness: Harness) -> None:
 
 
 def test_node_runtime(harness: Harness) -> None:
-    status, output = harness.run(
+    bot, output_path = harness.launch(
         "console.log('node ' + process.getuid() + ' ' + process.argv[1])", lang="node"
     )
+    status = bot.wait(20)
+    bot.kill()
+    output = output_path.read_text()
     assert status == 0, output
-    assert lines_of(output)[-1] == f"node 65534 {harness.marker}"
+    assert lines_of(output)[-1] == f"node {bot.uid} {harness.marker}"

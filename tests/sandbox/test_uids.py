@@ -1,0 +1,196 @@
+"""A host uid per bot: per-user kernel limits are not shared between bots."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import SandboxLimits, SandboxUnavailableError
+from arena.sandbox.uids import (
+    UID_DIR_ENV,
+    UID_RANGE_ENV,
+    UidPool,
+    configured_pool,
+    uid_is_held,
+)
+
+from .conftest import Harness, lines_of
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the uid pool needs root")
+
+INOTIFY_HOG = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+held = []
+while True:
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        break
+    held.append(fd)
+print("held", len(held), ctypes.get_errno(), flush=True)
+time.sleep(120)
+"""
+
+INOTIFY_VICTIM = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+fds = [libc.inotify_init1(0) for _ in range(8)]
+print("victim", sum(fd >= 0 for fd in fds), flush=True)
+"""
+
+# POSIX message queues: their bytes count against the owner uid's RLIMIT_MSGQUEUE
+# (819200 by default: nine queues of the default size), across IPC namespaces.
+MQUEUE_HOG = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+n = 0
+while libc.mq_open(b"/q%d" % n, os.O_CREAT | os.O_RDWR, 0o600, None) >= 0:
+    n += 1
+print("held", n, ctypes.get_errno(), flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
+# Another arena process (a second match, e.g. a tournament worker) launching its own bot.
+OTHER_MATCH = """
+import pathlib, sys
+from arena.sandbox import SandboxLimits, launch_bot
+bot_dir, socket_path, output = map(pathlib.Path, sys.argv[1:4])
+bot = launch_bot(bot_dir=bot_dir, command=["python3", "-c", sys.argv[4], sys.argv[5]],
+                 runtime="python", env={}, socket_path=socket_path, limits=SandboxLimits(),
+                 stderr_path=output)
+print("uid", bot.uid, flush=True)
+status = bot.wait(30)
+bot.kill()
+print("status", status, flush=True)
+"""
+
+
+def _wait_for_line(path: Path, prefix: str, timeout_s: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.exists():
+            for line in lines_of(path.read_text()):
+                if line.startswith(prefix):
+                    return line
+        time.sleep(0.05)
+    text = path.read_text() if path.exists() else ""
+    raise AssertionError(f"no {prefix!r} line in {path}: {text}")
+
+
+def test_inotify_hog_leaves_opponent_and_other_match_their_instances(harness: Harness) -> None:
+    limit = int(Path("/proc/sys/fs/inotify/max_user_instances").read_text())
+    hog, hog_output = harness.launch(
+        INOTIFY_HOG, lang="python", limits=SandboxLimits(max_open_files=limit + 64)
+    )
+    held = _wait_for_line(hog_output, "held").split()
+    assert int(held[1]) == limit and int(held[2]) == 24, held  # EMFILE: the per-uid maximum
+    # its opponent in the same match
+    status, output = harness.run(INOTIFY_VICTIM, lang="python")
+    assert status == 0 and lines_of(output)[-1] == "victim 8", output
+    # a bot of a concurrently running match, launched by another arena process
+    other_output = harness.root / "other-match.txt"
+    result = subprocess.run(
+        [sys.executable, "-c", OTHER_MATCH, str(harness.bot_dir), str(harness.socket_path),
+         str(other_output), INOTIFY_VICTIM, harness.marker],
+        capture_output=True, text=True, timeout=60, env={**os.environ},
+    )
+    assert result.returncode == 0, result.stderr
+    assert lines_of(result.stdout)[-1] == "status 0", result.stdout
+    assert lines_of(other_output.read_text())[-1] == "victim 8"
+    other_uid = int(lines_of(result.stdout)[0].split()[1])
+    assert hog.poll() is None  # the hog still holds its instances throughout
+    assert other_uid != hog.uid
+    hog.kill()
+
+
+def test_mqueue_hog_leaves_its_opponent_the_same_queues(harness: Harness) -> None:
+    hog, hog_output = harness.launch(MQUEUE_HOG.replace("sys.argv[1]", "120"), lang="python")
+    held = _wait_for_line(hog_output, "held").split()
+    assert int(held[1]) > 0 and int(held[2]) == 24, held  # EMFILE: RLIMIT_MSGQUEUE reached
+    status, output = harness.run(MQUEUE_HOG.replace("sys.argv[1]", "0"), lang="python")
+    assert status == 0, output
+    assert lines_of(output)[-1].split()[:2] == ["held", held[1]]  # as many as the hog
+    hog.kill()
+
+
+def test_bots_launched_at_once_have_different_uids(harness: Harness) -> None:
+    bots = [harness.launch("sleep 60; : $0")[0] for _ in range(4)]
+    uids = [bot.uid for bot in bots]
+    pool = configured_pool()
+    assert all(uid is not None and pool.first <= uid <= pool.last for uid in uids), uids
+    assert len(set(uids)) == len(uids), uids
+    assert all(uid_is_held(uid) for uid in uids if uid is not None)
+    for bot in bots:
+        bot.kill()
+    assert not any(uid_is_held(uid) for uid in uids if uid is not None)
+
+
+def test_a_forked_child_does_not_keep_the_uid(harness: Harness) -> None:
+    bot, _ = harness.launch("sleep 60; : $0")
+    assert bot.uid is not None and uid_is_held(bot.uid)
+    read_fd, write_fd = os.pipe()
+    child = os.fork()
+    if child == 0:  # a worker forked while the bot runs: it must not hold the lock
+        os.close(read_fd)
+        os.write(write_fd, b"1" if uid_is_held(bot.uid) else b"0")
+        time.sleep(5)
+        os._exit(0)
+    os.close(write_fd)
+    try:
+        assert os.read(read_fd, 1) == b"1"  # still the parent's
+        bot.kill()
+        assert not uid_is_held(bot.uid)  # the child, still alive, does not keep it
+    finally:
+        os.close(read_fd)
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+
+
+def test_uids_are_released_and_reused_after_teardown(
+    harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(UID_RANGE_ENV, "300000-300001")  # a pool of two
+    monkeypatch.setenv(UID_DIR_ENV, str(tmp_path / "uids"))
+    first, _ = harness.launch("sleep 60; : $0")
+    second, _ = harness.launch("sleep 60; : $0")
+    assert {first.uid, second.uid} == {300000, 300001}
+    with pytest.raises(SandboxUnavailableError, match="all 2 uids 300000-300001 are in use"):
+        harness.launch("sleep 60; : $0")
+    first.kill()
+    third, output = harness.launch("id -u; : $0")
+    assert third.uid == first.uid
+    assert third.wait(20) == 0
+    assert lines_of(output.read_text()) == [str(first.uid)]
+    second.kill()
+    third.kill()
+
+
+def test_uid_lock_is_released_when_the_launcher_is_sigkilled(
+    harness: Harness, tmp_path: Path
+) -> None:
+    lock_dir = tmp_path / "uids"
+    env = {**os.environ, UID_RANGE_ENV: "300010-300010", UID_DIR_ENV: str(lock_dir)}
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(OTHER_MATCH), str(harness.bot_dir),
+         str(harness.socket_path), str(tmp_path / "out.txt"), "import time; time.sleep(60)",
+         harness.marker],
+        stdout=subprocess.PIPE, text=True, env=env,
+    )
+    assert launcher.stdout is not None
+    assert launcher.stdout.readline().split() == ["uid", "300010"]
+    pool = UidPool(300010, 300010, lock_dir)
+    assert uid_is_held(300010, pool)
+    launcher.send_signal(signal.SIGKILL)
+    launcher.wait(10)
+    deadline = time.monotonic() + 5
+    while uid_is_held(300010, pool) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not uid_is_held(300010, pool)
