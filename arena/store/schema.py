@@ -11,6 +11,10 @@ History:
   v2  bot owners (``bots.owner``) and API tokens (``tokens``) for `arena serve`.
   v3  remote bots: seat offers (``seat_offers``, the seat token's hash only);
       live games for the admin's live view (``live_games``, ``live_actions``).
+  v4  ``tournaments.secret``: 32 bytes that key the tournament's deals, never
+      shown to a bot. Tournaments from before v4 get a random secret
+      (``randomblob``): their unplayed games get new deals, and a pair half
+      played before the upgrade is not replayed with its old deal.
 """
 
 from __future__ import annotations
@@ -148,7 +152,12 @@ CREATE TABLE live_actions (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
+V4 = """
+ALTER TABLE tournaments ADD COLUMN secret BLOB;
+UPDATE tournaments SET secret = randomblob(32) WHERE secret IS NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
 CURRENT_VERSION = len(MIGRATIONS)
 
 
