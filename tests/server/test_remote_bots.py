@@ -109,9 +109,15 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
-    store = Store.open(tmp_path_factory.mktemp("remote") / "data")
+    yield from _serve(tmp_path_factory.mktemp("remote"), paired_remote=False)
+
+
+def _serve(tmp: Path, *, paired_remote: bool) -> Iterator[Arena]:
+    store = Store.open(tmp / "data")
     add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
-    options = ServiceOptions(concurrency=2, smoke_check=lambda directory: "no smoke here")
+    options = ServiceOptions(
+        concurrency=2, smoke_check=lambda directory: "no smoke here", paired_remote=paired_remote
+    )
     server, port = create_server("127.0.0.1:0", store=store, options=options)
     server.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -522,3 +528,24 @@ def test_no_message_to_a_remote_bot_carries_a_secret_and_its_deals_are_fresh(
     assert [r["match"]["paired"] for r in records] == [False] * games
     assert [r["match"]["deal_index"] for r in records] == list(range(games))
     assert len({tuple(r["deal"]) for r in records}) == games, "a remote bot was dealt a deal twice"
+
+
+def test_paired_remote_pairs_the_deals_of_a_remote_bot_and_the_record_says_so(
+    tmp_path: Path,
+) -> None:
+    served = _serve(tmp_path, paired_remote=True)
+    arena = next(served)
+    try:
+        arena.register(arena.alice, "alice_paired")
+        tournament_id = arena.tournament("paired", ["alice_paired", "python_random"], 4)
+        (seat,) = _seat_tokens(arena, arena.alice, "alice_paired", 1)
+        received = _play_raw(arena, seat.seat_token)
+        arena.await_finished(tournament_id)
+    finally:
+        next(served, None)  # stop the server and close the store
+    records = [json.loads(m.game_over.record_json) for m in received if m.HasField("game_over")]
+    assert [(r["match"]["paired"], r["match"]["deal_index"]) for r in records] == [
+        (True, 0), (True, 0), (True, 1), (True, 1)
+    ]
+    deals = [tuple(r["deal"]) for r in records]
+    assert deals[0] == deals[1] != deals[2] == deals[3]
