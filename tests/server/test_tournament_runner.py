@@ -343,6 +343,13 @@ def test_resume_plays_only_the_games_a_killed_match_did_not_store(tmp_path: Path
     assert _played(data) == _played(reference)
     _check_consistent(data)
     _check_deals_keyed(data)
+    other = _data_dir_with_bots(tmp_path / "other-secret", bots)
+    _create(other, definition, secret=bytes(32))
+    assert _run_cli(other, "resume", "one").wait(120) == 0
+    _check_deals_keyed(other)
+    assert all(
+        mine[10] != theirs[10] for mine, theirs in zip(_games(data), _games(other), strict=True)
+    ), "a deal did not change with the tournament's secret"
 
 
 def _watch_live(data: Path, running: threading.Event) -> dict[tuple[int, int], tuple[Any, ...]]:
