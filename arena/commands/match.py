@@ -29,6 +29,7 @@ from arena.referee import (
 )
 from arena.referee.handicap import FORMAT as HANDICAP_FORMAT
 from arena.referee.handicap import parse_handicap
+from arena.referee.seeds import new_secret, secret_from_seed
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 
 EXIT_OK = 0
@@ -69,7 +70,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("bot_a", type=Path, metavar="BOT_DIR", help="first bot's directory")
     parser.add_argument("bot_b", type=Path, metavar="BOT_DIR", help="second bot's directory")
     parser.add_argument("--games", type=_whole(1, 10_000), default=2, help="games (default 2)")
-    parser.add_argument("--seed", type=_whole(0, 2**63 - 1), default=0, help="match seed")
+    parser.add_argument(
+        "--seed", type=_whole(0, 2**63 - 1), default=None,
+        help="replay the same deals: derive the match's secret from SEED (never sent to the"
+        " bots, but a bot that guesses SEED can compute every deal: leave it out for a match"
+        " that matters; default: a fresh random secret)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--records", type=Path, metavar="DIR", help="write each game's record")
     parser.add_argument(
@@ -117,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"--records {records_dir}: {error.strerror or error}")
     config = MatchConfig(
         games=args.games,
-        seed=args.seed,
+        secret=new_secret() if args.seed is None else secret_from_seed(args.seed),
         variant=Variant(strategic=args.strategic, tactical=args.tactical),
         time_control=TimeControl(action_ms=args.action_ms, bank_ms=args.bank_ms),
         max_restarts=args.max_restarts,
@@ -134,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:  # a remote bot: it plays only through `arena serve`
         return _fail(str(error))
     if args.json:
-        print(json.dumps(match_json(report, bots, config)))
+        print(json.dumps(match_json(report, bots, config, args.seed)))
     else:
         _print_table(report, bots)
     return EXIT_OK
@@ -160,14 +166,14 @@ def _failure_details(game: GameReport) -> object:
 
 
 def match_json(report: MatchReport, bots: tuple[BotSpec, BotSpec],
-               config: MatchConfig) -> dict[str, object]:
+               config: MatchConfig, seed: int | None = None) -> dict[str, object]:
     names = display_names(*bots)
     return {
         "bots": {
             name: {"version": spec.version, "directory": str(spec.directory)}
             for name, spec in zip(names, bots, strict=True)
         },
-        "seed": config.seed,
+        "seed": seed,
         "handicap": [{"seat": bridge.seat, "line": bridge.line} for bridge in config.handicap],
         "time_control": {
             "action_ms": config.time_control.action_ms,

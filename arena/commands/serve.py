@@ -48,6 +48,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run bots even where the host cannot sandbox them (trusted bots only)",
     )
     serve.add_argument(
+        "--paired-remote", action="store_true",
+        help="pair deals (games 2k and 2k+1 share one) in matches with a remote bot too. Risk:"
+        " a remote bot's owner can link its processes, so the bot plays the second game of a"
+        " pair knowing the whole deal (hands and draw order) from the first; default: a fresh"
+        " deal in every game of such a match (unpaired)",
+    )
+    serve.add_argument(
         "--tls-cert", type=Path, metavar="FILE",
         help="serve TLS with this PEM certificate (chain); needs --tls-key",
     )  # fmt: skip
@@ -96,7 +103,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
 
     options = ServiceOptions(
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,
-        pin_cpus=args.pin_cpus,
+        pin_cpus=args.pin_cpus, paired_remote=args.paired_remote,
     )  # fmt: skip
     credentials = None if tls is None else tls.grpc_credentials()
     try:

@@ -74,7 +74,11 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=sorted(FORMATS), default="round-robin")
     parser.add_argument("--games", type=int, default=2, help="games per match (default 2)")
     parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n) + 1)")
-    parser.add_argument("--seed", type=int, default=0, help="tournament seed (deals)")
+    parser.add_argument(
+        "--seed", type=int, default=0,
+        help="tournament seed: tells its matches apart; the deals are keyed by a random secret"
+        " stored with the tournament, never by the seed alone",
+    )
     parser.add_argument("--action-ms", type=int, default=2000, help="time per action")
     parser.add_argument("--bank-ms", type=int, default=30000, help="time bank per game")
     parser.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")

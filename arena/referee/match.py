@@ -2,7 +2,9 @@
 
 Bot A sits in seat 0 in even games and seat 1 in odd games; games 2k and
 2k+1 share the deal (and the seed of their reshuffles), so every deal is
-played once from each side. Each bot has a private Unix socket in a fresh
+played once from each side (unless ``config.paired`` is False: a fresh deal
+every game). Deals are keyed by ``config.secret`` (``arena.referee.seeds``),
+which no bot ever receives. Each bot has a private Unix socket in a fresh
 temporary directory and is launched once per match (again after a failure
 that killed it, at most ``max_restarts`` times). Everything a bot does goes
 through ``judge``; a failure forfeits the game in progress, or the next game
@@ -246,7 +248,7 @@ class _Match:
 
     def _play_game(self, game_index: int) -> GameReport:
         slot_at_seat = (0, 1) if game_index % 2 == 0 else (1, 0)
-        seed = deal_seed(self.config.seed, game_index // 2)
+        seed = deal_seed(self.config.secret, self.config.seed, self.config.deal_index(game_index))
         deal = deal_from_seed(seed)
         failures: Failures = {}
         self.stderr_tails = {}
@@ -275,7 +277,6 @@ class _Match:
             match_id=self.match_id,
             config=self.config,
             game_index=game_index,
-            deal_seed=seed,
             deal=deal,
             names=tuple(slot.name for slot in self.slots),
             versions=tuple(slot.spec.version for slot in self.slots),

@@ -3,7 +3,7 @@
 A forfeited game's record stays a valid kahuna-record/1: its actions are the
 legal actions that were played and ``result`` is absent because the game did
 not finish by the rules; the forfeit is described under the extra key
-``"match"`` with everything else the referee knows (bots, seeds, clocks,
+``"match"`` with everything else the referee knows (bots, deal index, clocks,
 statuses, per-action timings).
 """
 
@@ -30,7 +30,6 @@ class GameResult:
     match_id: str
     config: MatchConfig
     game_index: int
-    deal_seed: int
     deal: tuple[str, ...]
     names: tuple[str, ...]
     versions: tuple[str, ...]
@@ -93,9 +92,8 @@ class GameResult:
         return {
             "match_id": self.match_id,
             "game_index": self.game_index,
-            "match_seed": self.config.seed,
-            "deal_index": self.game_index // 2,
-            "deal_seed": self.deal_seed,
+            "deal_index": self.config.deal_index(self.game_index),
+            "paired": self.config.paired,
             "bots": bots,
             "time_control": {"action_ms": control.action_ms, "bank_ms": control.bank_ms},
             "winner": None if winner is None else self.names[winner],

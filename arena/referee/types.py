@@ -14,6 +14,7 @@ from pathlib import Path
 
 from arena.kahuna import HandicapBridge, Variant
 from arena.referee.handicap import check_handicap
+from arena.referee.seeds import check_secret, new_secret
 from arena.sandbox import SandboxLimits
 
 HELLO_TIMEOUT_MS = 10_000
@@ -69,6 +70,11 @@ class MatchConfig:
 
     games: int = 2
     seed: int = 0
+    """Public: tells apart the matches of one secret (never sent to a bot all the same)."""
+    secret: bytes = field(default_factory=new_secret, repr=False)
+    """Keys every deal and reshuffle (``arena.referee.seeds``); never sent to a bot."""
+    paired: bool = True
+    """Games 2k and 2k+1 share a deal; False: a fresh deal in every game."""
     variant: Variant = field(default_factory=Variant)
     time_control: TimeControl = field(default_factory=TimeControl)
     limits: SandboxLimits = field(default_factory=SandboxLimits)
@@ -87,6 +93,7 @@ class MatchConfig:
             raise ValueError(f"games must be a whole number >= 1, got {self.games!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        check_secret(self.secret)
         if self.max_restarts < 0:
             raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts}")
         if self.hello_timeout_ms < 1:
@@ -95,6 +102,10 @@ class MatchConfig:
             check_handicap(self.handicap)
         if self.game_indices is not None:
             _check_game_indices(self.game_indices, self.games)
+
+    def deal_index(self, game_index: int) -> int:
+        """The deal a game plays: shared by games 2k and 2k+1 when paired."""
+        return game_index // 2 if self.paired else game_index
 
     @property
     def indices_to_play(self) -> tuple[int, ...]:

@@ -86,6 +86,7 @@ class ServiceOptions:
     pin_cpus: bool = True  # each concurrent match on its own CPUs (arena.server.cpu_placement)
     unsafe: bool = False
     smoke_check: SmokeCheck | None = None  # None: no smoke match (tests of refusals only)
+    paired_remote: bool = False  # pair deals with remote bots too (`arena serve --paired-remote`)
 
 
 @dataclass
@@ -337,6 +338,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 self.store, tournament.id, concurrency=self.options.concurrency,
                 unsafe=self.options.unsafe, on_progress=self.hub.publish,
                 on_seat_offer=self.seats.publish, pin_cpus=self.options.pin_cpus,
+                paired_remote=self.options.paired_remote,
             )  # fmt: skip
             try:
                 lease = runner.take_lease()

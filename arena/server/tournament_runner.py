@@ -52,7 +52,7 @@ from typing import Any
 from arena.kahuna import Variant
 from arena.logs import get_logger
 from arena.referee import GameReport, MatchConfig, TimeControl, run_match
-from arena.referee.remote import SeatOffer
+from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
 from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
 from arena.sandbox.running import is_running
@@ -76,6 +76,7 @@ from arena.store import (
     set_status,
     think_ms_per_game,
     tournament_byes,
+    tournament_secret,
     tournament_standings,
 )
 from arena.store.tournaments import max_swiss_rounds
@@ -174,8 +175,10 @@ class TournamentRunner:
         live: bool = True,
         on_seat_offer: Callable[[SeatOfferRow, str], None] | None = None,
         pin_cpus: bool = True,
+        paired_remote: bool = False,
     ) -> None:
         self.store = store
+        self.paired_remote = paired_remote  # pair deals in matches with a remote bot too
         self.tournament_id = tournament_id
         self.concurrency = max(1, concurrency or len(usable_cpus()))  # the CPUs we may use
         self.limits = limits or SandboxLimits()
@@ -265,17 +268,20 @@ class TournamentRunner:
 
     def _job(self, tournament: TournamentRow, match: MatchRow) -> MatchJob:
         config = tournament.config
+        first = bot_spec(self.store, match.first, match.first_version)
+        second = bot_spec(self.store, match.second, match.second_version)
+        remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
         match_config = MatchConfig(
             games=match.games,
             seed=match.seed,
+            secret=tournament_secret(self.store, self.tournament_id),
+            paired=self.paired_remote or not remote,
             variant=Variant(strategic=config.strategic, tactical=config.tactical),
             time_control=TimeControl(action_ms=config.action_ms, bank_ms=config.bank_ms),
             limits=self.limits,
             unsafe=self.unsafe,
             game_indices=unstored_indices(match),
         )
-        first = bot_spec(self.store, match.first, match.first_version)
-        second = bot_spec(self.store, match.second, match.second_version)
         return MatchJob(match.id, match_config, first, second)
 
     def _play(self, matches: list[MatchRow], summary: RunSummary) -> None:

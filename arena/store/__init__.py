@@ -70,6 +70,7 @@ from arena.store.tournaments import (
     set_status,
     tournament_byes,
     tournament_crosstable,
+    tournament_secret,
     tournament_standings,
 )
 
@@ -142,5 +143,6 @@ __all__ = [
     "think_ms_per_game",
     "tournament_byes",
     "tournament_crosstable",
+    "tournament_secret",
     "tournament_standings",
 ]

@@ -15,6 +15,10 @@ History:
       (``game_stderr``, by game and seat), out of the public game record:
       the "; stderr ends: ..." that older arenas appended to a failure's
       detail in stored records moves there.
+  v5  ``tournaments.secret``: 32 bytes that key the tournament's deals, never
+      shown to a bot. Tournaments from before v4 get a random secret
+      (``randomblob``): their unplayed games get new deals, and a pair half
+      played before the upgrade is not replayed with its old deal.
 """
 
 from __future__ import annotations
@@ -181,7 +185,12 @@ UPDATE games SET record = json_set(record, '$.match.failures[1].detail',
 WHERE instr(json_extract(record, '$.match.failures[1].detail'), char(59) || ' stderr ends: ') > 0
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
+V5 = """
+ALTER TABLE tournaments ADD COLUMN secret BLOB;
+UPDATE tournaments SET secret = randomblob(32) WHERE secret IS NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
 CURRENT_VERSION = len(MIGRATIONS)
 
 

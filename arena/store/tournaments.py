@@ -14,6 +14,7 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
+from arena.referee.seeds import SECRET_BYTES, new_secret
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError, utc_now
 from arena.store.lease import lease_held
 from arena.store.models import MatchRow, TournamentConfig, TournamentRow
@@ -79,9 +80,9 @@ def create_tournament(
             raise AlreadyExistsError(f"a tournament named {name!r} already exists")
         version_ids = [_latest_version_id(db, bot) for bot in bots]
         tournament_id = db.execute(
-            "INSERT INTO tournaments (name, format, status, config, created_at)"
-            " VALUES (?, ?, 'created', ?, ?)",
-            (name, format, json.dumps(dataclasses.asdict(config)), utc_now()),
+            "INSERT INTO tournaments (name, format, status, config, created_at, secret)"
+            " VALUES (?, ?, 'created', ?, ?, ?)",
+            (name, format, json.dumps(dataclasses.asdict(config)), utc_now(), new_secret()),
         ).lastrowid
         assert tournament_id is not None
         for rank, version_id in enumerate(version_ids):
@@ -96,6 +97,18 @@ def create_tournament(
                 if rnd.bye is not None:
                     _insert_bye(db, tournament_id, rnd.number, by_name[rnd.bye])
     return get_tournament(store, tournament_id)
+
+
+def tournament_secret(store: Store, tournament_id: int) -> bytes:
+    """The secret that keys the deals of a tournament (for its referee only, never a bot)."""
+    with store.reading() as db:
+        row = db.execute("SELECT secret FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no tournament with id {tournament_id}")
+    secret = row[0]
+    if not isinstance(secret, bytes) or len(secret) != SECRET_BYTES:
+        raise StoreError(f"tournament {tournament_id} has no valid deal secret")
+    return secret
 
 
 def _latest_version_id(db: sqlite3.Connection, bot: str) -> int:

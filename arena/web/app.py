@@ -125,6 +125,19 @@ def rules_note(record: object) -> str:
     return " · ".join(parts)
 
 
+def deal_note(record: object) -> str:
+    """``"paired deal 3 (games 6, 7)"`` or ``"unpaired: a fresh deal"``; "" when not recorded."""
+    match = record.get("match") if isinstance(record, dict) else None
+    if not isinstance(match, dict):
+        return ""
+    deal = match.get("deal_index")
+    if match.get("paired") is False:
+        return "unpaired: a fresh deal"
+    if match.get("paired") is True and isinstance(deal, int):
+        return f"paired deal {deal} (games {2 * deal}, {2 * deal + 1})"
+    return ""
+
+
 Route = tuple[re.Pattern[str], Callable[..., Response]]
 
 
@@ -272,7 +285,7 @@ class WebApp:
             title=f"Game {game.summary.id}",
             game=game.summary,
             failures=match_failures(record),
-            rules=rules_note(record),
+            rules=" · ".join(note for note in (rules_note(record), deal_note(record)) if note),
         )
 
     def game_json(self, query: Mapping[str, str], game_id: str) -> Response:

@@ -120,3 +120,23 @@ def test_a_reader_that_went_away_gets_no_traceback() -> None:
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+MATCH_SECTIONS = [
+    ("before-secret-deals", {"match_id": "ab12", "game_index": 1, "match_seed": 11,
+                             "deal_index": 0, "deal_seed": 8_123_456_789}),
+    ("secret-deals", {"match_id": "ab12", "game_index": 1, "deal_index": 0, "paired": True}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "match", [c[1] for c in MATCH_SECTIONS], ids=[c[0] for c in MATCH_SECTIONS]
+)
+def test_a_referee_record_replays_with_either_match_section(
+    record_path: Path, tmp_path: Path, match: dict[str, object]
+) -> None:
+    """Stored records from before deals were keyed by a secret replay as today's do."""
+    plain = json.loads(arena("replay", str(record_path)).stdout)
+    done = arena("replay", write(tmp_path, {**load(record_path), "match": match}))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == plain

@@ -16,6 +16,8 @@ REPO = Path(__file__).resolve().parents[2]
 BAD_CONFIGS: list[tuple[str, dict[str, Any], str]] = [
     ("no-games", {"games": 0}, "games must be"),
     ("negative-seed", {"seed": -1}, "seed must be"),
+    ("secret-short", {"secret": bytes(31)}, "a match secret is 32 bytes"),
+    ("secret-text", {"secret": "0" * 32}, "a match secret is 32 bytes"),
     ("empty-indices", {"game_indices": ()}, "non-empty tuple"),
     ("indices-list", {"game_indices": [0, 1]}, "non-empty tuple"),
     ("index-too-big", {"games": 4, "game_indices": (1, 4)}, "game index 4 is not in 0..3"),
@@ -85,16 +87,17 @@ def test_parse_handicap_names_the_problem(text: str, message: str) -> None:
 def _played(record: dict[str, Any]) -> tuple[object, ...]:
     meta = record["match"]
     return (record["deal"], record["actions"], record.get("result"), meta["bots"],
-            meta["deal_seed"], meta["game_index"])  # fmt: skip
+            meta["deal_index"], meta["paired"], meta["game_index"])  # fmt: skip
 
 
 @pytest.mark.slow
 def test_some_games_keep_the_seats_and_deals_of_their_index() -> None:
     bot = load_bot(REPO / "sample_bots" / "python_random")
     control = TimeControl(3000, 30000)
-    whole = run_match(MatchConfig(games=4, seed=11, time_control=control), bot, bot)
+    secret = bytes(range(32))
+    whole = run_match(MatchConfig(games=4, secret=secret, time_control=control), bot, bot)
     part = run_match(
-        MatchConfig(games=4, seed=11, time_control=control, game_indices=(1, 2)), bot, bot
+        MatchConfig(games=4, secret=secret, time_control=control, game_indices=(1, 2)), bot, bot
     )
     assert [game.index for game in part.games] == [1, 2]
     assert [_played(game.record) for game in part.games] == [

@@ -46,7 +46,9 @@ from arena.store import (
     get_version,
     list_games,
     list_matches,
+    tournament_secret,
 )
+from tests.referee.leaks import Forbidden, leaks
 
 pytestmark = pytest.mark.slow
 Code = grpc.StatusCode
@@ -107,9 +109,15 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
-    store = Store.open(tmp_path_factory.mktemp("remote") / "data")
+    yield from _serve(tmp_path_factory.mktemp("remote"), paired_remote=False)
+
+
+def _serve(tmp: Path, *, paired_remote: bool) -> Iterator[Arena]:
+    store = Store.open(tmp / "data")
     add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
-    options = ServiceOptions(concurrency=2, smoke_check=lambda directory: "no smoke here")
+    options = ServiceOptions(
+        concurrency=2, smoke_check=lambda directory: "no smoke here", paired_remote=paired_remote
+    )
     server, port = create_server("127.0.0.1:0", store=store, options=options)
     server.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -465,3 +473,79 @@ def test_a_connection_that_never_says_hello_is_hung_up(arena: Arena) -> None:
     finally:
         silent.put(None)
         server.stop(grace=None)
+
+
+def _play_raw(arena: Arena, token: str) -> list[referee_pb2.PlayResponse]:
+    """Play a whole match on a raw Play stream (first legal action); every message received."""
+    outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    hello = referee_pb2.Hello(token=token, bot_name="x", protocol_version=1)
+    outbox.put(referee_pb2.PlayRequest(hello=hello).SerializeToString())
+
+    def frames() -> Iterator[bytes]:
+        while (frame := outbox.get()) is not None:
+            yield frame
+
+    play = arena.channel.stream_stream(
+        PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
+    )
+    received = []
+    try:
+        for raw in play(frames(), timeout=TOURNAMENT_TIMEOUT_S):
+            message = referee_pb2.PlayResponse.FromString(raw)
+            received.append(message)
+            if message.WhichOneof("kind") == "action_request":
+                request = message.action_request
+                reply = referee_pb2.ActionReply(
+                    request_id=request.request_id, action=request.legal_actions[0]
+                )
+                outbox.put(referee_pb2.PlayRequest(action_reply=reply).SerializeToString())
+            if message.WhichOneof("kind") in ("match_over", "goodbye"):
+                break
+    finally:
+        outbox.put(None)
+    return received
+
+
+def test_no_message_to_a_remote_bot_carries_a_secret_and_its_deals_are_fresh(
+    arena: Arena,
+) -> None:
+    games = 4
+    arena.register(arena.alice, "alice_wire")
+    tournament_id = arena.tournament("remote-wire", ["alice_wire", "python_random"], games)
+    (seat,) = _seat_tokens(arena, arena.alice, "alice_wire", 1)
+    received = _play_raw(arena, seat.seat_token)
+    arena.await_finished(tournament_id)
+    (match,) = list_matches(arena.store, tournament_id)
+    forbidden = Forbidden.of_match(
+        tournament_secret(arena.store, tournament_id), match.seed, games, extra=[match.id]
+    )
+    assert leaks(seat, forbidden) == []
+    kinds = [message.WhichOneof("kind") for message in received]
+    assert kinds.count("game_over") == games and kinds[-1] == "match_over", kinds
+    for message in received:
+        assert leaks(message, forbidden) == [], message.WhichOneof("kind")
+    records = [json.loads(m.game_over.record_json) for m in received if m.HasField("game_over")]
+    assert [r["match"]["paired"] for r in records] == [False] * games
+    assert [r["match"]["deal_index"] for r in records] == list(range(games))
+    assert len({tuple(r["deal"]) for r in records}) == games, "a remote bot was dealt a deal twice"
+
+
+def test_paired_remote_pairs_the_deals_of_a_remote_bot_and_the_record_says_so(
+    tmp_path: Path,
+) -> None:
+    served = _serve(tmp_path, paired_remote=True)
+    arena = next(served)
+    try:
+        arena.register(arena.alice, "alice_paired")
+        tournament_id = arena.tournament("paired", ["alice_paired", "python_random"], 4)
+        (seat,) = _seat_tokens(arena, arena.alice, "alice_paired", 1)
+        received = _play_raw(arena, seat.seat_token)
+        arena.await_finished(tournament_id)
+    finally:
+        next(served, None)  # stop the server and close the store
+    records = [json.loads(m.game_over.record_json) for m in received if m.HasField("game_over")]
+    assert [(r["match"]["paired"], r["match"]["deal_index"]) for r in records] == [
+        (True, 0), (True, 0), (True, 1), (True, 1)
+    ]
+    deals = [tuple(r["deal"]) for r in records]
+    assert deals[0] == deals[1] != deals[2] == deals[3]

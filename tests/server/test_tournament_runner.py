@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from arena.kahuna import deal_from_seed
 from arena.referee import load_bot
+from arena.referee.seeds import deal_seed
 from arena.sandbox.process import wait_gone
 from arena.server.cpu_placement import usable_cpus
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
@@ -75,10 +77,42 @@ BOTS = {"r1": "random", "r2": "random", "g1": "greedy", "g2": "greedy"}
 def _games(data: Path) -> list[tuple[object, ...]]:
     db = sqlite3.connect(data / "arena.db")
     return db.execute(
-        "SELECT m.round, m.first_id, m.second_id, g.game_index, g.winner_seat, g.reason,"
-        " g.actions, g.status0, g.status1 FROM games g JOIN matches m ON m.id = g.match_id"
+        "SELECT m.round, m.first_id, m.second_id, g.game_index, g.seat0_id, g.winner_seat,"
+        " g.reason, g.actions, g.status0, g.status1, json_extract(g.record, '$.deal'),"
+        " json_extract(g.record, '$.reshuffles') FROM games g JOIN matches m ON m.id = g.match_id"
         " ORDER BY m.round, m.first_id, g.game_index"
     ).fetchall()
+
+
+TEST_SECRET = bytes(range(100, 132))
+
+
+def _create(data: Path, definition: list[str], secret: bytes = TEST_SECRET) -> None:
+    """`arena tournament create`, then give it a known secret (a reference run shares it)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "tournament", "create", *definition, "--data-dir",
+         str(data)], capture_output=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    db = sqlite3.connect(data / "arena.db")
+    db.execute("UPDATE tournaments SET secret = ?", (secret,))
+    db.commit()
+    db.close()
+
+
+def _check_deals_keyed(data: Path) -> None:
+    """Every stored deal is the stored secret's deal of its pair, with A in seat 0 of even games."""
+    db = sqlite3.connect(data / "arena.db")
+    rows = db.execute(
+        "SELECT t.secret, m.seed, m.first_id, g.game_index, g.seat0_id, g.record FROM games g"
+        " JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id"
+    ).fetchall()
+    assert rows
+    for secret, match_seed, first_id, index, seat0_id, text in rows:
+        record = json.loads(text)
+        assert tuple(record["deal"]) == deal_from_seed(deal_seed(secret, match_seed, index // 2))
+        assert (record["match"]["deal_index"], record["match"]["paired"]) == (index // 2, True)
+        assert (seat0_id == first_id) == (index % 2 == 0)
 
 
 def _check_consistent(data: Path) -> None:
@@ -187,17 +221,12 @@ def reference(
     """A tournament format and its games when played without interruption."""
     bots, definition = DEFINITIONS[request.param]
     data = _data_dir_with_bots(tmp_path_factory.mktemp("reference"), bots)
-    done = _run_cli(data, "run", *definition)
+    _create(data, definition)
+    done = _run_cli(data, "resume", "cup")
     assert done.wait(120) == 0, done.stderr.read() if done.stderr else ""
     played = _played(data)
     assert len(played) == (24 if request.param == "round-robin" else 12 + 3)
     return request.param, played
-
-
-def _tournament_exists(data: Path) -> bool:
-    db = sqlite3.connect(data / "arena.db")
-    count: int = db.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0]
-    return count > 0
 
 
 def _descendants(root: int) -> set[int]:
@@ -229,7 +258,8 @@ def _kill_and_resume(
     bots, definition = DEFINITIONS[reference[0]]
     rng = random.Random(seed)
     data = _data_dir_with_bots(tmp_path, bots)
-    process = _run_cli(data, "run", *definition)
+    _create(data, definition)
+    process = _run_cli(data, "resume", "cup")
     kills = 0
     for _ in range(3):
         time.sleep(rng.uniform(0.3, 2.5))
@@ -241,13 +271,12 @@ def _kill_and_resume(
         kills += 1
         assert wait_gone(sorted(family), 10), "a worker, bot or helper outlived the runner"
         _check_consistent(data)
-        # Killed before the tournament was created: the user runs `run` again.
-        again = ("resume", "cup") if _tournament_exists(data) else ("run", *definition)
-        process = _run_cli(data, *again)
+        process = _run_cli(data, "resume", "cup")
     assert process.wait(120) == 0, process.stderr.read() if process.stderr else ""
     assert kills >= 1
     assert _played(data) == reference[1], "a game lost, replayed differently or counted twice"
     _check_consistent(data)
+    _check_deals_keyed(data)
 
 
 def test_kill_9_at_random_moments_loses_and_double_counts_nothing(
@@ -292,9 +321,11 @@ def test_resume_plays_only_the_games_a_killed_match_did_not_store(tmp_path: Path
     bots = {"r1": "random", "g1": "greedy"}
     definition = ["one", *bots, "--games", "8", "--seed", "3"]
     reference = _data_dir_with_bots(tmp_path / "ref", bots)
-    assert _run_cli(reference, "run", *definition).wait(120) == 0
+    _create(reference, definition)
+    assert _run_cli(reference, "resume", "one").wait(120) == 0
     data = _data_dir_with_bots(tmp_path / "killed", bots)
-    process = _run_cli(data, "run", *definition)
+    _create(data, definition)
+    process = _run_cli(data, "resume", "one")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(_stored_rows(data)) < 2:
         time.sleep(0.02)
@@ -311,6 +342,14 @@ def test_resume_plays_only_the_games_a_killed_match_did_not_store(tmp_path: Path
     assert {index: after[index] for index in before} == before
     assert _played(data) == _played(reference)
     _check_consistent(data)
+    _check_deals_keyed(data)
+    other = _data_dir_with_bots(tmp_path / "other-secret", bots)
+    _create(other, definition, secret=bytes(32))
+    assert _run_cli(other, "resume", "one").wait(120) == 0
+    _check_deals_keyed(other)
+    assert all(
+        mine[10] != theirs[10] for mine, theirs in zip(_games(data), _games(other), strict=True)
+    ), "a deal did not change with the tournament's secret"
 
 
 def _watch_live(data: Path, running: threading.Event) -> dict[tuple[int, int], tuple[Any, ...]]:

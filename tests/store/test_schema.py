@@ -111,10 +111,35 @@ def test_a_real_v2_database_gains_seat_offers_and_live_games(tmp_path: Path) -> 
     with Store.open(data) as store:
         assert get_bot(store, "b").owner == "al"
     check = sqlite3.connect(data / "arena.db")
-    assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 4
+    assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 5
     tables = {r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"seat_offers", "live_games", "live_actions", "game_stderr"} <= tables
     assert check.execute("SELECT COUNT(*) FROM tokens").fetchone()[0] == 1
+
+
+def test_a_real_v3_tournament_gains_a_random_deal_secret(tmp_path: Path) -> None:
+    from arena.store import tournament_secret
+    from arena.store.schema import V2, V3
+
+    data = tmp_path / "data"
+    data.mkdir()
+    db = sqlite3.connect(data / "arena.db")
+    for step in (V1, V2, V3):
+        db.executescript(step)
+    for tid in (1, 2):
+        db.execute(
+            "INSERT INTO tournaments (id, name, format, status, config, created_at)"
+            " VALUES (?, ?, 'round_robin', 'running', '{}', '2026')",
+            (tid, f"t{tid}"),
+        )
+    db.execute("PRAGMA user_version = 3")
+    db.commit()
+    db.close()
+    with Store.open(data) as store:
+        secrets = [tournament_secret(store, tid) for tid in (1, 2)]
+        assert secrets == [tournament_secret(store, tid) for tid in (1, 2)]  # stored, not drawn
+    assert all(len(secret) == 32 for secret in secrets)
+    assert secrets[0] != secrets[1]
 
 
 def _foreign_database(path: Path) -> None:

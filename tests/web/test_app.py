@@ -379,3 +379,20 @@ def test_rules_note(record: object, expected: str) -> None:
     from arena.web.app import rules_note
 
     assert rules_note(record) == expected
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"match": {"paired": True, "deal_index": 3}}, "paired deal 3 (games 6, 7)"),
+        ({"match": {"paired": False, "deal_index": 7}}, "unpaired: a fresh deal"),
+        ({"match": {"match_seed": 1, "deal_index": 0, "deal_seed": 5}}, ""),  # before paired
+        ({"match": "x"}, ""),
+        ([], ""),
+    ],
+    ids=["paired", "unpaired", "old-record", "bad-match", "not-an-object"],
+)
+def test_deal_note(record: object, expected: str) -> None:
+    from arena.web.app import deal_note
+
+    assert deal_note(record) == expected
