@@ -19,7 +19,6 @@ import io
 import json
 import queue
 import tarfile
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,7 +31,12 @@ from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import BotConfigError, load_bot
-from arena.server.archive import ArchiveError, ArchiveTooLargeError, unpack_bot_archive
+from arena.server.archive import (
+    ArchiveError,
+    ArchiveTooLargeError,
+    unpack_bot_archive,
+    upload_directory,
+)
 from arena.server.seats import PublishedSeat, SeatHub
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.server.watch import check_game, finished_record, follow_live
@@ -176,7 +180,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"unknown archive format {request.format}",
             )
-        with tempfile.TemporaryDirectory(prefix="kahuna-upload-") as work:
+        with upload_directory() as work:
             try:
                 directory = unpack_bot_archive(
                     request.archive, Path(work), ARCHIVE_NAMES.get(request.format)

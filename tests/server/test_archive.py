@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
+import stat
+import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -13,8 +16,11 @@ import pytest
 from arena.server.archive import (
     ArchiveError,
     ArchiveTooLargeError,
+    check_bot_directory,
     detect_format,
+    remove_stale_uploads,
     unpack_bot_archive,
+    upload_directory,
 )
 
 
@@ -107,3 +113,121 @@ def test_formats_are_recognised_by_their_first_bytes(data: bytes, expected: str)
 def test_unknown_bytes_are_refused() -> None:
     with pytest.raises(ArchiveError, match="first bytes"):
         detect_format(b"\x00\x01")
+
+
+# ------------------------------------------------- never written through a link
+
+
+def _zip(entries: list[tuple[str, bytes | str, int]]) -> bytes:
+    """(name, data or link target, mode); a str payload makes a symlink entry."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, payload, mode in entries:
+            info = zipfile.ZipInfo(name)
+            kind = stat.S_IFLNK if isinstance(payload, str) else stat.S_IFREG
+            info.external_attr = (kind | mode) << 16
+            archive.writestr(info, payload.encode() if isinstance(payload, str) else payload)
+    return buffer.getvalue()
+
+
+MAKERS = {"tar": _tar, "zip": _zip}
+TOML_ENTRY = ("bot.toml", b"name = 'x'\n", 0o644)
+LINK_CASES: dict[str, tuple[list[tuple[str, bytes | str, int]], str]] = {
+    # each link looks harmless by its text; y resolves to the directory above
+    "chain-then-file": (
+        [TOML_ENTRY, ("x", ".", 0o777), ("y", "x/..", 0o777), ("y/FILE", b"pwned", 0o644)],
+        "entry 'y/FILE': its path runs through the link 'y'",
+    ),
+    "chain-only": (
+        [TOML_ENTRY, ("x", ".", 0o777), ("y", "x/..", 0o777)],
+        "entry 'y': link to 'x/..' resolves outside",
+    ),
+    "file-through-inside-link": (
+        [TOML_ENTRY, ("d", ".", 0o777), ("d/FILE", b"pwned", 0o644)],
+        "entry 'd/FILE': its path runs through the link 'd'",
+    ),
+    "file-before-its-link": (
+        [TOML_ENTRY, ("y/FILE", b"pwned", 0o644), ("x", ".", 0o777), ("y", "x/..", 0o777)],
+        "entry 'y/FILE': its path runs through the link 'y'",
+    ),
+    "deep-chain": (
+        [TOML_ENTRY, ("a/b", "..", 0o777), ("a/c", "b/..", 0o777)],
+        "entry 'a/c': link to 'b/..' resolves outside",
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(MAKERS))
+@pytest.mark.parametrize("case", sorted(LINK_CASES))
+def test_nothing_is_written_through_a_link(tmp_path: Path, fmt: str, case: str) -> None:
+    entries, message = LINK_CASES[case]
+    above = tmp_path / "above"
+    target = above / "target"
+    target.mkdir(parents=True)
+    with pytest.raises(ArchiveError) as raised:
+        unpack_bot_archive(MAKERS[fmt](entries), target)
+    assert message in str(raised.value)
+    assert list(target.iterdir()) == []  # a refused archive leaves nothing behind
+    assert sorted(p.name for p in above.iterdir()) == ["target"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["above"]
+
+
+@pytest.mark.parametrize("fmt", sorted(MAKERS))
+def test_links_that_resolve_inside_are_still_accepted(tmp_path: Path, fmt: str) -> None:
+    entries: list[tuple[str, bytes | str, int]] = [
+        TOML_ENTRY, ("lib/util.py", b"pass\n", 0o644), ("x", ".", 0o777),
+        ("y", "x/lib", 0o777), ("lib/up", "../bot.toml", 0o777),
+    ]  # fmt: skip
+    root = unpack_bot_archive(MAKERS[fmt](entries), tmp_path)
+    assert (root / "y" / "util.py").read_text() == "pass\n"
+    assert os.readlink(root / "lib" / "up") == "../bot.toml"
+
+
+def test_a_link_already_on_disk_is_never_followed(tmp_path: Path) -> None:
+    """The writer itself refuses to follow links, whatever put them there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "d").symlink_to(outside)
+    with pytest.raises(ArchiveError, match="entry 'd/FILE': 'd' on its path is not a directory"):
+        unpack_bot_archive(_tar([TOML_ENTRY, ("d/FILE", b"pwned", 0o644)]), target)
+    assert list(outside.iterdir()) == []
+
+
+def test_a_bot_directory_whose_links_chain_outside_is_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "bot"
+    directory.mkdir()
+    (directory / "x").symlink_to(".")
+    (directory / "y").symlink_to("x/..")
+    with pytest.raises(ArchiveError, match=re.escape("entry 'y': link to 'x/..' resolves outside")):
+        check_bot_directory(directory)
+    (directory / "y").unlink()
+    (directory / "y").symlink_to("x/x/bot.toml")
+    check_bot_directory(directory)  # resolves inside: fine
+
+
+def test_stale_upload_directories_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = tmp_path / f"kahuna-upload-{gone.pid}-abc123"
+    live = tmp_path / f"kahuna-upload-{os.getpid()}-def456"
+    old_legacy = tmp_path / "kahuna-upload-q1w2e3"
+    new_legacy = tmp_path / "kahuna-upload-r4t5y6"
+    other = tmp_path / "kahuna-uploadish"
+    for directory in (stale, live, old_legacy, new_legacy, other):
+        (directory / "sub").mkdir(parents=True)
+        (directory / "sub" / "f").write_text("x")
+    os.utime(old_legacy, (0, 0))
+    removed = remove_stale_uploads(tmp_path)
+    assert sorted(removed) == sorted([stale, old_legacy])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [live.name, new_legacy.name, other.name]
+    )
+
+
+def test_uploads_are_unpacked_in_a_directory_named_after_the_server() -> None:
+    with upload_directory() as work:
+        assert Path(work).name.startswith(f"kahuna-upload-{os.getpid()}-")
+        remove_stale_uploads(Path(work).parent)
+        assert Path(work).exists()  # this process is alive: its upload is kept

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import sqlite3
 import tarfile
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -341,6 +343,33 @@ def test_malformed_archives_are_refused_and_nothing_is_stored(arena: Arena, case
     )
     assert code is expected, details
     assert words in details
+    assert arena.snapshot() == before
+
+
+def _chain_archives(leaf: str) -> dict[str, bytes]:
+    """A link ``x -> .``, a link ``y -> x/..``, then the file ``y/LEAF``: tar and zip."""
+    tar = _tar(
+        _file("bot.toml", TOML), (_info("x", tarfile.SYMTYPE, link="."), None),
+        (_info("y", tarfile.SYMTYPE, link="x/.."), None), _file(f"y/{leaf}", b"pwned"),
+    )  # fmt: skip
+    zipped = _zip(
+        ("bot.toml", TOML, 0o100644), ("x", b".", 0o120777), ("y", b"x/..", 0o120777),
+        (f"y/{leaf}", b"pwned", 0o100644),
+    )  # fmt: skip
+    return {"tar": tar, "zip": zipped}
+
+
+@pytest.mark.parametrize("fmt", ["tar", "zip"])
+def test_an_upload_never_writes_through_a_link(arena: Arena, fmt: str) -> None:
+    leaf = f"escaped-{fmt}-{os.getpid()}"
+    data = _chain_archives(leaf)[fmt]
+    before = arena.snapshot()
+    code, details = _code(
+        lambda: arena.stub.SubmitBot(pb.SubmitBotRequest(archive=data), metadata=_auth(arena.alice))
+    )
+    assert code is Code.INVALID_ARGUMENT, details
+    assert f"entry 'y/{leaf}': its path runs through the link 'y'" in details
+    assert not (Path(tempfile.gettempdir()) / leaf).exists()  # above the upload directory
     assert arena.snapshot() == before
 
 
