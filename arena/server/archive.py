@@ -3,6 +3,12 @@
 Every entry is inspected first; the archive is refused as a whole, naming the
 entry, when it breaks a rule:
 
+* tar metadata: every raw 512-byte header is read before ``tarfile`` sees
+  the archive, so no declared size is believed before it is bounded: a GNU
+  long name or long link at most ``MAX_LONG_NAME_BYTES``, a PAX header at
+  most ``MAX_PAX_HEADER_BYTES`` (its ``size`` record bounded like any size),
+  every other member at most ``MAX_FILE_BYTES``, at most ``MAX_HEADERS``
+  headers; no GNU sparse files;
 * sizes: the upload at most ``MAX_ARCHIVE_BYTES``; at most ``MAX_ENTRIES``
   entries; each file at most ``MAX_FILE_BYTES`` and all of them together at
   most ``MAX_TOTAL_BYTES`` unpacked (zip sizes are also enforced while
@@ -28,6 +34,7 @@ Uploads are unpacked in ``upload_directory()``, a temporary directory named
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import os
 import posixpath
@@ -38,6 +45,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +54,10 @@ MAX_ENTRIES = 2000
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_TOTAL_BYTES = 64 * 1024 * 1024
 _CHUNK = 64 * 1024
+MAX_LONG_NAME_BYTES = 4096
+MAX_PAX_HEADER_BYTES = 64 * 1024
+MAX_HEADERS = 3 * MAX_ENTRIES  # each entry with at most a long name and a PAX header
+_BLOCK = 512
 
 
 class ArchiveError(ValueError):
@@ -257,10 +269,111 @@ def _check_totals(entries: list[_Entry]) -> None:
     _check_no_path_through_links(entries)
 
 
+def _declared_size(field: bytes, where: str) -> int:
+    """A tar header's size field: octal text, or GNU base-256 (first byte 0x80)."""
+    if field[:1] == b"\x80":
+        return int.from_bytes(field[1:], "big")
+    if field[:1] == b"\xff":
+        raise ArchiveError(f"{where}: negative size")
+    text = field.rstrip(b"\0 ").strip()
+    try:
+        return int(text or b"0", 8)
+    except ValueError:
+        raise ArchiveError(f"{where}: unreadable size field {field!r}") from None
+
+
+def _pax_size(records: bytes, where: str) -> int | None:
+    """The ``size`` record of a PAX header, if any (``LEN key=value\\n`` records)."""
+    size = None
+    position = 0
+    while position < len(records) and records[position:position + 1] not in (b"\0", b""):
+        space = records.find(b" ", position)
+        if space < 0 or not records[position:space].isdigit():
+            raise ArchiveError(f"{where}: malformed PAX header")
+        length = int(records[position:space])
+        record = records[space + 1 : position + length]
+        if length <= space - position or not record.endswith(b"\n") or b"=" not in record:
+            raise ArchiveError(f"{where}: malformed PAX header")
+        key, _, value = record[:-1].partition(b"=")
+        if key == b"size":
+            if not value.isdigit():
+                raise ArchiveError(f"{where}: PAX size {value!r} is not a number")
+            size = int(value)
+        position += length
+    return size
+
+
+def check_tar_headers(stream: io.BufferedIOBase | gzip.GzipFile) -> None:
+    """Walk the raw tar headers of ``stream`` and bound every declared size before it is read.
+
+    Reads at most one PAX header (``MAX_PAX_HEADER_BYTES``) into memory at a
+    time; file data is skipped. ArchiveTooLargeError names the header and
+    the limit.
+    """
+    headers = 0
+    pax_size: int | None = None
+    while True:
+        block = stream.read(_BLOCK)
+        if len(block) < _BLOCK or block == bytes(_BLOCK):
+            return  # the end (or a truncated archive: tarfile says which)
+        headers += 1
+        if headers > MAX_HEADERS:
+            raise ArchiveTooLargeError(f"archive has over {MAX_HEADERS} tar headers")
+        name = block[:100].split(b"\0", 1)[0].decode("utf-8", "replace")
+        kind = block[156:157]
+        where = f"tar header {headers} ({name!r}, type {kind.decode('latin-1')!r})"
+        size = _declared_size(block[124:136], where)
+        if kind in (b"L", b"K"):
+            if size > MAX_LONG_NAME_BYTES:
+                raise ArchiveTooLargeError(
+                    f"{where}: GNU long {'name' if kind == b'L' else 'link'} declares"
+                    f" {size} bytes; the limit is {MAX_LONG_NAME_BYTES}"
+                )
+        elif kind in (b"x", b"g", b"X"):
+            if size > MAX_PAX_HEADER_BYTES:
+                raise ArchiveTooLargeError(
+                    f"{where}: PAX header declares {size} bytes; the limit is"
+                    f" {MAX_PAX_HEADER_BYTES}"
+                )
+            records = stream.read(size)
+            stream.read(-size % _BLOCK)
+            found = _pax_size(records, where)
+            if kind != b"g" and found is not None:
+                pax_size = found
+            if found is not None and found > MAX_FILE_BYTES:
+                raise ArchiveTooLargeError(
+                    f"{where}: PAX size {found} bytes; the limit is {MAX_FILE_BYTES}"
+                )
+            continue
+        elif kind == b"S":
+            raise ArchiveError(f"{where}: GNU sparse files are not allowed")
+        else:
+            if pax_size is not None:
+                size, pax_size = pax_size, None
+            if size > MAX_FILE_BYTES:
+                raise ArchiveTooLargeError(
+                    f"{where}: declares {size} bytes; the limit is {MAX_FILE_BYTES}"
+                )
+        _skip(stream, size + (-size % _BLOCK))
+
+
+def _skip(stream: io.BufferedIOBase | gzip.GzipFile, count: int) -> None:
+    while count > 0:
+        chunk = stream.read(min(count, _CHUNK))
+        if not chunk:
+            return
+        count -= len(chunk)
+
+
 def _tar_entries(data: bytes) -> tuple[tarfile.TarFile, list[_Entry]]:
     """Read the headers; stop at the first entry over a limit (before inflating its data)."""
     entries: list[_Entry] = []
     total = 0
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as raw:
+            check_tar_headers(raw)
+    except (OSError, EOFError, zlib.error) as error:
+        raise ArchiveError(f"not a readable tar.gz archive: {error}") from None
     try:
         archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")  # noqa: SIM115
         for member in archive:

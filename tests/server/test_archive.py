@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import re
 import stat
 import subprocess
 import tarfile
+import tracemalloc
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -231,3 +234,116 @@ def test_uploads_are_unpacked_in_a_directory_named_after_the_server() -> None:
         assert Path(work).name.startswith(f"kahuna-upload-{os.getpid()}-")
         remove_stale_uploads(Path(work).parent)
         assert Path(work).exists()  # this process is alive: its upload is kept
+
+
+# ------------------------------------------------- tar metadata bounded before it is read
+
+
+def _raw_header(name: bytes, kind: bytes, size: int) -> bytes:
+    """One ustar header block as a hostile tool would write it (checksum right)."""
+    block = bytearray(512)
+    block[0 : len(name)] = name
+    block[100:108] = b"0000644\0"
+    big = b"\x80" + size.to_bytes(11, "big")
+    block[124:136] = f"{size:011o}\0".encode() if size < 8**11 else big
+    block[156:157] = kind
+    block[257:265] = b"ustar\x0000"
+    block[148:156] = b" " * 8
+    block[148:156] = f"{sum(block):06o}\0 ".encode()
+    return bytes(block)
+
+
+def _raw_tar_gz(*parts: bytes) -> bytes:
+    return gzip.compress(b"".join(parts) + bytes(1024))
+
+
+def _bomb(header: bytes, size: int) -> bytes:
+    """``header`` then ``size`` bytes of "a": what it declares, really there, gzipped."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [packer.compress(header)]
+    out += [packer.compress(b"a" * (1 << 20)) for _ in range(size >> 20)]
+    return b"".join([*out, packer.compress(bytes(1024)), packer.flush()])
+
+
+GIB = 1 << 30
+HOSTILE_TARS: dict[str, tuple[bytes, str]] = {
+    "gnu-longname-1gib": (
+        _raw_tar_gz(_raw_header(b"././@LongLink", b"L", GIB), b"a" * 1_000_000),
+        f"GNU long name declares {GIB} bytes; the limit is 4096",
+    ),
+    "gnu-longname-64mib-really-there": (
+        _bomb(_raw_header(b"././@LongLink", b"L", 64 << 20), 64 << 20),
+        f"GNU long name declares {64 << 20} bytes; the limit is 4096",
+    ),
+    "pax-header-64mib-really-there": (
+        _bomb(_raw_header(b"pax", b"x", 64 << 20), 64 << 20),
+        f"PAX header declares {64 << 20} bytes; the limit is 65536",
+    ),
+    "gnu-longlink-1gib": (
+        _raw_tar_gz(_raw_header(b"././@LongLink", b"K", GIB), b"a" * 261_000),
+        f"GNU long link declares {GIB} bytes; the limit is 4096",
+    ),
+    "pax-header-1gib": (
+        _raw_tar_gz(_raw_header(b"pax", b"x", GIB), b"9 a=b\n".ljust(1_000_000, b"\n")),
+        f"PAX header declares {GIB} bytes; the limit is 65536",
+    ),
+    "pax-global-1gib": (
+        _raw_tar_gz(_raw_header(b"pax", b"g", GIB), b"a" * 1_000_000),
+        f"PAX header declares {GIB} bytes; the limit is 65536",
+    ),
+    "pax-size-record-1gib": (
+        _raw_tar_gz(
+            _raw_header(b"pax", b"x", 19), f"19 size={GIB}\n".encode().ljust(512, b"\0"),
+            _raw_header(b"bot.toml", b"0", 10), b"x" * 512,
+        ),
+        f"PAX size {GIB} bytes; the limit is {16 * 1024 * 1024}",
+    ),
+    "file-declares-1gib-base256": (
+        _raw_tar_gz(_raw_header(b"bot.toml", b"0", 8**12), b"a" * 1_000_000),
+        f"declares {8**12} bytes; the limit is {16 * 1024 * 1024}",
+    ),
+    "directory-declares-1gib": (
+        _raw_tar_gz(_raw_header(b"d/", b"5", GIB), b"a" * 1_000_000),
+        f"declares {GIB} bytes; the limit is {16 * 1024 * 1024}",
+    ),
+    "too-many-headers": (
+        _raw_tar_gz(*[_raw_header(b"././@LongLink", b"L", 0)] * 6001),
+        "over 6000 tar headers",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_TARS))
+def test_tar_metadata_is_bounded_before_it_is_read(tmp_path: Path, case: str) -> None:
+    data, message = HOSTILE_TARS[case]
+    assert len(data) < 8 * 1024 * 1024
+    tracemalloc.start()
+    try:
+        with pytest.raises(ArchiveTooLargeError) as raised:
+            unpack_bot_archive(data, tmp_path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert message in str(raised.value)
+    assert peak < 8 * 1024 * 1024, f"{peak} bytes allocated to refuse it"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_gnu_sparse_members_are_refused(tmp_path: Path) -> None:
+    data = _raw_tar_gz(_raw_header(b"bot.toml", b"S", 0))
+    with pytest.raises(ArchiveError, match="GNU sparse files are not allowed"):
+        unpack_bot_archive(data, tmp_path)
+
+
+def test_long_names_and_pax_headers_within_the_limits_still_unpack(tmp_path: Path) -> None:
+    long_name = "mybot/" + "d" * 150 + "/bot.toml"
+    for fmt in (tarfile.GNU_FORMAT, tarfile.PAX_FORMAT):
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz", format=fmt) as archive:
+            info = tarfile.TarInfo(long_name)
+            info.size, info.pax_headers = 3, {"comment": "é" * 100}
+            archive.addfile(info, io.BytesIO(b"x=1"))
+        target = tmp_path / str(fmt)
+        target.mkdir()
+        root = unpack_bot_archive(buffer.getvalue(), target)
+        assert (root / ("d" * 150) / "bot.toml").read_bytes() == b"x=1"

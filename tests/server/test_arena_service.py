@@ -10,6 +10,7 @@ import sqlite3
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,6 +265,15 @@ def _zip(*entries: tuple[str, bytes, int]) -> bytes:
     return buffer.getvalue()
 
 
+def _long_name_bomb(size: int) -> bytes:
+    """A GNU long-name header declaring ``size`` bytes, and that many bytes after it, gzipped."""
+    header = _info("././@LongLink", tarfile.GNUTYPE_LONGNAME, size=size).tobuf(tarfile.USTAR_FORMAT)
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [packer.compress(header)]
+    out += [packer.compress(b"a" * (1 << 20)) for _ in range(size >> 20)]
+    return b"".join([*out, packer.compress(bytes(1024)), packer.flush()])
+
+
 BIG = 17 * 1024 * 1024
 MALFORMED: dict[str, tuple[bytes, Code, str]] = {
     "zip-slip": (
@@ -325,6 +335,11 @@ MALFORMED: dict[str, tuple[bytes, Code, str]] = {
         _tar(*[_file(f"f{i}", b"") for i in range(2001)]),
         Code.RESOURCE_EXHAUSTED,
         "entries",
+    ),
+    "gnu-longname-64mib": (
+        _long_name_bomb(64 << 20),
+        Code.RESOURCE_EXHAUSTED,
+        f"GNU long name declares {64 << 20} bytes; the limit is 4096",
     ),
     "over-upload-limit": (bytes(9 * 1024 * 1024), Code.RESOURCE_EXHAUSTED, ""),
     "not-an-archive": (b"hello, this is not an archive", Code.INVALID_ARGUMENT, "first bytes"),
