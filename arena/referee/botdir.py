@@ -22,6 +22,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from arena.referee.types import BotSpec
 
@@ -31,6 +32,7 @@ REMOTE_RUNTIME = "remote"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
 KNOWN_KEYS = frozenset({"name", "command", "runtime", "description", "author"})
 VERSION_HEX_CHARS = 16
+MAX_BOT_TOML_BYTES = 1024 * 1024
 
 
 class BotConfigError(ValueError):
@@ -45,10 +47,7 @@ def load_bot(directory: Path) -> BotSpec:
     config_path = directory / "bot.toml"
     if not config_path.is_file():
         raise BotConfigError(f"{config_path}: no bot.toml in the bot directory")
-    try:
-        config = tomllib.loads(config_path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise BotConfigError(f"{config_path}: not valid TOML: {error}") from None
+    config = _read_toml(config_path)
     unknown = sorted(set(config) - KNOWN_KEYS)
     if unknown:
         raise BotConfigError(f"{config_path}: unknown field {unknown[0]!r}")
@@ -80,6 +79,23 @@ def load_bot(directory: Path) -> BotSpec:
         description=texts["description"],
         author=texts["author"],
     )
+
+
+def _read_toml(config_path: Path) -> dict[str, Any]:
+    """bot.toml as a table; BotConfigError naming the file for anything that is not one."""
+    try:
+        with config_path.open("rb") as stream:
+            raw = stream.read(MAX_BOT_TOML_BYTES + 1)
+    except OSError as error:
+        raise BotConfigError(f"{config_path}: cannot be read: {error.strerror}") from None
+    if len(raw) > MAX_BOT_TOML_BYTES:
+        raise BotConfigError(f"{config_path}: larger than {MAX_BOT_TOML_BYTES} bytes")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise BotConfigError(f"{config_path}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise BotConfigError(f"{config_path}: not valid TOML: nested too deeply") from None
 
 
 def _name(config_path: Path, value: object) -> str:

@@ -60,6 +60,7 @@ from arena.store import (
     game_record,
     get_bot,
     get_tournament,
+    get_version,
     leaderboard,
     lease_holder,
     list_bots,
@@ -181,9 +182,15 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 f"unknown archive format {request.format}",
             )
         with upload_directory() as work:
+            # the archive's own directory: 0755 like a top-level folder it may hold, so a
+            # bot zipped without one (cd bot && zip -r ../b.zip .) is world-readable too,
+            # as the sandboxed bot needs; the upload directory around it stays 0700
+            target = Path(work) / "archive"
+            target.mkdir()
+            target.chmod(0o755)
             try:
                 directory = unpack_bot_archive(
-                    request.archive, Path(work), ARCHIVE_NAMES.get(request.format)
+                    request.archive, target, ARCHIVE_NAMES.get(request.format)
                 )
                 spec = load_bot(directory)
             except ArchiveTooLargeError as error:
@@ -191,6 +198,10 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             except (ArchiveError, BotConfigError) as error:
                 _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"bot refused: {error}")
             self._check_owner(context, principal, spec.name)
+            stored = _stored_version(self.store, spec.name, spec.version)
+            if stored is not None:  # the same files: nothing to check or play again
+                self.log.info("bot_resubmitted", bot=stored.bot, version=stored.version)
+                return pb.SubmitBotResponse(bot=_bot_pb(stored), created=False)
             if self.options.smoke_check is not None and spec.runtime != REMOTE_RUNTIME:
                 reason = self.options.smoke_check(directory)
                 if reason is not None:
@@ -536,3 +547,12 @@ def _tournament_pb(row: TournamentRow) -> pb.Tournament:
 
 
 __all__ = ["ArenaService", "ServiceOptions"]
+
+
+def _stored_version(store: Store, name: str, version: str) -> BotVersionRow | None:
+    """The stored row of exactly this version of ``name``, if there is one."""
+    try:
+        row = get_version(store, name, version)
+    except NotFoundError:
+        return None
+    return row if row.version == version else None

@@ -48,6 +48,10 @@ BAD = [
     ("missing runtime", 'name = "x"\ncommand = ["x"]\n', "field 'runtime'"),
     ("unknown field", GOOD + "colour = 1\n", "unknown field 'colour'"),
     ("description not text", GOOD + "description = 3\n", "'description'"),
+    ("nested arrays", GOOD + "x = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    ("nested tables", GOOD + "x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n",
+     "nested too deeply"),
+    ("too large", GOOD + "#" * (1024 * 1024) + "\n", "larger than 1048576 bytes"),
 ]
 
 
@@ -58,6 +62,14 @@ def test_bad_bot_toml_names_file_and_field(tmp_path: Path, toml: str | None, nee
     with pytest.raises(BotConfigError, match=needle) as caught:
         load_bot(directory)
     assert str(directory) in str(caught.value)
+
+
+def test_a_bot_toml_not_in_utf8_names_the_file(tmp_path: Path) -> None:
+    directory = _bot(tmp_path, None)
+    (directory / "bot.toml").write_bytes(GOOD.encode() + b"# \xff\xfe\n")
+    with pytest.raises(BotConfigError, match="not valid TOML") as caught:
+        load_bot(directory)
+    assert str(directory / "bot.toml") in str(caught.value)
 
 
 def test_not_a_directory(tmp_path: Path) -> None:

@@ -216,6 +216,64 @@ def test_resubmitting_the_same_bot_is_the_same_version(arena: Arena) -> None:
     assert not again.created and again.bot.owner == "alice"
 
 
+def _flat_zip_of(directory: Path) -> bytes:
+    """What ``cd DIR && zip -r ../b.zip .`` makes: no top-level folder."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(directory.rglob("*")):
+            archive.write(path, path.relative_to(directory).as_posix())
+    return buffer.getvalue()
+
+
+def _flat_tar_of(directory: Path) -> bytes:
+    """What ``tar czf ../b.tgz -C DIR .`` makes: every name under ``./``."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        archive.add(directory, arcname=".")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["zip", "tar"])
+def test_a_bot_archived_without_a_top_level_folder_is_accepted(arena: Arena, fmt: str) -> None:
+    directory = _bot_dir(arena.sources / f"flat-{fmt}", f"flat_{fmt}_bot")
+    data = (_flat_zip_of if fmt == "zip" else _flat_tar_of)(directory)
+    response = arena.stub.SubmitBot(
+        pb.SubmitBotRequest(archive=data), metadata=_auth(arena.alice)
+    )  # the smoke match runs the bot in the sandbox: its files must be readable there
+    assert response.created and response.bot.name == f"flat_{fmt}_bot"
+
+
+def test_resubmitting_a_stored_version_does_not_play_the_smoke_match_again(
+    tmp_path: Path,
+) -> None:
+    smoked: list[Path] = []
+
+    def smoke_check(directory: Path) -> str | None:
+        smoked.append(directory)
+        return None
+
+    store = Store.open(tmp_path / "data")
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(concurrency=1, smoke_check=smoke_check)
+    )
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            auth = _auth(create_token(store, "carol"))
+            data = _tar_of(_bot_dir(tmp_path, "carol_bot"))
+            first = stub.SubmitBot(pb.SubmitBotRequest(archive=data), metadata=auth)
+            again = stub.SubmitBot(pb.SubmitBotRequest(archive=data), metadata=auth)
+            changed = _bot_dir(tmp_path / "v2", "carol_bot", "print('v2')\n")
+            newer = stub.SubmitBot(pb.SubmitBotRequest(archive=_tar_of(changed)), metadata=auth)
+    finally:
+        server.stop(None)
+        store.close()
+    assert (first.created, again.created, newer.created) == (True, False, True)
+    assert again.bot.version == first.bot.version != newer.bot.version
+    assert len(smoked) == 2  # the first and the changed version, not the resubmission
+
+
 def test_a_bot_that_cannot_finish_the_smoke_match_is_refused(arena: Arena) -> None:
     before = arena.snapshot()
     crasher = _bot_dir(arena.sources / "crash", "crasher", "raise SystemExit(3)\n")
@@ -346,6 +404,11 @@ MALFORMED: dict[str, tuple[bytes, Code, str]] = {
     "truncated-gzip": (_tar(_file("bot.toml", TOML))[:20], Code.INVALID_ARGUMENT, "tar.gz"),
     "no-bot-toml": (_tar(_file("bot.py", b"print(1)\n")), Code.INVALID_ARGUMENT, "bot.toml"),
     "bad-bot-toml": (_tar(_file("bot.toml", b"name = 5\n")), Code.INVALID_ARGUMENT, "name"),
+    "deep-bot-toml": (
+        _tar(_file("bot.toml", TOML + b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n")),
+        Code.INVALID_ARGUMENT,
+        "bot.toml: not valid TOML: nested too deeply",
+    ),
 }
 
 
