@@ -3,6 +3,7 @@
 ```toml
 name = "greedy"                   # 1-40 chars: letters, digits, - _ .
 command = ["python3", "bot.py"]   # argument list, run in the bot directory
+                                  # (at most 64 arguments, 4096 bytes each, 32 KiB in all)
 runtime = "python"                # "python" | "node" | "native" | "remote"
 description = "optional"
 author = "optional"
@@ -33,6 +34,10 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
 KNOWN_KEYS = frozenset({"name", "command", "runtime", "description", "author"})
 VERSION_HEX_CHARS = 16
 MAX_BOT_TOML_BYTES = 1024 * 1024
+MAX_COMMAND_ARGS = 64
+MAX_COMMAND_ARG_BYTES = 4096
+MAX_COMMAND_BYTES = 32 * 1024
+"""Bounds on ``command``: far inside what exec accepts (E2BIG), checked when it is read."""
 
 
 class BotConfigError(ValueError):
@@ -120,6 +125,23 @@ def _command(config_path: Path, value: object) -> tuple[str, ...]:
         raise BotConfigError(
             f"{config_path}: field 'command' must be a non-empty list of non-empty strings, "
             f"got {value!r}"
+        )
+    if len(value) > MAX_COMMAND_ARGS:
+        raise BotConfigError(
+            f"{config_path}: field 'command' has {len(value)} arguments; the limit is"
+            f" {MAX_COMMAND_ARGS}"
+        )
+    sizes = [len(part.encode("utf-8")) for part in value]
+    for index, size in enumerate(sizes):
+        if size > MAX_COMMAND_ARG_BYTES:
+            raise BotConfigError(
+                f"{config_path}: field 'command' argument {index} is {size} bytes; the limit"
+                f" is {MAX_COMMAND_ARG_BYTES}"
+            )
+    if sum(sizes) > MAX_COMMAND_BYTES:
+        raise BotConfigError(
+            f"{config_path}: field 'command' is {sum(sizes)} bytes in all; the limit is"
+            f" {MAX_COMMAND_BYTES}"
         )
     return tuple(value)
 

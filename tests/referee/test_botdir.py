@@ -52,6 +52,12 @@ BAD = [
     ("nested tables", GOOD + "x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n",
      "nested too deeply"),
     ("too large", GOOD + "#" * (1024 * 1024) + "\n", "larger than 1048576 bytes"),
+    ("200 KB argument", GOOD.replace('"bot.py"', '"bot.py", "' + "a" * 200_000 + '"'),
+     "field 'command' argument 2 is 200000 bytes; the limit is 4096"),
+    ("65 arguments", GOOD.replace('"bot.py"', '"bot.py"' + ', "x"' * 63),
+     "field 'command' has 65 arguments; the limit is 64"),
+    ("over 32 KiB in all", GOOD.replace('"bot.py"', '"bot.py"' + (', "' + "a" * 4000 + '"') * 9),
+     "field 'command' is 36013 bytes in all; the limit is 32768"),
 ]
 
 
@@ -70,6 +76,15 @@ def test_a_bot_toml_not_in_utf8_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(BotConfigError, match="not valid TOML") as caught:
         load_bot(directory)
     assert str(directory / "bot.toml") in str(caught.value)
+
+
+def test_a_command_at_the_limits_is_accepted(tmp_path: Path) -> None:
+    parts = ["python3", "bot.py", *["a" * 4096] * 7, *["c"] * 54]
+    parts.append("b" * (32 * 1024 - sum(map(len, parts))))  # 64 arguments, 32 KiB exactly
+    toml = GOOD.replace('["python3", "bot.py"]', "[" + ", ".join(f'"{p}"' for p in parts) + "]")
+    spec = load_bot(_bot(tmp_path, toml))
+    assert len(spec.command) == 64
+    assert sum(len(p) for p in spec.command) == 32 * 1024
 
 
 def test_not_a_directory(tmp_path: Path) -> None:
