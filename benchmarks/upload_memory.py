@@ -104,6 +104,9 @@ def uploads() -> dict[str, bytes]:
         "tar gnu-longlink declares 1 GiB (7.9 MB)": _raw(_header(b"././@LongLink", b"K", GIB),
                                                          noise),
         "tar pax header declares 1 GiB (7.9 MB)": _raw(_header(b"pax", b"x", GIB), noise),
+        "tar 2000 entries, a 64 KiB PAX header each": _raw(*[
+            _header(b"pax", b"x", 65536) + b"65536 comment=".ljust(65535, b"a") + b"\n"
+            + _header(f"f{i}".encode(), b"0", 0) for i in range(2000)]),
         "tar file declares 1 GiB (7.9 MB)": _raw(_header(b"bot.toml", b"0", GIB), noise),
         "tar.gz valid bot, 7.9 MB file": _tar({"b/bot.toml": TOML, "b/bot.py": noise}),
         "tar.gz 3 x 16 MiB of zeros": _tar(bomb),

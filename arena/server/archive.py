@@ -7,6 +7,7 @@ entry, when it breaks a rule:
   the archive, so no declared size is believed before it is bounded: a GNU
   long name or long link at most ``MAX_LONG_NAME_BYTES``, a PAX header at
   most ``MAX_PAX_HEADER_BYTES`` (its ``size`` record bounded like any size),
+  all of them together at most ``MAX_EXTENDED_BYTES``,
   every other member at most ``MAX_FILE_BYTES``, at most ``MAX_HEADERS``
   headers; no GNU sparse files;
 * sizes: the upload at most ``MAX_ARCHIVE_BYTES``; at most ``MAX_ENTRIES``
@@ -57,6 +58,8 @@ _CHUNK = 64 * 1024
 MAX_LONG_NAME_BYTES = 4096
 MAX_PAX_HEADER_BYTES = 64 * 1024
 MAX_HEADERS = 3 * MAX_ENTRIES  # each entry with at most a long name and a PAX header
+MAX_EXTENDED_BYTES = 4 * 1024 * 1024
+"""All GNU long names/links and PAX headers together (tarfile keeps them per member)."""
 _BLOCK = 512
 
 
@@ -310,7 +313,7 @@ def check_tar_headers(stream: io.BufferedIOBase | gzip.GzipFile) -> None:
     time; file data is skipped. ArchiveTooLargeError names the header and
     the limit.
     """
-    headers = 0
+    headers = extended = 0
     pax_size: int | None = None
     while True:
         block = stream.read(_BLOCK)
@@ -329,12 +332,14 @@ def check_tar_headers(stream: io.BufferedIOBase | gzip.GzipFile) -> None:
                     f"{where}: GNU long {'name' if kind == b'L' else 'link'} declares"
                     f" {size} bytes; the limit is {MAX_LONG_NAME_BYTES}"
                 )
+            extended = _add_extended(extended, size, where)
         elif kind in (b"x", b"g", b"X"):
             if size > MAX_PAX_HEADER_BYTES:
                 raise ArchiveTooLargeError(
                     f"{where}: PAX header declares {size} bytes; the limit is"
                     f" {MAX_PAX_HEADER_BYTES}"
                 )
+            extended = _add_extended(extended, size, where)
             records = stream.read(size)
             stream.read(-size % _BLOCK)
             found = _pax_size(records, where)
@@ -355,6 +360,15 @@ def check_tar_headers(stream: io.BufferedIOBase | gzip.GzipFile) -> None:
                     f"{where}: declares {size} bytes; the limit is {MAX_FILE_BYTES}"
                 )
         _skip(stream, size + (-size % _BLOCK))
+
+
+def _add_extended(extended: int, size: int, where: str) -> int:
+    extended += size
+    if extended > MAX_EXTENDED_BYTES:
+        raise ArchiveTooLargeError(
+            f"{where}: long names and PAX headers exceed {MAX_EXTENDED_BYTES} bytes in all"
+        )
+    return extended
 
 
 def _skip(stream: io.BufferedIOBase | gzip.GzipFile, count: int) -> None:

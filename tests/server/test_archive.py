@@ -265,6 +265,7 @@ def _bomb(header: bytes, size: int) -> bytes:
     return b"".join([*out, packer.compress(bytes(1024)), packer.flush()])
 
 
+_PAX_64K = _raw_header(b"pax", b"x", 65536) + b"65536 comment=".ljust(65535, b"a") + b"\n"
 GIB = 1 << 30
 HOSTILE_TARS: dict[str, tuple[bytes, str]] = {
     "gnu-longname-1gib": (
@@ -305,6 +306,10 @@ HOSTILE_TARS: dict[str, tuple[bytes, str]] = {
     "directory-declares-1gib": (
         _raw_tar_gz(_raw_header(b"d/", b"5", GIB), b"a" * 1_000_000),
         f"declares {GIB} bytes; the limit is {16 * 1024 * 1024}",
+    ),
+    "pax-headers-over-4mib-in-all": (
+        _raw_tar_gz(*[_PAX_64K + _raw_header(f"f{i}".encode(), b"0", 0) for i in range(65)]),
+        "long names and PAX headers exceed 4194304 bytes in all",
     ),
     "too-many-headers": (
         _raw_tar_gz(*[_raw_header(b"././@LongLink", b"L", 0)] * 6001),
