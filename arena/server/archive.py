@@ -164,7 +164,11 @@ def unpack_bot_archive(data: bytes, target: Path, archive_format: str | None = N
 
 def _empty(target: Path) -> None:
     """Remove what was unpacked into ``target`` (links removed, never followed)."""
-    for child in target.iterdir():
+    try:
+        children = list(target.iterdir())
+    except OSError:
+        return
+    for child in children:
         if child.is_dir() and not child.is_symlink():
             shutil.rmtree(child, ignore_errors=True)
         else:
