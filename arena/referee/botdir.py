@@ -3,6 +3,7 @@
 ```toml
 name = "greedy"                   # 1-40 chars: letters, digits, - _ .
 command = ["python3", "bot.py"]   # argument list, run in the bot directory
+                                  # (at most 64 arguments, 4096 bytes each, 32 KiB in all)
 runtime = "python"                # "python" | "node" | "native" | "remote"
 description = "optional"
 author = "optional"
@@ -22,6 +23,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from arena.referee.types import BotSpec
 
@@ -31,6 +33,11 @@ REMOTE_RUNTIME = "remote"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
 KNOWN_KEYS = frozenset({"name", "command", "runtime", "description", "author"})
 VERSION_HEX_CHARS = 16
+MAX_BOT_TOML_BYTES = 1024 * 1024
+MAX_COMMAND_ARGS = 64
+MAX_COMMAND_ARG_BYTES = 4096
+MAX_COMMAND_BYTES = 32 * 1024
+"""Bounds on ``command``: far inside what exec accepts (E2BIG), checked when it is read."""
 
 
 class BotConfigError(ValueError):
@@ -45,10 +52,7 @@ def load_bot(directory: Path) -> BotSpec:
     config_path = directory / "bot.toml"
     if not config_path.is_file():
         raise BotConfigError(f"{config_path}: no bot.toml in the bot directory")
-    try:
-        config = tomllib.loads(config_path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise BotConfigError(f"{config_path}: not valid TOML: {error}") from None
+    config = _read_toml(config_path)
     unknown = sorted(set(config) - KNOWN_KEYS)
     if unknown:
         raise BotConfigError(f"{config_path}: unknown field {unknown[0]!r}")
@@ -82,6 +86,23 @@ def load_bot(directory: Path) -> BotSpec:
     )
 
 
+def _read_toml(config_path: Path) -> dict[str, Any]:
+    """bot.toml as a table; BotConfigError naming the file for anything that is not one."""
+    try:
+        with config_path.open("rb") as stream:
+            raw = stream.read(MAX_BOT_TOML_BYTES + 1)
+    except OSError as error:
+        raise BotConfigError(f"{config_path}: cannot be read: {error.strerror}") from None
+    if len(raw) > MAX_BOT_TOML_BYTES:
+        raise BotConfigError(f"{config_path}: larger than {MAX_BOT_TOML_BYTES} bytes")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise BotConfigError(f"{config_path}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise BotConfigError(f"{config_path}: not valid TOML: nested too deeply") from None
+
+
 def _name(config_path: Path, value: object) -> str:
     if value is None:
         raise BotConfigError(f"{config_path}: missing field 'name'")
@@ -104,6 +125,23 @@ def _command(config_path: Path, value: object) -> tuple[str, ...]:
         raise BotConfigError(
             f"{config_path}: field 'command' must be a non-empty list of non-empty strings, "
             f"got {value!r}"
+        )
+    if len(value) > MAX_COMMAND_ARGS:
+        raise BotConfigError(
+            f"{config_path}: field 'command' has {len(value)} arguments; the limit is"
+            f" {MAX_COMMAND_ARGS}"
+        )
+    sizes = [len(part.encode("utf-8")) for part in value]
+    for index, size in enumerate(sizes):
+        if size > MAX_COMMAND_ARG_BYTES:
+            raise BotConfigError(
+                f"{config_path}: field 'command' argument {index} is {size} bytes; the limit"
+                f" is {MAX_COMMAND_ARG_BYTES}"
+            )
+    if sum(sizes) > MAX_COMMAND_BYTES:
+        raise BotConfigError(
+            f"{config_path}: field 'command' is {sum(sizes)} bytes in all; the limit is"
+            f" {MAX_COMMAND_BYTES}"
         )
     return tuple(value)
 

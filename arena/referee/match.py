@@ -39,7 +39,7 @@ from arena.referee.results import Failures, GameResult, game_over_messages, scor
 from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
-from arena.sandbox import probe_host
+from arena.sandbox import SandboxConfigError, probe_host
 from arena.server.referee_service import BotEndpoint, WireTap
 
 MATCH_END_GRACE_S = 1.0
@@ -181,7 +181,17 @@ class _Match:
                 status = slot.last_failure or BotStatus.CRASH
                 failures[slot.index] = (status, "restart limit reached: forfeits the rest")
                 continue
-            slot.launch(self.config, self.sandboxed_paths)
+            try:
+                slot.launch(self.config, self.sandboxed_paths)
+            except (OSError, SandboxConfigError) as error:
+                # the bot's command cannot be started (E2BIG, ENOENT, ...): that bot's
+                # crash, never the match's failure; it counts as a launch (restart limit)
+                reason = (error.strerror if isinstance(error, OSError) else None) or str(error)
+                failures.setdefault(slot.index, (BotStatus.CRASH, f"cannot be launched: {reason}"))
+                slot.last_failure = BotStatus.CRASH
+                slot.process = None
+                self.log.info("bot_launch_failed", bot=slot.name, reason=reason)
+                continue
             launching.append(slot)
         deadline_ns = time.monotonic_ns() + self.config.hello_timeout_ms * NS_PER_MS
         for slot in launching:

@@ -25,7 +25,7 @@ from grpc_reflection.v1alpha import reflection
 
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
-from arena.server.archive import MAX_ARCHIVE_BYTES
+from arena.server.archive import MAX_ARCHIVE_BYTES, remove_stale_uploads
 from arena.server.arena_service import ArenaService, ServiceOptions
 from arena.server.gateway import RefereeGateway
 from arena.server.tls import is_loopback
@@ -62,6 +62,9 @@ def create_server(
             ("grpc.so_reuseport", 0),
         ],
     )
+    stale = remove_stale_uploads()  # left by a server killed mid-upload (kill -9)
+    if stale:
+        get_logger(service="arena_api").info("stale_uploads_removed", count=len(stale))
     service = ArenaService(store, options)
     arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(service, server)
     server.add_generic_rpc_handlers((RefereeGateway(store).handler(),))

@@ -19,7 +19,6 @@ import io
 import json
 import queue
 import tarfile
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,7 +31,12 @@ from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import BotConfigError, load_bot
-from arena.server.archive import ArchiveError, ArchiveTooLargeError, unpack_bot_archive
+from arena.server.archive import (
+    ArchiveError,
+    ArchiveTooLargeError,
+    unpack_bot_archive,
+    upload_directory,
+)
 from arena.server.seats import PublishedSeat, SeatHub
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.server.watch import check_game, finished_record, follow_live
@@ -58,6 +62,7 @@ from arena.store import (
     get_bot,
     get_game,
     get_tournament,
+    get_version,
     leaderboard,
     lease_holder,
     list_bots,
@@ -179,10 +184,16 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"unknown archive format {request.format}",
             )
-        with tempfile.TemporaryDirectory(prefix="kahuna-upload-") as work:
+        with upload_directory() as work:
+            # the archive's own directory: 0755 like a top-level folder it may hold, so a
+            # bot zipped without one (cd bot && zip -r ../b.zip .) is world-readable too,
+            # as the sandboxed bot needs; the upload directory around it stays 0700
+            target = Path(work) / "archive"
+            target.mkdir()
+            target.chmod(0o755)
             try:
                 directory = unpack_bot_archive(
-                    request.archive, Path(work), ARCHIVE_NAMES.get(request.format)
+                    request.archive, target, ARCHIVE_NAMES.get(request.format)
                 )
                 spec = load_bot(directory)
             except ArchiveTooLargeError as error:
@@ -190,6 +201,10 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             except (ArchiveError, BotConfigError) as error:
                 _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"bot refused: {error}")
             self._check_owner(context, principal, spec.name)
+            stored = _stored_version(self.store, spec.name, spec.version)
+            if stored is not None:  # the same files: nothing to check or play again
+                self.log.info("bot_resubmitted", bot=stored.bot, version=stored.version)
+                return pb.SubmitBotResponse(bot=_bot_pb(stored), created=False)
             if self.options.smoke_check is not None and spec.runtime != REMOTE_RUNTIME:
                 reason = self.options.smoke_check(directory)
                 if reason is not None:
@@ -543,3 +558,12 @@ def _tournament_pb(row: TournamentRow) -> pb.Tournament:
 
 
 __all__ = ["ArenaService", "ServiceOptions"]
+
+
+def _stored_version(store: Store, name: str, version: str) -> BotVersionRow | None:
+    """The stored row of exactly this version of ``name``, if there is one."""
+    try:
+        row = get_version(store, name, version)
+    except NotFoundError:
+        return None
+    return row if row.version == version else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,16 @@ from pathlib import Path
 
 from arena.store.paths import BOTS_DIR_NAME, DATABASE_NAME, resolve_data_dir
 from arena.store.schema import SchemaError, check_usable, migrate
+
+
+def _private(path: Path, mode: int) -> None:
+    """Take group and other permissions off ``path`` (ours, when it exists)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if info.st_uid == os.getuid() and not stat.S_ISLNK(info.st_mode) and info.st_mode & 0o077:
+        os.chmod(path, mode)
 
 
 class StoreError(Exception):
@@ -53,7 +64,9 @@ class Store:
         if path.exists() and not path.is_dir():
             raise StoreError(f"data directory {path} is not a directory")
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=0o700, exist_ok=True)  # it holds token hashes: the owner's only
+            _private(path, 0o700)
             (path / BOTS_DIR_NAME).mkdir(exist_ok=True)
         except OSError as error:
             raise StoreError(f"cannot create data directory {path}: {error.strerror}") from None
@@ -63,6 +76,11 @@ class Store:
                 f"data directory {path} is not writable (read-only file system or permissions)"
             )
         database = path / DATABASE_NAME
+        try:
+            # made 0600 before SQLite opens it: its -wal and -shm files take the same mode
+            os.close(os.open(database, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        except OSError as error:
+            raise StoreError(f"{database}: cannot open the database: {error.strerror}") from None
         try:
             connection = sqlite3.connect(
                 database, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -76,6 +94,11 @@ class Store:
             connection.execute("PRAGMA foreign_keys = ON")
             connection.execute("PRAGMA synchronous = FULL")
             migrate(connection)
+            for name in (DATABASE_NAME, f"{DATABASE_NAME}-wal", f"{DATABASE_NAME}-shm"):
+                _private(path / name, 0o600)  # made by an older arena: token hashes inside
+        except OSError as error:
+            connection.close()
+            raise StoreError(f"{database}: cannot make it private: {error.strerror}") from None
         except sqlite3.DatabaseError as error:
             connection.close()
             raise StoreError(f"{database}: not a usable arena database: {error}") from None

@@ -4,7 +4,9 @@ The data directory is, in order of precedence: ``--data-dir``, the
 environment variable ``KAHUNA_ARENA_DATA``, else ``$XDG_DATA_HOME/kahuna-arena``
 (``~/.local/share/kahuna-arena`` when XDG_DATA_HOME is unset). A per-user
 location rather than ``./.arena`` so that every command finds the same
-leaderboard whatever the working directory. It is created on first use:
+leaderboard whatever the working directory. It is created on first use,
+mode 0700 (an existing one is made 0700 when opened: the database holds
+token hashes), with ``arena.db`` and its ``-wal``/``-shm`` files 0600:
 
     arena.db          SQLite database (WAL mode)
     bots/NAME/VERSION the stored copy of each bot version's files

@@ -83,6 +83,8 @@ def test_bot_add_stores_once_and_show_lists_versions(
         ("missing-dir", "not a directory"),
         ("link-absolute", "entry 'secret': link to '/etc/hostname' points outside"),
         ("link-up", "entry 'lib/up': link to '../../..' points outside"),
+        ("link-chain", "entry 'y': link to 'x/..' resolves outside"),
+        ("command-200KB", "field 'command' argument 2 is 200000 bytes; the limit is 4096"),
         ("fifo", "entry 'pipe': a named pipe (FIFO)"),
         ("bad-owner", "--owner '../eve': use 1-40 letters"),
         ("holds-data-dir", "holds the arena data directory"),
@@ -99,6 +101,9 @@ def test_bot_add_refuses_saying_why(
             (directory / "secret").symlink_to("/etc/hostname")
         elif case == "link-up":
             (directory / "lib" / "up").symlink_to("../../..")
+        elif case == "link-chain":  # each harmless by its text; y is the directory above
+            (directory / "x").symlink_to(".")
+            (directory / "y").symlink_to("x/..")
         else:
             os.mkfifo(directory / "pipe")
     elif case == "crashes":
@@ -108,6 +113,11 @@ def test_bot_add_refuses_saying_why(
         directory = _bot(tmp_path, "nocommand")
         toml = (directory / "bot.toml").read_text()
         (directory / "bot.toml").write_text(toml.replace('"python3"', '"no-such-program"'))
+    elif case == "command-200KB":
+        directory = _bot(tmp_path, "longcommand")
+        toml = (directory / "bot.toml").read_text()
+        long_argument = '"bot.py", "' + "a" * 200_000 + '"'
+        (directory / "bot.toml").write_text(toml.replace('"bot.py"', long_argument))
     elif case == "no-toml":
         directory = _bot(tmp_path, "notoml")
         (directory / "bot.toml").unlink()

@@ -48,6 +48,16 @@ BAD = [
     ("missing runtime", 'name = "x"\ncommand = ["x"]\n', "field 'runtime'"),
     ("unknown field", GOOD + "colour = 1\n", "unknown field 'colour'"),
     ("description not text", GOOD + "description = 3\n", "'description'"),
+    ("nested arrays", GOOD + "x = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    ("nested tables", GOOD + "x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n",
+     "nested too deeply"),
+    ("too large", GOOD + "#" * (1024 * 1024) + "\n", "larger than 1048576 bytes"),
+    ("200 KB argument", GOOD.replace('"bot.py"', '"bot.py", "' + "a" * 200_000 + '"'),
+     "field 'command' argument 2 is 200000 bytes; the limit is 4096"),
+    ("65 arguments", GOOD.replace('"bot.py"', '"bot.py"' + ', "x"' * 63),
+     "field 'command' has 65 arguments; the limit is 64"),
+    ("over 32 KiB in all", GOOD.replace('"bot.py"', '"bot.py"' + (', "' + "a" * 4000 + '"') * 9),
+     "field 'command' is 36013 bytes in all; the limit is 32768"),
 ]
 
 
@@ -58,6 +68,23 @@ def test_bad_bot_toml_names_file_and_field(tmp_path: Path, toml: str | None, nee
     with pytest.raises(BotConfigError, match=needle) as caught:
         load_bot(directory)
     assert str(directory) in str(caught.value)
+
+
+def test_a_bot_toml_not_in_utf8_names_the_file(tmp_path: Path) -> None:
+    directory = _bot(tmp_path, None)
+    (directory / "bot.toml").write_bytes(GOOD.encode() + b"# \xff\xfe\n")
+    with pytest.raises(BotConfigError, match="not valid TOML") as caught:
+        load_bot(directory)
+    assert str(directory / "bot.toml") in str(caught.value)
+
+
+def test_a_command_at_the_limits_is_accepted(tmp_path: Path) -> None:
+    parts = ["python3", "bot.py", *["a" * 4096] * 7, *["c"] * 54]
+    parts.append("b" * (32 * 1024 - sum(map(len, parts))))  # 64 arguments, 32 KiB exactly
+    toml = GOOD.replace('["python3", "bot.py"]', "[" + ", ".join(f'"{p}"' for p in parts) + "]")
+    spec = load_bot(_bot(tmp_path, toml))
+    assert len(spec.command) == 64
+    assert sum(len(p) for p in spec.command) == 32 * 1024
 
 
 def test_not_a_directory(tmp_path: Path) -> None:

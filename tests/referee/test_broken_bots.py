@@ -183,3 +183,26 @@ def test_a_bot_that_keeps_dying_forfeits_the_rest(make_bot: MakeBot) -> None:
     assert "restart limit" in report.games[3].record["match"]["failures"][0]["detail"]
     assert report.score == {"broken": 0.0, "good": 4.0}
     assert_no_process_left(broken, good)
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        (["python3", "bot.py", "a" * 200_000], "cannot be launched: Argument list too long"),
+        (["/no/such/program"], ""),
+    ],
+    ids=["200KB-argument", "no-such-program"],
+)
+def test_a_command_that_cannot_be_launched_is_that_bots_crash(
+    make_bot: MakeBot, command: list[str], words: str
+) -> None:
+    """Not the match's failure: the other bot wins every game by forfeit."""
+    good = make_bot("random", name="good")
+    broken = replace(make_bot("random", name="broken"), command=tuple(command))
+    report = run_match(CONFIG, broken, good)  # a stored bot from before the bound, say
+    assert [game.statuses["broken"] for game in report.games] == [CRASH, CRASH]
+    for game in report.games:
+        assert game.statuses["good"] is OK and game.winner == "good"
+        failures = game.record["match"]["failures"]  # type: ignore[index]
+        assert any(words in f["detail"] for f in failures), failures  # type: ignore[index]
+    assert_no_process_left(good)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import sqlite3
 import tarfile
+import tempfile
 import urllib.request
 import uuid
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +219,64 @@ def test_resubmitting_the_same_bot_is_the_same_version(arena: Arena) -> None:
     assert not again.created and again.bot.owner == "alice"
 
 
+def _flat_zip_of(directory: Path) -> bytes:
+    """What ``cd DIR && zip -r ../b.zip .`` makes: no top-level folder."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(directory.rglob("*")):
+            archive.write(path, path.relative_to(directory).as_posix())
+    return buffer.getvalue()
+
+
+def _flat_tar_of(directory: Path) -> bytes:
+    """What ``tar czf ../b.tgz -C DIR .`` makes: every name under ``./``."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        archive.add(directory, arcname=".")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["zip", "tar"])
+def test_a_bot_archived_without_a_top_level_folder_is_accepted(arena: Arena, fmt: str) -> None:
+    directory = _bot_dir(arena.sources / f"flat-{fmt}", f"flat_{fmt}_bot")
+    data = (_flat_zip_of if fmt == "zip" else _flat_tar_of)(directory)
+    response = arena.stub.SubmitBot(
+        pb.SubmitBotRequest(archive=data), metadata=_auth(arena.alice)
+    )  # the smoke match runs the bot in the sandbox: its files must be readable there
+    assert response.created and response.bot.name == f"flat_{fmt}_bot"
+
+
+def test_resubmitting_a_stored_version_does_not_play_the_smoke_match_again(
+    tmp_path: Path,
+) -> None:
+    smoked: list[Path] = []
+
+    def smoke_check(directory: Path) -> str | None:
+        smoked.append(directory)
+        return None
+
+    store = Store.open(tmp_path / "data")
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(concurrency=1, smoke_check=smoke_check)
+    )
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            auth = _auth(create_token(store, "carol"))
+            data = _tar_of(_bot_dir(tmp_path, "carol_bot"))
+            first = stub.SubmitBot(pb.SubmitBotRequest(archive=data), metadata=auth)
+            again = stub.SubmitBot(pb.SubmitBotRequest(archive=data), metadata=auth)
+            changed = _bot_dir(tmp_path / "v2", "carol_bot", "print('v2')\n")
+            newer = stub.SubmitBot(pb.SubmitBotRequest(archive=_tar_of(changed)), metadata=auth)
+    finally:
+        server.stop(None)
+        store.close()
+    assert (first.created, again.created, newer.created) == (True, False, True)
+    assert again.bot.version == first.bot.version != newer.bot.version
+    assert len(smoked) == 2  # the first and the changed version, not the resubmission
+
+
 def test_a_bot_that_cannot_finish_the_smoke_match_is_refused(arena: Arena) -> None:
     before = arena.snapshot()
     crasher = _bot_dir(arena.sources / "crash", "crasher", "raise SystemExit(3)\n")
@@ -276,6 +337,15 @@ def _zip(*entries: tuple[str, bytes, int]) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
     return buffer.getvalue()
+
+
+def _long_name_bomb(size: int) -> bytes:
+    """A GNU long-name header declaring ``size`` bytes, and that many bytes after it, gzipped."""
+    header = _info("././@LongLink", tarfile.GNUTYPE_LONGNAME, size=size).tobuf(tarfile.USTAR_FORMAT)
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [packer.compress(header)]
+    out += [packer.compress(b"a" * (1 << 20)) for _ in range(size >> 20)]
+    return b"".join([*out, packer.compress(bytes(1024)), packer.flush()])
 
 
 BIG = 17 * 1024 * 1024
@@ -340,11 +410,21 @@ MALFORMED: dict[str, tuple[bytes, Code, str]] = {
         Code.RESOURCE_EXHAUSTED,
         "entries",
     ),
+    "gnu-longname-64mib": (
+        _long_name_bomb(64 << 20),
+        Code.RESOURCE_EXHAUSTED,
+        f"GNU long name declares {64 << 20} bytes; the limit is 4096",
+    ),
     "over-upload-limit": (bytes(9 * 1024 * 1024), Code.RESOURCE_EXHAUSTED, ""),
     "not-an-archive": (b"hello, this is not an archive", Code.INVALID_ARGUMENT, "first bytes"),
     "truncated-gzip": (_tar(_file("bot.toml", TOML))[:20], Code.INVALID_ARGUMENT, "tar.gz"),
     "no-bot-toml": (_tar(_file("bot.py", b"print(1)\n")), Code.INVALID_ARGUMENT, "bot.toml"),
     "bad-bot-toml": (_tar(_file("bot.toml", b"name = 5\n")), Code.INVALID_ARGUMENT, "name"),
+    "deep-bot-toml": (
+        _tar(_file("bot.toml", TOML + b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n")),
+        Code.INVALID_ARGUMENT,
+        "bot.toml: not valid TOML: nested too deeply",
+    ),
 }
 
 
@@ -357,6 +437,33 @@ def test_malformed_archives_are_refused_and_nothing_is_stored(arena: Arena, case
     )
     assert code is expected, details
     assert words in details
+    assert arena.snapshot() == before
+
+
+def _chain_archives(leaf: str) -> dict[str, bytes]:
+    """A link ``x -> .``, a link ``y -> x/..``, then the file ``y/LEAF``: tar and zip."""
+    tar = _tar(
+        _file("bot.toml", TOML), (_info("x", tarfile.SYMTYPE, link="."), None),
+        (_info("y", tarfile.SYMTYPE, link="x/.."), None), _file(f"y/{leaf}", b"pwned"),
+    )  # fmt: skip
+    zipped = _zip(
+        ("bot.toml", TOML, 0o100644), ("x", b".", 0o120777), ("y", b"x/..", 0o120777),
+        (f"y/{leaf}", b"pwned", 0o100644),
+    )  # fmt: skip
+    return {"tar": tar, "zip": zipped}
+
+
+@pytest.mark.parametrize("fmt", ["tar", "zip"])
+def test_an_upload_never_writes_through_a_link(arena: Arena, fmt: str) -> None:
+    leaf = f"escaped-{fmt}-{os.getpid()}"
+    data = _chain_archives(leaf)[fmt]
+    before = arena.snapshot()
+    code, details = _code(
+        lambda: arena.stub.SubmitBot(pb.SubmitBotRequest(archive=data), metadata=_auth(arena.alice))
+    )
+    assert code is Code.INVALID_ARGUMENT, details
+    assert f"entry 'y/{leaf}': its path runs through the link 'y'" in details
+    assert not (Path(tempfile.gettempdir()) / leaf).exists()  # above the upload directory
     assert arena.snapshot() == before
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
+from pathlib import Path
 
 import pytest
 
-from arena.store import Store
+from arena.store import Store, create_token
 
 FULL, NORMAL = 2, 1
 
@@ -37,3 +40,36 @@ def test_a_failed_quick_transaction_rolls_back_and_leaves_full_behind(store: Sto
     with store.reading() as db:
         assert _synchronous(db) == FULL
         assert db.execute("SELECT COUNT(*) FROM scratch").fetchone()[0] == 0
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_data_directory_and_database_are_private(tmp_path: Path) -> None:
+    """They hold token hashes: 0700 and 0600, whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        with Store.open(tmp_path / "new" / "data") as store:
+            create_token(store, "alice")  # writes: the -wal and -shm files exist
+            data = tmp_path / "new" / "data"
+            assert _mode(data) == 0o700
+            for name in ("arena.db", "arena.db-wal", "arena.db-shm"):
+                assert _mode(data / name) == 0o600, name
+    finally:
+        os.umask(old)
+
+
+def test_an_existing_data_directory_is_made_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with Store.open(data) as store:
+        create_token(store, "alice")
+    os.chmod(data, 0o755)
+    for name in ("arena.db", "arena.db-wal", "arena.db-shm"):
+        if (data / name).exists():
+            os.chmod(data / name, 0o644)
+    with Store.open(data) as store:
+        create_token(store, "bob")
+        assert _mode(data) == 0o700
+        for name in ("arena.db", "arena.db-wal", "arena.db-shm"):
+            assert _mode(data / name) == 0o600, name
