@@ -242,7 +242,8 @@ def test_migrating_to_v4_moves_old_records_stderr_to_the_private_table(
     game_id = record_game(store, match.id, report)
     db = sqlite3.connect(store.data_dir / "arena.db")  # as an arena before v4 stored it
     db.executescript(  # and without v5's tournaments.secret
-        "DROP TABLE game_stderr; ALTER TABLE tournaments DROP COLUMN secret; PRAGMA user_version = 3;"
+        "DROP TABLE game_stderr; ALTER TABLE tournaments DROP COLUMN secret;"
+        " PRAGMA user_version = 3;"
     )
     db.close()
     store.close()
