@@ -218,11 +218,16 @@ class GameScore:
 
 @dataclass(frozen=True)
 class PairedResults:
-    """Games grouped by deal: full pairs in the pentanomial, the rest listed."""
+    """Games grouped by deal: full pairs in the pentanomial, the rest listed.
+
+    ``trinomial`` counts every game (paired or not); ``paired_trinomial``
+    only the games of full pairs; ``statuses`` how many games ended how.
+    """
 
     pentanomial: Pentanomial | None
     trinomial: Trinomial
     unpaired: tuple[GameScore, ...]
+    paired_trinomial: Trinomial | None
     statuses: tuple[tuple[str, int], ...]
 
     @property
@@ -237,30 +242,14 @@ class PairedResults:
     def variance_ratio(self) -> float | None:
         """Variance of the mean score, paired over unpaired (below 1: pairing helps).
 
-        Both are taken over the paired games only, so the ratio compares
-        the same games analysed two ways.
+        Both are taken over the games of full pairs only (``paired_trinomial``),
+        so the ratio compares the same games analysed two ways.
         """
-        if self.pentanomial is None:
-            return None
-        paired_games = pair_games_trinomial(self.pentanomial)
-        if paired_games is None:
+        if self.pentanomial is None or self.paired_trinomial is None:
             return None
         pairs = pentanomial_summary(self.pentanomial)
-        games = trinomial_summary(paired_games)
+        games = trinomial_summary(self.paired_trinomial)
         return (pairs.variance / pairs.n) / (games.variance / games.n)
-
-
-def pair_games_trinomial(penta: Pentanomial) -> Trinomial | None:
-    """The per-game W/D/L of a pentanomial's games, when it is determined.
-
-    A pair score of 1 is either a draw-draw or a win-loss, so the per-game
-    split is not recoverable from the counts alone: None unless the middle
-    count is zero.
-    """
-    ll, ld, mid, wd, ww = penta.counts
-    if mid:
-        return None
-    return Trinomial(losses=2 * ll + ld, draws=ld + wd, wins=wd + 2 * ww)
 
 
 def collect(games: Iterable[GameScore]) -> PairedResults:
@@ -272,6 +261,7 @@ def collect(games: Iterable[GameScore]) -> PairedResults:
         raise ValueError("no games")
     counts = [0, 0, 0, 0, 0]
     wdl = [0, 0, 0]
+    paired_wdl = [0, 0, 0]
     unpaired: list[GameScore] = []
     statuses: dict[str, int] = defaultdict(int)
     for deal in sorted(by_deal):
@@ -285,6 +275,8 @@ def collect(games: Iterable[GameScore]) -> PairedResults:
             unpaired.append(group[0])
         else:
             counts[round(2 * (group[0].score_a + group[1].score_a))] += 1
+            for game in group:
+                paired_wdl[int(game.score_a * 2)] += 1
     penta = (
         Pentanomial((counts[0], counts[1], counts[2], counts[3], counts[4]))
         if sum(counts)
@@ -294,5 +286,6 @@ def collect(games: Iterable[GameScore]) -> PairedResults:
         pentanomial=penta,
         trinomial=Trinomial(wdl[0], wdl[1], wdl[2]),
         unpaired=tuple(unpaired),
+        paired_trinomial=Trinomial(*paired_wdl) if penta else None,
         statuses=tuple(sorted(statuses.items())),
     )
