@@ -159,13 +159,22 @@ def test_llr_equals_an_independent_constrained_maximisation(
     )
 
 
-def test_llr_of_a_known_case() -> None:
-    # All pairs 1-1 except a surplus of WW: the MLE at the empirical mean is phat itself,
-    # so LLR at elo1 = the observed logistic Elo is -N * KL-divergence-free max: check the sign.
+@pytest.mark.parametrize("model", list(EloModel), ids=[m.value for m in EloModel])
+def test_llr_is_largest_when_h1_is_the_observed_elo(model: EloModel) -> None:
+    # The H1 likelihood is maximal when H1's constraint is what the data show (then the
+    # H1 MLE is the empirical distribution itself): moving elo1 either way lowers the LLR.
     penta = Pentanomial((10, 20, 40, 20, 30))
-    observed = 400 * math.log10(0.6 / 0.4)  # mean (20*.25+40*.5+20*.75+30)/120 = 0.5833...
-    assert llr(penta, SprtParams(0.0, 10.0, model=EloModel.LOGISTIC)) > 0
-    assert llr(penta, SprtParams(observed * 2, observed * 3, model=EloModel.LOGISTIC)) < 0
+    mean = (20 * 0.25 + 40 * 0.5 + 20 * 0.75 + 30) / 120  # 7/12, by hand
+    var = (10 * mean**2 + 20 * (0.25 - mean) ** 2 + 40 * (0.5 - mean) ** 2
+           + 20 * (0.75 - mean) ** 2 + 30 * (1 - mean) ** 2) / 120  # fmt: skip
+    if model is EloModel.LOGISTIC:
+        observed = 400 * math.log10(mean / (1 - mean))  # 400 log10(1.4) = 58.45
+    else:
+        observed = (mean - 0.5) / math.sqrt(2 * var) * NT
+    peak = llr(penta, SprtParams(0.0, observed, model=model))
+    assert peak > 0
+    for other in (observed - 5, observed - 0.1, observed + 0.1, observed + 5):
+        assert llr(penta, SprtParams(0.0, other, model=model)) < peak
 
 
 def test_bounds_and_presets() -> None:
