@@ -75,7 +75,9 @@ def pair_swiss_round(
 def _pair_exact(pool: list[SwissEntrant], group_of: dict[str, int], group_count: int) -> SwissRound:
     """Complete-graph matching with the bye node when the pool is odd."""
     odd = len(pool) % 2 == 1
-    matching = _max_weight_matching(pool, group_of, group_count, allow_rematches=True, with_bye=odd)
+    matching = _max_weight_matching(
+        pool, group_of, group_count, allow_rematches=True, with_bye=odd
+    )
     pairings, bye, unpaired = _read_matching(pool, matching)
     if unpaired:  # impossible with maxcardinality on a complete graph; guard anyway
         raise RuntimeError(f"pair_swiss_round: could not pair {sorted(unpaired)}")
