@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.serve",
     "arena.commands.match",
     "arena.commands.demo",
+    "arena.commands.stats",
     "arena.sandbox.command",
 )
 

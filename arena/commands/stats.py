@@ -1,0 +1,153 @@
+"""`arena stats`: the SPRT, Elo and LOS of given pentanomial counts, to check by hand."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from arena.tournament.sprt import EloModel, SprtParams, sprt_state
+from arena.tournament.stats import Estimate, Pentanomial, Summary, pentanomial_summary
+
+ORDER = "LL,LD,DD/WL,WD,WW"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "stats",
+        help="pentanomial SPRT: LLR, bounds, decision, Elo and LOS from pair counts",
+        description=(
+            "Counts of bot A's pair scores over deal pairs (both games of one deal), in "
+            f"this order: {ORDER}, i.e. pair scores 0, 0.5, 1, 1.5, 2 (LD counts LD and DL, "
+            "DD/WL counts DD, WL and LW, WD counts WD and DW). Prints the generalized SPRT "
+            "(fishtest's pentanomial GSPRT) for H0: Elo = E0 against H1: Elo = E1, the Elo "
+            "difference with its 95% interval in the chosen model and the likelihood of "
+            "superiority. Exit status 2 on bad input."
+        ),
+    )
+    parser.add_argument("--pentanomial", metavar=ORDER, help="five comma-separated counts")
+    parser.add_argument("--elo0", metavar="E0", help="Elo of H0")
+    parser.add_argument("--elo1", metavar="E1", help="Elo of H1")
+    parser.add_argument("--alpha", default="0.05", help="false-pass rate at E0 (0.05)")
+    parser.add_argument("--beta", default="0.05", help="false-fail rate at E1 (0.05)")
+    parser.add_argument(
+        "--model", default="normalized", help="Elo model: logistic or normalized (normalized)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run_stats)
+
+
+class InputError(Exception):
+    pass
+
+
+def _float(args: argparse.Namespace, name: str) -> float:
+    raw = getattr(args, name)
+    if raw is None:
+        raise InputError(f"--{name} is required")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError(f"--{name}: not a number: {raw!r}") from None
+    if not math.isfinite(value):
+        raise InputError(f"--{name}: must be finite, got {raw!r}")
+    return value
+
+
+def parse_pentanomial(raw: str | None) -> Pentanomial:
+    if raw is None:
+        raise InputError("--pentanomial is required")
+    parts = raw.split(",")
+    if len(parts) != 5:
+        raise InputError(f"--pentanomial: expected five comma-separated counts ({ORDER})")
+    try:
+        counts = [int(p.strip()) for p in parts]
+    except ValueError:
+        raise InputError(f"--pentanomial: counts must be integers, got {raw!r}") from None
+    if any(c < 0 for c in counts):
+        raise InputError(f"--pentanomial: counts must be non-negative, got {raw!r}")
+    if sum(counts) == 0:
+        raise InputError("--pentanomial: at least one pair is needed")
+    return Pentanomial((counts[0], counts[1], counts[2], counts[3], counts[4]))
+
+
+def parse(args: argparse.Namespace) -> tuple[Pentanomial, SprtParams]:
+    penta = parse_pentanomial(args.pentanomial)
+    elo0, elo1 = _float(args, "elo0"), _float(args, "elo1")
+    alpha, beta = _float(args, "alpha"), _float(args, "beta")
+    if args.model not in {m.value for m in EloModel}:
+        raise InputError(f"--model: logistic or normalized, got {args.model!r}")
+    if not elo0 < elo1:
+        raise InputError(f"--elo1: must be above --elo0, got [{elo0}, {elo1}]")
+    for name, value in (("elo0", elo0), ("elo1", elo1)):
+        if abs(value) > 1000:
+            raise InputError(f"--{name}: must lie within [-1000, 1000], got {value}")
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if not 0.0 < value < 1.0:
+            raise InputError(f"--{name}: must lie strictly between 0 and 1, got {value}")
+    if alpha + beta >= 1.0:
+        raise InputError("--beta: alpha + beta must be below 1")
+    return penta, SprtParams(elo0, elo1, alpha, beta, EloModel(args.model))
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    try:
+        penta, params = parse(args)
+    except InputError as error:
+        print(f"arena stats: {error}", file=sys.stderr)
+        return 2
+    try:
+        state = sprt_state(penta, params)
+    except ValueError as error:
+        print(f"arena stats: --elo0/--elo1: cannot test these bounds: {error}", file=sys.stderr)
+        return 2
+    summary = pentanomial_summary(penta)
+    elo = elo_of(summary, params.model)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "pentanomial": list(penta.counts),
+                    "pairs": penta.pairs,
+                    "games": 2 * penta.pairs,
+                    "model": params.model.value,
+                    "elo0": params.elo0,
+                    "elo1": params.elo1,
+                    "alpha": params.alpha,
+                    "beta": params.beta,
+                    "llr": state.llr,
+                    "lower_bound": state.lower_bound,
+                    "upper_bound": state.upper_bound,
+                    "decision": state.decision.value,
+                    "score": summary.score.value,
+                    "score_interval": [summary.score.interval.low, summary.score.interval.high],
+                    "elo": elo.value,
+                    "elo_interval": [elo.interval.low, elo.interval.high],
+                    "los": summary.los,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(f"pairs     {penta.pairs} ({2 * penta.pairs} games), {ORDER} = {penta.counts}")
+    print(
+        f"SPRT      H0: {params.model.value} Elo {params.elo0:g}, H1: {params.elo1:g} "
+        f"(alpha {params.alpha:g}, beta {params.beta:g})"
+    )
+    print(f"LLR       {state.llr:.4f}  bounds [{state.lower_bound:.4f}, {state.upper_bound:.4f}]")
+    print(f"decision  {state.decision.value}")
+    print(
+        f"Elo       {elo.value:.2f} +- {elo.interval.half_width:.2f} "
+        f"(95%: [{elo.interval.low:.2f}, {elo.interval.high:.2f}], {params.model.value})"
+    )
+    print(
+        f"score     {summary.score.value:.4f} "
+        f"(95%: [{summary.score.interval.low:.4f}, {summary.score.interval.high:.4f}])"
+    )
+    print(f"LOS       {100 * summary.los:.2f}%")
+    return 0
+
+
+def elo_of(summary: Summary, model: EloModel) -> Estimate:
+    return summary.logistic_elo if model is EloModel.LOGISTIC else summary.normalized_elo
