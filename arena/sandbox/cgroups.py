@@ -30,6 +30,9 @@ V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 CPU_PERIOD_US = 100_000
 KILL_TIMEOUT_S = 5.0
+FREEZE_TIMEOUT_S = 0.05
+"""How long ``freeze`` waits for FROZEN: a task in an uninterruptible sleep can
+hold the group in FREEZING; the referee does not wait on it longer than this."""
 
 
 class CgroupError(RuntimeError):
@@ -205,6 +208,17 @@ class BotCgroup(ABC):
         """Which limits the group ran into: "memory" (OOM kill), "processes"."""
 
     @abstractmethod
+    def freeze(self, frozen: bool) -> bool:
+        """Freeze (or thaw) every task of the group; True once the kernel reports the
+        wanted state, False if that did not happen within FREEZE_TIMEOUT_S (the
+        write is kept: the group finishes freezing on its own) or was refused."""
+
+    @abstractmethod
+    def frozen_state(self) -> str | None:
+        """The group's freezer state as the kernel reports it (v1: FROZEN, FREEZING,
+        THAWED; v2: FROZEN or THAWED); None if unreadable."""
+
+    @abstractmethod
     def kill_all(self) -> None:
         """SIGKILL every process in the group until it is empty (or times out)."""
 
@@ -298,16 +312,26 @@ class CgroupV1(BotCgroup):
             hit.append("processes")
         return tuple(hit)
 
-    def _set_frozen(self, frozen: bool) -> None:
+    def _set_frozen(self, frozen: bool, timeout_s: float = 0.5) -> bool:
         state_file = self.dirs["freezer"] / "freezer.state"
         wanted = "FROZEN" if frozen else "THAWED"
-        with contextlib.suppress(CgroupError):
+        try:
             write_control(state_file, wanted)
-            deadline = time.monotonic() + 0.5
-            while (read_control(state_file) or wanted).strip() != wanted:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.002)
+        except CgroupError:
+            return False
+        deadline = time.monotonic() + timeout_s
+        while (read_control(state_file) or wanted).strip() != wanted:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.0005)
+        return True
+
+    def freeze(self, frozen: bool) -> bool:
+        return self._set_frozen(frozen, FREEZE_TIMEOUT_S)
+
+    def frozen_state(self) -> str | None:
+        text = read_control(self.dirs["freezer"] / "freezer.state")
+        return text.strip() if text else None
 
     def kill_all(self) -> None:
         deadline = time.monotonic() + KILL_TIMEOUT_S
@@ -379,6 +403,25 @@ class CgroupV2(BotCgroup):
         if read_keyed(self.directory / "pids.events").get("max", 0) > 0:
             hit.append("processes")
         return tuple(hit)
+
+    def freeze(self, frozen: bool) -> bool:
+        try:
+            write_control(self.directory / "cgroup.freeze", "1" if frozen else "0")
+        except CgroupError:
+            return False
+        wanted = "frozen 1" if frozen else "frozen 0"
+        deadline = time.monotonic() + FREEZE_TIMEOUT_S
+        while wanted not in (read_control(self.directory / "cgroup.events") or wanted):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.0005)
+        return True
+
+    def frozen_state(self) -> str | None:
+        events = read_keyed(self.directory / "cgroup.events")
+        if "frozen" not in events:
+            return None
+        return "FROZEN" if events["frozen"] else "THAWED"
 
     def kill_all(self) -> None:
         kill_file = self.directory / "cgroup.kill"  # kernel 5.14+
