@@ -98,6 +98,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " seats swap every game, so each bot gets it in half the games",
     )
     parser.add_argument(
+        "--ponder", action="store_true",
+        help="let the bot that is not to move run (by default it is frozen); fair only"
+        " where each bot has its own CPUs",
+    )
+    parser.add_argument(
         "--unsafe-no-sandbox", action="store_true",
         help="run bots even where the host cannot sandbox them (trusted bots only)",
     )
@@ -129,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         max_restarts=args.max_restarts,
         handicap=args.handicap,
         unsafe=args.unsafe_no_sandbox,
+        ponder=args.ponder,
     )
     on_game = None if records_dir is None else _record_writer(records_dir)
     try:

@@ -29,6 +29,7 @@ from arena.kahuna import (
 from arena.logs import get_logger
 from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.freezer import Freezer
 from arena.referee.game import GameLog, GameTurns
 from arena.referee.inbox import Arrivals, Inbox
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
@@ -123,6 +124,7 @@ class _Match:
             for index, spec in enumerate(specs)
         )
         self.inbox = Inbox(arrivals, self.slots)
+        self.freezer = Freezer(self.slots, enabled=not config.ponder)
         self.sandboxed_paths = probe_host().namespaces
         self.log = get_logger(match_id=self.match_id)
         self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's end, this game
@@ -148,6 +150,7 @@ class _Match:
             self._shut_down()
 
     def _say_match_over(self, score: dict[str, float]) -> None:
+        self.freezer.thaw_all()
         for slot in self.slots:
             other = self.slots[1 - slot.index]
             match_over = referee_pb2.MatchOver(
@@ -160,6 +163,7 @@ class _Match:
 
     def _shut_down(self) -> None:
         """Give bots a moment to exit after MatchOver, then kill every tree."""
+        self.freezer.thaw_all()  # a frozen bot can neither read MatchOver nor exit
         deadline = time.monotonic() + MATCH_END_GRACE_S
         for slot in self.slots:
             slot.endpoint.close_stream()
@@ -276,8 +280,12 @@ class _Match:
         game = GameInPlay(
             index=game_index, seed=seed, turns=turns, slot_at_seat=slot_at_seat, log=log,
             failures=failures, slots=self.slots, fail=self._fail, on_event=self.on_event,
+            freezer=self.freezer,
         )  # fmt: skip
-        self.inbox.play(game)
+        try:
+            self.inbox.play(game)
+        finally:
+            self.freezer.thaw_all()  # both read GameOver; between games nobody is frozen
         for seat, process in enumerate(processes):
             same_process = process is not None and process is self.slots[slot_at_seat[seat]].process
             start_ms = cpu_start_ms[seat]

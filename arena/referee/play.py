@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.kahuna import Action, reshuffle_from_seed, start_round
+from arena.referee.freezer import Freezer
 from arena.referee.game import GameLog, GameTurns
 from arena.referee.judge import Phase, Verdict, VerdictKind, judge, judge_echo
 from arena.referee.live import ActionApplied, LiveHook, RoundStarted
@@ -49,6 +50,7 @@ class GameInPlay:
     fail: FailHook
     on_event: LiveHook | None = None
     open_slot: int | None = None
+    freezer: Freezer | None = None  # freezes the bot that is not to move
 
     @property
     def over(self) -> bool:
@@ -84,6 +86,8 @@ class GameInPlay:
         expect.state = self.turns.state
         expect.legal = legal
         self.open_slot = slot.index
+        if self.freezer is not None:  # before the clock starts: the referee's time
+            self.freezer.to_move(slot.index)
         expect.sent_ns = time.monotonic_ns()
         slot.send(frame)
 

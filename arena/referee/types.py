@@ -83,6 +83,11 @@ class MatchConfig:
     hello_timeout_ms: int = HELLO_TIMEOUT_MS
     handicap: tuple[HandicapBridge, ...] = ()
     """R2h: 1-3 bridges of one seat (the seat, not a bot: seats swap every game)."""
+    ponder: bool = False
+    """Let the bot that is not to move run. Off (the default), the sandboxed bot
+    that is not to move is frozen (its cgroup) until it gets a request, so that
+    what it does cannot cost its opponent time; pondering is only fair where each
+    bot has its own CPUs. Remote and unsandboxed bots are never frozen."""
     game_indices: tuple[int, ...] | None = None
     """Play only these games of the match (increasing, each in 0..games-1), e.g. the
     games a resumed match has not stored yet; None plays them all. A game keeps the

@@ -30,6 +30,9 @@ V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 CPU_PERIOD_US = 100_000
 KILL_TIMEOUT_S = 5.0
+FREEZE_TIMEOUT_S = 0.05
+"""How long ``freeze`` waits for FROZEN: a task in an uninterruptible sleep can
+hold the group in FREEZING; the referee does not wait on it longer than this."""
 
 
 class CgroupError(RuntimeError):
@@ -88,6 +91,7 @@ class ControlReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
+        self._write_fd: int | None = None
         self._lock = threading.Lock()
 
     def read(self) -> str | None:
@@ -99,11 +103,27 @@ class ControlReader:
             except OSError:
                 return None
 
+    def write(self, value: str) -> None:
+        """Write ``value`` through a descriptor kept open (the referee freezes and
+        thaws a bot at every change of turn); CgroupError names the file."""
+        with self._lock:
+            try:
+                if self._write_fd is None:
+                    self._write_fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+                os.write(self._write_fd, value.encode())
+            except OSError as exc:
+                raise CgroupError(
+                    f"cannot write {value!r} to {self.path}: {exc.strerror or exc}"
+                ) from exc
+
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+            if self._write_fd is not None:
+                os.close(self._write_fd)
+                self._write_fd = None
 
 
 def parse_keyed(text: str | None) -> dict[str, int]:
@@ -205,6 +225,17 @@ class BotCgroup(ABC):
         """Which limits the group ran into: "memory" (OOM kill), "processes"."""
 
     @abstractmethod
+    def freeze(self, frozen: bool) -> bool:
+        """Freeze (or thaw) every task of the group; True once the kernel reports the
+        wanted state, False if that did not happen within FREEZE_TIMEOUT_S (the
+        write is kept: the group finishes freezing on its own) or was refused."""
+
+    @abstractmethod
+    def frozen_state(self) -> str | None:
+        """The group's freezer state as the kernel reports it (v1: FROZEN, FREEZING,
+        THAWED; v2: FROZEN or THAWED); None if unreadable."""
+
+    @abstractmethod
     def kill_all(self) -> None:
         """SIGKILL every process in the group until it is empty (or times out)."""
 
@@ -240,6 +271,8 @@ class CgroupV1(BotCgroup):
         self.dirs = dict(dirs)
         cpuacct = self.dirs.get("cpuacct", Path("/nonexistent"))
         self._cpu_usage = ControlReader(cpuacct / "cpuacct.usage")
+        freezer = self.dirs.get("freezer", Path("/nonexistent"))
+        self._freezer_state = ControlReader(freezer / "freezer.state")
 
     @classmethod
     def create(
@@ -298,16 +331,40 @@ class CgroupV1(BotCgroup):
             hit.append("processes")
         return tuple(hit)
 
-    def _set_frozen(self, frozen: bool) -> None:
+    def _set_frozen(self, frozen: bool, timeout_s: float = 0.5) -> bool:
         state_file = self.dirs["freezer"] / "freezer.state"
         wanted = "FROZEN" if frozen else "THAWED"
-        with contextlib.suppress(CgroupError):
+        try:
             write_control(state_file, wanted)
-            deadline = time.monotonic() + 0.5
-            while (read_control(state_file) or wanted).strip() != wanted:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.002)
+        except CgroupError:
+            return False
+        deadline = time.monotonic() + timeout_s
+        while (read_control(state_file) or wanted).strip() != wanted:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.0005)
+        return True
+
+    def freeze(self, frozen: bool) -> bool:
+        """Cheap enough for every change of turn: descriptors kept open, and no wait
+        on a thaw (THAWED takes effect at the write, v1 has no THAWING state)."""
+        wanted = "FROZEN" if frozen else "THAWED"
+        try:
+            self._freezer_state.write(wanted)
+        except CgroupError:
+            return False
+        if not frozen:
+            return True
+        deadline = time.monotonic() + FREEZE_TIMEOUT_S
+        while (self._freezer_state.read() or wanted).strip() != wanted:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.0002)
+        return True
+
+    def frozen_state(self) -> str | None:
+        text = self._freezer_state.read()
+        return text.strip() if text else None
 
     def kill_all(self) -> None:
         deadline = time.monotonic() + KILL_TIMEOUT_S
@@ -319,6 +376,7 @@ class CgroupV1(BotCgroup):
 
     def remove(self) -> bool:
         self._cpu_usage.close()
+        self._freezer_state.close()
         removed = all([_remove_dir(d) for d in self.dirs.values() if d.exists()])
         for directory in self.dirs.values():
             remove_parent_if_empty(directory.parent)
@@ -379,6 +437,25 @@ class CgroupV2(BotCgroup):
         if read_keyed(self.directory / "pids.events").get("max", 0) > 0:
             hit.append("processes")
         return tuple(hit)
+
+    def freeze(self, frozen: bool) -> bool:
+        try:
+            write_control(self.directory / "cgroup.freeze", "1" if frozen else "0")
+        except CgroupError:
+            return False
+        wanted = "frozen 1" if frozen else "frozen 0"
+        deadline = time.monotonic() + FREEZE_TIMEOUT_S
+        while wanted not in (read_control(self.directory / "cgroup.events") or wanted):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.0005)
+        return True
+
+    def frozen_state(self) -> str | None:
+        events = read_keyed(self.directory / "cgroup.events")
+        if "frozen" not in events:
+            return None
+        return "FROZEN" if events["frozen"] else "THAWED"
 
     def kill_all(self) -> None:
         kill_file = self.directory / "cgroup.kill"  # kernel 5.14+

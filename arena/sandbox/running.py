@@ -139,6 +139,17 @@ class BotProcess:
             remember_accounting(self._resources)
         return self._resources.limits_hit
 
+    def freeze(self, frozen: bool) -> bool:
+        """Freeze (True) or thaw (False) the whole tree; False without a cgroup."""
+        cgroup = self._resources.cgroup
+        if cgroup is None or self._resources.released:
+            return False
+        return cgroup.freeze(frozen)
+
+    def frozen_state(self) -> str | None:
+        cgroup = self._resources.cgroup
+        return None if cgroup is None or self._resources.released else cgroup.frozen_state()
+
     def cgroup_name(self) -> str | None:
         cgroup = self._resources.cgroup
         return cgroup.name if cgroup is not None else None

@@ -145,12 +145,26 @@ def daemon(bot: Bot, channel: grpc.Channel) -> None:
         os._exit(0)
 
 
+def spinner(bot: Bot, channel: grpc.Channel) -> None:
+    """Six children that spin and stream through memory for the whole match, to
+    slow down whatever shares the CPUs and memory bus (issue 10.6). They run at
+    nice 19, so that within the bot's own CPU quota its main process still wins."""
+    for _ in range(6):
+        if os.fork() == 0:
+            os.nice(19)
+            block = bytearray(8 * 1024 * 1024)
+            while True:
+                block[::64] = bytes(len(block[::64]))
+
+
 ON_WELCOME: dict[str, Callable[[Bot, grpc.Channel], None]] = {
     "out_of_turn": out_of_turn,
     "second_stream": second_stream,
     "memory_hog": memory_hog,
     "fork_bomb": fork_bomb,
     "daemon": daemon,
+    "spinner": spinner,
+    "spinner_crash": spinner,
 }
 
 
@@ -261,6 +275,13 @@ def read_other(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     bot.play_random(request)
 
 
+def spinner_crash(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """A spinner that dies in every game, on its fourth request."""
+    if bot.requests_seen % 4 == 0:
+        os._exit(3)
+    bot.play_random(request)
+
+
 ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "sleep_forever": sleep_forever,
     "late_once": late_once,
@@ -276,6 +297,7 @@ ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "tcp": tcp,
     "write_outside": write_outside,
     "read_other": read_other,
+    "spinner_crash": spinner_crash,
 }
 
 

@@ -143,3 +143,16 @@ def test_a_crashed_bots_stderr_goes_to_the_operator_not_the_records(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     game = json.loads(done.stdout)["games"][0]
     assert secret in game["stderr"]["leaky"] and secret not in json.dumps(game["failures"])
+
+
+@pytest.mark.parametrize("flags", [[], ["--ponder"]], ids=["frozen", "ponder"])
+def test_a_spinning_bot_plays_a_normal_match_frozen_or_pondering(
+    tmp_path: Path, flags: list[str]
+) -> None:
+    """`--ponder` is accepted; six spinning children fit the default 64 processes."""
+    tmp_path.chmod(0o755)
+    alpha, spinner = _bot(tmp_path, "alpha"), _bot(tmp_path, "spin", "spinner")
+    done = _arena("match", str(alpha), str(spinner), "--games", "2", "--json", *flags)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [game["status"] for game in result["games"]] == [{"alpha": "ok", "spin": "ok"}] * 2

@@ -7,8 +7,10 @@ either bot is left on the machine (issue 3, item 7).
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -19,9 +21,11 @@ import pytest
 from arena.kahuna import parse_record, replay
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, MatchReport, TimeControl, run_match
+from arena.referee.live import ActionApplied
 from arena.sandbox import SandboxLimits
+from arena.sandbox.cgroups import own_cgroup_paths, parse_keyed
 
-from .conftest import MakeBot, assert_no_process_left, processes_with
+from .conftest import MakeBot, assert_no_process_left, marker_of, processes_with
 
 pytestmark = pytest.mark.slow
 
@@ -206,3 +210,115 @@ def test_a_command_that_cannot_be_launched_is_that_bots_crash(
         failures = game.record["match"]["failures"]  # type: ignore[index]
         assert any(words in f["detail"] for f in failures), failures  # type: ignore[index]
     assert_no_process_left(good)
+
+
+def _group_files(marker: str) -> tuple[Path, Path]:
+    """The freezer state file and the CPU usage file of the bot with ``marker``."""
+    pid = processes_with(marker)[0]
+    paths = own_cgroup_paths(Path(f"/proc/{pid}/cgroup").read_text())
+    root = Path("/sys/fs/cgroup")
+    if "freezer" in paths:
+        freezer = root / "freezer" / paths["freezer"].lstrip("/") / "freezer.state"
+        return freezer, root / "cpuacct" / paths["cpuacct"].lstrip("/") / "cpuacct.usage"
+    group = root / paths[""].lstrip("/")
+    return group / "cgroup.events", group / "cpu.stat"
+
+
+def _frozen(state_file: Path) -> bool:
+    text = state_file.read_text()
+    return text.strip() == "FROZEN" if state_file.name == "freezer.state" else "frozen 1" in text
+
+
+def _cpu_ms(usage_file: Path) -> float:
+    text = usage_file.read_text()
+    if usage_file.name == "cpuacct.usage":
+        return int(text) / 1e6
+    return parse_keyed(text)["usage_usec"] / 1000
+
+
+@dataclass
+class Sample:
+    game: int
+    spinner_moved: bool
+    frozen: bool
+    cpu_ms: float
+    at_s: float
+
+
+SPINNER_CONFIG = replace(CONFIG, limits=SandboxLimits(memory_mb=160, max_processes=64))
+"""Six children and gRPC's threads need more than 32 tasks."""
+
+
+def _watch_spinner(
+    config: MatchConfig, make_bot: MakeBot, behaviour: str = "spinner"
+) -> tuple[MatchReport, list[Sample]]:
+    """Play a spinner against a good bot; after every action, whether the spinner's
+    group is frozen and how much CPU it has used (read from its cgroup files)."""
+    good = make_bot("random", name="good")
+    spinner = make_bot(behaviour, name="spinner")
+    samples: list[Sample] = []
+    files: list[tuple[Path, Path, int]] = []
+
+    def on_event(event: object) -> None:
+        if not isinstance(event, ActionApplied):
+            return
+        if not files or event.game_index != files[0][2]:  # a crashed bot is relaunched
+            files[:] = [(*_group_files(marker_of(spinner)), event.game_index)]
+        state_file, usage_file, _ = files[0]
+        spinner_seat = event.game_index % 2  # bot A: seat 0 in even games
+        samples.append(Sample(
+            event.game_index, event.seat == spinner_seat, _frozen(state_file),
+            _cpu_ms(usage_file), time.monotonic(),
+        ))  # fmt: skip
+
+    report = run_match(config, spinner, good, on_event=on_event)
+    assert_no_process_left(spinner, good)
+    return report, samples
+
+
+def _opponent_turns(samples: list[Sample]) -> tuple[float, float]:
+    """CPU ms the spinner used, and wall ms, over stretches where only the good bot moved."""
+    cpu_ms = wall_ms = 0.0
+    for before, after in itertools.pairwise(samples):
+        if before.game == after.game and not before.spinner_moved and not after.spinner_moved:
+            cpu_ms += after.cpu_ms - before.cpu_ms
+            wall_ms += (after.at_s - before.at_s) * 1000
+    return cpu_ms, wall_ms
+
+
+def test_a_spinning_bot_is_frozen_while_its_opponent_thinks(make_bot: MakeBot) -> None:
+    """Issue 10.6: six spinning children must not run on the opponent's time; the
+    match still ends normally though the spinner is frozen whenever the good bot's
+    move ends a game (GameOver) or the match (MatchOver)."""
+    config = replace(SPINNER_CONFIG, games=4, seed=5)
+    report, samples = _watch_spinner(config, make_bot)
+    assert [game.statuses for game in report.games] == [{"spinner": OK, "good": OK}] * 4
+    assert all(game.reason != "forfeit" for game in report.games)
+    opponent = [sample for sample in samples if not sample.spinner_moved]
+    assert opponent and all(sample.frozen for sample in opponent)
+    assert not any(sample.frozen for sample in samples if sample.spinner_moved)
+    last_moves = [next(s for s in reversed(samples) if s.game == g) for g in range(4)]
+    assert any(not move.spinner_moved for move in last_moves)  # frozen at a GameOver
+    cpu_ms, wall_ms = _opponent_turns(samples)
+    assert wall_ms > 20
+    assert cpu_ms < 0.05 * wall_ms + 2, (cpu_ms, wall_ms)
+
+
+def test_with_pondering_the_spinner_runs_on_its_opponents_time(make_bot: MakeBot) -> None:
+    """The control for the test above: with ``ponder`` nothing is frozen, and the
+    very same spinner burns CPU while the good bot thinks."""
+    config = replace(SPINNER_CONFIG, games=2, seed=5, ponder=True)
+    report, samples = _watch_spinner(config, make_bot)
+    assert [game.statuses for game in report.games] == [{"spinner": OK, "good": OK}] * 2
+    assert not any(sample.frozen for sample in samples)
+    cpu_ms, wall_ms = _opponent_turns(samples)
+    assert cpu_ms > 0.3 * wall_ms, (cpu_ms, wall_ms)
+
+
+def test_a_frozen_spinner_that_crashes_is_still_judged_a_crash(make_bot: MakeBot) -> None:
+    """Killing and relaunching a bot works whether or not it is frozen."""
+    config = replace(SPINNER_CONFIG, games=2, seed=5)
+    report, samples = _watch_spinner(config, make_bot, "spinner_crash")
+    assert [game.statuses for game in report.games] == [{"spinner": CRASH, "good": OK}] * 2
+    assert [game.winner for game in report.games] == ["good", "good"]
+    assert all(sample.frozen for sample in samples if not sample.spinner_moved)

@@ -149,3 +149,29 @@ def test_cpu_quota_caps_a_busy_loop(harness: Harness) -> None:
     bot.kill()
     # 0.1 of a core for ~1 s: about 100 ms; an uncapped loop would use close to 1000 ms
     assert cpu_ms is not None and cpu_ms < 400
+
+
+def test_a_frozen_bot_gets_no_cpu_until_thawed_and_still_dies(harness: Harness) -> None:
+    """Issue 10.6: ``freeze`` stops the whole tree (children included) at once,
+    ``freeze(False)`` lets it run again, and a frozen bot is still killed."""
+    script = "for i in 1 2; do (while :; do :; done) & done; sleep 300"
+    bot, _ = harness.launch(script, limits=SandboxLimits(cpu_cores=2.0))
+    deadline = time.monotonic() + 15
+    while (bot.cpu_time_ms() or 0.0) < 50 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert bot.freeze(True)
+    assert bot.frozen_state() == "FROZEN"
+    frozen_at = bot.cpu_time_ms()
+    time.sleep(0.5)
+    after = bot.cpu_time_ms()
+    assert frozen_at is not None and after is not None and after - frozen_at < 5
+    assert bot.freeze(False)
+    assert bot.frozen_state() == "THAWED"
+    deadline = time.monotonic() + 15
+    while (bot.cpu_time_ms() or 0.0) < after + 50 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (bot.cpu_time_ms() or 0.0) >= after + 50
+    assert bot.freeze(True)
+    bot.kill()
+    assert marked_pids(harness.marker) == []
+    assert not bot.freeze(False)  # released: nothing left to thaw
