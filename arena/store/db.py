@@ -77,8 +77,14 @@ class Store:
             )
         database = path / DATABASE_NAME
         try:
-            # made 0600 before SQLite opens it: its -wal and -shm files take the same mode
-            os.close(os.open(database, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+            # A new database is made 0600 before SQLite opens it (its -wal and -shm files
+            # take the same mode). Only a file that did not exist is opened here: closing
+            # any descriptor of a database this process already has open would drop
+            # SQLite's POSIX locks on it (fcntl locks are per process), and another
+            # process could then write under it: a corrupt database.
+            os.close(os.open(database, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        except FileExistsError:
+            pass
         except OSError as error:
             raise StoreError(f"{database}: cannot open the database: {error.strerror}") from None
         try:
