@@ -225,3 +225,14 @@ def test_a_broken_link_is_caught(tmp_path: Path, text: str, broken: list[str]) -
     page.write_text(text + "\n", encoding="utf-8")
     found = [link.target for link in links_in(page) if link_problem(link, root) is not None]
     assert found == broken
+
+
+RULE_IDS = [f"R{n}" for n in range(1, 10)] + [f"C{n}" for n in range(1, 9)]
+
+
+@pytest.mark.parametrize("rule", RULE_IDS)
+def test_the_rules_define_every_rule_id(rule: str) -> None:
+    """R1-R9 head a section of docs/RULES.md, C1-C8 open a ruling: tests cite them."""
+    text = (ROOT / "docs" / "RULES.md").read_text(encoding="utf-8")
+    pattern = rf"^## .*\({rule}\)$" if rule.startswith("R") else rf"^- \*\*{rule} "
+    assert re.search(pattern, text, re.MULTILINE), f"docs/RULES.md does not define {rule}"
