@@ -1,10 +1,10 @@
-"""Game records (RECORD.md, ``kahuna-record/1``): read, write, replay, summarise.
+"""Game records (docs/RECORD.md, ``kahuna-record/1``): read, write, replay, summarise.
 
 ``parse_record`` is the edge: it checks every type and name once and turns
 any problem into a one-line MalformedRecordError. ``replay`` then applies
 the actions and stops at the first illegal one.
 
-Readings of points RECORD.md leaves open:
+Readings of points docs/RECORD.md leaves open:
 
 - Optional keys (``variant``, ``handicap``, ``reshuffles``, ``actions``,
   ``result``, and an action's ``seat``/``card``/``line``/``cards``) given as
@@ -66,7 +66,7 @@ class ReplayError:
     error: IllegalActionError
 
     def message(self) -> str:
-        """The stderr line of RECORD.md: ``action 57 {"type": "draw"}: C5: ...``."""
+        """The stderr line of docs/RECORD.md: ``action 57 {"type": "draw"}: C5: ...``."""
         try:
             shown = json.dumps(self.action)
         except (ValueError, TypeError, RecursionError):
@@ -225,7 +225,7 @@ def _parse_result(raw: object) -> Outcome:
 
 
 def record_to_json(record: Record) -> dict[str, object]:
-    """The JSON object of a record (RECORD.md key order; extra keys after)."""
+    """The JSON object of a record (docs/RECORD.md key order; extra keys after)."""
     data: dict[str, object] = {
         "format": FORMAT,
         "variant": {"strategic": record.variant.strategic, "tactical": record.variant.tactical},
@@ -303,7 +303,7 @@ def _deal_next_round(state: State, record: Record) -> State:
 
 
 def state_summary(state: State, *, legal: bool = False) -> dict[str, object]:
-    """What ``arena replay`` prints (RECORD.md)."""
+    """What ``arena replay`` prints (docs/RECORD.md)."""
     outcome = state.outcome
     summary: dict[str, object] = {
         "finished": outcome is not None,

@@ -278,7 +278,7 @@ class State:
         new._legal = None
         return new
 
-    # -- public, read-only view (RECORD.md / CONTRACTS.md names) ------------
+    # -- public, read-only view (docs/RECORD.md / docs/CONTRACTS.md names) ------------
 
     @property
     def variant(self) -> Variant:

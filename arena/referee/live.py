@@ -2,7 +2,7 @@
 
 Events carry full information (the deal, every card drawn): they are for the
 arena's admin view and tracing, never for a bot. ``live_entry`` turns an event
-after the start into the JSON entry a store keeps: an action in RECORD.md JSON
+after the start into the JSON entry a store keeps: an action in docs/RECORD.md JSON
 with ``"seat"`` and ``"wall_ms"`` (the bot's thinking time), or a reshuffle
 ``{"reshuffle": [cards...], "round": n}`` (the order the next round starts
 with). ``GameStarted.head`` is the record before any action (format, variant,

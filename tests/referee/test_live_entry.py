@@ -1,4 +1,4 @@
-"""A live entry is the action's RECORD.md JSON with its seat and wall time, for every action."""
+"""A live entry is the action's docs/RECORD.md JSON with seat and wall time, for every action."""
 
 from __future__ import annotations
 

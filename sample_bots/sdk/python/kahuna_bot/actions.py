@@ -1,4 +1,4 @@
-"""Actions in RECORD.md text notation, and their protobuf form.
+"""Actions in docs/RECORD.md text notation, and their protobuf form.
 
 ``Action`` is what ``choose`` receives in ``legal_actions`` and may return;
 ``str(action)`` is the canonical text (``place HUNA ELAI-HUNA``,
@@ -45,7 +45,7 @@ class Action:
     line: str | None = None
 
     def text(self) -> str:
-        """Canonical RECORD.md text notation."""
+        """Canonical docs/RECORD.md text notation."""
         if self.type is ActionType.PLACE:
             return f"place {self.card} {self.line}"
         if self.type is ActionType.REMOVE:
@@ -87,7 +87,7 @@ PASS = Action(ActionType.PASS)
 
 
 def parse_action(text: str) -> Action:
-    """Read RECORD.md text notation in any letter case; ValueError naming the problem."""
+    """Read docs/RECORD.md text notation in any letter case; ValueError naming the problem."""
     words = text.split()
     if not words:
         raise ValueError("an empty string is not an action")

@@ -1,4 +1,4 @@
-"""The Kahuna board (RULES.md R1) as plain data, for bots to reason with.
+"""The Kahuna board (docs/RULES.md R1) as plain data, for bots to reason with.
 
 A copy of the arena's board constants: bots run sandboxed, where the arena
 package is not importable. Names are canonical upper case; a line is named

@@ -1,4 +1,4 @@
-"""What a seat may know (RULES.md R9), as typed Python objects.
+"""What a seat may know (docs/RULES.md R9), as typed Python objects.
 
 ``Observation`` mirrors ``kahuna.v1.Observation`` with the history already
 reassembled: the referee sends only the events since the previous request
@@ -27,7 +27,7 @@ _ACTION_TYPES: dict[int, ActionType] = {
 
 
 class Termination(enum.StrEnum):
-    """How a game finished by the rules (RECORD.md ``reason``)."""
+    """How a game finished by the rules (docs/RECORD.md ``reason``)."""
 
     POINTS = "points"
     FINAL_POINTS = "final_points"

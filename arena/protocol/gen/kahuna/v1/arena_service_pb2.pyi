@@ -950,11 +950,11 @@ class WatchGameResponse(_message.Message):
     handicap, deal, bots by seat).
     """
     entry_json: _builtins.str
-    """An action as it was applied: RECORD.md JSON with "seat" (and "drawn"
+    """An action as it was applied: docs/RECORD.md JSON with "seat" (and "drawn"
     for a deck draw), or another event such as {"reshuffle": [...]}.
     """
     record_json: _builtins.str
-    """Last: the finished game's kahuna-record/1 (RECORD.md)."""
+    """Last: the finished game's kahuna-record/1 (docs/RECORD.md)."""
     seq: _builtins.int
     """Position of entry_json in the game (0-based)."""
     game_id: _builtins.int

@@ -160,7 +160,7 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetGameRecord(self, request, context):
-        """A finished game's kahuna-record/1 (RECORD.md), as JSON text, for anyone;
+        """A finished game's kahuna-record/1 (docs/RECORD.md), as JSON text, for anyone;
         with the end of a failed bot's stderr for that bot's owner and the admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -63,7 +63,7 @@ class ArenaServiceStub:
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """TrueSkill leaderboard, one entry per bot version, ordered by mu - 3 sigma."""
     GetGameRecord: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetGameRecordRequest, _arena_service_pb2.GetGameRecordResponse]
-    """A finished game's kahuna-record/1 (RECORD.md), as JSON text, for anyone;
+    """A finished game's kahuna-record/1 (docs/RECORD.md), as JSON text, for anyone;
     with the end of a failed bot's stderr for that bot's owner and the admin.
     """
     CreateUserToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]
@@ -113,7 +113,7 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """TrueSkill leaderboard, one entry per bot version, ordered by mu - 3 sigma."""
     GetGameRecord: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetGameRecordRequest, _arena_service_pb2.GetGameRecordResponse]  # type: ignore[assignment]
-    """A finished game's kahuna-record/1 (RECORD.md), as JSON text, for anyone;
+    """A finished game's kahuna-record/1 (docs/RECORD.md), as JSON text, for anyone;
     with the end of a failed bot's stderr for that bot's owner and the admin.
     """
     CreateUserToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]  # type: ignore[assignment]
@@ -208,7 +208,7 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.GetGameRecordRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.GetGameRecordResponse, _abc.Awaitable[_arena_service_pb2.GetGameRecordResponse]]:
-        """A finished game's kahuna-record/1 (RECORD.md), as JSON text, for anyone;
+        """A finished game's kahuna-record/1 (docs/RECORD.md), as JSON text, for anyone;
         with the end of a failed bot's stderr for that bot's owner and the admin.
         """
 
