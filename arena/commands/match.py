@@ -25,8 +25,8 @@ from arena.referee import (
     TimeControl,
     display_names,
     load_bot,
-    run_match,
 )
+from arena.referee.halves import run_halves
 from arena.referee.handicap import FORMAT as HANDICAP_FORMAT
 from arena.referee.handicap import parse_handicap
 from arena.referee.seeds import new_secret, secret_from_seed
@@ -64,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="play a match between two bots through the sandboxed referee",
         description=(
             "Play GAMES games between two bot directories (each with a bot.toml): seats swap "
-            "every game and each deal is played from both sides. Prints each game and the score."
+            "every game and each deal is played from both sides: games 2k and 2k+1 share a deal,"
+            " played by separate bot processes (one run for the even games, one for the odd,"
+            " at once). Prints each game, in order, and the score."
         ),
     )
     parser.add_argument("bot_a", type=Path, metavar="BOT_DIR", help="first bot's directory")
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     )
     on_game = None if records_dir is None else _record_writer(records_dir)
     try:
-        report = run_match(config, *bots, on_game=on_game)
+        report = run_halves(config, *bots, on_game=on_game)
     except SandboxUnavailableError as error:
         return _fail(f"{error} (pass --unsafe-no-sandbox to run trusted bots without it)")
     except (SandboxConfigError, OSError) as error:

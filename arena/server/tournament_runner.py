@@ -13,8 +13,11 @@ Resume after an interruption at any moment, even ``kill -9``: games are keyed
 by ``(match, game index)`` with a UNIQUE constraint. A match with unstored
 games is run again with the same seed, playing only the unstored game indices
 (``MatchConfig.game_indices``): each keeps the deal and seats of its index and
-no stored game is played again. Should a report of a stored game still arrive
-it is discarded, never counted twice. Swiss rounds are paired and stored
+no stored game is played again; the unstored indices are still split into
+their halves (``arena.referee.halves``: even and odd indices of a paired match
+are separate jobs, each with its own bot processes, so no process plays both
+games of a deal; the two jobs of a match may run at once). Should a report of
+a stored game still arrive it is discarded, never counted twice. Swiss rounds are paired and stored
 whole, so a round is paired once. Workers die with the runner (a thread
 waiting on its pidfd: ``_die_with``), their bots with them.
 
@@ -52,6 +55,7 @@ from typing import Any
 from arena.kahuna import Variant
 from arena.logs import get_logger
 from arena.referee import GameReport, MatchConfig, TimeControl, run_match
+from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
 from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
@@ -103,10 +107,17 @@ class ProgressEvent:
 
 @dataclass(frozen=True, slots=True)
 class MatchJob:
+    """One run of a match: one of its halves (``arena.referee.halves``), or all of it."""
+
     match_id: int
     config: MatchConfig
     first: BotSpec
     second: BotSpec
+    part: int = 0  # which of the match's halves (0 "even" or 1 "odd"; 0 when unpaired)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.match_id, self.part
 
 
 @dataclass
@@ -266,7 +277,9 @@ class TournamentRunner:
 
     # ---------------------------------------------------------------- matches
 
-    def _job(self, tournament: TournamentRow, match: MatchRow) -> MatchJob:
+    def _jobs(self, tournament: TournamentRow, match: MatchRow) -> list[MatchJob]:
+        """The runs of ``match``'s unstored games: its halves when paired, each run with
+        its own bot processes, so that no process plays both games of a deal."""
         config = tournament.config
         first = bot_spec(self.store, match.first, match.first_version)
         second = bot_spec(self.store, match.second, match.second_version)
@@ -282,16 +295,19 @@ class TournamentRunner:
             unsafe=self.unsafe,
             game_indices=unstored_indices(match),
         )
-        return MatchJob(match.id, match_config, first, second)
+        return [
+            MatchJob(match.id, half, first, second, part=half.indices_to_play[0] % 2)
+            for half in half_configs(match_config)
+        ]
 
     def _play(self, matches: list[MatchRow], summary: RunSummary) -> None:
         tournament = get_tournament(self.store, self.tournament_id)
         ordered = longest_first(matches, think_ms_per_game(self.store))
-        jobs = [self._job(tournament, m) for m in ordered]
-        open_jobs = {job.match_id for job in jobs}
+        jobs = [job for m in ordered for job in self._jobs(tournament, m)]
+        open_jobs = {job.key for job in jobs}
         pool = self._workers.pool(len(jobs))
-        futures: dict[Future[None], int] = {
-            pool.submit(_play_match, job, self.live is not None): job.match_id for job in jobs
+        futures: dict[Future[None], tuple[int, int]] = {
+            pool.submit(_play_match, job, self.live is not None): job.key for job in jobs
         }
         try:
             self._collect(self._workers.reports, futures, open_jobs, self._workers.pids, summary)
@@ -304,8 +320,8 @@ class TournamentRunner:
     def _collect(
         self,
         reports: Any,
-        futures: dict[Future[None], int],
-        open_jobs: set[int],
+        futures: dict[Future[None], tuple[int, int]],
+        open_jobs: set[tuple[int, int]],
         worker_pids: set[int],
         summary: RunSummary,
     ) -> None:
@@ -330,7 +346,7 @@ class TournamentRunner:
     def _handle(
         self,
         message: tuple[str, int, Any],
-        open_jobs: set[int],
+        open_jobs: set[tuple[int, int]],
         worker_pids: set[int],
         summary: RunSummary,
     ) -> None:
@@ -345,20 +361,25 @@ class TournamentRunner:
             summary.worker_cpus[match_id] = payload
         elif kind == "game":
             self._store_game(match_id, payload, summary)
-        else:
-            open_jobs.discard(match_id)
-            close_seat_offers(self.store, match_id=match_id)
-            if payload is not None:
-                self._match_failed(match_id, payload, summary)
+        else:  # "done": payload is (the job's part, its error or None)
+            part, error = payload
+            open_jobs.discard((match_id, part))
+            if not any(key[0] == match_id for key in open_jobs):  # its last run is over
+                close_seat_offers(self.store, match_id=match_id)
+            if error is not None:
+                self._match_failed(match_id, error, summary)
 
     def _check_workers(
-        self, futures: dict[Future[None], int], open_jobs: set[int], summary: RunSummary
+        self,
+        futures: dict[Future[None], tuple[int, int]],
+        open_jobs: set[tuple[int, int]],
+        summary: RunSummary,
     ) -> None:
         """A worker that died without saying so (killed, out of memory) fails its match."""
-        for future, match_id in futures.items():
-            if match_id in open_jobs and future.done() and future.exception() is not None:
-                open_jobs.discard(match_id)
-                self._match_failed(match_id, f"worker died: {future.exception()}", summary)
+        for future, key in futures.items():
+            if key in open_jobs and future.done() and future.exception() is not None:
+                open_jobs.discard(key)
+                self._match_failed(key[0], f"worker died: {future.exception()}", summary)
 
     def _offer_seat(self, match_id: int, offer: SeatOffer) -> None:
         """Store a remote bot's seat offer (token hash only), then hand it to `arena serve`."""
@@ -543,4 +564,4 @@ def _play_match(job: MatchJob, live: bool) -> None:
         error = f"{type(exc).__name__}: {exc}"
     if sender is not None:
         sender.close()
-    reports.put(("done", job.match_id, error))
+    reports.put(("done", job.match_id, (job.part, error)))

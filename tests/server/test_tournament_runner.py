@@ -113,6 +113,25 @@ def _check_deals_keyed(data: Path) -> None:
         assert tuple(record["deal"]) == deal_from_seed(deal_seed(secret, match_seed, index // 2))
         assert (record["match"]["deal_index"], record["match"]["paired"]) == (index // 2, True)
         assert (seat0_id == first_id) == (index % 2 == 0)
+    _check_halves_apart(rows)
+
+
+def _check_halves_apart(rows: list[tuple[Any, ...]]) -> None:
+    """No bot process played two games of one deal: the games of one referee run (its
+    ``match_id``, one set of processes per bot, restarts included) are of one half (all
+    even or all odd indices), so every deal at most once; a deal's two games, two runs."""
+    runs: dict[str, list[tuple[int, int, int]]] = {}
+    run_of: dict[tuple[int, int], set[str]] = {}
+    for _secret, match_seed, _first, index, _seat0, text in rows:
+        meta = json.loads(text)["match"]
+        runs.setdefault(meta["match_id"], []).append((match_seed, index, meta["deal_index"]))
+        run_of.setdefault((match_seed, meta["deal_index"]), set()).add(meta["match_id"])
+    for run_id, games in runs.items():
+        assert len({seed for seed, _, _ in games}) == 1, f"run {run_id} played two matches"
+        assert len({index % 2 for _, index, _ in games}) == 1, f"run {run_id}: both halves"
+        deals = [deal for _, _, deal in games]
+        assert len(deals) == len(set(deals)), f"run {run_id} played a deal twice"
+    assert all(len(ids) == 2 for ids in run_of.values()), "a deal's two games in one run"
 
 
 def _check_consistent(data: Path) -> None:
@@ -154,6 +173,7 @@ def test_round_robin_plays_every_game_and_rates_it(tmp_path: Path) -> None:
         assert again.games_recorded == 0
     assert [e.games_played for e in events if e.game_id is not None] == list(range(1, 13))
     _check_consistent(data)
+    _check_deals_keyed(data)  # and no process played both games of a deal
     cpus = usable_cpus()
     placed = list(summary.worker_cpus.values())  # what each worker read back after pinning
     if len(cpus) >= 2:  # two workers, each on its own half of the CPUs

@@ -1,0 +1,76 @@
+"""The halves of a paired match: no bot process ever plays a deal twice.
+
+When deals are paired, games 2k and 2k+1 share deal k (seats swapped). A
+process that played game 2k knows that deal (its own hand, the cards it
+drew, the GameOver record), so it must not play game 2k+1. A paired match
+is therefore played as two separate runs of ``run_match`` -- half "even"
+(game indices 0, 2, 4, ...) and half "odd" (1, 3, 5, ...) -- each with its
+own freshly launched sandboxed processes for both bots: every process sees
+each deal at most once, in one seat, and the GameOver records it receives
+are of deals it never plays again. An unpaired match (a fresh deal every
+game) is one run.
+
+``halves`` is the only place that decides which game indices share a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from arena.referee.match import run_match
+from arena.referee.types import BotSpec, GameReport, MatchConfig, MatchReport
+from arena.server.referee_service import WireTap
+
+
+def halves(indices: Iterable[int], *, paired: bool) -> tuple[tuple[int, ...], ...]:
+    """The runs that play ``indices`` (increasing): even and odd indices apart when paired.
+
+    Empty halves are left out; unpaired indices are one run (each game has its own deal).
+    """
+    played = tuple(indices)
+    if not paired:
+        return (played,) if played else ()
+    even = tuple(index for index in played if index % 2 == 0)
+    odd = tuple(index for index in played if index % 2 == 1)
+    return tuple(half for half in (even, odd) if half)
+
+
+def half_configs(config: MatchConfig) -> tuple[MatchConfig, ...]:
+    """``config`` as the runs of its halves, each playing only its half's indices."""
+    return tuple(
+        dataclasses.replace(config, game_indices=half)
+        for half in halves(config.indices_to_play, paired=config.paired)
+    )
+
+
+def run_halves(
+    config: MatchConfig,
+    bot_a: BotSpec,
+    bot_b: BotSpec,
+    *,
+    on_game: Callable[[GameReport], None] | None = None,
+    wire_tap_of_half: Callable[[int], WireTap | None] | None = None,
+) -> MatchReport:
+    """Play ``config`` half by half (``half_configs``), the halves concurrently, each
+    with its own processes; the games come back in index order, the score summed.
+
+    ``on_game`` may be called from either half's thread; ``wire_tap_of_half(h)``
+    gives the wire tap of half ``h`` (its processes' messages, see ``run_match``).
+    """
+    configs = half_configs(config)
+
+    def play(numbered: tuple[int, MatchConfig]) -> MatchReport:
+        number, half = numbered
+        tap = None if wire_tap_of_half is None else wire_tap_of_half(number)
+        return run_match(half, bot_a, bot_b, on_game=on_game, wire_tap=tap)
+
+    with ThreadPoolExecutor(max_workers=len(configs), thread_name_prefix="half") as pool:
+        reports = list(pool.map(play, enumerate(configs)))
+    games = tuple(sorted((game for r in reports for game in r.games), key=lambda g: g.index))
+    score: dict[str, float] = {}
+    for report in reports:
+        for name, points in report.score.items():
+            score[name] = score.get(name, 0.0) + points
+    return MatchReport(games=games, score=score)
