@@ -8,7 +8,10 @@ is therefore played as two separate runs of ``run_match`` -- half "even"
 own freshly launched sandboxed processes for both bots: every process sees
 each deal at most once, in one seat, and the GameOver records it receives
 are of deals it never plays again. An unpaired match (a fresh deal every
-game) is one run.
+game) is one run, and so is a paired match with a remote bot
+(``arena serve --paired-remote``): its owner can link its processes however
+they like, so separate runs would guarantee nothing and only ask the owner
+to serve two seats at once.
 
 ``halves`` is the only place that decides which game indices share a run.
 """
@@ -24,24 +27,27 @@ from arena.referee.types import BotSpec, GameReport, MatchConfig, MatchReport
 from arena.server.referee_service import WireTap
 
 
-def halves(indices: Iterable[int], *, paired: bool) -> tuple[tuple[int, ...], ...]:
+def halves(
+    indices: Iterable[int], *, paired: bool, remote: bool = False
+) -> tuple[tuple[int, ...], ...]:
     """The runs that play ``indices`` (increasing): even and odd indices apart when paired.
 
-    Empty halves are left out; unpaired indices are one run (each game has its own deal).
+    Empty halves are left out; unpaired indices are one run (each game has its own deal),
+    and so are a remote bot's paired ones (see the module's docstring).
     """
     played = tuple(indices)
-    if not paired:
+    if not paired or remote:
         return (played,) if played else ()
     even = tuple(index for index in played if index % 2 == 0)
     odd = tuple(index for index in played if index % 2 == 1)
     return tuple(half for half in (even, odd) if half)
 
 
-def half_configs(config: MatchConfig) -> tuple[MatchConfig, ...]:
+def half_configs(config: MatchConfig, *, remote: bool = False) -> tuple[MatchConfig, ...]:
     """``config`` as the runs of its halves, each playing only its half's indices."""
     return tuple(
         dataclasses.replace(config, game_indices=half)
-        for half in halves(config.indices_to_play, paired=config.paired)
+        for half in halves(config.indices_to_play, paired=config.paired, remote=remote)
     )
 
 

@@ -297,7 +297,7 @@ class TournamentRunner:
         )
         return [
             MatchJob(match.id, half, first, second, part=half.indices_to_play[0] % 2)
-            for half in half_configs(match_config)
+            for half in half_configs(match_config, remote=remote)
         ]
 
     def _play(self, matches: list[MatchRow], summary: RunSummary) -> None:

@@ -16,7 +16,7 @@ History:
       the "; stderr ends: ..." that older arenas appended to a failure's
       detail in stored records moves there.
   v5  ``tournaments.secret``: 32 bytes that key the tournament's deals, never
-      shown to a bot. Tournaments from before v4 get a random secret
+      shown to a bot. Tournaments from before v5 get a random secret
       (``randomblob``): their unplayed games get new deals, and a pair half
       played before the upgrade is not replayed with its old deal.
 """

@@ -28,6 +28,8 @@ def test_halves_split_even_and_odd_indices_when_paired() -> None:
     assert halves((3,), paired=True) == ((3,),)
     assert halves(range(4), paired=False) == ((0, 1, 2, 3),)
     assert halves((), paired=True) == ()
+    # a remote bot's owner can link its processes: its paired games stay one run
+    assert halves(range(4), paired=True, remote=True) == ((0, 1, 2, 3),)
 
 
 def test_no_half_holds_both_games_of_a_deal() -> None:
