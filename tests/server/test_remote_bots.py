@@ -130,8 +130,11 @@ def _serve(tmp: Path, *, paired_remote: bool) -> Iterator[Arena]:
     store.close()
 
 
-def _hello(arena: Arena, token: str) -> list[referee_pb2.PlayResponse]:
-    """Say Hello on a raw Play stream; everything the server answers until it closes."""
+def _open_play(
+    arena: Arena, token: str, timeout_s: float
+) -> tuple[queue.SimpleQueue[bytes | None], Iterator[referee_pb2.PlayResponse]]:
+    """A raw Play stream that has said Hello with ``token``: the outbox of further
+    frames (None ends the stream) and the messages the server sends."""
     outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     hello = referee_pb2.Hello(token=token, bot_name="x", protocol_version=1)
     outbox.put(referee_pb2.PlayRequest(hello=hello).SerializeToString())
@@ -143,10 +146,17 @@ def _hello(arena: Arena, token: str) -> list[referee_pb2.PlayResponse]:
     play = arena.channel.stream_stream(
         PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
     )
+    raws = play(frames(), timeout=timeout_s)
+    return outbox, (referee_pb2.PlayResponse.FromString(raw) for raw in raws)
+
+
+def _hello(arena: Arena, token: str) -> list[referee_pb2.PlayResponse]:
+    """Say Hello on a raw Play stream; everything the server answers until it closes."""
+    outbox, messages = _open_play(arena, token, 15)
     answers = []
-    for raw in play(frames(), timeout=15):
-        answers.append(referee_pb2.PlayResponse.FromString(raw))
-        if answers[-1].WhichOneof("kind") == "goodbye":
+    for message in messages:
+        answers.append(message)
+        if message.WhichOneof("kind") == "goodbye":
             outbox.put(None)
     outbox.put(None)
     return answers
@@ -477,21 +487,10 @@ def test_a_connection_that_never_says_hello_is_hung_up(arena: Arena) -> None:
 
 def _play_raw(arena: Arena, token: str) -> list[referee_pb2.PlayResponse]:
     """Play a whole match on a raw Play stream (first legal action); every message received."""
-    outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-    hello = referee_pb2.Hello(token=token, bot_name="x", protocol_version=1)
-    outbox.put(referee_pb2.PlayRequest(hello=hello).SerializeToString())
-
-    def frames() -> Iterator[bytes]:
-        while (frame := outbox.get()) is not None:
-            yield frame
-
-    play = arena.channel.stream_stream(
-        PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
-    )
+    outbox, messages = _open_play(arena, token, TOURNAMENT_TIMEOUT_S)
     received = []
     try:
-        for raw in play(frames(), timeout=TOURNAMENT_TIMEOUT_S):
-            message = referee_pb2.PlayResponse.FromString(raw)
+        for message in messages:
             received.append(message)
             if message.WhichOneof("kind") == "action_request":
                 request = message.action_request
