@@ -14,7 +14,7 @@ import pytest
 from arena._grpc_env import TUNED_EXPERIMENTS
 
 PRINT_AFTER_IMPORT = (
-    "import os\n{first}\nimport arena.server.referee_service\n"
+    "import os\n{first}\nimport arena.referee.endpoint\n"
     "print(os.environ.get('GRPC_EXPERIMENTS', '<unset>'))\n"
 )
 

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from arena.referee.match import run_match
 from arena.referee.types import BotSpec, GameReport, MatchConfig, MatchReport
-from arena.server.referee_service import WireTap
+from arena.referee.endpoint import WireTap
 
 
 def halves(

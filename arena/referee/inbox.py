@@ -35,7 +35,7 @@ from arena.referee.judge import (
 )
 from arena.referee.play import GameInPlay
 from arena.referee.slots import BotSlot
-from arena.server.referee_service import Arrival, ArrivalKind
+from arena.referee.endpoint import Arrival, ArrivalKind
 
 POLL_S = 0.1
 """How often a waiting referee checks that the bot processes still run."""

@@ -26,7 +26,7 @@ from arena.protocol.convert import action_from_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.protocol.wire import echoed_action
 from arena.referee.types import BotStatus
-from arena.server.referee_service import MAX_MESSAGE_BYTES, Arrival, ArrivalKind
+from arena.referee.endpoint import MAX_MESSAGE_BYTES, Arrival, ArrivalKind
 
 PROTOCOL_VERSION = 1
 NS_PER_MS = 1_000_000

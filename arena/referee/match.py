@@ -41,7 +41,7 @@ from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
 from arena.sandbox import SandboxConfigError, probe_host
-from arena.server.referee_service import BotEndpoint, WireTap
+from arena.referee.endpoint import BotEndpoint, WireTap
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})

@@ -24,7 +24,7 @@ from arena.referee.live import ActionApplied, LiveHook, RoundStarted
 from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotStatus
-from arena.server.referee_service import Arrival, ArrivalKind
+from arena.referee.endpoint import Arrival, ArrivalKind
 
 NS_PER_MS = 1_000_000
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.referee.botdir import REMOTE_RUNTIME
-from arena.server.referee_service import BotEndpoint
+from arena.referee.endpoint import BotEndpoint
 
 __all__ = ["REMOTE_RUNTIME", "RemoteSeat", "SeatOffer", "SeatOfferHook", "expires_at_ms"]
 

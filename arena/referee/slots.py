@@ -26,7 +26,7 @@ from arena.referee.remote import (
 )
 from arena.referee.types import BotSpec, BotStatus, MatchConfig
 from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
-from arena.server.referee_service import BotEndpoint
+from arena.referee.endpoint import BotEndpoint
 
 REPO_ROOT = Path(arena.__file__).resolve().parent.parent
 GENERATED_DIR = REPO_ROOT / "arena" / "protocol" / "gen"

@@ -6,7 +6,7 @@ tests to get a free port. The server carries the arena API
 (``kahuna.v1.RefereeService``) as a gateway for remote bots: a bot that says
 Hello with a seat token is proxied to that seat's referee socket
 (arena.server.gateway). Sandboxed bots keep their private per-match Unix
-sockets (arena.server.referee_service). Health checking
+sockets (arena.referee.endpoint). Health checking
 (``grpc.health.v1.Health``) reports SERVING for the server ("") and for each
 service; reflection lists them, so ``buf curl``/``grpcurl`` work without the
 proto files. With ``credentials`` (arena.server.tls) the one port speaks TLS

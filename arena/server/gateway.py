@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError
 
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.server.referee_service import MAX_MESSAGE_BYTES, SERVICE_NAME, TRANSPORT_MAX_BYTES
+from arena.referee.endpoint import MAX_MESSAGE_BYTES, SERVICE_NAME, TRANSPORT_MAX_BYTES
 from arena.store import SeatOfferRow, SeatRefusedError, Store, take_seat_offer
 
 HELLO_WAIT_S = 10.0

@@ -17,7 +17,7 @@ import pytest
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import MatchConfig, TimeControl
 from arena.referee.halves import half_configs, halves, run_halves
-from arena.server.referee_service import WireTap
+from arena.referee.endpoint import WireTap
 
 from .conftest import MakeBot
 

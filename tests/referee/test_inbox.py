@@ -24,7 +24,7 @@ from arena.referee.play import GameInPlay
 from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotSpec, BotStatus
-from arena.server.referee_service import Arrival, ArrivalKind, BotEndpoint
+from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
 
 
 class Table:

@@ -18,7 +18,7 @@ from arena.referee.judge import (
     VerdictKind,
     judge,
 )
-from arena.server.referee_service import Arrival, ArrivalKind
+from arena.referee.endpoint import Arrival, ArrivalKind
 
 TOKEN = "secret-token"
 SENT_NS = 1_000_000_000

@@ -12,7 +12,7 @@ from arena.protocol.convert import action_to_pb
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes, echoed_action
 from arena.referee.judge import Expectation, Phase, VerdictKind, judge, judge_echo
-from arena.server.referee_service import Arrival, ArrivalKind
+from arena.referee.endpoint import Arrival, ArrivalKind
 
 SENT_NS = 1_000_000_000
 STATE = new_game(deal_from_seed(3), Variant(tactical=True))
