@@ -16,6 +16,7 @@ import os
 import queue
 import random
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -123,17 +124,28 @@ def memory_hog(bot: Bot, channel: grpc.Channel) -> None:
         hoard[-1][::4096] = b"x" * len(hoard[-1][::4096])
 
 
+# The bomb runs in a process of its own, started without forking this one: a fork
+# of a process with live gRPC threads can leave the parent's stream wedged (seen
+# once in CI as a timeout), which would test gRPC's fork handling, not the sandbox.
+FORK_BOMB = """
+import os, time
+while True:
+    try:
+        if os.fork() == 0:
+            continue
+    except OSError:
+        time.sleep(0.05)
+    time.sleep(3600)
+"""
+
+
 def fork_bomb(bot: Bot, channel: grpc.Channel) -> None:
-    pid = os.fork()
-    if pid == 0:
-        os.setsid()
-        while True:
-            try:
-                if os.fork() == 0:
-                    continue
-            except OSError:
-                time.sleep(0.05)
-            time.sleep(3600)
+    """Fill the bot's pids limit with a chain of forks that never exit."""
+    subprocess.Popen(
+        [sys.executable, "-c", FORK_BOMB],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
 
 
 def daemon(bot: Bot, channel: grpc.Channel) -> None:
