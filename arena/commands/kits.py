@@ -98,18 +98,25 @@ def new_bot(language: str, name: str, destination: Path) -> Path:
         )
     kit = find_kit(language)
     source = kit_path(kit)
-    try:
-        spec = load_bot(source)
-    except BotConfigError as error:
-        raise KitError(f"the {kit.language} starter kit is broken: {error}") from None
     if destination.exists():
         raise KitError(f"{destination} already exists: choose a new directory")
-    binary = _native_binary(spec.runtime, spec.command)
-    shutil.copytree(source, destination, symlinks=True,
-                    ignore=lambda directory, names: _skipped(source, Path(directory), names, binary))  # fmt: skip
+    copy_sources(source, destination)
     _rename(destination, kit.directory, name)
     _make_readable(destination)
     return destination
+
+
+def copy_sources(source: Path, destination: Path) -> None:
+    """Copy the bot directory ``source`` to ``destination`` without what its build makes."""
+    try:
+        spec = load_bot(source)
+    except BotConfigError as error:
+        raise KitError(f"{source} cannot be copied: {error}") from None
+    binary = _native_binary(spec.runtime, spec.command)
+    shutil.copytree(
+        source, destination, symlinks=True,
+        ignore=lambda directory, names: _skipped(source, Path(directory), names, binary),
+    )  # fmt: skip
 
 
 def build_hint(directory: Path) -> str | None:
@@ -179,8 +186,9 @@ def run_new(args: argparse.Namespace) -> int:
     if args.list:
         return _print_list()
     if args.language is None or args.name is None:
-        return fail("bot new needs LANG and NAME (e.g. `arena bot new cpp my_bot`);"
-                    " --list shows the kits")
+        return fail(
+            "bot new needs LANG and NAME (e.g. `arena bot new cpp my_bot`); --list shows the kits"
+        )
     destination = args.dir if args.dir is not None else Path(args.name)
     try:
         created = new_bot(args.language, args.name, destination)

@@ -149,6 +149,11 @@ int run(const Chooser& choose, const std::string& bot_name, const std::string& b
   Observation observation;  // one per game: the history grows with each request
   std::string opponent;
   bool match_over = false;
+  bool half_closed = false;
+  auto close_sending = [&] {  // half-close once; the referee then closes the stream
+    if (!half_closed) stream->WritesDone();
+    half_closed = true;
+  };
   std::string goodbye;
   pb::PlayResponse message;
   while (stream->Read(&message)) {
@@ -184,11 +189,11 @@ int run(const Chooser& choose, const std::string& bot_name, const std::string& b
       }
       case pb::PlayResponse::kMatchOver:
         match_over = true;
-        stream->WritesDone();  // half-close: the referee closes the stream
+        close_sending();
         break;
       case pb::PlayResponse::kGoodbye:
         goodbye = pb::BotStatus_Name(message.goodbye().status()) + ": " + message.goodbye().reason();
-        stream->WritesDone();
+        close_sending();
         break;
       default:  // game_over: the record is in message.game_over().record_json()
         break;
