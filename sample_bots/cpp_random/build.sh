@@ -23,12 +23,13 @@ flags=(-std=c++17 -O2 -I"$work" -I. -ffile-prefix-map="$work"=gen -ffile-prefix-
        -frandom-seed=kahuna -Wno-deprecated-declarations)
 sources=(bot.cc kahuna.cc "$work"/kahuna/v1/game.pb.cc "$work"/kahuna/v1/referee.pb.cc
          "$work"/kahuna/v1/referee.grpc.pb.cc)
-objects=()
-for source in "${sources[@]}"; do
+objects=() pids=()
+for source in "${sources[@]}"; do  # all at once: the generated files take longest
     object="$work/$(basename "$source" .cc).o"
-    g++ "${flags[@]}" $(pkg-config --cflags grpc++_unsecure protobuf) -c "$source" -o "$object"
-    objects+=("$object")
+    g++ "${flags[@]}" $(pkg-config --cflags grpc++_unsecure protobuf) -c "$source" -o "$object" &
+    objects+=("$object") pids+=($!)
 done
+for pid in "${pids[@]}"; do wait "$pid"; done
 
 # 3. Link everything statically (grpc++_unsecure: no TLS, the referee speaks plain gRPC).
 g++ -static -s -Wl,--build-id=none -o "$work/bot" "${objects[@]}" \
