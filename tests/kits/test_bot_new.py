@@ -56,9 +56,13 @@ def test_generated_code_and_binaries_are_left_out(tmp_path: Path) -> None:
     (kit_dir / "node_modules" / "p").mkdir(parents=True)
     (kit_dir / "bot").write_bytes(b"\x7fELF")
     (kit_dir / "bot.cc").write_text('run("cpp_random");\n')
-    (kit_dir / "bot.toml").write_text('name = "cpp_random"\ncommand = ["./bot"]\nruntime = "native"\n')
+    (kit_dir / "bot.toml").write_text(
+        'name = "cpp_random"\ncommand = ["./bot"]\nruntime = "native"\n'
+    )
     kits.copy_sources(kit_dir, tmp_path / "copy")
-    copied = sorted(p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*"))
+    copied = sorted(
+        p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*")
+    )
     assert copied == ["bot.cc", "bot.toml", "src"]
 
 

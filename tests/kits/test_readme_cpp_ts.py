@@ -82,8 +82,8 @@ def test_every_command_of_the_section_runs(kit: str, tmp_path: Path) -> None:
     work = tmp_path / "checkout"
     work.mkdir()
     (work / "sample_bots").symlink_to(REPO / "sample_bots")
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}  # fmt: skip
+    python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": python_path}
     script = "set -euo pipefail\n" + "\n".join(lines) + "\n"
     done = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True,
                           text=True, timeout=2 * BUILD_TIMEOUT_S)  # fmt: skip
