@@ -35,7 +35,7 @@ KITS = ["cpp_random", "ts_random"]
 RULE_REASONS = {"points", "final_points", "bridges", "draw", "no_bridges"}
 MAX_FILE_BYTES = 16 * 1024 * 1024  # the per-file limit of an upload (arena/server/archive.py)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # builds: C++ takes ~30 s of CPU
 
 Builder = Callable[[str], Built]
 

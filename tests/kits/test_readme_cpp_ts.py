@@ -33,7 +33,7 @@ SECTIONS = {
 BLOCK = re.compile(r"^[ \t]*```bash\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL)
 FAILURES = [status.value for status in BotStatus if status is not BotStatus.OK]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # builds: C++ takes ~30 s of CPU
 
 
 def section(heading: str) -> str:
