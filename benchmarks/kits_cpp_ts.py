@@ -55,7 +55,7 @@ class HelloTimer(referee_pb2_grpc.RefereeServiceServicer):
         yield referee_pb2.PlayResponse(welcome=referee_pb2.Welcome(protocol_version=1, games=0))
         yield referee_pb2.PlayResponse(match_over=referee_pb2.MatchOver(games=0))
 
-    def wait(self, timeout_s: float = 10.0) -> float:
+    def wait(self, timeout_s: float = 30.0) -> float:
         if not self.arrived.wait(timeout_s):
             raise TimeoutError("no Hello arrived")
         self.arrived.clear()
