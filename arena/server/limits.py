@@ -16,6 +16,7 @@ dead or idle connections cannot pile up either.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -120,18 +121,33 @@ def token_key(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | Non
     return UNAUTHENTICATED
 
 
-StreamHandler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]
+StreamHandler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Any]
+"""An async response stream: an async generator function, or a coroutine that writes."""
 
 
 def limited(counter: StreamCounter, key: str | None, inner: StreamHandler) -> StreamHandler:
     """``inner`` (an async response stream) counted under ``key`` while it is open."""
 
-    async def stream(
-        request: Any, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[Any]:
+    async def refuse_past_limit(context: grpc.aio.ServicerContext[Any, Any]) -> None:
         refused = counter.acquire(key)
         if refused is not None:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+
+    if inspect.iscoroutinefunction(inner):  # writes with context.write (health Watch)
+
+        async def writer(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+            await refuse_past_limit(context)
+            try:
+                await inner(request, context)
+            finally:
+                counter.release(key)
+
+        return writer
+
+    async def stream(
+        request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        await refuse_past_limit(context)
         try:
             async for message in inner(request, context):
                 yield message

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
@@ -138,7 +139,7 @@ def test_a_refused_stream_is_not_counted(served: Served) -> None:
         for _ in range(LIMITS.per_token + 1):
             code, _ = _refusal(_seats(served, token, bot))
             assert code in (Code.UNAUTHENTICATED, Code.PERMISSION_DENIED)
-        assert served.held(token) == 0
+        _until(lambda: served.held(token) == 0, "the refused streams uncounted")  # noqa: B023
 
 
 def test_a_silent_play_stream_is_told_goodbye_after_the_hello_wait(
@@ -190,6 +191,22 @@ def test_a_connection_without_calls_is_closed_after_the_idle_limit(
     finally:
         server.stop(grace=None).wait(10)
         store.close()
+
+
+def test_health_watch_streams_count_as_streams_without_a_token(served: Served) -> None:
+    health = health_pb2_grpc.HealthStub(served.channel)
+    request = health_pb2.HealthCheckRequest(service="")
+    watches = [health.Watch(request, timeout=60) for _ in range(LIMITS.unauthenticated)]
+    for watch in watches:
+        assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+    assert served.held(None) == LIMITS.unauthenticated
+    code, details = _refusal(health.Watch(request, timeout=60))
+    assert code == Code.RESOURCE_EXHAUSTED and "streams without a token" in details
+    code, _ = _refusal(_silent_play(served)[0])  # the gateway's streams share that limit
+    assert code == Code.RESOURCE_EXHAUSTED
+    for watch in watches:
+        watch.cancel()
+    _until(lambda: served.held(None) == 0, "the watches closed")
 
 
 @pytest.mark.parametrize(
