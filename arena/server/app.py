@@ -41,6 +41,7 @@ from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
 from arena.server.archive import MAX_ARCHIVE_BYTES, remove_stale_uploads
 from arena.server.arena_service import ArenaService, ServiceOptions
+from arena.server.faults import DiskFullInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.limits import StreamCounter, StreamLimitInterceptor, StreamLimits
 from arena.server.tls import is_loopback
@@ -155,7 +156,10 @@ def create_server(
     async def build() -> tuple[grpc.aio.Server, int]:
         server = grpc.aio.server(
             migration_thread_pool=pool,
-            interceptors=[StreamLimitInterceptor(counter, frozenset({PLAY_METHOD}))],
+            interceptors=[
+                DiskFullInterceptor(),
+                StreamLimitInterceptor(counter, frozenset({PLAY_METHOD})),
+            ],
             options=[
                 ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
                 ("grpc.max_send_message_length", MAX_SEND_BYTES),
