@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,10 +38,17 @@ def run(argv: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def test_the_wheel_runs_the_arena_outside_the_checkout(tmp_path: Path) -> None:
+    """One test, so that xdist builds and installs the wheel once."""
+    venv = install_wheel(tmp_path / "wheel")
+    check_installed_files(venv)
+    check_demo(venv, tmp_path / "elsewhere")
+    check_sandboxed_match(venv, tmp_path / "bots")
+
+
+def install_wheel(work: Path) -> Path:
     """A fresh venv (no system site-packages) with the arena installed from its wheel."""
-    work = tmp_path_factory.mktemp("wheel")
+    work.mkdir()
     source = work / "src"
     source.mkdir()
     for name in SOURCES:
@@ -59,10 +65,10 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     run([env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", wheel], cwd=work)
     shutil.copy(wheel, env_dir / "installed.whl")
     shutil.rmtree(source)  # nothing may come from the sources from here on
-    yield env_dir
+    return env_dir
 
 
-def test_the_installed_arena_is_the_wheel(venv: Path) -> None:
+def check_installed_files(venv: Path) -> None:
     site = run([venv / "bin" / "python", "-c", "import arena; print(arena.__file__)"], cwd=venv)
     assert site.stdout.strip().startswith(str(venv)), site.stdout
     files = set(zipfile.ZipFile(venv / "installed.whl").namelist())
@@ -75,8 +81,7 @@ def test_the_installed_arena_is_the_wheel(venv: Path) -> None:
         assert not any(unwanted in name for name in files), unwanted  # the product only
 
 
-def test_demo_runs_from_the_wheel(venv: Path, tmp_path: Path) -> None:
-    outside = tmp_path / "elsewhere"
+def check_demo(venv: Path, outside: Path) -> None:
     outside.mkdir()
     done = run([venv / "bin" / "arena", "demo", "--data-dir", outside / "data", "--games", "2",
                 "--no-progress"], cwd=outside)  # fmt: skip
@@ -87,14 +92,14 @@ def test_demo_runs_from_the_wheel(venv: Path, tmp_path: Path) -> None:
     assert {"python_greedy", "python_random"} <= bots, bots
 
 
-def test_sandboxed_match_from_the_wheel(venv: Path, tmp_path: Path) -> None:
+def check_sandboxed_match(venv: Path, bots: Path) -> None:
     """Two copied bots that import only the SDK: kahuna_bot and kahuna.v1 come from the wheel."""
     for name in ("python_greedy", "python_random"):
-        shutil.copytree(ROOT / "sample_bots" / name, tmp_path / name, ignore=JUNK)
-    probe = run([venv / "bin" / "arena", "sandbox-check"], cwd=tmp_path)
+        shutil.copytree(ROOT / "sample_bots" / name, bots / name, ignore=JUNK)
+    probe = run([venv / "bin" / "arena", "sandbox-check"], cwd=bots)
     assert "untrusted bots can run" in probe.stdout, probe.stdout  # so the match is sandboxed
     done = run([venv / "bin" / "arena", "match", "python_greedy", "python_random", "--games", "2",
-                "--seed", "3", "--json"], cwd=tmp_path)  # fmt: skip
+                "--seed", "3", "--json"], cwd=bots)  # fmt: skip
     report = json.loads(done.stdout)
     assert len(report["games"]) == 2
     assert all(set(game["status"].values()) == {"ok"} for game in report["games"]), report

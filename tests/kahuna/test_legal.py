@@ -23,8 +23,8 @@ from arena.kahuna import (
 )
 from arena.kahuna.actions import _INTERN
 from arena.kahuna.legal import violation
-from arena.kahuna.positions import build_position
 from arena.kahuna.state import State
+from arena.testing.positions import build_position
 
 from .util import act, legal_texts, pos, run
 
