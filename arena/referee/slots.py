@@ -13,7 +13,6 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import arena
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
@@ -26,13 +25,9 @@ from arena.referee.remote import (
     expires_at_ms,
 )
 from arena.referee.types import BotSpec, BotStatus, MatchConfig
+from arena.resources import PYTHON_BOT_MOUNTS
 from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
 
-REPO_ROOT = Path(arena.__file__).resolve().parent.parent
-GENERATED_DIR = REPO_ROOT / "arena" / "protocol" / "gen"
-PYTHON_SDK_DIR = REPO_ROOT / "sample_bots" / "sdk" / "python"
-PROTO_INSIDE = "/opt/kahuna/proto"
-SDK_INSIDE = "/opt/kahuna/sdk"
 STDERR_TAIL_BYTES = 400
 EXIT_GRACE_S = 0.3
 
@@ -84,14 +79,10 @@ class BotSlot:
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         binds: list[tuple[Path, str]] = []
-        if self.spec.runtime == "python":
-            paths = [(GENERATED_DIR, PROTO_INSIDE)]
-            if PYTHON_SDK_DIR.is_dir():
-                paths.append((PYTHON_SDK_DIR, SDK_INSIDE))
-            binds = paths if sandboxed_paths else []
-            env["PYTHONPATH"] = ":".join(
-                inside if sandboxed_paths else str(host) for host, inside in paths
-            )
+        if self.spec.runtime == "python":  # the generated code and the SDK (arena/resources.py)
+            if sandboxed_paths:
+                binds = [(mount.host_dir(), mount.inside) for mount in PYTHON_BOT_MOUNTS]
+            env["PYTHONPATH"] = ":".join(m.path_entry(sandboxed_paths) for m in PYTHON_BOT_MOUNTS)
         self.process = launch_bot(
             bot_dir=self.spec.directory,
             command=self.spec.command,
