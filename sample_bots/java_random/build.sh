@@ -9,4 +9,5 @@ mvn -B -q package -DskipTests
 rm -rf lib
 install -m 0644 target/java-random.jar bot.jar
 cp -r target/lib lib
+rm -rf target # the arena hashes (and would ship) every file of the bot directory
 chmod -R a+rX .

@@ -10,9 +10,11 @@ cargo_home="${CARGO_HOME:-$HOME/.cargo}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${KAHUNA_KIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kahuna-kits}/rust-target}"
 # Static glibc (no libc needed at run time), and no build paths in the binary:
 # a rebuild of the same sources is byte-identical, so the arena sees the same version.
-export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$here=/bot --remap-path-prefix=$cargo_home=/cargo"
-# --target: RUSTFLAGS then apply to the bot only, not to build scripts and proc macros.
+# --target: RUSTFLAGS then apply to the bot's crates only, not to build scripts and
+# proc macros. The bot directory's own path is remapped for the bot crate alone
+# (after --), so a copy built elsewhere reuses the compiled dependencies.
+export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$cargo_home=/cargo --remap-path-prefix=$CARGO_TARGET_DIR=/target"
 target="$(rustc -vV | sed -n 's/^host: //p')"
-cargo build --release --locked --target "$target"
+cargo rustc --release --locked --target "$target" --bin rust_random -- --remap-path-prefix="$here=/bot"
 install -m 0755 "$CARGO_TARGET_DIR/$target/release/rust_random" bot
 chmod -R a+rX .

@@ -24,8 +24,12 @@ type ChooseFunc func(obs *Observation, legal []Action) Action
 // failed, 2 if the environment is missing.
 func Run(name string, choose ChooseFunc) int {
 	target, token := os.Getenv("KAHUNA_REFEREE"), os.Getenv("KAHUNA_TOKEN")
-	if target == "" || token == "" {
-		fmt.Fprintln(os.Stderr, name+": KAHUNA_REFEREE and KAHUNA_TOKEN must be set (the arena sets them)")
+	if target == "" {
+		fmt.Fprintln(os.Stderr, name+": KAHUNA_REFEREE is not set (expected unix:///path/to/socket or host:port)")
+		return 2
+	}
+	if token == "" {
+		fmt.Fprintln(os.Stderr, name+": KAHUNA_TOKEN is not set (the arena gives each bot its token)")
 		return 2
 	}
 	if err := play(target, token, name, choose); err != nil {
@@ -91,6 +95,9 @@ func play(target, token, name string, choose ChooseFunc) error {
 			_ = stream.CloseSend() // the referee closes the stream; read until it does
 		case *pb.PlayResponse_Goodbye:
 			_ = stream.CloseSend()
+			if matchOver { // the match is over: a later Goodbye does not undo it
+				return nil
+			}
 			return fmt.Errorf("cut off by the referee: %s: %s", kind.Goodbye.GetStatus(), kind.Goodbye.GetReason())
 		}
 	}

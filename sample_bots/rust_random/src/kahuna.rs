@@ -173,8 +173,12 @@ fn observation(request: &pb::ActionRequest, history: &[Event], received: Instant
 /// `choose` gets the observation and the legal actions (sorted by text
 /// notation, never empty) and must answer before `obs.clock.deadline()`.
 pub fn run(name: &str, choose: fn(&Observation, &[Action]) -> Action) -> ExitCode {
-    let (Ok(target), Ok(token)) = (std::env::var("KAHUNA_REFEREE"), std::env::var("KAHUNA_TOKEN")) else {
-        eprintln!("{name}: KAHUNA_REFEREE and KAHUNA_TOKEN must be set (the arena sets them)");
+    let Ok(target) = std::env::var("KAHUNA_REFEREE") else {
+        eprintln!("{name}: KAHUNA_REFEREE is not set (expected unix:///path/to/socket or host:port)");
+        return ExitCode::from(2);
+    };
+    let Ok(token) = std::env::var("KAHUNA_TOKEN") else {
+        eprintln!("{name}: KAHUNA_TOKEN is not set (the arena gives each bot its token)");
         return ExitCode::from(2);
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
@@ -270,6 +274,7 @@ async fn play(
                 match_over = true;
                 sender = None; // the referee closes the stream; read until it does
             }
+            Some(In::Goodbye(_)) if match_over => return Ok(()), // a later Goodbye does not undo it
             Some(In::Goodbye(goodbye)) => {
                 let status = pb::BotStatus::try_from(goodbye.status).unwrap_or_default();
                 return Err(format!("cut off by the referee: {}: {}", status.as_str_name(), goodbye.reason));

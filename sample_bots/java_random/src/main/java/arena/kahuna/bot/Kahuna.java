@@ -125,8 +125,12 @@ public final class Kahuna {
   public static int run(String name, Chooser chooser) {
     String target = System.getenv("KAHUNA_REFEREE");
     String token = System.getenv("KAHUNA_TOKEN");
-    if (target == null || token == null) {
-      System.err.println(name + ": KAHUNA_REFEREE and KAHUNA_TOKEN must be set (the arena sets them)");
+    if (target == null) {
+      System.err.println(name + ": KAHUNA_REFEREE is not set (expected unix:///path/to/socket or host:port)");
+      return 2;
+    }
+    if (token == null) {
+      System.err.println(name + ": KAHUNA_TOKEN is not set (the arena gives each bot its token)");
       return 2;
     }
     // unix:///path works with grpc-netty-shaded (epoll); directExecutor: no thread pool.
@@ -191,6 +195,7 @@ public final class Kahuna {
           out.onCompleted(); // the referee closes the stream; read until it does
         }
         case GOODBYE -> {
+          if (matchOver) return; // the match is over: a later Goodbye does not undo it
           out.onCompleted();
           throw new IllegalStateException("cut off by the referee: "
               + message.getGoodbye().getStatus() + ": " + message.getGoodbye().getReason());
