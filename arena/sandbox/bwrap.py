@@ -101,8 +101,9 @@ def java_trees() -> tuple[list[Path], str]:
     Debian's JDK keeps its configuration in /etc/java-<N>-openjdk (the tree's
     ``conf/security/java.security``, ``jvm.cfg`` ... are symlinks there): without
     it ``java.security.Security`` fails to load. That directory is bound whole;
-    any other /etc file the tree links to (``lib/security/cacerts``) alone. A JDK outside /usr (Temurin in
-    /opt, say) is bound at its own path and its ``bin`` goes first on PATH.
+    any other /etc file the tree links to (``lib/security/cacerts``) alone. A
+    JDK outside /usr (Temurin in /opt, say) is bound at its own path and its
+    ``bin`` goes first on PATH.
     """
     java = shutil.which("java") or "/usr/bin/java"
     home = Path(os.path.realpath(java)).parent.parent

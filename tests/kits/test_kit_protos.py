@@ -23,7 +23,8 @@ def test_the_check_names_a_drifted_copy(tmp_path: Path) -> None:
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / relative, tmp_path / relative)
     for kit in ("go_random", "rust_random", "java_random"):
-        shutil.copytree(REPO / "sample_bots" / kit / "proto", tmp_path / "sample_bots" / kit / "proto")
+        kit_protos = Path("sample_bots") / kit / "proto"
+        shutil.copytree(REPO / kit_protos, tmp_path / kit_protos)
     drifted = tmp_path / "sample_bots" / "rust_random" / "proto" / "kahuna" / "v1" / "game.proto"
     drifted.write_text(drifted.read_text() + "// edited\n")
     script = tmp_path / "scripts" / "sync-kit-protos"

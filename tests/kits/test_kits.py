@@ -25,8 +25,8 @@ from arena.referee.botdir import content_hash
 from arena.referee.types import BotSpec
 from arena.sandbox import launch_bot
 from arena.sandbox.limits import SANDBOX_SOCKET, SandboxLimits
-
 from tests.sample_bots.scripted_referee import REQUEST_ID, TOKEN, ScriptedServer
+
 from .building import SAMPLE_BOTS, Kit, run_build
 
 RULE_REASONS = {"points", "final_points", "bridges", "draw", "no_bridges"}
