@@ -42,6 +42,7 @@ from arena.sandbox import SANDBOX_SOCKET, SandboxLimits, launch_bot, probe_host
 REPO = Path(__file__).resolve().parents[1]
 KITS = ("go_random", "rust_random", "java_random", "python_random", "js_random")
 TOKEN = "bench-token"
+HELLO_TIMEOUT_S = 60
 
 
 def percentiles(samples_ms: list[float]) -> str:
@@ -124,19 +125,21 @@ def bench_kit(name: str, runs: int, decisions: int, work: Path) -> str:
                 extra_ro_binds=binds, stderr_path=work / f"{name}.err",
             )
             try:
-                launches_ms.append((referee.hellos.get(timeout=20) - began) * 1000)
+                launches_ms.append((referee.hellos.get(timeout=HELLO_TIMEOUT_S) - began) * 1000)
                 status = process.wait(20)
+            except queue.Empty:
+                status = process.poll()
             finally:
                 process.kill()
             if status != 0:
                 err = (work / f"{name}.err").read_text()[-500:]
-                return f"{name:14} exited with {status}: {err}"
+                return f"{name:14} no Hello or exit status {status}: {err}"
             began = time.perf_counter()  # the same command as a plain process: the kit's own cost
             with subprocess.Popen(
                 [sys.executable if word == "python3" else word for word in bot.command],
                 cwd=bot.directory, env=bare_env, stderr=subprocess.DEVNULL,
             ) as plain:
-                bare_ms.append((referee.hellos.get(timeout=20) - began) * 1000)
+                bare_ms.append((referee.hellos.get(timeout=HELLO_TIMEOUT_S) - began) * 1000)
                 plain.wait(20)
     finally:
         server.stop(grace=None)
