@@ -82,8 +82,9 @@ def run_build(directory: Path) -> float:
     return time.monotonic() - started
 
 
-def ensure_built(kit: Kit) -> None:
-    """Build ``kit`` unless its artifact is there from a build of the same sources."""
+def ensure_built(kit: Kit) -> float | None:
+    """Build ``kit`` unless its artifact is there from a build of the same sources;
+    the build's wall time in seconds, or None when it was already built."""
     if shutil.which(kit.tool) is None:
         raise RuntimeError(f"{kit.name}: {kit.tool} is not installed (.ci/run installs it)")
     cache = cache_dir()
@@ -93,6 +94,20 @@ def ensure_built(kit: Kit) -> None:
         wanted = source_hash(kit)
         built = stamp.read_text() if stamp.is_file() else ""
         if built == wanted and (kit.directory / kit.artifact).is_file():
-            return
-        run_build(kit.directory)
+            return None
+        seconds = run_build(kit.directory)
         stamp.write_text(wanted)
+        return seconds
+
+
+def main() -> int:
+    """Build every kit now (.ci/run's build step): ``python3 -m tests.kits.building``."""
+    for kit in KITS:
+        seconds = ensure_built(kit)
+        done = "already built" if seconds is None else f"built in {seconds:.0f} s"
+        print(f"kits: {kit.name} {done}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

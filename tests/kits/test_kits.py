@@ -27,12 +27,13 @@ from arena.sandbox import launch_bot
 from arena.sandbox.limits import SANDBOX_SOCKET, SandboxLimits
 from tests.sample_bots.scripted_referee import REQUEST_ID, TOKEN, ScriptedServer
 
-from .building import SAMPLE_BOTS, Kit, run_build
+from .building import BUILD_TIMEOUT_S, SAMPLE_BOTS, Kit, run_build
 
 RULE_REASONS = {"points", "final_points", "bridges", "draw", "no_bridges"}
 TIMEOUT_S = 30
 
-pytestmark = pytest.mark.slow
+# The first test of a kit may build it (session fixture): cold, Rust takes minutes.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(BUILD_TIMEOUT_S + 300)]
 
 
 def test_kit_plays_python_random_in_a_sandboxed_match(built_kit: tuple[Kit, BotSpec]) -> None:
