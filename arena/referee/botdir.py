@@ -4,7 +4,7 @@
 name = "greedy"                   # 1-40 chars: letters, digits, - _ .
 command = ["python3", "bot.py"]   # argument list, run in the bot directory
                                   # (at most 64 arguments, 4096 bytes each, 32 KiB in all)
-runtime = "python"                # "python" | "node" | "native" | "remote"
+runtime = "python"                # "python" | "node" | "java" | "native" | "remote"
 description = "optional"
 author = "optional"
 ```
@@ -27,7 +27,7 @@ from typing import Any
 
 from arena.referee.types import BotSpec
 
-RUNTIMES = ("python", "node", "native", "remote")
+RUNTIMES = ("python", "node", "java", "native", "remote")
 REMOTE_RUNTIME = "remote"
 """A bot its owner hosts: no command (docs/PROTOCOL.md, "Remote bots")."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")

@@ -6,6 +6,7 @@ descriptors (seccomp program, passwd, group) that argv refers to.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -88,7 +89,36 @@ def runtime_trees(runtime: str) -> tuple[list[Path], str]:
         if _under(tree, Path("/usr")):
             return [], SYSTEM_PATH
         return [tree], f"{tree / 'bin'}:{SYSTEM_PATH}"
+    if runtime == "java":
+        return java_trees()
     return [], SYSTEM_PATH
+
+
+@functools.cache
+def java_trees() -> tuple[list[Path], str]:
+    """The host JDK of ``java`` on PATH, and the /etc directories its tree links to.
+
+    Debian's JDK keeps its configuration in /etc/java-<N>-openjdk (the tree's
+    ``conf/security/java.security``, ``jvm.cfg`` ... are symlinks there): without
+    it ``java.security.Security`` fails to load. That directory is bound whole;
+    any other /etc file the tree links to (``lib/security/cacerts``) alone. A
+    JDK outside /usr (Temurin in /opt, say) is bound at its own path and its
+    ``bin`` goes first on PATH.
+    """
+    java = shutil.which("java") or "/usr/bin/java"
+    home = Path(os.path.realpath(java)).parent.parent
+    etc_paths: set[Path] = set()
+    for root, _dirs, files in os.walk(home):
+        for name in files:
+            target = Path(os.path.realpath(Path(root) / name))
+            if not _under(target, Path("/etc")) or not target.exists():
+                continue
+            top = Path("/etc") / target.parts[2]  # /etc/java-17-openjdk: bound whole
+            etc_paths.add(top if top.name.startswith("java") else target)
+    trees = sorted(etc_paths)
+    if _under(home, Path("/usr")):
+        return trees, SYSTEM_PATH
+    return [home, *trees], f"{home / 'bin'}:{SYSTEM_PATH}"
 
 
 def _under(path: Path, ancestor: Path) -> bool:

@@ -14,7 +14,7 @@ SANDBOX_UID = 65534
 """The uid (and gid) of a bot inside an unprivileged arena's user namespace, and
 in the probe. As root each bot gets a host uid of its own (``arena.sandbox.uids``)."""
 
-RUNTIMES = ("python", "node", "native")
+RUNTIMES = ("python", "node", "java", "native")
 
 
 class SandboxUnavailableError(RuntimeError):

@@ -1,0 +1,113 @@
+"""Building the compiled starter kits once per CI run (issue 13, item 2).
+
+Each kit's ``build.sh`` writes its artifact into the kit directory. A build is
+keyed by the hash of the kit's sources (every file but the build outputs): a
+stamp file in the kit cache (``KAHUNA_KIT_CACHE``, default
+``~/.cache/kahuna-kits``, the directory the build scripts keep their tools and
+compiler output in) records the hash of the last successful build, so every
+later session of the run, on any pytest-xdist worker, finds the kit built. An
+exclusive lock per kit makes the second worker wait for the first's build.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_BOTS = REPO / "sample_bots"
+BUILD_TIMEOUT_S = 1800
+
+
+@dataclass(frozen=True)
+class Kit:
+    name: str
+    tool: str  # the toolchain command the build needs on PATH
+    outputs: tuple[str, ...]  # what build.sh writes into the directory (relative paths/prefixes)
+    artifact: str  # the file that must exist after a build
+
+    @property
+    def directory(self) -> Path:
+        return SAMPLE_BOTS / self.name
+
+
+KITS = (
+    Kit("go_random", "go", ("bot", "proto/kahuna/v1/game.pb.go", "proto/kahuna/v1/referee.pb.go",
+                            "proto/kahuna/v1/referee_grpc.pb.go"), "bot"),
+    Kit("rust_random", "cargo", ("bot", "target/"), "bot"),
+    Kit("java_random", "mvn", ("bot.jar", "lib/", "target/"), "bot.jar"),
+)
+
+
+def cache_dir() -> Path:
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kahuna-kits"
+    path = Path(os.environ.get("KAHUNA_KIT_CACHE", default))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _is_output(kit: Kit, relative: str) -> bool:
+    return any(relative == out or (out.endswith("/") and relative.startswith(out))
+               for out in kit.outputs)
+
+
+def source_hash(kit: Kit, directory: Path | None = None) -> str:
+    """sha256 over the kit's sources: every file but its build outputs."""
+    root = directory or kit.directory
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = path.relative_to(root).as_posix()
+        if _is_output(kit, relative):
+            continue
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def run_build(directory: Path) -> float:
+    """Run ``build.sh`` in ``directory``; its wall time in seconds."""
+    started = time.monotonic()
+    done = subprocess.run(
+        ["bash", str(directory / "build.sh")], capture_output=True, text=True,
+        timeout=BUILD_TIMEOUT_S, check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{directory}/build.sh failed ({done.returncode}):\n"
+                           f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return time.monotonic() - started
+
+
+def ensure_built(kit: Kit) -> float | None:
+    """Build ``kit`` unless its artifact is there from a build of the same sources;
+    the build's wall time in seconds, or None when it was already built."""
+    if shutil.which(kit.tool) is None:
+        raise RuntimeError(f"{kit.name}: {kit.tool} is not installed (.ci/run installs it)")
+    cache = cache_dir()
+    stamp = cache / f"{kit.name}.stamp"
+    with (cache / f"{kit.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        wanted = source_hash(kit)
+        built = stamp.read_text() if stamp.is_file() else ""
+        if built == wanted and (kit.directory / kit.artifact).is_file():
+            return None
+        seconds = run_build(kit.directory)
+        stamp.write_text(wanted)
+        return seconds
+
+
+def main() -> int:
+    """Build every kit now (.ci/run's build step): ``python3 -m tests.kits.building``."""
+    for kit in KITS:
+        seconds = ensure_built(kit)
+        done = "already built" if seconds is None else f"built in {seconds:.0f} s"
+        print(f"kits: {kit.name} {done}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
