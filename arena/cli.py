@@ -24,7 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.match",
     "arena.commands.demo",
     "arena.commands.stats",
-    "arena.sandbox.command",
+    "arena.commands.sandbox_check",
 )
 
 # Sub-commands run thousands of times in a row (record checkers replay every

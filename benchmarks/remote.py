@@ -25,12 +25,12 @@ from pathlib import Path
 
 import grpc
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.server.tls import load_server_tls
 from arena.store import (
     Store,

@@ -13,12 +13,12 @@ import argparse
 import shutil
 from pathlib import Path
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.commands.bot import store_checked_bot
 from arena.commands.leaderboard import run_leaderboard
 from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning, play_tournament, run_options_problem
 from arena.referee import BotConfigError, BotSpec, load_bot
-from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.store import Store, StoreError, TournamentConfig, create_tournament, list_tournaments
 from arena.store.tournaments import validate_config
 

@@ -18,7 +18,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
-from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.store import (
     INTERRUPTED,
     Store,
@@ -30,6 +29,7 @@ from arena.store import (
     tournament_crosstable,
     tournament_standings,
 )
+from arena.tournament.runner import ProgressEvent, TournamentRunner
 
 FORMATS = {"round-robin": "round_robin", "round_robin": "round_robin", "swiss": "swiss"}
 

@@ -27,18 +27,17 @@ from typing import NoReturn
 
 import grpc
 
-from arena.logs import get_logger
-from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
-from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
-from arena.referee import BotConfigError, load_bot
-from arena.server.archive import (
+from arena.bots.archive import (
     ArchiveError,
     ArchiveTooLargeError,
     unpack_bot_archive,
     upload_directory,
 )
+from arena.logs import get_logger
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.referee import BotConfigError, load_bot
 from arena.server.seats import PublishedSeat, SeatHub
-from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
     INTERRUPTED,
@@ -71,6 +70,7 @@ from arena.store import (
     tournament_standings,
 )
 from arena.store.remote import REMOTE_RUNTIME
+from arena.tournament.runner import ProgressEvent, TournamentRunner
 
 FORMAT_NAMES = {
     pb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round_robin",
@@ -88,7 +88,7 @@ class ServiceOptions:
     """How the service runs tournaments and checks submitted bots."""
 
     concurrency: int | None = None
-    pin_cpus: bool = True  # each concurrent match on its own CPUs (arena.server.cpu_placement)
+    pin_cpus: bool = True  # each concurrent match on its own CPUs (arena.tournament.cpu_placement)
     unsafe: bool = False
     smoke_check: SmokeCheck | None = None  # None: no smoke match (tests of refusals only)
     paired_remote: bool = False  # pair deals with remote bots too (`arena serve --paired-remote`)

@@ -1,13 +1,11 @@
 """Runs a stored tournament: concurrent matches, each game stored and rated as it ends.
 
-Matches run in worker processes, at most ``concurrency`` at a time, each
-worker on its own CPUs (``arena.server.cpu_placement``), longest expected
-match first. Workers come from a ``multiprocessing`` forkserver that has
-imported this module once: the parent may be a threaded gRPC server, where
-fork is unsafe, and a spawned worker would import the referee anew (~0.3 s of
-CPU each). Workers send each finished ``GameReport`` back over a queue; the
-parent commits it with its rating update in one transaction
-(``arena.store.record_game``) as it arrives.
+Matches are played by an executor (``arena.tournament.executor``: submit
+match jobs, receive their games as they end, cancel), by default the local
+one: worker processes, at most ``concurrency`` at a time, each on its own CPUs
+(``arena.tournament.local_executor``), longest expected match first. Each
+finished ``GameReport`` is committed with its rating update in one
+transaction (``arena.tournament.results.store_game``) as it arrives.
 
 Resume after an interruption at any moment, even ``kill -9``: games are keyed
 by ``(match, game index)`` with a UNIQUE constraint. A match with unstored
@@ -18,10 +16,10 @@ their halves (``arena.referee.halves``: even and odd indices of a paired match
 are separate jobs, each with its own bot processes, so no process plays both
 games of a deal; the two jobs of a match may run at once). Should a report of
 a stored game still arrive it is discarded, never counted twice. Swiss rounds are paired and stored
-whole, so a round is paired once. Workers die with the runner (a thread
-waiting on its pidfd: ``_die_with``), their bots with them.
+whole, so a round is paired once. Workers die with the runner, their bots
+with them.
 
-Live view: each worker also sends its match's live events (``run_match``'s
+Live view: each job also sends its match's live events (``run_match``'s
 ``on_event``); the parent writes them to the store's live tables
 (``arena.store.live``) in batches, so that an admin can watch a game while it
 is played. ``record_game`` drops a game's live view when it stores the game;
@@ -37,31 +35,16 @@ reads as ``interrupted``.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import math
-import multiprocessing
-import os
-import queue
-import select
-import signal
-import threading
-import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from arena.kahuna import Variant
 from arena.logs import get_logger
-from arena.referee import GameReport, MatchConfig, TimeControl, run_match
+from arena.referee import GameReport, MatchConfig, TimeControl
 from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
-from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
-from arena.sandbox.running import is_running
-from arena.server.cpu_placement import pin_this_process, usable_cpus, worker_cpus
-from arena.server.live_feed import LiveFeed, LiveSender
 from arena.store import (
     MatchRow,
     SeatOfferRow,
@@ -84,10 +67,21 @@ from arena.store import (
     tournament_standings,
 )
 from arena.store.tournaments import max_swiss_rounds
+from arena.tournament.cpu_placement import usable_cpus
+from arena.tournament.executor import (
+    GameFinished,
+    JobDone,
+    JobEvent,
+    LiveBatch,
+    MatchExecutor,
+    MatchJob,
+    SeatOffered,
+    WorkerStarted,
+)
+from arena.tournament.live_feed import LiveFeed
+from arena.tournament.local_executor import LocalProcessExecutor
 from arena.tournament.swiss import SwissEntrant, pair_swiss_round
 
-_PR_SET_PDEATHSIG = 1
-_RUNNER_POLL_S = 0.2
 _POLL_S = 0.2
 _DRAIN_MAX_MESSAGES = 500
 """Messages handled before live entries are written out, when workers send faster."""
@@ -103,21 +97,6 @@ class ProgressEvent:
     message: str
     game_id: int | None = None
     round: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MatchJob:
-    """One run of a match: one of its halves (``arena.referee.halves``), or all of it."""
-
-    match_id: int
-    config: MatchConfig
-    first: BotSpec
-    second: BotSpec
-    part: int = 0  # which of the match's halves (0 "even" or 1 "odd"; 0 when unpaired)
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return self.match_id, self.part
 
 
 @dataclass
@@ -187,6 +166,7 @@ class TournamentRunner:
         on_seat_offer: Callable[[SeatOfferRow, str], None] | None = None,
         pin_cpus: bool = True,
         paired_remote: bool = False,
+        executor: MatchExecutor | None = None,
     ) -> None:
         self.store = store
         self.paired_remote = paired_remote  # pair deals in matches with a remote bot too
@@ -198,7 +178,7 @@ class TournamentRunner:
         self.on_seat_offer = on_seat_offer  # (stored offer, its token): for `arena serve`
         self.log = get_logger(tournament_id=tournament_id)
         self.live = LiveFeed(store, tournament_id) if live else None
-        self._workers = _WorkerPool(self.concurrency, pin_cpus)
+        self.executor: MatchExecutor = executor or LocalProcessExecutor(self.concurrency, pin_cpus)
 
     def run(self, lease: TournamentLease | None = None) -> RunSummary:
         """Play every unplayed game (pairing Swiss rounds as they come); idempotent.
@@ -219,9 +199,7 @@ class TournamentRunner:
             try:
                 while True:
                     pending = [
-                        m
-                        for m in list_matches(self.store, self.tournament_id)
-                        if not m.finished_at
+                        m for m in list_matches(self.store, self.tournament_id) if not m.finished_at
                     ]
                     if not pending and not self._pair_next_round():
                         break
@@ -230,7 +208,7 @@ class TournamentRunner:
                         if summary.failed_matches:
                             break
             finally:
-                self._workers.close()
+                self.executor.close()
             if not summary.failed_matches:
                 set_status(self.store, self.tournament_id, "finished")
                 self.log.info("tournament_finished", games=summary.games_recorded)
@@ -296,7 +274,14 @@ class TournamentRunner:
             game_indices=unstored_indices(match),
         )
         return [
-            MatchJob(match.id, half, first, second, part=half.indices_to_play[0] % 2)
+            MatchJob(
+                match.id,
+                half,
+                first,
+                second,
+                part=half.indices_to_play[0] % 2,
+                live=self.live is not None,
+            )
             for half in half_configs(match_config, remote=remote)
         ]
 
@@ -304,82 +289,52 @@ class TournamentRunner:
         tournament = get_tournament(self.store, self.tournament_id)
         ordered = longest_first(matches, think_ms_per_game(self.store))
         jobs = [job for m in ordered for job in self._jobs(tournament, m)]
-        open_jobs = {job.key for job in jobs}
-        pool = self._workers.pool(len(jobs))
-        futures: dict[Future[None], tuple[int, int]] = {
-            pool.submit(_play_match, job, self.live is not None): job.key for job in jobs
-        }
         try:
-            self._collect(self._workers.reports, futures, open_jobs, self._workers.pids, summary)
+            self.executor.submit(jobs)
+            self._collect({job.key for job in jobs}, summary)
         except KeyboardInterrupt:
             # Stop at once: the workers' bots die with them (sandbox), and the
             # games not yet stored are played again by `resume`.
-            self._workers.kill()
+            self.executor.cancel()
             raise
 
-    def _collect(
-        self,
-        reports: Any,
-        futures: dict[Future[None], tuple[int, int]],
-        open_jobs: set[tuple[int, int]],
-        worker_pids: set[int],
-        summary: RunSummary,
-    ) -> None:
-        """Store games as workers report them, until every job has said it is done."""
+    def _collect(self, open_jobs: set[tuple[int, int]], summary: RunSummary) -> None:
+        """Store games as the executor reports them, until every job has said it is done."""
         while open_jobs:
-            try:
-                message = reports.get(timeout=_POLL_S)
-            except queue.Empty:
-                self._check_workers(futures, open_jobs, summary)
-                continue
-            for _ in range(_DRAIN_MAX_MESSAGES):  # what is already there, then live entries
-                self._handle(message, open_jobs, worker_pids, summary)
-                try:
-                    message = reports.get_nowait()
-                except queue.Empty:
+            event = self.executor.next_event(_POLL_S)
+            handled = 0
+            while event is not None:  # what is already there, then live entries
+                self._handle(event, open_jobs, summary)
+                handled += 1
+                if handled > _DRAIN_MAX_MESSAGES:
                     break
-            else:
-                self._handle(message, open_jobs, worker_pids, summary)
+                event = self.executor.next_event(0)
             if self.live is not None:
                 self.live.flush()
 
     def _handle(
-        self,
-        message: tuple[str, int, Any],
-        open_jobs: set[tuple[int, int]],
-        worker_pids: set[int],
-        summary: RunSummary,
+        self, event: JobEvent, open_jobs: set[tuple[int, int]], summary: RunSummary
     ) -> None:
-        kind, match_id, payload = message
-        if kind == "live":
+        if isinstance(event, LiveBatch):
             if self.live is not None:
-                self.live.batch(match_id, payload)
-        elif kind == "offer":
-            self._offer_seat(match_id, payload)
-        elif kind == "worker":
-            worker_pids.add(match_id)  # a worker's pid, and the CPUs it may run on
-            summary.worker_cpus[match_id] = payload
-        elif kind == "game":
-            self._store_game(match_id, payload, summary)
-        else:  # "done": payload is (the job's part, its error or None)
-            part, error = payload
-            open_jobs.discard((match_id, part))
-            if not any(key[0] == match_id for key in open_jobs):  # its last run is over
-                close_seat_offers(self.store, match_id=match_id)
-            if error is not None:
-                self._match_failed(match_id, error, summary)
+                self.live.batch(event.match_id, event.payloads)
+        elif isinstance(event, SeatOffered):
+            self._offer_seat(event.match_id, event.offer)
+        elif isinstance(event, WorkerStarted):
+            summary.worker_cpus[event.pid] = event.cpus
+        elif isinstance(event, GameFinished):
+            self._store_game(event.match_id, event.report, summary)
+        else:
+            self._job_done(event, open_jobs, summary)
 
-    def _check_workers(
-        self,
-        futures: dict[Future[None], tuple[int, int]],
-        open_jobs: set[tuple[int, int]],
-        summary: RunSummary,
+    def _job_done(
+        self, done: JobDone, open_jobs: set[tuple[int, int]], summary: RunSummary
     ) -> None:
-        """A worker that died without saying so (killed, out of memory) fails its match."""
-        for future, key in futures.items():
-            if key in open_jobs and future.done() and future.exception() is not None:
-                open_jobs.discard(key)
-                self._match_failed(key[0], f"worker died: {future.exception()}", summary)
+        open_jobs.discard(done.key)
+        if not any(key[0] == done.match_id for key in open_jobs):  # its last run is over
+            close_seat_offers(self.store, match_id=done.match_id)
+        if done.error is not None:
+            self._match_failed(done.match_id, done.error, summary)
 
     def _offer_seat(self, match_id: int, offer: SeatOffer) -> None:
         """Store a remote bot's seat offer (token hash only), then hand it to `arena serve`."""
@@ -435,133 +390,3 @@ class TournamentRunner:
                 round=round_no,
             )
         )
-
-
-class _WorkerPool:
-    """The match worker processes of one run, kept from one Swiss round to the next.
-
-    Started on first use (forked by a forkserver that imported the referee once), at
-    most ``concurrency`` of them and no more than the first batch of matches
-    (a Swiss round is never bigger than the first), each on its own CPUs
-    when ``pin_cpus`` (``arena.server.cpu_placement``).
-    """
-
-    def __init__(self, concurrency: int, pin_cpus: bool) -> None:
-        self.concurrency = concurrency
-        self.pin_cpus = pin_cpus
-        self.pids: set[int] = set()  # reported by the workers as they start
-        self.reports: Any = None
-        self._pool: ProcessPoolExecutor | None = None
-
-    def pool(self, matches: int) -> ProcessPoolExecutor:
-        if self._pool is None:
-            workers = max(1, min(self.concurrency, matches))
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload([__name__])
-            self.reports = context.Queue()
-            placement = _Placement(context.Value("i", 0), usable_cpus(), workers, self.pin_cpus)
-            self._pool = ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=context,
-                initializer=_init_worker,
-                initargs=(self.reports, os.getpid(), placement),
-            )
-        return self._pool
-
-    def kill(self) -> None:
-        """SIGKILL every worker and forget the pool (Ctrl-C: stop at once)."""
-        for pid in self.pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = None
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-        self._pool = None
-
-
-# ------------------------------------------------------------------ worker side
-
-_worker_queue: Any = None
-
-
-@dataclass(frozen=True)
-class _Placement:
-    """What a worker needs to choose its CPUs: a shared counter numbers the workers."""
-
-    counter: Any  # multiprocessing Value("i"): the next worker number
-    cpus: tuple[int, ...]
-    workers: int
-    pin: bool
-
-
-def _die_with(runner_pid: int) -> None:
-    """SIGKILL this worker as soon as the runner is gone, however it went (kill -9 too).
-
-    A worker's parent is the forkserver, not the runner, so PR_SET_PDEATHSIG
-    cannot tie it to the runner; and the forkserver only leaves once every
-    worker has (each holds its "alive" pipe). So a daemon thread waits on a
-    pidfd of the runner (polls where pidfds are missing) and ends the worker;
-    its bots then die with it (the sandbox watchdog), and the forkserver after.
-    """
-
-    def watch() -> None:
-        try:
-            pidfd = os.pidfd_open(runner_pid)
-        except (AttributeError, OSError):
-            while is_running(runner_pid):
-                time.sleep(_RUNNER_POLL_S)
-        else:
-            select.select([pidfd], [], [])
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    threading.Thread(target=watch, name="runner-watch", daemon=True).start()
-
-
-def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
-    """Die with the parent (kill -9 included), keep the report queue, take this worker's CPUs."""
-    global _worker_queue
-    _worker_queue = reports
-    with contextlib.suppress(OSError, AttributeError):  # dies with the forkserver too
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
-    if not is_running(parent_pid):  # the runner died while this worker was starting
-        os._exit(1)
-    if placement.pin:
-        with placement.counter.get_lock():
-            number = placement.counter.value
-            placement.counter.value += 1
-        cpus = worker_cpus(placement.cpus, placement.workers, number)
-        if cpus is not None and not pin_this_process(cpus):
-            get_logger(worker=number).warning("cpu_pinning_refused", cpus=sorted(cpus))
-    _die_with(parent_pid)  # after pinning: threads take the affinity they start with
-    reports.put(("worker", os.getpid(), usable_cpus()))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-
-
-def _play_match(job: MatchJob, live: bool) -> None:
-    reports = _worker_queue
-    error: str | None = None
-
-    sender = LiveSender(job.match_id, reports.put) if live else None
-
-    def on_game(report: GameReport) -> None:
-        if sender is not None:
-            sender.flush()
-        reports.put(("game", job.match_id, report))
-
-    try:
-        run_match(
-            job.config, job.first, job.second,
-            on_game=on_game,
-            on_event=None if sender is None else sender.event,
-            on_seat_offer=lambda offer: reports.put(("offer", job.match_id, offer)),
-        )  # fmt: skip
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    if sender is not None:
-        sender.close()
-    reports.put(("done", job.match_id, (job.part, error)))
