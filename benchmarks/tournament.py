@@ -114,7 +114,8 @@ def run_round_robin(data: Path, name: str, workers: int, pin: bool, games: int, 
     Each measured tournament runs in a process of its own, as `arena tournament
     run` does, so each pays for starting its workers (the forkserver) once.
     """
-    from arena.store import Store, TournamentConfig, create_tournament, list_bots
+    from arena.store import Store, TournamentConfig, list_bots
+    from arena.tournament.rounds import create_tournament
     from arena.tournament.runner import TournamentRunner
 
     with Store.open(data) as store:

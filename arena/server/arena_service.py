@@ -48,14 +48,13 @@ from arena.store import (
     Principal,
     Store,
     StoreError,
-    TournamentConfig,
+    TournamentFormat,
     TournamentLease,
     TournamentRow,
     add_bot_version,
     bot_spec,
     check_token,
     create_token,
-    create_tournament,
     game_record,
     game_stderr,
     get_bot,
@@ -67,14 +66,16 @@ from arena.store import (
     list_bots,
     list_live_games,
     register_remote_bot,
-    tournament_standings,
 )
 from arena.store.remote import REMOTE_RUNTIME
+from arena.tournament.config import TournamentError, build_config
+from arena.tournament.results import tournament_standings
+from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
 
 FORMAT_NAMES = {
-    pb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round_robin",
-    pb.TOURNAMENT_FORMAT_SWISS: "swiss",
+    pb.TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ROUND_ROBIN,
+    pb.TOURNAMENT_FORMAT_SWISS: TournamentFormat.SWISS,
 }
 FORMAT_VALUES = {name: value for value, name in FORMAT_NAMES.items()}
 ARCHIVE_NAMES = {pb.ARCHIVE_FORMAT_TAR_GZ: "tar.gz", pb.ARCHIVE_FORMAT_ZIP: "zip"}
@@ -298,12 +299,12 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         self._admin(context)
         if request.format not in FORMAT_NAMES:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "format must be ROUND_ROBIN or SWISS")
-        config = TournamentConfig(
-            games_per_match=request.games_per_match or 2, rounds=request.rounds or None,
-            seed=request.seed, action_ms=request.action_ms or 2000,
-            bank_ms=request.bank_ms or 30000,
-        )  # fmt: skip
-        try:
+        try:  # proto3: 0 means "not set", the default
+            config = build_config(
+                games_per_match=request.games_per_match or None, rounds=request.rounds or None,
+                seed=request.seed, action_ms=request.action_ms or None,
+                bank_ms=request.bank_ms or None,
+            )  # fmt: skip
             tournament = create_tournament(
                 self.store, request.name, FORMAT_NAMES[request.format], list(request.bots), config
             )
@@ -311,7 +312,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(error))
         except NotFoundError as error:
             _abort(context, grpc.StatusCode.NOT_FOUND, str(error).strip("'\""))
-        except StoreError as error:
+        except (StoreError, TournamentError) as error:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         if request.start:
             self._start(context, tournament)

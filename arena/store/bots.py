@@ -11,6 +11,8 @@ from pathlib import Path
 from arena.referee.types import BotSpec
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.models import (
+    INITIAL_MU,
+    INITIAL_SIGMA,
     BotDetail,
     BotSummary,
     BotVersionRow,
@@ -18,7 +20,6 @@ from arena.store.models import (
     RatingPoint,
 )
 from arena.store.tokens import check_user_name
-from arena.tournament.ratings import MU, SIGMA
 
 _VERSION_COLUMNS = """
     b.name AS bot, b.owner AS owner, v.version, v.created_at, v.mu, v.sigma, v.games,
@@ -68,7 +69,8 @@ def add_bot_version(
                 "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"
                 " created_at, mu, sigma) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (bot_id, spec.version, str(target.relative_to(store.data_dir)),
-                 json.dumps(list(spec.command)), spec.runtime, utc_now(), MU, SIGMA),
+                 json.dumps(list(spec.command)), spec.runtime, utc_now(),
+                 INITIAL_MU, INITIAL_SIGMA),
             )  # fmt: skip
     return get_version(store, spec.name, spec.version), existing is None
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import trueskill
 
+from arena.store.models import INITIAL_MU, INITIAL_SIGMA
+
 # Kahuna's draw rate (R7.5: equal points, equal final points, equal bridges).
 # Measured with benchmarks/draw_rate.py: 100,000 seeded uniformly random games
 # (arena.kahuna.play_random_game, seeds 0..99,999) ended in 59 draws = 0.06%
@@ -21,8 +23,8 @@ import trueskill
 # the measured random-game rate is the draw probability.
 KAHUNA_DRAW_RATE = 0.0006
 
-MU = 25.0
-SIGMA = MU / 3
+MU = INITIAL_MU  # a new version's rating: the store's starting point
+SIGMA = INITIAL_SIGMA
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ with them.
 Live view: each job also sends its match's live events (``run_match``'s
 ``on_event``); the parent writes them to the store's live tables
 (``arena.store.live``) in batches, so that an admin can watch a game while it
-is played. ``record_game`` drops a game's live view when it stores the game;
+is played. ``record_game`` (the store) drops a game's live view when it stores the game;
 the live views of a failed match, or left by a killed run, are dropped too.
 Publishing is best effort: a store error there never stops a tournament.
 
@@ -35,13 +35,11 @@ reads as ``interrupted``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from arena.kahuna import Variant
 from arena.logs import get_logger
-from arena.referee import GameReport, MatchConfig, TimeControl
+from arena.referee import GameReport, MatchConfig
 from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
 from arena.sandbox import SandboxLimits
@@ -59,14 +57,11 @@ from arena.store import (
     close_seat_offers,
     get_tournament,
     list_matches,
-    record_game,
     set_status,
     think_ms_per_game,
-    tournament_byes,
     tournament_secret,
-    tournament_standings,
 )
-from arena.store.tournaments import max_swiss_rounds
+from arena.store.models import TournamentStatus
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
@@ -80,7 +75,8 @@ from arena.tournament.executor import (
 )
 from arena.tournament.live_feed import LiveFeed
 from arena.tournament.local_executor import LocalProcessExecutor
-from arena.tournament.swiss import SwissEntrant, pair_swiss_round
+from arena.tournament.results import store_game
+from arena.tournament.rounds import next_swiss_round
 
 _POLL_S = 0.2
 _DRAIN_MAX_MESSAGES = 500
@@ -109,14 +105,7 @@ class RunSummary:
 
     @property
     def finished(self) -> bool:
-        return self.tournament.status == "finished"
-
-
-def swiss_rounds(tournament: TournamentRow) -> int:
-    """Rounds of a Swiss tournament: configured, else ceil(log2(bots)) + 1, within limits."""
-    bots = len(tournament.entrants)
-    wanted = tournament.config.rounds or math.ceil(math.log2(bots)) + 1
-    return min(wanted, max_swiss_rounds(bots))
+        return self.tournament.status is TournamentStatus.FINISHED
 
 
 GAME_OVERHEAD_MS = 60.0
@@ -190,9 +179,9 @@ class TournamentRunner:
         with lease if lease is not None else self.take_lease():
             tournament = get_tournament(self.store, self.tournament_id)
             summary = RunSummary(tournament)
-            if tournament.status == "finished":
+            if tournament.status is TournamentStatus.FINISHED:
                 return summary
-            set_status(self.store, self.tournament_id, "running")
+            set_status(self.store, self.tournament_id, TournamentStatus.RUNNING)
             if self.live is not None:
                 self.live.drop_all()  # left by a run that was killed
             self.log.info("tournament_started", name=tournament.name, format=tournament.format)
@@ -210,7 +199,7 @@ class TournamentRunner:
             finally:
                 self.executor.close()
             if not summary.failed_matches:
-                set_status(self.store, self.tournament_id, "finished")
+                set_status(self.store, self.tournament_id, TournamentStatus.FINISHED)
                 self.log.info("tournament_finished", games=summary.games_recorded)
         # Read once the lease is given up: a stopped run now reads "interrupted".
         summary.tournament = get_tournament(self.store, self.tournament_id)
@@ -228,29 +217,12 @@ class TournamentRunner:
 
     def _pair_next_round(self) -> bool:
         """Pair and store the next Swiss round; False when there is none to play."""
-        tournament = get_tournament(self.store, self.tournament_id)
-        if tournament.format != "swiss":
+        planned = next_swiss_round(self.store, self.tournament_id)
+        if planned is None:
             return False
-        matches = list_matches(self.store, self.tournament_id)
-        byes = tournament_byes(self.store, self.tournament_id)
-        played_rounds = max([m.round for m in matches] + list(byes), default=0)
-        if played_rounds >= swiss_rounds(tournament):
-            return False
-        points = {s.bot: s.points for s in tournament_standings(self.store, self.tournament_id)}
-        seed_rank = {bot: i for i, bot in enumerate(tournament.entrants)}
-        opponents: dict[str, set[str]] = {bot: set() for bot in tournament.entrants}
-        for m in matches:
-            opponents[m.first].add(m.second)
-            opponents[m.second].add(m.first)
-        had_bye = set(byes.values())
-        order = sorted(tournament.entrants, key=lambda b: (-points[b], seed_rank[b]))
-        entrants = [
-            SwissEntrant(b, points[b], frozenset(opponents[b]), b in had_bye) for b in order
-        ]
-        paired = pair_swiss_round(entrants)
-        add_round(self.store, self.tournament_id, played_rounds + 1, paired.pairings, paired.bye)
-        self.log.info("round_paired", round=played_rounds + 1, bye=paired.bye)
-        self._emit(f"round {played_rounds + 1} paired", round_no=played_rounds + 1)
+        add_round(self.store, self.tournament_id, planned)
+        self.log.info("round_paired", round=planned.number, bye=planned.bye)
+        self._emit(f"round {planned.number} paired", round_no=planned.number)
         return True
 
     # ---------------------------------------------------------------- matches
@@ -267,8 +239,8 @@ class TournamentRunner:
             seed=match.seed,
             secret=tournament_secret(self.store, self.tournament_id),
             paired=self.paired_remote or not remote,
-            variant=Variant(strategic=config.strategic, tactical=config.tactical),
-            time_control=TimeControl(action_ms=config.action_ms, bank_ms=config.bank_ms),
+            variant=config.variant,
+            time_control=config.time_control,
             limits=self.limits,
             unsafe=self.unsafe,
             game_indices=unstored_indices(match),
@@ -361,7 +333,7 @@ class TournamentRunner:
     def _store_game(self, match_id: int, report: GameReport, summary: RunSummary) -> None:
         if self.live is not None:
             self.live.stored(match_id, report.index)  # record_game drops its live view
-        game_id = record_game(self.store, match_id, report)
+        game_id = store_game(self.store, match_id, report)
         if game_id is None:
             summary.games_discarded += 1
             return

@@ -28,7 +28,6 @@ from arena.store import (
     Store,
     TournamentConfig,
     add_bot_version,
-    create_tournament,
     game_record,
     get_tournament,
     leaderboard,
@@ -42,6 +41,7 @@ from arena.store import (
     tournament_byes,
 )
 from arena.tournament.cpu_placement import usable_cpus
+from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
 
 REPO = Path(__file__).resolve().parents[2]
