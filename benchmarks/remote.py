@@ -23,6 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 import grpc
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT

@@ -28,6 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
 

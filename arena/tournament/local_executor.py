@@ -28,6 +28,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from arena._grpc_env import tune_child_processes
 from arena.logs import get_logger
 from arena.referee import GameReport, run_match
 from arena.sandbox.running import is_running
@@ -97,6 +98,7 @@ class LocalProcessExecutor:
     def _started(self, jobs: int) -> ProcessPoolExecutor:
         if self._pool is None:
             workers = max(1, min(self.concurrency, jobs))
+            tune_child_processes()  # the forkserver, and with it every worker, imports grpc
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload([__name__])
             self._reports = context.Queue()
