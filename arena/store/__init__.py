@@ -4,8 +4,16 @@ The query functions below are the interface the CLI, the gRPC service and the
 web pages code against (documented in docs/CONTRACTS.md, ``arena.store``).
 """
 
-from arena.store.bots import add_bot_version, bot_spec, get_bot, get_version, leaderboard, list_bots
-from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError
+from arena.store.bots import (
+    add_bot_version,
+    bot_spec,
+    get_bot,
+    get_version,
+    leaderboard,
+    list_bots,
+    require_owner,
+)
+from arena.store.db import AlreadyExistsError, NotFoundError, NotOwnerError, Store, StoreError
 from arena.store.games import (
     bot_failures,
     find_game,
@@ -101,6 +109,7 @@ __all__ = [
     "LiveGameRow",
     "MatchRow",
     "NotFoundError",
+    "NotOwnerError",
     "PlannedMatch",
     "PlannedRound",
     "Principal",
@@ -154,6 +163,7 @@ __all__ = [
     "open_seat_offers",
     "record_game",
     "register_remote_bot",
+    "require_owner",
     "resolve_data_dir",
     "set_status",
     "start_live_game",

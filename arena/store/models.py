@@ -45,9 +45,17 @@ class BotVersionRow:
         return count / self.games if self.games else 0.0
 
 
+CONSERVATIVE_SIGMAS = 3
+"""How many sigmas below mu the conservative rating is (leaderboard order, rating plots)."""
+
+
 def conservative_rating(mu: float, sigma: float) -> float:
-    """mu - 3 sigma: a rating its bot is very likely above; the leaderboard's order."""
-    return mu - 3 * sigma
+    """mu - 3 sigma: a rating its bot is very likely above; the leaderboard's order.
+
+    The one place it is computed (the leaderboard query orders by the same
+    expression in SQL, with ``CONSERVATIVE_SIGMAS``).
+    """
+    return mu - CONSERVATIVE_SIGMAS * sigma
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +270,10 @@ class Principal:
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    def may_act_for(self, owner: str | None) -> bool:
+        """Whether this principal may act for a bot owned by ``owner`` (its files, stderr)."""
+        return self.is_admin or owner == self.user
 
 
 JsonRecord = Mapping[str, object]

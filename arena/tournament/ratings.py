@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import trueskill
 
-from arena.store.models import INITIAL_MU, INITIAL_SIGMA
+from arena.store.models import INITIAL_MU, INITIAL_SIGMA, conservative_rating
 
 # Kahuna's draw rate (R7.5: equal points, equal final points, equal bridges).
 # Measured with benchmarks/draw_rate.py: 100,000 seeded uniformly random games
@@ -35,7 +35,7 @@ class Rating:
     @property
     def conservative(self) -> float:
         """mu - 3 sigma: what leaderboards sort by."""
-        return self.mu - 3 * self.sigma
+        return conservative_rating(self.mu, self.sigma)
 
 
 def environment(draw_probability: float = KAHUNA_DRAW_RATE) -> trueskill.TrueSkill:
