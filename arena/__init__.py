@@ -1,5 +1,7 @@
-"""Kahuna Arena: rules engine, referee and tournament server for Kahuna bots."""
+"""Kahuna Arena: rules engine, referee and tournament server for Kahuna bots.
 
-from arena import _grpc_env as _grpc_env  # before anything imports grpc
+Importing the package (or any part of it) sets nothing up: gRPC's environment
+is the entry points' to set (``arena._grpc_env``).
+"""
 
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
-"""gRPC's environment for arena processes, set before anything imports grpc.
+"""gRPC's environment for arena processes, set by their entry points before grpc is imported.
 
 gRPC's core reads ``GRPC_EXPERIMENTS`` once, when ``grpc`` is imported. With
 its ``event_engine_listener`` experiment (on by default in grpcio 1.8x) a
@@ -9,10 +9,13 @@ the referee (a grpc.aio server per bot) that measured about a fifth less CPU
 per decision and ~15% more games per second (``benchmarks/referee.py``,
 alternating runs: 0.29 -> 0.23 ms CPU, 0.51 -> 0.43 ms wall per decision).
 
-Set only while ``grpc`` is not loaded yet, and never over a
-``GRPC_EXPERIMENTS`` of the user's own. Bots never inherit it: the sandbox
-gives them an environment of their own (the Python SDK tunes its client
-side itself, ``kahuna_bot._grpc_env``).
+Nothing happens on import: the entry points call ``tune_this_process``
+(``arena.cli.main``, the benchmarks, the test suite's conftest) and
+``tune_child_processes`` (the tournament's local executor, before it starts
+its forkserver). Never over a ``GRPC_EXPERIMENTS`` of the user's own. Bots
+never inherit it: the sandbox gives them an environment of their own (the
+Python SDK tunes its client side itself, ``kahuna_bot._grpc_env``). The
+sandbox watchdog imports no grpc and needs nothing.
 """
 
 from __future__ import annotations
@@ -22,5 +25,13 @@ import sys
 
 TUNED_EXPERIMENTS = "-event_engine_listener"
 
-if "grpc" not in sys.modules:
+
+def tune_this_process() -> None:
+    """Tune gRPC for this process, if it has not imported grpc yet (else it is too late)."""
+    if "grpc" not in sys.modules:
+        os.environ.setdefault("GRPC_EXPERIMENTS", TUNED_EXPERIMENTS)
+
+
+def tune_child_processes() -> None:
+    """Tune gRPC for the Python processes this one starts from now on (workers)."""
     os.environ.setdefault("GRPC_EXPERIMENTS", TUNED_EXPERIMENTS)

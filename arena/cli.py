@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from arena import __version__
+from arena._grpc_env import tune_this_process
 
 COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.replay",
@@ -24,7 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.match",
     "arena.commands.demo",
     "arena.commands.stats",
-    "arena.sandbox.command",
+    "arena.commands.sandbox_check",
 )
 
 # Sub-commands run thousands of times in a row (record checkers replay every
@@ -53,6 +54,7 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    tune_this_process()  # before a command imports grpc
     words = list(sys.argv[1:] if argv is None else argv)
     direct = DIRECT_COMMANDS.get(words[0]) if words else None
     parser = build_parser((direct,) if direct else COMMAND_MODULES)

@@ -17,6 +17,10 @@ import sys
 import time
 from collections import Counter
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 from arena.kahuna import play_random_game
 
 

@@ -27,6 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import _grpc_tuned  # noqa: E402, F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl, load_bot, run_match  # noqa: E402
 from arena.referee.live import ActionApplied, LiveEvent  # noqa: E402
 from arena.sandbox import SandboxLimits  # noqa: E402

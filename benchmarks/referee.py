@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
 
-import arena._grpc_env  # noqa: F401 (before grpc: gRPC's environment as in arena processes)
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
 
 # isort: split
 

@@ -23,14 +23,18 @@ import tempfile
 import time
 from pathlib import Path
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 import grpc
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.server.tls import load_server_tls
 from arena.store import (
     Store,

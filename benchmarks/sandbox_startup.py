@@ -33,6 +33,10 @@ from collections.abc import Callable
 from concurrent import futures
 from pathlib import Path
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 import grpc
 
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits, launch_bot, probe_host

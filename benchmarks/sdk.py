@@ -25,6 +25,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 from arena.logs import configure
 from arena.referee import BotSpec, MatchConfig, load_bot, run_match
 

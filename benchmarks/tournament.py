@@ -28,6 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
 
@@ -114,8 +118,9 @@ def run_round_robin(data: Path, name: str, workers: int, pin: bool, games: int, 
     Each measured tournament runs in a process of its own, as `arena tournament
     run` does, so each pays for starting its workers (the forkserver) once.
     """
-    from arena.server.tournament_runner import TournamentRunner
-    from arena.store import Store, TournamentConfig, create_tournament, list_bots
+    from arena.store import Store, TournamentConfig, list_bots
+    from arena.tournament.rounds import create_tournament
+    from arena.tournament.runner import TournamentRunner
 
     with Store.open(data) as store:
         entrants = sorted(bot.name for bot in list_bots(store))

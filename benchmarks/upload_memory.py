@@ -25,6 +25,10 @@ import zipfile
 import zlib
 from pathlib import Path
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 import grpc
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb

@@ -26,6 +26,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
 from arena import store as st
 from arena.testing.demo_data import play_demo_tournament
 from arena.web.server import create_web_server

@@ -1,4 +1,4 @@
-"""arena._grpc_env: gRPC's listener experiment tuned in arena processes, never over the user's.
+"""arena._grpc_env: gRPC's listener experiment tuned by arena's entry points, never by an import.
 
 Each case is a fresh interpreter: the setting matters only before grpc is imported.
 """
@@ -13,31 +13,40 @@ import pytest
 
 from arena._grpc_env import TUNED_EXPERIMENTS
 
-PRINT_AFTER_IMPORT = (
-    "import os\n{first}\nimport arena.referee.endpoint\n"
-    "print(os.environ.get('GRPC_EXPERIMENTS', '<unset>'))\n"
+PRINT_ENV = "import os\n{first}\n{then}\nprint(os.environ.get('GRPC_EXPERIMENTS', '<unset>'))\n"
+CLI_MAIN = (
+    "from arena.cli import main\n"
+    "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"  # every command imported
 )
+WORKERS = "import grpc\nfrom arena._grpc_env import tune_child_processes\ntune_child_processes()"
 
 
 @pytest.mark.parametrize(
-    ("env", "first", "expected"),
+    ("env", "first", "then", "expected"),
     [
-        pytest.param({}, "", TUNED_EXPERIMENTS, id="arena-process"),
+        pytest.param({}, "", CLI_MAIN, TUNED_EXPERIMENTS, id="cli-entry-point"),
         pytest.param(
-            {"GRPC_EXPERIMENTS": "-event_engine_client"}, "", "-event_engine_client", id="users-own"
+            {"GRPC_EXPERIMENTS": "-event_engine_client"}, "", CLI_MAIN, "-event_engine_client",
+            id="users-own",
         ),
-        pytest.param({}, "import grpc", "<unset>", id="grpc-imported-first"),
+        pytest.param({}, "import grpc", CLI_MAIN, "<unset>", id="grpc-imported-first"),
+        pytest.param({}, "", "import arena.referee.endpoint", "<unset>", id="import-sets-nothing"),
+        pytest.param({}, "", "import arena.kahuna", "<unset>", id="game-import-sets-nothing"),
+        pytest.param({}, "", WORKERS, TUNED_EXPERIMENTS, id="worker-processes"),
+        pytest.param(
+            {"GRPC_EXPERIMENTS": "-event_engine_client"}, "", WORKERS, "-event_engine_client",
+            id="workers-users-own",
+        ),
     ],
 )
-def test_grpc_experiments_after_importing_arena(
-    env: dict[str, str], first: str, expected: str
+def test_grpc_experiments_at_arena_entry_points(
+    env: dict[str, str], first: str, then: str, expected: str
 ) -> None:
     base = {key: value for key, value in os.environ.items() if key != "GRPC_EXPERIMENTS"}
     done = subprocess.run(
-        [sys.executable, "-c", PRINT_AFTER_IMPORT.format(first=first)],
+        [sys.executable, "-c", PRINT_ENV.format(first=first, then=then)],
         env={**base, **env}, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == expected
+    assert done.stdout.strip().splitlines()[-1] == expected
     assert "nknown" not in done.stderr  # grpcio knows the experiment it is told to switch off
-

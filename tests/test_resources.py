@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import arena
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.resources import (
     PROTO_MOUNT,
     PYTHON_BOT_MOUNTS,
@@ -17,7 +18,6 @@ from arena.resources import (
     sample_bot,
     sample_bots_dir,
 )
-from arena.server.smoke import SAMPLE_RANDOM_BOT
 
 PACKAGE = Path(arena.__file__).parent
 

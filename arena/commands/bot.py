@@ -17,11 +17,11 @@ from pathlib import Path
 
 from rich.table import Table
 
+from arena.bots.archive import ArchiveError, check_bot_directory
+from arena.bots.smoke import SAMPLE_RANDOM_BOT, SMOKE_GAMES, smoke_failure
 from arena.commands import kits
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.referee import BotConfigError, BotSpec, load_bot
-from arena.server.archive import ArchiveError, check_bot_directory
-from arena.server.smoke import SAMPLE_RANDOM_BOT, SMOKE_GAMES, smoke_failure
 from arena.store import (
     BotVersionRow,
     NotFoundError,

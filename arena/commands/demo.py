@@ -19,8 +19,9 @@ from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning, play_tournament, run_options_problem
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.resources import sample_bots_dir
-from arena.store import Store, StoreError, TournamentConfig, create_tournament, list_tournaments
-from arena.store.tournaments import validate_config
+from arena.store import Store, TournamentFormat, list_tournaments
+from arena.tournament.config import TournamentError, build_config
+from arena.tournament.rounds import create_tournament
 
 DEMO_BOTS = ("python_greedy", "python_random", "js_random")
 
@@ -74,13 +75,12 @@ def _demo_name(store: Store) -> str:
 def run_demo(store: Store, args: argparse.Namespace) -> int:
     if args.games < 1:
         return fail(f"--games must be at least 1, got {args.games}")
-    config = TournamentConfig(games_per_match=args.games, rounds=None, seed=args.seed)
     problem = run_options_problem(args)
     if problem is not None:  # refused before any bot or tournament is stored
         return fail(problem)
     try:
-        validate_config(config)
-    except StoreError as error:
+        config = build_config(games_per_match=args.games, seed=args.seed)
+    except TournamentError as error:
         return fail(str(error))
     specs, notes = sample_bots()
     for note in notes:
@@ -94,7 +94,7 @@ def run_demo(store: Store, args: argparse.Namespace) -> int:
         if refusal is not None:
             return fail(refusal)
     tournament = create_tournament(
-        store, _demo_name(store), "round_robin", [s.name for s in specs], config
+        store, _demo_name(store), TournamentFormat.ROUND_ROBIN, [s.name for s in specs], config
     )
     print(f"tournament {tournament.name}: round robin of {len(specs)} bots,"
           f" {args.games} games per match, data in {store.data_dir}")  # fmt: skip

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from arena.kahuna import HandicapBridge, Variant
+from arena.commands.playflags import add_play_flags, time_control, variant, whole
+from arena.kahuna import HandicapBridge
 from arena.logs import configure
 from arena.referee import (
     BotConfigError,
@@ -22,7 +23,6 @@ from arena.referee import (
     GameReport,
     MatchConfig,
     MatchReport,
-    TimeControl,
     display_names,
     load_bot,
 )
@@ -34,21 +34,6 @@ from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 
 EXIT_OK = 0
 EXIT_USAGE = 2
-
-
-def _whole(minimum: int, maximum: int) -> type[int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not minimum <= value <= maximum:
-            raise argparse.ArgumentTypeError(
-                f"must be between {minimum} and {maximum}, got {value}"
-            )
-        return value
-
-    return parse  # type: ignore[return-value]
 
 
 def _handicap(text: str) -> tuple[HandicapBridge, ...]:
@@ -71,29 +56,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("bot_a", type=Path, metavar="BOT_DIR", help="first bot's directory")
     parser.add_argument("bot_b", type=Path, metavar="BOT_DIR", help="second bot's directory")
-    parser.add_argument("--games", type=_whole(1, 10_000), default=2, help="games (default 2)")
+    parser.add_argument("--games", type=whole(1, 10_000), default=2, help="games (default 2)")
     parser.add_argument(
-        "--seed", type=_whole(0, 2**63 - 1), default=None,
+        "--seed", type=whole(0, 2**63 - 1), default=None,
         help="replay the same deals: derive the match's secret from SEED (never sent to the"
         " bots, but a bot that guesses SEED can compute every deal: leave it out for a match"
         " that matters; default: a fresh random secret)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--records", type=Path, metavar="DIR", help="write each game's record")
+    add_play_flags(parser)
     parser.add_argument(
-        "--action-ms", type=_whole(1, 3_600_000), default=TimeControl.action_ms,
-        help=f"per-action limit in ms (default {TimeControl.action_ms})",
-    )
-    parser.add_argument(
-        "--bank-ms", type=_whole(0, 36_000_000), default=TimeControl.bank_ms,
-        help=f"time bank per game in ms (default {TimeControl.bank_ms})",
-    )
-    parser.add_argument(
-        "--max-restarts", type=_whole(0, 1000), default=MatchConfig.max_restarts,
+        "--max-restarts", type=whole(0, 1000), default=MatchConfig.max_restarts,
         help=f"restarts per bot after a crash (default {MatchConfig.max_restarts})",
     )
-    parser.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")
-    parser.add_argument("--tactical", action="store_true", help="Tactical variant (R8)")
     parser.add_argument(
         "--handicap", type=_handicap, default=(), metavar="SEAT:LINE[,LINE...]",
         help=f"R2h: 1-3 bridges for one seat in every game, {HANDICAP_FORMAT};"
@@ -131,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
     config = MatchConfig(
         games=args.games,
         secret=new_secret() if args.seed is None else secret_from_seed(args.seed),
-        variant=Variant(strategic=args.strategic, tactical=args.tactical),
-        time_control=TimeControl(action_ms=args.action_ms, bank_ms=args.bank_ms),
+        variant=variant(args),
+        time_control=time_control(args),
         max_restarts=args.max_restarts,
         handicap=args.handicap,
         unsafe=args.unsafe_no_sandbox,

@@ -17,13 +17,13 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT, smoke_failure
 from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning
 from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.server.smoke import SAMPLE_RANDOM_BOT, smoke_failure
 from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
 from arena.store import ADMIN_TOKEN_NAME, Store, create_token, ensure_admin_token
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from arena.store import ENV_DATA_DIR, NotFoundError, SchemaError, Store, StoreError
+from arena.tournament.config import TournamentError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -27,13 +28,13 @@ def fail(message: str, status: int = 1) -> int:
 
 
 def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
-    """Open the store named by ``--data-dir``; turn store refusals into one-line errors."""
+    """Open the store named by ``--data-dir``; turn refusals into one-line errors."""
 
     def handler(args: argparse.Namespace) -> int:
         try:
             with Store.open(args.data_dir) as store:
                 return run(store, args)
-        except (NotFoundError, StoreError, SchemaError) as error:
+        except (NotFoundError, StoreError, SchemaError, TournamentError) as error:
             return fail(str(error.args[0]) if error.args else type(error).__name__)
 
     return handler

@@ -17,21 +17,27 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.commands.playflags import add_play_flags
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
-from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.store import (
     INTERRUPTED,
     Store,
     TournamentConfig,
+    TournamentFormat,
     TournamentRow,
-    create_tournament,
+    TournamentStatus,
     get_tournament,
     list_tournaments,
-    tournament_crosstable,
-    tournament_standings,
 )
+from arena.tournament.config import build_config
+from arena.tournament.results import tournament_crosstable, tournament_standings
+from arena.tournament.rounds import create_tournament
+from arena.tournament.runner import ProgressEvent, TournamentRunner
 
-FORMATS = {"round-robin": "round_robin", "round_robin": "round_robin", "swiss": "swiss"}
+FORMATS = {
+    "round-robin": TournamentFormat.ROUND_ROBIN,
+    **{str(kind): kind for kind in TournamentFormat},
+}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,17 +78,17 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="tournament name (letters, digits, - _ .)")
     parser.add_argument("bots", nargs="+", metavar="BOT", help="stored bots (latest versions)")
     parser.add_argument("--format", choices=sorted(FORMATS), default="round-robin")
-    parser.add_argument("--games", type=int, default=2, help="games per match (default 2)")
+    parser.add_argument(
+        "--games", type=int, default=TournamentConfig.games_per_match,
+        help=f"games per match (default {TournamentConfig.games_per_match})",
+    )  # fmt: skip
     parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n) + 1)")
     parser.add_argument(
         "--seed", type=int, default=0,
         help="tournament seed: tells its matches apart; the deals are keyed by a random secret"
         " stored with the tournament, never by the seed alone",
     )
-    parser.add_argument("--action-ms", type=int, default=2000, help="time per action")
-    parser.add_argument("--bank-ms", type=int, default=30000, help="time bank per game")
-    parser.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")
-    parser.add_argument("--tactical", action="store_true", help="Tactical variant (R8)")
+    add_play_flags(parser)
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -104,7 +110,7 @@ def add_cpu_pinning(parser: argparse.ArgumentParser) -> None:
 
 
 def _create(store: Store, args: argparse.Namespace) -> TournamentRow:
-    config = TournamentConfig(
+    config = build_config(
         games_per_match=args.games, rounds=args.rounds, seed=args.seed,
         action_ms=args.action_ms, bank_ms=args.bank_ms,
         strategic=args.strategic, tactical=args.tactical,
@@ -130,7 +136,7 @@ def run_resume(store: Store, args: argparse.Namespace) -> int:
     if problem:
         return fail(problem)
     tournament = get_tournament(store, args.name)
-    if tournament.status == "finished":
+    if tournament.status is TournamentStatus.FINISHED:
         print(f"{tournament.name} is already finished: nothing left to play")
     return play_tournament(store, tournament, args)
 

@@ -27,7 +27,7 @@ from arena.kahuna import (
     record_to_json,
 )
 from arena.logs import get_logger
-from arena.protocol.convert import variant_to_pb
+from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint, WireTap
 from arena.referee.freezer import Freezer
@@ -153,12 +153,13 @@ class _Match:
         self.freezer.thaw_all()
         for slot in self.slots:
             other = self.slots[1 - slot.index]
-            match_over = referee_pb2.MatchOver(
-                your_score=score[slot.name],
-                opponent_score=score[other.name],
-                games=len(self.config.indices_to_play),
+            slot.send(
+                messages.match_over(
+                    your_score=score[slot.name],
+                    opponent_score=score[other.name],
+                    games=len(self.config.indices_to_play),
+                )
             )
-            slot.send(referee_pb2.PlayResponse(match_over=match_over))
             slot.endpoint.close_stream()
 
     def _shut_down(self) -> None:
@@ -217,21 +218,21 @@ class _Match:
         slot.ready = True
         slot.expect.phase = Phase.IDLE
         other = self.slots[1 - slot.index]
-        welcome = referee_pb2.Welcome(
+        welcome = messages.welcome(
             protocol_version=PROTOCOL_VERSION,
             match_id=self.match_id,
             games=len(self.config.indices_to_play),
             bot_name=slot.name,
             opponent_name=other.name,
-            variant=variant_to_pb(self.config.variant),
+            variant=self.config.variant,
             time_control=self._time_control_pb(),
         )
-        slot.send(referee_pb2.PlayResponse(welcome=welcome))
+        slot.send(welcome)
         get_logger(match_id=self.match_id, bot=slot.name).info("bot_connected")
 
     def _time_control_pb(self) -> referee_pb2.TimeControl:
         control = self.config.time_control
-        return referee_pb2.TimeControl(action_ms=control.action_ms, bank_ms=control.bank_ms)
+        return messages.time_control_to_pb(control.action_ms, control.bank_ms)
 
     def _drain(self, failures: Failures) -> None:
         """Judge what the bots sent between games: failures count for this game."""
@@ -338,11 +339,11 @@ class _Match:
     def _say_game_start(self, game_index: int, slot_at_seat: tuple[int, int]) -> None:
         for seat, slot_index in enumerate(slot_at_seat):
             slot = self.slots[slot_index]
-            game_start = referee_pb2.GameStart(
+            game_start = messages.game_start(
                 game_index=game_index,
                 seat=seat,
-                variant=variant_to_pb(self.config.variant),
+                variant=self.config.variant,
                 time_control=self._time_control_pb(),
                 opponent_name=self.slots[1 - slot_index].name,
             )
-            slot.send(referee_pb2.PlayResponse(game_start=game_start))
+            slot.send(game_start)

@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arena.kahuna import record_of, record_to_json
-from arena.protocol.convert import outcome_to_pb
+from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.game import GameLog, GameTurns
-from arena.referee.slots import STATUS_TO_PB
 from arena.referee.types import BotStatus, GameReport, MatchConfig
 
 Failures = dict[int, tuple[BotStatus, str]]
@@ -120,21 +119,18 @@ def game_over_messages(result: GameResult, report: GameReport) -> list[referee_p
     record_json = json.dumps(report.record, separators=(",", ":"))
     winner = result.winner_slot()
     outcome = result.turns.state.outcome
-    messages = []
-    for slot in (0, 1):
-        game_over = referee_pb2.GameOver(
+    return [
+        messages.game_over(
             game_index=result.game_index,
             reason=report.reason,
-            your_status=STATUS_TO_PB[result.status(slot)],
-            opponent_status=STATUS_TO_PB[result.status(1 - slot)],
+            your_status=result.status(slot),
+            opponent_status=result.status(1 - slot),
             record_json=record_json,
+            winner_seat=None if winner is None else result.slot_at_seat.index(winner),
+            outcome=outcome if not result.failures else None,
         )
-        if winner is not None:
-            game_over.winner_seat = result.slot_at_seat.index(winner)
-        if outcome is not None and not result.failures:
-            game_over.outcome.CopyFrom(outcome_to_pb(outcome))
-        messages.append(referee_pb2.PlayResponse(game_over=game_over))
-    return messages
+        for slot in (0, 1)
+    ]
 
 
 def score_games(reports: Sequence[GameReport], names: Sequence[str]) -> dict[str, float]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.logs import get_logger
+from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
 from arena.referee.judge import Expectation, Phase
@@ -31,15 +32,6 @@ from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
 STDERR_TAIL_BYTES = 400
 EXIT_GRACE_S = 0.3
 
-STATUS_TO_PB = {
-    BotStatus.OK: referee_pb2.BOT_STATUS_OK,
-    BotStatus.TIMEOUT: referee_pb2.BOT_STATUS_TIMEOUT,
-    BotStatus.ILLEGAL_ACTION: referee_pb2.BOT_STATUS_ILLEGAL_ACTION,
-    BotStatus.MALFORMED_MESSAGE: referee_pb2.BOT_STATUS_MALFORMED_MESSAGE,
-    BotStatus.PROTOCOL_VIOLATION: referee_pb2.BOT_STATUS_PROTOCOL_VIOLATION,
-    BotStatus.CRASH: referee_pb2.BOT_STATUS_CRASH,
-    BotStatus.DISCONNECT: referee_pb2.BOT_STATUS_DISCONNECT,
-}
 
 
 @dataclass
@@ -142,8 +134,7 @@ class BotSlot:
     def cut_off(self, status: BotStatus, reason: str) -> None:
         """Say Goodbye, end the stream, kill the process tree."""
         if self.endpoint.connected:
-            goodbye = referee_pb2.Goodbye(status=STATUS_TO_PB[status], reason=reason)
-            self.endpoint.send(referee_pb2.PlayResponse(goodbye=goodbye).SerializeToString())
+            self.endpoint.send(messages.goodbye_frame(status, reason))
         self.endpoint.close_stream()
         self.endpoint.generation += 1  # whatever the old stream still says is ignored
         self.ready = False

@@ -33,6 +33,12 @@ class BotStatus(enum.StrEnum):
     DISCONNECT = "disconnect"
 
 
+ACTION_MS_RANGE = (1, 3_600_000)
+"""The per-action limits a time control may have, in ms (inclusive)."""
+BANK_MS_RANGE = (0, 36_000_000)
+"""The time banks a time control may have, in ms (inclusive)."""
+
+
 @dataclass(frozen=True)
 class TimeControl:
     """A per-action limit plus a per-game bank for time beyond it."""
@@ -45,10 +51,12 @@ class TimeControl:
             raise ValueError(f"action_ms must be a whole number of ms, got {self.action_ms!r}")
         if isinstance(self.bank_ms, bool) or not isinstance(self.bank_ms, int):
             raise ValueError(f"bank_ms must be a whole number of ms, got {self.bank_ms!r}")
-        if not 1 <= self.action_ms <= 3_600_000:
-            raise ValueError(f"action_ms must be between 1 and 3600000, got {self.action_ms}")
-        if not 0 <= self.bank_ms <= 36_000_000:
-            raise ValueError(f"bank_ms must be between 0 and 36000000, got {self.bank_ms}")
+        for name, value, (low, high) in (
+            ("action_ms", self.action_ms, ACTION_MS_RANGE),
+            ("bank_ms", self.bank_ms, BANK_MS_RANGE),
+        ):
+            if not low <= value <= high:
+                raise ValueError(f"{name} must be between {low} and {high}, got {value}")
 
 
 @dataclass(frozen=True)

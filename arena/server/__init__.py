@@ -1,1 +1,1 @@
-"""gRPC services: the arena API for people (the referee for bots: ``arena.referee.endpoint``)."""
+"""gRPC services and their wiring: the arena API for people, the remote-bot gateway."""

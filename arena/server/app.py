@@ -37,9 +37,9 @@ from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.bots.archive import MAX_ARCHIVE_BYTES, remove_stale_uploads
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
-from arena.server.archive import MAX_ARCHIVE_BYTES, remove_stale_uploads
 from arena.server.arena_service import ArenaService, ServiceOptions
 from arena.server.faults import DiskFullInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway

@@ -13,6 +13,7 @@ from arena.referee.types import BotSpec
 from arena.store.db import (
     FULL_ERRNOS,
     NotFoundError,
+    NotOwnerError,
     StorageFullError,
     Store,
     StoreError,
@@ -20,14 +21,17 @@ from arena.store.db import (
     utc_now,
 )
 from arena.store.models import (
+    CONSERVATIVE_SIGMAS,
+    INITIAL_MU,
+    INITIAL_SIGMA,
     BotDetail,
     BotSummary,
     BotVersionRow,
     LeaderboardRow,
+    Principal,
     RatingPoint,
 )
 from arena.store.tokens import check_user_name
-from arena.tournament.ratings import MU, SIGMA
 
 _VERSION_COLUMNS = """
     b.name AS bot, b.owner AS owner, v.version, v.created_at, v.mu, v.sigma, v.games,
@@ -50,8 +54,8 @@ def add_bot_version(
     """Store a copy of ``spec``'s directory as a version of bot ``spec.name``.
 
     Returns the version and whether it is new (an unchanged bot is the same
-    version). A bot owned by another user, or an owner no user can be named, is
-    refused (StoreError).
+    version). A bot owned by another user is refused (NotOwnerError), and an
+    owner no user can be named (StoreError).
     """
     if owner is not None:
         check_user_name(owner, "owner")
@@ -60,7 +64,7 @@ def add_bot_version(
     with store.transaction() as db:
         bot = db.execute("SELECT id, owner FROM bots WHERE name = ?", (spec.name,)).fetchone()
         if bot is not None and bot["owner"] != owner and owner is not None:
-            raise StoreError(f"bot {spec.name!r} belongs to another user")
+            raise NotOwnerError(spec.name)
         if bot is None:
             bot_id = db.execute(
                 "INSERT INTO bots (name, owner, created_at) VALUES (?, ?, ?)",
@@ -77,7 +81,8 @@ def add_bot_version(
                 "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"
                 " created_at, mu, sigma) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (bot_id, spec.version, str(target.relative_to(store.data_dir)),
-                 json.dumps(list(spec.command)), spec.runtime, utc_now(), MU, SIGMA),
+                 json.dumps(list(spec.command)), spec.runtime, utc_now(),
+                 INITIAL_MU, INITIAL_SIGMA),
             )  # fmt: skip
     return get_version(store, spec.name, spec.version), existing is None
 
@@ -190,6 +195,23 @@ def get_bot(store: Store, name: str) -> BotDetail:
     )  # fmt: skip
 
 
+def require_owner(
+    store: Store, principal: Principal, name: str, *, missing_ok: bool = False
+) -> None:
+    """NotOwnerError unless ``principal`` may act for bot ``name`` (the admin, or its owner).
+
+    NotFoundError when there is no such bot, unless ``missing_ok`` (a new bot is anyone's).
+    """
+    try:
+        owner = get_bot(store, name).owner
+    except NotFoundError:
+        if missing_ok:
+            return
+        raise
+    if not principal.may_act_for(owner):
+        raise NotOwnerError(name)
+
+
 def leaderboard(
     store: Store, *, latest_only: bool = False, min_games: int = 0
 ) -> list[LeaderboardRow]:
@@ -200,7 +222,8 @@ def leaderboard(
     with store.reading() as db:
         rows = db.execute(
             f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
-            f" WHERE {where} ORDER BY v.mu - 3 * v.sigma DESC, v.games DESC, b.name, v.id",
+            f" WHERE {where} ORDER BY v.mu - {CONSERVATIVE_SIGMAS} * v.sigma DESC,"
+            " v.games DESC, b.name, v.id",
             (min_games,),
         ).fetchall()
     return [LeaderboardRow(i + 1, _version_row(r)) for i, r in enumerate(rows)]

@@ -78,6 +78,14 @@ class AlreadyExistsError(StoreError):
     """A name that is already taken."""
 
 
+class NotOwnerError(StoreError, PermissionError):
+    """A bot that belongs to another user than the one acting for it."""
+
+    def __init__(self, bot: str) -> None:
+        super().__init__(f"bot {bot!r} belongs to another user")
+        self.bot = bot
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 

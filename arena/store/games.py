@@ -1,4 +1,9 @@
-"""Finished games: stored atomically with their rating update; game queries."""
+"""Finished games: stored atomically with their rating update; game queries.
+
+The store writes what it is given: the rating update (``rate``) and what each
+seat adds to the failure counters come from the caller
+(``arena.tournament.results.store_game``).
+"""
 
 from __future__ import annotations
 
@@ -8,21 +13,23 @@ import sqlite3
 from arena.referee.types import BotStatus, GameReport
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.live import drop_live_game
-from arena.store.models import BotFailure, GameRow
-from arena.tournament.ratings import Rating, rate_game
-
-TIMEOUT_STATUSES = frozenset({BotStatus.TIMEOUT})
-CRASH_STATUSES = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT})
-ILLEGAL_STATUSES = frozenset(
-    {BotStatus.ILLEGAL_ACTION, BotStatus.MALFORMED_MESSAGE, BotStatus.PROTOCOL_VIOLATION}
-)
+from arena.store.models import BotFailure, GameRow, RateGame, SeatFailures, StoredOutcome
 
 
-def record_game(store: Store, match_id: int, report: GameReport) -> int | None:
-    """Store one finished game and rate it, in one transaction.
+def record_game(
+    store: Store,
+    match_id: int,
+    report: GameReport,
+    *,
+    rate: RateGame,
+    failures: tuple[SeatFailures, SeatFailures],
+) -> int | None:
+    """Store one finished game and its rating update, in one transaction.
 
-    Returns the new game id, or None when game ``(match_id, report.index)``
-    is already stored (a resumed match replaying it): nothing is counted twice.
+    ``rate`` maps the seats' stored (mu, sigma) to their new ones; ``failures``
+    (by seat) is added to their versions' counters. Returns the new game id,
+    or None when game ``(match_id, report.index)`` is already stored (a
+    resumed match replaying it): nothing is counted twice.
     """
     with store.transaction() as db:
         match = db.execute(
@@ -64,7 +71,7 @@ def record_game(store: Store, match_id: int, report: GameReport) -> int | None:
                     " VALUES (?, ?, ?, ?)",
                     (game_id, seat, seat_ids[seat], report.stderr[name]),
                 )
-        _rate(db, game_id, seat_ids, winner_seat, statuses)
+        _rate(db, game_id, seat_ids, winner_seat, rate, failures)
         played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
         if played.fetchone()[0] >= match["games"]:
             db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))
@@ -76,29 +83,47 @@ def _rate(
     game_id: int,
     seat_ids: tuple[int, int],
     winner_seat: int | None,
-    statuses: tuple[str, ...],
+    rate: RateGame,
+    failures: tuple[SeatFailures, SeatFailures],
 ) -> None:
     before = []
     for version_id in seat_ids:
         row = db.execute("SELECT mu, sigma FROM bot_versions WHERE id = ?", (version_id,))
         mu, sigma = row.fetchone()
-        before.append(Rating(mu, sigma))
-    after = rate_game(before[0], before[1], winner=winner_seat)
+        before.append((float(mu), float(sigma)))
+    after = rate(before[0], before[1], winner_seat)
     for seat, version_id in enumerate(seat_ids):
         outcome = "draws" if winner_seat is None else "wins" if winner_seat == seat else "losses"
-        status = BotStatus(statuses[seat])
+        failed = failures[seat]
         db.execute(
             "UPDATE bot_versions SET mu = ?, sigma = ?, games = games + 1,"
             f" {outcome} = {outcome} + 1,"
             " timeouts = timeouts + ?, crashes = crashes + ?, illegal_actions = illegal_actions + ?"
             " WHERE id = ?",
-            (after[seat].mu, after[seat].sigma, status in TIMEOUT_STATUSES,
-             status in CRASH_STATUSES, status in ILLEGAL_STATUSES, version_id),
+            (after[seat][0], after[seat][1], failed.timeouts, failed.crashes,
+             failed.illegal_actions, version_id),
         )  # fmt: skip
         db.execute(
             "INSERT INTO rating_history (game_id, bot_version_id, mu, sigma) VALUES (?, ?, ?, ?)",
-            (game_id, version_id, after[seat].mu, after[seat].sigma),
+            (game_id, version_id, after[seat][0], after[seat][1]),
         )
+
+
+def game_outcomes(store: Store, tournament_id: int) -> list[StoredOutcome]:
+    """Every stored game of a tournament, oldest first: who sat where, who won."""
+    with store.reading() as db:
+        rows = db.execute(
+            "SELECT g.match_id, b0.name, b1.name, g.winner_seat FROM games g"
+            " JOIN matches m ON m.id = g.match_id"
+            " JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id"
+            " JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id"
+            " WHERE m.tournament_id = ? ORDER BY g.id",
+            (tournament_id,),
+        ).fetchall()
+    return [
+        StoredOutcome(r[0], (r[1], r[2]), None if r[3] is None else (r[1], r[2])[r[3]])
+        for r in rows
+    ]
 
 
 _GAME_SELECT = """

@@ -7,8 +7,16 @@ action, malformed message and protocol violation (arena.referee.BotStatus).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import enum
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
+from arena.kahuna import Variant
+from arena.referee.types import TimeControl
+
+INITIAL_MU = 25.0
+"""A new bot version's TrueSkill mean (``arena.tournament.ratings`` rates from here)."""
+INITIAL_SIGMA = INITIAL_MU / 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +38,24 @@ class BotVersionRow:
     @property
     def conservative(self) -> float:
         """mu - 3 sigma: the leaderboard's order."""
-        return self.mu - 3 * self.sigma
+        return conservative_rating(self.mu, self.sigma)
 
     def rate(self, count: int) -> float:
         """``count`` as a fraction of games played (0.0 before any game)."""
         return count / self.games if self.games else 0.0
+
+
+CONSERVATIVE_SIGMAS = 3
+"""How many sigmas below mu the conservative rating is (leaderboard order, rating plots)."""
+
+
+def conservative_rating(mu: float, sigma: float) -> float:
+    """mu - 3 sigma: a rating its bot is very likely above; the leaderboard's order.
+
+    The one place it is computed (the leaderboard query orders by the same
+    expression in SQL, with ``CONSERVATIVE_SIGMAS``).
+    """
+    return mu - CONSERVATIVE_SIGMAS * sigma
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,31 +93,122 @@ class BotDetail:
     history: tuple[RatingPoint, ...]  # oldest first, all versions
 
 
-@dataclass(frozen=True, slots=True)
+class TournamentFormat(enum.StrEnum):
+    """How a tournament pairs its bots (the values the schema stores)."""
+
+    ROUND_ROBIN = "round_robin"
+    SWISS = "swiss"
+
+
+class TournamentStatus(enum.StrEnum):
+    """Where a tournament is; ``INTERRUPTED`` is never stored (see ``arena.store.tournaments``)."""
+
+    CREATED = "created"
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"  # stored as running, but no runner holds its lease
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True)  # no slots: the class attributes are the defaults (one source)
 class TournamentConfig:
-    """How a tournament is played (stored as JSON with the tournament)."""
+    """How a tournament is played (stored as flat JSON with the tournament).
+
+    The defaults are the referee's (``TimeControl``, ``Variant``); the limits of
+    each field are ``arena.tournament.config``'s.
+    """
 
     games_per_match: int = 2
     rounds: int | None = None  # Swiss only; None: ceil(log2(bots)) + 1
     seed: int = 0
-    action_ms: int = 2000
-    bank_ms: int = 30000
-    strategic: bool = False
-    tactical: bool = False
+    time_control: TimeControl = field(default_factory=TimeControl)
+    variant: Variant = field(default_factory=Variant)
+
+    def to_json(self) -> dict[str, object]:
+        """The stored form (unchanged since schema v1: flat, times in ms)."""
+        return {
+            "games_per_match": self.games_per_match, "rounds": self.rounds, "seed": self.seed,
+            "action_ms": self.time_control.action_ms, "bank_ms": self.time_control.bank_ms,
+            "strategic": self.variant.strategic, "tactical": self.variant.tactical,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> TournamentConfig:
+        def number(key: str, default: int) -> int:
+            value = data.get(key, default)
+            assert isinstance(value, int), f"stored tournament config: {key} is {value!r}"
+            return value
+
+        rounds = data.get("rounds")
+        assert rounds is None or isinstance(rounds, int), f"stored rounds is {rounds!r}"
+        return cls(
+            games_per_match=number("games_per_match", cls.games_per_match),
+            rounds=rounds,
+            seed=number("seed", cls.seed),
+            time_control=TimeControl(
+                action_ms=number("action_ms", TimeControl.action_ms),
+                bank_ms=number("bank_ms", TimeControl.bank_ms),
+            ),
+            variant=Variant(
+                strategic=bool(data.get("strategic", False)),
+                tactical=bool(data.get("tactical", False)),
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class TournamentRow:
     id: int
     name: str
-    format: str  # "round_robin" | "swiss"
-    status: str  # "created" | "running" | "interrupted" (derived: no live runner) | "finished"
+    format: TournamentFormat
+    status: TournamentStatus  # INTERRUPTED derived: stored as running, no live runner
     config: TournamentConfig
     created_at: str
     finished_at: str | None
     entrants: tuple[str, ...]  # bot names, seed order
     games_played: int
     games_scheduled: int  # games of the matches paired so far
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedMatch:
+    """A match to store: who meets whom (``first`` in seat 0 of game 0), how many games, seed."""
+
+    first: str
+    second: str
+    games: int
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRound:
+    """A round to store whole: its matches and the bot that sits it out, if any."""
+
+    number: int
+    matches: tuple[PlannedMatch, ...]
+    bye: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOutcome:
+    """A stored game's result, as standings need it."""
+
+    match_id: int
+    bots: tuple[str, str]  # by seat
+    winner: str | None  # None: a draw
+
+
+@dataclass(frozen=True, slots=True)
+class SeatFailures:
+    """What one seat's status adds to its version's failure counters (0 or 1 each)."""
+
+    timeouts: int = 0
+    crashes: int = 0
+    illegal_actions: int = 0
+
+
+MuSigma = tuple[float, float]
+RateGame = Callable[[MuSigma, MuSigma, int | None], tuple[MuSigma, MuSigma]]
+"""(seat 0 before, seat 1 before, winner seat or None) -> (seat 0 after, seat 1 after)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +270,10 @@ class Principal:
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    def may_act_for(self, owner: str | None) -> bool:
+        """Whether this principal may act for a bot owned by ``owner`` (its files, stderr)."""
+        return self.is_admin or owner == self.user
 
 
 JsonRecord = Mapping[str, object]

@@ -58,7 +58,7 @@ def register_remote_bot(
 
     The version is the hash of the generated ``bot.toml`` (name, runtime,
     description), so registering again unchanged is the same version.
-    StoreError for a bad name or description, or a bot of another user.
+    StoreError for a bad name or description; NotOwnerError for a bot of another user.
     """
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise StoreError(

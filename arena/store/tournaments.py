@@ -1,101 +1,69 @@
-"""Tournaments, their entrants, rounds and matches; standings from stored games.
+"""Tournaments, their entrants, rounds and matches, as they are given to the store.
 
-Status: ``created``, ``running`` and ``finished`` are stored (``set_status``);
-a tournament stored as ``running`` whose runner lease nobody holds
-(``arena.store.lease``: its runner died, or stopped on a failed match) is
-read as ``interrupted``, never stored as such.
+The store decides nothing here: which tournaments may be created, their
+schedule and seeds, and standings are ``arena.tournament``'s. Status:
+``created``, ``running`` and ``finished`` are stored (``set_status``); a
+tournament stored as ``running`` whose runner lease nobody holds
+(``arena.store.lease``: its runner died, or stopped on a failed match) is read
+as ``interrupted``, never stored as such.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from arena.referee.seeds import SECRET_BYTES, new_secret
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError, utc_now
 from arena.store.lease import lease_held
-from arena.store.models import MatchRow, TournamentConfig, TournamentRow
-from arena.tournament.schedule import Pairing, round_robin
-from arena.tournament.standings import GameOutcome, Standing, compute_standings, crosstable
+from arena.store.models import (
+    MatchRow,
+    PlannedRound,
+    TournamentConfig,
+    TournamentFormat,
+    TournamentRow,
+    TournamentStatus,
+)
 
-FORMATS = ("round_robin", "swiss")
-STORED_STATUSES = ("created", "running", "finished")
-INTERRUPTED = "interrupted"
-NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,59}")
-
-
-def validate_config(config: TournamentConfig) -> None:
-    """Refuse a configuration that cannot be played, naming the field."""
-    checks = [
-        ("games_per_match", config.games_per_match, 1, 100),
-        ("seed", config.seed, 0, 2**31 - 1),
-        ("action_ms", config.action_ms, 1, 3_600_000),
-        ("bank_ms", config.bank_ms, 0, 36_000_000),
-    ]
-    if config.rounds is not None:
-        checks.append(("rounds", config.rounds, 1, 1000))
-    for field, value, low, high in checks:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise StoreError(f"{field} must be a whole number from {low} to {high}, got {value!r}")
+INTERRUPTED = TournamentStatus.INTERRUPTED
+STORED_STATUSES = tuple(s for s in TournamentStatus if s is not INTERRUPTED)
 
 
-def max_swiss_rounds(bots: int) -> int:
-    """The most Swiss rounds ``bots`` bots can play, each pair meeting at most once."""
-    return max(1, bots - 1 if bots % 2 == 0 else bots)
+def latest_version_ids(store: Store, bots: Sequence[str]) -> dict[str, int]:
+    """Bot name -> the id of its latest stored version (NotFoundError naming the first unknown)."""
+    with store.reading() as db:
+        return {bot: _latest_version_id(db, bot) for bot in bots}
 
 
-def match_seed(tournament_seed: int, round_no: int, first_id: int, second_id: int) -> int:
-    """The deal seed of a match: fixed by who meets whom, so a resume replays it exactly."""
-    low, high = sorted((first_id, second_id))
-    return (tournament_seed * 1_000_003 + round_no * 10_007 + low * 101 + high) % 2**31
-
-
-def create_tournament(
-    store: Store, name: str, format: str, bots: Sequence[str], config: TournamentConfig
+def insert_tournament(
+    store: Store,
+    name: str,
+    format: TournamentFormat,
+    entrants: Mapping[str, int],
+    config: TournamentConfig,
+    rounds: Sequence[PlannedRound] = (),
 ) -> TournamentRow:
-    """A new tournament of the latest version of each of ``bots`` (seed order as given).
+    """Store a new tournament: ``entrants`` (name -> version id, in seed order), its rounds.
 
-    A round robin is scheduled whole at once; Swiss rounds are paired as play goes.
+    AlreadyExistsError when the name is taken; nothing is stored then.
     """
-    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        raise StoreError(f"tournament name {name!r}: use 1-60 letters, digits, - _ .")
-    if format not in FORMATS:
-        raise StoreError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-    if len(set(bots)) != len(bots) or len(bots) < 2:
-        raise StoreError("a tournament needs at least two distinct bots")
-    validate_config(config)
-    if config.rounds is not None:
-        if format != "swiss":
-            raise StoreError(f"rounds is for Swiss tournaments only (a {format} plays them all)")
-        if config.rounds > max_swiss_rounds(len(bots)):
-            raise StoreError(
-                f"rounds: a Swiss tournament of {len(bots)} bots has at most"
-                f" {max_swiss_rounds(len(bots))} round(s) without a rematch, got {config.rounds}"
-            )
     with store.transaction() as db:
         if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
             raise AlreadyExistsError(f"a tournament named {name!r} already exists")
-        version_ids = [_latest_version_id(db, bot) for bot in bots]
         tournament_id = db.execute(
             "INSERT INTO tournaments (name, format, status, config, created_at, secret)"
             " VALUES (?, ?, 'created', ?, ?, ?)",
-            (name, format, json.dumps(dataclasses.asdict(config)), utc_now(), new_secret()),
+            (name, str(format), json.dumps(config.to_json()), utc_now(), new_secret()),
         ).lastrowid
         assert tournament_id is not None
-        for rank, version_id in enumerate(version_ids):
+        for rank, version_id in enumerate(entrants.values()):
             db.execute(
                 "INSERT INTO entrants (tournament_id, bot_version_id, seed_rank) VALUES (?, ?, ?)",
                 (tournament_id, version_id, rank),
             )
-        if format == "round_robin":
-            by_name = dict(zip(bots, version_ids, strict=True))
-            for rnd in round_robin(list(bots)):
-                _insert_round(db, tournament_id, config, rnd.number, rnd.pairings, by_name)
-                if rnd.bye is not None:
-                    _insert_bye(db, tournament_id, rnd.number, by_name[rnd.bye])
+        for planned in rounds:
+            _insert_round(db, tournament_id, planned, entrants)
     return get_tournament(store, tournament_id)
 
 
@@ -124,44 +92,41 @@ def _latest_version_id(db: sqlite3.Connection, bot: str) -> int:
 def _insert_round(
     db: sqlite3.Connection,
     tournament_id: int,
-    config: TournamentConfig,
-    round_no: int,
-    pairings: Sequence[Pairing],
-    version_ids: dict[str, int],
+    planned: PlannedRound,
+    version_ids: Mapping[str, int],
 ) -> None:
-    for pairing in pairings:
-        first, second = version_ids[pairing.first], version_ids[pairing.second]
+    for match in planned.matches:
         db.execute(
             "INSERT INTO matches (tournament_id, round, first_id, second_id, games, seed)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (tournament_id, round_no, first, second, config.games_per_match,
-             match_seed(config.seed, round_no, first, second)),
+            (tournament_id, planned.number, version_ids[match.first], version_ids[match.second],
+             match.games, match.seed),
         )  # fmt: skip
+    if planned.bye is not None:
+        db.execute(
+            "INSERT INTO byes (tournament_id, round, bot_version_id) VALUES (?, ?, ?)",
+            (tournament_id, planned.number, version_ids[planned.bye]),
+        )
 
 
-def _insert_bye(db: sqlite3.Connection, tournament_id: int, round_no: int, version_id: int) -> None:
-    db.execute(
-        "INSERT INTO byes (tournament_id, round, bot_version_id) VALUES (?, ?, ?)",
-        (tournament_id, round_no, version_id),
-    )
-
-
-def add_round(
-    store: Store, tournament_id: int, round_no: int, pairings: Sequence[Pairing], bye: str | None
-) -> None:
-    """Store one paired Swiss round, whole or not at all (StoreError if it exists)."""
+def add_round(store: Store, tournament_id: int, planned: PlannedRound) -> None:
+    """Store one paired round, whole or not at all (StoreError if it exists)."""
     tournament = get_tournament(store, tournament_id)
     with store.transaction() as db:
         if db.execute(
-            "SELECT 1 FROM matches WHERE tournament_id = ? AND round = ?", (tournament_id, round_no)
+            "SELECT 1 FROM matches WHERE tournament_id = ? AND round = ?",
+            (tournament_id, planned.number),
         ).fetchone():
             raise StoreError(
-                f"round {round_no} of tournament {tournament.name!r} is already paired"
+                f"round {planned.number} of tournament {tournament.name!r} is already paired"
             )
-        version_ids = _entrant_ids(db, tournament_id)
-        _insert_round(db, tournament_id, tournament.config, round_no, pairings, version_ids)
-        if bye is not None:
-            _insert_bye(db, tournament_id, round_no, version_ids[bye])
+        _insert_round(db, tournament_id, planned, _entrant_ids(db, tournament_id))
+
+
+def entrant_version_ids(store: Store, tournament_id: int) -> dict[str, int]:
+    """Entrant name -> its version id, in seed order."""
+    with store.reading() as db:
+        return _entrant_ids(db, tournament_id)
 
 
 def _entrant_ids(db: sqlite3.Connection, tournament_id: int) -> dict[str, int]:
@@ -174,15 +139,17 @@ def _entrant_ids(db: sqlite3.Connection, tournament_id: int) -> dict[str, int]:
     return {r[0]: r[1] for r in rows}
 
 
-def set_status(store: Store, tournament_id: int, status: str) -> None:
-    """Store a tournament's status: one of STORED_STATUSES (``interrupted`` is derived)."""
+def set_status(store: Store, tournament_id: int, status: TournamentStatus) -> None:
+    """Store a tournament's status (``interrupted`` is derived, never stored)."""
     if status not in STORED_STATUSES:
-        raise StoreError(f"status must be one of {', '.join(STORED_STATUSES)}, got {status!r}")
-    finished_at = utc_now() if status == "finished" else None
+        names = ", ".join(STORED_STATUSES)
+        raise StoreError(f"status must be one of {names}, got {str(status)!r}")
+    status = TournamentStatus(status)
+    finished_at = utc_now() if status is TournamentStatus.FINISHED else None
     with store.transaction() as db:
         db.execute(
             "UPDATE tournaments SET status = ?, finished_at = ? WHERE id = ?",
-            (status, finished_at, tournament_id),
+            (str(status), finished_at, tournament_id),
         )
 
 
@@ -203,11 +170,12 @@ def list_tournaments(store: Store) -> list[TournamentRow]:
         return [_tournament_row(store, db, row) for row in rows]
 
 
-def shown_status(store: Store, tournament_id: int, stored: str) -> str:
+def shown_status(store: Store, tournament_id: int, stored: str) -> TournamentStatus:
     """``stored``, except ``running`` without a live runner: ``interrupted``."""
-    if stored == "running" and not lease_held(store, tournament_id):
-        return INTERRUPTED
-    return stored
+    status = TournamentStatus(stored)
+    if status is TournamentStatus.RUNNING and not lease_held(store, tournament_id):
+        return TournamentStatus.INTERRUPTED
+    return status
 
 
 def _tournament_row(store: Store, db: sqlite3.Connection, row: sqlite3.Row) -> TournamentRow:
@@ -218,9 +186,9 @@ def _tournament_row(store: Store, db: sqlite3.Connection, row: sqlite3.Row) -> T
         (row["id"], row["id"]),
     ).fetchone()
     return TournamentRow(
-        id=row["id"], name=row["name"], format=row["format"],
+        id=row["id"], name=row["name"], format=TournamentFormat(row["format"]),
         status=shown_status(store, row["id"], row["status"]),
-        config=TournamentConfig(**json.loads(row["config"])), created_at=row["created_at"],
+        config=TournamentConfig.from_json(json.loads(row["config"])), created_at=row["created_at"],
         finished_at=row["finished_at"], entrants=tuple(_entrant_ids(db, row["id"])),
         games_played=played, games_scheduled=scheduled,
     )  # fmt: skip
@@ -265,40 +233,3 @@ def tournament_byes(store: Store, tournament_id: int) -> dict[int, str]:
             (tournament_id,),
         ).fetchall()
     return {r[0]: r[1] for r in rows}
-
-
-def _outcomes(store: Store, tournament_id: int) -> list[GameOutcome]:
-    with store.reading() as db:
-        rows = db.execute(
-            "SELECT g.match_id, b0.name, b1.name, g.winner_seat FROM games g"
-            " JOIN matches m ON m.id = g.match_id"
-            " JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id"
-            " JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id"
-            " WHERE m.tournament_id = ? ORDER BY g.id",
-            (tournament_id,),
-        ).fetchall()
-    return [
-        GameOutcome(r[0], (r[1], r[2]), None if r[3] is None else (r[1], r[2])[r[3]]) for r in rows
-    ]
-
-
-def tournament_standings(store: Store, tournament_id: int) -> tuple[Standing, ...]:
-    """Standings from the games stored so far.
-
-    A Swiss bye scores a match won (``games_per_match`` points) once its round is
-    paired; in a round robin every bot sits out equally often, so byes score nothing.
-    """
-    tournament = get_tournament(store, tournament_id)
-    bye_points = tournament.config.games_per_match if tournament.format == "swiss" else 0
-    byes: dict[str, int] = {}
-    for bot in tournament_byes(store, tournament_id).values():
-        byes[bot] = byes.get(bot, 0) + 1
-    return compute_standings(
-        tournament.entrants, _outcomes(store, tournament_id),
-        byes=byes, bye_points=float(bye_points),
-    )  # fmt: skip
-
-
-def tournament_crosstable(store: Store, tournament_id: int) -> dict[tuple[str, str], float]:
-    """``{(bot, opponent): points scored}`` over the games stored so far."""
-    return crosstable(_outcomes(store, tournament_id))

@@ -3,7 +3,7 @@
 For the web tests, the README screenshots and the page benchmark: bots are
 stored with ``arena.store.add_bot_version`` (real directories, real content
 hashes), a round robin is created with ``create_tournament``, and every game
-is a seeded ``arena.kahuna.play_random_game`` stored with ``record_game``, so
+is a seeded ``arena.kahuna.play_random_game`` stored with ``store_game``, so
 ratings, history and standings are computed by the store exactly as for a
 tournament played by real bots. No bot processes run: this is about pages,
 not matches.
@@ -19,6 +19,8 @@ from arena import store as st
 from arena.kahuna import Record, play_random_game, record_of, record_to_json, replay
 from arena.referee.botdir import load_bot
 from arena.referee.types import BotStatus, GameReport
+from arena.tournament.results import store_game
+from arena.tournament.rounds import create_tournament
 
 DEMO_BOTS: tuple[str, ...] = ("greedy_gecko", "random_reef", "tidal_tactician", "lagoon_lurker")
 
@@ -127,12 +129,12 @@ def play_demo_tournament(
     existing = {summary.name for summary in st.list_bots(store)}
     add_demo_bots(store, work_dir, [b for b in bots if b not in existing])
     config = st.TournamentConfig(games_per_match=games_per_match, seed=seed)
-    tournament = st.create_tournament(store, name, "round_robin", list(bots), config)
+    tournament = create_tournament(store, name, st.TournamentFormat.ROUND_ROBIN, list(bots), config)
     lease = st.acquire_lease(store, tournament.id, name=name)
-    st.set_status(store, tournament.id, "running")
+    st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
     game_ids = play_games(store, tournament.id, forfeits=forfeits, max_games=max_games)
     if finish and max_games is None:
-        st.set_status(store, tournament.id, "finished")
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
         lease.release()
         return DemoTournament(tournament.id, game_ids, tuple(bots))
     return DemoTournament(tournament.id, game_ids, tuple(bots), lease)
@@ -155,7 +157,7 @@ def play_games(
                 report = forfeit_report(index, seats, record, len(record.actions) // 3)
             else:
                 report = report_for(index, seats, record)
-            game_id = st.record_game(store, match.id, report)
+            game_id = store_game(store, match.id, report)
             if game_id is not None:
                 game_ids.append(game_id)
     return tuple(game_ids)

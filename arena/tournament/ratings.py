@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import trueskill
 
+from arena.store.models import INITIAL_MU, INITIAL_SIGMA, conservative_rating
+
 # Kahuna's draw rate (R7.5: equal points, equal final points, equal bridges).
 # Measured with benchmarks/draw_rate.py: 100,000 seeded uniformly random games
 # (arena.kahuna.play_random_game, seeds 0..99,999) ended in 59 draws = 0.06%
@@ -21,8 +23,8 @@ import trueskill
 # the measured random-game rate is the draw probability.
 KAHUNA_DRAW_RATE = 0.0006
 
-MU = 25.0
-SIGMA = MU / 3
+MU = INITIAL_MU  # a new version's rating: the store's starting point
+SIGMA = INITIAL_SIGMA
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +35,7 @@ class Rating:
     @property
     def conservative(self) -> float:
         """mu - 3 sigma: what leaderboards sort by."""
-        return self.mu - 3 * self.sigma
+        return conservative_rating(self.mu, self.sigma)
 
 
 def environment(draw_probability: float = KAHUNA_DRAW_RATE) -> trueskill.TrueSkill:

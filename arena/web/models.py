@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from arena.store.models import conservative_rating
 from arena.web.plots import RatingPoint
 
 Json = dict[str, object]
@@ -35,7 +36,7 @@ class LeaderboardRow:
     @property
     def conservative(self) -> float:
         """The ranking score: mu - 3 sigma."""
-        return self.mu - 3 * self.sigma
+        return conservative_rating(self.mu, self.sigma)
 
     @property
     def failures(self) -> int:

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from arena.store.models import CONSERVATIVE_SIGMAS, conservative_rating
+
 MAX_DOTS = 200  # beyond this many updates the mean is drawn as a line only
 
 
@@ -69,8 +71,8 @@ def rating_history_svg(points: Sequence[RatingPoint], box: PlotBox = PlotBox()) 
             f'aria-label="no rating history"><text x="{box.width_px // 2}" y="34" '
             f'text-anchor="middle" class="plot-empty">no rated games yet</text></svg>'
         )
-    lows = [p.mu - 3 * p.sigma for p in points]
-    highs = [p.mu + 3 * p.sigma for p in points]
+    lows = [conservative_rating(p.mu, p.sigma) for p in points]
+    highs = [p.mu + CONSERVATIVE_SIGMAS * p.sigma for p in points]
     y_low, y_high = min(lows), max(highs)
     if y_high - y_low < 1e-6:
         y_low, y_high = y_low - 1, y_high + 1

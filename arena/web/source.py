@@ -13,6 +13,7 @@ from collections import OrderedDict, defaultdict
 from pathlib import Path
 
 from arena import store as st
+from arena.tournament.results import tournament_crosstable, tournament_standings
 from arena.web.models import (
     BotDetail,
     BotVersion,
@@ -146,13 +147,13 @@ class StoreSource:
                 buchholz=s.buchholz,
                 sonneborn_berger=s.sonneborn_berger,
             )
-            for s in st.tournament_standings(self.store, tournament_id)
+            for s in tournament_standings(self.store, tournament_id)
         )
         games_between: dict[tuple[str, str], int] = defaultdict(int)
         for match in st.list_matches(self.store, tournament_id):
             games_between[match.first, match.second] += len(match.games_played)
             games_between[match.second, match.first] += len(match.games_played)
-        scores = st.tournament_crosstable(self.store, tournament_id)
+        scores = tournament_crosstable(self.store, tournament_id)
         crosstable = {
             pair: (scores.get(pair, 0.0), played)
             for pair, played in games_between.items()

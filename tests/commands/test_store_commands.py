@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import main
 from arena.referee import load_bot
-from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.store import Store, add_bot_version
 from tests.server.test_arena_service import LEAKY_BOT
 

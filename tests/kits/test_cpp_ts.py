@@ -33,7 +33,7 @@ from .kit_builds import Built, build_kit, kit_source, run_build, shared_root
 
 KITS = ["cpp_random", "ts_random"]
 RULE_REASONS = {"points", "final_points", "bridges", "draw", "no_bridges"}
-MAX_FILE_BYTES = 16 * 1024 * 1024  # the per-file limit of an upload (arena/server/archive.py)
+MAX_FILE_BYTES = 16 * 1024 * 1024  # the per-file limit of an upload (arena/bots/archive.py)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # builds: C++ takes ~30 s of CPU
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.referee import BotConfigError, BotStatus, MatchConfig, load_bot, run_match
 from arena.referee.remote import SeatOffer
-from arena.server.smoke import SAMPLE_RANDOM_BOT
 
 SDK_DIR = Path(__file__).resolve().parents[2] / "sample_bots" / "sdk" / "python"
 if str(SDK_DIR) not in sys.path:

@@ -22,12 +22,12 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT, smoke_failure
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.server.smoke import SAMPLE_RANDOM_BOT, smoke_failure
 from arena.store import Store, add_bot_version, create_token, ensure_admin_token
 from arena.web import create_web_server
 from tests.store.lease_holder import kill_9, lease_holding_process

@@ -27,6 +27,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kahuna_bot import Action, Bot, MatchInfo, Observation, run
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.protocol.gen.kahuna.v1 import referee_pb2
@@ -35,7 +36,6 @@ from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.gateway import PLAY_METHOD
 from arena.server.limits import StreamLimits
-from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.store import (
     Store,
     add_bot_version,

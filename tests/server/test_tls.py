@@ -24,13 +24,13 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from kahuna_bot import Action, Observation
 from kahuna_bot.remote import serve_seats, tls_credentials
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.server.tls import TlsConfigError, is_loopback, load_server_tls
 from arena.store import (
     Store,

@@ -9,6 +9,8 @@ import pytest
 
 from arena.store import (
     NotFoundError,
+    NotOwnerError,
+    Principal,
     Store,
     StoreError,
     add_bot_version,
@@ -16,6 +18,7 @@ from arena.store import (
     get_bot,
     get_version,
     list_bots,
+    require_owner,
 )
 
 from .conftest import MakeBot
@@ -109,3 +112,14 @@ def test_a_version_prefix_is_matched_literally(store: Store, make_bot: MakeBot) 
     add_bot_version(store, make_bot("alpha"))
     with pytest.raises(NotFoundError):
         get_version(store, "alpha", "%")
+
+
+def test_another_users_bot_is_a_not_owner_error(store: Store, make_bot: MakeBot) -> None:
+    add_bot_version(store, make_bot("mine"), owner="ann")
+    with pytest.raises(NotOwnerError, match="bot 'mine' belongs to another user"):
+        add_bot_version(store, make_bot("mine", "print('changed')\n"), owner="bob")
+    require_owner(store, Principal("ann", "user"), "mine")
+    require_owner(store, Principal("root", "admin"), "mine")
+    with pytest.raises(NotOwnerError):
+        require_owner(store, Principal("bob", "user"), "mine")
+    require_owner(store, Principal("bob", "user"), "new-bot", missing_ok=True)

@@ -10,12 +10,12 @@ import pytest
 
 from arena.referee.types import BotStatus, GameReport
 from arena.store import (
+    NotFoundError,
     Store,
     StoreError,
     TournamentConfig,
     add_bot_version,
     bot_failures,
-    create_tournament,
     game_record,
     game_stderr,
     get_bot,
@@ -23,12 +23,12 @@ from arena.store import (
     leaderboard,
     list_games,
     list_matches,
-    record_game,
     think_ms_per_game,
-    tournament_crosstable,
-    tournament_standings,
 )
+from arena.tournament.config import TournamentError
 from arena.tournament.ratings import Rating, rate_game
+from arena.tournament.results import store_game, tournament_crosstable, tournament_standings
+from arena.tournament.rounds import create_tournament
 
 from .conftest import MakeBot
 
@@ -74,29 +74,32 @@ def test_round_robin_is_scheduled_whole(store: Store, three_bots: list[str]) -> 
     assert (t.games_scheduled, t.games_played, t.status) == (12, 0, "created")
 
 
+TC, TE, NF = TournamentConfig, TournamentError, NotFoundError  # the table below fits
+
+
 @pytest.mark.parametrize(
-    ("name", "fmt", "bots", "config", "message"),
+    ("name", "fmt", "bots", "config", "message", "error"),
     [
-        ("bad name!", "swiss", ["a", "b"], TournamentConfig(), "tournament name"),
-        ("t", "knockout", ["a", "b"], TournamentConfig(), "format must be"),
-        ("t", "swiss", ["a"], TournamentConfig(), "at least two"),
-        ("t", "swiss", ["a", "a"], TournamentConfig(), "at least two"),
-        ("t", "swiss", ["a", "zz"], TournamentConfig(), "no bot 'zz'"),
-        ("t", "swiss", ["a", "b"], TournamentConfig(games_per_match=0), "games_per_match"),
-        ("t", "swiss", ["a", "b"], TournamentConfig(rounds=-1), "rounds"),
-        ("t", "swiss", ["a", "b"], TournamentConfig(rounds=2), "2 bots has at most 1 round"),
-        ("t", "swiss", ["a", "b", "c"], TournamentConfig(rounds=4), "at most 3 round"),
-        ("t", "round_robin", ["a", "b"], TournamentConfig(rounds=1), "Swiss tournaments only"),
+        ("bad name!", "swiss", ["a", "b"], TC(), "tournament name", TE),
+        ("t", "knockout", ["a", "b"], TC(), "format must be", TE),
+        ("t", "swiss", ["a"], TC(), "at least two", TE),
+        ("t", "swiss", ["a", "a"], TC(), "at least two", TE),
+        ("t", "swiss", ["a", "zz"], TC(), "no bot 'zz'", NF),
+        ("t", "swiss", ["a", "b"], TC(games_per_match=0), "games_per_match", TE),
+        ("t", "swiss", ["a", "b"], TC(rounds=-1), "rounds", TE),
+        ("t", "swiss", ["a", "b"], TC(rounds=2), "2 bots has at most 1 round", TE),
+        ("t", "swiss", ["a", "b", "c"], TC(rounds=4), "at most 3 round", TE),
+        ("t", "round_robin", ["a", "b"], TC(rounds=1), "Swiss tournaments only", TE),
     ],
     ids=["name", "format", "one-bot", "duplicate", "unknown-bot", "zero-games", "rounds",
          "rounds-over-2-bots", "rounds-over-3-bots", "rounds-round-robin"],
 )
 def test_bad_tournaments_are_refused_and_nothing_is_stored(
     store: Store, three_bots: list[str], name: str, fmt: str, bots: list[str],
-    config: TournamentConfig, message: str,
+    config: TournamentConfig, message: str, error: type[Exception],
 ) -> None:  # fmt: skip
     before = _snapshot(store)
-    with pytest.raises(StoreError, match=message):
+    with pytest.raises(error, match=message):
         create_tournament(store, name, fmt, bots, config)
     assert _snapshot(store) == before
 
@@ -106,7 +109,7 @@ def test_a_game_is_stored_with_its_rating_update_and_history(
 ) -> None:
     t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
     match = next(m for m in list_matches(store, t.id) if {m.first, m.second} == {"a", "b"})
-    game_id = record_game(store, match.id, _report(0, ("b", "a"), "b"))
+    game_id = store_game(store, match.id, _report(0, ("b", "a"), "b"))
     assert game_id is not None
     expected_b, expected_a = rate_game(Rating(), Rating(), winner=0)
     rows = {r.entry.bot: r.entry for r in leaderboard(store)}
@@ -129,9 +132,9 @@ def test_a_game_stored_twice_is_counted_once(store: Store, three_bots: list[str]
     t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
     match = list_matches(store, t.id)[0]
     seats = (match.first, match.second)
-    assert record_game(store, match.id, _report(0, seats, seats[0])) is not None
+    assert store_game(store, match.id, _report(0, seats, seats[0])) is not None
     before = _snapshot(store)
-    assert record_game(store, match.id, _report(0, seats, seats[1])) is None
+    assert store_game(store, match.id, _report(0, seats, seats[1])) is None
     assert _snapshot(store) == before
 
 
@@ -141,9 +144,9 @@ def test_match_finishes_with_its_last_game_and_failures_are_counted(
     t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
     match = list_matches(store, t.id)[0]
     x, y = match.first, match.second
-    record_game(store, match.id, _report(0, (x, y), y, {x: BotStatus.TIMEOUT}))
+    store_game(store, match.id, _report(0, (x, y), y, {x: BotStatus.TIMEOUT}))
     assert list_matches(store, t.id)[0].finished_at is None
-    record_game(store, match.id, _report(1, (y, x), None))
+    store_game(store, match.id, _report(1, (y, x), None))
     done = list_matches(store, t.id)[0]
     assert done.finished_at is not None and done.games_played == (0, 1)
     row = {r.entry.bot: r.entry for r in leaderboard(store)}[x]
@@ -161,7 +164,7 @@ def test_a_failed_bots_stderr_is_stored_apart_from_the_public_record(
     report = replace(
         _report(0, (y, x), y, {x: BotStatus.CRASH}), stderr={x: "secret plans\nBoom"}
     )
-    game_id = record_game(store, match.id, report)
+    game_id = store_game(store, match.id, report)
     assert game_id is not None
     assert "secret" not in json.dumps(game_record(store, game_id))
     assert game_stderr(store, game_id) == {1: "secret plans\nBoom"}
@@ -169,7 +172,7 @@ def test_a_failed_bots_stderr_is_stored_apart_from_the_public_record(
     assert (failure.game_id, failure.seat, failure.status) == (game_id, 1, "crash")
     assert failure.stderr == "secret plans\nBoom" and failure.version
     assert bot_failures(store, y) == []
-    record_game(store, match.id, _report(1, (x, y), None))
+    store_game(store, match.id, _report(1, (x, y), None))
     assert [f.game_id for f in bot_failures(store, x)] == [game_id]
 
 
@@ -184,7 +187,7 @@ def test_a_game_that_is_not_the_matchs_is_refused_and_nothing_changes(
     match = list_matches(store, t.id)[0]
     before = _snapshot(store)
     with pytest.raises(StoreError, match="does not belong"):
-        record_game(store, match.id, _report(index, seats, seats[0]))
+        store_game(store, match.id, _report(index, seats, seats[0]))
     assert _snapshot(store) == before
 
 
@@ -194,8 +197,8 @@ def test_standings_and_crosstable_come_from_stored_games(
     t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
     for match in list_matches(store, t.id):
         winner = min(match.first, match.second)  # alphabetical: a beats everyone
-        record_game(store, match.id, _report(0, (match.first, match.second), winner))
-        record_game(store, match.id, _report(1, (match.second, match.first), winner))
+        store_game(store, match.id, _report(0, (match.first, match.second), winner))
+        store_game(store, match.id, _report(1, (match.second, match.first), winner))
     standings = tournament_standings(store, t.id)
     assert [(s.bot, s.points) for s in standings] == [("a", 4.0), ("b", 2.0), ("c", 0.0)]
     assert tournament_crosstable(store, t.id)[("a", "c")] == 2.0
@@ -206,7 +209,7 @@ def test_a_leaderboard_row_never_mixes_versions(store: Store, make_bot: MakeBot)
     add_bot_version(store, make_bot("b"))
     t = create_tournament(store, "one", "round_robin", ["a", "b"], TournamentConfig())
     m = list_matches(store, t.id)[0]
-    record_game(store, m.id, _report(0, (m.first, m.second), "a"))
+    store_game(store, m.id, _report(0, (m.first, m.second), "a"))
     add_bot_version(store, make_bot("a", "print('v2')\n"))
     rows = leaderboard(store)
     a_rows = [r.entry for r in rows if r.entry.bot == "a"]
@@ -220,8 +223,8 @@ def test_think_time_per_game_is_the_mean_over_both_seats(
     assert think_ms_per_game(store) == {}
     t = create_tournament(store, "rr", "round_robin", three_bots, TournamentConfig())
     match = next(m for m in list_matches(store, t.id) if {m.first, m.second} == {"a", "b"})
-    record_game(store, match.id, _report(0, ("a", "b"), "a"))  # a 10.0 ms, b 12.5 ms
-    record_game(store, match.id, _report(1, ("b", "a"), "b"))  # b 10.0 ms, a 12.5 ms
+    store_game(store, match.id, _report(0, ("a", "b"), "a"))  # a 10.0 ms, b 12.5 ms
+    store_game(store, match.id, _report(1, ("b", "a"), "b"))  # b 10.0 ms, a 12.5 ms
     version = {name: get_bot(store, name).versions[0].version for name in three_bots}
     assert think_ms_per_game(store) == {
         ("a", version["a"]): pytest.approx(11.25),
@@ -239,7 +242,7 @@ def test_migrating_to_v4_moves_old_records_stderr_to_the_private_table(
     record = {"format": "kahuna-record/1", "match": {"failures": [
         {"seat": 1, "bot": x, "status": "crash", "detail": old_detail}]}}  # fmt: skip
     report = replace(_report(0, (y, x), y, {x: BotStatus.CRASH}), record=record)
-    game_id = record_game(store, match.id, report)
+    game_id = store_game(store, match.id, report)
     db = sqlite3.connect(store.data_dir / "arena.db")  # as an arena before v4 stored it
     db.executescript(  # and without v5's tournaments.secret
         "DROP TABLE game_stderr; ALTER TABLE tournaments DROP COLUMN secret;"

@@ -19,7 +19,6 @@ from arena.store import (
     TournamentConfig,
     acquire_lease,
     add_bot_version,
-    create_tournament,
     get_tournament,
     lease_held,
     lease_holder,
@@ -27,6 +26,7 @@ from arena.store import (
     set_status,
 )
 from arena.store.lease import lease_path
+from arena.tournament.rounds import create_tournament
 from tests.store.conftest import MakeBot
 from tests.store.lease_holder import kill_9, lease_holding_process
 

@@ -12,16 +12,16 @@ from arena.store import (
     TournamentConfig,
     add_bot_version,
     add_live_actions,
-    create_tournament,
     end_live_game,
     find_game,
     get_live_game,
     list_live_games,
     list_matches,
     live_entries,
-    record_game,
     start_live_game,
 )
+from arena.tournament.results import store_game
+from arena.tournament.rounds import create_tournament
 
 from .conftest import MakeBot
 
@@ -64,7 +64,7 @@ def test_storing_the_game_ends_its_live_view(store: Store, match_id: int) -> Non
         index=0, bots_by_seat=("a", "b"), winner="a", reason="points", statuses={},
         actions=1, time_ms={}, record={"format": "kahuna-record/1"},
     )  # fmt: skip
-    game_id = record_game(store, match_id, report)
+    game_id = store_game(store, match_id, report)
     assert list_live_games(store) == [] and live_entries(store, live_id) == []
     found = find_game(store, match_id, 0)
     assert found is not None and found.id == game_id

@@ -14,7 +14,6 @@ from arena.store import (
     add_seat_offer,
     bot_spec,
     close_seat_offers,
-    create_tournament,
     get_bot,
     list_matches,
     open_seat_offers,
@@ -22,6 +21,7 @@ from arena.store import (
     take_seat_offer,
 )
 from arena.store.remote import SeatRefusedError, now_ms
+from arena.tournament.rounds import create_tournament
 
 from .conftest import MakeBot
 

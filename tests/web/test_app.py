@@ -14,6 +14,7 @@ import pytest
 
 from arena import store as st
 from arena.kahuna import ISLANDS, LINES
+from arena.tournament.results import tournament_crosstable, tournament_standings
 from arena.web.app import WebApp
 from arena.web.models import (
     BotDetail,
@@ -93,13 +94,13 @@ def test_tournament_page_has_standings_crosstable_and_games(site: LiveSite) -> N
     assert status == 200
     standings = data["standings"]
     assert isinstance(standings, list)
-    expected = st.tournament_standings(site.store, tid)
+    expected = tournament_standings(site.store, tid)
     assert [(r["bot"], r["score"]) for r in standings] == [(s.bot, s.points) for s in expected]
     crosstable = data["crosstable"]
     assert isinstance(crosstable, dict)
     bots = crosstable["bots"]
     cells = crosstable["cells"]
-    scores = st.tournament_crosstable(site.store, tid)
+    scores = tournament_crosstable(site.store, tid)
     for i, a in enumerate(bots):
         for j, b in enumerate(bots):
             cell = cells[i][j]

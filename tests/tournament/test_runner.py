@@ -22,15 +22,12 @@ from arena.kahuna import deal_from_seed
 from arena.referee import load_bot
 from arena.referee.seeds import deal_seed
 from arena.sandbox.process import wait_gone
-from arena.server.cpu_placement import usable_cpus
-from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.store import (
     INTERRUPTED,
     LeaseHeldError,
     Store,
     TournamentConfig,
     add_bot_version,
-    create_tournament,
     game_record,
     get_tournament,
     leaderboard,
@@ -43,6 +40,9 @@ from arena.store import (
     start_live_game,
     tournament_byes,
 )
+from arena.tournament.cpu_placement import usable_cpus
+from arena.tournament.rounds import create_tournament
+from arena.tournament.runner import ProgressEvent, TournamentRunner
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {

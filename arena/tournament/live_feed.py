@@ -24,9 +24,7 @@ from arena.store import (
     list_live_games,
     start_live_game,
 )
-
-LivePayload = tuple[int, str, dict[str, object]]
-"""(game index, "start" | "entry", the head or the entry)."""
+from arena.tournament.executor import LiveBatch, LivePayload
 
 
 class LiveFeed:
@@ -87,14 +85,14 @@ SEND_EVERY_S = 0.2
 class LiveSender:
     """Worker side: gathers a match's live events and sends them in batches.
 
-    ``send`` (the runner's report queue ``put``) gets ``("live", match_id,
-    [payload, ...])`` at most every ``SEND_EVERY_S`` (a daemon thread sends what
+    ``send`` (the worker's report queue ``put``) gets a ``LiveBatch`` at most
+    every ``SEND_EVERY_S`` (a daemon thread sends what
     waits while a bot thinks), and at once when a game starts: one queue
     message per batch instead of one per action keeps both the worker and the
     parent cheap.
     """
 
-    def __init__(self, match_id: int, send: Callable[[tuple[str, int, object]], None]) -> None:
+    def __init__(self, match_id: int, send: Callable[[LiveBatch], None]) -> None:
         self.match_id = match_id
         self._send = send
         self._pending: list[LivePayload] = []
@@ -123,7 +121,7 @@ class LiveSender:
     def _flush_locked(self) -> None:
         if self._pending:
             batch, self._pending = self._pending, []
-            self._send(("live", self.match_id, batch))
+            self._send(LiveBatch(self.match_id, tuple(batch)))
 
     def _every(self) -> None:
         while not self._stopped.wait(SEND_EVERY_S):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.server.archive import (
+from arena.bots.archive import (
     ArchiveError,
     ArchiveTooLargeError,
     check_bot_directory,

@@ -1,0 +1,51 @@
+"""The flags that say how games are played, shared by `arena match` and `arena tournament`.
+
+Defaults and ranges come from the referee (``TimeControl``,
+``ACTION_MS_RANGE``, ``BANK_MS_RANGE``): the one source of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from arena.kahuna import Variant
+from arena.referee.types import ACTION_MS_RANGE, BANK_MS_RANGE, TimeControl
+
+
+def whole(minimum: int, maximum: int) -> type[int]:
+    """An argparse type: a whole number from ``minimum`` to ``maximum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"must be between {minimum} and {maximum}, got {value}"
+            )
+        return value
+
+    return parse  # type: ignore[return-value]
+
+
+def add_play_flags(parser: argparse.ArgumentParser) -> None:
+    """--action-ms, --bank-ms, --strategic, --tactical."""
+    parser.add_argument(
+        "--action-ms", type=whole(*ACTION_MS_RANGE), default=TimeControl.action_ms,
+        help=f"per-action limit in ms (default {TimeControl.action_ms})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--bank-ms", type=whole(*BANK_MS_RANGE), default=TimeControl.bank_ms,
+        help=f"time bank per game in ms (default {TimeControl.bank_ms})",
+    )  # fmt: skip
+    parser.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")
+    parser.add_argument("--tactical", action="store_true", help="Tactical variant (R8)")
+
+
+def time_control(args: argparse.Namespace) -> TimeControl:
+    return TimeControl(action_ms=args.action_ms, bank_ms=args.bank_ms)
+
+
+def variant(args: argparse.Namespace) -> Variant:
+    return Variant(strategic=args.strategic, tactical=args.tactical)

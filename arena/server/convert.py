@@ -1,0 +1,63 @@
+"""Store rows -> ``kahuna.v1.ArenaService`` messages: one converter per concept.
+
+The web pages have their own models (``arena.web.models``); every protobuf
+the arena API answers with is made here, once.
+"""
+
+from __future__ import annotations
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.server.seats import PublishedSeat
+from arena.store import BotVersionRow, LiveGameRow, TournamentFormat, TournamentRow
+from arena.tournament.standings import Standing
+
+FORMAT_NAMES = {
+    pb.TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ROUND_ROBIN,
+    pb.TOURNAMENT_FORMAT_SWISS: TournamentFormat.SWISS,
+}
+FORMAT_VALUES = {name: value for value, name in FORMAT_NAMES.items()}
+ARCHIVE_NAMES = {pb.ARCHIVE_FORMAT_TAR_GZ: "tar.gz", pb.ARCHIVE_FORMAT_ZIP: "zip"}
+
+
+def bot_pb(row: BotVersionRow) -> pb.BotVersion:
+    return pb.BotVersion(
+        name=row.bot, version=row.version, owner=row.owner or "", mu=row.mu, sigma=row.sigma,
+        conservative=row.conservative, games=row.games, wins=row.wins, draws=row.draws,
+        losses=row.losses, timeout_rate=row.rate(row.timeouts), crash_rate=row.rate(row.crashes),
+        illegal_action_rate=row.rate(row.illegal_actions),
+    )  # fmt: skip
+
+
+def tournament_pb(row: TournamentRow) -> pb.Tournament:
+    return pb.Tournament(
+        id=row.id, name=row.name, format=FORMAT_VALUES[row.format], status=row.status,
+        entrants=list(row.entrants), games_played=row.games_played,
+        games_scheduled=row.games_scheduled,
+    )  # fmt: skip
+
+
+def standing_pb(standing: Standing) -> pb.Standing:
+    s = standing
+    return pb.Standing(
+        rank=s.rank, bot=s.bot, points=s.points, games=s.games, wins=s.wins, draws=s.draws,
+        losses=s.losses, byes=s.byes, buchholz=s.buchholz, sonneborn_berger=s.sonneborn_berger,
+    )  # fmt: skip
+
+
+def seat_pb(seat: PublishedSeat) -> pb.WaitForSeatsResponse:
+    offer = seat.offer
+    return pb.WaitForSeatsResponse(
+        bot=offer.bot, version=offer.version, match_id=offer.referee_match,
+        seat_token=seat.token, deadline_unix_ms=offer.expires_at_ms,
+        tournament_match_id=offer.match_id or 0,
+    )  # fmt: skip
+
+
+def live_game_pb(live: LiveGameRow) -> pb.LiveGame:
+    match = live.head.get("match")
+    bots = match.get("bots", []) if isinstance(match, dict) else []
+    names = [str(b.get("name", "")) for b in bots if isinstance(b, dict)]
+    return pb.LiveGame(
+        match_id=live.match_id, game_index=live.game_index,
+        tournament_id=live.tournament_id, bots=names, actions=live.actions,
+    )  # fmt: skip

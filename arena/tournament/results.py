@@ -1,0 +1,75 @@
+"""What a finished game counts for: rating, failure counters, standings, crosstable.
+
+The store writes a game with what it is given (``arena.store.record_game``);
+this says what to give it: which statuses count as a timeout, a crash or an
+illegal action, and the TrueSkill update (``arena.tournament.ratings``),
+applied in the store's transaction to the ratings stored at that moment.
+"""
+
+from __future__ import annotations
+
+from arena.referee.types import BotStatus, GameReport
+from arena.store import Store, get_tournament, record_game, tournament_byes
+from arena.store.games import game_outcomes
+from arena.store.models import MuSigma, SeatFailures, TournamentFormat
+from arena.tournament.ratings import Rating, rate_game
+from arena.tournament.standings import GameOutcome, Standing, compute_standings, crosstable
+
+TIMEOUT_STATUSES = frozenset({BotStatus.TIMEOUT})
+CRASH_STATUSES = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT})
+ILLEGAL_STATUSES = frozenset(
+    {BotStatus.ILLEGAL_ACTION, BotStatus.MALFORMED_MESSAGE, BotStatus.PROTOCOL_VIOLATION}
+)
+
+
+def seat_failures(status: BotStatus) -> SeatFailures:
+    """What ``status`` adds to its version's failure counters."""
+    return SeatFailures(
+        timeouts=int(status in TIMEOUT_STATUSES),
+        crashes=int(status in CRASH_STATUSES),
+        illegal_actions=int(status in ILLEGAL_STATUSES),
+    )
+
+
+def rate(first: MuSigma, second: MuSigma, winner_seat: int | None) -> tuple[MuSigma, MuSigma]:
+    """The TrueSkill update of one game, on (mu, sigma) pairs by seat."""
+    after = rate_game(Rating(*first), Rating(*second), winner=winner_seat)
+    return (after[0].mu, after[0].sigma), (after[1].mu, after[1].sigma)
+
+
+def store_game(store: Store, match_id: int, report: GameReport) -> int | None:
+    """Store a finished game with its rating update and failure counts, in one transaction.
+
+    The new game id, or None when the game is stored already (a resumed match).
+    """
+    failures = tuple(
+        seat_failures(report.statuses.get(bot, BotStatus.OK)) for bot in report.bots_by_seat
+    )
+    return record_game(store, match_id, report, rate=rate, failures=(failures[0], failures[1]))
+
+
+def _outcomes(store: Store, tournament_id: int) -> list[GameOutcome]:
+    return [GameOutcome(o.match_id, o.bots, o.winner) for o in game_outcomes(store, tournament_id)]
+
+
+def tournament_standings(store: Store, tournament_id: int) -> tuple[Standing, ...]:
+    """Standings from the games stored so far.
+
+    A Swiss bye scores a match won (``games_per_match`` points) once its round is
+    paired; in a round robin every bot sits out equally often, so byes score nothing.
+    """
+    tournament = get_tournament(store, tournament_id)
+    swiss = tournament.format is TournamentFormat.SWISS
+    bye_points = tournament.config.games_per_match if swiss else 0
+    byes: dict[str, int] = {}
+    for bot in tournament_byes(store, tournament_id).values():
+        byes[bot] = byes.get(bot, 0) + 1
+    return compute_standings(
+        tournament.entrants, _outcomes(store, tournament_id),
+        byes=byes, bye_points=float(bye_points),
+    )  # fmt: skip
+
+
+def tournament_crosstable(store: Store, tournament_id: int) -> dict[tuple[str, str], float]:
+    """``{(bot, opponent): points scored}`` over the games stored so far."""
+    return crosstable(_outcomes(store, tournament_id))

@@ -1,0 +1,378 @@
+"""Runs a stored tournament: concurrent matches, each game stored and rated as it ends.
+
+Matches are played by an executor (``arena.tournament.executor``: submit
+match jobs, receive their games as they end, cancel), by default the local
+one: worker processes, at most ``concurrency`` at a time, each on its own CPUs
+(``arena.tournament.local_executor``), longest expected match first. Each
+finished ``GameReport`` is committed with its rating update in one
+transaction (``arena.tournament.results.store_game``) as it arrives.
+
+Resume after an interruption at any moment, even ``kill -9``: games are keyed
+by ``(match, game index)`` with a UNIQUE constraint. A match with unstored
+games is run again with the same seed, playing only the unstored game indices
+(``MatchConfig.game_indices``): each keeps the deal and seats of its index and
+no stored game is played again; the unstored indices are still split into
+their halves (``arena.referee.halves``: even and odd indices of a paired match
+are separate jobs, each with its own bot processes, so no process plays both
+games of a deal; the two jobs of a match may run at once). Should a report of
+a stored game still arrive it is discarded, never counted twice. Swiss rounds are paired and stored
+whole, so a round is paired once. Workers die with the runner, their bots
+with them.
+
+Live view: each job also sends its match's live events (``run_match``'s
+``on_event``); the parent writes them to the store's live tables
+(``arena.store.live``) in batches, so that an admin can watch a game while it
+is played. ``record_game`` (the store) drops a game's live view when it stores the game;
+the live views of a failed match, or left by a killed run, are dropped too.
+Publishing is best effort: a store error there never stops a tournament.
+
+One runner at a time: ``run`` holds the tournament's runner lease
+(``arena.store.lease``, an flock the kernel drops when the process dies), so
+a second runner, in this process or another, is refused before it stores
+anything, and a tournament stored as ``running`` whose lease nobody holds
+reads as ``interrupted``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from arena.logs import get_logger
+from arena.referee import GameReport, MatchConfig
+from arena.referee.halves import half_configs
+from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
+from arena.sandbox import SandboxLimits
+from arena.store import (
+    MatchRow,
+    SeatOfferRow,
+    StorageFullError,
+    Store,
+    StoreError,
+    TournamentLease,
+    TournamentRow,
+    acquire_lease,
+    add_round,
+    add_seat_offer,
+    bot_spec,
+    close_seat_offers,
+    get_tournament,
+    list_matches,
+    set_status,
+    think_ms_per_game,
+    tournament_secret,
+)
+from arena.store.models import TournamentStatus
+from arena.tournament.cpu_placement import usable_cpus
+from arena.tournament.executor import (
+    GameFinished,
+    JobDone,
+    JobEvent,
+    LiveBatch,
+    MatchExecutor,
+    MatchJob,
+    SeatOffered,
+    WorkerStarted,
+)
+from arena.tournament.live_feed import LiveFeed
+from arena.tournament.local_executor import LocalProcessExecutor
+from arena.tournament.results import store_game
+from arena.tournament.rounds import next_swiss_round
+
+_POLL_S = 0.2
+_DRAIN_MAX_MESSAGES = 500
+"""Messages handled before live entries are written out, when workers send faster."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    """What changed: a game stored (``game_id`` set) or a round paired / tournament state."""
+
+    tournament_id: int
+    games_played: int
+    games_scheduled: int
+    message: str
+    game_id: int | None = None
+    round: int | None = None
+
+
+@dataclass
+class RunSummary:
+    tournament: TournamentRow
+    games_recorded: int = 0
+    games_discarded: int = 0  # reports of games already stored (resumed matches)
+    failed_matches: dict[int, str] = field(default_factory=dict)
+    worker_cpus: dict[int, tuple[int, ...]] = field(default_factory=dict)  # pid: CPUs it ran on
+    stopped: str | None = None  # why the run stopped before the end (a full disk), if it did
+
+    @property
+    def finished(self) -> bool:
+        return self.tournament.status is TournamentStatus.FINISHED
+
+
+GAME_OVERHEAD_MS = 60.0
+"""What a game costs beyond its bots' thinking (referee, transport), for ordering only."""
+
+
+def longest_first(
+    matches: list[MatchRow], think_ms: Mapping[tuple[str, str], float]
+) -> list[MatchRow]:
+    """``matches`` by expected duration, longest first (stable), so that a short match,
+    not a long one, is what runs alone at the end of a round (the tail of a list
+    scheduled greedily). A match's expected duration: its unplayed games times the
+    mean thinking time per game of both bots (``think_ms``, from stored games) plus
+    ``GAME_OVERHEAD_MS``; a bot with no stored game counts as the mean of those known.
+    """
+    known = list(think_ms.values())
+    unknown_ms = sum(known) / len(known) if known else 0.0
+
+    def expected_ms(match: MatchRow) -> float:
+        games = match.games - len(match.games_played)
+        first = think_ms.get((match.first, match.first_version), unknown_ms)
+        second = think_ms.get((match.second, match.second_version), unknown_ms)
+        return games * (first + second + GAME_OVERHEAD_MS)
+
+    return sorted(matches, key=expected_ms, reverse=True)
+
+
+def unstored_indices(match: MatchRow) -> tuple[int, ...] | None:
+    """The game indices of ``match`` not stored yet; None when none is stored (play all)."""
+    if not match.games_played:
+        return None
+    stored = set(match.games_played)
+    return tuple(index for index in range(match.games) if index not in stored)
+
+
+class TournamentRunner:
+    def __init__(
+        self,
+        store: Store,
+        tournament_id: int,
+        *,
+        concurrency: int | None = None,
+        limits: SandboxLimits | None = None,
+        unsafe: bool = False,
+        on_progress: Callable[[ProgressEvent], None] | None = None,
+        live: bool = True,
+        on_seat_offer: Callable[[SeatOfferRow, str], None] | None = None,
+        pin_cpus: bool = True,
+        paired_remote: bool = False,
+        executor: MatchExecutor | None = None,
+    ) -> None:
+        self.store = store
+        self.paired_remote = paired_remote  # pair deals in matches with a remote bot too
+        self.tournament_id = tournament_id
+        self.concurrency = max(1, concurrency or len(usable_cpus()))  # the CPUs we may use
+        self.limits = limits or SandboxLimits()
+        self.unsafe = unsafe
+        self.on_progress = on_progress
+        self.on_seat_offer = on_seat_offer  # (stored offer, its token): for `arena serve`
+        self.log = get_logger(tournament_id=tournament_id)
+        self.live = LiveFeed(store, tournament_id) if live else None
+        self.executor: MatchExecutor = executor or LocalProcessExecutor(self.concurrency, pin_cpus)
+
+    def run(self, lease: TournamentLease | None = None) -> RunSummary:
+        """Play every unplayed game (pairing Swiss rounds as they come); idempotent.
+
+        The whole run holds the tournament's runner lease (``take_lease``, or
+        ``lease`` when the caller took it first; released here in every case):
+        while another runner holds it, LeaseHeldError and nothing is stored.
+        """
+        with lease if lease is not None else self.take_lease():
+            tournament = get_tournament(self.store, self.tournament_id)
+            summary = RunSummary(tournament)
+            if tournament.status is TournamentStatus.FINISHED:
+                return summary
+            set_status(self.store, self.tournament_id, TournamentStatus.RUNNING)
+            if self.live is not None:
+                self.live.drop_all()  # left by a run that was killed
+            self.log.info("tournament_started", name=tournament.name, format=tournament.format)
+            try:
+                while True:
+                    pending = [
+                        m for m in list_matches(self.store, self.tournament_id) if not m.finished_at
+                    ]
+                    if not pending and not self._pair_next_round():
+                        break
+                    if pending:
+                        self._play(pending, summary)
+                        if summary.failed_matches:
+                            break
+            except StorageFullError as error:
+                # Nothing more can be stored: stop at once (the games being played would be
+                # lost anyway). The tournament reads interrupted; resume replays what is
+                # not stored, once there is space.
+                self.executor.cancel()
+                summary.stopped = f"{error}: free space, then resume it"
+                self.log.error("tournament_stopped", reason=str(error))
+            except BaseException:
+                self.executor.cancel()  # never wait for matches whose games cannot be stored
+                raise
+            finally:
+                self.executor.close()
+            if not summary.failed_matches and summary.stopped is None:
+                set_status(self.store, self.tournament_id, TournamentStatus.FINISHED)
+                self.log.info("tournament_finished", games=summary.games_recorded)
+        # Read once the lease is given up: a stopped run now reads "interrupted".
+        summary.tournament = get_tournament(self.store, self.tournament_id)
+        if summary.stopped is not None:
+            self._emit(f"interrupted: {summary.stopped}")
+        self._emit("finished" if summary.finished else "stopped")
+        return summary
+
+    def take_lease(self) -> TournamentLease:
+        """The tournament's runner lease (LeaseHeldError naming the holder's pid)."""
+        name = get_tournament(self.store, self.tournament_id).name
+        lease = acquire_lease(self.store, self.tournament_id, name=name)
+        self.log.info("tournament_lease_taken", path=str(lease.path))
+        return lease
+
+    # ----------------------------------------------------------------- Swiss
+
+    def _pair_next_round(self) -> bool:
+        """Pair and store the next Swiss round; False when there is none to play."""
+        planned = next_swiss_round(self.store, self.tournament_id)
+        if planned is None:
+            return False
+        add_round(self.store, self.tournament_id, planned)
+        self.log.info("round_paired", round=planned.number, bye=planned.bye)
+        self._emit(f"round {planned.number} paired", round_no=planned.number)
+        return True
+
+    # ---------------------------------------------------------------- matches
+
+    def _jobs(self, tournament: TournamentRow, match: MatchRow) -> list[MatchJob]:
+        """The runs of ``match``'s unstored games: its halves when paired, each run with
+        its own bot processes, so that no process plays both games of a deal."""
+        config = tournament.config
+        first = bot_spec(self.store, match.first, match.first_version)
+        second = bot_spec(self.store, match.second, match.second_version)
+        remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
+        match_config = MatchConfig(
+            games=match.games,
+            seed=match.seed,
+            secret=tournament_secret(self.store, self.tournament_id),
+            paired=self.paired_remote or not remote,
+            variant=config.variant,
+            time_control=config.time_control,
+            limits=self.limits,
+            unsafe=self.unsafe,
+            game_indices=unstored_indices(match),
+        )
+        return [
+            MatchJob(
+                match.id,
+                half,
+                first,
+                second,
+                part=half.indices_to_play[0] % 2,
+                live=self.live is not None,
+            )
+            for half in half_configs(match_config, remote=remote)
+        ]
+
+    def _play(self, matches: list[MatchRow], summary: RunSummary) -> None:
+        tournament = get_tournament(self.store, self.tournament_id)
+        ordered = longest_first(matches, think_ms_per_game(self.store))
+        jobs = [job for m in ordered for job in self._jobs(tournament, m)]
+        try:
+            self.executor.submit(jobs)
+            self._collect({job.key for job in jobs}, summary)
+        except KeyboardInterrupt:
+            # Stop at once: the workers' bots die with them (sandbox), and the
+            # games not yet stored are played again by `resume`.
+            self.executor.cancel()
+            raise
+
+    def _collect(self, open_jobs: set[tuple[int, int]], summary: RunSummary) -> None:
+        """Store games as the executor reports them, until every job has said it is done."""
+        while open_jobs:
+            event = self.executor.next_event(_POLL_S)
+            handled = 0
+            while event is not None:  # what is already there, then live entries
+                self._handle(event, open_jobs, summary)
+                handled += 1
+                if handled > _DRAIN_MAX_MESSAGES:
+                    break
+                event = self.executor.next_event(0)
+            if self.live is not None:
+                self.live.flush()
+
+    def _handle(
+        self, event: JobEvent, open_jobs: set[tuple[int, int]], summary: RunSummary
+    ) -> None:
+        if isinstance(event, LiveBatch):
+            if self.live is not None:
+                self.live.batch(event.match_id, event.payloads)
+        elif isinstance(event, SeatOffered):
+            self._offer_seat(event.match_id, event.offer)
+        elif isinstance(event, WorkerStarted):
+            summary.worker_cpus[event.pid] = event.cpus
+        elif isinstance(event, GameFinished):
+            self._store_game(event.match_id, event.report, summary)
+        else:
+            self._job_done(event, open_jobs, summary)
+
+    def _job_done(
+        self, done: JobDone, open_jobs: set[tuple[int, int]], summary: RunSummary
+    ) -> None:
+        open_jobs.discard(done.key)
+        if not any(key[0] == done.match_id for key in open_jobs):  # its last run is over
+            close_seat_offers(self.store, match_id=done.match_id)
+        if done.error is not None:
+            self._match_failed(done.match_id, done.error, summary)
+
+    def _offer_seat(self, match_id: int, offer: SeatOffer) -> None:
+        """Store a remote bot's seat offer (token hash only), then hand it to `arena serve`."""
+        try:
+            row = add_seat_offer(
+                self.store, bot=offer.bot, version=offer.version, token=offer.token,
+                match_id=match_id, referee_match=offer.referee_match, slot=offer.slot,
+                socket_path=offer.socket_path, expires_at_ms=offer.expires_at_ms,
+            )  # fmt: skip
+        except StoreError as error:  # the seat then times out like a silent bot
+            self.log.error("seat_offer_failed", match_id=match_id, error=str(error))
+            return
+        self.log.info("seat_offered", match_id=match_id, bot=offer.bot, slot=offer.slot)
+        if self.on_seat_offer is not None:
+            self.on_seat_offer(row, offer.token)
+
+    def _match_failed(self, match_id: int, error: str, summary: RunSummary) -> None:
+        summary.failed_matches[match_id] = error
+        close_seat_offers(self.store, match_id=match_id)
+        self.log.error("match_failed", match_id=match_id, error=error)
+        if self.live is not None:
+            self.live.drop_match(match_id)
+
+    def _store_game(self, match_id: int, report: GameReport, summary: RunSummary) -> None:
+        if self.live is not None:
+            self.live.stored(match_id, report.index)  # record_game drops its live view
+        game_id = store_game(self.store, match_id, report)
+        if game_id is None:
+            summary.games_discarded += 1
+            return
+        summary.games_recorded += 1
+        self.log.info("game_recorded", match_id=match_id, game=report.index, game_id=game_id)
+        self._emit(
+            f"{report.bots_by_seat[0]} vs {report.bots_by_seat[1]}: "
+            + (f"{report.winner} won" if report.winner else "draw")
+            + f" ({report.reason})",
+            game_id=game_id,
+        )
+
+    def _emit(
+        self, message: str, *, game_id: int | None = None, round_no: int | None = None
+    ) -> None:
+        if self.on_progress is None:
+            return
+        tournament = get_tournament(self.store, self.tournament_id)
+        self.on_progress(
+            ProgressEvent(
+                tournament_id=self.tournament_id,
+                games_played=tournament.games_played,
+                games_scheduled=tournament.games_scheduled,
+                message=message,
+                game_id=game_id,
+                round=round_no,
+            )
+        )
