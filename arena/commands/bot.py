@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from arena.commands import bot_check
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.server.archive import ArchiveError, check_bot_directory
@@ -68,6 +69,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(show)
     show.set_defaults(func=with_store(run_show))
+
+    bot_check.register(commands)
 
 
 def run_add(store: Store, args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ from arena.kahuna import (
 from arena.logs import get_logger
 from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.endpoint import BotEndpoint, WireTap
 from arena.referee.freezer import Freezer
 from arena.referee.game import GameLog, GameTurns
 from arena.referee.inbox import Arrivals, Inbox
@@ -41,16 +42,14 @@ from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
 from arena.sandbox import SandboxConfigError, probe_host
-from arena.referee.endpoint import BotEndpoint, WireTap
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
 NS_PER_MS = 1_000_000
-STDERR_KEPT_CHARS = 300
 STDERR_KEPT_FOR = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT, BotStatus.TIMEOUT})
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` with control characters (terminal escapes) spelled out, newlines kept."""
     return "".join(
         char if char.isprintable() or char in "\n\t" else char.encode("unicode_escape").decode()
@@ -127,7 +126,7 @@ class _Match:
         self.freezer = Freezer(self.slots, enabled=not config.ponder)
         self.sandboxed_paths = probe_host().namespaces
         self.log = get_logger(match_id=self.match_id)
-        self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's end, this game
+        self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's first and last lines
 
     # ------------------------------------------------------------------ match
 
@@ -246,9 +245,9 @@ class _Match:
         if who not in failures and verdict.status in STDERR_KEPT_FOR:
             # The bot's own text is private to its owner: it goes to the
             # report's stderr, never into the public reason or record.
-            tail = slot.stderr_tail().strip()
-            if tail:
-                self.stderr_tails[who] = _printable(tail[-STDERR_KEPT_CHARS:])
+            kept = slot.stderr_excerpt()
+            if kept:
+                self.stderr_tails[who] = printable(kept)
         failures.setdefault(who, (verdict.status, verdict.reason))
         slot.last_failure = verdict.status
         self.log.info(

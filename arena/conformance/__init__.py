@@ -1,0 +1,8 @@
+"""`arena bot check`: a bot played through every situation the contract allows,
+by a scripted referee built from the real referee's parts (docs/CONTRACTS.md)."""
+
+from arena.conformance.report import CheckReport, ScenarioResult
+from arena.conformance.runner import check_bot
+from arena.conformance.scenarios import SCENARIOS, Scenario
+
+__all__ = ["SCENARIOS", "CheckReport", "Scenario", "ScenarioResult", "check_bot"]
