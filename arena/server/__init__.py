@@ -1,1 +1,1 @@
-"""gRPC services: the referee for bots (now ``arena.referee.endpoint``), the arena API for people."""
+"""gRPC services: the referee for bots (now ``arena.referee.endpoint``), the API for people."""
