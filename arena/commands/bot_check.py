@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from arena.commands.storeargs import fail
-from arena.conformance import SCENARIOS, check_bot
+from arena.conformance import SCENARIOS, SUBMISSION_SCENARIOS, check_bot
 from arena.referee import BotConfigError, load_bot
 from arena.sandbox import SandboxUnavailableError
 
@@ -36,6 +36,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="play only this scenario (repeatable; default: all of them)",
     )  # fmt: skip
     check.add_argument(
+        "--submission", action="store_true",
+        help="play only the scenarios `arena bot add` and SubmitBot play",
+    )  # fmt: skip
+    check.add_argument(
         "--unsafe-no-sandbox", action="store_true",
         help="run the bot even where the host cannot sandbox it (trusted bots only)",
     )  # fmt: skip
@@ -48,7 +52,8 @@ def run_check(args: argparse.Namespace) -> int:
     except BotConfigError as error:
         return fail(str(error), NOT_CHECKED)
     wanted = set(args.scenario or ())
-    scenarios = [s for s in SCENARIOS if not wanted or s.name in wanted]
+    table = SUBMISSION_SCENARIOS if args.submission else SCENARIOS
+    scenarios = [s for s in table if not wanted or s.name in wanted]
     if not args.json:
         print(f"checking {spec.name} ({len(scenarios)} scenarios) ...", flush=True)
     try:

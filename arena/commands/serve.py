@@ -23,7 +23,8 @@ from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.server.smoke import SAMPLE_RANDOM_BOT, smoke_failure
+from arena.server.smoke import SAMPLE_RANDOM_BOT
+from arena.server.submission import SubmissionCheck, check_submission
 from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
 from arena.store import ADMIN_TOKEN_NAME, Store, create_token, ensure_admin_token
 
@@ -98,8 +99,8 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     except BotConfigError as error:
         return fail(f"the smoke-match opponent is unusable: {error}")
 
-    def smoke(directory: Path) -> str | None:
-        return smoke_failure(load_bot(directory), opponent, unsafe=args.unsafe_no_sandbox)
+    def smoke(directory: Path) -> SubmissionCheck:
+        return check_submission(load_bot(directory), opponent, unsafe=args.unsafe_no_sandbox)
 
     options = ServiceOptions(
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,

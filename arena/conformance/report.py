@@ -137,6 +137,8 @@ class CheckReport:
             f"per decision {_ms(t['decision_ms_median'])} median, {_ms(t['decision_ms_p99'])} p99,"
             f" {_ms(t['decision_ms_max'])} max ({t['decisions']} decisions)",
         ]
+        if t["exit_ms_max"] is not None:
+            parts.append(f"MatchOver to exit {_ms(t['exit_ms_max'])} max")
         if not t["decisions"]:
             pass
         elif t["cpu_ms_per_decision_median"] is not None:

@@ -191,6 +191,15 @@ SCENARIOS: tuple[Scenario, ...] = (
 # fmt: on
 
 
+SUBMISSION_SCENARIOS: tuple[Scenario, ...] = tuple(
+    scenario for scenario in SCENARIOS
+    if scenario.situation is not None or scenario.kind is not Kind.GAME
+    or scenario.decisions is not None
+)  # fmt: skip
+"""What `arena bot add` and SubmitBot play: the situations a short match may never
+reach (its smoke match plays whole games, both seats, after these)."""
+
+
 @dataclass
 class Playout:
     """A game played from a deal by the scripted policy, one step at a time."""

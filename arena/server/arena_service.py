@@ -38,6 +38,7 @@ from arena.server.archive import (
     upload_directory,
 )
 from arena.server.seats import PublishedSeat, SeatHub
+from arena.server.submission import SubmissionCheck, conformance_to_pb
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
@@ -80,7 +81,7 @@ FORMAT_VALUES = {name: value for value, name in FORMAT_NAMES.items()}
 ARCHIVE_NAMES = {pb.ARCHIVE_FORMAT_TAR_GZ: "tar.gz", pb.ARCHIVE_FORMAT_ZIP: "zip"}
 WATCH_POLL_S = 0.5
 
-SmokeCheck = Callable[[Path], str | None]  # bot dir -> why it failed, or None
+SmokeCheck = Callable[[Path], SubmissionCheck]  # bot dir -> refusal (or None) and findings
 
 
 @dataclass
@@ -205,16 +206,23 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             if stored is not None:  # the same files: nothing to check or play again
                 self.log.info("bot_resubmitted", bot=stored.bot, version=stored.version)
                 return pb.SubmitBotResponse(bot=_bot_pb(stored), created=False)
+            checked = SubmissionCheck()
             if self.options.smoke_check is not None and spec.runtime != REMOTE_RUNTIME:
-                reason = self.options.smoke_check(directory)
-                if reason is not None:
-                    _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"bot refused: {reason}")
+                checked = self.options.smoke_check(directory)
+                if checked.refusal is not None:
+                    _abort(
+                        context, grpc.StatusCode.FAILED_PRECONDITION,
+                        f"bot refused: {checked.refusal}",
+                    )  # fmt: skip
             try:
                 row, created = add_bot_version(self.store, spec, owner=principal.user)
             except StoreError as error:
                 _abort(context, grpc.StatusCode.PERMISSION_DENIED, str(error))
         self.log.info("bot_submitted", bot=row.bot, version=row.version, user=principal.user)
-        return pb.SubmitBotResponse(bot=_bot_pb(row), created=created)
+        response = pb.SubmitBotResponse(bot=_bot_pb(row), created=created)
+        if checked.conformance is not None:
+            response.conformance.CopyFrom(conformance_to_pb(checked.conformance))
+        return response
 
     def _check_owner(self, context: grpc.ServicerContext, principal: Principal, name: str) -> None:
         try:

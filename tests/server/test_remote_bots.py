@@ -36,6 +36,7 @@ from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.smoke import SAMPLE_RANDOM_BOT
+from arena.server.submission import SubmissionCheck
 from arena.store import (
     Store,
     add_bot_version,
@@ -116,7 +117,8 @@ def _serve(tmp: Path, *, paired_remote: bool) -> Iterator[Arena]:
     store = Store.open(tmp / "data")
     add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
     options = ServiceOptions(
-        concurrency=2, smoke_check=lambda directory: "no smoke here", paired_remote=paired_remote
+        concurrency=2, smoke_check=lambda directory: SubmissionCheck("no smoke here"),
+        paired_remote=paired_remote,
     )
     server, port = create_server("127.0.0.1:0", store=store, options=options)
     server.start()

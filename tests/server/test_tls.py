@@ -31,6 +31,7 @@ from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.smoke import SAMPLE_RANDOM_BOT
+from arena.server.submission import SubmissionCheck
 from arena.server.tls import TlsConfigError, is_loopback, load_server_tls
 from arena.store import (
     Store,
@@ -243,7 +244,9 @@ def _serve(
     store = Store.open(directory / "data")
     add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
     tls = load_server_tls(pki.server.cert_path, pki.server.key_path, client_ca)
-    options = ServiceOptions(concurrency=2, smoke_check=lambda directory: "no smoke here")
+    options = ServiceOptions(
+        concurrency=2, smoke_check=lambda directory: SubmissionCheck("no smoke here")
+    )
     server, port = create_server(
         "127.0.0.1:0", store=store, options=options, credentials=tls.grpc_credentials()
     )
