@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from arena.referee.timings import nearest_rank
+
 HELLO = "hello"
 """The row for the bot's launches: Hello in time, well formed."""
 EXIT = "match_over_exit"
@@ -45,11 +47,7 @@ class ScenarioResult:
 
 def percentile(values: Sequence[float], fraction: float) -> float | None:
     """The nearest-rank percentile of ``values`` (None when there are none)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * fraction // 1))  # ceil, at least the first
-    return ordered[int(rank) - 1]
+    return nearest_rank(sorted(values), fraction) if values else None
 
 
 @dataclass

@@ -18,6 +18,7 @@ from arena.protocol.convert import outcome_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.game import GameLog, GameTurns
 from arena.referee.slots import STATUS_TO_PB
+from arena.referee.timings import decision_stats, seat_walls
 from arena.referee.types import BotStatus, GameReport, MatchConfig
 
 Failures = dict[int, tuple[BotStatus, str]]
@@ -112,6 +113,10 @@ class GameResult:
             "cpu_ms": [None if value is None else round(value, 3) for value in self.log.cpu_ms],
             "bank_left_ms": [round(value, 3) for value in self.log.bank_ms],
             "timings": self.log.timings,
+            "decisions": [
+                decision_stats(seat_walls(self.log.timings, seat), self.log.cpu_ms[seat])
+                for seat in (0, 1)
+            ],
         }
 
 

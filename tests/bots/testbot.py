@@ -296,6 +296,17 @@ def spinner_crash(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     bot.play_random(request)
 
 
+def panic(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Dies as a Go program does: the cause on the first line, then a long trace."""
+    lines = ["panic: runtime error: index out of range [5] with length 5", "",
+             "goroutine 1 [running]:"]  # fmt: skip
+    for depth in range(120):
+        lines += [f"main.frame{depth}(...)", f"\t/bot/main.go:{depth + 10} +0x{depth:x}"]
+    lines.append("exit status 2")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    os._exit(2)
+
+
 def no_final_pass(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     """Ends every turn with a deck draw, the final turns (where only pass is legal) too."""
     if request.observation.final_turns:
@@ -329,6 +340,7 @@ ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "read_other": read_other,
     "spinner_crash": spinner_crash,
     "no_final_pass": no_final_pass,
+    "panic": panic,
     "four_card_hand": four_card_hand,
 }
 
