@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from rich.table import Table
 
 from arena.commands import bot_check
+from arena.commands.rebuilds import binary_only_changes
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.server.archive import ArchiveError, check_bot_directory
@@ -31,6 +33,7 @@ from arena.store import (
     StoreError,
     add_bot_version,
     bot_failures,
+    bot_spec,
     get_bot,
     get_version,
     list_bots,
@@ -120,9 +123,27 @@ def store_checked_bot(
             print(checked.conformance.timing_text())
         if checked.refusal is not None:
             return f"refused {spec.name}: {checked.refusal}"
+    previous = _latest_stored(store, spec.name)
     row, _ = add_bot_version(store, spec, owner=owner)
     print(f"stored {row.bot} version {row.version}")
+    if previous is not None:
+        rebuilt = binary_only_changes(previous.directory, spec.directory)
+        if rebuilt:
+            shown = ", ".join(rebuilt[:5]) + (" ..." if len(rebuilt) > 5 else "")
+            print(
+                f"arena: warning: version {row.version} differs from {previous.version} only in"
+                f" binary files ({shown}): a rebuild that is not byte-reproducible is a new"
+                " version with a fresh rating (sample_bots/README.md, reproducible builds)",
+                file=sys.stderr,
+            )
     return None
+
+
+def _latest_stored(store: Store, name: str) -> BotSpec | None:
+    try:
+        return bot_spec(store, name)
+    except NotFoundError:
+        return None
 
 
 def version_to_json(row: BotVersionRow) -> dict[str, object]:
