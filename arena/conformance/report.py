@@ -13,6 +13,7 @@ HELLO = "hello"
 EXIT = "match_over_exit"
 """The row for the ends of its connections: MatchOver, then the process exits."""
 SHOWN_ACTIONS = 6
+NOT_PLAYED = "not played: "
 
 
 @dataclass
@@ -153,9 +154,12 @@ class CheckReport:
         failed = self.failed
         if not failed:
             return None
-        return "conformance check failed: " + "; ".join(
-            f"{result.name}: {result.problem}" for result in failed
+        played = [result for result in failed if not result.problem.startswith(NOT_PLAYED)]
+        text = "conformance check failed: " + "; ".join(
+            f"{result.name}: {result.problem}" for result in played
         )
+        unplayed = len(failed) - len(played)
+        return text + (f" ({unplayed} scenarios not played)" if unplayed else "")
 
 
 def _rounded(value: float | None) -> float | None:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.conformance.report import EXIT, HELLO, CheckReport, ScenarioResult
+from arena.conformance.report import EXIT, HELLO, NOT_PLAYED, CheckReport, ScenarioResult
 from arena.conformance.scenarios import (
     DEFAULT_CLOCK,
     SCENARIOS,
@@ -130,7 +130,7 @@ class _Checker:
                 reports = []  # a new connection: its own MatchOver counts its own games
                 problem = self._connect(scenario, games=len(group) - index)
                 if problem is not None:
-                    result.fail(f"not played: {problem}")
+                    result.fail(NOT_PLAYED + problem)
                     continue
             problem = self._drain()
             if problem is not None:

@@ -194,10 +194,11 @@ SCENARIOS: tuple[Scenario, ...] = (
 SUBMISSION_SCENARIOS: tuple[Scenario, ...] = tuple(
     scenario for scenario in SCENARIOS
     if scenario.situation is not None or scenario.kind is not Kind.GAME
-    or scenario.decisions is not None
 )  # fmt: skip
 """What `arena bot add` and SubmitBot play: the situations a short match may never
-reach (its smoke match plays whole games, both seats, after these)."""
+reach (its smoke match plays whole games, both seats, after these). Not the clocks
+a tournament may never use (low_bank, answer_fast): a bot is not refused for being
+slower than 250 ms when the default is 2000 ms; `arena bot check` plays them."""
 
 
 @dataclass
