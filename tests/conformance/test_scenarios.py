@@ -10,6 +10,7 @@ import pytest
 
 from arena.conformance.scenarios import SCENARIOS, Playout, Scenario, opened
 from arena.kahuna import ActionType, State, legal_actions, observe
+from arena.protocol.convert import observation_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.game import GameTurns
 
@@ -100,6 +101,8 @@ def test_the_first_request_carries_the_whole_history_of_the_opening(scenario: Sc
     seen = observe(playout.state, scenario.seat).history
     assert request.observation.history_start == 0
     assert len(request.observation.history) == len(seen) == playout.state.history_length > 0
+    whole = observation_to_pb(playout.state, scenario.seat, playout.state.history, 0)
+    assert request.observation == whole  # the full observation, history from move one
 
 
 def test_every_situation_the_table_promises_is_checked_here() -> None:
