@@ -1,9 +1,11 @@
-"""`arena bot add|list|show`: store bots after a smoke match, and look at them
+"""`arena bot add|list|show|check|new`: store bots once they pass their checks, and look at them
 (`arena bot new`, starting a bot from a starter kit, is arena/commands/kits.py).
 
-`arena bot add DIR` validates DIR/bot.toml, plays a short smoke match (2 games,
-one deal from both seats) against the random sample bot in the sandbox, and
-refuses a bot that does not finish it cleanly, saying how it failed. Like an
+`arena bot add DIR` validates DIR/bot.toml, plays the bot through the
+conformance check's submission scenarios (`arena bot check --submission`: the
+situations a short match may never reach) and then a short smoke match (2
+games, one deal from both seats) against the random sample bot, all in the
+sandbox, and refuses a bot that fails either, saying how it failed. Like an
 uploaded archive, the directory may hold only regular files, directories and
 links that stay inside it (checked before the smoke match). An
 unchanged bot is the version already stored; a changed one is a new version.
@@ -13,13 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from rich.table import Table
 
 from arena.bots.archive import ArchiveError, check_bot_directory
-from arena.bots.smoke import SAMPLE_RANDOM_BOT, SMOKE_GAMES, smoke_failure
-from arena.commands import kits
+from arena.bots.smoke import SAMPLE_RANDOM_BOT, SMOKE_GAMES
+from arena.bots.submission import check_submission
+from arena.commands import bot_check, kits
+from arena.commands.rebuilds import binary_only_changes
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.store import (
@@ -29,6 +34,7 @@ from arena.store import (
     StoreError,
     add_bot_version,
     bot_failures,
+    bot_spec,
     get_bot,
     get_version,
     list_bots,
@@ -45,7 +51,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = bot.add_subparsers(dest="bot_command", metavar="SUBCOMMAND")
     commands.required = True
 
-    add = commands.add_parser("add", help="validate, smoke-test and store a bot directory")
+    add = commands.add_parser(
+        "add", help="validate, check (conformance and a smoke match) and store a bot directory"
+    )
     add.add_argument("directory", type=Path, help="bot directory with a bot.toml")
     add.add_argument("--owner", help="user who owns the bot (for `arena serve`)")
     add.add_argument(
@@ -71,6 +79,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_data_dir(show)
     show.set_defaults(func=with_store(run_show))
 
+    bot_check.register(commands)
     kits.register(commands)  # bot new
 
 
@@ -109,13 +118,34 @@ def store_checked_bot(
     if spec.runtime == "remote":
         print(f"{spec.name} is a remote bot (its owner runs it): no smoke match")
     else:
-        print(f"smoke match: {spec.name} against {opponent.name}, {SMOKE_GAMES} games ...")
-        reason = smoke_failure(spec, opponent, unsafe=unsafe)
-        if reason is not None:
-            return f"refused {spec.name}: {reason}"
+        print(f"conformance check, then a smoke match against {opponent.name}"
+              f" ({SMOKE_GAMES} games): {spec.name} ...", flush=True)  # fmt: skip
+        checked = check_submission(spec, opponent, unsafe=unsafe)
+        if checked.conformance is not None:
+            print(checked.conformance.timing_text())
+        if checked.refusal is not None:
+            return f"refused {spec.name}: {checked.refusal}"
+    previous = _latest_stored(store, spec.name)
     row, _ = add_bot_version(store, spec, owner=owner)
     print(f"stored {row.bot} version {row.version}")
+    if previous is not None:
+        rebuilt = binary_only_changes(previous.directory, spec.directory)
+        if rebuilt:
+            shown = ", ".join(rebuilt[:5]) + (" ..." if len(rebuilt) > 5 else "")
+            print(
+                f"arena: warning: version {row.version} differs from {previous.version} only in"
+                f" binary files ({shown}): a rebuild that is not byte-reproducible is a new"
+                " version with a fresh rating (sample_bots/README.md, reproducible builds)",
+                file=sys.stderr,
+            )
     return None
+
+
+def _latest_stored(store: Store, name: str) -> BotSpec | None:
+    try:
+        return bot_spec(store, name)
+    except NotFoundError:
+        return None
 
 
 def version_to_json(row: BotVersionRow) -> dict[str, object]:

@@ -1,6 +1,6 @@
 """`arena demo`: a real round-robin tournament of the sample bots, on the defaults.
 
-Stores the sample bots (each after its smoke match, as `arena bot add` does;
+Stores the sample bots (each after its checks, as `arena bot add` does;
 an unchanged bot is not played again), creates a round robin named
 ``demo-N``, plays it in the sandbox with the default clocks, and prints the
 standings, the crosstable and the leaderboard. Everything lands in the data

@@ -30,6 +30,7 @@ from arena.referee.halves import run_halves
 from arena.referee.handicap import FORMAT as HANDICAP_FORMAT
 from arena.referee.handicap import parse_handicap
 from arena.referee.seeds import new_secret, secret_from_seed
+from arena.referee.timings import decision_stats, seat_walls
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 
 EXIT_OK = 0
@@ -178,7 +179,27 @@ def match_json(report: MatchReport, bots: tuple[BotSpec, BotSpec],
             for game in report.games
         ],
         "score": dict(report.score),
+        "decision_timings": decision_timings(report, names),
     }
+
+
+def decision_timings(report: MatchReport, names: tuple[str, str]) -> dict[str, object]:
+    """Per bot over the whole match: its decisions' wall times and its CPU time
+    (``arena.referee.timings``; CPU only if every game measured it)."""
+    walls: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, float | None] = dict.fromkeys(names, 0.0)
+    for game in report.games:
+        metadata = game.record.get("match")
+        if not isinstance(metadata, dict):
+            continue
+        timings = metadata.get("timings")
+        cpu_by_seat = metadata.get("cpu_ms")
+        for seat, name in enumerate(game.bots_by_seat):
+            walls[name] += seat_walls(timings if isinstance(timings, list) else [], seat)
+            seat_cpu = cpu_by_seat[seat] if isinstance(cpu_by_seat, list) else None
+            known = cpu[name]
+            cpu[name] = None if known is None or seat_cpu is None else known + float(seat_cpu)
+    return {name: decision_stats(walls[name], cpu[name]) for name in names}
 
 
 def _print_table(report: MatchReport, bots: tuple[BotSpec, BotSpec]) -> None:
@@ -206,5 +227,5 @@ def _print_table(report: MatchReport, bots: tuple[BotSpec, BotSpec]) -> None:
     print(f"score: {score}")
     for game in report.games:  # the operator runs both bots: their stderr is theirs to see
         for name, tail in game.stderr.items():
-            print(f"game {game.index}: {name}'s stderr ends:")
+            print(f"game {game.index}: {name}'s stderr (first and last lines):")
             print("\n".join(f"  {line}" for line in tail.splitlines()))

@@ -17,7 +17,8 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from arena.bots.smoke import SAMPLE_RANDOM_BOT, smoke_failure
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
+from arena.bots.submission import SubmissionCheck, check_submission
 from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning
 from arena.logs import get_logger
@@ -98,8 +99,8 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     except BotConfigError as error:
         return fail(f"the smoke-match opponent is unusable: {error}")
 
-    def smoke(directory: Path) -> str | None:
-        return smoke_failure(load_bot(directory), opponent, unsafe=args.unsafe_no_sandbox)
+    def smoke(directory: Path) -> SubmissionCheck:
+        return check_submission(load_bot(directory), opponent, unsafe=args.unsafe_no_sandbox)
 
     options = ServiceOptions(
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,

@@ -46,11 +46,10 @@ from arena.sandbox import SandboxConfigError, probe_host
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
 NS_PER_MS = 1_000_000
-STDERR_KEPT_CHARS = 300
 STDERR_KEPT_FOR = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT, BotStatus.TIMEOUT})
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` with control characters (terminal escapes) spelled out, newlines kept."""
     return "".join(
         char if char.isprintable() or char in "\n\t" else char.encode("unicode_escape").decode()
@@ -127,7 +126,7 @@ class _Match:
         self.freezer = Freezer(self.slots, enabled=not config.ponder)
         self.sandboxed_paths = probe_host().namespaces
         self.log = get_logger(match_id=self.match_id)
-        self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's end, this game
+        self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's first and last lines
 
     # ------------------------------------------------------------------ match
 
@@ -247,9 +246,9 @@ class _Match:
         if who not in failures and verdict.status in STDERR_KEPT_FOR:
             # The bot's own text is private to its owner: it goes to the
             # report's stderr, never into the public reason or record.
-            tail = slot.stderr_tail().strip()
-            if tail:
-                self.stderr_tails[who] = _printable(tail[-STDERR_KEPT_CHARS:])
+            kept = slot.stderr_excerpt()
+            if kept:
+                self.stderr_tails[who] = printable(kept)
         failures.setdefault(who, (verdict.status, verdict.reason))
         slot.last_failure = verdict.status
         self.log.info(

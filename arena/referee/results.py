@@ -17,6 +17,7 @@ from arena.kahuna import record_of, record_to_json
 from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.game import GameLog, GameTurns
+from arena.referee.timings import decision_stats, seat_walls
 from arena.referee.types import BotStatus, GameReport, MatchConfig
 
 Failures = dict[int, tuple[BotStatus, str]]
@@ -111,6 +112,10 @@ class GameResult:
             "cpu_ms": [None if value is None else round(value, 3) for value in self.log.cpu_ms],
             "bank_left_ms": [round(value, 3) for value in self.log.bank_ms],
             "timings": self.log.timings,
+            "decisions": [
+                decision_stats(seat_walls(self.log.timings, seat), self.log.cpu_ms[seat])
+                for seat in (0, 1)
+            ],
         }
 
 

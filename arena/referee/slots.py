@@ -29,7 +29,8 @@ from arena.referee.types import BotSpec, BotStatus, MatchConfig
 from arena.resources import PYTHON_BOT_MOUNTS
 from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
 
-STDERR_TAIL_BYTES = 400
+STDERR_KEPT_CHARS = 300
+"""How much of the start and of the end of a failed bot's stderr is kept (each)."""
 EXIT_GRACE_S = 0.3
 
 
@@ -110,15 +111,21 @@ class BotSlot:
     def stderr_path(self) -> Path:
         return self.work_dir / f"bot{self.index}-{self.launches}.stderr"
 
-    def stderr_tail(self) -> str:
+    def stderr_excerpt(self) -> str:
+        """The first and the last lines the bot wrote to stderr (``STDERR_KEPT_CHARS`` of
+        each at most, whole lines where they fit), with a marker where the middle was
+        left out: a Go panic or a Java exception names its cause on its first line, an
+        interpreter's traceback at its end."""
         try:
             with self.stderr_path.open("rb") as stream:
+                head = stream.read(STDERR_KEPT_CHARS * 4).decode("utf-8", "replace")
                 stream.seek(0, 2)
                 size = stream.tell()
-                stream.seek(max(0, size - STDERR_TAIL_BYTES))
-                return stream.read().decode("utf-8", "replace")
+                stream.seek(max(0, size - STDERR_KEPT_CHARS * 4))
+                tail = stream.read().decode("utf-8", "replace")
         except OSError:
             return ""
+        return excerpt(head, tail, whole=size <= STDERR_KEPT_CHARS * 4)
 
     def take_request_id(self) -> int:
         request_id = self.next_request_id
@@ -150,3 +157,18 @@ class BotSlot:
     def kill(self) -> None:
         if self.process is not None:
             self.process.kill()
+
+
+def excerpt(head: str, tail: str, *, whole: bool) -> str:
+    """``STDERR_KEPT_CHARS`` of the start of a text (``head``) and of its end (``tail``),
+    cut at line ends where a line ends near the cut; ``whole``: ``head`` is all of it."""
+    text = head.strip()
+    if whole and len(text) <= 2 * STDERR_KEPT_CHARS:
+        return text
+    first = head[:STDERR_KEPT_CHARS]
+    if "\n" in first[STDERR_KEPT_CHARS // 3 :]:
+        first = first[: first.rindex("\n")]
+    last = tail[-STDERR_KEPT_CHARS:]
+    if "\n" in last[: 2 * STDERR_KEPT_CHARS // 3]:
+        last = last[last.index("\n") + 1 :]
+    return f"{first.rstrip()}\n[...]\n{last.rstrip()}"

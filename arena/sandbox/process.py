@@ -13,6 +13,7 @@ from typing import IO
 
 from arena.logs import get_logger
 from arena.sandbox import seccomp
+from arena.sandbox.affinity import pin_to_quota
 from arena.sandbox.bwrap import (
     SETPRIV,
     SandboxFds,
@@ -40,7 +41,8 @@ from arena.sandbox.uids import allocate_uid
 from arena.sandbox.watchdog import ensure_watchdog
 
 # The launcher: waits for "go" on stdin (sent once the parent has put it in the
-# bot's cgroup and set its rlimits), then becomes bwrap with stdin on /dev/null.
+# bot's cgroup, set its rlimits and its CPU affinity), then becomes bwrap with
+# stdin on /dev/null.
 GATE_EXIT_STATUS = 125  # the parent died or failed before saying "go"
 GATE_SCRIPT = (
     f'IFS= read -r go && [ "$go" = go ] || exit {GATE_EXIT_STATUS}; exec "$@" </dev/null'
@@ -237,6 +239,7 @@ def _start_gated(
         if cgroup is not None:
             cgroup.add_pid(proc.pid)
         _set_rlimits(proc.pid, limits)
+        pin_to_quota(proc.pid, limits.cpu_cores)
         assert proc.stdin is not None
         proc.stdin.write(b"go\n")
         proc.stdin.close()

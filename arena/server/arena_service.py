@@ -33,6 +33,7 @@ from arena.bots.archive import (
     unpack_bot_archive,
     upload_directory,
 )
+from arena.bots.submission import SubmissionCheck
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
@@ -42,6 +43,7 @@ from arena.server.convert import (
     ARCHIVE_NAMES,
     FORMAT_NAMES,
     bot_pb,
+    conformance_to_pb,
     live_game_pb,
     seat_pb,
     standing_pb,
@@ -87,7 +89,7 @@ from arena.tournament.runner import ProgressEvent, TournamentRunner
 
 WATCH_POLL_S = 0.5
 
-SmokeCheck = Callable[[Path], str | None]  # bot dir -> why it failed, or None
+SmokeCheck = Callable[[Path], SubmissionCheck]  # bot dir -> refusal (or None) and findings
 
 
 @dataclass
@@ -156,7 +158,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
         with upload_directory() as work:
             try:
-                row, created = self._submit(work, request, principal)
+                row, created, checked = self._submit(work, request, principal)
             except ArchiveTooLargeError as error:
                 abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"archive refused: {error}")
             except (ArchiveError, BotConfigError) as error:
@@ -165,12 +167,15 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"bot refused: {refusal}")
             except StoreError as error:  # another user's bot, or an owner name it cannot be
                 abort(context, grpc.StatusCode.PERMISSION_DENIED, str(error))
-        return pb.SubmitBotResponse(bot=bot_pb(row), created=created)
+        response = pb.SubmitBotResponse(bot=bot_pb(row), created=created)
+        if checked.conformance is not None:
+            response.conformance.CopyFrom(conformance_to_pb(checked.conformance))
+        return response
 
     def _submit(
         self, work: str, request: pb.SubmitBotRequest, principal: Principal
-    ) -> tuple[BotVersionRow, bool]:
-        """Unpack, check and store a submitted bot: (its version, whether it is new)."""
+    ) -> tuple[BotVersionRow, bool, SubmissionCheck]:
+        """Unpack, check and store a submitted bot: (its version, whether it is new, findings)."""
         # the archive's own directory: 0755 like a top-level folder it may hold, so a
         # bot zipped without one (cd bot && zip -r ../b.zip .) is world-readable too,
         # as the sandboxed bot needs; the upload directory around it stays 0700
@@ -183,14 +188,15 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         stored = _stored_version(self.store, spec.name, spec.version)
         if stored is not None:  # the same files: nothing to check or play again
             self.log.info("bot_resubmitted", bot=stored.bot, version=stored.version)
-            return stored, False
+            return stored, False, SubmissionCheck()
+        checked = SubmissionCheck()
         if self.options.smoke_check is not None and spec.runtime != REMOTE_RUNTIME:
-            reason = self.options.smoke_check(directory)
-            if reason is not None:
-                raise _SmokeRefusal(reason)
+            checked = self.options.smoke_check(directory)
+            if checked.refusal is not None:
+                raise _SmokeRefusal(checked.refusal)
         row, created = add_bot_version(self.store, spec, owner=principal.user)
         self.log.info("bot_submitted", bot=row.bot, version=row.version, user=principal.user)
-        return row, created
+        return row, created, checked
 
     @authenticated()
     def ListBots(

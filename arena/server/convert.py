@@ -6,6 +6,7 @@ the arena API answers with is made here, once.
 
 from __future__ import annotations
 
+from arena.conformance import CheckReport
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.server.seats import PublishedSeat
 from arena.store import BotVersionRow, LiveGameRow, TournamentFormat, TournamentRow
@@ -61,3 +62,26 @@ def live_game_pb(live: LiveGameRow) -> pb.LiveGame:
         match_id=live.match_id, game_index=live.game_index,
         tournament_id=live.tournament_id, bots=names, actions=live.actions,
     )  # fmt: skip
+
+
+def conformance_to_pb(report: CheckReport) -> pb.ConformanceReport:
+    timing = report.timing()
+    message = pb.ConformanceReport(
+        scenarios=[
+            pb.ConformanceScenario(
+                name=result.name, what=result.what, passed=result.passed,
+                problem=result.problem, summary=result.summary(),
+            )
+            for result in report.results
+        ],
+        launches=len(report.launch_ms),
+        decisions=len(report.decision_wall_ms),
+    )  # fmt: skip
+    for name in (
+        "launch_ms_median", "launch_ms_max", "decision_ms_median", "decision_ms_p99",
+        "decision_ms_max", "cpu_ms_per_decision_median", "cpu_ms_per_decision_p99",
+    ):  # fmt: skip
+        value = timing[name]
+        if value is not None:
+            setattr(message, name, float(value))
+    return message

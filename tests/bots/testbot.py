@@ -78,6 +78,8 @@ class Bot:
                 break
         self.outbox.put(None)
         channel.close()
+        if self.behaviour == "linger":
+            time.sleep(3600)  # never exits by itself after MatchOver
 
     def on_welcome(self, channel: grpc.Channel) -> None:
         action = ON_WELCOME.get(self.behaviour)
@@ -294,6 +296,33 @@ def spinner_crash(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     bot.play_random(request)
 
 
+def panic(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Dies as a Go program does: the cause on the first line, then a long trace."""
+    lines = ["panic: runtime error: index out of range [5] with length 5", "",
+             "goroutine 1 [running]:"]  # fmt: skip
+    for depth in range(120):
+        lines += [f"main.frame{depth}(...)", f"\t/bot/main.go:{depth + 10} +0x{depth:x}"]
+    lines.append("exit status 2")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    os._exit(2)
+
+
+def no_final_pass(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Ends every turn with a deck draw, the final turns (where only pass is legal) too."""
+    if request.observation.final_turns:
+        bot.reply(request.request_id, game_pb2.Action(type=game_pb2.ACTION_TYPE_DRAW))
+        return
+    bot.play_random(request)
+
+
+def four_card_hand(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Keeps its hand in a fixed array of four: a hand of five is an IndexError."""
+    slots = [""] * 4
+    for index, card in enumerate(request.observation.hand):
+        slots[index] = card
+    bot.play_random(request)
+
+
 ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "sleep_forever": sleep_forever,
     "late_once": late_once,
@@ -310,6 +339,9 @@ ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "write_outside": write_outside,
     "read_other": read_other,
     "spinner_crash": spinner_crash,
+    "no_final_pass": no_final_pass,
+    "panic": panic,
+    "four_card_hand": four_card_hand,
 }
 
 

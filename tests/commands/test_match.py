@@ -53,6 +53,37 @@ def test_json_output(bots: tuple[Path, Path]) -> None:
     assert result["score"] == {"alpha": 2.0, "beta": 0.0}
 
 
+def test_per_decision_timings_per_bot_in_the_json_and_per_seat_in_the_records(
+    tmp_path: Path,
+) -> None:
+    tmp_path.chmod(0o755)
+    alpha, beta = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
+    records = tmp_path / "records"
+    done = _arena("match", str(alpha), str(beta), "--games", "2", "--json",
+                  "--records", str(records))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    timings = json.loads(done.stdout)["decision_timings"]
+    walls: dict[str, list[float]] = {"alpha": [], "beta": []}
+    for path in sorted(records.iterdir()):
+        match = json.loads(path.read_text())["match"]
+        for seat, bot in enumerate(match["bots"]):
+            mine = [t["wall_ms"] for t in match["timings"] if t["seat"] == seat]
+            walls[bot["name"]] += mine
+            per_seat = match["decisions"][seat]
+            assert per_seat["decisions"] == len(mine) > 0
+            assert per_seat["wall_ms"]["max"] == round(max(mine), 3)
+            cpu = match["cpu_ms"][seat]
+            assert per_seat["cpu_ms"] == (None if cpu is None else round(cpu, 3))
+    for name, mine in walls.items():
+        found = timings[name]
+        assert found["decisions"] == len(mine)
+        assert found["wall_ms"]["median"] <= found["wall_ms"]["p90"] <= found["wall_ms"]["max"]
+        assert found["wall_ms"]["max"] == round(max(mine), 3)
+        assert found["cpu_ms"] is None or found["cpu_ms_per_decision"] == round(
+            found["cpu_ms"] / len(mine), 3
+        )
+
+
 def test_records_replay_and_table(tmp_path: Path) -> None:
     tmp_path.chmod(0o755)
     first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
@@ -132,7 +163,7 @@ def test_a_crashed_bots_stderr_goes_to_the_operator_not_the_records(tmp_path: Pa
     records = tmp_path / "records"
     done = _arena("match", str(leaky), str(good), "--games", "2", "--records", str(records))
     assert done.returncode == 0, done.stderr
-    assert f"leaky's stderr ends:\n  my plans: {secret}" in done.stdout
+    assert f"leaky's stderr (first and last lines):\n  my plans: {secret}" in done.stdout
     written = sorted(records.iterdir())
     assert len(written) == 2
     for path in written:

@@ -76,9 +76,9 @@ def test_bot_add_stores_once_and_show_lists_versions(
 @pytest.mark.parametrize(
     ("case", "message"),
     [
-        ("crashes", "failed: crash after 0 actions (process exited with status 1;"
-                    " stderr ends: cannot load weights.bin)"),
-        ("command-not-found", "failed to execute no-such-program: No such file or directory)"),
+        ("crashes", "conformance check failed: hello: crash before its Hello: process exited"
+                    " with status 1; stderr: cannot load weights.bin"),
+        ("command-not-found", "failed to execute no-such-program: No such file or directory"),
         ("no-toml", "no bot.toml"),
         ("missing-dir", "not a directory"),
         ("link-absolute", "entry 'secret': link to '/etc/hostname' points outside"),

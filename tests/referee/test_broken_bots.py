@@ -155,6 +155,20 @@ def test_a_crash_reports_the_end_of_the_bots_stderr_to_its_owner_only(make_bot: 
     assert_no_process_left(broken, good)
 
 
+def test_a_crash_report_keeps_the_first_lines_of_stderr_as_well_as_the_last(
+    make_bot: MakeBot,
+) -> None:
+    good = make_bot("random", name="good")
+    broken = make_bot("panic", name="broken")
+    report = run_match(replace(CONFIG, games=1), broken, good)
+    kept = report.games[0].stderr["broken"]
+    lines = kept.splitlines()
+    assert lines[0] == "panic: runtime error: index out of range [5] with length 5"  # the cause
+    assert "[...]" in lines and lines[-1] == "exit status 2"
+    assert len(kept) <= 2 * 300 + 10
+    assert_no_process_left(broken, good)
+
+
 def test_a_bots_stderr_never_reaches_its_opponent(make_bot: MakeBot) -> None:
     secret = f"secret-{uuid.uuid4().hex}"
     good = make_bot("random", name="good")

@@ -22,7 +22,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from arena.bots.smoke import SAMPLE_RANDOM_BOT, smoke_failure
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
+from arena.bots.submission import SubmissionCheck, check_submission
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
@@ -93,7 +94,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     store = Store.open(root / "data")
     opponent = load_bot(SAMPLE_RANDOM_BOT)
     options = ServiceOptions(
-        concurrency=2, smoke_check=lambda d: smoke_failure(load_bot(d), opponent)
+        concurrency=2, smoke_check=lambda d: check_submission(load_bot(d), opponent)
     )
     server, port = create_server("127.0.0.1:0", store=store, options=options)
     server.start()
@@ -217,6 +218,7 @@ def test_resubmitting_the_same_bot_is_the_same_version(arena: Arena) -> None:
         metadata=_auth(arena.alice),
     )
     assert not again.created and again.bot.owner == "alice"
+    assert not again.HasField("conformance")  # nothing was played again
 
 
 def _flat_zip_of(directory: Path) -> bytes:
@@ -244,6 +246,12 @@ def test_a_bot_archived_without_a_top_level_folder_is_accepted(arena: Arena, fmt
         pb.SubmitBotRequest(archive=data), metadata=_auth(arena.alice)
     )  # the smoke match runs the bot in the sandbox: its files must be readable there
     assert response.created and response.bot.name == f"flat_{fmt}_bot"
+    found = response.conformance  # what the conformance check found, reported
+    names = [scenario.name for scenario in found.scenarios]
+    assert names[0] == "hello" and "hand_of_five" in names and names[-1] == "match_over_exit"
+    assert all(scenario.passed for scenario in found.scenarios)
+    assert found.launches == 2 and found.decisions > 0
+    assert found.HasField("decision_ms_p99") and found.HasField("launch_ms_median")
 
 
 def test_resubmitting_a_stored_version_does_not_play_the_smoke_match_again(
@@ -251,9 +259,9 @@ def test_resubmitting_a_stored_version_does_not_play_the_smoke_match_again(
 ) -> None:
     smoked: list[Path] = []
 
-    def smoke_check(directory: Path) -> str | None:
+    def smoke_check(directory: Path) -> SubmissionCheck:
         smoked.append(directory)
-        return None
+        return SubmissionCheck()
 
     store = Store.open(tmp_path / "data")
     server, port = create_server(
@@ -277,7 +285,7 @@ def test_resubmitting_a_stored_version_does_not_play_the_smoke_match_again(
     assert len(smoked) == 2  # the first and the changed version, not the resubmission
 
 
-def test_a_bot_that_cannot_finish_the_smoke_match_is_refused(arena: Arena) -> None:
+def test_a_bot_that_cannot_pass_its_checks_is_refused(arena: Arena) -> None:
     before = arena.snapshot()
     crasher = _bot_dir(arena.sources / "crash", "crasher", "raise SystemExit(3)\n")
     code, details = _code(
@@ -285,7 +293,8 @@ def test_a_bot_that_cannot_finish_the_smoke_match_is_refused(arena: Arena) -> No
             pb.SubmitBotRequest(archive=_tar_of(crasher)), metadata=_auth(arena.bob)
         )
     )
-    assert code is Code.FAILED_PRECONDITION and "smoke game 1" in details
+    assert code is Code.FAILED_PRECONDITION
+    assert "conformance check failed: hello: crash before its Hello" in details
     assert arena.snapshot() == before
 
 

@@ -28,6 +28,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kahuna_bot import Action, Bot, MatchInfo, Observation, run
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
+from arena.bots.submission import SubmissionCheck
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.protocol.gen.kahuna.v1 import referee_pb2
@@ -116,7 +117,8 @@ def _serve(tmp: Path, *, paired_remote: bool) -> Iterator[Arena]:
     store = Store.open(tmp / "data")
     add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
     options = ServiceOptions(
-        concurrency=2, smoke_check=lambda directory: "no smoke here", paired_remote=paired_remote
+        concurrency=2, smoke_check=lambda directory: SubmissionCheck("no smoke here"),
+        paired_remote=paired_remote,
     )
     server, port = create_server("127.0.0.1:0", store=store, options=options)
     server.start()

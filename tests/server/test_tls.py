@@ -25,6 +25,7 @@ from kahuna_bot import Action, Observation
 from kahuna_bot.remote import serve_seats, tls_credentials
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
+from arena.bots.submission import SubmissionCheck
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
@@ -243,7 +244,9 @@ def _serve(
     store = Store.open(directory / "data")
     add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
     tls = load_server_tls(pki.server.cert_path, pki.server.key_path, client_ca)
-    options = ServiceOptions(concurrency=2, smoke_check=lambda directory: "no smoke here")
+    options = ServiceOptions(
+        concurrency=2, smoke_check=lambda directory: SubmissionCheck("no smoke here")
+    )
     server, port = create_server(
         "127.0.0.1:0", store=store, options=options, credentials=tls.grpc_credentials()
     )

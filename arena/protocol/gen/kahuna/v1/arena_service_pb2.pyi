@@ -248,23 +248,146 @@ class SubmitBotResponse(_message.Message):
 
     BOT_FIELD_NUMBER: _builtins.int
     CREATED_FIELD_NUMBER: _builtins.int
+    CONFORMANCE_FIELD_NUMBER: _builtins.int
     created: _builtins.bool
     """False when this exact version was already stored."""
     @_builtins.property
     def bot(self) -> Global___BotVersion: ...
+    @_builtins.property
+    def conformance(self) -> Global___ConformanceReport:
+        """What `arena bot check` found playing the new version (absent when it was
+        already stored, or for a remote bot). A bot that fails a scenario is
+        refused (FAILED_PRECONDITION) with the findings in the status message.
+        """
+
     def __init__(
         self,
         *,
         bot: Global___BotVersion | None = ...,
         created: _builtins.bool = ...,
+        conformance: Global___ConformanceReport | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conformance", b"conformance"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "created", b"created"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conformance", b"conformance", "created", b"created"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SubmitBotResponse: _TypeAlias = SubmitBotResponse  # noqa: Y015
+
+@_typing.final
+class ConformanceScenario(_message.Message):
+    """One scenario of the conformance check (docs/CONTRACTS.md, arena.conformance)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    WHAT_FIELD_NUMBER: _builtins.int
+    PASSED_FIELD_NUMBER: _builtins.int
+    PROBLEM_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    what: _builtins.str
+    """The situation, in words."""
+    passed: _builtins.bool
+    problem: _builtins.str
+    """What went wrong (empty when it passed)."""
+    summary: _builtins.str
+    """What the bot did: its actions in its first turn of the scenario, and how it ended."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        what: _builtins.str = ...,
+        passed: _builtins.bool = ...,
+        problem: _builtins.str = ...,
+        summary: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "passed", b"passed", "problem", b"problem", "summary", b"summary", "what", b"what"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConformanceScenario: _TypeAlias = ConformanceScenario  # noqa: Y015
+
+@_typing.final
+class ConformanceReport(_message.Message):
+    """The conformance check of a bot version: every scenario, and the bot's timings
+    as the referee measured them (absent fields: not measured).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCENARIOS_FIELD_NUMBER: _builtins.int
+    LAUNCHES_FIELD_NUMBER: _builtins.int
+    LAUNCH_MS_MEDIAN_FIELD_NUMBER: _builtins.int
+    LAUNCH_MS_MAX_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    DECISION_MS_MEDIAN_FIELD_NUMBER: _builtins.int
+    DECISION_MS_P99_FIELD_NUMBER: _builtins.int
+    DECISION_MS_MAX_FIELD_NUMBER: _builtins.int
+    CPU_MS_PER_DECISION_MEDIAN_FIELD_NUMBER: _builtins.int
+    CPU_MS_PER_DECISION_P99_FIELD_NUMBER: _builtins.int
+    launches: _builtins.int
+    launch_ms_median: _builtins.float
+    launch_ms_max: _builtins.float
+    decisions: _builtins.int
+    decision_ms_median: _builtins.float
+    decision_ms_p99: _builtins.float
+    decision_ms_max: _builtins.float
+    cpu_ms_per_decision_median: _builtins.float
+    cpu_ms_per_decision_p99: _builtins.float
+    @_builtins.property
+    def scenarios(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConformanceScenario]: ...
+    def __init__(
+        self,
+        *,
+        scenarios: _abc.Iterable[Global___ConformanceScenario] | None = ...,
+        launches: _builtins.int = ...,
+        launch_ms_median: _builtins.float | None = ...,
+        launch_ms_max: _builtins.float | None = ...,
+        decisions: _builtins.int = ...,
+        decision_ms_median: _builtins.float | None = ...,
+        decision_ms_p99: _builtins.float | None = ...,
+        decision_ms_max: _builtins.float | None = ...,
+        cpu_ms_per_decision_median: _builtins.float | None = ...,
+        cpu_ms_per_decision_p99: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_cpu_ms_per_decision_median", b"_cpu_ms_per_decision_median", "_cpu_ms_per_decision_p99", b"_cpu_ms_per_decision_p99", "_decision_ms_max", b"_decision_ms_max", "_decision_ms_median", b"_decision_ms_median", "_decision_ms_p99", b"_decision_ms_p99", "_launch_ms_max", b"_launch_ms_max", "_launch_ms_median", b"_launch_ms_median", "cpu_ms_per_decision_median", b"cpu_ms_per_decision_median", "cpu_ms_per_decision_p99", b"cpu_ms_per_decision_p99", "decision_ms_max", b"decision_ms_max", "decision_ms_median", b"decision_ms_median", "decision_ms_p99", b"decision_ms_p99", "launch_ms_max", b"launch_ms_max", "launch_ms_median", b"launch_ms_median"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cpu_ms_per_decision_median", b"_cpu_ms_per_decision_median", "_cpu_ms_per_decision_p99", b"_cpu_ms_per_decision_p99", "_decision_ms_max", b"_decision_ms_max", "_decision_ms_median", b"_decision_ms_median", "_decision_ms_p99", b"_decision_ms_p99", "_launch_ms_max", b"_launch_ms_max", "_launch_ms_median", b"_launch_ms_median", "cpu_ms_per_decision_median", b"cpu_ms_per_decision_median", "cpu_ms_per_decision_p99", b"cpu_ms_per_decision_p99", "decision_ms_max", b"decision_ms_max", "decision_ms_median", b"decision_ms_median", "decision_ms_p99", b"decision_ms_p99", "decisions", b"decisions", "launch_ms_max", b"launch_ms_max", "launch_ms_median", b"launch_ms_median", "launches", b"launches", "scenarios", b"scenarios"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__cpu_ms_per_decision_median: _TypeAlias = _typing.Literal["cpu_ms_per_decision_median"]  # noqa: Y015
+    _WhichOneofArgType__cpu_ms_per_decision_median: _TypeAlias = _typing.Literal["_cpu_ms_per_decision_median", b"_cpu_ms_per_decision_median"]  # noqa: Y015
+    _WhichOneofReturnType__cpu_ms_per_decision_p99: _TypeAlias = _typing.Literal["cpu_ms_per_decision_p99"]  # noqa: Y015
+    _WhichOneofArgType__cpu_ms_per_decision_p99: _TypeAlias = _typing.Literal["_cpu_ms_per_decision_p99", b"_cpu_ms_per_decision_p99"]  # noqa: Y015
+    _WhichOneofReturnType__decision_ms_max: _TypeAlias = _typing.Literal["decision_ms_max"]  # noqa: Y015
+    _WhichOneofArgType__decision_ms_max: _TypeAlias = _typing.Literal["_decision_ms_max", b"_decision_ms_max"]  # noqa: Y015
+    _WhichOneofReturnType__decision_ms_median: _TypeAlias = _typing.Literal["decision_ms_median"]  # noqa: Y015
+    _WhichOneofArgType__decision_ms_median: _TypeAlias = _typing.Literal["_decision_ms_median", b"_decision_ms_median"]  # noqa: Y015
+    _WhichOneofReturnType__decision_ms_p99: _TypeAlias = _typing.Literal["decision_ms_p99"]  # noqa: Y015
+    _WhichOneofArgType__decision_ms_p99: _TypeAlias = _typing.Literal["_decision_ms_p99", b"_decision_ms_p99"]  # noqa: Y015
+    _WhichOneofReturnType__launch_ms_max: _TypeAlias = _typing.Literal["launch_ms_max"]  # noqa: Y015
+    _WhichOneofArgType__launch_ms_max: _TypeAlias = _typing.Literal["_launch_ms_max", b"_launch_ms_max"]  # noqa: Y015
+    _WhichOneofReturnType__launch_ms_median: _TypeAlias = _typing.Literal["launch_ms_median"]  # noqa: Y015
+    _WhichOneofArgType__launch_ms_median: _TypeAlias = _typing.Literal["_launch_ms_median", b"_launch_ms_median"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cpu_ms_per_decision_median) -> _WhichOneofReturnType__cpu_ms_per_decision_median | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cpu_ms_per_decision_p99) -> _WhichOneofReturnType__cpu_ms_per_decision_p99 | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__decision_ms_max) -> _WhichOneofReturnType__decision_ms_max | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__decision_ms_median) -> _WhichOneofReturnType__decision_ms_median | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__decision_ms_p99) -> _WhichOneofReturnType__decision_ms_p99 | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__launch_ms_max) -> _WhichOneofReturnType__launch_ms_max | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__launch_ms_median) -> _WhichOneofReturnType__launch_ms_median | None: ...
+
+Global___ConformanceReport: _TypeAlias = ConformanceReport  # noqa: Y015
 
 @_typing.final
 class ListBotsRequest(_message.Message):

@@ -1,0 +1,15 @@
+"""`arena bot check`: a bot played through every situation the contract allows,
+by a scripted referee built from the real referee's parts (docs/CONTRACTS.md)."""
+
+from arena.conformance.report import CheckReport, ScenarioResult
+from arena.conformance.runner import check_bot
+from arena.conformance.scenarios import SCENARIOS, SUBMISSION_SCENARIOS, Scenario
+
+__all__ = [
+    "SCENARIOS",
+    "SUBMISSION_SCENARIOS",
+    "CheckReport",
+    "Scenario",
+    "ScenarioResult",
+    "check_bot",
+]
