@@ -25,8 +25,8 @@ from arena.kahuna import (
 from arena.protocol.convert import action_from_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.protocol.wire import echoed_action
-from arena.referee.types import BotStatus
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, Arrival, ArrivalKind
+from arena.referee.types import BotStatus
 
 PROTOCOL_VERSION = 1
 NS_PER_MS = 1_000_000
@@ -121,6 +121,9 @@ def judge(occurrence: Occurrence, expect: Expectation) -> Verdict:
         )
     if kind is ArrivalKind.SECOND_STREAM:
         return _fail(BotStatus.PROTOCOL_VIOLATION, "opened a second Play stream")
+    if kind is ArrivalKind.NOT_PROTOCOL:
+        detail = occurrence.detail
+        return _fail(BotStatus.PROTOCOL_VIOLATION, f"traffic that is not the protocol: {detail}")
     if kind is ArrivalKind.UNDECODABLE:
         return _fail(BotStatus.MALFORMED_MESSAGE, "bytes that are not a PlayRequest")
     if kind is ArrivalKind.STREAM_CLOSED:  # the caller turns closes into Ended

@@ -9,6 +9,7 @@ from arena.protocol.convert import action_to_pb
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes
 from arena.referee import BotStatus
+from arena.referee.endpoint import Arrival, ArrivalKind
 from arena.referee.judge import (
     DeadlinePassed,
     Ended,
@@ -18,7 +19,6 @@ from arena.referee.judge import (
     VerdictKind,
     judge,
 )
-from arena.referee.endpoint import Arrival, ArrivalKind
 
 TOKEN = "secret-token"
 SENT_NS = 1_000_000_000
@@ -83,6 +83,9 @@ CASES: list[tuple[str, Phase, Occurrence, VerdictKind, BotStatus]] = [
     ("oversized", Phase.IDLE, Arrival(0, 1, ArrivalKind.OVERSIZED, SENT_NS, size_bytes=70000),
      VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
     ("second stream", Phase.IDLE, Arrival(0, 1, ArrivalKind.SECOND_STREAM, SENT_NS),
+     VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
+    ("traffic that is not the protocol", Phase.AWAIT_REPLY,
+     Arrival(0, 1, ArrivalKind.NOT_PROTOCOL, SENT_NS, detail="9 calls of '/x.Y/Z'"),
      VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
     ("reply out of turn", Phase.IDLE, _message(_reply(7, GOOD)), VerdictKind.FAILED,
      BotStatus.PROTOCOL_VIOLATION),
