@@ -21,13 +21,15 @@ Since that one thread serves both bots, whatever a bot sends that is not the
 protocol is refused before it costs anything its opponent could notice, and
 each launch of a bot reports it once (``_Conduct``): the judge makes the report
 a protocol violation and the referee cuts the bot off, and until then nothing
-more from that launch is read. A call of any method but ``Play`` gets gRPC's
-UNIMPLEMENTED from the method lookup, which counts it (no handler, no task of
-ours); ``NOT_PROTOCOL_BURST`` such calls are allowed at once and
-``NOT_PROTOCOL_PER_S`` a second after that, and past this allowance comes a
-``NOT_PROTOCOL`` arrival. A second stream (``SECOND_STREAM``), a message over
-``MAX_MESSAGE_BYTES`` (``OVERSIZED``) and more messages than the bot was sent
-frames (``NOT_PROTOCOL``) are reported at once, without parsing.
+more from that launch is read; if it keeps sending, its server is stopped,
+which closes its connection (the next launch gets a new one). A call of any
+method but ``Play`` gets gRPC's UNIMPLEMENTED from the method lookup, which
+counts it (no handler, no task of ours); ``NOT_PROTOCOL_BURST`` such calls are
+allowed at once and ``NOT_PROTOCOL_PER_S`` a second after that, and past this
+allowance comes a ``NOT_PROTOCOL`` arrival. A second stream
+(``SECOND_STREAM``), a message over ``MAX_MESSAGE_BYTES`` (``OVERSIZED``) and
+more messages than the bot was sent frames (``NOT_PROTOCOL``) are reported at
+once, without parsing.
 """
 
 from __future__ import annotations
@@ -210,8 +212,6 @@ class _Conduct:
     def refuse(self) -> str | None:
         """Count one refused call; past the allowance (the first time), what to report
         (in the referee's words: the report goes into the public record)."""
-        if self.spent:
-            return None
         self.refused += 1
         now = time.monotonic()
         refilled = self.tokens + (now - self.at_s) * NOT_PROTOCOL_PER_S
@@ -271,6 +271,8 @@ class BotEndpoint:
         self.take_raw: RawTaker | None = None
         """The referee's hot path (see ``RawTaker``); None: every message is parsed."""
         self._conduct = _Conduct(self.generation)
+        self._cut: asyncio.Task[None] | None = None
+        """Loop thread: the stop of a server whose bot kept on after its report."""
         self._server: grpc.aio.Server = _LOOP_THREAD.run(self._make_server(), LOOP_CALL_TIMEOUT_S)
 
     async def _make_server(self) -> grpc.aio.Server:
@@ -284,6 +286,30 @@ class BotEndpoint:
 
     def start(self) -> None:
         _LOOP_THREAD.run(self._server.start(), LOOP_CALL_TIMEOUT_S)
+
+    def new_launch(self) -> None:
+        """A new launch of the bot: a new generation, and a new server (on the same path)
+        if the last one was stopped because its bot kept on after a violation."""
+        self.generation += 1
+        if self._cut is not None:
+            _LOOP_THREAD.run(self._serve_again(), LOOP_CALL_TIMEOUT_S)
+
+    async def _serve_again(self) -> None:
+        cut, self._cut = self._cut, None
+        if cut is not None:
+            await cut
+            self._server = await self._make_server()
+            await self._server.start()
+
+    def _cut_connection(self) -> None:
+        """Loop thread: a launch that was reported keeps sending; stop serving it at all.
+
+        Stopping the server closes the bot's connection, so whatever else it sends costs
+        the referee nothing (refusing each call, even unread, is work in the thread that
+        serves its opponent); the next launch gets a new server (``new_launch``)."""
+        if self._cut is None:
+            self._log.info("bot_connection_cut", generation=self.generation)
+            self._cut = asyncio.get_running_loop().create_task(self._server.stop(0))
 
     def stop(self) -> None:
         """End the live stream and stop the server (idempotent).
@@ -338,7 +364,11 @@ class BotEndpoint:
     def _refuse_call(self, method: str) -> None:
         """Loop thread: a call of a method that is not ``Play``."""
         generation = self.generation
-        report = self._conduct_of(generation).refuse()
+        conduct = self._conduct_of(generation)
+        if conduct.spent:
+            self._cut_connection()
+            return
+        report = conduct.refuse()
         if report is not None:
             # the method's name is the bot's text: for the operator's log, never the record
             shown = repr(method[:SHOWN_METHOD_CHARS])
@@ -374,7 +404,9 @@ class BotEndpoint:
                 self._idle.clear()
         if refused:
             conduct = self._conduct_of(generation)
-            if not conduct.spent:  # one report per launch: the referee cuts it off
+            if conduct.spent:  # one report per launch: the referee cuts it off
+                self._cut_connection()
+            else:
                 conduct.spent = True
                 self._post(generation, ArrivalKind.SECOND_STREAM)
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, "one Play stream per bot")
@@ -423,8 +455,10 @@ class BotEndpoint:
 
     def _post_raw(self, raw: bytes, generation: int, received_ns: int) -> None:
         conduct = self._conduct_of(generation)
-        if conduct.spent:
-            return  # this launch is being cut off: nothing more of it is read
+        if conduct.spent:  # this launch is being cut off: nothing more of it is read
+            if generation == self.generation:
+                self._cut_connection()
+            return
         conduct.received += 1
         if len(raw) > MAX_MESSAGE_BYTES:
             conduct.spent = True

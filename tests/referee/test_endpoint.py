@@ -78,7 +78,8 @@ def test_unknown_methods_are_refused_and_reported_once_past_the_allowance(
     assert set(codes) == {grpc.StatusCode.UNIMPLEMENTED}
     assert _all(arrivals) == []  # within the allowance: refused, counted, nothing posted
     codes = _call_unknown(channel, 40)
-    assert set(codes) == {grpc.StatusCode.UNIMPLEMENTED}
+    assert codes[:2] == [grpc.StatusCode.UNIMPLEMENTED] * 2  # the report, then one more...
+    assert codes[-1] is grpc.StatusCode.UNAVAILABLE  # ...which cut the connection
     (report,) = _all(arrivals)  # once, however many more come
     assert (report.kind, report.slot, report.generation) == (ArrivalKind.NOT_PROTOCOL, 0, 1)
     assert "calls of methods the referee does not serve" in report.detail
@@ -93,10 +94,14 @@ def test_a_new_launch_has_a_fresh_allowance(
     made, arrivals = endpoint
     _call_unknown(channel, NOT_PROTOCOL_BURST + 4)
     assert [arrival.generation for arrival in _all(arrivals)] == [1]
-    made.generation = 2
-    _call_unknown(channel, NOT_PROTOCOL_BURST - 1)
-    assert _all(arrivals) == []
-    _call_unknown(channel, 4)
+    made.new_launch()  # serves again: a new server on the same socket
+    assert made.generation == 2
+    local = [("grpc.use_local_subchannel_pool", 1)]  # not the old channel's backoff
+    with grpc.insecure_channel(f"unix://{made.socket_path}", options=local) as relaunched:
+        codes = _call_unknown(relaunched, NOT_PROTOCOL_BURST - 1)
+        assert set(codes) == {grpc.StatusCode.UNIMPLEMENTED}
+        assert _all(arrivals) == []
+        _call_unknown(relaunched, 4)
     assert [arrival.generation for arrival in _all(arrivals)] == [2]
 
 
@@ -148,7 +153,9 @@ def test_messages_beyond_one_per_frame_sent_are_reported_once_unparsed(
         found = _all(arrivals)
     finally:
         stream.close()
-    assert [arrival.kind for arrival in found] == [ArrivalKind.MESSAGE, ArrivalKind.NOT_PROTOCOL]
+    # the flood goes on after the report: its connection is cut, which ends the stream
+    kinds = [ArrivalKind.MESSAGE, ArrivalKind.NOT_PROTOCOL, ArrivalKind.STREAM_CLOSED]
+    assert [arrival.kind for arrival in found] == kinds
     assert "2 messages after 0 frames" in found[1].detail
 
 
@@ -172,7 +179,7 @@ def test_a_bot_may_answer_every_frame_it_is_sent(
     assert [arrival.kind for arrival in _all(arrivals)] == [ArrivalKind.STREAM_CLOSED]
 
 
-def test_an_oversized_message_is_reported_once_and_the_rest_is_not_read(
+def test_an_oversized_message_is_reported_once_and_more_cuts_the_connection(
     endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
 ) -> None:
     _, arrivals = endpoint
@@ -185,4 +192,21 @@ def test_an_oversized_message_is_reported_once_and_the_rest_is_not_read(
         found = _all(arrivals)
     finally:
         stream.close()
-    assert [arrival.kind for arrival in found] == [ArrivalKind.OVERSIZED]
+    assert [arrival.kind for arrival in found] == [ArrivalKind.OVERSIZED, ArrivalKind.STREAM_CLOSED]
+
+
+def test_a_report_alone_leaves_the_stream_open_for_the_goodbye(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+) -> None:
+    made, arrivals = endpoint
+    stream = _Stream(channel)
+    try:
+        stream.outbox.put(b"\x00" * (MAX_MESSAGE_BYTES + 1))
+        assert [arrival.kind for arrival in _all(arrivals)] == [ArrivalKind.OVERSIZED]
+        assert made.connected
+        assert made.send(b"goodbye")
+        made.close_stream()
+        stream.reader.join(5)
+    finally:
+        stream.close()
+    assert stream.received == [b"goodbye"]
