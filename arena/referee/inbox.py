@@ -128,9 +128,16 @@ class Inbox:
                 return  # answered in a reader thread meanwhile
             if time.monotonic_ns() < current.deadline_ns:
                 return  # only the poll interval passed
-        verdict = judge(occurrence, self.slots[occurrence.slot].expect)
+        verdict = self._judge(occurrence)
         if verdict.kind is not VerdictKind.IGNORED:
             game.settle(occurrence.slot, verdict)
+
+    def _judge(self, occurrence: Occurrence) -> Verdict:
+        """Main thread, under ``lock``: the verdict, with what it uses up consumed."""
+        expect = self.slots[occurrence.slot].expect
+        verdict = judge(occurrence, expect)
+        expect.consume(verdict)
+        return verdict
 
     def wait(self, awaited: int | None, deadline_ns: int) -> tuple[int, Verdict] | None:
         """The first verdict that matters before ``deadline_ns`` (outside a game).
@@ -148,7 +155,7 @@ class Inbox:
             occurrence, queued = found
             with self.lock:
                 self.unsettled -= queued
-                verdict = judge(occurrence, self.slots[occurrence.slot].expect)
+                verdict = self._judge(occurrence)
             if verdict.kind is VerdictKind.IGNORED:
                 continue
             if verdict.failed or verdict.kind is VerdictKind.HELLO or occurrence.slot == awaited:

@@ -6,6 +6,11 @@ through ``judge`` with what the referee expects of that bot right now
 (``Expectation``). The verdict is an accepted Hello, an action the rules
 allow, nothing (``IGNORED``: a late reply to a request that already timed
 out), or a failure with a named ``BotStatus`` and a reason in words.
+
+``judge`` is pure: it reads the expectation and changes nothing, so the same
+occurrence may be judged in the endpoints' loop thread and again in the main
+thread with the same verdict. What a verdict uses up (a late reply) is said in
+it and consumed by the caller (``Expectation.consume``).
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ class Expectation:
     legal: Mapping[bytes, Action] = field(default_factory=dict)
     """The legal actions, keyed by their serialised ``kahuna.v1.Action``."""
     expired_request_ids: set[int] = field(default_factory=set)
+    """Requests that expired unanswered: one late reply to each is no fault."""
+
+    def consume(self, verdict: Verdict) -> None:
+        """What ``verdict`` uses up of this expectation (``judge`` itself changes nothing)."""
+        if verdict.late_reply_to:
+            self.expired_request_ids.discard(verdict.late_reply_to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +98,9 @@ class Verdict:
     action: Action | None = None
     hello: referee_pb2.Hello | None = None
     elapsed_ms: float = 0.0
+    late_reply_to: int = 0
+    """IGNORED as the late reply to this expired request: the caller consumes that
+    request's late reply (``Expectation.consume``), so that a second one is a fault."""
 
     @property
     def failed(self) -> bool:
@@ -178,16 +192,14 @@ def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> tuple[Actio
 def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Expectation) -> Verdict:
     if expect.phase is not Phase.AWAIT_REPLY:
         if reply.request_id in expect.expired_request_ids:
-            expect.expired_request_ids.discard(reply.request_id)
-            return IGNORED
+            return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)
         return _fail(
             BotStatus.PROTOCOL_VIOLATION,
             f"reply to request {reply.request_id} while no request was open",
         )
     if reply.request_id != expect.request_id:
         if reply.request_id in expect.expired_request_ids:
-            expect.expired_request_ids.discard(reply.request_id)
-            return IGNORED
+            return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)
         return _fail(
             BotStatus.PROTOCOL_VIOLATION,
             f"reply to request {reply.request_id}, the open request is {expect.request_id}",

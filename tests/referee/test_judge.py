@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from arena.kahuna import deal_from_seed, legal_actions, new_game
@@ -146,5 +148,22 @@ def test_illegal_action_names_the_rule() -> None:
 
 def test_a_late_reply_is_dropped_once() -> None:
     expect = _expect(Phase.IDLE)
-    assert judge(_message(_reply(3, GOOD)), expect).kind is VerdictKind.IGNORED
+    verdict = judge(_message(_reply(3, GOOD)), expect)
+    assert (verdict.kind, verdict.late_reply_to) == (VerdictKind.IGNORED, 3)
+    expect.consume(verdict)
     assert judge(_message(_reply(3, GOOD)), expect).status is BotStatus.PROTOCOL_VIOLATION
+
+
+@pytest.mark.parametrize(
+    ("phase", "occurrence"),
+    [case[1:3] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_judge_changes_nothing(phase: Phase, occurrence: Occurrence) -> None:
+    """The same occurrence judged twice: the same verdict, the expectation as it was."""
+    expect = _expect(phase)
+    before = dataclasses.replace(  # its own copies of what judge could change
+        expect, legal=dict(expect.legal), expired_request_ids=set(expect.expired_request_ids)
+    )
+    assert judge(occurrence, expect) == judge(occurrence, expect)
+    assert expect == before
