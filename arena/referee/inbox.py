@@ -7,14 +7,17 @@ dead while the referee waits becomes ``Ended`` too; the awaited bot's
 deadline becomes ``DeadlinePassed``. Each is judged with what that bot is
 expected to send right now.
 
-During a game most replies never reach this queue: the endpoints' event loop
-thread, which reads both bots' streams, offers each message's bytes to
-``_take_raw`` (a reply encoded exactly as protobuf would, echoing a legal
-action) and then each arrival to ``_fast``, and these apply a plain reply
-themselves (``arena.referee.play``) under ``lock`` and send the next request,
-only while ``unsettled`` is 0: the number of arrivals queued for the main
-thread and not yet judged and dealt with, so that a bot's messages keep their
-order. ``WAKE`` tells a waiting main thread that a game ended that way.
+Every path ends the same way: ``judge`` (or ``judge_echo``, the same verdict
+told from a message's bytes) gives a verdict, and ``GameInPlay.settle`` does
+what it says. During a game most replies never reach the queue: the
+endpoints' event loop thread, which reads both bots' streams, offers each
+message's bytes to ``_take_raw`` and then each arrival to ``_fast``, and these
+settle an accepted action of the awaited bot themselves, under ``lock`` (which
+sends the next request), only while ``unsettled`` is 0: the number of
+arrivals queued for the main thread and not yet judged and dealt with, so
+that a bot's messages keep their order. The main thread judges everything
+else. ``WAKE`` tells a waiting main thread that a game ended in the loop
+thread.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from arena.referee.judge import (
     Verdict,
     VerdictKind,
     judge,
+    judge_echo,
 )
 from arena.referee.play import GameInPlay
 from arena.referee.slots import BotSlot
@@ -69,30 +73,44 @@ class Inbox:
     # ------------------------------------------------------------ endpoints' loop thread
 
     def _take_raw(self, slot: int, generation: int, raw: bytes, received_ns: int) -> bool:
-        """The endpoints' loop thread, before a message is parsed: a reply that is exactly
-        the encoding of a legal, timely answer to the open request is applied at once
-        (True); anything else (False) is parsed and offered to ``_fast``."""
+        """Before a message is parsed: settled at once (True) if its bytes alone give the
+        verdict (``judge_echo``: a legal, timely reply to the open request); anything
+        else (False) is parsed and offered to ``_fast``."""
         with self.lock:
             game = self.game
-            if game is None or self.unsettled or not game.answer_raw(
-                slot, generation, raw, received_ns
-            ):
+            if game is None or self.unsettled:
                 return False
-            if not game.waiting:
-                queue.SimpleQueue.put(self.arrivals, WAKE)
+            expect = game.answerable(slot, generation)
+            if expect is None:
+                return False
+            verdict = judge_echo(raw, received_ns, expect)
+            if verdict is None:
+                return False
+            self._settle_at_once(game, slot, verdict)
             return True
 
     def _fast(self, arrival: Arrival) -> bool:
-        """The endpoints' loop thread: an arrival applied at once (True) or queued for the
-        main thread."""
+        """An arrival settled at once (True) if it is the awaited bot's accepted action;
+        anything else is queued (False) and the main thread judges it again (``judge``
+        is pure: the same verdict) and deals with it."""
         with self.lock:
             game = self.game
-            if game is not None and self.unsettled == 0 and game.answer_at_once(arrival):
-                if not game.waiting:
-                    queue.SimpleQueue.put(self.arrivals, WAKE)
-                return True
+            if game is not None and self.unsettled == 0:
+                expect = game.answerable(arrival.slot, arrival.generation)
+                if expect is not None:
+                    verdict = judge(arrival, expect)
+                    if verdict.kind is VerdictKind.ACTION:
+                        self._settle_at_once(game, arrival.slot, verdict)
+                        return True
             self.unsettled += 1
             return False
+
+    def _settle_at_once(self, game: GameInPlay, slot: int, verdict: Verdict) -> None:
+        """Loop thread, under ``lock``: the decision, made here; wake the main thread if
+        it ended the game."""
+        game.settle(slot, verdict)
+        if not game.waiting:
+            queue.SimpleQueue.put(self.arrivals, WAKE)
 
     # ------------------------------------------------------------ main thread
 

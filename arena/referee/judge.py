@@ -167,13 +167,14 @@ def _judge_hello(hello: referee_pb2.Hello, expect: Expectation) -> Verdict:
     return Verdict(VerdictKind.HELLO, hello=hello)
 
 
-def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> tuple[Action, float] | None:
-    """A reply judged from its bytes alone, for the hot path: (the action, its elapsed ms)
-    when ``raw`` is exactly protobuf's encoding of a reply to the open request that
-    echoes one of its legal actions, in time; else None, and ``judge`` decides.
+def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> Verdict | None:
+    """``judge``'s verdict on a message, told from its bytes alone where that can be: the
+    ACTION verdict when ``raw`` is exactly protobuf's encoding of a reply to the open
+    request that echoes one of its legal actions, in time; else None (judge the parsed
+    message).
 
-    For such bytes ``judge`` would parse them and give the same ACTION verdict: this
-    only leaves out the parse and the message objects.
+    For such bytes ``judge`` would parse them and give the same verdict: this only
+    leaves out the parse and the message objects (the hot path).
     """
     if expect.phase is not Phase.AWAIT_REPLY:
         return None
@@ -186,7 +187,7 @@ def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> tuple[Actio
     elapsed_ms = (received_ns - expect.sent_ns) / NS_PER_MS
     if elapsed_ms > expect.allowance_ms:
         return None
-    return action, elapsed_ms
+    return Verdict(VerdictKind.ACTION, BotStatus.OK, "", action, None, elapsed_ms)
 
 
 def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Expectation) -> Verdict:
