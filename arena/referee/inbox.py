@@ -195,7 +195,7 @@ class Inbox:
                         return dead, 0
                     if awaited is None:
                         return None
-                    allowance_ms = self.slots[awaited].expect.allowance_ms
+                    allowance_ms = self.slots[awaited].expect.clock.allowance_ms
                     return DeadlinePassed(awaited, allowance_ms, request_id), 0
             else:
                 try:

@@ -31,10 +31,10 @@ from arena.protocol.convert import action_from_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.protocol.wire import echoed_action
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, Arrival, ArrivalKind
+from arena.referee.game import Clock
 from arena.referee.types import BotStatus
 
 PROTOCOL_VERSION = 1
-NS_PER_MS = 1_000_000
 
 
 class Phase(enum.Enum):
@@ -50,8 +50,9 @@ class Expectation:
     token: str
     phase: Phase = Phase.AWAIT_HELLO
     request_id: int = 0
-    sent_ns: int = 0
-    allowance_ms: float = 0.0
+    clock: Clock = field(default_factory=lambda: Clock(0))
+    """The clock of what the bot is asked now (its seat's in a game, the Hello's after
+    a launch), started as the request went out."""
     state: State | None = None
     legal: Mapping[bytes, Action] = field(default_factory=dict)
     """The legal actions, keyed by their serialised ``kahuna.v1.Action``."""
@@ -184,8 +185,9 @@ def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> Verdict | N
     action = expect.legal.get(echoed)
     if action is None:
         return None
-    elapsed_ms = (received_ns - expect.sent_ns) / NS_PER_MS
-    if elapsed_ms > expect.allowance_ms:
+    clock = expect.clock
+    elapsed_ms = clock.elapsed_ms(received_ns)
+    if elapsed_ms > clock.allowance_ms:
         return None
     return Verdict(VerdictKind.ACTION, BotStatus.OK, "", action, None, elapsed_ms)
 
@@ -205,11 +207,12 @@ def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Expec
             BotStatus.PROTOCOL_VIOLATION,
             f"reply to request {reply.request_id}, the open request is {expect.request_id}",
         )
-    elapsed_ms = (received_ns - expect.sent_ns) / NS_PER_MS
-    if elapsed_ms > expect.allowance_ms:
+    clock = expect.clock
+    elapsed_ms = clock.elapsed_ms(received_ns)
+    if elapsed_ms > clock.allowance_ms:
         return _fail(
             BotStatus.TIMEOUT,
-            f"reply after {elapsed_ms:.0f} ms, allowed {expect.allowance_ms:.0f} ms",
+            f"reply after {elapsed_ms:.0f} ms, allowed {clock.allowance_ms:.0f} ms",
         )
     if not reply.HasField("action"):
         return _fail(

@@ -31,7 +31,7 @@ from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint, WireTap
 from arena.referee.freezer import Freezer
-from arena.referee.game import GameLog, GameTurns
+from arena.referee.game import Clock, GameLog, GameTurns
 from arena.referee.inbox import Arrivals, Inbox
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
 from arena.referee.live import GameStarted, LiveHook
@@ -45,7 +45,6 @@ from arena.sandbox import SandboxConfigError, probe_host
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
-NS_PER_MS = 1_000_000
 STDERR_KEPT_CHARS = 300
 STDERR_KEPT_FOR = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT, BotStatus.TIMEOUT})
 
@@ -197,9 +196,11 @@ class _Match:
                 self.log.info("bot_launch_failed", bot=slot.name, reason=reason)
                 continue
             launching.append(slot)
-        deadline_ns = time.monotonic_ns() + self.config.hello_timeout_ms * NS_PER_MS
+        hello = Clock(self.config.hello_timeout_ms)  # one wait for every launched bot
+        hello.start(time.monotonic_ns())
+        deadline_ns = hello.deadline_ns
         for slot in launching:
-            slot.expect.allowance_ms = self.config.hello_timeout_ms
+            slot.expect.clock = hello
         while any(slot.expect.phase is Phase.AWAIT_HELLO and slot.process for slot in launching):
             awaited = next(
                 slot.index for slot in launching if slot.expect.phase is Phase.AWAIT_HELLO

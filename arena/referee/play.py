@@ -25,8 +25,6 @@ from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotStatus
 
-NS_PER_MS = 1_000_000
-
 FailHook = Callable[[int, Verdict, Failures], None]
 
 
@@ -72,22 +70,23 @@ class GameInPlay:
         seat = self.turns.to_move
         slot = self.slots[self.slot_at_seat[seat]]
         request_id = slot.take_request_id()
+        clock = self.log.clocks[seat]
         frame, legal = self.turns.request_for_mover(
             request_id=request_id,
             game_index=self.index,
-            action_deadline_ms=self.log.action_ms,
-            time_bank_ms=int(self.log.bank_ms[seat]),
+            action_deadline_ms=clock.action_ms,
+            time_bank_ms=int(clock.bank_ms),
         )
         expect = slot.expect
         expect.phase = Phase.AWAIT_REPLY
         expect.request_id = request_id
-        expect.allowance_ms = self.log.allowance_ms(seat)
+        expect.clock = clock
         expect.state = self.turns.state
         expect.legal = legal
         self.open_slot = slot.index
         if self.freezer is not None:  # before the clock starts: the referee's time
             self.freezer.to_move(slot.index)
-        expect.sent_ns = time.monotonic_ns()
+        clock.start(time.monotonic_ns())
         slot.send(frame)
 
     @property
@@ -100,8 +99,7 @@ class GameInPlay:
         if self.over or self.open_slot is None:
             return None
         expect = self.slots[self.open_slot].expect
-        deadline_ns = expect.sent_ns + int(expect.allowance_ms * NS_PER_MS)
-        return OpenRequest(self.open_slot, expect.request_id, deadline_ns)
+        return OpenRequest(self.open_slot, expect.request_id, expect.clock.deadline_ns)
 
     def answerable(self, slot_index: int, generation: int) -> Expectation | None:
         """What is expected of ``slot_index`` if the game waits for its reply and the
@@ -121,7 +119,7 @@ class GameInPlay:
         expect.state = None
         self.open_slot = None
         seat = self.slot_at_seat.index(slot.index)
-        self.log.charge(seat, elapsed_ms)
+        self.log.answered(seat, elapsed_ms)
         self.turns.apply(action, seat)
         if self.on_event is not None:
             self.on_event(ActionApplied(self.index, seat, action, elapsed_ms))
@@ -151,6 +149,6 @@ class GameInPlay:
         if who != slot.index or verdict.status is BotStatus.TIMEOUT:
             expect.expired_request_ids.add(expect.request_id)  # its late reply is not a fault
         if who == slot.index and verdict.status is BotStatus.TIMEOUT:
-            self.log.time_ms[self.turns.to_move] += expect.allowance_ms
+            expect.clock.charge_expired()
         self.open_slot = None
         self.fail(who, verdict, self.failures)

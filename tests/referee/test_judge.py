@@ -12,6 +12,7 @@ from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes
 from arena.referee import BotStatus
 from arena.referee.endpoint import Arrival, ArrivalKind
+from arena.referee.game import Clock
 from arena.referee.judge import (
     DeadlinePassed,
     Ended,
@@ -50,8 +51,7 @@ def _expect(phase: Phase) -> Expectation:
         token=TOKEN,
         phase=phase,
         request_id=7,
-        sent_ns=SENT_NS,
-        allowance_ms=100,
+        clock=Clock(action_ms=100, started_ns=SENT_NS),
         state=STATE,
         legal={action_bytes(action): action for action in LEGAL},
         expired_request_ids={3},
@@ -163,7 +163,10 @@ def test_judge_changes_nothing(phase: Phase, occurrence: Occurrence) -> None:
     """The same occurrence judged twice: the same verdict, the expectation as it was."""
     expect = _expect(phase)
     before = dataclasses.replace(  # its own copies of what judge could change
-        expect, legal=dict(expect.legal), expired_request_ids=set(expect.expired_request_ids)
+        expect,
+        legal=dict(expect.legal),
+        expired_request_ids=set(expect.expired_request_ids),
+        clock=dataclasses.replace(expect.clock),
     )
     assert judge(occurrence, expect) == judge(occurrence, expect)
     assert expect == before

@@ -12,6 +12,7 @@ from arena.protocol.convert import action_to_pb
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes, echoed_action
 from arena.referee.endpoint import Arrival, ArrivalKind
+from arena.referee.game import Clock
 from arena.referee.judge import Expectation, Phase, Verdict, VerdictKind, judge, judge_echo
 
 SENT_NS = 1_000_000_000
@@ -21,7 +22,7 @@ LEGAL = legal_actions(STATE)
 
 def _expect(request_id: int, phase: Phase = Phase.AWAIT_REPLY) -> Expectation:
     return Expectation(
-        token="t", phase=phase, request_id=request_id, sent_ns=SENT_NS, allowance_ms=100,
+        token="t", phase=phase, request_id=request_id, clock=Clock(100, started_ns=SENT_NS),
         state=STATE, legal={action_bytes(action): action for action in LEGAL},
     )  # fmt: skip
 
