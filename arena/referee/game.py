@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from arena.kahuna import Action, ActionType, Event, State, apply, legal_actions
+from arena.kahuna import Action, ActionType, Event, State, apply_legal, legal_actions
 from arena.protocol.wire import action_request_frame, legal_set, observation_bytes
 
 
@@ -55,10 +55,12 @@ class GameTurns:
         return frame, legal.by_bytes
 
     def apply(self, action: Action, seat: int) -> None:
+        """Play ``action`` for ``seat``, the seat to move: one of the legal actions of the
+        last request (the judge accepts no other), so the rules need not check it again."""
         drawn = None
         if action.type is ActionType.DRAW and action.card is None:
             drawn = self.state.deck[0]
-        self.state = apply(self.state, action, seat)
+        self.state = apply_legal(self.state, action)
         self.events.append(Event(seat, action, drawn))
 
     def start_round(self, state: State) -> None:
