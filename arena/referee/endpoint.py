@@ -11,7 +11,7 @@ forged token is charged to the bot that made it.
 Every endpoint of the process is an asyncio gRPC server (``grpc.aio``) on one
 event loop thread: both bots' streams are read and written there, and the
 match's queue may take a plain reply at once in that same thread (see
-``arena.referee.inbox``) and send the next request without waking any other
+``arena.referee.turn_loop``) and send the next request without waking any other
 thread. The synchronous server this replaced woke four Python threads per
 message (gRPC's poller, a stream reader, the response iterator and the poller
 again for the send's completion), which cost more CPU than the referee's own

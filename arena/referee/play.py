@@ -5,8 +5,8 @@ Whatever a bot did reaches the game as a verdict, through one method:
 everything unusual (timeouts, failures, processes that die). A plain reply to
 the open request, the bulk of a match, is judged right in the endpoints' event
 loop thread that read it, and settled there, which then writes the next
-request itself: no thread hand-off per decision (``arena.referee.inbox``).
-Every method runs under the match's lock (``Inbox.lock``), so the two threads
+request itself: no thread hand-off per decision (``arena.referee.turn_loop``).
+Every method runs under the match's lock (``TurnLoop.lock``), so the two threads
 never interleave.
 """
 

@@ -1,4 +1,4 @@
-"""Waiting for bots: turns the match's arrival queue into judged verdicts.
+"""The turn loop: every arrival of a match judged and its verdict settled, in order.
 
 Arrivals from a connection that was already cut off (an old launch
 generation) are dropped; a stream that closes becomes ``Ended`` with the
@@ -16,7 +16,7 @@ settle an accepted action of the awaited bot themselves, under ``lock`` (which
 sends the next request), only while ``unsettled`` is 0: the number of
 arrivals queued for the main thread and not yet judged and dealt with, so
 that a bot's messages keep their order. The main thread judges everything
-else. ``WAKE`` tells a waiting main thread that a game ended in the loop
+else. ``GAME_ENDED`` tells a waiting main thread that a game ended in the loop
 thread.
 """
 
@@ -44,29 +44,34 @@ from arena.referee.slots import BotSlot
 POLL_S = 0.1
 """How often a waiting referee checks that the bot processes still run."""
 POLL_NS = int(POLL_S * 1e9)
-WAKE = Arrival(slot=-1, generation=-1, kind=ArrivalKind.STREAM_CLOSED, received_ns=0)
-"""Not from a bot: the game in play ended in a reader thread."""
+GAME_ENDED = Arrival(slot=-1, generation=-1, kind=ArrivalKind.STREAM_CLOSED, received_ns=0)
+"""Not from a bot: the game in play ended in the endpoints' loop thread."""
 
 
-class Arrivals(queue.SimpleQueue[Arrival]):
-    """The match's arrival queue; ``fast`` may take an arrival before it is queued."""
+class ArrivalQueue(queue.SimpleQueue[Arrival]):
+    """The match's arrival queue; ``take_at_once`` may settle an arrival instead of
+    queueing it (``TurnLoop._fast``)."""
 
     def __init__(self) -> None:
-        self.fast: Callable[[Arrival], bool] | None = None
+        self.take_at_once: Callable[[Arrival], bool] | None = None
 
     def put(self, item: Arrival, block: bool = True, timeout: float | None = None) -> None:
-        if item is WAKE or self.fast is None or not self.fast(item):
+        take = self.take_at_once
+        if item is GAME_ENDED or take is None or not take(item):
             super().put(item, block, timeout)
 
 
-class Inbox:
-    def __init__(self, arrivals: Arrivals, slots: Sequence[BotSlot]) -> None:
+class TurnLoop:
+    """Plays a match's games (``play``) and waits for its bots between them (``wait``):
+    each arrival judged and settled, plain replies in the endpoints' loop thread."""
+
+    def __init__(self, arrivals: ArrivalQueue, slots: Sequence[BotSlot]) -> None:
         self.arrivals = arrivals
         self.slots = slots
         self.lock = threading.Lock()
         self.unsettled = 0
         self.game: GameInPlay | None = None
-        arrivals.fast = self._fast
+        arrivals.take_at_once = self._fast
         for slot in slots:
             slot.endpoint.take_raw = self._take_raw
 
@@ -110,7 +115,7 @@ class Inbox:
         it ended the game."""
         game.settle(slot, verdict)
         if not game.waiting:
-            queue.SimpleQueue.put(self.arrivals, WAKE)
+            queue.SimpleQueue.put(self.arrivals, GAME_ENDED)
 
     # ------------------------------------------------------------ main thread
 
@@ -205,7 +210,7 @@ class Inbox:
                     if dead is not None:
                         return dead, 0
                     continue
-            if arrival is WAKE:
+            if arrival is GAME_ENDED:
                 if stop_at_wake:
                     return None
                 continue
