@@ -19,6 +19,7 @@ import enum
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from arena.kahuna import (
     Action,
@@ -91,8 +92,10 @@ class VerdictKind(enum.Enum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(NamedTuple):
+    """What an occurrence means (immutable; a tuple, as it is made on every reply's hot
+    path, where a frozen dataclass costs several times as much to build)."""
+
     kind: VerdictKind
     status: BotStatus = BotStatus.OK
     reason: str = ""
