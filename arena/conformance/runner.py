@@ -34,13 +34,13 @@ from arena.logs import get_logger
 from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
-from arena.referee.game import GameLog, GameTurns
-from arena.referee.inbox import Arrivals, Inbox
+from arena.referee.game import Clock, GameLog, GameTurns
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
 from arena.referee.match import KEPT_CONNECTION, STDERR_KEPT_FOR, printable
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.results import Failures, GameResult, game_over_messages, score_games
 from arena.referee.slots import BotSlot
+from arena.referee.turn_loop import ArrivalQueue, TurnLoop
 from arena.referee.types import (
     HELLO_TIMEOUT_MS,
     BotSpec,
@@ -85,11 +85,11 @@ class _Checker:
     def __init__(self, spec: BotSpec, config: MatchConfig, work: Path) -> None:
         self.spec = spec
         self.config = config
-        arrivals = Arrivals()
+        arrivals = ArrivalQueue()
         endpoint = BotEndpoint(BOT_SLOT, work / "bot.sock", arrivals)
         self.slot = BotSlot(index=BOT_SLOT, spec=spec, name=spec.name, endpoint=endpoint,
                             work_dir=work)  # fmt: skip
-        self.inbox = Inbox(arrivals, [self.slot])
+        self.inbox = TurnLoop(arrivals, [self.slot])
         self.sandboxed_paths = probe_host().namespaces
         self.opponent = OPPONENT_NAME if spec.name != OPPONENT_NAME else OPPONENT_NAME + "-2"
         self.match_id = secrets.token_hex(6)
@@ -151,8 +151,10 @@ class _Checker:
             reason = (error.strerror if isinstance(error, OSError) else None) or str(error)
             self.slot.process = None
             return self._launch_failed(f"cannot be launched: {reason}")
-        self.slot.expect.allowance_ms = self.config.hello_timeout_ms
-        found = self.inbox.wait(BOT_SLOT, started_ns + self.config.hello_timeout_ms * NS_PER_MS)
+        hello = Clock(self.config.hello_timeout_ms)  # the wait for Hello: a clock of its own
+        hello.start(started_ns)
+        self.slot.expect.clock = hello
+        found = self.inbox.wait(BOT_SLOT, hello.deadline_ns)
         assert found is not None
         _, verdict = found
         if verdict.kind is not VerdictKind.HELLO:
@@ -301,21 +303,22 @@ class _Checker:
         """Send the bot one request and judge what comes back."""
         slot = self.slot
         request_id = slot.take_request_id()
+        clock = log.clocks[seat]
         frame, legal = turns.request_for_mover(
             request_id=request_id, game_index=game_index,
-            action_deadline_ms=log.action_ms, time_bank_ms=int(log.bank_ms[seat]),
+            action_deadline_ms=clock.action_ms, time_bank_ms=int(clock.bank_ms),
         )  # fmt: skip
         expect = slot.expect
         expect.phase = Phase.AWAIT_REPLY
         expect.request_id = request_id
-        expect.allowance_ms = log.allowance_ms(seat)
+        expect.clock = clock
         expect.state = turns.state
         expect.legal = legal
         process = slot.process
         cpu_before = process.cpu_time_ms() if process is not None else None
-        expect.sent_ns = time.monotonic_ns()
+        clock.start(time.monotonic_ns())
         slot.send(frame)
-        found = self.inbox.wait(BOT_SLOT, expect.sent_ns + int(expect.allowance_ms * NS_PER_MS))
+        found = self.inbox.wait(BOT_SLOT, clock.deadline_ns)
         assert found is not None
         _, verdict = found
         cpu_after = process.cpu_time_ms() if process is not None else None
@@ -323,12 +326,13 @@ class _Checker:
             expect.phase = Phase.IDLE
         expect.state = None
         if verdict.kind is VerdictKind.ACTION:
-            log.charge(seat, verdict.elapsed_ms)
+            log.answered(seat, verdict.elapsed_ms)
             self.report.decision_wall_ms.append(verdict.elapsed_ms)
             if cpu_before is not None and cpu_after is not None:
                 self.report.decision_cpu_ms.append(cpu_after - cpu_before)
         elif verdict.status is BotStatus.TIMEOUT:
             expect.expired_request_ids.add(request_id)  # a late reply is no new fault
+            clock.charge_expired()
         return verdict
 
     # ------------------------------------------------------------ words

@@ -54,7 +54,7 @@ from arena.kahuna.records import (
     state_summary,
 )
 from arena.kahuna.rng import deal_from_seed, reshuffle_from_seed
-from arena.kahuna.rules import apply, new_game, start_round
+from arena.kahuna.rules import apply, apply_legal, new_game, start_round
 from arena.kahuna.state import (
     Event,
     HandicapBridge,
@@ -94,6 +94,7 @@ __all__ = [
     "Variant",
     "action_from_json",
     "apply",
+    "apply_legal",
     "canonical_line",
     "deal_from_seed",
     "discard",

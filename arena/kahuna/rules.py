@@ -1,7 +1,8 @@
 """Applying actions: the turn, control and clearing, rounds, scoring, winning.
 
 Each action kind is a small function that builds the next state from a copy
-of the current one. Legality is settled before any of them runs (``apply``).
+of the current one. Legality is settled before any of them runs (``apply``), or
+was proved by the caller (``apply_legal``).
 """
 
 from __future__ import annotations
@@ -44,12 +45,23 @@ LAST_ROUND = 3
 
 
 def apply(state: State, action: Action, seat: int | None = None) -> State:
-    """The state after ``action``; IllegalActionError naming the rule otherwise."""
+    """The state after ``action``; IllegalActionError naming the rule otherwise.
+
+    The checked path, for actions from anywhere (records, tests, a bot's reply
+    that was not matched against the legal actions)."""
     if type(action) is not Action:
         raise MalformedActionError(f"not an Action: {type(action).__name__}")
     problem = violation(state, action, seat)
     if problem is not None:
         raise IllegalActionError(*problem)
+    return apply_legal(state, action)
+
+
+def apply_legal(state: State, action: Action) -> State:
+    """The state after ``action``, one of ``legal_actions(state)`` (by the seat to move):
+    no legality check, for a caller that has proved it already (the referee takes only
+    actions found among the legal ones it sent). Anything else is undefined: use
+    ``apply``."""
     kind = action.code[0]
     if kind == KIND_PLACE:
         return _place(state, action)

@@ -1,4 +1,21 @@
-"""Runs a match: bot connections, clocks, failure statuses, records (docs/PROTOCOL.md)."""
+"""Runs a match: bot connections, clocks, failure statuses, records (docs/PROTOCOL.md).
+
+One turn, top to bottom:
+
+1. ``play.GameInPlay`` sends the seat to move its ActionRequest and starts that
+   seat's ``game.Clock``; the bot's ``judge.Expectation`` now awaits a reply.
+2. ``endpoint.BotEndpoint`` reads the reply (transport only: anything that is
+   not the protocol is refused and reported there) as an ``Arrival``.
+3. ``judge.judge`` (or ``judge.judge_echo``, the same verdict from the bytes
+   alone) turns it into a ``Verdict``: pure, it changes nothing.
+4. ``GameInPlay.settle``, the one decision, does what the verdict says: an
+   action is charged to the clock and applied (``rules.apply_legal``: the legal
+   map proved it), and the next request goes out; a failure forfeits the game.
+
+``turn_loop.TurnLoop`` runs steps 3 and 4 in the endpoints' loop thread for an
+accepted action of the awaited bot, in the match's main thread for everything
+else (timeouts, failures, dead processes), in the order the bot sent them.
+"""
 
 from arena.referee.botdir import BotConfigError, content_hash, load_bot
 from arena.referee.match import display_names, run_match

@@ -11,11 +11,25 @@ forged token is charged to the bot that made it.
 Every endpoint of the process is an asyncio gRPC server (``grpc.aio``) on one
 event loop thread: both bots' streams are read and written there, and the
 match's queue may take a plain reply at once in that same thread (see
-``arena.referee.inbox``) and send the next request without waking any other
+``arena.referee.turn_loop``) and send the next request without waking any other
 thread. The synchronous server this replaced woke four Python threads per
 message (gRPC's poller, a stream reader, the response iterator and the poller
 again for the send's completion), which cost more CPU than the referee's own
 work. ``send`` and ``close_stream`` may be called from any thread.
+
+Since that one thread serves both bots, whatever a bot sends that is not the
+protocol is refused before it costs anything its opponent could notice, and
+each launch of a bot reports it once (``_Conduct``): the judge makes the report
+a protocol violation and the referee cuts the bot off, and until then nothing
+more from that launch is read; if it keeps sending, its server is stopped,
+which closes its connection (the next launch gets a new one). A call of any
+method but ``Play`` gets gRPC's UNIMPLEMENTED from the method lookup, which
+counts it (no handler, no task of ours); ``NOT_PROTOCOL_BURST`` such calls are
+allowed at once and ``NOT_PROTOCOL_PER_S`` a second after that, and past this
+allowance comes a ``NOT_PROTOCOL`` arrival. A second stream
+(``SECOND_STREAM``), a message over ``MAX_MESSAGE_BYTES`` (``OVERSIZED``) and
+more messages than the bot was sent frames (``NOT_PROTOCOL``) are reported at
+once, without parsing.
 """
 
 from __future__ import annotations
@@ -40,12 +54,20 @@ from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 
 SERVICE_NAME = "kahuna.v1.RefereeService"
+PLAY_METHOD = f"/{SERVICE_NAME}/Play"
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; larger ones are protocol violations."""
 TRANSPORT_MAX_BYTES = 8 * 1024 * 1024
 """gRPC's own limit: beyond it the transport cuts the stream (a disconnect)."""
 MAX_SOCKET_PATH_CHARS = 107
 MAX_STREAMS_PER_ENDPOINT = 4
+NOT_PROTOCOL_BURST = 8
+"""Calls of methods the referee does not serve a bot may make at once..."""
+NOT_PROTOCOL_PER_S = 1.0
+"""... and how many a second after that; past this allowance it is a protocol violation."""
+EXTRA_MESSAGES = 1
+"""Messages a bot may send beyond one per frame it was sent (its Hello)."""
+SHOWN_METHOD_CHARS = 60
 STOP_GRACE_S = 1.0
 """How long ``stop`` lets ended streams deliver their final status before cutting them."""
 
@@ -63,6 +85,8 @@ class ArrivalKind(enum.Enum):
     OVERSIZED = "oversized"
     SECOND_STREAM = "second_stream"
     STREAM_CLOSED = "stream_closed"
+    NOT_PROTOCOL = "not_protocol"
+    """Traffic that is not the protocol beyond the allowance (``detail`` says what)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +99,7 @@ class Arrival:
     received_ns: int
     message: referee_pb2.PlayRequest | None = None
     size_bytes: int = 0
+    detail: str = ""
 
 
 class _Close:
@@ -157,6 +182,70 @@ class _Outbox:
                 self.waiter = None
 
 
+class _Conduct:
+    """Loop thread: what one launch (generation) of a bot sent that is not the protocol.
+
+    The allowance is a token bucket: ``NOT_PROTOCOL_BURST`` at once, refilled at
+    ``NOT_PROTOCOL_PER_S``. Once a violation is reported, the launch is ``spent``:
+    the referee is cutting it off, and nothing more of it is read or posted."""
+
+    __slots__ = (
+        "at_s",
+        "generation",
+        "received",
+        "refused",
+        "sent",
+        "since_s",
+        "spent",
+        "tokens",
+    )
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.tokens = float(NOT_PROTOCOL_BURST)
+        self.at_s = self.since_s = time.monotonic()
+        self.refused = 0
+        self.spent = False
+        self.received = 0  # messages on Play streams
+        self.sent = 0  # frames written on Play streams
+
+    def refuse(self) -> str | None:
+        """Count one refused call; past the allowance (the first time), what to report
+        (in the referee's words: the report goes into the public record)."""
+        self.refused += 1
+        now = time.monotonic()
+        refilled = self.tokens + (now - self.at_s) * NOT_PROTOCOL_PER_S
+        self.tokens = min(float(NOT_PROTOCOL_BURST), refilled)
+        self.at_s = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return None
+        self.spent = True
+        return (
+            f"{self.refused} calls of methods the referee does not serve in"
+            f" {now - self.since_s:.2f} s; allowed {NOT_PROTOCOL_BURST} at once,"
+            f" {NOT_PROTOCOL_PER_S:g} a second after that"
+        )
+
+
+class _Methods(grpc.GenericRpcHandler):  # type: ignore[type-arg]  # generic in the stubs only
+    """Finds ``Play``; any other method is counted against the bot and refused (None:
+    gRPC answers UNIMPLEMENTED without running anything of ours)."""
+
+    def __init__(self, endpoint: BotEndpoint) -> None:
+        self._endpoint = endpoint
+        self._play = grpc.stream_stream_rpc_method_handler(endpoint._play)  # bytes in and out
+
+    def service(
+        self, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[bytes, bytes] | None:
+        method = handler_call_details.method
+        if method == PLAY_METHOD:
+            return self._play
+        self._endpoint._refuse_call(str(method))
+        return None
+
+
 class BotEndpoint:
     """One bot's socket: a gRPC server with at most one live Play stream."""
 
@@ -181,12 +270,14 @@ class BotEndpoint:
         self._wire_tap = wire_tap
         self.take_raw: RawTaker | None = None
         """The referee's hot path (see ``RawTaker``); None: every message is parsed."""
+        self._conduct = _Conduct(self.generation)
+        self._cut: asyncio.Task[None] | None = None
+        """Loop thread: the stop of a server whose bot kept on after its report."""
         self._server: grpc.aio.Server = _LOOP_THREAD.run(self._make_server(), LOOP_CALL_TIMEOUT_S)
 
     async def _make_server(self) -> grpc.aio.Server:
-        handler = grpc.stream_stream_rpc_method_handler(self._play)  # bytes in, bytes out
         server = grpc.aio.server(
-            handlers=[grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": handler})],
+            handlers=[_Methods(self)],
             maximum_concurrent_rpcs=MAX_STREAMS_PER_ENDPOINT,
             options=[("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES)],
         )
@@ -195,6 +286,30 @@ class BotEndpoint:
 
     def start(self) -> None:
         _LOOP_THREAD.run(self._server.start(), LOOP_CALL_TIMEOUT_S)
+
+    def new_launch(self) -> None:
+        """A new launch of the bot: a new generation, and a new server (on the same path)
+        if the last one was stopped because its bot kept on after a violation."""
+        self.generation += 1
+        if self._cut is not None:
+            _LOOP_THREAD.run(self._serve_again(), LOOP_CALL_TIMEOUT_S)
+
+    async def _serve_again(self) -> None:
+        cut, self._cut = self._cut, None
+        if cut is not None:
+            await cut
+            self._server = await self._make_server()
+            await self._server.start()
+
+    def _cut_connection(self) -> None:
+        """Loop thread: a launch that was reported keeps sending; stop serving it at all.
+
+        Stopping the server closes the bot's connection, so whatever else it sends costs
+        the referee nothing (refusing each call, even unread, is work in the thread that
+        serves its opponent); the next launch gets a new server (``new_launch``)."""
+        if self._cut is None:
+            self._log.info("bot_connection_cut", generation=self.generation)
+            self._cut = asyncio.get_running_loop().create_task(self._server.stop(0))
 
     def stop(self) -> None:
         """End the live stream and stop the server (idempotent).
@@ -234,6 +349,32 @@ class BotEndpoint:
         if outbox is not None:
             outbox.put(_CLOSE)
 
+    def _conduct_of(self, generation: int) -> _Conduct:
+        """Loop thread: the conduct of launch ``generation`` (an old launch's is spent:
+        the referee has cut it off already)."""
+        conduct = self._conduct
+        if conduct.generation != generation:
+            conduct = _Conduct(generation)
+            if generation == self.generation:
+                self._conduct = conduct
+            else:
+                conduct.spent = True
+        return conduct
+
+    def _refuse_call(self, method: str) -> None:
+        """Loop thread: a call of a method that is not ``Play``."""
+        generation = self.generation
+        conduct = self._conduct_of(generation)
+        if conduct.spent:
+            self._cut_connection()
+            return
+        report = conduct.refuse()
+        if report is not None:
+            # the method's name is the bot's text: for the operator's log, never the record
+            shown = repr(method[:SHOWN_METHOD_CHARS])
+            self._log.info("bot_not_protocol", generation=generation, method=shown)
+            self._post(generation, ArrivalKind.NOT_PROTOCOL, detail=report)
+
     def _post(
         self,
         generation: int,
@@ -241,11 +382,12 @@ class BotEndpoint:
         message: referee_pb2.PlayRequest | None = None,
         size_bytes: int = 0,
         received_ns: int = 0,
+        detail: str = "",
     ) -> None:
         self._arrivals.put(
             Arrival(
                 self.slot, generation, kind, received_ns or time.monotonic_ns(), message,
-                size_bytes,
+                size_bytes, detail,
             )
         )  # fmt: skip
 
@@ -261,11 +403,16 @@ class BotEndpoint:
                 self._outbox = outbox
                 self._idle.clear()
         if refused:
-            self._post(generation, ArrivalKind.SECOND_STREAM)
+            conduct = self._conduct_of(generation)
+            if conduct.spent:  # one report per launch: the referee cuts it off
+                self._cut_connection()
+            else:
+                conduct.spent = True
+                self._post(generation, ArrivalKind.SECOND_STREAM)
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, "one Play stream per bot")
         reader = loop.create_task(self._read(context, generation))
         try:
-            await self._write(outbox, context)
+            await self._write(outbox, context, generation)
         finally:
             with self._lock:
                 if self._outbox is outbox:
@@ -274,7 +421,7 @@ class BotEndpoint:
             self._idle.set()
 
     async def _write(
-        self, outbox: _Outbox, context: grpc.aio.ServicerContext[bytes, bytes]
+        self, outbox: _Outbox, context: grpc.aio.ServicerContext[bytes, bytes], generation: int
     ) -> None:
         items, tap = outbox.items, self._wire_tap
         while True:
@@ -283,6 +430,7 @@ class BotEndpoint:
             item = items.popleft()
             if isinstance(item, _Close):
                 return
+            self._conduct_of(generation).sent += 1  # before the bot can answer it
             if tap is not None:
                 tap(self.slot, item)
             try:
@@ -306,8 +454,23 @@ class BotEndpoint:
         self._post(generation, ArrivalKind.STREAM_CLOSED)
 
     def _post_raw(self, raw: bytes, generation: int, received_ns: int) -> None:
+        conduct = self._conduct_of(generation)
+        if conduct.spent:  # this launch is being cut off: nothing more of it is read
+            if generation == self.generation:
+                self._cut_connection()
+            return
+        conduct.received += 1
         if len(raw) > MAX_MESSAGE_BYTES:
+            conduct.spent = True
             self._post(generation, ArrivalKind.OVERSIZED, size_bytes=len(raw))
+            return
+        if conduct.received > conduct.sent + EXTRA_MESSAGES:
+            # More messages than a bot may send (its Hello, then at most one per frame it
+            # was sent; Welcome and GameStart need none, so the judge has seen a bad one
+            # already): the rest of the flood is dropped unparsed.
+            conduct.spent = True
+            detail = f"{conduct.received} messages after {conduct.sent} frames sent to it"
+            self._post(generation, ArrivalKind.NOT_PROTOCOL, detail=detail)
             return
         take = self.take_raw
         if take is not None and take(self.slot, generation, raw, received_ns):

@@ -3,7 +3,8 @@
 ``GameTurns`` owns the true state and the events applied so far, so that the
 observation sent for a decision carries only the events the seat has not
 been sent yet (O(1) per decision in the game's length). ``GameLog`` keeps the
-clocks and what the record will say about time.
+seats' clocks (``Clock``, the one place that knows deadlines and what a reply
+costs) and what the record will say about time.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from arena.kahuna import Action, ActionType, Event, State, apply, legal_actions
+from arena.kahuna import Action, ActionType, Event, State, apply_legal, legal_actions
 from arena.protocol.wire import action_request_frame, legal_set, observation_bytes
 
 
@@ -54,25 +55,70 @@ class GameTurns:
         return frame, legal.by_bytes
 
     def apply(self, action: Action, seat: int) -> None:
+        """Play ``action`` for ``seat``, the seat to move: one of the legal actions of the
+        last request (the judge accepts no other), so the rules need not check it again."""
         drawn = None
         if action.type is ActionType.DRAW and action.card is None:
             drawn = self.state.deck[0]
-        self.state = apply(self.state, action, seat)
+        self.state = apply_legal(self.state, action)
         self.events.append(Event(seat, action, drawn))
 
     def start_round(self, state: State) -> None:
         self.state = state
 
 
-@dataclass
-class GameLog:
-    """Clocks and timings of one game, per seat."""
+NS_PER_MS = 1_000_000
+
+
+@dataclass(slots=True)
+class Clock:
+    """A bot's time for what it is asked: a per-action limit plus a bank for time beyond
+    it (``TimeControl``); the one place that knows deadlines and what a reply costs.
+
+    Each seat has one for the whole game (``GameLog.clocks``); the wait for a launched
+    bot's Hello is a clock of its own, without a bank. ``start`` it as the request goes
+    out; the judge reads the time a reply took from it, the referee its deadline."""
 
     action_ms: int
-    bank_ms: list[float]
+    bank_ms: float = 0.0
+    used_ms: float = 0.0
+    """Everything charged: the time of each answered request, the whole allowance of
+    one that expired."""
+    started_ns: int = 0
+
+    @property
+    def allowance_ms(self) -> float:
+        """The longest a reply may take now: the per-action limit plus what is in the bank."""
+        return self.action_ms + self.bank_ms
+
+    def start(self, now_ns: int) -> None:
+        self.started_ns = now_ns
+
+    @property
+    def deadline_ns(self) -> int:
+        return self.started_ns + int(self.allowance_ms * NS_PER_MS)
+
+    def elapsed_ms(self, at_ns: int) -> float:
+        """The time from ``start`` to ``at_ns`` (a reply's arrival)."""
+        return (at_ns - self.started_ns) / NS_PER_MS
+
+    def charge(self, elapsed_ms: float) -> None:
+        """An answered request: time beyond the per-action limit leaves the bank."""
+        self.bank_ms = max(0.0, self.bank_ms - max(0.0, elapsed_ms - self.action_ms))
+        self.used_ms += elapsed_ms
+
+    def charge_expired(self) -> None:
+        """A request that expired unanswered: its whole allowance was used."""
+        self.used_ms += self.allowance_ms
+
+
+@dataclass
+class GameLog:
+    """The seats' clocks in one game and what the record will say about time."""
+
+    clocks: tuple[Clock, Clock]
     reshuffles: list[tuple[str, ...]] = field(default_factory=list)
     timings: list[dict[str, object]] = field(default_factory=list)
-    time_ms: list[float] = field(default_factory=lambda: [0.0, 0.0])
     cpu_ms: list[float | None] = field(default_factory=lambda: [None, None])
     """CPU time of each seat's whole process tree during the game, where the sandbox
     reports it (read at the start and end of the game: a cgroup read per action
@@ -80,13 +126,9 @@ class GameLog:
 
     @classmethod
     def start(cls, action_ms: int, bank_ms: int) -> GameLog:
-        return cls(action_ms=action_ms, bank_ms=[float(bank_ms), float(bank_ms)])
+        return cls(clocks=(Clock(action_ms, float(bank_ms)), Clock(action_ms, float(bank_ms))))
 
-    def allowance_ms(self, seat: int) -> float:
-        return self.action_ms + self.bank_ms[seat]
-
-    def charge(self, seat: int, wall_ms: float) -> None:
-        """Record one answered request; time beyond the per-action limit leaves the bank."""
-        self.bank_ms[seat] = max(0.0, self.bank_ms[seat] - max(0.0, wall_ms - self.action_ms))
-        self.time_ms[seat] += wall_ms
-        self.timings.append({"seat": seat, "wall_ms": round(wall_ms, 3)})
+    def answered(self, seat: int, elapsed_ms: float) -> None:
+        """Seat ``seat`` answered its request after ``elapsed_ms``: charged and recorded."""
+        self.clocks[seat].charge(elapsed_ms)
+        self.timings.append({"seat": seat, "wall_ms": round(elapsed_ms, 3)})

@@ -6,6 +6,11 @@ through ``judge`` with what the referee expects of that bot right now
 (``Expectation``). The verdict is an accepted Hello, an action the rules
 allow, nothing (``IGNORED``: a late reply to a request that already timed
 out), or a failure with a named ``BotStatus`` and a reason in words.
+
+``judge`` is pure: it reads the expectation and changes nothing, so the same
+occurrence may be judged in the endpoints' loop thread and again in the main
+thread with the same verdict. What a verdict uses up (a late reply) is said in
+it and consumed by the caller (``Expectation.consume``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import enum
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from arena.kahuna import (
     Action,
@@ -26,10 +32,10 @@ from arena.protocol.convert import action_from_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.protocol.wire import echoed_action
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, Arrival, ArrivalKind
+from arena.referee.game import Clock
 from arena.referee.types import BotStatus
 
 PROTOCOL_VERSION = 1
-NS_PER_MS = 1_000_000
 
 
 class Phase(enum.Enum):
@@ -45,12 +51,19 @@ class Expectation:
     token: str
     phase: Phase = Phase.AWAIT_HELLO
     request_id: int = 0
-    sent_ns: int = 0
-    allowance_ms: float = 0.0
+    clock: Clock = field(default_factory=lambda: Clock(0))
+    """The clock of what the bot is asked now (its seat's in a game, the Hello's after
+    a launch), started as the request went out."""
     state: State | None = None
     legal: Mapping[bytes, Action] = field(default_factory=dict)
     """The legal actions, keyed by their serialised ``kahuna.v1.Action``."""
     expired_request_ids: set[int] = field(default_factory=set)
+    """Requests that expired unanswered: one late reply to each is no fault."""
+
+    def consume(self, verdict: Verdict) -> None:
+        """What ``verdict`` uses up of this expectation (``judge`` itself changes nothing)."""
+        if verdict.late_reply_to:
+            self.expired_request_ids.discard(verdict.late_reply_to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +92,19 @@ class VerdictKind(enum.Enum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(NamedTuple):
+    """What an occurrence means (immutable; a tuple, as it is made on every reply's hot
+    path, where a frozen dataclass costs several times as much to build)."""
+
     kind: VerdictKind
     status: BotStatus = BotStatus.OK
     reason: str = ""
     action: Action | None = None
     hello: referee_pb2.Hello | None = None
     elapsed_ms: float = 0.0
+    late_reply_to: int = 0
+    """IGNORED as the late reply to this expired request: the caller consumes that
+    request's late reply (``Expectation.consume``), so that a second one is a fault."""
 
     @property
     def failed(self) -> bool:
@@ -121,6 +139,9 @@ def judge(occurrence: Occurrence, expect: Expectation) -> Verdict:
         )
     if kind is ArrivalKind.SECOND_STREAM:
         return _fail(BotStatus.PROTOCOL_VIOLATION, "opened a second Play stream")
+    if kind is ArrivalKind.NOT_PROTOCOL:
+        detail = occurrence.detail
+        return _fail(BotStatus.PROTOCOL_VIOLATION, f"traffic that is not the protocol: {detail}")
     if kind is ArrivalKind.UNDECODABLE:
         return _fail(BotStatus.MALFORMED_MESSAGE, "bytes that are not a PlayRequest")
     if kind is ArrivalKind.STREAM_CLOSED:  # the caller turns closes into Ended
@@ -150,13 +171,14 @@ def _judge_hello(hello: referee_pb2.Hello, expect: Expectation) -> Verdict:
     return Verdict(VerdictKind.HELLO, hello=hello)
 
 
-def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> tuple[Action, float] | None:
-    """A reply judged from its bytes alone, for the hot path: (the action, its elapsed ms)
-    when ``raw`` is exactly protobuf's encoding of a reply to the open request that
-    echoes one of its legal actions, in time; else None, and ``judge`` decides.
+def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> Verdict | None:
+    """``judge``'s verdict on a message, told from its bytes alone where that can be: the
+    ACTION verdict when ``raw`` is exactly protobuf's encoding of a reply to the open
+    request that echoes one of its legal actions, in time; else None (judge the parsed
+    message).
 
-    For such bytes ``judge`` would parse them and give the same ACTION verdict: this
-    only leaves out the parse and the message objects.
+    For such bytes ``judge`` would parse them and give the same verdict: this only
+    leaves out the parse and the message objects (the hot path).
     """
     if expect.phase is not Phase.AWAIT_REPLY:
         return None
@@ -166,34 +188,34 @@ def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> tuple[Actio
     action = expect.legal.get(echoed)
     if action is None:
         return None
-    elapsed_ms = (received_ns - expect.sent_ns) / NS_PER_MS
-    if elapsed_ms > expect.allowance_ms:
+    clock = expect.clock
+    elapsed_ms = clock.elapsed_ms(received_ns)
+    if elapsed_ms > clock.allowance_ms:
         return None
-    return action, elapsed_ms
+    return Verdict(VerdictKind.ACTION, BotStatus.OK, "", action, None, elapsed_ms)
 
 
 def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Expectation) -> Verdict:
     if expect.phase is not Phase.AWAIT_REPLY:
         if reply.request_id in expect.expired_request_ids:
-            expect.expired_request_ids.discard(reply.request_id)
-            return IGNORED
+            return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)
         return _fail(
             BotStatus.PROTOCOL_VIOLATION,
             f"reply to request {reply.request_id} while no request was open",
         )
     if reply.request_id != expect.request_id:
         if reply.request_id in expect.expired_request_ids:
-            expect.expired_request_ids.discard(reply.request_id)
-            return IGNORED
+            return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)
         return _fail(
             BotStatus.PROTOCOL_VIOLATION,
             f"reply to request {reply.request_id}, the open request is {expect.request_id}",
         )
-    elapsed_ms = (received_ns - expect.sent_ns) / NS_PER_MS
-    if elapsed_ms > expect.allowance_ms:
+    clock = expect.clock
+    elapsed_ms = clock.elapsed_ms(received_ns)
+    if elapsed_ms > clock.allowance_ms:
         return _fail(
             BotStatus.TIMEOUT,
-            f"reply after {elapsed_ms:.0f} ms, allowed {expect.allowance_ms:.0f} ms",
+            f"reply after {elapsed_ms:.0f} ms, allowed {clock.allowance_ms:.0f} ms",
         )
     if not reply.HasField("action"):
         return _fail(

@@ -31,8 +31,7 @@ from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint, WireTap
 from arena.referee.freezer import Freezer
-from arena.referee.game import GameLog, GameTurns
-from arena.referee.inbox import Arrivals, Inbox
+from arena.referee.game import Clock, GameLog, GameTurns
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
 from arena.referee.live import GameStarted, LiveHook
 from arena.referee.play import GameInPlay
@@ -40,6 +39,7 @@ from arena.referee.remote import REMOTE_RUNTIME, SeatOfferHook
 from arena.referee.results import Failures, GameResult, game_over_messages, score_games
 from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
+from arena.referee.turn_loop import ArrivalQueue, TurnLoop
 from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
 from arena.sandbox import SandboxConfigError, probe_host
 
@@ -108,7 +108,7 @@ class _Match:
         self.config = config
         self.on_event = on_event
         self.match_id = secrets.token_hex(6)
-        arrivals = Arrivals()
+        arrivals = ArrivalQueue()
         names = display_names(*specs)
         self.slots = tuple(
             BotSlot(
@@ -122,7 +122,7 @@ class _Match:
             )
             for index, spec in enumerate(specs)
         )
-        self.inbox = Inbox(arrivals, self.slots)
+        self.turn_loop = TurnLoop(arrivals, self.slots)
         self.freezer = Freezer(self.slots, enabled=not config.ponder)
         self.sandboxed_paths = probe_host().namespaces
         self.log = get_logger(match_id=self.match_id)
@@ -197,15 +197,17 @@ class _Match:
                 self.log.info("bot_launch_failed", bot=slot.name, reason=reason)
                 continue
             launching.append(slot)
-        deadline_ns = time.monotonic_ns() + self.config.hello_timeout_ms * NS_PER_MS
+        hello = Clock(self.config.hello_timeout_ms)  # one wait for every launched bot
+        hello.start(time.monotonic_ns())
+        deadline_ns = hello.deadline_ns
         for slot in launching:
-            slot.expect.allowance_ms = self.config.hello_timeout_ms
+            slot.expect.clock = hello
         while any(slot.expect.phase is Phase.AWAIT_HELLO and slot.process for slot in launching):
             awaited = next(
                 slot.index for slot in launching if slot.expect.phase is Phase.AWAIT_HELLO
                 and slot.process
             )
-            found = self.inbox.wait(awaited, deadline_ns)
+            found = self.turn_loop.wait(awaited, deadline_ns)
             assert found is not None
             who, verdict = found
             if verdict.kind is VerdictKind.HELLO:
@@ -236,7 +238,7 @@ class _Match:
     def _drain(self, failures: Failures) -> None:
         """Judge what the bots sent between games: failures count for this game."""
         while True:
-            found = self.inbox.wait(None, time.monotonic_ns())
+            found = self.turn_loop.wait(None, time.monotonic_ns())
             if found is None:
                 return
             self._fail(*found, failures)
@@ -283,7 +285,7 @@ class _Match:
             freezer=self.freezer,
         )  # fmt: skip
         try:
-            self.inbox.play(game)
+            self.turn_loop.play(game)
         finally:
             self.freezer.thaw_all()  # both read GameOver; between games nobody is frozen
         for seat, process in enumerate(processes):

@@ -70,7 +70,8 @@ class GameResult:
             statuses={self.names[slot]: self.status(slot) for slot in (0, 1)},
             actions=len(self.turns.events),
             time_ms={
-                self.names[slot]: round(self.log.time_ms[seat_of_slot[slot]], 3) for slot in (0, 1)
+                self.names[slot]: round(self.log.clocks[seat_of_slot[slot]].used_ms, 3)
+                for slot in (0, 1)
             },
             record=self.record(),
             stderr={self.names[slot]: tail for slot, tail in sorted(self.stderr_tails.items())},
@@ -108,9 +109,9 @@ class GameResult:
                 }
                 for slot, (status, detail) in sorted(self.failures.items())
             ],
-            "time_ms": [round(value, 3) for value in self.log.time_ms],
+            "time_ms": [round(clock.used_ms, 3) for clock in self.log.clocks],
             "cpu_ms": [None if value is None else round(value, 3) for value in self.log.cpu_ms],
-            "bank_left_ms": [round(value, 3) for value in self.log.bank_ms],
+            "bank_left_ms": [round(clock.bank_ms, 3) for clock in self.log.clocks],
             "timings": self.log.timings,
             "decisions": [
                 decision_stats(seat_walls(self.log.timings, seat), self.log.cpu_ms[seat])

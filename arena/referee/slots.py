@@ -60,7 +60,7 @@ class BotSlot:
         """Start the bot (again) with a fresh token; it must now say Hello."""
         self.kill()
         self.launches += 1
-        self.endpoint.generation += 1
+        self.endpoint.new_launch()
         self.expect = Expectation(token=secrets.token_urlsafe(24), phase=Phase.AWAIT_HELLO)
         if self.spec.runtime == REMOTE_RUNTIME:
             self._offer(config)

@@ -12,12 +12,15 @@ that the test sees it.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import os
 import queue
 import random
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -171,6 +174,42 @@ def spinner(bot: Bot, channel: grpc.Channel) -> None:
                 block[::64] = bytes(len(block[::64]))
 
 
+UNKNOWN_METHOD = "/kahuna.v1.RefereeService/Peek"
+IN_FLIGHT = 32
+
+
+def unknown_method_flood(bot: Bot, channel: grpc.Channel) -> None:
+    """Call a method the referee does not serve, on the bot's own socket, from a thread
+    of its own while playing well (issue 17.2: making the referee work for it slowed its
+    opponent). With no ARG as fast as it can, 32 calls in flight; with ARGs PER_SECOND
+    [AT_ONCE], AT_ONCE calls back to back (default 0) and then PER_SECOND a second."""
+    per_second = float(bot.args[0]) if bot.args else 0.0
+    at_once = int(bot.args[1]) if len(bot.args) > 1 else 0
+    peek = channel.unary_unary(
+        UNKNOWN_METHOD, request_serializer=lambda raw: raw, response_deserializer=bytes
+    )
+
+    def settle(call: grpc.Future) -> None:
+        with contextlib.suppress(grpc.FutureCancelledError):
+            call.exception()
+
+    def flood() -> None:
+        in_flight: collections.deque[grpc.Future] = collections.deque()
+        while True:
+            in_flight.append(peek.future(b"\x08\x01"))
+            if len(in_flight) >= IN_FLIGHT:
+                settle(in_flight.popleft())
+
+    def paced() -> None:
+        for _ in range(at_once):
+            settle(peek.future(b"\x08\x01"))
+        while True:
+            time.sleep(1 / per_second)
+            settle(peek.future(b"\x08\x01"))
+
+    threading.Thread(target=paced if per_second > 0 else flood, daemon=True).start()
+
+
 ON_WELCOME: dict[str, Callable[[Bot, grpc.Channel], None]] = {
     "out_of_turn": out_of_turn,
     "second_stream": second_stream,
@@ -179,6 +218,7 @@ ON_WELCOME: dict[str, Callable[[Bot, grpc.Channel], None]] = {
     "daemon": daemon,
     "spinner": spinner,
     "spinner_crash": spinner,
+    "unknown_method_flood": unknown_method_flood,
 }
 
 

@@ -16,15 +16,18 @@ from arena.kahuna import (
     KahunaError,
     Outcome,
     SetupError,
+    State,
     Termination,
     Variant,
+    apply,
+    apply_legal,
     deal_from_seed,
     legal_actions,
     new_game,
     start_round,
 )
 
-from .util import legal_texts, majority_control, pos, run
+from .util import legal_texts, majority_control, playout, pos, run
 
 # ------------------------------------------------------------------ R5 control
 
@@ -364,3 +367,22 @@ def test_history_records_every_action_and_deck_draws() -> None:
     assert [(e.seat, e.action.text(), e.drawn) for e in state.history] == [
         (0, "place HUNA ELAI-HUNA", None), (0, "draw deck", "KAHU")]
     assert state.last_event == state.history[-1] and state.history_length == 2
+
+
+# ------------------------------------------------------------------ apply_legal
+
+
+def _slots(state: State) -> list[object]:
+    return [getattr(state, name) for name in State.__slots__ if name != "_legal"]
+
+
+@pytest.mark.parametrize("variant", [Variant(), Variant(strategic=True), Variant(tactical=True)],
+                         ids=["standard", "strategic", "tactical"])
+@pytest.mark.parametrize("seed", range(3))
+def test_apply_legal_is_apply_for_every_legal_action(seed: int, variant: Variant) -> None:
+    """The referee's unchecked path gives the state the checked one gives, everywhere."""
+    for before, action, _ in playout(seed, variant):
+        if action is None:
+            continue
+        for legal in legal_actions(before):
+            assert _slots(apply_legal(before, legal)) == _slots(apply(before, legal)), legal

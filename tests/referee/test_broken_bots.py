@@ -21,6 +21,7 @@ import pytest
 from arena.kahuna import parse_record, replay
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, MatchReport, TimeControl, run_match
+from arena.referee.endpoint import NOT_PROTOCOL_BURST
 from arena.referee.live import ActionApplied
 from arena.referee.seeds import secret_from_seed
 from arena.sandbox import SandboxLimits
@@ -69,6 +70,7 @@ CASES = [
     Case("flood", (VIOLATION, VIOLATION)),
     Case("forged_token", (VIOLATION, VIOLATION)),
     Case("second_stream", (VIOLATION, VIOLATION)),
+    Case("unknown_method_flood", (VIOLATION, VIOLATION)),
     Case("memory_hog", (CRASH, CRASH)),
     Case("fork_bomb", (OK, OK)),
     Case("daemon", (OK, OK)),
@@ -116,6 +118,31 @@ def test_tcp_connection_never_reaches_the_host(make_bot: MakeBot) -> None:
             listener.accept()
     assert [game.statuses["broken"] for game in report.games] == [OK, OK]
     assert_no_process_left(broken, good)
+
+
+def test_a_flood_of_unknown_methods_is_a_protocol_violation_that_names_them(
+    make_bot: MakeBot,
+) -> None:
+    good = make_bot("random", name="good")
+    broken = make_bot("unknown_method_flood", name="broken")
+    report = run_match(CONFIG, broken, good)
+    for game in report.games:
+        assert game.statuses == {"broken": VIOLATION, "good": OK}
+        (failure,) = game.record["match"]["failures"]  # type: ignore[index]
+        assert "calls of methods the referee does not serve" in failure["detail"]
+        assert "Peek" not in failure["detail"]  # the bot's text stays out of the record
+    assert_no_process_left(broken, good)
+
+
+def test_unknown_methods_within_the_allowance_cost_the_bot_nothing(make_bot: MakeBot) -> None:
+    """All but one of the burst at once, then half a call a second: refused every time,
+    never a status (the allowance refills at one a second)."""
+    good = make_bot("random", name="good")
+    at_once = str(NOT_PROTOCOL_BURST - 1)
+    paced = make_bot("unknown_method_flood", "0.5", at_once, name="paced")
+    report = run_match(replace(CONFIG, games=4), paced, good)
+    assert [set(game.statuses.values()) for game in report.games] == [{OK}] * 4
+    assert_no_process_left(paced, good)
 
 
 def test_fork_bomb_stays_under_the_process_limit(make_bot: MakeBot) -> None:

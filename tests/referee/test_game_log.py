@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.referee.game import GameLog
+from arena.referee.game import Clock, GameLog
 
 CASES = [
     ("within the limit", [(0, 500.0)], [1000.0, 1000.0], [500.0, 0.0]),
@@ -15,19 +15,32 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("charges", "bank_ms", "time_ms"), [case[1:] for case in CASES],
+@pytest.mark.parametrize(("charges", "bank_ms", "used_ms"), [case[1:] for case in CASES],
                          ids=[case[0] for case in CASES])
-def test_charge(charges: list[tuple[int, float]], bank_ms: list[float],
-                time_ms: list[float]) -> None:
+def test_answered(charges: list[tuple[int, float]], bank_ms: list[float],
+                  used_ms: list[float]) -> None:
     log = GameLog.start(action_ms=2000, bank_ms=1000)
     for seat, wall_ms in charges:
-        log.charge(seat, wall_ms)
-    assert log.bank_ms == [max(0.0, value) for value in bank_ms]
-    assert log.time_ms == time_ms
+        log.answered(seat, wall_ms)
+    assert [clock.bank_ms for clock in log.clocks] == [max(0.0, value) for value in bank_ms]
+    assert [clock.used_ms for clock in log.clocks] == used_ms
     assert [timing["seat"] for timing in log.timings] == [seat for seat, _ in charges]
 
 
 def test_allowance_is_limit_plus_bank() -> None:
     log = GameLog.start(action_ms=2000, bank_ms=1000)
-    log.charge(0, 2400.0)
-    assert (log.allowance_ms(0), log.allowance_ms(1)) == (2600.0, 3000.0)
+    log.answered(0, 2400.0)
+    assert [clock.allowance_ms for clock in log.clocks] == [2600.0, 3000.0]
+
+
+def test_deadline_and_elapsed_are_read_from_the_start() -> None:
+    clock = Clock(action_ms=2000, bank_ms=500.0)
+    clock.start(7_000_000_000)
+    assert clock.deadline_ns == 7_000_000_000 + 2_500_000_000
+    assert clock.elapsed_ms(7_001_500_000) == 1.5
+
+
+def test_an_expired_request_uses_the_whole_allowance_and_leaves_the_bank() -> None:
+    clock = Clock(action_ms=2000, bank_ms=500.0)
+    clock.charge_expired()
+    assert (clock.used_ms, clock.bank_ms) == (2500.0, 500.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from arena.kahuna import deal_from_seed, legal_actions, new_game
@@ -10,6 +12,7 @@ from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes
 from arena.referee import BotStatus
 from arena.referee.endpoint import Arrival, ArrivalKind
+from arena.referee.game import Clock
 from arena.referee.judge import (
     DeadlinePassed,
     Ended,
@@ -48,8 +51,7 @@ def _expect(phase: Phase) -> Expectation:
         token=TOKEN,
         phase=phase,
         request_id=7,
-        sent_ns=SENT_NS,
-        allowance_ms=100,
+        clock=Clock(action_ms=100, started_ns=SENT_NS),
         state=STATE,
         legal={action_bytes(action): action for action in LEGAL},
         expired_request_ids={3},
@@ -83,6 +85,9 @@ CASES: list[tuple[str, Phase, Occurrence, VerdictKind, BotStatus]] = [
     ("oversized", Phase.IDLE, Arrival(0, 1, ArrivalKind.OVERSIZED, SENT_NS, size_bytes=70000),
      VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
     ("second stream", Phase.IDLE, Arrival(0, 1, ArrivalKind.SECOND_STREAM, SENT_NS),
+     VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
+    ("traffic that is not the protocol", Phase.AWAIT_REPLY,
+     Arrival(0, 1, ArrivalKind.NOT_PROTOCOL, SENT_NS, detail="9 calls of '/x.Y/Z'"),
      VerdictKind.FAILED, BotStatus.PROTOCOL_VIOLATION),
     ("reply out of turn", Phase.IDLE, _message(_reply(7, GOOD)), VerdictKind.FAILED,
      BotStatus.PROTOCOL_VIOLATION),
@@ -143,5 +148,25 @@ def test_illegal_action_names_the_rule() -> None:
 
 def test_a_late_reply_is_dropped_once() -> None:
     expect = _expect(Phase.IDLE)
-    assert judge(_message(_reply(3, GOOD)), expect).kind is VerdictKind.IGNORED
+    verdict = judge(_message(_reply(3, GOOD)), expect)
+    assert (verdict.kind, verdict.late_reply_to) == (VerdictKind.IGNORED, 3)
+    expect.consume(verdict)
     assert judge(_message(_reply(3, GOOD)), expect).status is BotStatus.PROTOCOL_VIOLATION
+
+
+@pytest.mark.parametrize(
+    ("phase", "occurrence"),
+    [case[1:3] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_judge_changes_nothing(phase: Phase, occurrence: Occurrence) -> None:
+    """The same occurrence judged twice: the same verdict, the expectation as it was."""
+    expect = _expect(phase)
+    before = dataclasses.replace(  # its own copies of what judge could change
+        expect,
+        legal=dict(expect.legal),
+        expired_request_ids=set(expect.expired_request_ids),
+        clock=dataclasses.replace(expect.clock),
+    )
+    assert judge(occurrence, expect) == judge(occurrence, expect)
+    assert expect == before

@@ -12,7 +12,8 @@ from arena.protocol.convert import action_to_pb
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes, echoed_action
 from arena.referee.endpoint import Arrival, ArrivalKind
-from arena.referee.judge import Expectation, Phase, VerdictKind, judge, judge_echo
+from arena.referee.game import Clock
+from arena.referee.judge import Expectation, Phase, Verdict, VerdictKind, judge, judge_echo
 
 SENT_NS = 1_000_000_000
 STATE = new_game(deal_from_seed(3), Variant(tactical=True))
@@ -21,7 +22,7 @@ LEGAL = legal_actions(STATE)
 
 def _expect(request_id: int, phase: Phase = Phase.AWAIT_REPLY) -> Expectation:
     return Expectation(
-        token="t", phase=phase, request_id=request_id, sent_ns=SENT_NS, allowance_ms=100,
+        token="t", phase=phase, request_id=request_id, clock=Clock(100, started_ns=SENT_NS),
         state=STATE, legal={action_bytes(action): action for action in LEGAL},
     )  # fmt: skip
 
@@ -33,8 +34,8 @@ def _reply(request_id: int, action: game_pb2.Action | None) -> bytes:
     return referee_pb2.PlayRequest(action_reply=reply).SerializeToString()
 
 
-def _full_judge(raw: bytes, received_ns: int, expect: Expectation) -> tuple[object, float] | None:
-    """What the full judge makes of ``raw``: (action, elapsed) for an ACTION, else None."""
+def _full_judge(raw: bytes, received_ns: int, expect: Expectation) -> Verdict | None:
+    """What the full judge makes of ``raw``: its verdict if an ACTION, else None."""
     try:
         message = referee_pb2.PlayRequest.FromString(raw)
     except DecodeError:  # not an action either way
@@ -42,7 +43,7 @@ def _full_judge(raw: bytes, received_ns: int, expect: Expectation) -> tuple[obje
     verdict = judge(Arrival(0, 1, ArrivalKind.MESSAGE, received_ns, message), expect)
     if verdict.kind is not VerdictKind.ACTION:
         return None
-    return verdict.action, verdict.elapsed_ms
+    return verdict
 
 
 @pytest.mark.parametrize("request_id", [1, 127, 128, 300, 2**21, 2**40])
@@ -54,7 +55,7 @@ def test_an_echoed_legal_action_is_taken_as_the_full_judge_would(
     received_ns = SENT_NS + 5_000_000
     assert echoed_action(raw, request_id) == action_bytes(LEGAL[index])
     taken = judge_echo(raw, received_ns, _expect(request_id))
-    assert taken == (LEGAL[index], 5.0)
+    assert taken is not None and (taken.action, taken.elapsed_ms) == (LEGAL[index], 5.0)
     assert taken == _full_judge(raw, received_ns, _expect(request_id))
 
 

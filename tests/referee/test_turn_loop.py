@@ -2,7 +2,7 @@
 
 Real endpoints (never connected: what the referee sends goes nowhere) and the
 real queue; the test thread plays the bots' stream readers by putting
-arrivals, exactly as ``BotEndpoint`` does, while ``Inbox.play`` runs the game
+arrivals, exactly as ``BotEndpoint`` does, while ``TurnLoop.play`` runs the game
 in another thread as the match's main thread would.
 """
 
@@ -19,11 +19,11 @@ from arena.kahuna import deal_from_seed, new_game
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
 from arena.referee.game import GameLog, GameTurns
-from arena.referee.inbox import WAKE, Arrivals, Inbox
 from arena.referee.judge import Phase, Verdict
 from arena.referee.play import GameInPlay
 from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
+from arena.referee.turn_loop import GAME_ENDED, ArrivalQueue, TurnLoop
 from arena.referee.types import BotSpec, BotStatus
 
 
@@ -31,7 +31,7 @@ class Table:
     """Two ready bots, a game in play in a 'main' thread, and the arrivals queue."""
 
     def __init__(self, work: Path, action_ms: int) -> None:
-        self.arrivals = Arrivals()
+        self.arrivals = ArrivalQueue()
         spec = BotSpec("x", "v", work, ("true",), "native")
         self.slots = tuple(
             BotSlot(index, spec, f"bot{index}", self._endpoint(index, work), work)
@@ -40,14 +40,14 @@ class Table:
         for slot in self.slots:
             slot.ready = True
             slot.expect.phase = Phase.IDLE
-        self.inbox = Inbox(self.arrivals, self.slots)
+        self.turn_loop = TurnLoop(self.arrivals, self.slots)
         self.failures: Failures = {}
         self.game = GameInPlay(
             index=0, seed=1, turns=GameTurns(new_game(deal_from_seed(1))), slot_at_seat=(0, 1),
             log=GameLog.start(action_ms, 0), failures=self.failures, slots=self.slots,
             fail=self._fail,
         )  # fmt: skip
-        self.main = threading.Thread(target=self.inbox.play, args=(self.game,))
+        self.main = threading.Thread(target=self.turn_loop.play, args=(self.game,))
         self.main.start()
         self._wait(lambda: self.game.open_slot is not None)
 
@@ -96,9 +96,9 @@ def table(tmp_path: Path) -> Iterator[MakeTable]:
 
     yield make
     for each in made:  # a game a failed test left running: end it
-        with each.inbox.lock:
+        with each.turn_loop.lock:
             each.failures.setdefault(0, (BotStatus.CRASH, "test over"))
-        each.arrivals.put(WAKE)
+        each.arrivals.put(GAME_ENDED)
         each.main.join(5)
 
 
@@ -107,7 +107,7 @@ def test_a_plain_reply_is_applied_in_the_reader_thread(table: MakeTable) -> None
     for applied in range(1, 6):
         t.reply()
         assert len(t.game.turns.events) == applied  # done before put() returned
-        assert t.inbox.unsettled == 0
+        assert t.turn_loop.unsettled == 0
     assert not t.failures
 
 

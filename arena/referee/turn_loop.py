@@ -1,4 +1,4 @@
-"""Waiting for bots: turns the match's arrival queue into judged verdicts.
+"""The turn loop: every arrival of a match judged and its verdict settled, in order.
 
 Arrivals from a connection that was already cut off (an old launch
 generation) are dropped; a stream that closes becomes ``Ended`` with the
@@ -7,14 +7,17 @@ dead while the referee waits becomes ``Ended`` too; the awaited bot's
 deadline becomes ``DeadlinePassed``. Each is judged with what that bot is
 expected to send right now.
 
-During a game most replies never reach this queue: the endpoints' event loop
-thread, which reads both bots' streams, offers each message's bytes to
-``_take_raw`` (a reply encoded exactly as protobuf would, echoing a legal
-action) and then each arrival to ``_fast``, and these apply a plain reply
-themselves (``arena.referee.play``) under ``lock`` and send the next request,
-only while ``unsettled`` is 0: the number of arrivals queued for the main
-thread and not yet judged and dealt with, so that a bot's messages keep their
-order. ``WAKE`` tells a waiting main thread that a game ended that way.
+Every path ends the same way: ``judge`` (or ``judge_echo``, the same verdict
+told from a message's bytes) gives a verdict, and ``GameInPlay.settle`` does
+what it says. During a game most replies never reach the queue: the
+endpoints' event loop thread, which reads both bots' streams, offers each
+message's bytes to ``_take_raw`` and then each arrival to ``_fast``, and these
+settle an accepted action of the awaited bot themselves, under ``lock`` (which
+sends the next request), only while ``unsettled`` is 0: the number of
+arrivals queued for the main thread and not yet judged and dealt with, so
+that a bot's messages keep their order. The main thread judges everything
+else. ``GAME_ENDED`` tells a waiting main thread that a game ended in the loop
+thread.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from arena.referee.judge import (
     Verdict,
     VerdictKind,
     judge,
+    judge_echo,
 )
 from arena.referee.play import GameInPlay
 from arena.referee.slots import BotSlot
@@ -40,59 +44,78 @@ from arena.referee.slots import BotSlot
 POLL_S = 0.1
 """How often a waiting referee checks that the bot processes still run."""
 POLL_NS = int(POLL_S * 1e9)
-WAKE = Arrival(slot=-1, generation=-1, kind=ArrivalKind.STREAM_CLOSED, received_ns=0)
-"""Not from a bot: the game in play ended in a reader thread."""
+GAME_ENDED = Arrival(slot=-1, generation=-1, kind=ArrivalKind.STREAM_CLOSED, received_ns=0)
+"""Not from a bot: the game in play ended in the endpoints' loop thread."""
 
 
-class Arrivals(queue.SimpleQueue[Arrival]):
-    """The match's arrival queue; ``fast`` may take an arrival before it is queued."""
+class ArrivalQueue(queue.SimpleQueue[Arrival]):
+    """The match's arrival queue; ``take_at_once`` may settle an arrival instead of
+    queueing it (``TurnLoop._fast``)."""
 
     def __init__(self) -> None:
-        self.fast: Callable[[Arrival], bool] | None = None
+        self.take_at_once: Callable[[Arrival], bool] | None = None
 
     def put(self, item: Arrival, block: bool = True, timeout: float | None = None) -> None:
-        if item is WAKE or self.fast is None or not self.fast(item):
+        take = self.take_at_once
+        if item is GAME_ENDED or take is None or not take(item):
             super().put(item, block, timeout)
 
 
-class Inbox:
-    def __init__(self, arrivals: Arrivals, slots: Sequence[BotSlot]) -> None:
+class TurnLoop:
+    """Plays a match's games (``play``) and waits for its bots between them (``wait``):
+    each arrival judged and settled, plain replies in the endpoints' loop thread."""
+
+    def __init__(self, arrivals: ArrivalQueue, slots: Sequence[BotSlot]) -> None:
         self.arrivals = arrivals
         self.slots = slots
         self.lock = threading.Lock()
         self.unsettled = 0
         self.game: GameInPlay | None = None
-        arrivals.fast = self._fast
+        arrivals.take_at_once = self._fast
         for slot in slots:
             slot.endpoint.take_raw = self._take_raw
 
     # ------------------------------------------------------------ endpoints' loop thread
 
     def _take_raw(self, slot: int, generation: int, raw: bytes, received_ns: int) -> bool:
-        """The endpoints' loop thread, before a message is parsed: a reply that is exactly
-        the encoding of a legal, timely answer to the open request is applied at once
-        (True); anything else (False) is parsed and offered to ``_fast``."""
+        """Before a message is parsed: settled at once (True) if its bytes alone give the
+        verdict (``judge_echo``: a legal, timely reply to the open request); anything
+        else (False) is parsed and offered to ``_fast``."""
         with self.lock:
             game = self.game
-            if game is None or self.unsettled or not game.answer_raw(
-                slot, generation, raw, received_ns
-            ):
+            if game is None or self.unsettled:
                 return False
-            if not game.waiting:
-                queue.SimpleQueue.put(self.arrivals, WAKE)
+            expect = game.answerable(slot, generation)
+            if expect is None:
+                return False
+            verdict = judge_echo(raw, received_ns, expect)
+            if verdict is None:
+                return False
+            self._settle_at_once(game, slot, verdict)
             return True
 
     def _fast(self, arrival: Arrival) -> bool:
-        """The endpoints' loop thread: an arrival applied at once (True) or queued for the
-        main thread."""
+        """An arrival settled at once (True) if it is the awaited bot's accepted action;
+        anything else is queued (False) and the main thread judges it again (``judge``
+        is pure: the same verdict) and deals with it."""
         with self.lock:
             game = self.game
-            if game is not None and self.unsettled == 0 and game.answer_at_once(arrival):
-                if not game.waiting:
-                    queue.SimpleQueue.put(self.arrivals, WAKE)
-                return True
+            if game is not None and self.unsettled == 0:
+                expect = game.answerable(arrival.slot, arrival.generation)
+                if expect is not None:
+                    verdict = judge(arrival, expect)
+                    if verdict.kind is VerdictKind.ACTION:
+                        self._settle_at_once(game, arrival.slot, verdict)
+                        return True
             self.unsettled += 1
             return False
+
+    def _settle_at_once(self, game: GameInPlay, slot: int, verdict: Verdict) -> None:
+        """Loop thread, under ``lock``: the decision, made here; wake the main thread if
+        it ended the game."""
+        game.settle(slot, verdict)
+        if not game.waiting:
+            queue.SimpleQueue.put(self.arrivals, GAME_ENDED)
 
     # ------------------------------------------------------------ main thread
 
@@ -128,9 +151,16 @@ class Inbox:
                 return  # answered in a reader thread meanwhile
             if time.monotonic_ns() < current.deadline_ns:
                 return  # only the poll interval passed
-        verdict = judge(occurrence, self.slots[occurrence.slot].expect)
+        verdict = self._judge(occurrence)
         if verdict.kind is not VerdictKind.IGNORED:
             game.settle(occurrence.slot, verdict)
+
+    def _judge(self, occurrence: Occurrence) -> Verdict:
+        """Main thread, under ``lock``: the verdict, with what it uses up consumed."""
+        expect = self.slots[occurrence.slot].expect
+        verdict = judge(occurrence, expect)
+        expect.consume(verdict)
+        return verdict
 
     def wait(self, awaited: int | None, deadline_ns: int) -> tuple[int, Verdict] | None:
         """The first verdict that matters before ``deadline_ns`` (outside a game).
@@ -148,7 +178,7 @@ class Inbox:
             occurrence, queued = found
             with self.lock:
                 self.unsettled -= queued
-                verdict = judge(occurrence, self.slots[occurrence.slot].expect)
+                verdict = self._judge(occurrence)
             if verdict.kind is VerdictKind.IGNORED:
                 continue
             if verdict.failed or verdict.kind is VerdictKind.HELLO or occurrence.slot == awaited:
@@ -170,7 +200,7 @@ class Inbox:
                         return dead, 0
                     if awaited is None:
                         return None
-                    allowance_ms = self.slots[awaited].expect.allowance_ms
+                    allowance_ms = self.slots[awaited].expect.clock.allowance_ms
                     return DeadlinePassed(awaited, allowance_ms, request_id), 0
             else:
                 try:
@@ -180,7 +210,7 @@ class Inbox:
                     if dead is not None:
                         return dead, 0
                     continue
-            if arrival is WAKE:
+            if arrival is GAME_ENDED:
                 if stop_at_wake:
                     return None
                 continue

@@ -1,0 +1,114 @@
+"""The referee's own CPU per decision, in process. Run: python3 benchmarks/referee_turn.py
+
+``benchmarks/referee.py`` measures a decision end to end (gRPC, the sandboxed
+bot, the referee), which on a loaded machine varies by more than the
+referee's own work. This measures only that work: real endpoints (never
+connected, so what the referee sends goes nowhere), the real turn loop and
+game, and replies that echo a legal action fed to the loop thread's entry
+point (``_take_raw``, as the endpoint calls it for each message it reads): the
+judgement, the decision, the rules, the clock, the next request's bytes.
+Printed: thread CPU microseconds per decision (median of ``--rounds`` runs of
+``--games`` random games), the reply bytes built outside the timed part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.kahuna import deal_from_seed, new_game  # noqa: E402
+from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2  # noqa: E402
+from arena.referee.endpoint import BotEndpoint  # noqa: E402
+from arena.referee.game import GameLog, GameTurns  # noqa: E402
+from arena.referee.judge import Phase  # noqa: E402
+from arena.referee.play import GameInPlay  # noqa: E402
+from arena.referee.slots import BotSlot  # noqa: E402
+from arena.referee.types import BotSpec  # noqa: E402
+
+try:  # the turn loop's names before and after issue 11.3, for alternating runs
+    from arena.referee.turn_loop import ArrivalQueue as Queue
+    from arena.referee.turn_loop import TurnLoop as Loop
+except ImportError:
+    from arena.referee.inbox import Arrivals as Queue  # type: ignore[no-redef]
+    from arena.referee.inbox import Inbox as Loop  # type: ignore[no-redef]
+
+
+def _reply(request_id: int, action: bytes) -> bytes:
+    chosen = game_pb2.Action.FromString(action)
+    reply = referee_pb2.ActionReply(request_id=request_id, action=chosen)
+    return referee_pb2.PlayRequest(action_reply=reply).SerializeToString()
+
+
+def cpu_per_decision_us(work: Path, games: int, seed: int) -> tuple[float, int]:
+    arrivals = Queue()
+    spec = BotSpec("x", "v", work, ("true",), "native")
+    endpoints = [BotEndpoint(index, work / f"{seed}-{index}.sock", arrivals) for index in (0, 1)]
+    slots = tuple(
+        BotSlot(index, spec, f"bot{index}", endpoints[index], work) for index in (0, 1)
+    )
+    for slot in slots:
+        slot.ready = True
+        slot.expect.phase = Phase.IDLE
+    loop: Any = Loop(arrivals, slots)
+    chooser = random.Random(seed)
+    spent_s, decisions = 0.0, 0
+    try:
+        for game_index in range(games):
+            game = GameInPlay(
+                index=game_index, seed=seed + game_index,
+                turns=GameTurns(new_game(deal_from_seed(seed + game_index))),
+                slot_at_seat=(0, 1) if game_index % 2 == 0 else (1, 0),
+                log=GameLog.start(60_000, 0), failures={}, slots=slots,
+                fail=lambda who, verdict, failures: failures.setdefault(who, (verdict.status, "")),
+            )  # fmt: skip
+            with loop.lock:
+                loop.game = game
+                game.advance()
+            while game.waiting:
+                who = game.open_slot
+                assert who is not None
+                expect = slots[who].expect
+                raw = _reply(expect.request_id, chooser.choice(list(expect.legal)))
+                generation = slots[who].endpoint.generation
+                start = time.thread_time()
+                taken = loop._take_raw(who, generation, raw, time.monotonic_ns())
+                spent_s += time.thread_time() - start
+                assert taken, "a legal echo must be taken at once"
+                decisions += 1
+            assert not game.failures, game.failures
+            loop.game = None
+    finally:
+        for slot in slots:
+            slot.endpoint.stop()
+    return spent_s * 1e6 / decisions, decisions
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=40, help="games per run (default 40)")
+    parser.add_argument("--rounds", type=int, default=7, help="runs (default 7)")
+    args = parser.parse_args()
+    figures = []
+    with tempfile.TemporaryDirectory(prefix="kturn-", dir="/tmp") as work_dir:
+        for round_index in range(args.rounds):
+            us, decisions = cpu_per_decision_us(Path(work_dir), args.games, round_index)
+            figures.append(us)
+    print(
+        f"referee CPU per decision, in process: {statistics.median(figures):.1f} us median"
+        f" (min {min(figures):.1f}, max {max(figures):.1f}; {args.rounds} runs of"
+        f" {args.games} games, {decisions} decisions in the last)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""What a bot's endpoint refuses, and what it reports of it (issue 17, item 2).
+
+A real ``BotEndpoint`` on a Unix socket and a real gRPC client in the test:
+traffic that is not the protocol is refused, counted per launch of the bot,
+and reported once as an arrival that the judge turns into a protocol
+violation; nothing more of that launch is posted after the report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.endpoint import (
+    MAX_MESSAGE_BYTES,
+    NOT_PROTOCOL_BURST,
+    PLAY_METHOD,
+    Arrival,
+    ArrivalKind,
+    BotEndpoint,
+)
+from arena.referee.judge import Expectation, judge
+from arena.referee.types import BotStatus
+
+SETTLE_S = 0.3
+"""How long the test waits to be sure that no further arrival comes."""
+
+
+@pytest.fixture
+def endpoint(tmp_path: Path) -> Iterator[tuple[BotEndpoint, queue.SimpleQueue[Arrival]]]:
+    arrivals: queue.SimpleQueue[Arrival] = queue.SimpleQueue()
+    made = BotEndpoint(0, tmp_path / "e.sock", arrivals)
+    made.start()
+    made.generation = 1
+    yield made, arrivals
+    made.stop()
+
+
+@pytest.fixture
+def channel(tmp_path: Path) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(f"unix://{tmp_path / 'e.sock'}") as made:
+        yield made
+
+
+def _all(arrivals: queue.SimpleQueue[Arrival]) -> list[Arrival]:
+    found = []
+    while True:
+        try:
+            found.append(arrivals.get(timeout=SETTLE_S))
+        except queue.Empty:
+            return found
+
+
+def _call_unknown(
+    channel: grpc.Channel, times: int, method: str = "/x.Y/Peek"
+) -> list[grpc.StatusCode]:
+    call = channel.unary_unary(method, request_serializer=bytes, response_deserializer=bytes)
+    codes = []
+    for _ in range(times):
+        with pytest.raises(grpc.RpcError) as error:
+            call(b"", timeout=5)
+        codes.append(error.value.code())
+    return codes
+
+
+def test_unknown_methods_are_refused_and_reported_once_past_the_allowance(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+) -> None:
+    _, arrivals = endpoint
+    codes = _call_unknown(channel, NOT_PROTOCOL_BURST - 1)
+    assert set(codes) == {grpc.StatusCode.UNIMPLEMENTED}
+    assert _all(arrivals) == []  # within the allowance: refused, counted, nothing posted
+    codes = _call_unknown(channel, 40)
+    assert codes[:2] == [grpc.StatusCode.UNIMPLEMENTED] * 2  # the report, then one more...
+    assert codes[-1] is grpc.StatusCode.UNAVAILABLE  # ...which cut the connection
+    (report,) = _all(arrivals)  # once, however many more come
+    assert (report.kind, report.slot, report.generation) == (ArrivalKind.NOT_PROTOCOL, 0, 1)
+    assert "calls of methods the referee does not serve" in report.detail
+    verdict = judge(report, Expectation(token="t"))
+    assert verdict.status is BotStatus.PROTOCOL_VIOLATION
+    assert report.detail in verdict.reason
+
+
+def test_a_new_launch_has_a_fresh_allowance(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+) -> None:
+    made, arrivals = endpoint
+    _call_unknown(channel, NOT_PROTOCOL_BURST + 4)
+    assert [arrival.generation for arrival in _all(arrivals)] == [1]
+    made.new_launch()  # serves again: a new server on the same socket
+    assert made.generation == 2
+    local = [("grpc.use_local_subchannel_pool", 1)]  # not the old channel's backoff
+    with grpc.insecure_channel(f"unix://{made.socket_path}", options=local) as relaunched:
+        codes = _call_unknown(relaunched, NOT_PROTOCOL_BURST - 1)
+        assert set(codes) == {grpc.StatusCode.UNIMPLEMENTED}
+        assert _all(arrivals) == []
+        _call_unknown(relaunched, 4)
+    assert [arrival.generation for arrival in _all(arrivals)] == [2]
+
+
+def test_the_report_holds_no_text_of_the_bots(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+) -> None:
+    """The reason goes into the public record: the method's name stays out of it."""
+    _, arrivals = endpoint
+    _call_unknown(channel, NOT_PROTOCOL_BURST + 2, method="/my.Secret/PlanB")
+    (report,) = _all(arrivals)
+    assert "Secret" not in report.detail and "PlanB" not in report.detail
+
+
+class _Stream:
+    """A raw Play stream: the test sends bytes, a thread collects what comes back."""
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        play = channel.stream_stream(
+            PLAY_METHOD, request_serializer=bytes, response_deserializer=bytes
+        )
+        self.call = play(iter(self.outbox.get, None))
+        self.received: list[bytes] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        with contextlib.suppress(grpc.RpcError):
+            self.received.extend(self.call)
+
+    def close(self) -> None:
+        self.outbox.put(None)
+        self.call.cancel()  # type: ignore[no-untyped-call]
+
+
+def _hello() -> bytes:
+    hello = referee_pb2.Hello(token="t", protocol_version=1)
+    return referee_pb2.PlayRequest(hello=hello).SerializeToString()
+
+
+def test_messages_beyond_one_per_frame_sent_are_reported_once_unparsed(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+) -> None:
+    _, arrivals = endpoint
+    stream = _Stream(channel)
+    try:
+        for _ in range(50):
+            stream.outbox.put(_hello())
+        found = _all(arrivals)
+    finally:
+        stream.close()
+    # the flood goes on after the report: its connection is cut, which ends the stream
+    kinds = [ArrivalKind.MESSAGE, ArrivalKind.NOT_PROTOCOL, ArrivalKind.STREAM_CLOSED]
+    assert [arrival.kind for arrival in found] == kinds
+    assert "2 messages after 0 frames" in found[1].detail
+
+
+def test_a_bot_may_answer_every_frame_it_is_sent(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+) -> None:
+    made, arrivals = endpoint
+    stream = _Stream(channel)
+    try:
+        stream.outbox.put(_hello())
+        assert arrivals.get(timeout=5).kind is ArrivalKind.MESSAGE
+        frame = referee_pb2.PlayResponse(welcome=referee_pb2.Welcome()).SerializeToString()
+        for sent in range(1, 11):
+            assert made.send(frame)
+            while len(stream.received) < sent:
+                threading.Event().wait(0.005)
+            stream.outbox.put(_hello())
+            assert arrivals.get(timeout=5).kind is ArrivalKind.MESSAGE
+    finally:
+        stream.close()
+    assert [arrival.kind for arrival in _all(arrivals)] == [ArrivalKind.STREAM_CLOSED]
+
+
+def test_an_oversized_message_is_reported_once_and_more_cuts_the_connection(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+) -> None:
+    _, arrivals = endpoint
+    stream = _Stream(channel)
+    try:
+        stream.outbox.put(b"\x00" * (MAX_MESSAGE_BYTES + 1))
+        for _ in range(5):
+            stream.outbox.put(b"\x00" * (MAX_MESSAGE_BYTES + 1))
+            stream.outbox.put(_hello())
+        found = _all(arrivals)
+    finally:
+        stream.close()
+    assert [arrival.kind for arrival in found] == [ArrivalKind.OVERSIZED, ArrivalKind.STREAM_CLOSED]
+
+
+def test_a_report_alone_leaves_the_stream_open_for_the_goodbye(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+) -> None:
+    made, arrivals = endpoint
+    stream = _Stream(channel)
+    try:
+        stream.outbox.put(b"\x00" * (MAX_MESSAGE_BYTES + 1))
+        assert [arrival.kind for arrival in _all(arrivals)] == [ArrivalKind.OVERSIZED]
+        assert made.connected
+        assert made.send(b"goodbye")
+        made.close_stream()
+        stream.reader.join(5)
+    finally:
+        stream.close()
+    assert stream.received == [b"goodbye"]
