@@ -44,7 +44,7 @@ import grpc
 from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, GameReport, MatchConfig, TimeControl, load_bot, run_match
-from arena.referee.slots import GENERATED_DIR, PROTO_INSIDE
+from arena.referee.slots import GENERATED_DIR, PROTO_INSIDE, python_paths
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits, launch_bot, probe_host
 from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
 
@@ -202,11 +202,9 @@ def first_message_s(spec: BotSpec, work: Path, runs: int) -> list[float]:
     endpoint = BotEndpoint(0, work / f"fm-{spec.name}.sock", arrivals)
     endpoint.start()
     binds = _binds()
-    if spec.directory == SDK_BOT.resolve():
-        sdk = ROOT / "sample_bots" / "sdk" / "python"
-        binds = [*binds, (sdk, "/opt/kahuna/sdk")] if binds else []
     env = _env("first")
-    env["PYTHONPATH"] += ":/opt/kahuna/sdk" if binds else f":{ROOT / 'sample_bots/sdk/python'}"
+    if spec.directory == SDK_BOT.resolve():  # the SDK, and the engine it is built on
+        binds, env["PYTHONPATH"] = python_paths(probe_host().namespaces)
     results = []
     for _ in range(runs):
         endpoint.generation += 1

@@ -31,8 +31,11 @@ from arena.referee.endpoint import BotEndpoint
 REPO_ROOT = Path(arena.__file__).resolve().parent.parent
 GENERATED_DIR = REPO_ROOT / "arena" / "protocol" / "gen"
 PYTHON_SDK_DIR = REPO_ROOT / "sample_bots" / "sdk" / "python"
+ENGINE_DIR = REPO_ROOT / "arena" / "kahuna"  # pure, imports nothing outside itself
 PROTO_INSIDE = "/opt/kahuna/proto"
 SDK_INSIDE = "/opt/kahuna/sdk"
+ENGINE_ROOT_INSIDE = "/opt/kahuna/engine"  # on PYTHONPATH: ``import arena.kahuna``
+ENGINE_INSIDE = f"{ENGINE_ROOT_INSIDE}/arena/kahuna"
 STDERR_TAIL_BYTES = 400
 EXIT_GRACE_S = 0.3
 
@@ -45,6 +48,21 @@ STATUS_TO_PB = {
     BotStatus.CRASH: referee_pb2.BOT_STATUS_CRASH,
     BotStatus.DISCONNECT: referee_pb2.BOT_STATUS_DISCONNECT,
 }
+
+
+def python_paths(sandboxed: bool) -> tuple[list[tuple[Path, str]], str]:
+    """(read-only binds, PYTHONPATH) of a Python bot: the generated protocol code
+    (``kahuna.v1``), the SDK (``kahuna_bot``) and the rules engine
+    (``arena.kahuna``, alone: inside, ``arena`` is a namespace package holding it).
+    Unsandboxed, the host paths themselves (the engine's parent package too)."""
+    binds = [(GENERATED_DIR, PROTO_INSIDE)]
+    path = [PROTO_INSIDE if sandboxed else str(GENERATED_DIR)]
+    if PYTHON_SDK_DIR.is_dir():
+        binds.append((PYTHON_SDK_DIR, SDK_INSIDE))
+        path.append(SDK_INSIDE if sandboxed else str(PYTHON_SDK_DIR))
+    binds.append((ENGINE_DIR, ENGINE_INSIDE))
+    path.append(ENGINE_ROOT_INSIDE if sandboxed else str(ENGINE_DIR.parent.parent))
+    return (binds if sandboxed else []), ":".join(path)
 
 
 @dataclass
@@ -85,13 +103,7 @@ class BotSlot:
         }
         binds: list[tuple[Path, str]] = []
         if self.spec.runtime == "python":
-            paths = [(GENERATED_DIR, PROTO_INSIDE)]
-            if PYTHON_SDK_DIR.is_dir():
-                paths.append((PYTHON_SDK_DIR, SDK_INSIDE))
-            binds = paths if sandboxed_paths else []
-            env["PYTHONPATH"] = ":".join(
-                inside if sandboxed_paths else str(host) for host, inside in paths
-            )
+            binds, env["PYTHONPATH"] = python_paths(sandboxed_paths)
         self.process = launch_bot(
             bot_dir=self.spec.directory,
             command=self.spec.command,
