@@ -129,13 +129,12 @@ def opponent_knowledge(obs: Observation) -> tuple[list[int], list[int]]:
 
 
 def _final_turn(obs: Observation) -> int:
-    """C5: 1 in the first of the two final turns, 2 in the second."""
+    """C5: 1 in the first of the two final turns, 2 in the second. The first
+    follows the turn that took the last card (a draw), the second the first's
+    pass (C4): whether the opponent passed tells them apart."""
     if not obs.final_turns:
         return 0
-    for event in reversed(obs.history):
-        if event.type is ActionType.DRAW:
-            return 2 if event.seat == obs.to_move else 1
-    raise ValueError("final turns without a draw in the history")
+    return 2 if obs.opponent_passed else 1
 
 
 def _action(event: SeenEvent) -> Action:
