@@ -174,25 +174,32 @@ def summarise(label: str, report: dict[str, object], bot: str, wall_s: float | N
     )
     low, high = wilson(wins, len(played))
     print(f"{label}: {len(played)} games")
-    print(f"  wins {wins}, draws {draws}: {100 * wins / len(played):.1f}% "
-          f"(Wilson 95% {100 * low:.1f}-{100 * high:.1f}%)")
+    print(
+        f"  wins {wins}, draws {draws}: {100 * wins / len(played):.1f}% "
+        f"(Wilson 95% {100 * low:.1f}-{100 * high:.1f}%)"
+    )
     pairs = results.pair_summary
     if pairs is not None:
         interval = pairs.score.interval
-        print(f"  pentanomial {results.pentanomial.counts if results.pentanomial else ()}: "
-              f"score {pairs.score.value:.3f} (95% {interval.low:.3f}-{interval.high:.3f}), "
-              f"Elo {pairs.logistic_elo}, LOS {pairs.los:.3f}")
+        print(
+            f"  pentanomial {results.pentanomial.counts if results.pentanomial else ()}: "
+            f"score {pairs.score.value:.3f} (95% {interval.low:.3f}-{interval.high:.3f}), "
+            f"Elo {pairs.logistic_elo}, LOS {pairs.los:.3f}"
+        )
     print(f"  failure statuses {dict(statuses) or 0} (timeouts {statuses.get('timeout', 0)})")
     thinking = sum(game["time_ms"][bot] for game in played)
     decisions = sum(game["actions"] for game in played) / 2
-    print(f"  {bot}: {thinking / len(played) / 1000:.1f} s thinking per game, "
-          f"~{thinking / decisions:.0f} ms per decision (referee's wall clock)")
+    print(
+        f"  {bot}: {thinking / len(played) / 1000:.1f} s thinking per game, "
+        f"~{thinking / decisions:.0f} ms per decision (referee's wall clock)"
+    )
     if wall_s is not None:
         print(f"  wall time {wall_s:.0f} s")
 
 
-def ladder(games: int, budgets: list[int], seed: int, reuse: Path | None,
-           save: Path | None) -> None:
+def ladder(
+    games: int, budgets: list[int], seed: int, reuse: Path | None, save: Path | None
+) -> None:
     greedy, rand = SAMPLE_BOTS / "python_greedy", SAMPLE_BOTS / "python_random"
     with tempfile.TemporaryDirectory(prefix="house-bots-") as tmp:
         work = Path(tmp)
@@ -204,8 +211,10 @@ def ladder(games: int, budgets: list[int], seed: int, reuse: Path | None,
             for opponent in (greedy, rand):
                 label = f"ismcts {think_ms} ms vs {opponent.name.removeprefix('python_')}"
                 matches.append((label, copy, opponent, copy.name))
-        print(f"settings: {games} games per match, seed {seed}, default clocks "
-              f"(2000 ms per action, 30000 ms bank), think budgets {budgets} ms")
+        print(
+            f"settings: {games} games per match, seed {seed}, default clocks "
+            f"(2000 ms per action, 30000 ms bank), think budgets {budgets} ms"
+        )
         for label, first, second, bot in matches:
             key = label.replace(" ", "_")
             if reuse is not None:

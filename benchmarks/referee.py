@@ -44,9 +44,9 @@ import grpc
 from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, GameReport, MatchConfig, TimeControl, load_bot, run_match
+from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
 from arena.referee.slots import GENERATED_DIR, PROTO_INSIDE, python_paths
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits, launch_bot, probe_host
-from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTBOT = ROOT / "tests" / "bots" / "testbot.py"

@@ -16,6 +16,7 @@ from pathlib import Path
 import arena
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.endpoint import BotEndpoint
 from arena.referee.judge import Expectation, Phase
 from arena.referee.remote import (
     REMOTE_RUNTIME,
@@ -26,7 +27,6 @@ from arena.referee.remote import (
 )
 from arena.referee.types import BotSpec, BotStatus, MatchConfig
 from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
-from arena.referee.endpoint import BotEndpoint
 
 REPO_ROOT = Path(arena.__file__).resolve().parent.parent
 GENERATED_DIR = REPO_ROOT / "arena" / "protocol" / "gen"

@@ -70,9 +70,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--think-ms", type=int, default=int(env("KAHUNA_ISMCTS_THINK_MS", DEFAULT_THINK_MS))
     )
     iterations = env("KAHUNA_ISMCTS_ITERATIONS")
-    parser.add_argument(
-        "--iterations", type=int, default=int(iterations) if iterations else None
-    )
+    parser.add_argument("--iterations", type=int, default=int(iterations) if iterations else None)
     parser.add_argument("--playout", default=env("KAHUNA_ISMCTS_PLAYOUT", "round"))
     parser.add_argument("--seed", default=env("KAHUNA_ISMCTS_SEED", "0"))
     return parser.parse_args(argv)

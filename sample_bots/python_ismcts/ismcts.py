@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kahuna_bot.sampling import InfoStateSampler
+
 from arena.kahuna import (
     Action,
     ActionType,
@@ -36,7 +38,6 @@ from arena.kahuna import (
     legal_actions,
     start_round,
 )
-from kahuna_bot.sampling import InfoStateSampler
 
 HIDDEN_DISCARD = "discard ?"  # the opponent's face-down discard, as the decider sees it
 Key = Action | str
@@ -75,7 +76,9 @@ def random_playout(state: State, rng: random.Random) -> State:
 
 
 def _useful(actions: Sequence[Action]) -> list[Action]:
-    return [a for a in actions if a.type is not ActionType.DISCARD and a.type is not ActionType.PASS]
+    return [
+        a for a in actions if a.type is not ActionType.DISCARD and a.type is not ActionType.PASS
+    ]
 
 
 def eager_playout(state: State, rng: random.Random) -> State:

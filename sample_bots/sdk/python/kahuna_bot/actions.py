@@ -23,7 +23,6 @@ from arena.kahuna.actions import (
 from kahuna_bot._gen import game_pb2
 from kahuna_bot._memo import MessageMemo
 
-
 _TYPE_TO_PROTO: dict[ActionType, int] = {
     ActionType.PLACE: game_pb2.ACTION_TYPE_PLACE,
     ActionType.REMOVE: game_pb2.ACTION_TYPE_REMOVE,

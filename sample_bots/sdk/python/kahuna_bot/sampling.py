@@ -72,9 +72,7 @@ class InfoStateSampler:
         return self._completion.state(hand, facedown, deck)
 
 
-def sample_state(
-    observation: Observation | EngineObservation, rng: random.Random
-) -> State:
+def sample_state(observation: Observation | EngineObservation, rng: random.Random) -> State:
     """One full state for ``observation`` drawn with ``rng`` (see ``InfoStateSampler``)."""
     return InfoStateSampler(observation, rng=rng).sample()
 
