@@ -2,7 +2,7 @@
 
     python3 benchmarks/house_bots.py micro [--positions N] [--seed S]
     python3 benchmarks/house_bots.py ladder [--games N] [--think-ms A,B] [--seed S]
-        [--reuse DIR] [--save DIR]
+        [--save DIR]
 
 ``micro``: positions from seeded random games (every variant); for each, the
 seat to move's observation is sampled (``kahuna_bot.sampling``): the CPU
@@ -18,7 +18,10 @@ python_random. For each: the pentanomial score with its 95% interval
 (``arena.tournament.stats``), the plain win rate with a Wilson interval,
 failure statuses (timeouts must be 0), and the ISMCTS bot's thinking time
 per decision as the referee measured it. ``--save DIR`` keeps each match's
-JSON; ``--reuse DIR`` summarises saved matches instead of playing them.
+``arena match --json`` output there, and a match already saved there is
+summarised instead of played again (``ismcts_200_ms_vs_greedy.json`` can be
+a longer run of its own: ``arena match sample_bots/python_ismcts
+sample_bots/python_greedy --games 200 --seed 14 --json``).
 Figures taken while other work runs are noisy; the settings are printed.
 """
 
@@ -124,6 +127,7 @@ def micro(count: int, seed: int) -> None:
 
 def bot_copy(work: Path, think_ms: int) -> Path:
     """python_ismcts with another think budget (its command line in bot.toml)."""
+    work.chmod(0o755)  # the bot runs as an unprivileged user: its directory must be readable
     target = work / f"python_ismcts_{think_ms}ms"
     shutil.copytree(
         SAMPLE_BOTS / "python_ismcts", target, ignore=shutil.ignore_patterns("__pycache__")
@@ -158,9 +162,10 @@ def wilson(wins: float, n: int) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def summarise(label: str, report: dict[str, object], bot: str, wall_s: float | None) -> None:
+def summarise(label: str, report: dict[str, object], prefix: str, wall_s: float | None) -> None:
     played = report["games"]
     assert isinstance(played, list)
+    bot = next(name for name in played[0]["status"] if name.startswith(prefix))
     scores = []
     for index, game in enumerate(played):
         winner = game["winner"]
@@ -188,7 +193,7 @@ def summarise(label: str, report: dict[str, object], bot: str, wall_s: float | N
         )
     print(f"  failure statuses {dict(statuses) or 0} (timeouts {statuses.get('timeout', 0)})")
     thinking = sum(game["time_ms"][bot] for game in played)
-    decisions = sum(game["actions"] for game in played) / 2
+    decisions = max(sum(game["actions"] for game in played) / 2, 1)
     print(
         f"  {bot}: {thinking / len(played) / 1000:.1f} s thinking per game, "
         f"~{thinking / decisions:.0f} ms per decision (referee's wall clock)"
@@ -197,9 +202,7 @@ def summarise(label: str, report: dict[str, object], bot: str, wall_s: float | N
         print(f"  wall time {wall_s:.0f} s")
 
 
-def ladder(
-    games: int, budgets: list[int], seed: int, reuse: Path | None, save: Path | None
-) -> None:
+def ladder(games: int, budgets: list[int], seed: int, save: Path | None) -> None:
     greedy, rand = SAMPLE_BOTS / "python_greedy", SAMPLE_BOTS / "python_random"
     with tempfile.TemporaryDirectory(prefix="house-bots-") as tmp:
         work = Path(tmp)
@@ -210,26 +213,23 @@ def ladder(
             copy = bot_copy(work, think_ms)
             for opponent in (greedy, rand):
                 label = f"ismcts {think_ms} ms vs {opponent.name.removeprefix('python_')}"
-                matches.append((label, copy, opponent, copy.name))
+                matches.append((label, copy, opponent, "python_ismcts"))
         print(
             f"settings: {games} games per match, seed {seed}, default clocks "
             f"(2000 ms per action, 30000 ms bank), think budgets {budgets} ms"
         )
-        for label, first, second, bot in matches:
-            key = label.replace(" ", "_")
-            if reuse is not None:
-                saved = reuse / f"{key}.json"
-                if not saved.exists():
-                    print(f"{label}: not in {reuse}")
-                    continue
-                summarise(label, json.loads(saved.read_text()), bot, None)
+        for label, first, second, prefix in matches:
+            saved = None if save is None else save / f"{label.replace(' ', '_')}.json"
+            if saved is not None and saved.exists():
+                print(f"(reusing {saved})")
+                summarise(label, json.loads(saved.read_text()), prefix, None)
                 continue
             started = time.monotonic()
             report = play(first, second, games, seed)
-            if save is not None:
-                save.mkdir(parents=True, exist_ok=True)
-                (save / f"{key}.json").write_text(json.dumps(report))
-            summarise(label, report, bot, time.monotonic() - started)
+            if saved is not None:
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                saved.write_text(json.dumps(report))
+            summarise(label, report, prefix, time.monotonic() - started)
 
 
 def main() -> None:
@@ -242,14 +242,13 @@ def main() -> None:
     lad.add_argument("--games", type=int, default=40)
     lad.add_argument("--think-ms", default="50,200")
     lad.add_argument("--seed", type=int, default=14)
-    lad.add_argument("--reuse", type=Path)
     lad.add_argument("--save", type=Path)
     args = parser.parse_args()
     if args.command == "micro":
         micro(args.positions, args.seed)
     else:
         budgets = [int(part) for part in args.think_ms.split(",")]
-        ladder(args.games, budgets, args.seed, args.reuse, args.save)
+        ladder(args.games, budgets, args.seed, args.save)
 
 
 if __name__ == "__main__":

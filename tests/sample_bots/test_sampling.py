@@ -3,7 +3,8 @@
 Every sample is a legal state whose observation for the seat equals the one it
 was drawn from; over many samples the opponent's hidden cards follow the exact
 distribution, counted by enumerating every arrangement of the unseen cards on
-small positions (a chi-square test at a fixed seed).
+small positions (a chi-square test at a fixed seed), and, where the opponent
+played nothing from its hidden hand, by replaying every deal of the start.
 """
 
 from __future__ import annotations
@@ -154,6 +155,84 @@ def test_hidden_hands_follow_the_exact_distribution(name: str) -> None:
         sample = sampler.sample()
         hand = Counter(ISLANDS.index(c) for c in sample.hands[1 - observer]) - known
         seen[tuple(sorted(hand.elements()))] += 1
+    assert set(seen) <= set(exact), set(seen) - set(exact)
+    statistic = sum(
+        (seen[hand] - draws * weight / total) ** 2 / (draws * weight / total)
+        for hand, weight in exact.items()
+    )
+    df = len(exact) - 1
+    assert df >= 2, exact
+    assert statistic < _chi_square_critical(df), (statistic, df, exact, seen)
+
+
+# ------------------------------------------------- against the posterior of the deal
+
+
+def _posterior_by_replay(
+    spec: dict[str, object], actions: tuple[str, ...], observer: int
+) -> tuple[State, Counter[tuple[int, ...]]]:
+    """The real position after ``actions``, and the weight of each opponent hand
+    (hidden part) over every deal of the opponent's hand and the pile that makes
+    the same public history (each arrangement of the start once: a uniform deal)."""
+    real = run(pos(**spec), *actions)
+    seen = observe(real, observer)
+    opp = 1 - observer
+    hands = spec["hands"]
+    assert isinstance(hands, list)
+    unseen = [*hands[opp], *spec["deck"]]  # type: ignore[misc]
+    size = len(hands[opp])
+    known = Counter(InfoStateSampler(seen, seed=0).places.known)
+    weights: Counter[tuple[int, ...]] = Counter()
+    for order in itertools.permutations(unseen):
+        world_hands = [list(hands[0]), list(hands[1])]
+        world_hands[opp] = list(order[:size])
+        world = {**spec, "hands": world_hands, "deck": list(order[size:])}
+        try:
+            end = run(pos(**world), *actions)
+        except Exception:  # an action this deal makes illegal: not a consistent world
+            continue
+        if observe(end, observer) != seen:
+            continue
+        hand = Counter(ISLANDS.index(c) for c in end.hands[opp]) - known
+        weights[tuple(sorted(hand.elements()))] += 1
+    return real, weights
+
+
+# Only histories in which the opponent played no card from its hidden hand: a play
+# is evidence too (an opponent that placed an ALOA more likely held one ALOA than
+# two), which the sampler, uniform over the unseen cards, does not weigh.
+REPLAYED = {
+    "a-face-up-draw-then-deck-draws": (
+        {
+            "hands": [["HUNA"], ["ALOA", "BARI"]], "faceup": ["COCO", "LALE", "GOLA"],
+            "deck": ["ALOA", "DUDA", "FAAA", "COCO", "IFFI"], "rest": "played", "to_move": 1,
+        },
+        ("draw COCO", "draw deck", "draw deck", "draw deck"),
+    ),
+    "deck-draws-and-own-plays": (
+        {
+            "hands": [["HUNA", "ELAI"], ["ALOA", "BARI"]], "faceup": ["COCO", "LALE", "GOLA"],
+            "deck": ["ALOA", "DUDA", "FAAA", "BARI", "IFFI"], "rest": "played", "to_move": 0,
+        },
+        ("place HUNA ELAI-HUNA", "draw deck", "draw deck", "draw LALE"),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(REPLAYED))
+def test_hidden_hands_follow_the_posterior_of_the_deal(name: str) -> None:
+    """Where no card was discarded face down, uniform over the unseen cards is exactly
+    the posterior of a uniform deal given the public history."""
+    spec, actions = REPLAYED[name]
+    real, exact = _posterior_by_replay(spec, actions, observer=0)
+    sampler = InfoStateSampler(observe(real, 0), seed=14)
+    known = Counter(sampler.places.known)
+    draws = 6000
+    seen: Counter[tuple[int, ...]] = Counter()
+    for _ in range(draws):
+        hand = Counter(ISLANDS.index(c) for c in sampler.sample().hands[1]) - known
+        seen[tuple(sorted(hand.elements()))] += 1
+    total = sum(exact.values())
     assert set(seen) <= set(exact), set(seen) - set(exact)
     statistic = sum(
         (seen[hand] - draws * weight / total) ** 2 / (draws * weight / total)
