@@ -173,7 +173,7 @@ def search(
     iterations = 0
     log, sqrt = math.log, math.sqrt
     while max_iterations is None or iterations < max_iterations:
-        if iterations & 7 == 0 and time.perf_counter() >= deadline and iterations:
+        if iterations and time.perf_counter() >= deadline:
             break
         iterations += 1
         state = sampler.sample()
