@@ -23,9 +23,13 @@ CHECKED = [
 ]
 
 
-def _mypy(paths: list[Path], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _mypy(
+    paths: list[Path], cwd: Path, extra: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     # the SDK is built on the engine (arena.kahuna), found in the checkout
     mypy_path = f"{REPO / 'arena' / 'protocol' / 'gen'}:{SAMPLE_BOTS / 'sdk' / 'python'}:{REPO}"
+    if extra is not None:  # a bot's own modules, beside its bot.py
+        mypy_path += f":{extra}"
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *map(str, paths)],
         cwd=cwd, env={**os.environ, "MYPYPATH": mypy_path},
@@ -45,5 +49,6 @@ def test_random_bot_is_strictly_typed(tmp_path: Path) -> None:
 
 
 def test_ismcts_bot_is_strictly_typed(tmp_path: Path) -> None:
-    done = _mypy([SAMPLE_BOTS / "python_ismcts" / "bot.py"], SAMPLE_BOTS / "python_ismcts")
+    bot_dir = SAMPLE_BOTS / "python_ismcts"
+    done = _mypy([bot_dir / "bot.py"], tmp_path, extra=bot_dir)
     assert done.returncode == 0, done.stdout + done.stderr
