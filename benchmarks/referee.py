@@ -45,7 +45,7 @@ from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, GameReport, MatchConfig, TimeControl, load_bot, run_match
 from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
-from arena.referee.slots import GENERATED_DIR, PROTO_INSIDE, python_paths
+from arena.resources import ENGINE_MOUNT, PROTO_MOUNT, SDK_MOUNT
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits, launch_bot, probe_host
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,13 +71,13 @@ def _env(token: str) -> dict[str, str]:
     return {
         "KAHUNA_REFEREE": f"unix://{SANDBOX_SOCKET}",
         "KAHUNA_TOKEN": token,
-        "PYTHONPATH": PROTO_INSIDE if inside else str(GENERATED_DIR),
+        "PYTHONPATH": PROTO_MOUNT.path_entry(inside),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
 
 
 def _binds() -> list[tuple[Path, str]]:
-    return [(GENERATED_DIR, PROTO_INSIDE)] if probe_host().namespaces else []
+    return [(PROTO_MOUNT.host_dir(), PROTO_MOUNT.inside)] if probe_host().namespaces else []
 
 
 # ---------------------------------------------------------------- 1. per decision
@@ -204,7 +204,10 @@ def first_message_s(spec: BotSpec, work: Path, runs: int) -> list[float]:
     binds = _binds()
     env = _env("first")
     if spec.directory == SDK_BOT.resolve():  # the SDK, and the engine it is built on
-        binds, env["PYTHONPATH"] = python_paths(probe_host().namespaces)
+        sandboxed = bool(binds)
+        mounts = (SDK_MOUNT, ENGINE_MOUNT)
+        binds = [*binds, *((m.host_dir(), m.inside) for m in mounts)] if sandboxed else []
+        env["PYTHONPATH"] += "".join(":" + m.path_entry(sandboxed) for m in mounts)
     results = []
     for _ in range(runs):
         endpoint.generation += 1

@@ -2,7 +2,7 @@
 
     python3 benchmarks/web.py [--games 10000] [--samples 50] [--data-dir DIR]
 
-Stores a round robin of engine-played games (arena.web.demo_data: real
+Stores a round robin of engine-played games (arena.testing.demo_data: real
 store, real records, real rating updates) unless DIR already holds at least
 --games games, starts the web server on a free port and times HTTP GETs of:
 the game page (target: under 300 ms), the game's frames for each perspective
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from arena import store as st
-from arena.web.demo_data import play_demo_tournament
+from arena.testing.demo_data import play_demo_tournament
 from arena.web.server import create_web_server
 
 TARGET_GAME_PAGE_MS = 300.0

@@ -27,7 +27,7 @@ import urllib.request
 from pathlib import Path
 
 from arena import store as st
-from arena.web.demo_data import play_demo_tournament
+from arena.testing.demo_data import play_demo_tournament
 from arena.web.server import create_web_server
 
 MAX_SLOW = 2000

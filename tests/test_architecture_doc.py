@@ -72,3 +72,22 @@ def test_row_matches_the_code(package: str) -> None:
         f"docs/ARCHITECTURE.md says arena/{package}/ imports {sorted(documented)}; "
         f"the code imports {sorted(ACTUAL[package])}"
     )
+
+
+def test_no_product_module_imports_the_test_helpers() -> None:
+    """arena/testing/ is for tests, benchmarks and screenshots: the wheel leaves it out."""
+    offenders = []
+    for path in sorted(ARENA.rglob("*.py")):
+        parts = path.relative_to(ARENA).parts
+        if parts[0] in ("testing", "_data") or "gen" in parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            if any(name == "arena.testing" or name.startswith("arena.testing.") for name in names):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == [], f"product modules import arena.testing: {offenders}"
+    assert "testing" in ACTUAL and all("testing" not in ACTUAL[p] for p in ACTUAL if p != "testing")

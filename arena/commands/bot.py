@@ -1,4 +1,5 @@
-"""`arena bot add|list|show`: store bots after a smoke match, and look at them.
+"""`arena bot add|list|show`: store bots after a smoke match, and look at them
+(`arena bot new`, starting a bot from a starter kit, is arena/commands/kits.py).
 
 `arena bot add DIR` validates DIR/bot.toml, plays a short smoke match (2 games,
 one deal from both seats) against the random sample bot in the sandbox, and
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from arena.commands import kits
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.server.archive import ArchiveError, check_bot_directory
@@ -39,7 +41,7 @@ RECENT_FAILURES = 5
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    bot = subparsers.add_parser("bot", help="add, list and show bots", description=__doc__)
+    bot = subparsers.add_parser("bot", help="add, list, show and start bots", description=__doc__)
     commands = bot.add_subparsers(dest="bot_command", metavar="SUBCOMMAND")
     commands.required = True
 
@@ -68,6 +70,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(show)
     show.set_defaults(func=with_store(run_show))
+
+    kits.register(commands)  # bot new
 
 
 def run_add(store: Store, args: argparse.Namespace) -> int:

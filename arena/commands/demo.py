@@ -18,11 +18,10 @@ from arena.commands.leaderboard import run_leaderboard
 from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning, play_tournament, run_options_problem
 from arena.referee import BotConfigError, BotSpec, load_bot
-from arena.server.smoke import SAMPLE_RANDOM_BOT
+from arena.resources import sample_bots_dir
 from arena.store import Store, StoreError, TournamentConfig, create_tournament, list_tournaments
 from arena.store.tournaments import validate_config
 
-SAMPLE_BOTS_DIR = SAMPLE_RANDOM_BOT.parent
 DEMO_BOTS = ("python_greedy", "python_random", "js_random")
 
 
@@ -49,7 +48,7 @@ def sample_bots() -> tuple[list[BotSpec], list[str]]:
     specs: list[BotSpec] = []
     notes: list[str] = []
     for name in DEMO_BOTS:
-        directory = SAMPLE_BOTS_DIR / name
+        directory = sample_bots_dir() / name
         if name.startswith("js_") and not _node_ready(directory):
             notes.append(f"{name} left out: run `npm ci --prefix {directory}` to include it")
             continue
@@ -83,8 +82,6 @@ def run_demo(store: Store, args: argparse.Namespace) -> int:
         validate_config(config)
     except StoreError as error:
         return fail(str(error))
-    if not SAMPLE_BOTS_DIR.is_dir():
-        return fail(f"the sample bots are not at {SAMPLE_BOTS_DIR} (run from a source checkout)")
     specs, notes = sample_bots()
     for note in notes:
         print(note)

@@ -172,6 +172,8 @@ def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Name
     print_results(out, store, summary.tournament)
     if summary.games_discarded:
         print(f"resumed: {summary.games_discarded} replayed game(s) already stored were discarded")
+    if summary.stopped is not None:
+        return fail(f"tournament {tournament.name} is interrupted: {summary.stopped}")
     if summary.failed_matches:
         for match_id, error in sorted(summary.failed_matches.items()):
             print(f"arena: match {match_id} failed: {error}")

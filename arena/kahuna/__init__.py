@@ -29,6 +29,7 @@ from arena.kahuna.errors import (
     KahunaError,
     MalformedActionError,
     MalformedRecordError,
+    SetupError,
 )
 from arena.kahuna.legal import is_legal, legal_actions
 from arena.kahuna.observe import (
@@ -42,12 +43,14 @@ from arena.kahuna.records import (
     Record,
     Replay,
     ReplayError,
+    ReplayStep,
     parse_record,
     play_random_game,
     record_from_json,
     record_of,
     record_to_json,
     replay,
+    replay_steps,
     state_summary,
 )
 from arena.kahuna.rng import deal_from_seed, reshuffle_from_seed
@@ -83,7 +86,9 @@ __all__ = [
     "Record",
     "Replay",
     "ReplayError",
+    "ReplayStep",
     "SeenEvent",
+    "SetupError",
     "State",
     "Termination",
     "Variant",
@@ -108,6 +113,7 @@ __all__ = [
     "record_to_json",
     "remove",
     "replay",
+    "replay_steps",
     "reshuffle_from_seed",
     "start_round",
     "state_summary",

@@ -22,3 +22,7 @@ class IllegalActionError(KahunaError):
 
 class MalformedRecordError(KahunaError, ValueError):
     """A record that is not a valid kahuna-record/1; the message is one line."""
+
+
+class SetupError(KahunaError, ValueError):
+    """A deal, reshuffle or handicap the game cannot start from (``new_game``, ``start_round``)."""

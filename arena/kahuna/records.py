@@ -1,8 +1,10 @@
 """Game records (docs/RECORD.md, ``kahuna-record/1``): read, write, replay, summarise.
 
 ``parse_record`` is the edge: it checks every type and name once and turns
-any problem into a one-line MalformedRecordError. ``replay`` then applies
-the actions and stops at the first illegal one.
+any problem into a one-line MalformedRecordError. ``replay_steps`` then
+walks the record position by position and stops at the first illegal
+action; ``replay`` (the final position) and the web's replay viewer
+(``arena/web/frames.py``, every position) both use it.
 
 Readings of points docs/RECORD.md leaves open:
 
@@ -23,13 +25,20 @@ Readings of points docs/RECORD.md leaves open:
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arena.kahuna.actions import Action, action_from_json
 from arena.kahuna.board import ISLAND_INDEX, ISLANDS, LINES, line_index
-from arena.kahuna.errors import IllegalActionError, MalformedActionError, MalformedRecordError
+from arena.kahuna.errors import (
+    IllegalActionError,
+    MalformedActionError,
+    MalformedRecordError,
+    SetupError,
+)
 from arena.kahuna.legal import legal_actions
 from arena.kahuna.observe import outcome_to_json
 from arena.kahuna.rng import choice_stream, deal_from_seed, reshuffle_from_seed
@@ -267,38 +276,68 @@ def record_of(
 # ------------------------------------------------------------------ replay
 
 
+@dataclass(frozen=True)
+class ReplayStep:
+    """One position of a replay: the start (``action`` -1) or the one after action ``action``.
+
+    ``round_began``: that action ended a round and the next one was dealt from
+    the record's reshuffles, so ``state`` is the new round's start (R6).
+    ``stopped``: the record's next action is illegal here, so this is the last step.
+    """
+
+    action: int
+    state: State
+    round_began: bool = False
+    stopped: ReplayError | None = None
+
+
+def replay_steps(record: Record) -> Iterator[ReplayStep]:
+    """Every position of ``record`` in order, the start first; the one walk of a record.
+
+    It ends after the last action, or at the first illegal one (the last step's
+    ``stopped``). MalformedRecordError, once reached, when the deal, the
+    handicap or a reshuffle the game needs is bad or missing.
+    """
+    try:
+        state = new_game(record.deal, record.variant, record.handicap)
+    except SetupError as exc:
+        raise MalformedRecordError(str(exc)) from None
+    step = ReplayStep(-1, state)
+    for index, (seat, action) in enumerate(record.actions):
+        try:
+            after = apply(step.state, action, seat)
+        except IllegalActionError as exc:
+            raw = record.action_json[index] if index < len(record.action_json) else None
+            if raw is None:
+                raw = ({"seat": seat} if seat is not None else {}) | action.to_json()
+            yield dataclasses.replace(step, stopped=ReplayError(index, raw, exc))
+            return
+        yield step
+        if after.needs_reshuffle:
+            step = ReplayStep(index, _deal_next_round(after, record), round_began=True)
+        else:
+            step = ReplayStep(index, after)
+    yield step
+
+
 def replay(record: Record) -> Replay:
     """Apply a record's actions; stop at the first illegal one.
 
     MalformedRecordError when the deal, handicap or a reshuffle the game needs
     is bad or missing.
     """
-    try:
-        state = new_game(record.deal, record.variant, record.handicap)
-    except ValueError as exc:
-        raise MalformedRecordError(str(exc)) from None
-    for index, (seat, action) in enumerate(record.actions):
-        state = _deal_next_round(state, record)
-        try:
-            state = apply(state, action, seat)
-        except IllegalActionError as exc:
-            raw = record.action_json[index] if index < len(record.action_json) else None
-            if raw is None:
-                raw = ({"seat": seat} if seat is not None else {}) | action.to_json()
-            return Replay(state, ReplayError(index, raw, exc))
-    return Replay(_deal_next_round(state, record), None)
+    last = deque(replay_steps(record), maxlen=1)[0]
+    return Replay(last.state, last.stopped)
 
 
 def _deal_next_round(state: State, record: Record) -> State:
-    if not state.needs_reshuffle:
-        return state
     k = state.round - 1
     if k >= len(record.reshuffles):
         raise MalformedRecordError(f"the game reaches round {k + 2} but 'reshuffles' has no "
                                    f"entry {k} for it")
     try:
         return start_round(state, record.reshuffles[k])
-    except ValueError as exc:
+    except SetupError as exc:
         raise MalformedRecordError(str(exc)) from None
 
 

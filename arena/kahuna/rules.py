@@ -25,7 +25,7 @@ from arena.kahuna.board import (
     LINE_INDEX,
     MAJORITY_OF,
 )
-from arena.kahuna.errors import IllegalActionError, MalformedActionError
+from arena.kahuna.errors import IllegalActionError, MalformedActionError, SetupError
 from arena.kahuna.legal import violation
 from arena.kahuna.state import (
     NO_CARD,
@@ -226,11 +226,11 @@ def _check_no_bridges(new: State) -> None:
 def start_round(state: State, order: Sequence[str]) -> State:
     """Deal round 2 or 3 from ``order``, a permutation of ``state.reshuffle_cards`` (R6)."""
     if not state._reshuffle:
-        raise ValueError("no round to start: the current round has not ended")
+        raise SetupError("no round to start: the current round has not ended")
     cards = _card_indices(order, "reshuffle")
     expected = sorted(ISLAND_INDEX[c] for c in state.reshuffle_cards)
     if sorted(cards) != expected:
-        raise ValueError(
+        raise SetupError(
             f"reshuffle for round {state._round + 1} is not a permutation of the discard pile "
             f"({len(expected)} cards: {' '.join(state.reshuffle_cards)})"
         )
@@ -254,12 +254,12 @@ def _three(cards: list[int]) -> tuple[int, int, int]:
 
 def _card_indices(order: Sequence[str], what: str) -> list[int]:
     if isinstance(order, str) or not isinstance(order, Sequence):
-        raise ValueError(f"the {what} must be a list of island names")
+        raise SetupError(f"the {what} must be a list of island names")
     cards = []
     for position, name in enumerate(order):
         index = ISLAND_INDEX.get(name.upper()) if isinstance(name, str) else None
         if index is None:
-            raise ValueError(f"the {what} names an unknown island at position {position}: "
+            raise SetupError(f"the {what} names an unknown island at position {position}: "
                              f"{name!r:.40}")
         cards.append(index)
     return cards
@@ -270,12 +270,15 @@ def new_game(
     variant: Variant = Variant(),  # noqa: B008 - frozen, shared safely
     handicap: Sequence[HandicapBridge] = (),
 ) -> State:
-    """The state before the first turn (R2); ValueError on a bad deal or handicap."""
+    """The state before the first turn (R2); SetupError on a bad deal, variant or handicap."""
+    if not isinstance(variant, Variant):
+        raise SetupError(f"the variant must be a Variant, not {type(variant).__name__}")
     cards = _card_indices(deal, "deal")
     if len(cards) != len(ISLANDS) * CARDS_PER_ISLAND or any(
         cards.count(c) != CARDS_PER_ISLAND for c in range(len(ISLANDS))
     ):
-        raise ValueError("the deal must hold exactly 2 cards of each of the 12 islands")
+        raise SetupError("the deal must hold exactly 2 cards of each of the 12 islands")
+    bridges = _handicap_bridges(handicap)
     state = object.__new__(State)
     state._variant = variant
     state._handicap = tuple(handicap)
@@ -290,7 +293,7 @@ def new_game(
     state._faceup = _three(cards[6:9])
     state._deck = tuple(cards[9:])
     state._dpos = 0
-    state._bridges = _handicap_bridges(handicap)
+    state._bridges = bridges
     state._played = None
     state._facedown = (None, None)
     state._turn_played = False
@@ -309,20 +312,24 @@ MAX_HANDICAP = 3
 
 def _handicap_bridges(handicap: Sequence[HandicapBridge]) -> tuple[int, int]:
     """R2h: 1-3 bridges of one seat on distinct lines, placed before the first turn."""
+    if isinstance(handicap, str) or not isinstance(handicap, Sequence):
+        raise SetupError("a handicap must be a sequence of HandicapBridge")
     if not handicap:
         return (0, 0)
+    if not all(isinstance(b, HandicapBridge) and type(b.seat) is int for b in handicap):
+        raise SetupError("a handicap must be a sequence of HandicapBridge (seat 0 or 1, a line)")
     if len(handicap) > MAX_HANDICAP:
-        raise ValueError(f"a handicap is 1 to {MAX_HANDICAP} bridges, not {len(handicap)}")
+        raise SetupError(f"a handicap is 1 to {MAX_HANDICAP} bridges, not {len(handicap)}")
     seats = {bridge.seat for bridge in handicap}
     if len(seats) != 1 or not seats <= {0, 1}:
-        raise ValueError("a handicap gives bridges to one seat, 0 or 1")
+        raise SetupError("a handicap gives bridges to one seat, 0 or 1")
     mask = 0
     for bridge in handicap:
         index = LINE_INDEX.get(bridge.line) if isinstance(bridge.line, str) else None
         if index is None:
-            raise ValueError(f"handicap names an unknown line {bridge.line!r:.40}")
+            raise SetupError(f"handicap names an unknown line {bridge.line!r:.40}")
         if mask >> index & 1:
-            raise ValueError(f"handicap names {bridge.line} twice")
+            raise SetupError(f"handicap names {bridge.line} twice")
         mask |= 1 << index
     return (mask, 0) if seats == {0} else (0, mask)
 

@@ -26,7 +26,6 @@ _REQUEST_ID, _GAME_INDEX, _OBSERVATION, _LEGAL_ACTIONS, _DEADLINE_MS, _BANK_MS =
 # action: hashing it is far cheaper than hashing the dataclass.
 _ACTION_BYTES: dict[tuple[int, int, int, int], bytes] = {}
 _LEGAL_FIELD: dict[tuple[int, int, int, int], bytes] = {}
-_TEXT: dict[tuple[int, int, int, int], str] = {}
 
 
 def _encode_varint(value: int) -> bytes:
@@ -78,17 +77,6 @@ def legal_action_field(action: Action) -> bytes:
     if field is None:
         field = _LEGAL_FIELD[action.code] = len_field(_LEGAL_ACTIONS, action_bytes(action))
     return field
-
-
-def sort_by_text(actions: Iterable[Action]) -> list[Action]:
-    """Actions sorted by text notation (texts cached)."""
-    def text(action: Action) -> str:
-        value = _TEXT.get(action.code)
-        if value is None:
-            value = _TEXT[action.code] = action.text()
-        return value
-
-    return sorted(actions, key=text)
 
 
 def action_request_frame(

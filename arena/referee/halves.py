@@ -22,9 +22,9 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
+from arena.referee.endpoint import WireTap
 from arena.referee.match import run_match
 from arena.referee.types import BotSpec, GameReport, MatchConfig, MatchReport
-from arena.referee.endpoint import WireTap
 
 
 def halves(

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from arena.referee.endpoint import Arrival, ArrivalKind
 from arena.referee.judge import (
     DeadlinePassed,
     Ended,
@@ -35,7 +36,6 @@ from arena.referee.judge import (
 )
 from arena.referee.play import GameInPlay
 from arena.referee.slots import BotSlot
-from arena.referee.endpoint import Arrival, ArrivalKind
 
 POLL_S = 0.1
 """How often a waiting referee checks that the bot processes still run."""

@@ -25,8 +25,8 @@ from arena.kahuna import (
 from arena.protocol.convert import action_from_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.protocol.wire import echoed_action
-from arena.referee.types import BotStatus
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, Arrival, ArrivalKind
+from arena.referee.types import BotStatus
 
 PROTOCOL_VERSION = 1
 NS_PER_MS = 1_000_000

@@ -29,6 +29,7 @@ from arena.kahuna import (
 from arena.logs import get_logger
 from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.endpoint import BotEndpoint, WireTap
 from arena.referee.freezer import Freezer
 from arena.referee.game import GameLog, GameTurns
 from arena.referee.inbox import Arrivals, Inbox
@@ -41,7 +42,6 @@ from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
 from arena.sandbox import SandboxConfigError, probe_host
-from arena.referee.endpoint import BotEndpoint, WireTap
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.kahuna import Action, reshuffle_from_seed, start_round
+from arena.referee.endpoint import Arrival, ArrivalKind
 from arena.referee.freezer import Freezer
 from arena.referee.game import GameLog, GameTurns
 from arena.referee.judge import Phase, Verdict, VerdictKind, judge, judge_echo
@@ -24,7 +25,6 @@ from arena.referee.live import ActionApplied, LiveHook, RoundStarted
 from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotStatus
-from arena.referee.endpoint import Arrival, ArrivalKind
 
 NS_PER_MS = 1_000_000
 

@@ -13,7 +13,6 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import arena
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
@@ -26,16 +25,9 @@ from arena.referee.remote import (
     expires_at_ms,
 )
 from arena.referee.types import BotSpec, BotStatus, MatchConfig
+from arena.resources import PYTHON_BOT_MOUNTS
 from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
 
-REPO_ROOT = Path(arena.__file__).resolve().parent.parent
-GENERATED_DIR = REPO_ROOT / "arena" / "protocol" / "gen"
-PYTHON_SDK_DIR = REPO_ROOT / "sample_bots" / "sdk" / "python"
-ENGINE_DIR = REPO_ROOT / "arena" / "kahuna"  # pure, imports nothing outside itself
-PROTO_INSIDE = "/opt/kahuna/proto"
-SDK_INSIDE = "/opt/kahuna/sdk"
-ENGINE_ROOT_INSIDE = "/opt/kahuna/engine"  # on PYTHONPATH: ``import arena.kahuna``
-ENGINE_INSIDE = f"{ENGINE_ROOT_INSIDE}/arena/kahuna"
 STDERR_TAIL_BYTES = 400
 EXIT_GRACE_S = 0.3
 
@@ -48,21 +40,6 @@ STATUS_TO_PB = {
     BotStatus.CRASH: referee_pb2.BOT_STATUS_CRASH,
     BotStatus.DISCONNECT: referee_pb2.BOT_STATUS_DISCONNECT,
 }
-
-
-def python_paths(sandboxed: bool) -> tuple[list[tuple[Path, str]], str]:
-    """(read-only binds, PYTHONPATH) of a Python bot: the generated protocol code
-    (``kahuna.v1``), the SDK (``kahuna_bot``) and the rules engine
-    (``arena.kahuna``, alone: inside, ``arena`` is a namespace package holding it).
-    Unsandboxed, the host paths themselves (the engine's parent package too)."""
-    binds = [(GENERATED_DIR, PROTO_INSIDE)]
-    path = [PROTO_INSIDE if sandboxed else str(GENERATED_DIR)]
-    if PYTHON_SDK_DIR.is_dir():
-        binds.append((PYTHON_SDK_DIR, SDK_INSIDE))
-        path.append(SDK_INSIDE if sandboxed else str(PYTHON_SDK_DIR))
-    binds.append((ENGINE_DIR, ENGINE_INSIDE))
-    path.append(ENGINE_ROOT_INSIDE if sandboxed else str(ENGINE_DIR.parent.parent))
-    return (binds if sandboxed else []), ":".join(path)
 
 
 @dataclass
@@ -102,8 +79,10 @@ class BotSlot:
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         binds: list[tuple[Path, str]] = []
-        if self.spec.runtime == "python":
-            binds, env["PYTHONPATH"] = python_paths(sandboxed_paths)
+        if self.spec.runtime == "python":  # the generated code and the SDK (arena/resources.py)
+            if sandboxed_paths:
+                binds = [(mount.host_dir(), mount.inside) for mount in PYTHON_BOT_MOUNTS]
+            env["PYTHONPATH"] = ":".join(m.path_entry(sandboxed_paths) for m in PYTHON_BOT_MOUNTS)
         self.process = launch_bot(
             bot_dir=self.spec.directory,
             command=self.spec.command,

@@ -498,9 +498,13 @@ def sweep_stale(parents: list[Path]) -> list[str]:
     """Kill and remove groups left by arena processes that died without cleaning up."""
     swept: list[str] = []
     for parent in parents:
-        if not parent.is_dir():
+        try:
+            # another arena process removes the parent once its last group is gone
+            # (remove_parent_if_empty): gone between a look and a listing is nothing to sweep
+            children = list(parent.iterdir())
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        for child in parent.iterdir():
+        for child in children:
             if not child.is_dir() or _creator_alive(child.name):
                 continue
             _signal_all(pids_in(child / "cgroup.procs"))

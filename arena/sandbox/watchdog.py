@@ -14,9 +14,9 @@ import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 from arena.logs import get_logger
+from arena.resources import package_dir
 from arena.sandbox.cgroups import groups_of_creator
 
 WATCHDOG_CODE = "import sys; from arena.sandbox.watchdog import main; sys.exit(main(sys.argv[1:]))"
@@ -55,7 +55,7 @@ def ensure_watchdog() -> None:
         if _watchdog is not None and _watchdog[0] == os.getpid() and _watchdog[1].poll() is None:
             return
         read_end, write_end = os.pipe()  # both close-on-exec: no bot inherits them
-        package_root = str(Path(__file__).resolve().parents[2])
+        package_root = str(package_dir("arena").parent)  # where this arena is imported from
         python_path = os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p
         )

@@ -1,1 +1,1 @@
-"""gRPC services: the referee for bots (now ``arena.referee.endpoint``), the arena API for people."""
+"""gRPC services: the arena API for people (the referee for bots: ``arena.referee.endpoint``)."""

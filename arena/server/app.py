@@ -12,14 +12,28 @@ service; reflection lists them, so ``buf curl``/``grpcurl`` work without the
 proto files. With ``credentials`` (arena.server.tls) the one port speaks TLS
 for all of them; without, it is plaintext, and binding anything but a
 loopback address logs a warning that bearer and seat tokens travel in clear.
+
+The server is gRPC's asyncio server on an event loop thread of its own
+(``ApiServer``, driven like a ``grpc.Server``): an open stream (WatchTournament,
+WaitForSeats, WatchGame, a Play stream) is a coroutine, not a thread, so no
+number of idle or slow streams can keep the other calls waiting. Unary calls
+run in a thread pool as before. Streams are counted per token and without one
+(arena.server.limits: RESOURCE_EXHAUSTED past a limit), a Play stream must say
+Hello within a few seconds, and keepalive pings and an idle limit close dead
+and unused connections.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import threading
+from collections.abc import Awaitable
 from concurrent import futures
+from typing import TypeVar
 
 import grpc
+import grpc.aio
+from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -27,7 +41,9 @@ from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
 from arena.server.archive import MAX_ARCHIVE_BYTES, remove_stale_uploads
 from arena.server.arena_service import ArenaService, ServiceOptions
-from arena.server.gateway import RefereeGateway
+from arena.server.faults import DiskFullInterceptor
+from arena.server.gateway import PLAY_METHOD, RefereeGateway
+from arena.server.limits import StreamCounter, StreamLimitInterceptor, StreamLimits
 from arena.server.tls import is_loopback
 from arena.store import Store
 
@@ -36,7 +52,80 @@ MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024  # an archive at the limit, pl
 MAX_SEND_BYTES = 128 * 1024 * 1024
 REFEREE_SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 DEFAULT_MAX_WORKERS = 64
-"""Threads for calls: each remote bot's Play and each WaitForSeats/Watch stream holds one."""
+"""Threads for unary calls and for the blocking work of streams (a stream holds none)."""
+LOOP_CALL_TIMEOUT_S = 30.0
+T = TypeVar("T")
+
+
+class ApiServer:
+    """A ``grpc.aio`` server on its own event loop thread, driven like a ``grpc.Server``."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, thread: threading.Thread,
+        server: grpc.aio.Server, pool: futures.ThreadPoolExecutor, counter: StreamCounter,
+    ) -> None:  # fmt: skip
+        self.counter = counter
+        """The open streams by token (arena.server.limits)."""
+        self._loop = loop
+        self._thread = thread
+        self._server = server
+        self._pool = pool
+        self._stopped = threading.Event()
+        self._stopping = threading.Lock()
+        self._stop_started = False
+
+    def start(self) -> None:
+        _on_loop(self._loop, self._server.start())
+
+    def stop(self, grace: float | None) -> threading.Event:
+        """Stop (calls still running get ``grace`` seconds); the event is set once stopped."""
+        with self._stopping:
+            if self._stop_started:
+                return self._stopped
+            self._stop_started = True
+
+        async def stop() -> None:
+            await self._server.stop(grace)
+
+        def finish(_: object) -> None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._stopped.set()
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).add_done_callback(finish)
+        return self._stopped
+
+    def wait_for_termination(self, timeout: float | None = None) -> bool:
+        """True once the server has stopped (False when ``timeout`` ran out first)."""
+        return self._stopped.wait(timeout)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, coroutine: Awaitable[T]) -> T:
+    async def run() -> T:
+        return await coroutine
+
+    return asyncio.run_coroutine_threadsafe(run(), loop).result(LOOP_CALL_TIMEOUT_S)
+
+
+def _loop_thread(
+    pool: futures.ThreadPoolExecutor,
+) -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(pool)  # the streams' blocking work shares the unary calls' pool
+    started = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        started.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=run, name="arena-api-loop", daemon=True)
+    thread.start()
+    started.wait()
+    return loop, thread
 
 
 def create_server(
@@ -46,42 +135,68 @@ def create_server(
     options: ServiceOptions | None = None,
     max_workers: int = DEFAULT_MAX_WORKERS,
     credentials: grpc.ServerCredentials | None = None,
-) -> tuple[grpc.Server, int]:
+    limits: StreamLimits | None = None,
+) -> tuple[ApiServer, int]:
     """A server (not yet started) bound to ``address``, and the port it got.
 
     ``credentials`` (``ServerTls.grpc_credentials()``) make the port TLS only.
+    ``limits``: open streams, the Hello deadline, keepalive (arena.server.limits).
     Raises RuntimeError naming the address when it cannot be bound.
     """
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena-api"),
-        options=[
-            ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
-            ("grpc.max_send_message_length", MAX_SEND_BYTES),
-            # gRPC sets SO_REUSEPORT by default on Linux: a second `arena serve` on the
-            # same port would then start too and share its connections. Refuse instead.
-            ("grpc.so_reuseport", 0),
-        ],
-    )
+    limits = limits or StreamLimits()
     stale = remove_stale_uploads()  # left by a server killed mid-upload (kill -9)
     if stale:
         get_logger(service="arena_api").info("stale_uploads_removed", count=len(stale))
+    counter = StreamCounter(limits)
     service = ArenaService(store, options)
-    arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(service, server)
-    server.add_generic_rpc_handlers((RefereeGateway(store).handler(),))
-    health_servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names: Sequence[str] = (ARENA_SERVICE_NAME, REFEREE_SERVICE_NAME, health.SERVICE_NAME)
-    for name in ("", ARENA_SERVICE_NAME, REFEREE_SERVICE_NAME):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    reflection.enable_server_reflection((*names, reflection.SERVICE_NAME), server)
+    gateway = RefereeGateway(store, hello_wait_s=limits.hello_wait_s, counter=counter)
+    pool = futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena-api")
+    loop, thread = _loop_thread(pool)
+
+    async def build() -> tuple[grpc.aio.Server, int]:
+        server = grpc.aio.server(
+            migration_thread_pool=pool,
+            interceptors=[
+                DiskFullInterceptor(),
+                StreamLimitInterceptor(counter, frozenset({PLAY_METHOD})),
+            ],
+            options=[
+                ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+                ("grpc.max_send_message_length", MAX_SEND_BYTES),
+                # gRPC sets SO_REUSEPORT by default on Linux: a second `arena serve` on the
+                # same port would then start too and share its connections. Refuse instead.
+                ("grpc.so_reuseport", 0),
+                *limits.server_options(),
+            ],
+        )
+        arena_service_pb2_grpc.add_ArenaServiceServicer_to_server(service, server)
+        server.add_generic_rpc_handlers((gateway.handler(),))
+        health_servicer = health_aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        for name in ("", ARENA_SERVICE_NAME, REFEREE_SERVICE_NAME):
+            await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        names = (ARENA_SERVICE_NAME, REFEREE_SERVICE_NAME, health.SERVICE_NAME)
+        reflection.enable_server_reflection((*names, reflection.SERVICE_NAME), server)
+        try:
+            if credentials is None:
+                port = server.add_insecure_port(address)
+            else:
+                port = server.add_secure_port(address, credentials)
+        except RuntimeError as error:
+            raise RuntimeError(f"cannot listen on {address}: {error}") from None
+        return server, port
+
+    def give_up() -> None:
+        loop.call_soon_threadsafe(loop.stop)
+        pool.shutdown(wait=False)
+
     try:
-        if credentials is None:
-            port = server.add_insecure_port(address)
-        else:
-            port = server.add_secure_port(address, credentials)
-    except RuntimeError as error:
-        raise RuntimeError(f"cannot listen on {address}: {error}") from None
+        server, port = _on_loop(loop, build())
+    except RuntimeError:
+        give_up()
+        raise
     if port == 0 and not address.startswith("unix:"):
+        give_up()
         raise RuntimeError(f"cannot listen on {address}")
     host = address.rsplit(":", 1)[0] if not address.startswith("unix:") else address
     if credentials is None and not is_loopback(host):
@@ -91,4 +206,4 @@ def create_server(
             message="no TLS: admin, user and seat tokens travel in clear to this address;"
             " give --tls-cert and --tls-key (or bind 127.0.0.1 behind a TLS proxy)",
         )
-    return server, port
+    return ApiServer(loop, thread, server, pool, counter), port

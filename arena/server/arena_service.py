@@ -15,15 +15,15 @@ stored unless the whole request is valid.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
-import queue
 import tarfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import grpc
 
@@ -37,6 +37,7 @@ from arena.server.archive import (
     unpack_bot_archive,
     upload_directory,
 )
+from arena.server.offloop import LoopInbox, blocking, off_loop
 from arena.server.seats import PublishedSeat, SeatHub
 from arena.server.tournament_runner import ProgressEvent, TournamentRunner
 from arena.server.watch import check_game, finished_record, follow_live
@@ -99,16 +100,18 @@ class _Hub:
     """Progress events of running tournaments, fanned out to watchers."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    watchers: dict[int, list[queue.SimpleQueue[ProgressEvent]]] = field(default_factory=dict)
+    watchers: dict[int, list[LoopInbox[ProgressEvent]]] = field(default_factory=dict)
     running: dict[int, threading.Thread] = field(default_factory=dict)
 
-    def subscribe(self, tournament_id: int) -> queue.SimpleQueue[ProgressEvent]:
-        inbox: queue.SimpleQueue[ProgressEvent] = queue.SimpleQueue()
+    def subscribe(
+        self, tournament_id: int, loop: asyncio.AbstractEventLoop
+    ) -> LoopInbox[ProgressEvent]:
+        inbox: LoopInbox[ProgressEvent] = LoopInbox(loop)
         with self.lock:
             self.watchers.setdefault(tournament_id, []).append(inbox)
         return inbox
 
-    def unsubscribe(self, tournament_id: int, inbox: queue.SimpleQueue[ProgressEvent]) -> None:
+    def unsubscribe(self, tournament_id: int, inbox: LoopInbox[ProgressEvent]) -> None:
         with self.lock:
             self.watchers.get(tournament_id, []).remove(inbox)
 
@@ -374,28 +377,37 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         except Exception:
             self.log.exception("tournament_crashed", tournament_id=runner.tournament_id)
 
-    def WatchTournament(
-        self, request: pb.WatchTournamentRequest, context: grpc.ServicerContext
-    ) -> Iterator[pb.WatchTournamentResponse]:
-        self._principal(context)
-        tournament = self._tournament(context, request.name)
-        inbox = self.hub.subscribe(tournament.id)
+    async def WatchTournament(
+        self, request: pb.WatchTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.WatchTournamentResponse]:
+        # a stream holds no thread: checks and store reads run off the event loop
+        tournament = await blocking(context, self._watched_tournament, request)
+        inbox = self.hub.subscribe(tournament.id, asyncio.get_running_loop())
         try:
-            yield self._watch_message(tournament.id, self._status_message(tournament.id))
-            while context.is_active():
-                try:
-                    event = inbox.get(timeout=WATCH_POLL_S)
-                except queue.Empty:
+            yield await off_loop(self._watch_status, tournament.id)
+            while True:  # until the tournament ends; a watcher leaving cancels the stream
+                event = await inbox.get(WATCH_POLL_S)
+                if event is None:
                     if not self.hub.is_running(tournament.id):
-                        message = self._status_message(tournament.id)
-                        yield self._watch_message(tournament.id, message)
+                        yield await off_loop(self._watch_status, tournament.id)
                         return
                     continue
-                yield self._watch_message(tournament.id, event.message, event.game_id or 0)
+                yield await off_loop(
+                    self._watch_message, tournament.id, event.message, event.game_id or 0
+                )
                 if event.message in ("finished", "stopped"):
                     return
         finally:
             self.hub.unsubscribe(tournament.id, inbox)
+
+    def _watched_tournament(
+        self, context: grpc.ServicerContext, request: pb.WatchTournamentRequest
+    ) -> TournamentRow:
+        self._principal(context)
+        return self._tournament(context, request.name)
+
+    def _watch_status(self, tournament_id: int) -> pb.WatchTournamentResponse:
+        return self._watch_message(tournament_id, self._status_message(tournament_id))
 
     def _status_message(self, tournament_id: int) -> str:
         """Where a tournament stands, for people: who runs it, or how to resume it."""
@@ -456,9 +468,25 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         self.log.info("remote_bot_registered", bot=row.bot, version=row.version, user=row.owner)
         return pb.RegisterRemoteBotResponse(bot=_bot_pb(row), created=created)
 
-    def WaitForSeats(
-        self, request: pb.WaitForSeatsRequest, context: grpc.ServicerContext
-    ) -> Iterator[pb.WaitForSeatsResponse]:
+    async def WaitForSeats(
+        self, request: pb.WaitForSeatsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.WaitForSeatsResponse]:
+        # a stream holds no thread: checks and store reads run off the event loop
+        await blocking(context, self._check_seats_request, request)
+        inbox = self.seats.subscribe(request.bot, asyncio.get_running_loop())
+        try:
+            for seat in await off_loop(self.seats.open_seats, request.bot):
+                yield _seat_pb(seat)
+            while True:  # a connector leaving cancels the stream
+                offered = await inbox.get()
+                if offered is not None:
+                    yield _seat_pb(offered)
+        finally:
+            self.seats.unsubscribe(request.bot, inbox)
+
+    def _check_seats_request(
+        self, context: grpc.ServicerContext, request: pb.WaitForSeatsRequest
+    ) -> None:
         principal = self._principal(context)
         if not request.bot:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "bot is empty")
@@ -477,17 +505,6 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 context, grpc.StatusCode.FAILED_PRECONDITION,
                 f"bot {request.bot!r} is not a remote bot (RegisterRemoteBot makes one)",
             )  # fmt: skip
-        inbox, now_open = self.seats.subscribe(request.bot)
-        try:
-            yield from (_seat_pb(seat) for seat in now_open)
-            while context.is_active():
-                try:
-                    seat = inbox.get(timeout=WATCH_POLL_S)
-                except queue.Empty:
-                    continue
-                yield _seat_pb(seat)
-        finally:
-            self.seats.unsubscribe(request.bot, inbox)
 
     # ------------------------------------------------------------ live games
 
@@ -507,9 +524,21 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             games.append(game)
         return pb.ListLiveGamesResponse(games=games)
 
-    def WatchGame(
-        self, request: pb.WatchGameRequest, context: grpc.ServicerContext
-    ) -> Iterator[pb.WatchGameResponse]:
+    async def WatchGame(
+        self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.WatchGameResponse]:
+        # a stream holds no thread: checks and store reads run off the event loop
+        record = await blocking(context, self._game_to_watch, request)
+        if record is not None:
+            yield record
+            return
+        async for message in follow_live(self.store, request.match_id, request.game_index):
+            yield message
+
+    def _game_to_watch(
+        self, context: grpc.ServicerContext, request: pb.WatchGameRequest
+    ) -> pb.WatchGameResponse | None:
+        """The record a user may watch; None for the admin, who follows the game live."""
         principal = self._principal(context)
         if request.match_id <= 0:
             _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "match_id must be a positive id")
@@ -517,10 +546,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         if refused is not None:
             _abort(context, grpc.StatusCode.NOT_FOUND, refused.message)
         if principal.is_admin:
-            yield from follow_live(
-                self.store, request.match_id, request.game_index, context.is_active
-            )
-            return
+            return None
         record = finished_record(self.store, request.match_id, request.game_index)
         if record is None:
             _abort(
@@ -528,7 +554,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 f"game {request.game_index} of match {request.match_id} is not over:"
                 " only the admin may watch a game live",
             )  # fmt: skip
-        yield record
+        return record
 
 
 def _seat_pb(seat: PublishedSeat) -> pb.WaitForSeatsResponse:

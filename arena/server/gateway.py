@@ -14,20 +14,21 @@ referee records as a DISCONNECT.
 
 from __future__ import annotations
 
-import itertools
-import threading
-from collections.abc import Iterator
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
+import grpc.aio
 from google.protobuf.message import DecodeError
 
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, SERVICE_NAME, TRANSPORT_MAX_BYTES
+from arena.server.limits import UNAUTHENTICATED, StreamCounter, StreamLimits
+from arena.server.offloop import off_loop
 from arena.store import SeatOfferRow, SeatRefusedError, Store, take_seat_offer
 
-HELLO_WAIT_S = 10.0
-"""How long a connection may stay silent before its Hello."""
 PLAY_METHOD = f"/{SERVICE_NAME}/Play"
 
 
@@ -55,11 +56,24 @@ def hello_token(frame: bytes) -> str | None:
 
 
 class RefereeGateway:
-    """The generic handler for ``Play`` that admits remote bots to their seats."""
+    """The generic handler for ``Play`` that admits remote bots to their seats.
 
-    def __init__(self, store: Store, *, hello_wait_s: float = HELLO_WAIT_S) -> None:
+    On the asyncio server: a stream waiting for its Hello, or proxying a seat,
+    holds no thread. Until its Hello a stream counts among the unauthenticated
+    ones (``counter``, arena.server.limits): past that limit it is refused with
+    RESOURCE_EXHAUSTED, and one silent for ``hello_wait_s`` is told Goodbye.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        hello_wait_s: float = StreamLimits().hello_wait_s,
+        counter: StreamCounter | None = None,
+    ) -> None:
         self.store = store
         self.hello_wait_s = hello_wait_s
+        self.counter = counter or StreamCounter(StreamLimits(hello_wait_s=hello_wait_s))
         self.log = get_logger(service="gateway")
 
     def handler(self) -> grpc.GenericRpcHandler:  # type: ignore[type-arg]
@@ -68,25 +82,34 @@ class RefereeGateway:
         )
         return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": play})
 
-    def _play(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
-        silence = threading.Timer(self.hello_wait_s, context.cancel)  # no Hello: hang up
-        silence.start()
+    async def _play(
+        self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
+        refused = self.counter.acquire(UNAUTHENTICATED)
+        if refused is not None:
+            self.log.info("remote_bot_refused", reason=refused, peer=context.peer())
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
         try:
-            first = next(requests, None)
+            first = await asyncio.wait_for(anext(aiter(requests), None), self.hello_wait_s)
+        except TimeoutError:
+            self.log.info("remote_bot_silent", peer=context.peer(), wait_s=self.hello_wait_s)
+            yield goodbye_frame(f"no Hello within {self.hello_wait_s:g} s")
+            return
         except grpc.RpcError:
-            first = None
+            return
         finally:
-            silence.cancel()
+            self.counter.release(UNAUTHENTICATED)
         if first is None:
             return
-        offer = self._admit(first, context.peer())
+        offer = await off_loop(self._admit, first, context.peer())
         if isinstance(offer, str):
             yield goodbye_frame(offer)
             return
-        yield from self._proxy(offer, itertools.chain((first,), requests), context)
+        async for frame in self._proxy(offer, first, requests, context):
+            yield frame
 
     def _admit(self, first: bytes, peer: str) -> SeatOfferRow | str:
-        """The seat the Hello's token opens, or why the connection is refused."""
+        """The seat the Hello's token opens, or why the connection is refused (blocking)."""
         token = hello_token(first)
         if token is None:
             reason = "the first message must be a Hello carrying a seat token"
@@ -106,11 +129,21 @@ class RefereeGateway:
         self.log.info("remote_bot_refused", reason=reason, peer=peer)
         return reason
 
-    def _proxy(
-        self, offer: SeatOfferRow, frames: Iterator[bytes], context: grpc.ServicerContext
-    ) -> Iterator[bytes]:
-        """Both ways, byte for byte: gRPC's own threads read the bot's frames upstream."""
-        channel = grpc.insecure_channel(
+    async def _proxy(
+        self,
+        offer: SeatOfferRow,
+        first: bytes,
+        requests: AsyncIterator[bytes],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[bytes]:
+        """Both ways, byte for byte; the bot going away cancels this, and its seat's stream."""
+
+        async def upstream() -> AsyncIterator[bytes]:
+            yield first
+            async for frame in requests:
+                yield frame
+
+        channel = grpc.aio.insecure_channel(
             f"unix://{offer.socket_path}",
             options=[
                 ("grpc.max_send_message_length", TRANSPORT_MAX_BYTES * 2),
@@ -120,17 +153,17 @@ class RefereeGateway:
         play = channel.stream_stream(
             PLAY_METHOD, request_serializer=_identity, response_deserializer=_identity
         )
-        call = play(frames)
-        context.add_callback(call.cancel)  # the bot went away: so does its seat's stream
         try:
-            yield from call
-        except grpc.RpcError as error:
-            code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
-            if code is grpc.StatusCode.UNAVAILABLE:
-                yield goodbye_frame("the seat's match is no longer being played")
-            elif code is not grpc.StatusCode.CANCELLED:
-                details = error.details() if isinstance(error, grpc.Call) else ""
-                context.abort(code, details or "the referee ended the stream")
+            call = play(upstream())
+            try:
+                async for frame in call:
+                    yield frame
+            except grpc.aio.AioRpcError as error:
+                code = error.code()
+                if code is grpc.StatusCode.UNAVAILABLE:
+                    yield goodbye_frame("the seat's match is no longer being played")
+                elif code is not grpc.StatusCode.CANCELLED:
+                    await context.abort(code, error.details() or "the referee ended the stream")
         finally:
-            channel.close()
+            await channel.close(None)
             self.log.info("remote_bot_left", bot=offer.bot, match=offer.referee_match)

@@ -9,10 +9,11 @@ Offers the store says are taken, withdrawn or expired are forgotten.
 
 from __future__ import annotations
 
-import queue
+import asyncio
 import threading
 from dataclasses import dataclass, field
 
+from arena.server.offloop import LoopInbox
 from arena.store import SeatOfferRow, Store, open_seat_offers
 from arena.store.remote import now_ms
 
@@ -28,7 +29,7 @@ class SeatHub:
     store: Store
     lock: threading.Lock = field(default_factory=threading.Lock)
     seats: dict[int, PublishedSeat] = field(default_factory=dict)  # by offer id
-    waiting: dict[str, list[queue.SimpleQueue[PublishedSeat]]] = field(default_factory=dict)
+    waiting: dict[str, list[LoopInbox[PublishedSeat]]] = field(default_factory=dict)
 
     def publish(self, offer: SeatOfferRow, token: str) -> None:
         """A stored offer is open: tell the bot's connectors (called by the runner)."""
@@ -42,14 +43,14 @@ class SeatHub:
         for inbox in inboxes:
             inbox.put(seat)
 
-    def subscribe(self, bot: str) -> tuple[queue.SimpleQueue[PublishedSeat], list[PublishedSeat]]:
-        """A new inbox for ``bot``'s offers, and the offers open right now."""
-        inbox: queue.SimpleQueue[PublishedSeat] = queue.SimpleQueue()
+    def subscribe(self, bot: str, loop: asyncio.AbstractEventLoop) -> LoopInbox[PublishedSeat]:
+        """A new inbox on ``loop`` for ``bot``'s offers from now on (then ask ``open_seats``)."""
+        inbox: LoopInbox[PublishedSeat] = LoopInbox(loop)
         with self.lock:
             self.waiting.setdefault(bot, []).append(inbox)
-        return inbox, self.open_seats(bot)
+        return inbox
 
-    def unsubscribe(self, bot: str, inbox: queue.SimpleQueue[PublishedSeat]) -> None:
+    def unsubscribe(self, bot: str, inbox: LoopInbox[PublishedSeat]) -> None:
         with self.lock:
             inboxes = self.waiting.get(bot, [])
             if inbox in inboxes:
@@ -58,7 +59,10 @@ class SeatHub:
                 self.waiting.pop(bot, None)
 
     def open_seats(self, bot: str) -> list[PublishedSeat]:
-        """``bot``'s offers that the store still has open (forgetting the others)."""
+        """``bot``'s offers that the store still has open (forgetting the others).
+
+        Reads the store: call it off the event loop (arena.server.offloop).
+        """
         still_open = {offer.id for offer in open_seat_offers(self.store, bot=bot)}
         with self.lock:
             for offer_id, seat in list(self.seats.items()):

@@ -7,12 +7,11 @@ the candidate (timeout, crash, illegal action, ...) refuses it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from arena.referee import BotSpec, BotStatus, GameReport, MatchConfig, run_match
 from arena.referee.match import display_names
+from arena.resources import sample_bot
 
-SAMPLE_RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "python_random"
+SAMPLE_RANDOM_BOT = sample_bot("python_random")  # shipped with the arena (arena/resources.py)
 SMOKE_GAMES = 2
 
 

@@ -65,6 +65,7 @@ from arena.server.live_feed import LiveFeed, LiveSender
 from arena.store import (
     MatchRow,
     SeatOfferRow,
+    StorageFullError,
     Store,
     StoreError,
     TournamentLease,
@@ -127,6 +128,7 @@ class RunSummary:
     games_discarded: int = 0  # reports of games already stored (resumed matches)
     failed_matches: dict[int, str] = field(default_factory=dict)
     worker_cpus: dict[int, tuple[int, ...]] = field(default_factory=dict)  # pid: CPUs it ran on
+    stopped: str | None = None  # why the run stopped before the end (a full disk), if it did
 
     @property
     def finished(self) -> bool:
@@ -229,13 +231,25 @@ class TournamentRunner:
                         self._play(pending, summary)
                         if summary.failed_matches:
                             break
+            except StorageFullError as error:
+                # Nothing more can be stored: stop at once (the games being played would be
+                # lost anyway). The tournament reads interrupted; resume replays what is
+                # not stored, once there is space.
+                self._workers.kill()
+                summary.stopped = f"{error}: free space, then resume it"
+                self.log.error("tournament_stopped", reason=str(error))
+            except BaseException:
+                self._workers.kill()  # never wait for matches whose games cannot be stored
+                raise
             finally:
                 self._workers.close()
-            if not summary.failed_matches:
+            if not summary.failed_matches and summary.stopped is None:
                 set_status(self.store, self.tournament_id, "finished")
                 self.log.info("tournament_finished", games=summary.games_recorded)
         # Read once the lease is given up: a stopped run now reads "interrupted".
         summary.tournament = get_tournament(self.store, self.tournament_id)
+        if summary.stopped is not None:
+            self._emit(f"interrupted: {summary.stopped}")
         self._emit("finished" if summary.finished else "stopped")
         return summary
 

@@ -10,12 +10,14 @@ record of a finished game: ``Refused`` says why not.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.server.offloop import off_loop
 from arena.store import (
     NotFoundError,
     Store,
@@ -56,26 +58,29 @@ def finished_record(store: Store, match_id: int, game_index: int) -> pb.WatchGam
     return pb.WatchGameResponse(record_json=record, game_id=game.id)
 
 
-def follow_live(
-    store: Store, match_id: int, game_index: int, is_active: Callable[[], bool]
-) -> Iterator[pb.WatchGameResponse]:
-    """The admin's live view until the game is stored (or the watcher leaves)."""
+async def follow_live(
+    store: Store, match_id: int, game_index: int
+) -> AsyncIterator[pb.WatchGameResponse]:
+    """The admin's live view until the game is stored (the watcher leaving cancels it).
+
+    Every store read runs off the event loop (arena.server.offloop).
+    """
     live_id: int | None = None
     seq = -1
-    while is_active():
-        done = finished_record(store, match_id, game_index)
+    while True:
+        done = await off_loop(finished_record, store, match_id, game_index)
         if done is not None:
             yield done
             return
         try:
-            live = get_live_game(store, match_id, game_index)
+            live = await off_loop(get_live_game, store, match_id, game_index)
         except NotFoundError:
-            time.sleep(LIVE_POLL_S)  # not started yet (or between a drop and a replay)
+            await asyncio.sleep(LIVE_POLL_S)  # not started yet (or between a drop and a replay)
             continue
         if live.id != live_id:
             live_id, seq = live.id, -1
             yield pb.WatchGameResponse(head_json=json.dumps(dict(live.head)))
-        for entry in live_entries(store, live.id, after_seq=seq):
+        for entry in await off_loop(functools.partial(live_entries, after_seq=seq), store, live.id):
             seq = entry.seq
             yield pb.WatchGameResponse(entry_json=json.dumps(dict(entry.entry)), seq=entry.seq)
-        time.sleep(LIVE_POLL_S)
+        await asyncio.sleep(LIVE_POLL_S)

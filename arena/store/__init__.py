@@ -5,7 +5,14 @@ web pages code against (documented in docs/CONTRACTS.md, ``arena.store``).
 """
 
 from arena.store.bots import add_bot_version, bot_spec, get_bot, get_version, leaderboard, list_bots
-from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError
+from arena.store.db import (
+    AlreadyExistsError,
+    NotFoundError,
+    StorageFullError,
+    Store,
+    StoreError,
+    is_disk_full,
+)
 from arena.store.games import (
     bot_failures,
     find_game,
@@ -98,6 +105,7 @@ __all__ = [
     "SchemaError",
     "SeatOfferRow",
     "SeatRefusedError",
+    "StorageFullError",
     "Store",
     "StoreError",
     "TournamentConfig",
@@ -124,6 +132,7 @@ __all__ = [
     "get_live_game",
     "get_tournament",
     "get_version",
+    "is_disk_full",
     "leaderboard",
     "lease_held",
     "lease_holder",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 import sqlite3
@@ -9,7 +10,15 @@ import tempfile
 from pathlib import Path
 
 from arena.referee.types import BotSpec
-from arena.store.db import NotFoundError, Store, StoreError, utc_now
+from arena.store.db import (
+    FULL_ERRNOS,
+    NotFoundError,
+    StorageFullError,
+    Store,
+    StoreError,
+    is_disk_full,
+    utc_now,
+)
 from arena.store.models import (
     BotDetail,
     BotSummary,
@@ -97,8 +106,12 @@ def _copy_files(source: Path, target: Path) -> None:
         (staging / "files").rename(target)
     except shutil.Error as error:  # the first file that could not be copied, and why
         path, _, why = error.args[0][0]
+        if any(f"[Errno {number}]" in str(why) for number in FULL_ERRNOS):
+            raise StorageFullError(OSError(errno.ENOSPC, why)) from None
         raise StoreError(f"cannot store a copy of {source}: {path}: {why}") from None
     except OSError as error:
+        if is_disk_full(error):
+            raise StorageFullError(error) from None
         raise StoreError(f"cannot store a copy of {source}: {error}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -9,6 +9,8 @@ the connection; other processes (the web pages) read concurrently thanks to WAL.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sqlite3
 import stat
@@ -34,6 +36,38 @@ def _private(path: Path, mode: int) -> None:
 
 class StoreError(Exception):
     """A request the store refuses; the message says what and why."""
+
+
+class StorageFullError(Exception):
+    """The data directory's filesystem is full: nothing of the write was kept.
+
+    Not a StoreError (a request the store refuses): the request was fine, the
+    disk was not. Callers stop (the tournament runner) or answer "try later"
+    (the API: RESOURCE_EXHAUSTED); the message names no path.
+    """
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"the arena's data directory has no space left ({_cause_text(cause)})")
+
+
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says a filesystem is full (SQLite's SQLITE_FULL, ENOSPC, EDQUOT)."""
+    if isinstance(error, StorageFullError):
+        return True
+    if isinstance(error, sqlite3.Error):
+        return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    return isinstance(error, OSError) and error.errno in FULL_ERRNOS
+
+
+def _cause_text(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.errno is not None:
+        return os.strerror(error.errno)  # without the file name: no server path
+    if isinstance(error, sqlite3.Error):
+        return "database or disk is full"
+    return type(error).__name__
 
 
 class NotFoundError(StoreError, LookupError):
@@ -139,10 +173,16 @@ class Store:
                 self._connection.execute("BEGIN IMMEDIATE")
                 try:
                     yield self._connection
+                    self._connection.execute("COMMIT")
                 except BaseException:
-                    self._connection.execute("ROLLBACK")
+                    if self._connection.in_transaction:  # also when COMMIT itself failed
+                        with contextlib.suppress(sqlite3.Error):
+                            self._connection.execute("ROLLBACK")
                     raise
-                self._connection.execute("COMMIT")
+            except (sqlite3.Error, OSError) as error:
+                if is_disk_full(error):
+                    raise StorageFullError(error) from error
+                raise
             finally:
                 if not durable:
                     self._connection.execute("PRAGMA synchronous = FULL")

@@ -20,15 +20,13 @@ from dataclasses import dataclass
 from arena.kahuna import (
     ActionType,
     Event,
-    IllegalActionError,
+    MalformedRecordError,
     Observation,
     Record,
     SeenEvent,
     State,
-    apply,
-    new_game,
     observe,
-    start_round,
+    replay_steps,
 )
 
 Json = dict[str, object]
@@ -65,30 +63,23 @@ class Frames:
 
 
 def game_frames(record: Record, perspective: int | None) -> Frames:
-    """Replay ``record`` action by action and describe each position."""
+    """Describe each position of ``record`` (``arena.kahuna.replay_steps``, as ``replay``)."""
+    frames: list[Json] = []
     try:
-        state = new_game(record.deal, record.variant, record.handicap)
-    except ValueError as err:
-        return Frames((), f"the record's deal cannot start a game: {err}")
-    frames: list[Json] = [_frame(state, perspective, 0, None, None)]
-    for index, (seat, action) in enumerate(record.actions):
-        try:
-            state = apply(state, action, seat)
-        except IllegalActionError as err:
-            return Frames(tuple(frames), f"action {index} {action.text()}: {err}")
-        note: str | None = None
-        if state.needs_reshuffle:
-            round_index = state.round - 1  # reshuffles[0] starts round 2
-            if round_index >= len(record.reshuffles):
-                missing = f"the record has no reshuffle for round {state.round + 1}"
-                return Frames(tuple(frames), missing)
-            try:
-                state = start_round(state, record.reshuffles[round_index])
-            except ValueError as err:
-                return Frames(tuple(frames), f"reshuffle for round {state.round + 1}: {err}")
-            note = f"round {state.round} began: the discard pile was shuffled into a new draw pile"
-        event = state.history[-1] if state.history else None
-        frames.append(_frame(state, perspective, index + 1, event, note))
+        for step in replay_steps(record):
+            state = step.state
+            event = state.history[-1] if state.history else None
+            note = None
+            if step.round_began:
+                note = (f"round {state.round} began: the discard pile was shuffled into a new"
+                        " draw pile")  # fmt: skip
+            frames.append(_frame(state, perspective, step.action + 1, event, note))
+            if step.stopped is not None:
+                index, error = step.stopped.index, step.stopped.error
+                action = record.actions[index][1]
+                return Frames(tuple(frames), f"action {index} {action.text()}: {error}")
+    except MalformedRecordError as err:
+        return Frames(tuple(frames), f"the record cannot be replayed: {err}")
     return Frames(tuple(frames), None)
 
 

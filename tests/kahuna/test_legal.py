@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,11 +18,13 @@ from arena.kahuna import (
     legal_actions,
     new_game,
     play_random_game,
+    record_from_json,
     replay,
 )
 from arena.kahuna.actions import _INTERN
 from arena.kahuna.legal import violation
 from arena.kahuna.state import State
+from arena.testing.positions import build_position
 
 from .util import act, legal_texts, pos, run
 
@@ -196,30 +200,51 @@ def test_perft_hand_counted_opening() -> None:
     assert len(legal_actions(state)) == 5 + 6 + 3 + 3 + 3 + 1
 
 
-# Depth 1 checked by hand: seed 0 deals HUNA JOJO JOJO with GOLA FAAA IFFI face up:
-# 5 + 5 places, 2 discards, 4 draws, pass. Seed 1: BARI GOLA LALE, 5 + 4 + 3 places,
-# 3 discards, 4 draws, pass. Deeper counts pin the generator (and match brute force).
-MIDGAME = {
-    "variant": {"strategic": True}, "hands": [["ELAI", "ELAI", "HUNA", "LALE"], ["ALOA"]],
-    "bridges": {"ELAI-HUNA": 1, "HUNA-IFFI": 1, "HUNA-LALE": 1, "BARI-ELAI": 1,
-                "ALOA-BARI": 0, "KAHU-LALE": 0},
-    "faceup": ["COCO", None, "GOLA"], "opponent_passed": True,
-}
-# Depth 1 by hand for MIDGAME (seat 1 controls HUNA, Strategic): places ELAI on
+# The cases are a data file other implementations can check themselves against
+# (tests/kahuna/data/README.md). Depth 1 checked by hand: seed 0 deals HUNA JOJO
+# JOJO with GOLA FAAA IFFI face up: 5 + 5 places, 2 discards, 4 draws, pass. Seed 1:
+# BARI GOLA LALE, 5 + 4 + 3 places, 3 discards, 4 draws, pass. Deeper counts pin the
+# generator (and match brute force).
+# Depth 1 by hand for R8-C4-midgame (seat 1 controls HUNA, Strategic): places ELAI on
 # DUDA-ELAI ELAI-FAAA ELAI-IFFI ELAI-JOJO and LALE on IFFI-LALE (nothing touching
 # HUNA, R8) = 5; removes ELAI+ELAI and ELAI+HUNA on ELAI-HUNA, HUNA+LALE on
 # HUNA-LALE, ELAI+ELAI on BARI-ELAI = 4; 3 discards; draw deck, COCO, GOLA; no
 # pass (C4) = 15.
-PERFT_CASES = [
-    ("R8-C4-midgame", lambda: pos(**MIDGAME), (15, 117, 839)),
-    ("deal-seed-0", lambda: new_game(deal_from_seed(0)), (17, 232, 3209)),
-    ("deal-seed-1-strategic", lambda: new_game(deal_from_seed(1), Variant(strategic=True)),
-     (20, 279, 3930)),
-]
+PERFT_FILE = Path(__file__).parent / "data" / "perft.jsonl"
+PERFT_CASES = [json.loads(line) for line in PERFT_FILE.read_text(encoding="utf-8").splitlines()]
+HAND_COUNTED = {"R8-C4-midgame": 15, "deal-seed-0": 17, "deal-seed-1-strategic": 20}
 
 
-@pytest.mark.parametrize(("make", "counts"), [c[1:] for c in PERFT_CASES],
-                         ids=[c[0] for c in PERFT_CASES])
-def test_perft(make: Any, counts: tuple[int, ...]) -> None:
-    state = make()
+def perft_start(case: dict[str, Any]) -> State:
+    if "position" in case:
+        return build_position(case["position"])
+    replayed = replay(record_from_json(case["record"]))
+    assert replayed.error is None, replayed.error
+    return replayed.state
+
+
+def test_perft_file_holds_the_hand_counted_cases() -> None:
+    names = [case["name"] for case in PERFT_CASES]
+    assert len(set(names)) == len(names) >= 6
+    for case in PERFT_CASES:
+        assert set(case) in ({"name", "note", "record", "counts"},
+                             {"name", "note", "position", "counts"})  # fmt: skip
+        if case["name"] in HAND_COUNTED:
+            assert case["counts"][0] == HAND_COUNTED.pop(case["name"])
+    assert not HAND_COUNTED, f"missing from {PERFT_FILE.name}: {sorted(HAND_COUNTED)}"
+    by_name = {case["name"]: case for case in PERFT_CASES}  # the openings counted by hand
+    for name, seed, variant in (("deal-seed-0", 0, Variant()),
+                                ("deal-seed-1-strategic", 1, Variant(strategic=True))):  # fmt: skip
+        opening = perft_start(by_name[name])
+        assert by_name[name]["record"]["deal"] == list(deal_from_seed(seed))
+        assert opening.variant == variant and opening.history_length == 0
+        assert {a.text() for a in legal_actions(opening)} == {
+            a.text() for a in legal_actions(new_game(deal_from_seed(seed), variant))
+        }
+
+
+@pytest.mark.parametrize("case", PERFT_CASES, ids=[case["name"] for case in PERFT_CASES])
+def test_perft(case: dict[str, Any]) -> None:
+    state = perft_start(case)
+    counts = tuple(case["counts"])
     assert tuple(perft(state, d) for d in range(1, len(counts) + 1)) == counts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from typing import Any
@@ -24,6 +25,7 @@ from arena.kahuna import (
     record_of,
     record_to_json,
     replay,
+    replay_steps,
     reshuffle_from_seed,
     start_round,
     state_summary,
@@ -87,6 +89,47 @@ def test_replay_stops_at_first_illegal_action_with_its_rule() -> None:
     assert result.error.message() == (
         f'action 2 {{"type": "draw", "card": "{absent}"}}: R4: no face-up {absent}')
     assert result.state.history_length == 2
+
+
+@pytest.mark.parametrize("seed", [1, 2, 7])
+def test_replay_steps_walk_every_position_once(seed: int) -> None:
+    record = play_random_game(seed, Variant(strategic=seed % 2 == 0))
+    steps = list(replay_steps(record))
+    assert [step.action for step in steps] == list(range(-1, len(record.actions)))
+    assert [step.state.history_length for step in steps] == list(range(len(record.actions) + 1))
+    began = [step for step in steps if step.round_began]
+    assert [step.state.round for step in began] == list(range(2, len(record.reshuffles) + 2))
+    assert all(step.stopped is None for step in steps)
+    final = replay(record)
+    assert steps[-1].state.outcome == final.state.outcome == record.result
+    assert state_summary(steps[-1].state) == state_summary(final.state)
+
+
+def test_replay_steps_stop_at_the_illegal_action_after_the_last_position() -> None:
+    record = play_random_game(4)
+    seat, action = record.actions[5]
+    assert seat is not None
+    wrong_seat = (1 - seat, action)  # R3: not this seat's turn
+    bad = dataclasses.replace(record, actions=(*record.actions[:5], wrong_seat,
+                                               *record.actions[6:]))  # fmt: skip
+    steps = list(replay_steps(bad))
+    assert [step.action for step in steps] == [-1, 0, 1, 2, 3, 4]
+    last = steps[-1]
+    assert last.stopped is not None and last.stopped.index == 5
+    final = replay(bad)
+    assert final.error is not None and last.stopped.message() == final.error.message()
+    assert last.stopped.error.rule == "R3"
+    assert state_summary(last.state) == state_summary(final.state)
+
+
+def test_replay_steps_refuse_a_missing_reshuffle_when_they_reach_it() -> None:
+    record = play_random_game(1)
+    assert record.reshuffles
+    cut = dataclasses.replace(record, reshuffles=())
+    walked = []
+    with pytest.raises(MalformedRecordError, match="reaches round 2 but 'reshuffles' has no"):
+        walked.extend(step.state.round for step in replay_steps(cut))
+    assert walked and set(walked) == {1}  # round 1 is walked before the refusal
 
 
 def test_wrong_seat_is_an_illegal_action() -> None:

@@ -6,11 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.kahuna import (
+    ISLANDS,
     LINES,
     HandicapBridge,
+    KahunaError,
     Outcome,
+    SetupError,
     Termination,
     Variant,
     deal_from_seed,
@@ -145,7 +150,7 @@ def test_round_ends_on_faceup_take_and_reshuffles_whole_pile_R6() -> None:
     state = run(state, "draw COCO")
     cards = state.reshuffle_cards
     assert len(cards) == 24 - 3 and "DUDA" in cards and "KAHU" in cards
-    with pytest.raises(ValueError):
+    with pytest.raises(SetupError):
         start_round(state, cards[1:])
     order = list(reversed(cards))
     after = start_round(state, order)
@@ -280,7 +285,7 @@ def test_handicap_places_bridges_and_control_R2h() -> None:
     [HandicapBridge(2, "ALOA-BARI")],
 ], ids=["R2h-four", "R2h-two-seats", "R2h-same-line", "R2h-no-such-line", "R2h-no-such-seat"])
 def test_bad_handicap_is_refused_R2h(handicap: list[HandicapBridge]) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(SetupError):
         new_game(deal_from_seed(3), Variant(), handicap)
 
 
@@ -290,8 +295,50 @@ def test_bad_handicap_is_refused_R2h(handicap: list[HandicapBridge]) -> None:
     ["ALOA"] * 24,
 ], ids=["R2-short-deal", "R2-unknown-island", "R2-not-two-each"])
 def test_bad_deal_is_refused_R2(deal: list[str]) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(SetupError):
         new_game(deal)
+
+
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=6),
+                 st.sampled_from(ISLANDS), st.lists(st.integers(), max_size=2))  # fmt: skip
+BRIDGES = st.one_of(JUNK, st.builds(HandicapBridge, st.one_of(st.integers(-1, 2), JUNK),
+                                    st.one_of(st.sampled_from(LINES), JUNK)))  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    deal=st.one_of(JUNK, st.lists(st.one_of(st.sampled_from(ISLANDS), JUNK), max_size=26),
+                   st.permutations(list(deal_from_seed(0)))),
+    variant=st.one_of(st.just(Variant()), JUNK),
+    handicap=st.one_of(JUNK, st.lists(BRIDGES, max_size=4)),
+)  # fmt: skip
+def test_new_game_refuses_anything_with_a_kahuna_error(
+    deal: Any, variant: Any, handicap: Any
+) -> None:
+    try:
+        state = new_game(deal, variant, handicap)
+    except KahunaError as error:
+        assert isinstance(error, SetupError) and str(error) and "\n" not in str(error)
+    else:
+        assert state.round == 1 and not state.is_finished
+
+
+@settings(max_examples=200, deadline=None)
+@given(order=st.one_of(JUNK, st.lists(st.one_of(st.sampled_from(ISLANDS), JUNK), max_size=22)),
+       shuffle=st.randoms(use_true_random=False))  # fmt: skip
+def test_start_round_refuses_anything_with_a_kahuna_error(order: Any, shuffle: Any) -> None:
+    ended = round_end(hands=[["HUNA"], ["ALOA"]], facedown=[["DUDA"], ["KAHU"]],
+                      bridges={"ELAI-HUNA": 0, "ALOA-BARI": 1})
+    ended = run(ended, "draw COCO")
+    if shuffle.random() < 0.3:  # now and then a true permutation, which must be accepted
+        order = shuffle.sample(list(ended.reshuffle_cards), len(ended.reshuffle_cards))
+    for state in (ended, new_game(deal_from_seed(0))):  # the second has no round to start
+        try:
+            after = start_round(state, order)
+        except KahunaError as error:
+            assert isinstance(error, SetupError) and str(error)
+        else:
+            assert state is ended and after.round == 2
 
 
 def test_deal_goes_to_hands_faceup_and_pile_R2() -> None:

@@ -20,8 +20,8 @@ from arena.kahuna import (
     reshuffle_from_seed,
     start_round,
 )
-from arena.kahuna.positions import build_position
 from arena.kahuna.rng import SplitMix64
+from arena.testing.positions import build_position
 
 
 def pos(**spec: Any) -> State:

@@ -29,11 +29,11 @@ from arena.protocol.convert import (
     action_from_pb,
     action_to_pb,
     actions_to_pb,
-    observation_from_pb,
     observation_to_pb,
 )
 from arena.protocol.gen.kahuna.v1 import game_pb2
 from arena.protocol.wire import observation_bytes
+from arena.testing.protocol import observation_from_pb
 
 ACTIONS = [
     place("HUNA", "ELAI-HUNA"),

@@ -7,7 +7,8 @@ import pytest
 from arena.kahuna import Action, deal_from_seed, legal_actions, new_game
 from arena.protocol.convert import action_to_pb, observation_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.protocol.wire import action_bytes, action_request_frame, sort_by_text, varint
+from arena.protocol.wire import action_bytes, action_request_frame, varint
+from arena.testing.protocol import sort_by_text
 
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**32, 2**63 - 1])

@@ -16,8 +16,8 @@ import pytest
 
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import MatchConfig, TimeControl
-from arena.referee.halves import half_configs, halves, run_halves
 from arena.referee.endpoint import WireTap
+from arena.referee.halves import half_configs, halves, run_halves
 
 from .conftest import MakeBot
 

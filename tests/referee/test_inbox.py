@@ -17,6 +17,7 @@ import pytest
 
 from arena.kahuna import deal_from_seed, new_game
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
+from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
 from arena.referee.game import GameLog, GameTurns
 from arena.referee.inbox import WAKE, Arrivals, Inbox
 from arena.referee.judge import Phase, Verdict
@@ -24,7 +25,6 @@ from arena.referee.play import GameInPlay
 from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
 from arena.referee.types import BotSpec, BotStatus
-from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
 
 
 class Table:

@@ -9,6 +9,7 @@ from arena.protocol.convert import action_to_pb
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes
 from arena.referee import BotStatus
+from arena.referee.endpoint import Arrival, ArrivalKind
 from arena.referee.judge import (
     DeadlinePassed,
     Ended,
@@ -18,7 +19,6 @@ from arena.referee.judge import (
     VerdictKind,
     judge,
 )
-from arena.referee.endpoint import Arrival, ArrivalKind
 
 TOKEN = "secret-token"
 SENT_NS = 1_000_000_000

@@ -11,8 +11,8 @@ from arena.kahuna import Variant, deal_from_seed, legal_actions, new_game
 from arena.protocol.convert import action_to_pb
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes, echoed_action
-from arena.referee.judge import Expectation, Phase, VerdictKind, judge, judge_echo
 from arena.referee.endpoint import Arrival, ArrivalKind
+from arena.referee.judge import Expectation, Phase, VerdictKind, judge, judge_echo
 
 SENT_NS = 1_000_000_000
 STATE = new_game(deal_from_seed(3), Variant(tactical=True))

@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-from arena.referee.slots import (
-    ENGINE_DIR,
-    ENGINE_INSIDE,
-    ENGINE_ROOT_INSIDE,
-    GENERATED_DIR,
-    PROTO_INSIDE,
-    PYTHON_SDK_DIR,
-    SDK_INSIDE,
-    python_paths,
-)
+from pathlib import Path
+
+import arena.kahuna
+from arena.resources import ENGINE_MOUNT, PROTO_MOUNT, PYTHON_BOT_MOUNTS, SDK_MOUNT
 
 
 def test_sandboxed_bots_get_the_engine_package_and_nothing_else_of_the_arena() -> None:
-    binds, path = python_paths(True)
-    assert binds == [
-        (GENERATED_DIR, PROTO_INSIDE),
-        (PYTHON_SDK_DIR, SDK_INSIDE),
-        (ENGINE_DIR, ENGINE_INSIDE),
-    ]
-    assert f"{ENGINE_ROOT_INSIDE}/arena/kahuna" == ENGINE_INSIDE
-    assert path.split(":") == [PROTO_INSIDE, SDK_INSIDE, ENGINE_ROOT_INSIDE]
+    assert PYTHON_BOT_MOUNTS == (PROTO_MOUNT, SDK_MOUNT, ENGINE_MOUNT)
+    engine = Path(arena.kahuna.__file__).resolve().parent
+    assert ENGINE_MOUNT.host_dir().resolve() == engine
+    assert ENGINE_MOUNT.inside == "/opt/kahuna/engine/arena/kahuna"
+    assert ENGINE_MOUNT.path_entry(True) == "/opt/kahuna/engine"  # import arena.kahuna
 
 
-def test_unsandboxed_bots_get_the_host_paths_and_no_binds() -> None:
-    binds, path = python_paths(False)
-    assert binds == []
-    assert path.split(":") == [str(GENERATED_DIR), str(PYTHON_SDK_DIR), str(ENGINE_DIR.parents[1])]
+def test_unsandboxed_bots_find_the_engine_under_the_host_path_entry() -> None:
+    entry = Path(ENGINE_MOUNT.path_entry(False))
+    assert (entry / "arena" / "kahuna").resolve() == ENGINE_MOUNT.host_dir().resolve()

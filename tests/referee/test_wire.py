@@ -25,9 +25,10 @@ from arena.kahuna import (
     parse_record,
     start_round,
 )
-from arena.protocol.convert import action_from_pb, observation_from_pb
+from arena.protocol.convert import action_from_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import GameReport, MatchConfig, TimeControl, run_match
+from arena.testing.protocol import observation_from_pb
 
 from .conftest import MakeBot, assert_no_process_left
 

@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import threading
 from pathlib import Path
 
 import pytest
@@ -182,6 +184,30 @@ def test_stale_groups_of_dead_creators_are_swept(tmp_path: Path) -> None:
     swept = sweep_stale([parent])
     assert sorted(swept) == ["bot-999999999-1-aa", "probe-999999999-x"]
     assert sorted(p.name for p in parent.iterdir()) == [f"bot-{os.getpid()}-1-bb", "unrelated"]
+
+
+def test_sweeping_while_another_process_removes_the_parent_is_no_error(tmp_path: Path) -> None:
+    """Concurrent workers: one removes the empty parent as its last bot ends
+    (remove_parent_if_empty) while another sweeps it before making its own group.
+    Many fast-failing matches (a full disk) made this race common: the sweep raised
+    FileNotFoundError naming /sys/fs/cgroup/cpu/kahuna-arena and failed the match."""
+    parent = tmp_path / "kahuna-arena"
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(FileExistsError):
+                parent.mkdir()
+            remove_parent_if_empty(parent)
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        for _ in range(10_000):
+            sweep_stale([parent])
+    finally:
+        stop.set()
+        thread.join()
 
 
 def test_empty_parent_is_removed_and_a_busy_one_kept(tmp_path: Path) -> None:

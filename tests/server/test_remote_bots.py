@@ -19,7 +19,6 @@ import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +33,8 @@ from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.server.gateway import PLAY_METHOD, RefereeGateway
+from arena.server.gateway import PLAY_METHOD
+from arena.server.limits import StreamLimits
 from arena.server.smoke import SAMPLE_RANDOM_BOT
 from arena.store import (
     Store,
@@ -465,9 +465,8 @@ def test_a_submitted_remote_bot_toml_needs_no_smoke_match(arena: Arena, tmp_path
 
 
 def test_a_connection_that_never_says_hello_is_hung_up(arena: Arena) -> None:
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    server.add_generic_rpc_handlers((RefereeGateway(arena.store, hello_wait_s=0.3).handler(),))
-    port = server.add_insecure_port("127.0.0.1:0")
+    limits = StreamLimits(hello_wait_s=0.3)
+    server, port = create_server("127.0.0.1:0", store=arena.store, limits=limits)
     server.start()
     silent: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     try:
@@ -476,10 +475,12 @@ def test_a_connection_that_never_says_hello_is_hung_up(arena: Arena) -> None:
                 PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
             )
             started = time.monotonic()
-            with pytest.raises(grpc.RpcError) as caught:
-                list(play(iter(silent.get, None), timeout=10))
-            assert caught.value.code() == Code.CANCELLED
+            replies = [
+                referee_pb2.PlayResponse.FromString(r)
+                for r in play(iter(silent.get, None), timeout=10)
+            ]
             assert time.monotonic() - started < 5
+        assert [r.goodbye.reason for r in replies] == ["no Hello within 0.3 s"]
     finally:
         silent.put(None)
         server.stop(grace=None)
@@ -544,7 +545,10 @@ def test_paired_remote_pairs_the_deals_of_a_remote_bot_and_the_record_says_so(
         next(served, None)  # stop the server and close the store
     records = [json.loads(m.game_over.record_json) for m in received if m.HasField("game_over")]
     assert [(r["match"]["paired"], r["match"]["deal_index"]) for r in records] == [
-        (True, 0), (True, 0), (True, 1), (True, 1)
+        (True, 0),
+        (True, 0),
+        (True, 1),
+        (True, 1),
     ]
     deals = [tuple(r["deal"]) for r in records]
     assert deals[0] == deals[1] != deals[2] == deals[3]

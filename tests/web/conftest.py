@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from arena import store as st
+from arena.testing.demo_data import DemoTournament, play_demo_tournament
 from arena.web import WebServer, create_web_server
-from arena.web.demo_data import DemoTournament, play_demo_tournament
 
 POLL_MS = 250  # live pages refresh this often in tests
 

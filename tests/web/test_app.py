@@ -297,7 +297,7 @@ def test_bad_posted_records_are_named(
 
 
 def test_tournament_pages_follow_newly_stored_games(tmp_path: Path) -> None:
-    from arena.web.demo_data import play_demo_tournament, play_games
+    from arena.testing.demo_data import play_demo_tournament, play_games
     from arena.web.server import create_web_server
 
     store = st.Store.open(tmp_path / "data")
@@ -325,7 +325,7 @@ def test_tournament_pages_follow_newly_stored_games(tmp_path: Path) -> None:
 def test_a_tournament_whose_runner_died_shows_interrupted_with_the_resume_hint(
     tmp_path: Path,
 ) -> None:
-    from arena.web.demo_data import play_demo_tournament
+    from arena.testing.demo_data import play_demo_tournament
     from arena.web.server import create_web_server
 
     store = st.Store.open(tmp_path / "data")

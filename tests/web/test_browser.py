@@ -14,8 +14,8 @@ import pytest
 
 from arena import store as st
 from arena.kahuna import ISLANDS, ActionType, Record, State, parse_record, replay
-from arena.web.browser import CHROMIUM, launch_chromium
-from arena.web.demo_data import play_demo_tournament
+from arena.testing.browser import CHROMIUM, launch_chromium
+from arena.testing.demo_data import play_demo_tournament
 from arena.web.server import create_web_server
 from tests.web.conftest import POLL_MS, LiveSite
 
@@ -229,7 +229,7 @@ def test_an_uploaded_record_replays_in_the_viewer(page: Page, site: LiveSite) ->
 def test_a_running_tournament_page_follows_new_games(
     page: Page, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    from arena.web.demo_data import play_games
+    from arena.testing.demo_data import play_games
 
     work_dir = tmp_path_factory.mktemp("running")
     store = st.Store.open(work_dir / "data")

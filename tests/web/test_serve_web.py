@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena import store as st
-from arena.web.demo_data import play_demo_tournament
+from arena.testing.demo_data import play_demo_tournament
 
 
 @pytest.mark.timeout(60)  # a server that never prints its address fails, not hangs

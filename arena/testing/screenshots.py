@@ -1,7 +1,7 @@
 """README screenshots: a real server on a temporary data dir, photographed by chromium.
 
-Run ``scripts/screenshots`` (or ``python3 -m arena.web.screenshots``). It
-stores two real round robins of engine-played games (``arena.web.demo_data``),
+Run ``scripts/screenshots`` (or ``python3 -m arena.testing.screenshots``). It
+stores two real round robins of engine-played games (``arena.testing.demo_data``),
 starts the web server on a free port and writes PNGs of the leaderboard, a
 tournament, a bot page and the replay viewer into docs/screenshots/.
 """
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena import store as st
-from arena.web.browser import CHROMIUM, launch_chromium
-from arena.web.demo_data import play_demo_tournament
+from arena.testing.browser import CHROMIUM, launch_chromium
+from arena.testing.demo_data import play_demo_tournament
 from arena.web.server import create_web_server
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"

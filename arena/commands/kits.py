@@ -1,0 +1,215 @@
+"""`arena bot new LANG NAME`: start a bot from a starter kit (issue 13, item 3).
+
+A starter kit is a sample bot directory (``sample_bots/<dir>/``) that plays
+a random legal action in one language. ``bot new`` copies it into a new
+directory, leaving out what its build makes (``node_modules``, compiled
+output, a native bot's binary), and renames it: the ``name`` of its
+``bot.toml`` and every other place the kit's name appears in its text files
+(the name the bot says in Hello, its README, ``package.json``). The copy is
+ready to build (``./build.sh`` where the kit has one) and to play.
+
+``KITS`` is the table of languages; ``--list`` shows it with the kits this
+installation holds (a kit whose directory is missing is listed as such, and
+asking for it is an error that says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from arena.commands.storeargs import fail
+from arena.referee import BotConfigError, load_bot
+from arena.referee.botdir import NAME_PATTERN
+
+
+@dataclass(frozen=True, slots=True)
+class Kit:
+    language: str
+    directory: str  # under sample_bots/
+    aliases: tuple[str, ...] = ()
+
+
+KITS: tuple[Kit, ...] = (
+    Kit("python", "python_random", ("py",)),
+    Kit("javascript", "js_random", ("js", "node")),
+    Kit("typescript", "ts_random", ("ts",)),
+    Kit("go", "go_random", ("golang",)),
+    Kit("rust", "rust_random", ("rs",)),
+    Kit("java", "java_random"),
+    Kit("cpp", "cpp_random", ("c++", "cxx")),
+)
+
+BUILD_OUTPUTS = frozenset({"node_modules", "__pycache__", "dist", "target", "build", ".gradle"})
+"""Directories a kit's build or run makes; never copied (``src/gen`` neither)."""
+GENERATED = ("src/gen",)
+TEXT_SUFFIXES = frozenset({
+    ".toml", ".md", ".py", ".js", ".ts", ".json", ".go", ".mod", ".rs", ".java", ".xml",
+    ".cc", ".cpp", ".h", ".hpp", ".sh", ".txt", ".gradle", ".kts",
+})  # fmt: skip
+"""Files whose text is searched for the kit's name (``.proto`` files are the contract: never)."""
+
+
+class KitError(ValueError):
+    """A kit that cannot be copied; the message says why."""
+
+
+def sample_bots_dir() -> Path:
+    """Where the sample bots (and so the starter kits) are: the one place that says so.
+
+    Package data (``arena/sample_bots`` through importlib.resources) when the
+    package carries it, else the source checkout's ``sample_bots/``.
+    """
+    packaged = resources.files("arena") / "sample_bots"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "sample_bots"
+
+
+def find_kit(language: str) -> Kit:
+    wanted = language.lower()
+    for kit in KITS:
+        if wanted == kit.language or wanted in kit.aliases:
+            return kit
+    names = ", ".join(kit.language for kit in KITS)
+    raise KitError(f"no starter kit for language {language!r}; the kits are: {names}")
+
+
+def kit_path(kit: Kit) -> Path:
+    path = sample_bots_dir() / kit.directory
+    if not (path / "bot.toml").is_file():
+        raise KitError(
+            f"the {kit.language} starter kit is not in this installation: no {path / 'bot.toml'}"
+        )
+    return path
+
+
+def new_bot(language: str, name: str, destination: Path) -> Path:
+    """Copy the kit for ``language`` to ``destination`` as a bot called ``name``."""
+    if not NAME_PATTERN.fullmatch(name):
+        raise KitError(
+            f"bot name {name!r} must be 1-40 letters, digits, '-', '_' or '.',"
+            " starting with a letter or digit"
+        )
+    kit = find_kit(language)
+    source = kit_path(kit)
+    if destination.exists():
+        raise KitError(f"{destination} already exists: choose a new directory")
+    copy_sources(source, destination)
+    _rename(destination, kit.directory, name)
+    _make_readable(destination)
+    return destination
+
+
+def copy_sources(source: Path, destination: Path) -> None:
+    """Copy the bot directory ``source`` to ``destination`` without what its build makes."""
+    try:
+        spec = load_bot(source)
+    except BotConfigError as error:
+        raise KitError(f"{source} cannot be copied: {error}") from None
+    binary = _native_binary(spec.runtime, spec.command)
+    shutil.copytree(
+        source, destination, symlinks=True,
+        ignore=lambda directory, names: _skipped(source, Path(directory), names, binary),
+    )  # fmt: skip
+
+
+def build_hint(directory: Path) -> str | None:
+    """The command that builds a copied kit, if it needs building."""
+    if (directory / "build.sh").is_file():
+        return f"{directory}/build.sh"
+    if (directory / "package.json").is_file():
+        return f"npm ci --prefix {directory}"
+    return None
+
+
+def _native_binary(runtime: str, command: tuple[str, ...]) -> str | None:
+    """A native bot's program, relative to its directory: what its build writes."""
+    if runtime != "native" or not command or not command[0].startswith("./"):
+        return None
+    return os.path.normpath(command[0])
+
+
+def _skipped(root: Path, directory: Path, names: list[str], binary: str | None) -> set[str]:
+    relative = directory.relative_to(root)
+    skipped = {name for name in names if name in BUILD_OUTPUTS or name.endswith(".pyc")}
+    for name in names:
+        path = (relative / name).as_posix()
+        if path in GENERATED or path == binary:
+            skipped.add(name)
+    return skipped
+
+
+_TOML_NAME = re.compile(r'^name\s*=\s*"[^"\n]*"', re.MULTILINE)
+
+
+def _rename(directory: Path, old: str, new: str) -> None:
+    config = directory / "bot.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(_TOML_NAME.sub(f'name = "{new}"', text, count=1), encoding="utf-8")
+    for path in sorted(directory.rglob("*")):
+        if path.is_symlink() or not path.is_file() or path.suffix not in TEXT_SUFFIXES:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if old in text:
+            path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _make_readable(directory: Path) -> None:
+    """The bot runs as another uid: everything world-readable, directories searchable."""
+    for path in [directory, *directory.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = path.stat().st_mode
+        extra = 0o555 if path.is_dir() or mode & 0o100 else 0o444
+        path.chmod(mode | extra)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    new = commands.add_parser(
+        "new", help="start a bot from a starter kit (--list shows the languages)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    new.add_argument("language", nargs="?", help="the kit's language, e.g. python, cpp")
+    new.add_argument("name", nargs="?", help="the new bot's name (also its directory)")
+    new.add_argument("--dir", type=Path, help="where to create it (default: ./NAME)")
+    new.add_argument("--list", action="store_true", help="list the starter kits")
+    new.set_defaults(func=run_new)
+
+
+def run_new(args: argparse.Namespace) -> int:
+    if args.list:
+        return _print_list()
+    if args.language is None or args.name is None:
+        return fail(
+            "bot new needs LANG and NAME (e.g. `arena bot new cpp my_bot`); --list shows the kits"
+        )
+    destination = args.dir if args.dir is not None else Path(args.name)
+    try:
+        created = new_bot(args.language, args.name, destination)
+    except (KitError, OSError) as error:
+        return fail(str(error))
+    print(f"created {created} ({find_kit(args.language).language} kit, bot {args.name!r})")
+    hint = build_hint(created)
+    if hint:
+        print(f"build it:  {hint}")
+    print(f"play it:   arena match {created} {sample_bots_dir() / 'python_random'} --games 2")
+    return 0
+
+
+def _print_list() -> int:
+    root = sample_bots_dir()
+    for kit in KITS:
+        path = root / kit.directory
+        try:
+            description = load_bot(path).description if path.is_dir() else "(not installed)"
+        except BotConfigError as error:
+            description = f"(broken: {error})"
+        aliases = f" ({', '.join(kit.aliases)})" if kit.aliases else ""
+        print(f"{kit.language + aliases:<26} {kit.directory:<15} {description}")
+    return 0

@@ -1,0 +1,63 @@
+"""A full disk, as the API reports it: RESOURCE_EXHAUSTED, naming no server path.
+
+Any call that runs out of space on the server (the store's StorageFullError,
+or an OSError ENOSPC/EDQUOT from writing files) is answered RESOURCE_EXHAUSTED
+"the server has no disk space left ..." whatever the method: nothing of the
+request was kept, and the same request may succeed once there is space. The
+server's log keeps the details.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from arena.logs import get_logger
+from arena.store import is_disk_full
+
+DISK_FULL_MESSAGE = (
+    "the server has no disk space left: nothing was stored; try again once the admin has"
+    " freed space"
+)
+
+
+def _guarded(method: str, inner: Callable[[Any, grpc.ServicerContext], Any]) -> Callable[..., Any]:
+    """``inner`` (a unary handler run in the server's threads) with a full disk mapped."""
+
+    def call(request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return inner(request, context)
+        except Exception as error:
+            if not is_disk_full(error):
+                raise
+            get_logger(service="arena_api").error("disk_full", method=method, error=str(error))
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, DISK_FULL_MESSAGE)
+            raise  # context.abort raised already
+
+    return call
+
+
+class DiskFullInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Maps a full disk in any unary call to RESOURCE_EXHAUSTED (see the module)."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        if inspect.iscoroutinefunction(handler.unary_unary):  # health Check: writes nothing
+            return handler
+        return grpc.unary_unary_rpc_method_handler(
+            _guarded(handler_call_details.method, handler.unary_unary),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )

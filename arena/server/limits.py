@@ -1,0 +1,193 @@
+"""How many streams the API server holds open, and for whom; its connection limits.
+
+On the asyncio server (arena.server.app) an open stream costs no thread, but
+it still costs memory: so each bearer token may hold ``per_token`` response
+streams (WatchTournament, WaitForSeats, WatchGame) at once, streams that
+carry no token (a Play stream before its Hello, health Watch, reflection)
+``unauthenticated`` between them, and the whole server ``total``. A stream past a limit is
+refused at once with RESOURCE_EXHAUSTED naming the limit; every other call
+keeps being answered. A Play stream must say Hello within ``hello_wait_s``.
+
+The keepalive and idle options close connections whose peer is gone (no
+answer to a ping) and connections that carry no call at all, so a crowd of
+dead or idle connections cannot pile up either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import grpc
+import grpc.aio
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLimits:
+    per_token: int = 64
+    """Open response streams per bearer token (the admin's included)."""
+    unauthenticated: int = 256
+    """Open streams that carry no token: Play streams before their Hello, between them all."""
+    total: int = 4096
+    """Open streams of the whole server."""
+    hello_wait_s: float = 3.0
+    """How long a Play stream may stay silent before its Hello."""
+    keepalive_time_ms: int = 60_000
+    """Ping a connection after this long without traffic..."""
+    keepalive_timeout_ms: int = 20_000
+    """...and close it when the ping is not answered in this time (a dead peer)."""
+    max_connection_idle_ms: int = 300_000
+    """Close a connection that has carried no call for this long."""
+    min_client_ping_interval_ms: int = 10_000
+    """Clients may ping this often while they have no call open (more often: GOAWAY)."""
+
+    def __post_init__(self) -> None:
+        for name in ("per_token", "unauthenticated", "total"):
+            if getattr(self, name) < 1:
+                raise ValueError(
+                    f"stream limit {name} must be at least 1, got {getattr(self, name)}"
+                )
+        if not self.hello_wait_s > 0:
+            raise ValueError(f"hello_wait_s must be positive, got {self.hello_wait_s}")
+
+    def server_options(self) -> list[tuple[str, int]]:
+        """gRPC server channel arguments for the keepalive and idle limits."""
+        return [
+            ("grpc.keepalive_time_ms", self.keepalive_time_ms),
+            ("grpc.keepalive_timeout_ms", self.keepalive_timeout_ms),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.max_connection_idle_ms", self.max_connection_idle_ms),
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", self.min_client_ping_interval_ms),
+            ("grpc.http2.max_ping_strikes", 2),
+        ]
+
+
+UNAUTHENTICATED = None
+"""The key of streams that carry no token."""
+
+
+@dataclass
+class StreamCounter:
+    """Open streams by key (a token's digest, or UNAUTHENTICATED); safe from any thread."""
+
+    limits: StreamLimits
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    open: dict[str | None, int] = field(default_factory=dict)
+    total: int = 0
+
+    def acquire(self, key: str | None) -> str | None:
+        """Count one more stream for ``key``; or why not (the limit it would pass)."""
+        if key is UNAUTHENTICATED:
+            limit, what = self.limits.unauthenticated, "streams without a token (before Hello)"
+        else:
+            limit, what = self.limits.per_token, "streams per token"
+        with self.lock:
+            held = self.open.get(key, 0)
+            if held >= limit:
+                return f"too many open streams: the limit is {limit} {what}"
+            if self.total >= self.limits.total:
+                return f"too many open streams: the server's limit is {self.limits.total} streams"
+            self.open[key] = held + 1
+            self.total += 1
+        return None
+
+    def release(self, key: str | None) -> None:
+        with self.lock:
+            held = self.open.get(key, 0) - 1
+            if held > 0:
+                self.open[key] = held
+            else:
+                self.open.pop(key, None)
+            self.total -= 1
+
+    def held(self, key: str | None) -> int:
+        with self.lock:
+            return self.open.get(key, 0)
+
+
+def token_key(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | None:
+    """The key of a call's bearer token (its digest: no token is kept), or UNAUTHENTICATED."""
+    for name, value in metadata or ():
+        if name == "authorization":
+            text = value.decode("latin-1") if isinstance(value, bytes) else value
+            scheme, _, token = text.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return hashlib.sha256(token.strip().encode()).hexdigest()
+            return UNAUTHENTICATED
+    return UNAUTHENTICATED
+
+
+StreamHandler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Any]
+"""An async response stream: an async generator function, or a coroutine that writes."""
+
+
+def limited(counter: StreamCounter, key: str | None, inner: StreamHandler) -> StreamHandler:
+    """``inner`` (an async response stream) counted under ``key`` while it is open."""
+
+    async def refuse_past_limit(context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        refused = counter.acquire(key)
+        if refused is not None:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+
+    if inspect.iscoroutinefunction(inner):  # writes with context.write (health Watch)
+
+        async def writer(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+            await refuse_past_limit(context)
+            try:
+                await inner(request, context)
+            finally:
+                counter.release(key)
+
+        return writer
+
+    async def stream(
+        request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        await refuse_past_limit(context)
+        try:
+            async for message in inner(request, context):
+                yield message
+        finally:
+            counter.release(key)
+
+    return stream
+
+
+class StreamLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Counts every response stream by its bearer token (see StreamLimits).
+
+    Methods in ``own_counting`` (the gateway's Play, which counts its streams
+    until their Hello) are left as they are.
+    """
+
+    def __init__(self, counter: StreamCounter, own_counting: frozenset[str]) -> None:
+        self.counter = counter
+        self.own_counting = own_counting
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or not handler.response_streaming or method in self.own_counting:
+            return handler
+        key = token_key(handler_call_details.invocation_metadata)
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                limited(self.counter, key, cast(StreamHandler, handler.unary_stream)),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return grpc.stream_stream_rpc_method_handler(
+            limited(self.counter, key, cast(StreamHandler, handler.stream_stream)),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )

@@ -1,0 +1,135 @@
+"""`arena bot new LANG NAME` and `arena bot new --list` (issue 13, item 3).
+
+Every kit of this checkout is copied under a new name: the name is set in
+bot.toml and everywhere else the kit's name appeared, nothing the kit's
+build makes is copied, and the copy is a valid, world-readable bot. The
+Python kit's copy plays a sandboxed match as it is; the C++ and TypeScript
+copies are built and played by tests/kits/test_readme_cpp_ts.py (the
+README's own commands). A kit missing from the installation, an unknown
+language, a bad name and an existing directory are refused, saying which.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+from arena.commands import kits
+from arena.commands.kits import KITS, KitError, new_bot, sample_bots_dir
+from arena.referee import BotStatus, MatchConfig, load_bot, run_match
+
+PRESENT = [kit for kit in KITS if (sample_bots_dir() / kit.directory / "bot.toml").is_file()]
+LANGUAGES = {"python", "javascript", "go", "rust", "java", "cpp", "typescript"}
+
+
+def test_the_table_names_all_seven_languages() -> None:
+    assert {kit.language for kit in KITS} == LANGUAGES
+    assert {"python", "javascript", "cpp", "typescript"} <= {kit.language for kit in PRESENT}
+
+
+@pytest.mark.parametrize("kit", PRESENT, ids=lambda kit: kit.language)
+def test_a_copy_carries_its_new_name_everywhere(kit: kits.Kit, tmp_path: Path) -> None:
+    created = new_bot(kit.language, "My-Bot.2", tmp_path / "mine")
+    spec = load_bot(created)
+    assert spec.name == "My-Bot.2"
+    source = load_bot(sample_bots_dir() / kit.directory)
+    assert (spec.runtime, spec.command) == (source.runtime, source.command)
+    for path in created.rglob("*"):
+        assert path.name not in kits.BUILD_OUTPUTS, path
+        if path.is_file() and path.suffix in kits.TEXT_SUFFIXES:
+            assert kit.directory not in path.read_text(encoding="utf-8"), path
+        mode = path.stat().st_mode
+        assert mode & stat.S_IROTH, path
+        if path.is_dir():
+            assert mode & stat.S_IXOTH, path
+    if spec.runtime == "native":  # the binary is the build's: never copied
+        assert not (created / spec.command[0]).exists()
+
+
+def test_generated_code_and_binaries_are_left_out(tmp_path: Path) -> None:
+    kit_dir = tmp_path / "sample_bots" / "cpp_random"
+    (kit_dir / "src" / "gen").mkdir(parents=True)
+    (kit_dir / "src" / "gen" / "x.ts").write_text("generated")
+    (kit_dir / "node_modules" / "p").mkdir(parents=True)
+    (kit_dir / "bot").write_bytes(b"\x7fELF")
+    (kit_dir / "bot.cc").write_text('run("cpp_random");\n')
+    (kit_dir / "bot.toml").write_text(
+        'name = "cpp_random"\ncommand = ["./bot"]\nruntime = "native"\n'
+    )
+    kits.copy_sources(kit_dir, tmp_path / "copy")
+    copied = sorted(
+        p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*")
+    )
+    assert copied == ["bot.cc", "bot.toml", "src"]
+
+
+@pytest.mark.slow
+def test_the_python_copy_plays_a_sandboxed_match(tmp_path: Path) -> None:
+    created = new_bot("py", "fresh_python", tmp_path / "fresh_python")
+    report = run_match(MatchConfig(games=2, seed=3), load_bot(created),
+                       load_bot(sample_bots_dir() / "python_random"))  # fmt: skip
+    for game in report.games:
+        assert dict(game.statuses) == {"fresh_python": BotStatus.OK, "python_random": BotStatus.OK}
+
+
+@pytest.mark.parametrize(
+    ("language", "name", "message"),
+    [
+        ("cobol", "x", "no starter kit for language 'cobol'; the kits are: python,"),
+        ("cpp", "bad name", "bot name 'bad name' must be 1-40 letters"),
+        ("cpp", "-x", "bot name '-x' must be 1-40 letters"),
+    ],
+)  # fmt: skip
+def test_bad_requests_are_refused_naming_the_problem(
+    tmp_path: Path, language: str, name: str, message: str
+) -> None:
+    with pytest.raises(KitError, match=None) as error:
+        new_bot(language, name, tmp_path / "out")
+    assert message in str(error.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_existing_directory_is_never_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(KitError, match="already exists"):
+        new_bot("python", "taken", tmp_path / "taken")
+
+
+def test_a_kit_missing_from_the_installation_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(kits, "sample_bots_dir", lambda: tmp_path)
+    assert main(["bot", "new", "go", "gopher", "--dir", str(tmp_path / "gopher")]) == 1
+    err = capsys.readouterr().err
+    assert "the go starter kit is not in this installation" in err
+    assert str(tmp_path / "go_random" / "bot.toml") in err
+    assert main(["bot", "new", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert listing.count("(not installed)") == len(KITS)
+
+
+def test_the_list_shows_every_language_and_each_kit_present(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["bot", "new", "--list"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert len(rows) == len(KITS)
+    for kit, row in zip(KITS, rows, strict=True):
+        assert row.startswith(kit.language) and kit.directory in row
+        installed = kit in PRESENT
+        assert ("(not installed)" not in row) == installed, row
+
+
+def test_the_command_creates_the_bot_and_says_how_to_build_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["bot", "new", "cpp", "my_cpp"]) == 0
+    out = capsys.readouterr().out
+    assert load_bot(tmp_path / "my_cpp").name == "my_cpp"
+    assert "my_cpp/build.sh" in out and "arena match my_cpp" in out
+    assert main(["bot", "new", "cpp"]) == 1
+    assert "bot new needs LANG and NAME" in capsys.readouterr().err

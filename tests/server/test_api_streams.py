@@ -1,0 +1,224 @@
+"""Open streams against a real `arena serve` server on port 0: none of them costs a thread.
+
+The server runs with two threads for calls: with a thread per stream, the
+streams opened here would leave none for the admin. Each token, and the
+streams without one (a Play stream before its Hello), may hold a few streams;
+one more is refused with RESOURCE_EXHAUSTED naming the limit.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.server.app import ApiServer, create_server
+from arena.server.gateway import PLAY_METHOD
+from arena.server.limits import UNAUTHENTICATED, StreamLimits, token_key
+from arena.store import Store, create_token, ensure_admin_token
+
+Code = grpc.StatusCode
+LIMITS = StreamLimits(per_token=6, unauthenticated=6, hello_wait_s=60.0)
+THREADS = 2
+WAIT_S = 10.0
+
+
+@dataclass
+class Served:
+    server: ApiServer
+    channel: grpc.Channel
+    stub: pb_grpc.ArenaServiceStub
+    admin: str
+    alice: str
+    bob: str
+
+    def held(self, token: str | None) -> int:
+        key = UNAUTHENTICATED if token is None else token_key(_auth(token))
+        return self.server.counter.held(key)
+
+
+def _auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+@pytest.fixture
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    store = Store.open(tmp_path_factory.mktemp("streams") / "data")
+    server, port = create_server("127.0.0.1:0", store=store, max_workers=THREADS, limits=LIMITS)
+    server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stub = pb_grpc.ArenaServiceStub(channel)
+    alice, bob = create_token(store, "alice"), create_token(store, "bob")
+    for token, bot in ((alice, "alice_remote"), (bob, "bob_remote")):
+        stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name=bot), metadata=_auth(token))
+    yield Served(server, channel, stub, ensure_admin_token(store), alice, bob)
+    channel.close()
+    server.stop(grace=None).wait(10)
+    store.close()
+
+
+def _until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {WAIT_S} s: {what}"
+        time.sleep(0.02)
+
+
+def _seats(served: Served, token: str, bot: str) -> grpc.Future:
+    request = pb.WaitForSeatsRequest(bot=bot)
+    return served.stub.WaitForSeats(request, metadata=_auth(token), timeout=60)  # type: ignore[no-any-return]
+
+
+def _silent_play(served: Served) -> tuple[grpc.Future, queue.SimpleQueue[bytes | None]]:
+    play = served.channel.stream_stream(
+        PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
+    )
+    outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    return play(iter(outbox.get, None), timeout=60), outbox  # type: ignore[no-any-return]
+
+
+def _refusal(call: Iterator[object]) -> tuple[Code, str]:
+    with pytest.raises(grpc.RpcError) as caught:
+        next(call)
+    error = caught.value
+    assert isinstance(error, grpc.Call)
+    return error.code(), error.details() or ""
+
+
+def test_streams_past_a_limit_are_refused_and_the_admin_is_still_answered(
+    served: Served,
+) -> None:
+    calls = [_seats(served, served.alice, "alice_remote") for _ in range(LIMITS.per_token)]
+    plays = [_silent_play(served) for _ in range(LIMITS.unauthenticated)]
+    _until(lambda: served.held(served.alice) == LIMITS.per_token, "alice's streams open")
+    _until(lambda: served.held(None) == LIMITS.unauthenticated, "the silent streams open")
+    # more streams than threads, all open: the admin is answered at once
+    for _ in range(5):
+        started = time.monotonic()
+        served.stub.ListLiveGames(
+            pb.ListLiveGamesRequest(), metadata=_auth(served.admin), timeout=5
+        )
+        assert time.monotonic() - started < 2
+    code, details = _refusal(_seats(served, served.alice, "alice_remote"))
+    assert (code, details) == (
+        Code.RESOURCE_EXHAUSTED,
+        f"too many open streams: the limit is {LIMITS.per_token} streams per token",
+    )
+    code, details = _refusal(_silent_play(served)[0])
+    assert code == Code.RESOURCE_EXHAUSTED
+    assert details == (
+        f"too many open streams: the limit is {LIMITS.unauthenticated}"
+        " streams without a token (before Hello)"
+    )
+    bobs = _seats(served, served.bob, "bob_remote")  # another token has streams of its own
+    _until(lambda: served.held(served.bob) == 1, "bob's stream open")
+    for call in calls:
+        call.cancel()
+    _until(lambda: served.held(served.alice) == 0, "alice's streams closed")
+    again = _seats(served, served.alice, "alice_remote")  # a closed stream frees its place
+    _until(lambda: served.held(served.alice) == 1, "alice's new stream open")
+    for call in (again, bobs):
+        call.cancel()
+    for play, outbox in plays:
+        outbox.put(None)
+        play.cancel()
+    _until(lambda: served.held(None) == 0, "the silent streams closed")
+
+
+def test_a_refused_stream_is_not_counted(served: Served) -> None:
+    """A stream that ends at once (unknown token, not the owner) leaves its token's count."""
+    for token, bot in (("not-a-token", "alice_remote"), (served.bob, "alice_remote")):
+        for _ in range(LIMITS.per_token + 1):
+            code, _ = _refusal(_seats(served, token, bot))
+            assert code in (Code.UNAUTHENTICATED, Code.PERMISSION_DENIED)
+        _until(lambda: served.held(token) == 0, "the refused streams uncounted")  # noqa: B023
+
+
+def test_a_silent_play_stream_is_told_goodbye_after_the_hello_wait(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    store = Store.open(tmp_path_factory.mktemp("hello") / "data")
+    limits = StreamLimits(hello_wait_s=0.5)
+    server, port = create_server("127.0.0.1:0", store=store, max_workers=THREADS, limits=limits)
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            play = channel.stream_stream(
+                PLAY_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
+            )
+            outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+            started = time.monotonic()
+            replies = list(play(iter(outbox.get, None), timeout=30))
+            waited = time.monotonic() - started
+            outbox.put(None)
+        goodbyes = [referee_pb2.PlayResponse.FromString(r).goodbye.reason for r in replies]
+        assert goodbyes == ["no Hello within 0.5 s"]
+        assert 0.4 < waited < 5
+        assert server.counter.held(UNAUTHENTICATED) == 0
+    finally:
+        server.stop(grace=None).wait(10)
+        store.close()
+
+
+def test_a_connection_without_calls_is_closed_after_the_idle_limit(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    store = Store.open(tmp_path_factory.mktemp("idle") / "data")
+    limits = StreamLimits(max_connection_idle_ms=300)
+    server, port = create_server("127.0.0.1:0", store=store, max_workers=THREADS, limits=limits)
+    server.start()
+    states: queue.SimpleQueue[grpc.ChannelConnectivity] = queue.SimpleQueue()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            token = ensure_admin_token(store)
+            stub.ListLiveGames(pb.ListLiveGamesRequest(), metadata=_auth(token), timeout=5)
+            channel.subscribe(states.put, try_to_connect=False)
+            seen = []
+            deadline = time.monotonic() + WAIT_S
+            while grpc.ChannelConnectivity.IDLE not in seen[1:]:
+                assert time.monotonic() < deadline, f"the connection stayed open: {seen}"
+                seen.append(states.get(timeout=WAIT_S))
+            assert seen[0] is grpc.ChannelConnectivity.READY  # connected, then closed by the server
+    finally:
+        server.stop(grace=None).wait(10)
+        store.close()
+
+
+def test_health_watch_streams_count_as_streams_without_a_token(served: Served) -> None:
+    health = health_pb2_grpc.HealthStub(served.channel)
+    request = health_pb2.HealthCheckRequest(service="")
+    watches = [health.Watch(request, timeout=60) for _ in range(LIMITS.unauthenticated)]
+    for watch in watches:
+        assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+    assert served.held(None) == LIMITS.unauthenticated
+    code, details = _refusal(health.Watch(request, timeout=60))
+    assert code == Code.RESOURCE_EXHAUSTED and "streams without a token" in details
+    code, _ = _refusal(_silent_play(served)[0])  # the gateway's streams share that limit
+    assert code == Code.RESOURCE_EXHAUSTED
+    for watch in watches:
+        watch.cancel()
+    _until(lambda: served.held(None) == 0, "the watches closed")
+
+
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        ({"per_token": 0}, "stream limit per_token must be at least 1, got 0"),
+        ({"unauthenticated": -1}, "stream limit unauthenticated must be at least 1, got -1"),
+        ({"total": 0}, "stream limit total must be at least 1, got 0"),
+        ({"hello_wait_s": 0.0}, "hello_wait_s must be positive, got 0.0"),
+    ],
+)
+def test_stream_limits_refuse_nonsense(changes: dict[str, float], problem: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        StreamLimits(**changes)  # type: ignore[arg-type]
+    assert str(caught.value) == problem
