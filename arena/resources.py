@@ -9,7 +9,9 @@ checkout does:
 - ``arena/_data/sample_bots``: a link to the repository's ``sample_bots/``
   (in a wheel, a copy of the parts the arena runs): the Python SDK
   ``kahuna_bot`` mounted into every Python bot's sandbox, the random bot of
-  the smoke match, and the sample bots of ``arena demo``.
+  the smoke match, and the sample bots of ``arena demo``;
+- ``arena/kahuna``: the rules engine, which the SDK is built on and a
+  Python bot may import (``arena.kahuna``) to search.
 
 ``PYTHON_BOT_MOUNTS`` is what a Python bot finds on its ``PYTHONPATH``,
 bound read-only into its sandbox: one line per directory.
@@ -79,4 +81,7 @@ class Mount:
 
 PROTO_MOUNT = Mount("arena.protocol.gen", (), "/opt/kahuna/proto")  # import kahuna.v1
 SDK_MOUNT = Mount("arena", (*SAMPLE_BOTS, "sdk", "python"), "/opt/kahuna/sdk")  # kahuna_bot
-PYTHON_BOT_MOUNTS: tuple[Mount, ...] = (PROTO_MOUNT, SDK_MOUNT)
+# the pure rules engine alone (it imports nothing outside itself): import arena.kahuna,
+# ``arena`` being a namespace package around it inside the sandbox
+ENGINE_MOUNT = Mount("arena.kahuna", (), "/opt/kahuna/engine/arena/kahuna", "/opt/kahuna/engine")
+PYTHON_BOT_MOUNTS: tuple[Mount, ...] = (PROTO_MOUNT, SDK_MOUNT, ENGINE_MOUNT)

@@ -45,7 +45,7 @@ from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, GameReport, MatchConfig, TimeControl, load_bot, run_match
 from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
-from arena.resources import PROTO_MOUNT, SDK_MOUNT
+from arena.resources import ENGINE_MOUNT, PROTO_MOUNT, SDK_MOUNT
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits, launch_bot, probe_host
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,10 +202,12 @@ def first_message_s(spec: BotSpec, work: Path, runs: int) -> list[float]:
     endpoint = BotEndpoint(0, work / f"fm-{spec.name}.sock", arrivals)
     endpoint.start()
     binds = _binds()
-    if spec.directory == SDK_BOT.resolve():
-        binds = [*binds, (SDK_MOUNT.host_dir(), SDK_MOUNT.inside)] if binds else []
     env = _env("first")
-    env["PYTHONPATH"] += ":" + SDK_MOUNT.path_entry(bool(binds))
+    if spec.directory == SDK_BOT.resolve():  # the SDK, and the engine it is built on
+        sandboxed = bool(binds)
+        mounts = (SDK_MOUNT, ENGINE_MOUNT)
+        binds = [*binds, *((m.host_dir(), m.inside) for m in mounts)] if sandboxed else []
+        env["PYTHONPATH"] += "".join(":" + m.path_entry(sandboxed) for m in mounts)
     results = []
     for _ in range(runs):
         endpoint.generation += 1

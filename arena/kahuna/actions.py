@@ -67,6 +67,11 @@ class Action:
             return f"draw {self.card or 'deck'}"
         return "pass"
 
+    @property
+    def ends_turn(self) -> bool:
+        """Draw and pass end the turn; place, remove and discard do not (R3)."""
+        return self.code[0] >= KIND_DRAW_DECK
+
     def to_json(self) -> dict[str, object]:
         """docs/RECORD.md JSON, without a ``seat`` key."""
         obj: dict[str, object] = {"type": self.type.value}

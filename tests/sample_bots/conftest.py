@@ -13,6 +13,6 @@ from pathlib import Path
 SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
 SDK_DIR = SAMPLE_BOTS / "sdk" / "python"
 
-for path in (SDK_DIR, SAMPLE_BOTS / "python_greedy"):
+for path in (SDK_DIR, SAMPLE_BOTS / "python_greedy", SAMPLE_BOTS / "python_ismcts"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))

@@ -114,7 +114,12 @@ def test_action_from_proto_refuses_what_is_not_an_action(
 
 
 def test_only_draw_and_pass_end_the_turn() -> None:
-    ending = {kind for kind in ActionType if Action(kind, card="HUNA").ends_turn}
+    examples = [
+        place("HUNA", "ELAI-HUNA"), remove("ELAI", "HUNA", "ELAI-HUNA"), discard("HUNA"),
+        draw(), draw("HUNA"), PASS,
+    ]  # fmt: skip
+    assert {action.type for action in examples} == set(ActionType)
+    ending = {action.type for action in examples if action.ends_turn}
     assert ending == {ActionType.DRAW, ActionType.PASS}
 
 

@@ -1,7 +1,8 @@
 """The sample bots as real processes against a real (scripted) gRPC referee.
 
-Python bots get the SDK and the generated code on PYTHONPATH exactly as the
-sandbox lays them out (top-level ``kahuna.v1``); the JavaScript bot loads
+Python bots get the SDK, the generated code and the engine on PYTHONPATH
+exactly as the sandbox lays them out (top-level ``kahuna.v1``, ``arena`` a
+namespace package holding ``arena.kahuna`` alone); the JavaScript bot loads
 its own copy of the protos. Each must say Hello with the token, echo the
 request id (a uint64 beyond 32 bits), answer with a legal action and exit 0
 after MatchOver (whatever follows it), or 1 after a Goodbye; without its environment, exit 2
@@ -30,15 +31,34 @@ TIMEOUT_S = 30
 BOTS = [
     pytest.param(SAMPLE_BOTS / "python_random", [sys.executable, "bot.py"], id="python_random"),
     pytest.param(SAMPLE_BOTS / "python_greedy", [sys.executable, "bot.py"], id="python_greedy"),
+    pytest.param(
+        SAMPLE_BOTS / "python_ismcts",
+        [sys.executable, "bot.py", "--think-ms", "20"],
+        id="python_ismcts",
+    ),
     pytest.param(JS_BOT, ["node", "bot.js"], id="js_random"),
 ]
-SDK_BOTS = BOTS[:2]  # the Python SDK's behaviour; js_random is a bot of its own
+SDK_BOTS = BOTS[:3]  # the Python SDK's behaviour; js_random is a bot of its own
+
+
+ENGINE_ROOT: list[Path] = []  # the engine alone, as the sandbox mounts it (a fixture sets it)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _engine_alone(tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("engine")
+    (root / "arena").mkdir()
+    (root / "arena" / "kahuna").symlink_to(REPO / "arena" / "kahuna")
+    ENGINE_ROOT[:] = [root]
 
 
 def _env(target: str | None) -> dict[str, str]:
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": f"{REPO / 'arena' / 'protocol' / 'gen'}:{SAMPLE_BOTS / 'sdk' / 'python'}",
+        "PYTHONPATH": (
+            f"{REPO / 'arena' / 'protocol' / 'gen'}:{SAMPLE_BOTS / 'sdk' / 'python'}"
+            f":{ENGINE_ROOT[0]}"
+        ),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     if target is not None:

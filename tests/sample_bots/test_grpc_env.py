@@ -35,14 +35,17 @@ PRINT_AFTER_IMPORT = (
     ],
 )
 def test_grpc_experiments_after_importing_kahuna_bot(
-    env: dict[str, str], first: str, expected: str
+    env: dict[str, str], first: str, expected: str, tmp_path: Path
 ) -> None:
+    # the sandbox's layout: the engine alone, ``arena`` a namespace package around it
+    (tmp_path / "arena").mkdir()
+    (tmp_path / "arena" / "kahuna").symlink_to(REPO / "arena" / "kahuna")
     base = {key: value for key, value in os.environ.items() if key != "GRPC_EXPERIMENTS"}
     base.pop("KAHUNA_REFEREE", None)
     done = subprocess.run(
         [sys.executable, "-c", PRINT_AFTER_IMPORT.format(first=first)],
-        env={**base, "PYTHONPATH": PYTHONPATH, **env},
-        capture_output=True, text=True, timeout=60, check=False,
+        env={**base, "PYTHONPATH": f"{PYTHONPATH}:{tmp_path}", **env},
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == expected

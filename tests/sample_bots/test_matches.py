@@ -9,6 +9,7 @@ benchmarks/sample_bots.py, not asserted here).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,23 @@ def test_greedy_beats_random_in_a_real_match() -> None:
         assert set(game.statuses.values()) == {BotStatus.OK}, game.statuses
     wins = sum(game.winner == "python_greedy" for game in report.games)
     assert wins >= 6, [(game.winner, game.reason) for game in report.games]
+
+
+def test_ismcts_plays_a_clean_sandboxed_match_against_random(tmp_path: Path) -> None:
+    """python_ismcts imports the engine inside the sandbox and searches within its clock."""
+    bot_dir = tmp_path / "python_ismcts"
+    shutil.copytree(
+        SAMPLE_BOTS / "python_ismcts", bot_dir, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    toml = (bot_dir / "bot.toml").read_text().replace('"200"', '"15"')
+    assert '"--think-ms", "15"' in toml
+    (bot_dir / "bot.toml").write_text(toml)
+    ismcts = load_bot(bot_dir)
+    random_bot = load_bot(SAMPLE_BOTS / "python_random")
+    report = run_match(MatchConfig(games=2, seed=14), ismcts, random_bot)
+    assert len(report.games) == 2
+    for game in report.games:
+        assert set(game.statuses.values()) == {BotStatus.OK}, game.statuses
+        assert game.reason in RULE_REASONS
+        result = replay(parse_record(json.dumps(game.record)))
+        assert result.error is None and result.state.is_finished

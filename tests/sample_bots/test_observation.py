@@ -79,13 +79,17 @@ def test_sdk_observation_equals_the_engines_at_every_decision(
     bots = (RecordingBot(), RecordingBot())
     expected: list[list[dict[str, object]]] = [[], []]
 
+    engine_views: list[list[kahuna.Observation]] = [[], []]
+
     def remember(state: kahuna.State, seat: int) -> None:
-        expected[seat].append(_comparable(kahuna.observe(state, seat)))
+        engine_views[seat].append(kahuna.observe(state, seat))
+        expected[seat].append(_comparable(engine_views[seat][-1]))
 
     game = play_local_game(bots, seed, variant=variant, before_request=remember)
     assert game.actions > 50
     for seat, bot in enumerate(bots):
         assert [_comparable(seen) for seen in bot.seen] == expected[seat]
+        assert [seen.engine() for seen in bot.seen] == engine_views[seat]  # engine terms
         assert all(seen.seat == seat for seen in bot.seen)
         assert len(bot.seen[-1].history) > 0
 

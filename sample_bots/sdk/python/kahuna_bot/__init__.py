@@ -11,7 +11,11 @@
 and the legal actions (``Action``; ``str(action)`` is docs/RECORD.md notation)
 and returns one of them, as an ``Action`` or as text. Subclass ``Bot`` for
 hooks at match and game start and end. The SDK depends only on grpcio,
-protobuf and the generated ``kahuna.v1`` code.
+protobuf, the generated ``kahuna.v1`` code and the pure rules engine
+``arena.kahuna`` (the arena mounts both beside it in the sandbox): its board
+tables, ``Action`` and text notation are the engine's, ``Observation.engine()``
+is the engine's observation, and ``kahuna_bot.sampling`` draws full states
+consistent with it, for bots that search.
 """
 
 from kahuna_bot import _grpc_env  # noqa: F401 (first: it tunes gRPC before grpc is imported)
@@ -50,6 +54,7 @@ from kahuna_bot.observation import (
     Variant,
     observation_from_proto,
 )
+from kahuna_bot.sampling import InfoStateSampler, sample_state
 from kahuna_bot.session import (
     Bot,
     Choose,
@@ -83,6 +88,7 @@ __all__ = [
     "GameInfo",
     "GameResult",
     "HistoryBuffer",
+    "InfoStateSampler",
     "MatchInfo",
     "MatchResult",
     "Observation",
@@ -106,4 +112,5 @@ __all__ = [
     "referee_from_env",
     "remove",
     "run",
+    "sample_state",
 ]

@@ -4,25 +4,24 @@
 ``str(action)`` is the canonical text (``place HUNA ELAI-HUNA``,
 ``remove ELAI+HUNA ELAI-HUNA``, ``discard HUNA``, ``draw deck``,
 ``draw HUNA``, ``pass``). ``parse_action`` reads the same text leniently.
+``Action`` and the text notation are the engine's (``arena.kahuna``, mounted
+next to the SDK); this module adds the protobuf form.
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-
+from arena.kahuna.actions import (
+    PASS_ACTION,
+    Action,
+    ActionType,
+    discard,
+    draw,
+    parse_action,
+    place,
+    remove,
+)
 from kahuna_bot._gen import game_pb2
 from kahuna_bot._memo import MessageMemo
-from kahuna_bot.board import canonical_island, canonical_line
-
-
-class ActionType(enum.StrEnum):
-    PLACE = "place"
-    REMOVE = "remove"
-    DISCARD = "discard"
-    DRAW = "draw"
-    PASS = "pass"
-
 
 _TYPE_TO_PROTO: dict[ActionType, int] = {
     ActionType.PLACE: game_pb2.ACTION_TYPE_PLACE,
@@ -33,82 +32,7 @@ _TYPE_TO_PROTO: dict[ActionType, int] = {
 }
 _PROTO_TO_TYPE: dict[int, ActionType] = {code: kind for kind, code in _TYPE_TO_PROTO.items()}
 
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """One action. ``card``: place, discard, face-up draw (None: deck draw);
-    ``cards``: the two cards of a remove, sorted; ``line``: place, remove."""
-
-    type: ActionType
-    card: str | None = None
-    cards: tuple[str, str] | None = None
-    line: str | None = None
-
-    def text(self) -> str:
-        """Canonical docs/RECORD.md text notation."""
-        if self.type is ActionType.PLACE:
-            return f"place {self.card} {self.line}"
-        if self.type is ActionType.REMOVE:
-            first, second = self.cards or ("?", "?")
-            return f"remove {first}+{second} {self.line}"
-        if self.type is ActionType.DISCARD:
-            return f"discard {self.card}"
-        if self.type is ActionType.DRAW:
-            return f"draw {self.card or 'deck'}"
-        return "pass"
-
-    def __str__(self) -> str:
-        return self.text()
-
-    @property
-    def ends_turn(self) -> bool:
-        """Draw and pass end the turn; place, remove and discard do not."""
-        return self.type in (ActionType.DRAW, ActionType.PASS)
-
-
-def place(card: str, line: str) -> Action:
-    return Action(ActionType.PLACE, card=canonical_island(card), line=canonical_line(line))
-
-
-def remove(card_a: str, card_b: str, line: str) -> Action:
-    first, second = sorted((canonical_island(card_a), canonical_island(card_b)))
-    return Action(ActionType.REMOVE, cards=(first, second), line=canonical_line(line))
-
-
-def discard(card: str) -> Action:
-    return Action(ActionType.DISCARD, card=canonical_island(card))
-
-
-def draw(card: str | None = None) -> Action:
-    return Action(ActionType.DRAW, card=None if card is None else canonical_island(card))
-
-
-PASS = Action(ActionType.PASS)
-
-
-def parse_action(text: str) -> Action:
-    """Read docs/RECORD.md text notation in any letter case; ValueError naming the problem."""
-    words = text.split()
-    if not words:
-        raise ValueError("an empty string is not an action")
-    kind, args = words[0].lower(), words[1:]
-    expected = {"place": 2, "remove": 2, "discard": 1, "draw": 1, "pass": 0}.get(kind)
-    if expected is None:
-        raise ValueError(f"unknown action {words[0]!r} in {text!r}")
-    if len(args) != expected:
-        raise ValueError(f"{kind} takes {expected} argument(s), got {len(args)} in {text!r}")
-    if kind == "place":
-        return place(args[0], args[1])
-    if kind == "remove":
-        cards = args[0].split("+")
-        if len(cards) != 2:
-            raise ValueError(f"remove names two cards joined by '+', not {args[0]!r}")
-        return remove(cards[0], cards[1], args[1])
-    if kind == "discard":
-        return discard(args[0])
-    if kind == "draw":
-        return draw(None if args[0].lower() == "deck" else args[0])
-    return PASS
+PASS = PASS_ACTION
 
 
 def _read_action(message: game_pb2.Action) -> Action:
@@ -149,3 +73,17 @@ def action_to_proto(action: Action) -> game_pb2.Action:
         cards=list(action.cards or ()),
         line=action.line or "",
     )
+
+
+__all__ = [
+    "PASS",
+    "Action",
+    "ActionType",
+    "action_from_proto",
+    "action_to_proto",
+    "discard",
+    "draw",
+    "parse_action",
+    "place",
+    "remove",
+]

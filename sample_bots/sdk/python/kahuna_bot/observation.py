@@ -3,19 +3,24 @@
 ``Observation`` mirrors ``kahuna.v1.Observation`` with the history already
 reassembled: the referee sends only the events since the previous request
 of the game (``history_start``), and ``HistoryBuffer`` joins them back into
-the full history. Empty protobuf strings become ``None``.
+the full history. Empty protobuf strings become ``None``. ``Variant``,
+``Outcome``, ``Termination`` and ``SeenEvent`` are the engine's types
+(``arena.kahuna``); ``Observation.engine()`` is the engine's observation, for
+bots that search with the engine (``kahuna_bot.sampling``).
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from arena.kahuna.actions import ActionType
+from arena.kahuna.observe import Observation as EngineObservation
+from arena.kahuna.observe import SeenEvent
+from arena.kahuna.state import Outcome, Termination, Variant
 from kahuna_bot._gen import game_pb2
 from kahuna_bot._memo import MessageMemo
-from kahuna_bot.actions import ActionType
 
 _ACTION_TYPES: dict[int, ActionType] = {
     game_pb2.ACTION_TYPE_PLACE: ActionType.PLACE,
@@ -24,16 +29,6 @@ _ACTION_TYPES: dict[int, ActionType] = {
     game_pb2.ACTION_TYPE_DRAW: ActionType.DRAW,
     game_pb2.ACTION_TYPE_PASS: ActionType.PASS,
 }
-
-
-class Termination(enum.StrEnum):
-    """How a game finished by the rules (docs/RECORD.md ``reason``)."""
-
-    POINTS = "points"
-    FINAL_POINTS = "final_points"
-    BRIDGES = "bridges"
-    DRAW = "draw"
-    NO_BRIDGES = "no_bridges"
 
 
 _TERMINATIONS: dict[int, Termination] = {
@@ -47,37 +42,6 @@ _TERMINATIONS: dict[int, Termination] = {
 
 class ProtocolError(RuntimeError):
     """The referee sent something this SDK cannot make sense of."""
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    strategic: bool = False
-    tactical: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """A game finished by the rules: ``winner`` is a seat, or None for a draw."""
-
-    winner: int | None
-    termination: Termination
-    points: tuple[int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class SeenEvent:
-    """One action as this seat saw it. ``hidden`` marks the opponent's
-    face-down discard and the opponent's draw from the deck (no card given);
-    a deck draw has no ``card``, and ``drawn`` is the card it gave when it
-    was this seat's own draw."""
-
-    seat: int
-    type: ActionType
-    card: str | None
-    cards: tuple[str, str] | None
-    line: str | None
-    drawn: str | None
-    hidden: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +85,34 @@ class Observation:
     @property
     def opponent(self) -> int:
         return 1 - self.seat
+
+    def engine(self) -> EngineObservation:
+        """The same observation in engine terms (``arena.kahuna.Observation``)."""
+        return EngineObservation(
+            seat=self.seat,
+            variant=self.variant,
+            round=self.round,
+            to_move=self.to_move,
+            points=self.points,
+            bridges=self.bridges,
+            controlled=self.controlled,
+            supply=self.supply,
+            hand=self.hand,
+            opponent_hand_size=self.opponent_hand_size,
+            open_cards=self.open_cards,
+            faceup=self.faceup,
+            deck_size=self.deck_size,
+            played_cards=self.played_cards,
+            own_facedown_discards=self.own_facedown_discards,
+            opponent_facedown_count=self.opponent_facedown_count,
+            final_turns=self.final_turns,
+            opponent_passed=self.opponent_passed,
+            turn_played_card=self.turn_played_card,
+            turn_discarded=self.turn_discarded,
+            history=self.history,
+            is_finished=self.is_finished,
+            outcome=self.outcome,
+        )
 
 
 def _pair(values: Sequence[int], what: str) -> tuple[int, int]:
@@ -221,3 +213,18 @@ def observation_from_proto(
         outcome=outcome_from_proto(message.outcome) if message.HasField("outcome") else None,
         clock=clock,
     )
+
+
+__all__ = [
+    "Clock",
+    "HistoryBuffer",
+    "Observation",
+    "Outcome",
+    "ProtocolError",
+    "SeenEvent",
+    "Termination",
+    "Variant",
+    "observation_from_proto",
+    "outcome_from_proto",
+    "seen_event_from_proto",
+]

@@ -1,0 +1,82 @@
+"""An information-set MCTS Kahuna bot (see README.md and ismcts.py).
+
+Strength settings, from the command line (``bot.toml``'s ``command``) or
+the environment (the command line wins):
+
+    --think-ms N      KAHUNA_ISMCTS_THINK_MS   thinking time per decision (default 200)
+    --iterations N    KAHUNA_ISMCTS_ITERATIONS a fixed number of iterations instead
+    --playout NAME    KAHUNA_ISMCTS_PLAYOUT    round (default), eager or random
+    --seed S          KAHUNA_ISMCTS_SEED       the search's seed (default 0)
+
+Never thinks longer than ``CLOCK_SHARE`` of what the request leaves
+(the per-action limit plus the bank).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from collections.abc import Sequence
+
+from ismcts import PLAYOUTS, search
+from kahuna_bot import Action, Bot, Observation, run
+
+CLOCK_SHARE = 0.25  # of action_deadline_ms + time_bank_ms, at most, per decision
+DEFAULT_THINK_MS = 200
+
+
+def think_seconds(observation: Observation, think_ms: int) -> float:
+    """The configured think time, capped at CLOCK_SHARE of what the clock leaves."""
+    clock = observation.clock
+    left_ms = clock.action_deadline_ms + clock.time_bank_ms
+    return min(think_ms, CLOCK_SHARE * left_ms) / 1000.0
+
+
+class IsmctsBot(Bot):
+    name = "python_ismcts"
+    version = "1"
+
+    def __init__(
+        self, think_ms: int, playout: str, seed: str, iterations: int | None = None
+    ) -> None:
+        if playout not in PLAYOUTS:
+            raise ValueError(f"unknown playout {playout!r}: choose one of {sorted(PLAYOUTS)}")
+        if think_ms < 1:
+            raise ValueError(f"think time must be at least 1 ms, not {think_ms}")
+        self.think_ms = think_ms
+        self.playout = PLAYOUTS[playout]
+        self.seed = seed
+        self.iterations = iterations
+
+    def choose(self, observation: Observation, legal_actions: tuple[Action, ...]) -> Action:
+        rng = random.Random(f"{self.seed}:{observation.game_index}:{len(observation.history)}")
+        result = search(
+            observation.engine(),
+            legal_actions,
+            rng,
+            seconds=think_seconds(observation, self.think_ms),
+            max_iterations=self.iterations,
+            playout=self.playout,
+        )
+        return result.action
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    env = os.environ.get
+    parser = argparse.ArgumentParser(description="Kahuna ISMCTS bot")
+    parser.add_argument(
+        "--think-ms", type=int, default=int(env("KAHUNA_ISMCTS_THINK_MS", DEFAULT_THINK_MS))
+    )
+    iterations = env("KAHUNA_ISMCTS_ITERATIONS")
+    parser.add_argument("--iterations", type=int, default=int(iterations) if iterations else None)
+    parser.add_argument("--playout", default=env("KAHUNA_ISMCTS_PLAYOUT", "round"))
+    parser.add_argument("--seed", default=env("KAHUNA_ISMCTS_SEED", "0"))
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    args = parse_args(sys.argv[1:])
+    bot = IsmctsBot(args.think_ms, args.playout, args.seed, args.iterations)
+    raise SystemExit(run(bot))

@@ -1,0 +1,236 @@
+"""Single-observer information-set Monte Carlo tree search (SO-ISMCTS).
+
+Cowling, Powley and Whitehouse (2012), "Information Set Monte Carlo Tree
+Search". One tree for the deciding seat, its nodes keyed by the actions
+taken from the decision as that seat would see them. Every iteration:
+
+1. samples a full state consistent with the observation
+   (``kahuna_bot.sampling``: the unseen cards, uniformly);
+2. descends the tree with actions legal *in that sample*, choosing by UCB1
+   with availability counts (a child's exploration term counts the
+   iterations in which it was legal, not its parent's visits);
+3. adds one child, then plays the sample to the end with the playout
+   policy (new rounds dealt from a random reshuffle);
+4. backs up 1 / 0.5 / 0 (win / draw / loss) for the seat that chose each
+   edge.
+
+The opponent's face-down discards are hidden from the decider, so they
+share one child (``HIDDEN_DISCARD``) whose card is drawn in each sample.
+The move played is the root's most visited legal child.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from kahuna_bot.sampling import InfoStateSampler
+
+from arena.kahuna import (
+    Action,
+    ActionType,
+    Observation,
+    State,
+    apply,
+    legal_actions,
+    start_round,
+)
+
+HIDDEN_DISCARD = "discard ?"  # the opponent's face-down discard, as the decider sees it
+Key = Action | str
+
+
+class Node:
+    __slots__ = ("available", "children", "seat", "visits", "wins")
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat  # the seat that chose the edge into this node
+        self.children: dict[Key, Node] = {}
+        self.visits = 0
+        self.wins = 0.0
+        self.available = 1
+
+
+Playout = Callable[[State, random.Random], State]
+
+
+def reshuffle(state: State, rng: random.Random) -> State:
+    """R6: the next round dealt from a uniformly shuffled discard pile."""
+    order = list(state.reshuffle_cards)
+    rng.shuffle(order)
+    return start_round(state, order)
+
+
+def random_playout(state: State, rng: random.Random) -> State:
+    """Uniformly random legal actions to the end of the game."""
+    choice = rng.choice
+    while not state.is_finished:
+        if state.needs_reshuffle:
+            state = reshuffle(state, rng)
+            continue
+        state = apply(state, choice(legal_actions(state)))
+    return state
+
+
+def _useful(actions: Sequence[Action]) -> list[Action]:
+    return [
+        a for a in actions if a.type is not ActionType.DISCARD and a.type is not ActionType.PASS
+    ]
+
+
+def eager_playout(state: State, rng: random.Random) -> State:
+    """Random, but never a face-down discard or a pass while anything else is legal.
+
+    Random play throws cards away (discard) and stalls (pass) far more than
+    any sensible player; leaving those out makes playouts shorter and their
+    results closer to real games, at the same cost per action.
+    """
+    choice = rng.choice
+    while not state.is_finished:
+        if state.needs_reshuffle:
+            state = reshuffle(state, rng)
+            continue
+        legal = legal_actions(state)
+        useful = _useful(legal)
+        state = apply(state, choice(useful or legal))
+    return state
+
+
+def round_playout(state: State, rng: random.Random) -> State:
+    """``eager_playout`` to the end of the current round only (then ``reward`` estimates)."""
+    choice = rng.choice
+    while not state.is_finished and not state.needs_reshuffle:
+        legal = legal_actions(state)
+        useful = _useful(legal)
+        state = apply(state, choice(useful or legal))
+    return state
+
+
+PLAYOUTS: dict[str, Playout] = {
+    "random": random_playout,
+    "eager": eager_playout,
+    "round": round_playout,
+}
+
+# What an island held at a round's end is worth in points still to come (R6:
+# 2 for leading after round 2, the difference after round 3), and how sure a
+# lead of one point makes a win: a logistic in the estimated point margin.
+CONTROL_WEIGHT = {1: 0.6, 2: 0.8, 3: 1.0}
+MARGIN_SCALE = 1.5
+
+
+def reward(state: State, seat: int) -> float:
+    """1 / 0.5 / 0 for a finished game; between rounds, an estimate from the
+    points and the islands held (logistic in the expected margin)."""
+    outcome = state.outcome
+    if outcome is not None:
+        if outcome.winner is None:
+            return 0.5
+        return 1.0 if outcome.winner == seat else 0.0
+    points = state.points
+    held = list(state.controlled.values())
+    islands = held.count(seat) - held.count(1 - seat)
+    margin = points[seat] - points[1 - seat] + CONTROL_WEIGHT[state.round] * islands
+    return 1.0 / (1.0 + math.exp(-margin / MARGIN_SCALE))
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    action: Action
+    iterations: int
+    seconds: float
+    root_visits: dict[str, int]
+
+
+def _key(action: Action, seat: int, observer: int) -> Key:
+    if action.type is ActionType.DISCARD and seat != observer:
+        return HIDDEN_DISCARD
+    return action
+
+
+def search(
+    observation: Observation,
+    legal: Sequence[Action],
+    rng: random.Random,
+    *,
+    seconds: float,
+    max_iterations: int | None = None,
+    playout: Playout = eager_playout,
+    exploration: float = 0.7,
+) -> SearchResult:
+    """The action to play after ``max_iterations`` iterations or ``seconds``, which first."""
+    started = time.perf_counter()
+    if len(legal) == 1:
+        return SearchResult(legal[0], 0, 0.0, {str(legal[0]): 0})
+    observer = observation.seat
+    sampler = InfoStateSampler(observation, rng=rng)
+    root = Node(1 - observer)
+    allowed = set(legal)
+    deadline = started + seconds
+    iterations = 0
+    log, sqrt = math.log, math.sqrt
+    while max_iterations is None or iterations < max_iterations:
+        if iterations and time.perf_counter() >= deadline:
+            break
+        iterations += 1
+        state = sampler.sample()
+        node = root
+        path = [root]
+        while True:
+            if state.is_finished:
+                break
+            if state.needs_reshuffle:
+                state = reshuffle(state, rng)
+                continue
+            mover = state.to_move
+            assert mover is not None
+            actions = legal_actions(state)
+            if node is root:
+                actions = tuple(a for a in actions if a in allowed)
+            options: dict[Key, list[Action]] = {}
+            for action in actions:
+                options.setdefault(_key(action, mover, observer), []).append(action)
+            children = node.children
+            untried = [key for key in options if key not in children]
+            if untried:
+                key = untried[int(rng.random() * len(untried))]
+                child = children[key] = Node(mover)
+                for other in options:
+                    if other in children and other != key:
+                        children[other].available += 1
+                node = child
+                path.append(node)
+                state = apply(state, rng.choice(options[key]))
+                state = playout(state, rng)
+                break
+            best_key: Key | None = None
+            best = -1.0
+            for key in options:
+                child = children[key]
+                child.available += 1
+                value = child.wins / child.visits + exploration * sqrt(
+                    log(child.available) / child.visits
+                )
+                if value > best:
+                    best, best_key = value, key
+            assert best_key is not None
+            node = children[best_key]
+            path.append(node)
+            choices = options[best_key]
+            state = apply(state, choices[0] if len(choices) == 1 else rng.choice(choices))
+        for visited in path:
+            visited.visits += 1
+            visited.wins += reward(state, visited.seat)
+    visits = {action: root.children[action].visits for action in legal if action in root.children}
+    if not visits:  # no iteration ran (a zero budget): the first legal action
+        return SearchResult(legal[0], iterations, time.perf_counter() - started, {})
+    action = max(visits, key=lambda a: (visits[a], root.children[a].wins))
+    return SearchResult(
+        action=action,
+        iterations=iterations,
+        seconds=time.perf_counter() - started,
+        root_visits={str(a): n for a, n in visits.items()},
+    )

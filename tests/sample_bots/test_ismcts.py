@@ -1,0 +1,79 @@
+"""python_ismcts: the search's budget, its determinism under a seed, its choices."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from bot import CLOCK_SHARE, IsmctsBot, parse_args, think_seconds
+from ismcts import PLAYOUTS, reward, search
+from kahuna_bot import Clock, Observation
+
+from arena.kahuna import legal_actions, observe, place
+from tests.kahuna.util import playout, pos, run
+
+
+def _sdk_observation(engine_obs: object, clock: Clock) -> Observation:
+    fields = dict(vars(engine_obs))
+    return Observation(game_index=0, clock=clock, **fields)
+
+
+@pytest.mark.parametrize(
+    ("think_ms", "deadline_ms", "bank_ms", "expected_s"),
+    [
+        pytest.param(200, 2000, 30000, 0.2, id="think-time"),
+        pytest.param(5000, 2000, 0, CLOCK_SHARE * 2.0, id="capped-by-the-deadline"),
+        pytest.param(5000, 100, 900, CLOCK_SHARE * 1.0, id="capped-by-what-is-left"),
+    ],
+)
+def test_think_time_is_never_more_than_the_share_of_the_clock(
+    think_ms: int, deadline_ms: int, bank_ms: int, expected_s: float
+) -> None:
+    *_, (state, _, _) = list(playout(1))[:10]
+    obs = _sdk_observation(observe(state, state.to_move or 0), Clock(deadline_ms, bank_ms))
+    assert think_seconds(obs, think_ms) == pytest.approx(expected_s)
+
+
+def test_a_fixed_number_of_iterations_is_deterministic_under_a_seed() -> None:
+    *_, (state, _, _) = list(playout(4))[:30]
+    obs = observe(state, state.to_move or 0)
+    legal = legal_actions(state)
+    first = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150)
+    again = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150)
+    assert first.iterations == again.iterations == 150
+    assert (first.action, first.root_visits) == (again.action, again.root_visits)
+    assert first.action in legal
+
+
+@pytest.mark.parametrize("name", sorted(PLAYOUTS))
+def test_it_takes_the_island_that_wins_the_game(name: str) -> None:
+    """Final turn of round 3 (C5): a place on a free HUNA line wins HUNA and the game
+    (3 islands' worth of points to none); a pass or a discard loses on points."""
+    state = pos(
+        round=3, to_move=0, final_turn=2, opponent_passed=True, points=[3, 4], rest="played",
+        hands=[["HUNA"], []], faceup=[None, None, None],
+        bridges={"ALOA-HUNA": 0, "DUDA-HUNA": 0, "HUNA-LALE": 1, "BARI-COCO": 1},
+    )  # fmt: skip
+    legal = legal_actions(state)
+    winning = {
+        action for action in legal
+        if reward(run(state, str(action), *([] if action.ends_turn else ["pass"])), 0) == 1.0
+    }  # fmt: skip
+    assert winning == {place("HUNA", "ELAI-HUNA"), place("HUNA", "HUNA-IFFI")}
+    assert len(legal) > len(winning)
+    result = search(
+        observe(state, 0), legal, random.Random(1), seconds=60.0, max_iterations=60,
+        playout=PLAYOUTS[name],
+    )  # fmt: skip
+    assert result.action in winning
+
+
+def test_settings_come_from_the_command_line_over_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KAHUNA_ISMCTS_THINK_MS", "70")
+    monkeypatch.setenv("KAHUNA_ISMCTS_PLAYOUT", "random")
+    args = parse_args(["--think-ms", "30"])
+    assert (args.think_ms, args.playout, args.iterations) == (30, "random", None)
+    with pytest.raises(ValueError, match="unknown playout"):
+        IsmctsBot(100, "clever", "0")
