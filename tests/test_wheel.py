@@ -74,10 +74,13 @@ def check_installed_files(venv: Path) -> None:
     files = set(zipfile.ZipFile(venv / "installed.whl").namelist())
     for shipped in ("arena/_data/sample_bots/sdk/python/kahuna_bot/client.py",
                     "arena/_data/sample_bots/python_random/bot.toml",
+                    "arena/_data/sample_bots/go_random/main.go",
+                    "arena/_data/sample_bots/cpp_random/bot.cc",
+                    "arena/_data/sample_bots/ts_random/src/bot.ts",
                     "arena/protocol/gen/kahuna/v1/referee_pb2.py",
                     "arena/web/static/viewer.js", "arena/web/templates/base.html"):  # fmt: skip
         assert shipped in files, f"{shipped} is not in the wheel"
-    for unwanted in ("arena/testing/", "node_modules/", "__pycache__/"):
+    for unwanted in ("arena/testing/", "node_modules/", "__pycache__/", "/target/", "/dist/"):
         assert not any(unwanted in name for name in files), unwanted  # the product only
 
 
@@ -90,6 +93,12 @@ def check_demo(venv: Path, outside: Path) -> None:
                  "--json"], cwd=outside)  # fmt: skip
     bots = {row["bot"] for row in json.loads(board.stdout)}
     assert {"python_greedy", "python_random"} <= bots, bots
+    kits = run([venv / "bin" / "arena", "bot", "new", "--list"], cwd=outside)
+    for language in ("python", "javascript", "go", "rust", "java", "cpp", "typescript"):
+        assert language in kits.stdout, kits.stdout
+    run([venv / "bin" / "arena", "bot", "new", "go", "my_go_bot"], cwd=outside)
+    assert (outside / "my_go_bot" / "main.go").is_file()
+    assert (outside / "my_go_bot" / "kahuna" / "run.go").is_file()
 
 
 def check_sandboxed_match(venv: Path, bots: Path) -> None:

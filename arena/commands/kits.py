@@ -20,12 +20,12 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from arena.commands.storeargs import fail
 from arena.referee import BotConfigError, load_bot
 from arena.referee.botdir import NAME_PATTERN
+from arena.resources import sample_bots_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +57,6 @@ TEXT_SUFFIXES = frozenset({
 
 class KitError(ValueError):
     """A kit that cannot be copied; the message says why."""
-
-
-def sample_bots_dir() -> Path:
-    """Where the sample bots (and so the starter kits) are: the one place that says so.
-
-    Package data (``arena/sample_bots`` through importlib.resources) when the
-    package carries it, else the source checkout's ``sample_bots/``.
-    """
-    packaged = resources.files("arena") / "sample_bots"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "sample_bots"
 
 
 def find_kit(language: str) -> Kit:
