@@ -8,6 +8,7 @@ benchmarks/sample_bots.py, not asserted here).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from arena.kahuna import parse_record, replay
-from arena.referee import BotStatus, MatchConfig, load_bot, run_match
+from arena.referee import BotSpec, BotStatus, MatchConfig, load_bot, run_match
 
 SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
 RULE_REASONS = {"points", "final_points", "bridges", "draw", "no_bridges"}
@@ -76,3 +77,34 @@ def test_ismcts_plays_a_clean_sandboxed_match_against_random(tmp_path: Path) -> 
         assert game.reason in RULE_REASONS
         result = replay(parse_record(json.dumps(game.record)))
         assert result.error is None and result.state.is_finished
+
+
+def _noisy_greedy(noise: float, seed: int) -> BotSpec:
+    """python_greedy with --noise set on its command, as a bot.toml would set it."""
+    greedy = load_bot(SAMPLE_BOTS / "python_greedy")
+    command = (*greedy.command, "--noise", str(noise), "--seed", str(seed))
+    return dataclasses.replace(greedy, name="python_greedy_noisy", command=command)
+
+
+def test_noisy_greedy_plays_real_reproducible_matches() -> None:
+    greedy = load_bot(SAMPLE_BOTS / "python_greedy")
+    config = MatchConfig(games=2, seed=5, secret=bytes(range(32)))
+    runs = [run_match(config, greedy, _noisy_greedy(0.5, seed=9)) for _ in range(2)]
+    for report in runs:
+        for game in report.games:
+            assert set(game.statuses.values()) == {BotStatus.OK}, game.statuses
+            assert replay(parse_record(json.dumps(game.record))).error is None
+    moves = [[game.record["actions"] for game in report.games] for report in runs]
+    assert moves[0] == moves[1]  # same secret, same seed: the same games
+    other = run_match(config, greedy, _noisy_greedy(0.5, seed=10))
+    assert [game.record["actions"] for game in other.games] != moves[0]
+
+
+def test_noisy_greedy_with_a_bad_setting_fails_to_start() -> None:
+    greedy = load_bot(SAMPLE_BOTS / "python_greedy")
+    config = MatchConfig(games=1, seed=1, max_restarts=0)
+    report = run_match(config, greedy, _noisy_greedy(1.5, seed=0))
+    game = report.games[0]
+    assert game.winner == "python_greedy"
+    assert game.statuses["python_greedy_noisy"] is not BotStatus.OK
+    assert "noise must be a probability" in game.stderr.get("python_greedy_noisy", "")

@@ -18,6 +18,7 @@ SAMPLE_BOTS = REPO / "sample_bots"
 CHECKED = [
     SAMPLE_BOTS / "sdk" / "python" / "kahuna_bot",
     SAMPLE_BOTS / "python_greedy" / "greedy_eval.py",
+    SAMPLE_BOTS / "python_greedy" / "noise.py",
     SAMPLE_BOTS / "python_greedy" / "bot.py",
     SAMPLE_BOTS / "python_ismcts" / "ismcts.py",
 ]
