@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.match",
     "arena.commands.demo",
     "arena.commands.stats",
+    "arena.commands.remote",
     "arena.sandbox.command",
 )
 
