@@ -36,6 +36,7 @@ import importlib
 import io
 import json
 import os
+import shutil
 import sys
 import tarfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -342,11 +343,19 @@ def record_text(reply: pb.GetGameRecordResponse) -> str:
     return reply.record_json if reply.record_json.endswith("\n") else reply.record_json + "\n"
 
 
-def play_argv(endpoint: Endpoint, bot: str, command: Sequence[str]) -> list[str]:
+def play_argv(
+    endpoint: Endpoint, bot: str, command: Sequence[str], max_seats: int | None = None
+) -> list[str]:
     """The SDK connector's arguments (kahuna_bot.remote) for ``bot`` on ``endpoint``."""
     if not command:
         raise RemoteError("give the bot's command after --, e.g. -- python3 bot.py", EXIT_USAGE)
+    if shutil.which(command[0]) is None:
+        raise RemoteError(f"the bot's command {command[0]!r}: no such program", EXIT_USAGE)
     argv = ["--arena", endpoint.address, "--user-token", endpoint.token, "--bot", bot]
+    if max_seats is not None:
+        if max_seats < 1:
+            raise RemoteError(f"--max-seats must be at least 1, got {max_seats}", EXIT_USAGE)
+        argv += ["--max-seats", str(max_seats)]
     if endpoint.tls:
         argv.append("--tls")
     for flag, value in (("--tls-ca", endpoint.tls_ca), ("--tls-cert", endpoint.tls_cert),
@@ -491,7 +500,12 @@ def run_play(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
-    argv = play_argv(endpoint, args.bot, command)
+    elif command[:1] and command[0].startswith("-"):
+        raise RemoteError(
+            f"{command[0]}: options of `arena remote play` go before BOT, the bot's command"
+            " after --", EXIT_USAGE,
+        )  # fmt: skip
+    argv = play_argv(endpoint, args.bot, command, args.max_seats)
     try:
         sdk = SDK_MOUNT.host_dir()
     except ResourceError as error:
@@ -567,8 +581,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     record.add_argument("-o", "--output", type=Path, metavar="FILE", help="write it to FILE")
     record.set_defaults(func=_handled(run_record))
 
-    play = sub("play", "host a remote bot: run COMMAND for every seat the arena offers it")
+    play = sub(
+        "play",
+        "host a remote bot: run COMMAND for every seat the arena offers it (options before"
+        " BOT; the exit status is the SDK connector's: 0 done, 2 refused by the arena)",
+    )
     play.add_argument("bot", metavar="BOT", help='the remote bot\'s name (runtime = "remote")')
+    play.add_argument("--max-seats", type=int, metavar="N", help="stop after N seats")
     play.add_argument(
         "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the bot's command line"
     )
