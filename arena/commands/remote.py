@@ -4,6 +4,7 @@
   arena remote submit DIR         pack DIR, upload it, print the version and the checks
   arena remote bots               the arena's bots (latest versions)
   arena remote leaderboard        ratings (--json for machines)
+  arena remote tournaments        the arena's tournaments, newest first
   arena remote watch NAME         a tournament's progress (live table on a terminal)
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
   arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
@@ -321,6 +322,28 @@ def leaderboard_json(reply: pb.GetLeaderboardResponse) -> str:
     return json.dumps([{"rank": e.rank, **bot_json(e.bot)} for e in reply.entries], indent=2)
 
 
+_FORMATS = {pb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin", pb.TOURNAMENT_FORMAT_SWISS: "swiss"}
+
+
+def tournament_json(t: pb.Tournament) -> dict[str, object]:
+    return {
+        "id": t.id, "name": t.name, "format": _FORMATS.get(t.format, "unspecified"),
+        "status": t.status, "entrants": list(t.entrants), "games_played": t.games_played,
+        "games_scheduled": t.games_scheduled,
+    }  # fmt: skip
+
+
+def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
+    if not reply.tournaments:
+        return ["no tournaments yet"]
+    rows = [
+        (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status,
+         f"{t.games_played}/{t.games_scheduled}", str(len(t.entrants)))
+        for t in reply.tournaments
+    ]  # fmt: skip
+    return columns(("id", "name", "format", "status", "games", "entrants"), rows)
+
+
 def watch_line(event: pb.WatchTournamentResponse) -> str:
     """One progress event as a plain line (stdout not a terminal)."""
     t = event.tournament
@@ -432,6 +455,17 @@ def run_bots(args: argparse.Namespace) -> int:
         _say([json.dumps([bot_json(b) for b in reply.bots], indent=2)])
     else:
         _say(bots_lines(reply))
+    return EXIT_OK
+
+
+def run_tournaments(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.tournaments()
+    if args.json:
+        _say([json.dumps([tournament_json(t) for t in reply.tournaments], indent=2)])
+    else:
+        _say(tournaments_lines(reply))
     return EXIT_OK
 
 
@@ -571,6 +605,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     board.add_argument("--json", action="store_true", help="JSON instead of a table")
     board.add_argument("--latest", action="store_true", help="only each bot's latest version")
     board.set_defaults(func=_handled(run_leaderboard))
+
+    tournaments = sub("tournaments", "list the arena's tournaments, newest first")
+    tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
+    tournaments.set_defaults(func=_handled(run_tournaments))
 
     watch = sub("watch", "follow a tournament's progress until it ends")
     watch.add_argument("name", metavar="NAME", help="the tournament's name (or id)")

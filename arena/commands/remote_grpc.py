@@ -76,6 +76,11 @@ class Client:
             pb.ListBotsRequest(), metadata=self.metadata, timeout=CALL_TIMEOUT_S
         )
 
+    def tournaments(self) -> pb.ListTournamentsResponse:
+        return self.stub.ListTournaments(
+            pb.ListTournamentsRequest(), metadata=self.metadata, timeout=CALL_TIMEOUT_S
+        )
+
     def submit(self, request: pb.SubmitBotRequest) -> pb.SubmitBotResponse:
         return self.stub.SubmitBot(request, metadata=self.metadata, timeout=SUBMIT_TIMEOUT_S)
 

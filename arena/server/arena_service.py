@@ -68,6 +68,7 @@ from arena.store import (
     lease_holder,
     list_bots,
     list_live_games,
+    list_tournaments,
     register_remote_bot,
     tournament_standings,
 )
@@ -332,6 +333,13 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         return pb.StartTournamentResponse(
             tournament=_tournament_pb(self._tournament(context, tournament.id))
         )
+
+    def ListTournaments(
+        self, request: pb.ListTournamentsRequest, context: grpc.ServicerContext
+    ) -> pb.ListTournamentsResponse:
+        self._principal(context)
+        rows = sorted(list_tournaments(self.store), key=lambda row: row.id, reverse=True)
+        return pb.ListTournamentsResponse(tournaments=[_tournament_pb(row) for row in rows])
 
     def _tournament(self, context: grpc.ServicerContext, ref: int | str) -> TournamentRow:
         if isinstance(ref, str) and not ref:

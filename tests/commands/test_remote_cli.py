@@ -184,6 +184,26 @@ def test_rows_are_aligned_and_numbers_right_justified() -> None:
     assert remote.bots_lines(pb.ListBotsResponse())[0].startswith("no bots")
 
 
+def test_tournaments_are_rows_with_their_progress() -> None:
+    reply = pb.ListTournamentsResponse(
+        tournaments=[
+            pb.Tournament(id=2, name="swiss-1", format=pb.TOURNAMENT_FORMAT_SWISS,
+                          status="running", entrants=["a", "b", "c"], games_played=4,
+                          games_scheduled=12),
+            pb.Tournament(id=1, name="rr", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                          status="finished", entrants=["a", "b"], games_played=2,
+                          games_scheduled=2),
+        ]
+    )  # fmt: skip
+    lines = remote.tournaments_lines(reply)
+    assert [line.split() for line in lines[1:]] == [
+        ["2", "swiss-1", "swiss", "running", "4/12", "3"],
+        ["1", "rr", "round-robin", "finished", "2/2", "2"],
+    ]
+    assert remote.tournament_json(reply.tournaments[0])["format"] == "swiss"
+    assert remote.tournaments_lines(pb.ListTournamentsResponse()) == ["no tournaments yet"]
+
+
 def test_play_passes_the_login_to_the_connector(tmp_path: Path) -> None:
     endpoint = Endpoint("h:1", "tok", True, tmp_path / "ca.pem")
     argv = remote.play_argv(endpoint, "mine", [sys.executable, "bot.py"], 2)
@@ -378,6 +398,13 @@ def test_watch_leaderboard_and_record_follow_a_tournament(
     assert lines[0].startswith("cli-watch: ")
     assert any("finished" in line for line in lines)
     assert any(line.split()[:2] == ["#", "bot"] for line in lines)
+    listed = arena_cli("tournaments")
+    assert listed.status == 0, listed
+    assert listed.out.split()[:6] == ["id", "name", "format", "status", "games", "entrants"]
+    row = next(line.split() for line in listed.out.splitlines() if "cli-watch" in line)
+    assert row[2:] == ["round-robin", "finished", "2/2", "2"]
+    as_json = json.loads(arena_cli("tournaments", "--json").out)
+    assert any(t["name"] == "cli-watch" and t["status"] == "finished" for t in as_json)
     board = arena_cli("leaderboard", "--json")
     assert board.status == 0
     entries = json.loads(board.out)
