@@ -40,7 +40,7 @@ import os
 import shutil
 import sys
 import tarfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -110,7 +110,7 @@ def rpc_refusal(error: grpc.RpcError, address: str) -> RemoteError:
 # ------------------------------------------------------------------ the saved login
 
 
-def config_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+def config_dir(environ: Mapping[str, str] = os.environ) -> Path:
     base = environ.get("XDG_CONFIG_HOME") or ""
     root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
     return root / "kahuna-arena"
