@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.match",
     "arena.commands.demo",
     "arena.commands.stats",
+    "arena.commands.remote",
     "arena.commands.sandbox_check",
 )
 

@@ -78,6 +78,7 @@ from arena.store import (
     lease_holder,
     list_bots,
     list_live_games,
+    list_tournaments,
     register_remote_bot,
     require_owner,
 )
@@ -300,6 +301,14 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         return pb.StartTournamentResponse(
             tournament=tournament_pb(self._tournament(context, tournament.id))
         )
+
+    @authenticated()
+    def ListTournaments(
+        self, request: pb.ListTournamentsRequest, context: grpc.ServicerContext,
+        principal: Principal,
+    ) -> pb.ListTournamentsResponse:  # fmt: skip
+        rows = sorted(list_tournaments(self.store), key=lambda row: row.id, reverse=True)
+        return pb.ListTournamentsResponse(tournaments=[tournament_pb(row) for row in rows])
 
     def _tournament(self, context: grpc.ServicerContext, ref: int | str) -> TournamentRow:
         if isinstance(ref, str) and not ref:

@@ -90,6 +90,11 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsResponse.FromString,
                 _registered_method=True)
+        self.ListTournaments = channel.unary_unary(
+                '/kahuna.v1.ArenaService/ListTournaments',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.FromString,
+                _registered_method=True)
         self.ListLiveGames = channel.unary_unary(
                 '/kahuna.v1.ArenaService/ListLiveGames',
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesRequest.SerializeToString,
@@ -191,6 +196,13 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTournaments(self, request, context):
+        """Every tournament, newest first, with its status and progress (any token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListLiveGames(self, request, context):
         """The games being played now (admin).
         """
@@ -265,6 +277,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.WaitForSeats,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsResponse.SerializeToString,
+            ),
+            'ListTournaments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTournaments,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.SerializeToString,
             ),
             'ListLiveGames': grpc.unary_unary_rpc_method_handler(
                     servicer.ListLiveGames,
@@ -575,6 +592,33 @@ class ArenaService:
             '/kahuna.v1.ArenaService/WaitForSeats',
             kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.WaitForSeatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTournaments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/ListTournaments',
+            kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

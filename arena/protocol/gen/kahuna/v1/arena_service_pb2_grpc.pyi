@@ -77,6 +77,8 @@ class ArenaServiceStub:
     then each new one as a match seats the bot. Connect to RefereeService/Play
     on this same server with the offer's seat token before its deadline.
     """
+    ListTournaments: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListTournamentsRequest, _arena_service_pb2.ListTournamentsResponse]
+    """Every tournament, newest first, with its status and progress (any token)."""
     ListLiveGames: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]
     """The games being played now (admin)."""
     WatchGame: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchGameRequest, _arena_service_pb2.WatchGameResponse]
@@ -127,6 +129,8 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     then each new one as a match seats the bot. Connect to RefereeService/Play
     on this same server with the offer's seat token before its deadline.
     """
+    ListTournaments: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListTournamentsRequest, _arena_service_pb2.ListTournamentsResponse]  # type: ignore[assignment]
+    """Every tournament, newest first, with its status and progress (any token)."""
     ListLiveGames: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]  # type: ignore[assignment]
     """The games being played now (admin)."""
     WatchGame: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchGameRequest, _arena_service_pb2.WatchGameResponse]  # type: ignore[assignment]
@@ -240,6 +244,14 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         then each new one as a match seats the bot. Connect to RefereeService/Play
         on this same server with the offer's seat token before its deadline.
         """
+
+    @_abc_1.abstractmethod
+    def ListTournaments(
+        self,
+        request: _arena_service_pb2.ListTournamentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListTournamentsResponse, _abc.Awaitable[_arena_service_pb2.ListTournamentsResponse]]:
+        """Every tournament, newest first, with its status and progress (any token)."""
 
     @_abc_1.abstractmethod
     def ListLiveGames(

@@ -1,0 +1,657 @@
+"""`arena remote`: a participant's commands against a running `arena serve` (plain or TLS).
+
+  arena remote login URL          save the arena and your token (stdin, or a prompt)
+  arena remote submit DIR         pack DIR, upload it, print the version and the checks
+  arena remote bots               the arena's bots (latest versions)
+  arena remote leaderboard        ratings (--json for machines)
+  arena remote tournaments        the arena's tournaments, newest first
+  arena remote watch NAME         a tournament's progress (live table on a terminal)
+  arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
+  arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
+
+URL is grpc://HOST:PORT or HOST:PORT (plaintext) or grpcs://HOST:PORT (TLS,
+checked against the system's CA roots, or --tls-ca FILE). The login is saved
+mode 0600 in $XDG_CONFIG_HOME/kahuna-arena/remote.json (else
+~/.config/kahuna-arena/remote.json); login checks the token with the arena first.
+
+Every refusal is one line on standard error, and the exit status says which:
+
+  0  done
+  1  the arena failed otherwise (an internal error)
+  2  bad arguments or local files (no login saved, DIR unusable, bad URL)
+  3  UNAUTHENTICATED: the token is unknown (log in again)
+  4  PERMISSION_DENIED: not yours (another user's bot, an admin-only call)
+  5  NOT_FOUND: no such tournament, game or bot
+  6  the arena refused the request (INVALID_ARGUMENT, FAILED_PRECONDITION,
+     ALREADY_EXISTS: e.g. a bot that fails its smoke match)
+  7  RESOURCE_EXHAUSTED: over a limit (archive size, streams)
+  8  UNAVAILABLE or DEADLINE_EXCEEDED: the arena cannot be reached
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import getpass
+import importlib
+import io
+import json
+import os
+import shutil
+import sys
+import tarfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import grpc
+
+from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
+from arena.commands.remote_grpc import Client, Endpoint
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.referee import BotConfigError, load_bot
+from arena.resources import SDK_MOUNT, ResourceError
+
+EXIT_OK = 0
+EXIT_SERVER = 1
+EXIT_USAGE = 2
+EXIT_UNAUTHENTICATED = 3
+EXIT_PERMISSION = 4
+EXIT_NOT_FOUND = 5
+EXIT_REFUSED = 6
+EXIT_LIMIT = 7
+EXIT_UNREACHABLE = 8
+
+CONFIG_NAME = "remote.json"
+SKIPPED_NAMES = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache"})
+
+
+class RemoteError(Exception):
+    """A refusal: one line for people, and the exit status that goes with it."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+# ------------------------------------------------------------------ refusals
+
+_STATUS_OF_CODE: dict[str, tuple[int, str]] = {
+    "UNAUTHENTICATED": (EXIT_UNAUTHENTICATED, "the arena does not know this token"
+                        " (run `arena remote login URL` again)"),
+    "PERMISSION_DENIED": (EXIT_PERMISSION, "not allowed"),
+    "NOT_FOUND": (EXIT_NOT_FOUND, "not found"),
+    "INVALID_ARGUMENT": (EXIT_REFUSED, "refused"),
+    "FAILED_PRECONDITION": (EXIT_REFUSED, "refused"),
+    "ALREADY_EXISTS": (EXIT_REFUSED, "refused"),
+    "RESOURCE_EXHAUSTED": (EXIT_LIMIT, "over a limit"),
+    "UNAVAILABLE": (EXIT_UNREACHABLE, "the arena cannot be reached"),
+    "DEADLINE_EXCEEDED": (EXIT_UNREACHABLE, "the arena did not answer in time"),
+}  # fmt: skip
+
+
+def refusal(code: str, details: str, address: str) -> RemoteError:
+    """A gRPC status (its code's name and details) as one line and an exit status."""
+    status, what = _STATUS_OF_CODE.get(code, (EXIT_SERVER, "the arena failed"))
+    details = " ".join((details or "").split())  # one line, whatever the server sent
+    if code == "UNAVAILABLE":
+        details = f"{address}: {details}" if details else address
+    return RemoteError(f"{what}: {details} [{code}]" if details else f"{what} [{code}]", status)
+
+
+def rpc_refusal(error: grpc.RpcError, address: str) -> RemoteError:
+    if isinstance(error, grpc.Call):
+        return refusal(error.code().name, error.details() or "", address)
+    return refusal("UNKNOWN", str(error), address)
+
+
+# ------------------------------------------------------------------ the saved login
+
+
+def config_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    base = environ.get("XDG_CONFIG_HOME") or ""
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
+    return root / "kahuna-arena"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    address: str
+    tls: bool
+
+
+def parse_url(url: str) -> Target:
+    """``grpc://HOST:PORT``, ``HOST:PORT`` (plaintext) or ``grpcs://HOST:PORT`` (TLS)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "grpc", url
+    if scheme not in ("grpc", "grpcs"):
+        raise RemoteError(
+            f"URL {url!r}: the scheme must be grpc:// (plaintext) or grpcs:// (TLS)", EXIT_USAGE
+        )
+    host, colon, port = rest.rstrip("/").rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) <= 65535:
+        raise RemoteError(f"URL {url!r}: give HOST:PORT, e.g. grpcs://arena.example:50051",
+                          EXIT_USAGE)  # fmt: skip
+    return Target(f"{host}:{int(port)}", scheme == "grpcs")
+
+
+def login_json(endpoint: Endpoint) -> str:
+    fields: dict[str, object] = {"address": endpoint.address, "token": endpoint.token,
+                                 "tls": endpoint.tls}  # fmt: skip
+    for name in ("tls_ca", "tls_cert", "tls_key"):
+        value = getattr(endpoint, name)
+        if value is not None:
+            fields[name] = str(Path(value).resolve())
+    return json.dumps(fields, indent=2) + "\n"
+
+
+def endpoint_from_json(text: str, where: Path) -> Endpoint:
+    try:
+        data = json.loads(text)
+        paths = {
+            k: Path(data[k]) if data.get(k) else None for k in ("tls_ca", "tls_cert", "tls_key")
+        }
+        return Endpoint(str(data["address"]), str(data["token"]), bool(data.get("tls")), **paths)
+    except (ValueError, KeyError, TypeError):
+        raise RemoteError(f"{where}: not a saved login; run `arena remote login URL` again",
+                          EXIT_USAGE) from None  # fmt: skip
+
+
+def save_login(endpoint: Endpoint, directory: Path) -> Path:
+    """Write the login to ``directory/remote.json``, mode 0600 from its creation on."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / CONFIG_NAME
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        os.fchmod(out.fileno(), 0o600)  # an older file may have had looser bits
+        out.write(login_json(endpoint))
+    return path
+
+
+def load_login(directory: Path) -> Endpoint:
+    path = directory / CONFIG_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RemoteError("not logged in: run `arena remote login URL` first", EXIT_USAGE) from None
+    except OSError as error:
+        raise RemoteError(f"{path}: cannot be read ({error.strerror})", EXIT_USAGE) from None
+    return endpoint_from_json(text, path)
+
+
+def read_token(stdin: TextIO) -> str:
+    """The token: a prompt on a terminal, else the first line of standard input."""
+    token = getpass.getpass("arena token: ") if stdin.isatty() else stdin.readline()
+    token = token.strip()
+    if not token or any(c.isspace() for c in token):
+        raise RemoteError("no token given (one word, on standard input or at the prompt)",
+                          EXIT_USAGE)  # fmt: skip
+    return token
+
+
+# ------------------------------------------------------------------ submit
+
+
+def _skipped(path: Path) -> bool:
+    return path.name in SKIPPED_NAMES or path.suffix == ".pyc"
+
+
+def pack_bot(directory: Path) -> bytes:
+    """``directory`` as the tar.gz SubmitBot unpacks: one top-level directory, the bot.
+
+    Checked first as the server will (regular files, directories, links inside
+    the bot; a bot.toml that loads); caches (.git, __pycache__, *.pyc) are left out.
+    """
+    if not directory.is_dir():
+        raise RemoteError(f"{directory}: not a directory", EXIT_USAGE)
+    try:
+        spec = load_bot(directory)
+        check_bot_directory(directory)
+    except (BotConfigError, ArchiveError) as error:
+        raise RemoteError(f"bot refused before upload: {error}", EXIT_USAGE) from None
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in _walk(directory):
+            info = archive.gettarinfo(
+                str(path), arcname=f"{spec.name}/{path.relative_to(directory).as_posix()}"
+            )
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            if info.isfile():
+                with path.open("rb") as source:
+                    archive.addfile(info, source)
+            else:
+                archive.addfile(info)
+    data = buffer.getvalue()
+    if len(data) > MAX_ARCHIVE_BYTES:
+        raise RemoteError(
+            f"{directory} packs to {len(data)} bytes; the arena takes at most {MAX_ARCHIVE_BYTES}",
+            EXIT_LIMIT,
+        )
+    return data
+
+
+def _walk(directory: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not _skipped(Path(root) / d))
+        base = Path(root)
+        for name in dirs:
+            yield base / name
+        for name in sorted(files):
+            if not _skipped(base / name):
+                yield base / name
+
+
+def submit_request(directory: Path) -> pb.SubmitBotRequest:
+    return pb.SubmitBotRequest(archive=pack_bot(directory), format=pb.ARCHIVE_FORMAT_TAR_GZ)
+
+
+def submit_lines(reply: pb.SubmitBotResponse, runtime: str) -> list[str]:
+    bot = reply.bot
+    if not reply.created:
+        return [f"{bot.name} version {bot.version}: already on the arena (the same files);"
+                " nothing new to check"]  # fmt: skip
+    check = ("remote bot: no smoke match (you run it: `arena remote play`)"
+             if runtime == "remote" else "smoke match: passed")  # fmt: skip
+    return [f"{bot.name} version {bot.version}: submitted (owner {bot.owner})",
+            *conformance_lines(reply), check]  # fmt: skip
+
+
+def conformance_lines(reply: pb.SubmitBotResponse) -> list[str]:
+    """The conformance check's findings, when the server ran it: scenarios and timings."""
+    if not reply.HasField("conformance"):
+        return []
+    report = reply.conformance
+    passed = sum(1 for scenario in report.scenarios if scenario.passed)
+    lines = [f"conformance: {passed} of {len(report.scenarios)} scenarios passed"]
+    lines += [f"  failed {s.name}: {s.problem}" for s in report.scenarios if not s.passed]
+    timings = []
+    if report.HasField("launch_ms_median"):
+        timings.append(f"launch to Hello {report.launch_ms_median:.0f} ms (median)")
+    if report.HasField("decision_ms_median") and report.HasField("decision_ms_p99"):
+        timings.append(
+            f"per decision {report.decision_ms_median:.2f} ms median,"
+            f" {report.decision_ms_p99:.2f} ms p99"
+        )
+    if timings:
+        lines.append("  " + "; ".join(timings))
+    return lines
+
+
+# ------------------------------------------------------------------ rows
+
+
+def bot_json(bot: pb.BotVersion) -> dict[str, object]:
+    return {
+        "bot": bot.name, "version": bot.version, "owner": bot.owner,
+        "mu": round(bot.mu, 4), "sigma": round(bot.sigma, 4),
+        "conservative": round(bot.conservative, 4), "games": bot.games, "wins": bot.wins,
+        "draws": bot.draws, "losses": bot.losses, "timeout_rate": round(bot.timeout_rate, 4),
+        "crash_rate": round(bot.crash_rate, 4),
+        "illegal_action_rate": round(bot.illegal_action_rate, 4),
+    }  # fmt: skip
+
+
+def columns(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Aligned plain-text columns: text to the left, numbers to the right."""
+    table = [list(header), *[list(row) for row in rows]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    numeric = [all(_number(row[i]) for row in table[1:]) and len(table) > 1
+               for i in range(len(header))]  # fmt: skip
+    return [
+        "  ".join(cell.rjust(w) if num else cell.ljust(w)
+                  for cell, w, num in zip(row, widths, numeric, strict=True)).rstrip()
+        for row in table
+    ]  # fmt: skip
+
+
+def _number(cell: str) -> bool:
+    return cell.replace(".", "", 1).replace("%", "").replace("/", "").lstrip("-").isdigit()
+
+
+def bots_lines(reply: pb.ListBotsResponse) -> list[str]:
+    if not reply.bots:
+        return ["no bots on the arena yet: submit one with `arena remote submit DIR`"]
+    rows = [
+        (b.name, b.version[:10], b.owner or "-", f"{b.mu:.2f}", f"{b.sigma:.2f}", str(b.games),
+         f"{b.wins}/{b.draws}/{b.losses}")
+        for b in sorted(reply.bots, key=lambda b: b.name)
+    ]  # fmt: skip
+    return columns(("bot", "version", "owner", "mu", "sigma", "games", "W/D/L"), rows)
+
+
+def leaderboard_lines(reply: pb.GetLeaderboardResponse) -> list[str]:
+    if not reply.entries:
+        return ["no rated bots yet"]
+    rows = []
+    for entry in reply.entries:
+        b = entry.bot
+        rows.append((
+            str(entry.rank), b.name, b.version[:10], f"{b.conservative:.2f}", f"{b.mu:.2f}",
+            f"{b.sigma:.2f}", str(b.games), f"{b.wins}/{b.draws}/{b.losses}",
+            f"{100 * b.timeout_rate:.1f}%", f"{100 * b.crash_rate:.1f}%",
+            f"{100 * b.illegal_action_rate:.1f}%",
+        ))  # fmt: skip
+    header = ("#", "bot", "version", "mu-3sigma", "mu", "sigma", "games", "W/D/L",
+              "timeouts", "crashes", "illegal")  # fmt: skip
+    return columns(header, rows)
+
+
+def leaderboard_json(reply: pb.GetLeaderboardResponse) -> str:
+    return json.dumps([{"rank": e.rank, **bot_json(e.bot)} for e in reply.entries], indent=2)
+
+
+_FORMATS = {pb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin", pb.TOURNAMENT_FORMAT_SWISS: "swiss"}
+
+
+def tournament_json(t: pb.Tournament) -> dict[str, object]:
+    return {
+        "id": t.id, "name": t.name, "format": _FORMATS.get(t.format, "unspecified"),
+        "status": t.status, "entrants": list(t.entrants), "games_played": t.games_played,
+        "games_scheduled": t.games_scheduled,
+    }  # fmt: skip
+
+
+def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
+    if not reply.tournaments:
+        return ["no tournaments yet"]
+    rows = [
+        (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status,
+         f"{t.games_played}/{t.games_scheduled}", str(len(t.entrants)))
+        for t in reply.tournaments
+    ]  # fmt: skip
+    return columns(("id", "name", "format", "status", "games", "entrants"), rows)
+
+
+def watch_line(event: pb.WatchTournamentResponse) -> str:
+    """One progress event as a plain line (stdout not a terminal)."""
+    t = event.tournament
+    game = f" (game {event.game_id})" if event.game_id else ""
+    leader = ""
+    if event.standings:
+        top = event.standings[0]
+        leader = f"; leader {top.bot} {top.points:g} pts"
+    return (f"{t.name}: {t.games_played}/{t.games_scheduled} games, {t.status}:"
+            f" {event.message}{game}{leader}")  # fmt: skip
+
+
+def standings_lines(event: pb.WatchTournamentResponse) -> list[str]:
+    rows = [(str(s.rank), s.bot, f"{s.points:g}", str(s.games), f"{s.wins}/{s.draws}/{s.losses}")
+            for s in event.standings]  # fmt: skip
+    return columns(("#", "bot", "points", "games", "W/D/L"), rows) if rows else []
+
+
+def record_text(reply: pb.GetGameRecordResponse) -> str:
+    return reply.record_json if reply.record_json.endswith("\n") else reply.record_json + "\n"
+
+
+def play_argv(
+    endpoint: Endpoint, bot: str, command: Sequence[str], max_seats: int | None = None
+) -> list[str]:
+    """The SDK connector's arguments (kahuna_bot.remote) for ``bot`` on ``endpoint``."""
+    if not command:
+        raise RemoteError("give the bot's command after --, e.g. -- python3 bot.py", EXIT_USAGE)
+    if shutil.which(command[0]) is None:
+        raise RemoteError(f"the bot's command {command[0]!r}: no such program", EXIT_USAGE)
+    argv = ["--arena", endpoint.address, "--user-token", endpoint.token, "--bot", bot]
+    if max_seats is not None:
+        if max_seats < 1:
+            raise RemoteError(f"--max-seats must be at least 1, got {max_seats}", EXIT_USAGE)
+        argv += ["--max-seats", str(max_seats)]
+    if endpoint.tls:
+        argv.append("--tls")
+    for flag, value in (("--tls-ca", endpoint.tls_ca), ("--tls-cert", endpoint.tls_cert),
+                        ("--tls-key", endpoint.tls_key)):  # fmt: skip
+        if value is not None:
+            argv += [flag, str(value)]
+    return [*argv, "--", *command]
+
+
+# ------------------------------------------------------------------ the commands
+
+
+def _say(lines: Iterable[str], out: TextIO | None = None) -> None:
+    stream = out or sys.stdout
+    for line in lines:
+        print(line, file=stream)
+    stream.flush()
+
+
+def _client(endpoint: Endpoint) -> Client:
+    try:
+        return Client(endpoint)
+    except OSError as error:
+        raise RemoteError(f"a TLS file of the saved login cannot be read: {error}",
+                          EXIT_USAGE) from None  # fmt: skip
+
+
+@contextlib.contextmanager
+def _calls(endpoint: Endpoint) -> Iterator[Client]:
+    """A client whose gRPC refusals become RemoteError (one line, an exit status)."""
+    with _client(endpoint) as client:
+        try:
+            yield client
+        except grpc.RpcError as error:
+            raise rpc_refusal(error, endpoint.address) from None
+
+
+def run_login(args: argparse.Namespace) -> int:
+    target = parse_url(args.url)
+    tls = target.tls or bool(args.tls or args.tls_ca or args.tls_cert or args.tls_key)
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise RemoteError("--tls-cert and --tls-key go together: give both, or neither",
+                          EXIT_USAGE)  # fmt: skip
+    for flag, path in (("--tls-ca", args.tls_ca), ("--tls-cert", args.tls_cert),
+                       ("--tls-key", args.tls_key)):  # fmt: skip
+        if path is not None and not Path(path).is_file():
+            raise RemoteError(f"{flag} {path}: no such file", EXIT_USAGE)
+    token = read_token(sys.stdin)
+    endpoint = Endpoint(target.address, token, tls, args.tls_ca, args.tls_cert, args.tls_key)
+    with _calls(endpoint) as client:
+        bots = client.list_bots()  # the token works before it is saved
+    path = save_login(endpoint, config_dir())
+    security = "TLS" if tls else "plaintext"
+    _say([f"logged in to {target.address} ({security}; {len(bots.bots)} bots); saved {path}"])
+    return EXIT_OK
+
+
+def run_submit(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    directory = Path(args.directory)
+    request = submit_request(directory)
+    runtime = load_bot(directory).runtime
+    with _calls(endpoint) as client:
+        reply = client.submit(request)
+    _say(submit_lines(reply, runtime))
+    return EXIT_OK
+
+
+def run_bots(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.list_bots()
+    if args.json:
+        _say([json.dumps([bot_json(b) for b in reply.bots], indent=2)])
+    else:
+        _say(bots_lines(reply))
+    return EXIT_OK
+
+
+def run_tournaments(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.tournaments()
+    if args.json:
+        _say([json.dumps([tournament_json(t) for t in reply.tournaments], indent=2)])
+    else:
+        _say(tournaments_lines(reply))
+    return EXIT_OK
+
+
+def run_leaderboard(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.leaderboard(pb.GetLeaderboardRequest(latest_only=args.latest))
+    _say([leaderboard_json(reply)] if args.json else leaderboard_lines(reply))
+    return EXIT_OK
+
+
+def run_record(args: argparse.Namespace) -> int:
+    if args.game_id <= 0:
+        raise RemoteError(f"GAME_ID must be a positive game id, got {args.game_id}", EXIT_USAGE)
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.game_record(pb.GetGameRecordRequest(game_id=args.game_id))
+    if args.output is None:
+        sys.stdout.write(record_text(reply))
+        return EXIT_OK
+    try:
+        Path(args.output).write_text(record_text(reply), encoding="utf-8")
+    except OSError as error:
+        raise RemoteError(f"{args.output}: cannot be written ({error.strerror})",
+                          EXIT_USAGE) from None  # fmt: skip
+    _say([f"game {args.game_id}: record written to {args.output}"], sys.stderr)
+    return EXIT_OK
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        events = client.watch(pb.WatchTournamentRequest(name=args.name))
+        if sys.stdout.isatty():
+            _watch_live(events)
+        else:
+            last = None
+            for event in events:
+                _say([watch_line(event)])
+                last = event
+            if last is not None:
+                _say(standings_lines(last))
+    return EXIT_OK
+
+
+def _watch_live(events: Iterable[pb.WatchTournamentResponse]) -> None:
+    from rich.live import Live
+    from rich.table import Table
+
+    def table(event: pb.WatchTournamentResponse) -> Table:
+        view = Table(title=watch_line(event))
+        for header in ("#", "bot", "points", "games", "W/D/L"):
+            view.add_column(header, justify="left" if header == "bot" else "right")
+        for s in event.standings:
+            view.add_row(str(s.rank), s.bot, f"{s.points:g}", str(s.games),
+                         f"{s.wins}/{s.draws}/{s.losses}")  # fmt: skip
+        return view
+
+    with Live(refresh_per_second=4) as live:
+        for event in events:
+            live.update(table(event))
+
+
+def run_play(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    elif command[:1] and command[0].startswith("-"):
+        raise RemoteError(
+            f"{command[0]}: options of `arena remote play` go before BOT, the bot's command"
+            " after --", EXIT_USAGE,
+        )  # fmt: skip
+    argv = play_argv(endpoint, args.bot, command, args.max_seats)
+    try:
+        sdk = SDK_MOUNT.host_dir()
+    except ResourceError as error:
+        raise RemoteError(str(error), EXIT_USAGE) from None
+    if str(sdk) not in sys.path:
+        sys.path.insert(0, str(sdk))
+    connector = importlib.import_module("kahuna_bot.remote")
+    return int(connector.main(argv))
+
+
+def _handled(run: Any) -> Any:
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            return int(run(args))
+        except RemoteError as error:
+            print(f"arena remote: {error.message}", file=sys.stderr)
+            return error.status
+
+    return handler
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    remote = subparsers.add_parser(
+        "remote", help="a participant's commands against a running `arena serve`",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    commands = remote.add_subparsers(dest="remote_command", metavar="SUBCOMMAND")
+    commands.required = True
+
+    def sub(name: str, help_text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name, help=help_text, description=f"{help_text}.\n\n{_EXIT_TABLE}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )  # fmt: skip
+
+    login = sub("login", "save an arena's address and your token (read from stdin or a prompt)")
+    login.add_argument("url", help="grpc://HOST:PORT or HOST:PORT (plaintext), grpcs://HOST:PORT")
+    login.add_argument("--tls", action="store_true", help="TLS with the system's CA roots")
+    login.add_argument(
+        "--tls-ca",
+        type=Path,
+        metavar="FILE",
+        help="check the arena's certificate with this PEM CA (implies TLS)",
+    )
+    login.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="FILE",
+        help="your PEM client certificate, for mutual TLS (implies TLS)",
+    )
+    login.add_argument("--tls-key", type=Path, metavar="FILE", help="the key of --tls-cert")
+    login.set_defaults(func=_handled(run_login))
+
+    submit = sub("submit", "pack a bot directory, upload it, print its version and checks")
+    submit.add_argument("directory", metavar="DIR", help="the bot's directory (with bot.toml)")
+    submit.set_defaults(func=_handled(run_submit))
+
+    bots = sub("bots", "list the arena's bots (latest versions)")
+    bots.add_argument("--json", action="store_true", help="JSON instead of a table")
+    bots.set_defaults(func=_handled(run_bots))
+
+    board = sub("leaderboard", "the arena's ratings (TrueSkill, by mu - 3 sigma)")
+    board.add_argument("--json", action="store_true", help="JSON instead of a table")
+    board.add_argument("--latest", action="store_true", help="only each bot's latest version")
+    board.set_defaults(func=_handled(run_leaderboard))
+
+    tournaments = sub("tournaments", "list the arena's tournaments, newest first")
+    tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
+    tournaments.set_defaults(func=_handled(run_tournaments))
+
+    watch = sub("watch", "follow a tournament's progress until it ends")
+    watch.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
+    watch.set_defaults(func=_handled(run_watch))
+
+    record = sub("record", "fetch a finished game's record (JSON)")
+    record.add_argument("game_id", metavar="GAME_ID", type=int, help="the game's id")
+    record.add_argument("-o", "--output", type=Path, metavar="FILE", help="write it to FILE")
+    record.set_defaults(func=_handled(run_record))
+
+    play = sub(
+        "play",
+        "host a remote bot: run COMMAND for every seat the arena offers it (options before"
+        " BOT; the exit status is the SDK connector's: 0 done, 2 refused by the arena)",
+    )
+    play.add_argument("bot", metavar="BOT", help='the remote bot\'s name (runtime = "remote")')
+    play.add_argument("--max-seats", type=int, metavar="N", help="stop after N seats")
+    play.add_argument(
+        "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the bot's command line"
+    )
+    play.set_defaults(func=_handled(run_play))
+
+
+_EXIT_TABLE = __doc__[__doc__.index("Every refusal") :] if __doc__ else ""

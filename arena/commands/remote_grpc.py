@@ -1,0 +1,95 @@
+"""The one module of `arena remote` that talks gRPC: a channel to a saved arena, its calls.
+
+Everything else (arguments, saved login, printed rows, refusals) lives in
+arena/commands/remote.py as functions that need no socket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import grpc
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+
+CALL_TIMEOUT_S = 30.0
+SUBMIT_TIMEOUT_S = 300.0  # the server plays a smoke match before it answers
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where an arena is and how to reach it (what `arena remote login` saves)."""
+
+    address: str  # host:port
+    token: str
+    tls: bool = False
+    tls_ca: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+
+def _read(path: Path | None) -> bytes | None:
+    return None if path is None else path.read_bytes()
+
+
+def credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
+    """TLS credentials for ``endpoint`` (None: plaintext); OSError names an unreadable file."""
+    if not endpoint.tls:
+        return None
+    return grpc.ssl_channel_credentials(
+        root_certificates=_read(endpoint.tls_ca),  # None: gRPC's own roots
+        private_key=_read(endpoint.tls_key),
+        certificate_chain=_read(endpoint.tls_cert),
+    )
+
+
+class Client:
+    """ArenaService calls with the endpoint's token; a context manager owning the channel."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        creds = credentials(endpoint)
+        self.channel = (
+            grpc.insecure_channel(endpoint.address)
+            if creds is None
+            else grpc.secure_channel(endpoint.address, creds)
+        )
+        self.stub = pb_grpc.ArenaServiceStub(self.channel)
+        self.metadata = (("authorization", f"Bearer {endpoint.token}"),)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.channel.close()
+
+    def list_bots(self) -> pb.ListBotsResponse:
+        return self.stub.ListBots(
+            pb.ListBotsRequest(), metadata=self.metadata, timeout=CALL_TIMEOUT_S
+        )
+
+    def tournaments(self) -> pb.ListTournamentsResponse:
+        return self.stub.ListTournaments(
+            pb.ListTournamentsRequest(), metadata=self.metadata, timeout=CALL_TIMEOUT_S
+        )
+
+    def submit(self, request: pb.SubmitBotRequest) -> pb.SubmitBotResponse:
+        return self.stub.SubmitBot(request, metadata=self.metadata, timeout=SUBMIT_TIMEOUT_S)
+
+    def leaderboard(self, request: pb.GetLeaderboardRequest) -> pb.GetLeaderboardResponse:
+        return self.stub.GetLeaderboard(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+
+    def game_record(self, request: pb.GetGameRecordRequest) -> pb.GetGameRecordResponse:
+        return self.stub.GetGameRecord(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+
+    def watch(self, request: pb.WatchTournamentRequest) -> Iterator[pb.WatchTournamentResponse]:
+        """The tournament's progress until it ends (no deadline: a watch may last hours)."""
+        yield from self.stub.WatchTournament(request, metadata=self.metadata)

@@ -1,0 +1,490 @@
+"""`arena remote`: the pure parts table-driven, then the commands against real servers on port 0.
+
+Two arenas per module: plaintext (with the real smoke match against the
+sample random bot) and TLS (certificates from tests/server/pki.py). The
+commands run through ``arena.cli.main`` with their own config directory;
+`arena remote play` runs as a real process with the SDK's connector.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.bots.archive import unpack_bot_archive
+from arena.bots.smoke import SAMPLE_RANDOM_BOT, smoke_failure
+from arena.bots.submission import SubmissionCheck
+from arena.cli import main
+from arena.commands import remote
+from arena.commands.remote_grpc import Endpoint
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.referee import load_bot
+from arena.server.app import create_server
+from arena.server.arena_service import ServiceOptions
+from arena.server.tls import load_server_tls
+from arena.store import (
+    Store,
+    add_bot_version,
+    create_token,
+    ensure_admin_token,
+    game_record,
+    get_tournament,
+    list_games,
+)
+from tests.server.pki import Pki, make_pki
+
+REPO = Path(__file__).resolve().parents[2]
+SDK_DIR = REPO / "sample_bots" / "sdk" / "python"
+TOURNAMENT_TIMEOUT_S = 120.0
+
+# ------------------------------------------------------------------ pure parts
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "words"),
+    [
+        ("UNAUTHENTICATED", remote.EXIT_UNAUTHENTICATED, "does not know this token"),
+        ("PERMISSION_DENIED", remote.EXIT_PERMISSION, "not allowed"),
+        ("NOT_FOUND", remote.EXIT_NOT_FOUND, "not found"),
+        ("INVALID_ARGUMENT", remote.EXIT_REFUSED, "refused"),
+        ("FAILED_PRECONDITION", remote.EXIT_REFUSED, "refused"),
+        ("RESOURCE_EXHAUSTED", remote.EXIT_LIMIT, "over a limit"),
+        ("UNAVAILABLE", remote.EXIT_UNREACHABLE, "cannot be reached"),
+        ("DEADLINE_EXCEEDED", remote.EXIT_UNREACHABLE, "in time"),
+        ("INTERNAL", remote.EXIT_SERVER, "the arena failed"),
+    ],
+)
+def test_each_grpc_code_becomes_one_line_and_its_exit_status(
+    code: str, status: int, words: str
+) -> None:
+    error = remote.refusal(code, "some\ndetail  here", "h:1")
+    assert error.status == status
+    assert words in error.message and code in error.message
+    assert "\n" not in error.message and "some detail here" in error.message
+
+
+def test_every_exit_status_is_in_the_help_table() -> None:
+    statuses = {v for k, v in vars(remote).items() if k.startswith("EXIT_")}
+    for value in statuses:
+        assert f"\n  {value}  " in remote.__doc__
+
+
+@pytest.mark.parametrize(
+    ("url", "address", "tls"),
+    [
+        ("grpc://127.0.0.1:50051", "127.0.0.1:50051", False),
+        ("127.0.0.1:7", "127.0.0.1:7", False),
+        ("grpcs://arena.example:443/", "arena.example:443", True),
+        ("grpcs://[::1]:5", "[::1]:5", True),
+    ],
+)
+def test_urls_give_an_address_and_whether_tls(url: str, address: str, tls: bool) -> None:
+    assert remote.parse_url(url) == remote.Target(address, tls)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://h:1", "grpc://h", "h:port", "grpcs://:5", "h:0", "h:70000", ""]
+)
+def test_bad_urls_are_refused_by_name(url: str) -> None:
+    with pytest.raises(remote.RemoteError) as refused:
+        remote.parse_url(url)
+    assert refused.value.status == remote.EXIT_USAGE
+    assert repr(url) in refused.value.message
+
+
+def test_config_dir_follows_xdg_only_when_absolute(tmp_path: Path) -> None:
+    assert remote.config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "kahuna-arena"
+    home = Path.home() / ".config" / "kahuna-arena"
+    assert remote.config_dir({"XDG_CONFIG_HOME": "relative"}) == home
+    assert remote.config_dir({}) == home
+
+
+def test_a_login_is_saved_0600_and_read_back(tmp_path: Path) -> None:
+    endpoint = Endpoint("h:1", "tok", True, tmp_path / "ca.pem")
+    directory = tmp_path / "cfg"
+    path = remote.save_login(endpoint, directory)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert remote.load_login(directory) == endpoint
+    path.chmod(0o644)
+    remote.save_login(endpoint, directory)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_missing_or_broken_logins_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(remote.RemoteError, match="not logged in"):
+        remote.load_login(tmp_path)
+    (tmp_path / remote.CONFIG_NAME).write_text("{}")
+    with pytest.raises(remote.RemoteError, match="not a saved login"):
+        remote.load_login(tmp_path)
+
+
+@pytest.mark.parametrize(("text", "token"), [("abc\n", "abc"), ("  xyz  \nmore\n", "xyz")])
+def test_the_token_is_the_first_line_of_stdin(text: str, token: str) -> None:
+    assert remote.read_token(io.StringIO(text)) == token
+
+
+@pytest.mark.parametrize("text", ["", "\n", "two words\n"])
+def test_an_empty_or_spaced_token_is_refused(text: str) -> None:
+    with pytest.raises(remote.RemoteError, match="no token"):
+        remote.read_token(io.StringIO(text))
+
+
+def test_a_packed_bot_unpacks_on_the_server_side_to_the_same_bot(tmp_path: Path) -> None:
+    bot = tmp_path / "mine"
+    shutil.copytree(SAMPLE_RANDOM_BOT, bot)
+    (bot / "__pycache__").mkdir()
+    (bot / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    data = remote.pack_bot(bot)
+    target = tmp_path / "unpacked"
+    target.mkdir()
+    root = unpack_bot_archive(data, target, "tar.gz")
+    assert load_bot(root).name == load_bot(bot).name
+    assert sorted(p.name for p in root.iterdir()) == sorted(
+        p.name for p in bot.iterdir() if p.name != "__pycache__"
+    )
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        names = archive.getnames()
+    assert all(not n.endswith(".pyc") for n in names)
+
+
+def test_bad_bot_directories_are_refused_before_upload(tmp_path: Path) -> None:
+    with pytest.raises(remote.RemoteError, match="not a directory"):
+        remote.pack_bot(tmp_path / "nothing")
+    with pytest.raises(remote.RemoteError, match=r"bot\.toml"):
+        remote.pack_bot(tmp_path)
+    bot = tmp_path / "escape"
+    shutil.copytree(SAMPLE_RANDOM_BOT, bot)
+    (bot / "out").symlink_to("/etc/passwd")
+    with pytest.raises(remote.RemoteError, match="outside") as refused:
+        remote.pack_bot(bot)
+    assert refused.value.status == remote.EXIT_USAGE
+
+
+def test_rows_are_aligned_and_numbers_right_justified() -> None:
+    reply = pb.ListBotsResponse(
+        bots=[pb.BotVersion(name="b", version="v2", games=10), pb.BotVersion(name="a", games=3)]
+    )
+    lines = remote.bots_lines(reply)
+    assert lines[0].split() == ["bot", "version", "owner", "mu", "sigma", "games", "W/D/L"]
+    assert [line.split()[0] for line in lines[1:]] == ["a", "b"]
+    assert len({len(line) for line in lines}) == 1
+    assert remote.bots_lines(pb.ListBotsResponse())[0].startswith("no bots")
+
+
+def test_tournaments_are_rows_with_their_progress() -> None:
+    reply = pb.ListTournamentsResponse(
+        tournaments=[
+            pb.Tournament(id=2, name="swiss-1", format=pb.TOURNAMENT_FORMAT_SWISS,
+                          status="running", entrants=["a", "b", "c"], games_played=4,
+                          games_scheduled=12),
+            pb.Tournament(id=1, name="rr", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                          status="finished", entrants=["a", "b"], games_played=2,
+                          games_scheduled=2),
+        ]
+    )  # fmt: skip
+    lines = remote.tournaments_lines(reply)
+    assert [line.split() for line in lines[1:]] == [
+        ["2", "swiss-1", "swiss", "running", "4/12", "3"],
+        ["1", "rr", "round-robin", "finished", "2/2", "2"],
+    ]
+    assert remote.tournament_json(reply.tournaments[0])["format"] == "swiss"
+    assert remote.tournaments_lines(pb.ListTournamentsResponse()) == ["no tournaments yet"]
+
+
+def test_play_passes_the_login_to_the_connector(tmp_path: Path) -> None:
+    endpoint = Endpoint("h:1", "tok", True, tmp_path / "ca.pem")
+    argv = remote.play_argv(endpoint, "mine", [sys.executable, "bot.py"], 2)
+    assert argv == ["--arena", "h:1", "--user-token", "tok", "--bot", "mine", "--max-seats",
+                    "2", "--tls", "--tls-ca", str(tmp_path / "ca.pem"), "--", sys.executable,
+                    "bot.py"]  # fmt: skip
+    with pytest.raises(remote.RemoteError, match="after --"):
+        remote.play_argv(endpoint, "mine", [])
+    with pytest.raises(remote.RemoteError, match="no such program"):
+        remote.play_argv(endpoint, "mine", ["no-such-program-here"])
+
+
+# ------------------------------------------------------------------ real servers
+
+
+@dataclass
+class Served:
+    store: Store
+    port: int
+    admin: str
+    alice: str
+    bob: str
+    url: str
+    login_flags: list[str]
+    credentials: grpc.ChannelCredentials | None
+
+    def stub(self) -> tuple[grpc.Channel, pb_grpc.ArenaServiceStub]:
+        target = f"127.0.0.1:{self.port}"
+        channel = (
+            grpc.insecure_channel(target)
+            if self.credentials is None
+            else grpc.secure_channel(target, self.credentials)
+        )
+        return channel, pb_grpc.ArenaServiceStub(channel)
+
+    def tournament(self, name: str, bots: list[str], games: int = 2) -> None:
+        channel, stub = self.stub()
+        with channel:
+            stub.CreateTournament(
+                pb.CreateTournamentRequest(
+                    name=name, format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN, bots=bots,
+                    games_per_match=games, seed=3, start=True,
+                ),
+                metadata=(("authorization", f"Bearer {self.admin}"),),
+            )  # fmt: skip
+
+
+def _serve(directory: Path, server_credentials: object, **fields: object) -> Iterator[Served]:
+    store = Store.open(directory / "data")
+    opponent = load_bot(SAMPLE_RANDOM_BOT)
+    add_bot_version(store, opponent)
+
+    def smoke(bot_dir: Path) -> SubmissionCheck:
+        return SubmissionCheck(refusal=smoke_failure(load_bot(bot_dir), opponent))
+
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(concurrency=2, smoke_check=smoke),
+        credentials=server_credentials,  # type: ignore[arg-type]
+    )  # fmt: skip
+    server.start()
+    try:
+        yield Served(
+            store, port, ensure_admin_token(store), create_token(store, "alice"),
+            create_token(store, "bob"), **fields,  # type: ignore[arg-type]
+        )  # fmt: skip
+    finally:
+        server.stop(grace=None)
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    return make_pki(tmp_path_factory.mktemp("pki"), "arena")
+
+
+@pytest.fixture(scope="module", params=["plain", "tls"])
+def arena(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+          pki: Pki) -> Iterator[Served]:  # fmt: skip
+    directory = tmp_path_factory.mktemp(request.param)
+    if request.param == "plain":
+        yield from _serve(directory, None, url="grpc://127.0.0.1:{port}", login_flags=[],
+                          credentials=None)  # fmt: skip
+        return
+    tls = load_server_tls(pki.server.cert_path, pki.server.key_path, None)
+    yield from _serve(
+        directory, tls.grpc_credentials(), url="grpcs://127.0.0.1:{port}",
+        login_flags=["--tls-ca", str(pki.ca.cert_path)],
+        credentials=grpc.ssl_channel_credentials(pki.ca.cert_pem),
+    )  # fmt: skip
+
+
+@dataclass
+class Run:
+    status: int
+    out: str
+    err: str
+
+
+Cli = Callable[..., Run]
+
+
+@pytest.fixture
+def arena_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Cli]:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+    def run(*argv: str, stdin: str = "") -> Run:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        capsys.readouterr()
+        status = main(["remote", *argv])
+        captured = capsys.readouterr()
+        return Run(status, captured.out, captured.err)
+
+    yield run
+
+
+def _login(arena: Served, run: Cli, token: str) -> Run:
+    url = arena.url.format(port=arena.port)
+    return run("login", url, *arena.login_flags, stdin=token + "\n")
+
+
+def _refusal(result: Run, status: int, words: str) -> None:
+    assert result.status == status, result
+    assert result.err.count("\n") == 1 and result.err.startswith("arena remote: "), result.err
+    assert words in result.err
+    assert "Traceback" not in result.err
+
+
+def test_login_checks_the_token_and_saves_it_0600(
+    arena: Served, arena_cli: Cli, tmp_path: Path
+) -> None:
+    _refusal(_login(arena, arena_cli, "wrong"), remote.EXIT_UNAUTHENTICATED, "unknown token")
+    assert not (tmp_path / "config" / "kahuna-arena" / remote.CONFIG_NAME).exists()
+    result = _login(arena, arena_cli, arena.alice)
+    assert result.status == 0, result
+    saved = tmp_path / "config" / "kahuna-arena" / remote.CONFIG_NAME
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert json.loads(saved.read_text())["token"] == arena.alice
+    bots = arena_cli("bots")
+    assert bots.status == 0 and "python_random" in bots.out
+
+
+def test_commands_before_login_say_so(arena_cli: Cli) -> None:
+    _refusal(arena_cli("bots"), remote.EXIT_USAGE, "not logged in")
+
+
+def test_an_unreachable_arena_is_one_line(arena_cli: Cli, tmp_path: Path) -> None:
+    remote.save_login(Endpoint("127.0.0.1:1", "tok"), tmp_path / "config" / "kahuna-arena")
+    _refusal(arena_cli("leaderboard"), remote.EXIT_UNREACHABLE, "127.0.0.1:1")
+
+
+def test_submit_plays_the_smoke_match_and_owns_the_bot(
+    arena: Served, arena_cli: Cli, tmp_path: Path
+) -> None:
+    bot = tmp_path / "alice_bot"
+    shutil.copytree(SAMPLE_RANDOM_BOT, bot)
+    toml = (bot / "bot.toml").read_text()
+    (bot / "bot.toml").write_text(toml.replace('"python_random"', '"alice_bot"'))
+    assert _login(arena, arena_cli, arena.alice).status == 0
+    first = arena_cli("submit", str(bot))
+    assert first.status == 0, first
+    assert "alice_bot version" in first.out and "smoke match: passed" in first.out
+    again = arena_cli("submit", str(bot))
+    assert again.status == 0 and "already on the arena" in again.out
+    assert _login(arena, arena_cli, arena.bob).status == 0
+    (bot / "note.txt").write_text("a new version")
+    _refusal(arena_cli("submit", str(bot)), remote.EXIT_PERMISSION, "another user")
+
+
+def test_a_bot_that_fails_its_smoke_match_is_refused_with_the_reason(
+    arena: Served, arena_cli: Cli, tmp_path: Path
+) -> None:
+    bot = tmp_path / "crasher"
+    shutil.copytree(SAMPLE_RANDOM_BOT, bot)
+    toml = (bot / "bot.toml").read_text()
+    (bot / "bot.toml").write_text(toml.replace('"python_random"', '"crasher"'))
+    (bot / "bot.py").write_text("import sys\nsys.exit(3)\n")
+    assert _login(arena, arena_cli, arena.alice).status == 0
+    _refusal(arena_cli("submit", str(bot)), remote.EXIT_REFUSED, "bot refused")
+
+
+def test_watch_leaderboard_and_record_follow_a_tournament(
+    arena: Served, arena_cli: Cli, tmp_path: Path
+) -> None:
+    assert _login(arena, arena_cli, arena.alice).status == 0
+    _refusal(arena_cli("watch", "no-such"), remote.EXIT_NOT_FOUND, "no-such")
+    arena.tournament("cli-watch", ["python_random", _second_bot(arena)])
+    watched = arena_cli("watch", "cli-watch")
+    assert watched.status == 0, watched
+    lines = watched.out.splitlines()
+    assert lines[0].startswith("cli-watch: ")
+    assert any("finished" in line for line in lines)
+    assert any(line.split()[:2] == ["#", "bot"] for line in lines)
+    listed = arena_cli("tournaments")
+    assert listed.status == 0, listed
+    assert listed.out.split()[:6] == ["id", "name", "format", "status", "games", "entrants"]
+    row = next(line.split() for line in listed.out.splitlines() if "cli-watch" in line)
+    assert row[2:] == ["round-robin", "finished", "2/2", "2"]
+    as_json = json.loads(arena_cli("tournaments", "--json").out)
+    assert any(t["name"] == "cli-watch" and t["status"] == "finished" for t in as_json)
+    board = arena_cli("leaderboard", "--json")
+    assert board.status == 0
+    entries = json.loads(board.out)
+    assert {e["bot"] for e in entries} >= {"python_random"}
+    assert all(e["games"] >= 1 for e in entries if e["bot"] == "python_random")
+    table = arena_cli("leaderboard")
+    assert table.out.split()[:3] == ["#", "bot", "version"]
+    game = list_games(arena.store)[-1].id
+    out = tmp_path / "game.json"
+    fetched = arena_cli("record", str(game), "-o", str(out))
+    assert fetched.status == 0, fetched
+    assert json.loads(out.read_text()) == game_record(arena.store, game)
+    printed = arena_cli("record", str(game))
+    assert json.loads(printed.out) == json.loads(out.read_text())
+    _refusal(arena_cli("record", "999999"), remote.EXIT_NOT_FOUND, "999999")
+    _refusal(arena_cli("record", "0"), remote.EXIT_USAGE, "positive")
+
+
+def _second_bot(arena: Served) -> str:
+    """A second entrant: the greedy sample bot, stored directly."""
+    greedy = SAMPLE_RANDOM_BOT.parent / "python_greedy"
+    return add_bot_version(arena.store, load_bot(greedy))[0].bot
+
+
+def test_play_hosts_a_remote_bot_through_the_connector(
+    arena: Served, tmp_path: Path, pki: Pki
+) -> None:
+    config = tmp_path / "config"
+    env = dict(os.environ, XDG_CONFIG_HOME=str(config),
+               PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]))  # fmt: skip
+    url = arena.url.format(port=arena.port)
+    login = subprocess.run(
+        [sys.executable, "-m", "arena", "remote", "login", url, *arena.login_flags],
+        input=arena.alice + "\n", env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert login.returncode == 0, login.stderr
+    channel, stub = arena.stub()
+    name = f"alice_remote_{'tls' if arena.credentials else 'plain'}"
+    with channel:
+        stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name=name),
+                               metadata=(("authorization", f"Bearer {arena.alice}"),))  # fmt: skip
+    connector = subprocess.Popen(
+        [sys.executable, "-m", "arena", "remote", "play", "--max-seats", "1", name, "--",
+         sys.executable, str(SAMPLE_RANDOM_BOT / "bot.py")],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        arena.tournament(f"cli-play-{name}", [name, "python_random"])
+        try:
+            _, stderr = connector.communicate(timeout=TOURNAMENT_TIMEOUT_S)
+        except subprocess.TimeoutExpired as late:
+            raise AssertionError(f"the connector did not finish: {late.stderr!r}") from None
+    finally:
+        connector.kill()
+    assert connector.returncode == 0, stderr
+    assert "seat offered" in stderr
+    deadline = time.monotonic() + TOURNAMENT_TIMEOUT_S
+    while get_tournament(arena.store, f"cli-play-{name}").status != "finished":
+        assert time.monotonic() < deadline, "the tournament did not finish"
+        time.sleep(0.1)
+    games = [g for g in list_games(arena.store) if name in g.bots]
+    assert len(games) == 2 and all(g.statuses == ("ok", "ok") for g in games)
+
+
+def test_submit_lines_report_the_conformance_findings() -> None:
+    report = pb.ConformanceReport(
+        scenarios=[
+            pb.ConformanceScenario(name="hand_of_five", passed=True),
+            pb.ConformanceScenario(name="final_turns", passed=False, problem="illegal_action"),
+        ],
+        launch_ms_median=212.0, decision_ms_median=0.35, decision_ms_p99=4.3,
+    )  # fmt: skip
+    bot = pb.BotVersion(name="mine", version="abc", owner="alice")
+    lines = remote.submit_lines(
+        pb.SubmitBotResponse(bot=bot, created=True, conformance=report), "python"
+    )
+    assert lines[1] == "conformance: 1 of 2 scenarios passed"
+    assert lines[2] == "  failed final_turns: illegal_action"
+    assert "launch to Hello 212 ms" in lines[3] and "4.30 ms p99" in lines[3]
+    assert lines[-1] == "smoke match: passed"
+    plain = remote.submit_lines(pb.SubmitBotResponse(bot=bot, created=True), "python")
+    assert plain == ["mine version abc: submitted (owner alice)", "smoke match: passed"]
