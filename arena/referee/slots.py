@@ -31,7 +31,11 @@ from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
 
 STDERR_KEPT_CHARS = 300
 """How much of the start and of the end of a failed bot's stderr is kept (each)."""
-EXIT_GRACE_S = 0.3
+EXIT_GRACE_S = 1.0
+"""A stream that ends is a crash if the process exits within this, else a disconnect
+(0.3 s was too short for a Python bot unwinding a traceback on a loaded machine:
+its crash read as a disconnect). A failed game waits this long at most, charged to
+nobody."""
 
 
 
