@@ -25,11 +25,11 @@ Readings of points docs/RECORD.md leaves open:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from arena.kahuna.actions import Action, action_from_json
 from arena.kahuna.board import ISLAND_INDEX, ISLANDS, LINES, line_index
@@ -276,13 +276,14 @@ def record_of(
 # ------------------------------------------------------------------ replay
 
 
-@dataclass(frozen=True)
-class ReplayStep:
+class ReplayStep(NamedTuple):
     """One position of a replay: the start (``action`` -1) or the one after action ``action``.
 
     ``round_began``: that action ended a round and the next one was dealt from
     the record's reshuffles, so ``state`` is the new round's start (R6).
     ``stopped``: the record's next action is illegal here, so this is the last step.
+    A NamedTuple, not a frozen dataclass: one is built per action, and a frozen
+    dataclass cost replay a fifth of its speed (benchmarks/engine.py).
     """
 
     action: int
@@ -310,7 +311,7 @@ def replay_steps(record: Record) -> Iterator[ReplayStep]:
             raw = record.action_json[index] if index < len(record.action_json) else None
             if raw is None:
                 raw = ({"seat": seat} if seat is not None else {}) | action.to_json()
-            yield dataclasses.replace(step, stopped=ReplayError(index, raw, exc))
+            yield step._replace(stopped=ReplayError(index, raw, exc))
             return
         yield step
         if after.needs_reshuffle:
