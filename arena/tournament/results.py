@@ -49,7 +49,7 @@ def store_game(store: Store, match_id: int, report: GameReport) -> int | None:
 
 
 def _outcomes(store: Store, tournament_id: int) -> list[GameOutcome]:
-    return [GameOutcome(o.match_id, o.bots, o.winner) for o in game_outcomes(store, tournament_id)]
+    return game_outcomes(store, tournament_id)
 
 
 def tournament_standings(store: Store, tournament_id: int) -> tuple[Standing, ...]:

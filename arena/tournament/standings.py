@@ -19,14 +19,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from arena.store.models import StoredOutcome
 
-@dataclass(frozen=True, slots=True)
-class GameOutcome:
-    """One finished game as standings see it."""
+GameOutcome = StoredOutcome
 
-    match_id: int
-    bots: tuple[str, str]  # by seat
-    winner: str | None  # None: a draw
+"""One finished game as standings see it: the store's own row (match, bots by seat,
+winner or None for a draw), so results need no copy of it."""
+
+
 
 
 @dataclass(frozen=True, slots=True)
