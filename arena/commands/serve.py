@@ -25,6 +25,7 @@ from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
+from arena.server.limits import StreamLimits
 from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
 from arena.store import ADMIN_TOKEN_NAME, Store, create_token, ensure_admin_token
 
@@ -66,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--tls-client-ca", type=Path, metavar="FILE",
         help="mutual TLS: gRPC clients must present a certificate signed by this PEM CA",
     )  # fmt: skip
+    add_stream_limits(serve)
     add_data_dir(serve)
     serve.set_defaults(func=with_store(run_serve))
 
@@ -84,7 +86,48 @@ def run_token_create(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
+_DEFAULT_LIMITS = StreamLimits()
+_STREAM_FLAGS = (
+    ("--streams-per-token", "per_token", "open response streams per bearer token"),
+    ("--streams-unauthenticated", "unauthenticated", "open streams that carry no token, together"),
+    ("--streams-total", "total", "open streams of the whole server"),
+)
+
+
+def add_stream_limits(parser: argparse.ArgumentParser) -> None:
+    """The API server's stream limits (arena.server.limits.StreamLimits) as flags."""
+    for flag, name, text in _STREAM_FLAGS:
+        default = getattr(_DEFAULT_LIMITS, name)
+        parser.add_argument(
+            flag, type=int, metavar="N", dest=f"limit_{name}", default=default,
+            help=f"{text}; one more is refused with RESOURCE_EXHAUSTED (default {default})",
+        )  # fmt: skip
+    parser.add_argument(
+        "--hello-wait-s", type=float, metavar="S", default=_DEFAULT_LIMITS.hello_wait_s,
+        help="a remote bot's Play stream must say Hello within S seconds"
+        f" (default {_DEFAULT_LIMITS.hello_wait_s:g})",
+    )  # fmt: skip
+
+
+def stream_limits(args: argparse.Namespace) -> StreamLimits:
+    """The flags' StreamLimits; ValueError naming the flag that is out of range."""
+    for flag, name, _ in _STREAM_FLAGS:
+        value = getattr(args, f"limit_{name}")
+        if value < 1:
+            raise ValueError(f"{flag} must be at least 1, got {value}")
+    if not args.hello_wait_s > 0:
+        raise ValueError(f"--hello-wait-s must be a positive number, got {args.hello_wait_s}")
+    return StreamLimits(
+        per_token=args.limit_per_token, unauthenticated=args.limit_unauthenticated,
+        total=args.limit_total, hello_wait_s=args.hello_wait_s,
+    )  # fmt: skip
+
+
 def run_serve(store: Store, args: argparse.Namespace) -> int:
+    try:
+        limits = stream_limits(args)
+    except ValueError as error:
+        return fail(str(error), EXIT_BAD_FLAGS)
     if args.concurrency is not None and args.concurrency < 1:
         return fail(f"--concurrency must be at least 1, got {args.concurrency}")
     for flag, port in (("--port", args.port), ("--web-port", args.web_port)):
@@ -109,8 +152,9 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     credentials = None if tls is None else tls.grpc_credentials()
     try:
         server, port = create_server(
-            f"{args.host}:{args.port}", store=store, options=options, credentials=credentials
-        )
+            f"{args.host}:{args.port}", store=store, options=options, credentials=credentials,
+            limits=limits,
+        )  # fmt: skip
     except RuntimeError as error:
         return fail(str(error))
     ensure_admin_token(store)

@@ -192,3 +192,61 @@ def test_serve_without_tls_on_a_network_address_warns_that_tokens_travel_in_clea
             process.wait(5)
     assert "warning" in stderr and "plaintext_api_on_network" in stderr
     assert "travel in clear" in stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--streams-per-token", "0"], "--streams-per-token must be at least 1, got 0"),
+        (["--streams-unauthenticated", "-3"], "--streams-unauthenticated must be at least 1"),
+        (["--streams-total", "0"], "--streams-total must be at least 1, got 0"),
+        (["--hello-wait-s", "0"], "--hello-wait-s must be a positive number, got 0.0"),
+    ],
+)
+def test_serve_refuses_a_stream_limit_out_of_range_by_name(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "serve", "--port", "0",
+         "--data-dir", str(tmp_path), *flags],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 2 and message in done.stderr
+
+
+def test_serve_holds_the_stream_limit_its_flag_gives(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(tmp_path),
+         "--no-cpu-pinning", "--streams-per-token", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        port = int(_read_line(process, r"listening on 127\.0\.0\.1:(\d+)").group(1))
+        admin = Path(_read_line(process, r"admin token: (\S+)").group(1)).read_text().strip()
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            as_admin = (("authorization", f"Bearer {admin}"),)
+            created = stub.CreateUserToken(pb.CreateUserTokenRequest(user="ann"), metadata=as_admin)
+            token = created.token
+            auth = (("authorization", f"Bearer {token}"),)
+            stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name="ann_remote"), metadata=auth)
+            request = pb.WaitForSeatsRequest(bot="ann_remote")
+            first = stub.WaitForSeats(request, metadata=auth, timeout=30)
+            refused = None
+            for _ in range(100):  # until the first stream is open on the server
+                with pytest.raises(grpc.RpcError) as caught:
+                    next(iter(stub.WaitForSeats(request, metadata=auth, timeout=0.5)))
+                refused = caught.value
+                assert isinstance(refused, grpc.Call)
+                if refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    break
+            assert isinstance(refused, grpc.Call)
+            assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert refused.details() == "too many open streams: the limit is 1 streams per token"
+            first.cancel()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
