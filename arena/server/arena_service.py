@@ -49,6 +49,7 @@ from arena.server.convert import (
     standing_pb,
     tournament_pb,
 )
+from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import LoopInbox, blocking, off_loop
 from arena.server.seats import SeatHub
 from arena.server.watch import check_game, finished_record, follow_live
@@ -136,7 +137,7 @@ class _Hub:
             return thread is not None and thread.is_alive()
 
 
-class ArenaService(pb_grpc.ArenaServiceServicer):
+class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     """Each method: parse the request, call one function, map its refusal to a status."""
 
     def __init__(self, store: Store, options: ServiceOptions | None = None) -> None:

@@ -8,6 +8,7 @@ scheduler's next pick sees only what the store would give it.
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 from dataclasses import dataclass, field, replace
 
@@ -125,7 +126,7 @@ def test_no_entrant_waits_longer_than_a_bounded_number_of_matches(
     bound = 2 * bots + 2 * concurrency
     for version in ladder.state:
         played = [0, *ladder.matches_of(version), ladder.next_match]
-        gaps = [b - a for a, b in zip(played, played[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(played)]
         assert max(gaps) <= bound, (version, gaps)
 
 
