@@ -21,7 +21,8 @@ History:
       played before the upgrade is not replayed with its old deal.
   v6  the ladder (``arena serve --ladder``): a tournament of format ``ladder``
       (the ``tournaments`` table is rebuilt with the wider CHECK, every row and
-      id kept, foreign keys checked at commit; the CHECK also names ``sprt``
+      id kept; migrations run with foreign keys off, and every step ends with
+      ``PRAGMA foreign_key_check``: the CHECK also names ``sprt``
       and ``gauntlet``, the formats of issue 12); its settings (``ladders``);
       bots withdrawn from it (``bots.withdrawn_at``).
 """
@@ -196,7 +197,6 @@ UPDATE tournaments SET secret = randomblob(32) WHERE secret IS NULL;
 """
 
 V6 = """
-PRAGMA defer_foreign_keys = ON;
 CREATE TABLE tournaments_v6 (
     id          INTEGER PRIMARY KEY,
     name        TEXT NOT NULL UNIQUE,
@@ -277,6 +277,12 @@ def _apply_next(connection: sqlite3.Connection) -> bool:
             statements = [s.strip() for s in MIGRATIONS[version].split(";") if s.strip()]
             for statement in statements:
                 connection.execute(statement)
+            broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise SchemaError(
+                    f"migration to v{version + 1} would leave {len(broken)} broken reference(s)"
+                    f" (first in table {broken[0][0]}); the database is left at v{version}"
+                )
             connection.execute(f"PRAGMA user_version = {version + 1:d}")
     except BaseException:
         connection.execute("ROLLBACK")
