@@ -63,6 +63,7 @@ from arena.store import (
     Principal,
     Store,
     StoreError,
+    TournamentFormat,
     TournamentLease,
     TournamentRow,
     TournamentStatus,
@@ -297,6 +298,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         principal: Principal,
     ) -> pb.StartTournamentResponse:  # fmt: skip
         tournament = self._tournament(context, request.name)
+        if tournament.format is TournamentFormat.LADDER:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                  f"{tournament.name!r} is a ladder: arena serve --ladder runs it")  # fmt: skip
         if tournament.status is not TournamentStatus.FINISHED:
             self._start(context, tournament)
         return pb.StartTournamentResponse(

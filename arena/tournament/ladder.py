@@ -231,6 +231,9 @@ class LadderRunner:
 
     def _collect(self, summary: LadderSummary) -> None:
         """Handle what the executor reports for up to ``POLL_S``, until a match ends."""
+        if not self._open_jobs:  # nobody to pair yet: wait for a submission
+            self._stop.wait(POLL_S)
+            return
         event = self.executor.next_event(POLL_S)
         ended = False
         while event is not None:

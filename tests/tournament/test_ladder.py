@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import signal
 import sqlite3
@@ -24,6 +25,7 @@ from arena.store import (
     find_ladder,
     get_tournament,
     get_version,
+    ladder_settings,
     set_withdrawn,
 )
 from arena.tournament.ladder import LadderRunner
@@ -137,10 +139,6 @@ def test_kill_9_of_the_server_loses_no_game_and_the_ladder_goes_on(tmp_path: Pat
 def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(tmp_path: Path) -> None:
     data = tmp_path / "data"
     _add(data, tmp_path, "a", "b")
-    import argparse
-
-    from arena.commands.serve import register  # noqa: F401  (the flags' defaults)
-
     args = argparse.Namespace(
         ladder_name="ladder", concurrency=2, **{f"ladder_{k}": None for k in (
             "games_per_match", "seed", "action_ms", "bank_ms", "placement_matches",
@@ -179,3 +177,43 @@ def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(tmp_path: 
         assert all(a_id not in pair for pair in later), "a withdrawn bot was scheduled"
         assert get_version(store, "c").games >= 2
     assert not thread.is_alive()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--ladder-games-per-match", "3"], "games_per_match must be even"),
+        (["--ladder-max-repeat", "0"], "max_repeat must be a whole number from 1"),
+        (["--ladder-name", "bad name"], "--ladder-name 'bad name'"),
+    ],
+    ids=["odd-games", "no-repeat", "bad-name"],
+)
+def test_bad_ladder_flags_are_refused_in_one_line_and_nothing_is_stored(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--ladder", *flags,
+         "--data-dir", str(tmp_path / "data")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert _rows(tmp_path / "data", "SELECT COUNT(*) FROM tournaments") == [(0,)]
+
+
+def test_settings_given_once_are_kept_and_a_flag_replaces_one(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    args = argparse.Namespace(
+        ladder_name="ladder", concurrency=3, **{f"ladder_{k}": None for k in (
+            "games_per_match", "seed", "action_ms", "bank_ms", "placement_matches",
+            "placement_in_play", "max_repeat")},
+    )  # fmt: skip
+    with Store.open(data) as store:
+        first = argparse.Namespace(**{**vars(args), "ladder_max_repeat": 2})
+        ladder = prepare_ladder(store, first)
+        second = {**vars(args), "concurrency": None, "ladder_games_per_match": 4}
+        again = prepare_ladder(store, argparse.Namespace(**second))
+        assert again == ladder
+        config, settings = ladder_settings(store, ladder)
+    assert config.games_per_match == 4
+    assert (settings["max_repeat"], settings["concurrency"]) == (2, 3)
