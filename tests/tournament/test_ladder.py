@@ -138,7 +138,7 @@ def test_kill_9_of_the_server_loses_no_game_and_the_ladder_goes_on(tmp_path: Pat
 
 def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    _add(data, tmp_path, "a", "b")
+    _add(data, tmp_path, "a")  # alone: nobody to play until b comes
     args = argparse.Namespace(
         ladder_name="ladder", concurrency=2, **{f"ladder_{k}": None for k in (
             "games_per_match", "seed", "action_ms", "bank_ms", "placement_matches",
@@ -150,6 +150,9 @@ def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(tmp_path: 
         thread = threading.Thread(target=runner.run)
         thread.start()
         try:
+            time.sleep(1)
+            assert _rows(data, "SELECT COUNT(*) FROM matches") == [(0,)]
+            _add(data, tmp_path, "b")
             _wait("a game", lambda: len(_games(data)) >= 1)
             _add(data, tmp_path, "c")  # submitted while the ladder runs
             c_id = _rows(data, "SELECT MAX(id) FROM bot_versions")[0][0]
