@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.tournament",
     "arena.commands.leaderboard",
     "arena.commands.serve",
+    "arena.commands.ladder",
     "arena.commands.match",
     "arena.commands.demo",
     "arena.commands.stats",

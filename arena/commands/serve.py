@@ -19,6 +19,7 @@ from types import FrameType
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
+from arena.commands.ladder import LadderThread, add_ladder_flags, start_ladder
 from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning
 from arena.logs import get_logger
@@ -27,7 +28,14 @@ from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.limits import StreamLimits
 from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
-from arena.store import ADMIN_TOKEN_NAME, Store, create_token, ensure_admin_token
+from arena.store import (
+    ADMIN_TOKEN_NAME,
+    LeaseHeldError,
+    Store,
+    create_token,
+    ensure_admin_token,
+)
+from arena.tournament.config import TournamentError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051
@@ -46,11 +54,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_cpu_pinning(serve)
     serve.add_argument(
-        "--unsafe-no-sandbox", action="store_true",
+        "--unsafe-no-sandbox",
+        action="store_true",
         help="run bots even where the host cannot sandbox them (trusted bots only)",
     )
     serve.add_argument(
-        "--paired-remote", action="store_true",
+        "--paired-remote",
+        action="store_true",
         help="pair deals (games 2k and 2k+1 share one) in matches with a remote bot too. Risk:"
         " a remote bot's owner can link its processes, so the bot plays the second game of a"
         " pair knowing the whole deal (hands and draw order) from the first; default: a fresh"
@@ -68,6 +78,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="mutual TLS: gRPC clients must present a certificate signed by this PEM CA",
     )  # fmt: skip
     add_stream_limits(serve)
+    add_ladder_flags(serve)
     add_data_dir(serve)
     serve.set_defaults(func=with_store(run_serve))
 
@@ -158,6 +169,13 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     except RuntimeError as error:
         return fail(str(error))
     ensure_admin_token(store)
+    ladder: LadderThread | None = None
+    if args.ladder:
+        try:
+            ladder = start_ladder(store, args)
+        except (TournamentError, LeaseHeldError) as error:
+            server.stop(grace=None)
+            return fail(str(error), EXIT_BAD_FLAGS if isinstance(error, TournamentError) else 1)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -180,12 +198,18 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
             )
         except OSError as error:
             server.stop(grace=None)
+            if ladder is not None:
+                ladder.stop()
             return fail(f"cannot serve the web pages on {args.host}:{args.web_port}: {error}")
         scheme = "http" if tls is None else "https"
         print(f"web pages on {scheme}://{args.host}:{web_port}/", flush=True)
+    if ladder is not None:
+        print(f"ladder {args.ladder_name!r} running", flush=True)
     print(f"admin token: {store.data_dir / ADMIN_TOKEN_NAME}", flush=True)
     get_logger().info("server_started", host=args.host, port=port)
     stop.wait()
+    if ladder is not None:
+        ladder.stop()
     if web is not None:
         web.stop()
     server.stop(grace=2.0).wait()

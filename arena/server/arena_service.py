@@ -49,6 +49,7 @@ from arena.server.convert import (
     standing_pb,
     tournament_pb,
 )
+from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import LoopInbox, blocking, off_loop
 from arena.server.seats import SeatHub
 from arena.server.watch import check_game, finished_record, follow_live
@@ -62,6 +63,7 @@ from arena.store import (
     Principal,
     Store,
     StoreError,
+    TournamentFormat,
     TournamentLease,
     TournamentRow,
     TournamentStatus,
@@ -136,7 +138,7 @@ class _Hub:
             return thread is not None and thread.is_alive()
 
 
-class ArenaService(pb_grpc.ArenaServiceServicer):
+class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     """Each method: parse the request, call one function, map its refusal to a status."""
 
     def __init__(self, store: Store, options: ServiceOptions | None = None) -> None:
@@ -296,6 +298,9 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         principal: Principal,
     ) -> pb.StartTournamentResponse:  # fmt: skip
         tournament = self._tournament(context, request.name)
+        if tournament.format is TournamentFormat.LADDER:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                  f"{tournament.name!r} is a ladder: arena serve --ladder runs it")  # fmt: skip
         if tournament.status is not TournamentStatus.FINISHED:
             self._start(context, tournament)
         return pb.StartTournamentResponse(

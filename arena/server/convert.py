@@ -15,6 +15,7 @@ from arena.tournament.standings import Standing
 FORMAT_NAMES = {
     pb.TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ROUND_ROBIN,
     pb.TOURNAMENT_FORMAT_SWISS: TournamentFormat.SWISS,
+    pb.TOURNAMENT_FORMAT_LADDER: TournamentFormat.LADDER,
 }
 FORMAT_VALUES = {name: value for value, name in FORMAT_NAMES.items()}
 ARCHIVE_NAMES = {pb.ARCHIVE_FORMAT_TAR_GZ: "tar.gz", pb.ARCHIVE_FORMAT_ZIP: "zip"}

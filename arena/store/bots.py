@@ -76,6 +76,7 @@ def add_bot_version(
             "SELECT id FROM bot_versions WHERE bot_id = ? AND version = ?", (bot_id, spec.version)
         ).fetchone()
         if existing is None:
+            db.execute("UPDATE bots SET withdrawn_at = NULL WHERE id = ?", (bot_id,))  # back
             _copy_files(spec.directory, target)
             db.execute(
                 "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"

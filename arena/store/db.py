@@ -139,9 +139,11 @@ class Store:
             check_usable(connection)  # reads only: a refused file is left as it was
             connection.row_factory = sqlite3.Row
             connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA foreign_keys = ON")
             connection.execute("PRAGMA synchronous = FULL")
+            # Foreign keys are checked once migrated: a step that rebuilds a table others
+            # refer to (v6) must drop the old one, and checks the whole database itself.
             migrate(connection)
+            connection.execute("PRAGMA foreign_keys = ON")
             for name in (DATABASE_NAME, f"{DATABASE_NAME}-wal", f"{DATABASE_NAME}-shm"):
                 _private(path / name, 0o600)  # made by an older arena: token hashes inside
         except OSError as error:

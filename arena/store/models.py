@@ -98,6 +98,7 @@ class TournamentFormat(enum.StrEnum):
 
     ROUND_ROBIN = "round_robin"
     SWISS = "swiss"
+    LADDER = "ladder"  # arena serve --ladder (arena.store.ladder); never created as a tournament
 
 
 class TournamentStatus(enum.StrEnum):

@@ -19,6 +19,12 @@ History:
       shown to a bot. Tournaments from before v5 get a random secret
       (``randomblob``): their unplayed games get new deals, and a pair half
       played before the upgrade is not replayed with its old deal.
+  v6  the ladder (``arena serve --ladder``): a tournament of format ``ladder``
+      (the ``tournaments`` table is rebuilt with the wider CHECK, every row and
+      id kept; migrations run with foreign keys off, and every step ends with
+      ``PRAGMA foreign_key_check``: the CHECK also names ``sprt``
+      and ``gauntlet``, the formats of issue 12); its settings (``ladders``);
+      bots withdrawn from it (``bots.withdrawn_at``).
 """
 
 from __future__ import annotations
@@ -190,7 +196,32 @@ ALTER TABLE tournaments ADD COLUMN secret BLOB;
 UPDATE tournaments SET secret = randomblob(32) WHERE secret IS NULL;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+V6 = """
+CREATE TABLE tournaments_v6 (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    format      TEXT NOT NULL
+                CHECK (format IN ('round_robin', 'swiss', 'sprt', 'gauntlet', 'ladder')),
+    status      TEXT NOT NULL CHECK (status IN ('created', 'running', 'finished')),
+    config      TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    finished_at TEXT,
+    secret      BLOB
+);
+INSERT INTO tournaments_v6 (id, name, format, status, config, created_at, finished_at, secret)
+SELECT id, name, format, status, config, created_at, finished_at, secret FROM tournaments;
+DROP TABLE tournaments;
+ALTER TABLE tournaments_v6 RENAME TO tournaments;
+CREATE TABLE ladders (
+    tournament_id INTEGER PRIMARY KEY REFERENCES tournaments(id),
+    settings      TEXT NOT NULL,
+    updated_at    TEXT NOT NULL
+);
+ALTER TABLE bots ADD COLUMN withdrawn_at TEXT;
+CREATE INDEX matches_by_tournament ON matches(tournament_id, finished_at)
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 CURRENT_VERSION = len(MIGRATIONS)
 
 
@@ -246,6 +277,12 @@ def _apply_next(connection: sqlite3.Connection) -> bool:
             statements = [s.strip() for s in MIGRATIONS[version].split(";") if s.strip()]
             for statement in statements:
                 connection.execute(statement)
+            broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise SchemaError(
+                    f"migration to v{version + 1} would leave {len(broken)} broken reference(s)"
+                    f" (first in table {broken[0][0]}); the database is left at v{version}"
+                )
             connection.execute(f"PRAGMA user_version = {version + 1:d}")
     except BaseException:
         connection.execute("ROLLBACK")

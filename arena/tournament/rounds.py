@@ -45,6 +45,8 @@ def create_tournament(
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise TournamentError(f"tournament name {name!r}: use 1-60 letters, digits, - _ .")
     kind = parse_format(format)
+    if kind is TournamentFormat.LADDER:
+        raise TournamentError("a ladder is not created as a tournament: run arena serve --ladder")
     if len(set(bots)) != len(bots) or len(bots) < 2:
         raise TournamentError("a tournament needs at least two distinct bots")
     validate_config(config)

@@ -62,7 +62,8 @@ from arena.store import (
     think_ms_per_game,
     tournament_secret,
 )
-from arena.store.models import TournamentStatus
+from arena.store.models import TournamentFormat, TournamentStatus
+from arena.tournament.config import TournamentError
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
@@ -180,6 +181,10 @@ class TournamentRunner:
         """
         with lease if lease is not None else self.take_lease():
             tournament = get_tournament(self.store, self.tournament_id)
+            if tournament.format is TournamentFormat.LADDER:
+                raise TournamentError(
+                    f"{tournament.name!r} is a ladder: arena serve --ladder runs it"
+                )
             summary = RunSummary(tournament)
             if tournament.status is TournamentStatus.FINISHED:
                 return summary

@@ -29,6 +29,8 @@ from arena.kahuna import (
     parse_record,
 )
 from arena.logs import get_logger
+from arena.tournament.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
+from arena.tournament.ladder_view import LadderView
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
     Frames,
@@ -36,6 +38,7 @@ from arena.web.frames import (
     game_frames,
     parse_perspective,
 )
+from arena.web.ladder import LadderSource, ladder_payload
 from arena.web.models import GameDetail, TournamentDetail, WebSource
 from arena.web.plots import rating_history_svg
 from arena.web.upload import MAX_UPLOAD_BYTES, UploadError, form_text, record_from_upload
@@ -172,6 +175,10 @@ class WebApp:
             (re.compile(r"/api/games/(\d{1,18})/frames"), self.game_frames_json),
             (re.compile(r"/static/([a-z0-9_.-]+)"), self.static_file),
             (re.compile(r"/replay"), self.replay_form),
+            (re.compile(r"/ladder"), self.ladder_page),
+            (re.compile(r"/ladder/([A-Za-z0-9_.-]+)"), self.ladder_page),
+            (re.compile(r"/api/ladder"), self.ladder_json),
+            (re.compile(r"/api/ladder/([A-Za-z0-9_.-]+)"), self.ladder_json),
             (re.compile(r"/healthz"), lambda query: json_response({"ok": True})),
         ]
 
@@ -248,6 +255,22 @@ class WebApp:
 
     def tournament_json(self, query: Mapping[str, str], tournament_id: str) -> Response:
         return json_response(self._tournament(tournament_id).to_json())
+
+    # --- the ladder (arena.web.ladder) -----------------------------------------
+
+    def _ladder(self, name: str | None) -> LadderView:
+        name = name or DEFAULT_LADDER
+        view = self.source.ladder(name) if isinstance(self.source, LadderSource) else None
+        if view is None:
+            raise HttpError(404, f"no ladder named {name!r} (arena serve --ladder runs one)")
+        return view
+
+    def ladder_page(self, query: Mapping[str, str], name: str | None = None) -> Response:
+        view = self._ladder(name)
+        return self.page("ladder.html", title=f"Ladder {view.ladder.name}", view=view)
+
+    def ladder_json(self, query: Mapping[str, str], name: str | None = None) -> Response:
+        return json_response(ladder_payload(self._ladder(name)))
 
     # --- bots -----------------------------------------------------------------
 

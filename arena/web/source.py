@@ -13,6 +13,7 @@ from collections import OrderedDict, defaultdict
 from pathlib import Path
 
 from arena import store as st
+from arena.tournament.ladder_view import LadderView, ladder_view
 from arena.tournament.results import tournament_crosstable, tournament_standings
 from arena.web.models import (
     BotDetail,
@@ -108,6 +109,15 @@ class StoreSource:
             OrderedDict()
         )
         self._lock = threading.Lock()
+
+    def ladder(self, name: str) -> LadderView | None:
+        """The ladder ``name`` (arena.web.ladder), None when there is none."""
+        try:
+            return ladder_view(self.store, name)
+        except st.NotFoundError:
+            return None
+        except st.StoreError:  # a tournament of that name that is not a ladder
+            return None
 
     def leaderboard(self) -> list[LeaderboardRow]:
         return [leaderboard_row(row.rank, row.entry) for row in st.leaderboard(self.store)]

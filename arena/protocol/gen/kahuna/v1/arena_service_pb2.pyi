@@ -56,6 +56,8 @@ class _TournamentFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Tour
     TOURNAMENT_FORMAT_UNSPECIFIED: _TournamentFormat.ValueType  # 0
     TOURNAMENT_FORMAT_ROUND_ROBIN: _TournamentFormat.ValueType  # 1
     TOURNAMENT_FORMAT_SWISS: _TournamentFormat.ValueType  # 2
+    TOURNAMENT_FORMAT_LADDER: _TournamentFormat.ValueType  # 5
+    """The ladder of `arena serve --ladder` (3 and 4 are kept for other formats)."""
 
 class TournamentFormat(_TournamentFormat, metaclass=_TournamentFormatEnumTypeWrapper):
     """Round robin or Swiss."""
@@ -63,6 +65,8 @@ class TournamentFormat(_TournamentFormat, metaclass=_TournamentFormatEnumTypeWra
 TOURNAMENT_FORMAT_UNSPECIFIED: TournamentFormat.ValueType  # 0
 TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ValueType  # 1
 TOURNAMENT_FORMAT_SWISS: TournamentFormat.ValueType  # 2
+TOURNAMENT_FORMAT_LADDER: TournamentFormat.ValueType  # 5
+"""The ladder of `arena serve --ladder` (3 and 4 are kept for other formats)."""
 Global___TournamentFormat: _TypeAlias = TournamentFormat  # noqa: Y015
 
 @_typing.final
@@ -1135,3 +1139,223 @@ class WatchGameResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___WatchGameResponse: _TypeAlias = WatchGameResponse  # noqa: Y015
+
+@_typing.final
+class GetLadderRequest(_message.Message):
+    """GetLadder input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    RECENT_GAMES_FIELD_NUMBER: _builtins.int
+    QUEUE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The ladder's name; empty: "ladder"."""
+    recent_games: _builtins.int
+    """How many recent games (0: 20) and queued pairings (0: 8) to show."""
+    queue: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        recent_games: _builtins.int = ...,
+        queue: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "queue", b"queue", "recent_games", b"recent_games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLadderRequest: _TypeAlias = GetLadderRequest  # noqa: Y015
+
+@_typing.final
+class LadderStanding(_message.Message):
+    """A row of the ladder's standings (by mu - 3 sigma)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    LADDER_GAMES_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    IN_PLAY_FIELD_NUMBER: _builtins.int
+    PLACING_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    ladder_games: _builtins.int
+    """Its games and matches on this ladder, and its matches in play now."""
+    matches: _builtins.int
+    in_play: _builtins.int
+    placing: _builtins.bool
+    """Still in its placement burst (fewer than placement_matches matches)."""
+    @_builtins.property
+    def bot(self) -> Global___BotVersion:
+        """The bot's latest version, with its rating (mu, sigma) and every game it played."""
+
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        bot: Global___BotVersion | None = ...,
+        ladder_games: _builtins.int = ...,
+        matches: _builtins.int = ...,
+        in_play: _builtins.int = ...,
+        placing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "in_play", b"in_play", "ladder_games", b"ladder_games", "matches", b"matches", "placing", b"placing", "rank", b"rank"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderStanding: _TypeAlias = LadderStanding  # noqa: Y015
+
+@_typing.final
+class LadderGame(_message.Message):
+    """A finished ladder game."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    WINNER_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.int
+    winner: _builtins.str
+    """Empty: a draw."""
+    reason: _builtins.str
+    finished_at: _builtins.str
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """By seat."""
+
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.int = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        winner: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        finished_at: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "finished_at", b"finished_at", "game_id", b"game_id", "reason", b"reason", "winner", b"winner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderGame: _TypeAlias = LadderGame  # noqa: Y015
+
+@_typing.final
+class LadderPairing(_message.Message):
+    """A pairing the scheduler will play next, in order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIRST_FIELD_NUMBER: _builtins.int
+    SECOND_FIELD_NUMBER: _builtins.int
+    PLACEMENT_FIELD_NUMBER: _builtins.int
+    first: _builtins.str
+    second: _builtins.str
+    placement: _builtins.bool
+    def __init__(
+        self,
+        *,
+        first: _builtins.str = ...,
+        second: _builtins.str = ...,
+        placement: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "placement", b"placement", "second", b"second"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderPairing: _TypeAlias = LadderPairing  # noqa: Y015
+
+@_typing.final
+class GetLadderResponse(_message.Message):
+    """GetLadder output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    RECENT_GAMES_FIELD_NUMBER: _builtins.int
+    QUEUE_FIELD_NUMBER: _builtins.int
+    PLACEMENT_MATCHES_FIELD_NUMBER: _builtins.int
+    MAX_REPEAT_FIELD_NUMBER: _builtins.int
+    CONCURRENCY_FIELD_NUMBER: _builtins.int
+    placement_matches: _builtins.int
+    max_repeat: _builtins.int
+    concurrency: _builtins.int
+    """Matches in play at once; 0: one per CPU of the server."""
+    @_builtins.property
+    def ladder(self) -> Global___Tournament: ...
+    @_builtins.property
+    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderStanding]: ...
+    @_builtins.property
+    def recent_games(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderGame]: ...
+    @_builtins.property
+    def queue(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderPairing]: ...
+    def __init__(
+        self,
+        *,
+        ladder: Global___Tournament | None = ...,
+        standings: _abc.Iterable[Global___LadderStanding] | None = ...,
+        recent_games: _abc.Iterable[Global___LadderGame] | None = ...,
+        queue: _abc.Iterable[Global___LadderPairing] | None = ...,
+        placement_matches: _builtins.int = ...,
+        max_repeat: _builtins.int = ...,
+        concurrency: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "ladder", b"ladder", "max_repeat", b"max_repeat", "placement_matches", b"placement_matches", "queue", b"queue", "recent_games", b"recent_games", "standings", b"standings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLadderResponse: _TypeAlias = GetLadderResponse  # noqa: Y015
+
+@_typing.final
+class SetBotWithdrawnRequest(_message.Message):
+    """SetBotWithdrawn input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    WITHDRAWN_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    withdrawn: _builtins.bool
+    """True: off the ladder; false: back on it."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        withdrawn: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "withdrawn", b"withdrawn"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetBotWithdrawnRequest: _TypeAlias = SetBotWithdrawnRequest  # noqa: Y015
+
+@_typing.final
+class SetBotWithdrawnResponse(_message.Message):
+    """SetBotWithdrawn output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetBotWithdrawnResponse: _TypeAlias = SetBotWithdrawnResponse  # noqa: Y015

@@ -105,6 +105,16 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.WatchGameRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.WatchGameResponse.FromString,
                 _registered_method=True)
+        self.GetLadder = channel.unary_unary(
+                '/kahuna.v1.ArenaService/GetLadder',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.GetLadderRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.GetLadderResponse.FromString,
+                _registered_method=True)
+        self.SetBotWithdrawn = channel.unary_unary(
+                '/kahuna.v1.ArenaService/SetBotWithdrawn',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -220,6 +230,22 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetLadder(self, request, context):
+        """The ladder (`arena serve --ladder`): standings with uncertainty, ladder
+        games per bot, the recent games and the pairing queue.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetBotWithdrawn(self, request, context):
+        """Take a bot off the ladder (its matches in play finish), or bring it back
+        (its owner or the admin). A new version of a withdrawn bot brings it back.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -292,6 +318,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.WatchGame,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.WatchGameRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.WatchGameResponse.SerializeToString,
+            ),
+            'GetLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLadder,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.GetLadderRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.GetLadderResponse.SerializeToString,
+            ),
+            'SetBotWithdrawn': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetBotWithdrawn,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -673,6 +709,60 @@ class ArenaService:
             '/kahuna.v1.ArenaService/WatchGame',
             kahuna_dot_v1_dot_arena__service__pb2.WatchGameRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.WatchGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/GetLadder',
+            kahuna_dot_v1_dot_arena__service__pb2.GetLadderRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.GetLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetBotWithdrawn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/SetBotWithdrawn',
+            kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnResponse.FromString,
             options,
             channel_credentials,
             insecure,

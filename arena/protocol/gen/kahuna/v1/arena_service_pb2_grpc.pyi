@@ -87,6 +87,14 @@ class ArenaServiceStub:
     record. Anyone else gets PERMISSION_DENIED while the game is not over, and
     the record once it is.
     """
+    GetLadder: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLadderRequest, _arena_service_pb2.GetLadderResponse]
+    """The ladder (`arena serve --ladder`): standings with uncertainty, ladder
+    games per bot, the recent games and the pairing queue.
+    """
+    SetBotWithdrawn: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.SetBotWithdrawnRequest, _arena_service_pb2.SetBotWithdrawnResponse]
+    """Take a bot off the ladder (its matches in play finish), or bring it back
+    (its owner or the admin). A new version of a withdrawn bot brings it back.
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -138,6 +146,14 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     information: the head, then every action as it is applied, then the
     record. Anyone else gets PERMISSION_DENIED while the game is not over, and
     the record once it is.
+    """
+    GetLadder: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLadderRequest, _arena_service_pb2.GetLadderResponse]  # type: ignore[assignment]
+    """The ladder (`arena serve --ladder`): standings with uncertainty, ladder
+    games per bot, the recent games and the pairing queue.
+    """
+    SetBotWithdrawn: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.SetBotWithdrawnRequest, _arena_service_pb2.SetBotWithdrawnResponse]  # type: ignore[assignment]
+    """Take a bot off the ladder (its matches in play finish), or bring it back
+    (its owner or the admin). A new version of a withdrawn bot brings it back.
     """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -271,6 +287,26 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         information: the head, then every action as it is applied, then the
         record. Anyone else gets PERMISSION_DENIED while the game is not over, and
         the record once it is.
+        """
+
+    @_abc_1.abstractmethod
+    def GetLadder(
+        self,
+        request: _arena_service_pb2.GetLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetLadderResponse, _abc.Awaitable[_arena_service_pb2.GetLadderResponse]]:
+        """The ladder (`arena serve --ladder`): standings with uncertainty, ladder
+        games per bot, the recent games and the pairing queue.
+        """
+
+    @_abc_1.abstractmethod
+    def SetBotWithdrawn(
+        self,
+        request: _arena_service_pb2.SetBotWithdrawnRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.SetBotWithdrawnResponse, _abc.Awaitable[_arena_service_pb2.SetBotWithdrawnResponse]]:
+        """Take a bot off the ladder (its matches in play finish), or bring it back
+        (its owner or the admin). A new version of a withdrawn bot brings it back.
         """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

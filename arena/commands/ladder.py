@@ -1,0 +1,134 @@
+"""The ladder's flags for `arena serve --ladder`, and `arena ladder withdraw|return BOT`.
+
+`arena serve --ladder` runs the ladder (``arena.tournament.ladder``) beside
+the API: its settings are the flags given, else the stored ones, else the
+defaults; the ones it runs with are stored (a flag given once is kept).
+`arena ladder withdraw BOT` takes a bot off the ladder (its matches in play
+finish); `arena ladder return BOT`, or a new version of it, brings it back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+from arena.commands.storeargs import add_data_dir, with_store
+from arena.logs import get_logger
+from arena.store import (
+    LeaseHeldError,
+    Store,
+    create_ladder,
+    find_ladder,
+    ladder_settings,
+    set_ladder_settings,
+    set_withdrawn,
+)
+from arena.tournament.config import NAME_PATTERN, TournamentError
+from arena.tournament.ladder import LadderRunner
+from arena.tournament.ladder_config import DEFAULT_NAME, LadderSettings, merge
+
+_GIVEN = (
+    # (flag, key, help)
+    ("--ladder-games-per-match", "games_per_match", "games per ladder match, even (default 2)"),
+    ("--ladder-seed", "seed", "the ladder's deal seed (default 0)"),
+    ("--ladder-action-ms", "action_ms", "per-action time limit, ms"),
+    ("--ladder-bank-ms", "bank_ms", "time bank per game, ms"),
+    ("--ladder-placement-matches", "placement_matches", "a new version's placement burst (4)"),
+    ("--ladder-placement-in-play", "placement_in_play", "its placement matches at once (2)"),
+    ("--ladder-max-repeat", "max_repeat", "the same pairing at most N times in a row (1)"),
+)
+
+
+def add_ladder_flags(parser: argparse.ArgumentParser) -> None:
+    """`arena serve`'s ladder flags (every setting is stored; a flag left out keeps it)."""
+    parser.add_argument(
+        "--ladder", action="store_true",
+        help="run the ladder: the latest version of every active bot, rated games without end",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ladder-name", default=DEFAULT_NAME, metavar="NAME",
+        help=f"the ladder's name (default {DEFAULT_NAME!r})",
+    )  # fmt: skip
+    for flag, key, text in _GIVEN:
+        parser.add_argument(flag, type=int, metavar="N", dest=f"ladder_{key}", help=text)
+
+
+def prepare_ladder(store: Store, args: argparse.Namespace) -> int:
+    """Create the ladder or update its stored settings from the flags; its tournament id.
+
+    TournamentError naming a setting out of range (nothing is stored then).
+    """
+    name = args.ladder_name
+    if not NAME_PATTERN.fullmatch(name):
+        raise TournamentError(f"--ladder-name {name!r}: use 1-60 letters, digits, - _ .")
+    given: dict[str, object | None] = {key: getattr(args, f"ladder_{key}") for _, key, _ in _GIVEN}
+    given["concurrency"] = args.concurrency
+    tournament_id = find_ladder(store, name)
+    if tournament_id is None:
+        config, settings = merge(None, given)
+        return create_ladder(store, name, config, settings.to_json())
+    config, stored = ladder_settings(store, tournament_id)
+    config, settings = merge((config, LadderSettings.from_json(stored)), given)
+    set_ladder_settings(store, tournament_id, config, settings.to_json())
+    return tournament_id
+
+
+class LadderThread:
+    """The ladder runner on a thread of `arena serve`; ``stop`` ends it and waits."""
+
+    def __init__(self, runner: LadderRunner) -> None:
+        self.runner = runner
+        self.thread = threading.Thread(target=self._run, name="ladder", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.runner.run(self.lease)
+        except Exception:
+            get_logger().exception("ladder_crashed", tournament_id=self.runner.tournament_id)
+
+    def take_lease(self) -> None:
+        """Before serving: LeaseHeldError when another process runs this ladder."""
+        self.lease = self.runner.take_lease()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        self.runner.stop()
+        self.thread.join(timeout_s)
+
+
+def start_ladder(store: Store, args: argparse.Namespace) -> LadderThread:
+    """The ladder of the flags, its lease taken, started (TournamentError, LeaseHeldError)."""
+    tournament_id = prepare_ladder(store, args)
+    runner = LadderRunner(
+        store, tournament_id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,
+        pin_cpus=args.pin_cpus,
+    )  # fmt: skip
+    ladder = LadderThread(runner)
+    ladder.take_lease()
+    ladder.start()
+    return ladder
+
+
+__all__ = ["LadderThread", "LeaseHeldError", "add_ladder_flags", "start_ladder"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ladder = subparsers.add_parser("ladder", help="take a bot off the ladder or bring it back")
+    commands = ladder.add_subparsers(dest="ladder_command", metavar="SUBCOMMAND")
+    commands.required = True
+    for name, withdrawn, text in (
+        ("withdraw", True, "take BOT off the ladder (its matches in play finish)"),
+        ("return", False, "bring BOT back onto the ladder"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("bot")
+        add_data_dir(command)
+        command.set_defaults(func=with_store(_withdraw_or_return), withdrawn=withdrawn)
+
+
+def _withdraw_or_return(store: Store, args: argparse.Namespace) -> int:
+    set_withdrawn(store, args.bot, args.withdrawn)
+    print(f"{args.bot}: {'withdrawn from' if args.withdrawn else 'back on'} the ladder")
+    return 0

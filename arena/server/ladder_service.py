@@ -1,0 +1,103 @@
+"""ArenaService's ladder calls (GetLadder, SetBotWithdrawn), mixed into ``ArenaService``."""
+
+from __future__ import annotations
+
+import grpc
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.server.auth import abort, authenticated
+from arena.server.convert import bot_pb, tournament_pb
+from arena.store import (
+    BotVersionRow,
+    NotFoundError,
+    NotOwnerError,
+    Principal,
+    Store,
+    get_version,
+    require_owner,
+    set_withdrawn,
+)
+from arena.tournament.ladder_config import DEFAULT_NAME
+from arena.tournament.ladder_view import QUEUE_LENGTH, RECENT_GAMES, LadderView, ladder_view
+
+MAX_SHOWN = 500
+"""At most this many recent games or queued pairings in one answer."""
+
+
+def ladder_pb(view: LadderView, versions: dict[str, BotVersionRow]) -> pb.GetLadderResponse:
+    return pb.GetLadderResponse(
+        ladder=tournament_pb(view.ladder),
+        standings=[
+            pb.LadderStanding(
+                rank=s.rank,
+                bot=bot_pb(versions[s.entrant.bot]),
+                ladder_games=s.entrant.ladder_games,
+                matches=s.entrant.matches,
+                in_play=s.entrant.in_play,
+                placing=s.placing,
+            )
+            for s in view.standings
+        ],
+        recent_games=[
+            pb.LadderGame(
+                game_id=g.id,
+                bots=list(g.bots),
+                winner=g.winner or "",
+                reason=g.reason,
+                finished_at=g.finished_at,
+            )
+            for g in view.recent_games
+        ],
+        queue=[
+            pb.LadderPairing(first=q.first, second=q.second, placement=q.placement)
+            for q in view.queue
+        ],
+        placement_matches=view.settings.placement_matches,
+        max_repeat=view.settings.max_repeat,
+        concurrency=view.settings.concurrency or 0,
+    )
+
+
+class LadderMethods:
+    """The ladder's calls; ``ArenaService`` gives them its store."""
+
+    store: Store
+
+    @authenticated()
+    def GetLadder(
+        self, request: pb.GetLadderRequest, context: grpc.ServicerContext, principal: Principal
+    ) -> pb.GetLadderResponse:
+        if request.recent_games > MAX_SHOWN or request.queue > MAX_SHOWN:
+            abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT,
+                f"recent_games and queue may be at most {MAX_SHOWN}",
+            )  # fmt: skip
+        try:
+            view = ladder_view(
+                self.store, request.name or DEFAULT_NAME,
+                recent_games=request.recent_games or RECENT_GAMES,
+                queue=request.queue or QUEUE_LENGTH,
+            )  # fmt: skip
+        except NotFoundError as error:
+            abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+        versions = {
+            s.entrant.bot: get_version(self.store, s.entrant.bot, s.entrant.version)
+            for s in view.standings
+        }
+        return ladder_pb(view, versions)
+
+    @authenticated()
+    def SetBotWithdrawn(
+        self, request: pb.SetBotWithdrawnRequest, context: grpc.ServicerContext,
+        principal: Principal,
+    ) -> pb.SetBotWithdrawnResponse:  # fmt: skip
+        if not request.bot:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "bot is empty")
+        try:
+            require_owner(self.store, principal, request.bot)
+            set_withdrawn(self.store, request.bot, request.withdrawn)
+        except NotFoundError as error:
+            abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+        except NotOwnerError as error:
+            abort(context, grpc.StatusCode.PERMISSION_DENIED, str(error))
+        return pb.SetBotWithdrawnResponse()

@@ -1,0 +1,281 @@
+"""The ladder's rows: its tournament (format ``ladder``), settings, entrants, matches.
+
+A ladder is stored as a tournament of format ``ladder`` (so its games,
+ratings, live views, records and runner lease are a tournament's) with its
+settings beside it (``ladders``, JSON the caller gives). Its entrants are not
+stored: they are the latest version of every bot not withdrawn
+(``bots.withdrawn_at``) that runs here (remote bots are left out: nobody
+promises they are connected). Each ladder match is its own round (the
+ladder's sequence number), stored when it is scheduled, so that the
+matches in play are the unfinished ones and a restart resumes them.
+
+The store decides nothing here: the pairing is ``arena.tournament.ladder_schedule``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from arena.referee.botdir import REMOTE_RUNTIME
+from arena.referee.seeds import new_secret
+from arena.store.db import NotFoundError, Store, StoreError, utc_now
+from arena.store.models import MatchRow, TournamentConfig, TournamentFormat
+from arena.store.tournaments import get_tournament
+
+JsonSettings = dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class LadderEntrantRow:
+    """An entrant of the ladder (the latest version of an active bot) and its ladder history."""
+
+    version_id: int
+    bot: str
+    version: str
+    owner: str | None
+    mu: float
+    sigma: float
+    games: int  # every stored game of this version (tournaments too)
+    ladder_games: int  # its stored games on this ladder
+    matches: int  # its ladder matches, played or in play
+    last_match: int | None  # the sequence number (round) of its latest ladder match
+    in_play: int  # its unfinished ladder matches
+    recent: tuple[int, ...]  # version ids of its latest ladder opponents, newest first
+
+
+def create_ladder(store: Store, name: str, config: TournamentConfig, settings: JsonSettings) -> int:
+    """Store a new ladder called ``name``; its tournament id (StoreError if the name is taken)."""
+    with store.transaction() as db:
+        if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
+            raise StoreError(f"a tournament named {name!r} already exists")
+        tournament_id = db.execute(
+            "INSERT INTO tournaments (name, format, status, config, created_at, secret)"
+            " VALUES (?, ?, 'created', ?, ?, ?)",
+            (name, str(TournamentFormat.LADDER), json.dumps(config.to_json()), utc_now(),
+             new_secret()),
+        ).lastrowid  # fmt: skip
+        assert tournament_id is not None
+        db.execute(
+            "INSERT INTO ladders (tournament_id, settings, updated_at) VALUES (?, ?, ?)",
+            (tournament_id, json.dumps(settings, sort_keys=True), utc_now()),
+        )
+    return tournament_id
+
+
+def find_ladder(store: Store, name: str) -> int | None:
+    """The tournament id of the ladder ``name``; None when there is none.
+
+    StoreError when ``name`` is a tournament that is not a ladder.
+    """
+    with store.reading() as db:
+        row = db.execute("SELECT id, format FROM tournaments WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        return None
+    if row["format"] != TournamentFormat.LADDER:
+        raise StoreError(f"{name!r} is a {row['format']} tournament, not a ladder")
+    return int(row["id"])
+
+
+def ladder_settings(store: Store, tournament_id: int) -> tuple[TournamentConfig, JsonSettings]:
+    """A ladder's game configuration and its stored settings."""
+    with store.reading() as db:
+        row = db.execute(
+            "SELECT t.config, l.settings FROM tournaments t JOIN ladders l"
+            " ON l.tournament_id = t.id WHERE t.id = ?",
+            (tournament_id,),
+        ).fetchone()
+    if row is None:
+        raise NotFoundError(f"no ladder with id {tournament_id}")
+    settings: JsonSettings = json.loads(row["settings"])
+    return TournamentConfig.from_json(json.loads(row["config"])), settings
+
+
+def set_ladder_settings(
+    store: Store, tournament_id: int, config: TournamentConfig, settings: JsonSettings
+) -> None:
+    """Store a ladder's new configuration and settings (the next matches use them)."""
+    with store.transaction() as db:
+        db.execute(
+            "UPDATE tournaments SET config = ? WHERE id = ?",
+            (json.dumps(config.to_json()), tournament_id),
+        )
+        db.execute(
+            "UPDATE ladders SET settings = ?, updated_at = ? WHERE tournament_id = ?",
+            (json.dumps(settings, sort_keys=True), utc_now(), tournament_id),
+        )
+
+
+_ENTRANTS = f"""
+SELECT v.id, b.name AS bot, b.owner, v.version, v.mu, v.sigma, v.games
+FROM bots b JOIN bot_versions v ON v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)
+WHERE b.withdrawn_at IS NULL AND v.runtime != '{REMOTE_RUNTIME}'
+ORDER BY v.id
+"""
+
+_MATCH_COUNTS = """
+SELECT version_id, COUNT(*), MAX(round), SUM(finished_at IS NULL) FROM (
+    SELECT first_id AS version_id, round, finished_at FROM matches WHERE tournament_id = :t
+    UNION ALL SELECT second_id, round, finished_at FROM matches WHERE tournament_id = :t
+) GROUP BY version_id
+"""
+
+_LADDER_GAMES = """
+SELECT version_id, COUNT(*) FROM (
+    SELECT g.seat0_id AS version_id FROM games g JOIN matches m ON m.id = g.match_id
+    WHERE m.tournament_id = :t
+    UNION ALL SELECT g.seat1_id FROM games g JOIN matches m ON m.id = g.match_id
+    WHERE m.tournament_id = :t
+) GROUP BY version_id
+"""
+
+_RECENT = """
+SELECT version_id, opponent FROM (
+    SELECT version_id, opponent, ROW_NUMBER() OVER (PARTITION BY version_id ORDER BY round DESC)
+    AS n FROM (
+        SELECT first_id AS version_id, second_id AS opponent, round FROM matches
+        WHERE tournament_id = :t AND round > :since
+        UNION ALL SELECT second_id, first_id, round FROM matches
+        WHERE tournament_id = :t AND round > :since
+    )
+) WHERE n <= :recent ORDER BY version_id, n
+"""
+
+
+def ladder_entrants(
+    store: Store, tournament_id: int, *, recent: int = 2, recent_rounds: int = 100_000
+) -> list[LadderEntrantRow]:
+    """The ladder's entrants now, oldest version first, each with its ladder history.
+
+    ``recent``: how many latest opponents each carries; they are looked for in
+    the ladder's last ``recent_rounds`` matches only (older ones are history).
+    """
+    params = {"t": tournament_id}
+    with store.reading() as db:
+        entrants = db.execute(_ENTRANTS).fetchall()
+        counts = {r[0]: r[1:] for r in db.execute(_MATCH_COUNTS, params)}
+        games = {r[0]: r[1] for r in db.execute(_LADDER_GAMES, params)}
+        last = db.execute(
+            "SELECT COALESCE(MAX(round), 0) FROM matches WHERE tournament_id = ?", (tournament_id,)
+        ).fetchone()[0]
+        opponents: dict[int, list[int]] = {}
+        for version_id, opponent in db.execute(
+            _RECENT, {**params, "recent": recent, "since": last - recent_rounds}
+        ):
+            opponents.setdefault(version_id, []).append(opponent)
+    rows = []
+    for r in entrants:
+        matches, last_round, in_play = counts.get(r["id"], (0, None, 0))
+        rows.append(
+            LadderEntrantRow(
+                version_id=r["id"],
+                bot=r["bot"],
+                version=r["version"],
+                owner=r["owner"],
+                mu=r["mu"],
+                sigma=r["sigma"],
+                games=r["games"],
+                ladder_games=games.get(r["id"], 0),
+                matches=matches,
+                last_match=last_round,
+                in_play=in_play or 0,
+                recent=tuple(opponents.get(r["id"], ())),
+            )
+        )
+    return rows
+
+
+def add_ladder_match(
+    store: Store, tournament_id: int, first_id: int, second_id: int, *, games: int, seed: int
+) -> int:
+    """Store the ladder's next match (its round: the next sequence number); its match id."""
+    with store.transaction() as db:
+        round_no = _next_round(db, tournament_id)
+        match_id = db.execute(
+            "INSERT INTO matches (tournament_id, round, first_id, second_id, games, seed)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (tournament_id, round_no, first_id, second_id, games, seed),
+        ).lastrowid
+    assert match_id is not None
+    return match_id
+
+
+def next_ladder_round(store: Store, tournament_id: int) -> int:
+    """The sequence number the ladder's next match gets."""
+    with store.reading() as db:
+        return _next_round(db, tournament_id)
+
+
+def _next_round(db: sqlite3.Connection, tournament_id: int) -> int:
+    row = db.execute(
+        "SELECT COALESCE(MAX(round), 0) FROM matches WHERE tournament_id = ?", (tournament_id,)
+    ).fetchone()
+    return int(row[0]) + 1
+
+
+def unfinished_matches(store: Store, tournament_id: int) -> list[MatchRow]:
+    """The ladder's matches in play (unfinished), oldest first, with their stored games."""
+    with store.reading() as db:
+        rows = db.execute(
+            "SELECT m.*, bf.name AS first, bs.name AS second, vf.version AS first_version,"
+            " vs.version AS second_version, (SELECT GROUP_CONCAT(game_index) FROM games"
+            " WHERE match_id = m.id) AS played FROM matches m"
+            " JOIN bot_versions vf ON vf.id = m.first_id JOIN bots bf ON bf.id = vf.bot_id"
+            " JOIN bot_versions vs ON vs.id = m.second_id JOIN bots bs ON bs.id = vs.bot_id"
+            " WHERE m.tournament_id = ? AND m.finished_at IS NULL ORDER BY m.id",
+            (tournament_id,),
+        ).fetchall()
+    return [
+        MatchRow(
+            id=r["id"],
+            tournament_id=tournament_id,
+            round=r["round"],
+            first=r["first"],
+            second=r["second"],
+            first_version=r["first_version"],
+            second_version=r["second_version"],
+            games=r["games"],
+            seed=r["seed"],
+            finished_at=r["finished_at"],
+            games_played=tuple(sorted(int(i) for i in (r["played"] or "").split(",") if i)),
+        )
+        for r in rows
+    ]
+
+
+def match_version_ids(store: Store, match_id: int) -> tuple[int, int]:
+    """The version ids of a match's first and second bot."""
+    with store.reading() as db:
+        row = db.execute(
+            "SELECT first_id, second_id FROM matches WHERE id = ?", (match_id,)
+        ).fetchone()
+    if row is None:
+        raise NotFoundError(f"no match {match_id}")
+    return int(row[0]), int(row[1])
+
+
+def set_withdrawn(store: Store, bot: str, withdrawn: bool) -> None:
+    """Withdraw ``bot`` from the ladder (or bring it back); NotFoundError for an unknown bot.
+
+    A new version of a withdrawn bot brings it back too (``add_bot_version``).
+    """
+    with store.transaction() as db:
+        changed = db.execute(
+            "UPDATE bots SET withdrawn_at = ? WHERE name = ?",
+            (utc_now() if withdrawn else None, bot),
+        ).rowcount
+    if not changed:
+        raise NotFoundError(f"no bot {bot!r} in the store")
+
+
+def is_withdrawn(store: Store, bot: str) -> bool:
+    with store.reading() as db:
+        row = db.execute("SELECT withdrawn_at FROM bots WHERE name = ?", (bot,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no bot {bot!r} in the store")
+    return row[0] is not None
+
+
+def ladder_name(store: Store, tournament_id: int) -> str:
+    return get_tournament(store, tournament_id).name

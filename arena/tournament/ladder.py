@@ -1,0 +1,278 @@
+"""The ladder runner: keeps ``concurrency`` matches in play until it is stopped.
+
+The entrants are the store's (``arena.store.ladder_entrants``: the latest
+version of every bot not withdrawn), read again whenever a match ends, so a
+new submission joins and a withdrawn bot leaves without a restart. Each free
+slot gets the scheduler's next pick (``arena.tournament.ladder_schedule``,
+from the stored ratings and history only), stored as the ladder's next match
+before it is played, then played by the executor in its halves (paired
+deals: each half with its own bot processes) exactly as a tournament's
+matches are. Each game is stored with its rating update as it ends
+(``arena.tournament.results.store_game``).
+
+Resume: the runner holds the ladder's runner lease (``interrupted`` without
+it); a restart first plays the unstored games of the unfinished matches
+(same seeds, same deals; a stored game is never played again), then goes on
+scheduling. An unfinished match of a version no longer on the ladder (a
+newer version came, or the bot was withdrawn) is left as it is. Stopping
+(``stop``) cancels the matches in play at once; their unstored games are
+played again by the next run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from arena.logs import get_logger
+from arena.referee import MatchConfig
+from arena.referee.halves import half_configs
+from arena.sandbox import SandboxLimits
+from arena.store import (
+    LadderEntrantRow,
+    MatchRow,
+    StorageFullError,
+    Store,
+    TournamentLease,
+    acquire_lease,
+    add_ladder_match,
+    bot_spec,
+    get_tournament,
+    ladder_entrants,
+    ladder_settings,
+    match_version_ids,
+    next_ladder_round,
+    set_status,
+    tournament_secret,
+    unfinished_matches,
+)
+from arena.store.models import TournamentStatus
+from arena.tournament.config import match_seed
+from arena.tournament.cpu_placement import usable_cpus
+from arena.tournament.executor import (
+    GameFinished,
+    JobDone,
+    LiveBatch,
+    MatchExecutor,
+    MatchJob,
+    WorkerStarted,
+)
+from arena.tournament.ladder_config import LadderSettings
+from arena.tournament.ladder_schedule import Contender, pick
+from arena.tournament.live_feed import LiveFeed
+from arena.tournament.local_executor import LocalProcessExecutor
+from arena.tournament.results import store_game
+from arena.tournament.runner import unstored_indices
+
+POLL_S = 0.2
+
+
+def contenders(rows: list[LadderEntrantRow], in_play: dict[int, int]) -> list[Contender]:
+    """The scheduler's view of the stored entrants; ``in_play``: matches this run plays now."""
+    return [
+        Contender(
+            id=r.version_id,
+            mu=r.mu,
+            sigma=r.sigma,
+            matches=r.matches,
+            last_match=r.last_match,
+            in_play=in_play.get(r.version_id, 0),
+            recent=r.recent,
+        )
+        for r in rows
+    ]
+
+
+@dataclass
+class LadderSummary:
+    games_recorded: int = 0
+    games_discarded: int = 0
+    matches_scheduled: int = 0
+    matches_resumed: int = 0
+    failed_matches: dict[int, str] = field(default_factory=dict)
+    stopped: str | None = None
+
+
+class LadderRunner:
+    def __init__(
+        self,
+        store: Store,
+        tournament_id: int,
+        *,
+        concurrency: int | None = None,
+        limits: SandboxLimits | None = None,
+        unsafe: bool = False,
+        pin_cpus: bool = True,
+        live: bool = True,
+        executor: MatchExecutor | None = None,
+        on_game: Callable[[int], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.tournament_id = tournament_id
+        _, stored = ladder_settings(store, tournament_id)
+        self.settings = LadderSettings.from_json(stored)
+        wanted = concurrency or self.settings.concurrency or len(usable_cpus())
+        self.concurrency = max(1, wanted)
+        self.limits = limits or SandboxLimits()
+        self.unsafe = unsafe
+        self.live = LiveFeed(store, tournament_id) if live else None
+        self.executor: MatchExecutor = executor or LocalProcessExecutor(self.concurrency, pin_cpus)
+        self.on_game = on_game  # a game id, as each is stored
+        self.log = get_logger(tournament_id=tournament_id, ladder=True)
+        self._open_jobs: set[tuple[int, int]] = set()
+        self._open_matches: dict[int, tuple[int, int]] = {}  # match id: its version ids
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        """Ask ``run`` to end (from any thread): the matches in play are cancelled."""
+        self._stop.set()
+
+    def take_lease(self) -> TournamentLease:
+        name = get_tournament(self.store, self.tournament_id).name
+        return acquire_lease(self.store, self.tournament_id, name=name)
+
+    def run(self, lease: TournamentLease | None = None) -> LadderSummary:
+        """Play until ``stop``; LeaseHeldError (nothing stored) while another runner runs it."""
+        summary = LadderSummary()
+        with lease if lease is not None else self.take_lease():
+            set_status(self.store, self.tournament_id, TournamentStatus.RUNNING)
+            if self.live is not None:
+                self.live.drop_all()  # left by a run that was killed
+            self.log.info("ladder_started", concurrency=self.concurrency)
+            try:
+                self._resume(summary)
+                while not self._stop.is_set():
+                    self._fill(summary)
+                    self._collect(summary)
+            except StorageFullError as error:
+                summary.stopped = f"{error}: free space, then start the ladder again"
+                self.log.error("ladder_stopped", reason=str(error))
+            finally:
+                self.executor.cancel()  # unstored games are played again by the next run
+                self.executor.close()
+            self.log.info("ladder_stopped", games=summary.games_recorded)
+        return summary
+
+    # --------------------------------------------------------------- matches
+
+    def _resume(self, summary: LadderSummary) -> None:
+        current = {r.version_id for r in ladder_entrants(self.store, self.tournament_id)}
+        jobs: list[MatchJob] = []
+        for match in unfinished_matches(self.store, self.tournament_id):
+            versions = match_version_ids(self.store, match.id)
+            if set(versions) <= current:
+                jobs += self._jobs(match, versions)
+                summary.matches_resumed += 1
+        if jobs:
+            self.executor.submit(jobs)
+            self.log.info("ladder_resumed", matches=summary.matches_resumed)
+
+    def _fill(self, summary: LadderSummary) -> None:
+        """Schedule matches until ``concurrency`` are in play (or nobody can be paired)."""
+        jobs: list[MatchJob] = []
+        while len(self._open_matches) < self.concurrency:
+            rows = ladder_entrants(self.store, self.tournament_id, recent=self.settings.max_repeat)
+            in_play: dict[int, int] = {}
+            for versions in self._open_matches.values():
+                for version in versions:
+                    in_play[version] = in_play.get(version, 0) + 1
+            number = next_ladder_round(self.store, self.tournament_id)
+            chosen = pick(contenders(rows, in_play), number, self.settings.policy)
+            if chosen is None:
+                break
+            match = self._store_match(number, chosen.first, chosen.second)
+            jobs += self._jobs(match, (chosen.first, chosen.second))
+            summary.matches_scheduled += 1
+            self.log.info(
+                "ladder_match_scheduled", match_id=match.id, first=match.first,
+                second=match.second, placement=chosen.placement,
+            )  # fmt: skip
+        if jobs:
+            self.executor.submit(jobs)
+
+    def _store_match(self, round_no: int, first_id: int, second_id: int) -> MatchRow:
+        """Store match number ``round_no`` (this runner alone adds matches: it holds the lease)."""
+        config, _ = ladder_settings(self.store, self.tournament_id)
+        seed = match_seed(config.seed, round_no, first_id, second_id)
+        match_id = add_ladder_match(
+            self.store, self.tournament_id, first_id, second_id,
+            games=config.games_per_match, seed=seed,
+        )  # fmt: skip
+        return next(
+            m for m in unfinished_matches(self.store, self.tournament_id) if m.id == match_id
+        )
+
+    def _jobs(self, match: MatchRow, versions: tuple[int, int]) -> list[MatchJob]:
+        config, _ = ladder_settings(self.store, self.tournament_id)
+        first = bot_spec(self.store, match.first, match.first_version)
+        second = bot_spec(self.store, match.second, match.second_version)
+        match_config = MatchConfig(
+            games=match.games, seed=match.seed,
+            secret=tournament_secret(self.store, self.tournament_id), paired=True,
+            variant=config.variant, time_control=config.time_control, limits=self.limits,
+            unsafe=self.unsafe,
+            game_indices=unstored_indices(match),
+        )  # fmt: skip
+        jobs = [
+            MatchJob(
+                match.id,
+                half,
+                first,
+                second,
+                part=half.indices_to_play[0] % 2,
+                live=self.live is not None,
+            )
+            for half in half_configs(match_config, remote=False)
+        ]
+        self._open_matches[match.id] = versions
+        self._open_jobs.update(job.key for job in jobs)
+        return jobs
+
+    def _collect(self, summary: LadderSummary) -> None:
+        """Handle what the executor reports for up to ``POLL_S``, until a match ends."""
+        if not self._open_jobs:  # nobody to pair yet: wait for a submission
+            self._stop.wait(POLL_S)
+            return
+        event = self.executor.next_event(POLL_S)
+        ended = False
+        while event is not None:
+            if isinstance(event, GameFinished):
+                self._store_game(event, summary)
+            elif isinstance(event, LiveBatch):
+                if self.live is not None:
+                    self.live.batch(event.match_id, event.payloads)
+            elif isinstance(event, JobDone):
+                ended = self._job_done(event, summary) or ended
+            elif not isinstance(event, WorkerStarted):  # a seat offer: no remote bots here
+                self.log.warning("ladder_event_ignored", event=type(event).__name__)
+            if ended:
+                break
+            event = self.executor.next_event(0)
+        if self.live is not None:
+            self.live.flush()
+
+    def _store_game(self, event: GameFinished, summary: LadderSummary) -> None:
+        if self.live is not None:
+            self.live.stored(event.match_id, event.report.index)
+        game_id = store_game(self.store, event.match_id, event.report)
+        if game_id is None:
+            summary.games_discarded += 1
+            return
+        summary.games_recorded += 1
+        self.log.info("game_recorded", match_id=event.match_id, game_id=game_id)
+        if self.on_game is not None:
+            self.on_game(game_id)
+
+    def _job_done(self, done: JobDone, summary: LadderSummary) -> bool:
+        """Forget a finished job; whether its match is over (a slot is free)."""
+        self._open_jobs.discard(done.key)
+        if done.error is not None:
+            summary.failed_matches[done.match_id] = done.error
+            self.log.error("ladder_match_failed", match_id=done.match_id, error=done.error)
+            if self.live is not None:
+                self.live.drop_match(done.match_id)
+        if any(key[0] == done.match_id for key in self._open_jobs):
+            return False
+        self._open_matches.pop(done.match_id, None)
+        return True

@@ -1,0 +1,105 @@
+"""The ladder's rows: schema v6 migration, entrants, matches, withdrawn bots."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena.store import (
+    CURRENT_VERSION,
+    Store,
+    StoreError,
+    TournamentConfig,
+    add_bot_version,
+    add_ladder_match,
+    create_ladder,
+    find_ladder,
+    get_tournament,
+    is_withdrawn,
+    ladder_entrants,
+    ladder_settings,
+    list_matches,
+    set_ladder_settings,
+    set_withdrawn,
+    unfinished_matches,
+)
+from arena.store.models import TournamentFormat
+from arena.store.schema import MIGRATIONS
+from tests.store.conftest import MakeBot
+
+
+def test_a_v5_store_is_migrated_with_every_tournament_row_and_reference_kept(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    db = sqlite3.connect(data / "arena.db")
+    for step in MIGRATIONS[:5]:
+        for statement in (s.strip() for s in step.split(";")):
+            if statement:
+                db.execute(statement)
+    db.execute("INSERT INTO bots (id, name, created_at) VALUES (1, 'old', 't')")
+    db.execute(
+        "INSERT INTO bot_versions (id, bot_id, version, directory, command, runtime, created_at,"
+        " mu, sigma) VALUES (7, 1, 'v', 'd', '[]', 'python', 't', 30, 2)"
+    )
+    db.execute(
+        "INSERT INTO tournaments (id, name, format, status, config, created_at, secret)"
+        " VALUES (3, 'cup', 'swiss', 'finished', '{}', 't', x'00')"
+    )
+    db.execute("INSERT INTO entrants VALUES (3, 7, 0)")
+    db.execute(
+        "INSERT INTO matches (id, tournament_id, round, first_id, second_id, games, seed)"
+        " VALUES (11, 3, 1, 7, 7, 2, 5)"
+    )
+    db.execute("PRAGMA user_version = 5")
+    db.commit()
+    db.close()
+    with Store.open(data) as store:
+        cup = get_tournament(store, "cup")
+        assert (cup.id, cup.format, cup.entrants) == (3, TournamentFormat.SWISS, ("old",))
+        assert [m.id for m in list_matches(store, 3)] == [11]
+        assert not is_withdrawn(store, "old")
+        ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+        assert get_tournament(store, ladder).format is TournamentFormat.LADDER
+    check = sqlite3.connect(data / "arena.db")
+    assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
+    assert check.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert check.execute("SELECT secret FROM tournaments WHERE id = 3").fetchone()[0] == b"\0"
+
+
+def test_entrants_are_the_latest_versions_of_active_bots_with_their_history(
+    store: Store, make_bot: MakeBot
+) -> None:
+    for name in ("a", "b", "c"):
+        add_bot_version(store, make_bot(name))
+    newer, _ = add_bot_version(store, make_bot("a", "print('v2')\n"))
+    ladder = create_ladder(store, "ladder", TournamentConfig(), {"max_repeat": 1})
+    rows = {r.bot: r for r in ladder_entrants(store, ladder)}
+    assert set(rows) == {"a", "b", "c"} and rows["a"].version == newer.version
+    a, b, c = rows["a"].version_id, rows["b"].version_id, rows["c"].version_id
+    add_ladder_match(store, ladder, a, b, games=2, seed=1)
+    add_ladder_match(store, ladder, c, a, games=2, seed=2)
+    rows = {r.bot: r for r in ladder_entrants(store, ladder, recent=2)}
+    assert (rows["a"].matches, rows["a"].last_match, rows["a"].in_play) == (2, 2, 2)
+    assert rows["a"].recent == (c, b)
+    assert (rows["b"].matches, rows["b"].recent) == (1, (a,))
+    assert [m.round for m in unfinished_matches(store, ladder)] == [1, 2]
+    set_withdrawn(store, "b", True)
+    assert {r.bot for r in ladder_entrants(store, ladder)} == {"a", "c"}
+    add_bot_version(store, make_bot("b", "print('v2')\n"))  # a new version comes back
+    assert {r.bot for r in ladder_entrants(store, ladder)} == {"a", "b", "c"}
+
+
+def test_settings_are_stored_and_names_are_checked(store: Store) -> None:
+    ladder = create_ladder(store, "ladder", TournamentConfig(), {"placement_matches": 3})
+    assert find_ladder(store, "ladder") == ladder and find_ladder(store, "nope") is None
+    set_ladder_settings(store, ladder, TournamentConfig(games_per_match=4), {"max_repeat": 2})
+    config, settings = ladder_settings(store, ladder)
+    assert (config.games_per_match, settings) == (4, {"max_repeat": 2})
+    with pytest.raises(StoreError, match="already exists"):
+        create_ladder(store, "ladder", TournamentConfig(), {})
+    with pytest.raises(StoreError, match="no bot 'ghost'"):
+        set_withdrawn(store, "ghost", True)

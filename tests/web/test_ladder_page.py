@@ -1,0 +1,62 @@
+"""The ladder's page and JSON over a real store: standings with sigma, games, queue."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from arena.referee import load_bot
+from arena.store import (
+    Store,
+    TournamentConfig,
+    add_bot_version,
+    add_ladder_match,
+    create_ladder,
+    ladder_entrants,
+)
+from arena.web.app import WebApp
+from arena.web.source import StoreSource
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _store(tmp_path: Path) -> Store:
+    store = Store.open(tmp_path / "data")
+    for name in ("alpha", "beta", "gamma"):
+        target = tmp_path / "bots" / name
+        shutil.copytree(REPO / "sample_bots" / "python_random", target)
+        toml = (target / "bot.toml").read_text()
+        (target / "bot.toml").write_text(toml.replace('"python_random"', f'"{name}"'))
+        add_bot_version(store, load_bot(target))
+    ladder = create_ladder(store, "ladder", TournamentConfig(), {"placement_matches": 1})
+    ids = [r.version_id for r in ladder_entrants(store, ladder)]
+    add_ladder_match(store, ladder, ids[0], ids[1], games=2, seed=3)
+    return store
+
+
+def test_the_ladder_page_shows_standings_with_sigma_and_the_queue(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        response = WebApp(StoreSource(store)).handle("GET", "/ladder", {})
+    assert response.status == 200
+    page = response.body.decode()
+    assert 'id="ladder-standings"' in page and "± 8.33" in page
+    assert page.count('href="/bots/gamma"') >= 2  # a standing and the queue (its placement)
+    assert "(placement)" in page and "No games yet." in page
+    assert "status-created" in page  # no server has run it yet
+
+
+def test_the_ladder_json_has_every_column_and_unknown_ladders_are_404(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        app = WebApp(StoreSource(store))
+        response = app.handle("GET", "/api/ladder/ladder", {})
+        missing = app.handle("GET", "/api/ladder/other", {})
+        page_missing = app.handle("GET", "/ladder/other", {})
+    payload = json.loads(response.body)
+    assert [s["bot"] for s in payload["standings"]] == ["alpha", "beta", "gamma"]
+    first = payload["standings"][0]
+    assert {"mu", "sigma", "conservative", "ladder_games", "in_play", "placing"} <= set(first)
+    assert payload["queue"][0] == {"first": "gamma", "second": payload["queue"][0]["second"],
+                                   "placement": True}  # fmt: skip
+    assert missing.status == 404 and "no ladder named 'other'" in json.loads(missing.body)["error"]
+    assert page_missing.status == 404
