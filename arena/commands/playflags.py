@@ -12,21 +12,34 @@ from arena.kahuna import Variant
 from arena.referee.types import ACTION_MS_RANGE, BANK_MS_RANGE, TimeControl
 
 
-def whole(minimum: int, maximum: int) -> type[int]:
-    """An argparse type: a whole number from ``minimum`` to ``maximum``."""
+def whole(minimum: int, maximum: int | None = None) -> type[int]:
+    """An argparse type: a whole number from ``minimum`` to ``maximum`` (no top if None)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not minimum <= value <= maximum:
+        if maximum is None and value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        if maximum is not None and not minimum <= value <= maximum:
             raise argparse.ArgumentTypeError(
                 f"must be between {minimum} and {maximum}, got {value}"
             )
         return value
 
     return parse  # type: ignore[return-value]
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds greater than zero (and finite)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def add_play_flags(parser: argparse.ArgumentParser) -> None:

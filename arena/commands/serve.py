@@ -20,6 +20,7 @@ from types import FrameType
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
 from arena.commands.ladder import LadderThread, add_ladder_flags, start_ladder
+from arena.commands.playflags import positive_seconds, whole
 from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning
 from arena.logs import get_logger
@@ -110,24 +111,19 @@ def add_stream_limits(parser: argparse.ArgumentParser) -> None:
     for flag, name, text in _STREAM_FLAGS:
         default = getattr(_DEFAULT_LIMITS, name)
         parser.add_argument(
-            flag, type=int, metavar="N", dest=f"limit_{name}", default=default,
+            flag, type=whole(1), metavar="N", dest=f"limit_{name}", default=default,
             help=f"{text}; one more is refused with RESOURCE_EXHAUSTED (default {default})",
         )  # fmt: skip
     parser.add_argument(
-        "--hello-wait-s", type=float, metavar="S", default=_DEFAULT_LIMITS.hello_wait_s,
+        "--hello-wait-s", type=positive_seconds, metavar="S",
+        default=_DEFAULT_LIMITS.hello_wait_s,
         help="a remote bot's Play stream must say Hello within S seconds"
         f" (default {_DEFAULT_LIMITS.hello_wait_s:g})",
     )  # fmt: skip
 
 
 def stream_limits(args: argparse.Namespace) -> StreamLimits:
-    """The flags' StreamLimits; ValueError naming the flag that is out of range."""
-    for flag, name, _ in _STREAM_FLAGS:
-        value = getattr(args, f"limit_{name}")
-        if value < 1:
-            raise ValueError(f"{flag} must be at least 1, got {value}")
-    if not args.hello_wait_s > 0:
-        raise ValueError(f"--hello-wait-s must be a positive number, got {args.hello_wait_s}")
+    """The flags' StreamLimits (their argparse types have checked their ranges)."""
     return StreamLimits(
         per_token=args.limit_per_token, unauthenticated=args.limit_unauthenticated,
         total=args.limit_total, hello_wait_s=args.hello_wait_s,
@@ -135,10 +131,7 @@ def stream_limits(args: argparse.Namespace) -> StreamLimits:
 
 
 def run_serve(store: Store, args: argparse.Namespace) -> int:
-    try:
-        limits = stream_limits(args)
-    except ValueError as error:
-        return fail(str(error), EXIT_BAD_FLAGS)
+    limits = stream_limits(args)
     if args.concurrency is not None and args.concurrency < 1:
         return fail(f"--concurrency must be at least 1, got {args.concurrency}")
     for flag, port in (("--port", args.port), ("--web-port", args.web_port)):

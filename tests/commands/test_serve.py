@@ -197,10 +197,21 @@ def test_serve_without_tls_on_a_network_address_warns_that_tokens_travel_in_clea
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--streams-per-token", "0"], "--streams-per-token must be at least 1, got 0"),
-        (["--streams-unauthenticated", "-3"], "--streams-unauthenticated must be at least 1"),
-        (["--streams-total", "0"], "--streams-total must be at least 1, got 0"),
-        (["--hello-wait-s", "0"], "--hello-wait-s must be a positive number, got 0.0"),
+        (["--streams-per-token", "0"], "argument --streams-per-token: must be at least 1, got 0"),
+        (
+            ["--streams-unauthenticated", "-3"],
+            "argument --streams-unauthenticated: must be at least 1",
+        ),
+        (["--streams-total", "0"], "argument --streams-total: must be at least 1, got 0"),
+        (
+            ["--hello-wait-s", "0"],
+            "argument --hello-wait-s: must be a positive number of seconds, got 0",
+        ),
+        (
+            ["--hello-wait-s", "nan"],
+            "argument --hello-wait-s: must be a positive number of seconds, got nan",
+        ),
+        (["--streams-total", "lots"], "argument --streams-total: 'lots' is not a whole number"),
     ],
 )
 def test_serve_refuses_a_stream_limit_out_of_range_by_name(
