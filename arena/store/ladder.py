@@ -22,7 +22,7 @@ from arena.referee.botdir import REMOTE_RUNTIME
 from arena.referee.seeds import new_secret
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.models import MatchRow, TournamentConfig, TournamentFormat
-from arena.store.tournaments import get_tournament
+from arena.store.tournaments import get_tournament, match_rows
 
 JsonSettings = dict[str, object]
 
@@ -217,31 +217,7 @@ def _next_round(db: sqlite3.Connection, tournament_id: int) -> int:
 def unfinished_matches(store: Store, tournament_id: int) -> list[MatchRow]:
     """The ladder's matches in play (unfinished), oldest first, with their stored games."""
     with store.reading() as db:
-        rows = db.execute(
-            "SELECT m.*, bf.name AS first, bs.name AS second, vf.version AS first_version,"
-            " vs.version AS second_version, (SELECT GROUP_CONCAT(game_index) FROM games"
-            " WHERE match_id = m.id) AS played FROM matches m"
-            " JOIN bot_versions vf ON vf.id = m.first_id JOIN bots bf ON bf.id = vf.bot_id"
-            " JOIN bot_versions vs ON vs.id = m.second_id JOIN bots bs ON bs.id = vs.bot_id"
-            " WHERE m.tournament_id = ? AND m.finished_at IS NULL ORDER BY m.id",
-            (tournament_id,),
-        ).fetchall()
-    return [
-        MatchRow(
-            id=r["id"],
-            tournament_id=tournament_id,
-            round=r["round"],
-            first=r["first"],
-            second=r["second"],
-            first_version=r["first_version"],
-            second_version=r["second_version"],
-            games=r["games"],
-            seed=r["seed"],
-            finished_at=r["finished_at"],
-            games_played=tuple(sorted(int(i) for i in (r["played"] or "").split(",") if i)),
-        )
-        for r in rows
-    ]
+        return match_rows(db, tournament_id, order="m.id", unfinished_only=True)
 
 
 def match_version_ids(store: Store, match_id: int) -> tuple[int, int]:

@@ -197,15 +197,26 @@ def _tournament_row(store: Store, db: sqlite3.Connection, row: sqlite3.Row) -> T
 def list_matches(store: Store, tournament_id: int) -> list[MatchRow]:
     """Every match of a tournament, by round, with the indices of its stored games."""
     with store.reading() as db:
-        rows = db.execute(
-            "SELECT m.*, bf.name AS first, bs.name AS second, vf.version AS first_version,"
-            " vs.version AS second_version, (SELECT GROUP_CONCAT(game_index) FROM games"
-            " WHERE match_id = m.id) AS played FROM matches m"
-            " JOIN bot_versions vf ON vf.id = m.first_id JOIN bots bf ON bf.id = vf.bot_id"
-            " JOIN bot_versions vs ON vs.id = m.second_id JOIN bots bs ON bs.id = vs.bot_id"
-            " WHERE m.tournament_id = ? ORDER BY m.round, m.id",
-            (tournament_id,),
-        ).fetchall()
+        return match_rows(db, tournament_id, order="m.round, m.id")
+
+
+def match_rows(
+    db: sqlite3.Connection, tournament_id: int, *, order: str, unfinished_only: bool = False
+) -> list[MatchRow]:
+    """A tournament's matches (only those not finished if ``unfinished_only``) with their
+    bots' names and versions and the indices of their stored games, ordered by ``order``
+    (a fixed SQL ORDER BY list written by the caller, never user input)."""
+    rows = db.execute(
+        "SELECT m.*, bf.name AS first, bs.name AS second, vf.version AS first_version,"
+        " vs.version AS second_version, (SELECT GROUP_CONCAT(game_index) FROM games"
+        " WHERE match_id = m.id) AS played FROM matches m"
+        " JOIN bot_versions vf ON vf.id = m.first_id JOIN bots bf ON bf.id = vf.bot_id"
+        " JOIN bot_versions vs ON vs.id = m.second_id JOIN bots bs ON bs.id = vs.bot_id"
+        " WHERE m.tournament_id = ?"
+        + (" AND m.finished_at IS NULL" if unfinished_only else "")
+        + f" ORDER BY {order}",
+        (tournament_id,),
+    ).fetchall()
     return [
         MatchRow(
             id=r["id"],
