@@ -26,8 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from arena.logs import get_logger
-from arena.referee import MatchConfig
-from arena.referee.halves import half_configs
 from arena.sandbox import SandboxLimits
 from arena.store import (
     LadderEntrantRow,
@@ -37,14 +35,12 @@ from arena.store import (
     TournamentLease,
     acquire_lease,
     add_ladder_match,
-    bot_spec,
     get_tournament,
     ladder_entrants,
     ladder_settings,
     match_version_ids,
     next_ladder_round,
     set_status,
-    tournament_secret,
     unfinished_matches,
 )
 from arena.store.models import TournamentStatus
@@ -63,7 +59,7 @@ from arena.tournament.ladder_schedule import Contender, pick
 from arena.tournament.live_feed import LiveFeed
 from arena.tournament.local_executor import LocalProcessExecutor
 from arena.tournament.results import store_game
-from arena.tournament.runner import unstored_indices
+from arena.tournament.runner import match_jobs
 
 POLL_S = 0.2
 
@@ -205,26 +201,10 @@ class LadderRunner:
 
     def _jobs(self, match: MatchRow, versions: tuple[int, int]) -> list[MatchJob]:
         config, _ = ladder_settings(self.store, self.tournament_id)
-        first = bot_spec(self.store, match.first, match.first_version)
-        second = bot_spec(self.store, match.second, match.second_version)
-        match_config = MatchConfig(
-            games=match.games, seed=match.seed,
-            secret=tournament_secret(self.store, self.tournament_id), paired=True,
-            variant=config.variant, time_control=config.time_control, limits=self.limits,
-            unsafe=self.unsafe,
-            game_indices=unstored_indices(match),
+        jobs = match_jobs(
+            self.store, match, config, limits=self.limits, unsafe=self.unsafe,
+            live=self.live is not None, paired_remote=True,
         )  # fmt: skip
-        jobs = [
-            MatchJob(
-                match.id,
-                half,
-                first,
-                second,
-                part=half.indices_to_play[0] % 2,
-                live=self.live is not None,
-            )
-            for half in half_configs(match_config, remote=False)
-        ]
         self._open_matches[match.id] = versions
         self._open_jobs.update(job.key for job in jobs)
         return jobs

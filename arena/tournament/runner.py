@@ -62,7 +62,7 @@ from arena.store import (
     think_ms_per_game,
     tournament_secret,
 )
-from arena.store.models import TournamentFormat, TournamentStatus
+from arena.store.models import TournamentConfig, TournamentFormat, TournamentStatus
 from arena.tournament.config import TournamentError
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
@@ -134,6 +134,28 @@ def longest_first(
         return games * (first + second + GAME_OVERHEAD_MS)
 
     return sorted(matches, key=expected_ms, reverse=True)
+
+
+def match_jobs(
+    store: Store, match: MatchRow, config: TournamentConfig, *, limits: SandboxLimits,
+    unsafe: bool, live: bool, paired_remote: bool,
+) -> list[MatchJob]:  # fmt: skip
+    """The runs of ``match``'s unstored games: its halves when paired, each run with its
+    own bot processes, so that no process plays both games of a deal. A match with a
+    remote bot pairs its deals only if ``paired_remote``."""
+    first = bot_spec(store, match.first, match.first_version)
+    second = bot_spec(store, match.second, match.second_version)
+    remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
+    match_config = MatchConfig(
+        games=match.games, seed=match.seed, secret=tournament_secret(store, match.tournament_id),
+        paired=paired_remote or not remote, variant=config.variant,
+        time_control=config.time_control, limits=limits, unsafe=unsafe,
+        game_indices=unstored_indices(match),
+    )  # fmt: skip
+    return [
+        MatchJob(match.id, half, first, second, part=half.indices_to_play[0] % 2, live=live)
+        for half in half_configs(match_config, remote=remote)
+    ]
 
 
 def unstored_indices(match: MatchRow) -> tuple[int, ...] | None:
@@ -247,34 +269,10 @@ class TournamentRunner:
     # ---------------------------------------------------------------- matches
 
     def _jobs(self, tournament: TournamentRow, match: MatchRow) -> list[MatchJob]:
-        """The runs of ``match``'s unstored games: its halves when paired, each run with
-        its own bot processes, so that no process plays both games of a deal."""
-        config = tournament.config
-        first = bot_spec(self.store, match.first, match.first_version)
-        second = bot_spec(self.store, match.second, match.second_version)
-        remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
-        match_config = MatchConfig(
-            games=match.games,
-            seed=match.seed,
-            secret=tournament_secret(self.store, self.tournament_id),
-            paired=self.paired_remote or not remote,
-            variant=config.variant,
-            time_control=config.time_control,
-            limits=self.limits,
-            unsafe=self.unsafe,
-            game_indices=unstored_indices(match),
-        )
-        return [
-            MatchJob(
-                match.id,
-                half,
-                first,
-                second,
-                part=half.indices_to_play[0] % 2,
-                live=self.live is not None,
-            )
-            for half in half_configs(match_config, remote=remote)
-        ]
+        return match_jobs(
+            self.store, match, tournament.config, limits=self.limits, unsafe=self.unsafe,
+            live=self.live is not None, paired_remote=self.paired_remote,
+        )  # fmt: skip
 
     def _play(self, matches: list[MatchRow], summary: RunSummary) -> None:
         tournament = get_tournament(self.store, self.tournament_id)
