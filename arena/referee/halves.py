@@ -23,6 +23,7 @@ second set of processes costs (almost) no wall time.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -112,6 +113,7 @@ def play_in_turn(
         return start_match(config, bot_a, bot_b, on_seat_offer=on_seat_offer, on_event=on_event)
 
     waiting: StartedMatch | BaseException | None = None
+    closing: list[threading.Thread] = []  # runs that are over, shutting down meanwhile
     try:
         for number, config in enumerate(configs):
             try:
@@ -129,11 +131,15 @@ def play_in_turn(
                 except Exception as error:  # reported when its turn comes
                     waiting = error
             try:
-                report = current.run(on_game)
+                report = current.play(on_game)
             except Exception as error:  # reported as that run's failure
                 on_done(number, None, error)
-            else:
-                on_done(number, report, None)
+                continue
+            closing.append(threading.Thread(target=current.close, name="close-run"))
+            closing[-1].start()
+            on_done(number, report, None)
     finally:
         if isinstance(waiting, StartedMatch):
             waiting.close()
+        for thread in closing:
+            thread.join()

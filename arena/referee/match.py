@@ -143,12 +143,22 @@ class StartedMatch:
     def run(self, on_game: Callable[[GameReport], None] | None = None) -> MatchReport:
         """Play the match (once its bots are ready), then shut them down."""
         try:
+            return self.play(on_game)
+        finally:
+            self.close()
+
+    def play(self, on_game: Callable[[GameReport], None] | None = None) -> MatchReport:
+        """Play the match up to its MatchOver, leaving the shutdown (``close``: the bots'
+        moment to exit, the endpoints' stop) to the caller, e.g. while the next half
+        plays; a match that fails is closed at once."""
+        try:
             self.wait_ready()
             if self._error is not None:
                 raise self._error
             return self._match.run(on_game)
-        finally:
+        except BaseException:
             self.close()
+            raise
 
     def close(self) -> None:
         """Kill the bots (if the match was never run) and remove its directory."""
@@ -212,20 +222,18 @@ class _Match:
         self._make_ready(self.early_failures)
 
     def run(self, on_game: Callable[[GameReport], None] | None) -> MatchReport:
+        """Play every game and say MatchOver; the caller shuts the bots down."""
         reports: list[GameReport] = []
-        try:
-            self.log.info("match_started", bots=[slot.name for slot in self.slots])
-            for game_index in self.config.indices_to_play:
-                report = self._play_game(game_index)
-                reports.append(report)
-                if on_game is not None:
-                    on_game(report)
-            score = score_games(reports, [slot.name for slot in self.slots])
-            self._say_match_over(score)
-            self.log.info("match_finished", score=score)
-            return MatchReport(games=tuple(reports), score=score)
-        finally:
-            self.shut_down()
+        self.log.info("match_started", bots=[slot.name for slot in self.slots])
+        for game_index in self.config.indices_to_play:
+            report = self._play_game(game_index)
+            reports.append(report)
+            if on_game is not None:
+                on_game(report)
+        score = score_games(reports, [slot.name for slot in self.slots])
+        self._say_match_over(score)
+        self.log.info("match_finished", score=score)
+        return MatchReport(games=tuple(reports), score=score)
 
     def _say_match_over(self, score: dict[str, float]) -> None:
         self.freezer.thaw_all()
