@@ -14,16 +14,23 @@ they like, so separate runs would guarantee nothing and only ask the owner
 to serve two seats at once.
 
 ``halves`` is the only place that decides which game indices share a run.
+The runs of a match may be played at once (``run_halves``, `arena match`) or
+one after the other with the next run's processes launched while the current
+one plays (``play_in_turn``, a tournament worker): a prestart, so that the
+second set of processes costs (almost) no wall time.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from arena.referee.endpoint import WireTap
-from arena.referee.match import run_match
+from arena.referee.live import LiveHook
+from arena.referee.match import StartedMatch, run_match, start_match
+from arena.referee.remote import SeatOfferHook
 from arena.referee.types import BotSpec, GameReport, MatchConfig, MatchReport
 
 
@@ -80,3 +87,59 @@ def run_halves(
         for name, points in report.score.items():
             score[name] = score.get(name, 0.0) + points
     return MatchReport(games=games, score=score)
+
+
+RunDone = Callable[[int, MatchReport | None, BaseException | None], None]
+"""Called with (run number, its report or None, the error it failed with or None)."""
+
+
+def play_in_turn(
+    configs: Sequence[MatchConfig],
+    bot_a: BotSpec,
+    bot_b: BotSpec,
+    *,
+    on_done: RunDone,
+    on_game: Callable[[GameReport], None] | None = None,
+    on_event: LiveHook | None = None,
+    on_seat_offer: SeatOfferHook | None = None,
+) -> None:
+    """Play the runs ``configs`` (e.g. ``half_configs``) one after the other, each with
+    its own processes; a run's processes are launched as soon as the run before it has
+    its bots ready, so they say Hello while that run plays (a prestart). A run that
+    fails is reported to ``on_done`` and the next one is still played.
+    """
+
+    def start(config: MatchConfig) -> StartedMatch:
+        return start_match(config, bot_a, bot_b, on_seat_offer=on_seat_offer, on_event=on_event)
+
+    waiting: StartedMatch | BaseException | None = None
+    closing: list[threading.Thread] = []  # runs that are over, shutting down meanwhile
+    try:
+        for number, config in enumerate(configs):
+            try:
+                current = start(config) if waiting is None else waiting
+            except Exception as error:  # reported as that run's failure
+                current = error
+            waiting = None
+            if isinstance(current, BaseException):
+                on_done(number, None, current)
+                continue
+            current.wait_ready()
+            if number + 1 < len(configs):
+                try:
+                    waiting = start(configs[number + 1])
+                except Exception as error:  # reported when its turn comes
+                    waiting = error
+            try:
+                report = current.play(on_game)
+            except Exception as error:  # reported as that run's failure
+                on_done(number, None, error)
+                continue
+            closing.append(threading.Thread(target=current.close, name="close-run"))
+            closing[-1].start()
+            on_done(number, report, None)
+    finally:
+        if isinstance(waiting, StartedMatch):
+            waiting.close()
+        for thread in closing:
+            thread.join()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import secrets
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -82,11 +83,91 @@ def run_match(
     start, every action right after it is applied and every reshuffle
     (``arena.referee.live``: full information, for a live view, never for bots).
     """
+    started = start_match(
+        config, bot_a, bot_b, wire_tap=wire_tap, on_seat_offer=on_seat_offer, on_event=on_event
+    )
+    return started.run(on_game)
+
+
+def start_match(
+    config: MatchConfig,
+    bot_a: BotSpec,
+    bot_b: BotSpec,
+    *,
+    wire_tap: WireTap | None = None,
+    on_seat_offer: SeatOfferHook | None = None,
+    on_event: LiveHook | None = None,
+) -> StartedMatch:
+    """Launch the bots of a match in the background (Hello, Welcome), to play it later.
+
+    A prestart: the next half of a paired match gets its processes ready while
+    the previous half is still played (``arena.referee.halves.play_in_turn``).
+    The caller must ``run`` or ``close`` what it gets. A bot that fails before
+    the first game (no Hello in time, a launch refused) has that game forfeited,
+    exactly as if it had been launched when the game began.
+    """
     if on_seat_offer is None and REMOTE_RUNTIME in (bot_a.runtime, bot_b.runtime):
         raise ValueError("a remote bot plays only in tournaments run by `arena serve`")
-    with tempfile.TemporaryDirectory(prefix="kahuna-", dir=_short_tmp()) as work:
-        match = _Match(config, (bot_a, bot_b), Path(work), wire_tap, on_event, on_seat_offer)
-        return match.run(on_game)
+    return StartedMatch(config, (bot_a, bot_b), wire_tap, on_event, on_seat_offer)
+
+
+class StartedMatch:
+    """A match whose bots are being launched in a thread of its own (``start_match``)."""
+
+    def __init__(
+        self,
+        config: MatchConfig,
+        specs: tuple[BotSpec, BotSpec],
+        wire_tap: WireTap | None,
+        on_event: LiveHook | None,
+        on_seat_offer: SeatOfferHook | None,
+    ) -> None:
+        self._work = tempfile.TemporaryDirectory(prefix="kahuna-", dir=_short_tmp())
+        self._match = _Match(config, specs, Path(self._work.name), wire_tap, on_event,
+                             on_seat_offer)  # fmt: skip
+        self._error: BaseException | None = None
+        self._closed = False
+        self._launcher = threading.Thread(target=self._launch, name="prestart", daemon=True)
+        self._launcher.start()
+
+    def _launch(self) -> None:
+        try:
+            self._match.start()
+        except BaseException as error:  # raised again by run(), in the caller's thread
+            self._error = error
+
+    def wait_ready(self) -> None:
+        """Return once every bot has said Hello (or failed to)."""
+        self._launcher.join()
+
+    def run(self, on_game: Callable[[GameReport], None] | None = None) -> MatchReport:
+        """Play the match (once its bots are ready), then shut them down."""
+        try:
+            return self.play(on_game)
+        finally:
+            self.close()
+
+    def play(self, on_game: Callable[[GameReport], None] | None = None) -> MatchReport:
+        """Play the match up to its MatchOver, leaving the shutdown (``close``: the bots'
+        moment to exit, the endpoints' stop) to the caller, e.g. while the next half
+        plays; a match that fails is closed at once."""
+        try:
+            self.wait_ready()
+            if self._error is not None:
+                raise self._error
+            return self._match.run(on_game)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Kill the bots (if the match was never run) and remove its directory."""
+        if self._closed:
+            return
+        self._closed = True
+        self.wait_ready()
+        self._match.shut_down()
+        self._work.cleanup()
 
 
 def _short_tmp() -> str:
@@ -127,26 +208,32 @@ class _Match:
         self.sandboxed_paths = probe_host().namespaces
         self.log = get_logger(match_id=self.match_id)
         self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's first and last lines
+        self.early_failures: Failures = {}  # failed before the first game: it forfeits that one
+        self._started = False
+        self._shut = False
 
     # ------------------------------------------------------------------ match
 
-    def run(self, on_game: Callable[[GameReport], None] | None) -> MatchReport:
-        reports: list[GameReport] = []
+    def start(self) -> None:
+        """Open the bots' endpoints and launch them: they say Hello before game one."""
+        self._started = True
         for slot in self.slots:
             slot.endpoint.start()
-        try:
-            self.log.info("match_started", bots=[slot.name for slot in self.slots])
-            for game_index in self.config.indices_to_play:
-                report = self._play_game(game_index)
-                reports.append(report)
-                if on_game is not None:
-                    on_game(report)
-            score = score_games(reports, [slot.name for slot in self.slots])
-            self._say_match_over(score)
-            self.log.info("match_finished", score=score)
-            return MatchReport(games=tuple(reports), score=score)
-        finally:
-            self._shut_down()
+        self._make_ready(self.early_failures)
+
+    def run(self, on_game: Callable[[GameReport], None] | None) -> MatchReport:
+        """Play every game and say MatchOver; the caller shuts the bots down."""
+        reports: list[GameReport] = []
+        self.log.info("match_started", bots=[slot.name for slot in self.slots])
+        for game_index in self.config.indices_to_play:
+            report = self._play_game(game_index)
+            reports.append(report)
+            if on_game is not None:
+                on_game(report)
+        score = score_games(reports, [slot.name for slot in self.slots])
+        self._say_match_over(score)
+        self.log.info("match_finished", score=score)
+        return MatchReport(games=tuple(reports), score=score)
 
     def _say_match_over(self, score: dict[str, float]) -> None:
         self.freezer.thaw_all()
@@ -161,8 +248,11 @@ class _Match:
             )
             slot.endpoint.close_stream()
 
-    def _shut_down(self) -> None:
-        """Give bots a moment to exit after MatchOver, then kill every tree."""
+    def shut_down(self) -> None:
+        """Give bots a moment to exit after MatchOver, then kill every tree (once)."""
+        if not self._started or self._shut:
+            return
+        self._shut = True
         self.freezer.thaw_all()  # a frozen bot can neither read MatchOver nor exit
         deadline = time.monotonic() + MATCH_END_GRACE_S
         for slot in self.slots:
@@ -266,8 +356,9 @@ class _Match:
         slot_at_seat = (0, 1) if game_index % 2 == 0 else (1, 0)
         seed = deal_seed(self.config.secret, self.config.seed, self.config.deal_index(game_index))
         deal = deal_from_seed(seed)
-        failures: Failures = {}
-        self.stderr_tails = {}
+        failures: Failures = self.early_failures
+        self.early_failures = {}
+        self.stderr_tails = {w: kept for w, kept in self.stderr_tails.items() if w in failures}
         self._drain(failures)
         self._make_ready(failures)
         control = self.config.time_control

@@ -30,7 +30,8 @@ from typing import Any
 
 from arena._grpc_env import tune_child_processes
 from arena.logs import get_logger
-from arena.referee import GameReport, run_match
+from arena.referee import GameReport
+from arena.referee.halves import play_in_turn
 from arena.sandbox.running import is_running
 from arena.tournament.cpu_placement import pin_this_process, usable_cpus, worker_cpus
 from arena.tournament.executor import (
@@ -56,14 +57,19 @@ class LocalProcessExecutor:
         self.pids: set[int] = set()  # reported by the workers as they start
         self._reports: Any = None
         self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[Future[None], tuple[int, int]] = {}
+        self._futures: dict[Future[None], tuple[tuple[int, int], ...]] = {}
         self._open: set[tuple[int, int]] = set()  # submitted jobs without their JobDone yet
 
     def submit(self, jobs: Sequence[MatchJob]) -> None:
-        pool = self._started(len(jobs))
-        for job in jobs:
-            self._open.add(job.key)
-            self._futures[pool.submit(_play_match, job)] = job.key
+        """Queue ``jobs``; the runs of one match (its halves, next to each other in
+        ``jobs``) go to one worker, which plays them in turn with the next run's
+        processes launched while the current run plays (``play_in_turn``)."""
+        groups = _by_match(jobs)
+        pool = self._started(len(groups))
+        for group in groups:
+            for job in group:
+                self._open.add(job.key)
+            self._futures[pool.submit(_play_jobs, group)] = tuple(job.key for job in group)
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
         try:
@@ -113,11 +119,23 @@ class LocalProcessExecutor:
 
     def _dead_worker(self) -> JobDone | None:
         """A job whose worker died without saying so (killed, out of memory): it failed."""
-        for future, key in self._futures.items():
-            if key in self._open and future.done() and future.exception() is not None:
-                self._open.discard(key)
-                return JobDone(key[0], key[1], f"worker died: {future.exception()}")
+        for future, keys in self._futures.items():
+            for key in keys:
+                if key in self._open and future.done() and future.exception() is not None:
+                    self._open.discard(key)
+                    return JobDone(key[0], key[1], f"worker died: {future.exception()}")
         return None
+
+
+def _by_match(jobs: Sequence[MatchJob]) -> list[tuple[MatchJob, ...]]:
+    """``jobs`` in order, the neighbouring runs of one match grouped together."""
+    groups: list[list[MatchJob]] = []
+    for job in jobs:
+        if groups and groups[-1][0].match_id == job.match_id:
+            groups[-1].append(job)
+        else:
+            groups.append([job])
+    return [tuple(group) for group in groups]
 
 
 # ------------------------------------------------------------------ worker side
@@ -179,26 +197,31 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
-def _play_match(job: MatchJob) -> None:
+def _play_jobs(jobs: tuple[MatchJob, ...]) -> None:
+    """Play the runs of one match in turn (``play_in_turn``: each next run prestarted)."""
     reports = _worker_queue
-    error: str | None = None
-
-    sender = LiveSender(job.match_id, reports.put) if job.live else None
+    first = jobs[0]
+    sender = LiveSender(first.match_id, reports.put) if first.live else None
 
     def on_game(report: GameReport) -> None:
         if sender is not None:
             sender.flush()
-        reports.put(GameFinished(job.match_id, report))
+        reports.put(GameFinished(first.match_id, report))
+
+    def on_done(number: int, _report: object, failure: BaseException | None) -> None:
+        if sender is not None:
+            sender.flush()
+        error = None if failure is None else f"{type(failure).__name__}: {failure}"
+        reports.put(JobDone(first.match_id, jobs[number].part, error))
 
     try:
-        run_match(
-            job.config, job.first, job.second,
+        play_in_turn(
+            [job.config for job in jobs], first.first, first.second,
+            on_done=on_done,
             on_game=on_game,
             on_event=None if sender is None else sender.event,
-            on_seat_offer=lambda offer: reports.put(SeatOffered(job.match_id, offer)),
+            on_seat_offer=lambda offer: reports.put(SeatOffered(first.match_id, offer)),
         )  # fmt: skip
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    if sender is not None:
-        sender.close()
-    reports.put(JobDone(job.match_id, job.part, error))
+    finally:
+        if sender is not None:
+            sender.close()
