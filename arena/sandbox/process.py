@@ -37,6 +37,7 @@ from arena.sandbox.limits import (
 from arena.sandbox.probe import probe_host, unavailable_error
 from arena.sandbox.running import BotProcess, Resources, release, wait_gone
 from arena.sandbox.spawner import spawn
+from arena.sandbox.staging import stage_sources
 from arena.sandbox.uids import allocate_uid
 from arena.sandbox.watchdog import ensure_watchdog
 
@@ -291,15 +292,25 @@ def launch_bot(
     # As root each bot gets a host uid of its own (per-user kernel limits are not
     # shared); unprivileged, bwrap maps the arena's own uid and there is no choice.
     lease = allocate_uid() if os.geteuid() == 0 else None
+    try:
+        # mountinfo shows each bind's source path: bind from a neutral staging copy
+        staged = stage_sources(
+            bot_dir.resolve(), socket_path,
+            tuple((Path(src).resolve(), dest) for src, dest in extra_ro_binds),
+        )
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
     plan = SandboxPlan(
         uid=lease.uid if lease is not None else SANDBOX_UID,
-        bot_dir=bot_dir.resolve(),
+        bot_dir=staged.bot_dir,
         command=words,
         runtime=runtime,
         env=dict(env),
-        socket_path=socket_path,
+        socket_path=staged.socket_path,
         limits=limits,
-        extra_ro_binds=tuple((Path(src), dest) for src, dest in extra_ro_binds),
+        extra_ro_binds=staged.extra_ro_binds,
         share_net=share_net,
     )
     try:
@@ -307,10 +318,12 @@ def launch_bot(
             plan, report, name, stdout_path=stdout_path, stderr_path=stderr_path
         )
     except BaseException:
+        staged.remove()
         if lease is not None:
             lease.release()
         raise
     resources.uid_lease = lease
+    resources.staged = staged
     bot = BotProcess(resources, sandboxed=True)
     if report.missing:
         log.warning("sandbox_unsafe_launched", missing=list(report.missing), pid=resources.proc.pid)

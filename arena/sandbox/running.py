@@ -14,6 +14,7 @@ from pathlib import Path
 
 from arena.logs import get_logger
 from arena.sandbox.cgroups import BotCgroup
+from arena.sandbox.staging import StagedSources
 from arena.sandbox.uids import UidLease
 
 
@@ -32,6 +33,7 @@ class Resources:
     owner_pid: int = field(default_factory=os.getpid)  # a forked child must not kill it
     uid_lease: UidLease | None = None  # given back only once every process of the bot is gone
     drainers: tuple[subprocess.Popen[bytes], ...] = ()  # copy the bot's output pipes to files
+    staged: StagedSources | None = None  # the neutral sources of its mounts
 
 
 def release(resources: Resources) -> None:
@@ -54,6 +56,8 @@ def release(resources: Resources) -> None:
         remember_accounting(resources)
         cgroup.remove()
     finish_drainers(resources)
+    if resources.staged is not None:
+        resources.staged.remove()
     if resources.uid_lease is not None:  # kill_all returned with the group empty
         resources.uid_lease.release()
     resources.released = True
