@@ -95,6 +95,8 @@ from arena.store.tournaments import (
     list_tournaments,
     set_status,
     tournament_byes,
+    revealed_secret,
+    tournament_parameters,
     tournament_secret,
 )
 
@@ -180,5 +182,7 @@ __all__ = [
     "take_seat_offer",
     "think_ms_per_game",
     "tournament_byes",
+    "revealed_secret",
+    "tournament_parameters",
     "tournament_secret",
 ]

@@ -19,6 +19,11 @@ History:
       shown to a bot. Tournaments from before v5 get a random secret
       (``randomblob``): their unplayed games get new deals, and a pair half
       played before the upgrade is not replayed with its old deal.
+  v6  ``tournaments.commitment``: the SHA-256 commitment to the deal secret and
+      the tournament's parameters, published at creation
+      (``arena.referee.seeds.seed_commitment``); the secret itself is revealed
+      only once the tournament is finished. Tournaments from before v6 keep
+      NULL: they published no commitment, and `arena audit` says so.
 """
 
 from __future__ import annotations
@@ -190,7 +195,11 @@ ALTER TABLE tournaments ADD COLUMN secret BLOB;
 UPDATE tournaments SET secret = randomblob(32) WHERE secret IS NULL;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+V6 = """
+ALTER TABLE tournaments ADD COLUMN commitment TEXT
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 CURRENT_VERSION = len(MIGRATIONS)
 
 

@@ -12,6 +12,8 @@ from arena.referee.types import BotStatus, GameReport
 from arena.store import Store, get_tournament, record_game, tournament_byes
 from arena.store.games import game_outcomes
 from arena.store.models import MuSigma, SeatFailures, TournamentFormat
+from arena.store.pairs import paired_outcomes
+from arena.tournament.intervals import TableGame
 from arena.tournament.ratings import Rating, rate_game
 from arena.tournament.standings import GameOutcome, Standing, compute_standings, crosstable
 
@@ -73,3 +75,23 @@ def tournament_standings(store: Store, tournament_id: int) -> tuple[Standing, ..
 def tournament_crosstable(store: Store, tournament_id: int) -> dict[tuple[str, str], float]:
     """``{(bot, opponent): points scored}`` over the games stored so far."""
     return crosstable(_outcomes(store, tournament_id))
+
+
+def table_games(store: Store, tournament_id: int | None = None) -> list[TableGame]:
+    """The stored games of a tournament (all: None) as confidence intervals need them,
+    players by bot name; deals keyed by (match, deal index)."""
+    return [
+        TableGame((g.match_id, g.deal_index), g.bots, g.winner_seat, g.statuses)
+        for g in paired_outcomes(store, tournament_id)
+    ]
+
+
+def version_table_games(store: Store) -> list[TableGame]:
+    """Every stored game with players keyed by bot version id (``str(id)``): the leaderboard's."""
+    return [
+        TableGame(
+            (g.match_id, g.deal_index), (str(g.version_ids[0]), str(g.version_ids[1])),
+            g.winner_seat, g.statuses,
+        )  # fmt: skip
+        for g in paired_outcomes(store)
+    ]
