@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.commands.leaderboard import interval_cells
 from arena.commands.playflags import add_play_flags
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.store import (
@@ -85,7 +86,9 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n) + 1)")
     parser.add_argument(
-        "--seed", type=int, default=0,
+        "--seed",
+        type=int,
+        default=0,
         help="tournament seed: tells its matches apart; the deals are keyed by a random secret"
         " stored with the tournament, never by the seed alone",
     )
@@ -193,12 +196,6 @@ def tournament_intervals(store: Store, tournament: TournamentRow) -> TableInterv
     return TableIntervals.of(table_games(store, tournament.id), tournament.entrants)
 
 
-def _interval_cells(interval: ScoreInterval | None) -> tuple[str, str, str]:
-    if interval is None:
-        return "-", "-", "0"
-    return interval.score_text(), interval.elo_text(), interval.pairs_text()
-
-
 def print_results(console: Console, store: Store, tournament: TournamentRow) -> None:
     standings = tournament_standings(store, tournament.id)
     intervals = tournament_intervals(store, tournament)
@@ -212,7 +209,7 @@ def print_results(console: Console, store: Store, tournament: TournamentRow) -> 
         table.add_row(
             str(s.rank), s.bot, f"{s.points:g}", str(s.games), f"{s.wins}/{s.draws}/{s.losses}",
             str(s.byes), f"{s.buchholz:g}", f"{s.sonneborn_berger:.2f}",
-            *_interval_cells(intervals.field.get(s.bot)),
+            *interval_cells(intervals.field.get(s.bot)),
         )  # fmt: skip
     console.print(table)
     order = [s.bot for s in standings]

@@ -113,9 +113,7 @@ def tournament_parameters(store: Store, tournament_id: int) -> bytes:
 def revealed_secret(store: Store, tournament_id: int) -> bytes | None:
     """The deal secret of a *finished* tournament (None before: it must stay unknown)."""
     with store.reading() as db:
-        row = db.execute(
-            "SELECT status FROM tournaments WHERE id = ?", (tournament_id,)
-        ).fetchone()
+        row = db.execute("SELECT status FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
     if row is None:
         raise NotFoundError(f"no tournament with id {tournament_id}")
     if row[0] != str(TournamentStatus.FINISHED):

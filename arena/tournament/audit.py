@@ -145,13 +145,20 @@ def _stored_games(store: Store, tournament_id: int) -> list[_StoredGame]:
                 ).fetchone()
                 after.append(None if now is None else (float(now[0]), float(now[1])))
                 before.append(
-                    (INITIAL_MU, INITIAL_SIGMA) if prior is None else (float(prior[0]), float(prior[1]))
+                    (INITIAL_MU, INITIAL_SIGMA)
+                    if prior is None
+                    else (float(prior[0]), float(prior[1]))
                 )
             stored_after = None if None in after else (after[0], after[1])
             games.append(
                 _StoredGame(
-                    id=r[0], match_id=r[1], match_seed=r[2], game_index=r[3], winner_seat=r[4],
-                    statuses=(r[5], r[6]), record=r[7],
+                    id=r[0],
+                    match_id=r[1],
+                    match_seed=r[2],
+                    game_index=r[3],
+                    winner_seat=r[4],
+                    statuses=(r[5], r[6]),
+                    record=r[7],
                     ratings_after=stored_after,  # type: ignore[arg-type]
                     ratings_before=(before[0], before[1]),
                 )  # fmt: skip

@@ -246,6 +246,5 @@ class TableIntervals:
     def separated_from_next(self, order: Sequence[str]) -> list[bool]:
         """For each player in ``order``: separated at 95% from the next one (last: False)."""
         return [
-            separated(a, b, self.field, self.h2h)
-            for a, b in zip(order, order[1:], strict=False)
+            separated(a, b, self.field, self.h2h) for a, b in zip(order, order[1:], strict=False)
         ] + [False][: len(order) > 0]

@@ -44,19 +44,37 @@ def _pair(deal: int, a_points: float) -> list[TableGame]:
 CASES = [
     pytest.param(
         [g for d, p in enumerate((0.0, 0.5, 1.0, 1.5, 2.0)) for g in _pair(d, p)],
-        "pentanomial", 5, 0, 0.5, Z * math.sqrt(0.125 / 5), id="one-pair-of-each",
+        "pentanomial",
+        5,
+        0,
+        0.5,
+        Z * math.sqrt(0.125 / 5),
+        id="one-pair-of-each",
     ),
     pytest.param(
         [TableGame(0, ("A", "B"), 0), TableGame(1, ("A", "B"), None), TableGame(2, ("B", "A"), 0)],
-        "trinomial", 0, 3, 0.5, Z * math.sqrt((1 / 6) / 3), id="three-unpaired-games",
+        "trinomial",
+        0,
+        3,
+        0.5,
+        Z * math.sqrt((1 / 6) / 3),
+        id="three-unpaired-games",
     ),
     pytest.param(  # pair scores 0, 0.5, 1, 1.5, 2 counted 1, 2, 3, 4, 5 times (15 pairs)
-        [g for d, p in enumerate([0.0] + [0.5] * 2 + [1.0] * 3 + [1.5] * 4 + [2.0] * 5)
-         for g in _pair(d, p)],
-        "pentanomial", 15, 0, 40 / 60,
-        Z * math.sqrt((sum(c * (v - 2 / 3) ** 2 for c, v in zip(range(1, 6),
-                                                               (0, 0.25, 0.5, 0.75, 1)))
-                       / 15) / 15),
+        [
+            g
+            for d, p in enumerate([0.0] + [0.5] * 2 + [1.0] * 3 + [1.5] * 4 + [2.0] * 5)
+            for g in _pair(d, p)
+        ],
+        "pentanomial",
+        15,
+        0,
+        40 / 60,
+        Z
+        * math.sqrt(
+            (sum(c * (v - 2 / 3) ** 2 for c, v in zip(range(1, 6), (0, 0.25, 0.5, 0.75, 1))) / 15)
+            / 15
+        ),
         id="a-stronger-large-counts",
     ),
 ]
