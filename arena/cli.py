@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.replay",
     "arena.commands.bot",
     "arena.commands.tournament",
+    "arena.commands.audit",
     "arena.commands.leaderboard",
     "arena.commands.serve",
     "arena.commands.ladder",

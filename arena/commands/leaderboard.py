@@ -9,6 +9,8 @@ from rich.table import Table
 
 from arena.commands.storeargs import add_data_dir, console, with_store
 from arena.store import LeaderboardRow, Store, leaderboard
+from arena.tournament.intervals import ScoreInterval, TableIntervals
+from arena.tournament.results import leaderboard_intervals, version_key
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,8 +28,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=with_store(run_leaderboard))
 
 
-def row_to_json(row: LeaderboardRow) -> dict[str, object]:
+def row_to_json(
+    row: LeaderboardRow, intervals: TableIntervals | None = None, apart: bool = False
+) -> dict[str, object]:
     e = row.entry
+    pairs = None if intervals is None else intervals.field.get(version_key(e.bot, e.version))
     return {
         "rank": row.rank,
         "bot": e.bot,
@@ -46,6 +51,8 @@ def row_to_json(row: LeaderboardRow) -> dict[str, object]:
         "timeout_rate": round(e.rate(e.timeouts), 4),
         "crash_rate": round(e.rate(e.crashes), 4),
         "illegal_action_rate": round(e.rate(e.illegal_actions), 4),
+        "interval": None if pairs is None else pairs.to_json(),
+        "separated_from_next": apart,
     }
 
 
@@ -55,20 +62,43 @@ def _percent(value: float) -> str:
 
 def run_leaderboard(store: Store, args: argparse.Namespace) -> int:
     rows = leaderboard(store, latest_only=args.latest, min_games=max(0, args.min_games))
+    intervals = leaderboard_intervals(store, rows)
+    keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
+    apart = intervals.separated_from_next(keys)
     if args.json:
-        print(json.dumps([row_to_json(r) for r in rows], indent=2))
+        print(json.dumps([row_to_json(r, intervals, a) for r, a in zip(rows, apart, strict=True)],
+                         indent=2))  # fmt: skip
         return 0
-    table = Table(title="Leaderboard (TrueSkill, ordered by mu - 3 sigma)")
+    table = Table(title="Leaderboard (TrueSkill, ordered by mu - 3 sigma)",
+                  caption="score and Elo: against every version met,"
+                  " 95% interval over deal pairs")  # fmt: skip
     for header in ("#", "bot", "version", "mu-3sigma", "mu", "sigma", "games", "W/D/L",
+                   "score (95%)", "Elo (95%)", "pairs",
                    "timeouts", "crashes", "illegal"):  # fmt: skip
         table.add_column(header, justify="left" if header in ("bot", "version") else "right")
-    for row in rows:
+    for row, key in zip(rows, keys, strict=True):
         e = row.entry
         table.add_row(
             str(row.rank), e.bot, e.version[:10], f"{e.conservative:.2f}", f"{e.mu:.2f}",
             f"{e.sigma:.2f}", str(e.games), f"{e.wins}/{e.draws}/{e.losses}",
+            *interval_cells(intervals.field.get(key)),
             _percent(e.rate(e.timeouts)), _percent(e.rate(e.crashes)),
             _percent(e.rate(e.illegal_actions)),
         )  # fmt: skip
-    console().print(table if rows else "No bots yet: add one with `arena bot add DIR`.")
+    out = console()
+    out.print(table if rows else "No bots yet: add one with `arena bot add DIR`.")
+    names = {
+        key: f"{r.entry.bot} {r.entry.version[:10]}" for key, r in zip(keys, rows, strict=True)
+    }
+    for note in intervals.notes(keys):
+        for key, name in names.items():
+            note = note.replace(key, name)
+        out.print(note, highlight=False, markup=False)
     return 0
+
+
+def interval_cells(interval: ScoreInterval | None) -> tuple[str, str, str]:
+    """The score, Elo and pairs cells of a table row (``-`` before any game)."""
+    if interval is None:
+        return "-", "-", "0"
+    return interval.score_text(), interval.elo_text(), interval.pairs_text()

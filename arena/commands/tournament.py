@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.commands.leaderboard import interval_cells
 from arena.commands.playflags import add_play_flags
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.store import (
@@ -30,7 +31,8 @@ from arena.store import (
     list_tournaments,
 )
 from arena.tournament.config import build_config
-from arena.tournament.results import tournament_crosstable, tournament_standings
+from arena.tournament.intervals import ScoreInterval, TableIntervals
+from arena.tournament.results import table_games, tournament_crosstable, tournament_standings
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
 
@@ -84,7 +86,9 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n) + 1)")
     parser.add_argument(
-        "--seed", type=int, default=0,
+        "--seed",
+        type=int,
+        default=0,
         help="tournament seed: tells its matches apart; the deals are keyed by a random secret"
         " stored with the tournament, never by the seed alone",
     )
@@ -187,31 +191,49 @@ def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Name
     return 0
 
 
+def tournament_intervals(store: Store, tournament: TournamentRow) -> TableIntervals:
+    """Each entrant against the field and each pair that met, with 95% intervals."""
+    return TableIntervals.of(table_games(store, tournament.id), tournament.entrants)
+
+
 def print_results(console: Console, store: Store, tournament: TournamentRow) -> None:
     standings = tournament_standings(store, tournament.id)
+    intervals = tournament_intervals(store, tournament)
     table = Table(title=f"{tournament.name}: standings ({tournament.status},"
-                  f" {tournament.games_played}/{tournament.games_scheduled} games)")  # fmt: skip
-    for header in ("#", "bot", "points", "games", "W/D/L", "byes", "Buchholz", "S-B"):
+                  f" {tournament.games_played}/{tournament.games_scheduled} games)",
+                  caption="score and Elo: against the field,"
+                  " 95% interval over deal pairs")  # fmt: skip
+    for header in ("#", "bot", "points", "games", "W/D/L", "byes", "Buchholz", "S-B",
+                   "score (95%)", "Elo (95%)", "pairs"):  # fmt: skip
         table.add_column(header, justify="left" if header == "bot" else "right")
     for s in standings:
         table.add_row(
             str(s.rank), s.bot, f"{s.points:g}", str(s.games), f"{s.wins}/{s.draws}/{s.losses}",
             str(s.byes), f"{s.buchholz:g}", f"{s.sonneborn_berger:.2f}",
+            *interval_cells(intervals.field.get(s.bot)),
         )  # fmt: skip
     console.print(table)
-    cross = tournament_crosstable(store, tournament.id)
     order = [s.bot for s in standings]
-    grid = Table(title="crosstable (points scored by the row against the column)")
+    for note in intervals.notes(order):
+        console.print(note, highlight=False, markup=False)
+    cross = tournament_crosstable(store, tournament.id)
+    grid = Table(title="crosstable (points scored by the row against the column;"
+                 " score ± 95% half width over deal pairs)")  # fmt: skip
     grid.add_column("")
     for index, _ in enumerate(order):
         grid.add_column(str(index + 1), justify="right")
     for index, bot in enumerate(order):
-        cells = ["x" if bot == other else f"{cross[(bot, other)]:g}" if (bot, other) in cross
+        cells = ["x" if bot == other else _cross_cell(cross[(bot, other)],
+                 intervals.h2h.get((bot, other))) if (bot, other) in cross
                  else "." for other in order]  # fmt: skip
         grid.add_row(f"{index + 1} {bot}", *cells)
     console.print(grid)
     if tournament.status == INTERRUPTED:
         console.print(resume_hint(tournament), highlight=False, markup=False)
+
+
+def _cross_cell(points: float, interval: ScoreInterval | None) -> str:
+    return f"{points:g}" if interval is None else f"{points:g} ({interval.score_text()})"
 
 
 def resume_hint(tournament: TournamentRow) -> str:
@@ -223,6 +245,10 @@ def resume_hint(tournament: TournamentRow) -> str:
 
 def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]:
     cross = tournament_crosstable(store, tournament.id)
+    intervals = tournament_intervals(store, tournament)
+    standings = tournament_standings(store, tournament.id)
+    order = [s.bot for s in standings]
+    apart = dict(zip(order, intervals.separated_from_next(order), strict=True))
     return {
         "id": tournament.id, "name": tournament.name, "format": tournament.format,
         "status": tournament.status, "games_played": tournament.games_played,
@@ -230,13 +256,22 @@ def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]
         "standings": [
             {"rank": s.rank, "bot": s.bot, "points": s.points, "games": s.games,
              "wins": s.wins, "draws": s.draws, "losses": s.losses, "byes": s.byes,
-             "buchholz": s.buchholz, "sonneborn_berger": round(s.sonneborn_berger, 4)}
-            for s in tournament_standings(store, tournament.id)
+             "buchholz": s.buchholz, "sonneborn_berger": round(s.sonneborn_berger, 4),
+             "interval": _interval_json(intervals.field.get(s.bot)),
+             "separated_from_next": apart[s.bot]}
+            for s in standings
         ],
         "crosstable": [
-            {"bot": a, "opponent": b, "points": p} for (a, b), p in sorted(cross.items())
+            {"bot": a, "opponent": b, "points": p,
+             "interval": _interval_json(intervals.h2h.get((a, b)))}
+            for (a, b), p in sorted(cross.items())
         ],
+        "separation_notes": intervals.notes(order),
     }  # fmt: skip
+
+
+def _interval_json(interval: ScoreInterval | None) -> dict[str, object] | None:
+    return None if interval is None else interval.to_json()
 
 
 def run_status(store: Store, args: argparse.Namespace) -> int:

@@ -49,3 +49,19 @@ def deal_seed(secret: bytes, match_seed: int, deal_index: int) -> int:
     text = f"kahuna-deal/2:{match_seed:d}:{deal_index:d}".encode()
     digest = hmac.new(secret, text, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << SEED_BITS) - 1)
+
+
+COMMITMENT_PREFIX = b"kahuna-arena/seed-commitment/1\n"
+
+
+def seed_commitment(secret: bytes, parameters: bytes) -> str:
+    """The public commitment to a tournament's deal ``secret`` and its ``parameters``.
+
+    Hex SHA-256 of ``COMMITMENT_PREFIX + secret + parameters``. The secret is
+    ``SECRET_BYTES`` fresh random bytes, so it is its own salt: the commitment
+    tells nothing about it (hiding), and no other secret or parameters give the
+    same digest (binding). Published when the tournament is created; the secret
+    is revealed once it is finished, and anyone can then recompute this.
+    """
+    check_secret(secret)
+    return hashlib.sha256(COMMITMENT_PREFIX + secret + parameters).hexdigest()

@@ -42,8 +42,10 @@ from arena.server.auth import abort, authenticated, principal_of
 from arena.server.convert import (
     ARCHIVE_NAMES,
     FORMAT_NAMES,
+    audit_pb,
     bot_pb,
     conformance_to_pb,
+    interval_pb,
     live_game_pb,
     seat_pb,
     standing_pb,
@@ -83,10 +85,18 @@ from arena.store import (
     list_tournaments,
     register_remote_bot,
     require_owner,
+    revealed_secret,
 )
 from arena.store.remote import REMOTE_RUNTIME
+from arena.tournament.audit import audit_tournament
 from arena.tournament.config import TournamentError, build_config
-from arena.tournament.results import tournament_standings
+from arena.tournament.intervals import TableIntervals
+from arena.tournament.results import (
+    leaderboard_intervals,
+    table_games,
+    tournament_standings,
+    version_key,
+)
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
 
@@ -228,8 +238,20 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.GetLeaderboardRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.GetLeaderboardResponse:
         rows = leaderboard(self.store, latest_only=request.latest_only)
+        intervals = leaderboard_intervals(self.store, rows)
+        keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
         return pb.GetLeaderboardResponse(
-            entries=[pb.LeaderboardEntry(rank=r.rank, bot=bot_pb(r.entry)) for r in rows]
+            entries=[
+                pb.LeaderboardEntry(
+                    rank=r.rank,
+                    bot=bot_pb(r.entry),
+                    interval=interval_pb(intervals.field[key]),
+                    separated_from_next=apart,
+                )
+                for r, key, apart in zip(
+                    rows, keys, intervals.separated_from_next(keys), strict=True
+                )
+            ]
         )
 
     @authenticated()
@@ -289,7 +311,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if request.start:
             self._start(context, tournament)
         return pb.CreateTournamentResponse(
-            tournament=tournament_pb(self._tournament(context, tournament.id))
+            tournament=self._tournament_pb(self._tournament(context, tournament.id))
         )
 
     @authenticated(admin=True)
@@ -304,7 +326,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if tournament.status is not TournamentStatus.FINISHED:
             self._start(context, tournament)
         return pb.StartTournamentResponse(
-            tournament=tournament_pb(self._tournament(context, tournament.id))
+            tournament=self._tournament_pb(self._tournament(context, tournament.id))
         )
 
     @authenticated()
@@ -313,7 +335,18 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         principal: Principal,
     ) -> pb.ListTournamentsResponse:  # fmt: skip
         rows = sorted(list_tournaments(self.store), key=lambda row: row.id, reverse=True)
-        return pb.ListTournamentsResponse(tournaments=[tournament_pb(row) for row in rows])
+        return pb.ListTournamentsResponse(tournaments=[self._tournament_pb(row) for row in rows])
+
+    def _tournament_pb(self, row: TournamentRow) -> pb.Tournament:
+        """The message of ``row``: its deal seed only once it is finished (never before)."""
+        return tournament_pb(row, revealed_secret(self.store, row.id))
+
+    @authenticated()
+    def AuditTournament(
+        self, request: pb.AuditTournamentRequest, context: grpc.ServicerContext,
+        principal: Principal,
+    ) -> pb.AuditTournamentResponse:  # fmt: skip
+        return audit_pb(audit_tournament(self.store, self._tournament(context, request.name).id))
 
     def _tournament(self, context: grpc.ServicerContext, ref: int | str) -> TournamentRow:
         if isinstance(ref, str) and not ref:
@@ -399,9 +432,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 "tournament is interrupted: no process is running it; resume it with"
                 f" StartTournament or `arena tournament resume {tournament.name}`"
             )
-        if tournament.status is TournamentStatus.RUNNING and not self.hub.is_running(
-            tournament_id
-        ):
+        if tournament.status is TournamentStatus.RUNNING and not self.hub.is_running(tournament_id):
             holder = lease_holder(self.store, tournament_id)
             pid = "unknown" if holder is None or holder.pid is None else holder.pid
             return (
@@ -413,10 +444,17 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def _watch_message(
         self, tournament_id: int, message: str, game_id: int = 0
     ) -> pb.WatchTournamentResponse:
+        tournament = get_tournament(self.store, tournament_id)
+        standings = tournament_standings(self.store, tournament_id)
+        intervals = TableIntervals.of(table_games(self.store, tournament_id), tournament.entrants)
+        order = [s.bot for s in standings]
         return pb.WatchTournamentResponse(
-            tournament=tournament_pb(get_tournament(self.store, tournament_id)),
+            tournament=self._tournament_pb(tournament),
             message=message, game_id=game_id,
-            standings=[standing_pb(s) for s in tournament_standings(self.store, tournament_id)],
+            standings=[
+                standing_pb(s, intervals.field.get(s.bot), apart)
+                for s, apart in zip(standings, intervals.separated_from_next(order), strict=True)
+            ],
         )  # fmt: skip
 
     # ----------------------------------------------------------- remote bots

@@ -10,6 +10,8 @@ from arena.conformance import CheckReport
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.server.seats import PublishedSeat
 from arena.store import BotVersionRow, LiveGameRow, TournamentFormat, TournamentRow
+from arena.tournament.audit import AuditReport
+from arena.tournament.intervals import ScoreInterval
 from arena.tournament.standings import Standing
 
 FORMAT_NAMES = {
@@ -30,19 +32,43 @@ def bot_pb(row: BotVersionRow) -> pb.BotVersion:
     )  # fmt: skip
 
 
-def tournament_pb(row: TournamentRow) -> pb.Tournament:
+def tournament_pb(row: TournamentRow, revealed_seed: bytes | None = None) -> pb.Tournament:
+    """``revealed_seed``: the deal secret, given only for a finished tournament."""
     return pb.Tournament(
         id=row.id, name=row.name, format=FORMAT_VALUES[row.format], status=row.status,
         entrants=list(row.entrants), games_played=row.games_played,
-        games_scheduled=row.games_scheduled,
+        games_scheduled=row.games_scheduled, seed_commitment=row.commitment or "",
+        revealed_seed="" if revealed_seed is None else revealed_seed.hex(),
     )  # fmt: skip
 
 
-def standing_pb(standing: Standing) -> pb.Standing:
+def interval_pb(interval: ScoreInterval | None) -> pb.ScoreInterval | None:
+    if interval is None:
+        return None
+    i = interval
+    return pb.ScoreInterval(
+        kind=i.kind, games=i.games, pairs=i.pairs, unpaired=i.unpaired, score=i.score,
+        score_low=i.low, score_high=i.high, elo=i.elo, elo_low=i.elo_low, elo_high=i.elo_high,
+        normalized_elo=i.normalized_elo, los=i.los,
+    )  # fmt: skip
+
+
+def standing_pb(
+    standing: Standing, interval: ScoreInterval | None = None, separated_from_next: bool = False
+) -> pb.Standing:
     s = standing
     return pb.Standing(
         rank=s.rank, bot=s.bot, points=s.points, games=s.games, wins=s.wins, draws=s.draws,
         losses=s.losses, byes=s.byes, buchholz=s.buchholz, sonneborn_berger=s.sonneborn_berger,
+        interval=interval_pb(interval), separated_from_next=separated_from_next,
+    )  # fmt: skip
+
+
+def audit_pb(report: AuditReport) -> pb.AuditTournamentResponse:
+    return pb.AuditTournamentResponse(
+        ok=report.ok, games=report.games, seed_commitment=report.commitment or "",
+        revealed_seed=report.revealed_secret or "", problem=report.problem or "",
+        text=report.text(),
     )  # fmt: skip
 
 

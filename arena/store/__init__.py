@@ -107,8 +107,10 @@ from arena.store.tournaments import (
     latest_version_ids,
     list_matches,
     list_tournaments,
+    revealed_secret,
     set_status,
     tournament_byes,
+    tournament_parameters,
     tournament_secret,
 )
 
@@ -198,6 +200,7 @@ __all__ = [
     "register_remote_bot",
     "require_owner",
     "resolve_data_dir",
+    "revealed_secret",
     "set_ladder_settings",
     "set_status",
     "set_withdrawn",
@@ -205,6 +208,7 @@ __all__ = [
     "take_seat_offer",
     "think_ms_per_game",
     "tournament_byes",
+    "tournament_parameters",
     "tournament_secret",
     "unfinished_matches",
 ]

@@ -168,6 +168,7 @@ class TournamentRow:
     entrants: tuple[str, ...]  # bot names, seed order
     games_played: int
     games_scheduled: int  # games of the matches paired so far
+    commitment: str | None = None  # SHA-256 commitment to the deal secret (None: before v6)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,11 @@ History:
       ``PRAGMA foreign_key_check``: the CHECK also names ``sprt``
       and ``gauntlet``, the formats of issue 12); its settings (``ladders``);
       bots withdrawn from it (``bots.withdrawn_at``).
+  v7  ``tournaments.commitment``: the SHA-256 commitment to the deal secret and
+      the tournament's parameters, published at creation
+      (``arena.referee.seeds.seed_commitment``); the secret itself is revealed
+      only once the tournament is finished. Tournaments from before v7 keep
+      NULL: they published no commitment, and `arena audit` says so.
 """
 
 from __future__ import annotations
@@ -221,7 +226,11 @@ ALTER TABLE bots ADD COLUMN withdrawn_at TEXT;
 CREATE INDEX matches_by_tournament ON matches(tournament_id, finished_at)
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
+V7 = """
+ALTER TABLE tournaments ADD COLUMN commitment TEXT
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
 CURRENT_VERSION = len(MIGRATIONS)
 
 

@@ -14,7 +14,7 @@ import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-from arena.referee.seeds import SECRET_BYTES, new_secret
+from arena.referee.seeds import SECRET_BYTES, new_secret, seed_commitment
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError, utc_now
 from arena.store.lease import lease_held
 from arena.store.models import (
@@ -51,10 +51,11 @@ def insert_tournament(
     with store.transaction() as db:
         if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
             raise AlreadyExistsError(f"a tournament named {name!r} already exists")
+        secret = new_secret()
         tournament_id = db.execute(
             "INSERT INTO tournaments (name, format, status, config, created_at, secret)"
             " VALUES (?, ?, 'created', ?, ?, ?)",
-            (name, str(format), json.dumps(config.to_json()), utc_now(), new_secret()),
+            (name, str(format), json.dumps(config.to_json()), utc_now(), secret),
         ).lastrowid
         assert tournament_id is not None
         for rank, version_id in enumerate(entrants.values()):
@@ -62,6 +63,10 @@ def insert_tournament(
                 "INSERT INTO entrants (tournament_id, bot_version_id, seed_rank) VALUES (?, ?, ?)",
                 (tournament_id, version_id, rank),
             )
+        commitment = seed_commitment(secret, committed_parameters(db, tournament_id))
+        db.execute(
+            "UPDATE tournaments SET commitment = ? WHERE id = ?", (commitment, tournament_id)
+        )
         for planned in rounds:
             _insert_round(db, tournament_id, planned, entrants)
     return get_tournament(store, tournament_id)
@@ -77,6 +82,43 @@ def tournament_secret(store: Store, tournament_id: int) -> bytes:
     if not isinstance(secret, bytes) or len(secret) != SECRET_BYTES:
         raise StoreError(f"tournament {tournament_id} has no valid deal secret")
     return secret
+
+
+def committed_parameters(db: sqlite3.Connection, tournament_id: int) -> bytes:
+    """The parameters a tournament's commitment binds, as stored: canonical JSON of its
+    name, format, config and entrants (name and version, seed order)."""
+    row = db.execute(
+        "SELECT name, format, config FROM tournaments WHERE id = ?", (tournament_id,)
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"no tournament with id {tournament_id}")
+    entrants = db.execute(
+        "SELECT b.name, v.version FROM entrants e JOIN bot_versions v ON v.id = e.bot_version_id"
+        " JOIN bots b ON b.id = v.bot_id WHERE e.tournament_id = ? ORDER BY e.seed_rank",
+        (tournament_id,),
+    ).fetchall()
+    parameters = {
+        "name": row[0], "format": row[1], "config": json.loads(row[2]),
+        "entrants": [[e[0], e[1]] for e in entrants],
+    }  # fmt: skip
+    return json.dumps(parameters, sort_keys=True, separators=(",", ":")).encode()
+
+
+def tournament_parameters(store: Store, tournament_id: int) -> bytes:
+    """``committed_parameters`` of a stored tournament."""
+    with store.reading() as db:
+        return committed_parameters(db, tournament_id)
+
+
+def revealed_secret(store: Store, tournament_id: int) -> bytes | None:
+    """The deal secret of a *finished* tournament (None before: it must stay unknown)."""
+    with store.reading() as db:
+        row = db.execute("SELECT status FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no tournament with id {tournament_id}")
+    if row[0] != str(TournamentStatus.FINISHED):
+        return None
+    return tournament_secret(store, tournament_id)
 
 
 def _latest_version_id(db: sqlite3.Connection, bot: str) -> int:
@@ -190,7 +232,7 @@ def _tournament_row(store: Store, db: sqlite3.Connection, row: sqlite3.Row) -> T
         status=shown_status(store, row["id"], row["status"]),
         config=TournamentConfig.from_json(json.loads(row["config"])), created_at=row["created_at"],
         finished_at=row["finished_at"], entrants=tuple(_entrant_ids(db, row["id"])),
-        games_played=played, games_scheduled=scheduled,
+        games_played=played, games_scheduled=scheduled, commitment=row["commitment"],
     )  # fmt: skip
 
 

@@ -8,10 +8,14 @@ applied in the store's transaction to the ratings stored at that moment.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from arena.referee.types import BotStatus, GameReport
 from arena.store import Store, get_tournament, record_game, tournament_byes
 from arena.store.games import game_outcomes
-from arena.store.models import MuSigma, SeatFailures, TournamentFormat
+from arena.store.models import LeaderboardRow, MuSigma, SeatFailures, TournamentFormat
+from arena.store.pairs import paired_outcomes
+from arena.tournament.intervals import TableGame, TableIntervals
 from arena.tournament.ratings import Rating, rate_game
 from arena.tournament.standings import GameOutcome, Standing, compute_standings, crosstable
 
@@ -73,3 +77,37 @@ def tournament_standings(store: Store, tournament_id: int) -> tuple[Standing, ..
 def tournament_crosstable(store: Store, tournament_id: int) -> dict[tuple[str, str], float]:
     """``{(bot, opponent): points scored}`` over the games stored so far."""
     return crosstable(_outcomes(store, tournament_id))
+
+
+def table_games(store: Store, tournament_id: int | None = None) -> list[TableGame]:
+    """The stored games of a tournament (all: None) as confidence intervals need them,
+    players by bot name; deals keyed by (match, deal index)."""
+    return [
+        TableGame((g.match_id, g.deal_index), g.bots, g.winner_seat, g.statuses)
+        for g in paired_outcomes(store, tournament_id)
+    ]
+
+
+def version_key(bot: str, version: str) -> str:
+    """How ``version_table_games`` names a bot version (bot names hold no space)."""
+    return f"{bot} {version}"
+
+
+def version_table_games(store: Store) -> list[TableGame]:
+    """Every stored game with players keyed by bot version (``version_key``): the
+    leaderboard's, where each version is scored against every version it met."""
+    return [
+        TableGame(
+            (g.match_id, g.deal_index),
+            (version_key(g.bots[0], g.versions[0]), version_key(g.bots[1], g.versions[1])),
+            g.winner_seat,
+            g.statuses,
+        )
+        for g in paired_outcomes(store)
+    ]
+
+
+def leaderboard_intervals(store: Store, rows: Sequence[LeaderboardRow]) -> TableIntervals:
+    """What the pairs say about each leaderboard row (``version_key`` of its entry)."""
+    keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
+    return TableIntervals.of(version_table_games(store), keys)

@@ -141,6 +141,8 @@ class Tournament(_message.Message):
     ENTRANTS_FIELD_NUMBER: _builtins.int
     GAMES_PLAYED_FIELD_NUMBER: _builtins.int
     GAMES_SCHEDULED_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    REVEALED_SEED_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     name: _builtins.str
     format: Global___TournamentFormat.ValueType
@@ -151,6 +153,12 @@ class Tournament(_message.Message):
     """
     games_played: _builtins.int
     games_scheduled: _builtins.int
+    seed_commitment: _builtins.str
+    """Hex SHA-256 commitment to the tournament's deal seed and parameters,
+    published at creation (empty: created before the arena stored them).
+    """
+    revealed_seed: _builtins.str
+    """The deal seed (hex), only once the tournament is finished; empty before."""
     @_builtins.property
     def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -163,14 +171,76 @@ class Tournament(_message.Message):
         entrants: _abc.Iterable[_builtins.str] | None = ...,
         games_played: _builtins.int = ...,
         games_scheduled: _builtins.int = ...,
+        seed_commitment: _builtins.str = ...,
+        revealed_seed: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "name", b"name", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class ScoreInterval(_message.Message):
+    """A per-game score in [0, 1] with its 95% confidence interval, over deal
+    pairs (pentanomial) or, with no full pair, over single games (trinomial).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    UNPAIRED_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    SCORE_LOW_FIELD_NUMBER: _builtins.int
+    SCORE_HIGH_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    ELO_LOW_FIELD_NUMBER: _builtins.int
+    ELO_HIGH_FIELD_NUMBER: _builtins.int
+    NORMALIZED_ELO_FIELD_NUMBER: _builtins.int
+    LOS_FIELD_NUMBER: _builtins.int
+    kind: _builtins.str
+    """"pentanomial" or "trinomial"."""
+    games: _builtins.int
+    pairs: _builtins.int
+    """Full deal pairs counted; games of pairs cut short are "unpaired"."""
+    unpaired: _builtins.int
+    score: _builtins.float
+    score_low: _builtins.float
+    score_high: _builtins.float
+    elo: _builtins.float
+    """Logistic Elo of score, score_low and score_high."""
+    elo_low: _builtins.float
+    elo_high: _builtins.float
+    normalized_elo: _builtins.float
+    los: _builtins.float
+    """Likelihood of superiority."""
+    def __init__(
+        self,
+        *,
+        kind: _builtins.str = ...,
+        games: _builtins.int = ...,
+        pairs: _builtins.int = ...,
+        unpaired: _builtins.int = ...,
+        score: _builtins.float = ...,
+        score_low: _builtins.float = ...,
+        score_high: _builtins.float = ...,
+        elo: _builtins.float = ...,
+        elo_low: _builtins.float = ...,
+        elo_high: _builtins.float = ...,
+        normalized_elo: _builtins.float = ...,
+        los: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "games", b"games", "kind", b"kind", "los", b"los", "normalized_elo", b"normalized_elo", "pairs", b"pairs", "score", b"score", "score_high", b"score_high", "score_low", b"score_low", "unpaired", b"unpaired"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScoreInterval: _TypeAlias = ScoreInterval  # noqa: Y015
 
 @_typing.final
 class Standing(_message.Message):
@@ -188,6 +258,8 @@ class Standing(_message.Message):
     BYES_FIELD_NUMBER: _builtins.int
     BUCHHOLZ_FIELD_NUMBER: _builtins.int
     SONNEBORN_BERGER_FIELD_NUMBER: _builtins.int
+    INTERVAL_FIELD_NUMBER: _builtins.int
+    SEPARATED_FROM_NEXT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     points: _builtins.float
@@ -198,6 +270,14 @@ class Standing(_message.Message):
     byes: _builtins.int
     buchholz: _builtins.float
     sonneborn_berger: _builtins.float
+    separated_from_next: _builtins.bool
+    """Separated at 95% from the next row (head to head when they met, else
+    their intervals do not overlap); false on the last row.
+    """
+    @_builtins.property
+    def interval(self) -> Global___ScoreInterval:
+        """The bot's score against the field it met; unset before its first game."""
+
     def __init__(
         self,
         *,
@@ -211,10 +291,12 @@ class Standing(_message.Message):
         byes: _builtins.int = ...,
         buchholz: _builtins.float = ...,
         sonneborn_berger: _builtins.float = ...,
+        interval: Global___ScoreInterval | None = ...,
+        separated_from_next: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["interval", b"interval"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "buchholz", b"buchholz", "byes", b"byes", "draws", b"draws", "games", b"games", "losses", b"losses", "points", b"points", "rank", b"rank", "sonneborn_berger", b"sonneborn_berger", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "buchholz", b"buchholz", "byes", b"byes", "draws", b"draws", "games", b"games", "interval", b"interval", "losses", b"losses", "points", b"points", "rank", b"rank", "separated_from_next", b"separated_from_next", "sonneborn_berger", b"sonneborn_berger", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -685,18 +767,28 @@ class LeaderboardEntry(_message.Message):
 
     RANK_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
+    INTERVAL_FIELD_NUMBER: _builtins.int
+    SEPARATED_FROM_NEXT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
+    separated_from_next: _builtins.bool
+    """Separated at 95% from the next row (as Standing.separated_from_next)."""
     @_builtins.property
     def bot(self) -> Global___BotVersion: ...
+    @_builtins.property
+    def interval(self) -> Global___ScoreInterval:
+        """The version's score against every version it met; unset before any game."""
+
     def __init__(
         self,
         *,
         rank: _builtins.int = ...,
         bot: Global___BotVersion | None = ...,
+        interval: Global___ScoreInterval | None = ...,
+        separated_from_next: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "interval", b"interval"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "rank", b"rank"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "interval", b"interval", "rank", b"rank", "separated_from_next", b"separated_from_next"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1359,3 +1451,64 @@ class SetBotWithdrawnResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetBotWithdrawnResponse: _TypeAlias = SetBotWithdrawnResponse  # noqa: Y015
+
+@_typing.final
+class AuditTournamentRequest(_message.Message):
+    """AuditTournament input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuditTournamentRequest: _TypeAlias = AuditTournamentRequest  # noqa: Y015
+
+@_typing.final
+class AuditTournamentResponse(_message.Message):
+    """AuditTournament output: a pass, or the first difference found."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OK_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    REVEALED_SEED_FIELD_NUMBER: _builtins.int
+    PROBLEM_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    ok: _builtins.bool
+    games: _builtins.int
+    """Games checked before the verdict."""
+    seed_commitment: _builtins.str
+    revealed_seed: _builtins.str
+    """Empty while the tournament is not finished (then ok is false)."""
+    problem: _builtins.str
+    """What differs (empty on a pass)."""
+    text: _builtins.str
+    """One line for people."""
+    def __init__(
+        self,
+        *,
+        ok: _builtins.bool = ...,
+        games: _builtins.int = ...,
+        seed_commitment: _builtins.str = ...,
+        revealed_seed: _builtins.str = ...,
+        problem: _builtins.str = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "ok", b"ok", "problem", b"problem", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuditTournamentResponse: _TypeAlias = AuditTournamentResponse  # noqa: Y015

@@ -95,6 +95,11 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.FromString,
                 _registered_method=True)
+        self.AuditTournament = channel.unary_unary(
+                '/kahuna.v1.ArenaService/AuditTournament',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.FromString,
+                _registered_method=True)
         self.ListLiveGames = channel.unary_unary(
                 '/kahuna.v1.ArenaService/ListLiveGames',
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesRequest.SerializeToString,
@@ -213,6 +218,14 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AuditTournament(self, request, context):
+        """Audits a finished tournament: its revealed seed against its commitment,
+        every stored deal, reshuffle, result and rating update (`arena audit`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListLiveGames(self, request, context):
         """The games being played now (admin).
         """
@@ -308,6 +321,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.ListTournaments,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.SerializeToString,
+            ),
+            'AuditTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.AuditTournament,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.SerializeToString,
             ),
             'ListLiveGames': grpc.unary_unary_rpc_method_handler(
                     servicer.ListLiveGames,
@@ -655,6 +673,33 @@ class ArenaService:
             '/kahuna.v1.ArenaService/ListTournaments',
             kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AuditTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/AuditTournament',
+            kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -79,6 +79,10 @@ class ArenaServiceStub:
     """
     ListTournaments: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListTournamentsRequest, _arena_service_pb2.ListTournamentsResponse]
     """Every tournament, newest first, with its status and progress (any token)."""
+    AuditTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.AuditTournamentRequest, _arena_service_pb2.AuditTournamentResponse]
+    """Audits a finished tournament: its revealed seed against its commitment,
+    every stored deal, reshuffle, result and rating update (`arena audit`).
+    """
     ListLiveGames: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]
     """The games being played now (admin)."""
     WatchGame: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchGameRequest, _arena_service_pb2.WatchGameResponse]
@@ -139,6 +143,10 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """
     ListTournaments: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListTournamentsRequest, _arena_service_pb2.ListTournamentsResponse]  # type: ignore[assignment]
     """Every tournament, newest first, with its status and progress (any token)."""
+    AuditTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.AuditTournamentRequest, _arena_service_pb2.AuditTournamentResponse]  # type: ignore[assignment]
+    """Audits a finished tournament: its revealed seed against its commitment,
+    every stored deal, reshuffle, result and rating update (`arena audit`).
+    """
     ListLiveGames: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]  # type: ignore[assignment]
     """The games being played now (admin)."""
     WatchGame: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchGameRequest, _arena_service_pb2.WatchGameResponse]  # type: ignore[assignment]
@@ -268,6 +276,16 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.ListTournamentsResponse, _abc.Awaitable[_arena_service_pb2.ListTournamentsResponse]]:
         """Every tournament, newest first, with its status and progress (any token)."""
+
+    @_abc_1.abstractmethod
+    def AuditTournament(
+        self,
+        request: _arena_service_pb2.AuditTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.AuditTournamentResponse, _abc.Awaitable[_arena_service_pb2.AuditTournamentResponse]]:
+        """Audits a finished tournament: its revealed seed against its commitment,
+        every stored deal, reshuffle, result and rating update (`arena audit`).
+        """
 
     @_abc_1.abstractmethod
     def ListLiveGames(

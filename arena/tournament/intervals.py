@@ -1,0 +1,251 @@
+"""Confidence intervals for result tables: each bot against the field, each pair of bots.
+
+Pure: no I/O. The figures are ``arena.tournament.stats``'s (pentanomial over the
+deal pairs, trinomial when a bot has no full pair); this only groups a table's
+games by who is scored and states the result in table form. A game is one
+``TableGame``: its deal (any hashable key unique to the deal, e.g. the match id
+and deal index), the players by seat and the winning seat.
+
+Two neighbours on a table are *separated at 95%* when:
+
+* they met: their head-to-head score interval excludes 50%;
+* they never met: their intervals against the field do not overlap.
+
+Everything else is "not separated": the table must not be read as saying
+that one is stronger.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+from arena.tournament.sprt import SprtParams, llr
+from arena.tournament.stats import GameScore, PairedResults, Pentanomial, collect
+
+FINISHED = "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class TableGame:
+    """One game of a table: deal key, players by seat, winner seat (None: draw), statuses."""
+
+    deal: Hashable
+    players: tuple[str, str]
+    winner_seat: int | None
+    statuses: tuple[str, str] = ("ok", "ok")
+
+    def score_of(self, player: str) -> float:
+        if self.winner_seat is None:
+            return 0.5
+        return 1.0 if self.players[self.winner_seat] == player else 0.0
+
+    @property
+    def status(self) -> str:
+        """``finished``, or the first seat's failure status (a forfeit counts as played)."""
+        return next((s for s in self.statuses if s != "ok"), FINISHED)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreInterval:
+    """A per-game score in [0, 1] with its 95% interval, and the logistic Elo of each.
+
+    ``kind`` is ``pentanomial`` (over ``pairs`` full deal pairs; ``unpaired``
+    games of cut-short pairs are listed beside it, not in it) or ``trinomial``
+    (no full pair: every game taken alone).
+    """
+
+    kind: str
+    games: int
+    pairs: int
+    unpaired: int
+    score: float
+    low: float
+    high: float
+    elo: float
+    elo_low: float
+    elo_high: float
+    normalized_elo: float
+    los: float
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2.0
+
+    def score_text(self) -> str:
+        """``62.5% ± 8.1``: the score and the half width of its interval, in percent."""
+        return f"{100 * self.score:.1f}% ± {100 * self.half_width:.1f}"
+
+    def elo_text(self) -> str:
+        """``+89 [+30, +150]``: logistic Elo and its (asymmetric) interval."""
+        return f"{_elo(self.elo)} [{_elo(self.elo_low)}, {_elo(self.elo_high)}]"
+
+    def pairs_text(self) -> str:
+        extra = f" +{self.unpaired} unpaired" if self.unpaired else ""
+        return f"{self.pairs}{extra}" if self.kind == "pentanomial" else f"0 ({self.games} games)"
+
+    def excludes_even(self) -> bool:
+        return self.low > 0.5 or self.high < 0.5
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind, "games": self.games, "pairs": self.pairs,
+            "unpaired": self.unpaired, "score": round(self.score, 6),
+            "score_low": round(self.low, 6), "score_high": round(self.high, 6),
+            "elo": round(self.elo, 3), "elo_low": round(self.elo_low, 3),
+            "elo_high": round(self.elo_high, 3), "normalized_elo": round(self.normalized_elo, 3),
+            "los": round(self.los, 6),
+        }  # fmt: skip
+
+
+def _elo(value: float) -> str:
+    return f"{value:+.0f}"
+
+
+def interval_of(results: PairedResults) -> ScoreInterval:
+    """The table form of ``results``: pentanomial when there is a full pair, else trinomial."""
+    summary = results.pair_summary or results.game_summary
+    paired = results.pair_summary is not None
+    return ScoreInterval(
+        kind=summary.kind,
+        games=results.trinomial.games,
+        pairs=summary.n if paired else 0,
+        unpaired=len(results.unpaired) if paired else results.trinomial.games,
+        score=summary.score.value,
+        low=summary.score.interval.low,
+        high=summary.score.interval.high,
+        elo=summary.logistic_elo.value,
+        elo_low=summary.logistic_elo.interval.low,
+        elo_high=summary.logistic_elo.interval.high,
+        normalized_elo=summary.normalized_elo.value,
+        los=summary.los,
+    )
+
+
+def _scores(games: Iterable[TableGame], player: str) -> PairedResults | None:
+    deals: dict[Hashable, int] = {}
+    scores = [
+        GameScore(deals.setdefault(g.deal, len(deals)), g.score_of(player), g.status)
+        for g in games
+        if player in g.players and g.players[0] != g.players[1]
+    ]
+    return collect(scores) if scores else None
+
+
+def field_intervals(
+    games: Sequence[TableGame], players: Iterable[str]
+) -> dict[str, ScoreInterval | None]:
+    """Each player's score against everyone it met (None: no game yet)."""
+    out: dict[str, ScoreInterval | None] = {}
+    for player in players:
+        results = _scores(games, player)
+        out[player] = None if results is None else interval_of(results)
+    return out
+
+
+def head_to_head(games: Sequence[TableGame]) -> dict[tuple[str, str], ScoreInterval]:
+    """``{(player, opponent): player's score against opponent}`` for every pair that met."""
+    by_pair: dict[frozenset[str], list[TableGame]] = {}
+    for game in games:
+        if game.players[0] != game.players[1]:
+            by_pair.setdefault(frozenset(game.players), []).append(game)
+    out: dict[tuple[str, str], ScoreInterval] = {}
+    for pair, pair_games in by_pair.items():
+        a, b = sorted(pair)
+        for player, opponent in ((a, b), (b, a)):
+            results = _scores(pair_games, player)
+            assert results is not None
+            out[(player, opponent)] = interval_of(results)
+    return out
+
+
+def separated(
+    upper: str,
+    lower: str,
+    field: dict[str, ScoreInterval | None],
+    h2h: dict[tuple[str, str], ScoreInterval],
+) -> bool:
+    """Whether ``upper`` and ``lower`` are separated at 95% (the module's rule)."""
+    met = h2h.get((upper, lower))
+    if met is not None:
+        return met.excludes_even()
+    a, b = field.get(upper), field.get(lower)
+    if a is None or b is None:
+        return False
+    return a.low > b.high or b.low > a.high
+
+
+def separation_notes(
+    order: Sequence[str],
+    field: dict[str, ScoreInterval | None],
+    h2h: dict[tuple[str, str], ScoreInterval],
+) -> list[str]:
+    """One sentence per pair of neighbours in ``order`` that is not separated at 95%."""
+    notes = []
+    for upper, lower in itertools.pairwise(order):
+        if field.get(upper) is None and field.get(lower) is None:
+            continue
+        if not separated(upper, lower, field, h2h):
+            how = "head to head" if (upper, lower) in h2h else "against the field"
+            notes.append(
+                f"{upper} and {lower} are not separated at 95% ({how}): their order may be luck"
+            )
+    return notes
+
+
+@dataclass(frozen=True, slots=True)
+class LlrPoint:
+    """The LLR after ``pairs`` full deal pairs."""
+
+    pairs: int
+    llr: float
+
+
+def llr_history(pair_scores: Sequence[float], params: SprtParams) -> list[LlrPoint]:
+    """The LLR after each pair, given bot A's pair scores (0, 0.5, 1, 1.5, 2) in order."""
+    counts = [0, 0, 0, 0, 0]
+    points = []
+    for index, score in enumerate(pair_scores):
+        slot = round(2 * score)
+        if not 0 <= slot <= 4 or slot != 2 * score:
+            raise ValueError(f"a pair score is 0, 0.5, 1, 1.5 or 2, got {score!r}")
+        counts[slot] += 1
+        penta = Pentanomial((counts[0], counts[1], counts[2], counts[3], counts[4]))
+        points.append(LlrPoint(index + 1, llr(penta, params)))
+    return points
+
+
+def pair_scores(games: Sequence[TableGame], player: str) -> list[float]:
+    """``player``'s score over each full deal pair, in the order the pairs completed."""
+    open_deals: dict[Hashable, float] = {}
+    out: list[float] = []
+    for game in games:
+        if player not in game.players:
+            continue
+        if game.deal in open_deals:
+            out.append(open_deals.pop(game.deal) + game.score_of(player))
+        else:
+            open_deals[game.deal] = game.score_of(player)
+    return out
+
+
+@dataclass(frozen=True)
+class TableIntervals:
+    """A table's intervals: each player against the field, each pair that met."""
+
+    field: dict[str, ScoreInterval | None]
+    h2h: dict[tuple[str, str], ScoreInterval]
+
+    @classmethod
+    def of(cls, games: Sequence[TableGame], players: Iterable[str]) -> TableIntervals:
+        return cls(field_intervals(games, players), head_to_head(games))
+
+    def notes(self, order: Sequence[str]) -> list[str]:
+        return separation_notes(order, self.field, self.h2h)
+
+    def separated_from_next(self, order: Sequence[str]) -> list[bool]:
+        """For each player in ``order``: separated at 95% from the next one (last: False)."""
+        return [
+            separated(a, b, self.field, self.h2h) for a, b in itertools.pairwise(order)
+        ] + [False][: len(order) > 0]

@@ -1,0 +1,177 @@
+"""Confidence intervals of result tables against values worked out from the definitions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from arena.tournament.intervals import (
+    TableGame,
+    TableIntervals,
+    field_intervals,
+    head_to_head,
+    llr_history,
+    pair_scores,
+)
+from arena.tournament.sprt import GAIN, llr
+from arena.tournament.stats import Pentanomial
+
+Z = 1.959963984540054
+PAIR_SCORES = (0, 0.25, 0.5, 0.75, 1)
+"""A deal pair's score for the pentanomial outcomes LL, LD, DD or WL, WD, WW."""
+
+
+def _elo(score: float) -> float:
+    return -400 * math.log10(1 / score - 1)
+
+
+def _pair(deal: int, a_points: float) -> list[TableGame]:
+    """Deal ``deal`` played twice (A in seat 0, then seat 1), A scoring ``a_points`` over both."""
+    first, second = {0.0: (1, 0), 0.5: (1, None), 1.0: (0, 1), 1.5: (0, None), 2.0: (0, 1)}[
+        a_points
+    ]
+    # game 1: A in seat 0; game 2: A in seat 1
+    if a_points == 2.0:
+        return [TableGame(deal, ("A", "B"), 0), TableGame(deal, ("B", "A"), 1)]
+    if a_points == 1.0:
+        return [TableGame(deal, ("A", "B"), 0), TableGame(deal, ("B", "A"), 0)]
+    if a_points == 0.0:
+        return [TableGame(deal, ("A", "B"), 1), TableGame(deal, ("B", "A"), 0)]
+    games = [TableGame(deal, ("A", "B"), first), TableGame(deal, ("B", "A"), second)]
+    return games
+
+
+# (games, kind, pairs, unpaired, score, half width): hand-worked from the definitions
+CASES = [
+    pytest.param(
+        [g for d, p in enumerate((0.0, 0.5, 1.0, 1.5, 2.0)) for g in _pair(d, p)],
+        "pentanomial",
+        5,
+        0,
+        0.5,
+        Z * math.sqrt(0.125 / 5),
+        id="one-pair-of-each",
+    ),
+    pytest.param(
+        [TableGame(0, ("A", "B"), 0), TableGame(1, ("A", "B"), None), TableGame(2, ("B", "A"), 0)],
+        "trinomial",
+        0,
+        3,
+        0.5,
+        Z * math.sqrt((1 / 6) / 3),
+        id="three-unpaired-games",
+    ),
+    pytest.param(  # pair scores 0, 0.5, 1, 1.5, 2 counted 1, 2, 3, 4, 5 times (15 pairs)
+        [
+            g
+            for d, p in enumerate([0.0] + [0.5] * 2 + [1.0] * 3 + [1.5] * 4 + [2.0] * 5)
+            for g in _pair(d, p)
+        ],
+        "pentanomial",
+        15,
+        0,
+        40 / 60,
+        Z
+        * math.sqrt(
+            (sum(c * (v - 2 / 3) ** 2 for c, v in zip(range(1, 6), PAIR_SCORES, strict=True)) / 15)
+            / 15
+        ),
+        id="a-stronger-large-counts",
+    ),
+]
+
+
+@pytest.mark.parametrize(("games", "kind", "pairs", "unpaired", "score", "half"), CASES)
+def test_field_interval_is_the_definitions(
+    games: list[TableGame], kind: str, pairs: int, unpaired: int, score: float, half: float
+) -> None:
+    interval = field_intervals(games, ["A"])["A"]
+    assert interval is not None
+    assert (interval.kind, interval.pairs, interval.unpaired) == (kind, pairs, unpaired)
+    assert interval.score == pytest.approx(score, abs=1e-12)
+    assert interval.half_width == pytest.approx(half, rel=1e-9)
+    assert interval.elo_low == pytest.approx(_elo(score - half), rel=1e-9)
+    assert interval.elo_high == pytest.approx(_elo(score + half), rel=1e-9)
+    other = field_intervals(games, ["B"])["B"]
+    assert other is not None and other.score == pytest.approx(1 - score)
+
+
+def test_a_cut_short_pair_is_listed_beside_the_pentanomial() -> None:
+    games = [g for d, p in enumerate((0.0, 0.5, 1.0, 1.5, 2.0)) for g in _pair(d, p)]
+    games.append(TableGame(9, ("A", "B"), 0))
+    interval = field_intervals(games, ["A"])["A"]
+    assert interval is not None
+    assert (interval.pairs, interval.unpaired, interval.games) == (5, 1, 11)
+    assert interval.score == pytest.approx(0.5)  # the pentanomial: full pairs only
+    assert interval.pairs_text() == "5 +1 unpaired"
+
+
+def test_a_player_with_no_game_has_no_interval() -> None:
+    assert field_intervals([TableGame(0, ("A", "B"), 0)], ["C"]) == {"C": None}
+
+
+def _met(deals: int, a_points: float, a: str, b: str, start: int) -> list[TableGame]:
+    games = []
+    for d in range(start, start + deals):
+        for g in _pair(d, a_points):
+            games.append(TableGame(g.deal, tuple(a if p == "A" else b for p in g.players),  # type: ignore[arg-type]
+                                   g.winner_seat))  # fmt: skip
+    return games
+
+
+def test_neighbours_that_met_are_separated_by_their_head_to_head() -> None:
+    # X beats Y in every pair but one: the head-to-head interval excludes 50%.
+    games = _met(9, 2.0, "X", "Y", 0) + _met(1, 1.0, "X", "Y", 9)
+    table = TableIntervals.of(games, ["X", "Y"])
+    h2h = table.h2h[("X", "Y")]
+    assert h2h.low > 0.5 and table.h2h[("Y", "X")].high < 0.5
+    assert table.notes(["X", "Y"]) == []
+    assert table.separated_from_next(["X", "Y"]) == [True, False]
+
+
+def test_close_neighbours_are_said_to_be_not_separated() -> None:
+    games = [g for d, p in enumerate((0.5, 1.5, 1.0, 1.0, 2.0, 0.0)) for g in _pair(d, p)]
+    table = TableIntervals.of(games, ["A", "B"])
+    assert table.notes(["A", "B"]) == [
+        "A and B are not separated at 95% (head to head): their order may be luck"
+    ]
+    assert table.separated_from_next(["A", "B"]) == [False, False]
+
+
+def test_neighbours_that_never_met_compare_their_field_intervals() -> None:
+    # P crushes Q; R and S split evenly: P and R never met, their field intervals
+    # (P near 100%, R at 50%) do not overlap, nor do S's and Q's; R and S met and
+    # are not separated.
+    games = _met(10, 2.0, "P", "Q", 0) + _met(10, 1.0, "R", "S", 100)
+    table = TableIntervals.of(games, ["P", "R", "S", "Q"])
+    assert table.separated_from_next(["P", "R", "S", "Q"]) == [True, False, True, False]
+    assert table.notes(["P", "R", "S", "Q"]) == [
+        "R and S are not separated at 95% (head to head): their order may be luck"
+    ]
+    assert table.notes(["R", "P", "Q", "S"]) == []  # every neighbour pair apart
+
+
+def test_head_to_head_is_each_side_of_each_pair() -> None:
+    games = _met(3, 1.5, "X", "Y", 0)
+    h2h = head_to_head(games)
+    assert set(h2h) == {("X", "Y"), ("Y", "X")}
+    # counts (0, 0, 0, 3, 0): the zeros are regularized to 1e-3 (as fishtest does)
+    assert h2h[("X", "Y")].score == pytest.approx(0.75, abs=1e-3)
+    assert h2h[("Y", "X")].score == pytest.approx(0.25, abs=1e-3)
+
+
+def test_llr_history_ends_at_the_llr_of_all_pairs() -> None:
+    scores = [2.0, 1.0, 1.5, 0.5, 2.0, 1.0, 0.0, 2.0]
+    history = llr_history(scores, GAIN)
+    assert [p.pairs for p in history] == list(range(1, 9))
+    assert history[-1].llr == pytest.approx(llr(Pentanomial((1, 1, 2, 1, 3)), GAIN), abs=1e-12)
+    assert history[0].llr == pytest.approx(llr(Pentanomial((0, 0, 0, 0, 1)), GAIN), abs=1e-12)
+    with pytest.raises(ValueError, match="a pair score is"):
+        llr_history([0.7], GAIN)
+
+
+def test_pair_scores_follow_pairs_as_they_complete() -> None:
+    games = _pair(0, 2.0)[:1] + _pair(1, 0.5) + _pair(0, 2.0)[1:]
+    assert pair_scores(games, "A") == [0.5, 2.0]
+    assert pair_scores(games, "B") == [1.5, 0.0]
