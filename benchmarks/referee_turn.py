@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 from arena.kahuna import deal_from_seed, new_game  # noqa: E402
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2  # noqa: E402
 from arena.referee.endpoint import BotEndpoint  # noqa: E402
-from arena.referee.game import GameLog, GameTurns  # noqa: E402
+from arena.referee.game import GameTiming, RefereeState  # noqa: E402
 from arena.referee.judge import Phase  # noqa: E402
-from arena.referee.play import GameInPlay  # noqa: E402
+from arena.referee.play import GameDriver  # noqa: E402
 from arena.referee.slots import BotSlot  # noqa: E402
 from arena.referee.types import BotSpec  # noqa: E402
 
@@ -63,11 +63,11 @@ def cpu_per_decision_us(work: Path, games: int, seed: int) -> tuple[float, int]:
     spent_s, decisions = 0.0, 0
     try:
         for game_index in range(games):
-            game = GameInPlay(
+            game = GameDriver(
                 index=game_index, seed=seed + game_index,
-                turns=GameTurns(new_game(deal_from_seed(seed + game_index))),
+                turns=RefereeState(new_game(deal_from_seed(seed + game_index))),
                 slot_at_seat=(0, 1) if game_index % 2 == 0 else (1, 0),
-                log=GameLog.start(60_000, 0), failures={}, slots=slots,
+                log=GameTiming.start(60_000, 0), failures={}, slots=slots,
                 fail=lambda who, verdict, failures: failures.setdefault(who, (verdict.status, "")),
             )  # fmt: skip
             with loop.lock:

@@ -3,7 +3,7 @@
 The bot is launched by the referee's own ``BotSlot`` (same sandbox, same
 environment, same binds), talks to a real ``BotEndpoint`` on a private Unix
 socket, and everything it sends is judged by ``arena.referee.judge`` through
-the referee's ``Inbox``. Requests are built by ``GameTurns`` (the hot-path
+the referee's ``Inbox``. Requests are built by ``RefereeState`` (the hot-path
 frames the real referee sends), and GameOver messages by
 ``arena.referee.results``; only the positions are scripted
 (``arena.conformance.scenarios``). Scenarios that share a variant
@@ -34,11 +34,11 @@ from arena.logs import get_logger
 from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
-from arena.referee.game import Clock, GameLog, GameTurns
+from arena.referee.game import Clock, GameTiming, RefereeState
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
 from arena.referee.match import KEPT_CONNECTION, STDERR_KEPT_FOR, printable
 from arena.referee.remote import REMOTE_RUNTIME
-from arena.referee.results import Failures, GameResult, game_over_messages, score_games
+from arena.referee.results import Failures, PlayedGame, game_over_messages, score_games
 from arena.referee.slots import BotSlot
 from arena.referee.turn_loop import ArrivalQueue, TurnLoop
 from arena.referee.types import (
@@ -217,10 +217,10 @@ class _Checker:
     def _play(self, scenario: Scenario, game_index: int, result: ScenarioResult) -> GameReport:
         seat = scenario.seat
         playout = opened(scenario)
-        turns = GameTurns(playout.state)
+        turns = RefereeState(playout.state)
         turns.events = list(playout.state.history)
         clock = scenario.clock
-        log = GameLog.start(clock.action_ms, clock.bank_ms)
+        log = GameTiming.start(clock.action_ms, clock.bank_ms)
         log.reshuffles = playout.reshuffles
         game_start = referee_pb2.GameStart(
             game_index=game_index, seat=seat, variant=variant_to_pb(scenario.variant),
@@ -233,7 +233,7 @@ class _Checker:
             failures[OPPONENT_SLOT] = (BotStatus.CRASH, "process exited with status 1")
         else:
             self._requests(scenario, game_index, playout, turns, log, failures, result)
-        game = GameResult(
+        game = PlayedGame(
             match_id=self.match_id,
             config=MatchConfig(
                 games=game_index + 1, paired=False, variant=scenario.variant,
@@ -254,8 +254,8 @@ class _Checker:
         return report
 
     def _requests(
-        self, scenario: Scenario, game_index: int, playout: Playout, turns: GameTurns,
-        log: GameLog, failures: Failures, result: ScenarioResult,
+        self, scenario: Scenario, game_index: int, playout: Playout, turns: RefereeState,
+        log: GameTiming, failures: Failures, result: ScenarioResult,
     ) -> None:  # fmt: skip
         """Request the bot's actions (the scripted opponent plays the other seat) until
         the game is over, the bot fails, or the opponent forfeits."""
@@ -299,7 +299,7 @@ class _Checker:
             playout.state = turns.state
             playout.after(action, state)
 
-    def _ask(self, turns: GameTurns, game_index: int, log: GameLog, seat: int) -> Verdict:
+    def _ask(self, turns: RefereeState, game_index: int, log: GameTiming, seat: int) -> Verdict:
         """Send the bot one request and judge what comes back."""
         slot = self.slot
         request_id = slot.take_request_id()

@@ -2,13 +2,13 @@
 
 One turn, top to bottom:
 
-1. ``play.GameInPlay`` sends the seat to move its ActionRequest and starts that
-   seat's ``game.Clock``; the bot's ``judge.Expectation`` now awaits a reply.
+1. ``play.GameDriver`` sends the seat to move its ActionRequest and starts that
+   seat's ``game.Clock``; the bot's ``judge.ReplyWindow`` now awaits a reply.
 2. ``endpoint.BotEndpoint`` reads the reply (transport only: anything that is
    not the protocol is refused and reported there) as an ``Arrival``.
 3. ``judge.judge`` (or ``judge.judge_echo``, the same verdict from the bytes
    alone) turns it into a ``Verdict``: pure, it changes nothing.
-4. ``GameInPlay.settle``, the one decision, does what the verdict says: an
+4. ``GameDriver.settle``, the one decision, does what the verdict says: an
    action is charged to the clock and applied (``rules.apply_legal``: the legal
    map proved it), and the next request goes out; a failure forfeits the game.
 

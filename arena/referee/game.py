@@ -1,8 +1,8 @@
 """The state of one game as the referee plays it: turns, history, clocks.
 
-``GameTurns`` owns the true state and the events applied so far, so that the
+``RefereeState`` owns the true state and the events applied so far, so that the
 observation sent for a decision carries only the events the seat has not
-been sent yet (O(1) per decision in the game's length). ``GameLog`` keeps the
+been sent yet (O(1) per decision in the game's length). ``GameTiming`` keeps the
 seats' clocks (``Clock``, the one place that knows deadlines and what a reply
 costs) and what the record will say about time.
 """
@@ -16,7 +16,7 @@ from arena.kahuna import Action, ActionType, Event, State, apply_legal, legal_ac
 from arena.protocol.wire import action_request_frame, legal_set, observation_bytes
 
 
-class GameTurns:
+class RefereeState:
     """The true state of a game and what each seat has been told of it."""
 
     def __init__(self, state: State) -> None:
@@ -75,7 +75,7 @@ class Clock:
     """A bot's time for what it is asked: a per-action limit plus a bank for time beyond
     it (``TimeControl``); the one place that knows deadlines and what a reply costs.
 
-    Each seat has one for the whole game (``GameLog.clocks``); the wait for a launched
+    Each seat has one for the whole game (``GameTiming.clocks``); the wait for a launched
     bot's Hello is a clock of its own, without a bank. ``start`` it as the request goes
     out; the judge reads the time a reply took from it, the referee its deadline."""
 
@@ -113,7 +113,7 @@ class Clock:
 
 
 @dataclass
-class GameLog:
+class GameTiming:
     """The seats' clocks in one game and what the record will say about time."""
 
     clocks: tuple[Clock, Clock]
@@ -125,7 +125,7 @@ class GameLog:
     would cost more than the decision itself)."""
 
     @classmethod
-    def start(cls, action_ms: int, bank_ms: int) -> GameLog:
+    def start(cls, action_ms: int, bank_ms: int) -> GameTiming:
         return cls(clocks=(Clock(action_ms, float(bank_ms)), Clock(action_ms, float(bank_ms))))
 
     def answered(self, seat: int, elapsed_ms: float) -> None:

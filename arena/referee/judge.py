@@ -3,14 +3,14 @@
 Everything a bot's connection produces (``Arrival``), the death of its
 process (``Ended``) and the passing of its deadline (``DeadlinePassed``) goes
 through ``judge`` with what the referee expects of that bot right now
-(``Expectation``). The verdict is an accepted Hello, an action the rules
+(``ReplyWindow``). The verdict is an accepted Hello, an action the rules
 allow, nothing (``IGNORED``: a late reply to a request that already timed
 out), or a failure with a named ``BotStatus`` and a reason in words.
 
 ``judge`` is pure: it reads the expectation and changes nothing, so the same
 occurrence may be judged in the endpoints' loop thread and again in the main
 thread with the same verdict. What a verdict uses up (a late reply) is said in
-it and consumed by the caller (``Expectation.consume``).
+it and consumed by the caller (``ReplyWindow.consume``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Phase(enum.Enum):
 
 
 @dataclass
-class Expectation:
+class ReplyWindow:
     """What one bot may send now (mutable: the referee updates it)."""
 
     token: str
@@ -104,7 +104,7 @@ class Verdict(NamedTuple):
     elapsed_ms: float = 0.0
     late_reply_to: int = 0
     """IGNORED as the late reply to this expired request: the caller consumes that
-    request's late reply (``Expectation.consume``), so that a second one is a fault."""
+    request's late reply (``ReplyWindow.consume``), so that a second one is a fault."""
 
     @property
     def failed(self) -> bool:
@@ -118,7 +118,7 @@ def _fail(status: BotStatus, reason: str) -> Verdict:
     return Verdict(VerdictKind.FAILED, status, reason)
 
 
-def judge(occurrence: Occurrence, expect: Expectation) -> Verdict:
+def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
     """What ``occurrence`` means for a bot of which ``expect`` is expected."""
     if isinstance(occurrence, DeadlinePassed):
         what = (
@@ -158,7 +158,7 @@ def judge(occurrence: Occurrence, expect: Expectation) -> Verdict:
     return _judge_reply(message.action_reply, occurrence.received_ns, expect)
 
 
-def _judge_hello(hello: referee_pb2.Hello, expect: Expectation) -> Verdict:
+def _judge_hello(hello: referee_pb2.Hello, expect: ReplyWindow) -> Verdict:
     if expect.phase is not Phase.AWAIT_HELLO:
         return _fail(BotStatus.PROTOCOL_VIOLATION, "a second Hello")
     if not hmac.compare_digest(hello.token.encode(), expect.token.encode()):
@@ -171,7 +171,7 @@ def _judge_hello(hello: referee_pb2.Hello, expect: Expectation) -> Verdict:
     return Verdict(VerdictKind.HELLO, hello=hello)
 
 
-def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> Verdict | None:
+def judge_echo(raw: bytes, received_ns: int, expect: ReplyWindow) -> Verdict | None:
     """``judge``'s verdict on a message, told from its bytes alone where that can be: the
     ACTION verdict when ``raw`` is exactly protobuf's encoding of a reply to the open
     request that echoes one of its legal actions, in time; else None (judge the parsed
@@ -195,7 +195,7 @@ def judge_echo(raw: bytes, received_ns: int, expect: Expectation) -> Verdict | N
     return Verdict(VerdictKind.ACTION, BotStatus.OK, "", action, None, elapsed_ms)
 
 
-def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Expectation) -> Verdict:
+def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: ReplyWindow) -> Verdict:
     if expect.phase is not Phase.AWAIT_REPLY:
         if reply.request_id in expect.expired_request_ids:
             return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)

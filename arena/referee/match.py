@@ -32,12 +32,12 @@ from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint, WireTap
 from arena.referee.freezer import Freezer
-from arena.referee.game import Clock, GameLog, GameTurns
+from arena.referee.game import Clock, GameTiming, RefereeState
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
 from arena.referee.live import GameStarted, LiveHook
-from arena.referee.play import GameInPlay
+from arena.referee.play import GameDriver
 from arena.referee.remote import REMOTE_RUNTIME, SeatOfferHook
-from arena.referee.results import Failures, GameResult, game_over_messages, score_games
+from arena.referee.results import Failures, PlayedGame, game_over_messages, score_games
 from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
 from arena.referee.turn_loop import ArrivalQueue, TurnLoop
@@ -362,15 +362,15 @@ class _Match:
         self._drain(failures)
         self._make_ready(failures)
         control = self.config.time_control
-        log = GameLog.start(control.action_ms, control.bank_ms)
-        turns = GameTurns(new_game(deal, self.config.variant, self.config.handicap))
+        log = GameTiming.start(control.action_ms, control.bank_ms)
+        turns = RefereeState(new_game(deal, self.config.variant, self.config.handicap))
         self._say_game_start(game_index, slot_at_seat)
         if self.on_event is not None:
             head = self._head(game_index, deal, turns.state, slot_at_seat)
             self.on_event(GameStarted(game_index, head))
         processes = [self.slots[slot].process for slot in slot_at_seat]
         cpu_start_ms = [None if process is None else process.cpu_time_ms() for process in processes]
-        game = GameInPlay(
+        game = GameDriver(
             index=game_index, seed=seed, turns=turns, slot_at_seat=slot_at_seat, log=log,
             failures=failures, slots=self.slots, fail=self._fail, on_event=self.on_event,
             freezer=self.freezer,
@@ -384,7 +384,7 @@ class _Match:
             start_ms = cpu_start_ms[seat]
             end_ms = process.cpu_time_ms() if process is not None and same_process else None
             log.cpu_ms[seat] = None if start_ms is None or end_ms is None else end_ms - start_ms
-        result = GameResult(
+        result = PlayedGame(
             match_id=self.match_id,
             config=self.config,
             game_index=game_index,

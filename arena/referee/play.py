@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from arena.kahuna import Action, reshuffle_from_seed, start_round
 from arena.referee.freezer import Freezer
-from arena.referee.game import GameLog, GameTurns
-from arena.referee.judge import Expectation, Phase, Verdict, VerdictKind
+from arena.referee.game import GameTiming, RefereeState
+from arena.referee.judge import Phase, ReplyWindow, Verdict, VerdictKind
 from arena.referee.live import ActionApplied, LiveHook, RoundStarted
 from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
@@ -38,12 +38,12 @@ class OpenRequest:
 
 
 @dataclass
-class GameInPlay:
+class GameDriver:
     index: int
     seed: int
-    turns: GameTurns
+    turns: RefereeState
     slot_at_seat: tuple[int, int]
-    log: GameLog
+    log: GameTiming
     failures: Failures
     slots: Sequence[BotSlot]
     fail: FailHook
@@ -103,7 +103,7 @@ class GameInPlay:
         expect = self.slots[self.open_slot].expect
         return OpenRequest(self.open_slot, expect.request_id, expect.clock.deadline_ns)
 
-    def answerable(self, slot_index: int, generation: int) -> Expectation | None:
+    def answerable(self, slot_index: int, generation: int) -> ReplyWindow | None:
         """What is expected of ``slot_index`` if the game waits for its reply and the
         message came from its current, connected process; else None (nothing a message
         of it could say would be a reply to take at once)."""

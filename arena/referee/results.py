@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from arena.kahuna import record_of, record_to_json
 from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.referee.game import GameLog, GameTurns
+from arena.referee.game import GameTiming, RefereeState
 from arena.referee.timings import decision_stats, seat_walls
 from arena.referee.types import BotStatus, GameReport, MatchConfig
 
@@ -26,7 +26,7 @@ FORFEIT = "forfeit"
 
 
 @dataclass(frozen=True)
-class GameResult:
+class PlayedGame:
     match_id: str
     config: MatchConfig
     game_index: int
@@ -34,8 +34,8 @@ class GameResult:
     names: tuple[str, ...]
     versions: tuple[str, ...]
     slot_at_seat: tuple[int, int]
-    turns: GameTurns
-    log: GameLog
+    turns: RefereeState
+    log: GameTiming
     failures: Failures
     stderr_tails: dict[int, str] = field(default_factory=dict)
     """Slot -> the end of a failed bot's stderr: private to its owner, not in the record."""
@@ -120,7 +120,7 @@ class GameResult:
         }
 
 
-def game_over_messages(result: GameResult, report: GameReport) -> list[referee_pb2.PlayResponse]:
+def game_over_messages(result: PlayedGame, report: GameReport) -> list[referee_pb2.PlayResponse]:
     """The GameOver message for slot 0 and slot 1, in that order."""
     record_json = json.dumps(report.record, separators=(",", ":"))
     winner = result.winner_slot()

@@ -17,7 +17,7 @@ from arena.logs import get_logger
 from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
-from arena.referee.judge import Expectation, Phase
+from arena.referee.judge import Phase, ReplyWindow
 from arena.referee.remote import (
     REMOTE_RUNTIME,
     RemoteSeat,
@@ -48,7 +48,7 @@ class BotSlot:
     name: str
     endpoint: BotEndpoint
     work_dir: Path
-    expect: Expectation = field(default_factory=lambda: Expectation(token=""))
+    expect: ReplyWindow = field(default_factory=lambda: ReplyWindow(token=""))
     process: BotProcess | RemoteSeat | None = None
     launches: int = 0
     ready: bool = False
@@ -65,7 +65,7 @@ class BotSlot:
         self.kill()
         self.launches += 1
         self.endpoint.new_launch()
-        self.expect = Expectation(token=secrets.token_urlsafe(24), phase=Phase.AWAIT_HELLO)
+        self.expect = ReplyWindow(token=secrets.token_urlsafe(24), phase=Phase.AWAIT_HELLO)
         if self.spec.runtime == REMOTE_RUNTIME:
             self._offer(config)
             return

@@ -8,7 +8,7 @@ deadline becomes ``DeadlinePassed``. Each is judged with what that bot is
 expected to send right now.
 
 Every path ends the same way: ``judge`` (or ``judge_echo``, the same verdict
-told from a message's bytes) gives a verdict, and ``GameInPlay.settle`` does
+told from a message's bytes) gives a verdict, and ``GameDriver.settle`` does
 what it says. During a game most replies never reach the queue: the
 endpoints' event loop thread, which reads both bots' streams, offers each
 message's bytes to ``_take_raw`` and then each arrival to ``_fast``, and these
@@ -38,7 +38,7 @@ from arena.referee.judge import (
     judge,
     judge_echo,
 )
-from arena.referee.play import GameInPlay
+from arena.referee.play import GameDriver
 from arena.referee.slots import BotSlot
 
 POLL_S = 0.1
@@ -70,7 +70,7 @@ class TurnLoop:
         self.slots = slots
         self.lock = threading.Lock()
         self.unsettled = 0
-        self.game: GameInPlay | None = None
+        self.game: GameDriver | None = None
         arrivals.take_at_once = self._fast
         for slot in slots:
             slot.endpoint.take_raw = self._take_raw
@@ -110,7 +110,7 @@ class TurnLoop:
             self.unsettled += 1
             return False
 
-    def _settle_at_once(self, game: GameInPlay, slot: int, verdict: Verdict) -> None:
+    def _settle_at_once(self, game: GameDriver, slot: int, verdict: Verdict) -> None:
         """Loop thread, under ``lock``: the decision, made here; wake the main thread if
         it ended the game."""
         game.settle(slot, verdict)
@@ -119,7 +119,7 @@ class TurnLoop:
 
     # ------------------------------------------------------------ main thread
 
-    def play(self, game: GameInPlay) -> None:
+    def play(self, game: GameDriver) -> None:
         """Play ``game`` until it is over (finished or forfeited)."""
         with self.lock:
             self.game = game
@@ -144,7 +144,7 @@ class TurnLoop:
             with self.lock:
                 self.game = None
 
-    def _settle_in_game(self, game: GameInPlay, occurrence: Occurrence) -> None:
+    def _settle_in_game(self, game: GameDriver, occurrence: Occurrence) -> None:
         current = game.open_request()
         if isinstance(occurrence, DeadlinePassed):
             if current is None or current.request_id != occurrence.request_id:

@@ -12,7 +12,7 @@ from arena.conformance.scenarios import SCENARIOS, Playout, Scenario, opened
 from arena.kahuna import ActionType, State, legal_actions, observe
 from arena.protocol.convert import observation_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.referee.game import GameTurns
+from arena.referee.game import RefereeState
 
 BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}
 
@@ -92,7 +92,7 @@ def test_each_scenario_opens_in_its_situation_with_the_bot_to_move(scenario: Sce
                          ids=[s.name for s in SCENARIOS if s.situation is not None])  # fmt: skip
 def test_the_first_request_carries_the_whole_history_of_the_opening(scenario: Scenario) -> None:
     playout = opened(scenario)
-    turns = GameTurns(playout.state)
+    turns = RefereeState(playout.state)
     turns.events = list(playout.state.history)
     frame, _ = turns.request_for_mover(
         request_id=1, game_index=0, action_deadline_ms=2000, time_bank_ms=30000

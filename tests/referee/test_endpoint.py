@@ -26,7 +26,7 @@ from arena.referee.endpoint import (
     ArrivalKind,
     BotEndpoint,
 )
-from arena.referee.judge import Expectation, judge
+from arena.referee.judge import ReplyWindow, judge
 from arena.referee.types import BotStatus
 
 SETTLE_S = 0.3
@@ -83,7 +83,7 @@ def test_unknown_methods_are_refused_and_reported_once_past_the_allowance(
     (report,) = _all(arrivals)  # once, however many more come
     assert (report.kind, report.slot, report.generation) == (ArrivalKind.NOT_PROTOCOL, 0, 1)
     assert "calls of methods the referee does not serve" in report.detail
-    verdict = judge(report, Expectation(token="t"))
+    verdict = judge(report, ReplyWindow(token="t"))
     assert verdict.status is BotStatus.PROTOCOL_VIOLATION
     assert report.detail in verdict.reason
 

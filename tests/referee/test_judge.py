@@ -16,9 +16,9 @@ from arena.referee.game import Clock
 from arena.referee.judge import (
     DeadlinePassed,
     Ended,
-    Expectation,
     Occurrence,
     Phase,
+    ReplyWindow,
     VerdictKind,
     judge,
 )
@@ -46,8 +46,8 @@ def _message(message: referee_pb2.PlayRequest, after_ms: float = 5) -> Arrival:
     return Arrival(0, 1, ArrivalKind.MESSAGE, SENT_NS + int(after_ms * 1e6), message)
 
 
-def _expect(phase: Phase) -> Expectation:
-    return Expectation(
+def _expect(phase: Phase) -> ReplyWindow:
+    return ReplyWindow(
         token=TOKEN,
         phase=phase,
         request_id=7,

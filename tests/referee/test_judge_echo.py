@@ -13,15 +13,15 @@ from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.protocol.wire import action_bytes, echoed_action
 from arena.referee.endpoint import Arrival, ArrivalKind
 from arena.referee.game import Clock
-from arena.referee.judge import Expectation, Phase, Verdict, VerdictKind, judge, judge_echo
+from arena.referee.judge import Phase, ReplyWindow, Verdict, VerdictKind, judge, judge_echo
 
 SENT_NS = 1_000_000_000
 STATE = new_game(deal_from_seed(3), Variant(tactical=True))
 LEGAL = legal_actions(STATE)
 
 
-def _expect(request_id: int, phase: Phase = Phase.AWAIT_REPLY) -> Expectation:
-    return Expectation(
+def _expect(request_id: int, phase: Phase = Phase.AWAIT_REPLY) -> ReplyWindow:
+    return ReplyWindow(
         token="t", phase=phase, request_id=request_id, clock=Clock(100, started_ns=SENT_NS),
         state=STATE, legal={action_bytes(action): action for action in LEGAL},
     )  # fmt: skip
@@ -34,7 +34,7 @@ def _reply(request_id: int, action: game_pb2.Action | None) -> bytes:
     return referee_pb2.PlayRequest(action_reply=reply).SerializeToString()
 
 
-def _full_judge(raw: bytes, received_ns: int, expect: Expectation) -> Verdict | None:
+def _full_judge(raw: bytes, received_ns: int, expect: ReplyWindow) -> Verdict | None:
     """What the full judge makes of ``raw``: its verdict if an ACTION, else None."""
     try:
         message = referee_pb2.PlayRequest.FromString(raw)

@@ -18,9 +18,9 @@ import pytest
 from arena.kahuna import deal_from_seed, new_game
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.referee.endpoint import Arrival, ArrivalKind, BotEndpoint
-from arena.referee.game import GameLog, GameTurns
+from arena.referee.game import GameTiming, RefereeState
 from arena.referee.judge import Phase, Verdict
-from arena.referee.play import GameInPlay
+from arena.referee.play import GameDriver
 from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
 from arena.referee.turn_loop import GAME_ENDED, ArrivalQueue, TurnLoop
@@ -42,9 +42,9 @@ class Table:
             slot.expect.phase = Phase.IDLE
         self.turn_loop = TurnLoop(self.arrivals, self.slots)
         self.failures: Failures = {}
-        self.game = GameInPlay(
-            index=0, seed=1, turns=GameTurns(new_game(deal_from_seed(1))), slot_at_seat=(0, 1),
-            log=GameLog.start(action_ms, 0), failures=self.failures, slots=self.slots,
+        self.game = GameDriver(
+            index=0, seed=1, turns=RefereeState(new_game(deal_from_seed(1))), slot_at_seat=(0, 1),
+            log=GameTiming.start(action_ms, 0), failures=self.failures, slots=self.slots,
             fail=self._fail,
         )  # fmt: skip
         self.main = threading.Thread(target=self.turn_loop.play, args=(self.game,))

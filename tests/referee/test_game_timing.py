@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.referee.game import Clock, GameLog
+from arena.referee.game import Clock, GameTiming
 
 CASES = [
     ("within the limit", [(0, 500.0)], [1000.0, 1000.0], [500.0, 0.0]),
@@ -19,7 +19,7 @@ CASES = [
                          ids=[case[0] for case in CASES])
 def test_answered(charges: list[tuple[int, float]], bank_ms: list[float],
                   used_ms: list[float]) -> None:
-    log = GameLog.start(action_ms=2000, bank_ms=1000)
+    log = GameTiming.start(action_ms=2000, bank_ms=1000)
     for seat, wall_ms in charges:
         log.answered(seat, wall_ms)
     assert [clock.bank_ms for clock in log.clocks] == [max(0.0, value) for value in bank_ms]
@@ -28,7 +28,7 @@ def test_answered(charges: list[tuple[int, float]], bank_ms: list[float],
 
 
 def test_allowance_is_limit_plus_bank() -> None:
-    log = GameLog.start(action_ms=2000, bank_ms=1000)
+    log = GameTiming.start(action_ms=2000, bank_ms=1000)
     log.answered(0, 2400.0)
     assert [clock.allowance_ms for clock in log.clocks] == [2600.0, 3000.0]
 

@@ -21,7 +21,7 @@ from arena.kahuna import (
 )
 from arena.protocol.convert import action_to_pb, observation_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.referee.game import GameTurns
+from arena.referee.game import RefereeState
 
 FLAGS = (False, True)
 VARIANTS = [Variant(strategic, tactical) for strategic in FLAGS for tactical in FLAGS]
@@ -33,9 +33,9 @@ HANDICAPS: list[tuple[HandicapBridge, ...]] = [
 
 
 def _check_playout(seed: int, variant: Variant, handicap: tuple[HandicapBridge, ...]) -> int:
-    """Play one random game through GameTurns; every frame must equal the generated one."""
+    """Play one random game through RefereeState; every frame must equal the generated one."""
     chooser = random.Random(seed)
-    turns = GameTurns(new_game(deal_from_seed(seed), variant, handicap))
+    turns = RefereeState(new_game(deal_from_seed(seed), variant, handicap))
     sent = [0, 0]
     request_id = 0
     while not turns.state.is_finished:
