@@ -31,8 +31,12 @@ from arena.store import (
     list_tournaments,
 )
 from arena.tournament.config import build_config
-from arena.tournament.intervals import ScoreInterval, TableIntervals
-from arena.tournament.results import table_games, tournament_crosstable, tournament_standings
+from arena.tournament.intervals import ScoreInterval
+from arena.tournament.results import (
+    tournament_crosstable,
+    tournament_intervals,
+    tournament_standings,
+)
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
 
@@ -189,11 +193,6 @@ def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Name
             print(f"arena: match {match_id} failed: {error}")
         return fail(f"tournament {tournament.name} is unfinished: fix the cause, then resume it")
     return 0
-
-
-def tournament_intervals(store: Store, tournament: TournamentRow) -> TableIntervals:
-    """Each entrant against the field and each pair that met, with 95% intervals."""
-    return TableIntervals.of(table_games(store, tournament.id), tournament.entrants)
 
 
 def print_results(console: Console, store: Store, tournament: TournamentRow) -> None:

@@ -90,10 +90,9 @@ from arena.store import (
 from arena.store.remote import REMOTE_RUNTIME
 from arena.tournament.audit import audit_tournament
 from arena.tournament.config import TournamentError, build_config
-from arena.tournament.intervals import TableIntervals
 from arena.tournament.results import (
     leaderboard_intervals,
-    table_games,
+    tournament_intervals,
     tournament_standings,
     version_key,
 )
@@ -446,7 +445,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     ) -> pb.WatchTournamentResponse:
         tournament = get_tournament(self.store, tournament_id)
         standings = tournament_standings(self.store, tournament_id)
-        intervals = TableIntervals.of(table_games(self.store, tournament_id), tournament.entrants)
+        intervals = tournament_intervals(self.store, tournament)
         order = [s.bot for s in standings]
         return pb.WatchTournamentResponse(
             tournament=self._tournament_pb(tournament),

@@ -18,6 +18,7 @@ that one is stronger.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -89,14 +90,20 @@ class ScoreInterval:
         return self.low > 0.5 or self.high < 0.5
 
     def to_json(self) -> dict[str, object]:
+        """Plain JSON: an Elo that is infinite (an interval reaching a score of 0 or 1)
+        is null, since JSON has no infinity and browsers refuse Python's ``Infinity``."""
         return {
             "kind": self.kind, "games": self.games, "pairs": self.pairs,
             "unpaired": self.unpaired, "score": round(self.score, 6),
             "score_low": round(self.low, 6), "score_high": round(self.high, 6),
-            "elo": round(self.elo, 3), "elo_low": round(self.elo_low, 3),
-            "elo_high": round(self.elo_high, 3), "normalized_elo": round(self.normalized_elo, 3),
+            "elo": _finite(self.elo), "elo_low": _finite(self.elo_low),
+            "elo_high": _finite(self.elo_high), "normalized_elo": _finite(self.normalized_elo),
             "los": round(self.los, 6),
         }  # fmt: skip
+
+
+def _finite(value: float) -> float | None:
+    return round(value, 3) if math.isfinite(value) else None
 
 
 def _elo(value: float) -> str:

@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from arena.referee.types import BotStatus, GameReport
 from arena.store import Store, get_tournament, record_game, tournament_byes
 from arena.store.games import game_outcomes
-from arena.store.models import LeaderboardRow, MuSigma, SeatFailures, TournamentFormat
+from arena.store.models import (
+    LeaderboardRow,
+    MuSigma,
+    SeatFailures,
+    TournamentFormat,
+    TournamentRow,
+)
 from arena.store.pairs import paired_outcomes
 from arena.tournament.intervals import TableGame, TableIntervals
 from arena.tournament.ratings import Rating, rate_game
@@ -111,3 +117,8 @@ def leaderboard_intervals(store: Store, rows: Sequence[LeaderboardRow]) -> Table
     """What the pairs say about each leaderboard row (``version_key`` of its entry)."""
     keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
     return TableIntervals.of(version_table_games(store), keys)
+
+
+def tournament_intervals(store: Store, tournament: TournamentRow) -> TableIntervals:
+    """Each entrant against the field and each pair that met, with 95% intervals."""
+    return TableIntervals.of(table_games(store, tournament.id), tournament.entrants)

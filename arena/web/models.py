@@ -19,6 +19,28 @@ Json = dict[str, object]
 
 
 @dataclass(frozen=True)
+class IntervalCells:
+    """A row's score against the field with its 95% interval (arena.tournament.intervals),
+    as the tables show it and as its JSON says it; ``NO_GAMES`` before any game."""
+
+    score: str = "-"
+    elo: str = "-"
+    pairs: str = "0"
+    detail: Json | None = None
+    separated_from_next: bool = False
+
+    def to_json(self) -> Json:
+        return {
+            "interval": self.detail,
+            "interval_text": {"score": self.score, "elo": self.elo, "pairs": self.pairs},
+            "separated_from_next": self.separated_from_next,
+        }
+
+
+NO_GAMES = IntervalCells()
+
+
+@dataclass(frozen=True)
 class LeaderboardRow:
     rank: int
     bot: str
@@ -32,6 +54,7 @@ class LeaderboardRow:
     timeouts: int = 0
     crashes: int = 0
     illegal_actions: int = 0
+    interval: IntervalCells = NO_GAMES
 
     @property
     def conservative(self) -> float:
@@ -73,6 +96,7 @@ class LeaderboardRow:
             "timeouts": self.timeouts,
             "crashes": self.crashes,
             "illegal_actions": self.illegal_actions,
+            **self.interval.to_json(),
             "failures": self.failure_text(),
         }
 
@@ -168,6 +192,7 @@ class StandingRow:
     byes: int = 0
     buchholz: float = 0.0
     sonneborn_berger: float = 0.0
+    interval: IntervalCells = NO_GAMES
 
     def to_json(self) -> Json:
         return {
@@ -181,6 +206,7 @@ class StandingRow:
             "byes": self.byes,
             "buchholz": self.buchholz,
             "sonneborn_berger": self.sonneborn_berger,
+            **self.interval.to_json(),
         }
 
 
@@ -191,6 +217,8 @@ class TournamentDetail:
     # crosstable[(row_bot, column_bot)] = (row's score, games played) in their games
     crosstable: Mapping[tuple[str, str], tuple[float, int]]
     games: tuple[GameSummary, ...]
+    separation_notes: tuple[str, ...] = ()
+    """Neighbours in the standings that the games do not separate at 95%."""
 
     def crosstable_bots(self) -> list[str]:
         return [row.bot for row in self.standings]
@@ -222,6 +250,7 @@ class TournamentDetail:
                 ],
             },
             "games": [game.to_json() for game in self.games],
+            "separation_notes": list(self.separation_notes),
         }
 
 

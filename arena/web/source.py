@@ -13,13 +13,22 @@ from collections import OrderedDict, defaultdict
 from pathlib import Path
 
 from arena import store as st
+from arena.tournament.intervals import ScoreInterval
 from arena.tournament.ladder_view import LadderView, ladder_view
-from arena.tournament.results import tournament_crosstable, tournament_standings
+from arena.tournament.results import (
+    leaderboard_intervals,
+    tournament_crosstable,
+    tournament_intervals,
+    tournament_standings,
+    version_key,
+)
 from arena.web.models import (
+    NO_GAMES,
     BotDetail,
     BotVersion,
     GameDetail,
     GameSummary,
+    IntervalCells,
     LeaderboardRow,
     StandingRow,
     TournamentDetail,
@@ -37,8 +46,21 @@ def open_store(data_dir: Path) -> st.Store:
     return st.Store.open(data_dir)
 
 
-def leaderboard_row(rank: int, row: st.BotVersionRow) -> LeaderboardRow:
+def interval_cells(interval: ScoreInterval | None, apart: bool = False) -> IntervalCells:
+    """A row's interval as the tables show it (``-`` before any game)."""
+    if interval is None:
+        return IntervalCells(separated_from_next=apart)
+    return IntervalCells(
+        score=interval.score_text(), elo=interval.elo_text(), pairs=interval.pairs_text(),
+        detail=interval.to_json(), separated_from_next=apart,
+    )  # fmt: skip
+
+
+def leaderboard_row(
+    rank: int, row: st.BotVersionRow, interval: IntervalCells = NO_GAMES
+) -> LeaderboardRow:
     return LeaderboardRow(
+        interval=interval,
         rank=rank,
         bot=row.bot,
         version=row.version,
@@ -109,6 +131,8 @@ class StoreSource:
             OrderedDict()
         )
         self._lock = threading.Lock()
+        # The leaderboard's intervals read every rated game: kept until a game is rated.
+        self._leaderboard: tuple[tuple[int, int], list[LeaderboardRow]] | None = None
 
     def ladder(self, name: str) -> LadderView | None:
         """The ladder ``name`` (arena.web.ladder), None when there is none."""
@@ -120,7 +144,21 @@ class StoreSource:
             return None
 
     def leaderboard(self) -> list[LeaderboardRow]:
-        return [leaderboard_row(row.rank, row.entry) for row in st.leaderboard(self.store)]
+        rows = st.leaderboard(self.store)
+        key = (len(rows), sum(row.entry.games for row in rows))
+        with self._lock:
+            cached = self._leaderboard
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        intervals = leaderboard_intervals(self.store, rows)
+        keys = [version_key(row.entry.bot, row.entry.version) for row in rows]
+        shown = [
+            leaderboard_row(row.rank, row.entry, interval_cells(intervals.field.get(k), apart))
+            for row, k, apart in zip(rows, keys, intervals.separated_from_next(keys), strict=True)
+        ]
+        with self._lock:
+            self._leaderboard = (key, shown)
+        return shown
 
     def tournaments(self) -> list[TournamentSummary]:
         return [summary_of(row) for row in st.list_tournaments(self.store)]
@@ -144,6 +182,10 @@ class StoreSource:
 
     def _tournament_detail(self, row: st.TournamentRow) -> TournamentDetail:
         tournament_id = row.id
+        ranked = tournament_standings(self.store, tournament_id)
+        intervals = tournament_intervals(self.store, row)
+        order = [s.bot for s in ranked]
+        apart = dict(zip(order, intervals.separated_from_next(order), strict=True))
         standings = tuple(
             StandingRow(
                 rank=s.rank,
@@ -156,8 +198,9 @@ class StoreSource:
                 byes=s.byes,
                 buchholz=s.buchholz,
                 sonneborn_berger=s.sonneborn_berger,
+                interval=interval_cells(intervals.field.get(s.bot), apart[s.bot]),
             )
-            for s in tournament_standings(self.store, tournament_id)
+            for s in ranked
         )
         games_between: dict[tuple[str, str], int] = defaultdict(int)
         for match in st.list_matches(self.store, tournament_id):
@@ -175,6 +218,7 @@ class StoreSource:
             standings=standings,
             crosstable=crosstable,
             games=tuple(game_summary(g) for g in games),
+            separation_notes=tuple(intervals.notes(order)),
         )
 
     def bot(self, name: str) -> BotDetail | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -175,3 +176,16 @@ def test_pair_scores_follow_pairs_as_they_complete() -> None:
     games = _pair(0, 2.0)[:1] + _pair(1, 0.5) + _pair(0, 2.0)[1:]
     assert pair_scores(games, "A") == [0.5, 2.0]
     assert pair_scores(games, "B") == [1.5, 0.0]
+
+
+@pytest.mark.parametrize("a_points", [2, 0, 1])
+def test_an_interval_is_strict_json_even_when_its_elo_is_infinite(a_points: float) -> None:
+    """A sweep's interval reaches a score of 1 (or 0): its Elo bound is infinite, which
+    JSON cannot say; to_json gives null there, so browsers and strict parsers accept it."""
+    games = [g for deal in range(3) for g in _pair(deal, a_points)]
+    interval = TableIntervals.of(games, ("A", "B")).field["A"]
+    assert interval is not None
+    text = json.dumps(interval.to_json(), allow_nan=False)  # raises on inf or nan
+    assert json.loads(text)["kind"] == "pentanomial"
+    if a_points == 2:
+        assert not math.isfinite(interval.elo_high) and json.loads(text)["elo_high"] is None

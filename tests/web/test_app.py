@@ -14,7 +14,13 @@ import pytest
 
 from arena import store as st
 from arena.kahuna import ISLANDS, LINES
-from arena.tournament.results import tournament_crosstable, tournament_standings
+from arena.tournament.results import (
+    leaderboard_intervals,
+    tournament_crosstable,
+    tournament_intervals,
+    tournament_standings,
+    version_key,
+)
 from arena.web.app import WebApp
 from arena.web.models import (
     BotDetail,
@@ -82,6 +88,37 @@ def test_leaderboard_page_and_json_agree(site: LiveSite) -> None:
     for row in rows:
         assert row["bot"] in text
     assert "web-test-cup" in text
+
+
+def test_leaderboard_and_tournament_show_every_row_with_its_interval(site: LiveSite) -> None:
+    """The web tables carry the same 95% intervals as the CLI and the API (one source:
+    arena.tournament.results), as text in the page and as numbers in the JSON."""
+    rows = st.leaderboard(site.store)
+    intervals = leaderboard_intervals(site.store, rows)
+    _, data = fetch_json(site.base_url + "/api/leaderboard")
+    _, _, body = fetch(site.base_url + "/")
+    text = " ".join(parse_page(body).text)
+    shown = data["leaderboard"]
+    assert isinstance(shown, list) and len(shown) == len(rows) > 1
+    for row, entry in zip(shown, rows, strict=True):
+        expected = intervals.field[version_key(entry.entry.bot, entry.entry.version)]
+        assert expected is not None  # every demo bot has played full deal pairs
+        assert row["interval"] == expected.to_json()
+        assert row["interval_text"]["score"] == expected.score_text()
+        assert expected.score_text() in text
+        assert expected.low <= row["interval"]["score"] <= expected.high
+    tid = site.demo.tournament_id
+    tournament = st.get_tournament(site.store, tid)
+    field = tournament_intervals(site.store, tournament).field
+    _, detail = fetch_json(f"{site.base_url}/api/tournaments/{tid}")
+    _, _, page = fetch(f"{site.base_url}/tournaments/{tid}")
+    page_text = " ".join(parse_page(page).text)
+    assert "Score (95%)" in page_text
+    for standing in detail["standings"]:
+        expected = field[standing["bot"]]
+        assert expected is not None and standing["interval"] == expected.to_json()
+        assert expected.elo_text() in page_text
+    assert isinstance(detail["separation_notes"], list)
 
 
 def test_tournament_page_has_standings_crosstable_and_games(site: LiveSite) -> None:

@@ -30,6 +30,9 @@ function leaderboardRow(row) {
     cell(row.sigma.toFixed(2), "num"),
     cell(String(row.games), "num"),
     cell(`${row.wins}–${row.draws}–${row.losses}`, "num"),
+    cell(row.interval_text.score, "num interval"),
+    cell(row.interval_text.elo, "num interval"),
+    cell(row.interval_text.pairs, "num"),
     cell(row.failures, "failures"),
   );
   return tr;
@@ -75,7 +78,7 @@ export function pollLeaderboard(intervalMs) {
       const response = await fetch("/api/leaderboard", { cache: "no-store" });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const data = await response.json();
-      replaceBody(document.getElementById("leaderboard"), data.leaderboard.map(leaderboardRow), "No rated bots yet.", 9);
+      replaceBody(document.getElementById("leaderboard"), data.leaderboard.map(leaderboardRow), "No rated bots yet.", 12);
       replaceBody(document.getElementById("tournaments"), data.tournaments.map(tournamentRow), "No tournaments yet.", 6);
       badge.classList.remove("stale");
       badge.dataset.updated = new Date().toISOString();
