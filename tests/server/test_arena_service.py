@@ -29,7 +29,13 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.store import Store, add_bot_version, create_token, ensure_admin_token
+from arena.store import (
+    Store,
+    add_bot_version,
+    create_token,
+    ensure_admin_token,
+    tournament_secret,
+)
 from arena.web import create_web_server
 from tests.store.lease_holder import kill_9, lease_holding_process
 
@@ -627,6 +633,53 @@ def test_a_tournament_runs_streams_progress_and_serves_records(arena: Arena) -> 
         pb.CreateUserTokenRequest(user="carol"), metadata=_auth(arena.admin)
     )
     assert arena.stub.ListBots(pb.ListBotsRequest(), metadata=_auth(token.token)).bots
+
+
+def test_the_deal_seed_is_committed_at_creation_and_revealed_only_once_finished(
+    arena: Arena,
+) -> None:
+    """Before the last game no API answer holds the deal secret (in any encoding we
+    publish it); at creation the commitment is public; after the finish the secret is
+    revealed and the audit passes."""
+    created = arena.stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="sealed", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+            bots=["alice_bot", "bob_bot"], games_per_match=2,
+        ),
+        metadata=_auth(arena.admin),
+    )  # fmt: skip
+    secret = tournament_secret(arena.store, created.tournament.id)
+    forms = (secret, secret.hex().encode(), secret.hex().upper().encode())
+    commitment = created.tournament.seed_commitment
+    assert len(commitment) == 64 and created.tournament.revealed_seed == ""
+    before = [
+        created,
+        arena.stub.ListTournaments(pb.ListTournamentsRequest(), metadata=_auth(arena.bob)),
+        arena.stub.AuditTournament(
+            pb.AuditTournamentRequest(name="sealed"), metadata=_auth(arena.bob)
+        ),
+    ]
+    for answer in before:
+        wire = answer.SerializeToString()
+        assert not any(form in wire for form in forms), type(answer).__name__
+    assert not before[2].ok and before[2].revealed_seed == ""
+    arena.stub.StartTournament(
+        pb.StartTournamentRequest(name="sealed"), metadata=_auth(arena.admin)
+    )
+    events = list(
+        arena.stub.WatchTournament(
+            pb.WatchTournamentRequest(name="sealed"), metadata=_auth(arena.bob), timeout=60
+        )
+    )
+    for event in events[:-1]:
+        assert not any(form in event.SerializeToString() for form in forms)
+    final = events[-1].tournament
+    assert final.status == "finished" and final.seed_commitment == commitment
+    assert final.revealed_seed == secret.hex()
+    audit = arena.stub.AuditTournament(
+        pb.AuditTournamentRequest(name="sealed"), metadata=_auth(arena.bob)
+    )
+    assert audit.ok and audit.games == 2 and audit.revealed_seed == secret.hex(), audit.text
 
 
 def test_a_tournament_run_elsewhere_is_refused_and_shown_interrupted_once_its_runner_dies(
