@@ -21,10 +21,22 @@ import sys
 from collections.abc import Sequence
 
 from ismcts import PLAYOUTS, search
-from kahuna_bot import Action, Bot, Observation, run
+from kahuna_bot import Action, Bot, Observation, greedy, run
 
+DEFAULT_WIDTH = 6
 CLOCK_SHARE = 0.25  # of action_deadline_ms + time_bank_ms, at most, per decision
 DEFAULT_THINK_MS = 200
+
+
+def candidates(
+    observation: Observation, legal_actions: Sequence[Action], width: int
+) -> tuple[Action, ...]:
+    """The ``width`` legal actions the greedy evaluation rates best (ties by text),
+    in that order: the search's root choices (0 keeps them all)."""
+    if width <= 0 or len(legal_actions) <= width:
+        return tuple(legal_actions)
+    scored = sorted(legal_actions, key=lambda a: (-greedy.score_action(observation, a), a.text()))
+    return tuple(scored[:width])
 
 
 def think_seconds(observation: Observation, think_ms: int) -> float:
@@ -39,7 +51,12 @@ class IsmctsBot(Bot):
     version = "1"
 
     def __init__(
-        self, think_ms: int, playout: str, seed: str, iterations: int | None = None
+        self,
+        think_ms: int,
+        playout: str,
+        seed: str,
+        iterations: int | None = None,
+        width: int = DEFAULT_WIDTH,
     ) -> None:
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}: choose one of {sorted(PLAYOUTS)}")
@@ -49,12 +66,13 @@ class IsmctsBot(Bot):
         self.playout = PLAYOUTS[playout]
         self.seed = seed
         self.iterations = iterations
+        self.width = width
 
     def choose(self, observation: Observation, legal_actions: tuple[Action, ...]) -> Action:
         rng = random.Random(f"{self.seed}:{observation.game_index}:{len(observation.history)}")
         result = search(
             observation.engine(),
-            legal_actions,
+            candidates(observation, legal_actions, self.width),
             rng,
             seconds=think_seconds(observation, self.think_ms),
             max_iterations=self.iterations,

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kahuna_bot import greedy
 from kahuna_bot.sampling import InfoStateSampler
 
 from arena.kahuna import (
@@ -109,10 +110,42 @@ def round_playout(state: State, rng: random.Random) -> State:
     return state
 
 
+GREEDY_TURNS = 2  # turns a greedy playout plays: the rest of this one and the reply
+GREEDY_EPSILON = 0.1  # how often a greedy playout plays an eager random action instead
+
+
+def greedy_playout(state: State, rng: random.Random) -> State:
+    """Both seats play the greedy evaluation's choice (``kahuna_bot.greedy``), now
+    and then an ``eager`` random action, for ``GREEDY_TURNS`` turns or to the end of
+    the round, whichever first (then ``reward`` estimates from the board).
+
+    Random playouts model the opponent as a player who throws cards away; the
+    greedy one answers a move the way a sensible player would (captures back,
+    removes a threatening bridge), which is what a one-ply choice misses.
+    """
+    turns = 0
+    mover = state.to_move
+    while not state.is_finished and not state.needs_reshuffle:
+        if state.to_move != mover:
+            turns += 1
+            if turns >= GREEDY_TURNS:
+                break
+            mover = state.to_move
+        legal = legal_actions(state)
+        if rng.random() < GREEDY_EPSILON:
+            useful = _useful(legal)
+            action = rng.choice(useful or legal)
+        else:
+            action = greedy.choose(greedy.view(state), legal)
+        state = apply(state, action)
+    return state
+
+
 PLAYOUTS: dict[str, Playout] = {
     "random": random_playout,
     "eager": eager_playout,
     "round": round_playout,
+    "greedy": greedy_playout,
 }
 
 # What an island held at a round's end is worth in points still to come (R6:
@@ -122,18 +155,29 @@ CONTROL_WEIGHT = {1: 0.6, 2: 0.8, 3: 1.0}
 MARGIN_SCALE = 1.5
 
 
+# Mid-round, the board as the greedy evaluation values it (an island held is
+# greedy.CONTROL_VALUE), in points: POSITION_POINTS points per CONTROL_VALUE.
+POSITION_POINTS = 0.6
+
+
 def reward(state: State, seat: int) -> float:
-    """1 / 0.5 / 0 for a finished game; between rounds, an estimate from the
-    points and the islands held (logistic in the expected margin)."""
+    """1 / 0.5 / 0 for a finished game; otherwise an estimate from the points and
+    the board (logistic in the expected margin): between rounds the islands held,
+    mid-round the greedy evaluation's value of the board (progress and threats too)."""
     outcome = state.outcome
     if outcome is not None:
         if outcome.winner is None:
             return 0.5
         return 1.0 if outcome.winner == seat else 0.0
     points = state.points
-    held = list(state.controlled.values())
-    islands = held.count(seat) - held.count(1 - seat)
-    margin = points[seat] - points[1 - seat] + CONTROL_WEIGHT[state.round] * islands
+    weight = CONTROL_WEIGHT[state.round]
+    if state.needs_reshuffle:
+        held = list(state.controlled.values())
+        board = float(held.count(seat) - held.count(1 - seat))
+    else:
+        value = greedy.position_value(state.bridges, seat, ())
+        board = POSITION_POINTS * value / greedy.CONTROL_VALUE
+    margin = points[seat] - points[1 - seat] + weight * board
     return 1.0 / (1.0 + math.exp(-margin / MARGIN_SCALE))
 
 

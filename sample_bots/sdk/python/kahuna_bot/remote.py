@@ -227,9 +227,7 @@ def serve_seats(
             environ = {"KAHUNA_REFEREE": referee, "KAHUNA_TOKEN": seat.seat_token}
             return run(bot, name=name, environ=environ)
 
-        return connect(
-            arena, user_token, name, play, max_seats=max_seats, credentials=credentials
-        )
+        return connect(arena, user_token, name, play, max_seats=max_seats, credentials=credentials)
 
 
 def _describe(error: grpc.RpcError) -> str:
@@ -264,9 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--tls-cert", type=Path, metavar="FILE",
         help="this client's PEM certificate, for an arena with mutual TLS (implies --tls)",
     )  # fmt: skip
-    parser.add_argument(
-        "--tls-key", type=Path, metavar="FILE", help="the key of --tls-cert (PEM)"
-    )
+    parser.add_argument("--tls-key", type=Path, metavar="FILE", help="the key of --tls-cert (PEM)")
     parser.add_argument("command", nargs="+", help="the bot's command line, after --")
     args = parser.parse_args(argv)
     if args.max_seats is not None and args.max_seats < 1:
