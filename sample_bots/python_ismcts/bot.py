@@ -31,12 +31,17 @@ DEFAULT_THINK_MS = 200
 def candidates(
     observation: Observation, legal_actions: Sequence[Action], width: int
 ) -> tuple[Action, ...]:
-    """The ``width`` legal actions the greedy evaluation rates best (ties by text),
-    in that order: the search's root choices (0 keeps them all)."""
+    """The search's root choices (0 keeps them all): the greedy bot's own choice first
+    (its rule between ending the turn and playing on is not its score order), then the
+    legal actions the greedy evaluation rates best (ties by text), ``width`` in all."""
     if width <= 0 or len(legal_actions) <= width:
         return tuple(legal_actions)
-    scored = sorted(legal_actions, key=lambda a: (-greedy.score_action(observation, a), a.text()))
-    return tuple(scored[:width])
+    first = greedy.choose(observation, legal_actions)
+    scored = sorted(
+        (a for a in legal_actions if a != first),
+        key=lambda a: (-greedy.score_action(observation, a), a.text()),
+    )
+    return (first, *scored[: width - 1])
 
 
 def think_seconds(observation: Observation, think_ms: int) -> float:

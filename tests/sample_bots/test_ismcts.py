@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from bot import CLOCK_SHARE, IsmctsBot, parse_args, think_seconds
+from bot import CLOCK_SHARE, IsmctsBot, candidates, parse_args, think_seconds
 from ismcts import PLAYOUTS, reward, search
-from kahuna_bot import Clock, Observation
+from kahuna_bot import Clock, Observation, greedy
 
 from arena.kahuna import legal_actions, observe, place
 from tests.kahuna.util import playout, pos, run
@@ -77,3 +77,21 @@ def test_settings_come_from_the_command_line_over_the_environment(
     assert (args.think_ms, args.playout, args.iterations) == (30, "random", None)
     with pytest.raises(ValueError, match="unknown playout"):
         IsmctsBot(100, "clever", "0")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("width", [1, 3, 6])
+def test_the_root_width_keeps_legal_actions_and_the_greedy_choice(seed: int, width: int) -> None:
+    """At every decision of a random game: the root choices are distinct legal actions,
+    as many as the width allows, and they include what the greedy bot would play (so the
+    search can always do at least what its playout policy's author would)."""
+    for state, action, _ in playout(seed):
+        if action is None:
+            continue
+        seat = state.to_move or 0
+        obs = _sdk_observation(observe(state, seat), Clock(2000, 30000))
+        legal = legal_actions(state)
+        chosen = candidates(obs, legal, width)
+        assert len(set(chosen)) == len(chosen) == min(width, len(legal))
+        assert set(chosen) <= set(legal)
+        assert greedy.choose(obs, legal) in chosen
