@@ -363,10 +363,13 @@ def state_summary(state: State, *, legal: bool = False) -> dict[str, object]:
     return summary
 
 
-def play_random_game(seed: int, variant: Variant = Variant()) -> Record:  # noqa: B008
-    """A complete game of uniformly random legal actions, reproducible from ``seed``."""
+def play_random_game(
+    seed: int, variant: Variant = Variant(), choices: int | None = None  # noqa: B008
+) -> Record:
+    """A complete game of uniformly random legal actions, reproducible from ``seed``
+    (the deal and reshuffles; the actions from ``choices`` if given, else ``seed`` too)."""
     deal = deal_from_seed(seed)
-    rng = choice_stream(seed)
+    rng = choice_stream(seed if choices is None else choices)
     state = new_game(deal, variant)
     reshuffles: list[tuple[str, ...]] = []
     while not state.is_finished:

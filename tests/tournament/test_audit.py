@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from arena import store as st
-from arena.kahuna import apply, legal_actions, new_game, record_of, start_round
-from arena.kahuna.rng import choice_stream, deal_from_seed, reshuffle_from_seed
+from arena.kahuna import Record
+from arena.kahuna.records import play_random_game
 from arena.referee.seeds import deal_seed, seed_commitment
 from arena.testing.demo_data import add_demo_bots, report_for
 from arena.tournament.audit import audit_tournament
@@ -22,21 +22,9 @@ from arena.tournament.rounds import create_tournament
 BOTS = ("alpha", "beta", "gamma")
 
 
-def _game(seed: int, choices: int):  # type: ignore[no-untyped-def]
+def _game(seed: int, choices: int) -> Record:
     """A random game on the deal and reshuffles of ``seed``, actions chosen by ``choices``."""
-    deal = deal_from_seed(seed)
-    rng = choice_stream(choices)
-    state = new_game(deal)
-    reshuffles = []
-    while not state.is_finished:
-        if state.needs_reshuffle:
-            order = reshuffle_from_seed(seed, state.round + 1, state.reshuffle_cards)
-            reshuffles.append(order)
-            state = start_round(state, order)
-            continue
-        actions = legal_actions(state)
-        state = apply(state, actions[rng.below(len(actions))])
-    return record_of(state, deal, reshuffles)
+    return play_random_game(seed, choices=choices)
 
 
 def _play(store: st.Store, tournament_id: int) -> None:
