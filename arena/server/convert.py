@@ -33,7 +33,7 @@ def tournament_pb(row: TournamentRow) -> pb.Tournament:
     return pb.Tournament(
         id=row.id, name=row.name, format=FORMAT_VALUES[row.format], status=row.status,
         entrants=list(row.entrants), games_played=row.games_played,
-        games_scheduled=row.games_scheduled,
+        games_scheduled=row.games_scheduled, interrupted_reason=row.interrupted_reason or "",
     )  # fmt: skip
 
 

@@ -167,6 +167,8 @@ class TournamentRow:
     entrants: tuple[str, ...]  # bot names, seed order
     games_played: int
     games_scheduled: int  # games of the matches paired so far
+    # why it is interrupted (None unless status is INTERRUPTED); see record_interruption
+    interrupted_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -190,7 +190,12 @@ ALTER TABLE tournaments ADD COLUMN secret BLOB;
 UPDATE tournaments SET secret = randomblob(32) WHERE secret IS NULL;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+# why a tournament's runner stopped before the end (NULL: it did not, or could not say)
+V6 = """
+ALTER TABLE tournaments ADD COLUMN interrupted_reason TEXT
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 CURRENT_VERSION = len(MIGRATIONS)
 
 
