@@ -228,7 +228,7 @@ def print_results(console: Console, store: Store, tournament: TournamentRow) -> 
         grid.add_row(f"{index + 1} {bot}", *cells)
     console.print(grid)
     if tournament.status == INTERRUPTED:
-        console.print(resume_hint(tournament), highlight=False, markup=False)
+        console.print(resume_hint(tournament), highlight=False, markup=False, soft_wrap=True)
 
 
 def _cross_cell(points: float, interval: ScoreInterval | None) -> str:
@@ -237,7 +237,8 @@ def _cross_cell(points: float, interval: ScoreInterval | None) -> str:
 
 def resume_hint(tournament: TournamentRow) -> str:
     return (
-        f"{tournament.name} is interrupted: no process is running it;"
+        f"{tournament.name} is interrupted: no process is running it"
+        f" ({tournament.interrupted_reason or 'no reason recorded'});"
         f" resume it with `arena tournament resume {tournament.name}`"
     )
 
@@ -250,7 +251,8 @@ def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]
     apart = dict(zip(order, intervals.separated_from_next(order), strict=True))
     return {
         "id": tournament.id, "name": tournament.name, "format": tournament.format,
-        "status": tournament.status, "games_played": tournament.games_played,
+        "status": tournament.status, "interrupted_reason": tournament.interrupted_reason,
+        "games_played": tournament.games_played,
         "games_scheduled": tournament.games_scheduled, "entrants": list(tournament.entrants),
         "standings": [
             {"rank": s.rank, "bot": s.bot, "points": s.points, "games": s.games,
@@ -294,5 +296,5 @@ def run_list(store: Store, args: argparse.Namespace) -> int:
     out.print(table if tournaments else "No tournaments yet.")
     for t in tournaments:
         if t.status == INTERRUPTED:
-            out.print(resume_hint(t), highlight=False, markup=False)
+            out.print(resume_hint(t), highlight=False, markup=False, soft_wrap=True)
     return 0

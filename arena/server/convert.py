@@ -39,6 +39,7 @@ def tournament_pb(row: TournamentRow, revealed_seed: bytes | None = None) -> pb.
         entrants=list(row.entrants), games_played=row.games_played,
         games_scheduled=row.games_scheduled, seed_commitment=row.commitment or "",
         revealed_seed="" if revealed_seed is None else revealed_seed.hex(),
+        interrupted_reason=row.interrupted_reason or "",
     )  # fmt: skip
 
 

@@ -36,6 +36,7 @@ LEASE_WAIT_S = 0.5
 """How long taking a held lease is retried (probes hold it for microseconds)."""
 _RETRY_S = 0.01
 _PID_BYTES = 32
+_NOTE_BYTES = 1024
 
 
 class LeaseHeldError(StoreError):
@@ -72,6 +73,25 @@ class TournamentLease:
         self.path = path
         self._fd: int | None = fd
         self._owner_pid = os.getpid()
+        self._noted = False
+
+    def note(self, reason: str) -> None:
+        """Leave ``reason`` in the lock file for readers once the lease is given up.
+
+        Written over the file's first block (which holds the pid already), so it
+        needs no new space: on a full disk, where the database can take no
+        write, this is where the reason stays (``lease_note``). ``reason`` is
+        one line, bounded by the caller.
+        """
+        if self._fd is None:
+            return
+        data = f"{os.getpid()}\n{reason[:_NOTE_BYTES]}\n".encode("utf-8", "replace")
+        try:
+            os.pwrite(self._fd, data, 0)
+            os.ftruncate(self._fd, len(data))  # shrinking allocates nothing
+        except OSError:
+            return
+        self._noted = True
 
     @property
     def held(self) -> bool:
@@ -83,7 +103,8 @@ class TournamentLease:
         if fd is None or os.getpid() != self._owner_pid:
             return
         try:
-            os.ftruncate(fd, 0)  # no stale pid for the next reader
+            if not self._noted:
+                os.ftruncate(fd, 0)  # no stale pid for the next reader
         except OSError:
             pass
         finally:
@@ -164,7 +185,20 @@ def _try_lock(fd: int, kind: int) -> bool:
 
 def _read_pid(fd: int) -> int | None:
     try:
-        text = os.pread(fd, _PID_BYTES, 0).decode("ascii", "replace").strip()
+        text = os.pread(fd, _PID_BYTES, 0).decode("ascii", "replace").split("\n")[0].strip()
     except OSError:
         return None
     return int(text) if text.isdigit() else None
+
+
+def lease_note(where: Store | Path, tournament_id: int) -> str | None:
+    """The reason the last runner left in the lease file (``TournamentLease.note``), if any.
+
+    Meaningful only while no runner holds the lease (a new runner clears it).
+    """
+    try:
+        data = lease_path(where, tournament_id).read_bytes()[: _PID_BYTES + _NOTE_BYTES + 2]
+    except OSError:
+        return None
+    lines = data.decode("utf-8", "replace").split("\n")
+    return lines[1].strip() or None if len(lines) > 1 else None

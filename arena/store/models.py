@@ -168,7 +168,9 @@ class TournamentRow:
     entrants: tuple[str, ...]  # bot names, seed order
     games_played: int
     games_scheduled: int  # games of the matches paired so far
-    commitment: str | None = None  # SHA-256 commitment to the deal secret (None: before v6)
+    commitment: str | None = None  # SHA-256 commitment to the deal secret (None: before v7)
+    # why it is interrupted (None unless status is INTERRUPTED); see record_interruption
+    interrupted_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

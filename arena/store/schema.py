@@ -30,6 +30,9 @@ History:
       (``arena.referee.seeds.seed_commitment``); the secret itself is revealed
       only once the tournament is finished. Tournaments from before v7 keep
       NULL: they published no commitment, and `arena audit` says so.
+  v8  ``tournaments.interrupted_reason``: why a tournament's runner stopped
+      before the end, one line with host paths as ``<path>`` (NULL: it did
+      not, or could not say; a full disk leaves it in the lease file instead).
 """
 
 from __future__ import annotations
@@ -230,7 +233,12 @@ V7 = """
 ALTER TABLE tournaments ADD COLUMN commitment TEXT
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
+# why a tournament's runner stopped before the end (NULL: it did not, or could not say)
+V8 = """
+ALTER TABLE tournaments ADD COLUMN interrupted_reason TEXT
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 CURRENT_VERSION = len(MIGRATIONS)
 
 

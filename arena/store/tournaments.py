@@ -11,12 +11,13 @@ as ``interrupted``, never stored as such.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 
 from arena.referee.seeds import SECRET_BYTES, new_secret, seed_commitment
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError, utc_now
-from arena.store.lease import lease_held
+from arena.store.lease import lease_held, lease_note
 from arena.store.models import (
     MatchRow,
     PlannedRound,
@@ -28,6 +29,11 @@ from arena.store.models import (
 
 INTERRUPTED = TournamentStatus.INTERRUPTED
 STORED_STATUSES = tuple(s for s in TournamentStatus if s is not INTERRUPTED)
+UNRECORDED_INTERRUPTION = (
+    "its runner stopped without recording why (killed, or the store could not be written)"
+)
+MAX_REASON_CHARS = 500
+_HOST_PATH = re.compile(r"(?<![\w.<])/[^\s:;,'\"()]+")
 
 
 def latest_version_ids(store: Store, bots: Sequence[str]) -> dict[str, int]:
@@ -188,10 +194,33 @@ def set_status(store: Store, tournament_id: int, status: TournamentStatus) -> No
         raise StoreError(f"status must be one of {names}, got {str(status)!r}")
     status = TournamentStatus(status)
     finished_at = utc_now() if status is TournamentStatus.FINISHED else None
+    with store.transaction() as db:  # a run that starts or ends clears the last one's reason
+        db.execute(
+            "UPDATE tournaments SET status = ?, finished_at = ?, interrupted_reason = NULL"
+            " WHERE id = ?",
+            (str(status), finished_at, tournament_id),
+        )
+
+
+def reason_line(reason: str) -> str:
+    """``reason`` as stored and shown: one line, bounded, host paths as ``<path>``."""
+    line = _HOST_PATH.sub("<path>", " ".join(reason.split()))[:MAX_REASON_CHARS]
+    return line or "no reason given"
+
+
+def record_interruption(store: Store, tournament_id: int, reason: str) -> None:
+    """Store why a run of ``tournament_id`` stops before its end (one line, bounded).
+
+    Shown with the derived ``interrupted`` status until the next run starts. A
+    runner killed outright records nothing; it reads ``UNRECORDED_INTERRUPTION``.
+    Everyone who may see the tournament sees the reason, so host paths in it
+    become ``<path>``. Raises the store's errors (StorageFullError on a full
+    disk) like any write.
+    """
+    line = reason_line(reason)
     with store.transaction() as db:
         db.execute(
-            "UPDATE tournaments SET status = ?, finished_at = ? WHERE id = ?",
-            (str(status), finished_at, tournament_id),
+            "UPDATE tournaments SET interrupted_reason = ? WHERE id = ?", (line, tournament_id)
         )
 
 
@@ -227,9 +256,14 @@ def _tournament_row(store: Store, db: sqlite3.Connection, row: sqlite3.Row) -> T
         " WHERE tournament_id = ?)",
         (row["id"], row["id"]),
     ).fetchone()
+    status = shown_status(store, row["id"], row["status"])
+    reason = None
+    if status is INTERRUPTED:
+        reason = row["interrupted_reason"] or lease_note(store, row["id"])
+        reason = reason or UNRECORDED_INTERRUPTION
     return TournamentRow(
         id=row["id"], name=row["name"], format=TournamentFormat(row["format"]),
-        status=shown_status(store, row["id"], row["status"]),
+        status=status, interrupted_reason=reason,
         config=TournamentConfig.from_json(json.loads(row["config"])), created_at=row["created_at"],
         finished_at=row["finished_at"], entrants=tuple(_entrant_ids(db, row["id"])),
         games_played=played, games_scheduled=scheduled, commitment=row["commitment"],

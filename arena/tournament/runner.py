@@ -64,6 +64,7 @@ from arena.store import (
 )
 from arena.store.models import TournamentConfig, TournamentFormat, TournamentStatus
 from arena.tournament.config import TournamentError
+from arena.store.tournaments import reason_line, record_interruption
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
@@ -191,6 +192,7 @@ class TournamentRunner:
         self.on_progress = on_progress
         self.on_seat_offer = on_seat_offer  # (stored offer, its token): for `arena serve`
         self.log = get_logger(tournament_id=tournament_id)
+        self._lease: TournamentLease | None = None  # the lease of the run under way
         self.live = LiveFeed(store, tournament_id) if live else None
         self.executor: MatchExecutor = executor or LocalProcessExecutor(self.concurrency, pin_cpus)
 
@@ -201,7 +203,8 @@ class TournamentRunner:
         ``lease`` when the caller took it first; released here in every case):
         while another runner holds it, LeaseHeldError and nothing is stored.
         """
-        with lease if lease is not None else self.take_lease():
+        with lease if lease is not None else self.take_lease() as held:
+            self._lease = held
             tournament = get_tournament(self.store, self.tournament_id)
             if tournament.format is TournamentFormat.LADDER:
                 raise TournamentError(
@@ -232,20 +235,33 @@ class TournamentRunner:
                 self.executor.cancel()
                 summary.stopped = f"{error}: free space, then resume it"
                 self.log.error("tournament_stopped", reason=str(error))
-            except BaseException:
+            except BaseException as error:
                 self.executor.cancel()  # never wait for matches whose games cannot be stored
+                self._record_interruption(_stop_reason(error))
                 raise
             finally:
                 self.executor.close()
             if not summary.failed_matches and summary.stopped is None:
                 set_status(self.store, self.tournament_id, TournamentStatus.FINISHED)
                 self.log.info("tournament_finished", games=summary.games_recorded)
+            else:
+                self._record_interruption(summary.stopped or _failed_reason(summary))
         # Read once the lease is given up: a stopped run now reads "interrupted".
         summary.tournament = get_tournament(self.store, self.tournament_id)
         if summary.stopped is not None:
             self._emit(f"interrupted: {summary.stopped}")
         self._emit("finished" if summary.finished else "stopped")
         return summary
+
+    def _record_interruption(self, reason: str) -> None:
+        """Store why this run stops early; on a full disk that may fail too (then the
+        tournament reads the store's "stopped without recording why")."""
+        if self._lease is not None:  # needs no new space: kept when the database cannot be
+            self._lease.note(reason_line(reason))
+        try:
+            record_interruption(self.store, self.tournament_id, reason)
+        except (StoreError, StorageFullError) as error:
+            self.log.error("interruption_not_recorded", reason=reason, error=str(error))
 
     def take_lease(self) -> TournamentLease:
         """The tournament's runner lease (LeaseHeldError naming the holder's pid)."""
@@ -379,3 +395,17 @@ class TournamentRunner:
                 round=round_no,
             )
         )
+
+
+def _stop_reason(error: BaseException) -> str:
+    if isinstance(error, KeyboardInterrupt):
+        return "stopped by an interrupt (Ctrl-C or SIGINT)"
+    if isinstance(error, SystemExit):
+        return f"stopped: the process exited (status {error.code})"
+    return f"stopped by an error: {type(error).__name__}: {error}"
+
+
+def _failed_reason(summary: RunSummary) -> str:
+    match_id, error = next(iter(summary.failed_matches.items()))
+    more = len(summary.failed_matches) - 1
+    return f"match {match_id} failed: {error}" + (f" (and {more} more)" if more else "")

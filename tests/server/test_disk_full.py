@@ -187,6 +187,8 @@ def test_a_full_disk_stops_the_runner_and_resume_finishes_once_there_is_space(
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert "interrupted" in status.stdout, (status.stdout, status.stderr)
+    # the store took no write: the reason stayed in the runner's lease file
+    assert "no process is running it (the arena's data directory has no space left" in status.stdout
     disk.free()
     resumed = _cli(data, "resume", "cup", "--no-progress", "--concurrency", "2")
     _, stderr = resumed.communicate(timeout=240)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -25,7 +26,14 @@ from arena.store import (
     list_tournaments,
     set_status,
 )
-from arena.store.lease import lease_path
+from arena.store.lease import LeaseHolder, lease_path
+from arena.store.models import TournamentStatus
+from arena.store.schema import MIGRATIONS
+from arena.store.tournaments import (
+    MAX_REASON_CHARS,
+    UNRECORDED_INTERRUPTION,
+    record_interruption,
+)
 from arena.tournament.rounds import create_tournament
 from tests.store.conftest import MakeBot
 from tests.store.lease_holder import kill_9, lease_holding_process
@@ -164,3 +172,64 @@ def test_a_data_directory_where_no_lease_can_be_created_is_named(tmp_path: Path)
     (blocked / "leases").write_text("not a directory")
     with pytest.raises(StoreError, match="cannot create the runner lease"):
         acquire_lease(blocked, 1, name="cup")
+
+
+def test_an_interrupted_tournament_says_why_until_its_next_run_starts(
+    store: Store, tournament_id: int
+) -> None:
+    set_status(store, tournament_id, TournamentStatus.RUNNING)  # and nobody holds the lease
+    assert get_tournament(store, tournament_id).interrupted_reason == UNRECORDED_INTERRUPTION
+    record_interruption(store, tournament_id, "the store is full:\n free space, then resume it")
+    shown = get_tournament(store, tournament_id)
+    assert shown.status is INTERRUPTED
+    assert shown.interrupted_reason == "the store is full: free space, then resume it"
+    assert list_tournaments(store)[0].interrupted_reason == shown.interrupted_reason
+    with acquire_lease(store, tournament_id, name="cup"):  # a live runner: not interrupted
+        assert get_tournament(store, tournament_id).interrupted_reason is None
+    set_status(store, tournament_id, TournamentStatus.RUNNING)  # the next run clears it
+    assert get_tournament(store, tournament_id).interrupted_reason == UNRECORDED_INTERRUPTION
+    record_interruption(store, tournament_id, "x" * 10_000)
+    assert get_tournament(store, tournament_id).interrupted_reason == "x" * MAX_REASON_CHARS
+    record_interruption(store, tournament_id, "cgroups: cannot write /sys/fs/cgroup/x/y: full")
+    shown_reason = get_tournament(store, tournament_id).interrupted_reason
+    assert shown_reason == "cgroups: cannot write <path>: full"
+    set_status(store, tournament_id, TournamentStatus.FINISHED)
+    assert get_tournament(store, tournament_id).interrupted_reason is None
+
+
+def test_a_real_v5_store_gains_the_interruption_reason(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    db = sqlite3.connect(data / "arena.db")
+    for step in MIGRATIONS[:5]:
+        db.executescript(step)
+    db.execute(
+        "INSERT INTO tournaments (id, name, format, status, config, created_at)"
+        " VALUES (1, 'old', 'round_robin', 'running', '{}', '2026')"
+    )
+    db.execute("PRAGMA user_version = 5")
+    db.commit()
+    db.close()
+    with Store.open(data) as store:
+        old = get_tournament(store, "old")
+        assert (old.status, old.interrupted_reason) == (INTERRUPTED, UNRECORDED_INTERRUPTION)
+        record_interruption(store, 1, "killed by SIGTERM")
+        assert get_tournament(store, "old").interrupted_reason == "killed by SIGTERM"
+
+
+def test_a_lease_note_is_the_reason_when_the_store_took_no_write(
+    store: Store, tournament_id: int
+) -> None:
+    set_status(store, tournament_id, TournamentStatus.RUNNING)
+    lease = acquire_lease(store, tournament_id, name="cup")
+    lease.note("the arena's data directory has no space left")
+    assert lease_holder(store, tournament_id) == LeaseHolder(os.getpid())  # pid still read
+    lease.release()
+    assert get_tournament(store, tournament_id).interrupted_reason == (
+        "the arena's data directory has no space left"
+    )
+    record_interruption(store, tournament_id, "stored in the database")  # the database wins
+    assert get_tournament(store, tournament_id).interrupted_reason == "stored in the database"
+    set_status(store, tournament_id, TournamentStatus.RUNNING)
+    acquire_lease(store, tournament_id, name="cup").release()  # a new run clears the note
+    assert get_tournament(store, tournament_id).interrupted_reason == UNRECORDED_INTERRUPTION

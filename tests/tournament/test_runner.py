@@ -40,6 +40,7 @@ from arena.store import (
     start_live_game,
     tournament_byes,
 )
+from arena.store.tournaments import UNRECORDED_INTERRUPTION
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
@@ -475,6 +476,7 @@ def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(tmp_path: P
         assert not lease_held(store, tournament_id)
         assert get_tournament(store, "one").status == INTERRUPTED
     assert _cli_status(data, "one")["status"] == INTERRUPTED
+    assert _cli_status(data, "one")["interrupted_reason"] == UNRECORDED_INTERRUPTION  # kill -9
     hint = "resume it with `arena tournament resume one`"
     shown = _cli(data, "status", "one")
     assert "(interrupted," in shown.stdout and hint in shown.stdout, shown.stdout
@@ -520,3 +522,6 @@ def test_a_runner_gives_up_its_lease_when_it_raises(tmp_path: Path) -> None:
             runner.run()
         assert not lease_held(store, t.id)
         assert get_tournament(store, t.id).status == INTERRUPTED
+        assert get_tournament(store, t.id).interrupted_reason == (
+            "stopped by an error: RuntimeError: progress display broke at 'round 1 paired'"
+        )

@@ -143,6 +143,7 @@ class Tournament(_message.Message):
     GAMES_SCHEDULED_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     REVEALED_SEED_FIELD_NUMBER: _builtins.int
+    INTERRUPTED_REASON_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     name: _builtins.str
     format: Global___TournamentFormat.ValueType
@@ -159,6 +160,11 @@ class Tournament(_message.Message):
     """
     revealed_seed: _builtins.str
     """The deal seed (hex), only once the tournament is finished; empty before."""
+    interrupted_reason: _builtins.str
+    """Why it is interrupted (empty unless status is "interrupted"): what its
+    runner recorded as it stopped (a full disk, a failed match, a signal), or
+    that it stopped without recording why (killed). Host paths read "<path>".
+    """
     @_builtins.property
     def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -173,10 +179,11 @@ class Tournament(_message.Message):
         games_scheduled: _builtins.int = ...,
         seed_commitment: _builtins.str = ...,
         revealed_seed: _builtins.str = ...,
+        interrupted_reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "interrupted_reason", b"interrupted_reason", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
