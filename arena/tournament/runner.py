@@ -63,8 +63,8 @@ from arena.store import (
     tournament_secret,
 )
 from arena.store.models import TournamentConfig, TournamentFormat, TournamentStatus
-from arena.tournament.config import TournamentError
 from arena.store.tournaments import reason_line, record_interruption
+from arena.tournament.config import TournamentError
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
