@@ -58,6 +58,44 @@ print("held", n, ctypes.get_errno(), flush=True)
 time.sleep(float(sys.argv[1]))
 """
 
+# Processes count against their real uid's RLIMIT_NPROC. The hog runs 30 processes,
+# then shows that the limit bites for its own uid (a fork under a limit of 20 fails:
+# the control that the check below can fail); the victim, under the same limit of
+# 20, must be able to fork as if the hog were not there.
+NPROC_HOG = """
+import errno, os, resource, subprocess, time
+children = [subprocess.Popen(["sleep", "120"]) for _ in range(30)]
+resource.setrlimit(resource.RLIMIT_NPROC, (20, 20))
+try:
+    pid = os.fork()
+except OSError as error:
+    control = errno.errorcode[error.errno]
+else:
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    control = "forked"
+print("held", len(children) + 1, control, flush=True)
+time.sleep(120)
+"""
+
+NPROC_VICTIM = """
+import os, resource
+resource.setrlimit(resource.RLIMIT_NPROC, (20, 20))
+forked = 0
+for _ in range(3):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    forked += 1
+print("victim", forked, flush=True)
+"""
+
+
 # Another arena process (a second match, e.g. a tournament worker) launching its own bot.
 OTHER_MATCH = """
 import pathlib, sys
@@ -118,6 +156,16 @@ def test_mqueue_hog_leaves_its_opponent_the_same_queues(harness: Harness) -> Non
     status, output = harness.run(MQUEUE_HOG.replace("sys.argv[1]", "0"), lang="python")
     assert status == 0, output
     assert lines_of(output)[-1].split()[:2] == ["held", held[1]]  # as many as the hog
+    hog.kill()
+
+
+def test_process_hog_leaves_its_opponent_room_under_rlimit_nproc(harness: Harness) -> None:
+    hog, hog_output = harness.launch(NPROC_HOG, lang="python")
+    held = _wait_for_line(hog_output, "held").split()
+    assert held == ["held", "31", "EAGAIN"], held  # the limit counts the hog's uid
+    status, output = harness.run(NPROC_VICTIM, lang="python")
+    assert status == 0 and lines_of(output)[-1] == "victim 3", output
+    assert hog.poll() is None
     hog.kill()
 
 
