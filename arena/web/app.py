@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,11 +35,13 @@ from arena.tournament.ladder_view import LadderView
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
     Frames,
+    Perspective,
     PerspectiveError,
     game_frames,
     parse_perspective,
 )
 from arena.web.ladder import LadderSource, ladder_payload
+from arena.web.live import LIVE_POLL_MS, LiveSource, NoSuchGameError, SpectatorFeed
 from arena.web.models import GameDetail, TournamentDetail, WebSource
 from arena.web.plots import rating_history_svg
 from arena.web.upload import MAX_UPLOAD_BYTES, UploadError, form_text, record_from_upload
@@ -147,9 +150,20 @@ Route = tuple[re.Pattern[str], Callable[..., Response]]
 class WebApp:
     """The web interface over one ``WebSource``."""
 
-    def __init__(self, source: WebSource, *, poll_ms: int = LEADERBOARD_POLL_MS) -> None:
+    def __init__(
+        self,
+        source: WebSource,
+        *,
+        poll_ms: int = LEADERBOARD_POLL_MS,
+        live_poll_ms: int = LIVE_POLL_MS,
+        spectator_delay_s: float = 0.0,
+    ) -> None:
         self.source = source
         self.poll_ms = poll_ms
+        self.live_poll_ms = live_poll_ms
+        self.live = (
+            SpectatorFeed(source, spectator_delay_s) if isinstance(source, LiveSource) else None
+        )
         self.log = get_logger(component="web")
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("arena.web", "templates"),
@@ -159,7 +173,7 @@ class WebApp:
             lstrip_blocks=True,
         )
         self.templates.globals["board"] = board_geometry()
-        self._frames: OrderedDict[tuple[int, int | None], Frames] = OrderedDict()
+        self._frames: OrderedDict[tuple[int, Perspective], Frames] = OrderedDict()
         self._frames_lock = threading.Lock()
         self.routes: list[Route] = [
             (re.compile(r"/"), self.leaderboard_page),
@@ -179,6 +193,10 @@ class WebApp:
             (re.compile(r"/ladder/([A-Za-z0-9_.-]+)"), self.ladder_page),
             (re.compile(r"/api/ladder"), self.ladder_json),
             (re.compile(r"/api/ladder/([A-Za-z0-9_.-]+)"), self.ladder_json),
+            (re.compile(r"/live"), self.live_list_page),
+            (re.compile(r"/api/live"), self.live_list_json),
+            (re.compile(r"/live/(\d{1,18})/(\d{1,4})"), self.live_page),
+            (re.compile(r"/api/live/(\d{1,18})/(\d{1,4})"), self.live_json),
             (re.compile(r"/healthz"), lambda query: json_response({"ok": True})),
         ]
 
@@ -337,7 +355,7 @@ class WebApp:
         payload["game"] = game.summary.to_json()
         return json_response(payload)
 
-    def _cached_frames(self, game: GameDetail, perspective: int | None) -> Frames:
+    def _cached_frames(self, game: GameDetail, perspective: Perspective) -> Frames:
         key = (game.summary.id, perspective)
         with self._frames_lock:
             cached = self._frames.get(key)
@@ -354,6 +372,55 @@ class WebApp:
             while len(self._frames) > FRAME_CACHE_SIZE:
                 self._frames.popitem(last=False)
         return frames
+
+    # --- public live games (arena.web.live) -------------------------------------
+
+    def _feed(self) -> SpectatorFeed:
+        if self.live is None:
+            raise HttpError(404, "this server shows no live games")
+        return self.live
+
+    def _live_games(self) -> list[Json]:
+        return [
+            {"match_id": g.match_id, "game_index": g.game_index,
+             "tournament_id": g.tournament_id, "started_at": g.started_at,
+             "url": f"/live/{g.match_id}/{g.game_index}"}
+            for g in self._feed().live_games()
+        ]  # fmt: skip
+
+    def live_list_page(self, query: Mapping[str, str]) -> Response:
+        return self.page(
+            "live_list.html", title="Live games", games=self._live_games(),
+            delay_s=self._feed().delay_s,
+        )  # fmt: skip
+
+    def live_list_json(self, query: Mapping[str, str]) -> Response:
+        return json_response({"games": self._live_games(), "delay_s": self._feed().delay_s})
+
+    def _live_poll(self, match_id: str, game_index: str, after: int) -> Json:
+        try:
+            return self._feed().poll(int(match_id), int(game_index), after, time.time())
+        except NoSuchGameError as err:
+            raise HttpError(404, str(err)) from None
+
+    def live_page(self, query: Mapping[str, str], match_id: str, game_index: str) -> Response:
+        state = self._live_poll(match_id, game_index, after=1 << 30)  # status and bots only
+        if state["status"] == "finished":
+            location = f"/games/{state['game_id']}"
+            return Response(303, "text/plain; charset=utf-8", location.encode(),
+                            {"Location": location})  # fmt: skip
+        return self.page(
+            "live.html", title=f"Live: game {game_index} of match {match_id}",
+            live=state, bots=state["bots"], poll_ms=self.live_poll_ms,
+        )  # fmt: skip
+
+    def live_json(self, query: Mapping[str, str], match_id: str, game_index: str) -> Response:
+        text = query.get("after", "-1")
+        try:
+            after = int(text)
+        except ValueError:
+            raise HttpError(400, f"after must be a step number, not {text!r}") from None
+        return json_response(self._live_poll(match_id, game_index, after))
 
     # --- replaying a record someone has --------------------------------------
 

@@ -363,6 +363,7 @@ def create_web_server(
     poll_ms: int = LEADERBOARD_POLL_MS,
     ssl_context: ssl.SSLContext | None = None,
     limits: WebLimits | None = None,
+    spectator_delay_s: float = 0.0,
 ) -> tuple[WebServer, int]:
     """Start the web interface in a background thread; return it and its port.
 
@@ -371,10 +372,11 @@ def create_web_server(
     ``WebSource``. Stop the server with ``server.stop()``. ``poll_ms`` is how
     often live pages (leaderboard, running tournaments) fetch fresh data;
     ``ssl_context`` (server side) makes it HTTPS; ``limits`` bound what one
-    client may cost (``WebLimits``' defaults unless given).
+    client may cost (``WebLimits``' defaults unless given); ``spectator_delay_s``:
+    live games are shown that many seconds late (``arena.web.live``).
     """
     source = source_for(store_or_data_dir)
-    app = WebApp(source, poll_ms=poll_ms)
+    app = WebApp(source, poll_ms=poll_ms, spectator_delay_s=spectator_delay_s)
     server = WebServer((host, port), app, ssl_context, limits)
     server.start()
     get_logger(component="web").info("web_server_started", host=host, port=server.port)
