@@ -9,6 +9,8 @@ round's order (``{"reshuffle": [...], "round": n}``), as
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from arena.kahuna import Record, record_to_json, replay_steps
 
 
@@ -33,3 +35,21 @@ def live_parts(
                  "round": step.state.round}
             )  # fmt: skip
     return head, entries
+
+
+def write_slow_bot(root: Path, name: str, think_s: float) -> Path:
+    """A random Python bot (the SDK's ``run``) that waits ``think_s`` before each action,
+    so a game lasts long enough to be watched."""
+    directory = root / name
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+    )
+    (directory / "bot.py").write_text(
+        "import random\nimport time\n\nfrom kahuna_bot import run\n\n\n"
+        "def choose(observation, legal_actions):\n"
+        f"    time.sleep({think_s!r})\n"
+        "    return random.Random(len(observation.history)).choice(legal_actions)\n\n\n"
+        f"raise SystemExit(run(choose, name={name!r}, version='1'))\n"
+    )
+    return directory
