@@ -75,7 +75,8 @@ def test_a_spectator_sees_each_action_within_a_second_then_the_replay(
         opened_ms = time.time() * 1000
         page.locator("#history li").nth(59).wait_for(state="attached", timeout=60_000)
         items = page.eval_on_selector_all(
-            "#history li", "items => items.map(i => [Number(i.dataset.atMs), Number(i.dataset.shownMs)])"
+            "#history li",
+            "items => items.map(i => [Number(i.dataset.atMs), Number(i.dataset.shownMs)])",
         )
         latencies = sorted(shown - at for at, shown in items if at > opened_ms)
         assert len(latencies) >= 20, "the page did not follow the game as it was played"
@@ -96,4 +97,3 @@ def test_a_spectator_sees_each_action_within_a_second_then_the_replay(
         thread.join(120)
         server.stop()
         store.close()
-
