@@ -28,6 +28,7 @@ from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.limits import StreamLimits
+from arena.server.submissions import WebSubmitter
 from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
 from arena.store import (
     ADMIN_TOKEN_NAME,
@@ -204,6 +205,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
             web, web_port = create_web_server(
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
                 spectator_delay_s=args.spectator_delay_s,
+                submitter=WebSubmitter(store, options.smoke_check),
             )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)

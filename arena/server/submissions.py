@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.archive import (
+    MAX_ARCHIVE_BYTES,
     ArchiveError,
     ArchiveTooLargeError,
     unpack_bot_archive,
@@ -154,6 +155,8 @@ def _check_json(checked: SubmissionCheck) -> dict[str, object] | None:
 
 class WebSubmitter:
     """``arena.web.submit.BotSubmitter`` over ``submit_bot``: (HTTP status, JSON payload)."""
+
+    max_bytes = MAX_ARCHIVE_BYTES
 
     def __init__(self, store: Store, smoke_check: SmokeCheck | None) -> None:
         self.store = store

@@ -30,6 +30,7 @@ from arena.kahuna import (
     parse_record,
 )
 from arena.logs import get_logger
+from arena.store import Principal
 from arena.tournament.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.ladder_view import LadderView
 from arena.web.frames import (
@@ -44,6 +45,14 @@ from arena.web.ladder import LadderSource, ladder_payload
 from arena.web.live import LIVE_POLL_MS, LiveSource, NoSuchGameError, SpectatorFeed
 from arena.web.models import GameDetail, TournamentDetail, WebSource
 from arena.web.plots import rating_history_svg
+from arena.web.submit import (
+    AccountSource,
+    BotSubmitter,
+    RequestRefused,
+    bearer_token,
+    same_origin,
+    submission_content,
+)
 from arena.web.upload import MAX_UPLOAD_BYTES, UploadError, form_text, record_from_upload
 
 Json = dict[str, object]
@@ -157,8 +166,10 @@ class WebApp:
         poll_ms: int = LEADERBOARD_POLL_MS,
         live_poll_ms: int = LIVE_POLL_MS,
         spectator_delay_s: float = 0.0,
+        submitter: BotSubmitter | None = None,
     ) -> None:
         self.source = source
+        self.submitter = submitter
         self.poll_ms = poll_ms
         self.live_poll_ms = live_poll_ms
         self.live = (
@@ -193,6 +204,7 @@ class WebApp:
             (re.compile(r"/ladder/([A-Za-z0-9_.-]+)"), self.ladder_page),
             (re.compile(r"/api/ladder"), self.ladder_json),
             (re.compile(r"/api/ladder/([A-Za-z0-9_.-]+)"), self.ladder_json),
+            (re.compile(r"/submit"), self.submit_page),
             (re.compile(r"/live"), self.live_list_page),
             (re.compile(r"/api/live"), self.live_list_json),
             (re.compile(r"/live/(\d{1,18})/(\d{1,4})"), self.live_page),
@@ -209,12 +221,25 @@ class WebApp:
         query: Mapping[str, str],
         body: bytes = b"",
         content_type: str = "",
+        headers: Mapping[str, str] | None = None,
+        scheme: str = "http",
     ) -> Response:
-        """Route one request; every failure becomes a page naming the problem."""
+        """Route one request; every failure becomes a page naming the problem.
+
+        ``headers``: the request's, names lower-cased (only the submission and
+        account endpoints read them); ``scheme``: ``http`` or ``https``.
+        """
         wants_json = path.startswith("/api/")
+        headers = headers or {}
         try:
             if method == "POST" and path == "/replay":
                 return self.replay_upload(body, content_type)
+            if path == "/api/submit":
+                if method != "POST":
+                    raise HttpError(405, "method GET is not allowed here; POST the archive")
+                return self.submit_upload(body, headers, scheme)
+            if method == "GET" and path == "/api/me":
+                return self.me_json(headers)
             if method not in ("GET", "HEAD"):
                 raise HttpError(405, f"method {method} is not allowed here; use GET")
             for pattern, view in self.routes:
@@ -227,6 +252,12 @@ class WebApp:
         except Exception:
             self.log.exception("web_request_failed", path=path)
             return self.error(500, "internal error; the server log has the details", wants_json)
+
+    def body_limit(self, path: str) -> int:
+        """The largest request body taken at ``path`` (an archive may be larger than a record)."""
+        if path == "/api/submit" and self.submitter is not None:
+            return self.submitter.max_bytes
+        return MAX_UPLOAD_BYTES
 
     def error(self, status: int, message: str, wants_json: bool) -> Response:
         if wants_json:
@@ -421,6 +452,44 @@ class WebApp:
         except ValueError:
             raise HttpError(400, f"after must be a step number, not {text!r}") from None
         return json_response(self._live_poll(match_id, game_index, after))
+
+    # --- submitting a bot (arena.web.submit) ------------------------------------
+
+    def submit_page(self, query: Mapping[str, str]) -> Response:
+        return self.page("submit.html", title="Submit a bot", enabled=self.submitter is not None)
+
+    def _principal(self, headers: Mapping[str, str]) -> Principal:
+        if not isinstance(self.source, AccountSource):
+            raise HttpError(404, "this server takes no submissions")
+        try:
+            token = bearer_token(headers)
+        except RequestRefused as refused:
+            raise HttpError(refused.status, refused.message) from None
+        principal = self.source.principal(token)
+        if principal is None:
+            raise HttpError(401, "unknown token (arena token create USER makes one)")
+        return principal
+
+    def submit_upload(self, body: bytes, headers: Mapping[str, str], scheme: str) -> Response:
+        if self.submitter is None:
+            raise HttpError(404, "this server takes no submissions (arena serve --web-port does)")
+        try:
+            same_origin(headers, scheme)
+            archive_format = submission_content(headers)
+        except RequestRefused as refused:
+            raise HttpError(refused.status, refused.message) from None
+        principal = self._principal(headers)
+        status, payload = self.submitter(principal, body, archive_format)
+        return json_response(payload, status)
+
+    def me_json(self, headers: Mapping[str, str]) -> Response:
+        principal = self._principal(headers)
+        assert isinstance(self.source, AccountSource)
+        bots = [self.source.bot(name) for name in self.source.owned_bots(principal.user)]
+        return json_response({
+            "user": principal.user, "role": principal.role,
+            "bots": [bot.to_json() for bot in bots if bot is not None],
+        })  # fmt: skip
 
     # --- replaying a record someone has --------------------------------------
 

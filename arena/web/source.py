@@ -134,6 +134,14 @@ class StoreSource:
         # The leaderboard's intervals read every rated game: kept until a game is rated.
         self._leaderboard: tuple[tuple[int, int], list[LeaderboardRow]] | None = None
 
+    # --- accounts (arena.web.submit.AccountSource) -------------------------------
+
+    def principal(self, token: str) -> st.Principal | None:
+        return st.check_token(self.store, token)
+
+    def owned_bots(self, user: str) -> list[str]:
+        return [bot.name for bot in st.list_bots(self.store) if bot.owner == user]
+
     # --- live games (arena.web.live.LiveSource) ---------------------------------
 
     def match_games(self, match_id: int) -> int | None:
