@@ -79,8 +79,9 @@ def public_event(event: Event) -> PublicEvent:
     return PublicEvent(event.seat, action.type, action.card, action.cards, action.line, False)
 
 
-def spectate(state: State) -> SpectatorView:
-    """Everything both seats may know of ``state`` (R9's shared columns)."""
+def spectate(state: State, *, history: bool = True) -> SpectatorView:
+    """Everything both seats may know of ``state`` (R9's shared columns); ``history=False``
+    leaves the list of actions out (empty), for a caller that shows only the last one."""
     facedown = state.facedown_discards
     return SpectatorView(
         variant=state.variant,
@@ -98,7 +99,7 @@ def spectate(state: State) -> SpectatorView:
         facedown_counts=(len(facedown[0]), len(facedown[1])),
         final_turns=state.final_turns,
         last_turn_passed=state.opponent_passed,
-        history=tuple(public_event(event) for event in state.history),
+        history=tuple(public_event(event) for event in state.history) if history else (),
         is_finished=state.is_finished,
         outcome=state.outcome,
     )

@@ -33,7 +33,7 @@ from arena.kahuna import (
     observe,
     replay_steps,
 )
-from arena.kahuna.spectate import PublicEvent, SpectatorView, spectate
+from arena.kahuna.spectate import PublicEvent, SpectatorView, public_event, spectate
 
 Json = dict[str, object]
 
@@ -76,7 +76,7 @@ def game_frames(record: Record, perspective: Perspective) -> Frames:
     try:
         for step in replay_steps(record):
             state = step.state
-            event = state.history[-1] if state.history else None
+            event = state.last_event
             note = None
             if step.round_began:
                 note = (f"round {state.round} began: the discard pile was shuffled into a new"
@@ -102,9 +102,8 @@ def _frame(
         body = _true_frame(state)
         action = _true_action(event) if step else None
     elif perspective == PUBLIC:
-        view = spectate(state)
-        body = public_frame(view)
-        action = public_action(view.history[-1]) if step and view.history else None
+        body = public_frame(spectate(state, history=False))
+        action = public_action(public_event(event)) if step and event is not None else None
     else:
         observation = observe(state, perspective)
         body = _observed_frame(observation)

@@ -3,6 +3,7 @@ on request, never the head's deal or a hidden card; the page becomes the replay 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import time
@@ -203,3 +204,25 @@ def test_the_live_list_and_page_render(live: Live) -> None:
     assert f'data-live="{live.match.id}/0"' in html and live.match.first in html
     assert 'name="perspective"' not in html  # no way to ask for more than the public view
     record_from_json({**live.head})  # the head is a record: what the feed replays
+
+
+def test_a_stored_game_s_public_perspective_is_what_a_spectator_saw(live: Live) -> None:
+    seats = (live.match.first, live.match.second)
+    game_id = store_game(live.store, live.match.id, report_for(0, seats, live.record))
+    status, payload = get(f"{live.base_url}/api/games/{game_id}/frames?perspective=public")
+    assert status == 200 and payload["perspective"] == "public"
+    for frame, state in zip(payload["frames"], states_of(live.record), strict=True):
+        assert {k: v for k, v in frame.items() if k not in FRAME_ONLY} == public_frame(
+            spectate(state)
+        )
+        assert frame["hands"] == [None, None] and frame["facedown_discards"] == [None, None]
+    texts = {f["action"]["text"] for f in payload["frames"][1:]}
+    assert "draw deck" in texts and not any(
+        t.startswith("discard ") and "(" not in t for t in texts
+    )
+
+
+def test_a_view_without_its_history_differs_only_there() -> None:
+    for step in replay_steps(play_random_game(9)):
+        full, short = spectate(step.state), spectate(step.state, history=False)
+        assert short.history == () and dataclasses.replace(full, history=()) == short
