@@ -12,7 +12,9 @@ Tactical open cards, every action with hidden cards written in words.
 With a delay (``arena serve --spectator-delay-s``) only entries the store
 received at least that long ago are replayed, so a delayed page shows a past
 public position and never anything newer. Once the game is stored its record
-is public (as on ``/games/ID``) and the page turns into the full replay.
+is public (as on ``/games/ID``) and the page turns into the full replay; with
+a delay, only once the game finished that long ago (until then a page that
+was following it plays on from the entries the feed had read).
 
 A page polls ``?after=N`` (N: the last step it has) and gets the frames
 after it; ``live_id`` (the live row's id and start time: SQLite may reuse a
@@ -53,7 +55,9 @@ class LiveSource(Protocol):
 
     def live_entries(self, live_id: int, after_seq: int) -> Sequence[LiveEntry]: ...
 
-    def stored_game_id(self, match_id: int, game_index: int) -> int | None: ...
+    def stored_game(self, match_id: int, game_index: int) -> tuple[int, str] | None:
+        """The stored game's id and when it finished (``utc_now()`` stamp); None: not stored."""
+        ...
 
     def live_games(self) -> Sequence[LiveGameRow]: ...
 
@@ -120,6 +124,7 @@ class SpectatorFeed:
         self.source = source
         self.delay_s = check_delay(delay_s)
         self._games: OrderedDict[str, _Followed] = OrderedDict()
+        self._runs: dict[tuple[int, int], str] = {}  # (match, game) -> its latest run's key
         self._lock = threading.Lock()
 
     def poll(self, match_id: int, game_index: int, after: int, now_s: float) -> Json:
@@ -134,23 +139,30 @@ class SpectatorFeed:
             "status": "waiting", "live_id": None, "bots": ["seat 0", "seat 1"],
             "steps": 0, "frames": [], "game_id": None, "error": None,
         }  # fmt: skip
+        cut_s = now_s - self.delay_s
         row = self.source.live_game(match_id, game_index)
         if row is None:
-            game_id = self.source.stored_game_id(match_id, game_index)
-            if game_id is not None:
-                payload.update(status="finished", game_id=game_id)
+            stored = self.source.stored_game(match_id, game_index)
+            if stored is None:
+                return payload
+            with self._lock:  # a delayed page plays on from what it read, until the delay
+                followed = self._games.get(self._runs.get((match_id, game_index), ""))
+                if followed is not None and epoch_s(stored[1]) > cut_s:
+                    return self._live_payload(payload, followed, cut_s, after)
+            payload.update(status="finished", game_id=stored[0])
             return payload
-        cut_s = now_s - self.delay_s
         if epoch_s(row.started_at) > cut_s:
             return payload  # started, but not yet for a delayed page
         with self._lock:
-            followed = self._follow(row)
-            frames = self._frames(followed, cut_s)
-            bots = followed.bots
+            return self._live_payload(payload, self._follow(row), cut_s, after)
+
+    def _live_payload(self, payload: Json, followed: _Followed, cut_s: float, after: int) -> Json:
+        frames = self._frames(followed, cut_s)
         shown = frames.frames
         payload.update(
-            status="live", live_id=run_key(row), bots=list(bots), steps=max(len(shown) - 1, 0),
-            frames=list(shown[max(after + 1, 0):]), error=frames.error,
+            status="live", live_id=run_key(followed.row), bots=list(followed.bots),
+            steps=max(len(shown) - 1, 0), frames=list(shown[max(after + 1, 0):]),
+            error=frames.error,
         )  # fmt: skip
         return payload
 
@@ -164,8 +176,10 @@ class SpectatorFeed:
             followed = self._games[key] = _Followed(row)
             with contextlib.suppress(MalformedRecordError):  # then "seat 0", "seat 1"
                 followed.bots = bots_of(record_from_json({**row.head, "actions": []}))
+            self._runs[(row.match_id, row.game_index)] = key
             while len(self._games) > CACHE_SIZE:
-                self._games.popitem(last=False)
+                _, dropped = self._games.popitem(last=False)
+                self._runs.pop((dropped.row.match_id, dropped.row.game_index), None)
         self._games.move_to_end(key)
         for entry in self.source.live_entries(row.id, followed.last_seq):
             followed.entries.append((entry.entry, epoch_s(entry.added_at)))

@@ -156,9 +156,9 @@ class StoreSource:
     def live_entries(self, live_id: int, after_seq: int) -> list[st.LiveEntry]:
         return st.live_entries(self.store, live_id, after_seq=after_seq)
 
-    def stored_game_id(self, match_id: int, game_index: int) -> int | None:
+    def stored_game(self, match_id: int, game_index: int) -> tuple[int, str] | None:
         game = st.find_game(self.store, match_id, game_index)
-        return None if game is None else game.id
+        return None if game is None else (game.id, game.finished_at)
 
     def live_games(self) -> list[st.LiveGameRow]:
         return st.list_live_games(self.store)

@@ -226,3 +226,23 @@ def test_a_view_without_its_history_differs_only_there() -> None:
     for step in replay_steps(play_random_game(9)):
         full, short = spectate(step.state), spectate(step.state, history=False)
         assert short.history == () and dataclasses.replace(full, history=()) == short
+
+
+def test_a_delayed_page_plays_on_after_the_game_is_stored_until_the_delay(live: Live) -> None:
+    feed = SpectatorFeed(StoreSource(live.store), delay_s=30)
+    st.start_live_game(live.store, live.match.id, 0, live.head)
+    st.add_live_actions(live.store, live.match.id, 0, live.entries[:-3])
+    now = time.time()
+    shown = [e for e in live.entries[:-3] if "reshuffle" not in e]
+    assert feed.poll(live.match.id, 0, -1, now + 30)["steps"] == len(shown)
+    seats = (live.match.first, live.match.second)
+    game_id = store_game(live.store, live.match.id, report_for(0, seats, live.record))
+    assert game_id is not None
+    stored = st.get_game(live.store, game_id)
+    finished = epoch_s(stored.finished_at)
+    playing = feed.poll(live.match.id, 0, -1, finished + 29)
+    assert playing["status"] == "live" and playing["game_id"] is None
+    over = feed.poll(live.match.id, 0, -1, finished + 30)
+    assert (over["status"], over["game_id"]) == ("finished", game_id)
+    fresh = SpectatorFeed(StoreSource(live.store), delay_s=30)  # never followed it: the replay
+    assert fresh.poll(live.match.id, 0, -1, finished + 1)["status"] == "finished"
