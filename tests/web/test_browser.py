@@ -14,7 +14,7 @@ import pytest
 
 from arena import store as st
 from arena.kahuna import ISLANDS, ActionType, Record, State, parse_record, replay
-from arena.testing.browser import CHROMIUM, launch_chromium
+from arena.testing.browser import CHROMIUM
 from arena.testing.demo_data import play_demo_tournament
 from arena.web.server import create_web_server
 from tests.web.conftest import POLL_MS, LiveSite
@@ -28,11 +28,6 @@ if Path(CHROMIUM).exists():
 else:  # pragma: no cover - the module is skipped
     Browser = Page = object  # type: ignore[misc,assignment]
 
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    with launch_chromium() as launched:
-        yield launched
 
 
 @pytest.fixture

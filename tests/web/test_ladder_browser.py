@@ -4,7 +4,6 @@ a recent game that opens in the replay viewer; no script error, nothing the CSP 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from arena.store import (
     create_ladder,
     ladder_entrants,
 )
-from arena.testing.browser import CHROMIUM, launch_chromium
+from arena.testing.browser import CHROMIUM
 from arena.testing.demo_data import report_for
 from arena.tournament.results import store_game
 from arena.web import create_web_server
@@ -34,11 +33,6 @@ else:  # pragma: no cover - the module is skipped
 REPO = Path(__file__).resolve().parents[2]
 BOTS = ("alpha", "beta", "gamma")
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launch_chromium() as launched:
-        yield launched
 
 
 def test_the_ladder_page_from_the_nav_bar_to_a_replay(browser: Browser, tmp_path: Path) -> None:

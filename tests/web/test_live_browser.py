@@ -9,13 +9,12 @@ and at the end becomes the stored game's replay. The latency figures are
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from arena import store as st
-from arena.testing.browser import CHROMIUM, launch_chromium
+from arena.testing.browser import CHROMIUM
 from arena.testing.live_games import slow_tournament, watch_first_live_game
 
 pytestmark = [
@@ -28,11 +27,6 @@ if Path(CHROMIUM).exists():
 else:  # pragma: no cover - the module is skipped
     Browser = object  # type: ignore[misc,assignment]
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launch_chromium() as launched:
-        yield launched
 
 
 def test_a_spectator_follows_each_action_as_it_is_played_then_sees_the_replay(

@@ -17,7 +17,7 @@ from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
 from arena.referee import load_bot
 from arena.server.submissions import WebSubmitter
-from arena.testing.browser import CHROMIUM, launch_chromium
+from arena.testing.browser import CHROMIUM
 from arena.web import create_web_server
 
 pytestmark = [
@@ -32,11 +32,6 @@ else:  # pragma: no cover - the module is skipped
 
 REPO = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launch_chromium() as launched:
-        yield launched
 
 
 @pytest.fixture
