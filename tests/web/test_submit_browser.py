@@ -75,7 +75,9 @@ def test_a_folder_is_packed_checked_stored_and_listed(
     (folder / "bot.toml").write_text(toml.replace('"python_random"', '"webbot"'))
     page.set_input_files("#folder", folder)
     page.click("#send")
-    expect(page.locator("#submit-form")).to_have_attribute("data-state", "stored", timeout=180_000)
+    form = page.locator("#submit-form")
+    expect(form).not_to_have_attribute("data-state", "sending", timeout=180_000)
+    assert form.get_attribute("data-state") == "stored", page.locator("#outcome").inner_text()
     version = st.get_bot(store, "webbot").versions[-1].version
     expect(page.locator("#outcome")).to_have_text(f"Stored: webbot version {version[:12]}")
     expect(page.locator("#findings tbody tr").first).to_contain_text("passed")
