@@ -299,8 +299,9 @@ class WebApp:
     def tournament_page(self, query: Mapping[str, str], tournament_id: str) -> Response:
         detail = self._tournament(tournament_id)
         return self.page(
-            "tournament.html", title=detail.summary.name, t=detail, poll_ms=self.poll_ms
-        )
+            "tournament.html", title=detail.summary.name, t=detail, poll_ms=self.poll_ms,
+            live_games=self._live_games(detail.summary.id),
+        )  # fmt: skip
 
     def tournament_json(self, query: Mapping[str, str], tournament_id: str) -> Response:
         return json_response(self._tournament(tournament_id).to_json())
@@ -316,7 +317,10 @@ class WebApp:
 
     def ladder_page(self, query: Mapping[str, str], name: str | None = None) -> Response:
         view = self._ladder(name)
-        return self.page("ladder.html", title=f"Ladder {view.ladder.name}", view=view)
+        return self.page(
+            "ladder.html", title=f"Ladder {view.ladder.name}", view=view,
+            live_games=self._live_games(view.ladder.id),
+        )  # fmt: skip
 
     def ladder_json(self, query: Mapping[str, str], name: str | None = None) -> Response:
         return json_response(ladder_payload(self._ladder(name)))
@@ -411,12 +415,16 @@ class WebApp:
             raise HttpError(404, "this server shows no live games")
         return self.live
 
-    def _live_games(self) -> list[Json]:
+    def _live_games(self, tournament_id: int | None = None) -> list[Json]:
+        """Games in play (of one tournament), for the lists; none without a live source."""
+        if self.live is None:
+            return []
         return [
             {"match_id": g.match_id, "game_index": g.game_index,
              "tournament_id": g.tournament_id, "started_at": g.started_at,
              "url": f"/live/{g.match_id}/{g.game_index}"}
-            for g in self._feed().live_games()
+            for g in self.live.live_games()
+            if tournament_id is None or g.tournament_id == tournament_id
         ]  # fmt: skip
 
     def live_list_page(self, query: Mapping[str, str]) -> Response:

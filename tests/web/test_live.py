@@ -262,3 +262,12 @@ def test_a_delayed_page_plays_on_after_the_game_is_stored_until_the_delay(live: 
     assert (over["status"], over["game_id"]) == ("finished", game_id)
     fresh = SpectatorFeed(StoreSource(live.store), delay_s=30)  # never followed it: the replay
     assert fresh.poll(live.match.id, 0, -1, finished + 1)["status"] == "finished"
+
+
+def test_the_tournament_page_links_its_games_in_play(live: Live) -> None:
+    page_url = f"{live.base_url}/tournaments/{live.match.tournament_id}"
+    with urllib.request.urlopen(page_url, timeout=10) as page:
+        assert 'id="live-now"' not in page.read().decode()
+    st.start_live_game(live.store, live.match.id, 0, live.head)
+    with urllib.request.urlopen(page_url, timeout=10) as page:
+        assert f'href="/live/{live.match.id}/0"' in page.read().decode()
