@@ -28,6 +28,7 @@ from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.limits import StreamLimits
+from arena.server.submissions import WebSubmitter
 from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
 from arena.store import (
     ADMIN_TOKEN_NAME,
@@ -50,6 +51,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind ({DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"gRPC port ({DEFAULT_PORT})")
     serve.add_argument("--web-port", type=int, help="also serve the web pages on this port")
+    serve.add_argument(
+        "--spectator-delay-s", type=spectator_delay, metavar="S", default=0.0,
+        help="the web's public live games (/live) show each game S seconds late (default 0)",
+    )  # fmt: skip
     serve.add_argument(
         "--concurrency", type=int, help="matches at once per tournament (default: cores)"
     )
@@ -91,6 +96,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create.add_argument("--admin", action="store_true", help="an admin token")
     add_data_dir(create)
     create.set_defaults(func=with_store(run_token_create))
+
+
+def spectator_delay(text: str) -> float:
+    """``--spectator-delay-s``: 0 or more seconds, at most a day."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= seconds <= 86_400:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be from 0 to 86400 seconds, got {text}")
+    return seconds
 
 
 def run_token_create(store: Store, args: argparse.Namespace) -> int:
@@ -187,8 +203,10 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
 
         try:
             web, web_port = create_web_server(
-                store, args.host, args.web_port, ssl_context=None if tls is None else tls.context
-            )
+                store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
+                spectator_delay_s=args.spectator_delay_s,
+                submitter=WebSubmitter(store, options.smoke_check),
+            )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)
             if ladder is not None:

@@ -3,7 +3,8 @@
 Events carry full information (the deal, every card drawn): they are for the
 arena's admin view and tracing, never for a bot. ``live_entry`` turns an event
 after the start into the JSON entry a store keeps: an action in docs/RECORD.md JSON
-with ``"seat"`` and ``"wall_ms"`` (the bot's thinking time), or a reshuffle
+with ``"seat"``, ``"wall_ms"`` (the bot's thinking time) and ``"at_ms"`` (when the
+referee applied it, Unix time in milliseconds, when known), or a reshuffle
 ``{"reshuffle": [cards...], "round": n}`` (the order the next round starts
 with). ``GameStarted.head`` is the record before any action (format, variant,
 handicap, deal, and under ``"match"`` the match id, game index, bots by seat
@@ -32,6 +33,7 @@ class ActionApplied:
     seat: int
     action: Action
     elapsed_ms: float
+    applied_at: float | None = None  # time.time() right after it was applied
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,8 @@ def live_entry(event: ActionApplied | RoundStarted) -> dict[str, object]:
     if "cards" in entry:
         entry["cards"] = list(event.action.cards or ())  # each entry its own list
     entry["wall_ms"] = round(event.elapsed_ms, 3)
+    if event.applied_at is not None:
+        entry["at_ms"] = round(event.applied_at * 1000)
     return entry
 
 

@@ -124,7 +124,7 @@ class GameDriver:
         self.log.answered(seat, elapsed_ms)
         self.turns.apply(action, seat)
         if self.on_event is not None:
-            self.on_event(ActionApplied(self.index, seat, action, elapsed_ms))
+            self.on_event(ActionApplied(self.index, seat, action, elapsed_ms, time.time()))
         self.advance()
 
     def settle(self, who: int, verdict: Verdict) -> None:

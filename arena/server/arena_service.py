@@ -20,24 +20,15 @@ import io
 import json
 import tarfile
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import grpc
 
-from arena.bots.archive import (
-    ArchiveError,
-    ArchiveTooLargeError,
-    unpack_bot_archive,
-    upload_directory,
-)
-from arena.bots.submission import SubmissionCheck
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
-from arena.referee import BotConfigError, load_bot
 from arena.server.auth import abort, authenticated, principal_of
 from arena.server.convert import (
     ARCHIVE_NAMES,
@@ -54,11 +45,11 @@ from arena.server.convert import (
 from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import LoopInbox, blocking, off_loop
 from arena.server.seats import SeatHub
+from arena.server.submissions import RefusalKind, SmokeCheck, SubmissionRefused, submit_bot
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
     INTERRUPTED,
     AlreadyExistsError,
-    BotVersionRow,
     LeaseHeldError,
     NotFoundError,
     NotOwnerError,
@@ -69,7 +60,6 @@ from arena.store import (
     TournamentLease,
     TournamentRow,
     TournamentStatus,
-    add_bot_version,
     bot_spec,
     create_token,
     game_record,
@@ -77,7 +67,6 @@ from arena.store import (
     get_bot,
     get_game,
     get_tournament,
-    get_version,
     leaderboard,
     lease_holder,
     list_bots,
@@ -101,7 +90,14 @@ from arena.tournament.runner import ProgressEvent, TournamentRunner
 
 WATCH_POLL_S = 0.5
 
-SmokeCheck = Callable[[Path], SubmissionCheck]  # bot dir -> refusal (or None) and findings
+_REFUSAL_CODES = {
+    RefusalKind.EMPTY: grpc.StatusCode.INVALID_ARGUMENT,
+    RefusalKind.UNKNOWN_FORMAT: grpc.StatusCode.INVALID_ARGUMENT,
+    RefusalKind.TOO_LARGE: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    RefusalKind.BAD_BOT: grpc.StatusCode.INVALID_ARGUMENT,
+    RefusalKind.FAILED_CHECK: grpc.StatusCode.FAILED_PRECONDITION,
+    RefusalKind.NOT_ALLOWED: grpc.StatusCode.PERMISSION_DENIED,
+}
 
 
 @dataclass
@@ -163,52 +159,21 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def SubmitBot(
         self, request: pb.SubmitBotRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.SubmitBotResponse:
-        if not request.archive:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "archive is empty")
-        if request.format not in (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES):
+        known = (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES)
+        if request.archive and request.format not in known:  # (an empty one: "is empty")
             message = f"unknown archive format {request.format}"
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
-        with upload_directory() as work:
-            try:
-                row, created, checked = self._submit(work, request, principal)
-            except ArchiveTooLargeError as error:
-                abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"archive refused: {error}")
-            except (ArchiveError, BotConfigError) as error:
-                abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"bot refused: {error}")
-            except _SmokeRefusal as refusal:
-                abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"bot refused: {refusal}")
-            except StoreError as error:  # another user's bot, or an owner name it cannot be
-                abort(context, grpc.StatusCode.PERMISSION_DENIED, str(error))
-        response = pb.SubmitBotResponse(bot=bot_pb(row), created=created)
-        if checked.conformance is not None:
-            response.conformance.CopyFrom(conformance_to_pb(checked.conformance))
+        try:
+            done = submit_bot(
+                self.store, principal, request.archive, ARCHIVE_NAMES.get(request.format),
+                self.options.smoke_check,
+            )  # fmt: skip
+        except SubmissionRefused as refused:
+            abort(context, _REFUSAL_CODES[refused.kind], refused.message)
+        response = pb.SubmitBotResponse(bot=bot_pb(done.row), created=done.created)
+        if done.checked.conformance is not None:
+            response.conformance.CopyFrom(conformance_to_pb(done.checked.conformance))
         return response
-
-    def _submit(
-        self, work: str, request: pb.SubmitBotRequest, principal: Principal
-    ) -> tuple[BotVersionRow, bool, SubmissionCheck]:
-        """Unpack, check and store a submitted bot: (its version, whether it is new, findings)."""
-        # the archive's own directory: 0755 like a top-level folder it may hold, so a
-        # bot zipped without one (cd bot && zip -r ../b.zip .) is world-readable too,
-        # as the sandboxed bot needs; the upload directory around it stays 0700
-        target = Path(work) / "archive"
-        target.mkdir()
-        target.chmod(0o755)
-        directory = unpack_bot_archive(request.archive, target, ARCHIVE_NAMES.get(request.format))
-        spec = load_bot(directory)
-        require_owner(self.store, principal, spec.name, missing_ok=True)
-        stored = _stored_version(self.store, spec.name, spec.version)
-        if stored is not None:  # the same files: nothing to check or play again
-            self.log.info("bot_resubmitted", bot=stored.bot, version=stored.version)
-            return stored, False, SubmissionCheck()
-        checked = SubmissionCheck()
-        if self.options.smoke_check is not None and spec.runtime != REMOTE_RUNTIME:
-            checked = self.options.smoke_check(directory)
-            if checked.refusal is not None:
-                raise _SmokeRefusal(checked.refusal)
-        row, created = add_bot_version(self.store, spec, owner=principal.user)
-        self.log.info("bot_submitted", bot=row.bot, version=row.version, user=principal.user)
-        return row, created, checked
 
     @authenticated()
     def ListBots(
@@ -553,17 +518,4 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         return record
 
 
-class _SmokeRefusal(Exception):
-    """A submitted bot that did not finish its smoke match (the message says why)."""
-
-
 __all__ = ["ArenaService", "ServiceOptions"]
-
-
-def _stored_version(store: Store, name: str, version: str) -> BotVersionRow | None:
-    """The stored row of exactly this version of ``name``, if there is one."""
-    try:
-        row = get_version(store, name, version)
-    except NotFoundError:
-        return None
-    return row if row.version == version else None

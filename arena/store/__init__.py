@@ -61,6 +61,7 @@ from arena.store.live import (
     get_live_game,
     list_live_games,
     live_entries,
+    match_game_count,
     start_live_game,
 )
 from arena.store.models import (
@@ -193,6 +194,7 @@ __all__ = [
     "list_matches",
     "list_tournaments",
     "live_entries",
+    "match_game_count",
     "match_version_ids",
     "next_ladder_round",
     "open_seat_offers",

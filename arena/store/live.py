@@ -106,6 +106,13 @@ def _live_row(row: sqlite3.Row) -> LiveGameRow:
     )  # fmt: skip
 
 
+def match_game_count(store: Store, match_id: int) -> int | None:
+    """How many games match ``match_id`` plays; None when there is no such match."""
+    with store.reading() as db:
+        row = db.execute("SELECT games FROM matches WHERE id = ?", (match_id,)).fetchone()
+    return None if row is None else int(row["games"])
+
+
 def get_live_game(store: Store, match_id: int, game_index: int) -> LiveGameRow:
     """The game in progress (NotFoundError when it is not being played)."""
     with store.reading() as db:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,18 +30,29 @@ from arena.kahuna import (
     parse_record,
 )
 from arena.logs import get_logger
+from arena.store import Principal
 from arena.tournament.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.ladder_view import LadderView
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
     Frames,
+    Perspective,
     PerspectiveError,
     game_frames,
     parse_perspective,
 )
 from arena.web.ladder import LadderSource, ladder_payload
+from arena.web.live import LIVE_POLL_MS, LiveSource, NoSuchGameError, SpectatorFeed
 from arena.web.models import GameDetail, TournamentDetail, WebSource
 from arena.web.plots import rating_history_svg
+from arena.web.submit import (
+    AccountSource,
+    BotSubmitter,
+    RequestRefused,
+    bearer_token,
+    same_origin,
+    submission_content,
+)
 from arena.web.upload import MAX_UPLOAD_BYTES, UploadError, form_text, record_from_upload
 
 Json = dict[str, object]
@@ -147,9 +159,22 @@ Route = tuple[re.Pattern[str], Callable[..., Response]]
 class WebApp:
     """The web interface over one ``WebSource``."""
 
-    def __init__(self, source: WebSource, *, poll_ms: int = LEADERBOARD_POLL_MS) -> None:
+    def __init__(
+        self,
+        source: WebSource,
+        *,
+        poll_ms: int = LEADERBOARD_POLL_MS,
+        live_poll_ms: int = LIVE_POLL_MS,
+        spectator_delay_s: float = 0.0,
+        submitter: BotSubmitter | None = None,
+    ) -> None:
         self.source = source
+        self.submitter = submitter
         self.poll_ms = poll_ms
+        self.live_poll_ms = live_poll_ms
+        self.live = (
+            SpectatorFeed(source, spectator_delay_s) if isinstance(source, LiveSource) else None
+        )
         self.log = get_logger(component="web")
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("arena.web", "templates"),
@@ -159,7 +184,7 @@ class WebApp:
             lstrip_blocks=True,
         )
         self.templates.globals["board"] = board_geometry()
-        self._frames: OrderedDict[tuple[int, int | None], Frames] = OrderedDict()
+        self._frames: OrderedDict[tuple[int, Perspective], Frames] = OrderedDict()
         self._frames_lock = threading.Lock()
         self.routes: list[Route] = [
             (re.compile(r"/"), self.leaderboard_page),
@@ -179,6 +204,11 @@ class WebApp:
             (re.compile(r"/ladder/([A-Za-z0-9_.-]+)"), self.ladder_page),
             (re.compile(r"/api/ladder"), self.ladder_json),
             (re.compile(r"/api/ladder/([A-Za-z0-9_.-]+)"), self.ladder_json),
+            (re.compile(r"/submit"), self.submit_page),
+            (re.compile(r"/live"), self.live_list_page),
+            (re.compile(r"/api/live"), self.live_list_json),
+            (re.compile(r"/live/(\d{1,18})/(\d{1,4})"), self.live_page),
+            (re.compile(r"/api/live/(\d{1,18})/(\d{1,4})"), self.live_json),
             (re.compile(r"/healthz"), lambda query: json_response({"ok": True})),
         ]
 
@@ -191,12 +221,25 @@ class WebApp:
         query: Mapping[str, str],
         body: bytes = b"",
         content_type: str = "",
+        headers: Mapping[str, str] | None = None,
+        scheme: str = "http",
     ) -> Response:
-        """Route one request; every failure becomes a page naming the problem."""
+        """Route one request; every failure becomes a page naming the problem.
+
+        ``headers``: the request's, names lower-cased (only the submission and
+        account endpoints read them); ``scheme``: ``http`` or ``https``.
+        """
         wants_json = path.startswith("/api/")
+        headers = headers or {}
         try:
             if method == "POST" and path == "/replay":
                 return self.replay_upload(body, content_type)
+            if path == "/api/submit":
+                if method != "POST":
+                    raise HttpError(405, "method GET is not allowed here; POST the archive")
+                return self.submit_upload(body, headers, scheme)
+            if method == "GET" and path == "/api/me":
+                return self.me_json(headers)
             if method not in ("GET", "HEAD"):
                 raise HttpError(405, f"method {method} is not allowed here; use GET")
             for pattern, view in self.routes:
@@ -209,6 +252,12 @@ class WebApp:
         except Exception:
             self.log.exception("web_request_failed", path=path)
             return self.error(500, "internal error; the server log has the details", wants_json)
+
+    def body_limit(self, path: str) -> int:
+        """The largest request body taken at ``path`` (an archive may be larger than a record)."""
+        if path == "/api/submit" and self.submitter is not None:
+            return self.submitter.max_bytes
+        return MAX_UPLOAD_BYTES
 
     def error(self, status: int, message: str, wants_json: bool) -> Response:
         if wants_json:
@@ -250,8 +299,9 @@ class WebApp:
     def tournament_page(self, query: Mapping[str, str], tournament_id: str) -> Response:
         detail = self._tournament(tournament_id)
         return self.page(
-            "tournament.html", title=detail.summary.name, t=detail, poll_ms=self.poll_ms
-        )
+            "tournament.html", title=detail.summary.name, t=detail, poll_ms=self.poll_ms,
+            live_games=self._live_games(detail.summary.id),
+        )  # fmt: skip
 
     def tournament_json(self, query: Mapping[str, str], tournament_id: str) -> Response:
         return json_response(self._tournament(tournament_id).to_json())
@@ -267,7 +317,10 @@ class WebApp:
 
     def ladder_page(self, query: Mapping[str, str], name: str | None = None) -> Response:
         view = self._ladder(name)
-        return self.page("ladder.html", title=f"Ladder {view.ladder.name}", view=view)
+        return self.page(
+            "ladder.html", title=f"Ladder {view.ladder.name}", view=view,
+            live_games=self._live_games(view.ladder.id),
+        )  # fmt: skip
 
     def ladder_json(self, query: Mapping[str, str], name: str | None = None) -> Response:
         return json_response(ladder_payload(self._ladder(name)))
@@ -337,7 +390,7 @@ class WebApp:
         payload["game"] = game.summary.to_json()
         return json_response(payload)
 
-    def _cached_frames(self, game: GameDetail, perspective: int | None) -> Frames:
+    def _cached_frames(self, game: GameDetail, perspective: Perspective) -> Frames:
         key = (game.summary.id, perspective)
         with self._frames_lock:
             cached = self._frames.get(key)
@@ -354,6 +407,97 @@ class WebApp:
             while len(self._frames) > FRAME_CACHE_SIZE:
                 self._frames.popitem(last=False)
         return frames
+
+    # --- public live games (arena.web.live) -------------------------------------
+
+    def _feed(self) -> SpectatorFeed:
+        if self.live is None:
+            raise HttpError(404, "this server shows no live games")
+        return self.live
+
+    def _live_games(self, tournament_id: int | None = None) -> list[Json]:
+        """Games in play (of one tournament), for the lists; none without a live source."""
+        if self.live is None:
+            return []
+        return [
+            {"match_id": g.match_id, "game_index": g.game_index,
+             "tournament_id": g.tournament_id, "started_at": g.started_at,
+             "url": f"/live/{g.match_id}/{g.game_index}"}
+            for g in self.live.live_games()
+            if tournament_id is None or g.tournament_id == tournament_id
+        ]  # fmt: skip
+
+    def live_list_page(self, query: Mapping[str, str]) -> Response:
+        return self.page(
+            "live_list.html", title="Live games", games=self._live_games(),
+            delay_s=self._feed().delay_s,
+        )  # fmt: skip
+
+    def live_list_json(self, query: Mapping[str, str]) -> Response:
+        return json_response({"games": self._live_games(), "delay_s": self._feed().delay_s})
+
+    def _live_poll(self, match_id: str, game_index: str, after: int) -> Json:
+        try:
+            return self._feed().poll(int(match_id), int(game_index), after, time.time())
+        except NoSuchGameError as err:
+            raise HttpError(404, str(err)) from None
+
+    def live_page(self, query: Mapping[str, str], match_id: str, game_index: str) -> Response:
+        state = self._live_poll(match_id, game_index, after=1 << 30)  # status and bots only
+        if state["status"] == "finished":
+            location = f"/games/{state['game_id']}"
+            return Response(303, "text/plain; charset=utf-8", location.encode(),
+                            {"Location": location})  # fmt: skip
+        return self.page(
+            "live.html", title=f"Live: game {game_index} of match {match_id}",
+            live=state, bots=state["bots"], poll_ms=self.live_poll_ms,
+        )  # fmt: skip
+
+    def live_json(self, query: Mapping[str, str], match_id: str, game_index: str) -> Response:
+        text = query.get("after", "-1")
+        try:
+            after = int(text)
+        except ValueError:
+            raise HttpError(400, f"after must be a step number, not {text!r}") from None
+        return json_response(self._live_poll(match_id, game_index, after))
+
+    # --- submitting a bot (arena.web.submit) ------------------------------------
+
+    def submit_page(self, query: Mapping[str, str]) -> Response:
+        return self.page("submit.html", title="Submit a bot", enabled=self.submitter is not None)
+
+    def _principal(self, headers: Mapping[str, str]) -> Principal:
+        if not isinstance(self.source, AccountSource):
+            raise HttpError(404, "this server takes no submissions")
+        try:
+            token = bearer_token(headers)
+        except RequestRefused as refused:
+            raise HttpError(refused.status, refused.message) from None
+        principal = self.source.principal(token)
+        if principal is None:
+            raise HttpError(401, "unknown token (arena token create USER makes one)")
+        return principal
+
+    def submit_upload(self, body: bytes, headers: Mapping[str, str], scheme: str) -> Response:
+        if self.submitter is None:
+            raise HttpError(404, "this server takes no submissions (arena serve --web-port does)")
+        try:
+            same_origin(headers, scheme)
+            archive_format = submission_content(headers)
+        except RequestRefused as refused:
+            raise HttpError(refused.status, refused.message) from None
+        principal = self._principal(headers)
+        status, payload = self.submitter(principal, body, archive_format)
+        return json_response(payload, status)
+
+    def me_json(self, headers: Mapping[str, str]) -> Response:
+        principal = self._principal(headers)
+        assert isinstance(self.source, AccountSource)
+        bots = [self.source.bot(name) for name in self.source.owned_bots(principal.user)]
+        return json_response({
+            "user": principal.user, "role": principal.role,
+            "bots": [bot.to_json() for bot in bots if bot is not None],
+        })  # fmt: skip
 
     # --- replaying a record someone has --------------------------------------
 

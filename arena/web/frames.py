@@ -9,13 +9,18 @@ page has one renderer:
 - perspective ``0`` or ``1``: exactly what that seat was shown at that moment,
   computed with ``arena.kahuna.observe`` (the function the referee uses):
   the opponent's hand is a size, their face-down discards a count, their deck
-  draws "a card from the deck".
+  draws "a card from the deck";
+- perspective ``"public"``: what both seats may know, computed with
+  ``arena.kahuna.spectate`` (the live page's only view): both hands are sizes
+  (with Tactical's open cards), both seats' face-down discards counts, every
+  deck draw "a card from the deck".
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from arena.kahuna import (
     ActionType,
@@ -28,22 +33,25 @@ from arena.kahuna import (
     observe,
     replay_steps,
 )
+from arena.kahuna.spectate import PublicEvent, SpectatorView, public_event, spectate
 
 Json = dict[str, object]
 
-PERSPECTIVE_NAMES: Mapping[str, int | None] = {"all": None, "0": 0, "1": 1}
+PUBLIC: Literal["public"] = "public"
+Perspective = int | Literal["public"] | None
+PERSPECTIVE_NAMES: Mapping[str, Perspective] = {"all": None, "0": 0, "1": 1, "public": PUBLIC}
 
 
 class PerspectiveError(ValueError):
     """A perspective that is not ``all``, ``0`` or ``1``."""
 
 
-def parse_perspective(text: str | None) -> int | None:
-    """``None``/``"all"`` -> everything; ``"0"``/``"1"`` -> that seat."""
+def parse_perspective(text: str | None) -> Perspective:
+    """``None``/``"all"`` -> everything; ``"0"``/``"1"`` -> that seat; ``"public"``."""
     if text is None or text == "":
         return None
     if text not in PERSPECTIVE_NAMES:
-        raise PerspectiveError(f"perspective must be one of all, 0, 1 (got {text!r})")
+        raise PerspectiveError(f"perspective must be one of all, 0, 1, public (got {text!r})")
     return PERSPECTIVE_NAMES[text]
 
 
@@ -54,7 +62,7 @@ class Frames:
     frames: tuple[Json, ...]
     error: str | None  # a record the engine refuses part-way (should not happen for stored games)
 
-    def to_json(self, perspective: int | None) -> Json:
+    def to_json(self, perspective: Perspective) -> Json:
         return {
             "perspective": "all" if perspective is None else perspective,
             "frames": list(self.frames),
@@ -62,13 +70,13 @@ class Frames:
         }
 
 
-def game_frames(record: Record, perspective: int | None) -> Frames:
+def game_frames(record: Record, perspective: Perspective) -> Frames:
     """Describe each position of ``record`` (``arena.kahuna.replay_steps``, as ``replay``)."""
     frames: list[Json] = []
     try:
         for step in replay_steps(record):
             state = step.state
-            event = state.history[-1] if state.history else None
+            event = state.last_event
             note = None
             if step.round_began:
                 note = (f"round {state.round} began: the discard pile was shuffled into a new"
@@ -85,7 +93,7 @@ def game_frames(record: Record, perspective: int | None) -> Frames:
 
 def _frame(
     state: State,
-    perspective: int | None,
+    perspective: Perspective,
     step: int,
     event: Event | None,
     note: str | None,
@@ -93,6 +101,9 @@ def _frame(
     if perspective is None:
         body = _true_frame(state)
         action = _true_action(event) if step else None
+    elif perspective == PUBLIC:
+        body = public_frame(spectate(state, history=False))
+        action = public_action(public_event(event)) if step and event is not None else None
     else:
         observation = observe(state, perspective)
         body = _observed_frame(observation)
@@ -164,6 +175,45 @@ def _observed_frame(obs: Observation) -> Json:
         }
     )
     return body
+
+
+def public_frame(view: SpectatorView) -> Json:
+    """A frame of what both seats may know: built from a ``SpectatorView`` alone."""
+    return {
+        "round": view.round,
+        "to_move": view.to_move,
+        "points": list(view.points),
+        "bridges": dict(view.bridges),
+        "controlled": dict(view.controlled),
+        "supply": list(view.supply),
+        "faceup": list(view.faceup),
+        "deck_size": view.deck_size,
+        "played_cards": list(view.played_cards),
+        "final_turns": view.final_turns,
+        "finished": view.is_finished,
+        "outcome": None
+        if view.outcome is None
+        else {
+            "winner": view.outcome.winner,
+            "reason": str(view.outcome.termination),
+            "points": list(view.outcome.points),
+        },
+        "hands": [None, None],
+        "hand_sizes": list(view.hand_sizes),
+        "open_cards": [list(cards) for cards in view.open_cards],
+        "facedown_discards": [None, None],
+        "facedown_counts": list(view.facedown_counts),
+    }
+
+
+def public_action(event: PublicEvent) -> Json:
+    return {
+        "seat": event.seat,
+        "text": event.text(),
+        "line": event.line,
+        "drawn": None,
+        "hidden": event.hidden,
+    }
 
 
 def _true_action(event: Event | None) -> Json | None:

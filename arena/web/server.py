@@ -41,7 +41,7 @@ from arena.store import Store
 from arena.web.app import LEADERBOARD_POLL_MS, Response, WebApp
 from arena.web.models import WebSource
 from arena.web.source import StoreSource, open_store
-from arena.web.upload import MAX_UPLOAD_BYTES
+from arena.web.submit import BotSubmitter
 
 DISCARD_LIMIT_BYTES = 64 * 1024 * 1024  # past this, a refused body is left unread
 SERVER_NAME = "KahunaArena"  # the Server: header; names neither Python nor its version
@@ -304,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         self.reader.start_body()
         try:
-            body, refusal = self._read_body()
+            body, refusal = self._read_body(app.body_limit(url.path))
         except _DeadlineExceeded as exceeded:
             body, refusal = b"", (408, str(exceeded))
         if refusal is not None:
@@ -312,10 +312,14 @@ class _Handler(BaseHTTPRequestHandler):
             response = app.error(refusal[0], refusal[1], url.path.startswith("/api/"))
         else:
             content_type = self.headers.get("Content-Type", "")
-            response = app.handle(self.command, url.path, query, body, content_type)
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            scheme = "https" if self.server.tls else "http"
+            response = app.handle(
+                self.command, url.path, query, body, content_type, headers, scheme
+            )
         self._send(response, send_body=send_body)
 
-    def _read_body(self) -> tuple[bytes, tuple[int, str] | None]:
+    def _read_body(self, limit: int) -> tuple[bytes, tuple[int, str] | None]:
         """The request body, or why it is refused (unread) without reading it."""
         text = self.headers.get("Content-Length")
         if text is None:
@@ -323,9 +327,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not text.strip().isdigit():
             return b"", (400, f"Content-Length {text!r} is not a number")
         length = int(text)
-        if length > MAX_UPLOAD_BYTES:
+        if length > limit:
             self._discard(length)
-            limit = MAX_UPLOAD_BYTES
             return b"", (413, f"the request body is {length} bytes; the limit is {limit}")
         return self.rfile.read(length), None
 
@@ -363,6 +366,8 @@ def create_web_server(
     poll_ms: int = LEADERBOARD_POLL_MS,
     ssl_context: ssl.SSLContext | None = None,
     limits: WebLimits | None = None,
+    spectator_delay_s: float = 0.0,
+    submitter: BotSubmitter | None = None,
 ) -> tuple[WebServer, int]:
     """Start the web interface in a background thread; return it and its port.
 
@@ -371,10 +376,15 @@ def create_web_server(
     ``WebSource``. Stop the server with ``server.stop()``. ``poll_ms`` is how
     often live pages (leaderboard, running tournaments) fetch fresh data;
     ``ssl_context`` (server side) makes it HTTPS; ``limits`` bound what one
-    client may cost (``WebLimits``' defaults unless given).
+    client may cost (``WebLimits``' defaults unless given); ``spectator_delay_s``:
+    live games are shown that many seconds late (``arena.web.live``);
+    ``submitter``: the server's submission path, for the ``/submit`` page
+    (``arena.web.submit``; without one the page says it takes none).
     """
     source = source_for(store_or_data_dir)
-    app = WebApp(source, poll_ms=poll_ms)
+    app = WebApp(
+        source, poll_ms=poll_ms, spectator_delay_s=spectator_delay_s, submitter=submitter
+    )
     server = WebServer((host, port), app, ssl_context, limits)
     server.start()
     get_logger(component="web").info("web_server_started", host=host, port=server.port)

@@ -134,6 +134,35 @@ class StoreSource:
         # The leaderboard's intervals read every rated game: kept until a game is rated.
         self._leaderboard: tuple[tuple[int, int], list[LeaderboardRow]] | None = None
 
+    # --- accounts (arena.web.submit.AccountSource) -------------------------------
+
+    def principal(self, token: str) -> st.Principal | None:
+        return st.check_token(self.store, token)
+
+    def owned_bots(self, user: str) -> list[str]:
+        return [bot.name for bot in st.list_bots(self.store) if bot.owner == user]
+
+    # --- live games (arena.web.live.LiveSource) ---------------------------------
+
+    def match_games(self, match_id: int) -> int | None:
+        return st.match_game_count(self.store, match_id)
+
+    def live_game(self, match_id: int, game_index: int) -> st.LiveGameRow | None:
+        try:
+            return st.get_live_game(self.store, match_id, game_index)
+        except st.NotFoundError:
+            return None
+
+    def live_entries(self, live_id: int, after_seq: int) -> list[st.LiveEntry]:
+        return st.live_entries(self.store, live_id, after_seq=after_seq)
+
+    def stored_game(self, match_id: int, game_index: int) -> tuple[int, str] | None:
+        game = st.find_game(self.store, match_id, game_index)
+        return None if game is None else (game.id, game.finished_at)
+
+    def live_games(self) -> list[st.LiveGameRow]:
+        return st.list_live_games(self.store)
+
     def ladder(self, name: str) -> LadderView | None:
         """The ladder ``name`` (arena.web.ladder), None when there is none."""
         try:

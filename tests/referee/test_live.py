@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -59,9 +60,12 @@ def test_live_events_rebuild_every_game_before_it_ends(make_bot: MakeBot) -> Non
         rebuilt = _rebuilt(head, entries)
         assert rebuilt["deal"] == record["deal"]
         assert rebuilt["reshuffles"] == record.get("reshuffles", [])
-        assert [{k: v for k, v in a.items() if k != "wall_ms"} for a in rebuilt["actions"]] == (
+        timing = ("wall_ms", "at_ms")
+        assert [{k: v for k, v in a.items() if k not in timing} for a in rebuilt["actions"]] == (
             record["actions"]
         )
+        times = [a["at_ms"] for a in rebuilt["actions"]]
+        assert times == sorted(times) and abs(times[-1] / 1000 - time.time()) < 60
         match = record["match"]
         assert isinstance(match, dict)
         assert [a["wall_ms"] for a in rebuilt["actions"]] == [

@@ -48,3 +48,10 @@ def test_an_equal_action_built_elsewhere_gives_the_same_entry() -> None:
     assert live_entry(ActionApplied(0, 0, again, 1.0)) == live_entry(
         ActionApplied(0, 0, action, 1.0)
     )
+
+
+def test_the_time_the_referee_applied_it_is_kept_in_milliseconds() -> None:
+    """The live page's latency is measured from it (tests/web/test_live_browser.py)."""
+    entry = live_entry(ActionApplied(0, 1, ACTIONS[0], 5.0, 1_800_000_000.1234))
+    assert entry["at_ms"] == 1_800_000_000_123
+    assert list(entry)[-2:] == ["wall_ms", "at_ms"]

@@ -420,8 +420,8 @@ def test_games_are_live_while_played_and_gone_once_stored(tmp_path: Path) -> Non
     for key, (head, entries) in watched.items():
         record: dict[str, Any] = stored[key]
         assert head["deal"] == record["deal"]
-        actions = [{k: v for k, v in e.items() if k != "wall_ms"} for e in entries
-                   if "reshuffle" not in e]  # fmt: skip
+        actions = [{k: v for k, v in e.items() if k not in ("wall_ms", "at_ms")}
+                   for e in entries if "reshuffle" not in e]  # fmt: skip
         assert actions == record["actions"][: len(actions)], "live actions are not the game's"
         reshuffles = [e["reshuffle"] for e in entries if "reshuffle" in e]
         assert reshuffles == record.get("reshuffles", [])[: len(reshuffles)]

@@ -5,12 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from arena import store as st
+from arena.testing.browser import CHROMIUM, launch_chromium
 from arena.testing.demo_data import DemoTournament, play_demo_tournament
 from arena.web import WebServer, create_web_server
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 POLL_MS = 250  # live pages refresh this often in tests
 
@@ -35,3 +40,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
     finally:
         server.stop()
         store.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless chromium for every browser test (Playwright's sync API allows one
+    at a time in a process)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    with launch_chromium() as launched:
+        yield launched

@@ -14,7 +14,7 @@ import pytest
 
 from arena import store as st
 from arena.kahuna import ISLANDS, ActionType, Record, State, parse_record, replay
-from arena.testing.browser import CHROMIUM, launch_chromium
+from arena.testing.browser import CHROMIUM
 from arena.testing.demo_data import play_demo_tournament
 from arena.web.server import create_web_server
 from tests.web.conftest import POLL_MS, LiveSite
@@ -28,11 +28,6 @@ if Path(CHROMIUM).exists():
 else:  # pragma: no cover - the module is skipped
     Browser = Page = object  # type: ignore[misc,assignment]
 
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    with launch_chromium() as launched:
-        yield launched
 
 
 @pytest.fixture
@@ -144,9 +139,10 @@ def test_keyboard_steps_and_jumps(page: Page, site: LiveSite) -> None:
 
 
 def hand_cards(page: Page, seat: int) -> list[str]:
-    return page.eval_on_selector_all(
+    cards = page.eval_on_selector_all(
         f"#hand-{seat} .card", "nodes => nodes.map(n => n.dataset.card)"
     )
+    return [str(card) for card in cards]
 
 
 def test_perspective_switch_hides_the_opponents_hand(page: Page, site: LiveSite) -> None:
@@ -241,7 +237,7 @@ def test_a_running_tournament_page_follows_new_games(
         expect(page.locator("table.games tbody tr")).to_have_count(2)
         expect(page.locator("h1 .status")).to_have_text("running")
         play_games(store, demo.tournament_id)
-        st.set_status(store, demo.tournament_id, "finished")
+        st.set_status(store, demo.tournament_id, st.TournamentStatus.FINISHED)
         expect(page.locator("table.games tbody tr")).to_have_count(6)
         expect(page.locator("h1 .status")).to_have_text("finished")
     finally:

@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -42,6 +43,50 @@ def test_serve_serves_the_web_pages_of_its_data_dir(tmp_path: Path) -> None:
         with urllib.request.urlopen(game_url, timeout=10) as response:
             assert response.status == 200
             assert 'id="viewer"' in response.read().decode()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0
+
+
+@pytest.mark.timeout(60)
+def test_serve_passes_the_spectator_delay_and_its_submission_path_to_the_web(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--data-dir", str(data_dir),
+         "--port", "0", "--web-port", "0", "--spectator-delay-s", "2.5"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        web_url = None
+        for line in process.stdout:
+            found = re.search(r"web pages on (http://\S+/)", line)
+            if found:
+                web_url = found.group(1)
+            if line.startswith("admin token:"):
+                break
+        assert web_url, "arena serve printed no web address"
+        with urllib.request.urlopen(web_url + "api/live", timeout=10) as response:
+            assert json.loads(response.read()) == {"games": [], "delay_s": 2.5}
+        with urllib.request.urlopen(web_url + "submit", timeout=10) as response:
+            assert 'id="disabled"' not in response.read().decode()
+        token = (data_dir / "admin.token").read_text().strip()
+        request = urllib.request.Request(
+            web_url + "api/submit", data=b"not an archive", method="POST",
+            headers={"Content-Type": "application/octet-stream",
+                     "Authorization": f"Bearer {token}"},
+        )  # fmt: skip
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 400
+        assert "bot refused: not a tar.gz or zip" in json.loads(refused.value.read())["error"]
     finally:
         process.send_signal(signal.SIGTERM)
         try:

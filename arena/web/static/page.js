@@ -3,6 +3,7 @@
 
 import { startViewer } from "/static/viewer.js";
 import { pollLeaderboard, reloadWhileRunning } from "/static/live.js";
+import { startSubmit } from "/static/submit.js";
 
 const tag = document.querySelector("script[data-page]");
 const data = tag ? tag.dataset : {};
@@ -13,6 +14,8 @@ if (data.page === "viewer") {
   pollLeaderboard(Number(data.pollMs));
 } else if (data.page === "tournament") {
   reloadWhileRunning(Number(data.tournament), data.stamp, Number(data.pollMs));
+} else if (data.page === "submit") {
+  startSubmit();
 } else if (data.page === "replay-form") {
   const file = document.getElementById("record-file");
   file.addEventListener("change", async () => {

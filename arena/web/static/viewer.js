@@ -147,16 +147,17 @@ export function startViewer(root) {
     $("note").textContent = notes.join(" · ");
   }
 
+  function historyItem(frame, index) {
+    const item = el("li", `seat-${frame.action.seat}`);
+    const link = el("a", "", actionText(frame));
+    link.href = `#step=${index + 1}`;
+    link.addEventListener("click", (event) => { event.preventDefault(); show(index + 1); });
+    item.append(link);
+    return item;
+  }
+
   function renderHistory() {
-    const list = $("history");
-    list.replaceChildren(...frames.slice(1).map((frame, index) => {
-      const item = el("li", `seat-${frame.action.seat}`);
-      const link = el("a", "", actionText(frame));
-      link.href = `#step=${index + 1}`;
-      link.addEventListener("click", (event) => { event.preventDefault(); show(index + 1); });
-      item.append(link);
-      return item;
-    }));
+    $("history").replaceChildren(...frames.slice(1).map(historyItem));
   }
 
   let current = { frames: [], error: null };
@@ -212,10 +213,75 @@ export function startViewer(root) {
     root.dataset.ready = "error";
   }
 
+  // A game in play: poll /api/live/MATCH/GAME for the public frames after the
+  // last one shown; follow the newest unless the visitor stepped back; open
+  // the full replay once the game is stored.
+  function followLive(url, pollMs) {
+    let liveId = null;
+    perspective = "public";
+    root.dataset.perspective = "public";
+    const state = $("live-state");
+    async function tick() {
+      let again = pollMs;
+      try {
+        const response = await fetch(`/api/live/${url}?after=${frames.length - 1}`, { cache: "no-store" });
+        const data = await response.json();
+        if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+        if (data.status === "finished") {
+          location.replace(`/games/${data.game_id}#step=${Math.max(frames.length - 1, 0)}&perspective=all`);
+          return;
+        }
+        if (data.live_id !== liveId) {
+          const restart = liveId !== null; // a resumed match plays the game anew
+          liveId = data.live_id;
+          frames = [];
+          current = { frames, error: null };
+          $("history").replaceChildren();
+          if (restart) {
+            data.frames = []; // asked after a step of the other run: ask again from the start
+            again = 0;
+          }
+        }
+        if (data.frames.length) {
+          const following = frames.length === 0 || step === frames.length - 1;
+          const shownMs = Date.now();
+          for (const frame of data.frames) {
+            if (frame.step !== frames.length) continue; // not the next one: a repeat
+            frames.push(frame);
+            if (frame.step > 0) {
+              const item = historyItem(frame, frame.step - 1);
+              item.dataset.atMs = frame.at_ms === null ? "" : String(frame.at_ms);
+              item.dataset.shownMs = String(shownMs);
+              $("history").append(item);
+            }
+          }
+          current = { frames, error: data.error };
+          if (following) show(frames.length - 1);
+          else $("step").textContent = `${step} / ${frames.length - 1}`;
+        }
+        const delay = data.delay_s ? ` · delayed by ${data.delay_s} s` : "";
+        state.textContent = data.status === "waiting" ? `waiting for the game to start${delay}` : `live${delay}`;
+        root.dataset.status = data.status;
+        root.dataset.ready = "true";
+        state.classList.remove("stale");
+      } catch (error) {
+        state.textContent = `update failed: ${error.message}; retrying`;
+        state.classList.add("stale");
+      }
+      setTimeout(tick, again);
+    }
+    tick();
+  }
+
+  if (root.dataset.live) {
+    followLive(root.dataset.live, Number(root.dataset.pollMs) || 250);
+    return;
+  }
+
   const params = new URLSearchParams(location.hash.slice(1));
   step = Number.parseInt(params.get("step") || "0", 10) || 0;
   const wanted = params.get("perspective");
-  const start = ["all", "0", "1"].includes(wanted) ? wanted : "all";
+  const start = ["all", "0", "1", "public"].includes(wanted) ? wanted : "all";
   const radio = root.querySelector(`input[name="perspective"][value="${start}"]`);
   if (radio) radio.checked = true;
   setPerspective(start).catch(fail);

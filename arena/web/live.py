@@ -1,0 +1,197 @@
+"""Public live games (``/live/MATCH/GAME``, ``/api/live/MATCH/GAME?after=N``).
+
+While a game is played the runner keeps its head (with the deal) and its
+entries (actions, reshuffle orders) in the store's live tables
+(``arena.store.live``): full information, the admin's. Nothing of them is
+sent as it is. ``SpectatorFeed`` replays them and answers with frames of the
+``"public"`` perspective (``arena.web.frames``, built from
+``arena.kahuna.spectate.SpectatorView`` alone): the board, the face-up row,
+pile sizes, played cards, counts of face-down discards and hand sizes,
+Tactical open cards, every action with hidden cards written in words.
+
+With a delay (``arena serve --spectator-delay-s``) only entries the store
+received at least that long ago are replayed, so a delayed page shows a past
+public position and never anything newer. Once the game is stored its record
+is public (as on ``/games/ID``) and the page turns into the full replay; with
+a delay, only once the game finished that long ago (until then a page that
+was following it plays on from the entries the feed had read).
+
+A page polls ``?after=N`` (N: the last step it has) and gets the frames
+after it; ``live_id`` (the live row's id and start time: SQLite may reuse a
+deleted row's id) changes when a resumed match plays the game anew, and the
+page then starts over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from arena.kahuna import MalformedRecordError, record_from_json
+from arena.store.models import LiveEntry, LiveGameRow
+from arena.web.frames import PUBLIC, Frames, game_frames
+from arena.web.upload import bots_of
+
+Json = dict[str, object]
+LIVE_POLL_MS = 250  # how often a live page asks for new frames
+CACHE_SIZE = 64  # live games whose entries and frames are kept
+
+
+@runtime_checkable
+class LiveSource(Protocol):
+    """What the live pages read (the store's source has it)."""
+
+    def match_games(self, match_id: int) -> int | None:
+        """How many games match ``match_id`` has; None when there is no such match."""
+        ...
+
+    def live_game(self, match_id: int, game_index: int) -> LiveGameRow | None: ...
+
+    def live_entries(self, live_id: int, after_seq: int) -> Sequence[LiveEntry]: ...
+
+    def stored_game(self, match_id: int, game_index: int) -> tuple[int, str] | None:
+        """The stored game's id and when it finished (``utc_now()`` stamp); None: not stored."""
+        ...
+
+    def live_games(self) -> Sequence[LiveGameRow]: ...
+
+
+class NoSuchGameError(LookupError):
+    """No match of that id, or no game of that index in it."""
+
+
+def epoch_s(stamp: str) -> float:
+    """Seconds since the epoch of a stored ``utc_now()`` stamp."""
+    return datetime.fromisoformat(stamp).timestamp()
+
+
+def check_delay(delay_s: float) -> float:
+    if not math.isfinite(delay_s) or delay_s < 0:
+        raise ValueError(f"the spectator delay must be 0 or more seconds, not {delay_s!r}")
+    return delay_s
+
+
+@dataclass
+class _Followed:
+    """One live game as read so far: its head and entries, and frames of a prefix."""
+
+    row: LiveGameRow
+    entries: list[tuple[Mapping[str, object], float]] = field(default_factory=list)
+    last_seq: int = -1
+    frames_for: int = -1  # how many entries ``frames`` replays
+    frames: Frames | None = None
+    bots: tuple[str, str] = ("seat 0", "seat 1")
+
+
+def live_frames(head: Mapping[str, object], entries: Sequence[Mapping[str, object]]) -> Frames:
+    """The public frames of the game so far (head plus entries); frame k > 0 has ``at_ms``,
+    when the referee applied action k. An action that ends a round is shown once the
+    next round's order has arrived too."""
+    actions = [entry for entry in entries if "reshuffle" not in entry]
+    reshuffles = [entry["reshuffle"] for entry in entries if "reshuffle" in entry]
+    try:
+        record = record_from_json({**head, "actions": actions, "reshuffles": reshuffles})
+    except MalformedRecordError as bad:
+        return Frames((), f"the live game cannot be replayed: {bad}")
+    frames = game_frames(record, PUBLIC)
+    shown = []
+    for frame in frames.frames:
+        step = frame["step"]
+        assert isinstance(step, int)
+        at_ms = actions[step - 1].get("at_ms") if step else None
+        shown.append({**frame, "at_ms": at_ms if isinstance(at_ms, int) else None})
+    error = frames.error
+    if error is not None and len(shown) == len(actions) and "reshuffles" in error:
+        error = None  # the round's last action waits for the next round's order
+    return Frames(tuple(shown), error)
+
+
+def run_key(row: LiveGameRow) -> str:
+    """One run of a live game: its row id and start (a replayed game may get the same id)."""
+    return f"{row.id}@{row.started_at}"
+
+
+class SpectatorFeed:
+    """Answers live pages from a ``LiveSource``, with entries and frames kept per game."""
+
+    def __init__(self, source: LiveSource, delay_s: float = 0.0) -> None:
+        self.source = source
+        self.delay_s = check_delay(delay_s)
+        self._games: OrderedDict[str, _Followed] = OrderedDict()
+        self._runs: dict[tuple[int, int], str] = {}  # (match, game) -> its latest run's key
+        self._lock = threading.Lock()
+
+    def poll(self, match_id: int, game_index: int, after: int, now_s: float) -> Json:
+        """The ``/api/live`` payload: status and the frames after step ``after``."""
+        games = self.source.match_games(match_id)
+        if games is None:
+            raise NoSuchGameError(f"no match {match_id}")
+        if not 0 <= game_index < games:
+            raise NoSuchGameError(f"match {match_id} has no game {game_index}")
+        payload: Json = {
+            "match_id": match_id, "game_index": game_index, "delay_s": self.delay_s,
+            "status": "waiting", "live_id": None, "bots": ["seat 0", "seat 1"],
+            "steps": 0, "frames": [], "game_id": None, "error": None,
+        }  # fmt: skip
+        cut_s = now_s - self.delay_s
+        row = self.source.live_game(match_id, game_index)
+        if row is None:
+            stored = self.source.stored_game(match_id, game_index)
+            if stored is None:
+                return payload
+            with self._lock:  # a delayed page plays on from what it read, until the delay
+                followed = self._games.get(self._runs.get((match_id, game_index), ""))
+                if followed is not None and epoch_s(stored[1]) > cut_s:
+                    return self._live_payload(payload, followed, cut_s, after)
+            payload.update(status="finished", game_id=stored[0])
+            return payload
+        if epoch_s(row.started_at) > cut_s:
+            return payload  # started, but not yet for a delayed page
+        with self._lock:
+            return self._live_payload(payload, self._follow(row), cut_s, after)
+
+    def _live_payload(self, payload: Json, followed: _Followed, cut_s: float, after: int) -> Json:
+        frames = self._frames(followed, cut_s)
+        shown = frames.frames
+        payload.update(
+            status="live", live_id=run_key(followed.row), bots=list(followed.bots),
+            steps=max(len(shown) - 1, 0), frames=list(shown[max(after + 1, 0):]),
+            error=frames.error,
+        )  # fmt: skip
+        return payload
+
+    def live_games(self) -> Sequence[LiveGameRow]:
+        return self.source.live_games()
+
+    def _follow(self, row: LiveGameRow) -> _Followed:
+        key = run_key(row)
+        followed = self._games.get(key)
+        if followed is None:
+            followed = self._games[key] = _Followed(row)
+            with contextlib.suppress(MalformedRecordError):  # then "seat 0", "seat 1"
+                followed.bots = bots_of(record_from_json({**row.head, "actions": []}))
+            self._runs[(row.match_id, row.game_index)] = key
+            while len(self._games) > CACHE_SIZE:
+                _, dropped = self._games.popitem(last=False)
+                self._runs.pop((dropped.row.match_id, dropped.row.game_index), None)
+        self._games.move_to_end(key)
+        for entry in self.source.live_entries(row.id, followed.last_seq):
+            followed.entries.append((entry.entry, epoch_s(entry.added_at)))
+            followed.last_seq = entry.seq
+        return followed
+
+    def _frames(self, followed: _Followed, cut_s: float) -> Frames:
+        count = len(followed.entries)
+        while count and followed.entries[count - 1][1] > cut_s:
+            count -= 1
+        if followed.frames is None or followed.frames_for != count:
+            entries = [entry for entry, _ in followed.entries[:count]]
+            followed.frames = live_frames(followed.row.head, entries)
+            followed.frames_for = count
+        return followed.frames

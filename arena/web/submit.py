@@ -1,0 +1,83 @@
+"""Submitting a bot from the browser (``/submit``, ``POST /api/submit``, ``GET /api/me``).
+
+The page's script sends the participant's token in an ``Authorization:
+Bearer`` header, never in a cookie (the server sets none and reads none), so a
+page elsewhere cannot make a browser submit for its user: there is no ambient
+credential to borrow. On top of that a submission must come as
+``application/octet-stream`` (no HTML form can send that, and a script of
+another origin cannot without a CORS preflight this server never answers),
+and a request a browser marks as coming from another site (``Origin``,
+``Sec-Fetch-Site``) is refused.
+
+The upload goes to a ``BotSubmitter`` that ``arena serve`` provides: the
+server's one submission path (``arena.server.submissions.WebSubmitter``, as
+``SubmitBot`` uses), which answers with an HTTP status and the JSON to send
+(the bot and version, or the refusal, with the conformance findings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+from arena.store import Principal
+
+Json = dict[str, object]
+SUBMIT_CONTENT_TYPES = ("application/octet-stream",)
+FORMAT_HEADER = "x-archive-format"
+
+
+class BotSubmitter(Protocol):
+    max_bytes: int  # the largest archive it takes
+
+    def __call__(
+        self, principal: Principal, archive: bytes, archive_format: str | None
+    ) -> tuple[int, Json]: ...
+
+
+@runtime_checkable
+class AccountSource(Protocol):
+    """Who a token is, and which bots they own (the store's source has it)."""
+
+    def principal(self, token: str) -> Principal | None: ...
+
+    def owned_bots(self, user: str) -> Sequence[str]: ...
+
+
+class RequestRefused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def bearer_token(headers: Mapping[str, str]) -> str:
+    """The token of ``Authorization: Bearer TOKEN`` (header names lower-cased)."""
+    value = headers.get("authorization", "")
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise RequestRefused(401, "no token: send it as the header Authorization: Bearer TOKEN")
+    return token.strip()
+
+
+def same_origin(headers: Mapping[str, str], scheme: str) -> None:
+    """Refuse a request a browser says came from another site."""
+    site = headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        raise RequestRefused(403, f"a request from another site ({site}) is refused")
+    origin = headers.get("origin")
+    host = headers.get("host", "")
+    if origin is not None and origin != f"{scheme}://{host}":
+        raise RequestRefused(403, f"a request from origin {origin!r} is refused")
+
+
+def submission_content(headers: Mapping[str, str]) -> str | None:
+    """Checks the body's type; the archive format the page names (None: told by its bytes)."""
+    media_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type not in SUBMIT_CONTENT_TYPES:
+        raise RequestRefused(
+            415,
+            f"send the archive as Content-Type application/octet-stream, not {media_type!r}",
+        )
+    archive_format = headers.get(FORMAT_HEADER, "").strip().lower()
+    return archive_format or None
