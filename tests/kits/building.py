@@ -41,7 +41,7 @@ KITS = (
     Kit("go_random", "go", ("bot", "proto/kahuna/v1/game.pb.go", "proto/kahuna/v1/referee.pb.go",
                             "proto/kahuna/v1/referee_grpc.pb.go"), "bot"),
     Kit("rust_random", "cargo", ("bot", "target/"), "bot"),
-    Kit("java_random", "mvn", ("bot.jar", "lib/", "target/"), "bot.jar"),
+    Kit("java_random", "mvn", ("bot.jar", "native/", "target/"), "bot.jar"),
 )
 
 

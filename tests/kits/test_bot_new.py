@@ -47,17 +47,31 @@ def test_a_copy_carries_its_new_name_everywhere(kit: kits.Kit, tmp_path: Path) -
             assert mode & stat.S_IXOTH, path
     if spec.runtime == "native":  # the binary is the build's: never copied
         assert not (created / spec.command[0]).exists()
+    if spec.runtime == "java":  # nor the jar and its native libraries
+        assert not (created / "bot.jar").exists() and not (created / "native").exists()
 
 
-def test_generated_code_and_binaries_are_left_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("runtime", "command", "built"),
+    [
+        ("native", '["./bot"]', ["bot"]),
+        ("java", '["java", "-Xshare:auto", "-jar", "bot.jar"]', ["bot.jar", "native/x.so"]),
+    ],
+    ids=["native", "java"],
+)
+def test_generated_code_and_build_outputs_are_left_out(
+    tmp_path: Path, runtime: str, command: str, built: list[str]
+) -> None:
     kit_dir = tmp_path / "sample_bots" / "cpp_random"
     (kit_dir / "src" / "gen").mkdir(parents=True)
     (kit_dir / "src" / "gen" / "x.ts").write_text("generated")
     (kit_dir / "node_modules" / "p").mkdir(parents=True)
-    (kit_dir / "bot").write_bytes(b"\x7fELF")
+    for name in built:
+        (kit_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (kit_dir / name).write_bytes(b"\x7fELF")
     (kit_dir / "bot.cc").write_text('run("cpp_random");\n')
     (kit_dir / "bot.toml").write_text(
-        'name = "cpp_random"\ncommand = ["./bot"]\nruntime = "native"\n'
+        f'name = "cpp_random"\ncommand = {command}\nruntime = "{runtime}"\n'
     )
     kits.copy_sources(kit_dir, tmp_path / "copy")
     copied = sorted(

@@ -5,7 +5,9 @@ status; launched in the sandbox against a scripted referee it says Hello with
 its token, echoes a request id beyond 32 bits with a legal action and exits 0
 by itself after MatchOver; a Goodbye makes it exit 1 naming the reason, a
 missing environment 2; and building a copy of its sources elsewhere gives the
-same bot version (byte-reproducible builds).
+same bot version (byte-reproducible builds); and the built directory packs, as
+`arena remote submit` packs it, under the upload limit and unpacks on the
+server's side to the same bot version.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots.archive import MAX_ARCHIVE_BYTES, unpack_bot_archive
+from arena.commands.remote import pack_bot
 from arena.kahuna import parse_record, replay
 from arena.protocol.convert import action_from_pb
 from arena.referee import BotStatus, MatchConfig, load_bot, run_match
@@ -149,3 +153,14 @@ def test_a_rebuild_elsewhere_gives_the_same_bot_version(
     assert not (copy / kit.artifact).exists()
     run_build(copy)
     assert content_hash(copy) == bot.version == content_hash(kit.directory)
+
+
+def test_the_built_kit_uploads_under_the_limit_as_the_same_version(
+    built_kit: tuple[Kit, BotSpec], tmp_path: Path
+) -> None:
+    kit, bot = built_kit
+    data = pack_bot(kit.directory)  # refuses past MAX_ARCHIVE_BYTES, naming the size
+    assert len(data) <= MAX_ARCHIVE_BYTES
+    (tmp_path / "upload").mkdir()
+    unpacked = unpack_bot_archive(data, tmp_path / "upload")  # the server's per-file limits
+    assert content_hash(unpacked) == bot.version
