@@ -89,7 +89,7 @@ def new_bot(language: str, name: str, destination: Path) -> Path:
     if destination.exists():
         raise KitError(f"{destination} already exists: choose a new directory")
     copy_sources(source, destination)
-    _rename(destination, kit.directory, name)
+    _rename(destination, kit.directory, name, where=str(destination))
     _make_readable(destination)
     return destination
 
@@ -139,7 +139,9 @@ def _skipped(root: Path, directory: Path, names: list[str], built: frozenset[str
 _TOML_NAME = re.compile(r'^name\s*=\s*"[^"\n]*"', re.MULTILINE)
 
 
-def _rename(directory: Path, old: str, new: str) -> None:
+def _rename(directory: Path, old: str, new: str, *, where: str) -> None:
+    """The kit's name becomes ``new``; its path (``sample_bots/OLD``, as in its
+    README's commands) becomes ``where``, the copy's path as the user gave it."""
     config = directory / "bot.toml"
     text = config.read_text(encoding="utf-8")
     config.write_text(_TOML_NAME.sub(f'name = "{new}"', text, count=1), encoding="utf-8")
@@ -148,7 +150,8 @@ def _rename(directory: Path, old: str, new: str) -> None:
             continue
         text = path.read_text(encoding="utf-8")
         if old in text:
-            path.write_text(text.replace(old, new), encoding="utf-8")
+            text = text.replace(f"sample_bots/{old}", where).replace(old, new)
+            path.write_text(text, encoding="utf-8")
 
 
 def _make_readable(directory: Path) -> None:

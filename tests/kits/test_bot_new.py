@@ -18,8 +18,9 @@ import pytest
 
 from arena.cli import main
 from arena.commands import kits
-from arena.commands.kits import KITS, KitError, new_bot, sample_bots_dir
+from arena.commands.kits import KITS, KitError, new_bot
 from arena.referee import BotStatus, MatchConfig, load_bot, run_match
+from arena.resources import sample_bots_dir
 
 PRESENT = [kit for kit in KITS if (sample_bots_dir() / kit.directory / "bot.toml").is_file()]
 LANGUAGES = {"python", "javascript", "go", "rust", "java", "cpp", "typescript"}
@@ -40,7 +41,12 @@ def test_a_copy_carries_its_new_name_everywhere(kit: kits.Kit, tmp_path: Path) -
     for path in created.rglob("*"):
         assert path.name not in kits.BUILD_OUTPUTS, path
         if path.is_file() and path.suffix in kits.TEXT_SUFFIXES:
-            assert kit.directory not in path.read_text(encoding="utf-8"), path
+            text = path.read_text(encoding="utf-8")
+            assert kit.directory not in text, path
+            assert "sample_bots/My-Bot.2" not in text, path  # the README's paths: the copy's
+    kit_readme = sample_bots_dir() / kit.directory / "README.md"
+    if kit_readme.is_file() and f"sample_bots/{kit.directory}/build.sh" in kit_readme.read_text():
+        assert f"{created}/build.sh" in (created / "README.md").read_text(encoding="utf-8")
         mode = path.stat().st_mode
         assert mode & stat.S_IROTH, path
         if path.is_dir():

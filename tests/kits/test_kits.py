@@ -1,10 +1,10 @@
-"""The Go, Rust and Java starter kits, built by their own build.sh (issue 13).
+"""The Go, Rust, Java, C++ and TypeScript starter kits, built by their own build.sh (issue 13).
 
 Each kit plays a real sandboxed match against python_random with no failure
 status; launched in the sandbox against a scripted referee it says Hello with
 its token, echoes a request id beyond 32 bits with a legal action and exits 0
 by itself after MatchOver; a Goodbye makes it exit 1 naming the reason, a
-missing environment 2; and building a copy of its sources elsewhere gives the
+missing environment 2 naming the variable; and building a copy of its sources elsewhere gives the
 same bot version (byte-reproducible builds); and the built directory packs, as
 `arena remote submit` packs it, under the upload limit and unpacks on the
 server's side to the same bot version.
@@ -130,6 +130,12 @@ def test_kit_without_its_environment_names_what_is_missing(
     done = _run(kit, bot, None)
     assert done.returncode == 2
     assert "KAHUNA_REFEREE is not set" in done.stderr
+    done = subprocess.run(
+        list(bot.command), cwd=kit.directory, capture_output=True, text=True, timeout=TIMEOUT_S,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "KAHUNA_REFEREE": "unix:///nowhere"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "KAHUNA_TOKEN is not set" in done.stderr
 
 
 def _copy_sources(kit: Kit, destination: Path) -> None:
