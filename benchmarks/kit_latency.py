@@ -12,6 +12,9 @@ alike), all sandboxed with the default limits:
    Python test bot; the figure is the wall time the referee itself measured
    for each of the bot's decisions (the record's ``match.timings``, request
    sent to reply arrived), median and mean;
+   measured twice: as tournaments play (the idle seat frozen by the cgroup
+   freezer, thawed before its request's clock starts) and with ``ponder``
+   (no freezer), which shows the freezer's share;
 2. **raw, same bot**: a bare gRPC server with no referee logic replays the
    very messages the referee sent that bot's seat (captured with the
    referee's wire tap: GameStart, ActionRequests, GameOver, MatchOver, as
@@ -61,19 +64,21 @@ TARGET = 1.2
 class Figures:
     referee_median: list[float] = field(default_factory=list)
     referee_mean: list[float] = field(default_factory=list)
+    ponder_median: list[float] = field(default_factory=list)
     raw_median: list[float] = field(default_factory=list)
     raw_mean: list[float] = field(default_factory=list)
 
 
-def referee_timings(bot: BotSpec, opponent: BotSpec, games: int, seed: int
-                    ) -> tuple[list[float], list[bytes]]:
+def referee_timings(bot: BotSpec, opponent: BotSpec, games: int, seed: int, *,
+                    ponder: bool = False) -> tuple[list[float], list[bytes]]:
     """The referee's wall ms for each of ``bot``'s decisions, and what it sent the bot."""
     sent: dict[int, list[bytes]] = {0: [], 1: []}
 
     def tap(slot: int, raw: bytes) -> None:
         sent[slot].append(raw)  # decoded after the match: the tap must cost nothing
 
-    config = MatchConfig(games=games, seed=seed, time_control=TimeControl(5000, 30000))
+    config = MatchConfig(games=games, seed=seed, time_control=TimeControl(5000, 30000),
+                         ponder=ponder)
     report = run_match(config, bot, opponent, wire_tap=tap)
     walls: list[float] = []
     for game in report.games:
@@ -152,7 +157,10 @@ def main() -> int:
             for bot in [testbot, *bots]:
                 walls, sent = referee_timings(bot, opponent, args.games, seed=round_index + 1)
                 trips = raw_round_trips(bot, sent, work)
+                pondering, _ = referee_timings(bot, opponent, args.games, seed=round_index + 1,
+                                               ponder=True)
                 entry = figures[bot.name]
+                entry.ponder_median.append(statistics.median(pondering))
                 entry.referee_median.append(statistics.median(walls))
                 entry.referee_mean.append(statistics.fmean(walls))
                 entry.raw_median.append(statistics.median(trips))
@@ -164,7 +172,7 @@ def main() -> int:
         print(f"{args.rounds} alternating rounds of {args.games} games per bot; load average "
               f"{min(loads):.2f}-{max(loads):.2f} (1 min)")
         print(f"raw gRPC ping-pong, referee.py's bare Python bot: median {raw_reference:.3f} ms")
-        print(f"{'bot':14} {'referee ms':>21} {'raw ms (same bot)':>21} "
+        print(f"{'bot':14} {'referee ms':>21} {'no freezer':>10} {'raw ms (same bot)':>21} "
               f"{'ref/raw same':>13} {'ref/raw ref.py':>15}")
         for name, entry in figures.items():
             referee = statistics.median(entry.referee_median)
@@ -173,7 +181,8 @@ def main() -> int:
             if name in KITS:
                 verdict = "ok" if referee <= TARGET * raw_reference else "MISSED"
             referee_mean = statistics.median(entry.referee_mean)
-            print(f"{name:14} median {referee:6.3f} mean {referee_mean:6.3f}"
+            ponder = statistics.median(entry.ponder_median)
+            print(f"{name:14} median {referee:6.3f} mean {referee_mean:6.3f} {ponder:10.3f}"
                   f" median {raw:6.3f} mean {statistics.median(entry.raw_mean):6.3f}"
                   f" {referee / raw:13.2f} {referee / raw_reference:15.2f} {verdict}")
         print(f"target: referee-measured latency of a compiled kit <= {TARGET} x the raw "
