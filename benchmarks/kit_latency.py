@@ -83,7 +83,9 @@ def referee_timings(bot: BotSpec, opponent: BotSpec, games: int, seed: int, *,
     walls: list[float] = []
     for game in report.games:
         seat = game.bots_by_seat.index(bot.name)
-        walls += seat_walls(game.record["match"]["timings"], seat)
+        match = game.record["match"]
+        assert isinstance(match, dict)
+        walls += seat_walls(match["timings"], seat)
     return walls, sent[0]  # slot 0 is the first bot given to run_match
 
 
