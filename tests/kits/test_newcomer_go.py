@@ -4,7 +4,8 @@ In a fresh directory that sees the repository's sample_bots/ (a checkout),
 with `arena` this checkout's: `arena bot new go mybot`, then every command of
 the bash block in the copy's own README.md, as a newcomer would paste them:
 the build, then a match against python_random that must play both games with
-no failure status. The copy's README must name the copy, not the kit.
+no failure status. The copy's README must name the copy, not the kit, and
+the Go section of sample_bots/README.md must show the very same commands.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from .building import BUILD_TIMEOUT_S, kit, missing_tools
-from .test_readme_cpp_ts import BLOCK, FAILURES
+from .test_readme_cpp_ts import BLOCK, FAILURES, section
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -55,6 +56,10 @@ def test_the_go_readme_of_a_new_bot_reaches_a_played_match(tmp_path: Path) -> No
              for line in block.splitlines() if line.strip()]  # fmt: skip
     assert lines[0].startswith("mybot/build.sh"), lines
     assert lines[-1].startswith("arena match mybot"), lines
+    shown = re.search(r"^```\n(.*?)^```", section("## Go (`go_random`)"), re.M | re.S)
+    assert shown is not None
+    commands = ["arena bot new go mybot", *(line.split("#")[0].strip() for line in lines)]
+    assert shown.group(1).splitlines() == commands
 
     done = _shell("\n".join(lines), work, bin_dir)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
