@@ -89,7 +89,7 @@ def new_bot(language: str, name: str, destination: Path) -> Path:
     if destination.exists():
         raise KitError(f"{destination} already exists: choose a new directory")
     copy_sources(source, destination)
-    _rename(destination, kit.directory, name)
+    _rename(destination, kit.directory, name, where=str(destination))
     _make_readable(destination)
     return destination
 
@@ -100,10 +100,10 @@ def copy_sources(source: Path, destination: Path) -> None:
         spec = load_bot(source)
     except BotConfigError as error:
         raise KitError(f"{source} cannot be copied: {error}") from None
-    binary = _native_binary(spec.runtime, spec.command)
+    built = _built_files(spec.runtime, spec.command)
     shutil.copytree(
         source, destination, symlinks=True,
-        ignore=lambda directory, names: _skipped(source, Path(directory), names, binary),
+        ignore=lambda directory, names: _skipped(source, Path(directory), names, built),
     )  # fmt: skip
 
 
@@ -116,19 +116,22 @@ def build_hint(directory: Path) -> str | None:
     return None
 
 
-def _native_binary(runtime: str, command: tuple[str, ...]) -> str | None:
-    """A native bot's program, relative to its directory: what its build writes."""
-    if runtime != "native" or not command or not command[0].startswith("./"):
-        return None
-    return os.path.normpath(command[0])
+def _built_files(runtime: str, command: tuple[str, ...]) -> frozenset[str]:
+    """What a bot's build writes, relative to its directory: a native bot's program;
+    a Java bot's jar (``-jar X``) and the native libraries beside it (``native/``)."""
+    if runtime == "native" and command and command[0].startswith("./"):
+        return frozenset({os.path.normpath(command[0])})
+    if runtime == "java" and "-jar" in command[:-1]:
+        return frozenset({os.path.normpath(command[command.index("-jar") + 1]), "native"})
+    return frozenset()
 
 
-def _skipped(root: Path, directory: Path, names: list[str], binary: str | None) -> set[str]:
+def _skipped(root: Path, directory: Path, names: list[str], built: frozenset[str]) -> set[str]:
     relative = directory.relative_to(root)
     skipped = {name for name in names if name in BUILD_OUTPUTS or name.endswith(".pyc")}
     for name in names:
         path = (relative / name).as_posix()
-        if path in GENERATED or path == binary:
+        if path in GENERATED or path in built:
             skipped.add(name)
     return skipped
 
@@ -136,7 +139,9 @@ def _skipped(root: Path, directory: Path, names: list[str], binary: str | None) 
 _TOML_NAME = re.compile(r'^name\s*=\s*"[^"\n]*"', re.MULTILINE)
 
 
-def _rename(directory: Path, old: str, new: str) -> None:
+def _rename(directory: Path, old: str, new: str, *, where: str) -> None:
+    """The kit's name becomes ``new``; its path (``sample_bots/OLD``, as in its
+    README's commands) becomes ``where``, the copy's path as the user gave it."""
     config = directory / "bot.toml"
     text = config.read_text(encoding="utf-8")
     config.write_text(_TOML_NAME.sub(f'name = "{new}"', text, count=1), encoding="utf-8")
@@ -145,7 +150,8 @@ def _rename(directory: Path, old: str, new: str) -> None:
             continue
         text = path.read_text(encoding="utf-8")
         if old in text:
-            path.write_text(text.replace(old, new), encoding="utf-8")
+            text = text.replace(f"sample_bots/{old}", where).replace(old, new)
+            path.write_text(text, encoding="utf-8")
 
 
 def _make_readable(directory: Path) -> None:

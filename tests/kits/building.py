@@ -1,12 +1,14 @@
-"""Building the compiled starter kits once per CI run (issue 13, item 2).
+"""Building the starter kits once per CI run (issue 13, item 2): the one build cache.
 
 Each kit's ``build.sh`` writes its artifact into the kit directory. A build is
 keyed by the hash of the kit's sources (every file but the build outputs): a
 stamp file in the kit cache (``KAHUNA_KIT_CACHE``, default
 ``~/.cache/kahuna-kits``, the directory the build scripts keep their tools and
-compiler output in) records the hash of the last successful build, so every
-later session of the run, on any pytest-xdist worker, finds the kit built. An
-exclusive lock per kit makes the second worker wait for the first's build.
+compiler output in) records the hash of the last successful build of that
+directory, so every later session of the run, on any pytest-xdist worker,
+finds the kit built. An exclusive lock per kit directory makes the second
+worker wait for the first's build. ``.ci/run`` builds all five here before the
+tests (``python3 -m tests.kits.building``), outside pytest's per-test timeout.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ BUILD_TIMEOUT_S = 1800
 @dataclass(frozen=True)
 class Kit:
     name: str
-    tool: str  # the toolchain command the build needs on PATH
+    tools: tuple[str, ...]  # the commands the build needs on PATH
     outputs: tuple[str, ...]  # what build.sh writes into the directory (relative paths/prefixes)
     artifact: str  # the file that must exist after a build
+    optional: bool = False  # skipped, not failed, where its tools are missing
 
     @property
     def directory(self) -> Path:
@@ -38,11 +41,24 @@ class Kit:
 
 
 KITS = (
-    Kit("go_random", "go", ("bot", "proto/kahuna/v1/game.pb.go", "proto/kahuna/v1/referee.pb.go",
-                            "proto/kahuna/v1/referee_grpc.pb.go"), "bot"),
-    Kit("rust_random", "cargo", ("bot", "target/"), "bot"),
-    Kit("java_random", "mvn", ("bot.jar", "lib/", "target/"), "bot.jar"),
-)
+    Kit("go_random", ("go",), ("bot", "proto/kahuna/v1/game.pb.go",
+                              "proto/kahuna/v1/referee.pb.go",
+                              "proto/kahuna/v1/referee_grpc.pb.go"), "bot"),
+    Kit("rust_random", ("cargo",), ("bot", "target/"), "bot"),
+    Kit("java_random", ("mvn",), ("bot.jar", "native/", "target/"), "bot.jar"),
+    Kit("cpp_random", ("g++", "protoc", "grpc_cpp_plugin", "pkg-config"), ("bot",), "bot",
+        optional=True),
+    Kit("ts_random", ("npm",), ("dist/", "src/gen/", "node_modules/"), "dist/bot.js",
+        optional=True),
+)  # fmt: skip
+
+
+def kit(name: str) -> Kit:
+    return next(k for k in KITS if k.name == name)
+
+
+def missing_tools(kit: Kit) -> list[str]:
+    return [tool for tool in kit.tools if shutil.which(tool) is None]
 
 
 def cache_dir() -> Path:
@@ -82,19 +98,27 @@ def run_build(directory: Path) -> float:
     return time.monotonic() - started
 
 
+def _stamp_name(kit: Kit) -> str:
+    """Per kit and checkout: two checkouts sharing the cache keep their own stamps."""
+    where = hashlib.sha256(str(kit.directory.resolve()).encode()).hexdigest()[:12]
+    return f"{kit.name}-{where}"
+
+
 def ensure_built(kit: Kit) -> float | None:
     """Build ``kit`` unless its artifact is there from a build of the same sources;
     the build's wall time in seconds, or None when it was already built."""
-    if shutil.which(kit.tool) is None:
-        raise RuntimeError(f"{kit.name}: {kit.tool} is not installed (.ci/run installs it)")
+    missing = missing_tools(kit)
+    if missing:
+        raise RuntimeError(f"{kit.name}: {', '.join(missing)} not installed (.ci/run installs it)")
     cache = cache_dir()
-    stamp = cache / f"{kit.name}.stamp"
-    with (cache / f"{kit.name}.lock").open("w") as lock:
+    stamp = cache / f"{_stamp_name(kit)}.stamp"
+    with (cache / f"{_stamp_name(kit)}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         wanted = source_hash(kit)
         built = stamp.read_text() if stamp.is_file() else ""
         if built == wanted and (kit.directory / kit.artifact).is_file():
             return None
+        stamp.unlink(missing_ok=True)  # a failed build leaves no stamp behind
         seconds = run_build(kit.directory)
         stamp.write_text(wanted)
         return seconds
@@ -102,10 +126,14 @@ def ensure_built(kit: Kit) -> float | None:
 
 def main() -> int:
     """Build every kit now (.ci/run's build step): ``python3 -m tests.kits.building``."""
-    for kit in KITS:
-        seconds = ensure_built(kit)
+    for each in KITS:
+        missing = missing_tools(each)
+        if missing and each.optional:
+            print(f"kits: {each.name} skipped: {', '.join(missing)} not installed", flush=True)
+            continue
+        seconds = ensure_built(each)
         done = "already built" if seconds is None else f"built in {seconds:.0f} s"
-        print(f"kits: {kit.name} {done}", flush=True)
+        print(f"kits: {each.name} {done}", flush=True)
     return 0
 
 

@@ -18,8 +18,9 @@ import pytest
 
 from arena.cli import main
 from arena.commands import kits
-from arena.commands.kits import KITS, KitError, new_bot, sample_bots_dir
+from arena.commands.kits import KITS, KitError, new_bot
 from arena.referee import BotStatus, MatchConfig, load_bot, run_match
+from arena.resources import sample_bots_dir
 
 PRESENT = [kit for kit in KITS if (sample_bots_dir() / kit.directory / "bot.toml").is_file()]
 LANGUAGES = {"python", "javascript", "go", "rust", "java", "cpp", "typescript"}
@@ -40,24 +41,43 @@ def test_a_copy_carries_its_new_name_everywhere(kit: kits.Kit, tmp_path: Path) -
     for path in created.rglob("*"):
         assert path.name not in kits.BUILD_OUTPUTS, path
         if path.is_file() and path.suffix in kits.TEXT_SUFFIXES:
-            assert kit.directory not in path.read_text(encoding="utf-8"), path
+            text = path.read_text(encoding="utf-8")
+            assert kit.directory not in text, path
+            assert "sample_bots/My-Bot.2" not in text, path  # the README's paths: the copy's
+    kit_readme = sample_bots_dir() / kit.directory / "README.md"
+    if kit_readme.is_file() and f"sample_bots/{kit.directory}/build.sh" in kit_readme.read_text():
+        assert f"{created}/build.sh" in (created / "README.md").read_text(encoding="utf-8")
         mode = path.stat().st_mode
         assert mode & stat.S_IROTH, path
         if path.is_dir():
             assert mode & stat.S_IXOTH, path
     if spec.runtime == "native":  # the binary is the build's: never copied
         assert not (created / spec.command[0]).exists()
+    if spec.runtime == "java":  # nor the jar and its native libraries
+        assert not (created / "bot.jar").exists() and not (created / "native").exists()
 
 
-def test_generated_code_and_binaries_are_left_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("runtime", "command", "built"),
+    [
+        ("native", '["./bot"]', ["bot"]),
+        ("java", '["java", "-Xshare:auto", "-jar", "bot.jar"]', ["bot.jar", "native/x.so"]),
+    ],
+    ids=["native", "java"],
+)
+def test_generated_code_and_build_outputs_are_left_out(
+    tmp_path: Path, runtime: str, command: str, built: list[str]
+) -> None:
     kit_dir = tmp_path / "sample_bots" / "cpp_random"
     (kit_dir / "src" / "gen").mkdir(parents=True)
     (kit_dir / "src" / "gen" / "x.ts").write_text("generated")
     (kit_dir / "node_modules" / "p").mkdir(parents=True)
-    (kit_dir / "bot").write_bytes(b"\x7fELF")
+    for name in built:
+        (kit_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (kit_dir / name).write_bytes(b"\x7fELF")
     (kit_dir / "bot.cc").write_text('run("cpp_random");\n')
     (kit_dir / "bot.toml").write_text(
-        'name = "cpp_random"\ncommand = ["./bot"]\nruntime = "native"\n'
+        f'name = "cpp_random"\ncommand = {command}\nruntime = "{runtime}"\n'
     )
     kits.copy_sources(kit_dir, tmp_path / "copy")
     copied = sorted(

@@ -1,11 +1,13 @@
-"""The Go, Rust and Java starter kits, built by their own build.sh (issue 13).
+"""The Go, Rust, Java, C++ and TypeScript starter kits, built by their own build.sh (issue 13).
 
 Each kit plays a real sandboxed match against python_random with no failure
 status; launched in the sandbox against a scripted referee it says Hello with
 its token, echoes a request id beyond 32 bits with a legal action and exits 0
 by itself after MatchOver; a Goodbye makes it exit 1 naming the reason, a
-missing environment 2; and building a copy of its sources elsewhere gives the
-same bot version (byte-reproducible builds).
+missing environment 2 naming the variable; and building a copy of its sources elsewhere gives the
+same bot version (byte-reproducible builds); and the built directory packs, as
+`arena remote submit` packs it, under the upload limit and unpacks on the
+server's side to the same bot version.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots.archive import MAX_ARCHIVE_BYTES, unpack_bot_archive
+from arena.commands.remote import pack_bot
 from arena.kahuna import parse_record, replay
 from arena.protocol.convert import action_from_pb
 from arena.referee import BotStatus, MatchConfig, load_bot, run_match
@@ -126,6 +130,12 @@ def test_kit_without_its_environment_names_what_is_missing(
     done = _run(kit, bot, None)
     assert done.returncode == 2
     assert "KAHUNA_REFEREE is not set" in done.stderr
+    done = subprocess.run(
+        list(bot.command), cwd=kit.directory, capture_output=True, text=True, timeout=TIMEOUT_S,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "KAHUNA_REFEREE": "unix:///nowhere"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "KAHUNA_TOKEN is not set" in done.stderr
 
 
 def _copy_sources(kit: Kit, destination: Path) -> None:
@@ -149,3 +159,14 @@ def test_a_rebuild_elsewhere_gives_the_same_bot_version(
     assert not (copy / kit.artifact).exists()
     run_build(copy)
     assert content_hash(copy) == bot.version == content_hash(kit.directory)
+
+
+def test_the_built_kit_uploads_under_the_limit_as_the_same_version(
+    built_kit: tuple[Kit, BotSpec], tmp_path: Path
+) -> None:
+    kit, bot = built_kit
+    data = pack_bot(kit.directory)  # refuses past MAX_ARCHIVE_BYTES, naming the size
+    assert len(data) <= MAX_ARCHIVE_BYTES
+    (tmp_path / "upload").mkdir()
+    unpacked = unpack_bot_archive(data, tmp_path / "upload")  # the server's per-file limits
+    assert content_hash(unpacked) == bot.version
