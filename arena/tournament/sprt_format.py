@@ -19,7 +19,8 @@ at its cap without a decision is ``inconclusive``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from arena.store import MatchRow, Store, TournamentRow, list_matches
@@ -116,9 +117,19 @@ class SprtProgress:
         }  # fmt: skip
 
 
-def decide(scores: Sequence[float], params: SprtParams) -> tuple[list[LlrPoint], int | None]:
+@functools.lru_cache(maxsize=1 << 16)
+def _llr(counts: tuple[int, int, int, int, int], params: SprtParams) -> float:
+    """``llr``, remembered: a test's status, page and chart recompute every prefix of
+    the same pairs on each look (the computation solves two small optimisations)."""
+    return llr(Pentanomial(counts), params)
+
+
+def decide(
+    scores: Iterable[float], params: SprtParams, *, stop: bool = False
+) -> tuple[list[LlrPoint], int | None]:
     """The LLR after each pair of ``scores`` (the candidate's points per pair, in order)
-    and the length of the first prefix that crosses a bound (None: none does)."""
+    and the length of the first prefix that crosses a bound (None: none does); with
+    ``stop``, the history ends there."""
     counts = [0, 0, 0, 0, 0]
     history: list[LlrPoint] = []
     decided_at: int | None = None
@@ -127,10 +138,12 @@ def decide(scores: Sequence[float], params: SprtParams) -> tuple[list[LlrPoint],
         if not 0 <= slot <= 4 or slot != 2 * score:
             raise ValueError(f"a pair score is 0, 0.5, 1, 1.5 or 2, got {score!r}")
         counts[slot] += 1
-        value = llr(Pentanomial((counts[0], counts[1], counts[2], counts[3], counts[4])), params)
+        value = _llr((counts[0], counts[1], counts[2], counts[3], counts[4]), params)
         history.append(LlrPoint(index + 1, value))
         if decided_at is None and not params.lower_bound < value < params.upper_bound:
             decided_at = index + 1
+            if stop:
+                break
     return history, decided_at
 
 
@@ -188,15 +201,21 @@ def sprt_progress(store: Store, tournament: TournamentRow) -> SprtProgress:
     return progress_of(scores, sprt_params(sprt), sprt.max_pairs)
 
 
+def pairs_to_plan(progress: SprtProgress, batch: int) -> range:
+    """The numbers of the pairs to store next (1-based): up to ``batch``, none once
+    the test has decided or stored ``max_pairs`` pairs."""
+    remaining = progress.max_pairs - progress.scheduled
+    if progress.decided_at is not None or remaining <= 0:
+        return range(0)
+    return range(progress.scheduled + 1, progress.scheduled + 1 + min(max(1, batch), remaining))
+
+
 def next_pairs(
     store: Store, tournament: TournamentRow, version_ids: Mapping[str, int], batch: int
 ) -> list[PlannedRound]:
-    """The next batch of pairs to store: up to ``batch``, none once the test has
-    decided or stored ``max_pairs`` pairs. Called when every stored pair is played."""
-    progress = sprt_progress(store, tournament)
-    remaining = progress.max_pairs - progress.scheduled
-    if progress.decided_at is not None or remaining <= 0:
-        return []
+    """The next batch of pairs to store (``pairs_to_plan``); called by the runner once
+    every stored pair is played."""
+    numbers = pairs_to_plan(sprt_progress(store, tournament), batch)
     candidate, baseline = tournament.entrants
     seed = tournament.config.seed
     ids = (version_ids[candidate], version_ids[baseline])
@@ -205,5 +224,5 @@ def next_pairs(
             number,
             (PlannedMatch(candidate, baseline, GAMES_PER_PAIR, match_seed(seed, number, *ids)),),
         )
-        for number in range(progress.scheduled + 1, progress.scheduled + 1 + min(batch, remaining))
+        for number in numbers
     ]
