@@ -293,7 +293,7 @@ def print_sprt(console: Console, store: Store, tournament: TournamentRow, title:
         f"LLR       {progress.llr:.3f} over {len(progress.scores)} pairs,"
         f" bounds [{progress.lower_bound:.3f}, {progress.upper_bound:.3f}]",
         f"pairs     {progress.complete} played of {progress.scheduled} scheduled;"
-        f" {ORDER} = {progress.pentanomial.counts}",
+        f" {ORDER} = {progress.pentanomial}",
     ]
     if h2h is not None:
         lines.append(f"score     {h2h.score_text()} (95%), Elo {h2h.elo_text()},"

@@ -74,11 +74,12 @@ class SprtProgress:
         return self.params.upper_bound
 
     @property
-    def pentanomial(self) -> Pentanomial:
+    def pentanomial(self) -> tuple[int, int, int, int, int]:
+        """The candidate's pair counts over the prefix: LL, LD, DD/WL, WD, WW (may be 0s)."""
         counts = [0, 0, 0, 0, 0]
         for score in self.scores:
             counts[round(2 * score)] += 1
-        return Pentanomial((counts[0], counts[1], counts[2], counts[3], counts[4]))
+        return counts[0], counts[1], counts[2], counts[3], counts[4]
 
     @property
     def verdict(self) -> str:
@@ -109,7 +110,7 @@ class SprtProgress:
             "beta": self.params.beta, "model": str(self.params.model),
             "max_pairs": self.max_pairs, "pairs_scheduled": self.scheduled,
             "pairs_complete": self.complete, "prefix_pairs": len(self.scores),
-            "pentanomial": list(self.pentanomial.counts), "llr": round(self.llr, 6),
+            "pentanomial": list(self.pentanomial), "llr": round(self.llr, 6),
             "lower_bound": round(self.lower_bound, 6), "upper_bound": round(self.upper_bound, 6),
             "decided_at": self.decided_at, "decision_llr": None if self.decision_llr is None
             else round(self.decision_llr, 6), "verdict": self.verdict,

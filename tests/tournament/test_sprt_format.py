@@ -65,6 +65,12 @@ def test_progress(scores: list[float | None], verdict: str, decided_at: int | No
     assert verdict.split()[0] in progress.sentence()
 
 
+def test_a_test_without_pairs_reads_as_running() -> None:
+    empty = progress_of([], WIDE, 10)
+    assert empty.to_json()["pentanomial"] == [0] * 5 and empty.llr == 0.0
+    assert (empty.verdict, empty.decided_at) == (RUNNING, None)
+
+
 def test_plan_stops_at_the_decision_and_the_cap() -> None:
     assert pairs_to_plan(progress_of([], WIDE, 10), 4) == range(1, 5)
     undecided = [1.0, 1.5] * 5
