@@ -40,7 +40,7 @@ from arena.web.frames import (
 )
 from arena.web.ladder import LadderSource, ladder_payload
 from arena.web.models import GameDetail, TournamentDetail, WebSource
-from arena.web.plots import rating_history_svg
+from arena.web.plots import llr_svg, rating_history_svg
 from arena.web.upload import MAX_UPLOAD_BYTES, UploadError, form_text, record_from_upload
 
 Json = dict[str, object]
@@ -249,9 +249,14 @@ class WebApp:
 
     def tournament_page(self, query: Mapping[str, str], tournament_id: str) -> Response:
         detail = self._tournament(tournament_id)
-        return self.page(
-            "tournament.html", title=detail.summary.name, t=detail, poll_ms=self.poll_ms
+        s = detail.sprt
+        llr_plot = (
+            "" if s is None else llr_svg(s.history, s.lower_bound, s.upper_bound, s.decided_at)
         )
+        return self.page(
+            "tournament.html", title=detail.summary.name, t=detail, poll_ms=self.poll_ms,
+            llr_plot=llr_plot,
+        )  # fmt: skip
 
     def tournament_json(self, query: Mapping[str, str], tournament_id: str) -> Response:
         return json_response(self._tournament(tournament_id).to_json())
