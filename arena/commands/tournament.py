@@ -424,14 +424,23 @@ def run_status(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
+def _test_cell(store: Store, tournament: TournamentRow) -> str:
+    """An SPRT test's verdict and LLR in a list row ("" for other formats)."""
+    if tournament.format is not TournamentFormat.SPRT:
+        return ""
+    progress = sprt_progress(store, tournament)
+    return f"{progress.verdict}, LLR {progress.llr:.2f} ({len(progress.scores)} pairs)"
+
+
 def run_list(store: Store, args: argparse.Namespace) -> int:
     table = Table(title="Tournaments")
-    for header in ("id", "name", "format", "status", "bots", "games", "created"):
+    for header in ("id", "name", "format", "status", "bots", "games", "test", "created"):
         table.add_column(header)
     tournaments = list_tournaments(store)
     for t in tournaments:
         table.add_row(str(t.id), t.name, t.format, t.status, str(len(t.entrants)),
-                      f"{t.games_played}/{t.games_scheduled}", t.created_at[:19])  # fmt: skip
+                      f"{t.games_played}/{t.games_scheduled}", _test_cell(store, t),
+                      t.created_at[:19])  # fmt: skip
     out = console()
     out.print(table if tournaments else "No tournaments yet.")
     for t in tournaments:
