@@ -130,6 +130,9 @@ def test_a_killed_sprt_test_resumes_to_the_same_decision_from_the_same_pairs(
     assert (sprt["decided_at"], sprt["pairs_scheduled"]) == (decided_at, scheduled)
     assert sprt["pairs_complete"] == scheduled and len(sprt["llr_history"]) == scheduled
     _check_consistent(data)
+    audit = subprocess.run([sys.executable, "-m", "arena", "audit", "t", "--data-dir", str(data)],
+                           capture_output=True, text=True, check=False, timeout=300)  # fmt: skip
+    assert audit.returncode == 0 and "pass" in audit.stdout, audit.stdout + audit.stderr
 
 
 @pytest.mark.slow
