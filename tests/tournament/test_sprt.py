@@ -371,3 +371,28 @@ def test_swapping_the_bots_negates_the_llr(
     mine = llr(penta, SprtParams(b[0], b[1], model=model))
     theirs = llr(penta.swapped(), SprtParams(-b[1], -b[0], model=model))
     assert theirs == pytest.approx(-mine, abs=1e-7 * max(1.0, abs(mine)))
+
+
+# LLRs computed with fishtest's own algorithm (server/fishtest/stats/LLRcalc.py:
+# LLR_logistic and LLR_normalized, regularised counts, the secular equation solved to
+# machine precision, fishtest's 10 fixed-point iterations for the t-value), outside this
+# repository: (counts, elo0, elo1, logistic LLR, normalized LLR).
+FISHTEST_VALUES = [
+    ((461, 7604, 17562, 7920, 453), 0, 2, 2.128080566660505, 2.1248464617545526),
+    ((461, 7604, 17562, 7920, 453), -1.75, 0.25, 9.113942831533208, 4.096347879551174),
+    ((0, 0, 0, 0, 20), 0, 40, 2.1705331744636776, 2.980528020480152),
+    ((1, 0, 12, 0, 19), 0, 100, 6.741137423849395, 6.83068431927033),
+    ((40, 3, 310, 2, 55), -35, 5, 14.891594173456582, 8.962574347384868),
+    ((120, 0, 700, 0, 180), 0, 5, 2.5403653940532704, 2.023836004032413),
+    ((7, 1, 30, 0, 2), -10, 10, -1.3385701729772908, -0.9228904542530108),
+]
+
+
+@pytest.mark.parametrize(("counts", "elo0", "elo1", "logistic", "normalized"), FISHTEST_VALUES)
+def test_llr_agrees_with_fishtest_to_1e_6(
+    counts: tuple[int, int, int, int, int], elo0: float, elo1: float, logistic: float,
+    normalized: float,
+) -> None:  # fmt: skip
+    for model, expected in ((EloModel.LOGISTIC, logistic), (EloModel.NORMALIZED, normalized)):
+        got = llr(Pentanomial(counts), SprtParams(elo0, elo1, model=model))
+        assert got == pytest.approx(expected, abs=1e-6), model
