@@ -133,6 +133,8 @@ def test_a_killed_sprt_test_resumes_to_the_same_decision_from_the_same_pairs(
     audit = subprocess.run([sys.executable, "-m", "arena", "audit", "t", "--data-dir", str(data)],
                            capture_output=True, text=True, check=False, timeout=300)  # fmt: skip
     assert audit.returncode == 0 and "pass" in audit.stdout, audit.stdout + audit.stderr
+    print(f"SPRT kill test: {kills} kill(s) at {snapshots and [len(s) for s in snapshots]}"
+          f" games, H1 accepted at pair {decided_at}, {scheduled} pairs played")  # fmt: skip
 
 
 @pytest.mark.slow
