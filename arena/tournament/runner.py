@@ -16,7 +16,9 @@ their halves (``arena.referee.halves``: even and odd indices of a paired match
 are separate jobs, each with its own bot processes, so no process plays both
 games of a deal; the two jobs of a match may run at once). Should a report of
 a stored game still arrive it is discarded, never counted twice. Swiss rounds are paired and stored
-whole, so a round is paired once. Workers die with the runner, their bots
+whole, so a round is paired once; an SPRT test's pairs are stored a batch at a time (one pair
+per worker, ``arena.tournament.sprt_format``) once the batch before is played, none once the
+test has decided. Workers die with the runner, their bots
 with them.
 
 Live view: each job also sends its match's live events (``run_match``'s
@@ -270,7 +272,7 @@ class TournamentRunner:
         self.log.info("tournament_lease_taken", path=str(lease.path))
         return lease
 
-    # ----------------------------------------------------------------- Swiss
+    # ------------------------------------------- rounds paired as play goes
 
     def _pair_next_round(self) -> bool:
         """Pair and store what comes next (a Swiss round, an SPRT test's next batch of
