@@ -32,6 +32,7 @@ from arena.referee.handicap import parse_handicap
 from arena.referee.seeds import new_secret, secret_from_seed
 from arena.referee.timings import decision_stats, seat_walls
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
+from arena.tournament.intervals import ScoreInterval, TableGame, field_intervals
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -127,8 +128,24 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(match_json(report, bots, config, args.seed)))
     else:
-        _print_table(report, bots)
+        _print_table(report, bots, config)
     return EXIT_OK
+
+
+def match_intervals(
+    report: MatchReport, names: tuple[str, str], config: MatchConfig
+) -> dict[str, ScoreInterval | None]:
+    """Each bot's score with its 95% interval over the match's deal pairs (games 2k and
+    2k+1 share deal k; a match that is not paired, or a pair cut short, is counted by
+    single games and says so), None for a match without games."""
+    games = []
+    for game in report.games:
+        seats = (game.bots_by_seat[0], game.bots_by_seat[1])
+        winner = None if game.winner is None else seats.index(game.winner)
+        statuses = tuple(game.statuses.get(bot, BotStatus.OK).value for bot in seats)
+        games.append(TableGame(config.deal_index(game.index), seats, winner,
+                               (statuses[0], statuses[1])))  # fmt: skip
+    return field_intervals(games, names)
 
 
 def _record_writer(directory: Path) -> Callable[[GameReport], None]:
@@ -179,6 +196,10 @@ def match_json(report: MatchReport, bots: tuple[BotSpec, BotSpec],
             for game in report.games
         ],
         "score": dict(report.score),
+        "intervals": {
+            name: None if interval is None else interval.to_json()
+            for name, interval in match_intervals(report, names, config).items()
+        },
         "decision_timings": decision_timings(report, names),
     }
 
@@ -202,7 +223,9 @@ def decision_timings(report: MatchReport, names: tuple[str, str]) -> dict[str, o
     return {name: decision_stats(walls[name], cpu[name]) for name in names}
 
 
-def _print_table(report: MatchReport, bots: tuple[BotSpec, BotSpec]) -> None:
+def _print_table(
+    report: MatchReport, bots: tuple[BotSpec, BotSpec], config: MatchConfig
+) -> None:
     names = display_names(*bots)
     header = ["game", "seat 0", "seat 1", "winner", "reason", "actions",
               f"ms {names[0]}", f"ms {names[1]}", "failures"]
@@ -225,6 +248,12 @@ def _print_table(report: MatchReport, bots: tuple[BotSpec, BotSpec]) -> None:
         print("  ".join(cells).rstrip())
     score = " - ".join(f"{name} {report.score[name]:g}" for name in names)
     print(f"score: {score}")
+    interval = match_intervals(report, names, config)[names[0]]
+    if interval is not None:
+        over = (f"over {interval.pairs_text()} deal pairs" if interval.kind == "pentanomial"
+                else f"over {interval.games} single games: no full deal pair")  # fmt: skip
+        print(f"{names[0]}: {interval.score_text()} (95%, {over}), Elo {interval.elo_text()},"
+              f" LOS {100 * interval.los:.1f}%")  # fmt: skip
     for game in report.games:  # the operator runs both bots: their stderr is theirs to see
         for name, tail in game.stderr.items():
             print(f"game {game.index}: {name}'s stderr (first and last lines):")

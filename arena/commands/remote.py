@@ -344,7 +344,11 @@ def leaderboard_json(reply: pb.GetLeaderboardResponse) -> str:
     return json.dumps([{"rank": e.rank, **bot_json(e.bot)} for e in reply.entries], indent=2)
 
 
-_FORMATS = {pb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin", pb.TOURNAMENT_FORMAT_SWISS: "swiss"}
+_FORMATS = {
+    pb.TOURNAMENT_FORMAT_ROUND_ROBIN: "round-robin", pb.TOURNAMENT_FORMAT_SWISS: "swiss",
+    pb.TOURNAMENT_FORMAT_SPRT: "sprt", pb.TOURNAMENT_FORMAT_GAUNTLET: "gauntlet",
+    pb.TOURNAMENT_FORMAT_LADDER: "ladder",
+}  # fmt: skip
 
 
 def tournament_json(t: pb.Tournament) -> dict[str, object]:
@@ -352,6 +356,11 @@ def tournament_json(t: pb.Tournament) -> dict[str, object]:
         "id": t.id, "name": t.name, "format": _FORMATS.get(t.format, "unspecified"),
         "status": t.status, "entrants": list(t.entrants), "games_played": t.games_played,
         "games_scheduled": t.games_scheduled,
+        **({"sprt": {"verdict": t.sprt.verdict, "llr": t.sprt.llr,
+                     "lower_bound": t.sprt.lower_bound, "upper_bound": t.sprt.upper_bound,
+                     "decided_at": t.sprt.decided_at or None,
+                     "pairs_complete": t.sprt.pairs_complete}}
+           if t.HasField("sprt") else {}),
     }  # fmt: skip
 
 

@@ -7,7 +7,7 @@ import json
 import math
 import sys
 
-from arena.tournament.sprt import EloModel, SprtParams, sprt_state
+from arena.tournament.sprt import ELO_LIMITS, EloModel, SprtParams, sprt_state
 from arena.tournament.stats import Estimate, Pentanomial, Summary, pentanomial_summary
 
 ORDER = "LL,LD,DD/WL,WD,WW"
@@ -80,9 +80,12 @@ def parse(args: argparse.Namespace) -> tuple[Pentanomial, SprtParams]:
         raise InputError(f"--model: logistic or normalized, got {args.model!r}")
     if not elo0 < elo1:
         raise InputError(f"--elo1: must be above --elo0, got [{elo0}, {elo1}]")
+    limit = ELO_LIMITS[EloModel(args.model)]
     for name, value in (("elo0", elo0), ("elo1", elo1)):
-        if abs(value) > 1000:
-            raise InputError(f"--{name}: must lie within [-1000, 1000], got {value}")
+        if abs(value) > limit:
+            raise InputError(
+                f"--{name}: must lie within [-{limit:g}, {limit:g}] ({args.model} Elo), got {value}"
+            )
     for name, value in (("alpha", alpha), ("beta", beta)):
         if not 0.0 < value < 1.0:
             raise InputError(f"--{name}: must lie strictly between 0 and 1, got {value}")

@@ -1,5 +1,8 @@
 """`arena tournament create|run|resume|status|list`.
 
+Formats: round-robin, swiss, gauntlet (the first bot plays each of the others,
+paired deals) and sprt (a sequential test of CANDIDATE against BASELINE, one
+deal pair per match, until the LLR crosses a bound or --max-pairs is reached).
 `run` creates a tournament and plays it; `resume` finishes one that was
 interrupted (even by kill -9) without losing or double-counting a game. One
 process runs a tournament at a time: a second `run`/`resume` of it exits 1
@@ -19,6 +22,7 @@ from rich.table import Table
 
 from arena.commands.leaderboard import interval_cells
 from arena.commands.playflags import add_play_flags
+from arena.commands.stats import ORDER
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.store import (
     INTERRUPTED,
@@ -30,15 +34,19 @@ from arena.store import (
     get_tournament,
     list_tournaments,
 )
-from arena.tournament.config import build_config
+from arena.tournament.config import DEFAULT_MAX_PAIRS, TournamentError, build_config, build_sprt
+from arena.tournament.gauntlet import gauntlet_rows
 from arena.tournament.intervals import ScoreInterval
 from arena.tournament.results import (
+    table_games,
     tournament_crosstable,
     tournament_intervals,
     tournament_standings,
 )
-from arena.tournament.rounds import create_tournament
+from arena.tournament.rounds import check_format_settings, create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.sprt import PRESETS, EloModel
+from arena.tournament.sprt_format import sprt_progress
 
 FORMATS = {
     "round-robin": TournamentFormat.ROUND_ROBIN,
@@ -89,6 +97,7 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
         help=f"games per match (default {TournamentConfig.games_per_match})",
     )  # fmt: skip
     parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n) + 1)")
+    _add_sprt_flags(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -97,6 +106,32 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
         " stored with the tournament, never by the seed alone",
     )
     add_play_flags(parser)
+
+
+def _add_sprt_flags(parser: argparse.ArgumentParser) -> None:
+    sprt = parser.add_argument_group(
+        "sprt test (--format sprt CANDIDATE BASELINE)",
+        "H0: the candidate is elo0 stronger, H1: elo1 stronger; a preset or both bounds",
+    )
+    sprt.add_argument("--sprt", choices=sorted(PRESETS), help="preset bounds: nonreg"
+                      f" {_bounds('nonreg')}, gain {_bounds('gain')} (normalized Elo)")  # fmt: skip
+    sprt.add_argument("--elo0", type=float, metavar="E0", help="Elo of H0")
+    sprt.add_argument("--elo1", type=float, metavar="E1", help="Elo of H1")
+    sprt.add_argument("--alpha", type=float, help="false-pass rate at elo0 (0.05)")
+    sprt.add_argument("--beta", type=float, help="false-fail rate at elo1 (0.05)")
+    sprt.add_argument("--model", choices=[str(m) for m in EloModel],
+                      help="Elo model of the bounds (normalized)")  # fmt: skip
+    sprt.add_argument(
+        "--max-pairs", type=int, metavar="N",
+        help=f"deal pairs at most; then inconclusive ({DEFAULT_MAX_PAIRS})",
+    )  # fmt: skip
+
+
+def _bounds(preset: str) -> str:
+    return f"[{PRESETS[preset].elo0:g}, {PRESETS[preset].elo1:g}]"
+
+
+SPRT_FLAGS = ("sprt", "elo0", "elo1", "alpha", "beta", "model", "max_pairs")
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -117,17 +152,45 @@ def add_cpu_pinning(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _create(store: Store, args: argparse.Namespace) -> TournamentRow:
+def definition(args: argparse.Namespace) -> tuple[TournamentFormat, TournamentConfig]:
+    """The format and checked config the flags ask for (TournamentError naming the flag)."""
+    kind = FORMATS[args.format]
+    given = [flag for flag in SPRT_FLAGS if getattr(args, flag) is not None]
+    sprt = None
+    if kind is TournamentFormat.SPRT:
+        sprt = build_sprt(
+            preset=args.sprt, elo0=args.elo0, elo1=args.elo1, alpha=args.alpha,
+            beta=args.beta, model=args.model, max_pairs=args.max_pairs,
+        )  # fmt: skip
+        if len(args.bots) != 2:
+            raise TournamentError(
+                f"an sprt test is between two bots, CANDIDATE BASELINE; got {len(args.bots)}"
+            )
+    elif given:
+        flag = "--" + given[0].replace("_", "-")
+        raise TournamentError(f"{flag} is for sprt tests only (--format sprt), not {args.format}")
     config = build_config(
         games_per_match=args.games, rounds=args.rounds, seed=args.seed,
         action_ms=args.action_ms, bank_ms=args.bank_ms,
-        strategic=args.strategic, tactical=args.tactical,
+        strategic=args.strategic, tactical=args.tactical, sprt=sprt,
     )  # fmt: skip
-    return create_tournament(store, args.name, FORMATS[args.format], args.bots, config)
+    check_format_settings(kind, args.bots, config)
+    return kind, config
+
+
+def _create(store: Store, args: argparse.Namespace) -> TournamentRow | int:
+    """The new tournament, or the exit status of flags that ask for none (2, one line)."""
+    try:
+        kind, config = definition(args)
+    except TournamentError as error:
+        return fail(str(error), 2)
+    return create_tournament(store, args.name, kind, args.bots, config)
 
 
 def run_create(store: Store, args: argparse.Namespace) -> int:
     tournament = _create(store, args)
+    if isinstance(tournament, int):
+        return tournament
     print(f"created tournament {tournament.name} (id {tournament.id}, {tournament.format},"
           f" {len(tournament.entrants)} bots); play it with `arena tournament resume"
           f" {tournament.name}`")  # fmt: skip
@@ -136,7 +199,10 @@ def run_create(store: Store, args: argparse.Namespace) -> int:
 
 def run_run(store: Store, args: argparse.Namespace) -> int:
     problem = run_options_problem(args)  # before anything is stored
-    return fail(problem) if problem else play_tournament(store, _create(store, args), args)
+    if problem:
+        return fail(problem)
+    tournament = _create(store, args)
+    return tournament if isinstance(tournament, int) else play_tournament(store, tournament, args)
 
 
 def run_resume(store: Store, args: argparse.Namespace) -> int:
@@ -176,9 +242,13 @@ def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Name
         )  # fmt: skip
 
         def show(event: ProgressEvent) -> None:
+            last = event.message
+            if tournament.format is TournamentFormat.SPRT:
+                state = sprt_progress(store, get_tournament(store, tournament.id))
+                last = f"{state.sentence()} | {last}"
             progress.update(
                 task, completed=event.games_played, total=event.games_scheduled or None,
-                last=event.message,
+                last=last,
             )  # fmt: skip
 
         runner.on_progress = show
@@ -196,6 +266,65 @@ def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Name
 
 
 def print_results(console: Console, store: Store, tournament: TournamentRow) -> None:
+    title = (f"{tournament.name} ({tournament.format}, {tournament.status},"
+             f" {tournament.games_played}/{tournament.games_scheduled} games)")  # fmt: skip
+    if tournament.format is TournamentFormat.SPRT:
+        print_sprt(console, store, tournament, title)
+    elif tournament.format is TournamentFormat.GAUNTLET:
+        print_gauntlet(console, store, tournament, title)
+    else:
+        print_standings(console, store, tournament)
+    if tournament.status == INTERRUPTED:
+        console.print(resume_hint(tournament), highlight=False, markup=False, soft_wrap=True)
+
+
+def print_sprt(console: Console, store: Store, tournament: TournamentRow, title: str) -> None:
+    """A test's hypotheses, its decision (or LLR so far) and the candidate's score."""
+    progress = sprt_progress(store, tournament)
+    candidate, baseline = tournament.entrants
+    params = progress.params
+    h2h = tournament_intervals(store, tournament).h2h.get((candidate, baseline))
+    lines = [
+        title,
+        f"test      {candidate} (candidate) against {baseline} (baseline)",
+        f"SPRT      H0: {params.model} Elo {params.elo0:g}, H1: {params.elo1:g}"
+        f" (alpha {params.alpha:g}, beta {params.beta:g}), at most {progress.max_pairs} pairs",
+        f"result    {progress.sentence()}",
+        f"LLR       {progress.llr:.3f} over {len(progress.scores)} pairs,"
+        f" bounds [{progress.lower_bound:.3f}, {progress.upper_bound:.3f}]",
+        f"pairs     {progress.complete} played of {progress.scheduled} scheduled;"
+        f" {ORDER} = {progress.pentanomial}",
+    ]
+    if h2h is not None:
+        lines.append(f"score     {h2h.score_text()} (95%), Elo {h2h.elo_text()},"
+                     f" LOS {100 * h2h.los:.1f}%, {h2h.pairs_text()} pairs")  # fmt: skip
+    for line in lines:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def print_gauntlet(console: Console, store: Store, tournament: TournamentRow, title: str) -> None:
+    """The candidate's result against each opponent and overall, with 95% intervals."""
+    candidate, *opponents = tournament.entrants
+    rows, overall = gauntlet_rows(table_games(store, tournament.id), candidate, opponents)
+    table = Table(
+        title=f"{title}: {candidate} against the field",
+        caption="score and Elo: the candidate's, 95% interval over deal pairs",
+    )
+    for header in ("opponent", "games", "W/D/L", "score (95%)", "Elo (95%)", "pairs"):
+        table.add_column(header, justify="left" if header == "opponent" else "right")
+    for row in [*rows, overall]:
+        table.add_row(
+            row.opponent or "overall", str(row.games), f"{row.wins}/{row.draws}/{row.losses}",
+            *interval_cells(row.interval),
+        )  # fmt: skip
+    console.print(table)
+    for row in rows:
+        if row.interval is not None and not row.interval.excludes_even():
+            console.print(f"{candidate} and {row.opponent} are not separated at 95%",
+                          highlight=False, markup=False)  # fmt: skip
+
+
+def print_standings(console: Console, store: Store, tournament: TournamentRow) -> None:
     standings = tournament_standings(store, tournament.id)
     intervals = tournament_intervals(store, tournament)
     table = Table(title=f"{tournament.name}: standings ({tournament.status},"
@@ -227,8 +356,6 @@ def print_results(console: Console, store: Store, tournament: TournamentRow) -> 
                  else "." for other in order]  # fmt: skip
         grid.add_row(f"{index + 1} {bot}", *cells)
     console.print(grid)
-    if tournament.status == INTERRUPTED:
-        console.print(resume_hint(tournament), highlight=False, markup=False, soft_wrap=True)
 
 
 def _cross_cell(points: float, interval: ScoreInterval | None) -> str:
@@ -268,7 +395,20 @@ def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]
             for (a, b), p in sorted(cross.items())
         ],
         "separation_notes": intervals.notes(order),
+        **_format_json(store, tournament),
     }  # fmt: skip
+
+
+def _format_json(store: Store, tournament: TournamentRow) -> dict[str, object]:
+    """What a test or a gauntlet adds to its status: the SPRT, the per-opponent rows."""
+    if tournament.format is TournamentFormat.SPRT:
+        return {"sprt": sprt_progress(store, tournament).to_json()}
+    if tournament.format is TournamentFormat.GAUNTLET:
+        candidate, *opponents = tournament.entrants
+        rows, overall = gauntlet_rows(table_games(store, tournament.id), candidate, opponents)
+        return {"gauntlet": {"candidate": candidate, "opponents": [r.to_json() for r in rows],
+                             "overall": overall.to_json()}}  # fmt: skip
+    return {}
 
 
 def _interval_json(interval: ScoreInterval | None) -> dict[str, object] | None:
@@ -284,14 +424,23 @@ def run_status(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
+def _test_cell(store: Store, tournament: TournamentRow) -> str:
+    """An SPRT test's verdict and LLR in a list row ("" for other formats)."""
+    if tournament.format is not TournamentFormat.SPRT:
+        return ""
+    progress = sprt_progress(store, tournament)
+    return f"{progress.verdict}, LLR {progress.llr:.2f} ({len(progress.scores)} pairs)"
+
+
 def run_list(store: Store, args: argparse.Namespace) -> int:
     table = Table(title="Tournaments")
-    for header in ("id", "name", "format", "status", "bots", "games", "created"):
+    for header in ("id", "name", "format", "status", "bots", "games", "test", "created"):
         table.add_column(header)
     tournaments = list_tournaments(store)
     for t in tournaments:
         table.add_row(str(t.id), t.name, t.format, t.status, str(len(t.entrants)),
-                      f"{t.games_played}/{t.games_scheduled}", t.created_at[:19])  # fmt: skip
+                      f"{t.games_played}/{t.games_scheduled}", _test_cell(store, t),
+                      t.created_at[:19])  # fmt: skip
     out = console()
     out.print(table if tournaments else "No tournaments yet.")
     for t in tournaments:

@@ -76,9 +76,10 @@ from arena.store import (
     require_owner,
     revealed_secret,
 )
+from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
 from arena.tournament.audit import audit_tournament
-from arena.tournament.config import TournamentError, build_config
+from arena.tournament.config import TournamentError, build_config, build_sprt
 from arena.tournament.results import (
     leaderboard_intervals,
     tournament_intervals,
@@ -87,6 +88,7 @@ from arena.tournament.results import (
 )
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.sprt_format import sprt_progress
 
 WATCH_POLL_S = 0.5
 
@@ -256,12 +258,13 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         principal: Principal,
     ) -> pb.CreateTournamentResponse:  # fmt: skip
         if request.format not in FORMAT_NAMES:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "format must be ROUND_ROBIN or SWISS")
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                  "format must be ROUND_ROBIN, SWISS, SPRT or GAUNTLET")  # fmt: skip
         try:  # proto3: 0 means "not set", the default
             config = build_config(
                 games_per_match=request.games_per_match or None, rounds=request.rounds or None,
                 seed=request.seed, action_ms=request.action_ms or None,
-                bank_ms=request.bank_ms or None,
+                bank_ms=request.bank_ms or None, sprt=_sprt_settings(request),
             )  # fmt: skip
             tournament = create_tournament(
                 self.store, request.name, FORMAT_NAMES[request.format], list(request.bots), config
@@ -302,8 +305,10 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         return pb.ListTournamentsResponse(tournaments=[self._tournament_pb(row) for row in rows])
 
     def _tournament_pb(self, row: TournamentRow) -> pb.Tournament:
-        """The message of ``row``: its deal seed only once it is finished (never before)."""
-        return tournament_pb(row, revealed_secret(self.store, row.id))
+        """The message of ``row``: its deal seed only once it is finished (never before);
+        an SPRT test's LLR, bounds and decision."""
+        sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
+        return tournament_pb(row, revealed_secret(self.store, row.id), sprt)
 
     @authenticated()
     def AuditTournament(
@@ -519,3 +524,18 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
 
 
 __all__ = ["ArenaService", "ServiceOptions"]
+
+
+def _sprt_settings(request: pb.CreateTournamentRequest) -> SprtConfig | None:
+    """An SPRT test's hypotheses from the request (None unless it sets them or asks for
+    the SPRT format); TournamentError naming the field."""
+    if request.format != pb.TOURNAMENT_FORMAT_SPRT and not request.HasField("sprt"):
+        return None
+    s = request.sprt
+    return build_sprt(
+        preset=s.preset or None,
+        elo0=s.elo0 if s.HasField("elo0") else None,
+        elo1=s.elo1 if s.HasField("elo1") else None,
+        alpha=s.alpha or None, beta=s.beta or None, model=s.model or None,
+        max_pairs=s.max_pairs or None,
+    )  # fmt: skip

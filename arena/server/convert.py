@@ -12,11 +12,14 @@ from arena.server.seats import PublishedSeat
 from arena.store import BotVersionRow, LiveGameRow, TournamentFormat, TournamentRow
 from arena.tournament.audit import AuditReport
 from arena.tournament.intervals import ScoreInterval
+from arena.tournament.sprt_format import SprtProgress
 from arena.tournament.standings import Standing
 
 FORMAT_NAMES = {
     pb.TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ROUND_ROBIN,
     pb.TOURNAMENT_FORMAT_SWISS: TournamentFormat.SWISS,
+    pb.TOURNAMENT_FORMAT_SPRT: TournamentFormat.SPRT,
+    pb.TOURNAMENT_FORMAT_GAUNTLET: TournamentFormat.GAUNTLET,
     pb.TOURNAMENT_FORMAT_LADDER: TournamentFormat.LADDER,
 }
 FORMAT_VALUES = {name: value for value, name in FORMAT_NAMES.items()}
@@ -32,14 +35,30 @@ def bot_pb(row: BotVersionRow) -> pb.BotVersion:
     )  # fmt: skip
 
 
-def tournament_pb(row: TournamentRow, revealed_seed: bytes | None = None) -> pb.Tournament:
-    """``revealed_seed``: the deal secret, given only for a finished tournament."""
+def tournament_pb(
+    row: TournamentRow, revealed_seed: bytes | None = None, sprt: SprtProgress | None = None
+) -> pb.Tournament:
+    """``revealed_seed``: the deal secret, given only for a finished tournament;
+    ``sprt``: an SPRT test's progress."""
     return pb.Tournament(
         id=row.id, name=row.name, format=FORMAT_VALUES[row.format], status=row.status,
         entrants=list(row.entrants), games_played=row.games_played,
         games_scheduled=row.games_scheduled, seed_commitment=row.commitment or "",
         revealed_seed="" if revealed_seed is None else revealed_seed.hex(),
         interrupted_reason=row.interrupted_reason or "",
+        sprt=None if sprt is None else sprt_pb(sprt),
+    )  # fmt: skip
+
+
+def sprt_pb(progress: SprtProgress) -> pb.SprtStatus:
+    p = progress.params
+    return pb.SprtStatus(
+        elo0=p.elo0, elo1=p.elo1, alpha=p.alpha, beta=p.beta, model=str(p.model),
+        max_pairs=progress.max_pairs, pairs_scheduled=progress.scheduled,
+        pairs_complete=progress.complete, llr=progress.llr, lower_bound=progress.lower_bound,
+        upper_bound=progress.upper_bound, verdict=progress.verdict,
+        decided_at=progress.decided_at or 0, llr_history=[h.llr for h in progress.history],
+        pentanomial=list(progress.pentanomial),
     )  # fmt: skip
 
 

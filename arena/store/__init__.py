@@ -102,6 +102,7 @@ from arena.store.tokens import check_token, create_token, ensure_admin_token
 from arena.store.tournaments import (
     INTERRUPTED,
     add_round,
+    add_rounds,
     entrant_version_ids,
     get_tournament,
     insert_tournament,
@@ -158,6 +159,7 @@ __all__ = [
     "add_ladder_match",
     "add_live_actions",
     "add_round",
+    "add_rounds",
     "add_seat_offer",
     "bot_failures",
     "bot_spec",

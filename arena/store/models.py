@@ -99,6 +99,8 @@ class TournamentFormat(enum.StrEnum):
     ROUND_ROBIN = "round_robin"
     SWISS = "swiss"
     LADDER = "ladder"  # arena serve --ladder (arena.store.ladder); never created as a tournament
+    SPRT = "sprt"  # a sequential test of a candidate against a baseline, one deal pair per match
+    GAUNTLET = "gauntlet"  # the first entrant plays each of the others
 
 
 class TournamentStatus(enum.StrEnum):
@@ -108,6 +110,36 @@ class TournamentStatus(enum.StrEnum):
     RUNNING = "running"
     INTERRUPTED = "interrupted"  # stored as running, but no runner holds its lease
     FINISHED = "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class SprtConfig:
+    """The hypotheses of an SPRT test (format ``sprt``), as stored; checked by
+    ``arena.tournament.config``, read as ``arena.tournament.sprt.SprtParams``."""
+
+    elo0: float
+    elo1: float
+    alpha: float
+    beta: float
+    model: str  # "logistic" | "normalized"
+    max_pairs: int  # the cap: at it, an undecided test ends inconclusive
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta,
+            "model": self.model, "max_pairs": self.max_pairs,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> SprtConfig:
+        def real(key: str) -> float:
+            value = data[key]
+            assert isinstance(value, int | float), f"stored sprt config: {key} is {value!r}"
+            return float(value)
+
+        model, max_pairs = data["model"], data["max_pairs"]
+        assert isinstance(model, str) and isinstance(max_pairs, int), f"stored sprt: {data!r}"
+        return cls(real("elo0"), real("elo1"), real("alpha"), real("beta"), model, max_pairs)
 
 
 @dataclass(frozen=True)  # no slots: the class attributes are the defaults (one source)
@@ -123,14 +155,19 @@ class TournamentConfig:
     seed: int = 0
     time_control: TimeControl = field(default_factory=TimeControl)
     variant: Variant = field(default_factory=Variant)
+    sprt: SprtConfig | None = None  # format sprt only
 
     def to_json(self) -> dict[str, object]:
-        """The stored form (unchanged since schema v1: flat, times in ms)."""
-        return {
+        """The stored form (flat, times in ms, as since schema v1; ``sprt`` only when set,
+        so an older tournament's stored form, and its commitment, are unchanged)."""
+        out: dict[str, object] = {
             "games_per_match": self.games_per_match, "rounds": self.rounds, "seed": self.seed,
             "action_ms": self.time_control.action_ms, "bank_ms": self.time_control.bank_ms,
             "strategic": self.variant.strategic, "tactical": self.variant.tactical,
         }  # fmt: skip
+        if self.sprt is not None:
+            out["sprt"] = self.sprt.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> TournamentConfig:
@@ -141,6 +178,8 @@ class TournamentConfig:
 
         rounds = data.get("rounds")
         assert rounds is None or isinstance(rounds, int), f"stored rounds is {rounds!r}"
+        sprt = data.get("sprt")
+        assert sprt is None or isinstance(sprt, dict), f"stored sprt is {sprt!r}"
         return cls(
             games_per_match=number("games_per_match", cls.games_per_match),
             rounds=rounds,
@@ -153,6 +192,7 @@ class TournamentConfig:
                 strategic=bool(data.get("strategic", False)),
                 tactical=bool(data.get("tactical", False)),
             ),
+            sprt=None if sprt is None else SprtConfig.from_json(sprt),
         )
 
 

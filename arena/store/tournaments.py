@@ -159,16 +159,23 @@ def _insert_round(
 
 def add_round(store: Store, tournament_id: int, planned: PlannedRound) -> None:
     """Store one paired round, whole or not at all (StoreError if it exists)."""
+    add_rounds(store, tournament_id, (planned,))
+
+
+def add_rounds(store: Store, tournament_id: int, planned: Sequence[PlannedRound]) -> None:
+    """Store paired rounds (an SPRT test's batch of pairs), all or none (StoreError
+    naming the first that exists)."""
     tournament = get_tournament(store, tournament_id)
     with store.transaction() as db:
-        if db.execute(
-            "SELECT 1 FROM matches WHERE tournament_id = ? AND round = ?",
-            (tournament_id, planned.number),
-        ).fetchone():
-            raise StoreError(
-                f"round {planned.number} of tournament {tournament.name!r} is already paired"
-            )
-        _insert_round(db, tournament_id, planned, _entrant_ids(db, tournament_id))
+        for one in planned:
+            if db.execute(
+                "SELECT 1 FROM matches WHERE tournament_id = ? AND round = ?",
+                (tournament_id, one.number),
+            ).fetchone():
+                raise StoreError(
+                    f"round {one.number} of tournament {tournament.name!r} is already paired"
+                )
+            _insert_round(db, tournament_id, one, _entrant_ids(db, tournament_id))
 
 
 def entrant_version_ids(store: Store, tournament_id: int) -> dict[str, int]:

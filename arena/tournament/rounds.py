@@ -31,6 +31,7 @@ from arena.tournament.config import (
 )
 from arena.tournament.results import tournament_standings
 from arena.tournament.schedule import Pairing, round_robin
+from arena.tournament.sprt_format import GAMES_PER_PAIR, next_pairs
 from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
 
@@ -50,6 +51,7 @@ def create_tournament(
     if len(set(bots)) != len(bots) or len(bots) < 2:
         raise TournamentError("a tournament needs at least two distinct bots")
     validate_config(config)
+    check_format_settings(kind, bots, config)
     if config.rounds is not None:
         if kind is not TournamentFormat.SWISS:
             raise TournamentError(f"rounds is for Swiss tournaments only (a {kind} plays them all)")
@@ -63,7 +65,48 @@ def create_tournament(
     if kind is TournamentFormat.ROUND_ROBIN:
         for rnd in round_robin(list(bots)):
             rounds.append(_planned(config, rnd.number, rnd.pairings, rnd.bye, version_ids))
+    elif kind is TournamentFormat.GAUNTLET:
+        candidate = bots[0]
+        for number, opponent in enumerate(bots[1:], start=1):
+            rounds.append(
+                _planned(config, number, [Pairing(candidate, opponent)], None, version_ids)
+            )
     return insert_tournament(store, name, kind, version_ids, config, rounds)
+
+
+def check_format_settings(
+    kind: TournamentFormat, bots: Sequence[str], config: TournamentConfig
+) -> None:
+    """What each format asks of its bots and settings (TournamentError naming it)."""
+    if kind is TournamentFormat.SPRT:
+        if len(bots) != 2:
+            raise TournamentError(
+                f"an sprt test is between two bots, CANDIDATE BASELINE; got {len(bots)}"
+            )
+        if config.sprt is None:
+            raise TournamentError("an sprt test needs elo0 and elo1, or a preset (nonreg, gain)")
+        if config.games_per_match != GAMES_PER_PAIR:
+            raise TournamentError(
+                f"games: an sprt test plays one deal pair ({GAMES_PER_PAIR} games) per match,"
+                f" got {config.games_per_match}"
+            )
+    elif config.sprt is not None:
+        raise TournamentError(f"the sprt settings are for sprt tests only, not a {kind}")
+    if kind is TournamentFormat.GAUNTLET and config.games_per_match % 2:
+        raise TournamentError(
+            "games: a gauntlet plays paired deals, so an even number of games per match,"
+            f" got {config.games_per_match}"
+        )
+
+
+def next_rounds(store: Store, tournament_id: int, *, batch: int) -> list[PlannedRound]:
+    """What to pair next once every stored match is played: a Swiss round, an SPRT
+    test's next batch of at most ``batch`` pairs, or nothing (the tournament is over)."""
+    tournament = get_tournament(store, tournament_id)
+    if tournament.format is TournamentFormat.SPRT:
+        return next_pairs(store, tournament, entrant_version_ids(store, tournament_id), batch)
+    planned = next_swiss_round(store, tournament_id)
+    return [] if planned is None else [planned]
 
 
 def _planned(

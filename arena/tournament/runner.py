@@ -16,7 +16,9 @@ their halves (``arena.referee.halves``: even and odd indices of a paired match
 are separate jobs, each with its own bot processes, so no process plays both
 games of a deal; the two jobs of a match may run at once). Should a report of
 a stored game still arrive it is discarded, never counted twice. Swiss rounds are paired and stored
-whole, so a round is paired once. Workers die with the runner, their bots
+whole, so a round is paired once; an SPRT test's pairs are stored a batch at a time (one pair
+per worker, ``arena.tournament.sprt_format``) once the batch before is played, none once the
+test has decided. Workers die with the runner, their bots
 with them.
 
 Live view: each job also sends its match's live events (``run_match``'s
@@ -52,7 +54,7 @@ from arena.store import (
     TournamentLease,
     TournamentRow,
     acquire_lease,
-    add_round,
+    add_rounds,
     add_seat_offer,
     bot_spec,
     close_seat_offers,
@@ -79,7 +81,7 @@ from arena.tournament.executor import (
 from arena.tournament.live_feed import LiveFeed
 from arena.tournament.local_executor import LocalProcessExecutor
 from arena.tournament.results import store_game
-from arena.tournament.rounds import next_swiss_round
+from arena.tournament.rounds import next_rounds
 
 _POLL_S = 0.2
 _DRAIN_MAX_MESSAGES = 500
@@ -270,16 +272,19 @@ class TournamentRunner:
         self.log.info("tournament_lease_taken", path=str(lease.path))
         return lease
 
-    # ----------------------------------------------------------------- Swiss
+    # ------------------------------------------- rounds paired as play goes
 
     def _pair_next_round(self) -> bool:
-        """Pair and store the next Swiss round; False when there is none to play."""
-        planned = next_swiss_round(self.store, self.tournament_id)
-        if planned is None:
+        """Pair and store what comes next (a Swiss round, an SPRT test's next batch of
+        pairs, one per worker); False when there is nothing more to play."""
+        planned = next_rounds(self.store, self.tournament_id, batch=self.concurrency)
+        if not planned:
             return False
-        add_round(self.store, self.tournament_id, planned)
-        self.log.info("round_paired", round=planned.number, bye=planned.bye)
-        self._emit(f"round {planned.number} paired", round_no=planned.number)
+        add_rounds(self.store, self.tournament_id, planned)
+        first, last = planned[0].number, planned[-1].number
+        self.log.info("round_paired", round=first, rounds=len(planned), bye=planned[0].bye)
+        what = f"round {first}" if first == last else f"rounds {first}-{last}"
+        self._emit(f"{what} paired", round_no=first)
         return True
 
     # ---------------------------------------------------------------- matches

@@ -55,6 +55,16 @@ class Decision(StrEnum):
     CONTINUE = "continue"
 
 
+ELO_LIMITS: dict[EloModel, float] = {EloModel.LOGISTIC: 1000.0, EloModel.NORMALIZED: 200.0}
+"""The largest |elo0|, |elo1| of each model for which the LLR exists for any counts.
+
+Normalized: the t-value MLE (``mle_t_value``) starts from the uniform distribution,
+where a t-value above about 0.94 per pair (231.7 normalized Elo) has no solution of
+the tilt, so ``llr`` would raise for some counts in the middle of a test. 200 keeps a
+margin; a property test runs ``llr`` over counts of every shape at the limits.
+"""
+
+
 @dataclass(frozen=True)
 class SprtParams:
     """H0: Elo = elo0 against H1: Elo = elo1, with error rates alpha and beta.
@@ -79,8 +89,11 @@ class SprtParams:
             raise ValueError("alpha and beta must lie strictly between 0 and 1")
         if self.alpha + self.beta >= 1.0:
             raise ValueError("alpha + beta must be below 1")
-        if max(abs(self.elo0), abs(self.elo1)) > 1000:
-            raise ValueError("elo0 and elo1 must lie within [-1000, 1000]")
+        limit = ELO_LIMITS[self.model]
+        if max(abs(self.elo0), abs(self.elo1)) > limit:
+            raise ValueError(
+                f"elo0 and elo1 must lie within [-{limit:g}, {limit:g}] ({self.model} Elo)"
+            )
 
     @property
     def lower_bound(self) -> float:
@@ -91,18 +104,23 @@ class SprtParams:
         return math.log((1.0 - self.beta) / self.alpha)
 
 
-# Non-regression: "the change does not lose strength". H0 is a loss of 1.75
-# normalized Elo, H1 a gain of 0.25 (fishtest's non-regression bounds): a pass
-# says the candidate is at worst slightly weaker, with at most 5% chance that a
-# candidate 1.75 nElo weaker passes. Normalized Elo is in units of the game's
-# own noise (the per-game standard deviation), so the bounds carry over from
-# chess to Kahuna with the same meaning and the same expected test length.
-NON_REGRESSION = SprtParams(elo0=-1.75, elo1=0.25)
-# Gain: "the change is an improvement". H0 is no gain, H1 a gain of 5
-# normalized Elo: a pass says the candidate is stronger, with at most 5% chance
-# that an equal candidate passes and 5% that one 5 nElo stronger fails.
-GAIN = SprtParams(elo0=0.0, elo1=5.0)
-PRESETS: dict[str, SprtParams] = {"non-regression": NON_REGRESSION, "gain": GAIN}
+# The presets are fishtest's bounds scaled by 20, so that a test between Kahuna bots
+# decides in a few hundred deal pairs (fishtest's own need tens of thousands of
+# games: Stockfish's changes are worth a few Elo, a Kahuna bot's often tens).
+# Normalized Elo is in units of the game's own noise (the per-game standard
+# deviation): in a game without draws, unpaired, 1 nElo is about 1 logistic Elo
+# near an even score; paired deals make the noise smaller, so the same nElo is
+# fewer logistic Elo.
+#
+# Non-regression: "the change does not lose strength". H0 is a loss of 35 nElo,
+# H1 a gain of 5 (fishtest's [-1.75, 0.25] x 20): a pass says the candidate is at
+# worst slightly weaker, with at most 5% chance that one 35 nElo weaker passes.
+NON_REGRESSION = SprtParams(elo0=-35.0, elo1=5.0)
+# Gain: "the change is an improvement". H0 is no gain, H1 a gain of 40 nElo
+# (fishtest's [0, 2] x 20): a pass says the candidate is stronger, with at most 5%
+# chance that an equal candidate passes and 5% that one 40 nElo stronger fails.
+GAIN = SprtParams(elo0=0.0, elo1=40.0)
+PRESETS: dict[str, SprtParams] = {"nonreg": NON_REGRESSION, "gain": GAIN}
 
 
 def _root(f_and_slope: Secular, low: float, high: float) -> float:

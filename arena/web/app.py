@@ -44,7 +44,7 @@ from arena.web.frames import (
 from arena.web.ladder import LadderSource, ladder_payload
 from arena.web.live import LIVE_POLL_MS, LiveSource, NoSuchGameError, SpectatorFeed
 from arena.web.models import GameDetail, TournamentDetail, WebSource
-from arena.web.plots import rating_history_svg
+from arena.web.plots import llr_svg, rating_history_svg
 from arena.web.submit import (
     AccountSource,
     BotSubmitter,
@@ -298,9 +298,13 @@ class WebApp:
 
     def tournament_page(self, query: Mapping[str, str], tournament_id: str) -> Response:
         detail = self._tournament(tournament_id)
+        s = detail.sprt
+        llr_plot = (
+            "" if s is None else llr_svg(s.history, s.lower_bound, s.upper_bound, s.decided_at)
+        )
         return self.page(
             "tournament.html", title=detail.summary.name, t=detail, poll_ms=self.poll_ms,
-            live_games=self._live_games(detail.summary.id),
+            live_games=self._live_games(detail.summary.id), llr_plot=llr_plot,
         )  # fmt: skip
 
     def tournament_json(self, query: Mapping[str, str], tournament_id: str) -> Response:

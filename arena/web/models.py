@@ -211,6 +211,20 @@ class StandingRow:
 
 
 @dataclass(frozen=True)
+class SprtView:
+    """An SPRT test's state as its page shows it (``arena.tournament.sprt_format``)."""
+
+    hypotheses: str  # e.g. "H0: normalized Elo 0, H1: 40 (alpha 0.05, beta 0.05)"
+    sentence: str  # the decision, or the LLR so far, in words
+    verdict: str
+    history: tuple[float, ...]  # the LLR after each pair of the complete prefix
+    lower_bound: float
+    upper_bound: float
+    decided_at: int | None
+    detail: Json  # SprtProgress.to_json()
+
+
+@dataclass(frozen=True)
 class TournamentDetail:
     summary: TournamentSummary
     standings: tuple[StandingRow, ...]
@@ -219,6 +233,7 @@ class TournamentDetail:
     games: tuple[GameSummary, ...]
     separation_notes: tuple[str, ...] = ()
     """Neighbours in the standings that the games do not separate at 95%."""
+    sprt: SprtView | None = None  # format sprt only
 
     def crosstable_bots(self) -> list[str]:
         return [row.bot for row in self.standings]
@@ -251,6 +266,7 @@ class TournamentDetail:
             },
             "games": [game.to_json() for game in self.games],
             "separation_notes": list(self.separation_notes),
+            "sprt": None if self.sprt is None else self.sprt.detail,
         }
 
 

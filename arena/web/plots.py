@@ -140,3 +140,65 @@ def _axes(
             f'text-anchor="middle">{index + 1}</text>'
         )
     return parts
+
+
+MAX_LLR_POINTS = 1000  # a longer history is drawn from every k-th pair (the ends kept)
+
+
+def llr_svg(
+    history: Sequence[float],
+    lower: float,
+    upper: float,
+    decided_at: int | None = None,
+    box: PlotBox = PlotBox(height_px=220),
+) -> str:
+    """An SPRT test's LLR after each pair (``history[k]``: after pair k + 1) as a line
+    between its two bounds, with the pair that decided marked; a note when empty."""
+    if not history:
+        return (
+            f'<svg class="rating-plot llr-plot" viewBox="0 0 {box.width_px} 60" role="img" '
+            f'aria-label="no pair played yet"><text x="{box.width_px // 2}" y="34" '
+            f'text-anchor="middle" class="plot-empty">no pair played yet</text></svg>'
+        )
+    y_low = min(lower, *history) * 1.08
+    y_high = max(upper, *history) * 1.08
+    count = len(history)
+    step = max(1, math.ceil(count / MAX_LLR_POINTS))
+    shown = sorted({*range(0, count, step), count - 1})
+
+    def x_at(index: int) -> float:
+        if count == 1:
+            return box.left_px + box.inner_width_px / 2
+        return box.left_px + box.inner_width_px * index / (count - 1)
+
+    def y_at(value: float) -> float:
+        return box.top_px + box.inner_height_px * (y_high - value) / (y_high - y_low)
+
+    right = box.width_px - box.right_px
+    parts = [
+        f'<svg class="rating-plot llr-plot" viewBox="0 0 {box.width_px} {box.height_px}" '
+        f'role="img" aria-label="LLR after each pair, between the bounds '
+        f'{lower:.2f} and {upper:.2f}">',
+    ]
+    parts.extend(_axes(box, nice_ticks(y_low, y_high), y_at, count, x_at))
+    for value, name in ((upper, "H1"), (lower, "H0"), (0.0, "")):
+        y = _fmt(y_at(value))
+        css = "plot-bound" if name else "plot-zero"
+        parts.append(f'<line class="{css}" x1="{box.left_px}" y1="{y}" x2="{right}" y2="{y}"/>')
+        if name:
+            parts.append(
+                f'<text class="plot-label" x="{right - 4}" y="{y}" text-anchor="end" '
+                f'dy="-4">{name} {value:.2f}</text>'
+            )
+    line = " ".join(f"{_fmt(x_at(i))},{_fmt(y_at(history[i]))}" for i in shown)
+    if count > 1:
+        parts.append(f'<polyline class="plot-mean plot-llr" points="{line}"/>')
+    last = decided_at - 1 if decided_at is not None else count - 1
+    tip = escape(f"after {last + 1} pairs: LLR {history[last]:.3f}")
+    css = "plot-decided" if decided_at is not None else "plot-dot"
+    parts.append(
+        f'<circle class="{css}" cx="{_fmt(x_at(last))}" cy="{_fmt(y_at(history[last]))}" '
+        f'r="4"><title>{tip}</title></circle>'
+    )
+    parts.append("</svg>")
+    return "".join(parts)

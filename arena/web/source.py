@@ -22,6 +22,7 @@ from arena.tournament.results import (
     tournament_standings,
     version_key,
 )
+from arena.tournament.sprt_format import sprt_progress
 from arena.web.models import (
     NO_GAMES,
     BotDetail,
@@ -30,11 +31,27 @@ from arena.web.models import (
     GameSummary,
     IntervalCells,
     LeaderboardRow,
+    SprtView,
     StandingRow,
     TournamentDetail,
     TournamentSummary,
 )
 from arena.web.plots import RatingPoint
+
+
+def sprt_view(store: st.Store, row: st.TournamentRow) -> SprtView:
+    """What an SPRT test's page shows: hypotheses, decision, the LLR history."""
+    progress = sprt_progress(store, row)
+    p = progress.params
+    return SprtView(
+        hypotheses=f"{row.entrants[0]} (candidate) against {row.entrants[1]} (baseline);"
+        f" H0: {p.model} Elo {p.elo0:g}, H1: {p.elo1:g} (alpha {p.alpha:g},"
+        f" beta {p.beta:g}), at most {progress.max_pairs} pairs",
+        sentence=progress.sentence(), verdict=progress.verdict,
+        history=tuple(h.llr for h in progress.history), lower_bound=progress.lower_bound,
+        upper_bound=progress.upper_bound, decided_at=progress.decided_at,
+        detail=progress.to_json(),
+    )  # fmt: skip
 
 RECENT_GAMES = 20
 TOURNAMENT_GAMES = 200
@@ -248,6 +265,7 @@ class StoreSource:
             crosstable=crosstable,
             games=tuple(game_summary(g) for g in games),
             separation_notes=tuple(intervals.notes(order)),
+            sprt=sprt_view(self.store, row) if row.format is st.TournamentFormat.SPRT else None,
         )
 
     def bot(self, name: str) -> BotDetail | None:

@@ -51,6 +51,13 @@ def test_json_output(bots: tuple[Path, Path]) -> None:
     ] * 2
     assert [game["seats"] for game in result["games"]] == [["alpha", "beta"], ["beta", "alpha"]]
     assert result["score"] == {"alpha": 2.0, "beta": 0.0}
+    alpha, beta = result["intervals"]["alpha"], result["intervals"]["beta"]
+    # one deal pair (games 0 and 1 share deal 0), both won by alpha
+    assert (alpha["kind"], alpha["pairs"], alpha["games"], alpha["unpaired"]) == (
+        "pentanomial", 1, 2, 0)  # fmt: skip
+    assert alpha["score"] > 0.99 and beta["score"] < 0.01  # zero counts count as 1e-3
+    assert alpha["score_low"] <= alpha["score"] <= alpha["score_high"]
+    assert beta["elo"] < -1000 and beta["elo_low"] is None  # -infinity: JSON has none
 
 
 def test_per_decision_timings_per_bot_in_the_json_and_per_seat_in_the_records(
@@ -95,7 +102,8 @@ def test_records_replay_and_table(tmp_path: Path) -> None:
     assert lines[0].split()[:6] == ["game", "seat", "0", "seat", "1", "winner"]
     assert lines[1].split()[:3] == ["0", "alpha", "beta"]
     assert lines[2].split()[:3] == ["1", "beta", "alpha"]
-    assert lines[-1].startswith("score: alpha ")
+    assert lines[-2].startswith("score: alpha ")
+    assert lines[-1].startswith("alpha: ") and "(95%, over 1 deal pairs)" in lines[-1]
     paths = sorted(records.iterdir())
     assert [path.name for path in paths] == ["game-000.json", "game-001.json"]
     for path in paths:

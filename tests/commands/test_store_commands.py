@@ -160,14 +160,13 @@ def test_tournament_status_leaderboard_and_resume(
     [
         (["tournament", "create", "cup", "rnd", "grd"], "already exists"),
         (["tournament", "create", "new", "rnd", "ghost"], "no bot 'ghost'"),
-        (["tournament", "create", "new", "rnd", "grd", "--games", "0"], "games_per_match"),
         (["tournament", "resume", "ghost"], "no tournament 'ghost'\n"),
         (["tournament", "resume", "cup", "--concurrency", "0"], "--concurrency"),
         (["tournament", "status", "ghost"], "no tournament 'ghost'\n"),
         (["bot", "show", "ghost"], "no bot 'ghost'"),
         (["token", "create", "bad name"], "user name"),
     ],
-    ids=["duplicate", "unknown-bot", "zero-games", "resume-unknown", "concurrency",
+    ids=["duplicate", "unknown-bot", "resume-unknown", "concurrency",
          "status-unknown", "show-unknown", "bad-user"],
 )  # fmt: skip
 def test_bad_requests_get_one_line_errors(
@@ -175,6 +174,17 @@ def test_bad_requests_get_one_line_errors(
 ) -> None:
     status, _, err = _arena(capsys, data_with_bots, *args)
     assert status == 1 and message in err and "Traceback" not in err
+
+
+def test_bad_flag_values_exit_2_before_the_store_is_touched(
+    data_with_bots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flag whose value no tournament accepts is a usage error, like argparse's own."""
+    before = _dump(data_with_bots)
+    status, out, err = _arena(capsys, data_with_bots, "tournament", "create", "new", "rnd",
+                              "grd", "--games", "0")  # fmt: skip
+    assert status == 2 and out == "" and "games_per_match" in err and err.count("\n") == 1
+    assert _dump(data_with_bots) == before
 
 
 def _dump(data: Path) -> list[str]:

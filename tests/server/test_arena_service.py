@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import shutil
 import sqlite3
@@ -792,3 +793,58 @@ def test_a_crashed_bots_stderr_reaches_its_owner_and_the_admin_only(arena: Arena
                 assert "leaky_bot" in body and secret not in body, path  # fmt: skip
     finally:
         web.stop()
+
+
+def test_an_sprt_test_streams_its_llr_bounds_and_decision(arena: Arena) -> None:
+    """A test capped at 3 pairs: every event carries the SPRT state, the LLR history grows
+    pair by pair, and the end is inconclusive at the cap (two random bots rarely decide)."""
+    settings = pb.SprtSettings(elo0=0.0, elo1=300.0, model="logistic", max_pairs=3)
+    created = arena.stub.CreateTournament(
+        pb.CreateTournamentRequest(name="api-sprt", format=pb.TOURNAMENT_FORMAT_SPRT,
+                                   bots=["alice_bot", "bob_bot"], sprt=settings, start=True),
+        metadata=_auth(arena.admin),
+    )  # fmt: skip
+    assert created.tournament.format == pb.TOURNAMENT_FORMAT_SPRT
+    assert created.tournament.sprt.upper_bound == pytest.approx(math.log(0.95 / 0.05))
+    events = list(
+        arena.stub.WatchTournament(
+            pb.WatchTournamentRequest(name="api-sprt"), metadata=_auth(arena.bob), timeout=120
+        )
+    )
+    lengths = [len(e.tournament.sprt.llr_history) for e in events]
+    assert lengths == sorted(lengths) and lengths[-1] == events[-1].tournament.sprt.pairs_complete
+    final = events[-1].tournament.sprt
+    assert events[-1].tournament.status == "finished"
+    assert (final.elo0, final.elo1, final.model, final.max_pairs) == (0.0, 300.0, "logistic", 3)
+    assert sum(final.pentanomial) == final.pairs_complete == final.pairs_scheduled
+    assert final.lower_bound < 0 < final.upper_bound
+    if final.decided_at:
+        assert final.verdict in ("H0 accepted", "H1 accepted")
+        assert not final.lower_bound < final.llr_history[final.decided_at - 1] < final.upper_bound
+    else:
+        assert final.verdict == "inconclusive" and final.pairs_complete == 3
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (pb.SprtSettings(elo0=0.0), "needs elo0 and elo1"),
+        (pb.SprtSettings(elo0=0.0, elo1=500.0), "elo1 must lie within [-200, 200]"),
+        (pb.SprtSettings(preset="fast"), "sprt must be one of nonreg, gain"),
+        (pb.SprtSettings(preset="gain", alpha=0.9), "alpha must lie"),
+    ],
+    ids=["one-bound", "too-far", "preset", "alpha"],
+)
+def test_bad_sprt_settings_are_refused_and_store_nothing(
+    arena: Arena, settings: pb.SprtSettings, message: str
+) -> None:
+    before = arena.snapshot()
+    request = pb.CreateTournamentRequest(
+        name="bad-sprt", format=pb.TOURNAMENT_FORMAT_SPRT, bots=["alice_bot", "bob_bot"],
+        sprt=settings,
+    )
+    code, details = _code(
+        lambda: arena.stub.CreateTournament(request, metadata=_auth(arena.admin))
+    )
+    assert code is Code.INVALID_ARGUMENT and message in details, details
+    assert arena.snapshot() == before

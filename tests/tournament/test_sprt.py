@@ -10,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.tournament.sprt import (
+    ELO_LIMITS,
     GAIN,
     NON_REGRESSION,
+    PRESETS,
     Decision,
     EloModel,
     SprtParams,
@@ -181,9 +183,11 @@ def test_bounds_and_presets() -> None:
     p = SprtParams(0, 5, alpha=0.05, beta=0.1)
     assert p.lower_bound == pytest.approx(math.log(0.1 / 0.95))
     assert p.upper_bound == pytest.approx(math.log(0.9 / 0.05))
-    assert (NON_REGRESSION.elo0, NON_REGRESSION.elo1) == (-1.75, 0.25)
-    assert (GAIN.elo0, GAIN.elo1) == (0.0, 5.0)
+    # fishtest's non-regression [-1.75, 0.25] and gain [0, 2] bounds, x 20 (README)
+    assert (NON_REGRESSION.elo0, NON_REGRESSION.elo1) == (-35.0, 5.0)
+    assert (GAIN.elo0, GAIN.elo1) == (0.0, 40.0)
     assert NON_REGRESSION.model is GAIN.model is EloModel.NORMALIZED
+    assert PRESETS == {"nonreg": NON_REGRESSION, "gain": GAIN}
 
 
 @pytest.mark.parametrize(
@@ -209,12 +213,43 @@ def test_decisions(counts: tuple[int, int, int, int, int], decision: Decision) -
         {"elo0": 0, "elo1": 5, "beta": 1.2},
         {"elo0": 0, "elo1": 5, "alpha": 0.6, "beta": 0.5},
         {"elo0": 0, "elo1": math.inf},
+        {"elo0": 0, "elo1": 201},
+        {"elo0": -1001, "elo1": 0, "model": EloModel.LOGISTIC},
     ],
-    ids=["reversed", "alpha-zero", "beta-above-1", "alpha-plus-beta", "infinite"],
-)
+    ids=["reversed", "alpha-zero", "beta-above-1", "alpha-plus-beta", "infinite",
+         "normalized-beyond-200", "logistic-beyond-1000"],
+)  # fmt: skip
 def test_bad_parameters_are_refused(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         SprtParams(**kwargs)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    counts=st.tuples(*[st.sampled_from([0, 1, 2, 7, 100, 10_000, 10**6])] * 5).filter(any),
+    model=st.sampled_from(list(EloModel)),
+    sign=st.sampled_from([1, -1]),
+    width=st.sampled_from([0.5, 5.0, 50.0]),
+)
+def test_llr_exists_for_any_counts_at_the_bound_limits(
+    counts: tuple[int, int, int, int, int], model: EloModel, sign: int, width: float
+) -> None:
+    """Bounds the parameters accept never make ``llr`` fail in the middle of a test
+    (an earlier SPRT format stopped on a ValueError with a large normalized bound)."""
+    limit = ELO_LIMITS[model]
+    low, high = sorted((sign * limit, sign * (limit - width)))
+    value = llr(Pentanomial(counts), SprtParams(low, high, model=model))
+    assert math.isfinite(value)
+
+
+def test_the_normalized_limit_has_a_reason() -> None:
+    """Control: just past the normalized limit's reason (t = 0.94 per pair, 231.7 nElo)
+    the LLR does fail for some counts, so the limit is not arbitrary."""
+    past = SprtParams(0.0, 1.0, model=EloModel.NORMALIZED)
+    object.__setattr__(past, "elo0", 239.0)  # past the check, as a store edited by hand
+    object.__setattr__(past, "elo1", 240.0)
+    with pytest.raises(ValueError, match="outside what the outcomes allow"):
+        llr(Pentanomial((0, 10, 1, 10000, 100)), past)
 
 
 # --- operating characteristics by simulation --------------------------------------------
@@ -336,3 +371,28 @@ def test_swapping_the_bots_negates_the_llr(
     mine = llr(penta, SprtParams(b[0], b[1], model=model))
     theirs = llr(penta.swapped(), SprtParams(-b[1], -b[0], model=model))
     assert theirs == pytest.approx(-mine, abs=1e-7 * max(1.0, abs(mine)))
+
+
+# LLRs computed with fishtest's own algorithm (server/fishtest/stats/LLRcalc.py:
+# LLR_logistic and LLR_normalized, regularised counts, the secular equation solved to
+# machine precision, fishtest's 10 fixed-point iterations for the t-value), outside this
+# repository: (counts, elo0, elo1, logistic LLR, normalized LLR).
+FISHTEST_VALUES = [
+    ((461, 7604, 17562, 7920, 453), 0, 2, 2.128080566660505, 2.1248464617545526),
+    ((461, 7604, 17562, 7920, 453), -1.75, 0.25, 9.113942831533208, 4.096347879551174),
+    ((0, 0, 0, 0, 20), 0, 40, 2.1705331744636776, 2.980528020480152),
+    ((1, 0, 12, 0, 19), 0, 100, 6.741137423849395, 6.83068431927033),
+    ((40, 3, 310, 2, 55), -35, 5, 14.891594173456582, 8.962574347384868),
+    ((120, 0, 700, 0, 180), 0, 5, 2.5403653940532704, 2.023836004032413),
+    ((7, 1, 30, 0, 2), -10, 10, -1.3385701729772908, -0.9228904542530108),
+]
+
+
+@pytest.mark.parametrize(("counts", "elo0", "elo1", "logistic", "normalized"), FISHTEST_VALUES)
+def test_llr_agrees_with_fishtest_to_1e_6(
+    counts: tuple[int, int, int, int, int], elo0: float, elo1: float, logistic: float,
+    normalized: float,
+) -> None:  # fmt: skip
+    for model, expected in ((EloModel.LOGISTIC, logistic), (EloModel.NORMALIZED, normalized)):
+        got = llr(Pentanomial(counts), SprtParams(elo0, elo1, model=model))
+        assert got == pytest.approx(expected, abs=1e-6), model

@@ -434,3 +434,42 @@ def test_deal_note(record: object, expected: str) -> None:
     from arena.web.app import deal_note
 
     assert deal_note(record) == expected
+
+
+def test_an_sprt_test_page_charts_its_llr_between_the_bounds(tmp_path: Path) -> None:
+    """A stored SPRT test (pairs planned by the format, games stored as the runner would):
+    its page has the decision and the inline SVG chart, its JSON the same figures."""
+    from arena.testing.demo_data import add_demo_bots, play_games
+    from arena.tournament.config import build_sprt
+    from arena.tournament.rounds import create_tournament, next_rounds
+    from arena.tournament.sprt_format import sprt_progress
+    from arena.web.server import create_web_server
+
+    store = st.Store.open(tmp_path / "data")
+    add_demo_bots(store, tmp_path / "bots", ["cand", "base"])
+    sprt = build_sprt(elo0=0.0, elo1=300.0, model="logistic", max_pairs=8)
+    config = st.TournamentConfig(sprt=sprt)
+    test = create_tournament(store, "llr", st.TournamentFormat.SPRT, ["cand", "base"], config)
+    while planned := next_rounds(store, test.id, batch=3):
+        st.add_rounds(store, test.id, planned)
+        play_games(store, test.id)
+    st.set_status(store, test.id, st.TournamentStatus.FINISHED)
+    progress = sprt_progress(store, st.get_tournament(store, test.id))
+    server, port = create_web_server(store, "127.0.0.1", 0)
+    try:
+        status, _, body = fetch(f"http://127.0.0.1:{port}/tournaments/{test.id}")
+        assert status == 200
+        page = parse_page(body)
+        assert {"sprt", "sprt-result", "llr-plot"} <= page.ids
+        assert progress.sentence() in " ".join(page.text)
+        chart = body.split('id="llr-plot">')[1].split("</figure>")[0]
+        assert chart.startswith("<svg") and chart.count('class="plot-bound"') == 2
+        if len(progress.history) > 1:
+            points = chart.split('class="plot-mean plot-llr" points="')[1].split('"')[0]
+            assert len(points.split()) == len(progress.history)
+        _, data = fetch_json(f"http://127.0.0.1:{port}/api/tournaments/{test.id}")
+        assert data["sprt"] == json.loads(json.dumps(progress.to_json()))
+        assert progress.verdict in ("H0 accepted", "H1 accepted", "inconclusive")
+    finally:
+        server.stop()
+        store.close()

@@ -266,3 +266,35 @@ def test_the_content_security_policy_is_enforced_and_the_pages_need_no_exception
     assert page.evaluate("() => window.inlineRan === true") is False
     context.close()
     assert any("Content Security Policy" in text for text in violations), violations
+
+
+def test_an_sprt_test_page_draws_its_llr_chart_under_the_csp(page: Page, tmp_path: Path) -> None:
+    """The chart is inline SVG styled by the page's stylesheet: drawn, with both bounds
+    in their colour, and nothing the Content-Security-Policy blocks (the fixture checks)."""
+    from arena.testing.demo_data import add_demo_bots, play_games
+    from arena.tournament.config import build_sprt
+    from arena.tournament.rounds import create_tournament, next_rounds
+
+    store = st.Store.open(tmp_path / "data")
+    add_demo_bots(store, tmp_path / "bots", ["cand", "base"])
+    config = st.TournamentConfig(sprt=build_sprt(elo0=0.0, elo1=300.0, model="logistic",
+                                                 max_pairs=6))  # fmt: skip
+    test = create_tournament(store, "llr", st.TournamentFormat.SPRT, ["cand", "base"], config)
+    while planned := next_rounds(store, test.id, batch=2):
+        st.add_rounds(store, test.id, planned)
+        play_games(store, test.id)
+    st.set_status(store, test.id, st.TournamentStatus.FINISHED)
+    server, port = create_web_server(store, "127.0.0.1", 0)
+    try:
+        page.goto(f"http://127.0.0.1:{port}/tournaments/{test.id}")
+        chart = page.locator("#llr-plot svg")
+        expect(chart).to_be_visible()
+        box = chart.bounding_box()
+        assert box is not None and box["width"] > 300 and box["height"] > 50
+        assert page.locator("#llr-plot .plot-bound").count() == 2
+        stroke = page.eval_on_selector("#llr-plot .plot-bound", "n => getComputedStyle(n).stroke")
+        assert stroke == "rgb(192, 57, 43)"  # the stylesheet's colour: it loaded and applied
+        expect(page.locator("#sprt-result")).to_contain_text("pairs")
+    finally:
+        server.stop()
+        store.close()

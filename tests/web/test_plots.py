@@ -89,3 +89,30 @@ def test_long_histories_draw_the_line_without_a_dot_per_game() -> None:
     mean = root.find(f"{SVG}polyline[@class='plot-mean']")
     assert mean is not None and len(points_of(mean)) == 1000
     assert root.findall(f"{SVG}circle") == []
+
+
+def test_llr_plot_draws_the_history_between_its_bounds() -> None:
+    from arena.web.plots import llr_svg
+
+    history = [0.3, 0.9, 1.7, 2.4, 3.1, 2.8]
+    svg = llr_svg(history, -2.94, 2.94, decided_at=5)
+    assert svg.count('class="plot-bound"') == 2 and "H1 2.94" in svg and "H0 -2.94" in svg
+    line = svg.split('class="plot-mean plot-llr" points="')[1].split('"')[0]
+    assert len(line.split()) == len(history)
+    assert "after 5 pairs: LLR 3.100" in svg and 'class="plot-decided"' in svg
+    assert "style=" not in svg and "<script" not in svg  # the page's CSP forbids both
+    ys = [float(p.split(",")[1]) for p in line.split()]
+    assert ys[4] < ys[0]  # a higher LLR is drawn higher (smaller y)
+    assert "no pair played yet" in llr_svg([], -2.94, 2.94)
+    undecided = llr_svg(history[:3], -2.94, 2.94)
+    assert 'class="plot-decided"' not in undecided and "after 3 pairs" in undecided
+
+
+def test_a_long_llr_history_is_thinned_but_keeps_its_ends() -> None:
+    from arena.web.plots import MAX_LLR_POINTS, llr_svg
+
+    history = [k / 1000 for k in range(5000)]
+    svg = llr_svg(history, -2.94, 2.94)
+    points = svg.split('points="')[1].split('"')[0].split()
+    assert len(points) <= MAX_LLR_POINTS + 1
+    assert points[-1].startswith(f"{960 - 12:.1f},")  # the last pair is drawn

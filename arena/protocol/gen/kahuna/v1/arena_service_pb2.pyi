@@ -56,17 +56,29 @@ class _TournamentFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Tour
     TOURNAMENT_FORMAT_UNSPECIFIED: _TournamentFormat.ValueType  # 0
     TOURNAMENT_FORMAT_ROUND_ROBIN: _TournamentFormat.ValueType  # 1
     TOURNAMENT_FORMAT_SWISS: _TournamentFormat.ValueType  # 2
+    TOURNAMENT_FORMAT_SPRT: _TournamentFormat.ValueType  # 3
+    """A sequential test of a candidate (the first bot) against a baseline: one
+    deal pair per match until the LLR crosses a bound or max_pairs is reached.
+    """
+    TOURNAMENT_FORMAT_GAUNTLET: _TournamentFormat.ValueType  # 4
+    """The first bot plays each of the others (paired deals)."""
     TOURNAMENT_FORMAT_LADDER: _TournamentFormat.ValueType  # 5
-    """The ladder of `arena serve --ladder` (3 and 4 are kept for other formats)."""
+    """The ladder of `arena serve --ladder`."""
 
 class TournamentFormat(_TournamentFormat, metaclass=_TournamentFormatEnumTypeWrapper):
-    """Round robin or Swiss."""
+    """Round robin, Swiss, an SPRT test, a gauntlet or the ladder."""
 
 TOURNAMENT_FORMAT_UNSPECIFIED: TournamentFormat.ValueType  # 0
 TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ValueType  # 1
 TOURNAMENT_FORMAT_SWISS: TournamentFormat.ValueType  # 2
+TOURNAMENT_FORMAT_SPRT: TournamentFormat.ValueType  # 3
+"""A sequential test of a candidate (the first bot) against a baseline: one
+deal pair per match until the LLR crosses a bound or max_pairs is reached.
+"""
+TOURNAMENT_FORMAT_GAUNTLET: TournamentFormat.ValueType  # 4
+"""The first bot plays each of the others (paired deals)."""
 TOURNAMENT_FORMAT_LADDER: TournamentFormat.ValueType  # 5
-"""The ladder of `arena serve --ladder` (3 and 4 are kept for other formats)."""
+"""The ladder of `arena serve --ladder`."""
 Global___TournamentFormat: _TypeAlias = TournamentFormat  # noqa: Y015
 
 @_typing.final
@@ -144,6 +156,7 @@ class Tournament(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     REVEALED_SEED_FIELD_NUMBER: _builtins.int
     INTERRUPTED_REASON_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     name: _builtins.str
     format: Global___TournamentFormat.ValueType
@@ -167,6 +180,10 @@ class Tournament(_message.Message):
     """
     @_builtins.property
     def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def sprt(self) -> Global___SprtStatus:
+        """An SPRT test's state (format SPRT only): LLR, bounds and decision."""
+
     def __init__(
         self,
         *,
@@ -180,14 +197,145 @@ class Tournament(_message.Message):
         seed_commitment: _builtins.str = ...,
         revealed_seed: _builtins.str = ...,
         interrupted_reason: _builtins.str = ...,
+        sprt: Global___SprtStatus | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "interrupted_reason", b"interrupted_reason", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "interrupted_reason", b"interrupted_reason", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class SprtStatus(_message.Message):
+    """Where an SPRT test stands. The decision is the first prefix of complete
+    pairs (in pair order) whose LLR crosses a bound; pairs in play then are
+    played and counted, the decision stays.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    MAX_PAIRS_FIELD_NUMBER: _builtins.int
+    PAIRS_SCHEDULED_FIELD_NUMBER: _builtins.int
+    PAIRS_COMPLETE_FIELD_NUMBER: _builtins.int
+    LLR_FIELD_NUMBER: _builtins.int
+    LOWER_BOUND_FIELD_NUMBER: _builtins.int
+    UPPER_BOUND_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    DECIDED_AT_FIELD_NUMBER: _builtins.int
+    LLR_HISTORY_FIELD_NUMBER: _builtins.int
+    PENTANOMIAL_FIELD_NUMBER: _builtins.int
+    elo0: _builtins.float
+    elo1: _builtins.float
+    alpha: _builtins.float
+    beta: _builtins.float
+    model: _builtins.str
+    """"logistic" or "normalized"."""
+    max_pairs: _builtins.int
+    pairs_scheduled: _builtins.int
+    pairs_complete: _builtins.int
+    """Pairs with both games stored."""
+    llr: _builtins.float
+    """LLR over the complete prefix of pairs, and its bounds."""
+    lower_bound: _builtins.float
+    upper_bound: _builtins.float
+    verdict: _builtins.str
+    """"H0 accepted", "H1 accepted", "inconclusive" (at max_pairs) or "running"."""
+    decided_at: _builtins.int
+    """Pairs of the prefix that decided; 0 while undecided."""
+    @_builtins.property
+    def llr_history(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """The LLR after each pair of the complete prefix, in pair order."""
+
+    @_builtins.property
+    def pentanomial(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The candidate's pair counts over the prefix: LL, LD, DD/WL, WD, WW."""
+
+    def __init__(
+        self,
+        *,
+        elo0: _builtins.float = ...,
+        elo1: _builtins.float = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+        model: _builtins.str = ...,
+        max_pairs: _builtins.int = ...,
+        pairs_scheduled: _builtins.int = ...,
+        pairs_complete: _builtins.int = ...,
+        llr: _builtins.float = ...,
+        lower_bound: _builtins.float = ...,
+        upper_bound: _builtins.float = ...,
+        verdict: _builtins.str = ...,
+        decided_at: _builtins.int = ...,
+        llr_history: _abc.Iterable[_builtins.float] | None = ...,
+        pentanomial: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "decided_at", b"decided_at", "elo0", b"elo0", "elo1", b"elo1", "llr", b"llr", "llr_history", b"llr_history", "lower_bound", b"lower_bound", "max_pairs", b"max_pairs", "model", b"model", "pairs_complete", b"pairs_complete", "pairs_scheduled", b"pairs_scheduled", "pentanomial", b"pentanomial", "upper_bound", b"upper_bound", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SprtStatus: _TypeAlias = SprtStatus  # noqa: Y015
+
+@_typing.final
+class SprtSettings(_message.Message):
+    """The hypotheses of an SPRT test (CreateTournamentRequest.sprt): a preset
+    ("nonreg" or "gain") or both of elo0 and elo1; a value set beside a
+    preset overrides it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRESET_FIELD_NUMBER: _builtins.int
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    MAX_PAIRS_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    elo0: _builtins.float
+    elo1: _builtins.float
+    alpha: _builtins.float
+    """0: 0.05."""
+    beta: _builtins.float
+    """0: 0.05."""
+    model: _builtins.str
+    """"logistic" or "normalized"; empty: normalized (or the preset's)."""
+    max_pairs: _builtins.int
+    """0: 2000."""
+    def __init__(
+        self,
+        *,
+        preset: _builtins.str = ...,
+        elo0: _builtins.float | None = ...,
+        elo1: _builtins.float | None = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+        model: _builtins.str = ...,
+        max_pairs: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_elo0", b"_elo0", "_elo1", b"_elo1", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "elo0", b"elo0", "elo1", b"elo1", "max_pairs", b"max_pairs", "model", b"model", "preset", b"preset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__elo0: _TypeAlias = _typing.Literal["elo0"]  # noqa: Y015
+    _WhichOneofArgType__elo0: _TypeAlias = _typing.Literal["_elo0", b"_elo0"]  # noqa: Y015
+    _WhichOneofReturnType__elo1: _TypeAlias = _typing.Literal["elo1"]  # noqa: Y015
+    _WhichOneofArgType__elo1: _TypeAlias = _typing.Literal["_elo1", b"_elo1"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo0) -> _WhichOneofReturnType__elo0 | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo1) -> _WhichOneofReturnType__elo1 | None: ...
+
+Global___SprtSettings: _TypeAlias = SprtSettings  # noqa: Y015
 
 @_typing.final
 class ScoreInterval(_message.Message):
@@ -586,6 +734,7 @@ class CreateTournamentRequest(_message.Message):
     ACTION_MS_FIELD_NUMBER: _builtins.int
     BANK_MS_FIELD_NUMBER: _builtins.int
     START_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     format: Global___TournamentFormat.ValueType
     games_per_match: _builtins.int
@@ -603,6 +752,10 @@ class CreateTournamentRequest(_message.Message):
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Stored bot names; each plays its latest version."""
 
+    @_builtins.property
+    def sprt(self) -> Global___SprtSettings:
+        """Format SPRT only: its hypotheses."""
+
     def __init__(
         self,
         *,
@@ -615,10 +768,11 @@ class CreateTournamentRequest(_message.Message):
         action_ms: _builtins.int = ...,
         bank_ms: _builtins.int = ...,
         start: _builtins.bool = ...,
+        sprt: Global___SprtSettings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_ms", b"action_ms", "bank_ms", b"bank_ms", "bots", b"bots", "format", b"format", "games_per_match", b"games_per_match", "name", b"name", "rounds", b"rounds", "seed", b"seed", "start", b"start"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_ms", b"action_ms", "bank_ms", b"bank_ms", "bots", b"bots", "format", b"format", "games_per_match", b"games_per_match", "name", b"name", "rounds", b"rounds", "seed", b"seed", "sprt", b"sprt", "start", b"start"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
