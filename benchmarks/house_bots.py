@@ -44,10 +44,13 @@ SAMPLE_BOTS = ROOT / "sample_bots"
 for path in (ROOT / "sample_bots" / "sdk" / "python", SAMPLE_BOTS / "python_ismcts"):
     sys.path.insert(0, str(path))
 
-from ismcts import random_playout, round_playout  # noqa: E402
+from bot import DEFAULT_WIDTH, candidates  # noqa: E402
+from ismcts import PLAYOUTS, random_playout, round_playout, search  # noqa: E402
+from kahuna_bot import greedy  # noqa: E402
 from kahuna_bot.sampling import InfoStateSampler  # noqa: E402
 
 from arena.kahuna import (  # noqa: E402
+    Action,
     State,
     Variant,
     apply,
@@ -232,6 +235,104 @@ def ladder(games: int, budgets: list[int], seed: int, save: Path | None) -> None
             summarise(label, report, prefix, time.monotonic() - started)
 
 
+# ---------------------------------------------------------------- duel
+
+
+def parse_contender(text: str) -> dict[str, str]:
+    """``greedy`` or ``ismcts[:key=value,...]`` (keys: playout, width, cpu_ms)."""
+    name, _, rest = text.partition(":")
+    if name not in ("greedy", "ismcts"):
+        raise SystemExit(f"unknown contender {text!r}: greedy or ismcts[:key=value,...]")
+    spec = {"name": name}
+    for part in filter(None, rest.split(",")):
+        key, _, value = part.partition("=")
+        spec[key] = value
+    return spec
+
+
+def decide(spec: dict[str, str], state: State, game: int) -> tuple[Action, int]:
+    """The contender's action in ``state`` (and the search's iterations)."""
+    seat = state.to_move
+    assert seat is not None
+    obs = observe(state, seat)
+    legal = legal_actions(state)
+    if spec["name"] == "greedy":
+        return greedy.choose(obs, legal), 0
+    rng = random.Random(f"{spec.get('seed', '0')}:{game}:{len(obs.history)}")
+    bias = float(spec.get("bias", "0"))
+    result = search(
+        obs,
+        candidates(obs, legal, int(spec.get("width", DEFAULT_WIDTH))),
+        rng,
+        favourite=greedy.choose(obs, legal) if bias else None,
+        bias=bias,
+        seconds=float(spec.get("cpu_ms", "40")) / 1000.0,
+        playout=PLAYOUTS[spec.get("playout", "round")],
+        clock=time.process_time,
+    )
+    return result.action, result.iterations
+
+
+def duel_deal(job: tuple[dict[str, str], dict[str, str], int]) -> tuple[float, float, int, int]:
+    """One deal played twice, seats swapped: A's two scores, A's iterations and decisions."""
+    first, second, deal = job
+    scores = []
+    iterations = decisions = 0
+    for a_seat in (0, 1):
+        game = 2 * deal + a_seat
+        state = new_game(deal_from_seed(deal), Variant())
+        while not state.is_finished:
+            if state.needs_reshuffle:
+                order = reshuffle_from_seed(deal, state.round + 1, state.reshuffle_cards)
+                state = start_round(state, order)
+                continue
+            mine = state.to_move == a_seat
+            action, spent = decide(first if mine else second, state, game)
+            if mine:
+                iterations += spent
+                decisions += 1
+            state = apply(state, action)
+        outcome = state.outcome
+        assert outcome is not None
+        winner = outcome.winner
+        scores.append(0.5 if winner is None else float(winner == a_seat))
+    return scores[0], scores[1], iterations, decisions
+
+
+def duel(first: str, second: str, deals: int, seed: int, workers: int) -> None:
+    """Contender A against B in this process (and ``workers`` - 1 others), paired deals."""
+    import multiprocessing
+
+    a, b = parse_contender(first), parse_contender(second)
+    jobs = [(a, b, seed * 100_000 + deal) for deal in range(deals)]
+    started = time.monotonic()
+    with multiprocessing.Pool(workers) as pool:
+        results = pool.map(duel_deal, jobs, chunksize=1)
+    scores = [
+        GameScore(deal=index, score_a=score)
+        for index, result in enumerate(results)
+        for score in result[:2]
+    ]
+    summary = collect(scores)
+    pairs = summary.pair_summary
+    iterations = sum(r[2] for r in results)
+    decisions = max(sum(r[3] for r in results), 1)
+    total = sum(score.score_a for score in scores)
+    print(f"duel {first} vs {second}: {deals} deals, seed {seed}")
+    print(f"  A scored {total}/{len(scores)} = {total / len(scores):.3f}")
+    if pairs is not None:
+        interval = pairs.score.interval
+        counts = summary.pentanomial.counts if summary.pentanomial else ()
+        print(
+            f"  pentanomial {counts}: score {pairs.score.value:.3f} "
+            f"(95% {interval.low:.3f}-{interval.high:.3f})"
+        )
+    print(
+        f"  A: {iterations / decisions:.0f} iterations per decision, "
+        f"wall {time.monotonic() - started:.0f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -243,9 +344,17 @@ def main() -> None:
     lad.add_argument("--think-ms", default="50,200")
     lad.add_argument("--seed", type=int, default=14)
     lad.add_argument("--save", type=Path)
+    d = sub.add_parser("duel")
+    d.add_argument("first")
+    d.add_argument("second", nargs="?", default="greedy")
+    d.add_argument("--deals", type=int, default=50)
+    d.add_argument("--seed", type=int, default=1)
+    d.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     if args.command == "micro":
         micro(args.positions, args.seed)
+    elif args.command == "duel":
+        duel(args.first, args.second, args.deals, args.seed, args.workers)
     else:
         budgets = [int(part) for part in args.think_ms.split(",")]
         ladder(args.games, budgets, args.seed, args.save)
