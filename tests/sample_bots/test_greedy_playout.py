@@ -1,8 +1,11 @@
-"""The greedy evaluation on engine states (``greedy.view``) and python_ismcts's greedy playout.
+"""The greedy evaluation on engine states (``greedy.view``, ``greedy_masks``) and
+python_ismcts's greedy playout.
 
 ``view`` must show the evaluation what the seat to move sees and nothing else,
 so that a playout's greedy choice is the one the python_greedy bot makes from
-its own observation; the playout must stop where its docstring says.
+its own observation; ``greedy_masks`` (the playout's fast copy on bitmasks)
+must score every action as ``greedy`` does, to the float; the playout must
+stop where its docstring says.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ import random
 
 import pytest
 from ismcts import GREEDY_TURNS, greedy_playout
-from kahuna_bot import greedy
+from kahuna_bot import greedy, greedy_masks
 
-from arena.kahuna import State, apply, legal_actions, observe
+from arena.kahuna import State, Variant, apply, legal_actions, observe
 from tests.kahuna.util import playout, pos
 
 VIEW_CASES = [
@@ -67,6 +70,39 @@ def test_view_chooses_what_the_greedy_bot_chooses_from_its_observation(seed: int
         )
         decisions += 1
     assert decisions > 20
+
+
+VARIANTS = [
+    pytest.param(Variant(), id="basic"),
+    pytest.param(Variant(tactical=True), id="tactical"),
+    pytest.param(Variant(strategic=True, tactical=True), id="strategic-tactical"),
+]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("seed", range(3))
+def test_the_bitmask_evaluation_scores_and_chooses_as_greedy_does(
+    seed: int, variant: Variant
+) -> None:
+    """Every legal action of every decision of a random game: the same score (exactly:
+    the same expressions in the same order, so ties break alike) and the same choice."""
+    for state, action, _ in playout(seed, variant):
+        if action is None:
+            continue
+        legal = legal_actions(state)
+        view = greedy.view(state)
+        for option in legal:
+            assert greedy_masks.score_action(state, option) == greedy.score_action(view, option)
+        assert greedy_masks.choose(state, legal) == greedy.choose(view, legal)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_bitmask_position_value_is_greedys(seed: int) -> None:
+    for state, _, _ in playout(seed):
+        masks = state.bridge_masks
+        for seat in (0, 1):
+            fast = greedy_masks.position_value(masks[seat], masks[1 - seat], 0)
+            assert fast == greedy.position_value(state.bridges, seat, ())
 
 
 def _decisions(seed: int, every: int = 7) -> list[State]:
