@@ -44,7 +44,7 @@ SAMPLE_BOTS = ROOT / "sample_bots"
 for path in (ROOT / "sample_bots" / "sdk" / "python", SAMPLE_BOTS / "python_ismcts"):
     sys.path.insert(0, str(path))
 
-from bot import DEFAULT_WIDTH, candidates  # noqa: E402
+from bot import DEFAULT_BIAS, DEFAULT_PLAYOUT, DEFAULT_WIDTH, candidates  # noqa: E402
 from ismcts import PLAYOUTS, random_playout, round_playout, search  # noqa: E402
 from kahuna_bot import greedy  # noqa: E402
 from kahuna_bot.sampling import InfoStateSampler  # noqa: E402
@@ -239,7 +239,8 @@ def ladder(games: int, budgets: list[int], seed: int, save: Path | None) -> None
 
 
 def parse_contender(text: str) -> dict[str, str]:
-    """``greedy`` or ``ismcts[:key=value,...]`` (keys: playout, width, cpu_ms)."""
+    """``greedy`` or ``ismcts[:key=value,...]`` (keys: cpu_ms, playout, width, bias, seed;
+    the bot's defaults for those left out, and 40 ms of CPU per decision)."""
     name, _, rest = text.partition(":")
     if name not in ("greedy", "ismcts"):
         raise SystemExit(f"unknown contender {text!r}: greedy or ismcts[:key=value,...]")
@@ -259,15 +260,15 @@ def decide(spec: dict[str, str], state: State, game: int) -> tuple[Action, int]:
     if spec["name"] == "greedy":
         return greedy.choose(obs, legal), 0
     rng = random.Random(f"{spec.get('seed', '0')}:{game}:{len(obs.history)}")
-    bias = float(spec.get("bias", "0"))
+    chosen = candidates(obs, legal, int(spec.get("width", DEFAULT_WIDTH)))
     result = search(
         obs,
-        candidates(obs, legal, int(spec.get("width", DEFAULT_WIDTH))),
+        chosen,
         rng,
-        favourite=greedy.choose(obs, legal) if bias else None,
-        bias=bias,
         seconds=float(spec.get("cpu_ms", "40")) / 1000.0,
-        playout=PLAYOUTS[spec.get("playout", "round")],
+        playout=PLAYOUTS[spec.get("playout", DEFAULT_PLAYOUT)],
+        favourite=chosen[0],
+        bias=float(spec.get("bias", DEFAULT_BIAS)),
         clock=time.process_time,
     )
     return result.action, result.iterations

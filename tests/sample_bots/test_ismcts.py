@@ -73,10 +73,20 @@ def test_settings_come_from_the_command_line_over_the_environment(
 ) -> None:
     monkeypatch.setenv("KAHUNA_ISMCTS_THINK_MS", "70")
     monkeypatch.setenv("KAHUNA_ISMCTS_PLAYOUT", "random")
-    args = parse_args(["--think-ms", "30"])
+    monkeypatch.setenv("KAHUNA_ISMCTS_WIDTH", "3")
+    args = parse_args(["--think-ms", "30", "--bias", "0.5"])
     assert (args.think_ms, args.playout, args.iterations) == (30, "random", None)
+    assert (args.width, args.bias) == (3, 0.5)
+    for name in ("KAHUNA_ISMCTS_THINK_MS", "KAHUNA_ISMCTS_PLAYOUT", "KAHUNA_ISMCTS_WIDTH"):
+        monkeypatch.delenv(name)
+    defaults = parse_args([])
+    assert (defaults.playout, defaults.width, defaults.bias) == ("greedy", 6, 0.0)
     with pytest.raises(ValueError, match="unknown playout"):
         IsmctsBot(100, "clever", "0")
+    with pytest.raises(ValueError, match="width and the bias"):
+        IsmctsBot(100, "greedy", "0", width=-1)
+    with pytest.raises(ValueError, match="width and the bias"):
+        IsmctsBot(100, "greedy", "0", bias=float("nan"))
 
 
 @pytest.mark.parametrize("seed", range(6))

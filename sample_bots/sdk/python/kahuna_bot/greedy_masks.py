@@ -213,22 +213,32 @@ def choose(state: State, legal_actions: Sequence[Action]) -> Action:
     if seat is None:
         raise ValueError("a finished state has no seat to move")
     decision = _Decision(state, seat)
-    best_other: tuple[float, str, Action] | None = None
-    best_ender: tuple[float, str, Action] | None = None
+    score = decision.score
+    best_other: Action | None = None
+    best_ender: Action | None = None
+    other_score = ender_score = 0.0
     only_pass = True
-    for action in legal_actions:
-        item = (-decision.score(action), action.text(), action)
+    for action in legal_actions:  # the best score; a tie goes to the first text
+        value = score(action)
         if action.ends_turn:
             only_pass = only_pass and action.type is ActionType.PASS
-            if best_ender is None or item[:2] < best_ender[:2]:
-                best_ender = item
-        elif best_other is None or item[:2] < best_other[:2]:
-            best_other = item
+            if (
+                best_ender is None
+                or value > ender_score
+                or (value == ender_score and action.text() < best_ender.text())
+            ):
+                best_ender, ender_score = action, value
+        elif (
+            best_other is None
+            or value > other_score
+            or (value == other_score and action.text() < best_other.text())
+        ):
+            best_other, other_score = action, value
     if best_other is not None:
         room = (
             only_pass and len(decision.hand) >= HAND_LIMIT and state.deck_size > 0
         )  # a full hand cannot draw: rather spend a card than pass with nothing gained
-        if best_ender is None or -best_other[0] > 0.0 or room:
-            return best_other[2]
+        if best_ender is None or other_score > 0.0 or room:
+            return best_other
     assert best_ender is not None
-    return best_ender[2]
+    return best_ender
