@@ -3,13 +3,24 @@
     python3 benchmarks/house_bots.py micro [--positions N] [--seed S]
     python3 benchmarks/house_bots.py ladder [--games N] [--think-ms A,B] [--seed S]
         [--save DIR]
+    python3 benchmarks/house_bots.py duel A [B] [--deals N] [--seed S] [--workers W]
 
 ``micro``: positions from seeded random games (every variant); for each, the
 seat to move's observation is sampled (``kahuna_bot.sampling``): the CPU
 time of one sample (the sampler built once per observation, as a search
 does), of building the sampler, and complete uniformly random games per CPU
-second from sampled states (the ``random`` playout) and for the bot's
-default ``round`` playout (to the end of the round). One core.
+second from sampled states (the ``random`` playout), playouts to the end of
+the round (``round``) and the bot's default ``greedy`` playouts (two turns of
+greedy play). One core.
+
+``duel A [B]``: contenders in this process (``--workers`` processes), each
+deal played from both seats, each ISMCTS decision given a fixed CPU time
+(``time.process_time``, so the load does not change the result): ``A`` and
+``B`` are ``greedy`` or ``ismcts[:cpu_ms=N,playout=P,width=W,bias=B]`` (the
+bot's defaults for what is left out; 40 ms). Prints the pentanomial score of
+A with its 95% interval over deal pairs and A's iterations per decision::
+
+    python3 benchmarks/house_bots.py duel ismcts:cpu_ms=20 greedy --deals 40
 
 ``ladder``: real sandboxed matches through ``arena match --json`` (seats
 swapped, each deal played from both sides): python_greedy vs python_random,
@@ -45,7 +56,7 @@ for path in (ROOT / "sample_bots" / "sdk" / "python", SAMPLE_BOTS / "python_ismc
     sys.path.insert(0, str(path))
 
 from bot import DEFAULT_BIAS, DEFAULT_PLAYOUT, DEFAULT_WIDTH, candidates  # noqa: E402
-from ismcts import PLAYOUTS, random_playout, round_playout, search  # noqa: E402
+from ismcts import PLAYOUTS, greedy_playout, random_playout, round_playout, search  # noqa: E402
 from kahuna_bot import greedy  # noqa: E402
 from kahuna_bot.sampling import InfoStateSampler  # noqa: E402
 
@@ -105,7 +116,11 @@ def micro(count: int, seed: int) -> None:
     print(f"positions: {len(states)} from seeded random games (seed {seed}), all variants")
     print(f"  sampler built  {build_us:8.1f} us CPU per observation")
     print(f"  one sample     {sample_us:8.1f} us CPU (target < 50)")
-    for name, playout, per in (("random", random_playout, 4), ("round", round_playout, 4)):
+    for name, playout, per in (
+        ("random", random_playout, 4),
+        ("round", round_playout, 4),
+        ("greedy", greedy_playout, 4),
+    ):
         started = time.process_time()
         actions = 0
         games = 0
@@ -117,7 +132,11 @@ def micro(count: int, seed: int) -> None:
                 actions += end.history_length - before
                 games += 1
         elapsed = time.process_time() - started
-        what = "complete games" if name == "random" else "playouts to the round's end"
+        what = {
+            "random": "complete games",
+            "round": "playouts to the round's end",
+            "greedy": "greedy playouts (two turns)",
+        }[name]
         print(
             f"  {name:<6} playout {games / elapsed:8.0f} {what} per CPU second "
             f"({actions / games:.1f} actions each, sampling included)"
@@ -136,7 +155,7 @@ def bot_copy(work: Path, think_ms: int) -> Path:
         SAMPLE_BOTS / "python_ismcts", target, ignore=shutil.ignore_patterns("__pycache__")
     )
     name = f"python_ismcts_{think_ms}ms"
-    command = ["python3", "bot.py", "--think-ms", str(think_ms), "--playout", "round"]
+    command = ["python3", "bot.py", "--think-ms", str(think_ms), "--playout", DEFAULT_PLAYOUT]
     (target / "bot.toml").write_text(
         f'name = "{name}"\ncommand = {json.dumps(command)}\nruntime = "python"\n'
     )
