@@ -39,6 +39,7 @@ Figures taken while other work runs are noisy; the settings are printed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import random
@@ -56,7 +57,16 @@ for path in (ROOT / "sample_bots" / "sdk" / "python", SAMPLE_BOTS / "python_ismc
     sys.path.insert(0, str(path))
 
 from bot import DEFAULT_BIAS, DEFAULT_PLAYOUT, DEFAULT_WIDTH, candidates  # noqa: E402
-from ismcts import PLAYOUTS, greedy_playout, random_playout, round_playout, search  # noqa: E402
+from ismcts import (  # noqa: E402
+    GREEDY_EPSILON,
+    GREEDY_TURNS,
+    PLAYOUTS,
+    Playout,
+    greedy_playout,
+    random_playout,
+    round_playout,
+    search,
+)
 from kahuna_bot import greedy  # noqa: E402
 from kahuna_bot.sampling import InfoStateSampler  # noqa: E402
 
@@ -258,8 +268,9 @@ def ladder(games: int, budgets: list[int], seed: int, save: Path | None) -> None
 
 
 def parse_contender(text: str) -> dict[str, str]:
-    """``greedy`` or ``ismcts[:key=value,...]`` (keys: cpu_ms, playout, width, bias, seed;
-    the bot's defaults for those left out, and 40 ms of CPU per decision)."""
+    """``greedy`` or ``ismcts[:key=value,...]`` (keys: cpu_ms, playout, width, bias, seed,
+    and the greedy playout's turns and epsilon; the bot's defaults for those left out,
+    and 40 ms of CPU per decision)."""
     name, _, rest = text.partition(":")
     if name not in ("greedy", "ismcts"):
         raise SystemExit(f"unknown contender {text!r}: greedy or ismcts[:key=value,...]")
@@ -268,6 +279,17 @@ def parse_contender(text: str) -> dict[str, str]:
         key, _, value = part.partition("=")
         spec[key] = value
     return spec
+
+
+def contender_playout(spec: dict[str, str]) -> Playout:
+    """The contender's playout; ``turns`` and ``epsilon`` set the greedy playout's."""
+    if "turns" in spec or "epsilon" in spec:
+        return functools.partial(
+            greedy_playout,
+            turns=int(spec.get("turns", GREEDY_TURNS)),
+            epsilon=float(spec.get("epsilon", GREEDY_EPSILON)),
+        )
+    return PLAYOUTS[spec.get("playout", DEFAULT_PLAYOUT)]
 
 
 def decide(spec: dict[str, str], state: State, game: int) -> tuple[Action, int]:
@@ -285,7 +307,7 @@ def decide(spec: dict[str, str], state: State, game: int) -> tuple[Action, int]:
         chosen,
         rng,
         seconds=float(spec.get("cpu_ms", "40")) / 1000.0,
-        playout=PLAYOUTS[spec.get("playout", DEFAULT_PLAYOUT)],
+        playout=contender_playout(spec),
         favourite=chosen[0],
         bias=float(spec.get("bias", DEFAULT_BIAS)),
         clock=time.process_time,
