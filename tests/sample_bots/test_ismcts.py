@@ -7,7 +7,7 @@ import random
 import pytest
 from bot import CLOCK_SHARE, IsmctsBot, candidates, parse_args, think_seconds
 from ismcts import PLAYOUTS, reward, search
-from kahuna_bot import Clock, Observation, greedy
+from kahuna_bot import Action, Clock, Observation, greedy
 
 from arena.kahuna import legal_actions, observe, place
 from tests.kahuna.util import playout, pos, run
@@ -105,3 +105,25 @@ def test_the_root_width_keeps_legal_actions_and_the_greedy_choice(seed: int, wid
         assert len(set(chosen)) == len(chosen) == min(width, len(legal))
         assert set(chosen) <= set(legal)
         assert greedy.choose(obs, legal) in chosen
+
+
+def _biased_choice(obs: object, chosen: tuple[Action, ...], bias: float) -> Action:
+    return search(
+        obs, chosen, random.Random(5), seconds=60.0, max_iterations=40,  # type: ignore[arg-type]
+        favourite=chosen[0], bias=bias,
+    ).action  # fmt: skip
+
+
+def test_a_strong_bias_keeps_the_favourite_where_the_search_prefers_another() -> None:
+    """Progressive bias: at positions where 40 unbiased iterations pick another root
+    action than greedy's, a bias of 100 keeps greedy's (it fades only as 100 / visits)."""
+    differing = 0
+    for state, action, _ in playout(3):
+        if action is None or differing >= 3:
+            continue
+        obs = observe(state, state.to_move or 0)
+        chosen = candidates(obs, legal_actions(state), 6)
+        if len(chosen) >= 2 and _biased_choice(obs, chosen, 0.0) != chosen[0]:
+            differing += 1
+            assert _biased_choice(obs, chosen, 100.0) == chosen[0]
+    assert differing >= 3
