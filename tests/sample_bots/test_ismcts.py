@@ -34,12 +34,14 @@ def test_think_time_is_never_more_than_the_share_of_the_clock(
     assert think_seconds(obs, think_ms) == pytest.approx(expected_s)
 
 
-def test_a_fixed_number_of_iterations_is_deterministic_under_a_seed() -> None:
+@pytest.mark.parametrize("name", ["eager", "greedy"])
+def test_a_fixed_number_of_iterations_is_deterministic_under_a_seed(name: str) -> None:
     *_, (state, _, _) = list(playout(4))[:30]
     obs = observe(state, state.to_move or 0)
     legal = legal_actions(state)
-    first = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150)
-    again = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150)
+    chosen = PLAYOUTS[name]
+    first = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150, playout=chosen)
+    again = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150, playout=chosen)
     assert first.iterations == again.iterations == 150
     assert (first.action, first.root_visits) == (again.action, again.root_visits)
     assert first.action in legal
