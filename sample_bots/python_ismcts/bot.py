@@ -33,7 +33,7 @@ DEFAULT_THINK_MS = 200
 
 
 def candidates(
-    observation: Observation, legal_actions: Sequence[Action], width: int
+    observation: greedy.Position, legal_actions: Sequence[Action], width: int
 ) -> tuple[Action, ...]:
     """The search's root choices, the greedy bot's own choice first (its rule between
     ending the turn and playing on is not its score order), then, for a ``width`` above
