@@ -3,13 +3,24 @@
     python3 benchmarks/house_bots.py micro [--positions N] [--seed S]
     python3 benchmarks/house_bots.py ladder [--games N] [--think-ms A,B] [--seed S]
         [--save DIR]
+    python3 benchmarks/house_bots.py duel A [B] [--deals N] [--seed S] [--workers W]
 
 ``micro``: positions from seeded random games (every variant); for each, the
 seat to move's observation is sampled (``kahuna_bot.sampling``): the CPU
 time of one sample (the sampler built once per observation, as a search
 does), of building the sampler, and complete uniformly random games per CPU
-second from sampled states (the ``random`` playout) and for the bot's
-default ``round`` playout (to the end of the round). One core.
+second from sampled states (the ``random`` playout), playouts to the end of
+the round (``round``) and the bot's default ``greedy`` playouts (two turns of
+greedy play). One core.
+
+``duel A [B]``: contenders in this process (``--workers`` processes), each
+deal played from both seats, each ISMCTS decision given a fixed CPU time
+(``time.process_time``, so the load does not change the result): ``A`` and
+``B`` are ``greedy`` or ``ismcts[:cpu_ms=N,playout=P,width=W,bias=B]`` (the
+bot's defaults for what is left out; 40 ms). Prints the pentanomial score of
+A with its 95% interval over deal pairs and A's iterations per decision::
+
+    python3 benchmarks/house_bots.py duel ismcts:cpu_ms=20 greedy --deals 40
 
 ``ladder``: real sandboxed matches through ``arena match --json`` (seats
 swapped, each deal played from both sides): python_greedy vs python_random,
@@ -28,6 +39,7 @@ Figures taken while other work runs are noisy; the settings are printed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import random
@@ -44,10 +56,22 @@ SAMPLE_BOTS = ROOT / "sample_bots"
 for path in (ROOT / "sample_bots" / "sdk" / "python", SAMPLE_BOTS / "python_ismcts"):
     sys.path.insert(0, str(path))
 
-from ismcts import random_playout, round_playout  # noqa: E402
+from bot import DEFAULT_BIAS, DEFAULT_PLAYOUT, DEFAULT_WIDTH, candidates  # noqa: E402
+from ismcts import (  # noqa: E402
+    GREEDY_EPSILON,
+    GREEDY_TURNS,
+    PLAYOUTS,
+    Playout,
+    greedy_playout,
+    random_playout,
+    round_playout,
+    search,
+)
+from kahuna_bot import greedy  # noqa: E402
 from kahuna_bot.sampling import InfoStateSampler  # noqa: E402
 
 from arena.kahuna import (  # noqa: E402
+    Action,
     State,
     Variant,
     apply,
@@ -102,7 +126,11 @@ def micro(count: int, seed: int) -> None:
     print(f"positions: {len(states)} from seeded random games (seed {seed}), all variants")
     print(f"  sampler built  {build_us:8.1f} us CPU per observation")
     print(f"  one sample     {sample_us:8.1f} us CPU (target < 50)")
-    for name, playout, per in (("random", random_playout, 4), ("round", round_playout, 4)):
+    for name, playout, per in (
+        ("random", random_playout, 4),
+        ("round", round_playout, 4),
+        ("greedy", greedy_playout, 4),
+    ):
         started = time.process_time()
         actions = 0
         games = 0
@@ -114,7 +142,11 @@ def micro(count: int, seed: int) -> None:
                 actions += end.history_length - before
                 games += 1
         elapsed = time.process_time() - started
-        what = "complete games" if name == "random" else "playouts to the round's end"
+        what = {
+            "random": "complete games",
+            "round": "playouts to the round's end",
+            "greedy": "greedy playouts (two turns)",
+        }[name]
         print(
             f"  {name:<6} playout {games / elapsed:8.0f} {what} per CPU second "
             f"({actions / games:.1f} actions each, sampling included)"
@@ -133,7 +165,7 @@ def bot_copy(work: Path, think_ms: int) -> Path:
         SAMPLE_BOTS / "python_ismcts", target, ignore=shutil.ignore_patterns("__pycache__")
     )
     name = f"python_ismcts_{think_ms}ms"
-    command = ["python3", "bot.py", "--think-ms", str(think_ms), "--playout", "round"]
+    command = ["python3", "bot.py", "--think-ms", str(think_ms), "--playout", DEFAULT_PLAYOUT]
     (target / "bot.toml").write_text(
         f'name = "{name}"\ncommand = {json.dumps(command)}\nruntime = "python"\n'
     )
@@ -232,6 +264,117 @@ def ladder(games: int, budgets: list[int], seed: int, save: Path | None) -> None
             summarise(label, report, prefix, time.monotonic() - started)
 
 
+# ---------------------------------------------------------------- duel
+
+
+def parse_contender(text: str) -> dict[str, str]:
+    """``greedy`` or ``ismcts[:key=value,...]`` (keys: cpu_ms, playout, width, bias, seed,
+    and the greedy playout's turns and epsilon; the bot's defaults for those left out,
+    and 40 ms of CPU per decision)."""
+    name, _, rest = text.partition(":")
+    if name not in ("greedy", "ismcts"):
+        raise SystemExit(f"unknown contender {text!r}: greedy or ismcts[:key=value,...]")
+    spec = {"name": name}
+    for part in filter(None, rest.split(",")):
+        key, _, value = part.partition("=")
+        spec[key] = value
+    return spec
+
+
+def contender_playout(spec: dict[str, str]) -> Playout:
+    """The contender's playout; ``turns`` and ``epsilon`` set the greedy playout's."""
+    if "turns" in spec or "epsilon" in spec:
+        return functools.partial(
+            greedy_playout,
+            turns=int(spec.get("turns", GREEDY_TURNS)),
+            epsilon=float(spec.get("epsilon", GREEDY_EPSILON)),
+        )
+    return PLAYOUTS[spec.get("playout", DEFAULT_PLAYOUT)]
+
+
+def decide(spec: dict[str, str], state: State, game: int) -> tuple[Action, int]:
+    """The contender's action in ``state`` (and the search's iterations)."""
+    seat = state.to_move
+    assert seat is not None
+    obs = observe(state, seat)
+    legal = legal_actions(state)
+    if spec["name"] == "greedy":
+        return greedy.choose(obs, legal), 0
+    rng = random.Random(f"{spec.get('seed', '0')}:{game}:{len(obs.history)}")
+    chosen = candidates(obs, legal, int(spec.get("width", DEFAULT_WIDTH)))
+    result = search(
+        obs,
+        chosen,
+        rng,
+        seconds=float(spec.get("cpu_ms", "40")) / 1000.0,
+        playout=contender_playout(spec),
+        favourite=chosen[0],
+        bias=float(spec.get("bias", DEFAULT_BIAS)),
+        clock=time.process_time,
+    )
+    return result.action, result.iterations
+
+
+def duel_deal(job: tuple[dict[str, str], dict[str, str], int]) -> tuple[float, float, int, int]:
+    """One deal played twice, seats swapped: A's two scores, A's iterations and decisions."""
+    first, second, deal = job
+    scores = []
+    iterations = decisions = 0
+    for a_seat in (0, 1):
+        game = 2 * deal + a_seat
+        state = new_game(deal_from_seed(deal), Variant())
+        while not state.is_finished:
+            if state.needs_reshuffle:
+                order = reshuffle_from_seed(deal, state.round + 1, state.reshuffle_cards)
+                state = start_round(state, order)
+                continue
+            mine = state.to_move == a_seat
+            action, spent = decide(first if mine else second, state, game)
+            if mine:
+                iterations += spent
+                decisions += 1
+            state = apply(state, action)
+        outcome = state.outcome
+        assert outcome is not None
+        winner = outcome.winner
+        scores.append(0.5 if winner is None else float(winner == a_seat))
+    return scores[0], scores[1], iterations, decisions
+
+
+def duel(first: str, second: str, deals: int, seed: int, workers: int) -> None:
+    """Contender A against B in this process (and ``workers`` - 1 others), paired deals."""
+    import multiprocessing
+
+    a, b = parse_contender(first), parse_contender(second)
+    jobs = [(a, b, seed * 100_000 + deal) for deal in range(deals)]
+    started = time.monotonic()
+    with multiprocessing.Pool(workers) as pool:
+        results = pool.map(duel_deal, jobs, chunksize=1)
+    scores = [
+        GameScore(deal=index, score_a=score)
+        for index, result in enumerate(results)
+        for score in result[:2]
+    ]
+    summary = collect(scores)
+    pairs = summary.pair_summary
+    iterations = sum(r[2] for r in results)
+    decisions = max(sum(r[3] for r in results), 1)
+    total = sum(score.score_a for score in scores)
+    print(f"duel {first} vs {second}: {deals} deals, seed {seed}")
+    print(f"  A scored {total}/{len(scores)} = {total / len(scores):.3f}")
+    if pairs is not None:
+        interval = pairs.score.interval
+        counts = summary.pentanomial.counts if summary.pentanomial else ()
+        print(
+            f"  pentanomial {counts}: score {pairs.score.value:.3f} "
+            f"(95% {interval.low:.3f}-{interval.high:.3f})"
+        )
+    print(
+        f"  A: {iterations / decisions:.0f} iterations per decision, "
+        f"wall {time.monotonic() - started:.0f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -243,9 +386,17 @@ def main() -> None:
     lad.add_argument("--think-ms", default="50,200")
     lad.add_argument("--seed", type=int, default=14)
     lad.add_argument("--save", type=Path)
+    d = sub.add_parser("duel")
+    d.add_argument("first")
+    d.add_argument("second", nargs="?", default="greedy")
+    d.add_argument("--deals", type=int, default=50)
+    d.add_argument("--seed", type=int, default=1)
+    d.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     if args.command == "micro":
         micro(args.positions, args.seed)
+    elif args.command == "duel":
+        duel(args.first, args.second, args.deals, args.seed, args.workers)
     else:
         budgets = [int(part) for part in args.think_ms.split(",")]
         ladder(args.games, budgets, args.seed, args.save)

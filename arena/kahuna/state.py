@@ -348,6 +348,11 @@ class State:
         return view
 
     @property
+    def bridge_masks(self) -> tuple[int, int]:
+        """Each seat's bridges as a line bitmask (bit k: ``LINES[k]``), for fast evaluations."""
+        return self._bridges
+
+    @property
     def bridge_counts(self) -> tuple[int, int]:
         return self._bridges[0].bit_count(), self._bridges[1].bit_count()
 
@@ -364,10 +369,7 @@ class State:
 
     @property
     def facedown_discards(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        first, second = (
-            tuple(ISLANDS[c] for c in cons_cards(cell))
-            for cell in self._facedown
-        )
+        first, second = (tuple(ISLANDS[c] for c in cons_cards(cell)) for cell in self._facedown)
         return first, second
 
     @property

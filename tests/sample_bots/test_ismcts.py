@@ -7,7 +7,7 @@ import random
 import pytest
 from bot import CLOCK_SHARE, IsmctsBot, candidates, parse_args, think_seconds
 from ismcts import PLAYOUTS, reward, search
-from kahuna_bot import Clock, Observation, greedy
+from kahuna_bot import Action, Clock, Observation, greedy
 
 from arena.kahuna import legal_actions, observe, place
 from tests.kahuna.util import playout, pos, run
@@ -34,12 +34,14 @@ def test_think_time_is_never_more_than_the_share_of_the_clock(
     assert think_seconds(obs, think_ms) == pytest.approx(expected_s)
 
 
-def test_a_fixed_number_of_iterations_is_deterministic_under_a_seed() -> None:
+@pytest.mark.parametrize("name", ["eager", "greedy"])
+def test_a_fixed_number_of_iterations_is_deterministic_under_a_seed(name: str) -> None:
     *_, (state, _, _) = list(playout(4))[:30]
     obs = observe(state, state.to_move or 0)
     legal = legal_actions(state)
-    first = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150)
-    again = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150)
+    chosen = PLAYOUTS[name]
+    first = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150, playout=chosen)
+    again = search(obs, legal, random.Random("7"), seconds=60.0, max_iterations=150, playout=chosen)
     assert first.iterations == again.iterations == 150
     assert (first.action, first.root_visits) == (again.action, again.root_visits)
     assert first.action in legal
@@ -73,10 +75,20 @@ def test_settings_come_from_the_command_line_over_the_environment(
 ) -> None:
     monkeypatch.setenv("KAHUNA_ISMCTS_THINK_MS", "70")
     monkeypatch.setenv("KAHUNA_ISMCTS_PLAYOUT", "random")
-    args = parse_args(["--think-ms", "30"])
+    monkeypatch.setenv("KAHUNA_ISMCTS_WIDTH", "3")
+    args = parse_args(["--think-ms", "30", "--bias", "0.5"])
     assert (args.think_ms, args.playout, args.iterations) == (30, "random", None)
+    assert (args.width, args.bias) == (3, 0.5)
+    for name in ("KAHUNA_ISMCTS_THINK_MS", "KAHUNA_ISMCTS_PLAYOUT", "KAHUNA_ISMCTS_WIDTH"):
+        monkeypatch.delenv(name)
+    defaults = parse_args([])
+    assert (defaults.playout, defaults.width, defaults.bias) == ("greedy", 6, 0.0)
     with pytest.raises(ValueError, match="unknown playout"):
         IsmctsBot(100, "clever", "0")
+    with pytest.raises(ValueError, match="width and the bias"):
+        IsmctsBot(100, "greedy", "0", width=-1)
+    with pytest.raises(ValueError, match="width and the bias"):
+        IsmctsBot(100, "greedy", "0", bias=float("nan"))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -95,3 +107,25 @@ def test_the_root_width_keeps_legal_actions_and_the_greedy_choice(seed: int, wid
         assert len(set(chosen)) == len(chosen) == min(width, len(legal))
         assert set(chosen) <= set(legal)
         assert greedy.choose(obs, legal) in chosen
+
+
+def _biased_choice(obs: object, chosen: tuple[Action, ...], bias: float) -> Action:
+    return search(
+        obs, chosen, random.Random(5), seconds=60.0, max_iterations=40,  # type: ignore[arg-type]
+        favourite=chosen[0], bias=bias,
+    ).action  # fmt: skip
+
+
+def test_a_strong_bias_keeps_the_favourite_where_the_search_prefers_another() -> None:
+    """Progressive bias: at positions where 40 unbiased iterations pick another root
+    action than greedy's, a bias of 100 keeps greedy's (it fades only as 100 / visits)."""
+    differing = 0
+    for state, action, _ in playout(3):
+        if action is None or differing >= 3:
+            continue
+        obs = observe(state, state.to_move or 0)
+        chosen = candidates(obs, legal_actions(state), 6)
+        if len(chosen) >= 2 and _biased_choice(obs, chosen, 0.0) != chosen[0]:
+            differing += 1
+            assert _biased_choice(obs, chosen, 100.0) == chosen[0]
+    assert differing >= 3

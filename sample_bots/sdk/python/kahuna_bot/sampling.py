@@ -60,24 +60,42 @@ class InfoStateSampler:
         self._held = Counter(self.places.held)
 
     def deal(self) -> tuple[list[int], list[int], list[int]]:
-        """One uniform arrangement: (hidden hand, face-down discards, pile top first)."""
+        """One uniform arrangement: (hidden hand, face-down discards, pile top first).
+
+        The opponent's places (hand, then face-down discards) are filled first by a
+        partial Fisher-Yates shuffle, redrawn until they hold the proven cards
+        (rejection keeps every allowed arrangement equally likely); only then is the
+        rest of the pool shuffled into the pile, once."""
         pool, hidden, reach = self._pool, self._hidden, self._reach
         uniform = self._rng.random
+        size = len(pool)
+        held = self._held
         for _ in range(MAX_REDRAWS):
-            for i in range(len(pool) - 1, 0, -1):  # Fisher-Yates
-                j = int(uniform() * (i + 1))
+            for i in range(reach):  # Fisher-Yates from the front, the opponent's slots
+                j = i + int(uniform() * (size - i))
                 pool[i], pool[j] = pool[j], pool[i]
-            if not self._held or not self._held - Counter(pool[:reach]):
-                return pool[:hidden], pool[hidden:reach], pool[reach:]
-        raise ValueError(
-            f"no arrangement of the {len(pool)} unseen cards puts the opponent's proven cards "
-            f"{sorted(self._held.elements())} in its hand or face-down discards"
-        )
+            if not held or _holds(pool, reach, held):
+                break
+        else:
+            raise ValueError(
+                f"no arrangement of the {size} unseen cards puts the opponent's proven cards "
+                f"{sorted(held.elements())} in its hand or face-down discards"
+            )
+        for i in range(size - 1, reach, -1):  # the pile: the rest, uniformly ordered
+            j = reach + int(uniform() * (i - reach + 1))
+            pool[i], pool[j] = pool[j], pool[i]
+        return pool[:hidden], pool[hidden:reach], pool[reach:]
 
     def sample(self) -> State:
         """One full state consistent with everything the seat has seen."""
         hand, facedown, deck = self.deal()
         return self._completion.state(hand, facedown, deck)
+
+
+def _holds(pool: list[int], reach: int, held: Counter[int]) -> bool:
+    """The first ``reach`` cards of the pool include the ``held`` multiset."""
+    front = pool[:reach]
+    return all(front.count(card) >= need for card, need in held.items())
 
 
 def sample_state(observation: Observation | EngineObservation, rng: random.Random) -> State:
