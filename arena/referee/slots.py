@@ -39,7 +39,6 @@ its crash read as a disconnect). A failed game waits this long at most, charged 
 nobody."""
 
 
-
 @dataclass
 class BotSlot:
     """Bot A (index 0) or bot B (index 1) of a match."""
