@@ -15,8 +15,8 @@ to serve two seats at once.
 
 ``halves`` is the only place that decides which game indices share a run.
 The runs of a match may be played at once (``run_halves``, `arena match`) or
-one after the other with the next run's processes launched while the current
-one plays (``play_in_turn``, a tournament worker): a prestart, so that the
+one after the other with the next run's processes launched together with the
+current one's (``play_in_turn``, a tournament worker): a prestart, so that the
 second set of processes costs (almost) no wall time.
 """
 
@@ -104,9 +104,10 @@ def play_in_turn(
     on_seat_offer: SeatOfferHook | None = None,
 ) -> None:
     """Play the runs ``configs`` (e.g. ``half_configs``) one after the other, each with
-    its own processes; a run's processes are launched as soon as the run before it has
-    its bots ready, so they say Hello while that run plays (a prestart). A run that
-    fails is reported to ``on_done`` and the next one is still played.
+    its own processes; a run's processes are launched as soon as the run before it is
+    (a prestart: they say Hello while that run launches and plays, so that their launch
+    costs no wall time even when a run is one short game). A run that fails is reported
+    to ``on_done`` and the next one is still played.
     """
 
     def start(config: MatchConfig) -> StartedMatch:
@@ -124,12 +125,12 @@ def play_in_turn(
             if isinstance(current, BaseException):
                 on_done(number, None, current)
                 continue
-            current.wait_ready()
-            if number + 1 < len(configs):
+            if number + 1 < len(configs):  # launched with the current run's, not after
                 try:
                     waiting = start(configs[number + 1])
                 except Exception as error:  # reported when its turn comes
                     waiting = error
+            current.wait_ready()
             try:
                 report = current.play(on_game)
             except Exception as error:  # reported as that run's failure

@@ -16,6 +16,7 @@ from pathlib import Path
 from arena.logs import get_logger
 from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee.bytecode import compiled_tree
 from arena.referee.endpoint import BotEndpoint
 from arena.referee.judge import Phase, ReplyWindow
 from arena.referee.remote import (
@@ -36,7 +37,6 @@ EXIT_GRACE_S = 1.0
 (0.3 s was too short for a Python bot unwinding a traceback on a loaded machine:
 its crash read as a disconnect). A failed game waits this long at most, charged to
 nobody."""
-
 
 
 @dataclass
@@ -78,7 +78,8 @@ class BotSlot:
         binds: list[tuple[Path, str]] = []
         if self.spec.runtime == "python":  # the generated code and the SDK (arena/resources.py)
             if sandboxed_paths:
-                binds = [(mount.host_dir(), mount.inside) for mount in PYTHON_BOT_MOUNTS]
+                binds = [(compiled_tree(mount.host_dir()), mount.inside)
+                         for mount in PYTHON_BOT_MOUNTS]  # fmt: skip
             env["PYTHONPATH"] = ":".join(m.path_entry(sandboxed_paths) for m in PYTHON_BOT_MOUNTS)
         self.process = launch_bot(
             bot_dir=self.spec.directory,

@@ -497,6 +497,7 @@ def _creator_alive(group_name: str) -> bool:
 def sweep_stale(parents: list[Path]) -> list[str]:
     """Kill and remove groups left by arena processes that died without cleaning up."""
     swept: list[str] = []
+    stale: list[Path] = []
     for parent in parents:
         try:
             # another arena process removes the parent once its last group is gone
@@ -504,15 +505,26 @@ def sweep_stale(parents: list[Path]) -> list[str]:
             children = list(parent.iterdir())
         except (FileNotFoundError, NotADirectoryError):
             continue
-        for child in children:
-            if not child.is_dir() or _creator_alive(child.name):
-                continue
-            _signal_all(pids_in(child / "cgroup.procs"))
-            if _remove_dir(child):
-                swept.append(child.name)
+        stale += [c for c in children if c.is_dir() and not _creator_alive(c.name)]
+    for child in stale:  # every hierarchy first: v1 thaws in the freezer's, listed last
+        _signal_all(pids_in(child / "cgroup.procs"))
+        _thaw(child)
+    for child in stale:
+        if _remove_dir(child):
+            swept.append(child.name)
     if swept:
         get_logger().warning("stale_cgroups_removed", groups=sorted(set(swept)))
     return swept
+
+
+def _thaw(group: Path) -> None:
+    """Let a frozen group's tasks take the SIGKILL they were sent: a bot frozen (not to
+    move) when its arena process was killed holds it, in D state, until thawed, and its
+    group could never be removed (each launch on the host then waited 1 s per hierarchy)."""
+    for control, thawed in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+        if (group / control).is_file():
+            with contextlib.suppress(OSError):
+                (group / control).write_text(thawed)
 
 
 def groups_of_creator(

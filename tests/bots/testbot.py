@@ -65,6 +65,8 @@ class Bot:
             token = "forged-" + token[::-1]
         if self.behaviour == "no_hello":
             time.sleep(3600)
+        if self.behaviour == "exit_before_hello":
+            raise SystemExit(3)
         if self.behaviour == "malformed_bytes":
             self.outbox.put(b"\xff\xff\xff\xff\x0f garbage")
         hello = referee_pb2.Hello(

@@ -9,17 +9,22 @@ indices and the deals of the GameOver records it receives never repeat.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import threading
+import time
 from collections import defaultdict
+from collections.abc import Callable
 
 import pytest
 
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.referee import MatchConfig, TimeControl
+from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl
 from arena.referee.endpoint import WireTap
-from arena.referee.halves import half_configs, halves, run_halves
+from arena.referee.halves import half_configs, halves, play_in_turn, run_halves
+from arena.referee.types import GameReport, MatchReport
 
-from .conftest import MakeBot
+from .conftest import MakeBot, assert_no_process_left
 
 
 def test_halves_split_even_and_odd_indices_when_paired() -> None:
@@ -84,7 +89,9 @@ def test_every_sandboxed_process_sees_each_deal_at_most_once(make_bot: MakeBot) 
             elif kind == "game_start":
                 games_of[process].append(message.game_start.game_index)
             elif kind == "game_over":
-                deals_of[process].append(json.dumps(json.loads(message.game_over.record_json)["deal"]))
+                deals_of[process].append(
+                    json.dumps(json.loads(message.game_over.record_json)["deal"])
+                )
             elif kind == "match_over":
                 match_over[process] = message.match_over.games
     assert len(received) == 2
@@ -100,3 +107,112 @@ def test_every_sandboxed_process_sees_each_deal_at_most_once(make_bot: MakeBot) 
         assert played == list(range(8))
     records = {game.index: json.dumps(game.record["deal"]) for game in report.games}
     assert all(records[2 * k] == records[2 * k + 1] for k in range(4)), "deals still paired"
+
+
+# ------------------------------------------------ failures around a prestart (play_in_turn)
+
+IN_TURN = MatchConfig(games=4, time_control=TimeControl(2000, 2000), max_restarts=0)
+Done = tuple[int, MatchReport | None, BaseException | None]
+
+
+def _play_in_turn_within(
+    limit_s: float,
+    config: MatchConfig,
+    bot_a: BotSpec,
+    bot_b: BotSpec,
+    **hooks: Callable[[GameReport], None],
+) -> list[Done]:
+    """``play_in_turn`` over the halves of ``config``, in a thread that must end in time."""
+    done: list[Done] = []
+    failed: list[BaseException] = []
+
+    def play() -> None:
+        try:
+            play_in_turn(half_configs(config), bot_a, bot_b,
+                         on_done=lambda *outcome: done.append(outcome), **hooks)  # fmt: skip
+        except BaseException as error:  # the test's thread reports it
+            failed.append(error)
+
+    thread = threading.Thread(target=play, name="in-turn")
+    started = time.monotonic()
+    thread.start()
+    thread.join(limit_s)
+    assert not thread.is_alive(), f"play_in_turn still running after {limit_s} s"
+    assert failed == []
+    assert time.monotonic() - started < limit_s
+    return done
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("behaviour", "hello_ms", "status"),
+    [
+        ("no_hello", 5000, BotStatus.TIMEOUT),
+        # a Hello window long enough that a loaded machine still starts Python within it
+        ("exit_before_hello", 15_000, BotStatus.CRASH),
+    ],
+)
+def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_nothing(
+    make_bot: MakeBot, behaviour: str, hello_ms: int, status: BotStatus
+) -> None:
+    """Every process of bot B fails its Hello: the first half's while it is launched, the
+    second half's while it is prestarted (the first half playing). Each half still ends
+    with B forfeiting every game, A never blamed, and no process of either left."""
+    good, broken = make_bot("random", name="good"), make_bot(behaviour, name="broken")
+    config = dataclasses.replace(IN_TURN, hello_timeout_ms=hello_ms)
+    done = _play_in_turn_within(2 * hello_ms / 1000 + 30, config, good, broken)
+    assert [(number, error) for number, _, error in done] == [(0, None), (1, None)]
+    games = sorted((g for _, report, _ in done if report for g in report.games),
+                   key=lambda g: g.index)  # fmt: skip
+    assert [g.index for g in games] == [0, 1, 2, 3]
+    for game in games:
+        assert (game.statuses["broken"], game.statuses["good"]) == (status, BotStatus.OK)
+        assert (game.winner, game.reason) == ("good", "forfeit")
+    assert_no_process_left(good, broken)
+
+
+@pytest.mark.slow
+def test_a_half_that_fails_while_the_next_waits_is_reported_and_the_next_still_plays(
+    make_bot: MakeBot,
+) -> None:
+    """The first half fails under the caller (its on_game raises, as a store write that
+    fails would) while the second half's processes wait, prestarted: the failure is that
+    half's ``on_done``, its processes are killed, and the second half plays in full."""
+    bot_a, bot_b = make_bot("random", name="a"), make_bot("random", name="b")
+    seen: list[int] = []
+
+    def on_game(game: GameReport) -> None:
+        seen.append(game.index)
+        if game.index == 0:
+            raise OSError("the store could not be written")
+
+    done = _play_in_turn_within(40.0, IN_TURN, bot_a, bot_b, on_game=on_game)
+    assert [number for number, _, _ in done] == [0, 1]
+    (_, first, error), (_, second, second_error) = done
+    assert first is None and isinstance(error, OSError)
+    assert second is not None and second_error is None
+    assert [g.index for g in second.games] == [1, 3]
+    assert all(set(g.statuses.values()) == {BotStatus.OK} for g in second.games)
+    assert seen == [0, 1, 3]  # game 2 of the failed half was never played
+    assert_no_process_left(bot_a, bot_b)
+
+
+@pytest.mark.slow
+def test_a_caller_that_gives_up_after_the_first_half_leaves_no_prestarted_process(
+    make_bot: MakeBot,
+) -> None:
+    """``on_done`` raises for the first half (a runner stopping): ``play_in_turn`` raises it
+    at once, and the second half's prestarted processes are killed, never played."""
+    bot_a, bot_b = make_bot("random", name="a"), make_bot("random", name="b")
+    played: list[int] = []
+
+    def give_up(number: int, report: MatchReport | None, error: BaseException | None) -> None:
+        raise KeyboardInterrupt(f"stopped after run {number}")
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt, match="stopped after run 0"):
+        play_in_turn(half_configs(IN_TURN), bot_a, bot_b, on_done=give_up,
+                     on_game=lambda game: played.append(game.index))  # fmt: skip
+    assert played == [0, 2]
+    assert time.monotonic() - started < 40
+    assert_no_process_left(bot_a, bot_b)

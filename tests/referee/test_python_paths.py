@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from pathlib import Path
 
+import pytest
+
 import arena.kahuna
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
+from arena.referee import BotStatus, MatchConfig, load_bot, run_match
+from arena.referee.bytecode import compiled_tree
 from arena.resources import ENGINE_MOUNT, PROTO_MOUNT, PYTHON_BOT_MOUNTS, SDK_MOUNT
 
 
@@ -19,3 +26,48 @@ def test_sandboxed_bots_get_the_engine_package_and_nothing_else_of_the_arena() -
 def test_unsandboxed_bots_find_the_engine_under_the_host_path_entry() -> None:
     entry = Path(ENGINE_MOUNT.path_entry(False))
     assert (entry / "arena" / "kahuna").resolve() == ENGINE_MOUNT.host_dir().resolve()
+
+
+PROBE = """
+import os, sys
+import arena.kahuna.state, kahuna_bot.session, kahuna.v1.referee_pb2
+modules = [sys.modules[n] for n in ("arena.kahuna.state", "kahuna_bot.session",
+                                    "kahuna.v1.referee_pb2")]
+print("compiled", [os.path.exists(m.__spec__.cached) for m in modules], file=sys.stderr)
+sys.exit(3)
+"""
+
+
+@pytest.mark.slow
+def test_a_sandboxed_python_bot_finds_the_bytecode_of_what_it_imports(tmp_path: Path) -> None:
+    """Each half of a paired match launches its own processes: none of them compiles
+    the engine, the SDK or the protocol code again (issue 9's launch cost)."""
+    tmp_path.chmod(0o755)
+    probe = tmp_path / "probe"
+    probe.mkdir(mode=0o755)
+    (probe / "bot.py").write_text(PROBE)
+    (probe / "bot.toml").write_text(
+        'name = "probe"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+    )
+    for path in probe.iterdir():
+        path.chmod(0o644)
+    config = MatchConfig(games=1, max_restarts=0, hello_timeout_ms=20_000)
+    report = run_match(config, load_bot(probe), load_bot(SAMPLE_RANDOM_BOT))
+    assert report.games[0].statuses["probe"] is BotStatus.CRASH
+    assert "compiled [True, True, True]" in report.games[0].stderr["probe"]
+
+
+def test_a_compiled_tree_has_every_module_compiled_and_the_same_sources(tmp_path: Path) -> None:
+    host = SDK_MOUNT.host_dir()
+    tree = compiled_tree(host)
+
+    def sources(root: Path) -> list[Path]:
+        return sorted(
+            p.relative_to(root) for p in root.rglob("*.py") if "__pycache__" not in p.parts
+        )
+
+    assert sources(tree) == sources(host)
+    for source in sources(host):
+        assert Path(importlib.util.cache_from_source(str(tree / source))).is_file(), source
+        assert os.path.samefile(tree / source, host / source)  # linked, not copied
+    assert compiled_tree(host) == tree  # once per process

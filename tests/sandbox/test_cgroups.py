@@ -8,7 +8,10 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import signal
+import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -293,3 +296,35 @@ def test_a_parent_removed_while_being_made_is_retried(
     else:  # every attempt lost the race: a clear error, not a loop
         with pytest.raises(CgroupError, match="cannot create cgroup"):
             make_child_group(parent, "bot-1-1-aa")
+
+
+@pytest.mark.skipif(
+    detect_version(REAL_ROOT) != 1 or os.geteuid() != 0, reason="needs root on a cgroup v1 host"
+)
+def test_a_stale_frozen_group_is_thawed_killed_and_removed_by_the_sweep() -> None:
+    """A bot frozen (not to move) when its arena process was SIGKILLed: the sweep's SIGKILL
+    stays pending until the group is thawed. Before, the group was never removed, and
+    every launch on the host waited 1 s per hierarchy trying (seen on a shared machine:
+    two such groups made each launch take about 10 s)."""
+    creator = subprocess.Popen(["sleep", "300"])  # alive: no other arena sweeps it yet
+    name = f"bot-{creator.pid}-frozen-{secrets.token_hex(3)}"
+    group = create_bot_cgroup(name, LIMITS, root=REAL_ROOT)
+    assert isinstance(group, CgroupV1)
+    sleeper = subprocess.Popen(["sleep", "300"])
+    try:
+        group.add_pid(sleeper.pid)
+        assert group.freeze(True)
+        creator.kill()
+        creator.wait()  # the arena process is gone, its frozen bot left behind
+        parents = [directory.parent for directory in group.dirs.values()]
+        started = time.monotonic()
+        sweep_stale(parents)  # (another arena process on the host may sweep it too)
+        assert sleeper.wait(timeout=5) == -signal.SIGKILL
+        assert time.monotonic() - started < 3
+        assert not any(directory.exists() for directory in group.dirs.values())
+    finally:  # thawed first: a frozen process cannot be waited for
+        group.freeze(False)
+        for process in (creator, sleeper):
+            process.kill()
+            process.wait()
+        group.remove()

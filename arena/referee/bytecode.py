@@ -1,0 +1,48 @@
+"""Compiled Python for the trees a Python bot imports (the engine, the SDK, the protocol).
+
+A Python bot imports ``arena.kahuna``, ``kahuna_bot`` and ``kahuna.v1`` from
+read-only mounts, with ``PYTHONDONTWRITEBYTECODE`` set. Where the installed
+trees hold no ``__pycache__`` (an editable install run with bytecode writes
+off, as on the test machines) every bot process compiled every module of them
+again: about 25 ms of CPU per launch, paid twice per bot and paired match since
+each half has its own processes (issue 9). ``compiled_tree`` makes, once per
+arena process, a copy of such a tree of hard links (the sources keep their
+inode, so their mtime and size: a timestamp pyc stays valid) with the bytecode
+compiled beside them, and the sandbox mounts that instead. A tree that already
+has its bytecode (a wheel installed by pip) is compiled nowhere, only linked;
+anything that fails leaves the original tree in use.
+"""
+
+from __future__ import annotations
+
+import atexit
+import compileall
+import functools
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from arena.logs import get_logger
+from arena.sandbox.staging import link_tree, stage_root
+
+
+@functools.cache
+def compiled_tree(source: Path) -> Path:
+    """``source`` with the bytecode of every module beside it (a per-process copy), or
+    ``source`` itself if the copy cannot be made."""
+    base = stage_root()
+    # "<pid>-..." like a launch's staging directory: the sweep removes it once we are gone
+    target = base / f"{os.getpid()}-bytecode-{secrets.token_hex(4)}"
+    try:
+        base.mkdir(parents=True, exist_ok=True, mode=0o711)
+        target.mkdir(mode=0o711)
+        tree = target / source.name
+        link_tree(source, tree)
+        compileall.compile_dir(tree, quiet=2, workers=1)
+    except (OSError, ValueError) as error:
+        shutil.rmtree(target, ignore_errors=True)
+        get_logger().warning("bytecode_not_compiled", reason=str(error))
+        return source
+    atexit.register(shutil.rmtree, target, True)
+    return tree

@@ -1,0 +1,338 @@
+"""A cheating bot predicts no better than an honest one (issue 9, the cheating-bot test).
+
+Both bots of a long paired match run ``tests/bots/cheatbot.py``: before every
+reply each predicts the opponent's hand and the next card of the pile twice,
+honestly (this game's observation alone) and by cheating (every deal it ever
+saw or could compute, carried across games and across its processes through
+memory, /tmp, /dev/shm, $HOME, its directories and an abstract socket), and
+writes both to its stderr, which the referee keeps in its own files (the
+test's private channel: the opponent never sees them). The test reads
+those files as each game ends, scores every prediction against the stored
+record, and compares the two predictors per (game, bot) with an exact sign
+test, one-sided (is the cheat better?), a fixed secret and fixed seeds.
+
+Where each half of the deal pairs has its own sandboxed processes (a
+tournament worker's ``play_in_turn``, ``arena match``'s ``run_halves``) the
+cheat is not better. The controls show the test can fail: one process per
+bot for the whole match (the old behaviour, ``run_match`` of a paired
+match) and separate processes without the sandbox (a host without
+namespaces with ``unsafe=True``: one /tmp for all) both let the cheat win
+significantly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import arena.sandbox.probe
+from arena.kahuna import State, parse_record, replay_steps
+from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl, load_bot, run_match
+from arena.referee.halves import half_configs, play_in_turn, run_halves
+from arena.referee.types import GameReport, MatchReport
+from arena.sandbox import SandboxLimits, probe_host
+
+from .conftest import assert_no_process_left
+
+pytestmark = pytest.mark.slow
+
+CHEATBOT = Path(__file__).resolve().parent.parent / "bots" / "cheatbot.py"
+GAMES = 20
+CONFIG = MatchConfig(
+    games=GAMES,
+    seed=9,
+    secret=bytes(range(100, 132)),
+    time_control=TimeControl(action_ms=3000, bank_ms=10_000),
+    limits=SandboxLimits(memory_mb=256),
+    max_restarts=0,
+)
+SIGNIFICANT = 0.001
+"""A control passes (the cheat wins) if the sign test's one-sided p is below this."""
+NOT_EVEN_WEAKLY = 0.05
+"""The real thing passes (the cheat is not better) if that p is above this."""
+WAIT_FOR_LINES_S = 10.0
+
+
+# ----------------------------------------------------------------- the sign test
+
+
+def sign_test(better: int, worse: int) -> float:
+    """Exact one-sided p of ``better`` or more successes in ``better + worse`` fair coin flips
+    (McNemar's exact test on the discordant units; ties carry no information)."""
+    n = better + worse
+    return float(sum(math.comb(n, k) for k in range(better, n + 1)) / 2**n)
+
+
+@pytest.mark.parametrize(
+    ("better", "worse", "p"),
+    [
+        (0, 0, 1.0),
+        (0, 5, 1.0),
+        (1, 0, 0.5),
+        (5, 0, 1 / 32),
+        (3, 1, 5 / 16),
+        (10, 10, 0.5880985260009766),
+    ],
+)
+def test_the_sign_test_is_exact(better: int, worse: int, p: float) -> None:
+    assert sign_test(better, worse) == pytest.approx(p, rel=1e-12)
+
+
+# ----------------------------------------------------------------- predictions
+
+
+@dataclass(frozen=True)
+class Prediction:
+    bot: str
+    game: int
+    seat: int
+    events: int
+    honest: tuple[tuple[str, ...], tuple[str, ...]]  # (hand, next pile card or none)
+    cheat: tuple[tuple[str, ...], tuple[str, ...]]
+    source: str | None
+
+    @classmethod
+    def from_line(cls, line: str) -> Prediction | None:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return None  # the SDK's own words, or a line still being written
+        if not isinstance(data, dict) or "cheat" not in data:
+            return None
+        return cls(
+            bot=data["bot"], game=data["game"], seat=data["seat"], events=data["events"],
+            honest=(tuple(data["honest"]["hand"]), tuple(data["honest"]["deck"])),
+            cheat=(tuple(data["cheat"]["hand"]), tuple(data["cheat"]["deck"])),
+            source=data["source"],
+        )  # fmt: skip
+
+
+class StderrReader:
+    """The bots' stderr files, read where the referee keeps them while a match runs.
+
+    Every match directory is made under ``tempfile.gettempdir()``, which the test
+    points at a directory of its own; a game's lines are awaited when it ends
+    (a drainer copies them from the bot's pipe), before the match can remove them.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.found: dict[tuple[str, int, int], Prediction] = {}
+
+    def read(self) -> None:
+        for path in self.root.glob("kahuna-*/bot*.stderr"):
+            try:
+                text = path.read_text(errors="replace")
+            except OSError:
+                continue  # its match was removed meanwhile: read before
+            for line in text.splitlines():
+                found = Prediction.from_line(line)
+                if found is not None:
+                    self.found[(found.bot, found.game, found.events)] = found
+
+    def await_game(self, game: GameReport) -> None:
+        """Wait until every request of ``game`` has its prediction line."""
+        wanted = expected_requests(game)
+        deadline = time.monotonic() + WAIT_FOR_LINES_S
+        while True:
+            self.read()
+            have = {(bot, events) for bot, index, events in self.found if index == game.index}
+            if wanted <= have or time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+
+
+def expected_requests(game: GameReport) -> set[tuple[str, int]]:
+    """(bot, events before the request) of every action of ``game``: each answered one."""
+    record = game.record
+    actions = record["actions"]
+    assert isinstance(actions, list)
+    return {(game.bots_by_seat[action["seat"]], index) for index, action in enumerate(actions)}
+
+
+@dataclass(frozen=True)
+class Hits:
+    predictions: int
+    honest: int
+    cheat: int
+    from_memory: int
+    hits_from_memory: int
+
+
+def score(
+    games: dict[int, GameReport], predictions: Iterator[Prediction]
+) -> dict[tuple[int, str], Hits]:
+    """Right predictions per (game, bot), each against the position the record replays."""
+    truth: dict[int, list[State]] = {
+        index: [step.state for step in replay_steps(parse_record(json.dumps(game.record)))]
+        for index, game in games.items()
+    }
+    units: dict[tuple[int, str], Hits] = {}
+    for found in predictions:
+        state = truth[found.game][found.events]  # after that many actions
+        assert state.to_move == found.seat, f"{found} made where seat {state.to_move} moves"
+        hand, deck = tuple(sorted(state.hands[1 - found.seat])), state.deck[:1]
+        unit = units.get((found.game, found.bot), Hits(0, 0, 0, 0, 0))
+        honest = (found.honest[0] == hand) + (found.honest[1] == deck)
+        cheat = (found.cheat[0] == hand) + (found.cheat[1] == deck)
+        remembered = found.source is not None
+        units[(found.game, found.bot)] = Hits(
+            unit.predictions + 1,
+            unit.honest + honest,
+            unit.cheat + cheat,
+            unit.from_memory + remembered,
+            unit.hits_from_memory + remembered * cheat,
+        )
+    return units
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The sign test over (game, bot) units, and the hit rates behind it."""
+
+    better: int
+    worse: int
+    p: float
+    honest_rate: float
+    cheat_rate: float
+    from_memory: int
+    """Predictions the cheat made from a remembered deal that fitted the game."""
+    memory_rate: float
+    """How often those were right (hand and pile card each count)."""
+    predictions: int
+
+    @classmethod
+    def of(cls, units: dict[tuple[int, str], Hits]) -> Outcome:
+        better = sum(hits.cheat > hits.honest for hits in units.values())
+        worse = sum(hits.cheat < hits.honest for hits in units.values())
+        total = sum(hits.predictions for hits in units.values())
+        remembered = sum(h.from_memory for h in units.values())
+        return cls(
+            better=better, worse=worse, p=sign_test(better, worse),
+            honest_rate=sum(h.honest for h in units.values()) / (2 * total),
+            cheat_rate=sum(h.cheat for h in units.values()) / (2 * total),
+            from_memory=remembered,
+            memory_rate=sum(h.hits_from_memory for h in units.values()) / max(2 * remembered, 1),
+            predictions=total,
+        )  # fmt: skip
+
+
+# ----------------------------------------------------------------- playing
+
+
+def make_cheater(tmp_path: Path, name: str) -> BotSpec:
+    directory = tmp_path / f"{name}-{uuid.uuid4().hex[:6]}"
+    directory.mkdir(mode=0o755)
+    shutil.copy(CHEATBOT, directory / "bot.py")
+    (directory / "bot.py").chmod(0o644)
+    marker, tag = f"kt-{uuid.uuid4().hex}", uuid.uuid4().hex[:12]
+    command = ["python3", "bot.py", marker, tag]
+    (directory / "bot.toml").write_text(
+        f'name = {json.dumps(name)}\ncommand = {json.dumps(command)}\nruntime = "python"\n'
+    )
+    return load_bot(directory)
+
+
+OnGame = Callable[[GameReport], None]
+Play = Callable[[MatchConfig, BotSpec, BotSpec, OnGame], MatchReport]
+
+
+def in_turn(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
+    """A tournament worker's way: the halves one after the other, the next one prestarted."""
+    games: list[GameReport] = []
+    failures: list[BaseException] = []
+
+    def done(number: int, report: MatchReport | None, error: BaseException | None) -> None:
+        if error is not None:
+            failures.append(error)
+        if report is not None:
+            games.extend(report.games)
+
+    play_in_turn(half_configs(config), a, b, on_done=done, on_game=on_game)
+    assert failures == []
+    return MatchReport(games=tuple(sorted(games, key=lambda g: g.index)), score={})
+
+
+def at_once(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
+    """`arena match`'s way: both halves at the same time."""
+    return run_halves(config, a, b, on_game=on_game)
+
+
+def one_process(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
+    """The old behaviour: one process per bot plays every game, both games of each deal."""
+    return run_match(config, a, b, on_game=on_game)
+
+
+@pytest.fixture
+def short_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A temp root of the test's own (short enough for a socket path): the referee's
+    match directories, with the bots' stderr files, are made in it."""
+    root = Path(tempfile.mkdtemp(prefix="kcheat-", dir="/tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def play_cheaters(play: Play, config: MatchConfig, tmp_path: Path, root: Path) -> Outcome:
+    a, b = make_cheater(tmp_path, "a"), make_cheater(tmp_path, "b")
+    reader = StderrReader(root)
+    try:
+        report = play(config, a, b, reader.await_game)
+    finally:
+        for spec in (a, b):  # what an unsandboxed cheat left on the host
+            tag = spec.command[3]
+            for place in ("/tmp", "/dev/shm"):
+                Path(place, f".kahuna-cheat-{tag}.json").unlink(missing_ok=True)
+    assert [game.index for game in report.games] == list(range(config.games))
+    for game in report.games:
+        assert set(game.statuses.values()) == {BotStatus.OK}, (game.index, game.statuses)
+    assert_no_process_left(a, b)
+    games = {game.index: game for game in report.games}
+    wanted = {(bot, game.index, events) for game in report.games
+              for bot, events in expected_requests(game)}  # fmt: skip
+    assert set(reader.found) == wanted, "a prediction line is missing"
+    return Outcome.of(score(games, iter(reader.found.values())))
+
+
+@pytest.mark.parametrize("play", [in_turn, at_once], ids=["halves-in-turn", "halves-at-once"])
+def test_a_cheating_bot_predicts_no_better_than_an_honest_one(
+    play: Play, tmp_path: Path, short_tmp: Path
+) -> None:
+    outcome = play_cheaters(play, CONFIG, tmp_path, short_tmp)
+    assert outcome.predictions > 20 * GAMES
+    assert outcome.p > NOT_EVEN_WEAKLY, outcome
+    assert outcome.cheat_rate <= outcome.honest_rate + 0.01, outcome
+
+
+def test_control_one_process_per_match_lets_the_cheat_win(tmp_path: Path, short_tmp: Path) -> None:
+    outcome = play_cheaters(one_process, CONFIG, tmp_path, short_tmp)
+    assert outcome.p < SIGNIFICANT, outcome
+    assert outcome.cheat_rate > outcome.honest_rate, outcome
+    assert outcome.from_memory > 10 * GAMES and outcome.memory_rate > 0.8, outcome
+
+
+def test_control_processes_without_the_sandbox_let_the_cheat_win(
+    tmp_path: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host without namespaces, played with ``unsafe=True``: a plain process per half,
+    each bot's processes sharing /tmp (and everything else)."""
+    real = probe_host()
+    no_namespaces = dataclasses.replace(
+        real, namespaces=False, seccomp=False, missing=("namespaces: turned off by the test",)
+    )
+    monkeypatch.setattr(arena.sandbox.probe, "_cached_probe", lambda: no_namespaces)
+    config = dataclasses.replace(CONFIG, unsafe=True)
+    outcome = play_cheaters(in_turn, config, tmp_path, short_tmp)
+    assert outcome.p < SIGNIFICANT, outcome
+    assert outcome.cheat_rate > outcome.honest_rate, outcome
+    assert outcome.from_memory > 10 * GAMES and outcome.memory_rate > 0.8, outcome
