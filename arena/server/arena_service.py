@@ -8,7 +8,9 @@ Creating/starting tournaments and creating tokens are the admin's.
 Remote bots: a user registers a bot they host (RegisterRemoteBot) and waits
 for its seats (WaitForSeats, their own bots only); the bot then plays through
 the referee gateway on the same port (arena.server.gateway). WatchGame shows
-the admin a game live; anyone else gets a game's record once it is over.
+the admin a game live; anyone else gets a game's record once it is over and
+every game of its deal is played (``arena.store.revealed_record``; until then
+FAILED_PRECONDITION names the game it waits for, in WatchGame and GetGameRecord).
 Every refusal is a gRPC status with a message naming the problem; nothing is
 stored unless the whole request is valid.
 """
@@ -54,6 +56,7 @@ from arena.store import (
     NotFoundError,
     NotOwnerError,
     Principal,
+    RecordWithheldError,
     Store,
     StoreError,
     TournamentFormat,
@@ -62,7 +65,6 @@ from arena.store import (
     TournamentStatus,
     bot_spec,
     create_token,
-    game_record,
     game_stderr,
     get_bot,
     get_game,
@@ -74,6 +76,7 @@ from arena.store import (
     list_tournaments,
     register_remote_bot,
     require_owner,
+    revealed_record,
     revealed_secret,
 )
 from arena.store.models import SprtConfig
@@ -226,12 +229,14 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     ) -> pb.GetGameRecordResponse:
         if request.game_id <= 0:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game_id must be a positive game id")
-        try:
-            record = game_record(self.store, request.game_id)
+        try:  # a game of a deal still to be played: the admin's only (its stderr too)
+            record = revealed_record(self.store, request.game_id, principal)
             game = get_game(self.store, request.game_id)
             tails = game_stderr(self.store, request.game_id)
         except NotFoundError:
             abort(context, grpc.StatusCode.NOT_FOUND, f"no finished game {request.game_id}")
+        except RecordWithheldError as withheld:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(withheld))
         private = [  # a bot's stderr is its owner's (and the admin's), never the opponent's
             pb.BotStderr(seat=seat, bot=game.bots[seat], text=text)
             for seat, text in sorted(tails.items())
@@ -513,7 +518,10 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             abort(context, grpc.StatusCode.NOT_FOUND, refused.message)
         if principal.is_admin:
             return None
-        record = finished_record(self.store, request.match_id, request.game_index)
+        try:
+            record = finished_record(self.store, request.match_id, request.game_index, principal)
+        except RecordWithheldError as withheld:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(withheld))
         if record is None:
             abort(
                 context, grpc.StatusCode.PERMISSION_DENIED,

@@ -5,7 +5,8 @@ head when the game starts (again, if a resumed match plays it anew), each
 entry as the runner writes it, and the stored record once the game is over
 (``record_game`` replaces the live game with the stored one in one
 transaction, so nothing falls between the two). Anyone else may only have the
-record of a finished game: ``Refused`` says why not.
+record of a finished game whose deal is played out (``arena.store.revealed_record``):
+``Refused`` says why not.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.server.offloop import off_loop
 from arena.store import (
     NotFoundError,
+    Principal,
     Store,
     find_game,
-    game_record,
     get_live_game,
     live_entries,
+    revealed_record,
 )
 
 LIVE_POLL_S = 0.1
+ADMIN = Principal("admin", "admin")  # the live view is the admin's alone (ArenaService)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +52,18 @@ def check_game(store: Store, match_id: int, game_index: int) -> Refused | None:
     return None
 
 
-def finished_record(store: Store, match_id: int, game_index: int) -> pb.WatchGameResponse | None:
-    """The record message of a stored game, or None while it is not over."""
+def finished_record(
+    store: Store, match_id: int, game_index: int, principal: Principal | None
+) -> pb.WatchGameResponse | None:
+    """The record message of a stored game, or None while it is not over.
+
+    RecordWithheldError for anyone but the admin while a game of its deal is
+    still to be played (``arena.store.revealed_record``).
+    """
     game = find_game(store, match_id, game_index)
     if game is None:
         return None
-    record = json.dumps(game_record(store, game.id))
+    record = json.dumps(revealed_record(store, game.id, principal))
     return pb.WatchGameResponse(record_json=record, game_id=game.id)
 
 
@@ -68,7 +77,7 @@ async def follow_live(
     live_id: int | None = None
     seq = -1
     while True:
-        done = await off_loop(finished_record, store, match_id, game_index)
+        done = await off_loop(finished_record, store, match_id, game_index, ADMIN)
         if done is not None:
             yield done
             return

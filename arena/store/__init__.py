@@ -23,6 +23,8 @@ from arena.store.db import (
     is_disk_full,
 )
 from arena.store.games import (
+    RecordWithheldError,
+    WithheldRecord,
     bot_failures,
     find_game,
     game_outcomes,
@@ -31,6 +33,8 @@ from arena.store.games import (
     get_game,
     list_games,
     record_game,
+    record_withheld,
+    revealed_record,
     think_ms_per_game,
 )
 from arena.store.ladder import (
@@ -141,6 +145,7 @@ __all__ = [
     "PlannedRound",
     "Principal",
     "RatingPoint",
+    "RecordWithheldError",
     "SchemaError",
     "SeatFailures",
     "SeatOfferRow",
@@ -154,6 +159,7 @@ __all__ = [
     "TournamentLease",
     "TournamentRow",
     "TournamentStatus",
+    "WithheldRecord",
     "acquire_lease",
     "add_bot_version",
     "add_ladder_match",
@@ -201,9 +207,11 @@ __all__ = [
     "next_ladder_round",
     "open_seat_offers",
     "record_game",
+    "record_withheld",
     "register_remote_bot",
     "require_owner",
     "resolve_data_dir",
+    "revealed_record",
     "revealed_secret",
     "set_ladder_settings",
     "set_status",

@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 
 from arena.referee.types import BotStatus, GameReport
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.live import drop_live_game
-from arena.store.models import BotFailure, GameRow, RateGame, SeatFailures, StoredOutcome
+from arena.store.models import (
+    BotFailure,
+    GameRow,
+    Principal,
+    RateGame,
+    SeatFailures,
+    StoredOutcome,
+    TournamentStatus,
+)
 
 
 def record_game(
@@ -214,6 +223,89 @@ def game_record(store: Store, game_id: int) -> dict[str, object]:
         raise NotFoundError(f"no game {game_id}")
     record: dict[str, object] = json.loads(row["record"])
     return record
+
+
+@dataclass(frozen=True, slots=True)
+class WithheldRecord:
+    """Why a stored game's record is not public yet: games of its deal still to be played."""
+
+    game_id: int
+    match_id: int
+    game_index: int
+    waiting_for: tuple[int, ...]  # indices of the match's games of the same deal, not stored
+
+    def message(self) -> str:
+        games = " and ".join(f"game {index}" for index in self.waiting_for)
+        verb = "is" if len(self.waiting_for) == 1 else "are"
+        return (
+            f"the record of game {self.game_id} is withheld until {games} of match"
+            f" {self.match_id} (the same deal, seats swapped) {verb} played; until then"
+            " only what a spectator sees of it is public"
+        )
+
+
+class RecordWithheldError(StoreError):
+    """A full record (or anything from its hidden cards) asked for before its deal is played."""
+
+    def __init__(self, withheld: WithheldRecord) -> None:
+        super().__init__(withheld.message())
+        self.withheld = withheld
+
+
+_DEAL_SELECT = """
+SELECT g.match_id, g.game_index, m.games, m.finished_at, t.status,
+       json_extract(g.record, '$.match.paired') AS paired,
+       json_extract(g.record, '$.match.deal_index') AS deal_index
+FROM games g JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id
+WHERE g.id = ?
+"""
+
+
+def record_withheld(store: Store, game_id: int) -> WithheldRecord | None:
+    """Why game ``game_id``'s record is not public yet, or None once it is.
+
+    Games 2k and 2k+1 of a paired match share deal k: while one is stored and
+    the other can still be played, the stored one's hidden cards (hands,
+    face-down discards, deck draws, reshuffle orders) are those of a game to
+    come. Its record is public once every game of its deal is stored, or its
+    match can no longer play them (the match or its tournament is finished).
+    Unpaired games (``match.paired`` false: a fresh deal each) are public at
+    once; a record without ``paired`` (an older arena) counts as paired, as
+    every match was then. NotFoundError when there is no such game.
+    """
+    with store.reading() as db:
+        row = db.execute(_DEAL_SELECT, (game_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no game {game_id}")
+        if row["finished_at"] is not None or row["status"] == TournamentStatus.FINISHED:
+            return None
+        if row["paired"] is not None and not row["paired"]:
+            return None
+        index = int(row["game_index"])
+        deal = row["deal_index"]
+        deal = index // 2 if not isinstance(deal, int) else deal
+        sharing = [i for i in (2 * deal, 2 * deal + 1) if i != index and 0 <= i < row["games"]]
+        stored = {
+            int(r[0])
+            for r in db.execute("SELECT game_index FROM games WHERE match_id = ?", (row[0],))
+        }
+    waiting = tuple(i for i in sharing if i not in stored)
+    return WithheldRecord(game_id, int(row["match_id"]), index, waiting) if waiting else None
+
+
+def revealed_record(store: Store, game_id: int, principal: Principal | None) -> dict[str, object]:
+    """Game ``game_id``'s full record for ``principal`` (None: the public).
+
+    The one gate every public way to a stored record goes through (the API,
+    the web pages, ``WatchGame``): the admin always gets it; anyone else only
+    once ``record_withheld`` says nothing of its deal is still to be played,
+    else RecordWithheldError naming the games it waits for.
+    """
+    if principal is None or not principal.is_admin:
+        withheld = record_withheld(store, game_id)
+        if withheld is not None:
+            raise RecordWithheldError(withheld)
+    return game_record(store, game_id)
 
 
 def game_stderr(store: Store, game_id: int) -> dict[int, str]:

@@ -35,6 +35,7 @@ from arena.tournament.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.ladder_view import LadderView
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
+    PUBLIC,
     Frames,
     Perspective,
     PerspectiveError,
@@ -357,25 +358,38 @@ class WebApp:
             )
         return game
 
+    def revealed_game(self, game_id: str, perspective: Perspective = None) -> GameDetail:
+        """The game if what is asked of it is public: the full record (and every perspective
+        but ``public``) only once no game of its deal is still to be played."""
+        game = self.finished_game(game_id)
+        if game.withheld is not None and perspective != PUBLIC:
+            raise HttpError(403, game.withheld)
+        return game
+
     def game_page(self, query: Mapping[str, str], game_id: str) -> Response:
         game = self.finished_game(game_id)
         record = json.loads(game.record_json)
+        failures = match_failures(record)
+        if game.withheld is not None:  # a failure's detail may name a card the bot held
+            failures = [{**failure, "detail": ""} for failure in failures]
         return self.page(
             "game.html",
             title=f"Game {game.summary.id}",
             game=game.summary,
-            failures=match_failures(record),
+            failures=failures,
             rules=" · ".join(note for note in (rules_note(record), deal_note(record)) if note),
+            withheld=game.withheld,
         )
 
     def game_json(self, query: Mapping[str, str], game_id: str) -> Response:
         game = self.finished_game(game_id)
         payload = game.summary.to_json()
-        payload["record"] = json.loads(game.record_json)
+        payload["withheld"] = game.withheld
+        payload["record"] = None if game.withheld else json.loads(game.record_json)
         return json_response(payload)
 
     def game_record(self, query: Mapping[str, str], game_id: str) -> Response:
-        game = self.finished_game(game_id)
+        game = self.revealed_game(game_id)
         return Response(
             200,
             "application/json",
@@ -388,7 +402,7 @@ class WebApp:
             perspective = parse_perspective(query.get("perspective"))
         except PerspectiveError as err:
             raise HttpError(400, str(err)) from None
-        game = self.finished_game(game_id)
+        game = self.revealed_game(game_id, perspective)
         frames = self._cached_frames(game, perspective)
         payload = frames.to_json(perspective)
         payload["game"] = game.summary.to_json()

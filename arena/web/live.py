@@ -11,8 +11,9 @@ Tactical open cards, every action with hidden cards written in words.
 
 With a delay (``arena serve --spectator-delay-s``) only entries the store
 received at least that long ago are replayed, so a delayed page shows a past
-public position and never anything newer. Once the game is stored its record
-is public (as on ``/games/ID``) and the page turns into the full replay; with
+public position and never anything newer. Once the game is stored the page
+turns into ``/games/ID`` (the full replay once no game of its deal is still to
+be played, ``arena.store.record_withheld``; until then the same public view); with
 a delay, only once the game finished that long ago (until then a page that
 was following it plays on from the entries the feed had read).
 

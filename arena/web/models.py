@@ -319,6 +319,10 @@ class BotDetail:
 class GameDetail:
     summary: GameSummary
     record_json: str  # kahuna-record/1 text, revealed only for finished games
+    # Why the full record is not public yet (a game of its deal is still to be
+    # played: arena.store.record_withheld); None: it is. While set, the pages give
+    # out only what a spectator sees (the "public" frames).
+    withheld: str | None = None
 
 
 class WebSource(Protocol):

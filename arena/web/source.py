@@ -304,9 +304,11 @@ class StoreSource:
         try:
             row = st.get_game(self.store, game_id)
             record = st.game_record(self.store, game_id)
+            withheld = st.record_withheld(self.store, game_id)
         except st.NotFoundError:
             return None
         return GameDetail(
             summary=game_summary(row, result_points(record)),
             record_json=json.dumps(record, separators=(",", ":")),
+            withheld=None if withheld is None else withheld.message(),
         )

@@ -281,7 +281,9 @@ export function startViewer(root) {
   const params = new URLSearchParams(location.hash.slice(1));
   step = Number.parseInt(params.get("step") || "0", 10) || 0;
   const wanted = params.get("perspective");
-  const start = ["all", "0", "1", "public"].includes(wanted) ? wanted : "all";
+  // the perspectives the page offers (only "public" while the game's deal is still to be played)
+  const offered = [...root.querySelectorAll('input[name="perspective"]')].map((input) => input.value);
+  const start = offered.includes(wanted) ? wanted : offered.includes("all") ? "all" : offered[0] || "all";
   const radio = root.querySelector(`input[name="perspective"][value="${start}"]`);
   if (radio) radio.checked = true;
   setPerspective(start).catch(fail);
