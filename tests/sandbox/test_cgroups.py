@@ -316,6 +316,7 @@ def test_v1_flat_groups_are_swept_by_prefix_and_found_by_creator(tmp_path: Path)
     stranger.mkdir()
     found = groups_of_creator(dead, root=root, proc_cgroup_text=text)
     assert [group.name for group in found] == [stale]
+    assert isinstance(found[0], CgroupV1)
     assert found[0].dirs["cpu"] == root / "cpu" / f"kahuna-arena-{stale}"
     assert found[0].dirs["memory"] == root / "memory" / "kahuna-arena" / stale
     create_bot_cgroup(f"bot-{os.getpid()}-2-bb", LIMITS, root=root, proc_cgroup_text=text)
