@@ -1,33 +1,41 @@
 """A bot's activity must not cost its opponent time (issue 10.6).
 Run: python3 benchmarks/noisy_neighbour.py [--games N] [--rounds R] [--victim python_greedy]
+     [--no-ponder]
 
 The victim (a sample bot) plays, sandboxed, against a noisy neighbour (the test
 bot ``spinner``: six children spinning and streaming through memory for the
 whole match) and against a quiet one (the test bot ``random``), with freezing
 on (the default: the bot that is not to move is frozen) and off (``ponder``).
-Printed: the victim's mean and median thinking time per decision as the
-referee measured it (request sent to reply received), same seeds in every
-setting, the four settings run in alternating rounds so that load from other
-work on the machine spreads over all of them. Target: with freezing on, the
-victim's time next to the spinner within 10% of its time next to the quiet bot.
+Measured: the victim's thinking time per decision as the referee measured it
+(request sent to reply received), and its CPU time per decision (its cgroup's,
+over each game). Same seeds in every setting; the settings run in alternating
+rounds, their order rotated each round, so that load from other work on the
+machine spreads over all of them (``_alternate``). Printed per setting: the
+median over rounds of the round's ratio to the quiet setting (median time
+over median time), with quartiles and range, beside an A/A control (a second
+quiet setting) that shows how far identical settings differ at this load.
+Target: with freezing on, the victim next to the spinner within 10% of its
+time next to the quiet bot (median ratio <= 1.10).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
 import tempfile
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import _grpc_tuned  # noqa: E402, F401 (first: gRPC's environment as in arena processes)
+from _alternate import load_text, ratio, rotated, spread  # noqa: E402
 
 # isort: split
 
@@ -50,35 +58,59 @@ def make_testbot(root: Path, behaviour: str) -> BotSpec:
     return load_bot(directory)
 
 
-Decision = tuple[float, bool]  # thinking ms; whether the neighbour moved just before
+@dataclass
+class Played:
+    """The victim's decisions in one match: thinking ms, and whether the neighbour moved
+    just before (the first decision of a turn); its CPU ms per decision per game."""
+
+    walls: list[tuple[float, bool]] = field(default_factory=list)
+    cpu_per_decision: list[float] = field(default_factory=list)
+
+    def wall(self, first: bool | None = None) -> list[float]:
+        return [ms for ms, f in self.walls if first is None or f is first]
 
 
-def victim_decisions_ms(
-    config: MatchConfig, victim: BotSpec, neighbour: BotSpec
-) -> list[Decision]:
+def victim_decisions(config: MatchConfig, victim: BotSpec, neighbour: BotSpec) -> Played:
     """The victim's thinking time per decision over one match (victim is bot A)."""
-    times: list[Decision] = []
+    played = Played()
     last_seat = [-1]
 
     def on_event(event: LiveEvent) -> None:
         if not isinstance(event, ActionApplied):
             return
         if event.seat == event.game_index % 2:
-            times.append((event.elapsed_ms, last_seat[0] != event.seat))
+            played.walls.append((event.elapsed_ms, last_seat[0] != event.seat))
         last_seat[0] = event.seat
 
     report = run_match(config, victim, neighbour, on_event=on_event)
     bad = [game.statuses for game in report.games if set(game.statuses.values()) != {BotStatus.OK}]
     if bad:
         print(f"  warning: not every game ended ok: {bad}", file=sys.stderr)
-    return times
+    for game in report.games:
+        match = game.record.get("match")
+        decisions = match.get("decisions") if isinstance(match, dict) else None
+        if isinstance(decisions, list) and len(decisions) == 2:
+            mine = decisions[game.index % 2]  # the victim, bot A, sits at seat index % 2
+            per = mine.get("cpu_ms_per_decision") if isinstance(mine, dict) else None
+            if isinstance(per, int | float):
+                played.cpu_per_decision.append(float(per))
+    return played
+
+
+Setting = tuple[str, bool]  # neighbour label, ponder
+PARTS: tuple[tuple[str, bool | None], ...] = (
+    ("all decisions", None), ("first of a turn", True), ("later in a turn", False),
+)  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=4, help="games per match (default 4)")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument("--rounds", type=int, default=12, help="alternating rounds (default 12)")
     parser.add_argument("--victim", default="python_greedy", help="a bot in sample_bots/")
+    parser.add_argument(
+        "--no-ponder", action="store_true", help="only the default (freezing on) settings"
+    )
     args = parser.parse_args()
     config = MatchConfig(
         games=args.games, seed=1,
@@ -86,40 +118,60 @@ def main() -> None:
         limits=SandboxLimits(max_processes=64),  # six children and gRPC's threads
     )  # fmt: skip
     victim = load_bot(ROOT / "sample_bots" / args.victim)
-    settings = [(n, p) for p in (False, True) for n in ("random", "spinner")]
-    times: dict[tuple[str, bool], list[Decision]] = {setting: [] for setting in settings}
+    settings: list[Setting] = [("quiet", False), ("quiet again", False), ("spinner", False)]
+    if not args.no_ponder:
+        settings += [("quiet", True), ("spinner", True)]
+    rounds: list[dict[Setting, Played]] = []
+    loads = [os.getloadavg()[0]]
+    print(f"start: {load_text()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kahuna-noisy-") as tmp:
         root = Path(tmp)
         root.chmod(0o755)
-        neighbours = {name: make_testbot(root, name) for name in ("random", "spinner")}
+        neighbours = {
+            "quiet": make_testbot(root, "random"),
+            "spinner": make_testbot(root, "spinner"),
+        }
+        neighbours["quiet again"] = neighbours["quiet"]
         for round_index in range(args.rounds):
-            for name, ponder in settings:
+            played: dict[Setting, Played] = {}
+            for name, ponder in rotated(settings, round_index):
                 run_config = replace(config, ponder=ponder, seed=round_index)
-                times[(name, ponder)] += victim_decisions_ms(run_config, victim, neighbours[name])
-    print(f"victim {args.victim}: thinking time per decision, {args.rounds} x {args.games} games")
+                played[(name, ponder)] = victim_decisions(run_config, victim, neighbours[name])
+            rounds.append(played)
+            loads.append(os.getloadavg()[0])
+    print(f"end: {load_text()}; 1-minute load over the rounds {spread(loads)}")
+    print(
+        f"victim {args.victim}: {args.rounds} rounds x {len(settings)} settings x {args.games}"
+        " games; per setting, the median over rounds of each round's ratio to the quiet"
+        " setting of the same round (median over median), [quartiles] (range)"
+    )
     for ponder in (False, True):
-        label = "freezing off (--ponder)" if ponder else "freezing on (default)"
-        quiet = [ms for ms, _ in times[("random", ponder)]]
-        noisy = [ms for ms, _ in times[("spinner", ponder)]]
-        quiet_mean, noisy_mean = statistics.fmean(quiet), statistics.fmean(noisy)
+        names = [name for name, p in settings if p is ponder and name != "quiet"]
+        if not names:
+            continue
+        print("freezing off (--ponder)" if ponder else "freezing on (default)")
+        quiet = [r[("quiet", ponder)] for r in rounds]
+        walls = [statistics.median(p.wall()) for p in quiet]
+        cpus = [statistics.fmean(p.cpu_per_decision) for p in quiet if p.cpu_per_decision]
         print(
-            f"{label}: next to a quiet bot {quiet_mean:.3f} ms mean"
-            f" ({statistics.median(quiet):.3f} median, {len(quiet)} decisions);"
-            f" next to the spinner {noisy_mean:.3f} ms mean"
-            f" ({statistics.median(noisy):.3f} median, {len(noisy)} decisions);"
-            f" ratio {noisy_mean / quiet_mean:.2f}"
-            + (" (target <= 1.10)" if not ponder else "")
+            f"  next to the quiet bot: wall ms per decision {spread(walls)};"
+            f" CPU ms per decision {spread(cpus)}"
         )
-        for first, what in ((True, "first decision of a turn"), (False, "later decisions")):
-            quiet_part = [ms for ms, f in times[("random", ponder)] if f is first]
-            noisy_part = [ms for ms, f in times[("spinner", ponder)] if f is first]
-            if quiet_part and noisy_part:
-                print(
-                    f"  {what}: quiet {statistics.fmean(quiet_part):.3f} ms,"
-                    f" spinner {statistics.fmean(noisy_part):.3f} ms"
-                    f" ({len(noisy_part)} decisions),"
-                    f" ratio {statistics.fmean(noisy_part) / statistics.fmean(quiet_part):.2f}"
-                )
+        for name in names:
+            here = [r[(name, ponder)] for r in rounds]
+            for label, first in PARTS:
+                ratios = [
+                    value for q, h in zip(quiet, here, strict=True)
+                    if (value := ratio(h.wall(first), q.wall(first))) is not None
+                ]  # fmt: skip
+                print(f"  {name} / quiet, wall, {label}: {spread(ratios)}")
+            cpu = [
+                value for q, h in zip(quiet, here, strict=True)
+                if (value := ratio(h.cpu_per_decision, q.cpu_per_decision)) is not None
+            ]  # fmt: skip
+            print(f"  {name} / quiet, victim CPU per decision: {spread(cpu)}")
+        if not ponder:
+            print("  target: spinner / quiet, wall, all decisions <= 1.10 (control: quiet again)")
 
 
 if __name__ == "__main__":

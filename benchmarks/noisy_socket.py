@@ -1,5 +1,6 @@
 """Traffic that is not the protocol must not cost the opponent time (issue 17.2).
 Run: python3 benchmarks/noisy_socket.py [--games N] [--rounds R] [--victim random]
+     [--no-ponder]
 
 Both bots' streams are served by one event-loop thread in the referee, so a
 bot that makes the referee work (calls to methods it does not serve, on the
@@ -14,16 +15,21 @@ referee hurts most) plays, sandboxed, against three neighbours:
   the referee's allowance, ``arena.referee.endpoint.NOT_PROTOCOL_PER_S``, when
   it has one): the most a bot may do and keep status ok.
 
-with freezing on (the default) and off (``ponder``), in alternating rounds, same
-seeds everywhere. Printed per setting: the victim's mean and median time per
-decision as the referee measured it (request sent to reply received), its
-number of decisions, the neighbour's statuses, and the ratio to its time on
-the very same decisions next to ``quiet`` (same seeds, and every test bot
-plays the same random moves: a game next to any neighbour is the same game
-until the referee stops one). Target: the victim next to any neighbour within
-10% of its time next to the quiet bot (ratio <= 1.10); a neighbour the referee
-stops is listed with its status, and the victim's decisions are those it made
-before that (the first decisions of games, which cost more than the rest).
+with freezing on (the default) and off (``ponder``, unless ``--no-ponder``), and
+``quiet again`` (the quiet bot once more: an A/A control that shows how far two
+identical settings differ at this load). The settings run in alternating
+rounds, their order rotated each round (``_alternate``), same seeds
+everywhere. The victim's time per decision is the referee's (request on the
+wire to reply received). Each round compares the victim's decisions next to a
+neighbour with the very same decisions next to ``quiet`` (same seeds, and every
+test bot plays the same random moves: a game next to any neighbour is the same
+game until the referee stops one): median over median. Printed per setting:
+the median of those per-round ratios with quartiles and range, the
+neighbour's statuses, and how many decisions were compared; for a neighbour the
+referee stops (its decisions are the few the victim made before that, a
+handful per round), also the median of all its per-decision ratios. Target:
+the victim next to any neighbour within 10% of its time next to the quiet bot
+(median ratio <= 1.10).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -52,6 +59,9 @@ from arena.referee import (  # noqa: E402
 )
 from arena.referee.live import ActionApplied, LiveEvent  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _alternate import load_text, ratio, rotated, spread  # noqa: E402
+
 TESTBOT = ROOT / "tests" / "bots" / "testbot.py"
 
 
@@ -67,16 +77,12 @@ def make_testbot(root: Path, label: str, *argv: str) -> BotSpec:
     return load_bot(directory)
 
 
-Decisions = dict[tuple[int, int, int], float]
-"""(round, game, the victim's n-th decision in it) -> its time in ms."""
+Decisions = dict[tuple[int, int], float]
+"""(game, the victim's n-th decision in it) -> its time in ms."""
 
 
 def victim_decisions_ms(
-    config: MatchConfig,
-    victim: BotSpec,
-    neighbour: BotSpec,
-    statuses: collections.Counter[str],
-    round_index: int,
+    config: MatchConfig, victim: BotSpec, neighbour: BotSpec, statuses: collections.Counter[str]
 ) -> Decisions:
     """The victim's time per decision over one match (the victim is bot A)."""
     times: Decisions = {}
@@ -85,7 +91,7 @@ def victim_decisions_ms(
     def on_event(event: LiveEvent) -> None:
         if isinstance(event, ActionApplied) and event.seat == event.game_index % 2:
             made[event.game_index] += 1
-            times[(round_index, event.game_index, made[event.game_index])] = event.elapsed_ms
+            times[(event.game_index, made[event.game_index])] = event.elapsed_ms
 
     report = run_match(config, victim, neighbour, on_event=on_event)
     for game in report.games:
@@ -95,11 +101,26 @@ def victim_decisions_ms(
     return times
 
 
+def paired(here: Decisions, quiet: Decisions) -> tuple[float | None, list[float]]:
+    """Median over median of the decisions made in both, and each one's own ratio."""
+    same = [key for key in here if key in quiet]
+    return (
+        ratio([here[key] for key in same], [quiet[key] for key in same]),
+        [here[key] / quiet[key] for key in same if quiet[key] > 0],
+    )
+
+
+Setting = tuple[str, bool]  # neighbour label, ponder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=4, help="games per match (default 4)")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument("--rounds", type=int, default=12, help="alternating rounds (default 12)")
     parser.add_argument("--victim", default="random", help="a test bot behaviour (default random)")
+    parser.add_argument(
+        "--no-ponder", action="store_true", help="only the default (freezing on) settings"
+    )
     allowance = getattr(endpoint, "NOT_PROTOCOL_PER_S", None)
     parser.add_argument(
         "--rate", type=float, default=allowance or 1.0,
@@ -109,6 +130,14 @@ def main() -> None:
     config = MatchConfig(
         games=args.games, seed=1, time_control=TimeControl(action_ms=2000, bank_ms=5000)
     )
+    labels = ["quiet", "quiet again", "flood", "paced"]
+    settings: list[Setting] = [(name, False) for name in labels]
+    if not args.no_ponder:
+        settings += [(name, True) for name in labels if name != "quiet again"]
+    rounds: list[dict[Setting, Decisions]] = []
+    statuses = {setting: collections.Counter[str]() for setting in settings}
+    loads = [os.getloadavg()[0]]
+    print(f"start: {load_text()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kahuna-noisy-socket-") as tmp:
         root = Path(tmp)
         root.chmod(0o755)
@@ -118,45 +147,49 @@ def main() -> None:
             "flood": make_testbot(root, "flood", "unknown_method_flood"),
             "paced": make_testbot(root, "paced", "unknown_method_flood", f"{args.rate:g}"),
         }
-        settings = [(name, ponder) for ponder in (False, True) for name in neighbours]
-        times: dict[tuple[str, bool], Decisions] = {setting: {} for setting in settings}
-        statuses = {setting: collections.Counter[str]() for setting in settings}
+        neighbours["quiet again"] = neighbours["quiet"]
         for round_index in range(args.rounds):
-            for name, ponder in settings:
+            played: dict[Setting, Decisions] = {}
+            for name, ponder in rotated(settings, round_index):
                 run_config = replace(config, ponder=ponder, seed=round_index)
-                times[(name, ponder)].update(victim_decisions_ms(
-                    run_config, victim, neighbours[name], statuses[(name, ponder)], round_index
-                ))  # fmt: skip
+                played[(name, ponder)] = victim_decisions_ms(
+                    run_config, victim, neighbours[name], statuses[(name, ponder)]
+                )
+            rounds.append(played)
+            loads.append(os.getloadavg()[0])
+    print(f"end: {load_text()}; 1-minute load over the rounds {spread(loads)}")
     print(
-        f"victim {args.victim}: time per decision, {args.rounds} x {args.games} games;"
-        f" paced neighbour at {args.rate:g} calls/s;"
-        f" referee allowance: {allowance if allowance is not None else 'none'}"
+        f"victim {args.victim}: {args.rounds} rounds x {len(settings)} settings x {args.games}"
+        f" games; paced neighbour at {args.rate:g} calls/s; referee allowance:"
+        f" {allowance if allowance is not None else 'none'}; per setting, the median over"
+        " rounds of each round's ratio to the same decisions next to quiet, [quartiles] (range)"
     )
     for ponder in (False, True):
+        names = [name for name, p in settings if p is ponder and name != "quiet"]
+        if not names:
+            continue
         print("freezing off (--ponder)" if ponder else "freezing on (default)")
-        quiet = times[("quiet", ponder)]
-        for name in neighbours:
-            found = times[(name, ponder)]
+        quiet = [r[("quiet", ponder)] for r in rounds]
+        medians = [statistics.median(q.values()) for q in quiet if q]
+        print(f"  next to quiet: ms per decision {spread(medians)}")
+        for name in names:
+            per_round: list[float] = []
+            each: list[float] = []
+            for q, r in zip(quiet, rounds, strict=True):
+                value, ratios = paired(r[(name, ponder)], q)
+                if value is not None:
+                    per_round.append(value)
+                each += ratios
             seen = ", ".join(
                 f"{status} x{n}" for status, n in sorted(statuses[(name, ponder)].items())
             )
-            # Same seeds and the same random play: the victim's n-th decision of a game is
-            # the same decision next to either neighbour, so each is compared with itself.
-            same = [key for key in found if key in quiet]
-            if not same:
-                print(f"  next to {name}: no decisions (neighbour: {seen})")
-                continue
-            mean = statistics.fmean(found[key] for key in same)
-            quiet_mean = statistics.fmean(quiet[key] for key in same)
-            median = statistics.median(found[key] for key in same)
-            quiet_median = statistics.median(quiet[key] for key in same)
             print(
-                f"  next to {name}: {mean:.3f} ms mean, {median:.3f} median ({len(same)}"
-                f" decisions); quiet on the same decisions {quiet_mean:.3f} mean,"
-                f" {quiet_median:.3f} median: ratio {mean / quiet_mean:.2f} of means"
-                f" (target <= 1.10), {median / quiet_median:.2f} of medians;"
-                f" neighbour: {seen}"
+                f"  {name} / quiet: {spread(per_round)}; each decision's own ratio"
+                f" {spread(each)}; neighbour: {seen}"
             )
+        if not ponder:
+            print("  target: each neighbour / quiet <= 1.10 (control: quiet again / quiet)")
+
 
 if __name__ == "__main__":
     main()

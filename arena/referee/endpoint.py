@@ -108,6 +108,11 @@ class _Close:
 
 _CLOSE = _Close()
 _T = TypeVar("_T")
+OnWire = Callable[[int, int], None]
+"""Called in the loop thread as a frame is handed to the transport, with that time and
+the time its stream became free for it (the previous write done), both
+``time.monotonic_ns()``: a request's clock starts there (``Clock.sent``)."""
+_Item = bytes | tuple[bytes, OnWire] | _Close
 LOOP_CALL_TIMEOUT_S = 10.0
 
 
@@ -155,11 +160,11 @@ class _Outbox:
     __slots__ = ("items", "loop", "waiter")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.items: collections.deque[bytes | _Close] = collections.deque()
+        self.items: collections.deque[_Item] = collections.deque()
         self.loop = loop
         self.waiter: asyncio.Future[None] | None = None
 
-    def put(self, item: bytes | _Close) -> None:
+    def put(self, item: _Item) -> None:
         self.items.append(item)
         if threading.get_ident() == _LOOP_THREAD.thread_id:
             self._wake()
@@ -334,12 +339,16 @@ class BotEndpoint:
     def connected(self) -> bool:
         return self._outbox is not None
 
-    def send(self, frame: bytes) -> bool:
-        """Queue a serialised ``PlayResponse`` on the live stream; False when there is none."""
+    def send(self, frame: bytes, on_wire: OnWire | None = None) -> bool:
+        """Queue a serialised ``PlayResponse`` on the live stream; False when there is none.
+
+        ``on_wire`` is called in the loop thread as the frame is handed to the transport
+        (``OnWire``): whatever the loop did before (the other bot's traffic, a refused
+        call) is then not in the time the bot is charged for its reply."""
         outbox = self._outbox
         if outbox is None:
             return False
-        outbox.put(frame)
+        outbox.put(frame if on_wire is None else (frame, on_wire))
         return True
 
     def close_stream(self) -> None:
@@ -424,19 +433,26 @@ class BotEndpoint:
         self, outbox: _Outbox, context: grpc.aio.ServicerContext[bytes, bytes], generation: int
     ) -> None:
         items, tap = outbox.items, self._wire_tap
+        free_ns = 0  # when the last write was done: the stream is free from then on
         while True:
             if not items:
                 await outbox.filled()
             item = items.popleft()
             if isinstance(item, _Close):
                 return
+            on_wire = None
+            if isinstance(item, tuple):
+                item, on_wire = item
             self._conduct_of(generation).sent += 1  # before the bot can answer it
             if tap is not None:
                 tap(self.slot, item)
+            if on_wire is not None:
+                on_wire(time.monotonic_ns(), free_ns)  # before the write: no reply sooner
             try:
                 await context.write(item)
             except Exception:  # the stream broke under us: the reader reports it
                 return
+            free_ns = time.monotonic_ns()
 
     async def _read(self, context: grpc.aio.ServicerContext[bytes, bytes], generation: int) -> None:
         try:

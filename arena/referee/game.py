@@ -94,6 +94,14 @@ class Clock:
     def start(self, now_ns: int) -> None:
         self.started_ns = now_ns
 
+    def sent(self, wire_ns: int, free_ns: int) -> None:
+        """The request ``start``ed earlier went on the wire at ``wire_ns``, its stream free
+        for it since ``free_ns``: the clock starts again at the wire, less the time the
+        stream was still busy with earlier frames (a bot that does not read its stream
+        is charged for that), so that only the referee's own delay is taken off."""
+        busy_ns = max(0, free_ns - self.started_ns)
+        self.started_ns = max(self.started_ns, wire_ns - busy_ns)
+
     @property
     def deadline_ns(self) -> int:
         return self.started_ns + int(self.allowance_ms * NS_PER_MS)

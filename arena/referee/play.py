@@ -88,8 +88,11 @@ class GameDriver:
         self.open_slot = slot.index
         if self.freezer is not None:  # before the clock starts: the referee's time
             self.freezer.to_move(slot.index)
+        # The clock starts now, and again as the frame is handed to the transport (in the
+        # endpoints' loop thread, which may first serve the other bot's traffic): the
+        # bot's time is from the request on the wire to its reply (docs/PROTOCOL.md).
         clock.start(time.monotonic_ns())
-        slot.send(frame)
+        slot.send(frame, on_wire=clock.sent)
 
     @property
     def waiting(self) -> bool:

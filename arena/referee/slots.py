@@ -17,7 +17,7 @@ from arena.logs import get_logger
 from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.bytecode import compiled_tree
-from arena.referee.endpoint import BotEndpoint
+from arena.referee.endpoint import BotEndpoint, OnWire
 from arena.referee.judge import Phase, ReplyWindow
 from arena.referee.remote import (
     REMOTE_RUNTIME,
@@ -137,11 +137,14 @@ class BotSlot:
         self.next_request_id += 1
         return request_id
 
-    def send(self, message: referee_pb2.PlayResponse | bytes) -> None:
-        """Send a message (or an already serialised frame) if the bot is connected."""
+    def send(
+        self, message: referee_pb2.PlayResponse | bytes, on_wire: OnWire | None = None
+    ) -> None:
+        """Send a message (or an already serialised frame) if the bot is connected;
+        ``on_wire`` as in ``BotEndpoint.send``."""
         if self.ready:
             frame = message if isinstance(message, bytes) else message.SerializeToString()
-            self.endpoint.send(frame)
+            self.endpoint.send(frame, on_wire)
 
     def cut_off(self, status: BotStatus, reason: str) -> None:
         """Say Goodbye, end the stream, kill the process tree."""

@@ -2,7 +2,10 @@
 
 Both hierarchies are supported. v1 (these machines): one directory per
 controller (memory, pids, cpu, cpuacct, freezer), each bot's group nested under
-``kahuna-arena`` inside the arena's own group of that hierarchy. v2 (modern
+``kahuna-arena`` inside the arena's own group of that hierarchy, except in cpu
+and cpuacct, where it sits in the arena's own group itself, named
+``kahuna-arena-<group>`` (``V1_FLAT_CONTROLLERS``: a shared parent made every
+bot's CPU share depend on the other bots' load). v2 (modern
 hosts): one directory under ``<mount>/kahuna-arena`` with the memory, pids and
 cpu controllers enabled. ``root`` and the contents of ``/proc/self/cgroup`` are
 parameters so that the file-writing logic can be tested against a temporary
@@ -256,11 +259,35 @@ class BotCgroup(ABC):
         return self
 
 
+V1_FLAT_CONTROLLERS = frozenset({"cpu", "cpuacct"})
+"""v1 hierarchies where a bot's group sits beside the arena's other groups, not in a
+shared ``kahuna-arena`` parent: the scheduler gives a parent group one weight (one
+ordinary process's worth) split over its children by their recent load, so in a
+shared parent every bot's CPU share shrank while any other bot ran, its opponent
+included, and all the bots of the host together weighed as much as one process
+(issue 10.6; docs/SANDBOX.md). ``cpuacct`` goes with ``cpu`` (one hierarchy where
+they are mounted together)."""
+FLAT_PREFIX = f"{PARENT_NAME}-"
+"""A flat group's name: the prefix, then the bot group's own name."""
+
+
 def v1_parent(root: Path, controller: str, own: Mapping[str, str]) -> Path:
-    """``kahuna-arena`` inside the arena's own group of one v1 hierarchy."""
+    """Where a bot's group goes in one v1 hierarchy: ``kahuna-arena`` inside the arena's
+    own group, or that own group itself for ``V1_FLAT_CONTROLLERS``."""
     base = root / controller
     nested = base / own.get(controller, "/").lstrip("/")
-    return (nested if nested.is_dir() else base) / PARENT_NAME
+    found = nested if nested.is_dir() else base
+    return found if controller in V1_FLAT_CONTROLLERS else found / PARENT_NAME
+
+
+def v1_group_name(controller: str, name: str) -> str:
+    """The directory name of bot group ``name`` in ``controller``'s hierarchy."""
+    return FLAT_PREFIX + name if controller in V1_FLAT_CONTROLLERS else name
+
+
+def v1_group(root: Path, controller: str, own: Mapping[str, str], name: str) -> Path:
+    """The directory of bot group ``name`` in one v1 hierarchy (whether or not it exists)."""
+    return v1_parent(root, controller, own) / v1_group_name(controller, name)
 
 
 class CgroupV1(BotCgroup):
@@ -285,10 +312,12 @@ class CgroupV1(BotCgroup):
         own = own_cgroup_paths(proc_cgroup_text)
         dirs: dict[str, Path] = {}
         parents = [v1_parent(root, controller, own) for controller in V1_CONTROLLERS]
-        sweep_stale(parents)
+        flat = [c in V1_FLAT_CONTROLLERS for c in V1_CONTROLLERS]
+        sweep_stale([parent for parent, f in zip(parents, flat, strict=True) if not f])
+        sweep_stale([parent for parent, f in zip(parents, flat, strict=True) if f], FLAT_PREFIX)
         for controller, parent in zip(V1_CONTROLLERS, parents, strict=True):
             try:
-                dirs[controller] = make_child_group(parent, name)
+                dirs[controller] = make_child_group(parent, v1_group_name(controller, name))
             except CgroupError:
                 cls(name, dirs).remove()
                 raise
@@ -494,8 +523,10 @@ def _creator_alive(group_name: str) -> bool:
     return Path(f"/proc/{parts[1]}").exists()
 
 
-def sweep_stale(parents: list[Path]) -> list[str]:
-    """Kill and remove groups left by arena processes that died without cleaning up."""
+def sweep_stale(parents: list[Path], prefix: str = "") -> list[str]:
+    """Kill and remove groups left by arena processes that died without cleaning up;
+    with ``prefix``, only the groups whose names start with it (the parent holds
+    groups that are not the arena's: ``V1_FLAT_CONTROLLERS``)."""
     swept: list[str] = []
     stale: list[Path] = []
     for parent in parents:
@@ -505,7 +536,13 @@ def sweep_stale(parents: list[Path]) -> list[str]:
             children = list(parent.iterdir())
         except (FileNotFoundError, NotADirectoryError):
             continue
-        stale += [c for c in children if c.is_dir() and not _creator_alive(c.name)]
+        stale += [
+            child
+            for child in children
+            if child.is_dir()
+            and child.name.startswith(prefix)
+            and not _creator_alive(child.name.removeprefix(prefix))
+        ]
     for child in stale:  # every hierarchy first: v1 thaws in the freezer's, listed last
         _signal_all(pids_in(child / "cgroup.procs"))
         _thaw(child)
@@ -543,11 +580,14 @@ def groups_of_creator(
     own = own_cgroup_paths(text)
     parents = {c: v1_parent(root, c, own) for c in V1_CONTROLLERS}
     names_found: set[str] = set()
-    for parent in parents.values():
+    for controller, parent in parents.items():
         if parent.is_dir():
-            names_found.update(p.name for p in parent.glob(prefix + "*"))
+            flat = v1_group_name(controller, "")
+            names_found.update(
+                p.name.removeprefix(flat) for p in parent.glob(flat + prefix + "*")
+            )
     return [
-        CgroupV1(name, {c: parent / name for c, parent in parents.items()})
+        CgroupV1(name, {c: v1_group(root, c, own, name) for c in V1_CONTROLLERS})
         for name in sorted(names_found)
     ]
 

@@ -44,3 +44,26 @@ def test_an_expired_request_uses_the_whole_allowance_and_leaves_the_bank() -> No
     clock = Clock(action_ms=2000, bank_ms=500.0)
     clock.charge_expired()
     assert (clock.used_ms, clock.bank_ms) == (2500.0, 500.0)
+
+
+MS = 1_000_000
+SENT = [
+    # (what happened, wire ms, stream free ms, the start after ``sent``), started at 10 ms
+    ("on the wire at once", 10, 0, 10),
+    ("the loop served other work first", 14, 0, 14),
+    ("the stream was free before the request", 14, 3, 14),
+    ("an earlier frame still on the stream: the bot's own delay", 14, 12, 12),
+    ("the stream busy until the wire: all the bot's", 14, 14, 10),
+    ("never earlier than the start", 9, 0, 10),
+]
+
+
+@pytest.mark.parametrize(("wire_ms", "free_ms", "start_ms"), [case[1:] for case in SENT],
+                         ids=[case[0] for case in SENT])
+def test_sent_takes_off_the_referees_delay_only(wire_ms: int, free_ms: int,
+                                                start_ms: int) -> None:
+    clock = Clock(action_ms=2000)
+    clock.start(10 * MS)
+    clock.sent(wire_ms * MS, free_ms * MS)
+    assert clock.started_ns == start_ms * MS
+    assert clock.deadline_ns == start_ms * MS + 2000 * MS

@@ -25,7 +25,7 @@ from arena.sandbox.cgroups import (
     detect_version,
     own_cgroup_paths,
     read_proc_cgroup,
-    v1_parent,
+    v1_group,
 )
 from arena.sandbox.process import wait_gone
 
@@ -51,7 +51,7 @@ def cgroup_dirs(name: str) -> list[Path]:
     if version == 2:
         return [CGROUP_ROOT / "kahuna-arena" / name]
     own = own_cgroup_paths(read_proc_cgroup())
-    return [v1_parent(CGROUP_ROOT, controller, own) / name for controller in V1_CONTROLLERS]
+    return [v1_group(CGROUP_ROOT, controller, own, name) for controller in V1_CONTROLLERS]
 
 
 @dataclass

@@ -18,6 +18,7 @@ import pytest
 
 from arena.sandbox import SandboxLimits
 from arena.sandbox.cgroups import (
+    FLAT_PREFIX,
     V1_CONTROLLERS,
     CgroupError,
     CgroupV1,
@@ -30,7 +31,7 @@ from arena.sandbox.cgroups import (
     read_proc_cgroup,
     remove_parent_if_empty,
     sweep_stale,
-    v1_parent,
+    v1_group,
     write_control,
 )
 
@@ -157,6 +158,10 @@ def test_v1_group_nests_under_the_callers_own_group(tmp_path: Path) -> None:
     assert isinstance(group, CgroupV1)
     assert group.dirs["memory"] == root / "memory/process_api/abc/kahuna-arena/bot-1-5-ee"
     assert group.dirs["freezer"] == root / "freezer/kahuna-arena/bot-1-5-ee"  # own path absent
+    # cpu and cpuacct: beside the arena's other groups, no shared parent (issue 10.6)
+    assert group.dirs["cpu"] == root / "cpu/kahuna-arena-bot-1-5-ee"
+    assert group.dirs["cpuacct"] == root / "cpuacct/kahuna-arena-bot-1-5-ee"
+    assert not (root / "cpu" / "kahuna-arena").exists()
     assert (group.dirs["memory"] / "memory.limit_in_bytes").read_text() == str(64 * 1024 * 1024)
     assert not (group.dirs["memory"] / "memory.memsw.limit_in_bytes").exists()
     assert (group.dirs["pids"] / "pids.max").read_text() == "20"
@@ -268,7 +273,7 @@ def test_a_real_group_whose_limits_the_kernel_refuses_is_removed_again() -> None
         Refused.create(name, LIMITS, root=REAL_ROOT, proc_cgroup_text=text)
     own = own_cgroup_paths(text)
     for controller in V1_CONTROLLERS:
-        assert not (v1_parent(REAL_ROOT, controller, own) / name).exists()
+        assert not v1_group(REAL_ROOT, controller, own, name).exists()
 
 
 class _VanishingParent(type(Path())):  # type: ignore[misc]
@@ -316,9 +321,12 @@ def test_a_stale_frozen_group_is_thawed_killed_and_removed_by_the_sweep() -> Non
         assert group.freeze(True)
         creator.kill()
         creator.wait()  # the arena process is gone, its frozen bot left behind
-        parents = [directory.parent for directory in group.dirs.values()]
+        dirs = group.dirs.values()
+        nested = [d.parent for d in dirs if not d.name.startswith(FLAT_PREFIX)]
+        flat = [d.parent for d in dirs if d.name.startswith(FLAT_PREFIX)]
         started = time.monotonic()
-        sweep_stale(parents)  # (another arena process on the host may sweep it too)
+        sweep_stale(nested)  # as CgroupV1.create does (another arena process may too)
+        sweep_stale(flat, FLAT_PREFIX)
         assert sleeper.wait(timeout=5) == -signal.SIGKILL
         assert time.monotonic() - started < 3
         assert not any(directory.exists() for directory in group.dirs.values())
@@ -328,3 +336,29 @@ def test_a_stale_frozen_group_is_thawed_killed_and_removed_by_the_sweep() -> Non
             process.kill()
             process.wait()
         group.remove()
+
+
+def test_v1_flat_groups_are_swept_by_prefix_and_found_by_creator(tmp_path: Path) -> None:
+    """In cpu and cpuacct a bot's group sits among groups that are not the arena's: a
+    sweep judges only ``kahuna-arena-*`` ones (a stranger's ``app-1-x`` whose pid 1
+    pattern looks like a creator's is left alone), and the watchdog finds the
+    flat and nested directories of one group together."""
+    root = fake_v1(tmp_path)
+    text = "4:memory:/\n8:pids:/\n2:cpuacct:/\n1:cpu:/\n6:freezer:/\n"
+    dead = 2**22 + 7  # above pid_max's default: no such process
+    stale = f"bot-{dead}-1-aa"
+    for controller in V1_CONTROLLERS:
+        flat = controller in ("cpu", "cpuacct")
+        parent = root / controller if flat else root / controller / "kahuna-arena"
+        (parent / (f"kahuna-arena-{stale}" if flat else stale)).mkdir(parents=True)
+    stranger = root / "cpu" / f"app-{dead}-x"
+    stranger.mkdir()
+    found = groups_of_creator(dead, root=root, proc_cgroup_text=text)
+    assert [group.name for group in found] == [stale]
+    assert isinstance(found[0], CgroupV1)
+    assert found[0].dirs["cpu"] == root / "cpu" / f"kahuna-arena-{stale}"
+    assert found[0].dirs["memory"] == root / "memory" / "kahuna-arena" / stale
+    create_bot_cgroup(f"bot-{os.getpid()}-2-bb", LIMITS, root=root, proc_cgroup_text=text)
+    assert not (root / "cpu" / f"kahuna-arena-{stale}").exists()  # swept
+    assert not (root / "memory" / "kahuna-arena" / stale).exists()
+    assert stranger.is_dir()  # not the arena's

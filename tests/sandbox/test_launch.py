@@ -24,6 +24,7 @@ from arena.sandbox import (
     launch_bot,
     probe_host,
 )
+from arena.sandbox.cgroups import CGROUP_ROOT, detect_version, own_cgroup_paths, read_proc_cgroup
 from arena.sandbox.probe import probe_cgroups, probe_namespaces, unavailable_error
 from arena.sandbox.process import wait_gone
 
@@ -171,6 +172,37 @@ def test_unsafe_fallback_kills_its_tree(harness: Harness, cgroup_version: int | 
     assert not bot.sandboxed
     bot.kill()
     assert wait_gone(marked_pids(harness.marker))
+
+
+def test_a_bots_cpu_group_has_no_parent_shared_with_other_bots(harness: Harness) -> None:
+    """Issue 10.6: the scheduler splits a parent group's one weight over the CPUs by its
+    children's recent load, so two bots under one ``kahuna-arena`` cpu group took CPU
+    share from each other even while one was frozen. Each bot's cpu (and cpuacct)
+    group is a sibling of the arena's other groups; its memory, pids and freezer
+    groups stay under ``kahuna-arena``. Read from the kernel: /proc/PID/cgroup."""
+    if detect_version(CGROUP_ROOT) != 1:
+        pytest.skip("the flat cpu layout is v1's")
+    bots = [harness.launch("sleep 300")[0] for _ in range(2)]
+    deadline = time.monotonic() + 10  # the gate execs bwrap once it is in its groups
+    for bot in bots:
+        while time.monotonic() < deadline:
+            if Path(f"/proc/{bot.pid}/cmdline").read_bytes().startswith(b"/usr/bin/bwrap"):
+                break
+            time.sleep(0.01)
+    own = own_cgroup_paths(read_proc_cgroup())
+    for bot in bots:
+        paths = own_cgroup_paths(Path(f"/proc/{bot.pid}/cgroup").read_text())
+        name = bot.cgroup_name()
+        assert name is not None
+        for controller in ("cpu", "cpuacct"):
+            parent = own[controller].rstrip("/")
+            assert paths[controller] == f"{parent}/kahuna-arena-{name}"
+        for controller in ("memory", "pids", "freezer"):
+            assert paths[controller].endswith(f"/kahuna-arena/{name}")
+        assert [d for d in cgroup_dirs(name) if not d.is_dir()] == []
+    for bot in bots:
+        bot.kill()
+    assert not [d for bot in bots for d in cgroup_dirs(bot.name) if d.exists()]
 
 
 def test_kill_is_idempotent_and_accounting_survives_it(harness: Harness) -> None:
