@@ -22,7 +22,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("arena", "sample_bots", "pyproject.toml", "README.md")
-JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", "node_modules", "*.egg-info", "build")
+# What a checkout holds beside its sources: .ci/run builds the kits in place (ts_random's
+# dist/, rust_random's target/) and installs npm packages; a wheel is built from sources.
+JUNK = shutil.ignore_patterns(
+    "__pycache__", "*.pyc", "node_modules", "*.egg-info", "build", "dist", "target"
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

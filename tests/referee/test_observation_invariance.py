@@ -117,7 +117,7 @@ def normalized(raw: bytes) -> bytes:
     kind = message.WhichOneof("kind")
     if kind == "welcome":
         message.welcome.match_id = ""
-    elif kind == "game_over":
+    elif kind == "game_over" and message.game_over.record_json:
         record = json.loads(message.game_over.record_json)
         for key in RUN_DEPENDENT:
             record["match"].pop(key)
