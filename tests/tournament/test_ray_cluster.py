@@ -1,0 +1,245 @@
+"""Tournaments on a real multi-node Ray cluster on this machine (issue 15).
+
+The cluster (``arena.testing.ray_cluster``): a head with CPUs but without the
+``kahuna_sandbox`` resource and two worker nodes with it, each node in a
+network namespace made by the test (addresses 10.231.0.0/24 exist only
+there), each with its own Ray temp directory and bot cache. The driver (the
+arena process under test) runs in the head's namespace. Every game is
+compared with the same tournament played by the local executor: the bots
+are deterministic, the deals keyed by the same secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.referee.botdir import content_hash
+from arena.sandbox.process import wait_gone
+from arena.testing.ray_cluster import NetnsCluster, Node, ip_available, processes_under
+
+from .test_runner import (
+    DEFINITIONS,
+    _check_consistent,
+    _check_deals_keyed,
+    _create,
+    _data_dir_with_bots,
+    _played,
+    _run_cli,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+REPO = Path(__file__).resolve().parents[2]
+_unavailable = ip_available()
+if _unavailable:
+    pytest.skip(f"no namespaced Ray cluster here: {_unavailable}", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
+    root = Path(os.environ.get("KAHUNA_TEST_TMP", "/tmp")) / f"kray{os.getpid()}"
+    made = NetnsCluster(
+        root, workers=({"kahuna_sandbox": 2}, {"kahuna_sandbox": 2}), worker_cpus=2,
+        head_cpus=2, env={"PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    with made:
+        yield made
+    for node in made.nodes:
+        assert not processes_under(node.cache_dir)
+
+
+@pytest.fixture(scope="module")
+def references(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[object, ...]]]:
+    """Each format's games and byes as the local executor plays them; and (key
+    "NAME standings") each version's counts."""
+    played = {}
+    for name, (bots, definition) in DEFINITIONS.items():
+        data = _data_dir_with_bots(tmp_path_factory.mktemp(f"local-{name}"), bots)
+        _create(data, definition)
+        done = _run_cli(data, "resume", "cup")
+        assert done.wait(240) == 0, done.stderr.read() if done.stderr else ""
+        played[name] = _played(data)
+        played[f"{name} standings"] = _standings(data)
+    return played
+
+
+def _standings(data: Path) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(data / "arena.db")
+    return db.execute(
+        "SELECT id, games, wins, draws, losses, timeouts, crashes FROM bot_versions ORDER BY id"
+    ).fetchall()
+
+
+def _driver(cluster: NetnsCluster, data: Path, out: Path) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "arena.testing.ray_driver", str(data), "cup",
+            cluster.address, str(out)]  # fmt: skip
+    return subprocess.Popen(
+        cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def _finish(process: subprocess.Popen[bytes], out: Path, timeout_s: float = 300) -> dict[str, Any]:
+    try:
+        output, _ = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+    assert process.returncode == 0, output.decode(errors="replace")[-4000:]
+    result: dict[str, Any] = json.loads(out.read_text())
+    result["log"] = output.decode(errors="replace")
+    return result
+
+
+def _stored_games(data: Path) -> int:
+    try:
+        db = sqlite3.connect(data / "arena.db", timeout=5)
+        return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _wait_games(data: Path, count: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 240
+    while _stored_games(data) < count:
+        assert process.poll() is None, "the driver ended before the moment to kill"
+        assert time.monotonic() < deadline, "no games stored"
+        time.sleep(0.05)
+
+
+def _no_bots_left(cluster: NetnsCluster) -> None:
+    deadline = time.monotonic() + 30
+    while any(processes_under(node.cache_dir) for node in cluster.nodes):
+        assert time.monotonic() < deadline, {
+            node.name: processes_under(node.cache_dir) for node in cluster.nodes
+        }
+        time.sleep(0.2)
+
+
+def _check_same(data: Path, reference: list[tuple[object, ...]]) -> None:
+    assert _played(data) == reference, "a game lost, replayed differently or stored twice"
+    _check_consistent(data)  # each stored game rated once, counters agree
+    _check_deals_keyed(data)
+
+
+@pytest.mark.parametrize("name", sorted(DEFINITIONS))
+def test_a_tournament_on_two_workers_stores_what_the_local_executor_does(
+    cluster: NetnsCluster, references: dict[str, list[tuple[object, ...]]], name: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Same games, seats, deals, results (and byes) as the local executor; and a node
+    without the sandbox resource (the head, with CPUs to spare) never gets a match."""
+    bots, definition = DEFINITIONS[name]
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    result = _finish(_driver(cluster, data, tmp_path / "out.json"), tmp_path / "out.json")
+    _check_same(data, references[name])
+    assert _standings(data) == references[f"{name} standings"]
+    workers = {node.address for node in cluster.nodes[1:]}
+    used = {placed["node_ip"] for placed in result["placements"]}
+    assert used <= workers, f"a match ran on {used - workers}"
+    assert cluster.head.address not in used
+    assert not any(cluster.head.cache_dir.iterdir()), "the head unpacked a bot"
+    assert len(used) == 2, "one worker got every match"
+    assert result["resubmitted"] == 0
+    _no_bots_left(cluster)
+
+
+def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
+    cluster: NetnsCluster, references: dict[str, list[tuple[object, ...]]], tmp_path: Path
+) -> None:
+    bots, definition = DEFINITIONS["round-robin"]
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    victim = cluster.nodes[-1]
+    process = _driver(cluster, data, tmp_path / "out.json")
+    _wait_games(data, 3, process)
+    on_victim = processes_under(victim.cache_dir)  # its bots, playing now
+    cluster.kill_node(victim)  # SIGKILL its raylet: Ray's node failure
+    # ... and then whatever else of that node is left, as if the machine had died
+    time.sleep(1.0)
+    cluster.kill_node(victim, everything=True)
+    assert wait_gone(on_victim, 30), "a bot of the dead node survived it"
+    result = _finish(process, tmp_path / "out.json")
+    _check_same(data, references["round-robin"])
+    assert result["resubmitted"] >= 1, "no match was running on the killed node"
+    assert "match_resubmitted" in result["log"]
+    _no_bots_left(cluster)
+    cluster.nodes.remove(victim)  # the next tests get a fresh second worker
+    _replace_worker(cluster, victim)
+
+
+def _replace_worker(cluster: NetnsCluster, dead: Node) -> None:
+    subprocess.run(["ip", "netns", "delete", dead.netns], capture_output=True)
+    cluster.add_worker(dead.resources)
+
+
+def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
+    cluster: NetnsCluster, references: dict[str, list[tuple[object, ...]]], tmp_path: Path
+) -> None:
+    bots, definition = DEFINITIONS["round-robin"]
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    argv = [sys.executable, "-m", "arena", "tournament", "resume", "cup", "--data-dir",
+            str(data), "--no-progress", "--ray", cluster.address]  # fmt: skip
+    env = cluster.node_env(cluster.head)
+    process = subprocess.Popen(
+        cluster.netns_argv(cluster.head, argv), env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    _wait_games(data, 5, process)
+    os.kill(_child_of(process.pid), signal.SIGKILL)  # the arena process under `ip netns exec`
+    process.wait(30)
+    _check_consistent(data)
+    _no_bots_left(cluster)  # Ray ends a dead driver's tasks; their watchdogs, the bots
+    resumed = subprocess.run(
+        cluster.netns_argv(cluster.head, argv), env=env, capture_output=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stdout.decode()[-3000:] + resumed.stderr.decode()
+    _check_same(data, references["round-robin"])
+    _no_bots_left(cluster)
+
+
+def _child_of(pid: int) -> int:
+    """``nsenter`` execs its command: the pid is the arena's own."""
+    return pid
+
+
+def test_a_corrupted_bot_cache_is_detected_by_its_hash_and_refetched(
+    cluster: NetnsCluster, references: dict[str, list[tuple[object, ...]]], tmp_path: Path
+) -> None:
+    bots, definition = DEFINITIONS["round-robin"]
+    # fill every worker's cache, then corrupt each version's main file on every worker
+    warm = _data_dir_with_bots(tmp_path / "warm", bots)
+    _create(warm, ["warm", *bots, "--games", "2"])
+    out = tmp_path / "warm.json"
+    argv = [sys.executable, "-m", "arena.testing.ray_driver", str(warm), "warm",
+            cluster.address, str(out)]  # fmt: skip
+    subprocess.run(cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    corrupted = []
+    for node in cluster.nodes[1:]:
+        for version_dir in (d for d in node.cache_dir.iterdir() if d.is_dir()):
+            if version_dir.name.startswith("."):
+                continue
+            bot_py = version_dir / "bot.py"
+            bot_py.write_text("raise SystemExit('corrupted cache')\n")
+            corrupted.append(version_dir)
+    assert corrupted, "no worker cached a bot"
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    _finish(_driver(cluster, data, tmp_path / "out.json"), tmp_path / "out.json")
+    _check_same(data, references["round-robin"])  # a corrupted bot would crash: differ
+    for version_dir in corrupted:
+        assert content_hash(version_dir) == version_dir.name, "left corrupted"
