@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 
 from arena.tournament.executor import MatchExecutor
 
@@ -43,6 +44,15 @@ def ray_executor(args: argparse.Namespace) -> MatchExecutor | None:
     if not getattr(args, "ray", None):
         return None
     return connect(args.ray, match_cpus=args.ray_match_cpus)
+
+
+def ray_executors(args: argparse.Namespace) -> Callable[[], MatchExecutor] | None:
+    """A maker of Ray executors (one per tournament run) on the flags' cluster, joined
+    now; None without an address."""
+    if not getattr(args, "ray", None):
+        return None
+    connect(args.ray, match_cpus=args.ray_match_cpus)  # fails here, before serving
+    return lambda: connect(args.ray, match_cpus=args.ray_match_cpus)
 
 
 def connect(address: str, *, match_cpus: float = 1.0) -> MatchExecutor:

@@ -31,6 +31,7 @@ from arena.store.games import (
     get_game,
     list_games,
     record_game,
+    record_games,
     think_ms_per_game,
 )
 from arena.store.ladder import (
@@ -197,6 +198,7 @@ __all__ = [
     "next_ladder_round",
     "open_seat_offers",
     "record_game",
+    "record_games",
     "register_remote_bot",
     "require_owner",
     "resolve_data_dir",

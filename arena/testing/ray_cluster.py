@@ -111,6 +111,7 @@ class NetnsCluster:
     subnet: int = 0  # 10.231.<subnet>.0/24
     nodes: list[Node] = field(default_factory=list)
     tag: str = ""
+    _added: int = 0
 
     def __post_init__(self) -> None:
         self.tag = f"{os.getpid()}-{id(self) % 100000}"
@@ -204,14 +205,22 @@ class NetnsCluster:
             raise RuntimeError(f"ray start on {node.name} failed: {done.stderr[-2000:]}")
 
     def add_worker(self, resources: Mapping[str, float], cpus: int | None = None) -> Node:
-        number = len(self.nodes) + 1
+        """One more worker node, under a name and address never used in this cluster."""
+        self._added += 1
+        number = len(self.workers) + 1 + self._added
         node = self._make_host(number, f"w{number - 1}")
         node.resources = dict(resources)
         node.cpus = self.worker_cpus if cpus is None else cpus
         self.nodes.append(node)
         self._ray_start(node, [f"--address={self.address}"])
-        self.wait_nodes(sum(1 for _ in self.nodes))
+        self.wait_nodes(len(self.nodes))
         return node
+
+    def remove_dead(self, node: Node) -> None:
+        """Forget a killed node and delete its namespace."""
+        _kill_namespace(node.netns)
+        subprocess.run(["ip", "netns", "delete", node.netns], capture_output=True)
+        self.nodes.remove(node)
 
     def alive_nodes(self) -> int:
         code = (
@@ -259,11 +268,15 @@ class NetnsCluster:
     # ------------------------------------------------------------- cleanup
 
     def close(self) -> None:
-        for node in reversed(self.nodes):
-            _kill_namespace(node.netns)
-            subprocess.run(["ip", "netns", "delete", node.netns], capture_output=True)
-        _kill_namespace(self._switch)
-        subprocess.run(["ip", "netns", "delete", self._switch], capture_output=True)
+        """Kill every process of this cluster's namespaces and delete them (those of
+        nodes half made too: every namespace named after this cluster)."""
+        names = [node.netns for node in reversed(self.nodes)]
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        mine = f"{PREFIX}{self.tag}-"
+        names += [w for line in listed.splitlines() if (w := line.split(" ")[0]).startswith(mine)]
+        for name in dict.fromkeys([*names, self._switch]):
+            _kill_namespace(name)
+            subprocess.run(["ip", "netns", "delete", name], capture_output=True)
         self.nodes.clear()
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import logging
 import os
 import queue
 import threading
@@ -110,9 +111,9 @@ class RayExecutor:
         if not ray.is_initialized():
             ray.init(
                 address=address, namespace="kahuna", log_to_driver=False,
-                logging_level="ERROR", configure_logging=False,
+                logging_level=logging.ERROR, configure_logging=False,
             )  # fmt: skip
-        self.log.info("ray_connected", address=address, nodes=len(ray.nodes()))
+        self.log.info("ray_connected", address=address)
 
     # ----------------------------------------------------------- interface
 
@@ -245,8 +246,8 @@ def _play(
     job: MatchJob, first_bundle: list[Any], second_bundle: list[Any]
 ) -> Iterator[object]:
     context = ray.get_runtime_context()
-    yield MatchPlaced(job.match_id, job.part, ray.util.get_node_ip_address(),
-                      context.get_node_id(), os.getpid())  # fmt: skip
+    node_ip: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    yield MatchPlaced(job.match_id, job.part, node_ip, context.get_node_id(), os.getpid())
     yield WorkerStarted(os.getpid(), usable_cpus())
     events: queue.SimpleQueue[object] = queue.SimpleQueue()
     sender = LiveSender(job.match_id, events.put) if job.live else None

@@ -26,7 +26,7 @@ import pytest
 
 from arena.referee.botdir import content_hash
 from arena.sandbox.process import wait_gone
-from arena.testing.ray_cluster import NetnsCluster, Node, ip_available, processes_under
+from arena.testing.ray_cluster import NetnsCluster, ip_available, processes_under
 
 from .test_runner import (
     DEFINITIONS,
@@ -176,13 +176,8 @@ def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
     assert result["resubmitted"] >= 1, "no match was running on the killed node"
     assert "match_resubmitted" in result["log"]
     _no_bots_left(cluster)
-    cluster.nodes.remove(victim)  # the next tests get a fresh second worker
-    _replace_worker(cluster, victim)
-
-
-def _replace_worker(cluster: NetnsCluster, dead: Node) -> None:
-    subprocess.run(["ip", "netns", "delete", dead.netns], capture_output=True)
-    cluster.add_worker(dead.resources)
+    cluster.remove_dead(victim)  # the next tests get a fresh second worker
+    cluster.add_worker(victim.resources)
 
 
 def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
