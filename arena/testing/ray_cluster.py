@@ -281,15 +281,28 @@ class NetnsCluster:
 
 
 def processes_under(path: Path) -> list[int]:
-    """Processes whose command line names ``path`` (a node's bot cache: its sandboxes)."""
+    """Processes started on the node whose bot cache is ``path``: every process of a
+    node's Ray workers inherits ``KAHUNA_RAY_CACHE`` (the sandbox's bwrap processes too,
+    whose bots see a cleared environment but die with them), so this finds a node's
+    sandboxes even once its referee is gone, in namespaces of their own."""
     found: list[int] = []
-    needle = str(path).encode()
+    needle = f"KAHUNA_RAY_CACHE={path}\0".encode()
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         with contextlib.suppress(OSError):
-            if needle in (entry / "cmdline").read_bytes():
+            if needle in (entry / "environ").read_bytes() + b"\0":
                 found.append(int(entry.name))
+    return found
+
+
+def sandboxes_under(path: Path) -> list[int]:
+    """The bwrap processes (sandboxed bots) among ``processes_under(path)``."""
+    found = []
+    for pid in processes_under(path):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap":
+                found.append(pid)
     return found
 
 

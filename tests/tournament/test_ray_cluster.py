@@ -25,8 +25,12 @@ from typing import Any
 import pytest
 
 from arena.referee.botdir import content_hash
-from arena.sandbox.process import wait_gone
-from arena.testing.ray_cluster import NetnsCluster, ip_available, processes_under
+from arena.testing.ray_cluster import (
+    NetnsCluster,
+    ip_available,
+    processes_under,
+    sandboxes_under,
+)
 
 from .test_runner import (
     DEFINITIONS,
@@ -56,22 +60,38 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
     with made:
         yield made
     for node in made.nodes:
-        assert not processes_under(node.cache_dir)
+        assert not processes_under(node.cache_dir), "a process of the cluster outlived it"
+
+
+LONG = (DEFINITIONS["round-robin"][0], [*DEFINITIONS["round-robin"][1][:-4], "--games", "8",
+        "--seed", "7"])  # fmt: skip
+"""A longer round robin (48 games): long enough to kill something in the middle."""
+
+
+class References:
+    """Each definition's games and byes (NAME) and counts ("NAME standings") as the
+    local executor plays them, computed when first asked for."""
+
+    def __init__(self, root: pytest.TempPathFactory) -> None:
+        self.root = root
+        self.played: dict[str, list[tuple[object, ...]]] = {}
+
+    def __getitem__(self, key: str) -> list[tuple[object, ...]]:
+        name = key.removesuffix(" standings")
+        if name not in self.played:
+            bots, definition = LONG if name == "long" else DEFINITIONS[name]
+            data = _data_dir_with_bots(self.root.mktemp(f"local-{name}"), bots)
+            _create(data, definition)
+            done = _run_cli(data, "resume", "cup")
+            assert done.wait(300) == 0, done.stderr.read() if done.stderr else ""
+            self.played[name] = _played(data)
+            self.played[f"{name} standings"] = _standings(data)
+        return self.played[key]
 
 
 @pytest.fixture(scope="module")
-def references(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[object, ...]]]:
-    """Each format's games and byes as the local executor plays them; and (key
-    "NAME standings") each version's counts."""
-    played = {}
-    for name, (bots, definition) in DEFINITIONS.items():
-        data = _data_dir_with_bots(tmp_path_factory.mktemp(f"local-{name}"), bots)
-        _create(data, definition)
-        done = _run_cli(data, "resume", "cup")
-        assert done.wait(240) == 0, done.stderr.read() if done.stderr else ""
-        played[name] = _played(data)
-        played[f"{name} standings"] = _standings(data)
-    return played
+def references(tmp_path_factory: pytest.TempPathFactory) -> References:
+    return References(tmp_path_factory)
 
 
 def _standings(data: Path) -> list[tuple[object, ...]]:
@@ -120,9 +140,9 @@ def _wait_games(data: Path, count: int, process: subprocess.Popen[bytes]) -> Non
 
 def _no_bots_left(cluster: NetnsCluster) -> None:
     deadline = time.monotonic() + 30
-    while any(processes_under(node.cache_dir) for node in cluster.nodes):
+    while any(sandboxes_under(node.cache_dir) for node in cluster.nodes):
         assert time.monotonic() < deadline, {
-            node.name: processes_under(node.cache_dir) for node in cluster.nodes
+            node.name: sandboxes_under(node.cache_dir) for node in cluster.nodes
         }
         time.sleep(0.2)
 
@@ -135,7 +155,7 @@ def _check_same(data: Path, reference: list[tuple[object, ...]]) -> None:
 
 @pytest.mark.parametrize("name", sorted(DEFINITIONS))
 def test_a_tournament_on_two_workers_stores_what_the_local_executor_does(
-    cluster: NetnsCluster, references: dict[str, list[tuple[object, ...]]], name: str,
+    cluster: NetnsCluster, references: References, name: str,
     tmp_path: Path,
 ) -> None:  # fmt: skip
     """Same games, seats, deals, results (and byes) as the local executor; and a node
@@ -157,31 +177,40 @@ def test_a_tournament_on_two_workers_stores_what_the_local_executor_does(
 
 
 def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
-    cluster: NetnsCluster, references: dict[str, list[tuple[object, ...]]], tmp_path: Path
+    cluster: NetnsCluster, references: References, tmp_path: Path
 ) -> None:
-    bots, definition = DEFINITIONS["round-robin"]
+    """SIGKILL a worker node's raylet while it plays: Ray's node failure. Its Ray
+    workers die with it and their sandbox watchdogs kill its bots; the driver submits
+    the unstored games of its matches again, to the other worker."""
+    reference = references["long"]
+    bots, definition = LONG
     data = _data_dir_with_bots(tmp_path, bots)
     _create(data, definition)
     victim = cluster.nodes[-1]
     process = _driver(cluster, data, tmp_path / "out.json")
     _wait_games(data, 3, process)
-    on_victim = processes_under(victim.cache_dir)  # its bots, playing now
-    cluster.kill_node(victim)  # SIGKILL its raylet: Ray's node failure
-    # ... and then whatever else of that node is left, as if the machine had died
-    time.sleep(1.0)
-    cluster.kill_node(victim, everything=True)
-    assert wait_gone(on_victim, 30), "a bot of the dead node survived it"
+    deadline = time.monotonic() + 60
+    while not sandboxes_under(victim.cache_dir):  # the victim plays
+        assert time.monotonic() < deadline and process.poll() is None, "nothing ran there"
+        time.sleep(0.05)
+    cluster.kill_node(victim)
+    deadline = time.monotonic() + 60
+    while sandboxes_under(victim.cache_dir):
+        assert time.monotonic() < deadline, "a bot of the dead node survived it"
+        time.sleep(0.2)
     result = _finish(process, tmp_path / "out.json")
-    _check_same(data, references["round-robin"])
-    assert result["resubmitted"] >= 1, "no match was running on the killed node"
+    _check_same(data, reference)
+    assert result["resubmitted"] >= 1, result
     assert "match_resubmitted" in result["log"]
+    assert result["games_discarded"] == 0
     _no_bots_left(cluster)
+    cluster.kill_node(victim, everything=True)  # what is left of it (Ray's helpers)
     cluster.remove_dead(victim)  # the next tests get a fresh second worker
     cluster.add_worker(victim.resources)
 
 
 def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
-    cluster: NetnsCluster, references: dict[str, list[tuple[object, ...]]], tmp_path: Path
+    cluster: NetnsCluster, references: References, tmp_path: Path
 ) -> None:
     bots, definition = DEFINITIONS["round-robin"]
     data = _data_dir_with_bots(tmp_path, bots)
@@ -212,7 +241,7 @@ def _child_of(pid: int) -> int:
 
 
 def test_a_corrupted_bot_cache_is_detected_by_its_hash_and_refetched(
-    cluster: NetnsCluster, references: dict[str, list[tuple[object, ...]]], tmp_path: Path
+    cluster: NetnsCluster, references: References, tmp_path: Path
 ) -> None:
     bots, definition = DEFINITIONS["round-robin"]
     # fill every worker's cache, then corrupt each version's main file on every worker
