@@ -280,26 +280,12 @@ class NetnsCluster:
         self.nodes.clear()
 
 
-def processes_under(path: Path) -> list[int]:
-    """Processes started on the node whose bot cache is ``path``: every process of a
-    node's Ray workers inherits ``KAHUNA_RAY_CACHE`` (the sandbox's bwrap processes too,
-    whose bots see a cleared environment but die with them), so this finds a node's
-    sandboxes even once its referee is gone, in namespaces of their own."""
-    found: list[int] = []
-    needle = f"KAHUNA_RAY_CACHE={path}\0".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        with contextlib.suppress(OSError):
-            if needle in (entry / "environ").read_bytes() + b"\0":
-                found.append(int(entry.name))
-    return found
-
-
-def sandboxes_under(path: Path) -> list[int]:
-    """The bwrap processes (sandboxed bots) among ``processes_under(path)``."""
+def sandboxes_of(node: Node) -> list[int]:
+    """The node's sandboxes: their outer bwrap processes stay in the network namespace
+    of the referee that launched them (the bot itself gets one of its own), also once
+    that referee is gone, until the sandbox watchdog kills them."""
     found = []
-    for pid in processes_under(path):
+    for pid in netns_pids(node.netns):
         with contextlib.suppress(OSError):
             if Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap":
                 found.append(pid)
@@ -310,3 +296,17 @@ def sandboxes_under(path: Path) -> list[int]:
 def cluster(root: Path, **options: object) -> Iterator[NetnsCluster]:
     with NetnsCluster(root, **options) as made:  # type: ignore[arg-type]
         yield made
+
+
+def describe(pids: Sequence[int]) -> dict[int, str]:
+    """State, parent and cgroups of ``pids`` (what a failing test shows)."""
+    described = {}
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text().splitlines()
+            fields = {line.split(":")[0]: line.split(":", 1)[1].strip() for line in status}
+            groups = Path(f"/proc/{pid}/cgroup").read_text().replace("\n", " ")
+            described[pid] = f"{fields.get('State')} ppid {fields.get('PPid')}: {groups[:300]}"
+        except OSError as error:
+            described[pid] = f"gone ({error.strerror})"
+    return described

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -27,9 +28,10 @@ import pytest
 from arena.referee.botdir import content_hash
 from arena.testing.ray_cluster import (
     NetnsCluster,
+    Node,
+    describe,
     ip_available,
-    processes_under,
-    sandboxes_under,
+    sandboxes_of,
 )
 
 from .test_runner import (
@@ -57,10 +59,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
         root, workers=({"kahuna_sandbox": 2}, {"kahuna_sandbox": 2}), worker_cpus=2,
         head_cpus=2, env={"PYTHONPATH": str(REPO)},
     )  # fmt: skip
-    with made:
-        yield made
-    for node in made.nodes:
-        assert not processes_under(node.cache_dir), "a process of the cluster outlived it"
+    try:
+        with made:
+            yield made
+            for node in made.nodes:
+                assert not sandboxes_of(node), f"a sandbox outlived the tests on {node.name}"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 LONG = (DEFINITIONS["round-robin"][0], [*DEFINITIONS["round-robin"][1][:-4], "--games", "8",
@@ -140,9 +145,9 @@ def _wait_games(data: Path, count: int, process: subprocess.Popen[bytes]) -> Non
 
 def _no_bots_left(cluster: NetnsCluster) -> None:
     deadline = time.monotonic() + 30
-    while any(sandboxes_under(node.cache_dir) for node in cluster.nodes):
+    while any(sandboxes_of(node) for node in cluster.nodes):
         assert time.monotonic() < deadline, {
-            node.name: sandboxes_under(node.cache_dir) for node in cluster.nodes
+            node.name: sandboxes_of(node) for node in cluster.nodes
         }
         time.sleep(0.2)
 
@@ -189,18 +194,15 @@ def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
     victim = cluster.nodes[-1]
     process = _driver(cluster, data, tmp_path / "out.json")
     _wait_games(data, 3, process)
-    deadline = time.monotonic() + 60
-    while not sandboxes_under(victim.cache_dir):  # the victim plays
-        assert time.monotonic() < deadline and process.poll() is None, "nothing ran there"
-        time.sleep(0.05)
+    _wait_playing(victim, process)
     cluster.kill_node(victim)
     deadline = time.monotonic() + 60
-    while sandboxes_under(victim.cache_dir):
-        assert time.monotonic() < deadline, "a bot of the dead node survived it"
+    while sandboxes_of(victim):
+        assert time.monotonic() < deadline, describe(sandboxes_of(victim))
         time.sleep(0.2)
     result = _finish(process, tmp_path / "out.json")
     _check_same(data, reference)
-    assert result["resubmitted"] >= 1, result
+    assert result["resubmitted"] >= 1, result["log"][-6000:]
     assert "match_resubmitted" in result["log"]
     assert result["games_discarded"] == 0
     _no_bots_left(cluster)
@@ -209,21 +211,33 @@ def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
     cluster.add_worker(victim.resources)
 
 
+def _wait_playing(node: Node, process: subprocess.Popen[bytes]) -> None:
+    """Until a match is under way on ``node``: both bots of a match in their sandboxes for
+    a second (not the last moments of a match that ended: those are gone at once)."""
+    deadline = time.monotonic() + 120
+    seen = 0
+    while seen < 10:
+        assert time.monotonic() < deadline and process.poll() is None, "nothing ran there"
+        playing = len(sandboxes_of(node)) >= 2
+        seen = seen + 1 if playing else 0
+        time.sleep(0.1)
+
+
 def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
     cluster: NetnsCluster, references: References, tmp_path: Path
 ) -> None:
-    bots, definition = DEFINITIONS["round-robin"]
+    bots, definition = LONG
     data = _data_dir_with_bots(tmp_path, bots)
     _create(data, definition)
     argv = [sys.executable, "-m", "arena", "tournament", "resume", "cup", "--data-dir",
             str(data), "--no-progress", "--ray", cluster.address]  # fmt: skip
     env = cluster.node_env(cluster.head)
     process = subprocess.Popen(
-        cluster.netns_argv(cluster.head, argv), env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        cluster.netns_argv(cluster.head, argv), env=env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )  # fmt: skip
     _wait_games(data, 5, process)
-    os.kill(_child_of(process.pid), signal.SIGKILL)  # the arena process under `ip netns exec`
+    os.kill(process.pid, signal.SIGKILL)  # nsenter execs the arena: its pid is the driver's
     process.wait(30)
     _check_consistent(data)
     _no_bots_left(cluster)  # Ray ends a dead driver's tasks; their watchdogs, the bots
@@ -231,13 +245,8 @@ def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
         cluster.netns_argv(cluster.head, argv), env=env, capture_output=True, timeout=300
     )
     assert resumed.returncode == 0, resumed.stdout.decode()[-3000:] + resumed.stderr.decode()
-    _check_same(data, references["round-robin"])
+    _check_same(data, references["long"])
     _no_bots_left(cluster)
-
-
-def _child_of(pid: int) -> int:
-    """``nsenter`` execs its command: the pid is the arena's own."""
-    return pid
 
 
 def test_a_corrupted_bot_cache_is_detected_by_its_hash_and_refetched(
