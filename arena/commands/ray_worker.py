@@ -6,6 +6,9 @@ works does it start Ray on this node with the custom resource
 cannot sandbox bots never gets a match. Without the check passing it starts
 nothing and exits 1 (``--unsafe-no-sandbox`` advertises the resource anyway:
 trusted bots only). ``--ray-start-args`` passes more flags to ``ray start``.
+Ray's workers are told not to kill their child processes as they exit
+(``RAY_kill_child_processes_on_worker_exit=0``): the sandbox watchdog, a child
+of the referee, must outlive it to kill its bots.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from arena.commands.storeargs import fail
 from arena.sandbox.probe import probe_host
 
 SANDBOX_RESOURCE = "kahuna_sandbox"  # arena.tournament.ray_executor's, without importing Ray
+KEEP_CHILDREN_ENV = "RAY_kill_child_processes_on_worker_exit"
 
 
 def register(subparsers: Any) -> None:
@@ -79,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.cache:
         os.environ["KAHUNA_RAY_CACHE"] = args.cache
+    # A Ray worker that exits kills its child processes by default; the sandbox's
+    # watchdog is one, and it must outlive the referee to kill the referee's bots
+    # (frozen mid-kill otherwise). The watchdog ends the bots itself.
+    os.environ.setdefault(KEEP_CHILDREN_ENV, "0")
     print(f"sandbox check passed; joining {args.address} with {SANDBOX_RESOURCE}={slots}")
     sys.stdout.flush()
     try:

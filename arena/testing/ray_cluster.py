@@ -171,8 +171,30 @@ class NetnsCluster:
             node.resources = dict(resources)
             node.cpus = self.worker_cpus
             self.nodes.append(node)
-            self._ray_start(node, [f"--address={self.address}"])
+            self._join(node)
         self.wait_nodes(len(self.nodes))
+
+    def _join(self, node: Node) -> None:
+        """A worker with the sandbox resource joins as the docs say (`arena ray-worker`,
+        which checks the sandbox first); one without it with a plain `ray start`."""
+        slots = node.resources.get("kahuna_sandbox")
+        others = {k: v for k, v in node.resources.items() if k != "kahuna_sandbox"}
+        if slots is None or others:
+            self._ray_start(node, [f"--address={self.address}"])
+            return
+        start_args = (f"--node-ip-address={node.address} --temp-dir={node.temp_dir}"
+                      " --disable-usage-stats")  # fmt: skip
+        argv = [
+            sys.executable, "-m", "arena", "ray-worker", self.address, f"--slots={int(slots)}",
+            f"--num-cpus={node.cpus}", f"--cache={node.cache_dir}",
+            f"--ray-start-args={start_args}",
+        ]  # fmt: skip
+        done = subprocess.run(
+            self.netns_argv(node, argv), env=self.node_env(node), capture_output=True,
+            text=True, timeout=180,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"arena ray-worker on {node.name} failed: {done.stderr[-2000:]}")
 
     def node_env(self, node: Node) -> dict[str, str]:
         env = dict(os.environ)
@@ -212,7 +234,7 @@ class NetnsCluster:
         node.resources = dict(resources)
         node.cpus = self.worker_cpus if cpus is None else cpus
         self.nodes.append(node)
-        self._ray_start(node, [f"--address={self.address}"])
+        self._join(node)
         self.wait_nodes(len(self.nodes))
         return node
 

@@ -7,6 +7,8 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   for one unit of the custom resource ``kahuna_sandbox`` (advertised only by
   nodes where ``arena sandbox-check`` passed: ``arena ray-worker``) and
   ``match_cpus`` CPUs, so that no match lands on a node that cannot sandbox.
+  No more tasks are in Ray at once than the cluster has units (``_fill``): Ray
+  does not move a task queued on a busy node to one that frees up.
 - The task is a streaming generator: it yields the job's events (typed
   messages of ``arena.tournament.executor``) as they happen, each finished
   game at once; the driver, the only writer of the store, stores them.
@@ -83,7 +85,7 @@ class JobTiming:
 @dataclass
 class _Run:
     job: MatchJob  # as the runner submitted it
-    generator: Any  # ray.ObjectRefGenerator of the current attempt
+    generator: Any  # ray.ObjectRefGenerator of the current attempt (None: waiting)
     attempt: int = 1
     reported: set[int] = field(default_factory=set)
 
@@ -106,7 +108,8 @@ class RayExecutor:
         self.timings: dict[tuple[int, int], JobTiming] = {}
         self.resubmitted = 0
         self._events: collections.deque[JobEvent] = collections.deque()
-        self._runs: list[_Run] = []
+        self._runs: list[_Run] = []  # in Ray now
+        self._waiting: collections.deque[_Run] = collections.deque()  # for a free slot
         self._bundles: dict[str, Any] = {}  # version -> ObjectRef of its bundle
         if not ray.is_initialized():
             ray.init(
@@ -118,16 +121,22 @@ class RayExecutor:
     # ----------------------------------------------------------- interface
 
     def submit(self, jobs: Sequence[MatchJob]) -> None:
+        """Queue ``jobs``; at most as many are in Ray at once as the cluster has slots
+        (``kahuna_sandbox`` units): a task Ray has queued on one node stays there even
+        when another node frees up, so the rest wait here and go to whichever node is
+        free when a slot is."""
         for job in jobs:
             self.timings[job.key] = JobTiming(time.monotonic())
             if REMOTE_RUNTIME in (job.first.runtime, job.second.runtime):
                 self._finish(job, "a remote bot's match cannot be played on a Ray cluster")
                 continue
-            self._runs.append(_Run(job, self._launch(job, job.config.indices_to_play)))
+            self._waiting.append(_Run(job, None))
+        self._fill()
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
         deadline = time.monotonic() + max(0.0, timeout_s)
         while not self._events:
+            self._fill()
             if not self._runs:
                 return None
             left = max(0.0, deadline - time.monotonic())
@@ -138,6 +147,24 @@ class RayExecutor:
                 self._advance(run)
         return self._events.popleft()
 
+    def slots(self) -> int:
+        """The cluster's ``kahuna_sandbox`` units now (nodes come and go); at least 1, so
+        that a cluster whose workers have not joined yet waits for them."""
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        return max(1, int(resources.get(SANDBOX_RESOURCE, 0)))
+
+    def _fill(self) -> None:
+        """Hand waiting jobs to Ray while it has fewer than ``slots()`` of ours."""
+        if not self._waiting:
+            return
+        free = self.slots() - len(self._runs)
+        while free > 0 and self._waiting:
+            run = self._waiting.popleft()
+            left = [i for i in run.job.config.indices_to_play if i not in run.reported]
+            run.generator = self._launch(run.job, left)
+            self._runs.append(run)
+            free -= 1
+
     def cancel(self) -> None:
         """Kill every task at once (their worker processes: the sandbox watchdogs kill the bots)."""
         for run in self._runs:
@@ -146,10 +173,11 @@ class RayExecutor:
             except RayError as error:
                 self.log.warning("ray_cancel_failed", match_id=run.job.match_id, error=str(error))
         self._runs.clear()
+        self._waiting.clear()
         self._events.clear()
 
     def close(self) -> None:
-        if self._runs:
+        if self._runs or self._waiting:
             self.cancel()
 
     # -------------------------------------------------------------- driver
@@ -224,7 +252,9 @@ class RayExecutor:
                 "match_resubmitted", match_id=run.job.match_id, part=run.job.part,
                 games=left, attempt=run.attempt, reason=reason,
             )  # fmt: skip
-            run.generator = self._launch(run.job, left)
+            self._runs.remove(run)
+            self._waiting.appendleft(run)  # first in line for the next free slot
+            self._fill()
 
     def _finish(self, job: MatchJob, error: str | None) -> None:
         timing = self.timings.get(job.key)

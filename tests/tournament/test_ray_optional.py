@@ -74,3 +74,34 @@ def _tournaments(tmp_path: Path) -> list[str]:
 
     db = sqlite3.connect(tmp_path / "data" / "arena.db")
     return [row[0] for row in db.execute("SELECT name FROM tournaments")]
+
+
+def test_ray_worker_advertises_the_sandbox_resource_once_the_check_passes() -> None:
+    from arena.sandbox.probe import probe_host
+
+    if not probe_host().complete:
+        pytest.skip("this host cannot sandbox: ray-worker refuses (tested below)")
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "ray-worker", "10.231.255.1:6379", "--dry-run",
+         "--slots", "3", "--num-cpus", "4", "--ray-start-args=--block"],
+        capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip().splitlines()[-1]
+    assert line.endswith(
+        ' start --address=10.231.255.1:6379 --resources={"kahuna_sandbox": 3} --num-cpus=4 --block'
+    ), line
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [(["--slots", "0"], "arena: --slots must be at least 1, got 0")],
+)
+def test_ray_worker_refuses_bad_flags(flags: list[str], message: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "ray-worker", "10.231.255.1:6379", "--dry-run", *flags],
+        capture_output=True, text=True, timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.strip()) == (1, message)
