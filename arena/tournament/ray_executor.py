@@ -59,6 +59,7 @@ from arena.tournament.live_feed import LiveSender
 SANDBOX_RESOURCE = "kahuna_sandbox"
 DEFAULT_MATCH_CPUS = 1.0
 DEFAULT_MAX_ATTEMPTS = 4
+_SLOTS_TTL_S = 1.0  # how long a look at the cluster's slots is trusted
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +112,7 @@ class RayExecutor:
         self._runs: list[_Run] = []  # in Ray now
         self._waiting: collections.deque[_Run] = collections.deque()  # for a free slot
         self._bundles: dict[str, Any] = {}  # version -> ObjectRef of its bundle
+        self._slots_read = (-_SLOTS_TTL_S, 1)  # (when, slots()) of the last look
         if not ray.is_initialized():
             ray.init(
                 address=address, namespace="kahuna", log_to_driver=False,
@@ -150,8 +152,11 @@ class RayExecutor:
     def slots(self) -> int:
         """The cluster's ``kahuna_sandbox`` units now (nodes come and go); at least 1, so
         that a cluster whose workers have not joined yet waits for them."""
-        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-        return max(1, int(resources.get(SANDBOX_RESOURCE, 0)))
+        now = time.monotonic()
+        if now - self._slots_read[0] > _SLOTS_TTL_S:
+            resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+            self._slots_read = (now, max(1, int(resources.get(SANDBOX_RESOURCE, 0))))
+        return self._slots_read[1]
 
     def _fill(self) -> None:
         """Hand waiting jobs to Ray while it has fewer than ``slots()`` of ours."""

@@ -105,3 +105,24 @@ def test_ray_worker_refuses_bad_flags(flags: list[str], message: str) -> None:
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
     )  # fmt: skip
     assert (done.returncode, done.stderr.strip()) == (1, message)
+
+
+@pytest.mark.parametrize(
+    "command", [["serve", "--port", "0"], ["tournament", "run", "rr", "r1", "r2"]]
+)
+def test_every_ray_flag_without_ray_says_so_before_serving_or_playing(
+    tmp_path: Path, command: list[str]
+) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "ray.py").write_text("raise ImportError('No module named ray (test shadow)')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", *command, "--data-dir", str(tmp_path / "data")],
+        capture_output=True, text=True, timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{shadow}:{REPO}",
+             "KAHUNA_RAY_ADDRESS": "10.231.255.1:6379"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "arena: --ray needs Ray: pip install 'kahuna-arena[ray]'"
+    ), done.stderr
