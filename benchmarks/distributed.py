@@ -262,7 +262,7 @@ def bench_cluster(games: int, bots: int, runs: int, cpus: int) -> int:
                   " (target >= 90%)")  # fmt: skip
             if firsts:
                 print(
-                    f"Ray per match half: submit to first game median"
+                    f"Ray per match: submit to first game median"
                     f" {1000 * statistics.median(firsts):.0f} ms (includes queueing behind"
                     f" other matches: min {1000 * min(firsts):.0f} ms); last game to its end"
                     f" median {1000 * statistics.median(lasts):.0f} ms"
