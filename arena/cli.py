@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.stats",
     "arena.commands.remote",
     "arena.commands.sandbox_check",
+    "arena.commands.ray_worker",
 )
 
 # Sub-commands run thousands of times in a row (record checkers replay every

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import threading
+from collections.abc import Callable
 
 from arena.commands.storeargs import add_data_dir, with_store
 from arena.logs import get_logger
@@ -24,6 +25,7 @@ from arena.store import (
     set_withdrawn,
 )
 from arena.tournament.config import NAME_PATTERN, TournamentError
+from arena.tournament.executor import MatchExecutor
 from arena.tournament.ladder import LadderRunner
 from arena.tournament.ladder_config import DEFAULT_NAME, LadderSettings, merge
 
@@ -98,12 +100,16 @@ class LadderThread:
         self.thread.join(timeout_s)
 
 
-def start_ladder(store: Store, args: argparse.Namespace) -> LadderThread:
-    """The ladder of the flags, its lease taken, started (TournamentError, LeaseHeldError)."""
+def start_ladder(
+    store: Store, args: argparse.Namespace,
+    new_executor: Callable[[], MatchExecutor] | None = None,
+) -> LadderThread:  # fmt: skip
+    """The ladder of the flags, its lease taken, started (TournamentError, LeaseHeldError);
+    its matches on ``new_executor()`` (`arena serve --ray`), else on the local executor."""
     tournament_id = prepare_ladder(store, args)
     runner = LadderRunner(
         store, tournament_id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,
-        pin_cpus=args.pin_cpus,
+        pin_cpus=args.pin_cpus, executor=None if new_executor is None else new_executor(),
     )  # fmt: skip
     ladder = LadderThread(runner)
     ladder.take_lease()

@@ -21,6 +21,12 @@ from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
 from arena.commands.ladder import LadderThread, add_ladder_flags, start_ladder
 from arena.commands.playflags import positive_seconds, whole
+from arena.commands.rayflags import (
+    RayUnavailableError,
+    add_ray_flags,
+    ray_executors,
+    ray_flags_problem,
+)
 from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning
 from arena.logs import get_logger
@@ -84,6 +90,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="mutual TLS: gRPC clients must present a certificate signed by this PEM CA",
     )  # fmt: skip
     add_stream_limits(serve)
+    add_ray_flags(serve)
     add_ladder_flags(serve)
     add_data_dir(serve)
     serve.set_defaults(func=with_store(run_serve))
@@ -157,6 +164,13 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         tls = _server_tls(args)
     except TlsConfigError as error:
         return fail(str(error), EXIT_BAD_FLAGS)
+    problem = ray_flags_problem(args)
+    if problem:
+        return fail(problem, EXIT_BAD_FLAGS)
+    try:
+        new_executor = ray_executors(args)  # joins the cluster now: a bad address fails here
+    except RayUnavailableError as error:
+        return fail(str(error))
     try:
         opponent = load_bot(SAMPLE_RANDOM_BOT)
     except BotConfigError as error:
@@ -167,7 +181,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
 
     options = ServiceOptions(
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,
-        pin_cpus=args.pin_cpus, paired_remote=args.paired_remote,
+        pin_cpus=args.pin_cpus, paired_remote=args.paired_remote, new_executor=new_executor,
     )  # fmt: skip
     credentials = None if tls is None else tls.grpc_credentials()
     try:
@@ -181,7 +195,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     ladder: LadderThread | None = None
     if args.ladder:
         try:
-            ladder = start_ladder(store, args)
+            ladder = start_ladder(store, args, new_executor)
         except (TournamentError, LeaseHeldError) as error:
             server.stop(grace=None)
             return fail(str(error), EXIT_BAD_FLAGS if isinstance(error, TournamentError) else 1)

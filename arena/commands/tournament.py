@@ -22,6 +22,12 @@ from rich.table import Table
 
 from arena.commands.leaderboard import interval_cells
 from arena.commands.playflags import add_play_flags
+from arena.commands.rayflags import (
+    RayUnavailableError,
+    add_ray_flags,
+    ray_executor,
+    ray_flags_problem,
+)
 from arena.commands.stats import ORDER
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.store import (
@@ -35,6 +41,7 @@ from arena.store import (
     list_tournaments,
 )
 from arena.tournament.config import DEFAULT_MAX_PAIRS, TournamentError, build_config, build_sprt
+from arena.tournament.executor import MatchExecutor
 from arena.tournament.gauntlet import gauntlet_rows
 from arena.tournament.intervals import ScoreInterval
 from arena.tournament.results import (
@@ -143,6 +150,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="run bots even where the host cannot sandbox them (trusted bots only)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_ray_flags(parser)
 
 
 def add_cpu_pinning(parser: argparse.ArgumentParser) -> None:
@@ -201,8 +209,14 @@ def run_run(store: Store, args: argparse.Namespace) -> int:
     problem = run_options_problem(args)  # before anything is stored
     if problem:
         return fail(problem)
+    try:
+        executor = ray_executor(args)  # joins the cluster before anything is stored
+    except RayUnavailableError as error:
+        return fail(str(error))
     tournament = _create(store, args)
-    return tournament if isinstance(tournament, int) else play_tournament(store, tournament, args)
+    if isinstance(tournament, int):
+        return tournament
+    return play_tournament(store, tournament, args, executor)
 
 
 def run_resume(store: Store, args: argparse.Namespace) -> int:
@@ -212,23 +226,31 @@ def run_resume(store: Store, args: argparse.Namespace) -> int:
     tournament = get_tournament(store, args.name)
     if tournament.status is TournamentStatus.FINISHED:
         print(f"{tournament.name} is already finished: nothing left to play")
-    return play_tournament(store, tournament, args)
+    try:
+        executor = ray_executor(args)
+    except RayUnavailableError as error:
+        return fail(str(error))
+    return play_tournament(store, tournament, args, executor)
 
 
 def run_options_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the flags of playing a tournament, if anything."""
     if args.concurrency is not None and args.concurrency < 1:
         return f"--concurrency must be at least 1, got {args.concurrency}"
-    return None
+    return ray_flags_problem(args)
 
 
-def play_tournament(store: Store, tournament: TournamentRow, args: argparse.Namespace) -> int:
+def play_tournament(
+    store: Store, tournament: TournamentRow, args: argparse.Namespace,
+    executor: MatchExecutor | None = None,
+) -> int:  # fmt: skip
     """Play ``tournament`` with the run options in ``args`` (checked by the caller:
-    ``run_options_problem``, before anything is stored)."""
+    ``run_options_problem``, before anything is stored) on ``executor`` (None: the
+    local one; ``--ray``: ``ray_executor``)."""
     out = console()
     runner = TournamentRunner(
         store, tournament.id, concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox,
-        pin_cpus=args.pin_cpus,
+        pin_cpus=args.pin_cpus, executor=executor,
     )  # fmt: skip
     lease = runner.take_lease()  # another runner has it: exit 1 naming its pid, nothing stored
     with lease, Progress(

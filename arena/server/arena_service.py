@@ -22,7 +22,7 @@ import io
 import json
 import tarfile
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,7 @@ from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
 from arena.tournament.audit import audit_tournament
 from arena.tournament.config import TournamentError, build_config, build_sprt
+from arena.tournament.executor import MatchExecutor
 from arena.tournament.results import (
     leaderboard_intervals,
     tournament_intervals,
@@ -114,6 +115,9 @@ class ServiceOptions:
     unsafe: bool = False
     smoke_check: SmokeCheck | None = None  # None: no smoke match (tests of refusals only)
     paired_remote: bool = False  # pair deals with remote bots too (`arena serve --paired-remote`)
+    # A new executor for each tournament run (`arena serve --ray`: on a Ray cluster); None:
+    # the runner's local one
+    new_executor: Callable[[], MatchExecutor] | None = None
 
 
 @dataclass
@@ -346,6 +350,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 unsafe=self.options.unsafe, on_progress=self.hub.publish,
                 on_seat_offer=self.seats.publish, pin_cpus=self.options.pin_cpus,
                 paired_remote=self.options.paired_remote,
+                executor=None if self.options.new_executor is None else self.options.new_executor(),
             )  # fmt: skip
             try:
                 lease = runner.take_lease()

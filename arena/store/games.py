@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.referee.types import BotStatus, GameReport
@@ -41,49 +42,73 @@ def record_game(
     resumed match replaying it): nothing is counted twice.
     """
     with store.transaction() as db:
-        match = db.execute(
-            "SELECT m.games, m.first_id, m.second_id, bf.name AS first, bs.name AS second"
-            " FROM matches m JOIN bot_versions vf ON vf.id = m.first_id"
-            " JOIN bots bf ON bf.id = vf.bot_id JOIN bot_versions vs ON vs.id = m.second_id"
-            " JOIN bots bs ON bs.id = vs.bot_id WHERE m.id = ?",
-            (match_id,),
-        ).fetchone()
-        if match is None:
-            raise NotFoundError(f"no match {match_id}")
-        ids = {match["first"]: match["first_id"], match["second"]: match["second_id"]}
-        if set(report.bots_by_seat) != set(ids) or not 0 <= report.index < match["games"]:
-            raise StoreError(
-                f"game {report.index} of {report.bots_by_seat} does not belong to match {match_id}"
+        return _record(db, match_id, report, rate, failures)
+
+
+def record_games(
+    store: Store,
+    games: Sequence[tuple[int, GameReport, tuple[SeatFailures, SeatFailures]]],
+    *,
+    rate: RateGame,
+) -> list[int | None]:
+    """``record_game`` for each (match id, report, failures) in order, all in one
+    transaction (one wait for the disk instead of one per game): all are stored or,
+    on any error, none. Each rating update reads the ratings the previous one wrote."""
+    with store.transaction() as db:
+        return [_record(db, match_id, report, rate, failures)
+                for match_id, report, failures in games]  # fmt: skip
+
+
+def _record(
+    db: sqlite3.Connection,
+    match_id: int,
+    report: GameReport,
+    rate: RateGame,
+    failures: tuple[SeatFailures, SeatFailures],
+) -> int | None:
+    match = db.execute(
+        "SELECT m.games, m.first_id, m.second_id, bf.name AS first, bs.name AS second"
+        " FROM matches m JOIN bot_versions vf ON vf.id = m.first_id"
+        " JOIN bots bf ON bf.id = vf.bot_id JOIN bot_versions vs ON vs.id = m.second_id"
+        " JOIN bots bs ON bs.id = vs.bot_id WHERE m.id = ?",
+        (match_id,),
+    ).fetchone()
+    if match is None:
+        raise NotFoundError(f"no match {match_id}")
+    ids = {match["first"]: match["first_id"], match["second"]: match["second_id"]}
+    if set(report.bots_by_seat) != set(ids) or not 0 <= report.index < match["games"]:
+        raise StoreError(
+            f"game {report.index} of {report.bots_by_seat} does not belong to match {match_id}"
+        )
+    drop_live_game(db, match_id, report.index)  # the stored game replaces its live view
+    if db.execute(
+        "SELECT 1 FROM games WHERE match_id = ? AND game_index = ?", (match_id, report.index)
+    ).fetchone():
+        return None
+    seat_ids = (ids[report.bots_by_seat[0]], ids[report.bots_by_seat[1]])
+    winner_seat = None if report.winner is None else report.bots_by_seat.index(report.winner)
+    statuses = tuple(str(report.statuses.get(b, BotStatus.OK)) for b in report.bots_by_seat)
+    times = tuple(float(report.time_ms.get(b, 0.0)) for b in report.bots_by_seat)
+    game_id = db.execute(
+        "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat, reason,"
+        " status0, status1, actions, time0_ms, time1_ms, record, finished_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (match_id, report.index, *seat_ids, winner_seat, report.reason, *statuses,
+         report.actions, *times, json.dumps(report.record, separators=(",", ":")),
+         utc_now()),
+    ).lastrowid  # fmt: skip
+    assert game_id is not None
+    for seat, name in enumerate(report.bots_by_seat):
+        if name in report.stderr:  # private: never part of the public record
+            db.execute(
+                "INSERT INTO game_stderr (game_id, seat, bot_version_id, stderr)"
+                " VALUES (?, ?, ?, ?)",
+                (game_id, seat, seat_ids[seat], report.stderr[name]),
             )
-        drop_live_game(db, match_id, report.index)  # the stored game replaces its live view
-        if db.execute(
-            "SELECT 1 FROM games WHERE match_id = ? AND game_index = ?", (match_id, report.index)
-        ).fetchone():
-            return None
-        seat_ids = (ids[report.bots_by_seat[0]], ids[report.bots_by_seat[1]])
-        winner_seat = None if report.winner is None else report.bots_by_seat.index(report.winner)
-        statuses = tuple(str(report.statuses.get(b, BotStatus.OK)) for b in report.bots_by_seat)
-        times = tuple(float(report.time_ms.get(b, 0.0)) for b in report.bots_by_seat)
-        game_id = db.execute(
-            "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat, reason,"
-            " status0, status1, actions, time0_ms, time1_ms, record, finished_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (match_id, report.index, *seat_ids, winner_seat, report.reason, *statuses,
-             report.actions, *times, json.dumps(report.record, separators=(",", ":")),
-             utc_now()),
-        ).lastrowid  # fmt: skip
-        assert game_id is not None
-        for seat, name in enumerate(report.bots_by_seat):
-            if name in report.stderr:  # private: never part of the public record
-                db.execute(
-                    "INSERT INTO game_stderr (game_id, seat, bot_version_id, stderr)"
-                    " VALUES (?, ?, ?, ?)",
-                    (game_id, seat, seat_ids[seat], report.stderr[name]),
-                )
-        _rate(db, game_id, seat_ids, winner_seat, rate, failures)
-        played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
-        if played.fetchone()[0] >= match["games"]:
-            db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))
+    _rate(db, game_id, seat_ids, winner_seat, rate, failures)
+    played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
+    if played.fetchone()[0] >= match["games"]:
+        db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))
     return game_id
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arena.referee.types import BotStatus, GameReport
-from arena.store import Store, get_tournament, record_game, tournament_byes
+from arena.store import Store, get_tournament, record_game, record_games, tournament_byes
 from arena.store.games import game_outcomes
 from arena.store.models import (
     LeaderboardRow,
@@ -47,15 +47,26 @@ def rate(first: MuSigma, second: MuSigma, winner_seat: int | None) -> tuple[MuSi
     return (after[0].mu, after[0].sigma), (after[1].mu, after[1].sigma)
 
 
+def _failures(report: GameReport) -> tuple[SeatFailures, SeatFailures]:
+    first, second = (seat_failures(report.statuses.get(bot, BotStatus.OK))
+                     for bot in report.bots_by_seat)  # fmt: skip
+    return first, second
+
+
 def store_game(store: Store, match_id: int, report: GameReport) -> int | None:
     """Store a finished game with its rating update and failure counts, in one transaction.
 
     The new game id, or None when the game is stored already (a resumed match).
     """
-    failures = tuple(
-        seat_failures(report.statuses.get(bot, BotStatus.OK)) for bot in report.bots_by_seat
+    return record_game(store, match_id, report, rate=rate, failures=_failures(report))
+
+
+def store_games(store: Store, games: Sequence[tuple[int, GameReport]]) -> list[int | None]:
+    """``store_game`` for each (match id, report) in order, in one transaction: all
+    or none stored (a driver receiving many games at once waits for the disk once)."""
+    return record_games(
+        store, [(match_id, report, _failures(report)) for match_id, report in games], rate=rate
     )
-    return record_game(store, match_id, report, rate=rate, failures=(failures[0], failures[1]))
 
 
 def _outcomes(store: Store, tournament_id: int) -> list[GameOutcome]:

@@ -4,8 +4,9 @@ Matches are played by an executor (``arena.tournament.executor``: submit
 match jobs, receive their games as they end, cancel), by default the local
 one: worker processes, at most ``concurrency`` at a time, each on its own CPUs
 (``arena.tournament.local_executor``), longest expected match first. Each
-finished ``GameReport`` is committed with its rating update in one
-transaction (``arena.tournament.results.store_game``) as it arrives.
+finished ``GameReport`` is committed with its rating update as it arrives;
+the games that arrive together are committed in one transaction
+(``arena.tournament.results.store_games``): all or none, one wait for the disk.
 
 Resume after an interruption at any moment, even ``kill -9``: games are keyed
 by ``(match, game index)`` with a UNIQUE constraint. A match with unstored
@@ -41,7 +42,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from arena.logs import get_logger
-from arena.referee import GameReport, MatchConfig
+from arena.referee import MatchConfig
 from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
 from arena.sandbox import SandboxLimits
@@ -80,7 +81,7 @@ from arena.tournament.executor import (
 )
 from arena.tournament.live_feed import LiveFeed
 from arena.tournament.local_executor import LocalProcessExecutor
-from arena.tournament.results import store_game
+from arena.tournament.results import store_games
 from arena.tournament.rounds import next_rounds
 
 _POLL_S = 0.2
@@ -309,16 +310,28 @@ class TournamentRunner:
             raise
 
     def _collect(self, open_jobs: set[tuple[int, int]], summary: RunSummary) -> None:
-        """Store games as the executor reports them, until every job has said it is done."""
+        """Store games as the executor reports them, until every job has said it is done.
+
+        The games already waiting are stored together, in one transaction (one wait
+        for the disk: ``store_games``), before any other event is handled, so that a
+        job's games are stored before its ``JobDone`` counts.
+        """
         while open_jobs:
             event = self.executor.next_event(_POLL_S)
             handled = 0
+            finished: list[GameFinished] = []
             while event is not None:  # what is already there, then live entries
-                self._handle(event, open_jobs, summary)
+                if isinstance(event, GameFinished):
+                    finished.append(event)
+                else:
+                    self._store_games(finished, summary)
+                    finished = []
+                    self._handle(event, open_jobs, summary)
                 handled += 1
                 if handled > _DRAIN_MAX_MESSAGES:
                     break
                 event = self.executor.next_event(0)
+            self._store_games(finished, summary)
             if self.live is not None:
                 self.live.flush()
 
@@ -333,7 +346,7 @@ class TournamentRunner:
         elif isinstance(event, WorkerStarted):
             summary.worker_cpus[event.pid] = event.cpus
         elif isinstance(event, GameFinished):
-            self._store_game(event.match_id, event.report, summary)
+            self._store_games([event], summary)
         else:
             self._job_done(event, open_jobs, summary)
 
@@ -368,33 +381,52 @@ class TournamentRunner:
         if self.live is not None:
             self.live.drop_match(match_id)
 
-    def _store_game(self, match_id: int, report: GameReport, summary: RunSummary) -> None:
-        if self.live is not None:
-            self.live.stored(match_id, report.index)  # record_game drops its live view
-        game_id = store_game(self.store, match_id, report)
-        if game_id is None:
-            summary.games_discarded += 1
+    def _store_games(self, finished: list[GameFinished], summary: RunSummary) -> None:
+        """Store ``finished`` (in order, each with its rating update) in one transaction."""
+        if not finished:
             return
-        summary.games_recorded += 1
-        self.log.info("game_recorded", match_id=match_id, game=report.index, game_id=game_id)
-        self._emit(
-            f"{report.bots_by_seat[0]} vs {report.bots_by_seat[1]}: "
-            + (f"{report.winner} won" if report.winner else "draw")
-            + f" ({report.reason})",
-            game_id=game_id,
-        )
+        if self.live is not None:
+            for event in finished:  # record_game drops their live views
+                self.live.stored(event.match_id, event.report.index)
+        game_ids = store_games(self.store, [(e.match_id, e.report) for e in finished])
+        counts = None
+        if self.on_progress is not None:  # read once: each game's count follows from it
+            tournament = get_tournament(self.store, self.tournament_id)
+            played = tournament.games_played - sum(1 for i in game_ids if i is not None)
+            counts = [played, tournament.games_scheduled]
+        for event, game_id in zip(finished, game_ids, strict=True):
+            match_id, report = event.match_id, event.report
+            if game_id is None:  # reported twice (a resumed match): never stored twice
+                summary.games_discarded += 1
+                self.log.warning("game_discarded_duplicate", match_id=match_id, game=report.index)
+                continue
+            summary.games_recorded += 1
+            self.log.info("game_recorded", match_id=match_id, game=report.index, game_id=game_id)
+            if counts is not None:
+                counts[0] += 1
+            self._emit(
+                f"{report.bots_by_seat[0]} vs {report.bots_by_seat[1]}: "
+                + (f"{report.winner} won" if report.winner else "draw")
+                + f" ({report.reason})",
+                game_id=game_id,
+                counts=None if counts is None else (counts[0], counts[1]),
+            )
 
     def _emit(
-        self, message: str, *, game_id: int | None = None, round_no: int | None = None
-    ) -> None:
+        self, message: str, *, game_id: int | None = None, round_no: int | None = None,
+        counts: tuple[int, int] | None = None,
+    ) -> None:  # fmt: skip
+        """Tell ``on_progress``; ``counts``: (games played, scheduled) if known already."""
         if self.on_progress is None:
             return
-        tournament = get_tournament(self.store, self.tournament_id)
+        if counts is None:
+            tournament = get_tournament(self.store, self.tournament_id)
+            counts = (tournament.games_played, tournament.games_scheduled)
         self.on_progress(
             ProgressEvent(
                 tournament_id=self.tournament_id,
-                games_played=tournament.games_played,
-                games_scheduled=tournament.games_scheduled,
+                games_played=counts[0],
+                games_scheduled=counts[1],
                 message=message,
                 game_id=game_id,
                 round=round_no,

@@ -1,0 +1,96 @@
+"""`arena ray-worker ADDRESS`: join a Ray cluster as a node that plays matches.
+
+Runs the sandbox check first (``arena sandbox-check``); only when every layer
+works does it start Ray on this node with the custom resource
+``kahuna_sandbox`` (matches ask for one unit each), so that a node that
+cannot sandbox bots never gets a match. Without the check passing it starts
+nothing and exits 1 (``--unsafe-no-sandbox`` advertises the resource anyway:
+trusted bots only). ``--ray-start-args`` passes more flags to ``ray start``.
+Ray's workers are told not to kill their child processes as they exit
+(``RAY_kill_child_processes_on_worker_exit=0``): the sandbox watchdog, a child
+of the referee, must outlive it to kill its bots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+from typing import Any
+
+from arena.commands.storeargs import fail
+from arena.sandbox.probe import probe_host
+
+SANDBOX_RESOURCE = "kahuna_sandbox"  # arena.tournament.ray_executor's, without importing Ray
+KEEP_CHILDREN_ENV = "RAY_kill_child_processes_on_worker_exit"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "ray-worker", help="join a Ray cluster as a node that plays matches",
+        description=__doc__,
+    )  # fmt: skip
+    parser.add_argument("address", help="the Ray head's address (host:port)")
+    parser.add_argument(
+        "--slots", type=int, help="matches at once on this node (default: its CPUs)"
+    )
+    parser.add_argument("--num-cpus", type=int, help="CPUs this node gives Ray (default: all)")
+    parser.add_argument(
+        "--cache", help="directory of this node's bot cache ($KAHUNA_RAY_CACHE)"
+    )
+    parser.add_argument(
+        "--unsafe-no-sandbox", action="store_true",
+        help="advertise the resource although the sandbox check fails (trusted bots only)",
+    )  # fmt: skip
+    parser.add_argument("--dry-run", action="store_true", help="print the ray start command only")
+    parser.add_argument(
+        "--ray-start-args", default="", metavar="ARGS",
+        help="more `ray start` flags, one string (e.g. \"--node-ip-address=10.0.0.5\")",
+    )  # fmt: skip
+    parser.set_defaults(func=run)
+
+
+def ray_start_argv(args: argparse.Namespace, slots: int) -> list[str]:
+    extra = shlex.split(args.ray_start_args)
+    ray = shutil.which("ray")
+    start = [ray] if ray else [sys.executable, "-m", "ray.scripts.scripts"]
+    argv = [*start, "start", f"--address={args.address}",
+            f"--resources={json.dumps({SANDBOX_RESOURCE: slots})}"]  # fmt: skip
+    if args.num_cpus is not None:
+        argv.append(f"--num-cpus={args.num_cpus}")
+    return argv + extra
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.slots is not None and args.slots < 1:
+        return fail(f"--slots must be at least 1, got {args.slots}")
+    report = probe_host()
+    if not report.complete:
+        problems = "; ".join(report.missing) or "incomplete"
+        if not args.unsafe_no_sandbox:
+            return fail(
+                f"this node cannot sandbox bots ({problems}): not joining as a match node"
+                " (`arena sandbox-check` says more)"
+            )
+        print(f"arena: WARNING: no complete sandbox ({problems}); joining anyway (unsafe)")
+    slots = args.slots or args.num_cpus or os.cpu_count() or 1
+    argv = ray_start_argv(args, slots)
+    if args.dry_run:
+        print(" ".join(argv))
+        return 0
+    if args.cache:
+        os.environ["KAHUNA_RAY_CACHE"] = args.cache
+    # A Ray worker that exits kills its child processes by default; the sandbox's
+    # watchdog is one, and it must outlive the referee to kill the referee's bots
+    # (frozen mid-kill otherwise). The watchdog ends the bots itself.
+    os.environ.setdefault(KEEP_CHILDREN_ENV, "0")
+    print(f"sandbox check passed; joining {args.address} with {SANDBOX_RESOURCE}={slots}")
+    sys.stdout.flush()
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as error:
+        return fail(f"cannot run ray start: {error} (pip install 'kahuna-arena[ray]')")
+    return 1  # not reached

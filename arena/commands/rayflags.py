@@ -1,0 +1,69 @@
+"""`--ray ADDRESS` (or ``$KAHUNA_RAY_ADDRESS``): play matches on a Ray cluster.
+
+Ray is an optional extra (``pip install 'kahuna-arena[ray]'``): it is imported
+only when an address is given, by ``ray_executor``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+
+from arena.tournament.executor import MatchExecutor
+
+RAY_ADDRESS_ENV = "KAHUNA_RAY_ADDRESS"
+
+
+class RayUnavailableError(RuntimeError):
+    """A Ray address was given but Ray cannot be used (not installed, cluster unreachable)."""
+
+
+def add_ray_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ray", metavar="ADDRESS", default=os.environ.get(RAY_ADDRESS_ENV) or None,
+        help="play the matches on the Ray cluster at ADDRESS (host:port of its head;"
+        f" default ${RAY_ADDRESS_ENV}); needs `pip install 'kahuna-arena[ray]'`",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ray-match-cpus", type=float, default=1.0, metavar="N",
+        help="CPUs a match asks of a Ray node (default 1: the referee and two bots that"
+        " think in turn; 3 for bots that think on their opponent's time)",
+    )  # fmt: skip
+
+
+def ray_flags_problem(args: argparse.Namespace) -> str | None:
+    cpus = getattr(args, "ray_match_cpus", 1.0)  # commands without the flags: none given
+    if cpus <= 0:
+        return f"--ray-match-cpus must be more than 0, got {cpus:g}"
+    return None
+
+
+def ray_executor(args: argparse.Namespace) -> MatchExecutor | None:
+    """The Ray executor the flags ask for, connected; None without an address."""
+    if not getattr(args, "ray", None):
+        return None
+    return connect(args.ray, match_cpus=args.ray_match_cpus)
+
+
+def ray_executors(args: argparse.Namespace) -> Callable[[], MatchExecutor] | None:
+    """A maker of Ray executors (one per tournament run) on the flags' cluster, joined
+    now; None without an address."""
+    if not getattr(args, "ray", None):
+        return None
+    connect(args.ray, match_cpus=args.ray_match_cpus)  # fails here, before serving
+    return lambda: connect(args.ray, match_cpus=args.ray_match_cpus)
+
+
+def connect(address: str, *, match_cpus: float = 1.0) -> MatchExecutor:
+    try:
+        from arena.tournament.ray_executor import RayExecutor
+    except ImportError as error:
+        raise RayUnavailableError(
+            f"--ray needs Ray: pip install 'kahuna-arena[ray]' ({error})"
+        ) from None
+    try:
+        return RayExecutor(address, match_cpus=match_cpus)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {first}") from None

@@ -1,0 +1,334 @@
+"""A real multi-node Ray cluster on one machine, each node in its own network namespace.
+
+Tests may only send traffic to loopback or to hosts they create, and Ray binds
+the machine's own interface address unless told otherwise. So every node of
+the cluster (a head and workers) runs in a network namespace made here, all of
+them joined by veth pairs to a bridge in a "switch" namespace, with addresses
+in ``10.231.X.0/24`` that exist inside these namespaces only. The driver (the
+arena process under test) runs in the head's namespace (``netns_argv``).
+
+Each node has its own Ray temp directory and its own bot cache
+(``$KAHUNA_RAY_CACHE``), as separate machines would. ``kill_node`` SIGKILLs
+the node's raylet (Ray's node failure: its workers then exit and their
+sandbox watchdogs kill their bots) or every process of its namespace.
+``close`` kills every process of every namespace and deletes the namespaces,
+also when a test failed; a cluster left by a killed test run is found by its
+name prefix and removed by ``remove_stale``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PREFIX = "kray"
+RAY_PORT = 6379
+
+
+def ip_available() -> str | None:
+    """Why a namespaced cluster cannot be made here, or None when it can."""
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if shutil.which("ip") is None or shutil.which("nsenter") is None:
+        return "iproute2 (ip) or util-linux (nsenter) is missing"
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return "ray is not installed (pip install 'kahuna-arena[ray]')"
+    probe = f"{PREFIX}probe{os.getpid()}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"ip netns add failed: {made.stderr.strip()}"
+    subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
+    return None
+
+
+def _run(*argv: str) -> None:
+    done = subprocess.run(list(argv), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
+
+
+def netns_pids(name: str) -> list[int]:
+    done = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
+    return [int(line) for line in done.stdout.split() if line.strip().isdigit()]
+
+
+def _kill_namespace(name: str) -> None:
+    for _ in range(20):
+        pids = netns_pids(name)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1)
+
+
+def remove_stale() -> None:
+    """Delete namespaces (and their processes) that a killed earlier test run left."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    for line in listed.splitlines():
+        name = line.split()[0] if line.split() else ""
+        if not name.startswith(PREFIX):
+            continue
+        owner = name[len(PREFIX) :].split("-")[0]
+        if owner.isdigit() and Path(f"/proc/{owner}").exists():
+            continue  # a live test process's cluster
+        _kill_namespace(name)
+        subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+
+
+@dataclass
+class Node:
+    name: str  # "head", "w1", ...
+    netns: str
+    address: str  # its 10.231.X.Y
+    temp_dir: Path
+    cache_dir: Path
+    resources: dict[str, float]
+    cpus: int
+
+
+@dataclass
+class NetnsCluster:
+    """Make with ``start``; always ``close`` (a context manager does)."""
+
+    root: Path  # per-node directories go under it
+    workers: Sequence[Mapping[str, float]] = ({"kahuna_sandbox": 2},)  # custom resources each
+    worker_cpus: int = 2
+    head_cpus: int = 1
+    env: Mapping[str, str] = field(default_factory=dict)  # for every node's Ray processes
+    subnet: int = 0  # 10.231.<subnet>.0/24
+    nodes: list[Node] = field(default_factory=list)
+    tag: str = ""
+    _added: int = 0
+
+    def __post_init__(self) -> None:
+        self.tag = f"{os.getpid()}-{id(self) % 100000}"
+        self._switch = f"{PREFIX}{self.tag}-sw"
+
+    @property
+    def head(self) -> Node:
+        return self.nodes[0]
+
+    @property
+    def address(self) -> str:
+        return f"{self.head.address}:{RAY_PORT}"
+
+    def __enter__(self) -> NetnsCluster:
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------- network
+
+    def _make_host(self, number: int, name: str) -> Node:
+        netns = f"{PREFIX}{self.tag}-{name}"
+        _run("ip", "netns", "add", netns)
+        _run("ip", "-n", netns, "link", "set", "lo", "up")
+        peer = f"vs{number}"
+        _run("ip", "-n", netns, "link", "add", "eth0", "type", "veth", "peer", "name", peer,
+             "netns", self._switch)  # fmt: skip
+        _run("ip", "-n", self._switch, "link", "set", peer, "master", "br0")
+        _run("ip", "-n", self._switch, "link", "set", peer, "up")
+        address = f"10.231.{self.subnet}.{number}"
+        _run("ip", "-n", netns, "addr", "add", f"{address}/24", "dev", "eth0")
+        _run("ip", "-n", netns, "link", "set", "eth0", "up")
+        base = self.root / name
+        node = Node(name, netns, address, base / "ray", base / "cache", {}, 0)
+        node.temp_dir.mkdir(parents=True, exist_ok=True)
+        node.cache_dir.mkdir(parents=True, exist_ok=True)
+        return node
+
+    def start(self) -> None:
+        remove_stale()
+        _run("ip", "netns", "add", self._switch)
+        _run("ip", "-n", self._switch, "link", "set", "lo", "up")
+        _run("ip", "-n", self._switch, "link", "add", "br0", "type", "bridge")
+        _run("ip", "-n", self._switch, "link", "set", "br0", "up")
+        head = self._make_host(1, "head")
+        head.cpus = self.head_cpus
+        self.nodes.append(head)
+        self._ray_start(head, ["--head", f"--port={RAY_PORT}", "--include-dashboard=false"])
+        for index, resources in enumerate(self.workers):
+            node = self._make_host(index + 2, f"w{index + 1}")
+            node.resources = dict(resources)
+            node.cpus = self.worker_cpus
+            self.nodes.append(node)
+            self._join(node)
+        self.wait_nodes(len(self.nodes))
+
+    def _join(self, node: Node) -> None:
+        """A worker with the sandbox resource joins as the docs say (`arena ray-worker`,
+        which checks the sandbox first); one without it with a plain `ray start`."""
+        slots = node.resources.get("kahuna_sandbox")
+        others = {k: v for k, v in node.resources.items() if k != "kahuna_sandbox"}
+        if slots is None or others:
+            self._ray_start(node, [f"--address={self.address}"])
+            return
+        start_args = (f"--node-ip-address={node.address} --temp-dir={node.temp_dir}"
+                      " --disable-usage-stats")  # fmt: skip
+        argv = [
+            sys.executable, "-m", "arena", "ray-worker", self.address, f"--slots={int(slots)}",
+            f"--num-cpus={node.cpus}", f"--cache={node.cache_dir}",
+            f"--ray-start-args={start_args}",
+        ]  # fmt: skip
+        done = subprocess.run(
+            self.netns_argv(node, argv), env=self.node_env(node), capture_output=True,
+            text=True, timeout=180,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"arena ray-worker on {node.name} failed: {done.stderr[-2000:]}")
+
+    def node_env(self, node: Node) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.env)
+        env["KAHUNA_RAY_CACHE"] = str(node.cache_dir)
+        env["RAY_USAGE_STATS_ENABLED"] = "0"
+        # Node failure is noticed in seconds, not the default half minute.
+        env.setdefault("RAY_health_check_period_ms", "500")
+        env.setdefault("RAY_health_check_timeout_ms", "1000")
+        env.setdefault("RAY_health_check_failure_threshold", "3")
+        return env
+
+    def netns_argv(self, node: Node, argv: Sequence[str]) -> list[str]:
+        """``argv`` run in ``node``'s network namespace only. Not ``ip netns exec``: that
+        mounts a fresh /sys, without the cgroup hierarchies the sandbox needs."""
+        return ["nsenter", f"--net=/var/run/netns/{node.netns}", "--", *argv]
+
+    def _ray_start(self, node: Node, extra: list[str]) -> None:
+        argv = [
+            sys.executable, "-m", "ray.scripts.scripts", "start", *extra,
+            f"--node-ip-address={node.address}", f"--num-cpus={node.cpus}",
+            f"--resources={json.dumps(node.resources)}", "--disable-usage-stats",
+            f"--temp-dir={node.temp_dir}",
+        ]  # fmt: skip
+        done = subprocess.run(
+            self.netns_argv(node, argv), env=self.node_env(node), capture_output=True,
+            text=True, timeout=180,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"ray start on {node.name} failed: {done.stderr[-2000:]}")
+
+    def add_worker(self, resources: Mapping[str, float], cpus: int | None = None) -> Node:
+        """One more worker node, under a name and address never used in this cluster."""
+        self._added += 1
+        number = len(self.workers) + 1 + self._added
+        node = self._make_host(number, f"w{number - 1}")
+        node.resources = dict(resources)
+        node.cpus = self.worker_cpus if cpus is None else cpus
+        self.nodes.append(node)
+        self._join(node)
+        self.wait_nodes(len(self.nodes))
+        return node
+
+    def remove_dead(self, node: Node) -> None:
+        """Forget a killed node and delete its namespace."""
+        _kill_namespace(node.netns)
+        subprocess.run(["ip", "netns", "delete", node.netns], capture_output=True)
+        self.nodes.remove(node)
+
+    def alive_nodes(self) -> int:
+        code = (
+            "import ray, json; ray.init(address='auto', logging_level='ERROR');"
+            "print(json.dumps(sum(1 for n in ray.nodes() if n['Alive'])))"
+        )
+        done = subprocess.run(
+            self.netns_argv(self.head, [sys.executable, "-c", code]),
+            env={**self.node_env(self.head), "RAY_ADDRESS": self.address},
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"cannot list the cluster's nodes: {done.stderr[-2000:]}")
+        return int(done.stdout.strip().splitlines()[-1])
+
+    def wait_nodes(self, count: int, timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while (alive := self.alive_nodes()) != count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{alive} Ray nodes alive, waited for {count}")
+            time.sleep(1.0)
+
+    # ---------------------------------------------------------- node loss
+
+    def raylet_pid(self, node: Node) -> int | None:
+        for pid in netns_pids(node.netns):
+            with contextlib.suppress(OSError):
+                if "raylet" in Path(f"/proc/{pid}/comm").read_text():
+                    return pid
+        return None
+
+    def kill_node(self, node: Node, *, everything: bool = False) -> None:
+        """SIGKILL the node's raylet, or every process of its namespace."""
+        if everything:
+            _kill_namespace(node.netns)
+            return
+        pid = self.raylet_pid(node)
+        if pid is None:
+            raise RuntimeError(f"no raylet runs on {node.name}")
+        os.kill(pid, signal.SIGKILL)
+
+    def processes(self, node: Node) -> list[int]:
+        return netns_pids(node.netns)
+
+    # ------------------------------------------------------------- cleanup
+
+    def close(self) -> None:
+        """Kill every process of this cluster's namespaces and delete them (those of
+        nodes half made too: every namespace named after this cluster)."""
+        names = [node.netns for node in reversed(self.nodes)]
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        mine = f"{PREFIX}{self.tag}-"
+        names += [w for line in listed.splitlines() if (w := line.split(" ")[0]).startswith(mine)]
+        for name in dict.fromkeys([*names, self._switch]):
+            _kill_namespace(name)
+            subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+        self.nodes.clear()
+
+
+def sandboxes_of(node: Node) -> list[int]:
+    """The node's sandboxes: their outer bwrap processes stay in the network namespace
+    of the referee that launched them (the bot itself gets one of its own), also once
+    that referee is gone, until the sandbox watchdog kills them."""
+    found = []
+    for pid in netns_pids(node.netns):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap":
+                found.append(pid)
+    return found
+
+
+@contextlib.contextmanager
+def cluster(root: Path, **options: object) -> Iterator[NetnsCluster]:
+    with NetnsCluster(root, **options) as made:  # type: ignore[arg-type]
+        yield made
+
+
+def describe(pids: Sequence[int]) -> dict[int, str]:
+    """State, parent and cgroups of ``pids`` (what a failing test shows)."""
+    described = {}
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text().splitlines()
+            fields = {line.split(":")[0]: line.split(":", 1)[1].strip() for line in status}
+            groups = Path(f"/proc/{pid}/cgroup").read_text().replace("\n", " ")
+            described[pid] = f"{fields.get('State')} ppid {fields.get('PPid')}: {groups[:300]}"
+        except OSError as error:
+            described[pid] = f"gone ({error.strerror})"
+    return described

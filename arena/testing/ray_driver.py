@@ -1,0 +1,49 @@
+"""A tournament driver for the Ray tests: ``python -m arena.testing.ray_driver``.
+
+Runs in the head's network namespace (``NetnsCluster.netns_argv``): plays
+stored tournament NAME of data directory DATA on the cluster at ADDRESS with
+``RayExecutor`` and writes what the tests check as JSON to OUT: where each
+job ran, how many jobs were submitted again, the run's summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+
+from arena.logs import configure
+from arena.store import Store, get_tournament
+from arena.tournament.ray_executor import RayExecutor
+from arena.tournament.runner import TournamentRunner
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("data", type=Path)
+    parser.add_argument("name")
+    parser.add_argument("address")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--unsafe", action="store_true")
+    args = parser.parse_args()
+    configure(level="INFO", json=True)
+    executor = RayExecutor(args.address)
+    with Store.open(args.data) as store:
+        tournament = get_tournament(store, args.name)
+        summary = TournamentRunner(
+            store, tournament.id, executor=executor, unsafe=args.unsafe
+        ).run()
+    args.out.write_text(json.dumps({
+        "placements": [dataclasses.asdict(p) for p in executor.placements],
+        "resubmitted": executor.resubmitted,
+        "games_recorded": summary.games_recorded,
+        "games_discarded": summary.games_discarded,
+        "failed_matches": {str(k): v for k, v in summary.failed_matches.items()},
+        "finished": summary.finished,
+    }))  # fmt: skip
+    return 0 if summary.finished else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""Bot bundles and the node-local cache: unpacked once, checked by hash before every use."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from arena.referee.botdir import content_hash
+from arena.tournament.bot_bundles import BundleError, cached_bot, pack
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "sample_bots" / "python_random"
+
+
+@pytest.fixture()
+def bot(tmp_path: Path) -> tuple[Path, str]:
+    source = tmp_path / "bot"
+    shutil.copytree(SAMPLE, source, ignore=shutil.ignore_patterns("__pycache__"))
+    os.symlink("bot.py", source / "link.py")
+    return source, content_hash(source)
+
+
+class Fetches:
+    def __init__(self, bundle: bytes) -> None:
+        self.bundle = bundle
+        self.count = 0
+
+    def __call__(self) -> bytes:
+        self.count += 1
+        return self.bundle
+
+
+def test_a_version_is_unpacked_once_then_reused(tmp_path: Path, bot: tuple[Path, str]) -> None:
+    source, version = bot
+    fetch = Fetches(pack(source))
+    first = cached_bot(version, fetch, tmp_path / "cache")
+    again = cached_bot(version, fetch, tmp_path / "cache")
+    assert first == again == tmp_path / "cache" / version
+    assert fetch.count == 1, "a cached version was fetched again"
+    assert content_hash(first) == version
+    assert os.readlink(first / "link.py") == "bot.py"
+    assert stat.S_IMODE(first.stat().st_mode) == 0o755  # the sandbox's user reads it
+    assert stat.S_IMODE((first / "bot.py").stat().st_mode) & 0o004
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: (d / "bot.py").write_text("raise SystemExit(1)\n"),
+        lambda d: (d / "bot.py").unlink(),
+        lambda d: (d / "extra.py").write_text("x = 1\n"),
+        lambda d: (d / "bot.toml").chmod(0o644) or (d / "bot.toml").write_bytes(b""),
+    ],
+    ids=["changed", "removed", "added", "emptied"],
+)
+def test_a_corrupted_cache_is_found_by_its_hash_and_refetched(
+    tmp_path: Path, bot: tuple[Path, str], damage: object
+) -> None:
+    source, version = bot
+    fetch = Fetches(pack(source))
+    directory = cached_bot(version, fetch, tmp_path / "cache")
+    damage(directory)  # type: ignore[operator]
+    assert content_hash(directory) != version  # control: the damage shows in the hash
+    repaired = cached_bot(version, fetch, tmp_path / "cache")
+    assert content_hash(repaired) == version
+    assert fetch.count == 2
+
+
+def test_a_bundle_of_other_files_is_refused(tmp_path: Path, bot: tuple[Path, str]) -> None:
+    source, version = bot
+    other = tmp_path / "other"
+    shutil.copytree(source, other, symlinks=True)
+    (other / "bot.py").write_text("# another bot\n")
+    with pytest.raises(BundleError, match=f"bundle of bot version {version} hashes to"):
+        cached_bot(version, Fetches(pack(other)), tmp_path / "cache")
+    assert not (tmp_path / "cache" / version).exists()
+    assert [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_the_bundle_leaves_out_compiled_python(tmp_path: Path, bot: tuple[Path, str]) -> None:
+    source, version = bot
+    (source / "__pycache__").mkdir()
+    (source / "__pycache__" / "bot.cpython-311.pyc").write_bytes(b"\0" * 10)
+    assert content_hash(source) == version  # the version ignores them too
+    directory = cached_bot(version, Fetches(pack(source)), tmp_path / "cache")
+    assert not (directory / "__pycache__").exists()

@@ -1,0 +1,281 @@
+"""Tournaments on a real multi-node Ray cluster on this machine (issue 15).
+
+The cluster (``arena.testing.ray_cluster``): a head with CPUs but without the
+``kahuna_sandbox`` resource and two worker nodes with it, each node in a
+network namespace made by the test (addresses 10.231.0.0/24 exist only
+there), each with its own Ray temp directory and bot cache. The driver (the
+arena process under test) runs in the head's namespace. Every game is
+compared with the same tournament played by the local executor: the bots
+are deterministic, the deals keyed by the same secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.referee.botdir import content_hash
+from arena.testing.ray_cluster import (
+    NetnsCluster,
+    Node,
+    describe,
+    ip_available,
+    sandboxes_of,
+)
+
+from .test_runner import (
+    DEFINITIONS,
+    _check_consistent,
+    _check_deals_keyed,
+    _create,
+    _data_dir_with_bots,
+    _played,
+    _run_cli,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+REPO = Path(__file__).resolve().parents[2]
+_unavailable = ip_available()
+if _unavailable:
+    pytest.skip(f"no namespaced Ray cluster here: {_unavailable}", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
+    root = Path(os.environ.get("KAHUNA_TEST_TMP", "/tmp")) / f"kray{os.getpid()}"
+    made = NetnsCluster(
+        root, workers=({"kahuna_sandbox": 2}, {"kahuna_sandbox": 2}), worker_cpus=2,
+        head_cpus=2, env={"PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    try:
+        with made:
+            yield made
+            for node in made.nodes:
+                assert not sandboxes_of(node), f"a sandbox outlived the tests on {node.name}"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+LONG = (DEFINITIONS["round-robin"][0], [*DEFINITIONS["round-robin"][1][:-4], "--games", "8",
+        "--seed", "7"])  # fmt: skip
+"""A longer round robin (48 games): long enough to kill something in the middle."""
+
+
+class References:
+    """Each definition's games and byes (NAME) and counts ("NAME standings") as the
+    local executor plays them, computed when first asked for."""
+
+    def __init__(self, root: pytest.TempPathFactory) -> None:
+        self.root = root
+        self.played: dict[str, list[tuple[object, ...]]] = {}
+
+    def __getitem__(self, key: str) -> list[tuple[object, ...]]:
+        name = key.removesuffix(" standings")
+        if name not in self.played:
+            bots, definition = LONG if name == "long" else DEFINITIONS[name]
+            data = _data_dir_with_bots(self.root.mktemp(f"local-{name}"), bots)
+            _create(data, definition)
+            done = _run_cli(data, "resume", "cup")
+            assert done.wait(300) == 0, done.stderr.read() if done.stderr else ""
+            self.played[name] = _played(data)
+            self.played[f"{name} standings"] = _standings(data)
+        return self.played[key]
+
+
+@pytest.fixture(scope="module")
+def references(tmp_path_factory: pytest.TempPathFactory) -> References:
+    return References(tmp_path_factory)
+
+
+def _standings(data: Path) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(data / "arena.db")
+    return db.execute(
+        "SELECT id, games, wins, draws, losses, timeouts, crashes FROM bot_versions ORDER BY id"
+    ).fetchall()
+
+
+def _driver(cluster: NetnsCluster, data: Path, out: Path) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "arena.testing.ray_driver", str(data), "cup",
+            cluster.address, str(out)]  # fmt: skip
+    return subprocess.Popen(
+        cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def _finish(process: subprocess.Popen[bytes], out: Path, timeout_s: float = 300) -> dict[str, Any]:
+    try:
+        output, _ = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+    assert process.returncode == 0, output.decode(errors="replace")[-4000:]
+    result: dict[str, Any] = json.loads(out.read_text())
+    result["log"] = output.decode(errors="replace")
+    return result
+
+
+def _stored_games(data: Path) -> int:
+    try:
+        db = sqlite3.connect(data / "arena.db", timeout=5)
+        return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _wait_games(data: Path, count: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 240
+    while _stored_games(data) < count:
+        assert process.poll() is None, "the driver ended before the moment to kill"
+        assert time.monotonic() < deadline, "no games stored"
+        time.sleep(0.05)
+
+
+def _no_bots_left(cluster: NetnsCluster) -> None:
+    deadline = time.monotonic() + 30
+    while any(sandboxes_of(node) for node in cluster.nodes):
+        assert time.monotonic() < deadline, {
+            node.name: sandboxes_of(node) for node in cluster.nodes
+        }
+        time.sleep(0.2)
+
+
+def _check_same(data: Path, reference: list[tuple[object, ...]]) -> None:
+    assert _played(data) == reference, "a game lost, replayed differently or stored twice"
+    _check_consistent(data)  # each stored game rated once, counters agree
+    _check_deals_keyed(data)
+
+
+@pytest.mark.parametrize("name", sorted(DEFINITIONS))
+def test_a_tournament_on_two_workers_stores_what_the_local_executor_does(
+    cluster: NetnsCluster, references: References, name: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Same games, seats, deals, results (and byes) as the local executor; and a node
+    without the sandbox resource (the head, with CPUs to spare) never gets a match."""
+    bots, definition = DEFINITIONS[name]
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    result = _finish(_driver(cluster, data, tmp_path / "out.json"), tmp_path / "out.json")
+    _check_same(data, references[name])
+    assert _standings(data) == references[f"{name} standings"]
+    workers = {node.address for node in cluster.nodes[1:]}
+    used = {placed["node_ip"] for placed in result["placements"]}
+    assert used <= workers, f"a match ran on {used - workers}"
+    assert cluster.head.address not in used
+    assert not any(cluster.head.cache_dir.iterdir()), "the head unpacked a bot"
+    assert len(used) == 2, "one worker got every match"
+    assert result["resubmitted"] == 0
+    _no_bots_left(cluster)
+
+
+def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
+    cluster: NetnsCluster, references: References, tmp_path: Path
+) -> None:
+    """SIGKILL a worker node's raylet while it plays: Ray's node failure. Its Ray
+    workers die with it and their sandbox watchdogs kill its bots; the driver submits
+    the unstored games of its matches again, to the other worker."""
+    reference = references["long"]
+    bots, definition = LONG
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    victim = cluster.nodes[-1]
+    process = _driver(cluster, data, tmp_path / "out.json")
+    _wait_games(data, 3, process)
+    _wait_playing(victim, process)
+    cluster.kill_node(victim)
+    deadline = time.monotonic() + 60
+    while sandboxes_of(victim):
+        assert time.monotonic() < deadline, describe(sandboxes_of(victim))
+        time.sleep(0.2)
+    result = _finish(process, tmp_path / "out.json")
+    _check_same(data, reference)
+    assert result["resubmitted"] >= 1, result["log"][-6000:]
+    assert "match_resubmitted" in result["log"]
+    assert result["games_discarded"] == 0
+    _no_bots_left(cluster)
+    cluster.kill_node(victim, everything=True)  # what is left of it (Ray's helpers)
+    cluster.remove_dead(victim)  # the next tests get a fresh second worker
+    cluster.add_worker(victim.resources)
+
+
+def _wait_playing(node: Node, process: subprocess.Popen[bytes]) -> None:
+    """Until a match is under way on ``node``: both bots of a match in their sandboxes for
+    a second (not the last moments of a match that ended: those are gone at once)."""
+    deadline = time.monotonic() + 120
+    seen = 0
+    while seen < 10:
+        assert time.monotonic() < deadline and process.poll() is None, "nothing ran there"
+        playing = len(sandboxes_of(node)) >= 2
+        seen = seen + 1 if playing else 0
+        time.sleep(0.1)
+
+
+def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
+    cluster: NetnsCluster, references: References, tmp_path: Path
+) -> None:
+    bots, definition = LONG
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    argv = [sys.executable, "-m", "arena", "tournament", "resume", "cup", "--data-dir",
+            str(data), "--no-progress", "--ray", cluster.address]  # fmt: skip
+    env = cluster.node_env(cluster.head)
+    process = subprocess.Popen(
+        cluster.netns_argv(cluster.head, argv), env=env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _wait_games(data, 5, process)
+    os.kill(process.pid, signal.SIGKILL)  # nsenter execs the arena: its pid is the driver's
+    process.wait(30)
+    _check_consistent(data)
+    _no_bots_left(cluster)  # Ray ends a dead driver's tasks; their watchdogs, the bots
+    resumed = subprocess.run(
+        cluster.netns_argv(cluster.head, argv), env=env, capture_output=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stdout.decode()[-3000:] + resumed.stderr.decode()
+    _check_same(data, references["long"])
+    _no_bots_left(cluster)
+
+
+def test_a_corrupted_bot_cache_is_detected_by_its_hash_and_refetched(
+    cluster: NetnsCluster, references: References, tmp_path: Path
+) -> None:
+    bots, definition = DEFINITIONS["round-robin"]
+    # fill every worker's cache, then corrupt each version's main file on every worker
+    warm = _data_dir_with_bots(tmp_path / "warm", bots)
+    _create(warm, ["warm", *bots, "--games", "2"])
+    out = tmp_path / "warm.json"
+    argv = [sys.executable, "-m", "arena.testing.ray_driver", str(warm), "warm",
+            cluster.address, str(out)]  # fmt: skip
+    subprocess.run(cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    corrupted = []
+    for node in cluster.nodes[1:]:
+        for version_dir in (d for d in node.cache_dir.iterdir() if d.is_dir()):
+            if version_dir.name.startswith("."):
+                continue
+            bot_py = version_dir / "bot.py"
+            bot_py.write_text("raise SystemExit('corrupted cache')\n")
+            corrupted.append(version_dir)
+    assert corrupted, "no worker cached a bot"
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    _finish(_driver(cluster, data, tmp_path / "out.json"), tmp_path / "out.json")
+    _check_same(data, references["round-robin"])  # a corrupted bot would crash: differ
+    # the versions a node played again are whole again there (a node may not have
+    # played every version it holds a second time: Ray chose)
+    repaired = [d for d in corrupted if content_hash(d) == d.name]
+    assert repaired, "no corrupted cache was noticed"
+    assert all("corrupted cache" not in (d / "bot.py").read_text() for d in repaired)
