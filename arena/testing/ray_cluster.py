@@ -275,7 +275,10 @@ class NetnsCluster:
         return None
 
     def kill_node(self, node: Node, *, everything: bool = False) -> None:
-        """SIGKILL the node's raylet, or every process of its namespace."""
+        """SIGKILL the node's raylet and its Ray worker processes (``ray::...``: a task's
+        worker would otherwise go on streaming its games to the driver for a while after
+        its raylet is gone, and a short match could finish unharmed), or every process of
+        its namespace. The sandbox watchdogs, not Ray's, are left to kill the bots."""
         if everything:
             _kill_namespace(node.netns)
             return
@@ -283,6 +286,10 @@ class NetnsCluster:
         if pid is None:
             raise RuntimeError(f"no raylet runs on {node.name}")
         os.kill(pid, signal.SIGKILL)
+        for worker in netns_pids(node.netns):
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::"):
+                    os.kill(worker, signal.SIGKILL)
 
     def processes(self, node: Node) -> list[int]:
         return netns_pids(node.netns)

@@ -184,7 +184,7 @@ def test_a_tournament_on_two_workers_stores_what_the_local_executor_does(
 def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
     cluster: NetnsCluster, references: References, tmp_path: Path
 ) -> None:
-    """SIGKILL a worker node's raylet while it plays: Ray's node failure. Its Ray
+    """SIGKILL a worker node's raylet and Ray workers while it plays: a node failure. Its Ray
     workers die with it and their sandbox watchdogs kill its bots; the driver submits
     the unstored games of its matches again, to the other worker."""
     reference = references["long"]
