@@ -189,12 +189,7 @@ class NetnsCluster:
             f"--num-cpus={node.cpus}", f"--cache={node.cache_dir}",
             f"--ray-start-args={start_args}",
         ]  # fmt: skip
-        done = subprocess.run(
-            self.netns_argv(node, argv), env=self.node_env(node), capture_output=True,
-            text=True, timeout=180,
-        )  # fmt: skip
-        if done.returncode != 0:
-            raise RuntimeError(f"arena ray-worker on {node.name} failed: {done.stderr[-2000:]}")
+        self._run_on(node, argv, "arena ray-worker")
 
     def node_env(self, node: Node) -> dict[str, str]:
         env = dict(os.environ)
@@ -219,12 +214,17 @@ class NetnsCluster:
             f"--resources={json.dumps(node.resources)}", "--disable-usage-stats",
             f"--temp-dir={node.temp_dir}",
         ]  # fmt: skip
+        self._run_on(node, argv, "ray start")
+
+    def _run_on(self, node: Node, argv: Sequence[str], what: str) -> None:
+        """Run ``argv`` in ``node``'s namespace with its environment; RuntimeError naming
+        ``what`` and the end of its stderr when it fails."""
         done = subprocess.run(
             self.netns_argv(node, argv), env=self.node_env(node), capture_output=True,
             text=True, timeout=180,
         )  # fmt: skip
         if done.returncode != 0:
-            raise RuntimeError(f"ray start on {node.name} failed: {done.stderr[-2000:]}")
+            raise RuntimeError(f"{what} on {node.name} failed: {done.stderr[-2000:]}")
 
     def add_worker(self, resources: Mapping[str, float], cpus: int | None = None) -> Node:
         """One more worker node, under a name and address never used in this cluster."""

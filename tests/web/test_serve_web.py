@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,14 +19,14 @@ from arena import store as st
 from arena.testing.demo_data import play_demo_tournament
 
 
-@pytest.mark.timeout(60)  # a server that never prints its address fails, not hangs
-def test_serve_serves_the_web_pages_of_its_data_dir(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
-    with st.Store.open(data_dir) as store:
-        demo = play_demo_tournament(store, tmp_path / "bots", name="served", bots=("ann", "bob"))
+@contextlib.contextmanager
+def _served(data_dir: Path, *flags: str, until: str | None = None) -> Iterator[str]:
+    """A real `arena serve` of ``data_dir`` with its web pages, read up to its web address
+    (or on to the line that starts with ``until``); that address. Stopped with SIGTERM,
+    which must exit 0."""
     process = subprocess.Popen(
         [sys.executable, "-m", "arena", "serve", "--data-dir", str(data_dir),
-         "--port", "0", "--web-port", "0"],
+         "--port", "0", "--web-port", "0", *flags],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -34,15 +36,10 @@ def test_serve_serves_the_web_pages_of_its_data_dir(tmp_path: Path) -> None:
             found = re.search(r"web pages on (http://\S+/)", line)
             if found:
                 web_url = found.group(1)
+            if (web_url and until is None) or (until and line.startswith(until)):
                 break
         assert web_url, "arena serve printed no web address"
-        with urllib.request.urlopen(web_url + "api/leaderboard", timeout=10) as response:
-            board = json.loads(response.read())
-        assert {row["bot"] for row in board["leaderboard"]} == {"ann", "bob"}
-        game_url = f"{web_url}games/{demo.game_ids[0]}"
-        with urllib.request.urlopen(game_url, timeout=10) as response:
-            assert response.status == 200
-            assert 'id="viewer"' in response.read().decode()
+        yield web_url
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -53,26 +50,27 @@ def test_serve_serves_the_web_pages_of_its_data_dir(tmp_path: Path) -> None:
     assert process.returncode == 0
 
 
+@pytest.mark.timeout(60)  # a server that never prints its address fails, not hangs
+def test_serve_serves_the_web_pages_of_its_data_dir(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with st.Store.open(data_dir) as store:
+        demo = play_demo_tournament(store, tmp_path / "bots", name="served", bots=("ann", "bob"))
+    with _served(data_dir) as web_url:
+        with urllib.request.urlopen(web_url + "api/leaderboard", timeout=10) as response:
+            board = json.loads(response.read())
+        assert {row["bot"] for row in board["leaderboard"]} == {"ann", "bob"}
+        game_url = f"{web_url}games/{demo.game_ids[0]}"
+        with urllib.request.urlopen(game_url, timeout=10) as response:
+            assert response.status == 200
+            assert 'id="viewer"' in response.read().decode()
+
+
 @pytest.mark.timeout(60)
 def test_serve_passes_the_spectator_delay_and_its_submission_path_to_the_web(
     tmp_path: Path,
 ) -> None:
     data_dir = tmp_path / "data"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "arena", "serve", "--data-dir", str(data_dir),
-         "--port", "0", "--web-port", "0", "--spectator-delay-s", "2.5"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert process.stdout is not None
-        web_url = None
-        for line in process.stdout:
-            found = re.search(r"web pages on (http://\S+/)", line)
-            if found:
-                web_url = found.group(1)
-            if line.startswith("admin token:"):
-                break
-        assert web_url, "arena serve printed no web address"
+    with _served(data_dir, "--spectator-delay-s", "2.5", until="admin token:") as web_url:
         with urllib.request.urlopen(web_url + "api/live", timeout=10) as response:
             assert json.loads(response.read()) == {"games": [], "delay_s": 2.5}
         with urllib.request.urlopen(web_url + "submit", timeout=10) as response:
@@ -87,11 +85,3 @@ def test_serve_passes_the_spectator_delay_and_its_submission_path_to_the_web(
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 400
         assert "bot refused: not a tar.gz or zip" in json.loads(refused.value.read())["error"]
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    assert process.returncode == 0
