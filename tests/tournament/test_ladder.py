@@ -29,6 +29,7 @@ from arena.store import (
     set_withdrawn,
 )
 from arena.tournament.ladder import LadderRunner
+from tests.tournament.test_runner import _descendants
 
 REPO = Path(__file__).resolve().parents[2]
 RANDOM_BOT = REPO / "sample_bots" / "python_random"
@@ -75,27 +76,6 @@ def _serve(data: Path) -> subprocess.Popen[bytes]:
          "--ladder-placement-matches", "1", "--data-dir", str(data)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
-
-
-def _descendants(root: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            children.setdefault(int(stat[stat.rindex(")") + 2 :].split()[1]), []).append(
-                int(entry.name)
-            )
-    found: set[int] = set()
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 def test_kill_9_of_the_server_loses_no_game_and_the_ladder_goes_on(tmp_path: Path) -> None:

@@ -272,6 +272,14 @@ def _descendants(root: int) -> set[int]:
     return found
 
 
+def _kill_runner(process: subprocess.Popen[Any]) -> None:
+    """SIGKILL a runner and require every process below it to be gone within 10 s."""
+    family = _descendants(process.pid)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(10)
+    assert wait_gone(sorted(family), 10), "a worker, bot or helper outlived the runner"
+
+
 def _kill_and_resume(
     tmp_path: Path, seed: int, reference: tuple[str, list[tuple[object, ...]]]
 ) -> None:
@@ -286,11 +294,8 @@ def _kill_and_resume(
         time.sleep(rng.uniform(0.3, 2.5))
         if process.poll() is not None:
             break
-        family = _descendants(process.pid)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(10)
+        _kill_runner(process)
         kills += 1
-        assert wait_gone(sorted(family), 10), "a worker, bot or helper outlived the runner"
         _check_consistent(data)
         process = _run_cli(data, "resume", "cup")
     assert process.wait(120) == 0, process.stderr.read() if process.stderr else ""

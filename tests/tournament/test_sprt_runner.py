@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,11 +16,10 @@ import pytest
 
 from arena.cli import main
 from arena.referee import load_bot
-from arena.sandbox.process import wait_gone
 from arena.store import Store, add_bot_version
 from arena.tournament.sprt import Decision, EloModel, SprtParams, sprt_state
 from arena.tournament.stats import Pentanomial
-from tests.tournament.test_runner import _bot_copy, _check_consistent, _descendants
+from tests.tournament.test_runner import _bot_copy, _check_consistent, _kill_runner
 
 TEST = ["--elo0", "0", "--elo1", "150", "--model", "logistic", "--max-pairs", "60"]
 PARAMS = SprtParams(0.0, 150.0, model=EloModel.LOGISTIC)
@@ -100,11 +98,8 @@ def test_a_killed_sprt_test_resumes_to_the_same_decision_from_the_same_pairs(
             time.sleep(rng.uniform(0.0, 0.3))
         if process.poll() is not None:
             break
-        family = _descendants(process.pid)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(10)
+        _kill_runner(process)
         kills += 1
-        assert wait_gone(sorted(family), 10), "a worker, bot or helper outlived the runner"
         snapshots.append(_stored(data))
         seen_decisions.append(_independent_decision(snapshots[-1])[0])
         _check_consistent(data)
