@@ -43,7 +43,13 @@ from arena.web.frames import (
     parse_perspective,
 )
 from arena.web.ladder import LadderSource, ladder_payload
-from arena.web.live import LIVE_POLL_MS, LiveSource, NoSuchGameError, SpectatorFeed
+from arena.web.live import (
+    LIVE_LIST_POLL_MS,
+    LIVE_POLL_MS,
+    LiveSource,
+    NoSuchGameError,
+    SpectatorFeed,
+)
 from arena.web.models import GameDetail, TournamentDetail, WebSource
 from arena.web.plots import llr_svg, rating_history_svg
 from arena.web.submit import (
@@ -448,7 +454,7 @@ class WebApp:
     def live_list_page(self, query: Mapping[str, str]) -> Response:
         return self.page(
             "live_list.html", title="Live games", games=self._live_games(),
-            delay_s=self._feed().delay_s,
+            delay_s=self._feed().delay_s, poll_ms=LIVE_LIST_POLL_MS,
         )  # fmt: skip
 
     def live_list_json(self, query: Mapping[str, str]) -> Response:

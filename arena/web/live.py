@@ -41,6 +41,7 @@ from arena.web.upload import bots_of
 
 Json = dict[str, object]
 LIVE_POLL_MS = 250  # how often a live page asks for new frames
+LIVE_LIST_POLL_MS = 1000  # how often /live asks which games are in play
 CACHE_SIZE = 64  # live games whose entries and frames are kept
 
 

@@ -90,6 +90,47 @@ export function pollLeaderboard(intervalMs) {
   setInterval(refresh, intervalMs);
 }
 
+function liveGameRow(g) {
+  const tr = document.createElement("tr");
+  tr.dataset.live = `${g.match_id}/${g.game_index}`;
+  tr.dataset.started = g.started_at;
+  tr.append(
+    link(g.url, `game ${g.game_index} of match ${g.match_id}`),
+    link(`/tournaments/${g.tournament_id}`, String(g.tournament_id)),
+    cell(g.started_at.slice(0, 19).replace("T", " "), "muted"),
+  );
+  return tr;
+}
+
+export function pollLiveGames(intervalMs) {
+  // The games in play: rows of games that started since the page loaded come,
+  // finished ones go. The body is redrawn only when the list changed (a game
+  // played anew by a resumed match has a new start).
+  const badge = document.getElementById("live");
+  const table = document.getElementById("live-games");
+  const key = (live, started) => `${live}@${started}`;
+  let shown = Array.from(table.tBodies[0].rows, (tr) =>
+    tr.dataset.live ? key(tr.dataset.live, tr.dataset.started) : "").join(",");
+  async function refresh() {
+    try {
+      const response = await fetch("/api/live", { cache: "no-store" });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const data = await response.json();
+      const games = data.games.map((g) => key(`${g.match_id}/${g.game_index}`, g.started_at)).join(",");
+      if (games !== shown) {
+        replaceBody(table, data.games.map(liveGameRow), "No game is being played right now.", 3);
+        shown = games;
+      }
+      badge.classList.remove("stale");
+      badge.dataset.updated = new Date().toISOString();
+    } catch (error) {
+      badge.classList.add("stale");
+      badge.title = `update failed: ${error.message}`;
+    }
+  }
+  setInterval(refresh, intervalMs);
+}
+
 export function reloadWhileRunning(tournamentId, shownStamp, intervalMs) {
   // Standings, crosstable and games all change together: poll the JSON and
   // reload the page once it differs from what the server rendered

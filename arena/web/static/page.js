@@ -2,7 +2,7 @@
 // this module: no inline script, so the Content-Security-Policy can forbid it.
 
 import { startViewer } from "/static/viewer.js";
-import { pollLeaderboard, reloadWhileRunning } from "/static/live.js";
+import { pollLeaderboard, pollLiveGames, reloadWhileRunning } from "/static/live.js";
 import { startSubmit } from "/static/submit.js";
 
 const tag = document.querySelector("script[data-page]");
@@ -12,6 +12,8 @@ if (data.page === "viewer") {
   startViewer(document.getElementById("viewer"));
 } else if (data.page === "leaderboard") {
   pollLeaderboard(Number(data.pollMs));
+} else if (data.page === "live-list") {
+  pollLiveGames(Number(data.pollMs));
 } else if (data.page === "tournament") {
   reloadWhileRunning(Number(data.tournament), data.stamp, Number(data.pollMs));
 } else if (data.page === "submit") {
