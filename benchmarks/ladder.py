@@ -1,20 +1,33 @@
 """Ladder benchmarks: the scheduler's pick time, and the ladder's games/s against a round robin.
 
     python3 benchmarks/ladder.py pick  [--entrants 10000] [--picks 50]
+    python3 benchmarks/ladder.py reads [--entrants 20] [--matches 100000] [--games-per-match 2]
     python3 benchmarks/ladder.py games [--bots 20] [--concurrency 2] [--pairs 2] [--games N]
+                                       [--before CHECKOUT]
 
 `pick` times ``arena.tournament.ladder_schedule.pick`` on a simulated ladder
 of --entrants (ratings, match counts, waits and recent opponents spread as on
 a ladder that has run a while; a few placing); target: under 50 ms. It also
-times reading the same entrants from a store (``ladder_entrants``), which the
-runner does once per match it schedules.
+times reading the same entrants from a store: with their whole history
+(``ladder_entrants``, the pages' read, which grows with the ladder's matches),
+the history alone (``ladder_history``, once a run) and their ratings alone
+(``ladder_ratings``, what the runner reads before each pick). `reads` times
+the same reads on a small ladder that has run long (by default 20 entrants,
+100,000 matches, 200,000 games: 11 hours of a 2-core ladder at 4.9 games/s).
 
 `games` compares the ladder's games/s with a round robin of the same bots
 (copies of python_random and python_greedy), same games per match, same
 concurrency, in alternating runs (round robin, ladder, round robin, ...),
 each in a fresh process as `arena tournament run` and `arena serve` are.
+With --before CHECKOUT a third run in each round plays the ladder with
+CHECKOUT's ``arena`` package (e.g. a worktree before a change).
 The ladder is timed from its start to its Nth stored game, N being the round
 robin's game count (or --games); target: at least 90% of the round robin's rate.
+Beside each run: the load average, the runner process's own CPU, what was
+played (pairings of random (r) and greedy (g) copies, actions and thinking per
+game: the ladder pairs by rating, the round robin everyone), and for the
+ladder how long the runner took from a match's end to handing over the next
+(a worker idles that long when no match is queued for it).
 
 Prints figures; asserts nothing. Timings on a shared machine are noisy.
 """
@@ -23,12 +36,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +54,7 @@ import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processe
 
 from tournament import _busy_cores, _copy_bot, _field, _timed_round_robin
 
+from arena.tournament.executor import JobDone, JobEvent, MatchExecutor, MatchJob
 from arena.tournament.ladder_schedule import Contender, SchedulePolicy, pick
 
 
@@ -82,10 +99,19 @@ def bench_pick(count: int, picks: int, seed: int) -> int:
     return 0
 
 
-def bench_read(count: int, rng: random.Random) -> None:
-    """Read ``count`` entrants with their ladder history from a store, as the runner does."""
-    from arena.store import Store, TournamentConfig, create_ladder, ladder_entrants
+def bench_read(count: int, rng: random.Random, matches: int | None = None, games: int = 0) -> None:
+    """Read ``count`` entrants of a ladder of ``matches`` matches (10 per entrant by default),
+    each with ``games`` stored games, as the pages and the runner do."""
+    from arena.store import (
+        Store,
+        TournamentConfig,
+        create_ladder,
+        ladder_entrants,
+        ladder_history,
+        ladder_ratings,
+    )
 
+    matches = 10 * count if matches is None else matches
     with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work, Store.open(work) as store:
         with store.transaction() as db:
             for i in range(count):
@@ -99,30 +125,82 @@ def bench_read(count: int, rng: random.Random) -> None:
                 )  # fmt: skip
         ladder = create_ladder(store, "ladder", TournamentConfig(), {})
         with store.transaction() as db:
-            for number in range(1, 10 * count + 1):
+            for number in range(1, matches + 1):
                 a, b = rng.sample(range(1, count + 1), 2)
-                db.execute(
+                match_id = db.execute(
                     "INSERT INTO matches (tournament_id, round, first_id, second_id, games, seed,"
                     " finished_at) VALUES (?, ?, ?, ?, 2, 0, 'x')",
                     (ladder, number, a, b),
+                ).lastrowid  # fmt: skip
+                db.executemany(
+                    "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, reason, status0,"
+                    " status1, actions, time0_ms, time1_ms, record, finished_at)"
+                    " VALUES (?, ?, ?, ?, 'x', 'ok', 'ok', 0, 0, 0, '{}', 'x')",
+                    [(match_id, i, (a, b)[i % 2], (b, a)[i % 2]) for i in range(games)],
                 )  # fmt: skip
-        started = time.perf_counter()
-        rows = ladder_entrants(store, ladder, recent=1)
-        elapsed_ms = 1000 * (time.perf_counter() - started)
-    print(
-        f"reading {len(rows)} entrants and {10 * count} ladder matches from a store:"
-        f" {elapsed_ms:.0f} ms (once per scheduled match; not part of the pick target)"
-    )
+        reads = (
+            ("ladder_entrants (the pages; each pick before session 7)", ladder_entrants),
+            ("ladder_history (the runner, once a run)", ladder_history),
+            ("ladder_ratings (the runner, each pick)", lambda s, _t, recent: ladder_ratings(s)),
+        )
+        for label, read in reads:
+            times_ms = []
+            for _ in range(5):
+                started = time.perf_counter()
+                read(store, ladder, recent=1)
+                times_ms.append(1000 * (time.perf_counter() - started))
+            print(
+                f"reading {count} entrants, {matches} ladder matches, {games * matches} games,"
+                f" {label}: median {statistics.median(times_ms):.1f} ms of 5"
+            )
+
+
+class _TimedExecutor:
+    """The ladder's executor, timing the runner's turnaround: from the report that ends a
+    match to the next match handed to the executor (a worker is idle for that long when
+    nothing is queued for it)."""
+
+    def __init__(self, inner: MatchExecutor) -> None:
+        self.inner = inner
+        self.open: dict[int, int] = {}  # match id: its jobs without a JobDone yet
+        self.ended_at: float | None = None  # when the last match ended, if none was submitted since
+        self.turnarounds_ms: list[float] = []
+
+    def submit(self, jobs: Sequence[MatchJob]) -> None:
+        if self.ended_at is not None:
+            self.turnarounds_ms.append(1000 * (time.perf_counter() - self.ended_at))
+            self.ended_at = None
+        for job in jobs:
+            self.open[job.match_id] = self.open.get(job.match_id, 0) + 1
+        self.inner.submit(jobs)
+
+    def next_event(self, timeout_s: float) -> JobEvent | None:
+        event = self.inner.next_event(timeout_s)
+        if isinstance(event, JobDone):
+            self.open[event.match_id] -= 1
+            if not self.open[event.match_id]:
+                del self.open[event.match_id]
+                if self.ended_at is None:
+                    self.ended_at = time.perf_counter()
+        return event
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def run_ladder(data: Path, name: str, workers: int, games: int, per_match: int) -> int:
     """One ladder until its ``games``th stored game, timed in this (fresh) process; prints JSON."""
     from arena.store import Store, TournamentConfig, create_ladder
     from arena.tournament.ladder import LadderRunner
+    from arena.tournament.local_executor import LocalProcessExecutor
 
     with Store.open(data) as store:
         ladder = create_ladder(store, name, TournamentConfig(games_per_match=per_match), {})
-        runner = LadderRunner(store, ladder, concurrency=workers)
+        executor = _TimedExecutor(LocalProcessExecutor(workers, pin_cpus=True))
+        runner = LadderRunner(store, ladder, concurrency=workers, executor=executor)
         stored = 0
         ended: list[float] = []
 
@@ -135,31 +213,69 @@ def run_ladder(data: Path, name: str, workers: int, games: int, per_match: int) 
 
         runner.on_game = on_game
         busy0, total0 = _busy_cores()
+        cpu0 = time.process_time()
         started = time.perf_counter()
         summary = runner.run()
+        cpu_s = time.process_time() - cpu0
         busy1, total1 = _busy_cores()
     elapsed_s = (ended[0] if ended else time.perf_counter()) - started
     busy = (busy1 - busy0) / (total1 - total0)
     failed = {str(k): v for k, v in summary.failed_matches.items()}
-    print(json.dumps({"games": stored, "seconds": elapsed_s, "busy": busy, "failed": failed}))
+    turnarounds = executor.turnarounds_ms or [0.0]
+    print(json.dumps({
+        "games": stored, "seconds": elapsed_s, "busy": busy, "runner_cpu_s": cpu_s,
+        "turnaround_ms": [statistics.median(turnarounds), max(turnarounds), sum(turnarounds)],
+        "failed": failed,
+    }))  # fmt: skip
     return 0
 
 
+def _mix(data: Path, name: str) -> str:
+    """What a run played: games per pairing kind (r random, g greedy), actions and the
+    bots' thinking per game, and the matches' first game index on (a ladder stopped at its
+    Nth game may leave a match half played)."""
+    db = sqlite3.connect(data / "arena.db")
+    try:
+        rows = db.execute(
+            "SELECT b0.name, b1.name, g.actions, g.time0_ms + g.time1_ms FROM games g"
+            " JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id"
+            " JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id"
+            " JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id"
+            " WHERE t.name = ?",
+            (name,),
+        ).fetchall()  # fmt: skip
+    finally:
+        db.close()
+    kinds: dict[str, int] = {}
+    for first, second, _, _ in rows:
+        kind = "".join(sorted(first[0] + second[0]))
+        kinds[kind] = kinds.get(kind, 0) + 1
+    shares = " ".join(f"{k} {100 * v / len(rows):.0f}%" for k, v in sorted(kinds.items()))
+    actions = statistics.mean(r[2] for r in rows)
+    thinking = statistics.mean(r[3] for r in rows)
+    return f"pairings {shares}; {actions:.0f} actions and {thinking:.0f} ms thinking per game"
+
+
 def _timed_ladder(
-    data: Path, name: str, workers: int, games: int, per_match: int
+    data: Path, name: str, workers: int, games: int, per_match: int, arena: Path | None = None
 ) -> dict[str, Any]:
+    """A ladder run in a fresh process; with ``arena``, that checkout's ``arena`` package."""
     command = [
         sys.executable, __file__, "_ladder", "--data", str(data), "--name", name,
         "--concurrency", str(workers), "--games", str(games), "--games-per-match", str(per_match),
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    env = None if arena is None else {**os.environ, "PYTHONPATH": str(arena)}
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     for match, error in result.pop("failed").items():
         print(f"  match {match} failed: {error}")
     return result
 
 
-def bench_games(bots: int, concurrency: int, pairs: int, per_match: int, games: int | None) -> int:
+def bench_games(
+    bots: int, concurrency: int, pairs: int, per_match: int, games: int | None,
+    before: Path | None = None,
+) -> int:  # fmt: skip
     from arena.referee import load_bot
     from arena.store import Store, add_bot_version
 
@@ -171,29 +287,47 @@ def bench_games(bots: int, concurrency: int, pairs: int, per_match: int, games: 
         with Store.open(data) as store:
             for name, sample in field.items():
                 add_bot_version(store, load_bot(_copy_bot(root, name, sample)))
-        rates: dict[str, list[float]] = {"round robin": [], "ladder": []}
+        kinds = ("round robin", "ladder") if before is None else ("round robin", "before", "ladder")
+        rates: dict[str, list[float]] = {kind: [] for kind in kinds}
         for pair in range(pairs):
-            for kind in ("round robin", "ladder"):
+            for kind in kinds:
                 if kind == "ladder":
                     result = _timed_ladder(data, f"ladder{pair}", concurrency, target, per_match)
+                elif kind == "before":
+                    result = _timed_ladder(
+                        data, f"before{pair}", concurrency, target, per_match, before
+                    )
                 else:
                     result = _timed_round_robin(
                         data, f"rr{pair}", concurrency, True, per_match, pair
                     )
                 rate = result["games"] / result["seconds"]
                 rates[kind].append(rate)
+                load = " ".join(f"{v:.1f}" for v in os.getloadavg())
                 print(
                     f"{kind}, {bots} bots, concurrency {concurrency}: {result['games']} games in"
                     f" {result['seconds']:.1f} s = {rate:.2f} games/s,"
-                    f" machine busy {100 * result['busy']:.0f}%"
+                    f" machine busy {100 * result['busy']:.0f}%,"
+                    f" runner CPU {result['runner_cpu_s']:.1f} s; load {load}"
                 )
-    ladder, robin = statistics.mean(rates["ladder"]), statistics.mean(rates["round robin"])
-    shares = [100 * a / b for a, b in zip(rates["ladder"], rates["round robin"], strict=True)]
-    print(
-        f"ladder {ladder:.2f} games/s = {100 * ladder / robin:.0f}% of the round robin's"
-        f" {robin:.2f} (target >= 90%); per pair:"
-        f" {', '.join(f'{share:.0f}%' for share in shares)}"
-    )
+                name = {"ladder": "ladder", "before": "before"}.get(kind, "rr") + str(pair)
+                print(f"  {_mix(data, name)}")
+                if "turnaround_ms" in result:
+                    median, worst, total = result["turnaround_ms"]
+                    print(
+                        f"  match ended -> next match submitted: median {median:.1f} ms,"
+                        f" max {worst:.0f} ms, {total / 1000:.1f} s in all"
+                    )
+    robin = statistics.mean(rates["round robin"])
+    for kind in kinds[1:]:
+        rate = statistics.mean(rates[kind])
+        shares = [100 * a / b for a, b in zip(rates[kind], rates["round robin"], strict=True)]
+        label = "ladder" if kind == "ladder" else f"ladder before ({before})"
+        print(
+            f"{label} {rate:.2f} games/s = {100 * rate / robin:.0f}% of the round robin's"
+            f" {robin:.2f} (target >= 90%); per pair:"
+            f" {', '.join(f'{share:.0f}%' for share in shares)}"
+        )
     return 0
 
 
@@ -204,6 +338,11 @@ def main(argv: list[str] | None = None) -> int:
     picking.add_argument("--entrants", type=int, default=10_000)
     picking.add_argument("--picks", type=int, default=50)
     picking.add_argument("--seed", type=int, default=1)
+    reading = commands.add_parser("reads")
+    reading.add_argument("--entrants", type=int, default=20)
+    reading.add_argument("--matches", type=int, default=100_000)
+    reading.add_argument("--games-per-match", type=int, default=2)
+    reading.add_argument("--seed", type=int, default=1)
     games = commands.add_parser("games")
     games.add_argument("--bots", type=int, default=20)
     games.add_argument("--concurrency", type=int, default=2)
@@ -212,6 +351,10 @@ def main(argv: list[str] | None = None) -> int:
     games.add_argument(
         "--games", type=int, help="ladder games per run (default: the round robin's)"
     )
+    games.add_argument(
+        "--before", type=Path, metavar="CHECKOUT",
+        help="also run the ladder with CHECKOUT's arena package, alternating (before/after)",
+    )  # fmt: skip
     inner = commands.add_parser("_ladder")
     inner.add_argument("--data", type=Path, required=True)
     inner.add_argument("--name", required=True)
@@ -221,9 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "pick":
         return bench_pick(args.entrants, args.picks, args.seed)
+    if args.command == "reads":
+        bench_read(args.entrants, random.Random(args.seed), args.matches, args.games_per_match)
+        return 0
     if args.command == "games":
         return bench_games(
-            args.bots, args.concurrency, args.pairs, args.games_per_match, args.games
+            args.bots, args.concurrency, args.pairs, args.games_per_match, args.games, args.before
         )
     return run_ladder(args.data, args.name, args.concurrency, args.games, args.games_per_match)
 

@@ -127,14 +127,16 @@ def run_round_robin(data: Path, name: str, workers: int, pin: bool, games: int, 
         config = TournamentConfig(games_per_match=games, seed=seed)
         t = create_tournament(store, name, "round_robin", entrants, config)
         busy0, total0 = _busy_cores()
+        cpu0 = time.process_time()
         started = time.perf_counter()
         summary = TournamentRunner(store, t.id, concurrency=workers, pin_cpus=pin).run()
         elapsed_s = time.perf_counter() - started
+        cpu_s = time.process_time() - cpu0
         busy1, total1 = _busy_cores()
     busy = (busy1 - busy0) / (total1 - total0)
     failed = {str(match): error for match, error in summary.failed_matches.items()}
     print(json.dumps({"games": summary.games_recorded, "seconds": elapsed_s, "busy": busy,
-                      "failed": failed}))  # fmt: skip
+                      "runner_cpu_s": cpu_s, "failed": failed}))  # fmt: skip
     return 0
 
 

@@ -125,7 +125,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = ladder.add_subparsers(dest="ladder_command", metavar="SUBCOMMAND")
     commands.required = True
     for name, withdrawn, text in (
-        ("withdraw", True, "take BOT off the ladder (its matches in play finish)"),
+        ("withdraw", True, "take BOT off the ladder (its matches in play or queued finish)"),
         ("return", False, "bring BOT back onto the ladder"),
     ):
         command = commands.add_parser(name, help=text)

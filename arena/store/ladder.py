@@ -45,6 +45,24 @@ class LadderEntrantRow:
     recent: tuple[int, ...]  # version ids of its latest ladder opponents, newest first
 
 
+@dataclass(frozen=True, slots=True)
+class LadderHistory:
+    """A version's ladder matches so far (played or in play), as the scheduler reads them."""
+
+    matches: int = 0
+    last_match: int | None = None  # the sequence number (round) of its latest ladder match
+    recent: tuple[int, ...] = ()  # version ids of its latest ladder opponents, newest first
+
+
+@dataclass(frozen=True, slots=True)
+class LadderRating:
+    """An entrant of the ladder now (the latest version of an active bot) and its rating."""
+
+    version_id: int
+    mu: float
+    sigma: float
+
+
 def create_ladder(store: Store, name: str, config: TournamentConfig, settings: JsonSettings) -> int:
     """Store a new ladder called ``name``; its tournament id (StoreError if the name is taken)."""
     with store.transaction() as db:
@@ -144,26 +162,20 @@ SELECT version_id, opponent FROM (
 
 
 def ladder_entrants(
-    store: Store, tournament_id: int, *, recent: int = 2, recent_rounds: int = 100_000
+    store: Store, tournament_id: int, *, recent: int = 2, recent_rounds: int | None = 100_000
 ) -> list[LadderEntrantRow]:
     """The ladder's entrants now, oldest version first, each with its ladder history.
 
     ``recent``: how many latest opponents each carries; they are looked for in
-    the ladder's last ``recent_rounds`` matches only (older ones are history).
+    the ladder's last ``recent_rounds`` matches only (older ones are history;
+    None: in all of them).
     """
     params = {"t": tournament_id}
     with store.reading() as db:
         entrants = db.execute(_ENTRANTS).fetchall()
         counts = {r[0]: r[1:] for r in db.execute(_MATCH_COUNTS, params)}
         games = {r[0]: r[1] for r in db.execute(_LADDER_GAMES, params)}
-        last = db.execute(
-            "SELECT COALESCE(MAX(round), 0) FROM matches WHERE tournament_id = ?", (tournament_id,)
-        ).fetchone()[0]
-        opponents: dict[int, list[int]] = {}
-        for version_id, opponent in db.execute(
-            _RECENT, {**params, "recent": recent, "since": last - recent_rounds}
-        ):
-            opponents.setdefault(version_id, []).append(opponent)
+        opponents = _recent_opponents(db, tournament_id, recent, recent_rounds)
     rows = []
     for r in entrants:
         matches, last_round, in_play = counts.get(r["id"], (0, None, 0))
@@ -184,6 +196,46 @@ def ladder_entrants(
             )
         )
     return rows
+
+
+def ladder_history(store: Store, tournament_id: int, *, recent: int) -> dict[int, LadderHistory]:
+    """Every version's ladder history (withdrawn and superseded ones too): what
+    ``ladder_entrants`` gives each entrant, with its ``recent`` latest opponents
+    looked for in all the ladder's matches. It reads every ladder match: a runner
+    reads it once and then keeps it itself (``arena.tournament.ladder``)."""
+    with store.reading() as db:
+        counts = db.execute(_MATCH_COUNTS, {"t": tournament_id}).fetchall()
+        opponents = _recent_opponents(db, tournament_id, recent, None)
+    return {
+        r[0]: LadderHistory(matches=r[1], last_match=r[2], recent=tuple(opponents.get(r[0], ())))
+        for r in counts
+    }
+
+
+def ladder_ratings(store: Store) -> list[LadderRating]:
+    """The ladder's entrants now (as ``ladder_entrants``, oldest version first) with their
+    ratings only: one read of the bots, however long the ladder has run."""
+    with store.reading() as db:
+        return [
+            LadderRating(version_id=r["id"], mu=r["mu"], sigma=r["sigma"])
+            for r in db.execute(_ENTRANTS)
+        ]
+
+
+def _recent_opponents(
+    db: sqlite3.Connection, tournament_id: int, recent: int, recent_rounds: int | None
+) -> dict[int, list[int]]:
+    since = -1
+    if recent_rounds is not None:
+        last = db.execute(
+            "SELECT COALESCE(MAX(round), 0) FROM matches WHERE tournament_id = ?", (tournament_id,)
+        ).fetchone()[0]
+        since = last - recent_rounds
+    opponents: dict[int, list[int]] = {}
+    params = {"t": tournament_id, "recent": recent, "since": since}
+    for version_id, opponent in db.execute(_RECENT, params):
+        opponents.setdefault(version_id, []).append(opponent)
+    return opponents
 
 
 def add_ladder_match(

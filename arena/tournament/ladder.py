@@ -1,14 +1,30 @@
 """The ladder runner: keeps ``concurrency`` matches in play until it is stopped.
 
-The entrants are the store's (``arena.store.ladder_entrants``: the latest
-version of every bot not withdrawn), read again whenever a match ends, so a
-new submission joins and a withdrawn bot leaves without a restart. Each free
+The entrants are the store's (the latest version of every bot not
+withdrawn), read with their ratings before each pick (``ladder_ratings``,
+one read of the bots), so a new submission joins and a withdrawn bot leaves
+without a restart. Their ladder history (matches, the latest, recent
+opponents) is read once a run (``ladder_history``) and then kept by the
+runner as it stores each match (``history_after``): it alone adds ladder matches
+(it holds the lease), so the kept history is the stored one, and the picks
+are those of ``ladder_entrants`` without reading every ladder match per pick
+(which grows with the ladder's age). Each free
 slot gets the scheduler's next pick (``arena.tournament.ladder_schedule``,
 from the stored ratings and history only), stored as the ladder's next match
 before it is played, then played by the executor in its halves (paired
 deals: each half with its own bot processes) exactly as a tournament's
 matches are. Each game is stored with its rating update as it ends
 (``arena.tournament.results.store_game``).
+
+One match waits queued per worker (``ahead``, by default ``concurrency``):
+the runner keeps ``concurrency + ahead`` matches scheduled, so a worker whose
+match ends starts the queued one at once, as a round robin's workers take
+their next job, instead of idling while the runner stores the last game,
+reads the entrants, picks and stores the next match. The scheduler counts
+queued matches as in play (a queued bot is not idle). The price: a queued
+match was picked before the matches in play ended, from ratings up to one
+match per worker older; and a bot withdrawn (or superseded) while its match is
+queued still plays that match.
 
 Resume: the runner holds the ladder's runner lease (``interrupted`` without
 it); a restart first plays the unstored games of the unfinished matches
@@ -22,13 +38,15 @@ played again by the next run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from arena.logs import get_logger
 from arena.sandbox import SandboxLimits
 from arena.store import (
     LadderEntrantRow,
+    LadderHistory,
+    LadderRating,
     MatchRow,
     StorageFullError,
     Store,
@@ -37,6 +55,8 @@ from arena.store import (
     add_ladder_match,
     get_tournament,
     ladder_entrants,
+    ladder_history,
+    ladder_ratings,
     ladder_settings,
     match_version_ids,
     next_ladder_round,
@@ -80,6 +100,34 @@ def contenders(rows: list[LadderEntrantRow], in_play: dict[int, int]) -> list[Co
     ]
 
 
+def rated_contenders(
+    ratings: list[LadderRating], history: Mapping[int, LadderHistory], in_play: dict[int, int]
+) -> list[Contender]:
+    """``contenders`` from the entrants' ratings and a history kept up to date by the
+    runner (``history_after``): the same list, without reading every ladder match."""
+    empty = LadderHistory()
+    return [
+        Contender(
+            id=r.version_id,
+            mu=r.mu,
+            sigma=r.sigma,
+            matches=(h := history.get(r.version_id, empty)).matches,
+            last_match=h.last_match,
+            in_play=in_play.get(r.version_id, 0),
+            recent=h.recent,
+        )
+        for r in ratings
+    ]
+
+
+def history_after(history: LadderHistory, opponent: int, number: int, keep: int) -> LadderHistory:
+    """A version's history once ladder match number ``number`` against ``opponent`` is
+    stored (``keep``: how many latest opponents the scheduler reads)."""
+    return LadderHistory(
+        matches=history.matches + 1, last_match=number, recent=(opponent, *history.recent)[:keep]
+    )
+
+
 @dataclass
 class LadderSummary:
     games_recorded: int = 0
@@ -103,6 +151,7 @@ class LadderRunner:
         live: bool = True,
         executor: MatchExecutor | None = None,
         on_game: Callable[[int], None] | None = None,
+        ahead: int | None = None,
     ) -> None:
         self.store = store
         self.tournament_id = tournament_id
@@ -110,6 +159,7 @@ class LadderRunner:
         self.settings = LadderSettings.from_json(stored)
         wanted = concurrency or self.settings.concurrency or len(usable_cpus())
         self.concurrency = max(1, wanted)
+        self.ahead = self.concurrency if ahead is None else max(0, ahead)  # matches queued
         self.limits = limits or SandboxLimits()
         self.unsafe = unsafe
         self.live = LiveFeed(store, tournament_id) if live else None
@@ -118,6 +168,7 @@ class LadderRunner:
         self.log = get_logger(tournament_id=tournament_id, ladder=True)
         self._open_jobs: set[tuple[int, int]] = set()
         self._open_matches: dict[int, tuple[int, int]] = {}  # match id: its version ids
+        self._history: dict[int, LadderHistory] | None = None  # read at the first pick
         self._stop = threading.Event()
 
     def stop(self) -> None:
@@ -137,9 +188,10 @@ class LadderRunner:
                 self.live.drop_all()  # left by a run that was killed
             self.log.info("ladder_started", concurrency=self.concurrency)
             try:
-                self._resume(summary)
+                resumed = self._resume(summary)
                 while not self._stop.is_set():
-                    self._fill(summary)
+                    self._fill(summary, resumed)
+                    resumed = []
                     self._collect(summary)
             except StorageFullError as error:
                 summary.stopped = f"{error}: free space, then start the ladder again"
@@ -152,7 +204,9 @@ class LadderRunner:
 
     # --------------------------------------------------------------- matches
 
-    def _resume(self, summary: LadderSummary) -> None:
+    def _resume(self, summary: LadderSummary) -> list[MatchJob]:
+        """The jobs of the unfinished matches to play again (handed to the executor with
+        the first new ones: its first batch decides how many workers it starts)."""
         current = {r.version_id for r in ladder_entrants(self.store, self.tournament_id)}
         jobs: list[MatchJob] = []
         for match in unfinished_matches(self.store, self.tournament_id):
@@ -161,23 +215,32 @@ class LadderRunner:
                 jobs += self._jobs(match, versions)
                 summary.matches_resumed += 1
         if jobs:
-            self.executor.submit(jobs)
             self.log.info("ladder_resumed", matches=summary.matches_resumed)
+        return jobs
 
-    def _fill(self, summary: LadderSummary) -> None:
-        """Schedule matches until ``concurrency`` are in play (or nobody can be paired)."""
-        jobs: list[MatchJob] = []
-        while len(self._open_matches) < self.concurrency:
-            rows = ladder_entrants(self.store, self.tournament_id, recent=self.settings.max_repeat)
+    def _fill(self, summary: LadderSummary, resumed: list[MatchJob] | None = None) -> None:
+        """Schedule matches until ``concurrency`` are in play and ``ahead`` more are queued
+        (or nobody can be paired); ``resumed`` go first."""
+        jobs: list[MatchJob] = list(resumed or ())
+        keep = self.settings.max_repeat
+        if self._history is None:  # every ladder match, read once a run
+            self._history = ladder_history(self.store, self.tournament_id, recent=keep)
+        while len(self._open_matches) < self.concurrency + self.ahead:
+            ratings = ladder_ratings(self.store)  # new versions come, withdrawn ones go
             in_play: dict[int, int] = {}
             for versions in self._open_matches.values():
                 for version in versions:
                     in_play[version] = in_play.get(version, 0) + 1
             number = next_ladder_round(self.store, self.tournament_id)
-            chosen = pick(contenders(rows, in_play), number, self.settings.policy)
+            state = rated_contenders(ratings, self._history, in_play)
+            chosen = pick(state, number, self.settings.policy)
             if chosen is None:
                 break
             match = self._store_match(number, chosen.first, chosen.second)
+            kept = self._history
+            for version, opponent in ((chosen.first, chosen.second), (chosen.second, chosen.first)):
+                before = kept.get(version, LadderHistory())
+                kept[version] = history_after(before, opponent, match.round, keep)
             jobs += self._jobs(match, (chosen.first, chosen.second))
             summary.matches_scheduled += 1
             self.log.info(

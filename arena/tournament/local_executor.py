@@ -80,6 +80,7 @@ class LocalProcessExecutor:
             self.pids.add(event.pid)
         elif isinstance(event, JobDone):
             self._open.discard(event.key)
+            self._forget_done(event.key)
         return event
 
     def cancel(self) -> None:
@@ -116,6 +117,14 @@ class LocalProcessExecutor:
                 initargs=(self._reports, os.getpid(), placement),
             )
         return self._pool
+
+    def _forget_done(self, key: tuple[int, int]) -> None:
+        """Let go of the future of ``key``'s match once each of its jobs is done: a
+        ladder submits for as long as it runs, and ``_dead_worker`` looks at every
+        future kept, each time the queue is empty."""
+        for future, keys in list(self._futures.items()):
+            if key in keys and self._open.isdisjoint(keys):
+                del self._futures[future]
 
     def _dead_worker(self) -> JobDone | None:
         """A job whose worker died without saying so (killed, out of memory): it failed."""

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from arena.referee.botdir import load_bot
 from arena.store import (
     CURRENT_VERSION,
+    LadderHistory,
     Store,
     StoreError,
     TournamentConfig,
@@ -19,6 +24,8 @@ from arena.store import (
     get_tournament,
     is_withdrawn,
     ladder_entrants,
+    ladder_history,
+    ladder_ratings,
     ladder_settings,
     list_matches,
     set_ladder_settings,
@@ -27,6 +34,7 @@ from arena.store import (
 )
 from arena.store.models import TournamentFormat
 from arena.store.schema import MIGRATIONS
+from arena.tournament.ladder import contenders, history_after, rated_contenders
 from tests.store.conftest import MakeBot
 
 
@@ -103,3 +111,49 @@ def test_settings_are_stored_and_names_are_checked(store: Store) -> None:
         create_ladder(store, "ladder", TournamentConfig(), {})
     with pytest.raises(StoreError, match="no bot 'ghost'"):
         set_withdrawn(store, "ghost", True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(1, 4)), min_size=1, max_size=40),
+    st.integers(1, 3),
+    st.integers(0, 39),
+)
+def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contenders(
+    pairs: list[tuple[int, int]], keep: int, withdrawn_after: int
+) -> None:
+    """What ``LadderRunner`` keeps (``ladder_history`` once, then ``history_after`` per match it
+    stores) equals what the store gives after every match, so its picks are those of
+    ``ladder_entrants``; one bot is withdrawn on the way (its history is kept, it is no
+    longer an entrant). Control: the history kept before a match differs from the stored
+    one after it, so a runner that stopped keeping it would fail here."""
+    with tempfile.TemporaryDirectory(prefix="kahuna-test-") as work, Store.open(
+        Path(work) / "data"
+    ) as store:
+        for name in "abcde":
+            directory = Path(work) / "bots" / name
+            directory.mkdir(parents=True)
+            (directory / "bot.toml").write_text(
+                f'name = "{name}"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+            )
+            (directory / "bot.py").write_text("print('hello')\n")
+            add_bot_version(store, load_bot(directory))
+        ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+        ids = [r.version_id for r in ladder_entrants(store, ladder)]
+        kept = ladder_history(store, ladder, recent=keep)
+        assert kept == {}
+        for number, (a, step) in enumerate(pairs, start=1):
+            first, second = ids[a], ids[(a + step) % 5]
+            add_ladder_match(store, ladder, first, second, games=2, seed=number)
+            before = dict(kept)
+            for version, opponent in ((first, second), (second, first)):
+                old = kept.get(version, LadderHistory())
+                kept[version] = history_after(old, opponent, number, keep)
+            assert kept == ladder_history(store, ladder, recent=keep)
+            assert before != kept  # the control
+            if number == withdrawn_after:
+                set_withdrawn(store, "c", True)
+            in_play = {ids[a]: number % 3}
+            assert rated_contenders(ladder_ratings(store), kept, in_play) == contenders(
+                ladder_entrants(store, ladder, recent=keep, recent_rounds=None), in_play
+            )

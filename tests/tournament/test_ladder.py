@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,14 +21,20 @@ from arena.sandbox.process import wait_gone
 from arena.store import (
     INTERRUPTED,
     Store,
+    TournamentConfig,
     add_bot_version,
+    add_ladder_match,
+    create_ladder,
     find_ladder,
     get_tournament,
     get_version,
+    ladder_entrants,
     ladder_settings,
     set_withdrawn,
 )
+from arena.tournament.executor import JobDone, JobEvent, MatchJob
 from arena.tournament.ladder import LadderRunner
+from arena.tournament.local_executor import LocalProcessExecutor
 from tests.tournament.test_runner import _descendants
 
 REPO = Path(__file__).resolve().parents[2]
@@ -200,3 +206,99 @@ def test_settings_given_once_are_kept_and_a_flag_replaces_one(tmp_path: Path) ->
         config, settings = ladder_settings(store, ladder)
     assert config.games_per_match == 4
     assert (settings["max_repeat"], settings["concurrency"]) == (2, 3)
+
+
+class _Recorded:
+    """The local executor, with what the runner hands it: each batch's matches (their
+    two bots), and how many matches were open (handed over, not yet done) after it."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.inner = LocalProcessExecutor(concurrency, pin_cpus=False)
+        self.batches: list[list[tuple[int, str, str]]] = []  # (match id, first, second)
+        self.open_after: list[int] = []
+        self._open: dict[int, int] = {}
+
+    def submit(self, jobs: Sequence[MatchJob]) -> None:
+        batch = []
+        for job in jobs:
+            if job.match_id not in self._open:
+                batch.append((job.match_id, job.first.name, job.second.name))
+            self._open[job.match_id] = self._open.get(job.match_id, 0) + 1
+        self.batches.append(batch)
+        self.open_after.append(len(self._open))
+        self.inner.submit(jobs)
+
+    def next_event(self, timeout_s: float) -> JobEvent | None:
+        event = self.inner.next_event(timeout_s)
+        if isinstance(event, JobDone):
+            self._open[event.match_id] -= 1
+            if not self._open[event.match_id]:
+                del self._open[event.match_id]
+        return event
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _run_until(runner: LadderRunner, games: int) -> None:
+    stored: list[int] = []
+
+    def on_game(game_id: int) -> None:
+        stored.append(game_id)
+        if len(stored) >= games:
+            runner.stop()
+
+    runner.on_game = on_game
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    thread.join(240)
+    if thread.is_alive():
+        runner.stop()
+        thread.join(60)
+        raise AssertionError(f"{games} games were not played within 240 s")
+
+
+@pytest.mark.parametrize("ahead", [None, 0], ids=["one-queued-per-worker", "control-none-queued"])
+def test_one_match_waits_queued_per_worker_picked_with_the_matches_in_play(
+    tmp_path: Path, ahead: int | None
+) -> None:
+    """A worker whose match ends finds the next one queued (as a round robin's workers do);
+    the queued matches are picked with the matches in play counted (8 bots, 4 matches: 8
+    different bots). The control (``ahead=0``) hands over only one match per worker."""
+    data = tmp_path / "data"
+    _add(data, tmp_path, *"abcdefgh")
+    with Store.open(data) as store:
+        ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+        executor = _Recorded(2)
+        runner = LadderRunner(store, ladder, concurrency=2, executor=executor, ahead=ahead)
+        _run_until(runner, 6)
+    open_matches = 2 + (2 if ahead is None else ahead)
+    first = executor.batches[0]
+    assert len(first) == open_matches, executor.batches
+    assert len({v for _, a, b in first for v in (a, b)}) == 2 * open_matches, first
+    assert max(executor.open_after) == open_matches, executor.open_after
+    assert all(len(batch) >= 1 for batch in executor.batches[1:])
+
+
+def test_a_resumed_ladder_with_one_unfinished_match_still_starts_a_worker_per_slot(
+    tmp_path: Path,
+) -> None:
+    """The executor starts as many workers as its first batch has matches: the resumed
+    match goes in one batch with the new ones, not alone (which left a killed ladder with
+    one unfinished match on one worker for good)."""
+    data = tmp_path / "data"
+    _add(data, tmp_path, "a", "b", "c", "d")
+    with Store.open(data) as store:
+        ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+        a, b, *_ = (r.version_id for r in ladder_entrants(store, ladder))
+        left = add_ladder_match(store, ladder, a, b, games=2, seed=11)  # a killed run's match
+        executor = _Recorded(2)
+        runner = LadderRunner(store, ladder, concurrency=2, executor=executor, ahead=0)
+        _run_until(runner, 6)
+    assert len(executor.inner.pids) == 2, f"workers started: {sorted(executor.inner.pids)}"
+    assert executor.batches[0][0][0] == left, "the unfinished match is not played first"
+    assert len(executor.batches[0]) == 2, executor.batches
+    assert _rows(data, f"SELECT COUNT(*) FROM games WHERE match_id = {left}") == [(2,)]

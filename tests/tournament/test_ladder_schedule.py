@@ -2,7 +2,10 @@
 
 A simulated ladder keeps ``concurrency`` matches in play; each takes a
 random time, its game is rated with TrueSkill as the runner rates it, and the
-scheduler's next pick sees only what the store would give it.
+scheduler's next pick sees only what the store would give it. The runner keeps
+``concurrency + ahead`` matches scheduled (one queued per worker by default, all
+counted as in play), so the simulated ``concurrency`` goes up to 16: 8 workers,
+each with a match queued.
 """
 
 from __future__ import annotations
@@ -99,8 +102,8 @@ def _ladder(bots: int, concurrency: int, seed: int) -> Ladder:
 
 
 ladders = st.tuples(
-    st.integers(3, 24), st.integers(1, 8), st.integers(0, 2**32 - 1)
-)  # bots, concurrency, seed
+    st.integers(3, 24), st.integers(1, 16), st.integers(0, 2**32 - 1)
+)  # bots, matches scheduled (in play and queued), seed
 
 
 @settings(max_examples=25, deadline=None)
