@@ -151,7 +151,7 @@ def bench_read(count: int, rng: random.Random, matches: int | None = None, games
                 times_ms.append(1000 * (time.perf_counter() - started))
             print(
                 f"reading {count} entrants, {matches} ladder matches, {games * matches} games,"
-                f" {label}: median {statistics.median(times_ms):.1f} ms of 5"
+                f" {label}: median {statistics.median(times_ms):.2f} ms of 5"
             )
 
 
@@ -274,7 +274,7 @@ def _timed_ladder(
 
 def bench_games(
     bots: int, concurrency: int, pairs: int, per_match: int, games: int | None,
-    before: Path | None = None,
+    before: Path | None = None, round_robin: bool = True,
 ) -> int:  # fmt: skip
     from arena.referee import load_bot
     from arena.store import Store, add_bot_version
@@ -288,6 +288,8 @@ def bench_games(
             for name, sample in field.items():
                 add_bot_version(store, load_bot(_copy_bot(root, name, sample)))
         kinds = ("round robin", "ladder") if before is None else ("round robin", "before", "ladder")
+        if not round_robin:  # before against after only: shorter runs, more of them
+            kinds = ("before", "ladder")
         rates: dict[str, list[float]] = {kind: [] for kind in kinds}
         for pair in range(pairs):
             for kind in kinds:
@@ -318,6 +320,15 @@ def bench_games(
                         f"  match ended -> next match submitted: median {median:.1f} ms,"
                         f" max {worst:.0f} ms, {total / 1000:.1f} s in all"
                     )
+    if not round_robin:
+        shares = [100 * a / b for a, b in zip(rates["ladder"], rates["before"], strict=True)]
+        print(
+            f"ladder {statistics.mean(rates['ladder']):.2f} games/s against"
+            f" {statistics.mean(rates['before']):.2f} before; per pair:"
+            f" {', '.join(f'{share:.0f}%' for share in shares)},"
+            f" median {statistics.median(shares):.0f}%"
+        )
+        return 0
     robin = statistics.mean(rates["round robin"])
     for kind in kinds[1:]:
         rate = statistics.mean(rates[kind])
@@ -355,6 +366,10 @@ def main(argv: list[str] | None = None) -> int:
         "--before", type=Path, metavar="CHECKOUT",
         help="also run the ladder with CHECKOUT's arena package, alternating (before/after)",
     )  # fmt: skip
+    games.add_argument(
+        "--no-round-robin", dest="round_robin", action="store_false",
+        help="with --before: only the two ladders (set --games: the default is a round robin's)",
+    )  # fmt: skip
     inner = commands.add_parser("_ladder")
     inner.add_argument("--data", type=Path, required=True)
     inner.add_argument("--name", required=True)
@@ -369,8 +384,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "games":
         return bench_games(
-            args.bots, args.concurrency, args.pairs, args.games_per_match, args.games, args.before
-        )
+            args.bots, args.concurrency, args.pairs, args.games_per_match, args.games,
+            args.before, args.round_robin,
+        )  # fmt: skip
     return run_ladder(args.data, args.name, args.concurrency, args.games, args.games_per_match)
 
 

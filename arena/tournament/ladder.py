@@ -54,7 +54,6 @@ from arena.store import (
     acquire_lease,
     add_ladder_match,
     get_tournament,
-    ladder_entrants,
     ladder_history,
     ladder_ratings,
     ladder_settings,
@@ -207,7 +206,7 @@ class LadderRunner:
     def _resume(self, summary: LadderSummary) -> list[MatchJob]:
         """The jobs of the unfinished matches to play again (handed to the executor with
         the first new ones: its first batch decides how many workers it starts)."""
-        current = {r.version_id for r in ladder_entrants(self.store, self.tournament_id)}
+        current = {r.version_id for r in ladder_ratings(self.store)}
         jobs: list[MatchJob] = []
         for match in unfinished_matches(self.store, self.tournament_id):
             versions = match_version_ids(self.store, match.id)
