@@ -13,7 +13,9 @@ referee hurts most) plays, sandboxed, against three neighbours:
   an unknown method as fast as it can (32 calls in flight) from the Welcome on;
 - ``paced``: the same bot calling at RATE calls a second (``--rate``, default
   the referee's allowance, ``arena.referee.endpoint.NOT_PROTOCOL_PER_S``, when
-  it has one): the most a bot may do and keep status ok.
+  it has one, else 1): with an allowance, the most a bot may do and keep
+  status ok; without (the referee now has none), a bot cut off at its first
+  call, about a second into the match.
 
 with freezing on (the default) and off (``ponder``, unless ``--no-ponder``), and
 ``quiet again`` (the quiet bot once more: an A/A control that shows how far two
@@ -27,7 +29,12 @@ game until the referee stops one): median over median. Printed per setting:
 the median of those per-round ratios with quartiles and range, the
 neighbour's statuses, and how many decisions were compared; for a neighbour the
 referee stops (its decisions are the few the victim made before that, a
-handful per round), also the median of all its per-decision ratios. Target:
+handful per round), also the median of all its per-decision ratios; and
+how many of the neighbour's calls the referee served, and how many of those
+fell inside one of the victim's timed decisions (request on the wire to reply
+received): the cause itself, counted, where the ratios at a high load are
+mostly noise. It runs against any checkout of the arena (``PYTHONPATH`` and a
+copy of this file beside that checkout's ``arena``). Target:
 the victim next to any neighbour within 10% of its time next to the quiet bot
 (median ratio <= 1.10).
 """
@@ -35,6 +42,7 @@ the victim next to any neighbour within 10% of its time next to the quiet bot
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import json
 import os
@@ -42,6 +50,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -49,6 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from arena.protocol.gen.kahuna.v1 import referee_pb2  # noqa: E402
 from arena.referee import (  # noqa: E402
     BotSpec,
     MatchConfig,
@@ -81,19 +91,60 @@ Decisions = dict[tuple[int, int], float]
 """(game, the victim's n-th decision in it) -> its time in ms."""
 
 
+class Served:
+    """When the referee served each call of a method it does not serve (the endpoint's
+    refusal, wrapped: it still runs) of the neighbour; the victim's timed decisions as
+    (request on the wire, reply received) spans; and how many of those calls fell
+    inside one of them: referee work for the neighbour in the victim's timed time."""
+
+    def __init__(self) -> None:
+        self.at_ns: list[int] = []
+        self.inside: collections.Counter[str] = collections.Counter()
+        self.total: collections.Counter[str] = collections.Counter()
+        refuse = endpoint.BotEndpoint._refuse_call
+
+        def noted(bot_endpoint: endpoint.BotEndpoint, method: str) -> None:
+            if bot_endpoint.slot == 1:
+                self.at_ns.append(time.monotonic_ns())
+            refuse(bot_endpoint, method)
+
+        setattr(endpoint.BotEndpoint, "_refuse_call", noted)  # noqa: B010 (a wrapper)
+
+    def count(self, setting: str, spans: list[tuple[int, int]]) -> None:
+        served, self.at_ns = sorted(self.at_ns), []
+        self.total[setting] += len(served)
+        for sent_ns, received_ns in spans:
+            self.inside[setting] += bisect.bisect(served, received_ns) - bisect.bisect(
+                served, sent_ns
+            )
+
+
 def victim_decisions_ms(
-    config: MatchConfig, victim: BotSpec, neighbour: BotSpec, statuses: collections.Counter[str]
+    config: MatchConfig,
+    victim: BotSpec,
+    neighbour: BotSpec,
+    statuses: collections.Counter[str],
+    served: Served,
+    setting: str,
 ) -> Decisions:
     """The victim's time per decision over one match (the victim is bot A)."""
     times: Decisions = {}
     made = collections.Counter[int]()
+    on_wire: list[int] = []
+    spans: list[tuple[int, int]] = []
+
+    def tap(slot: int, raw: bytes) -> None:
+        if slot == 0 and referee_pb2.PlayResponse.FromString(raw).HasField("action_request"):
+            on_wire.append(time.monotonic_ns())
 
     def on_event(event: LiveEvent) -> None:
         if isinstance(event, ActionApplied) and event.seat == event.game_index % 2:
             made[event.game_index] += 1
             times[(event.game_index, made[event.game_index])] = event.elapsed_ms
+            spans.append((on_wire[-1], on_wire[-1] + round(event.elapsed_ms * 1e6)))
 
-    report = run_match(config, victim, neighbour, on_event=on_event)
+    report = run_match(config, victim, neighbour, on_event=on_event, wire_tap=tap)
+    served.count(setting, spans)
     for game in report.games:
         statuses[game.statuses[neighbour.name].value] += 1
         if game.statuses[victim.name].value != "ok":
@@ -136,6 +187,7 @@ def main() -> None:
         settings += [(name, True) for name in labels if name != "quiet again"]
     rounds: list[dict[Setting, Decisions]] = []
     statuses = {setting: collections.Counter[str]() for setting in settings}
+    served = Served()
     loads = [os.getloadavg()[0]]
     print(f"start: {load_text()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kahuna-noisy-socket-") as tmp:
@@ -153,8 +205,9 @@ def main() -> None:
             for name, ponder in rotated(settings, round_index):
                 run_config = replace(config, ponder=ponder, seed=round_index)
                 played[(name, ponder)] = victim_decisions_ms(
-                    run_config, victim, neighbours[name], statuses[(name, ponder)]
-                )
+                    run_config, victim, neighbours[name], statuses[(name, ponder)], served,
+                    f"{name}{' ponder' if ponder else ''}",
+                )  # fmt: skip
             rounds.append(played)
             loads.append(os.getloadavg()[0])
     print(f"end: {load_text()}; 1-minute load over the rounds {spread(loads)}")
@@ -183,9 +236,12 @@ def main() -> None:
             seen = ", ".join(
                 f"{status} x{n}" for status, n in sorted(statuses[(name, ponder)].items())
             )
+            key = f"{name}{' ponder' if ponder else ''}"
             print(
                 f"  {name} / quiet: {spread(per_round)}; each decision's own ratio"
-                f" {spread(each)}; neighbour: {seen}"
+                f" {spread(each)}; neighbour: {seen}; its calls the referee served:"
+                f" {served.total[key]}, {served.inside[key]} of them inside the victim's"
+                " timed decisions"
             )
         if not ponder:
             print("  target: each neighbour / quiet <= 1.10 (control: quiet again / quiet)")
