@@ -31,7 +31,7 @@ neighbour's statuses, and how many decisions were compared; for a neighbour the
 referee stops (its decisions are the few the victim made before that, a
 handful per round), also the median of all its per-decision ratios; and
 how many of the neighbour's calls the referee served, and how many of those
-fell inside one of the victim's timed decisions (request on the wire to reply
+fell inside one of the victim's timed decisions (its clock's start to its reply
 received): the cause itself, counted, where the ratios at a high load are
 mostly noise. It runs against any checkout of the arena (``PYTHONPATH`` and a
 copy of this file beside that checkout's ``arena``). Target:
@@ -58,7 +58,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.protocol.gen.kahuna.v1 import referee_pb2  # noqa: E402
 from arena.referee import (  # noqa: E402
     BotSpec,
     MatchConfig,
@@ -93,29 +92,45 @@ Decisions = dict[tuple[int, int], float]
 
 class Served:
     """When the referee served each call of a method it does not serve (the endpoint's
-    refusal, wrapped: it still runs) of the neighbour; the victim's timed decisions as
-    (request on the wire, reply received) spans; and how many of those calls fell
-    inside one of them: referee work for the neighbour in the victim's timed time."""
+    refusal, wrapped: it still runs) of the neighbour, when each of the victim's
+    messages came in (the endpoint's intake, wrapped too), the victim's timed decisions
+    as (clock start, reply received) spans, and how many of those calls fell inside one
+    of them: referee work for the neighbour in the victim's timed time."""
 
     def __init__(self) -> None:
         self.at_ns: list[int] = []
+        self.received_ns: list[int] = []
         self.inside: collections.Counter[str] = collections.Counter()
         self.total: collections.Counter[str] = collections.Counter()
-        refuse = endpoint.BotEndpoint._refuse_call
+        cls = endpoint.BotEndpoint
+        refuse, take = cls._refuse_call, cls._post_raw
 
         def noted(bot_endpoint: endpoint.BotEndpoint, method: str) -> None:
             if bot_endpoint.slot == 1:
                 self.at_ns.append(time.monotonic_ns())
             refuse(bot_endpoint, method)
 
-        setattr(endpoint.BotEndpoint, "_refuse_call", noted)  # noqa: B010 (a wrapper)
+        def stamped(
+            bot_endpoint: endpoint.BotEndpoint, raw: bytes, generation: int, received_ns: int
+        ) -> None:
+            if bot_endpoint.slot == 0:
+                self.received_ns.append(received_ns)
+            take(bot_endpoint, raw, generation, received_ns)
+
+        setattr(cls, "_refuse_call", noted)  # noqa: B010 (wrappers)
+        setattr(cls, "_post_raw", stamped)  # noqa: B010
+
+    def span(self, elapsed_ms: float) -> tuple[int, int]:
+        """The victim's decision just accepted, timed at ``elapsed_ms``."""
+        received_ns = self.received_ns[-1]
+        return received_ns - round(elapsed_ms * 1e6), received_ns
 
     def count(self, setting: str, spans: list[tuple[int, int]]) -> None:
-        served, self.at_ns = sorted(self.at_ns), []
+        served, self.at_ns, self.received_ns = sorted(self.at_ns), [], []
         self.total[setting] += len(served)
-        for sent_ns, received_ns in spans:
+        for started_ns, received_ns in spans:
             self.inside[setting] += bisect.bisect(served, received_ns) - bisect.bisect(
-                served, sent_ns
+                served, started_ns
             )
 
 
@@ -130,20 +145,15 @@ def victim_decisions_ms(
     """The victim's time per decision over one match (the victim is bot A)."""
     times: Decisions = {}
     made = collections.Counter[int]()
-    on_wire: list[int] = []
     spans: list[tuple[int, int]] = []
-
-    def tap(slot: int, raw: bytes) -> None:
-        if slot == 0 and referee_pb2.PlayResponse.FromString(raw).HasField("action_request"):
-            on_wire.append(time.monotonic_ns())
 
     def on_event(event: LiveEvent) -> None:
         if isinstance(event, ActionApplied) and event.seat == event.game_index % 2:
             made[event.game_index] += 1
             times[(event.game_index, made[event.game_index])] = event.elapsed_ms
-            spans.append((on_wire[-1], on_wire[-1] + round(event.elapsed_ms * 1e6)))
+            spans.append(served.span(event.elapsed_ms))
 
-    report = run_match(config, victim, neighbour, on_event=on_event, wire_tap=tap)
+    report = run_match(config, victim, neighbour, on_event=on_event)
     served.count(setting, spans)
     for game in report.games:
         statuses[game.statuses[neighbour.name].value] += 1

@@ -13,9 +13,9 @@ gRPC client holds the rest).
 
 Real sandboxed bots: the flooder (``unknown_method_flood``, 32 calls in flight
 from its Welcome on) against ``random``. The endpoint's refusal is wrapped to
-note when each call was served (it still runs); the wire tap notes when each
-request to the victim went on the wire, the live hook its time (so when its
-reply came).
+note when each call was served, and the endpoint's intake to note when each
+of the victim's messages came in (both still run); with the live hook's time
+of each accepted decision that gives the span the victim was timed on.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import time
 
 import pytest
 
-from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotStatus, MatchConfig, TimeControl, run_match
 from arena.referee.endpoint import BotEndpoint
 from arena.referee.live import ActionApplied, LiveEvent
@@ -57,21 +56,24 @@ def test_a_flooder_costs_the_referee_a_few_calls_and_never_its_opponents_decisio
         original(endpoint, method)
 
     monkeypatch.setattr(BotEndpoint, "_refuse_call", noted)
-    on_wire: list[int] = []  # each request to the victim, as it went on the wire
+    received: list[int] = []  # when each of the victim's messages came in
+    take = BotEndpoint._post_raw
 
-    def tap(slot: int, raw: bytes) -> None:
-        if slot == VICTIM and referee_pb2.PlayResponse.FromString(raw).HasField("action_request"):
-            on_wire.append(time.monotonic_ns())
+    def stamped(endpoint: BotEndpoint, raw: bytes, generation: int, received_ns: int) -> None:
+        if endpoint.slot == VICTIM:
+            received.append(received_ns)
+        take(endpoint, raw, generation, received_ns)
 
-    decisions: list[tuple[int, int]] = []  # (its request on the wire, its reply received)
+    monkeypatch.setattr(BotEndpoint, "_post_raw", stamped)
+    decisions: list[tuple[int, int]] = []  # each timed decision: (its clock's start, reply)
 
     def on_event(event: LiveEvent) -> None:
         if isinstance(event, ActionApplied) and event.seat == event.game_index % 2:
-            decisions.append((on_wire[-1], on_wire[-1] + round(event.elapsed_ms * 1e6)))
+            decisions.append((received[-1] - round(event.elapsed_ms * 1e6), received[-1]))
 
     victim = make_bot("random", name="victim")
     flooder = make_bot("unknown_method_flood", name="flooder")
-    report = run_match(CONFIG, victim, flooder, wire_tap=tap, on_event=on_event)
+    report = run_match(CONFIG, victim, flooder, on_event=on_event)
 
     for game in report.games:
         assert game.statuses == {"victim": BotStatus.OK, "flooder": BotStatus.PROTOCOL_VIOLATION}
@@ -83,7 +85,7 @@ def test_a_flooder_costs_the_referee_a_few_calls_and_never_its_opponents_decisio
     assert len(served) <= 2 * launches
     # None in a decision the victim was timed on: once one is served, the victim's reply
     # waits behind the report, which forfeits the game.
-    for sent_ns, received_ns in decisions:
-        inside = bisect.bisect(served, received_ns) - bisect.bisect(served, sent_ns)
+    for started_ns, received_ns in decisions:
+        inside = bisect.bisect(served, received_ns) - bisect.bisect(served, started_ns)
         assert inside == 0, f"{inside} refused calls in one of the victim's decisions"
     assert_no_process_left(victim, flooder)
