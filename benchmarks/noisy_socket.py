@@ -6,7 +6,7 @@ Both bots' streams are served by one event-loop thread in the referee, so a
 bot that makes the referee work (calls to methods it does not serve, on the
 bot's own socket) could slow its opponent's replies down. The victim (the
 test bot ``random`` by default: the fastest bot there is, so the one a slow
-referee hurts most) plays, sandboxed, against three neighbours:
+referee hurts most) plays, sandboxed, against four neighbours:
 
 - ``quiet``: the test bot ``random``;
 - ``flood``: the test bot ``unknown_method_flood``, which plays well and calls
@@ -15,7 +15,12 @@ referee hurts most) plays, sandboxed, against three neighbours:
   the referee's allowance, ``arena.referee.endpoint.NOT_PROTOCOL_PER_S``, when
   it has one, else 1): with an allowance, the most a bot may do and keep
   status ok; without (the referee now has none), a bot cut off at its first
-  call, about a second into the match.
+  call, about a second into the match;
+- ``relaunched``: the test bot ``exit_midgame`` (exits at its sixth request,
+  and is launched again for the next game), a control for what the flooder
+  does besides its calls: it too is cut off early in each game and
+  relaunched, so the victim's decisions beside it are the first few of a
+  game, right after a new sandbox started.
 
 with freezing on (the default) and off (``ponder``, unless ``--no-ponder``), and
 ``quiet again`` (the quiet bot once more: an A/A control that shows how far two
@@ -191,7 +196,7 @@ def main() -> None:
     config = MatchConfig(
         games=args.games, seed=1, time_control=TimeControl(action_ms=2000, bank_ms=5000)
     )
-    labels = ["quiet", "quiet again", "flood", "paced"]
+    labels = ["quiet", "quiet again", "flood", "paced", "relaunched"]
     settings: list[Setting] = [(name, False) for name in labels]
     if not args.no_ponder:
         settings += [(name, True) for name in labels if name != "quiet again"]
@@ -208,6 +213,7 @@ def main() -> None:
             "quiet": make_testbot(root, "quiet", "random"),
             "flood": make_testbot(root, "flood", "unknown_method_flood"),
             "paced": make_testbot(root, "paced", "unknown_method_flood", f"{args.rate:g}"),
+            "relaunched": make_testbot(root, "relaunched", "exit_midgame"),
         }
         neighbours["quiet again"] = neighbours["quiet"]
         for round_index in range(args.rounds):
