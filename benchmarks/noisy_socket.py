@@ -6,14 +6,21 @@ Both bots' streams are served by one event-loop thread in the referee, so a
 bot that makes the referee work (calls to methods it does not serve, on the
 bot's own socket) could slow its opponent's replies down. The victim (the
 test bot ``random`` by default: the fastest bot there is, so the one a slow
-referee hurts most) plays, sandboxed, against three neighbours:
+referee hurts most) plays, sandboxed, against four neighbours:
 
 - ``quiet``: the test bot ``random``;
 - ``flood``: the test bot ``unknown_method_flood``, which plays well and calls
   an unknown method as fast as it can (32 calls in flight) from the Welcome on;
 - ``paced``: the same bot calling at RATE calls a second (``--rate``, default
   the referee's allowance, ``arena.referee.endpoint.NOT_PROTOCOL_PER_S``, when
-  it has one): the most a bot may do and keep status ok.
+  it has one, else 1): with an allowance, the most a bot may do and keep
+  status ok; without (the referee now has none), a bot cut off at its first
+  call, about a second into the match;
+- ``relaunched``: the test bot ``exit_midgame`` (exits at its sixth request,
+  and is launched again for the next game), a control for what the flooder
+  does besides its calls: it too is cut off early in each game and
+  relaunched, so the victim's decisions beside it are the first few of a
+  game, right after a new sandbox started.
 
 with freezing on (the default) and off (``ponder``, unless ``--no-ponder``), and
 ``quiet again`` (the quiet bot once more: an A/A control that shows how far two
@@ -27,7 +34,12 @@ game until the referee stops one): median over median. Printed per setting:
 the median of those per-round ratios with quartiles and range, the
 neighbour's statuses, and how many decisions were compared; for a neighbour the
 referee stops (its decisions are the few the victim made before that, a
-handful per round), also the median of all its per-decision ratios. Target:
+handful per round), also the median of all its per-decision ratios; and
+how many of the neighbour's calls the referee served, and how many of those
+fell inside one of the victim's timed decisions (its clock's start to its reply
+received): the cause itself, counted, where the ratios at a high load are
+mostly noise. It runs against any checkout of the arena (``PYTHONPATH`` and a
+copy of this file beside that checkout's ``arena``). Target:
 the victim next to any neighbour within 10% of its time next to the quiet bot
 (median ratio <= 1.10).
 """
@@ -35,6 +47,7 @@ the victim next to any neighbour within 10% of its time next to the quiet bot
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import json
 import os
@@ -42,6 +55,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -81,19 +95,71 @@ Decisions = dict[tuple[int, int], float]
 """(game, the victim's n-th decision in it) -> its time in ms."""
 
 
+class Served:
+    """When the referee served each call of a method it does not serve (the endpoint's
+    refusal, wrapped: it still runs) of the neighbour, when each of the victim's
+    messages came in (the endpoint's intake, wrapped too), the victim's timed decisions
+    as (clock start, reply received) spans, and how many of those calls fell inside one
+    of them: referee work for the neighbour in the victim's timed time."""
+
+    def __init__(self) -> None:
+        self.at_ns: list[int] = []
+        self.received_ns: list[int] = []
+        self.inside: collections.Counter[str] = collections.Counter()
+        self.total: collections.Counter[str] = collections.Counter()
+        cls = endpoint.BotEndpoint
+        refuse, take = cls._refuse_call, cls._post_raw
+
+        def noted(bot_endpoint: endpoint.BotEndpoint, method: str) -> None:
+            if bot_endpoint.slot == 1:
+                self.at_ns.append(time.monotonic_ns())
+            refuse(bot_endpoint, method)
+
+        def stamped(
+            bot_endpoint: endpoint.BotEndpoint, raw: bytes, generation: int, received_ns: int
+        ) -> None:
+            if bot_endpoint.slot == 0:
+                self.received_ns.append(received_ns)
+            take(bot_endpoint, raw, generation, received_ns)
+
+        setattr(cls, "_refuse_call", noted)  # noqa: B010 (wrappers)
+        setattr(cls, "_post_raw", stamped)  # noqa: B010
+
+    def span(self, elapsed_ms: float) -> tuple[int, int]:
+        """The victim's decision just accepted, timed at ``elapsed_ms``."""
+        received_ns = self.received_ns[-1]
+        return received_ns - round(elapsed_ms * 1e6), received_ns
+
+    def count(self, setting: str, spans: list[tuple[int, int]]) -> None:
+        served, self.at_ns, self.received_ns = sorted(self.at_ns), [], []
+        self.total[setting] += len(served)
+        for started_ns, received_ns in spans:
+            self.inside[setting] += bisect.bisect(served, received_ns) - bisect.bisect(
+                served, started_ns
+            )
+
+
 def victim_decisions_ms(
-    config: MatchConfig, victim: BotSpec, neighbour: BotSpec, statuses: collections.Counter[str]
+    config: MatchConfig,
+    victim: BotSpec,
+    neighbour: BotSpec,
+    statuses: collections.Counter[str],
+    served: Served,
+    setting: str,
 ) -> Decisions:
     """The victim's time per decision over one match (the victim is bot A)."""
     times: Decisions = {}
     made = collections.Counter[int]()
+    spans: list[tuple[int, int]] = []
 
     def on_event(event: LiveEvent) -> None:
         if isinstance(event, ActionApplied) and event.seat == event.game_index % 2:
             made[event.game_index] += 1
             times[(event.game_index, made[event.game_index])] = event.elapsed_ms
+            spans.append(served.span(event.elapsed_ms))
 
     report = run_match(config, victim, neighbour, on_event=on_event)
+    served.count(setting, spans)
     for game in report.games:
         statuses[game.statuses[neighbour.name].value] += 1
         if game.statuses[victim.name].value != "ok":
@@ -130,12 +196,13 @@ def main() -> None:
     config = MatchConfig(
         games=args.games, seed=1, time_control=TimeControl(action_ms=2000, bank_ms=5000)
     )
-    labels = ["quiet", "quiet again", "flood", "paced"]
+    labels = ["quiet", "quiet again", "flood", "paced", "relaunched"]
     settings: list[Setting] = [(name, False) for name in labels]
     if not args.no_ponder:
         settings += [(name, True) for name in labels if name != "quiet again"]
     rounds: list[dict[Setting, Decisions]] = []
     statuses = {setting: collections.Counter[str]() for setting in settings}
+    served = Served()
     loads = [os.getloadavg()[0]]
     print(f"start: {load_text()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kahuna-noisy-socket-") as tmp:
@@ -146,6 +213,7 @@ def main() -> None:
             "quiet": make_testbot(root, "quiet", "random"),
             "flood": make_testbot(root, "flood", "unknown_method_flood"),
             "paced": make_testbot(root, "paced", "unknown_method_flood", f"{args.rate:g}"),
+            "relaunched": make_testbot(root, "relaunched", "exit_midgame"),
         }
         neighbours["quiet again"] = neighbours["quiet"]
         for round_index in range(args.rounds):
@@ -153,8 +221,9 @@ def main() -> None:
             for name, ponder in rotated(settings, round_index):
                 run_config = replace(config, ponder=ponder, seed=round_index)
                 played[(name, ponder)] = victim_decisions_ms(
-                    run_config, victim, neighbours[name], statuses[(name, ponder)]
-                )
+                    run_config, victim, neighbours[name], statuses[(name, ponder)], served,
+                    f"{name}{' ponder' if ponder else ''}",
+                )  # fmt: skip
             rounds.append(played)
             loads.append(os.getloadavg()[0])
     print(f"end: {load_text()}; 1-minute load over the rounds {spread(loads)}")
@@ -183,9 +252,12 @@ def main() -> None:
             seen = ", ".join(
                 f"{status} x{n}" for status, n in sorted(statuses[(name, ponder)].items())
             )
+            key = f"{name}{' ponder' if ponder else ''}"
             print(
                 f"  {name} / quiet: {spread(per_round)}; each decision's own ratio"
-                f" {spread(each)}; neighbour: {seen}"
+                f" {spread(each)}; neighbour: {seen}; its calls the referee served:"
+                f" {served.total[key]}, {served.inside[key]} of them inside the victim's"
+                " timed decisions"
             )
         if not ponder:
             print("  target: each neighbour / quiet <= 1.10 (control: quiet again / quiet)")

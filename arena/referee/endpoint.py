@@ -20,16 +20,20 @@ work. ``send`` and ``close_stream`` may be called from any thread.
 Since that one thread serves both bots, whatever a bot sends that is not the
 protocol is refused before it costs anything its opponent could notice, and
 each launch of a bot reports it once (``_Conduct``): the judge makes the report
-a protocol violation and the referee cuts the bot off, and until then nothing
-more from that launch is read; if it keeps sending, its server is stopped,
-which closes its connection (the next launch gets a new one). A call of any
-method but ``Play`` gets gRPC's UNIMPLEMENTED from the method lookup, which
-counts it (no handler, no task of ours); ``NOT_PROTOCOL_BURST`` such calls are
-allowed at once and ``NOT_PROTOCOL_PER_S`` a second after that, and past this
-allowance comes a ``NOT_PROTOCOL`` arrival. A second stream
-(``SECOND_STREAM``), a message over ``MAX_MESSAGE_BYTES`` (``OVERSIZED``) and
-more messages than the bot was sent frames (``NOT_PROTOCOL``) are reported at
-once, without parsing.
+a protocol violation and the referee cuts the bot off, and from then on
+nothing more from that launch is read. Refusing a call costs this thread
+100-200 us of gRPC's own work whatever we do (the call's tasks, its status,
+its end), as much as a fast bot's whole decision, and a bot frozen while its
+opponent moves still has the calls it sent before in the transport; so there
+is no allowance. A call of any method but ``Play`` gets gRPC's UNIMPLEMENTED
+from the method lookup (no handler, no task of ours), is reported at once
+(``NOT_PROTOCOL``) and cuts the connection: this bot's server is stopped, so
+nothing it still has in flight is served, and its next launch gets a new one.
+``STREAMS_PER_CONNECTION`` keeps what a bot can have in flight to one call
+besides its Play stream. A second stream (``SECOND_STREAM``), a message over
+``MAX_MESSAGE_BYTES`` (``OVERSIZED``) and more messages than the bot was sent
+frames (``NOT_PROTOCOL``) are reported at once, without parsing; a launch that
+goes on sending after such a report has its connection cut the same way.
 """
 
 from __future__ import annotations
@@ -61,13 +65,16 @@ TRANSPORT_MAX_BYTES = 8 * 1024 * 1024
 """gRPC's own limit: beyond it the transport cuts the stream (a disconnect)."""
 MAX_SOCKET_PATH_CHARS = 107
 MAX_STREAMS_PER_ENDPOINT = 4
-NOT_PROTOCOL_BURST = 8
-"""Calls of methods the referee does not serve a bot may make at once..."""
-NOT_PROTOCOL_PER_S = 1.0
-"""... and how many a second after that; past this allowance it is a protocol violation."""
+STREAMS_PER_CONNECTION = 2
+"""HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS`` of a bot's socket: its Play stream and one
+more. A bot's own gRPC client holds any further call until one of these ends, so a
+frozen bot has at most one call the referee has not answered yet; a client that
+ignores the setting loses its connection (gRPC's transport, no code of ours)."""
 EXTRA_MESSAGES = 1
 """Messages a bot may send beyond one per frame it was sent (its Hello)."""
 SHOWN_METHOD_CHARS = 60
+NOT_SERVED = "a call of a method the referee does not serve"
+"""The report of such a call (in the referee's words: it goes into the public record)."""
 STOP_GRACE_S = 1.0
 """How long ``stop`` lets ended streams deliver their final status before cutting them."""
 
@@ -188,53 +195,22 @@ class _Outbox:
 
 
 class _Conduct:
-    """Loop thread: what one launch (generation) of a bot sent that is not the protocol.
+    """Loop thread: what one launch (generation) of a bot sent.
 
-    The allowance is a token bucket: ``NOT_PROTOCOL_BURST`` at once, refilled at
-    ``NOT_PROTOCOL_PER_S``. Once a violation is reported, the launch is ``spent``:
-    the referee is cutting it off, and nothing more of it is read or posted."""
+    Once something that is not the protocol is reported, the launch is ``spent``: the
+    referee is cutting it off, and nothing more of it is read or posted."""
 
-    __slots__ = (
-        "at_s",
-        "generation",
-        "received",
-        "refused",
-        "sent",
-        "since_s",
-        "spent",
-        "tokens",
-    )
+    __slots__ = ("generation", "received", "sent", "spent")
 
     def __init__(self, generation: int) -> None:
         self.generation = generation
-        self.tokens = float(NOT_PROTOCOL_BURST)
-        self.at_s = self.since_s = time.monotonic()
-        self.refused = 0
         self.spent = False
         self.received = 0  # messages on Play streams
         self.sent = 0  # frames written on Play streams
 
-    def refuse(self) -> str | None:
-        """Count one refused call; past the allowance (the first time), what to report
-        (in the referee's words: the report goes into the public record)."""
-        self.refused += 1
-        now = time.monotonic()
-        refilled = self.tokens + (now - self.at_s) * NOT_PROTOCOL_PER_S
-        self.tokens = min(float(NOT_PROTOCOL_BURST), refilled)
-        self.at_s = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return None
-        self.spent = True
-        return (
-            f"{self.refused} calls of methods the referee does not serve in"
-            f" {now - self.since_s:.2f} s; allowed {NOT_PROTOCOL_BURST} at once,"
-            f" {NOT_PROTOCOL_PER_S:g} a second after that"
-        )
-
 
 class _Methods(grpc.GenericRpcHandler):  # type: ignore[type-arg]  # generic in the stubs only
-    """Finds ``Play``; any other method is counted against the bot and refused (None:
+    """Finds ``Play``; any other method is reported against the bot and refused (None:
     gRPC answers UNIMPLEMENTED without running anything of ours)."""
 
     def __init__(self, endpoint: BotEndpoint) -> None:
@@ -284,7 +260,10 @@ class BotEndpoint:
         server = grpc.aio.server(
             handlers=[_Methods(self)],
             maximum_concurrent_rpcs=MAX_STREAMS_PER_ENDPOINT,
-            options=[("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES)],
+            options=[
+                ("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES),
+                ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
+            ],
         )
         server.add_insecure_port(f"unix://{self.socket_path}")
         return server
@@ -307,11 +286,13 @@ class BotEndpoint:
             await self._server.start()
 
     def _cut_connection(self) -> None:
-        """Loop thread: a launch that was reported keeps sending; stop serving it at all.
+        """Loop thread: stop serving this bot at all (it called a method that is not
+        ``Play``, or keeps sending after a report).
 
-        Stopping the server closes the bot's connection, so whatever else it sends costs
-        the referee nothing (refusing each call, even unread, is work in the thread that
-        serves its opponent); the next launch gets a new server (``new_launch``)."""
+        Stopping the server closes the bot's connection, so whatever else it sent or
+        sends costs the referee nothing (refusing each call, even unread, is work in the
+        thread that serves its opponent); the next launch gets a new server
+        (``new_launch``)."""
         if self._cut is None:
             self._log.info("bot_connection_cut", generation=self.generation)
             self._cut = asyncio.get_running_loop().create_task(self._server.stop(0))
@@ -371,18 +352,17 @@ class BotEndpoint:
         return conduct
 
     def _refuse_call(self, method: str) -> None:
-        """Loop thread: a call of a method that is not ``Play``."""
+        """Loop thread: a call of a method that is not ``Play``: reported (the first of
+        its launch), and the connection cut at once."""
         generation = self.generation
         conduct = self._conduct_of(generation)
-        if conduct.spent:
-            self._cut_connection()
-            return
-        report = conduct.refuse()
-        if report is not None:
+        if not conduct.spent:
+            conduct.spent = True
             # the method's name is the bot's text: for the operator's log, never the record
             shown = repr(method[:SHOWN_METHOD_CHARS])
             self._log.info("bot_not_protocol", generation=generation, method=shown)
-            self._post(generation, ArrivalKind.NOT_PROTOCOL, detail=report)
+            self._post(generation, ArrivalKind.NOT_PROTOCOL, detail=NOT_SERVED)
+        self._cut_connection()
 
     def _post(
         self,
@@ -466,7 +446,8 @@ class BotEndpoint:
         except grpc.RpcError:
             pass  # the stream broke: cancelled, transport limit, peer gone
         except Exception as error:  # a reader must never die silently or loudly
-            self._log.warning("bot_stream_read_failed", error=repr(error))
+            if self._cut is None:  # else: its server was stopped under it (a cut)
+                self._log.warning("bot_stream_read_failed", error=repr(error))
         self._post(generation, ArrivalKind.STREAM_CLOSED)
 
     def _post_raw(self, raw: bytes, generation: int, received_ns: int) -> None:

@@ -21,7 +21,7 @@ import pytest
 from arena.kahuna import parse_record, replay
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, MatchReport, TimeControl, run_match
-from arena.referee.endpoint import NOT_PROTOCOL_BURST
+from arena.referee.endpoint import NOT_SERVED
 from arena.referee.live import ActionApplied
 from arena.referee.seeds import secret_from_seed
 from arena.sandbox import SandboxLimits
@@ -129,20 +129,22 @@ def test_a_flood_of_unknown_methods_is_a_protocol_violation_that_names_them(
     for game in report.games:
         assert game.statuses == {"broken": VIOLATION, "good": OK}
         (failure,) = game.record["match"]["failures"]  # type: ignore[index]
-        assert "calls of methods the referee does not serve" in failure["detail"]
+        assert NOT_SERVED in failure["detail"]
         assert "Peek" not in failure["detail"]  # the bot's text stays out of the record
     assert_no_process_left(broken, good)
 
 
-def test_unknown_methods_within_the_allowance_cost_the_bot_nothing(make_bot: MakeBot) -> None:
-    """All but one of the burst at once, then half a call a second: refused every time,
-    never a status (the allowance refills at one a second)."""
+def test_a_single_unknown_call_is_a_protocol_violation(make_bot: MakeBot) -> None:
+    """One call at its Welcome and no more: the protocol has no use for any other
+    method, and each refused call costs the thread that serves the opponent as much as
+    a fast bot's decision, so there is no allowance (there were 8 at once and 1 a
+    second)."""
     good = make_bot("random", name="good")
-    at_once = str(NOT_PROTOCOL_BURST - 1)
-    paced = make_bot("unknown_method_flood", "0.5", at_once, name="paced")
-    report = run_match(replace(CONFIG, games=4), paced, good)
-    assert [set(game.statuses.values()) for game in report.games] == [{OK}] * 4
-    assert_no_process_left(paced, good)
+    once = make_bot("unknown_method_flood", "0.001", "1", name="once")
+    report = run_match(CONFIG, once, good)
+    for game in report.games:
+        assert game.statuses == {"once": VIOLATION, "good": OK}
+    assert_no_process_left(once, good)
 
 
 def test_fork_bomb_stays_under_the_process_limit(make_bot: MakeBot) -> None:
