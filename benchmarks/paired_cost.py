@@ -2,6 +2,7 @@
 
     python3 benchmarks/paired_cost.py [--repeats 3] [--bots 4] [--games 2 8]
                                       [--concurrency 1 2] [--match-games 8]
+                                      [--baseline-tree DIR]
 
 Issue 9 gives each bot separate processes for the two halves of the deal pairs
 (``arena.referee.halves``), so that no process plays both games of a deal. This
@@ -17,6 +18,13 @@ compares, in alternating runs (before, after, before, after, ...), games/s of:
 * `arena match`'s own path (``--match-games`` games, random vs greedy, in this
   process): ``before`` ``run_match`` (one process per bot), ``after``
   ``run_halves`` (the two halves at once, each with its own processes).
+
+With ``--baseline-tree DIR`` (a checkout of older code, e.g. a worktree of main
+before a change), ``before`` runs that code: the round robins and the match path
+then each run in a fresh process, ``PYTHONPATH=DIR`` for ``before`` and this
+checkout for the others, so that the loss is measured against the old one
+process per bot per match with the old launch cost (cheaper launches are a
+win of their own: the target is the loss against the old code).
 
 Prints each run and, per setting, the median games/s of each mode and the loss
 of ``after`` against ``before`` (the target: under 10%). Asserts nothing.
@@ -71,15 +79,49 @@ def run_once(data: Path, name: str, mode: str, workers: int, games: int) -> int:
     return 0
 
 
-def _timed(data: Path, name: str, mode: str, workers: int, games: int) -> float:
-    command = [sys.executable, __file__, "_once", "--data", str(data), "--name", name,
-               "--mode", mode, "--concurrency", str(workers), "--games", str(games)]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+def match_once(bots: list[Path], mode: str, games: int, seed: int) -> int:
+    """One timed `arena match` path (warmed up first) in this (fresh) process; prints JSON."""
+    from arena.referee import MatchConfig, load_bot, run_match
+    from arena.referee.halves import run_halves
+
+    first, second = load_bot(bots[0]), load_bot(bots[1])
+    run_match(MatchConfig(games=2), first, second)  # warm-up: the compiled trees, imports
+    play = run_match if mode == "before" else run_halves
+    started = time.perf_counter()
+    play(MatchConfig(games=games, seed=seed), first, second)
+    print(json.dumps({"games": games, "seconds": time.perf_counter() - started, "failed": {}}))
+    return 0
+
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _env(mode: str, baseline: Path | None) -> dict[str, str]:
+    """The environment of a timed run: the baseline's code for ``before`` if there is one."""
+    tree = baseline if baseline is not None and mode == "before" else CHECKOUT
+    return {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def _run_json(command: list[str], env: dict[str, str]) -> float:
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     if result["failed"]:
         print(f"  failed matches: {result['failed']}")
     rate: float = result["games"] / result["seconds"]
     return rate
+
+
+def _timed(data: Path, name: str, mode: str, workers: int, games: int,
+           baseline: Path | None) -> float:  # fmt: skip
+    command = [sys.executable, __file__, "_once", "--data", str(data), "--name", name,
+               "--mode", mode, "--concurrency", str(workers), "--games", str(games)]  # fmt: skip
+    return _run_json(command, _env(mode, baseline))
+
+
+def _timed_match(bots: list[Path], mode: str, games: int, seed: int, baseline: Path) -> float:
+    command = [sys.executable, __file__, "_match", "--mode", mode, "--games", str(games),
+               "--seed", str(seed), *map(str, bots)]  # fmt: skip
+    return _run_json(command, _env(mode, baseline))
 
 
 def _report(label: str, rates: dict[str, list[float]]) -> None:
@@ -90,12 +132,14 @@ def _report(label: str, rates: dict[str, list[float]]) -> None:
 
 
 def bench(repeats: int, bots: int, games: list[int], concurrency: list[int],
-          match_games: int) -> int:  # fmt: skip
+          match_games: int, baseline: Path | None) -> int:  # fmt: skip
     from arena.referee import MatchConfig, load_bot, run_match
     from arena.referee.halves import run_halves
     from arena.store import Store, add_bot_version
 
     print(f"load before: {_load()} (1, 5, 15 min), {os.cpu_count()} CPUs")
+    if baseline is not None:
+        print(f"before: the code at {baseline}; halves, after: {CHECKOUT}")
     with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work:
         root = Path(work)
         dirs = {name: _copy_bot(root, name, sample) for name, sample in _field(bots).items()}
@@ -104,6 +148,12 @@ def bench(repeats: int, bots: int, games: list[int], concurrency: list[int],
         match_rates: dict[str, list[float]] = {"before": [], "after": []}
         for repeat in range(repeats):
             for mode in ("before", "after"):
+                if baseline is not None:  # each in a fresh process, with its code
+                    pair = [dirs["r1"], dirs["g1"]]
+                    rate = _timed_match(pair, mode, match_games, repeat, baseline)
+                    match_rates[mode].append(rate)
+                    print(f"arena match path, {match_games} games, {mode}: {rate:.2f} games/s")
+                    continue
                 config = MatchConfig(games=match_games, seed=repeat)
                 play = run_match if mode == "before" else run_halves
                 started = time.perf_counter()
@@ -123,7 +173,7 @@ def bench(repeats: int, bots: int, games: list[int], concurrency: list[int],
                 for _ in range(repeats):
                     for mode in MODES:
                         number += 1
-                        rate = _timed(data, f"rr{number}", mode, workers, per_match)
+                        rate = _timed(data, f"rr{number}", mode, workers, per_match, baseline)
                         rates[mode].append(rate)
                         print(f"round robin, {bots} bots, {per_match} games/match, concurrency"
                               f" {workers}, {mode}: {rate:.2f} games/s")  # fmt: skip
@@ -141,15 +191,30 @@ def main(argv: list[str] | None = None) -> int:
     once.add_argument("--mode", choices=MODES, required=True)
     once.add_argument("--concurrency", type=int, required=True)
     once.add_argument("--games", type=int, required=True)
+    match = sub.add_parser("_match", help=argparse.SUPPRESS)  # one timed match path
+    match.add_argument("--mode", choices=("before", "after"), required=True)
+    match.add_argument("--games", type=int, required=True)
+    match.add_argument("--seed", type=int, required=True)
+    match.add_argument("bots", type=Path, nargs=2)
     parser.add_argument("--repeats", type=int, default=3, help="alternating runs per mode")
     parser.add_argument("--bots", type=int, default=4, help="round-robin entrants (r/g copies)")
     parser.add_argument("--games", type=int, nargs="+", default=[2, 8], help="games per match")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--match-games", type=int, default=8, help="games of the match path")
+    parser.add_argument(
+        "--baseline-tree",
+        type=Path,
+        default=None,
+        help="a checkout whose code plays `before` (e.g. main before a change)",
+    )
     args = parser.parse_args(argv)
     if args.what == "_once":
         return run_once(args.data, args.name, args.mode, args.concurrency, args.games)
-    return bench(args.repeats, args.bots, args.games, args.concurrency, args.match_games)
+    if args.what == "_match":
+        return match_once(args.bots, args.mode, args.games, args.seed)
+    baseline = None if args.baseline_tree is None else args.baseline_tree.resolve()
+    return bench(args.repeats, args.bots, args.games, args.concurrency, args.match_games,
+                 baseline)  # fmt: skip
 
 
 if __name__ == "__main__":
