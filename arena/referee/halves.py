@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from arena.referee.endpoint import WireTap
 from arena.referee.live import LiveHook
-from arena.referee.match import StartedMatch, run_match, start_match
+from arena.referee.match import StartedMatch, start_match
 from arena.referee.remote import SeatOfferHook
 from arena.referee.types import BotSpec, GameReport, MatchConfig, MatchReport
 
@@ -73,18 +73,27 @@ def run_halves(
     """Play ``config`` half by half (``half_configs``), the halves concurrently, each
     with its own processes; the games come back in index order, the score summed.
 
+    Each half's processes are launched once the half before it is ready (its bots said
+    Hello), and that half plays meanwhile: launched together, four interpreters starting
+    at once would share the CPUs and hold back the first game of both halves.
     ``on_game`` may be called from either half's thread; ``wire_tap_of_half(h)``
     gives the wire tap of half ``h`` (its processes' messages, see ``run_match``).
     """
     configs = half_configs(config)
-
-    def play(numbered: tuple[int, MatchConfig]) -> MatchReport:
-        number, half = numbered
-        tap = None if wire_tap_of_half is None else wire_tap_of_half(number)
-        return run_match(half, bot_a, bot_b, on_game=on_game, wire_tap=tap)
-
-    with ThreadPoolExecutor(max_workers=len(configs), thread_name_prefix="half") as pool:
-        reports = list(pool.map(play, enumerate(configs)))
+    started: list[StartedMatch] = []
+    try:
+        with ThreadPoolExecutor(max_workers=len(configs), thread_name_prefix="half") as pool:
+            playing = []
+            for number, half in enumerate(configs):
+                if started:
+                    started[-1].wait_ready()
+                tap = None if wire_tap_of_half is None else wire_tap_of_half(number)
+                started.append(start_match(half, bot_a, bot_b, wire_tap=tap))
+                playing.append(pool.submit(started[-1].run, on_game))
+            reports = [future.result() for future in playing]
+    finally:
+        for run in started:
+            run.close()  # idempotent: what ``run`` did not shut down (a failure)
     games = tuple(sorted((game for r in reports for game in r.games), key=lambda g: g.index))
     score: dict[str, float] = {}
     for report in reports:
