@@ -96,14 +96,16 @@ def match_once(bots: list[Path], mode: str, games: int, seed: int) -> int:
 CHECKOUT = Path(__file__).resolve().parent.parent
 
 
-def _env(mode: str, baseline: Path | None) -> dict[str, str]:
-    """The environment of a timed run: the baseline's code for ``before`` if there is one."""
-    tree = baseline if baseline is not None and mode == "before" else CHECKOUT
-    return {**os.environ, "PYTHONPATH": str(tree)}
+def _tree(mode: str, baseline: Path | None) -> Path:
+    """The code a timed run uses: the baseline's for ``before`` if there is one."""
+    return baseline if baseline is not None and mode == "before" else CHECKOUT
 
 
-def _run_json(command: list[str], env: dict[str, str]) -> float:
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+def _run_json(command: list[str], tree: Path) -> float:
+    # run from the tree too: the workers' forkserver puts its working directory first on
+    # its sys.path (``python -c``), before PYTHONPATH
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env, cwd=tree)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     if result["failed"]:
         print(f"  failed matches: {result['failed']}")
@@ -115,13 +117,13 @@ def _timed(data: Path, name: str, mode: str, workers: int, games: int,
            baseline: Path | None) -> float:  # fmt: skip
     command = [sys.executable, __file__, "_once", "--data", str(data), "--name", name,
                "--mode", mode, "--concurrency", str(workers), "--games", str(games)]  # fmt: skip
-    return _run_json(command, _env(mode, baseline))
+    return _run_json(command, _tree(mode, baseline))
 
 
 def _timed_match(bots: list[Path], mode: str, games: int, seed: int, baseline: Path) -> float:
     command = [sys.executable, __file__, "_match", "--mode", mode, "--games", str(games),
                "--seed", str(seed), *map(str, bots)]  # fmt: skip
-    return _run_json(command, _env(mode, baseline))
+    return _run_json(command, _tree(mode, baseline))
 
 
 def _report(label: str, rates: dict[str, list[float]]) -> None:
