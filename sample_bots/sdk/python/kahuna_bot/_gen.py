@@ -57,6 +57,7 @@ def __getattr__(name: str) -> ModuleType:
     globals()[name] = module
     return module
 
+
 __all__ = [
     "arena_service_pb2",
     "arena_service_pb2_grpc",
