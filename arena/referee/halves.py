@@ -15,21 +15,25 @@ to serve two seats at once.
 
 ``halves`` is the only place that decides which game indices share a run.
 The runs of a match may be played at once (``run_halves``, `arena match`) or
-one after the other with the next run's processes launched together with the
-current one's (``play_in_turn``, a tournament worker): a prestart, so that the
-second set of processes costs (almost) no wall time.
+one after the other with the next run's processes launched once the current
+one's are ready (``play_in_turn``, a tournament worker): a prestart, so that the
+second set of processes costs (almost) no wall time where a CPU is idle during a
+match; a worker that plays several matches in turn also launches its next
+match's first run while the last run of the current one plays (``first`` and
+``then``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from arena.referee.endpoint import WireTap
 from arena.referee.live import LiveHook
-from arena.referee.match import StartedMatch, run_match, start_match
+from arena.referee.match import StartedMatch, start_match
 from arena.referee.remote import SeatOfferHook
 from arena.referee.types import BotSpec, GameReport, MatchConfig, MatchReport
 
@@ -69,18 +73,27 @@ def run_halves(
     """Play ``config`` half by half (``half_configs``), the halves concurrently, each
     with its own processes; the games come back in index order, the score summed.
 
+    Each half's processes are launched once the half before it is ready (its bots said
+    Hello), and that half plays meanwhile: launched together, four interpreters starting
+    at once would share the CPUs and hold back the first game of both halves.
     ``on_game`` may be called from either half's thread; ``wire_tap_of_half(h)``
     gives the wire tap of half ``h`` (its processes' messages, see ``run_match``).
     """
     configs = half_configs(config)
-
-    def play(numbered: tuple[int, MatchConfig]) -> MatchReport:
-        number, half = numbered
-        tap = None if wire_tap_of_half is None else wire_tap_of_half(number)
-        return run_match(half, bot_a, bot_b, on_game=on_game, wire_tap=tap)
-
-    with ThreadPoolExecutor(max_workers=len(configs), thread_name_prefix="half") as pool:
-        reports = list(pool.map(play, enumerate(configs)))
+    started: list[StartedMatch] = []
+    try:
+        with ThreadPoolExecutor(max_workers=len(configs), thread_name_prefix="half") as pool:
+            playing = []
+            for number, half in enumerate(configs):
+                if started:
+                    started[-1].wait_ready()
+                tap = None if wire_tap_of_half is None else wire_tap_of_half(number)
+                started.append(start_match(half, bot_a, bot_b, wire_tap=tap))
+                playing.append(pool.submit(started[-1].run, on_game))
+            reports = [future.result() for future in playing]
+    finally:
+        for run in started:
+            run.close()  # idempotent: what ``run`` did not shut down (a failure)
     games = tuple(sorted((game for r in reports for game in r.games), key=lambda g: g.index))
     score: dict[str, float] = {}
     for report in reports:
@@ -92,6 +105,18 @@ def run_halves(
 RunDone = Callable[[int, MatchReport | None, BaseException | None], None]
 """Called with (run number, its report or None, the error it failed with or None)."""
 
+Prestart = StartedMatch | BaseException | None
+"""A run launched ahead of its turn (``start_match``), the error its launch failed
+with (reported when its turn comes), or None: nothing launched."""
+
+
+def prestart(launch: Callable[[], StartedMatch]) -> StartedMatch | BaseException:
+    """``launch()``, or the error it failed with (that run's failure, reported later)."""
+    try:
+        return launch()
+    except Exception as error:  # reported as that run's failure when its turn comes
+        return error
+
 
 def play_in_turn(
     configs: Sequence[MatchConfig],
@@ -102,45 +127,67 @@ def play_in_turn(
     on_game: Callable[[GameReport], None] | None = None,
     on_event: LiveHook | None = None,
     on_seat_offer: SeatOfferHook | None = None,
-) -> None:
+    first: Prestart = None,
+    then: Callable[[], StartedMatch] | None = None,
+    closing: list[threading.Thread] | None = None,
+) -> Prestart:
     """Play the runs ``configs`` (e.g. ``half_configs``) one after the other, each with
     its own processes; a run's processes are launched as soon as the run before it is
-    (a prestart: they say Hello while that run launches and plays, so that their launch
-    costs no wall time even when a run is one short game). A run that fails is reported
-    to ``on_done`` and the next one is still played.
+    ready (a prestart: they say Hello while that run plays, so that their launch costs
+    no wall time where a CPU is idle during the ping-pong of a match). A run that fails
+    is reported to ``on_done`` and the next one is still played.
+
+    Across matches (a tournament worker's next match): ``first`` is the first run
+    launched already by the caller (what ``then`` gave the call before), and ``then``
+    launches whatever follows the last run, together with the last run's processes;
+    that prestart is returned, the caller's to play or close. If this call raises,
+    nothing it launched is left running (``first`` and ``then``'s included).
+
+    A finished run's processes are shut down in a thread (``StartedMatch.close``: their
+    moment to exit after MatchOver, the cleanup) while the next run plays; the call
+    returns once they are all gone, unless ``closing`` is given: then those threads
+    are put there, for the caller to join (so that the next match need not wait).
     """
 
     def start(config: MatchConfig) -> StartedMatch:
         return start_match(config, bot_a, bot_b, on_seat_offer=on_seat_offer, on_event=on_event)
 
-    waiting: StartedMatch | BaseException | None = None
-    closing: list[threading.Thread] = []  # runs that are over, shutting down meanwhile
+    waiting: Prestart = first
+    following: Prestart = None  # what ``then`` launched: the caller's
+    closes: list[threading.Thread] = []  # runs that are over, shutting down meanwhile
     try:
         for number, config in enumerate(configs):
-            try:
-                current = start(config) if waiting is None else waiting
-            except Exception as error:  # reported as that run's failure
-                current = error
+            current = waiting if waiting is not None else prestart(functools.partial(start, config))
             waiting = None
             if isinstance(current, BaseException):
                 on_done(number, None, current)
                 continue
-            if number + 1 < len(configs):  # launched with the current run's, not after
-                try:
-                    waiting = start(configs[number + 1])
-                except Exception as error:  # reported when its turn comes
-                    waiting = error
             current.wait_ready()
+            # the next run's processes launch once the current run's are ready (not with
+            # them: on a busy machine both launches would share the CPUs, and the current
+            # run would wait for twice the launch), and say Hello while it plays
+            if number + 1 < len(configs):
+                waiting = prestart(functools.partial(start, configs[number + 1]))
+            elif then is not None:
+                following = prestart(then)
             try:
                 report = current.play(on_game)
             except Exception as error:  # reported as that run's failure
                 on_done(number, None, error)
                 continue
-            closing.append(threading.Thread(target=current.close, name="close-run"))
-            closing[-1].start()
+            closes.append(threading.Thread(target=current.close, name="close-run"))
+            closes[-1].start()
             on_done(number, report, None)
+    except BaseException:
+        if isinstance(following, StartedMatch):
+            following.close()
+        raise
     finally:
         if isinstance(waiting, StartedMatch):
             waiting.close()
-        for thread in closing:
-            thread.join()
+        if closing is None:
+            for thread in closes:
+                thread.join()
+        else:
+            closing.extend(closes)
+    return following

@@ -31,7 +31,10 @@ from typing import Any
 from arena._grpc_env import tune_child_processes
 from arena.logs import get_logger
 from arena.referee import GameReport
-from arena.referee.halves import play_in_turn
+from arena.referee.halves import Prestart, play_in_turn
+from arena.referee.live import LiveHook
+from arena.referee.match import StartedMatch, start_match
+from arena.referee.remote import SeatOffer
 from arena.sandbox.running import is_running
 from arena.tournament.cpu_placement import pin_this_process, usable_cpus, worker_cpus
 from arena.tournament.executor import (
@@ -59,17 +62,24 @@ class LocalProcessExecutor:
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[Future[None], tuple[tuple[int, int], ...]] = {}
         self._open: set[tuple[int, int]] = set()  # submitted jobs without their JobDone yet
+        self._workers = 0  # how many worker processes the pool has (once started)
 
     def submit(self, jobs: Sequence[MatchJob]) -> None:
         """Queue ``jobs``; the runs of one match (its halves, next to each other in
         ``jobs``) go to one worker, which plays them in turn with the next run's
-        processes launched while the current run plays (``play_in_turn``)."""
+        processes launched while the current run plays (``play_in_turn``). A single
+        worker gets the whole batch as one task (``_play_matches``), so that each next
+        match's first run is launched while the current match's last run plays: with
+        one worker the other CPUs are mostly idle during a match (a ping-pong between
+        the referee and one bot at a time), and the launch costs no wall time there.
+        Several workers take one match at a time, whichever is free first."""
         groups = _by_match(jobs)
         pool = self._started(len(groups))
-        for group in groups:
-            for job in group:
-                self._open.add(job.key)
-            self._futures[pool.submit(_play_jobs, group)] = tuple(job.key for job in group)
+        tasks = [tuple(groups)] if self._workers == 1 else [(group,) for group in groups]
+        for task in tasks:
+            keys = tuple(job.key for group in task for job in group)
+            self._open.update(keys)
+            self._futures[pool.submit(_play_matches, task)] = keys
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
         try:
@@ -104,7 +114,7 @@ class LocalProcessExecutor:
 
     def _started(self, jobs: int) -> ProcessPoolExecutor:
         if self._pool is None:
-            workers = max(1, min(self.concurrency, jobs))
+            workers = self._workers = max(1, min(self.concurrency, jobs))
             tune_child_processes()  # the forkserver, and with it every worker, imports grpc
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload([__name__])
@@ -206,31 +216,80 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
-def _play_jobs(jobs: tuple[MatchJob, ...]) -> None:
-    """Play the runs of one match in turn (``play_in_turn``: each next run prestarted)."""
-    reports = _worker_queue
-    first = jobs[0]
-    sender = LiveSender(first.match_id, reports.put) if first.live else None
+class _MatchHooks:
+    """What one match's runs report through the worker's queue (games, runs done, live
+    events, seat offers), made before its first run is launched (a prestart binds them)."""
 
-    def on_game(report: GameReport) -> None:
-        if sender is not None:
-            sender.flush()
-        reports.put(GameFinished(first.match_id, report))
+    def __init__(self, jobs: tuple[MatchJob, ...]) -> None:
+        self.jobs = jobs
+        self.match_id = jobs[0].match_id
+        self.reports = _worker_queue
+        self.sender = LiveSender(self.match_id, self.reports.put) if jobs[0].live else None
 
-    def on_done(number: int, _report: object, failure: BaseException | None) -> None:
-        if sender is not None:
-            sender.flush()
+    def on_game(self, report: GameReport) -> None:
+        if self.sender is not None:
+            self.sender.flush()
+        self.reports.put(GameFinished(self.match_id, report))
+
+    def on_done(self, number: int, _report: object, failure: BaseException | None) -> None:
+        if self.sender is not None:
+            self.sender.flush()
         error = None if failure is None else f"{type(failure).__name__}: {failure}"
-        reports.put(JobDone(first.match_id, jobs[number].part, error))
+        self.reports.put(JobDone(self.match_id, self.jobs[number].part, error))
 
+    @property
+    def on_event(self) -> LiveHook | None:
+        return None if self.sender is None else self.sender.event
+
+    def on_seat_offer(self, offer: SeatOffer) -> None:
+        self.reports.put(SeatOffered(self.match_id, offer))
+
+    def start_first(self) -> StartedMatch:
+        """Launch the match's first run (a prestart while the match before it plays)."""
+        job = self.jobs[0]
+        return start_match(job.config, job.first, job.second,
+                           on_seat_offer=self.on_seat_offer, on_event=self.on_event)  # fmt: skip
+
+    def close(self) -> None:
+        if self.sender is not None:
+            self.sender.close()
+
+
+def _play_matches(groups: tuple[tuple[MatchJob, ...], ...]) -> None:
+    """Play matches (each its runs, ``_by_match``) one after the other: each match's runs
+    in turn (``play_in_turn``), and each next match's first run launched together with
+    the last run of the match before it (its bots say Hello while that run plays); a
+    finished run's processes are shut down while the next plays, whatever match it is
+    of, and the call returns once they are all gone."""
+    hooks = _MatchHooks(groups[0])
+    following: _MatchHooks | None = None
+    waiting: Prestart = None
+    closing: list[threading.Thread] = []  # finished runs shutting down, the next playing
     try:
-        play_in_turn(
-            [job.config for job in jobs], first.first, first.second,
-            on_done=on_done,
-            on_game=on_game,
-            on_event=None if sender is None else sender.event,
-            on_seat_offer=lambda offer: reports.put(SeatOffered(first.match_id, offer)),
-        )  # fmt: skip
+        for number, group in enumerate(groups):
+            following = _MatchHooks(groups[number + 1]) if number + 1 < len(groups) else None
+            try:
+                first = group[0]
+                waiting = play_in_turn(
+                    [job.config for job in group], first.first, first.second,
+                    on_done=hooks.on_done,
+                    on_game=hooks.on_game,
+                    on_event=hooks.on_event,
+                    on_seat_offer=hooks.on_seat_offer,
+                    first=waiting,
+                    then=None if following is None else following.start_first,
+                    closing=closing,
+                )  # fmt: skip
+            finally:
+                hooks.close()
+            if following is not None:
+                hooks, following = following, None
+    except BaseException:
+        if isinstance(waiting, StartedMatch):
+            waiting.close()
+        if following is not None:
+            following.close()
+        raise
     finally:
-        if sender is not None:
-            sender.close()
+        for thread in closing:
+            thread.join()

@@ -22,6 +22,7 @@ from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl
 from arena.referee.endpoint import WireTap
 from arena.referee.halves import half_configs, halves, play_in_turn, run_halves
+from arena.referee.match import StartedMatch, start_match
 from arena.referee.types import GameReport, MatchReport
 
 from .conftest import MakeBot, assert_no_process_left
@@ -216,3 +217,64 @@ def test_a_caller_that_gives_up_after_the_first_half_leaves_no_prestarted_proces
     assert played == [0, 2]
     assert time.monotonic() - started < 40
     assert_no_process_left(bot_a, bot_b)
+
+
+# ------------------------------------------ a worker's next match (first= and then=)
+
+
+@pytest.mark.slow
+def test_the_next_match_launches_while_the_last_run_plays_and_plays_from_that_prestart(
+    make_bot: MakeBot,
+) -> None:
+    """``then`` launches the worker's next match (A against C) once the last run of the
+    current one (A against B) is ready: before that run's games, after the first run's;
+    the next call plays it from there (``first``), and no process is left. Were ``first``
+    ignored, its prestarted processes would be left running (the last assertion)."""
+    bot_a, bot_b, bot_c = (make_bot("random", name=name) for name in ("a", "b", "c"))
+    played: list[int] = []
+    seen_at_launch: list[list[int]] = []
+    done: list[Done] = []
+
+    def launch_next() -> StartedMatch:
+        seen_at_launch.append(list(played))
+        return start_match(half_configs(IN_TURN)[0], bot_a, bot_c)  # its first run
+
+    waiting = play_in_turn(half_configs(IN_TURN), bot_a, bot_b,
+                           on_done=lambda *outcome: done.append(outcome),
+                           on_game=lambda game: played.append(game.index),
+                           then=launch_next)  # fmt: skip
+    assert seen_at_launch == [[0, 2]], "launched while the last run (games 1, 3) plays"
+    assert isinstance(waiting, StartedMatch)
+    assert played == [0, 2, 1, 3]
+    nothing = play_in_turn(half_configs(IN_TURN), bot_a, bot_c, first=waiting,
+                           on_done=lambda *outcome: done.append(outcome))  # fmt: skip
+    assert nothing is None
+    assert [(number, error) for number, _, error in done] == [(0, None), (1, None)] * 2
+    second = [g for _, report, _ in done[2:] if report for g in report.games]
+    assert sorted(g.index for g in second) == [0, 1, 2, 3]
+    assert all(set(g.statuses) == {"a", "c"} for g in second)
+    assert all(set(g.statuses.values()) == {BotStatus.OK} for g in second)
+    assert_no_process_left(bot_a, bot_b, bot_c)
+
+
+@pytest.mark.slow
+def test_a_caller_that_gives_up_in_the_last_run_leaves_no_next_match_process(
+    make_bot: MakeBot,
+) -> None:
+    """``on_done`` raises for the last run (a runner stopping) after ``then`` launched the
+    next match: ``play_in_turn`` raises, and that prestart is killed, never returned."""
+    bot_a, bot_b, bot_c = (make_bot("random", name=name) for name in ("a", "b", "c"))
+    launched: list[StartedMatch] = []
+
+    def launch_next() -> StartedMatch:
+        launched.append(start_match(half_configs(IN_TURN)[0], bot_a, bot_c))
+        return launched[-1]
+
+    def give_up(number: int, report: MatchReport | None, error: BaseException | None) -> None:
+        if number == 1:
+            raise KeyboardInterrupt("stopped after the last run")
+
+    with pytest.raises(KeyboardInterrupt, match="stopped after the last run"):
+        play_in_turn(half_configs(IN_TURN), bot_a, bot_b, on_done=give_up, then=launch_next)
+    assert len(launched) == 1
+    assert_no_process_left(bot_a, bot_b, bot_c)

@@ -1,0 +1,59 @@
+"""LocalProcessExecutor: how a batch of matches is handed to its workers.
+
+With a single worker the whole batch is one task (``_play_matches``), so that the
+worker launches each next match's first half while the current match's last half
+plays (``play_in_turn``'s ``first``/``then``, tested in tests/referee/test_halves.py);
+with several workers each match is a task of its own, taken by whichever is free.
+Real worker processes and sandboxed bots: every run reports once, every game once.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from arena.referee import MatchConfig, TimeControl, load_bot
+from arena.referee.halves import half_configs
+from arena.resources import sample_bot
+from arena.tournament.executor import GameFinished, JobDone, MatchJob
+from arena.tournament.local_executor import LocalProcessExecutor
+
+pytestmark = pytest.mark.slow
+
+CONFIG = MatchConfig(games=2, time_control=TimeControl(2000, 2000))
+MATCHES = (1, 2, 3)
+
+
+def _jobs() -> list[MatchJob]:
+    random = load_bot(sample_bot("python_random"))
+    return [
+        MatchJob(match, half, random, random, part=half.indices_to_play[0] % 2, live=False)
+        for match in MATCHES
+        for half in half_configs(CONFIG)
+    ]
+
+
+@pytest.mark.parametrize(("workers", "tasks"), [(1, 1), (2, len(MATCHES))])
+def test_a_batch_is_one_task_for_one_worker_and_every_run_reports_once(
+    workers: int, tasks: int
+) -> None:
+    executor = LocalProcessExecutor(concurrency=workers, pin_cpus=False)
+    jobs = _jobs()
+    done: list[JobDone] = []
+    games: list[tuple[int, int]] = []
+    try:
+        executor.submit(jobs)
+        assert len(executor._futures) == tasks
+        deadline = time.monotonic() + 120
+        while len(done) < len(jobs) and time.monotonic() < deadline:
+            event = executor.next_event(1.0)
+            if isinstance(event, JobDone):
+                done.append(event)
+            elif isinstance(event, GameFinished):
+                games.append((event.match_id, event.report.index))
+    finally:
+        executor.close()
+    assert sorted((event.match_id, event.part) for event in done) == sorted(j.key for j in jobs)
+    assert [event.error for event in done] == [None] * len(jobs)
+    assert sorted(games) == [(match, index) for match in MATCHES for index in (0, 1)]
