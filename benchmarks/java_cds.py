@@ -5,8 +5,10 @@
 Target: a Java bot's launch to its first message under 400 ms, as `arena bot
 check` measures it (the sandbox, the default limits: one core).
 
-Each round runs `arena bot check DIR --json` (every scenario: one launch per
-variant, four in all) once per setting, in an order rotated from round to
+Each round runs `arena bot check DIR --json` once per setting, with one
+scenario per connection (``LAUNCH_SCENARIOS``: one launch per variant, the
+four launches of a whole check, without its other games; ``--all`` plays
+every scenario), in an order rotated from round to
 round (benchmarks/_alternate.py):
 
 - **before**: the arena as it was (``--before``, a PYTHONPATH such as
@@ -14,8 +16,9 @@ round (benchmarks/_alternate.py):
 - **no archive**: this arena with ``--no-class-archive``;
 - **archive**: this arena with the archive it built for the bot;
 - **garbage archive**: the same, the archive's file overwritten with random
-  bytes of the same length (what a corrupt archive costs: the JVM must refuse
-  it and start as with none).
+  bytes of the same length but for a dynamic archive's first four (so it is
+  offered): what a corrupt archive costs, the JVM must refuse it and start
+  with the JDK's default archive alone.
 
 Printed per setting: the medians over rounds of each check's median launch to
 Hello (wall) and its CPU to Hello (the bot's cgroup), with the spread, and the
@@ -39,14 +42,17 @@ from arena.referee import load_bot
 from arena.sandbox import javacds
 
 ROOT = Path(__file__).resolve().parent.parent
+LAUNCH_SCENARIOS = ("plain_seat0", "strategic", "tactical", "strategic_tactical")
 
 
 def check(pythonpath: str, bot: Path, data: Path, *extra: str) -> tuple[float, float | None]:
-    """One `arena bot check --json`: its median launch to Hello and CPU to Hello, ms."""
+    """One `arena bot check --json` of the arena at ``pythonpath`` (run there: ``-m``
+    puts the working directory first on the path): its median launch to Hello and
+    CPU to Hello, ms."""
     env = {**os.environ, "PYTHONPATH": pythonpath, "KAHUNA_ARENA_DATA": str(data)}
     done = subprocess.run(
         [sys.executable, "-m", "arena", "bot", "check", str(bot), "--json", *extra],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
+        env=env, cwd=pythonpath, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     try:
         report = json.loads(done.stdout)
@@ -66,12 +72,16 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--bot", type=Path, default=ROOT / "sample_bots" / "java_random")
     parser.add_argument("--before", default="", help="PYTHONPATH of the arena before")
+    parser.add_argument("--all", action="store_true", help="every scenario of the check")
     args = parser.parse_args()
+    scenarios = () if args.all else tuple(
+        word for name in LAUNCH_SCENARIOS for word in ("--scenario", name)
+    )  # fmt: skip
     spec = load_bot(args.bot)
     here = str(ROOT)
     with tempfile.TemporaryDirectory(prefix="kjcds-") as work:
         good, garbage = Path(work) / "good", Path(work) / "garbage"
-        check(here, args.bot, good)  # builds the archive
+        check(here, args.bot, good, *scenarios)  # builds the archive
         shelf = javacds.shelf_dir(good, spec.name, spec.version)
         archive = javacds.usable_archive(shelf, spec.directory)
         if archive is None:
@@ -80,7 +90,8 @@ def main() -> int:
         bad_shelf = javacds.shelf_dir(garbage, spec.name, spec.version)
         bad_shelf.mkdir(parents=True)
         bad = bad_shelf / archive.name
-        bad.write_bytes(os.urandom(archive.stat().st_size))
+        size = archive.stat().st_size  # a dynamic archive's first bytes: offered, then refused
+        bad.write_bytes(javacds.DYNAMIC_MAGIC + os.urandom(size - len(javacds.DYNAMIC_MAGIC)))
         settings: list[tuple[str, str, Path, tuple[str, ...]]] = [
             ("no archive", here, good, ("--no-class-archive",)),
             ("archive", here, good, ()),
@@ -93,7 +104,7 @@ def main() -> int:
         print(load_text(), "(before)", flush=True)
         for round_index in range(args.rounds):
             for name, pythonpath, data, extra in rotated(settings, round_index):
-                wall, cpu = check(pythonpath, args.bot, data, *extra)
+                wall, cpu = check(pythonpath, args.bot, data, *scenarios, *extra)
                 walls[name].append(wall)
                 if cpu is not None:
                     cpus[name].append(cpu)

@@ -97,7 +97,7 @@ def test_without_the_archive_the_strict_copy_fails_which_shows_it_was_used(
     archive = _archive(strict)
     kept = archive.read_bytes()
     try:
-        archive.write_bytes(bytes(len(kept)))  # its size: still offered
+        archive.write_bytes(_broken(kept, "corrupt_body"))  # offered: its size and start
         passed, text = _passes(strict)
         assert not passed  # the control: an archive it cannot map is fatal under -Xshare:on
     finally:
@@ -106,8 +106,8 @@ def test_without_the_archive_the_strict_copy_fails_which_shows_it_was_used(
 
 def _broken(good: bytes, how: str) -> bytes:
     """Of the same length (a shorter file is never offered: see the next test)."""
-    if how == "garbage":
-        return os.urandom(len(good))
+    if how == "garbage":  # but for its first bytes (other files are not offered: below)
+        return javacds.DYNAMIC_MAGIC + os.urandom(len(good) - len(javacds.DYNAMIC_MAGIC))
     if how == "corrupt_body":  # a good header, its regions' bytes changed
         middle = len(good) // 2
         return good[:middle] + bytes(b ^ 0x5A for b in good[middle : middle + 65536]) + (
@@ -135,15 +135,20 @@ def test_a_broken_archive_never_breaks_a_launch(
     assert not results[strict.directory][0], "the JVM was given the broken archive (control)"
 
 
-def test_a_truncated_archive_is_never_offered(kit_copies: tuple[BotSpec, BotSpec]) -> None:
+@pytest.mark.parametrize("how", ["truncated", "not_dynamic"])
+def test_a_truncated_or_foreign_file_is_never_offered(
+    kit_copies: tuple[BotSpec, BotSpec], how: str
+) -> None:
     """JDK 17 checks a dynamic archive's length against its header only for a static
-    one, so the arena does: the size is in the file's name."""
+    one, so the arena does (the size is in the file's name); and a file that does not
+    start as a dynamic archive would be taken for the base archive, leaving the JVM
+    with none at all when refused."""
     shipped, _ = kit_copies
     assert shipped.class_archives is not None
     archive = _archive(shipped)
     kept = archive.read_bytes()
     try:
-        archive.write_bytes(kept[: len(kept) // 2])
+        archive.write_bytes(kept[: len(kept) // 2] if how == "truncated" else os.urandom(len(kept)))
         assert javacds.usable_archive(shipped.class_archives, shipped.directory) is None
         passed, text = _passes(shipped)
         assert passed, text

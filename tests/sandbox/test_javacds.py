@@ -102,23 +102,26 @@ def test_a_usable_archive_is_a_regular_file_of_the_size_its_name_says(tmp_path: 
     bot, shelf = _bot_dir(tmp_path), tmp_path / "shelf"
     assert javacds.usable_archive(shelf, bot) is None  # no shelf yet
     shelf.mkdir()
-    path = javacds.archive_path(shelf, bot, 7)
-    assert path.name == f"{javacds.archive_key(bot)}.7.jsa"
-    path.write_bytes(b"archive")
+    archive = javacds.DYNAMIC_MAGIC + b"archive"
+    path = javacds.archive_path(shelf, bot, len(archive))
+    assert path.name == f"{javacds.archive_key(bot)}.{len(archive)}.jsa"
+    path.write_bytes(b"garbage" + bytes(len(archive) - 7))  # not a dynamic archive's start
+    assert javacds.usable_archive(shelf, bot) is None
+    path.write_bytes(archive)
     os.utime(path, (1, 1))
     assert javacds.usable_archive(shelf, bot) == path
     assert path.stat().st_mtime > 1  # marked used, for the pruning
-    path.write_bytes(b"archi")  # truncated: the JVM would map it and fault
+    path.write_bytes(archive[:-1])  # truncated: the JVM would map it and fault
     assert javacds.usable_archive(shelf, bot) is None
     path.unlink()
     empty = javacds.archive_path(shelf, bot, 0)
     empty.write_bytes(b"")
     assert javacds.usable_archive(shelf, bot) is None
-    (tmp_path / "elsewhere").write_bytes(b"archive")
+    (tmp_path / "elsewhere").write_bytes(archive)
     path.symlink_to(tmp_path / "elsewhere")
     assert javacds.usable_archive(shelf, bot) is None
     (bot / "bot.jar").write_bytes(b"another jar")
-    assert javacds.archive_path(shelf, bot, 7) != path  # other files: another key
+    assert javacds.archive_path(shelf, bot, len(archive)) != path  # other files: another key
 
 
 def test_one_archive_per_version_and_the_least_recently_used_pruned(tmp_path: Path) -> None:
