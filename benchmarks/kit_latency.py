@@ -25,7 +25,9 @@ alike), all sandboxed with the default limits:
 
 Printed: medians over the rounds of each figure, the ratios referee/raw
 (same bot) and referee/raw (referee.py's bot), and the load average. Build
-the kits first (python3 -m tests.kits.building).
+the kits first (python3 -m tests.kits.building). ``--compare ROOT`` adds the
+same kits built under another checkout's sample_bots/ (e.g. the kits before
+a change), labelled ``name@ROOT``, to the same alternating rounds.
 """
 
 from __future__ import annotations
@@ -137,22 +139,27 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=6, help="games per referee match")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
     parser.add_argument("--only", default="", help="only kits whose name contains this")
+    parser.add_argument("--compare", type=Path, action="append", default=[], metavar="ROOT",
+                        help="also the kits built under ROOT/sample_bots (repeatable)")
     args = parser.parse_args()
     if probe_host().missing:
         print(f"sandbox unavailable here: {probe_host().missing}", file=sys.stderr)
         return 1
     configure(level="ERROR")
     kits = [name for name in KITS if args.only in name]
-    for name in kits:
-        if not (ROOT / "sample_bots" / name / "bot").is_file():
-            print(f"{name} is not built: python3 -m tests.kits.building", file=sys.stderr)
-            return 1
+    roots = [ROOT, *args.compare]
+    for root in roots:
+        for name in kits:
+            if not (root / "sample_bots" / name / "bot").is_file():
+                print(f"{root}: {name} is not built (tests.kits.building)", file=sys.stderr)
+                return 1
     with tempfile.TemporaryDirectory(prefix="kkitlat-", dir="/tmp") as work_dir:
         work = Path(work_dir)
         work.chmod(0o755)
         testbot, opponent = make_testbot(work, "testbot"), make_testbot(work, "opponent")
-        bots = [load_bot(ROOT / "sample_bots" / name) for name in kits]
-        figures = {bot.name: Figures() for bot in [*bots, testbot]}
+        bots = [load_bot(root / "sample_bots" / name) for root in roots for name in kits]
+        labels = {bot.directory: _label(bot, roots) for bot in [*bots, testbot]}
+        figures = {labels[bot.directory]: Figures() for bot in [*bots, testbot]}
         reference: list[float] = []  # referee.py's raw ping-pong, per round
         loads = [os.getloadavg()[0]]
         for round_index in range(args.rounds):
@@ -161,7 +168,7 @@ def main() -> int:
                 trips = raw_round_trips(bot, sent, work)
                 pondering, _ = referee_timings(bot, opponent, args.games, seed=round_index + 1,
                                                ponder=True)
-                entry = figures[bot.name]
+                entry = figures[labels[bot.directory]]
                 entry.ponder_median.append(statistics.median(pondering))
                 entry.referee_median.append(statistics.median(walls))
                 entry.referee_mean.append(statistics.fmean(walls))
@@ -174,22 +181,30 @@ def main() -> int:
         print(f"{args.rounds} alternating rounds of {args.games} games per bot; load average "
               f"{min(loads):.2f}-{max(loads):.2f} (1 min)")
         print(f"raw gRPC ping-pong, referee.py's bare Python bot: median {raw_reference:.3f} ms")
-        print(f"{'bot':14} {'referee ms':>21} {'no freezer':>10} {'raw ms (same bot)':>21} "
+        print(f"{'bot':24} {'referee ms':>21} {'no freezer':>10} {'raw ms (same bot)':>21} "
               f"{'ref/raw same':>13} {'ref/raw ref.py':>15}")
         for name, entry in figures.items():
             referee = statistics.median(entry.referee_median)
             raw = statistics.median(entry.raw_median)
             verdict = ""
-            if name in KITS:
+            if name.split("@")[0] in KITS:
                 verdict = "ok" if referee <= TARGET * raw_reference else "MISSED"
             referee_mean = statistics.median(entry.referee_mean)
             ponder = statistics.median(entry.ponder_median)
-            print(f"{name:14} median {referee:6.3f} mean {referee_mean:6.3f} {ponder:10.3f}"
+            print(f"{name:24} median {referee:6.3f} mean {referee_mean:6.3f} {ponder:10.3f}"
                   f" median {raw:6.3f} mean {statistics.median(entry.raw_mean):6.3f}"
                   f" {referee / raw:13.2f} {referee / raw_reference:15.2f} {verdict}")
         print(f"target: referee-measured latency of a compiled kit <= {TARGET} x the raw "
               "ping-pong of referee.py's bot (last column <= 1.2)")
     return 0
+
+
+def _label(bot: BotSpec, roots: list[Path]) -> str:
+    """The kit's name, with the checkout it was built in when it is not this one."""
+    for root in roots[1:]:
+        if bot.directory.resolve().is_relative_to(root.resolve()):
+            return f"{bot.name}@{root}"
+    return bot.name
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ sandbox, and refuses a bot that fails either, saying how it failed. Like an
 uploaded archive, the directory may hold only regular files, directories and
 links that stay inside it (checked before the smoke match). An
 unchanged bot is the version already stored; a changed one is a new version.
+A stored Java version then gets its class-data archive for this JDK (one
+training launch in the sandbox, docs/SANDBOX.md), if it has none yet.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from arena.bots.submission import check_submission
 from arena.commands import bot_check, kits
 from arena.commands.rebuilds import binary_only_changes
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
+from arena.conformance import ensure_class_archive
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.store import (
     BotVersionRow,
@@ -109,6 +112,7 @@ def store_checked_bot(
         known = None
     if known is not None and known.version == spec.version:
         print(f"{spec.name} version {spec.version} is already stored")
+        _class_archive(store, spec.name, spec.version)  # e.g. after a JDK upgrade
         return None
     try:
         check_bot_directory(spec.directory)  # what an uploaded archive may not hold either
@@ -128,6 +132,7 @@ def store_checked_bot(
     previous = _latest_stored(store, spec.name)
     row, _ = add_bot_version(store, spec, owner=owner)
     print(f"stored {row.bot} version {row.version}")
+    _class_archive(store, row.bot, row.version)
     if previous is not None:
         rebuilt = binary_only_changes(previous.directory, spec.directory)
         if rebuilt:
@@ -139,6 +144,13 @@ def store_checked_bot(
                 file=sys.stderr,
             )
     return None
+
+
+def _class_archive(store: Store, name: str, version: str) -> None:
+    """A stored Java version: build its class-data archive for this JDK if it has none."""
+    training = ensure_class_archive(bot_spec(store, name, version))
+    if training is not None:
+        print(f"{name}: {training.text()}")
 
 
 def _latest_stored(store: Store, name: str) -> BotSpec | None:

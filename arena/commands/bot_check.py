@@ -8,18 +8,34 @@ request, MatchOver and exit. It prints each scenario passed or failed with
 what the bot did, then the bot's launch time and its per-decision latency and
 CPU. Exit status 0 only if every scenario passed, 1 if one failed, 2 if the
 bot could not be checked at all (no usable bot.toml, no sandbox).
+
+A Java bot is launched as the arena launches it in matches: with the
+class-data archive the arena builds for each version on its own JDK
+(docs/SANDBOX.md, "Java class-data archives"), kept in the data directory's
+java-cds/; the first check of a version on this JDK builds it first (one
+training launch, said so). --no-class-archive checks it without.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-from arena.commands.storeargs import fail
-from arena.conformance import SCENARIOS, SUBMISSION_SCENARIOS, check_bot
-from arena.referee import BotConfigError, load_bot
+from arena.commands.storeargs import add_data_dir, fail
+from arena.conformance import (
+    SCENARIOS,
+    SUBMISSION_SCENARIOS,
+    check_bot,
+    needs_class_archive,
+    train_class_archive,
+)
+from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.sandbox import SandboxUnavailableError
+from arena.sandbox.javacds import shelf_dir
+from arena.store import resolve_data_dir
 
 NOT_CHECKED = 2
 
@@ -43,7 +59,31 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--unsafe-no-sandbox", action="store_true",
         help="run the bot even where the host cannot sandbox it (trusted bots only)",
     )  # fmt: skip
+    check.add_argument(
+        "--no-class-archive", action="store_true",
+        help="Java bots: launch without the arena's class-data archive (neither built nor used)",
+    )  # fmt: skip
+    add_data_dir(check)
     check.set_defaults(func=run_check)
+
+
+def with_class_archive(
+    spec: BotSpec, data_dir: str | None, *, say: Callable[[str], None] | None
+) -> BotSpec:
+    """A Java bot directory with its shelf of class-data archives in the data directory
+    (the same as its stored version's), its archive for this JDK built first if there
+    is none (``say`` tells so); any other bot as it is."""
+    if spec.runtime != "java":
+        return spec
+    shelf = shelf_dir(resolve_data_dir(data_dir), spec.name, spec.version)
+    spec = dataclasses.replace(spec, class_archives=shelf)
+    if needs_class_archive(spec):
+        if say is not None:
+            say(f"{spec.name}: building its class-data archive for this JDK (once per version)")
+        training = train_class_archive(spec)
+        if say is not None:
+            say(f"{spec.name}: {training.text()}")
+    return spec
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -54,6 +94,8 @@ def run_check(args: argparse.Namespace) -> int:
     wanted = set(args.scenario or ())
     table = SUBMISSION_SCENARIOS if args.submission else SCENARIOS
     scenarios = [s for s in table if not wanted or s.name in wanted]
+    if not args.no_class_archive and not args.unsafe_no_sandbox:
+        spec = with_class_archive(spec, args.data_dir, say=None if args.json else print)
     if not args.json:
         print(f"checking {spec.name} ({len(scenarios)} scenarios) ...", flush=True)
     try:

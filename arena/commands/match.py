@@ -13,7 +13,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from arena.commands.bot_check import with_class_archive
 from arena.commands.playflags import add_play_flags, time_control, variant, whole
+from arena.commands.storeargs import add_data_dir
 from arena.kahuna import HandicapBridge
 from arena.logs import configure
 from arena.referee import (
@@ -86,7 +88,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--unsafe-no-sandbox", action="store_true",
         help="run bots even where the host cannot sandbox them (trusted bots only)",
     )
+    parser.add_argument(
+        "--no-class-archive", action="store_true",
+        help="Java bots: launch without the arena's class-data archive (neither built nor used)",
+    )
+    add_data_dir(parser)
     parser.set_defaults(func=run)
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _fail(message: str) -> int:
@@ -100,6 +111,10 @@ def run(args: argparse.Namespace) -> int:
         bots = load_bot(args.bot_a), load_bot(args.bot_b)
     except BotConfigError as error:
         return _fail(str(error))
+    if not args.no_class_archive and not args.unsafe_no_sandbox:  # Java: as a tournament would
+        say = None if args.json else _say
+        bots = (with_class_archive(bots[0], args.data_dir, say=say),
+                with_class_archive(bots[1], args.data_dir, say=say))  # fmt: skip
     records_dir: Path | None = args.records
     if records_dir is not None:
         try:

@@ -4,6 +4,12 @@ by a scripted referee built from the real referee's parts (docs/CONTRACTS.md).""
 from arena.conformance.report import CheckReport, ScenarioResult
 from arena.conformance.runner import check_bot
 from arena.conformance.scenarios import SCENARIOS, SUBMISSION_SCENARIOS, Scenario
+from arena.conformance.training import (
+    Training,
+    ensure_class_archive,
+    needs_class_archive,
+    train_class_archive,
+)
 
 __all__ = [
     "SCENARIOS",
@@ -11,5 +17,9 @@ __all__ = [
     "CheckReport",
     "Scenario",
     "ScenarioResult",
+    "Training",
     "check_bot",
+    "ensure_class_archive",
+    "needs_class_archive",
+    "train_class_archive",
 ]

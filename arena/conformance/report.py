@@ -58,6 +58,8 @@ class CheckReport:
     results: list[ScenarioResult] = field(default_factory=list)
     launch_ms: list[float] = field(default_factory=list)
     """Launch to Hello, per launch (the referee's clock)."""
+    launch_cpu_ms: list[float] = field(default_factory=list)
+    """CPU of the bot's whole process tree from its launch to its Hello, where measured."""
     decision_wall_ms: list[float] = field(default_factory=list)
     """Request sent to reply received, per decision (the referee's clock)."""
     decision_cpu_ms: list[float] = field(default_factory=list)
@@ -79,6 +81,7 @@ class CheckReport:
             "launches": len(self.launch_ms),
             "launch_ms_median": _rounded(percentile(self.launch_ms, 0.5)),
             "launch_ms_max": _rounded(max(self.launch_ms, default=None)),
+            "launch_cpu_ms_median": _rounded(percentile(self.launch_cpu_ms, 0.5)),
             "decisions": len(wall),
             "decision_ms_median": _rounded(percentile(wall, 0.5)),
             "decision_ms_p99": _rounded(percentile(wall, 0.99)),
@@ -131,8 +134,10 @@ class CheckReport:
     def timing_text(self) -> str:
         t = self.timing()
         parts = [
-            f"launch to Hello {_ms(t['launch_ms_median'])} median, {_ms(t['launch_ms_max'])} max"
-            f" ({t['launches']} launches)",
+            f"launch to Hello {_ms(t['launch_ms_median'])} median"
+            + (f" (CPU {_ms(t['launch_cpu_ms_median'])})"
+               if t["launch_cpu_ms_median"] is not None else "")
+            + f", {_ms(t['launch_ms_max'])} max ({t['launches']} launches)",
             f"per decision {_ms(t['decision_ms_median'])} median, {_ms(t['decision_ms_p99'])} p99,"
             f" {_ms(t['decision_ms_max'])} max ({t['decisions']} decisions)",
         ]

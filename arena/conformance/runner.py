@@ -49,7 +49,7 @@ from arena.referee.types import (
     MatchConfig,
     TimeControl,
 )
-from arena.sandbox import SandboxConfigError, SandboxLimits, probe_host
+from arena.sandbox import BotProcess, SandboxConfigError, SandboxLimits, probe_host
 
 NS_PER_MS = 1_000_000
 BOT_SLOT, OPPONENT_SLOT = 0, 1
@@ -82,13 +82,19 @@ def check_bot(
 
 
 class _Checker:
-    def __init__(self, spec: BotSpec, config: MatchConfig, work: Path) -> None:
+    def __init__(
+        self, spec: BotSpec, config: MatchConfig, work: Path, *, train: bool = False,
+        exit_grace_s: float = EXIT_GRACE_S,
+    ) -> None:  # fmt: skip
         self.spec = spec
         self.config = config
+        self.exit_grace_s = exit_grace_s
         arrivals = ArrivalQueue()
         endpoint = BotEndpoint(BOT_SLOT, work / "bot.sock", arrivals)
         self.slot = BotSlot(index=BOT_SLOT, spec=spec, name=spec.name, endpoint=endpoint,
-                            work_dir=work)  # fmt: skip
+                            work_dir=work, train_class_archive=train)  # fmt: skip
+        self.archive_sizes: list[int | None] = []
+        """Training: the size of the archive each launch left (None: it left none)."""
         self.inbox = TurnLoop(arrivals, [self.slot])
         self.sandboxed_paths = probe_host().namespaces
         self.opponent = OPPONENT_NAME if spec.name != OPPONENT_NAME else OPPONENT_NAME + "-2"
@@ -100,7 +106,7 @@ class _Checker:
         )  # fmt: skip
         self.exit = ScenarioResult(
             EXIT, "after each MatchOver the referee closes the stream: the bot exits by "
-            f"itself, status 0, within {EXIT_GRACE_S:.0f} s",
+            f"itself, status 0, within {exit_grace_s:.0f} s",
         )  # fmt: skip
         self.failed_launches = 0
         self.log = get_logger(bot=spec.name, check=self.match_id)
@@ -162,6 +168,10 @@ class _Checker:
             self.slot.cut_off(verdict.status, verdict.reason)
             return self._launch_failed(problem)
         self.report.launch_ms.append((time.monotonic_ns() - started_ns) / NS_PER_MS)
+        process = self.slot.process
+        cpu_ms = process.cpu_time_ms() if isinstance(process, BotProcess) else None
+        if cpu_ms is not None:
+            self.report.launch_cpu_ms.append(cpu_ms)
         self.failed_launches = 0
         self.slot.ready = True
         self.slot.expect.phase = Phase.IDLE
@@ -201,13 +211,15 @@ class _Checker:
         self.slot.endpoint.close_stream()
         sent = time.monotonic()
         process = self.slot.process
-        status = process.wait(EXIT_GRACE_S) if process is not None else None
+        status = process.wait(self.exit_grace_s) if process is not None else None
         if status is None:
-            self.exit.fail(f"still running {EXIT_GRACE_S:.0f} s after MatchOver")
+            self.exit.fail(f"still running {self.exit_grace_s:.0f} s after MatchOver")
         elif status != 0:
             self.exit.fail(f"exited with status {status} after MatchOver" + self._stderr())
         else:
             self.report.exit_ms.append((time.monotonic() - sent) * 1000)
+            if self.slot.train_class_archive:
+                self.archive_sizes.append(self.slot.take_class_archive())
         self.slot.ready = False
         self.slot.kill()
         self.slot.process = None

@@ -28,7 +28,7 @@ from arena.referee.remote import (
 )
 from arena.referee.types import BotSpec, BotStatus, MatchConfig
 from arena.resources import PYTHON_BOT_MOUNTS
-from arena.sandbox import SANDBOX_SOCKET, BotProcess, launch_bot
+from arena.sandbox import SANDBOX_SOCKET, BotProcess, javacds, launch_bot
 
 STDERR_KEPT_CHARS = 300
 """How much of the start and of the end of a failed bot's stderr is kept (each)."""
@@ -56,6 +56,9 @@ class BotSlot:
     next_request_id: int = 1
     offer_seat: SeatOfferHook | None = None  # how a remote bot's seat is offered
     match_id: str = ""  # the referee's match id, for seat offers
+    train_class_archive: bool = False
+    """A Java bot's launches write a class-data archive at exit (arena/sandbox/javacds.py)
+    instead of using one; ``take_class_archive`` keeps it."""
 
     def can_launch(self, max_restarts: int) -> bool:
         return self.launches <= max_restarts
@@ -81,6 +84,16 @@ class BotSlot:
                 binds = [(compiled_tree(mount.host_dir()), mount.inside)
                          for mount in PYTHON_BOT_MOUNTS]  # fmt: skip
             env["PYTHONPATH"] = ":".join(m.path_entry(sandboxed_paths) for m in PYTHON_BOT_MOUNTS)
+        writable = None
+        if self.spec.runtime == "java" and self.spec.class_archives is not None and sandboxed_paths:
+            if self.train_class_archive:
+                env[javacds.OPTIONS_ENV] = javacds.DUMP_OPTIONS
+                writable = javacds.ARCHIVE_INSIDE
+            else:
+                archive = javacds.usable_archive(self.spec.class_archives, self.spec.directory)
+                if archive is not None:
+                    binds.append((archive, javacds.ARCHIVE_INSIDE))
+                    env[javacds.OPTIONS_ENV] = javacds.USE_OPTIONS
         self.process = launch_bot(
             bot_dir=self.spec.directory,
             command=self.spec.command,
@@ -92,10 +105,26 @@ class BotSlot:
             stderr_path=self.stderr_path,
             stdout_path=Path(os.devnull),
             unsafe=config.unsafe,
+            writable_file=writable,
         )
         get_logger(bot=self.name, slot=self.index).info(
-            "bot_launched", launch=self.launches, pid=self.process.pid
+            "bot_launched", launch=self.launches, pid=self.process.pid,
+            class_archive=env.get(javacds.OPTIONS_ENV, ""),
         )
+
+    def take_class_archive(self) -> int | None:
+        """Once a training launch has exited: move the archive its JVM wrote to the
+        version's shelf (replacing the shelf's others); its size, or None if none."""
+        process, shelf = self.process, self.spec.class_archives
+        if not self.train_class_archive or not isinstance(process, BotProcess) or shelf is None:
+            return None
+        incoming = shelf / f".incoming-{secrets.token_hex(4)}"
+        size = process.take_written(incoming, javacds.MAX_ARCHIVE_BYTES)
+        if size is not None:
+            archive = javacds.archive_path(shelf, self.spec.directory, size)
+            incoming.replace(archive)
+            javacds.keep_only(archive)
+        return size
 
     def _offer(self, config: MatchConfig) -> None:
         """A remote bot: offer the seat (token, socket, deadline) instead of launching."""

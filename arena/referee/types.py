@@ -70,6 +70,9 @@ class BotSpec:
     runtime: str
     description: str = ""
     author: str = ""
+    class_archives: Path | None = None
+    """Java bots: the shelf of this version's class-data archives (arena/sandbox/javacds.py),
+    given to its launches when one fits this JDK; None: none is looked for."""
 
 
 @dataclass(frozen=True)

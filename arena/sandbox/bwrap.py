@@ -67,6 +67,7 @@ class SandboxPlan:
     socket_path: Path
     limits: SandboxLimits
     extra_ro_binds: tuple[tuple[Path, str], ...] = ()
+    writable_file: tuple[Path, str] | None = None  # (host file, inside): bound read-write
     share_net: bool = False  # only to prove the seccomp layer on its own
     as_root: bool = field(default_factory=lambda: os.geteuid() == 0)
     uid: int = SANDBOX_UID  # the host uid (and gid) setpriv switches to, as root
@@ -94,6 +95,12 @@ def runtime_trees(runtime: str) -> tuple[list[Path], str]:
     return [], SYSTEM_PATH
 
 
+def java_home() -> Path:
+    """The home of the JDK that ``java`` on PATH runs (the one the sandbox binds)."""
+    java = shutil.which("java") or "/usr/bin/java"
+    return Path(os.path.realpath(java)).parent.parent
+
+
 @functools.cache
 def java_trees() -> tuple[list[Path], str]:
     """The host JDK of ``java`` on PATH, and the /etc directories its tree links to.
@@ -105,8 +112,7 @@ def java_trees() -> tuple[list[Path], str]:
     JDK outside /usr (Temurin in /opt, say) is bound at its own path and its
     ``bin`` goes first on PATH.
     """
-    java = shutil.which("java") or "/usr/bin/java"
-    home = Path(os.path.realpath(java)).parent.parent
+    home = java_home()
     etc_paths: set[Path] = set()
     for root, _dirs, files in os.walk(home):
         for name in files:
@@ -177,6 +183,9 @@ def bwrap_argv(plan: SandboxPlan, fds: SandboxFds, *, bwrap: str = BWRAP) -> lis
         mounts.add("--ro-bind", str(host_path), inside)
     mounts.add("--ro-bind", str(plan.bot_dir), BOT_DIR_INSIDE)
     mounts.add("--ro-bind", str(plan.socket_path), SANDBOX_SOCKET)
+    if plan.writable_file is not None:
+        host_file, inside = plan.writable_file
+        mounts.add("--bind", str(host_file), inside)
     argv += mounts.args
     argv += ["--chdir", BOT_DIR_INSIDE, "--clearenv"]
     base_env = {"PATH": path_value, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}

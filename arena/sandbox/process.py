@@ -65,6 +65,7 @@ def _validate(
     extra_ro_binds: Sequence[tuple[Path, str]],
     stderr_path: Path | None,
     stdout_path: Path | None,
+    writable_file: str | None = None,
 ) -> tuple[str, ...]:
     if runtime not in RUNTIMES:
         raise SandboxConfigError(f"unknown runtime {runtime!r} (expected one of {RUNTIMES})")
@@ -90,17 +91,23 @@ def _validate(
     for host_path, inside in extra_ro_binds:
         if not Path(host_path).exists():
             raise SandboxConfigError(f"extra read-only bind source {host_path} does not exist")
-        if not isinstance(inside, str) or not inside.startswith("/") or ".." in inside.split("/"):
-            raise SandboxConfigError(f"extra read-only bind target {inside!r} must be absolute")
-        top = "/" + inside.strip("/").split("/")[0]
-        if top in RESERVED_INSIDE or inside.rstrip("/") == "/run/kahuna":
-            raise SandboxConfigError(
-                f"extra read-only bind target {inside!r} would cover the sandbox's own {top}"
-            )
+        _check_inside("extra read-only bind target", inside)
+    if writable_file is not None:
+        _check_inside("writable file", writable_file)
+        if writable_file in {inside for _, inside in extra_ro_binds} | {SANDBOX_SOCKET}:
+            raise SandboxConfigError(f"writable file {writable_file!r} is bound already")
     for label, path in (("stderr_path", stderr_path), ("stdout_path", stdout_path)):
         if path is not None and not Path(path).parent.is_dir():
             raise SandboxConfigError(f"{label} {path}: its directory does not exist")
     return words
+
+
+def _check_inside(label: str, inside: object) -> None:
+    if not isinstance(inside, str) or not inside.startswith("/") or ".." in inside.split("/"):
+        raise SandboxConfigError(f"{label} {inside!r} must be absolute")
+    top = "/" + inside.strip("/").split("/")[0]
+    if top in RESERVED_INSIDE or inside.rstrip("/") == "/run/kahuna":
+        raise SandboxConfigError(f"{label} {inside!r} would cover the sandbox's own {top}")
 
 
 def _unreadable_by_others(bot_dir: Path, shown: int = 5) -> list[str]:
@@ -264,6 +271,7 @@ def launch_bot(
     stdout_path: Path | None = None,
     host: HostReport | None = None,
     share_net: bool = False,
+    writable_file: str | None = None,
 ) -> BotProcess:
     """Start ``command`` in ``bot_dir`` inside the sandbox; see docs/SANDBOX.md.
 
@@ -271,12 +279,15 @@ def launch_bot(
     the referee socket is ``SANDBOX_SOCKET``. ``host`` overrides the probe (to
     exercise the unsafe path); ``share_net`` keeps the host network namespace so
     that tests can prove the seccomp filter alone refuses IP sockets.
+    ``writable_file``: where an empty file the bot may write appears inside (a
+    Java class-data archive written at exit); ``BotProcess.take_written`` moves
+    what it wrote out once it has exited. Sandboxed launches only.
     """
     bot_dir = Path(bot_dir)
     socket_path = Path(socket_path)
     words = _validate(
         bot_dir, command, runtime, env, socket_path, limits, extra_ro_binds,
-        stderr_path, stdout_path,
+        stderr_path, stdout_path, writable_file,
     )
     report = host if host is not None else probe_host()
     if report.missing and not unsafe:
@@ -285,6 +296,8 @@ def launch_bot(
     log = get_logger(bot=name, runtime=runtime)
     use_cgroup = report.cgroup_version is not None
     if not report.namespaces:
+        if writable_file is not None:
+            raise SandboxConfigError("a writable file needs the sandbox's namespaces")
         return _launch_unsafe(
             words, bot_dir, env, socket_path, limits, report, name,
             stdout_path=stdout_path, stderr_path=stderr_path, use_cgroup=use_cgroup,
@@ -297,6 +310,9 @@ def launch_bot(
         staged = stage_sources(
             bot_dir.resolve(), socket_path,
             tuple((Path(src).resolve(), dest) for src, dest in extra_ro_binds),
+            writable_owner=None if writable_file is None else (
+                lease.uid if lease is not None else os.geteuid()
+            ),
         )
     except BaseException:
         if lease is not None:
@@ -311,6 +327,10 @@ def launch_bot(
         socket_path=staged.socket_path,
         limits=limits,
         extra_ro_binds=staged.extra_ro_binds,
+        writable_file=(
+            None if staged.writable is None or writable_file is None
+            else (staged.writable, writable_file)
+        ),
         share_net=share_net,
     )
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from arena.logs import get_logger
 from arena.sandbox.cgroups import BotCgroup
-from arena.sandbox.staging import StagedSources
+from arena.sandbox.staging import StagedSources, take_written
 from arena.sandbox.uids import UidLease
 
 
@@ -121,6 +121,19 @@ class BotProcess:
             return None
         finish_drainers(self._resources, timeout_s=0.5)
         return status
+
+    def take_written(self, dest: Path, max_bytes: int) -> int | None:
+        """Move what the bot wrote into its writable file (``launch_bot``'s
+        ``writable_file``) to ``dest``: its size, or None (nothing written, more
+        than ``max_bytes``, no such file, or the bot still running)."""
+        resources = self._resources
+        if resources.staged is None or resources.released or resources.proc.poll() is None:
+            return None
+        if resources.cgroup is not None:
+            resources.cgroup.kill_all()  # a daemon of the bot may still hold the file open
+            if resources.cgroup.pids():
+                return None
+        return take_written(resources.staged, dest, max_bytes)
 
     def cpu_time_ms(self) -> float | None:
         """CPU time of the whole tree so far (None without a cgroup). Cheap: one

@@ -11,6 +11,12 @@ mountinfo is then ``/run/kahuna-arena/stage/<pid>-<random>/bot`` and the like:
 no data directory, match id, bot name or installation path. The staging
 directory is removed when the bot is released; one left by a killed arena is
 removed by the next launch (its pid is gone).
+
+A launch may also get one **writable file** (a Java class-data archive the
+JVM writes at exit, arena/sandbox/javacds.py): made empty in the staging
+directory, owned by the bot's uid, bound read-write; the bot can write that
+one file and nothing else outside its /tmp, no larger than its file-size
+limit. The arena takes it (``take_written``) once the bot has exited.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ class StagedSources:
     bot_dir: Path
     socket_path: Path
     extra_ro_binds: tuple[tuple[Path, str], ...]
+    writable: Path | None = None
+    """The one file the bot may write (None: none)."""
 
     def remove(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -56,8 +64,10 @@ def stage_sources(
     extra_ro_binds: tuple[tuple[Path, str], ...],
     *,
     root: Path | None = None,
+    writable_owner: int | None = None,
 ) -> StagedSources:
-    """Link ``bot_dir``, ``socket_path`` and each extra source into a fresh staging dir."""
+    """Link ``bot_dir``, ``socket_path`` and each extra source into a fresh staging dir;
+    ``writable_owner``: also make an empty file that uid (the bot's) may write."""
     base = root if root is not None else stage_root()
     sweep_stale_once(base)
     base.mkdir(parents=True, exist_ok=True, mode=0o711)
@@ -76,10 +86,48 @@ def stage_sources(
             else:
                 _link_file(source, staged)
             extras.append((staged, inside))
+        writable = None if writable_owner is None else _writable_file(directory, writable_owner)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
-    return StagedSources(directory, bot, socket, tuple(extras))
+    return StagedSources(directory, bot, socket, tuple(extras), writable)
+
+
+def _writable_file(directory: Path, owner: int) -> Path:
+    path = directory / "written"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        if owner != os.geteuid():
+            os.fchown(fd, owner, owner)
+    finally:
+        os.close(fd)
+    return path
+
+
+def take_written(staged: StagedSources, dest: Path, max_bytes: int) -> int | None:
+    """Move what the bot wrote into its writable file to ``dest`` (replacing it);
+    the size, or None when it wrote nothing or more than ``max_bytes`` (then
+    ``dest`` is left alone). Call once the bot's processes are gone."""
+    source = staged.writable
+    if source is None:
+        return None
+    try:
+        size = source.lstat().st_size
+    except FileNotFoundError:
+        return None
+    if not 0 < size <= max_bytes or not source.is_file() or source.is_symlink():
+        return None
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(f".{dest.name}.{secrets.token_hex(4)}.partial")
+    try:
+        shutil.copyfile(source, partial)  # the staging root may be another filesystem
+        with open(partial, "rb") as stream:
+            os.fsync(stream.fileno())
+        os.chmod(partial, 0o644)
+        os.replace(partial, dest)
+    finally:
+        partial.unlink(missing_ok=True)
+    return size
 
 
 def link_tree(source: Path, dest: Path) -> None:

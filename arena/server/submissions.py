@@ -25,6 +25,7 @@ from arena.bots.archive import (
     upload_directory,
 )
 from arena.bots.submission import SubmissionCheck
+from arena.conformance import ensure_class_archive
 from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
 from arena.store import (
@@ -34,6 +35,7 @@ from arena.store import (
     Store,
     StoreError,
     add_bot_version,
+    bot_spec,
     get_version,
     require_owner,
 )
@@ -125,6 +127,8 @@ def _submit(
             )
     row, created = add_bot_version(store, spec, owner=principal.user)
     log.info("bot_submitted", bot=row.bot, version=row.version, user=principal.user)
+    if smoke_check is not None:  # a checked Java version: its class-data archive, once
+        ensure_class_archive(bot_spec(store, row.bot, row.version))
     return Submitted(row, created, checked)
 
 

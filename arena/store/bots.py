@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from arena.referee.types import BotSpec
+from arena.sandbox.javacds import shelf_dir
 from arena.store.db import (
     FULL_ERRNOS,
     NotFoundError,
@@ -148,9 +149,13 @@ def bot_spec(store: Store, name: str, version: str | None = None) -> BotSpec:
             " JOIN bots b ON b.id = v.bot_id WHERE b.name = ? AND v.version = ?",
             (name, row.version),
         ).fetchone()
+    runtime = stored["runtime"]
     return BotSpec(
         name=name, version=row.version, directory=store.data_dir / stored["directory"],
-        command=tuple(json.loads(stored["command"])), runtime=stored["runtime"],
+        command=tuple(json.loads(stored["command"])), runtime=runtime,
+        class_archives=(
+            shelf_dir(store.data_dir, name, row.version) if runtime == "java" else None
+        ),
     )  # fmt: skip
 
 

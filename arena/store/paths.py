@@ -10,6 +10,10 @@ token hashes), with ``arena.db`` and its ``-wal``/``-shm`` files 0600:
 
     arena.db          SQLite database (WAL mode)
     bots/NAME/VERSION the stored copy of each bot version's files
+    java-cds/NAME/VERSION/KEY.jsa
+                      a Java bot version's class-data archive for this JDK, made by
+                      the arena (arena/sandbox/javacds.py); `arena bot check` keeps
+                      those of the directories it checks here too
     admin.token       the admin bearer token of `arena serve` (mode 0600)
     leases/tournament-ID.lock
                       a tournament runner's lease: flock held while a process

@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from arena.conformance import ensure_class_archive
 from arena.logs import get_logger
 from arena.referee import MatchConfig
 from arena.referee.halves import half_configs
@@ -149,6 +150,8 @@ def match_jobs(
     remote bot pairs its deals only if ``paired_remote``."""
     first = bot_spec(store, match.first, match.first_version)
     second = bot_spec(store, match.second, match.second_version)
+    for spec in (first, second):  # a Java version without its class-data archive for this
+        ensure_class_archive(spec, limits=limits)  # JDK: built now, out of any match clock
     remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
     match_config = MatchConfig(
         games=match.games, seed=match.seed, secret=tournament_secret(store, match.tournament_id),

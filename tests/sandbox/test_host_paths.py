@@ -115,7 +115,8 @@ def test_control_unstaged_binds_show_the_host_paths(
     """The check above can fail: bound from their own paths, the sources show."""
 
     def unstaged(
-        bot_dir: Path, socket_path: Path, extra: tuple[tuple[Path, str], ...]
+        bot_dir: Path, socket_path: Path, extra: tuple[tuple[Path, str], ...],
+        writable_owner: int | None = None,
     ) -> StagedSources:
         return StagedSources(tmp_path / "nothing-to-remove", bot_dir, socket_path, extra)
 

@@ -40,7 +40,14 @@ func Run(name string, choose ChooseFunc) int {
 }
 
 func play(target, token, name string, choose ChooseFunc) error {
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// Fixed flow-control windows turn grpc-go's bandwidth estimator off: it would
+	// send a PING (and a WINDOW_UPDATE) with every request it receives, which the
+	// referee must answer on the decision's clock. One stream carries small
+	// messages; 1 MiB is room for the largest (a GameOver's record).
+	conn, err := grpc.NewClient(target,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(1<<20), grpc.WithInitialConnWindowSize(1<<20),
+		grpc.WithDisableRetry()) // one stream, never replayed
 	if err != nil {
 		return fmt.Errorf("cannot dial %s: %w", target, err)
 	}
