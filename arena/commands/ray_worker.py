@@ -6,7 +6,10 @@ works does it start Ray on this node with the custom resource
 cannot sandbox bots never gets a match. Without the check passing it starts
 nothing and exits 1 (``--unsafe-no-sandbox`` advertises the resource anyway:
 trusted bots only). ``--ray-start-args`` passes more flags to ``ray start``.
-Ray's workers are told not to kill their child processes as they exit
+The slots go to the node's Ray processes as ``$KAHUNA_RAY_SLOTS``: each match
+task pins itself to one slot's share of the node's CPUs
+(``arena.tournament.node_slots``). Ray's workers are told not to kill their
+child processes as they exit
 (``RAY_kill_child_processes_on_worker_exit=0``): the sandbox watchdog, a child
 of the referee, must outlive it to kill its bots.
 """
@@ -23,6 +26,7 @@ from typing import Any
 
 from arena.commands.storeargs import fail
 from arena.sandbox.probe import probe_host
+from arena.tournament.node_slots import SLOTS_ENV
 
 SANDBOX_RESOURCE = "kahuna_sandbox"  # arena.tournament.ray_executor's, without importing Ray
 KEEP_CHILDREN_ENV = "RAY_kill_child_processes_on_worker_exit"
@@ -83,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.cache:
         os.environ["KAHUNA_RAY_CACHE"] = args.cache
+    # Each match task pins itself to one slot's share of the node's CPUs (node_slots);
+    # KAHUNA_RAY_SLOTS=0 set by the user turns that off.
+    os.environ.setdefault(SLOTS_ENV, str(slots))
     # A Ray worker that exits kills its child processes by default; the sandbox's
     # watchdog is one, and it must outlive the referee to kill the referee's bots
     # (frozen mid-kill otherwise). The watchdog ends the bots itself.

@@ -97,6 +97,7 @@ class Node:
     cache_dir: Path
     resources: dict[str, float]
     cpus: int
+    cpu_set: str | None = None  # the host CPUs its processes may use (taskset -c), None: all
 
 
 @dataclass
@@ -108,6 +109,9 @@ class NetnsCluster:
     worker_cpus: int = 2
     head_cpus: int = 1
     env: Mapping[str, str] = field(default_factory=dict)  # for every node's Ray processes
+    # Each worker's own host CPUs (taskset lists such as "0" or "2-3"), as if it were a
+    # machine of its own; None: every node may run on every CPU of this machine.
+    worker_cpu_sets: Sequence[str] | None = None
     subnet: int = 0  # 10.231.<subnet>.0/24
     nodes: list[Node] = field(default_factory=list)
     tag: str = ""
@@ -170,6 +174,8 @@ class NetnsCluster:
             node = self._make_host(index + 2, f"w{index + 1}")
             node.resources = dict(resources)
             node.cpus = self.worker_cpus
+            if self.worker_cpu_sets is not None:
+                node.cpu_set = self.worker_cpu_sets[index]
             self.nodes.append(node)
             self._join(node)
         self.wait_nodes(len(self.nodes))
@@ -218,7 +224,10 @@ class NetnsCluster:
 
     def _run_on(self, node: Node, argv: Sequence[str], what: str) -> None:
         """Run ``argv`` in ``node``'s namespace with its environment; RuntimeError naming
-        ``what`` and the end of its stderr when it fails."""
+        ``what`` and the end of its stderr when it fails. On the node's CPUs only, when it
+        has a ``cpu_set`` (Ray's daemons and workers inherit the affinity)."""
+        if node.cpu_set is not None:
+            argv = ["taskset", "-c", node.cpu_set, *argv]
         done = subprocess.run(
             self.netns_argv(node, argv), env=self.node_env(node), capture_output=True,
             text=True, timeout=180,
