@@ -282,6 +282,51 @@ _STEPS = (
 """A match's steps on Ray: (JobTiming field, JobTiming field, what lies between)."""
 
 
+def _process_cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Stamped:
+    """An executor that notes when each match's games and ends arrive (any executor)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.games: dict[int, list[float]] = {}
+        self.done: dict[int, float] = {}
+        self.worker_cpu = 0.0
+
+    def submit(self, jobs: Sequence[MatchJob]) -> None:
+        self.inner.submit(jobs)
+
+    def next_event(self, timeout_s: float) -> JobEvent | None:
+        event: JobEvent | None = self.inner.next_event(timeout_s)
+        if isinstance(event, GameFinished):
+            self.games.setdefault(event.match_id, []).append(time.monotonic())
+        elif isinstance(event, JobDone):
+            self.done[event.match_id] = time.monotonic()
+        return event
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def close(self) -> None:
+        """Note the CPU time of the worker processes (alive until now: this machine's)."""
+        pids = getattr(self.inner, "pids", None) or {
+            placed.pid for placed in getattr(self.inner, "placements", [])
+        }
+        self.worker_cpu = sum(_process_cpu_s(pid) for pid in pids)
+        self.inner.close()
+
+    def spans(self) -> dict[str, list[float]]:
+        """Per match: its first game's arrival to its last's, over the games between."""
+        per_game = [(t[-1] - t[0]) / (len(t) - 1) for t in self.games.values() if len(t) > 1]
+        return {"game to game within a match": per_game}
+
+
 def run_one(data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int) -> int:
     """One round robin of every stored bot in this (fresh) process; prints JSON."""
     from arena.store import list_bots
@@ -296,8 +341,15 @@ def run_one(data: Path, name: str, games: int, seed: int, ray: str | None, cpus:
             from arena.tournament.ray_executor import RayExecutor
 
             executor = RayExecutor(ray)
-        summary = TournamentRunner(store, t.id, concurrency=cpus, executor=executor).run()
+        else:
+            from arena.tournament.local_executor import LocalProcessExecutor
+
+            executor = LocalProcessExecutor(cpus, pin_cpus=True)  # the runner's default
+        stamped = _Stamped(executor)
+        summary = TournamentRunner(store, t.id, concurrency=cpus, executor=stamped).run()
         elapsed = time.perf_counter() - started
+        if ray is None:
+            executor = None
     overheads: dict[str, list[float]] = {step: [] for _s, _e, step in _STEPS}
     if executor is not None:  # per match: from its first half's start to its last's end
         matches: dict[int, list[Any]] = {}
@@ -316,7 +368,8 @@ def run_one(data: Path, name: str, games: int, seed: int, ray: str | None, cpus:
     print(json.dumps({"games": summary.games_recorded, "seconds": elapsed,
                       "failed": len(summary.failed_matches), "overheads": overheads,
                       "driver_cpu": usage.ru_utime + usage.ru_stime,
-                      "ray_workers": workers}))  # fmt: skip
+                      "ray_workers": workers, "spans": stamped.spans(),
+                      "worker_cpu": stamped.worker_cpu}))  # fmt: skip
     return 0
 
 
@@ -351,6 +404,7 @@ def bench_cluster(
             rates: dict[str, list[float]] = {"local": [], "ray": []}
             cpu_per_game: dict[str, list[float]] = {"local": [], "ray": []}
             steps: dict[str, list[float]] = {step: [] for _s, _e, step in _STEPS}
+            spans: dict[str, list[float]] = {"local": [], "ray": []}
             for number in range(runs):
                 for kind in ("local", "ray"):
                     argv = [sys.executable, __file__, "_one", "--data", str(data),
@@ -369,6 +423,7 @@ def bench_cluster(
                     after = _busy()
                     spent = _daemon_cpu(namespaces)
                     arena_cpu = _group_cpu_s(group) - arena_cpu
+                    spans[kind] += result["spans"]["game to game within a match"]
                     rate = result["games"] / result["seconds"]
                     rates[kind].append(rate)
                     cpu_per_game[kind].append(1000 * arena_cpu / max(1, result["games"]))
@@ -379,6 +434,9 @@ def bench_cluster(
                         f" {100 * (after[0] - busy[0]) / max(1, after[1] - busy[1]):.0f}%,"
                         f" driver CPU {result['driver_cpu']:.1f} s, {_load()}"
                     )
+                    print(f"    the worker processes' CPU (referees, and Ray's in Ray's):"
+                          f" {1000 * result['worker_cpu'] / max(1, result['games']):.0f}"
+                          " ms a game")  # fmt: skip
                     if group is not None:
                         per_game = cpu_per_game[kind][-1]
                         print(f"    arena CPU (drivers, workers, referees, Ray; not the bots):"
@@ -401,6 +459,9 @@ def bench_cluster(
                 ray_cpu = statistics.mean(cpu_per_game["ray"])
                 print(f"arena CPU a game: local {local_cpu:.0f} ms, Ray {ray_cpu:.0f} ms"
                       f" ({ray_cpu / local_cpu:.2f}x)")  # fmt: skip
+            print("within a match, one game's end to the next's (median ms): local"
+                  f" {1000 * statistics.median(spans['local']):.0f}, Ray"
+                  f" {1000 * statistics.median(spans['ray']):.0f}")  # fmt: skip
             print("Ray, per match (median / min / max ms over every run):")
             for step, values in steps.items():
                 if values:

@@ -169,7 +169,8 @@ class NetnsCluster:
         head = self._make_host(1, "head")
         head.cpus = self.head_cpus
         self.nodes.append(head)
-        self._ray_start(head, ["--head", f"--port={RAY_PORT}", "--include-dashboard=false"])
+        self._ray_start(head, ["--head", f"--port={RAY_PORT}", "--include-dashboard=false",
+                               "--include-log-monitor=false"])  # fmt: skip
         for index, resources in enumerate(self.workers):
             node = self._make_host(index + 2, f"w{index + 1}")
             node.resources = dict(resources)
@@ -202,6 +203,7 @@ class NetnsCluster:
         env.update(self.env)
         env["KAHUNA_RAY_CACHE"] = str(node.cache_dir)
         env["RAY_USAGE_STATS_ENABLED"] = "0"
+        env.setdefault("RAY_enable_metrics_collection", "0")  # as `arena ray-worker` sets it
         # Node failure is noticed in seconds, not the default half minute.
         env.setdefault("RAY_health_check_period_ms", "500")
         env.setdefault("RAY_health_check_timeout_ms", "1000")
