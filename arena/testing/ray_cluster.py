@@ -204,6 +204,11 @@ class NetnsCluster:
         env["KAHUNA_RAY_CACHE"] = str(node.cache_dir)
         env["RAY_USAGE_STATS_ENABLED"] = "0"
         env.setdefault("RAY_enable_metrics_collection", "0")  # as `arena ray-worker` sets it
+        # Ray turns token auth on when it finds ~/.ray/auth_token (any Ray user of this
+        # machine may leave one) and RAY_AUTH_MODE is unset; nodes started before and
+        # after it appeared then refuse each other (InvalidAuthToken). These clusters
+        # live in namespaces of their own: no auth, whatever the home directory holds.
+        env.setdefault("RAY_AUTH_MODE", "disabled")
         # Node failure is noticed in seconds, not the default half minute.
         env.setdefault("RAY_health_check_period_ms", "500")
         env.setdefault("RAY_health_check_timeout_ms", "1000")
