@@ -3,7 +3,7 @@
     python3 benchmarks/distributed.py commit  [--games 2000] [--bots 8]
     python3 benchmarks/distributed.py cluster [--games 4] [--bots 6] [--runs 2]
                                               [--nodes 2] [--no-confine]
-                                              [--no-slot-pinning]
+                                              [--no-slot-pinning] [--no-live]
 
 `commit`: how many finished games per second the driver (the runner, the only
 writer of the store) commits when they arrive all at once. A real executor
@@ -327,7 +327,9 @@ class _Stamped:
         return {"game to game within a match": per_game}
 
 
-def run_one(data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int) -> int:
+def run_one(
+    data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int, live: bool
+) -> int:
     """One round robin of every stored bot in this (fresh) process; prints JSON."""
     from arena.store import list_bots
 
@@ -346,7 +348,8 @@ def run_one(data: Path, name: str, games: int, seed: int, ray: str | None, cpus:
 
             executor = LocalProcessExecutor(cpus, pin_cpus=True)  # the runner's default
         stamped = _Stamped(executor)
-        summary = TournamentRunner(store, t.id, concurrency=cpus, executor=stamped).run()
+        runner = TournamentRunner(store, t.id, concurrency=cpus, executor=stamped, live=live)
+        summary = runner.run()
         elapsed = time.perf_counter() - started
         if ray is None:
             executor = None
@@ -374,8 +377,9 @@ def run_one(data: Path, name: str, games: int, seed: int, ray: str | None, cpus:
 
 
 def bench_cluster(
-    games: int, bots: int, runs: int, cpus: int, nodes: int, confine: bool, slot_pinning: bool
-) -> int:
+    games: int, bots: int, runs: int, cpus: int, nodes: int, confine: bool, slot_pinning: bool,
+    live: bool,
+) -> int:  # fmt: skip
     from arena.testing.ray_cluster import NetnsCluster, ip_available
     from arena.tournament.cpu_placement import cpu_groups, usable_cpus
 
@@ -410,6 +414,7 @@ def bench_cluster(
                     argv = [sys.executable, __file__, "_one", "--data", str(data),
                             "--name", f"{kind}{number}", "--games", str(games),
                             "--seed", str(number), "--cpus", str(cpus)]  # fmt: skip
+                    argv += [] if live else ["--no-live"]
                     daemons = _daemon_cpu(namespaces)
                     busy = _busy()
                     arena_cpu = _group_cpu_s(group)
@@ -495,6 +500,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-slot-pinning", dest="slot_pinning", action="store_false",
         help="KAHUNA_RAY_SLOTS=0 on the nodes: match tasks not pinned to their slots' CPUs",
     )  # fmt: skip
+    cluster.add_argument(
+        "--no-live", dest="live", action="store_false",
+        help="tournaments without the live view (no live events from the matches)",
+    )  # fmt: skip
     one = sub.add_parser("_one")
     one.add_argument("--data", type=Path, required=True)
     one.add_argument("--name", required=True)
@@ -502,15 +511,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("--seed", type=int, required=True)
     one.add_argument("--cpus", type=int, required=True)
     one.add_argument("--ray")
+    one.add_argument("--no-live", dest="live", action="store_false")
     args = parser.parse_args(argv)
     if args.what == "commit":
         return bench_commit(args.games, args.bots, args.profile, args.runs)
     if args.what == "cluster":
         return bench_cluster(
             args.games, args.bots, args.runs, args.cpus, args.nodes, args.confine,
-            args.slot_pinning,
+            args.slot_pinning, args.live,
         )  # fmt: skip
-    return run_one(args.data, args.name, args.games, args.seed, args.ray, args.cpus)
+    return run_one(args.data, args.name, args.games, args.seed, args.ray, args.cpus, args.live)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,10 @@ task pins itself to one slot's share of the node's CPUs
 (``arena.tournament.node_slots``). Ray's own CPU is kept from the matches: no
 log monitor (``--include-log-monitor=false``: it streams workers' logs to
 drivers, which the arena's driver turns off) and no metrics recording
-(``RAY_enable_metrics_collection=0``). Ray's workers are told not to kill their
+(``RAY_enable_metrics_collection=0``); and its workers, which play the matches,
+run at nice 0, not Ray's 15 (``RAY_worker_niceness=0``: the referee and the
+bots it starts would otherwise wait for every other process on the node, on
+their own clocks). Ray's workers are told not to kill their
 child processes as they exit
 (``RAY_kill_child_processes_on_worker_exit=0``): the sandbox watchdog, a child
 of the referee, must outlive it to kill its bots.
@@ -34,6 +37,7 @@ from arena.tournament.node_slots import SLOTS_ENV
 SANDBOX_RESOURCE = "kahuna_sandbox"  # arena.tournament.ray_executor's, without importing Ray
 KEEP_CHILDREN_ENV = "RAY_kill_child_processes_on_worker_exit"
 METRICS_ENV = "RAY_enable_metrics_collection"
+NICENESS_ENV = "RAY_worker_niceness"
 
 
 def register(subparsers: Any) -> None:
@@ -103,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     # reads none), as no log monitor (above: it streams workers' logs to drivers, which
     # the arena's driver turns off).
     os.environ.setdefault(METRICS_ENV, "0")
+    # Ray runs its workers at nice 15 ("CPU for other processes first"); a match's referee
+    # and bots (its children) would then wait for anything else on the node, and their
+    # clocks count that wait: the node is there to play matches.
+    os.environ.setdefault(NICENESS_ENV, "0")
     print(f"sandbox check passed; joining {args.address} with {SANDBOX_RESOURCE}={slots}")
     sys.stdout.flush()
     try:
