@@ -2,6 +2,8 @@
 
     python3 benchmarks/distributed.py commit  [--games 2000] [--bots 8]
     python3 benchmarks/distributed.py cluster [--games 4] [--bots 6] [--runs 2]
+                                              [--nodes 2] [--no-confine]
+                                              [--no-slot-pinning] [--no-live]
 
 `commit`: how many finished games per second the driver (the runner, the only
 writer of the store) commits when they arrive all at once. A real executor
@@ -14,11 +16,20 @@ store path).
 
 `cluster` (root only: it makes network namespaces): the same round robin
 (same bots, seeds and deals) on the local executor with --concurrency N and on
-a Ray cluster of two worker nodes of N/2 CPUs each (``arena.testing.ray_cluster``,
-a node per network namespace, the head without the sandbox resource),
-alternating runs; games/s of each and their ratio; Ray's per-match overhead
-(submit to first game, last game to its job's end). Each run is a fresh
-driver process, as `arena tournament run` is.
+a Ray cluster of --nodes worker nodes of N/nodes CPUs each
+(``arena.testing.ray_cluster``, a node per network namespace, the head without
+the sandbox resource), alternating runs; games/s of each and their ratio.
+Each worker node is confined to its own share of this machine's CPUs
+(``taskset``: as if it were a machine of its own) unless --no-confine, which
+lets every node's processes run on every CPU. Each run is a fresh driver
+process, as `arena tournament run` is. Printed beside each run: how busy the
+machine was (/proc/stat), the driver's own CPU time, the arena's CPU time a
+game (everything the benchmark starts but the bots, whose CPU is the same
+either way: a cpuacct group; a figure the machine's other load barely
+changes, unlike games/s); for Ray also the CPU time
+of Ray's daemons (raylets, GCS, agents, monitors; not the workers that play
+the matches), how many Ray worker processes played matches, and per match the
+time from submit to its first game and from its last game to its end.
 
 Prints figures with the load average; asserts nothing.
 """
@@ -26,12 +37,14 @@ Prints figures with the load average; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import json
 import os
 import pstats
 import queue
+import resource
 import shutil
 import statistics
 import subprocess
@@ -189,7 +202,134 @@ def _play(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     return result
 
 
-def run_one(data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int) -> int:
+def _busy() -> tuple[int, int]:
+    """(non-idle, total) CPU ticks of the machine so far (/proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = values[3] + values[4]  # idle, iowait
+    return sum(values) - idle, sum(values)
+
+
+_DAEMONS = (
+    ("raylet", "raylet"), ("gcs_server", "gcs"), ("DashboardAgent", "dashboard agent"),
+    ("RuntimeEnvAgent", "runtime env agent"), ("log_monitor.py", "log monitor"),
+    ("monitor.py", "autoscaler monitor"), ("dashboard.py", "dashboard"),
+)  # fmt: skip
+
+
+_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+def _own_cpu_group() -> Path | None:
+    """A cpuacct group (cgroup v1) holding this process and all it starts from now on (the
+    drivers, the local workers, the Ray cluster; not the bots, which the sandbox moves
+    into groups of their own): the arena's CPU time, whatever else the machine runs."""
+    if not (_CPUACCT / "cpuacct.usage").exists():
+        return None
+    group = _CPUACCT / f"distributed-bench-{os.getpid()}"
+    try:
+        group.mkdir(exist_ok=True)
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return None
+    return group
+
+
+def _leave_cpu_group(group: Path | None) -> None:
+    if group is not None:
+        with contextlib.suppress(OSError):
+            (_CPUACCT / "cgroup.procs").write_text(str(os.getpid()))
+            group.rmdir()
+
+
+def _group_cpu_s(group: Path | None) -> float:
+    return 0.0 if group is None else int((group / "cpuacct.usage").read_text()) / 1e9
+
+
+def _daemon_cpu(namespaces: Sequence[str]) -> dict[str, float]:
+    """CPU seconds so far of Ray's daemons in ``namespaces``, by kind: every process there
+    but Ray's workers (``ray::...``, they play the matches), sandboxes and the driver."""
+    from arena.testing.ray_cluster import netns_pids
+
+    tick = os.sysconf("SC_CLK_TCK")
+    spent: dict[str, float] = {}
+    for namespace in namespaces:
+        for pid in netns_pids(namespace):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            agent = cmdline.startswith(("ray::DashboardAgent", "ray::RuntimeEnvAgent"))
+            if (
+                (cmdline.startswith("ray::") and not agent)
+                or "bwrap" in cmdline.split(" ")[0]
+                or "distributed.py" in cmdline
+            ):
+                continue
+            kind = next((k for key, k in _DAEMONS if key in cmdline), "other: " + cmdline[:40])
+            spent[kind] = spent.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return spent
+
+
+_STEPS = (
+    ("submitted", "launched", "waiting in the driver for a free slot"),
+    ("launched", "placed", "handed to Ray -> its task runs on a node"),
+    ("placed", "first_game", "task runs -> first game over (bots launched, a game played)"),
+    ("first_game", "last_game", "first -> last game over (both halves)"),
+    ("last_game", "done", "last game -> the job's end"),
+    ("done", "ended", "the job's end -> its task's end (bots closed)"),
+)  # fmt: skip
+"""A match's steps on Ray: (JobTiming field, JobTiming field, what lies between)."""
+
+
+def _process_cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Stamped:
+    """An executor that notes when each match's games and ends arrive (any executor)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.games: dict[int, list[float]] = {}
+        self.done: dict[int, float] = {}
+        self.worker_cpu = 0.0
+
+    def submit(self, jobs: Sequence[MatchJob]) -> None:
+        self.inner.submit(jobs)
+
+    def next_event(self, timeout_s: float) -> JobEvent | None:
+        event: JobEvent | None = self.inner.next_event(timeout_s)
+        if isinstance(event, GameFinished):
+            self.games.setdefault(event.match_id, []).append(time.monotonic())
+        elif isinstance(event, JobDone):
+            self.done[event.match_id] = time.monotonic()
+        return event
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def close(self) -> None:
+        """Note the CPU time of the worker processes (alive until now: this machine's)."""
+        pids = getattr(self.inner, "pids", None) or {
+            placed.pid for placed in getattr(self.inner, "placements", [])
+        }
+        self.worker_cpu = sum(_process_cpu_s(pid) for pid in pids)
+        self.inner.close()
+
+    def spans(self) -> dict[str, list[float]]:
+        """Per match: its first game's arrival to its last's, over the games between."""
+        per_game = [(t[-1] - t[0]) / (len(t) - 1) for t in self.games.values() if len(t) > 1]
+        return {"game to game within a match": per_game}
+
+
+def run_one(
+    data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int, live: bool
+) -> int:
     """One round robin of every stored bot in this (fresh) process; prints JSON."""
     from arena.store import list_bots
 
@@ -203,71 +343,137 @@ def run_one(data: Path, name: str, games: int, seed: int, ray: str | None, cpus:
             from arena.tournament.ray_executor import RayExecutor
 
             executor = RayExecutor(ray)
-        summary = TournamentRunner(store, t.id, concurrency=cpus, executor=executor).run()
+        else:
+            from arena.tournament.local_executor import LocalProcessExecutor
+
+            executor = LocalProcessExecutor(cpus, pin_cpus=True)  # the runner's default
+        stamped = _Stamped(executor)
+        runner = TournamentRunner(store, t.id, concurrency=cpus, executor=stamped, live=live)
+        summary = runner.run()
         elapsed = time.perf_counter() - started
-    overheads: dict[str, list[float]] = {"first": [], "last": []}
-    if executor is not None:
-        for timing in executor.timings.values():
-            if timing.first_game is not None and timing.done is not None:
-                overheads["first"].append(timing.first_game - timing.submitted)
-                assert timing.last_game is not None
-                overheads["last"].append(timing.done - timing.last_game)
+        if ray is None:
+            executor = None
+    overheads: dict[str, list[float]] = {step: [] for _s, _e, step in _STEPS}
+    if executor is not None:  # per match: from its first half's start to its last's end
+        matches: dict[int, list[Any]] = {}
+        for (match_id, _part), timing in sorted(executor.timings.items()):
+            matches.setdefault(match_id, []).append(timing)
+        for halves in matches.values():
+            first, last = halves[0], halves[-1]
+            for start, end, step in _STEPS:
+                begun = getattr(last if start in ("last_game", "done") else first, start)
+                over = getattr(first if end in ("launched", "placed", "first_game") else last, end)
+                if begun is not None and over is not None:
+                    overheads[step].append(over - begun)
+    placed = [] if executor is None else executor.placements
+    workers = sorted({f"{p.node_ip}/{p.pid}" for p in placed})
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({"games": summary.games_recorded, "seconds": elapsed,
-                      "failed": len(summary.failed_matches), "overheads": overheads}))  # fmt: skip
+                      "failed": len(summary.failed_matches), "overheads": overheads,
+                      "driver_cpu": usage.ru_utime + usage.ru_stime,
+                      "ray_workers": workers, "spans": stamped.spans(),
+                      "worker_cpu": stamped.worker_cpu}))  # fmt: skip
     return 0
 
 
-def bench_cluster(games: int, bots: int, runs: int, cpus: int) -> int:
+def bench_cluster(
+    games: int, bots: int, runs: int, cpus: int, nodes: int, confine: bool, slot_pinning: bool,
+    live: bool,
+) -> int:  # fmt: skip
     from arena.testing.ray_cluster import NetnsCluster, ip_available
+    from arena.tournament.cpu_placement import cpu_groups, usable_cpus
 
     problem = ip_available()
     if problem:
         print(f"cluster: cannot make a namespaced cluster here: {problem}")
         return 1
     work = Path(tempfile.mkdtemp(prefix="kray-bench-"))
-    per_node = max(1, cpus // 2)
+    per_node = max(1, cpus // nodes)
+    shares = cpu_groups(usable_cpus()[:cpus], nodes)
+    cpu_sets = [",".join(map(str, sorted(share))) for share in shares] if confine else None
+    layout = f"{nodes} worker node(s) x {per_node} CPU" + (
+        f" (CPUs {' | '.join(cpu_sets)})" if cpu_sets else " (not confined)"
+    ) + ("" if slot_pinning else ", slots not pinned")
+    node_env = {"PYTHONPATH": str(REPO)} | ({} if slot_pinning else {"KAHUNA_RAY_SLOTS": "0"})
+    group = _own_cpu_group()
     try:
         data = _data_dir(work, bots)
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         with NetnsCluster(
-            work / "cluster", workers=({"kahuna_sandbox": per_node},) * 2,
-            worker_cpus=per_node, head_cpus=0, env={"PYTHONPATH": str(REPO)},
+            work / "cluster", workers=({"kahuna_sandbox": per_node},) * nodes,
+            worker_cpus=per_node, head_cpus=0, env=node_env, worker_cpu_sets=cpu_sets,
         ) as cluster:  # fmt: skip
-            print(f"cluster up: 2 worker nodes x {per_node} CPU, {_load()}")
+            print(f"cluster up: {layout}, {_load()}")
+            namespaces = [node.netns for node in cluster.nodes]
             rates: dict[str, list[float]] = {"local": [], "ray": []}
-            firsts: list[float] = []
-            lasts: list[float] = []
+            cpu_per_game: dict[str, list[float]] = {"local": [], "ray": []}
+            steps: dict[str, list[float]] = {step: [] for _s, _e, step in _STEPS}
+            spans: dict[str, list[float]] = {"local": [], "ray": []}
             for number in range(runs):
                 for kind in ("local", "ray"):
                     argv = [sys.executable, __file__, "_one", "--data", str(data),
                             "--name", f"{kind}{number}", "--games", str(games),
                             "--seed", str(number), "--cpus", str(cpus)]  # fmt: skip
+                    argv += [] if live else ["--no-live"]
+                    daemons = _daemon_cpu(namespaces)
+                    busy = _busy()
+                    arena_cpu = _group_cpu_s(group)
                     if kind == "ray":
                         argv = cluster.netns_argv(cluster.head, [*argv, "--ray", cluster.address])
                         result = _play(argv, cluster.node_env(cluster.head))
-                        firsts += result["overheads"]["first"]
-                        lasts += result["overheads"]["last"]
+                        for step, values in result["overheads"].items():
+                            steps[step] += values
                     else:
                         result = _play(argv, env)
+                    after = _busy()
+                    spent = _daemon_cpu(namespaces)
+                    arena_cpu = _group_cpu_s(group) - arena_cpu
+                    spans[kind] += result["spans"]["game to game within a match"]
                     rate = result["games"] / result["seconds"]
                     rates[kind].append(rate)
+                    cpu_per_game[kind].append(1000 * arena_cpu / max(1, result["games"]))
                     print(
                         f"run {number} {kind:5}: {result['games']} games in"
                         f" {result['seconds']:.2f} s = {rate:.2f} games/s"
-                        f" ({result['failed']} failed matches), {_load()}"
+                        f" ({result['failed']} failed matches), machine busy"
+                        f" {100 * (after[0] - busy[0]) / max(1, after[1] - busy[1]):.0f}%,"
+                        f" driver CPU {result['driver_cpu']:.1f} s, {_load()}"
                     )
+                    print(f"    the worker processes' CPU (referees, and Ray's in Ray's):"
+                          f" {1000 * result['worker_cpu'] / max(1, result['games']):.0f}"
+                          " ms a game")  # fmt: skip
+                    if group is not None:
+                        per_game = cpu_per_game[kind][-1]
+                        print(f"    arena CPU (drivers, workers, referees, Ray; not the bots):"
+                              f" {arena_cpu:.1f} s = {per_game:.0f} ms a game")  # fmt: skip
+                    used = {k: v - daemons.get(k, 0.0) for k, v in spent.items()}
+                    total = sum(used.values())
+                    print(f"    Ray daemons' CPU during it: {total:.1f} s ("
+                          + ", ".join(f"{k} {v:.1f}" for k, v in sorted(
+                              used.items(), key=lambda kv: -kv[1]) if v >= 0.05)
+                          + ")")  # fmt: skip
+                    if kind == "ray":
+                        print(f"    Ray worker processes that played matches:"
+                              f" {len(result['ray_workers'])}")  # fmt: skip
             local, ray = statistics.mean(rates["local"]), statistics.mean(rates["ray"])
-            print(f"local executor ({cpus} CPUs): {local:.2f} games/s; Ray (2 nodes x"
-                  f" {per_node} CPU): {ray:.2f} games/s; ratio {100 * ray / local:.0f}%"
+            print(f"local executor ({cpus} CPUs): {local:.2f} games/s; Ray ({layout}):"
+                  f" {ray:.2f} games/s; ratio {100 * ray / local:.0f}%"
                   " (target >= 90%)")  # fmt: skip
-            if firsts:
-                print(
-                    f"Ray per match: submit to first game median"
-                    f" {1000 * statistics.median(firsts):.0f} ms (includes queueing behind"
-                    f" other matches: min {1000 * min(firsts):.0f} ms); last game to its end"
-                    f" median {1000 * statistics.median(lasts):.0f} ms"
-                )
+            if group is not None:
+                local_cpu = statistics.mean(cpu_per_game["local"])
+                ray_cpu = statistics.mean(cpu_per_game["ray"])
+                print(f"arena CPU a game: local {local_cpu:.0f} ms, Ray {ray_cpu:.0f} ms"
+                      f" ({ray_cpu / local_cpu:.2f}x)")  # fmt: skip
+            print("within a match, one game's end to the next's (median ms): local"
+                  f" {1000 * statistics.median(spans['local']):.0f}, Ray"
+                  f" {1000 * statistics.median(spans['ray']):.0f}")  # fmt: skip
+            print("Ray, per match (median / min / max ms over every run):")
+            for step, values in steps.items():
+                if values:
+                    print(f"    {step}: {1000 * statistics.median(values):.0f} /"
+                          f" {1000 * min(values):.0f} / {1000 * max(values):.0f}")  # fmt: skip
     finally:
+        _leave_cpu_group(group)
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
@@ -285,6 +491,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     cluster.add_argument("--bots", type=int, default=6)
     cluster.add_argument("--runs", type=int, default=2)
     cluster.add_argument("--cpus", type=int, default=2)
+    cluster.add_argument("--nodes", type=int, default=2, help="worker nodes (default 2)")
+    cluster.add_argument(
+        "--no-confine", dest="confine", action="store_false",
+        help="let every node run on every CPU (default: each node on its own share)",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--no-slot-pinning", dest="slot_pinning", action="store_false",
+        help="KAHUNA_RAY_SLOTS=0 on the nodes: match tasks not pinned to their slots' CPUs",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--no-live", dest="live", action="store_false",
+        help="tournaments without the live view (no live events from the matches)",
+    )  # fmt: skip
     one = sub.add_parser("_one")
     one.add_argument("--data", type=Path, required=True)
     one.add_argument("--name", required=True)
@@ -292,12 +511,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("--seed", type=int, required=True)
     one.add_argument("--cpus", type=int, required=True)
     one.add_argument("--ray")
+    one.add_argument("--no-live", dest="live", action="store_false")
     args = parser.parse_args(argv)
     if args.what == "commit":
         return bench_commit(args.games, args.bots, args.profile, args.runs)
     if args.what == "cluster":
-        return bench_cluster(args.games, args.bots, args.runs, args.cpus)
-    return run_one(args.data, args.name, args.games, args.seed, args.ray, args.cpus)
+        return bench_cluster(
+            args.games, args.bots, args.runs, args.cpus, args.nodes, args.confine,
+            args.slot_pinning, args.live,
+        )  # fmt: skip
+    return run_one(args.data, args.name, args.games, args.seed, args.ray, args.cpus, args.live)
 
 
 if __name__ == "__main__":

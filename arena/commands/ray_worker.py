@@ -6,7 +6,16 @@ works does it start Ray on this node with the custom resource
 cannot sandbox bots never gets a match. Without the check passing it starts
 nothing and exits 1 (``--unsafe-no-sandbox`` advertises the resource anyway:
 trusted bots only). ``--ray-start-args`` passes more flags to ``ray start``.
-Ray's workers are told not to kill their child processes as they exit
+The slots go to the node's Ray processes as ``$KAHUNA_RAY_SLOTS``: each match
+task pins itself to one slot's share of the node's CPUs
+(``arena.tournament.node_slots``). Ray's own CPU is kept from the matches: no
+log monitor (``--include-log-monitor=false``: it streams workers' logs to
+drivers, which the arena's driver turns off) and no metrics recording
+(``RAY_enable_metrics_collection=0``); and its workers, which play the matches,
+run at nice 0, not Ray's 15 (``RAY_worker_niceness=0``: the referee and the
+bots it starts would otherwise wait for every other process on the node, on
+their own clocks). Ray's workers are told not to kill their
+child processes as they exit
 (``RAY_kill_child_processes_on_worker_exit=0``): the sandbox watchdog, a child
 of the referee, must outlive it to kill its bots.
 """
@@ -23,9 +32,12 @@ from typing import Any
 
 from arena.commands.storeargs import fail
 from arena.sandbox.probe import probe_host
+from arena.tournament.node_slots import SLOTS_ENV
 
 SANDBOX_RESOURCE = "kahuna_sandbox"  # arena.tournament.ray_executor's, without importing Ray
 KEEP_CHILDREN_ENV = "RAY_kill_child_processes_on_worker_exit"
+METRICS_ENV = "RAY_enable_metrics_collection"
+NICENESS_ENV = "RAY_worker_niceness"
 
 
 def register(subparsers: Any) -> None:
@@ -58,7 +70,8 @@ def ray_start_argv(args: argparse.Namespace, slots: int) -> list[str]:
     ray = shutil.which("ray")
     start = [ray] if ray else [sys.executable, "-m", "ray.scripts.scripts"]
     argv = [*start, "start", f"--address={args.address}",
-            f"--resources={json.dumps({SANDBOX_RESOURCE: slots})}"]  # fmt: skip
+            f"--resources={json.dumps({SANDBOX_RESOURCE: slots})}",
+            "--include-log-monitor=false"]  # fmt: skip
     if args.num_cpus is not None:
         argv.append(f"--num-cpus={args.num_cpus}")
     return argv + extra
@@ -83,10 +96,21 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.cache:
         os.environ["KAHUNA_RAY_CACHE"] = args.cache
+    # Each match task pins itself to one slot's share of the node's CPUs (node_slots);
+    # KAHUNA_RAY_SLOTS=0 set by the user turns that off.
+    os.environ.setdefault(SLOTS_ENV, str(slots))
     # A Ray worker that exits kills its child processes by default; the sandbox's
     # watchdog is one, and it must outlive the referee to kill the referee's bots
     # (frozen mid-kill otherwise). The watchdog ends the bots itself.
     os.environ.setdefault(KEEP_CHILDREN_ENV, "0")
+    # Ray's own CPU on a node is taken from its matches: no metrics recording (the arena
+    # reads none), as no log monitor (above: it streams workers' logs to drivers, which
+    # the arena's driver turns off).
+    os.environ.setdefault(METRICS_ENV, "0")
+    # Ray runs its workers at nice 15 ("CPU for other processes first"); a match's referee
+    # and bots (its children) would then wait for anything else on the node, and their
+    # clocks count that wait: the node is there to play matches.
+    os.environ.setdefault(NICENESS_ENV, "0")
     print(f"sandbox check passed; joining {args.address} with {SANDBOX_RESOURCE}={slots}")
     sys.stdout.flush()
     try:

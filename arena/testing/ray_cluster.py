@@ -97,6 +97,7 @@ class Node:
     cache_dir: Path
     resources: dict[str, float]
     cpus: int
+    cpu_set: str | None = None  # the host CPUs its processes may use (taskset -c), None: all
 
 
 @dataclass
@@ -108,6 +109,9 @@ class NetnsCluster:
     worker_cpus: int = 2
     head_cpus: int = 1
     env: Mapping[str, str] = field(default_factory=dict)  # for every node's Ray processes
+    # Each worker's own host CPUs (taskset lists such as "0" or "2-3"), as if it were a
+    # machine of its own; None: every node may run on every CPU of this machine.
+    worker_cpu_sets: Sequence[str] | None = None
     subnet: int = 0  # 10.231.<subnet>.0/24
     nodes: list[Node] = field(default_factory=list)
     tag: str = ""
@@ -165,11 +169,14 @@ class NetnsCluster:
         head = self._make_host(1, "head")
         head.cpus = self.head_cpus
         self.nodes.append(head)
-        self._ray_start(head, ["--head", f"--port={RAY_PORT}", "--include-dashboard=false"])
+        self._ray_start(head, ["--head", f"--port={RAY_PORT}", "--include-dashboard=false",
+                               "--include-log-monitor=false"])  # fmt: skip
         for index, resources in enumerate(self.workers):
             node = self._make_host(index + 2, f"w{index + 1}")
             node.resources = dict(resources)
             node.cpus = self.worker_cpus
+            if self.worker_cpu_sets is not None:
+                node.cpu_set = self.worker_cpu_sets[index]
             self.nodes.append(node)
             self._join(node)
         self.wait_nodes(len(self.nodes))
@@ -196,6 +203,12 @@ class NetnsCluster:
         env.update(self.env)
         env["KAHUNA_RAY_CACHE"] = str(node.cache_dir)
         env["RAY_USAGE_STATS_ENABLED"] = "0"
+        env.setdefault("RAY_enable_metrics_collection", "0")  # as `arena ray-worker` sets it
+        # Ray turns token auth on when it finds ~/.ray/auth_token (any Ray user of this
+        # machine may leave one) and RAY_AUTH_MODE is unset; nodes started before and
+        # after it appeared then refuse each other (InvalidAuthToken). These clusters
+        # live in namespaces of their own: no auth, whatever the home directory holds.
+        env.setdefault("RAY_AUTH_MODE", "disabled")
         # Node failure is noticed in seconds, not the default half minute.
         env.setdefault("RAY_health_check_period_ms", "500")
         env.setdefault("RAY_health_check_timeout_ms", "1000")
@@ -218,7 +231,10 @@ class NetnsCluster:
 
     def _run_on(self, node: Node, argv: Sequence[str], what: str) -> None:
         """Run ``argv`` in ``node``'s namespace with its environment; RuntimeError naming
-        ``what`` and the end of its stderr when it fails."""
+        ``what`` and the end of its stderr when it fails. On the node's CPUs only, when it
+        has a ``cpu_set`` (Ray's daemons and workers inherit the affinity)."""
+        if node.cpu_set is not None:
+            argv = ["taskset", "-c", node.cpu_set, *argv]
         done = subprocess.run(
             self.netns_argv(node, argv), env=self.node_env(node), capture_output=True,
             text=True, timeout=180,

@@ -3,7 +3,8 @@
 Runs in the head's network namespace (``NetnsCluster.netns_argv``): plays
 stored tournament NAME of data directory DATA on the cluster at ADDRESS with
 ``RayExecutor`` and writes what the tests check as JSON to OUT: where each
-job ran, how many jobs were submitted again, the run's summary.
+job ran, how many jobs were submitted again, the run's summary, the CPUs the
+match tasks ran on (each a slot's, ``arena.tournament.node_slots``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def main() -> int:
         "games_discarded": summary.games_discarded,
         "failed_matches": {str(k): v for k, v in summary.failed_matches.items()},
         "finished": summary.finished,
+        "worker_cpus": sorted({tuple(cpus) for cpus in summary.worker_cpus.values()}),
     }))  # fmt: skip
     return 0 if summary.finished else 1
 

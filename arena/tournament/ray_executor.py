@@ -10,7 +10,9 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   No more tasks are in Ray at once than the cluster has units (``_fill``): Ray
   does not move a task queued on a busy node to one that frees up.
 - The task plays the halves in turn, the next half's bots started while the
-  current one plays (``play_in_turn``, as the local executor does).
+  current one plays (``play_in_turn``, as the local executor does), on one of
+  its node's slots, pinned to that slot's CPUs as a local worker is
+  (``arena.tournament.node_slots``).
 - The task is a streaming generator: it yields the jobs' events (typed
   messages of ``arena.tournament.executor``) as they happen, each finished
   game at once; the driver, the only writer of the store, stores them.
@@ -48,7 +50,7 @@ from arena.referee import GameReport
 from arena.referee.halves import play_in_turn
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.types import BotSpec
-from arena.tournament.bot_bundles import cached_bot, pack
+from arena.tournament.bot_bundles import cache_root, cached_bot, pack
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
@@ -58,6 +60,7 @@ from arena.tournament.executor import (
     WorkerStarted,
 )
 from arena.tournament.live_feed import LiveSender
+from arena.tournament.node_slots import NODE_CPUS, configured_slots, node_slot
 
 SANDBOX_RESOURCE = "kahuna_sandbox"
 DEFAULT_MATCH_CPUS = 1.0
@@ -78,12 +81,16 @@ class MatchPlaced:
 
 @dataclass
 class JobTiming:
-    """When a job was submitted, its first and last game arrived and it was done (monotonic)."""
+    """When a job was submitted, handed to Ray, its task said where it runs, its first and
+    last game arrived, it was done, and its task ended (the driver's monotonic clock)."""
 
     submitted: float
+    launched: float | None = None  # its (last) task handed to Ray: a slot was free
+    placed: float | None = None  # its task's MatchPlaced arrived: the task runs
     first_game: float | None = None
     last_game: float | None = None
     done: float | None = None
+    ended: float | None = None  # its task's stream ended
 
 
 @dataclass
@@ -189,6 +196,7 @@ class RayExecutor:
         while free > 0 and self._waiting:
             run = self._waiting.popleft()
             run.generator = self._launch(run)
+            self._note(run, "launched")
             self._runs.append(run)
             free -= 1
 
@@ -237,6 +245,7 @@ class RayExecutor:
         try:
             ref = next(run.generator)
         except StopIteration:  # the task is over: each of its jobs said it was done
+            self._note(run, "ended")
             self._runs.remove(run)
             for job, _left in run.left():  # cannot happen but for a bug
                 self._finish(job, "the match's task ended without saying it was done")
@@ -252,6 +261,7 @@ class RayExecutor:
             self._retry(run, error)
             return
         if isinstance(event, MatchPlaced):
+            self._note(run, "placed")
             self.placements.append(event)
             self.log.info("match_placed", match_id=event.match_id, part=event.part,
                           node=event.node_ip, attempt=run.attempt)  # fmt: skip
@@ -270,6 +280,13 @@ class RayExecutor:
                 self._finish(job, event.error)
         else:
             self._events.append(event)
+
+    def _note(self, run: _Run, moment: str) -> None:
+        """Now is ``moment`` (a ``JobTiming`` field) of each of ``run``'s jobs."""
+        now = time.monotonic()
+        for job in run.jobs:
+            if job.key in self.timings:
+                setattr(self.timings[job.key], moment, now)
 
     def _retry(self, run: _Run, error: BaseException) -> None:
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
@@ -317,7 +334,18 @@ def _play(
     node_ip: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
     job = jobs[0]
     yield MatchPlaced(job.match_id, job.part, node_ip, context.get_node_id(), os.getpid())
-    yield WorkerStarted(os.getpid(), usable_cpus())
+    # on one of the node's slots, pinned to its CPUs as a local worker is (node_slots)
+    with node_slot(cache_root() / ".slots", configured_slots(), NODE_CPUS):
+        yield WorkerStarted(os.getpid(), usable_cpus())
+        yield from _played(jobs, first_bundle, second_bundle)
+
+
+def _played(
+    jobs: tuple[MatchJob, ...], first_bundle: list[Any], second_bundle: list[Any]
+) -> Iterator[object]:
+    """``_play`` once its slot is held: the bots from the node's cache, the runs played in
+    a thread, their events yielded as they come."""
+    job = jobs[0]
     events: queue.SimpleQueue[object] = queue.SimpleQueue()
     sender = LiveSender(job.match_id, events.put) if job.live else None
     finished = object()

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import stat
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from arena.referee.botdir import content_hash
-from arena.tournament.bot_bundles import BundleError, cached_bot, pack
+from arena.tournament.bot_bundles import BundleError, cached_bot, checked_members, pack
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_bots" / "python_random"
@@ -88,3 +90,54 @@ def test_the_bundle_leaves_out_compiled_python(tmp_path: Path, bot: tuple[Path, 
     assert content_hash(source) == version  # the version ignores them too
     directory = cached_bot(version, Fetches(pack(source)), tmp_path / "cache")
     assert not (directory / "__pycache__").exists()
+
+
+def _tar_with(*members: tarfile.TarInfo) -> tarfile.TarFile:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for member in members:
+            tar.addfile(member, io.BytesIO(b"") if member.isfile() else None)
+    buffer.seek(0)
+    return tarfile.open(fileobj=buffer, mode="r")
+
+
+def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    member = tarfile.TarInfo(name)
+    member.type, member.linkname = kind, link
+    return member
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        _member("../evil.py"),
+        _member("/etc/evil.py"),
+        _member("lib/../../evil.py"),
+        _member("link.py", tarfile.SYMTYPE, "../../etc/passwd"),
+        _member("lib/link.py", tarfile.SYMTYPE, "../../x"),
+        _member("link.py", tarfile.SYMTYPE, "/etc/passwd"),
+        _member("hard.py", tarfile.LNKTYPE, "../bot.py"),
+        _member("fifo", tarfile.FIFOTYPE),
+        _member("dev", tarfile.CHRTYPE),
+    ],
+    ids=lambda m: f"{m.name}->{m.linkname}" if m.linkname else m.name,
+)
+def test_without_extraction_filters_a_member_leaving_the_directory_is_refused(
+    member: tarfile.TarInfo,
+) -> None:
+    """The check used where Python has no extraction filters (Debian 12's 3.11.2)."""
+    with pytest.raises(BundleError, match="bundle"):
+        checked_members(_tar_with(member))
+
+
+def test_without_extraction_filters_a_real_bundle_passes(bot: tuple[Path, str]) -> None:
+    source, _version = bot
+    with tarfile.open(fileobj=io.BytesIO(pack(source)), mode="r") as tar:
+        names = {member.name for member in checked_members(tar)}
+    assert {"bot.py", "bot.toml", "link.py"} <= names  # the symlink inside: kept
+    inside = _tar_with(
+        _member("lib", tarfile.DIRTYPE),
+        _member("lib/l.py", tarfile.SYMTYPE, "../bot.py"),
+        _member("hard.py", tarfile.LNKTYPE, "bot.py"),
+    )
+    assert len(checked_members(inside)) == 3

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -33,9 +34,11 @@ from arena.testing.ray_cluster import (
     ip_available,
     sandboxes_of,
 )
+from arena.tournament.cpu_placement import usable_cpus
 
 from .test_runner import (
     DEFINITIONS,
+    TEST_SECRET,
     _check_consistent,
     _check_deals_keyed,
     _create,
@@ -178,6 +181,10 @@ def test_a_tournament_on_two_workers_stores_what_the_local_executor_does(
     assert not any(cluster.head.cache_dir.iterdir()), "the head unpacked a bot"
     assert len(used) == 2, "one worker got every match"
     assert result["resubmitted"] == 0
+    if len(usable_cpus()) >= 2:  # each node's two slots on a CPU of their own
+        assert result["worker_cpus"] and all(len(c) == 1 for c in result["worker_cpus"]), (
+            f"match tasks not pinned to their slots' CPUs: {result['worker_cpus']}"
+        )
     _no_bots_left(cluster)
 
 
@@ -279,3 +286,80 @@ def test_a_corrupted_bot_cache_is_detected_by_its_hash_and_refetched(
     repaired = [d for d in corrupted if content_hash(d) == d.name]
     assert repaired, "no corrupted cache was noticed"
     assert all("corrupted cache" not in (d / "bot.py").read_text() for d in repaired)
+
+
+def test_serve_ray_plays_a_tournament_started_over_the_api_on_the_workers(
+    cluster: NetnsCluster, references: References, tmp_path: Path
+) -> None:
+    """`arena serve --ray`: a tournament created and started over the API is played on the
+    worker nodes (their sandboxes; none in the head's namespace, where the server runs and
+    where a server without --ray would play it), stored once (the local executor's
+    games), and WatchTournament streams every stored game and the end."""
+    bots, definition = DEFINITIONS["round-robin"]
+    data = _data_dir_with_bots(tmp_path, bots)
+    env = cluster.node_env(cluster.head)
+    argv = [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(data),
+            "--ray", cluster.address]  # fmt: skip
+    server = subprocess.Popen(
+        cluster.netns_argv(cluster.head, argv), env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        port, token = _serve_address(server)
+        client = [sys.executable, "-m", "arena.testing.api_client", str(port), str(token)]
+        games, seed = definition[definition.index("--games") + 1], definition[-1]
+        subprocess.run(
+            cluster.netns_argv(cluster.head, [*client, "create", "cup", *bots, "--games",
+                                              games, "--seed", seed]),
+            env=env, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        db = sqlite3.connect(data / "arena.db")  # the reference's secret: its very deals
+        db.execute("UPDATE tournaments SET secret = ?", (TEST_SECRET,))
+        db.commit()
+        db.close()
+        watcher = subprocess.Popen(
+            cluster.netns_argv(cluster.head, [*client, "start-watch", "cup"]), env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        sandboxed = _sandboxes_while(cluster, watcher)
+        output, errors = watcher.communicate(timeout=300)
+        assert watcher.returncode == 0, errors.decode(errors="replace")[-3000:]
+        watched = json.loads(output.decode().strip().splitlines()[-1])
+    finally:
+        server.terminate()
+        server.wait(30)
+    _check_same(data, references["round-robin"])
+    assert not sandboxed[cluster.head.name], "a match ran in the server's own namespace"
+    assert all(sandboxed[node.name] for node in cluster.nodes[1:]), sandboxed
+    stored = [row[0] for row in sqlite3.connect(data / "arena.db").execute(
+        "SELECT id FROM games ORDER BY id")]  # fmt: skip
+    assert sorted(watched["games"]) == stored, "WatchTournament missed or repeated a game"
+    assert watched["last"]["status"] == watched["listed"]["status"] == "finished"
+    assert watched["listed"]["games_played"] == len(stored) == watched["listed"]["games_scheduled"]
+    _no_bots_left(cluster)
+
+
+def _serve_address(server: subprocess.Popen[str]) -> tuple[int, Path]:
+    """The API port and admin token file that `arena serve` prints as it starts."""
+    assert server.stdout is not None
+    port = token = None
+    for _ in range(20):
+        line = server.stdout.readline()
+        if found := re.search(r"listening on 127\.0\.0\.1:(\d+)", line):
+            port = int(found.group(1))
+        if found := re.search(r"admin token: (\S+)", line):
+            token = Path(found.group(1))
+        if port is not None and token is not None:
+            return port, token
+    raise AssertionError(f"arena serve did not say where it listens (exit {server.poll()})")
+
+
+def _sandboxes_while(cluster: NetnsCluster, process: subprocess.Popen[bytes]) -> dict[str, int]:
+    """How often each node was seen running sandboxes until ``process`` ends."""
+    seen = {node.name: 0 for node in cluster.nodes}
+    deadline = time.monotonic() + 300
+    while process.poll() is None and time.monotonic() < deadline:
+        for node in cluster.nodes:
+            seen[node.name] += bool(sandboxes_of(node))
+        time.sleep(0.05)
+    return seen

@@ -90,7 +90,8 @@ def test_ray_worker_advertises_the_sandbox_resource_once_the_check_passes() -> N
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip().splitlines()[-1]
     assert line.endswith(
-        ' start --address=10.231.255.1:6379 --resources={"kahuna_sandbox": 3} --num-cpus=4 --block'
+        ' start --address=10.231.255.1:6379 --resources={"kahuna_sandbox": 3}'
+        " --include-log-monitor=false --num-cpus=4 --block"
     ), line
 
 

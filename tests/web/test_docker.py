@@ -110,6 +110,7 @@ def test_arena_service_keeps_data_in_a_named_volume_and_publishes_its_ports() ->
 def test_arena_service_grants_what_bubblewrap_and_cgroups_need() -> None:
     arena = compose()["services"]["arena"]
     assert "SYS_ADMIN" in arena["cap_add"]
+    assert "NET_ADMIN" in arena["cap_add"], "bwrap as root sets up the bots' loopback"
     assert "seccomp=unconfined" in arena["security_opt"]
     assert "apparmor=unconfined" in arena["security_opt"]
     assert arena["cgroup"] == "private"
