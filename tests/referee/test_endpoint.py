@@ -29,8 +29,10 @@ from arena.referee.endpoint import (
 from arena.referee.judge import ReplyWindow, judge
 from arena.referee.types import BotStatus
 
-REFUSED = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.UNAVAILABLE}
-"""How a refused call ends: the method lookup's answer, or the cut that follows it."""
+REFUSED = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED}
+"""How a refused call ends: the method lookup's answer, or the cut that follows it (a call
+the transport had already taken in when the bot's server stopped ends CANCELLED: the clean-
+clone CI saw it once in 32 calls in flight; still never an answer, and ``served`` counts)."""
 SETTLE_S = 0.3
 """How long the test waits to be sure that no further arrival comes."""
 
