@@ -36,7 +36,7 @@ from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
 from arena.referee.game import Clock, GameTiming, RefereeState
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
-from arena.referee.match import KEPT_CONNECTION, STDERR_KEPT_FOR, printable
+from arena.referee.match import KEPT_CONNECTION, STDERR_KEPT_FOR, printable, short_tmp
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.results import Failures, PlayedGame, game_over_messages, score_games
 from arena.referee.slots import BotSlot
@@ -76,8 +76,7 @@ def check_bot(
     config = MatchConfig(
         limits=limits or SandboxLimits(), unsafe=unsafe, hello_timeout_ms=hello_timeout_ms
     )
-    root = tempfile.gettempdir() if len(tempfile.gettempdir()) < 60 else "/tmp"
-    with tempfile.TemporaryDirectory(prefix="kahuna-check-", dir=root) as work:
+    with tempfile.TemporaryDirectory(prefix="kahuna-check-", dir=short_tmp()) as work:
         return _Checker(spec, config, Path(work)).run(scenarios)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from arena.conformance.runner import _Checker
 from arena.conformance.scenarios import SCENARIOS
 from arena.logs import get_logger
+from arena.referee.match import short_tmp
 from arena.referee.types import BotSpec, MatchConfig
 from arena.sandbox import SandboxLimits, javacds, probe_host
 
@@ -86,8 +87,7 @@ def train_class_archive(spec: BotSpec, *, limits: SandboxLimits | None = None) -
     config = MatchConfig(limits=dataclasses.replace(
         base, max_file_size_mb=max(base.max_file_size_mb, room_mb)
     ))  # fmt: skip
-    root = tempfile.gettempdir() if len(tempfile.gettempdir()) < 60 else "/tmp"
-    with tempfile.TemporaryDirectory(prefix="kahuna-train-", dir=root) as work:
+    with tempfile.TemporaryDirectory(prefix="kahuna-train-", dir=short_tmp()) as work:
         checker = _Checker(spec, config, Path(work), train=True,
                            exit_grace_s=TRAINING_EXIT_GRACE_S)  # fmt: skip
         report = checker.run(TRAINING_SCENARIOS)

@@ -122,7 +122,7 @@ class StartedMatch:
         on_event: LiveHook | None,
         on_seat_offer: SeatOfferHook | None,
     ) -> None:
-        self._work = tempfile.TemporaryDirectory(prefix="kahuna-", dir=_short_tmp())
+        self._work = tempfile.TemporaryDirectory(prefix="kahuna-", dir=short_tmp())
         self._match = _Match(config, specs, Path(self._work.name), wire_tap, on_event,
                              on_seat_offer)  # fmt: skip
         self._error: BaseException | None = None
@@ -170,8 +170,9 @@ class StartedMatch:
         self._work.cleanup()
 
 
-def _short_tmp() -> str:
-    """A temp root short enough for gRPC's Unix socket path limit."""
+def short_tmp() -> str:
+    """A temp root short enough for gRPC's Unix socket path limit (a match's, a check's and a
+    training run's bot sockets live under it)."""
     root = tempfile.gettempdir()
     return root if len(root) < 60 else "/tmp"
 
