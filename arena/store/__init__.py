@@ -106,7 +106,7 @@ from arena.store.remote import (
     register_remote_bot,
     take_seat_offer,
 )
-from arena.store.schema import CURRENT_VERSION, SchemaError
+from arena.store.schema import CURRENT_VERSION, RECENT_KEPT, SchemaError
 from arena.store.tokens import check_token, create_token, ensure_admin_token
 from arena.store.tournaments import (
     INTERRUPTED,
@@ -130,6 +130,7 @@ __all__ = [
     "CURRENT_VERSION",
     "ENV_DATA_DIR",
     "INTERRUPTED",
+    "RECENT_KEPT",
     "REMOTE_RUNTIME",
     "AlreadyExistsError",
     "BotDetail",

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from arena.store.paths import BOTS_DIR_NAME, DATABASE_NAME, resolve_data_dir
-from arena.store.schema import SchemaError, check_usable, migrate
+from arena.store.schema import CURRENT_VERSION, SchemaError, check_usable, migrate
 
 
 def _private(path: Path, mode: int) -> None:
@@ -51,6 +51,7 @@ class StorageFullError(Exception):
 
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_IOERR_SHMSIZE = sqlite3.SQLITE_IOERR_SHMSIZE  # what opening in WAL mode on a full disk gives
 
 
 def is_disk_full(error: BaseException) -> bool:
@@ -60,6 +61,16 @@ def is_disk_full(error: BaseException) -> bool:
     if isinstance(error, sqlite3.Error):
         return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
     return isinstance(error, OSError) and error.errno in FULL_ERRNOS
+
+
+def _unwritable(error: sqlite3.Error) -> str | None:
+    """Why SQLite could not write (a full disk, a read-only database), as a clause; else None."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if is_disk_full(error) or code == _IOERR_SHMSIZE:  # its -shm file could not grow
+        return "the data directory has no space left (free some, then open it again)"
+    if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY:  # any of its extended codes
+        return "the database is read-only (make it writable, then open it again)"
+    return None
 
 
 def _cause_text(error: BaseException) -> str:
@@ -135,8 +146,9 @@ class Store:
             )
         except sqlite3.Error as error:
             raise StoreError(f"{database}: cannot open the database: {error}") from None
+        found = None
         try:
-            check_usable(connection)  # reads only: a refused file is left as it was
+            found = check_usable(connection)  # reads only: a refused file is left as it was
             connection.row_factory = sqlite3.Row
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = FULL")
@@ -151,6 +163,14 @@ class Store:
             raise StoreError(f"{database}: cannot make it private: {error.strerror}") from None
         except sqlite3.DatabaseError as error:
             connection.close()
+            unwritable = _unwritable(error)
+            if unwritable and found is not None and 0 < found < CURRENT_VERSION:
+                raise StoreError(
+                    f"{database}: cannot upgrade the database from schema v{found} to"
+                    f" v{CURRENT_VERSION}: {unwritable}; it is left at v{found} as it was"
+                ) from None
+            if unwritable:
+                raise StoreError(f"{database}: cannot open the database: {unwritable}") from None
             raise StoreError(f"{database}: not a usable arena database: {error}") from None
         except SchemaError as error:
             connection.close()

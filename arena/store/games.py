@@ -22,8 +22,10 @@ from arena.store.models import (
     RateGame,
     SeatFailures,
     StoredOutcome,
+    TournamentFormat,
     TournamentStatus,
 )
+from arena.store.totals import count_finished, count_game
 
 
 def record_game(
@@ -67,8 +69,9 @@ def _record(
     failures: tuple[SeatFailures, SeatFailures],
 ) -> int | None:
     match = db.execute(
-        "SELECT m.games, m.first_id, m.second_id, bf.name AS first, bs.name AS second"
-        " FROM matches m JOIN bot_versions vf ON vf.id = m.first_id"
+        "SELECT m.games, m.tournament_id, t.format, m.first_id, m.second_id, bf.name AS first,"
+        " bs.name AS second FROM matches m JOIN tournaments t ON t.id = m.tournament_id"
+        " JOIN bot_versions vf ON vf.id = m.first_id"
         " JOIN bots bf ON bf.id = vf.bot_id JOIN bot_versions vs ON vs.id = m.second_id"
         " JOIN bots bs ON bs.id = vs.bot_id WHERE m.id = ?",
         (match_id,),
@@ -106,9 +109,13 @@ def _record(
                 (game_id, seat, seat_ids[seat], report.stderr[name]),
             )
     _rate(db, game_id, seat_ids, winner_seat, rate, failures)
+    tournament_id, ladder = match["tournament_id"], match["format"] == TournamentFormat.LADDER
+    count_game(db, tournament_id, seat_ids, ladder=ladder)
     played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
     if played.fetchone()[0] >= match["games"]:
         db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))
+        versions = (match["first_id"], match["second_id"])
+        count_finished(db, tournament_id, versions, ladder=ladder)  # once: no game comes after
     return game_id
 
 

@@ -7,7 +7,10 @@ stored: they are the latest version of every bot not withdrawn
 (``bots.withdrawn_at``) that runs here (remote bots are left out: nobody
 promises they are connected). Each ladder match is its own round (the
 ladder's sequence number), stored when it is scheduled, so that the
-matches in play are the unfinished ones and a restart resumes them.
+matches in play are the unfinished ones and a restart resumes them. What the
+pages and the runner read of its history (each version's matches, games,
+matches in play, latest opponents) are running totals kept as each match and
+game is stored (``arena.store.totals``, schema v9): one read at any age.
 
 The store decides nothing here: the pairing is ``arena.tournament.ladder_schedule``'s.
 """
@@ -22,6 +25,7 @@ from arena.referee.botdir import REMOTE_RUNTIME
 from arena.referee.seeds import new_secret
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.models import MatchRow, TournamentConfig, TournamentFormat
+from arena.store.totals import LadderTotals, count_match, read_ladder_totals
 from arena.store.tournaments import get_tournament, match_rows
 
 JsonSettings = dict[str, object]
@@ -132,83 +136,49 @@ WHERE b.withdrawn_at IS NULL AND v.runtime != '{REMOTE_RUNTIME}'
 ORDER BY v.id
 """
 
-_MATCH_COUNTS = """
-SELECT version_id, COUNT(*), MAX(round), SUM(finished_at IS NULL) FROM (
-    SELECT first_id AS version_id, round, finished_at FROM matches WHERE tournament_id = :t
-    UNION ALL SELECT second_id, round, finished_at FROM matches WHERE tournament_id = :t
-) GROUP BY version_id
-"""
 
-_LADDER_GAMES = """
-SELECT version_id, COUNT(*) FROM (
-    SELECT g.seat0_id AS version_id FROM games g JOIN matches m ON m.id = g.match_id
-    WHERE m.tournament_id = :t
-    UNION ALL SELECT g.seat1_id FROM games g JOIN matches m ON m.id = g.match_id
-    WHERE m.tournament_id = :t
-) GROUP BY version_id
-"""
+def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> list[LadderEntrantRow]:
+    """The ladder's entrants now, oldest version first, each with its ladder history
+    (``recent``: how many latest opponents each carries, at most ``RECENT_KEPT``).
 
-_RECENT = """
-SELECT version_id, opponent FROM (
-    SELECT version_id, opponent, ROW_NUMBER() OVER (PARTITION BY version_id ORDER BY round DESC)
-    AS n FROM (
-        SELECT first_id AS version_id, second_id AS opponent, round FROM matches
-        WHERE tournament_id = :t AND round > :since
-        UNION ALL SELECT second_id, first_id, round FROM matches
-        WHERE tournament_id = :t AND round > :since
-    )
-) WHERE n <= :recent ORDER BY version_id, n
-"""
-
-
-def ladder_entrants(
-    store: Store, tournament_id: int, *, recent: int = 2, recent_rounds: int | None = 100_000
-) -> list[LadderEntrantRow]:
-    """The ladder's entrants now, oldest version first, each with its ladder history.
-
-    ``recent``: how many latest opponents each carries; they are looked for in
-    the ladder's last ``recent_rounds`` matches only (older ones are history;
-    None: in all of them).
+    Two reads, of the bots and of the ladder's running totals (``arena.store.totals``),
+    however long the ladder has run.
     """
-    params = {"t": tournament_id}
     with store.reading() as db:
         entrants = db.execute(_ENTRANTS).fetchall()
-        counts = {r[0]: r[1:] for r in db.execute(_MATCH_COUNTS, params)}
-        games = {r[0]: r[1] for r in db.execute(_LADDER_GAMES, params)}
-        opponents = _recent_opponents(db, tournament_id, recent, recent_rounds)
-    rows = []
-    for r in entrants:
-        matches, last_round, in_play = counts.get(r["id"], (0, None, 0))
-        rows.append(
-            LadderEntrantRow(
-                version_id=r["id"],
-                bot=r["bot"],
-                version=r["version"],
-                owner=r["owner"],
-                mu=r["mu"],
-                sigma=r["sigma"],
-                games=r["games"],
-                ladder_games=games.get(r["id"], 0),
-                matches=matches,
-                last_match=last_round,
-                in_play=in_play or 0,
-                recent=tuple(opponents.get(r["id"], ())),
-            )
+        totals = read_ladder_totals(db, tournament_id)
+    empty = LadderTotals()
+    return [
+        LadderEntrantRow(
+            version_id=r["id"],
+            bot=r["bot"],
+            version=r["version"],
+            owner=r["owner"],
+            mu=r["mu"],
+            sigma=r["sigma"],
+            games=r["games"],
+            ladder_games=(kept := totals.get(r["id"], empty)).games,
+            matches=kept.matches,
+            last_match=kept.last_match,
+            in_play=kept.in_play,
+            recent=kept.recent[:recent],
         )
-    return rows
+        for r in entrants
+    ]
 
 
 def ladder_history(store: Store, tournament_id: int, *, recent: int) -> dict[int, LadderHistory]:
     """Every version's ladder history (withdrawn and superseded ones too): what
-    ``ladder_entrants`` gives each entrant, with its ``recent`` latest opponents
-    looked for in all the ladder's matches. It reads every ladder match: a runner
-    reads it once and then keeps it itself (``arena.tournament.ladder``)."""
+    ``ladder_entrants`` gives each entrant, with its ``recent`` latest opponents. One read of
+    the ladder's running totals: a runner reads it once and then keeps it itself
+    (``arena.tournament.ladder``)."""
     with store.reading() as db:
-        counts = db.execute(_MATCH_COUNTS, {"t": tournament_id}).fetchall()
-        opponents = _recent_opponents(db, tournament_id, recent, None)
+        totals = read_ladder_totals(db, tournament_id)
     return {
-        r[0]: LadderHistory(matches=r[1], last_match=r[2], recent=tuple(opponents.get(r[0], ())))
-        for r in counts
+        version_id: LadderHistory(
+            matches=kept.matches, last_match=kept.last_match, recent=kept.recent[:recent]
+        )
+        for version_id, kept in totals.items()
     }
 
 
@@ -222,22 +192,6 @@ def ladder_ratings(store: Store) -> list[LadderRating]:
         ]
 
 
-def _recent_opponents(
-    db: sqlite3.Connection, tournament_id: int, recent: int, recent_rounds: int | None
-) -> dict[int, list[int]]:
-    since = -1
-    if recent_rounds is not None:
-        last = db.execute(
-            "SELECT COALESCE(MAX(round), 0) FROM matches WHERE tournament_id = ?", (tournament_id,)
-        ).fetchone()[0]
-        since = last - recent_rounds
-    opponents: dict[int, list[int]] = {}
-    params = {"t": tournament_id, "recent": recent, "since": since}
-    for version_id, opponent in db.execute(_RECENT, params):
-        opponents.setdefault(version_id, []).append(opponent)
-    return opponents
-
-
 def add_ladder_match(
     store: Store, tournament_id: int, first_id: int, second_id: int, *, games: int, seed: int
 ) -> int:
@@ -249,6 +203,7 @@ def add_ladder_match(
             " VALUES (?, ?, ?, ?, ?, ?)",
             (tournament_id, round_no, first_id, second_id, games, seed),
         ).lastrowid
+        count_match(db, tournament_id, round_no, (first_id, second_id), games, ladder=True)
     assert match_id is not None
     return match_id
 

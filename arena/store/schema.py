@@ -33,11 +33,20 @@ History:
   v8  ``tournaments.interrupted_reason``: why a tournament's runner stopped
       before the end, one line with host paths as ``<path>`` (NULL: it did
       not, or could not say; a full disk leaves it in the lease file instead).
+  v9  running totals, kept by the writes that store matches and games (in their
+      transaction), so that a page reads them instead of every match and game:
+      ``tournaments.games_played`` and ``games_scheduled``; ``ladder_totals``, a
+      ladder version's matches, its latest (``last_match``, a round), those
+      unfinished (``in_play``), its games and its latest opponents (``recent``,
+      JSON, newest first, at most ``RECENT_KEPT``). Filled from the history; a
+      step written in Python (the opponents in round order).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Callable
 
 V1 = """
 CREATE TABLE bots (
@@ -238,7 +247,75 @@ V8 = """
 ALTER TABLE tournaments ADD COLUMN interrupted_reason TEXT
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
+RECENT_KEPT = 100
+"""How many latest opponents ``ladder_totals.recent`` keeps (max_repeat is at most this)."""
+
+V9 = """
+ALTER TABLE tournaments ADD COLUMN games_played INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tournaments ADD COLUMN games_scheduled INTEGER NOT NULL DEFAULT 0;
+UPDATE tournaments SET
+    games_played = (SELECT COUNT(*) FROM games g JOIN matches m ON m.id = g.match_id
+                    WHERE m.tournament_id = tournaments.id),
+    games_scheduled = (SELECT COALESCE(SUM(games), 0) FROM matches
+                       WHERE tournament_id = tournaments.id);
+CREATE TABLE ladder_totals (
+    tournament_id  INTEGER NOT NULL REFERENCES tournaments(id),
+    bot_version_id INTEGER NOT NULL REFERENCES bot_versions(id),
+    matches        INTEGER NOT NULL,
+    last_match     INTEGER NOT NULL,
+    in_play        INTEGER NOT NULL,
+    games          INTEGER NOT NULL,
+    recent         TEXT NOT NULL,
+    PRIMARY KEY (tournament_id, bot_version_id)
+);
+INSERT INTO ladder_totals (tournament_id, bot_version_id, matches, last_match, in_play, games,
+                           recent)
+SELECT tournament_id, version_id, COUNT(*), MAX(round), SUM(finished_at IS NULL), 0, '[]' FROM (
+    SELECT m.tournament_id, m.first_id AS version_id, m.round, m.finished_at FROM matches m
+    JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder'
+    UNION ALL SELECT m.tournament_id, m.second_id, m.round, m.finished_at FROM matches m
+    JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder'
+) GROUP BY tournament_id, version_id;
+UPDATE ladder_totals SET games = counted.games FROM (
+    SELECT tournament_id, version_id, COUNT(*) AS games FROM (
+        SELECT m.tournament_id, g.seat0_id AS version_id FROM games g
+        JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id
+        WHERE t.format = 'ladder'
+        UNION ALL SELECT m.tournament_id, g.seat1_id FROM games g
+        JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id
+        WHERE t.format = 'ladder'
+    ) GROUP BY tournament_id, version_id
+) AS counted
+WHERE counted.tournament_id = ladder_totals.tournament_id
+  AND counted.version_id = ladder_totals.bot_version_id
+"""
+
+
+def _v9(connection: sqlite3.Connection) -> None:
+    """V9, then each ladder version's latest ``RECENT_KEPT`` opponents, newest first (in
+    Python: SQLite before 3.44 promises no order inside an aggregate)."""
+    _run_script(connection, V9)
+    recent: dict[tuple[int, int], list[int]] = {}
+    rows = connection.execute(
+        "SELECT m.tournament_id, m.first_id, m.second_id FROM matches m"
+        " JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder'"
+        " ORDER BY m.tournament_id, m.round DESC, m.id DESC"
+    )
+    for tournament_id, first_id, second_id in rows:
+        for version_id, opponent in ((first_id, second_id), (second_id, first_id)):
+            kept = recent.setdefault((tournament_id, version_id), [])
+            if len(kept) < RECENT_KEPT:
+                kept.append(opponent)
+    connection.executemany(
+        "UPDATE ladder_totals SET recent = ? WHERE tournament_id = ? AND bot_version_id = ?",
+        [(json.dumps(kept, separators=(",", ":")), t, v) for (t, v), kept in recent.items()],
+    )
+
+
+Migration = str | Callable[[sqlite3.Connection], None]
+"""A step: SQL statements separated by ``;`` (none inside them), or a function."""
+
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, _v9)
 CURRENT_VERSION = len(MIGRATIONS)
 
 
@@ -291,9 +368,11 @@ def _apply_next(connection: sqlite3.Connection) -> bool:
     try:
         version = check_usable(connection)
         if version < CURRENT_VERSION:
-            statements = [s.strip() for s in MIGRATIONS[version].split(";") if s.strip()]
-            for statement in statements:
-                connection.execute(statement)
+            step = MIGRATIONS[version]
+            if isinstance(step, str):
+                _run_script(connection, step)
+            else:
+                step(connection)
             broken = connection.execute("PRAGMA foreign_key_check").fetchall()
             if broken:
                 raise SchemaError(
@@ -306,3 +385,10 @@ def _apply_next(connection: sqlite3.Connection) -> bool:
         raise
     connection.execute("COMMIT")
     return version < CURRENT_VERSION
+
+
+def _run_script(connection: sqlite3.Connection, script: str) -> None:
+    """Each of ``script``'s statements (separated by ``;``), in the open transaction."""
+    for statement in (s.strip() for s in script.split(";")):
+        if statement:
+            connection.execute(statement)

@@ -26,6 +26,7 @@ from arena.store.models import (
     TournamentRow,
     TournamentStatus,
 )
+from arena.store.totals import count_match
 
 INTERRUPTED = TournamentStatus.INTERRUPTED
 STORED_STATUSES = tuple(s for s in TournamentStatus if s is not INTERRUPTED)
@@ -144,12 +145,13 @@ def _insert_round(
     version_ids: Mapping[str, int],
 ) -> None:
     for match in planned.matches:
+        versions = (version_ids[match.first], version_ids[match.second])
         db.execute(
             "INSERT INTO matches (tournament_id, round, first_id, second_id, games, seed)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (tournament_id, planned.number, version_ids[match.first], version_ids[match.second],
-             match.games, match.seed),
-        )  # fmt: skip
+            (tournament_id, planned.number, *versions, match.games, match.seed),
+        )
+        count_match(db, tournament_id, planned.number, versions, match.games, ladder=False)
     if planned.bye is not None:
         db.execute(
             "INSERT INTO byes (tournament_id, round, bot_version_id) VALUES (?, ?, ?)",
@@ -257,12 +259,6 @@ def shown_status(store: Store, tournament_id: int, stored: str) -> TournamentSta
 
 
 def _tournament_row(store: Store, db: sqlite3.Connection, row: sqlite3.Row) -> TournamentRow:
-    played, scheduled = db.execute(
-        "SELECT (SELECT COUNT(*) FROM games g JOIN matches m ON m.id = g.match_id"
-        " WHERE m.tournament_id = ?), (SELECT COALESCE(SUM(games), 0) FROM matches"
-        " WHERE tournament_id = ?)",
-        (row["id"], row["id"]),
-    ).fetchone()
     status = shown_status(store, row["id"], row["status"])
     reason = None
     if status is INTERRUPTED:
@@ -273,7 +269,8 @@ def _tournament_row(store: Store, db: sqlite3.Connection, row: sqlite3.Row) -> T
         status=status, interrupted_reason=reason,
         config=TournamentConfig.from_json(json.loads(row["config"])), created_at=row["created_at"],
         finished_at=row["finished_at"], entrants=tuple(_entrant_ids(db, row["id"])),
-        games_played=played, games_scheduled=scheduled, commitment=row["commitment"],
+        games_played=row["games_played"], games_scheduled=row["games_scheduled"],
+        commitment=row["commitment"],
     )  # fmt: skip
 
 

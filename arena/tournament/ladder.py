@@ -4,11 +4,10 @@ The entrants are the store's (the latest version of every bot not
 withdrawn), read with their ratings before each pick (``ladder_ratings``,
 one read of the bots), so a new submission joins and a withdrawn bot leaves
 without a restart. Their ladder history (matches, the latest, recent
-opponents) is read once a run (``ladder_history``) and then kept by the
-runner as it stores each match (``history_after``): it alone adds ladder matches
-(it holds the lease), so the kept history is the stored one, and the picks
-are those of ``ladder_entrants`` without reading every ladder match per pick
-(which grows with the ladder's age). Each free
+opponents) is read once a run (``ladder_history``, the store's running totals)
+and then kept by the runner as it stores each match (``history_after``): it
+alone adds ladder matches (it holds the lease), so the kept history is the
+stored one, and the picks are those of ``ladder_entrants``. Each free
 slot gets the scheduler's next pick (``arena.tournament.ladder_schedule``,
 from the stored ratings and history only), stored as the ladder's next match
 before it is played, then played by the executor in its halves (paired

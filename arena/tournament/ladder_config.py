@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
+from arena.store import RECENT_KEPT
 from arena.store.models import TournamentConfig
 from arena.tournament.config import TournamentError, build_config
 from arena.tournament.ladder_schedule import (
@@ -25,7 +26,7 @@ from arena.tournament.ladder_schedule import (
 DEFAULT_NAME = "ladder"
 PLACEMENT_RANGE = (0, 100)
 PLACEMENT_IN_PLAY_RANGE = (1, 16)
-REPEAT_RANGE = (1, 100)
+REPEAT_RANGE = (1, RECENT_KEPT)  # the store keeps this many latest opponents
 CONCURRENCY_RANGE = (1, 1024)
 
 

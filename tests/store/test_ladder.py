@@ -155,5 +155,5 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
                 set_withdrawn(store, "c", True)
             in_play = {ids[a]: number % 3}
             assert rated_contenders(ladder_ratings(store), kept, in_play) == contenders(
-                ladder_entrants(store, ladder, recent=keep, recent_rounds=None), in_play
+                ladder_entrants(store, ladder, recent=keep), in_play
             )

@@ -1,0 +1,102 @@
+"""The ladder's totals as the history gives them: the reads before schema v9.
+
+Copied from ``arena/store/ladder.py`` and ``arena/store/tournaments.py`` as they
+were at 459bde5 (every ladder match and game, by SQL over ``matches`` and
+``games``): the reference the running totals are checked against.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from arena.store import LadderEntrantRow
+from arena.store.totals import LadderTotals
+
+# The history-based reads of arena/store/ladder.py at 459bde5 (before the totals).
+_ENTRANTS = """
+SELECT v.id, b.name AS bot, b.owner, v.version, v.mu, v.sigma, v.games
+FROM bots b JOIN bot_versions v ON v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)
+WHERE b.withdrawn_at IS NULL AND v.runtime != 'remote'
+ORDER BY v.id
+"""
+
+_MATCH_COUNTS = """
+SELECT version_id, COUNT(*), MAX(round), SUM(finished_at IS NULL) FROM (
+    SELECT first_id AS version_id, round, finished_at FROM matches WHERE tournament_id = :t
+    UNION ALL SELECT second_id, round, finished_at FROM matches WHERE tournament_id = :t
+) GROUP BY version_id
+"""
+
+_LADDER_GAMES = """
+SELECT version_id, COUNT(*) FROM (
+    SELECT g.seat0_id AS version_id FROM games g JOIN matches m ON m.id = g.match_id
+    WHERE m.tournament_id = :t
+    UNION ALL SELECT g.seat1_id FROM games g JOIN matches m ON m.id = g.match_id
+    WHERE m.tournament_id = :t
+) GROUP BY version_id
+"""
+
+_RECENT = """
+SELECT version_id, opponent FROM (
+    SELECT version_id, opponent, ROW_NUMBER() OVER (PARTITION BY version_id ORDER BY round DESC)
+    AS n FROM (
+        SELECT first_id AS version_id, second_id AS opponent, round FROM matches
+        WHERE tournament_id = :t AND round > :since
+        UNION ALL SELECT second_id, first_id, round FROM matches
+        WHERE tournament_id = :t AND round > :since
+    )
+) WHERE n <= :recent ORDER BY version_id, n
+"""
+
+
+def history_totals(db: sqlite3.Connection, ladder: int, recent: int) -> dict[int, LadderTotals]:
+    """Each version's ladder totals, from every ladder match and game."""
+    counts = {r[0]: r[1:] for r in db.execute(_MATCH_COUNTS, {"t": ladder})}
+    games = {r[0]: r[1] for r in db.execute(_LADDER_GAMES, {"t": ladder})}
+    opponents: dict[int, list[int]] = {}
+    for version_id, opponent in db.execute(_RECENT, {"t": ladder, "recent": recent, "since": -1}):
+        opponents.setdefault(version_id, []).append(opponent)
+    return {
+        version_id: LadderTotals(
+            matches=matches,
+            last_match=last,
+            in_play=in_play,
+            games=games.get(version_id, 0),
+            recent=tuple(opponents.get(version_id, ())),
+        )
+        for version_id, (matches, last, in_play) in counts.items()
+    }
+
+
+def history_entrants(db: sqlite3.Connection, ladder: int, recent: int) -> list[LadderEntrantRow]:
+    """``ladder_entrants`` as it was before v9."""
+    totals = history_totals(db, ladder, recent)
+    empty = LadderTotals()
+    return [
+        LadderEntrantRow(
+            version_id=r[0],
+            bot=r[1],
+            version=r[3],
+            owner=r[2],
+            mu=r[4],
+            sigma=r[5],
+            games=r[6],
+            ladder_games=(t := totals.get(r[0], empty)).games,
+            matches=t.matches,
+            last_match=t.last_match,
+            in_play=t.in_play,
+            recent=t.recent,
+        )
+        for r in db.execute(_ENTRANTS)
+    ]
+
+
+def history_tournament_games(db: sqlite3.Connection, tournament: int) -> tuple[int, int]:
+    """A tournament's games played and scheduled, as ``get_tournament`` counted them before v9."""
+    played, scheduled = db.execute(
+        "SELECT (SELECT COUNT(*) FROM games g JOIN matches m ON m.id = g.match_id"
+        " WHERE m.tournament_id = ?), (SELECT COALESCE(SUM(games), 0) FROM matches"
+        " WHERE tournament_id = ?)",
+        (tournament, tournament),
+    ).fetchone()
+    return int(played), int(scheduled)
