@@ -110,7 +110,7 @@ def _record(
             )
     _rate(db, game_id, seat_ids, winner_seat, rate, failures)
     tournament_id, ladder = match["tournament_id"], match["format"] == TournamentFormat.LADDER
-    count_game(db, tournament_id, seat_ids, ladder=ladder)
+    count_game(db, tournament_id, game_id, seat_ids, ladder=ladder)
     played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
     if played.fetchone()[0] >= match["games"]:
         db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))
@@ -167,15 +167,23 @@ def game_outcomes(store: Store, tournament_id: int) -> list[StoredOutcome]:
     ]
 
 
-_GAME_SELECT = """
+_GAME_COLUMNS = """
 SELECT g.id, m.tournament_id, t.name AS tournament, g.match_id, m.round, g.game_index,
        b0.name AS bot0, b1.name AS bot1, v0.version AS version0, v1.version AS version1,
        g.winner_seat, g.reason, g.status0, g.status1, g.actions, g.time0_ms, g.time1_ms,
        g.finished_at
-FROM games g JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id
+"""
+_GAME_JOINS = """
+JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id
 JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id
 JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id
 """
+_GAME_SELECT = f"{_GAME_COLUMNS} FROM games g {_GAME_JOINS}"
+# a tournament's games newest first, read from its index (schema v9) in order: no sort of all
+_TOURNAMENT_GAME_SELECT = (
+    f"{_GAME_COLUMNS} FROM tournament_games tg CROSS JOIN games g ON g.id = tg.game_id"
+    f" {_GAME_JOINS} WHERE tg.tournament_id = ?"
+)
 
 
 def _game_row(r: sqlite3.Row) -> GameRow:
@@ -196,19 +204,26 @@ def list_games(
     limit: int = 100,
     offset: int = 0,
 ) -> list[GameRow]:
-    """Finished games, newest first, optionally of one tournament and/or one bot."""
+    """Finished games, newest first, optionally of one tournament and/or one bot.
+
+    A tournament's are read from its index of games (``tournament_games``), newest
+    first: as many rows as asked for, however many games it has.
+    """
     clauses: list[str] = []
     params: list[object] = []
+    select, order = _GAME_SELECT, "g.id"
     if tournament_id is not None:
-        clauses.append("m.tournament_id = ?")
+        select, order = _TOURNAMENT_GAME_SELECT, "tg.game_id"
         params.append(tournament_id)
     if bot is not None:
         clauses.append("(b0.name = ? OR b1.name = ?)")
         params += [bot, bot]
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    where = " AND ".join(clauses)
+    if where:
+        where = ("AND " if tournament_id is not None else "WHERE ") + where
     with store.reading() as db:
         rows = db.execute(
-            f"{_GAME_SELECT} {where} ORDER BY g.id DESC LIMIT ? OFFSET ?",
+            f"{select} {where} ORDER BY {order} DESC LIMIT ? OFFSET ?",
             (*params, max(0, limit), max(0, offset)),
         ).fetchall()
     return [_game_row(r) for r in rows]

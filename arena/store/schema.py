@@ -35,7 +35,8 @@ History:
       not, or could not say; a full disk leaves it in the lease file instead).
   v9  running totals, kept by the writes that store matches and games (in their
       transaction), so that a page reads them instead of every match and game:
-      ``tournaments.games_played`` and ``games_scheduled``; ``ladder_totals``, a
+      ``tournaments.games_played`` and ``games_scheduled``; ``tournament_games``
+      (a tournament's games by id: its latest read in order); ``ladder_totals``, a
       ladder version's matches, its latest (``last_match``, a round), those
       unfinished (``in_play``), its games and its latest opponents (``recent``,
       JSON, newest first, at most ``RECENT_KEPT``). Filled from the history; a
@@ -258,6 +259,13 @@ UPDATE tournaments SET
                     WHERE m.tournament_id = tournaments.id),
     games_scheduled = (SELECT COALESCE(SUM(games), 0) FROM matches
                        WHERE tournament_id = tournaments.id);
+CREATE TABLE tournament_games (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    game_id       INTEGER NOT NULL REFERENCES games(id),
+    PRIMARY KEY (tournament_id, game_id)
+) WITHOUT ROWID;
+INSERT INTO tournament_games (tournament_id, game_id)
+SELECT m.tournament_id, g.id FROM games g JOIN matches m ON m.id = g.match_id;
 CREATE TABLE ladder_totals (
     tournament_id  INTEGER NOT NULL REFERENCES tournaments(id),
     bot_version_id INTEGER NOT NULL REFERENCES bot_versions(id),

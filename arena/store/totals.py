@@ -1,7 +1,8 @@
 """Running totals (schema v9), kept in the transaction that stores each match and game.
 
 A page reads these instead of every match and game: a tournament's games
-played and scheduled (``tournaments``), and per ladder version its matches,
+played and scheduled (``tournaments``) and its games by id (``tournament_games``,
+so that its latest are read in order), and per ladder version its matches,
 its latest one (a round), those unfinished, its games and its latest
 opponents (``ladder_totals``). They are written only here, by the store's
 three writers of the history (``_insert_round``, ``add_ladder_match``,
@@ -70,11 +71,20 @@ def count_match(
 
 
 def count_game(
-    db: sqlite3.Connection, tournament_id: int, seat_ids: tuple[int, int], *, ladder: bool
+    db: sqlite3.Connection,
+    tournament_id: int,
+    game_id: int,
+    seat_ids: tuple[int, int],
+    *,
+    ladder: bool,
 ) -> None:
-    """Count a game just stored, its seats' versions ``seat_ids``."""
+    """Count game ``game_id``, just stored, its seats' versions ``seat_ids``."""
     db.execute(
         "UPDATE tournaments SET games_played = games_played + 1 WHERE id = ?", (tournament_id,)
+    )
+    db.execute(
+        "INSERT INTO tournament_games (tournament_id, game_id) VALUES (?, ?)",
+        (tournament_id, game_id),
     )
     if ladder:
         for version_id in seat_ids:

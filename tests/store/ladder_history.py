@@ -100,3 +100,27 @@ def history_tournament_games(db: sqlite3.Connection, tournament: int) -> tuple[i
         (tournament, tournament),
     ).fetchone()
     return int(played), int(scheduled)
+
+
+_GAME_SELECT = """
+SELECT g.id, m.tournament_id, t.name AS tournament, g.match_id, m.round, g.game_index,
+       b0.name AS bot0, b1.name AS bot1, v0.version AS version0, v1.version AS version1,
+       g.winner_seat, g.reason, g.status0, g.status1, g.actions, g.time0_ms, g.time1_ms,
+       g.finished_at
+FROM games g JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id
+JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id
+JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id
+"""
+
+
+def history_games(
+    db: sqlite3.Connection, tournament: int, bot: str | None = None, limit: int = 1000
+) -> list[tuple[object, ...]]:
+    """``list_games(tournament_id=..., bot=...)``'s rows as it read them before v9 (every
+    game of the tournament, sorted)."""
+    where = "WHERE m.tournament_id = ?" + (" AND (b0.name = ? OR b1.name = ?)" if bot else "")
+    params = (tournament, bot, bot) if bot else (tournament,)
+    return [
+        tuple(r)
+        for r in db.execute(f"{_GAME_SELECT} {where} ORDER BY g.id DESC LIMIT ?", (*params, limit))
+    ]

@@ -24,10 +24,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.store import RECENT_KEPT, Store, StoreError, get_tournament, ladder_entrants
+from arena.store import (
+    RECENT_KEPT,
+    Store,
+    StoreError,
+    get_tournament,
+    ladder_entrants,
+    list_games,
+)
 from arena.store.schema import CURRENT_VERSION, MIGRATIONS, migrate
 from arena.store.totals import read_ladder_totals
-from tests.store.ladder_history import history_entrants, history_totals, history_tournament_games
+from tests.store.ladder_history import (
+    history_entrants,
+    history_games,
+    history_totals,
+    history_tournament_games,
+)
 
 LADDER, CUP = 1, 2
 
@@ -93,6 +105,8 @@ def assert_totals_from_history(data: Path, recent: int = 5) -> None:
             row = get_tournament(store, tid)
             counted = history_tournament_games(db, tid)
             assert (row.games_played, row.games_scheduled) == counted
+            games = list_games(store, tournament_id=tid, limit=100_000)
+            assert [g.id for g in games] == [r[0] for r in history_games(db, tid, limit=100_000)]
 
 
 def version_of(path: Path) -> int:
