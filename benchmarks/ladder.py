@@ -2,6 +2,8 @@
 
     python3 benchmarks/ladder.py pick  [--entrants 10000] [--picks 50]
     python3 benchmarks/ladder.py reads [--entrants 20] [--matches 100000] [--games-per-match 2]
+    python3 benchmarks/ladder.py view --before CHECKOUT [--entrants 20] [--matches 100000]
+                                      [--games-per-match 2] [--rounds 3] [--repeat 5]
     python3 benchmarks/ladder.py games [--bots 20] [--concurrency 2] [--pairs 2] [--games N]
                                        [--before CHECKOUT]
 
@@ -13,7 +15,17 @@ times reading the same entrants from a store: with their whole history
 the history alone (``ladder_history``, once a run) and their ratings alone
 (``ladder_ratings``, what the runner reads before each pick). `reads` times
 the same reads on a small ladder that has run long (by default 20 entrants,
-100,000 matches, 200,000 games: 11 hours of a 2-core ladder at 4.9 games/s).
+100,000 matches, 200,000 games: 11 hours of a 2-core ladder at 4.9 games/s),
+built as a v8 store and migrated to v9 (the migration is timed too).
+
+`view` times what people read on such a ladder (the last match in play): the
+/ladder page, /api/ladder and GetLadder, each through a real server (web and
+gRPC on 127.0.0.1, port 0), with CHECKOUT's ``arena`` package (e.g. a worktree
+before the running totals) and with this one, alternating, each in a fresh
+process on its own copy of the same v8 store (this checkout migrates its copy
+first, timed). Each run answers every request once untimed, then --repeat
+times; it prints the medians and whether both checkouts' answers are identical
+(SHA-256 of the bodies; GetLadder's message serialized deterministically).
 
 `games` compares the ladder's games/s with a round robin of the same bots
 (copies of python_random and python_greedy), same games per match, same
@@ -38,6 +50,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -56,6 +69,8 @@ from tournament import _busy_cores, _copy_bot, _field, _timed_round_robin
 
 from arena.tournament.executor import JobDone, JobEvent, MatchExecutor, MatchJob
 from arena.tournament.ladder_schedule import Contender, SchedulePolicy, pick
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _contenders(count: int, rng: random.Random) -> tuple[list[Contender], int]:
@@ -99,60 +114,207 @@ def bench_pick(count: int, picks: int, seed: int) -> int:
     return 0
 
 
+def build_v8(
+    data: Path, count: int, matches: int, games: int, rng: random.Random, *, finished: bool = True
+) -> None:
+    """A v8 data directory (schema as every arena before v9 made it; released migration steps
+    never change) holding ``count`` entrants and a ladder of ``matches`` matches, each with
+    ``games`` stored games (two seats, swapped in turn); with ``finished`` False the last
+    one is in play. Rows are written in one transaction, as its writers stored them."""
+    from arena.store.schema import MIGRATIONS
+
+    data.mkdir(parents=True)
+    (data / "bots").mkdir()
+    db = sqlite3.connect(data / "arena.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("BEGIN")
+    for step in MIGRATIONS[:8]:
+        assert isinstance(step, str)
+        for statement in (s.strip() for s in step.split(";")):
+            if statement:
+                db.execute(statement)
+    for i in range(count):
+        db.execute("INSERT INTO bots (id, name, created_at) VALUES (?, ?, '')", (i + 1, f"b{i}"))
+        db.execute(
+            "INSERT INTO bot_versions (id, bot_id, version, directory, command, runtime,"
+            " created_at, mu, sigma, games) VALUES (?, ?, 'v', 'd', '[]', 'python', '', ?, ?, ?)",
+            (i + 1, i + 1, rng.gauss(25, 6), rng.uniform(0.8, 3), rng.randrange(10**5)),
+        )  # fmt: skip
+    db.execute(
+        "INSERT INTO tournaments (id, name, format, status, config, created_at, secret)"
+        " VALUES (1, 'ladder', 'ladder', 'running', '{}', '', x'00')"
+    )
+    db.execute("INSERT INTO ladders (tournament_id, settings, updated_at) VALUES (1, '{}', '')")
+    for number in range(1, matches + 1):
+        a, b = rng.sample(range(1, count + 1), 2)
+        done = finished or number < matches
+        match_id = db.execute(
+            "INSERT INTO matches (tournament_id, round, first_id, second_id, games, seed,"
+            " finished_at) VALUES (1, ?, ?, ?, ?, 0, ?)",
+            (number, a, b, games, "x" if done else None),
+        ).lastrowid  # fmt: skip
+        db.executemany(
+            "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat, reason,"
+            " status0, status1, actions, time0_ms, time1_ms, record, finished_at)"
+            " VALUES (?, ?, ?, ?, ?, 'points', 'ok', 'ok', 0, 0, 0, '{}', ?)",
+            [(match_id, i, (a, b)[i % 2], (b, a)[i % 2], rng.choice((0, 1, None)),
+              f"2026-01-01T00:00:{number:09d}") for i in range(games if done else games // 2)],
+        )  # fmt: skip
+    db.execute("PRAGMA user_version = 8")
+    db.execute("COMMIT")
+    db.close()
+
+
 def bench_read(count: int, rng: random.Random, matches: int | None = None, games: int = 0) -> None:
     """Read ``count`` entrants of a ladder of ``matches`` matches (10 per entrant by default),
     each with ``games`` stored games, as the pages and the runner do."""
-    from arena.store import (
-        Store,
-        TournamentConfig,
-        create_ladder,
-        ladder_entrants,
-        ladder_history,
-        ladder_ratings,
-    )
+    from arena.store import Store, ladder_entrants, ladder_history, ladder_ratings
 
     matches = 10 * count if matches is None else matches
-    with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work, Store.open(work) as store:
-        with store.transaction() as db:
-            for i in range(count):
-                db.execute(
-                    "INSERT INTO bots (id, name, created_at) VALUES (?, ?, '')", (i + 1, f"b{i}")
-                )
-                db.execute(
-                    "INSERT INTO bot_versions (id, bot_id, version, directory, command, runtime,"
-                    " created_at, mu, sigma) VALUES (?, ?, 'v', 'd', '[]', 'python', '', ?, ?)",
-                    (i + 1, i + 1, rng.gauss(25, 6), rng.uniform(0.8, 3)),
-                )  # fmt: skip
-        ladder = create_ladder(store, "ladder", TournamentConfig(), {})
-        with store.transaction() as db:
-            for number in range(1, matches + 1):
-                a, b = rng.sample(range(1, count + 1), 2)
-                match_id = db.execute(
-                    "INSERT INTO matches (tournament_id, round, first_id, second_id, games, seed,"
-                    " finished_at) VALUES (?, ?, ?, ?, 2, 0, 'x')",
-                    (ladder, number, a, b),
-                ).lastrowid  # fmt: skip
-                db.executemany(
-                    "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, reason, status0,"
-                    " status1, actions, time0_ms, time1_ms, record, finished_at)"
-                    " VALUES (?, ?, ?, ?, 'x', 'ok', 'ok', 0, 0, 0, '{}', 'x')",
-                    [(match_id, i, (a, b)[i % 2], (b, a)[i % 2]) for i in range(games)],
-                )  # fmt: skip
-        reads = (
-            ("ladder_entrants (the pages; each pick before session 7)", ladder_entrants),
-            ("ladder_history (the runner, once a run)", ladder_history),
-            ("ladder_ratings (the runner, each pick)", lambda s, _t, recent: ladder_ratings(s)),
-        )
-        for label, read in reads:
-            times_ms = []
-            for _ in range(5):
-                started = time.perf_counter()
-                read(store, ladder, recent=1)
-                times_ms.append(1000 * (time.perf_counter() - started))
-            print(
-                f"reading {count} entrants, {matches} ladder matches, {games * matches} games,"
-                f" {label}: median {statistics.median(times_ms):.2f} ms of 5"
+    with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work:
+        build_v8(Path(work) / "data", count, matches, games, rng)
+        started = time.perf_counter()
+        store = Store.open(Path(work) / "data")  # to v9: the totals, from the history
+        print(f"migrating to v9: {time.perf_counter() - started:.2f} s")
+        with store:
+            reads = (
+                ("ladder_entrants (the pages)", ladder_entrants),
+                ("ladder_history (the runner, once a run)", ladder_history),
+                ("ladder_ratings (the runner, each pick)", lambda s, _t, recent: ladder_ratings(s)),
             )
+            for label, read in reads:
+                times_ms = []
+                for _ in range(5):
+                    started = time.perf_counter()
+                    read(store, 1, recent=1)
+                    times_ms.append(1000 * (time.perf_counter() - started))
+                print(
+                    f"reading {count} entrants, {matches} ladder matches, {games * matches} games,"
+                    f" {label}: median {statistics.median(times_ms):.2f} ms of 5"
+                )
+
+
+def bench_view(
+    count: int, matches: int, games: int, rounds: int, repeat: int, before: Path, seed: int
+) -> int:
+    """The /ladder page, /api/ladder and GetLadder on a ladder of ``matches`` matches, this
+    checkout against ``before``'s, alternating, each in a fresh process on its own copy of
+    one v8 store (``before`` reads it as it is; this checkout migrates its copy first)."""
+    with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work:
+        root = Path(work)
+        started = time.perf_counter()
+        build_v8(root / "v8", count, matches, games, random.Random(seed), finished=False)
+        print(
+            f"built a v8 store: {count} entrants, {matches} ladder matches,"
+            f" {matches * games - games // 2} games in {time.perf_counter() - started:.1f} s"
+        )
+        for name in ("before", "after"):
+            shutil.copytree(root / "v8", root / name)
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", "import sys; from arena.store import Store;"
+             " Store.open(sys.argv[1]).close()", str(root / "after")],
+            check=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+        load = " ".join(f"{v:.1f}" for v in os.getloadavg())
+        print(
+            f"migrating the copy to v9 (a fresh process, this checkout):"
+            f" {time.perf_counter() - started:.2f} s; load {load}"
+        )
+        figures: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+        for number in range(rounds):
+            for name in ("before", "after"):
+                env = {**os.environ, "PYTHONPATH": str(before if name == "before" else REPO)}
+                done = subprocess.run(
+                    [sys.executable, __file__, "_view", "--data", str(root / name),
+                     "--repeat", str(repeat)],
+                    capture_output=True, text=True, check=True, env=env,
+                )  # fmt: skip
+                result = json.loads(done.stdout.strip().splitlines()[-1])
+                figures[name].append(result)
+                load = " ".join(f"{v:.1f}" for v in os.getloadavg())
+                shown = ", ".join(
+                    f"{what} {result[what]['median_ms']:.1f} ms"
+                    f" (first {result[what]['first_ms']:.1f}, max {result[what]['max_ms']:.1f})"
+                    for what in VIEWS
+                )
+                print(f"round {number + 1}, {name}: {shown}; load {load}")
+        for what in VIEWS:
+            medians = {
+                name: statistics.median(r[what]["median_ms"] for r in runs)
+                for name, runs in figures.items()
+            }
+            same = {r[what]["sha256"] for runs in figures.values() for r in runs}
+            print(
+                f"{what}: before {medians['before']:.1f} ms, after {medians['after']:.1f} ms"
+                f" (median of {rounds} runs' medians of {repeat});"
+                f" answers {'identical' if len(same) == 1 else 'DIFFER'}"
+            )
+    return 0
+
+
+VIEWS = ("GET /ladder", "GET /api/ladder", "GetLadder")
+
+
+def run_view(data: Path, repeat: int) -> int:
+    """Serve ``data`` (the web pages and the API, 127.0.0.1, port 0) and time each of VIEWS
+    ``repeat`` times in turn, after one untimed round; prints JSON."""
+    import hashlib
+    import urllib.request
+
+    import grpc
+
+    from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+    from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+    from arena.server.app import create_server
+    from arena.store import Store, ensure_admin_token
+    from arena.web.server import create_web_server
+
+    with Store.open(data) as store:
+        token = ensure_admin_token(store)
+        api, api_port = create_server("127.0.0.1:0", store=store)
+        api.start()
+        web, web_port = create_web_server(store)
+        channel = grpc.insecure_channel(f"127.0.0.1:{api_port}")
+        stub = pb_grpc.ArenaServiceStub(channel)
+        auth = (("authorization", f"Bearer {token}"),)
+
+        def fetch(what: str) -> bytes:
+            if what == "GetLadder":
+                answer = stub.GetLadder(pb.GetLadderRequest(), metadata=auth, timeout=60)
+                return bytes(answer.SerializeToString(deterministic=True))
+            path = what.split()[1]
+            with urllib.request.urlopen(f"http://127.0.0.1:{web_port}{path}", timeout=60) as r:
+                return bytes(r.read())
+
+        times: dict[str, list[float]] = {what: [] for what in VIEWS}
+        bodies: dict[str, set[str]] = {what: set() for what in VIEWS}
+        try:
+            for turn in range(repeat + 1):
+                for what in VIEWS:
+                    started = time.perf_counter()
+                    body = fetch(what)
+                    elapsed = 1000 * (time.perf_counter() - started)
+                    bodies[what].add(hashlib.sha256(body).hexdigest())
+                    if turn:
+                        times[what].append(elapsed)
+                    else:
+                        times[what + " first"] = [elapsed]
+        finally:
+            channel.close()
+            web.stop()
+            api.stop(grace=None)
+    result = {
+        what: {
+            "median_ms": statistics.median(times[what]),
+            "max_ms": max(times[what]),
+            "first_ms": times[what + " first"][0],
+            "sha256": "/".join(sorted(bodies[what])),
+        }
+        for what in VIEWS
+    }
+    print(json.dumps(result))
+    return 0
 
 
 class _TimedExecutor:
@@ -354,6 +516,17 @@ def main(argv: list[str] | None = None) -> int:
     reading.add_argument("--matches", type=int, default=100_000)
     reading.add_argument("--games-per-match", type=int, default=2)
     reading.add_argument("--seed", type=int, default=1)
+    viewing = commands.add_parser("view")
+    viewing.add_argument("--entrants", type=int, default=20)
+    viewing.add_argument("--matches", type=int, default=100_000)
+    viewing.add_argument("--games-per-match", type=int, default=2)
+    viewing.add_argument("--rounds", type=int, default=3)
+    viewing.add_argument("--repeat", type=int, default=5)
+    viewing.add_argument("--seed", type=int, default=1)
+    viewing.add_argument("--before", type=Path, metavar="CHECKOUT", required=True)
+    view_inner = commands.add_parser("_view")
+    view_inner.add_argument("--data", type=Path, required=True)
+    view_inner.add_argument("--repeat", type=int, required=True)
     games = commands.add_parser("games")
     games.add_argument("--bots", type=int, default=20)
     games.add_argument("--concurrency", type=int, default=2)
@@ -382,6 +555,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "reads":
         bench_read(args.entrants, random.Random(args.seed), args.matches, args.games_per_match)
         return 0
+    if args.command == "view":
+        return bench_view(
+            args.entrants, args.matches, args.games_per_match, args.rounds, args.repeat,
+            args.before, args.seed,
+        )  # fmt: skip
+    if args.command == "_view":
+        return run_view(args.data, args.repeat)
     if args.command == "games":
         return bench_games(
             args.bots, args.concurrency, args.pairs, args.games_per_match, args.games,
