@@ -4,6 +4,7 @@
     python3 benchmarks/ladder.py reads [--entrants 20] [--matches 100000] [--games-per-match 2]
     python3 benchmarks/ladder.py view --before CHECKOUT [--entrants 20] [--matches 100000]
                                       [--games-per-match 2] [--rounds 3] [--repeat 5]
+                                      [--record-bytes 0]
     python3 benchmarks/ladder.py games [--bots 20] [--concurrency 2] [--pairs 2] [--games N]
                                        [--before CHECKOUT]
 
@@ -115,12 +116,20 @@ def bench_pick(count: int, picks: int, seed: int) -> int:
 
 
 def build_v8(
-    data: Path, count: int, matches: int, games: int, rng: random.Random, *, finished: bool = True
+    data: Path,
+    count: int,
+    matches: int,
+    games: int,
+    rng: random.Random,
+    *,
+    finished: bool = True,
+    record_bytes: int = 0,
 ) -> None:
     """A v8 data directory (schema as every arena before v9 made it; released migration steps
     never change) holding ``count`` entrants and a ladder of ``matches`` matches, each with
     ``games`` stored games (two seats, swapped in turn); with ``finished`` False the last
-    one is in play. Rows are written in one transaction, as its writers stored them."""
+    one is in play. Each game's record is ``record_bytes`` of JSON (a real one is about
+    9,000), or ``{}``. Rows are written in one transaction, as its writers stored them."""
     from arena.store.schema import MIGRATIONS
 
     data.mkdir(parents=True)
@@ -145,6 +154,7 @@ def build_v8(
         " VALUES (1, 'ladder', 'ladder', 'running', '{}', '', x'00')"
     )
     db.execute("INSERT INTO ladders (tournament_id, settings, updated_at) VALUES (1, '{}', '')")
+    record = json.dumps({"pad": "x" * max(0, record_bytes - 11)}) if record_bytes else "{}"
     for number in range(1, matches + 1):
         a, b = rng.sample(range(1, count + 1), 2)
         done = finished or number < matches
@@ -156,8 +166,8 @@ def build_v8(
         db.executemany(
             "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat, reason,"
             " status0, status1, actions, time0_ms, time1_ms, record, finished_at)"
-            " VALUES (?, ?, ?, ?, ?, 'points', 'ok', 'ok', 0, 0, 0, '{}', ?)",
-            [(match_id, i, (a, b)[i % 2], (b, a)[i % 2], rng.choice((0, 1, None)),
+            " VALUES (?, ?, ?, ?, ?, 'points', 'ok', 'ok', 0, 0, 0, ?, ?)",
+            [(match_id, i, (a, b)[i % 2], (b, a)[i % 2], rng.choice((0, 1, None)), record,
               f"2026-01-01T00:00:{number:09d}") for i in range(games if done else games // 2)],
         )  # fmt: skip
     db.execute("PRAGMA user_version = 8")
@@ -195,7 +205,14 @@ def bench_read(count: int, rng: random.Random, matches: int | None = None, games
 
 
 def bench_view(
-    count: int, matches: int, games: int, rounds: int, repeat: int, before: Path, seed: int
+    count: int,
+    matches: int,
+    games: int,
+    rounds: int,
+    repeat: int,
+    before: Path,
+    seed: int,
+    record_bytes: int = 0,
 ) -> int:
     """The /ladder page, /api/ladder and GetLadder on a ladder of ``matches`` matches, this
     checkout against ``before``'s, alternating, each in a fresh process on its own copy of
@@ -203,10 +220,15 @@ def bench_view(
     with tempfile.TemporaryDirectory(prefix="kahuna-bench-") as work:
         root = Path(work)
         started = time.perf_counter()
-        build_v8(root / "v8", count, matches, games, random.Random(seed), finished=False)
+        build_v8(
+            root / "v8", count, matches, games, random.Random(seed), finished=False,
+            record_bytes=record_bytes,
+        )  # fmt: skip
+        size = (root / "v8" / "arena.db").stat().st_size
         print(
             f"built a v8 store: {count} entrants, {matches} ladder matches,"
             f" {matches * games - games // 2} games in {time.perf_counter() - started:.1f} s"
+            f" ({size / 2**20:.0f} MiB)"
         )
         for name in ("before", "after"):
             shutil.copytree(root / "v8", root / name)
@@ -523,6 +545,10 @@ def main(argv: list[str] | None = None) -> int:
     viewing.add_argument("--rounds", type=int, default=3)
     viewing.add_argument("--repeat", type=int, default=5)
     viewing.add_argument("--seed", type=int, default=1)
+    viewing.add_argument(
+        "--record-bytes", type=int, default=0,
+        help="each game's record, in bytes of JSON (a real one: about 9000; default {})",
+    )  # fmt: skip
     viewing.add_argument("--before", type=Path, metavar="CHECKOUT", required=True)
     view_inner = commands.add_parser("_view")
     view_inner.add_argument("--data", type=Path, required=True)
@@ -558,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "view":
         return bench_view(
             args.entrants, args.matches, args.games_per_match, args.rounds, args.repeat,
-            args.before, args.seed,
+            args.before, args.seed, args.record_bytes,
         )  # fmt: skip
     if args.command == "_view":
         return run_view(args.data, args.repeat)
