@@ -20,6 +20,7 @@ from arena.referee import load_bot
 from arena.sandbox.process import wait_gone
 from arena.store import (
     INTERRUPTED,
+    RECENT_KEPT,
     Store,
     TournamentConfig,
     add_bot_version,
@@ -32,9 +33,11 @@ from arena.store import (
     ladder_settings,
     set_withdrawn,
 )
+from arena.store.totals import read_ladder_totals
 from arena.tournament.executor import JobDone, JobEvent, MatchJob
 from arena.tournament.ladder import LadderRunner
 from arena.tournament.local_executor import LocalProcessExecutor
+from tests.store.ladder_history import history_totals, history_tournament_games
 from tests.tournament.test_runner import _descendants
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,6 +72,20 @@ def _games(data: Path) -> list[tuple[object, ...]]:
     return _rows(data, "SELECT id, match_id, game_index, seat0_id, record FROM games ORDER BY id")
 
 
+def _assert_totals_are_the_history(data: Path) -> None:
+    """The store's running totals (schema v9) equal what its history gives."""
+    db = sqlite3.connect(data / "arena.db")
+    try:
+        for (ladder,) in db.execute("SELECT id FROM tournaments WHERE format = 'ladder'"):
+            assert read_ladder_totals(db, ladder) == history_totals(db, ladder, RECENT_KEPT)
+            stored = db.execute(
+                "SELECT games_played, games_scheduled FROM tournaments WHERE id = ?", (ladder,)
+            ).fetchone()
+            assert stored == history_tournament_games(db, ladder)
+    finally:
+        db.close()
+
+
 def _wait(what: str, until: Callable[[], bool], timeout_s: float = 240) -> None:
     deadline = time.monotonic() + timeout_s
     while not until():
@@ -101,6 +118,7 @@ def test_kill_9_of_the_server_loses_no_game_and_the_ladder_goes_on(tmp_path: Pat
         ladder = find_ladder(store, "ladder")
         assert ladder is not None
         assert get_tournament(store, ladder).status is INTERRUPTED
+    _assert_totals_are_the_history(data)  # as the killed server left them
     server = _serve(data)
     try:
         _wait(
@@ -120,6 +138,7 @@ def test_kill_9_of_the_server_loses_no_game_and_the_ladder_goes_on(tmp_path: Pat
                    " ON g.match_id = m.id GROUP BY m.id")  # fmt: skip
     assert all(count <= games for games, count in played), "a game stored twice"
     assert all(g[2] < 2 for g in after)
+    _assert_totals_are_the_history(data)
 
 
 def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(tmp_path: Path) -> None:
@@ -166,6 +185,7 @@ def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(tmp_path: 
         assert all(a_id not in pair for pair in later), "a withdrawn bot was scheduled"
         assert get_version(store, "c").games >= 2
     assert not thread.is_alive()
+    _assert_totals_are_the_history(data)  # bots that joined and left, matches cut by stop
 
 
 @pytest.mark.parametrize(
