@@ -58,9 +58,10 @@ class SmallDisk:
         self.filler.unlink()
 
 
-@pytest.fixture
-def disk(tmp_path: Path) -> Iterator[SmallDisk]:
-    root = tmp_path / "small"
+@contextlib.contextmanager
+def small_disk(root: Path) -> Iterator[SmallDisk]:
+    """A 16 MiB tmpfs mounted at ``root`` (made here) while in use; the test is skipped
+    where mount is not permitted."""
     root.mkdir()
     mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(root)],
@@ -72,6 +73,12 @@ def disk(tmp_path: Path) -> Iterator[SmallDisk]:
         yield SmallDisk(root)
     finally:
         subprocess.run(["umount", "-l", str(root)], check=False)
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    with small_disk(tmp_path / "small") as mounted:
+        yield mounted
 
 
 def _auth(token: str) -> tuple[tuple[str, str], ...]:

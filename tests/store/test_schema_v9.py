@@ -34,6 +34,7 @@ from arena.store import (
 )
 from arena.store.schema import CURRENT_VERSION, MIGRATIONS, migrate
 from arena.store.totals import read_ladder_totals
+from tests.server.test_disk_full import SmallDisk, small_disk
 from tests.store.ladder_history import (
     history_entrants,
     history_games,
@@ -216,40 +217,10 @@ def test_a_migration_killed_at_any_point_leaves_v8_and_migrates_next_time(
     assert_totals_from_history(data)
 
 
-class SmallDisk:
-    """A tmpfs of a few MiB (root only), filled to the last byte by a file."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.filler = root / "filler"
-
-    def fill(self) -> None:
-        with open(self.filler, "ab", buffering=0) as handle:
-            for size in (1 << 20, 1 << 16, 1 << 12, 1):
-                try:
-                    while True:
-                        handle.write(b"\0" * size)
-                except OSError:
-                    pass
-
-    def free(self) -> None:
-        self.filler.unlink()
-
-
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
-    root = tmp_path / "small"
-    root.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", str(root)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
-        yield SmallDisk(root)
-    finally:
-        subprocess.run(["umount", "-l", str(root)], check=False)
+def disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    with small_disk(tmp_path / "small") as mounted:
+        yield mounted
 
 
 @pytest.mark.parametrize(
@@ -262,34 +233,34 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
     ids=["no-space-to-open", "space-runs-out-migrating"],
 )  # fmt: skip
 def test_a_full_disk_refuses_the_migration_in_one_line_and_leaves_v8(
-    small_disk: SmallDisk, long_v8: Path, free_kib: int, message: str
+    disk: SmallDisk, long_v8: Path, free_kib: int, message: str
 ) -> None:
     """With no space at all SQLite cannot even make its -shm file (32 KiB); with 36 KiB
     it can, and the migration (33 KiB of WAL) runs out of space before its commit."""
-    data = small_disk.root / "data"
+    data = disk.root / "data"
     data.mkdir(mode=0o700)
     (data / "arena.db").write_bytes(long_v8.read_bytes())
     before = (data / "arena.db").read_bytes()
-    small_disk.fill()
-    os.truncate(small_disk.filler, small_disk.filler.stat().st_size - free_kib * 1024)
+    disk.fill()
+    os.truncate(disk.filler, disk.filler.stat().st_size - free_kib * 1024)
     with pytest.raises(StoreError) as refused:
         Store.open(data)
     assert "\n" not in str(refused.value)
     assert message in str(refused.value)
     assert (data / "arena.db").read_bytes() == before
-    small_disk.free()
+    disk.free()
     assert_totals_from_history(data)
 
 
 def test_a_read_only_store_refuses_the_migration_in_one_line_and_is_left_alone(
-    small_disk: SmallDisk, long_v8: Path
+    disk: SmallDisk, long_v8: Path
 ) -> None:
-    data = small_disk.root / "data"
+    data = disk.root / "data"
     data.mkdir(mode=0o700)
     (data / "bots").mkdir()
     (data / "arena.db").write_bytes(long_v8.read_bytes())
     before = (data / "arena.db").read_bytes()
-    remount = ["mount", "-o", "remount,ro", str(small_disk.root)]
+    remount = ["mount", "-o", "remount,ro", str(disk.root)]
     subprocess.run(remount, check=True, capture_output=True)
     with pytest.raises(StoreError) as refused:
         Store.open(data)
