@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import jinja2
 
@@ -304,6 +304,15 @@ class WebApp:
         return detail
 
     def tournament_page(self, query: Mapping[str, str], tournament_id: str) -> Response:
+        ladder = next(
+            (t.name for t in self.source.tournaments()
+             if t.id == int(tournament_id) and t.format == "ladder"),
+            None,
+        )  # fmt: skip
+        if ladder is not None:  # its page (a tournament's would read every game it ever played)
+            location = f"/ladder/{quote(ladder)}"
+            return Response(303, "text/plain; charset=utf-8", location.encode(),
+                            {"Location": location})  # fmt: skip
         detail = self._tournament(tournament_id)
         s = detail.sprt
         llr_plot = (

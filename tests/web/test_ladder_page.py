@@ -13,8 +13,10 @@ from arena.store import (
     add_bot_version,
     add_ladder_match,
     create_ladder,
+    find_ladder,
     ladder_entrants,
 )
+from arena.tournament.rounds import create_tournament
 from arena.web.app import WebApp
 from arena.web.source import StoreSource
 
@@ -60,3 +62,17 @@ def test_the_ladder_json_has_every_column_and_unknown_ladders_are_404(tmp_path: 
                                    "placement": True}  # fmt: skip
     assert missing.status == 404 and "no ladder named 'other'" in json.loads(missing.body)["error"]
     assert page_missing.status == 404
+
+
+def test_a_ladders_tournament_page_is_its_ladder_page(tmp_path: Path) -> None:
+    """/tournaments/ID of a ladder answers 303 to /ladder/NAME (the tournament page would
+    read every game it ever played: 18 s after 100,000 matches); a round robin's is still
+    its own page (the control)."""
+    with _store(tmp_path) as store:
+        cup = create_tournament(store, "cup", "round_robin", ["alpha", "beta"], TournamentConfig())
+        ladder = find_ladder(store, "ladder")
+        app = WebApp(StoreSource(store))
+        moved = app.handle("GET", f"/tournaments/{ladder}", {})
+        kept = app.handle("GET", f"/tournaments/{cup.id}", {})
+    assert (moved.status, moved.headers["Location"]) == (303, "/ladder/ladder")
+    assert kept.status == 200 and "cup" in kept.body.decode()
