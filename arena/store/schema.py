@@ -263,7 +263,7 @@ CREATE TABLE tournament_games (
     tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
     game_id       INTEGER NOT NULL REFERENCES games(id),
     PRIMARY KEY (tournament_id, game_id)
-) WITHOUT ROWID;
+);
 INSERT INTO tournament_games (tournament_id, game_id)
 SELECT m.tournament_id, g.id FROM games g JOIN matches m ON m.id = g.match_id;
 CREATE TABLE ladder_totals (
