@@ -4,6 +4,7 @@
     python3 benchmarks/distributed.py cluster [--games 4] [--bots 6] [--runs 2]
                                               [--nodes 2] [--no-confine]
                                               [--no-slot-pinning] [--no-live]
+                                              [--max-chain 4] [--also-chain N]
 
 `commit`: how many finished games per second the driver (the runner, the only
 writer of the store) commits when they arrive all at once. A real executor
@@ -328,8 +329,9 @@ class _Stamped:
 
 
 def run_one(
-    data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int, live: bool
-) -> int:
+    data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int, live: bool,
+    max_chain: int | None,
+) -> int:  # fmt: skip
     """One round robin of every stored bot in this (fresh) process; prints JSON."""
     from arena.store import list_bots
 
@@ -342,7 +344,8 @@ def run_one(
         if ray is not None:
             from arena.tournament.ray_executor import RayExecutor
 
-            executor = RayExecutor(ray)
+            chains = {} if max_chain is None else {"max_chain": max_chain}
+            executor = RayExecutor(ray, **chains)
         else:
             from arena.tournament.local_executor import LocalProcessExecutor
 
@@ -353,32 +356,36 @@ def run_one(
         elapsed = time.perf_counter() - started
         if ray is None:
             executor = None
-    overheads: dict[str, list[float]] = {step: [] for _s, _e, step in _STEPS}
+    overheads: dict[str, list[float]] = {}
+    placed = [] if executor is None else executor.placements
+    chained = {p.match_id: p.chain > 0 for p in placed}  # queued behind another in its task
+    prestarted = sum(p.prestarted for p in placed)
     if executor is not None:  # per match: from its first half's start to its last's end
         matches: dict[int, list[Any]] = {}
         for (match_id, _part), timing in sorted(executor.timings.items()):
             matches.setdefault(match_id, []).append(timing)
-        for halves in matches.values():
+        for match_id, halves in matches.items():
             first, last = halves[0], halves[-1]
+            kind = "chained" if chained.get(match_id) else "first"
             for start, end, step in _STEPS:
                 begun = getattr(last if start in ("last_game", "done") else first, start)
                 over = getattr(first if end in ("launched", "placed", "first_game") else last, end)
                 if begun is not None and over is not None:
-                    overheads[step].append(over - begun)
-    placed = [] if executor is None else executor.placements
+                    overheads.setdefault(f"{kind}|{step}", []).append(over - begun)
     workers = sorted({f"{p.node_ip}/{p.pid}" for p in placed})
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({"games": summary.games_recorded, "seconds": elapsed,
                       "failed": len(summary.failed_matches), "overheads": overheads,
                       "driver_cpu": usage.ru_utime + usage.ru_stime,
                       "ray_workers": workers, "spans": stamped.spans(),
-                      "worker_cpu": stamped.worker_cpu}))  # fmt: skip
+                      "worker_cpu": stamped.worker_cpu, "prestarted": prestarted,
+                      "tasks": getattr(executor, "tasks_launched", len(placed))}))  # fmt: skip
     return 0
 
 
 def bench_cluster(
     games: int, bots: int, runs: int, cpus: int, nodes: int, confine: bool, slot_pinning: bool,
-    live: bool,
+    live: bool, max_chain: int, also_chain: int | None,
 ) -> int:  # fmt: skip
     from arena.testing.ray_cluster import NetnsCluster, ip_available
     from arena.tournament.cpu_placement import cpu_groups, usable_cpus
@@ -405,12 +412,13 @@ def bench_cluster(
         ) as cluster:  # fmt: skip
             print(f"cluster up: {layout}, {_load()}")
             namespaces = [node.netns for node in cluster.nodes]
-            rates: dict[str, list[float]] = {"local": [], "ray": []}
-            cpu_per_game: dict[str, list[float]] = {"local": [], "ray": []}
-            steps: dict[str, list[float]] = {step: [] for _s, _e, step in _STEPS}
-            spans: dict[str, list[float]] = {"local": [], "ray": []}
+            kinds = ["local", "ray"] + ([] if also_chain is None else [f"ray-chain{also_chain}"])
+            rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+            cpu_per_game: dict[str, list[float]] = {kind: [] for kind in kinds}
+            steps: dict[str, list[float]] = {}
+            spans: dict[str, list[float]] = {kind: [] for kind in kinds}
             for number in range(runs):
-                for kind in ("local", "ray"):
+                for kind in kinds:
                     argv = [sys.executable, __file__, "_one", "--data", str(data),
                             "--name", f"{kind}{number}", "--games", str(games),
                             "--seed", str(number), "--cpus", str(cpus)]  # fmt: skip
@@ -418,11 +426,14 @@ def bench_cluster(
                     daemons = _daemon_cpu(namespaces)
                     busy = _busy()
                     arena_cpu = _group_cpu_s(group)
-                    if kind == "ray":
-                        argv = cluster.netns_argv(cluster.head, [*argv, "--ray", cluster.address])
+                    if kind.startswith("ray"):
+                        chain = max_chain if kind == "ray" else also_chain
+                        argv = cluster.netns_argv(cluster.head, [*argv, "--ray", cluster.address,
+                                                                 "--max-chain", str(chain)])
                         result = _play(argv, cluster.node_env(cluster.head))
                         for step, values in result["overheads"].items():
-                            steps[step] += values
+                            if kind == "ray":
+                                steps.setdefault(step, []).extend(values)
                     else:
                         result = _play(argv, env)
                     after = _busy()
@@ -452,13 +463,18 @@ def bench_cluster(
                           + ", ".join(f"{k} {v:.1f}" for k, v in sorted(
                               used.items(), key=lambda kv: -kv[1]) if v >= 0.05)
                           + ")")  # fmt: skip
-                    if kind == "ray":
+                    if kind.startswith("ray"):
                         print(f"    Ray worker processes that played matches:"
-                              f" {len(result['ray_workers'])}")  # fmt: skip
+                              f" {len(result['ray_workers'])}; {result['tasks']} tasks for"
+                              f" {bots * (bots - 1) // 2} matches,"
+                              f" {result['prestarted']} prestarted")  # fmt: skip
             local, ray = statistics.mean(rates["local"]), statistics.mean(rates["ray"])
-            print(f"local executor ({cpus} CPUs): {local:.2f} games/s; Ray ({layout}):"
-                  f" {ray:.2f} games/s; ratio {100 * ray / local:.0f}%"
-                  " (target >= 90%)")  # fmt: skip
+            print(f"local executor ({cpus} CPUs): {local:.2f} games/s; Ray ({layout},"
+                  f" chains of up to {max_chain}): {ray:.2f} games/s; ratio"
+                  f" {100 * ray / local:.1f}% (target >= 90%)")  # fmt: skip
+            for kind in kinds[2:]:
+                other = statistics.mean(rates[kind])
+                print(f"{kind}: {other:.2f} games/s, {100 * other / local:.1f}% of local")
             if group is not None:
                 local_cpu = statistics.mean(cpu_per_game["local"])
                 ray_cpu = statistics.mean(cpu_per_game["ray"])
@@ -467,11 +483,15 @@ def bench_cluster(
             print("within a match, one game's end to the next's (median ms): local"
                   f" {1000 * statistics.median(spans['local']):.0f}, Ray"
                   f" {1000 * statistics.median(spans['ray']):.0f}")  # fmt: skip
-            print("Ray, per match (median / min / max ms over every run):")
-            for step, values in steps.items():
-                if values:
-                    print(f"    {step}: {1000 * statistics.median(values):.0f} /"
-                          f" {1000 * min(values):.0f} / {1000 * max(values):.0f}")  # fmt: skip
+            for kind, what in (("first", "a task's first match"),
+                               ("chained", "a match queued behind another in its task")):
+                print(f"Ray, per match, {what} (median / min / max ms over every run):")
+                for _s, _e, step in _STEPS:
+                    values = steps.get(f"{kind}|{step}", [])
+                    if values:
+                        print(f"    {step}: {1000 * statistics.median(values):.0f} /"
+                              f" {1000 * min(values):.0f} / {1000 * max(values):.0f}"
+                              f" ({len(values)} matches)")  # fmt: skip
     finally:
         _leave_cpu_group(group)
         shutil.rmtree(work, ignore_errors=True)
@@ -504,6 +524,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-live", dest="live", action="store_false",
         help="tournaments without the live view (no live events from the matches)",
     )  # fmt: skip
+    cluster.add_argument(
+        "--max-chain", type=int, default=4,
+        help="matches a Ray task plays at most in turn (RayExecutor's max_chain; default 4)",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--also-chain", type=int, metavar="N",
+        help="also alternate Ray runs with chains of at most N (e.g. 1: a task per match)",
+    )  # fmt: skip
     one = sub.add_parser("_one")
     one.add_argument("--data", type=Path, required=True)
     one.add_argument("--name", required=True)
@@ -512,15 +540,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("--cpus", type=int, required=True)
     one.add_argument("--ray")
     one.add_argument("--no-live", dest="live", action="store_false")
+    one.add_argument("--max-chain", type=int)
     args = parser.parse_args(argv)
     if args.what == "commit":
         return bench_commit(args.games, args.bots, args.profile, args.runs)
     if args.what == "cluster":
         return bench_cluster(
             args.games, args.bots, args.runs, args.cpus, args.nodes, args.confine,
-            args.slot_pinning, args.live,
+            args.slot_pinning, args.live, args.max_chain, args.also_chain,
         )  # fmt: skip
-    return run_one(args.data, args.name, args.games, args.seed, args.ray, args.cpus, args.live)
+    return run_one(
+        args.data, args.name, args.games, args.seed, args.ray, args.cpus, args.live,
+        args.max_chain,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
