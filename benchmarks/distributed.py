@@ -29,8 +29,14 @@ game (everything the benchmark starts but the bots, whose CPU is the same
 either way: a cpuacct group; a figure the machine's other load barely
 changes, unlike games/s); for Ray also the CPU time
 of Ray's daemons (raylets, GCS, agents, monitors; not the workers that play
-the matches), how many Ray worker processes played matches, and per match the
-time from submit to its first game and from its last game to its end.
+the matches), how many Ray worker processes and tasks played matches and how
+many matches were prestarted (a task plays a chain of matches:
+``RayExecutor``'s ``max_chain``, ``--max-chain``), and per match, apart for a
+task's first match and the matches queued behind it, the time from submit to
+its first game and from its last game to its end. ``--also-chain N`` adds Ray
+runs with chains of at most N to the alternation (1: a task per match, as
+before chains), ``--also-no-prestart`` makes those without the cross-match
+prestart: an A/B of the chains on the same cluster and load.
 
 Prints figures with the load average; asserts nothing.
 """
@@ -330,7 +336,7 @@ class _Stamped:
 
 def run_one(
     data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int, live: bool,
-    max_chain: int | None,
+    max_chain: int | None, prestart: bool = True,
 ) -> int:  # fmt: skip
     """One round robin of every stored bot in this (fresh) process; prints JSON."""
     from arena.store import list_bots
@@ -345,7 +351,7 @@ def run_one(
             from arena.tournament.ray_executor import RayExecutor
 
             chains = {} if max_chain is None else {"max_chain": max_chain}
-            executor = RayExecutor(ray, **chains)
+            executor = RayExecutor(ray, **chains, prestart=prestart)
         else:
             from arena.tournament.local_executor import LocalProcessExecutor
 
@@ -385,7 +391,7 @@ def run_one(
 
 def bench_cluster(
     games: int, bots: int, runs: int, cpus: int, nodes: int, confine: bool, slot_pinning: bool,
-    live: bool, max_chain: int, also_chain: int | None,
+    live: bool, max_chain: int, also_chain: int | None, also_prestart: bool,
 ) -> int:  # fmt: skip
     from arena.testing.ray_cluster import NetnsCluster, ip_available
     from arena.tournament.cpu_placement import cpu_groups, usable_cpus
@@ -412,7 +418,8 @@ def bench_cluster(
         ) as cluster:  # fmt: skip
             print(f"cluster up: {layout}, {_load()}")
             namespaces = [node.netns for node in cluster.nodes]
-            kinds = ["local", "ray"] + ([] if also_chain is None else [f"ray-chain{also_chain}"])
+            also = f"ray-chain{also_chain}" + ("" if also_prestart else "-noprestart")
+            kinds = ["local", "ray"] + ([] if also_chain is None else [also])
             rates: dict[str, list[float]] = {kind: [] for kind in kinds}
             cpu_per_game: dict[str, list[float]] = {kind: [] for kind in kinds}
             steps: dict[str, list[float]] = {}
@@ -428,8 +435,9 @@ def bench_cluster(
                     arena_cpu = _group_cpu_s(group)
                     if kind.startswith("ray"):
                         chain = max_chain if kind == "ray" else also_chain
+                        more = [] if kind == "ray" or also_prestart else ["--no-prestart"]
                         argv = cluster.netns_argv(cluster.head, [*argv, "--ray", cluster.address,
-                                                                 "--max-chain", str(chain)])
+                                                                 "--max-chain", str(chain), *more])
                         result = _play(argv, cluster.node_env(cluster.head))
                         for step, values in result["overheads"].items():
                             if kind == "ray":
@@ -532,6 +540,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--also-chain", type=int, metavar="N",
         help="also alternate Ray runs with chains of at most N (e.g. 1: a task per match)",
     )  # fmt: skip
+    cluster.add_argument(
+        "--also-no-prestart", dest="also_prestart", action="store_false",
+        help="those runs without the cross-match prestart (a chain's next match launched"
+        " when its turn comes)",
+    )  # fmt: skip
     one = sub.add_parser("_one")
     one.add_argument("--data", type=Path, required=True)
     one.add_argument("--name", required=True)
@@ -541,17 +554,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("--ray")
     one.add_argument("--no-live", dest="live", action="store_false")
     one.add_argument("--max-chain", type=int)
+    one.add_argument("--no-prestart", dest="prestart", action="store_false")
     args = parser.parse_args(argv)
     if args.what == "commit":
         return bench_commit(args.games, args.bots, args.profile, args.runs)
     if args.what == "cluster":
         return bench_cluster(
             args.games, args.bots, args.runs, args.cpus, args.nodes, args.confine,
-            args.slot_pinning, args.live, args.max_chain, args.also_chain,
+            args.slot_pinning, args.live, args.max_chain, args.also_chain, args.also_prestart,
         )  # fmt: skip
     return run_one(
         args.data, args.name, args.games, args.seed, args.ray, args.cpus, args.live,
-        args.max_chain,
+        args.max_chain, args.prestart,
     )  # fmt: skip
 
 

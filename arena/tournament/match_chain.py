@@ -100,12 +100,14 @@ def play_chain(
     *,
     resolve: Resolve | None = None,
     on_turn: OnTurn | None = None,
+    prestart: bool = True,
 ) -> None:
     """Play matches (each its runs) one after the other: each match's runs in turn
     (``play_in_turn``), each next match's first run launched together with the last run
     of the match before it (see the module docstring). A match whose bots cannot be had
     (``resolve`` raised) reports each of its runs failed, and the next match is played;
-    returns once every process it launched is gone."""
+    returns once every process it launched is gone. Without ``prestart`` each match's
+    first run is launched when its turn comes."""
     if not groups:
         return
     hooks = MatchHooks(groups[0], put, resolve)
@@ -134,7 +136,7 @@ def play_chain(
                         on_event=hooks.on_event,
                         on_seat_offer=hooks.on_seat_offer,
                         first=waiting,
-                        then=None if following is None else following.start_first,
+                        then=None if following is None or not prestart else following.start_first,
                         closing=closing,
                     )  # fmt: skip
             finally:

@@ -24,7 +24,8 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   local worker is (``arena.tournament.node_slots``).
 - The task is a streaming generator: it yields the jobs' events (typed
   messages of ``arena.tournament.executor``) as they happen, each finished
-  game at once; the driver, the only writer of the store, stores them.
+  game at once, what comes within 10 ms together (one message to the driver
+  instead of several); the driver, the only writer of the store, stores them.
 - Bot versions travel content-addressed (``arena.tournament.bot_bundles``):
   the driver puts each version's files into the object store once; a node
   unpacks them into its cache under the version hash, checking the hash
@@ -63,7 +64,9 @@ from arena.tournament.executor import (
     GameFinished,
     JobDone,
     JobEvent,
+    LiveBatch,
     MatchJob,
+    SeatOffered,
     WorkerStarted,
 )
 from arena.tournament.match_chain import chain_length, play_chain
@@ -74,6 +77,7 @@ DEFAULT_MATCH_CPUS = 1.0
 DEFAULT_MAX_ATTEMPTS = 4
 DEFAULT_MAX_CHAIN = 4  # matches a task plays at most (the next waits on its node meanwhile)
 _SLOTS_TTL_S = 1.0  # how long a look at the cluster's slots is trusted
+_GATHER_S = 0.01  # how long a task gathers events after the first before it yields them
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +152,13 @@ class RayExecutor:
         match_cpus: float = DEFAULT_MATCH_CPUS,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         max_chain: int = DEFAULT_MAX_CHAIN,
+        prestart: bool = True,
     ) -> None:
         self.address = address
         self.match_cpus = match_cpus
         self.max_attempts = max_attempts
         self.max_chain = max(1, max_chain)
+        self.prestart = prestart  # each next match of a chain launched while the one before plays
         self.log = get_logger(executor="ray")
         self.placements: list[MatchPlaced] = []
         self.timings: dict[tuple[int, int], JobTiming] = {}
@@ -274,7 +280,7 @@ class RayExecutor:
         # until a node whose cache lacks the version asks for them.
         bundles = {spec.version: self._bundle(spec) for group in groups
                    for spec in (group[0].first, group[0].second)}  # fmt: skip
-        return _play_task.options(**options).remote(groups, bundles)
+        return _play_task.options(**options).remote(groups, bundles, self.prestart)
 
     def _advance(self, task: _Task) -> None:
         try:
@@ -287,7 +293,7 @@ class RayExecutor:
                     self._finish(job, "the match's task ended without saying it was done")
             return
         try:
-            event = ray.get(ref)
+            events: tuple[object, ...] = ray.get(ref)
         except RayTaskError as error:  # the task itself raised (it reports its own errors)
             self._tasks.remove(task)
             for run in task.runs:
@@ -300,6 +306,11 @@ class RayExecutor:
                 self._retry(run, error)
             self._fill()
             return
+        for event in events:
+            self._handle(task, event)
+
+    def _handle(self, task: _Task, event: object) -> None:
+        """One event of ``task``'s stream."""
         owner = task.run_of(getattr(event, "match_id", -1))
         if isinstance(event, MatchPlaced):
             if owner is not None:
@@ -321,7 +332,7 @@ class RayExecutor:
                 owner.done.add(event.part)
                 job = next(j for j in owner.jobs if j.part == event.part)
                 self._finish(job, event.error)
-        else:
+        elif isinstance(event, (GameFinished, JobDone, WorkerStarted, LiveBatch, SeatOffered)):
             self._events.append(event)
 
     def _note(self, run: _Run, moment: str) -> None:
@@ -369,21 +380,21 @@ def _local_spec(spec: BotSpec, bundle: Any) -> BotSpec:
 
 
 def _play(
-    groups: tuple[tuple[MatchJob, ...], ...], bundles: dict[str, Any]
-) -> Iterator[object]:
+    groups: tuple[tuple[MatchJob, ...], ...], bundles: dict[str, Any], prestart: bool = True
+) -> Iterator[tuple[object, ...]]:
     """A chain of matches (each its runs) on one of the node's slots, played in turn with
     each next run's bots prestarted, across matches too (``play_chain``), yielding their
-    events as they come: a ``MatchPlaced`` as each match's turn comes, one ``JobDone``
-    per run."""
+    events as they come, gathered (``_gathered``): a ``MatchPlaced`` as each match's turn
+    comes, one ``JobDone`` per run."""
     # on one of the node's slots, pinned to its CPUs as a local worker is (node_slots)
     with node_slot(cache_root() / ".slots", configured_slots(), NODE_CPUS):
-        yield WorkerStarted(os.getpid(), usable_cpus())
-        yield from _played(groups, bundles)
+        yield (WorkerStarted(os.getpid(), usable_cpus()),)
+        yield from _played(groups, bundles, prestart)
 
 
 def _played(
-    groups: tuple[tuple[MatchJob, ...], ...], bundles: dict[str, Any]
-) -> Iterator[object]:
+    groups: tuple[tuple[MatchJob, ...], ...], bundles: dict[str, Any], prestart: bool
+) -> Iterator[tuple[object, ...]]:
     """``_play`` once its slot is held: the chain played in a thread (the bots from the
     node's cache), its events yielded as they come."""
     context = ray.get_runtime_context()
@@ -410,7 +421,7 @@ def _played(
 
     def play() -> None:
         try:
-            play_chain(groups, put, resolve=resolve, on_turn=on_turn)
+            play_chain(groups, put, resolve=resolve, on_turn=on_turn, prestart=prestart)
         except Exception as failure:  # cannot happen but for a bug: every run not over fails
             error = f"{type(failure).__name__}: {failure}"
             for group in groups:
@@ -421,8 +432,27 @@ def _played(
             events.put(finished)
 
     threading.Thread(target=play, name=f"chain-{groups[0][0].match_id}", daemon=True).start()
-    while (event := events.get()) is not finished:
-        yield event
+    yield from _gathered(events, finished)
+
+
+def _gathered(events: queue.SimpleQueue[object], finished: object) -> Iterator[tuple[object, ...]]:
+    """``events`` until ``finished``, in tuples: each what came within ``_GATHER_S`` of its
+    first. Each yield is a message to the driver, which pays for each (an object, an
+    RPC, a ``ray.get``): a game's end, the live view's batch before it and the next
+    game's start go together."""
+    while True:
+        batch = [events.get()]
+        deadline = time.monotonic() + _GATHER_S
+        while batch[-1] is not finished:
+            try:
+                batch.append(events.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                break
+        if batch[-1] is finished:
+            if batch[:-1]:
+                yield tuple(batch[:-1])
+            return
+        yield tuple(batch)
 
 
 _play_task = ray.remote(_play)
