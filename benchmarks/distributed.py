@@ -347,6 +347,7 @@ def run_one(
         t = create_tournament(store, name, "round_robin", entrants, config)
         executor: Any = None
         started = time.perf_counter()
+        began = time.monotonic()
         if ray is not None:
             from arena.tournament.ray_executor import RayExecutor
 
@@ -380,7 +381,10 @@ def run_one(
                     overheads.setdefault(f"{kind}|{step}", []).append(over - begun)
     workers = sorted({f"{p.node_ip}/{p.pid}" for p in placed})
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    arrivals = sorted(t for times in stamped.games.values() for t in times)
+    first_games = [t - began for t in arrivals[:2]]  # each slot's first, about
     print(json.dumps({"games": summary.games_recorded, "seconds": elapsed,
+                      "first_games": first_games,
                       "failed": len(summary.failed_matches), "overheads": overheads,
                       "driver_cpu": usage.ru_utime + usage.ru_stime,
                       "ray_workers": workers, "spans": stamped.spans(),
@@ -458,6 +462,8 @@ def bench_cluster(
                         f" {100 * (after[0] - busy[0]) / max(1, after[1] - busy[1]):.0f}%,"
                         f" driver CPU {result['driver_cpu']:.1f} s, {_load()}"
                     )
+                    print("    the first two games stored after the start: "
+                          + ", ".join(f"{t:.2f}" for t in result["first_games"]) + " s")
                     print(f"    the worker processes' CPU (referees, and Ray's in Ray's):"
                           f" {1000 * result['worker_cpu'] / max(1, result['games']):.0f}"
                           " ms a game")  # fmt: skip
