@@ -353,6 +353,7 @@ def run_one(
 
             chains = {} if max_chain is None else {"max_chain": max_chain}
             executor = RayExecutor(ray, **chains, prestart=prestart)
+            joined = time.monotonic() - began
         else:
             from arena.tournament.local_executor import LocalProcessExecutor
 
@@ -383,8 +384,14 @@ def run_one(
     usage = resource.getrusage(resource.RUSAGE_SELF)
     arrivals = sorted(t for times in stamped.games.values() for t in times)
     first_games = [t - began for t in arrivals[:2]]  # each slot's first, about
+    startup = {}
+    if executor is not None:  # Ray: joined the cluster, first task handed to Ray, running
+        timings = executor.timings.values()
+        startup = {"joined": joined,
+                   "launched": min(t.launched for t in timings if t.launched) - began,
+                   "placed": min(t.placed for t in timings if t.placed) - began}  # fmt: skip
     print(json.dumps({"games": summary.games_recorded, "seconds": elapsed,
-                      "first_games": first_games,
+                      "first_games": first_games, "startup": startup,
                       "failed": len(summary.failed_matches), "overheads": overheads,
                       "driver_cpu": usage.ru_utime + usage.ru_stime,
                       "ray_workers": workers, "spans": stamped.spans(),
@@ -463,7 +470,8 @@ def bench_cluster(
                         f" driver CPU {result['driver_cpu']:.1f} s, {_load()}"
                     )
                     print("    the first two games stored after the start: "
-                          + ", ".join(f"{t:.2f}" for t in result["first_games"]) + " s")
+                          + ", ".join(f"{t:.2f}" for t in result["first_games"]) + " s"
+                          + "".join(f"; {k} {v:.2f} s" for k, v in result["startup"].items()))
                     print(f"    the worker processes' CPU (referees, and Ray's in Ray's):"
                           f" {1000 * result['worker_cpu'] / max(1, result['games']):.0f}"
                           " ms a game")  # fmt: skip
