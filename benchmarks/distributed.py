@@ -502,9 +502,9 @@ def bench_cluster(
                 ray_cpu = statistics.mean(cpu_per_game["ray"])
                 print(f"arena CPU a game: local {local_cpu:.0f} ms, Ray {ray_cpu:.0f} ms"
                       f" ({ray_cpu / local_cpu:.2f}x)")  # fmt: skip
-            print("within a match, one game's end to the next's (median ms): local"
-                  f" {1000 * statistics.median(spans['local']):.0f}, Ray"
-                  f" {1000 * statistics.median(spans['ray']):.0f}")  # fmt: skip
+            print("within a match, one game's end to the next's (median ms): "
+                  + ", ".join(f"{kind} {1000 * statistics.median(spans[kind]):.0f}"
+                              for kind in kinds))  # fmt: skip
             for kind, what in (("first", "a task's first match"),
                                ("chained", "a match queued behind another in its task")):
                 print(f"Ray, per match, {what} (median / min / max ms over every run):")
