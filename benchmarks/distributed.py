@@ -4,6 +4,7 @@
     python3 benchmarks/distributed.py cluster [--games 4] [--bots 6] [--runs 2]
                                               [--nodes 2] [--no-confine]
                                               [--no-slot-pinning] [--no-live]
+                                              [--max-chain 4] [--also-chain N]
 
 `commit`: how many finished games per second the driver (the runner, the only
 writer of the store) commits when they arrive all at once. A real executor
@@ -28,8 +29,14 @@ game (everything the benchmark starts but the bots, whose CPU is the same
 either way: a cpuacct group; a figure the machine's other load barely
 changes, unlike games/s); for Ray also the CPU time
 of Ray's daemons (raylets, GCS, agents, monitors; not the workers that play
-the matches), how many Ray worker processes played matches, and per match the
-time from submit to its first game and from its last game to its end.
+the matches), how many Ray worker processes and tasks played matches and how
+many matches were prestarted (a task plays a chain of matches:
+``RayExecutor``'s ``max_chain``, ``--max-chain``), and per match, apart for a
+task's first match and the matches queued behind it, the time from submit to
+its first game and from its last game to its end. ``--also-chain N`` adds Ray
+runs with chains of at most N to the alternation (1: a task per match, as
+before chains), ``--also-no-prestart`` makes those without the cross-match
+prestart: an A/B of the chains on the same cluster and load.
 
 Prints figures with the load average; asserts nothing.
 """
@@ -328,8 +335,9 @@ class _Stamped:
 
 
 def run_one(
-    data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int, live: bool
-) -> int:
+    data: Path, name: str, games: int, seed: int, ray: str | None, cpus: int, live: bool,
+    max_chain: int | None, prestart: bool = True,
+) -> int:  # fmt: skip
     """One round robin of every stored bot in this (fresh) process; prints JSON."""
     from arena.store import list_bots
 
@@ -339,10 +347,13 @@ def run_one(
         t = create_tournament(store, name, "round_robin", entrants, config)
         executor: Any = None
         started = time.perf_counter()
+        began = time.monotonic()
         if ray is not None:
             from arena.tournament.ray_executor import RayExecutor
 
-            executor = RayExecutor(ray)
+            chains = {} if max_chain is None else {"max_chain": max_chain}
+            executor = RayExecutor(ray, **chains, prestart=prestart)
+            joined = time.monotonic() - began
         else:
             from arena.tournament.local_executor import LocalProcessExecutor
 
@@ -353,32 +364,45 @@ def run_one(
         elapsed = time.perf_counter() - started
         if ray is None:
             executor = None
-    overheads: dict[str, list[float]] = {step: [] for _s, _e, step in _STEPS}
+    overheads: dict[str, list[float]] = {}
+    placed = [] if executor is None else executor.placements
+    chained = {p.match_id: p.chain > 0 for p in placed}  # queued behind another in its task
+    prestarted = sum(p.prestarted for p in placed)
     if executor is not None:  # per match: from its first half's start to its last's end
         matches: dict[int, list[Any]] = {}
         for (match_id, _part), timing in sorted(executor.timings.items()):
             matches.setdefault(match_id, []).append(timing)
-        for halves in matches.values():
+        for match_id, halves in matches.items():
             first, last = halves[0], halves[-1]
+            kind = "chained" if chained.get(match_id) else "first"
             for start, end, step in _STEPS:
                 begun = getattr(last if start in ("last_game", "done") else first, start)
                 over = getattr(first if end in ("launched", "placed", "first_game") else last, end)
                 if begun is not None and over is not None:
-                    overheads[step].append(over - begun)
-    placed = [] if executor is None else executor.placements
+                    overheads.setdefault(f"{kind}|{step}", []).append(over - begun)
     workers = sorted({f"{p.node_ip}/{p.pid}" for p in placed})
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    arrivals = sorted(t for times in stamped.games.values() for t in times)
+    first_games = [t - began for t in arrivals[:2]]  # each slot's first, about
+    startup = {}
+    if executor is not None:  # Ray: joined the cluster, first task handed to Ray, running
+        timings = executor.timings.values()
+        startup = {"joined": joined,
+                   "launched": min(t.launched for t in timings if t.launched) - began,
+                   "placed": min(t.placed for t in timings if t.placed) - began}  # fmt: skip
     print(json.dumps({"games": summary.games_recorded, "seconds": elapsed,
+                      "first_games": first_games, "startup": startup,
                       "failed": len(summary.failed_matches), "overheads": overheads,
                       "driver_cpu": usage.ru_utime + usage.ru_stime,
                       "ray_workers": workers, "spans": stamped.spans(),
-                      "worker_cpu": stamped.worker_cpu}))  # fmt: skip
+                      "worker_cpu": stamped.worker_cpu, "prestarted": prestarted,
+                      "tasks": getattr(executor, "tasks_launched", len(placed))}))  # fmt: skip
     return 0
 
 
 def bench_cluster(
     games: int, bots: int, runs: int, cpus: int, nodes: int, confine: bool, slot_pinning: bool,
-    live: bool,
+    live: bool, max_chain: int, also_chain: int | None, also_prestart: bool,
 ) -> int:  # fmt: skip
     from arena.testing.ray_cluster import NetnsCluster, ip_available
     from arena.tournament.cpu_placement import cpu_groups, usable_cpus
@@ -405,12 +429,14 @@ def bench_cluster(
         ) as cluster:  # fmt: skip
             print(f"cluster up: {layout}, {_load()}")
             namespaces = [node.netns for node in cluster.nodes]
-            rates: dict[str, list[float]] = {"local": [], "ray": []}
-            cpu_per_game: dict[str, list[float]] = {"local": [], "ray": []}
-            steps: dict[str, list[float]] = {step: [] for _s, _e, step in _STEPS}
-            spans: dict[str, list[float]] = {"local": [], "ray": []}
+            also = f"ray-chain{also_chain}" + ("" if also_prestart else "-noprestart")
+            kinds = ["local", "ray"] + ([] if also_chain is None else [also])
+            rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+            cpu_per_game: dict[str, list[float]] = {kind: [] for kind in kinds}
+            steps: dict[str, list[float]] = {}
+            spans: dict[str, list[float]] = {kind: [] for kind in kinds}
             for number in range(runs):
-                for kind in ("local", "ray"):
+                for kind in kinds:
                     argv = [sys.executable, __file__, "_one", "--data", str(data),
                             "--name", f"{kind}{number}", "--games", str(games),
                             "--seed", str(number), "--cpus", str(cpus)]  # fmt: skip
@@ -418,11 +444,15 @@ def bench_cluster(
                     daemons = _daemon_cpu(namespaces)
                     busy = _busy()
                     arena_cpu = _group_cpu_s(group)
-                    if kind == "ray":
-                        argv = cluster.netns_argv(cluster.head, [*argv, "--ray", cluster.address])
+                    if kind.startswith("ray"):
+                        chain = max_chain if kind == "ray" else also_chain
+                        more = [] if kind == "ray" or also_prestart else ["--no-prestart"]
+                        argv = cluster.netns_argv(cluster.head, [*argv, "--ray", cluster.address,
+                                                                 "--max-chain", str(chain), *more])
                         result = _play(argv, cluster.node_env(cluster.head))
                         for step, values in result["overheads"].items():
-                            steps[step] += values
+                            if kind == "ray":
+                                steps.setdefault(step, []).extend(values)
                     else:
                         result = _play(argv, env)
                     after = _busy()
@@ -439,6 +469,9 @@ def bench_cluster(
                         f" {100 * (after[0] - busy[0]) / max(1, after[1] - busy[1]):.0f}%,"
                         f" driver CPU {result['driver_cpu']:.1f} s, {_load()}"
                     )
+                    print("    the first two games stored after the start: "
+                          + ", ".join(f"{t:.2f}" for t in result["first_games"]) + " s"
+                          + "".join(f"; {k} {v:.2f} s" for k, v in result["startup"].items()))
                     print(f"    the worker processes' CPU (referees, and Ray's in Ray's):"
                           f" {1000 * result['worker_cpu'] / max(1, result['games']):.0f}"
                           " ms a game")  # fmt: skip
@@ -452,26 +485,35 @@ def bench_cluster(
                           + ", ".join(f"{k} {v:.1f}" for k, v in sorted(
                               used.items(), key=lambda kv: -kv[1]) if v >= 0.05)
                           + ")")  # fmt: skip
-                    if kind == "ray":
+                    if kind.startswith("ray"):
                         print(f"    Ray worker processes that played matches:"
-                              f" {len(result['ray_workers'])}")  # fmt: skip
+                              f" {len(result['ray_workers'])}; {result['tasks']} tasks for"
+                              f" {bots * (bots - 1) // 2} matches,"
+                              f" {result['prestarted']} prestarted")  # fmt: skip
             local, ray = statistics.mean(rates["local"]), statistics.mean(rates["ray"])
-            print(f"local executor ({cpus} CPUs): {local:.2f} games/s; Ray ({layout}):"
-                  f" {ray:.2f} games/s; ratio {100 * ray / local:.0f}%"
-                  " (target >= 90%)")  # fmt: skip
+            print(f"local executor ({cpus} CPUs): {local:.2f} games/s; Ray ({layout},"
+                  f" chains of up to {max_chain}): {ray:.2f} games/s; ratio"
+                  f" {100 * ray / local:.1f}% (target >= 90%)")  # fmt: skip
+            for kind in kinds[2:]:
+                other = statistics.mean(rates[kind])
+                print(f"{kind}: {other:.2f} games/s, {100 * other / local:.1f}% of local")
             if group is not None:
                 local_cpu = statistics.mean(cpu_per_game["local"])
                 ray_cpu = statistics.mean(cpu_per_game["ray"])
                 print(f"arena CPU a game: local {local_cpu:.0f} ms, Ray {ray_cpu:.0f} ms"
                       f" ({ray_cpu / local_cpu:.2f}x)")  # fmt: skip
-            print("within a match, one game's end to the next's (median ms): local"
-                  f" {1000 * statistics.median(spans['local']):.0f}, Ray"
-                  f" {1000 * statistics.median(spans['ray']):.0f}")  # fmt: skip
-            print("Ray, per match (median / min / max ms over every run):")
-            for step, values in steps.items():
-                if values:
-                    print(f"    {step}: {1000 * statistics.median(values):.0f} /"
-                          f" {1000 * min(values):.0f} / {1000 * max(values):.0f}")  # fmt: skip
+            print("within a match, one game's end to the next's (median ms): "
+                  + ", ".join(f"{kind} {1000 * statistics.median(spans[kind]):.0f}"
+                              for kind in kinds))  # fmt: skip
+            for kind, what in (("first", "a task's first match"),
+                               ("chained", "a match queued behind another in its task")):
+                print(f"Ray, per match, {what} (median / min / max ms over every run):")
+                for _s, _e, step in _STEPS:
+                    values = steps.get(f"{kind}|{step}", [])
+                    if values:
+                        print(f"    {step}: {1000 * statistics.median(values):.0f} /"
+                              f" {1000 * min(values):.0f} / {1000 * max(values):.0f}"
+                              f" ({len(values)} matches)")  # fmt: skip
     finally:
         _leave_cpu_group(group)
         shutil.rmtree(work, ignore_errors=True)
@@ -504,6 +546,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-live", dest="live", action="store_false",
         help="tournaments without the live view (no live events from the matches)",
     )  # fmt: skip
+    cluster.add_argument(
+        "--max-chain", type=int, default=4,
+        help="matches a Ray task plays at most in turn (RayExecutor's max_chain; default 4)",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--also-chain", type=int, metavar="N",
+        help="also alternate Ray runs with chains of at most N (e.g. 1: a task per match)",
+    )  # fmt: skip
+    cluster.add_argument(
+        "--also-no-prestart", dest="also_prestart", action="store_false",
+        help="those runs without the cross-match prestart (a chain's next match launched"
+        " when its turn comes)",
+    )  # fmt: skip
     one = sub.add_parser("_one")
     one.add_argument("--data", type=Path, required=True)
     one.add_argument("--name", required=True)
@@ -512,15 +567,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("--cpus", type=int, required=True)
     one.add_argument("--ray")
     one.add_argument("--no-live", dest="live", action="store_false")
+    one.add_argument("--max-chain", type=int)
+    one.add_argument("--no-prestart", dest="prestart", action="store_false")
     args = parser.parse_args(argv)
     if args.what == "commit":
         return bench_commit(args.games, args.bots, args.profile, args.runs)
     if args.what == "cluster":
         return bench_cluster(
             args.games, args.bots, args.runs, args.cpus, args.nodes, args.confine,
-            args.slot_pinning, args.live,
+            args.slot_pinning, args.live, args.max_chain, args.also_chain, args.also_prestart,
         )  # fmt: skip
-    return run_one(args.data, args.name, args.games, args.seed, args.ray, args.cpus, args.live)
+    return run_one(
+        args.data, args.name, args.games, args.seed, args.ray, args.cpus, args.live,
+        args.max_chain, args.prestart,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -3,8 +3,10 @@
 Runs in the head's network namespace (``NetnsCluster.netns_argv``): plays
 stored tournament NAME of data directory DATA on the cluster at ADDRESS with
 ``RayExecutor`` and writes what the tests check as JSON to OUT: where each
-job ran, how many jobs were submitted again, the run's summary, the CPUs the
-match tasks ran on (each a slot's, ``arena.tournament.node_slots``).
+job ran (its node, its place in its task's chain of matches, whether it was
+prestarted), how many tasks played them, how many jobs were submitted again,
+the run's summary, the CPUs the match tasks ran on (each a slot's,
+``arena.tournament.node_slots``). ``--max-chain`` caps the matches a task plays.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from arena.logs import configure
 from arena.store import Store, get_tournament
-from arena.tournament.ray_executor import RayExecutor
+from arena.tournament.ray_executor import DEFAULT_MAX_CHAIN, RayExecutor
 from arena.tournament.runner import TournamentRunner
 
 
@@ -27,9 +29,10 @@ def main() -> int:
     parser.add_argument("address")
     parser.add_argument("out", type=Path)
     parser.add_argument("--unsafe", action="store_true")
+    parser.add_argument("--max-chain", type=int, default=DEFAULT_MAX_CHAIN)
     args = parser.parse_args()
     configure(level="INFO", json=True)
-    executor = RayExecutor(args.address)
+    executor = RayExecutor(args.address, max_chain=args.max_chain)
     with Store.open(args.data) as store:
         tournament = get_tournament(store, args.name)
         summary = TournamentRunner(
@@ -38,6 +41,7 @@ def main() -> int:
     args.out.write_text(json.dumps({
         "placements": [dataclasses.asdict(p) for p in executor.placements],
         "resubmitted": executor.resubmitted,
+        "tasks": executor.tasks_launched,
         "games_recorded": summary.games_recorded,
         "games_discarded": summary.games_discarded,
         "failed_matches": {str(k): v for k, v in summary.failed_matches.items()},

@@ -30,22 +30,15 @@ from typing import Any
 
 from arena._grpc_env import tune_child_processes
 from arena.logs import get_logger
-from arena.referee import GameReport
-from arena.referee.halves import Prestart, play_in_turn
-from arena.referee.live import LiveHook
-from arena.referee.match import StartedMatch, start_match
-from arena.referee.remote import SeatOffer
 from arena.sandbox.running import is_running
 from arena.tournament.cpu_placement import pin_this_process, usable_cpus, worker_cpus
 from arena.tournament.executor import (
-    GameFinished,
     JobDone,
     JobEvent,
     MatchJob,
-    SeatOffered,
     WorkerStarted,
 )
-from arena.tournament.live_feed import LiveSender
+from arena.tournament.match_chain import play_chain
 
 _PR_SET_PDEATHSIG = 1
 _RUNNER_POLL_S = 0.2
@@ -216,80 +209,7 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
-class _MatchHooks:
-    """What one match's runs report through the worker's queue (games, runs done, live
-    events, seat offers), made before its first run is launched (a prestart binds them)."""
-
-    def __init__(self, jobs: tuple[MatchJob, ...]) -> None:
-        self.jobs = jobs
-        self.match_id = jobs[0].match_id
-        self.reports = _worker_queue
-        self.sender = LiveSender(self.match_id, self.reports.put) if jobs[0].live else None
-
-    def on_game(self, report: GameReport) -> None:
-        if self.sender is not None:
-            self.sender.flush()
-        self.reports.put(GameFinished(self.match_id, report))
-
-    def on_done(self, number: int, _report: object, failure: BaseException | None) -> None:
-        if self.sender is not None:
-            self.sender.flush()
-        error = None if failure is None else f"{type(failure).__name__}: {failure}"
-        self.reports.put(JobDone(self.match_id, self.jobs[number].part, error))
-
-    @property
-    def on_event(self) -> LiveHook | None:
-        return None if self.sender is None else self.sender.event
-
-    def on_seat_offer(self, offer: SeatOffer) -> None:
-        self.reports.put(SeatOffered(self.match_id, offer))
-
-    def start_first(self) -> StartedMatch:
-        """Launch the match's first run (a prestart while the match before it plays)."""
-        job = self.jobs[0]
-        return start_match(job.config, job.first, job.second,
-                           on_seat_offer=self.on_seat_offer, on_event=self.on_event)  # fmt: skip
-
-    def close(self) -> None:
-        if self.sender is not None:
-            self.sender.close()
-
-
 def _play_matches(groups: tuple[tuple[MatchJob, ...], ...]) -> None:
-    """Play matches (each its runs, ``_by_match``) one after the other: each match's runs
-    in turn (``play_in_turn``), and each next match's first run launched together with
-    the last run of the match before it (its bots say Hello while that run plays); a
-    finished run's processes are shut down while the next plays, whatever match it is
-    of, and the call returns once they are all gone."""
-    hooks = _MatchHooks(groups[0])
-    following: _MatchHooks | None = None
-    waiting: Prestart = None
-    closing: list[threading.Thread] = []  # finished runs shutting down, the next playing
-    try:
-        for number, group in enumerate(groups):
-            following = _MatchHooks(groups[number + 1]) if number + 1 < len(groups) else None
-            try:
-                first = group[0]
-                waiting = play_in_turn(
-                    [job.config for job in group], first.first, first.second,
-                    on_done=hooks.on_done,
-                    on_game=hooks.on_game,
-                    on_event=hooks.on_event,
-                    on_seat_offer=hooks.on_seat_offer,
-                    first=waiting,
-                    then=None if following is None else following.start_first,
-                    closing=closing,
-                )  # fmt: skip
-            finally:
-                hooks.close()
-            if following is not None:
-                hooks, following = following, None
-    except BaseException:
-        if isinstance(waiting, StartedMatch):
-            waiting.close()
-        if following is not None:
-            following.close()
-        raise
-    finally:
-        for thread in closing:
-            thread.join()
+    """Play matches (each its runs, ``_by_match``) one after the other, each next match's
+    first run launched while the match before it plays its last (``play_chain``)."""
+    play_chain(groups, _worker_queue.put)

@@ -3,30 +3,40 @@
 Imported only when a Ray address is given (``arena tournament run --ray``,
 ``arena serve --ray``, ``$KAHUNA_RAY_ADDRESS``): Ray is an optional extra.
 
-- The submitted ``MatchJob`` of one match (its halves) are one Ray task that asks
-  for one unit of the custom resource ``kahuna_sandbox`` (advertised only by
-  nodes where ``arena sandbox-check`` passed: ``arena ray-worker``) and
-  ``match_cpus`` CPUs, so that no match lands on a node that cannot sandbox.
-  No more tasks are in Ray at once than the cluster has units (``_fill``): Ray
-  does not move a task queued on a busy node to one that frees up.
-- The task plays the halves in turn, the next half's bots started while the
-  current one plays (``play_in_turn``, as the local executor does), on one of
-  its node's slots, pinned to that slot's CPUs as a local worker is
-  (``arena.tournament.node_slots``).
+- A Ray task plays a chain of matches (each its halves: the submitted
+  ``MatchJob`` of one match) one after the other; it asks for one unit of the
+  custom resource ``kahuna_sandbox`` (advertised only by nodes where ``arena
+  sandbox-check`` passed: ``arena ray-worker``) and ``match_cpus`` CPUs, so
+  that no match lands on a node that cannot sandbox. No more tasks are in Ray
+  at once than the cluster has units (``_fill``): Ray does not move a task
+  queued on a busy node to one that frees up.
+- A chain is an even share of the matches waiting over the cluster's slots,
+  at most ``max_chain`` (``chain_length``: guided self-scheduling, the chains
+  shorten as the queue drains, so that the slots finish together), so a
+  match's launch mostly overlaps the match before it: the task plays its
+  matches as the local executor's single worker plays its batch
+  (``arena.tournament.match_chain``): each match's halves in turn, the next
+  half's bots started while the current one plays, and each next match's
+  first half started while the current match's last half plays; the driver
+  waits for a free slot, Ray places the task and the task takes its slot once
+  per chain, not once per match.
+- The task plays on one of its node's slots, pinned to that slot's CPUs as a
+  local worker is (``arena.tournament.node_slots``).
 - The task is a streaming generator: it yields the jobs' events (typed
   messages of ``arena.tournament.executor``) as they happen, each finished
-  game at once; the driver, the only writer of the store, stores them.
+  game at once, what comes within 10 ms together (one message to the driver
+  instead of several); the driver, the only writer of the store, stores them.
 - Bot versions travel content-addressed (``arena.tournament.bot_bundles``):
   the driver puts each version's files into the object store once; a node
   unpacks them into its cache under the version hash, checking the hash
   before every use, and fetches the bundle only when its cache lacks it.
 - Exactly once: Ray retries nothing (``max_retries=0``). When a task fails
   for a system reason (its node or worker died, its objects were lost), this
-  executor submits the job again with only the game indices it has not
-  reported yet (same seeds: same deals and seats), up to ``max_attempts``
-  times; the job's ``JobDone`` comes after the last attempt. A game reported
-  twice anyway (a resumed tournament) is dropped by the store's (match,
-  index) key.
+  executor submits each of its matches again with only the game indices it
+  has not reported yet (same seeds: same deals and seats; a match still
+  queued in the chain: all of them), up to ``max_attempts`` times; a job's
+  ``JobDone`` comes after its last attempt. A game reported twice anyway (a
+  resumed tournament) is dropped by the store's (match, index) key.
 """
 
 from __future__ import annotations
@@ -46,8 +56,6 @@ import ray
 from ray.exceptions import RayError, RayTaskError
 
 from arena.logs import get_logger
-from arena.referee import GameReport
-from arena.referee.halves import play_in_turn
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.types import BotSpec
 from arena.tournament.bot_bundles import cache_root, cached_bot, pack
@@ -56,16 +64,20 @@ from arena.tournament.executor import (
     GameFinished,
     JobDone,
     JobEvent,
+    LiveBatch,
     MatchJob,
+    SeatOffered,
     WorkerStarted,
 )
-from arena.tournament.live_feed import LiveSender
+from arena.tournament.match_chain import chain_length, play_chain
 from arena.tournament.node_slots import NODE_CPUS, configured_slots, node_slot
 
 SANDBOX_RESOURCE = "kahuna_sandbox"
 DEFAULT_MATCH_CPUS = 1.0
 DEFAULT_MAX_ATTEMPTS = 4
+DEFAULT_MAX_CHAIN = 4  # matches a task plays at most (the next waits on its node meanwhile)
 _SLOTS_TTL_S = 1.0  # how long a look at the cluster's slots is trusted
+_GATHER_S = 0.01  # how long a task gathers events after the first before it yields them
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,29 +89,31 @@ class MatchPlaced:
     node_ip: str
     node_id: str
     pid: int
+    prestarted: bool = False  # its first half launched while the match before it played
+    chain: int = 0  # its place in its task's chain of matches (0: the task's first)
 
 
 @dataclass
 class JobTiming:
-    """When a job was submitted, handed to Ray, its task said where it runs, its first and
-    last game arrived, it was done, and its task ended (the driver's monotonic clock)."""
+    """When a job was submitted, handed to Ray (its task), its turn came on a node (its
+    ``MatchPlaced``), its first and last game arrived, it was done, and its task ended
+    (the driver's monotonic clock)."""
 
     submitted: float
     launched: float | None = None  # its (last) task handed to Ray: a slot was free
-    placed: float | None = None  # its task's MatchPlaced arrived: the task runs
+    placed: float | None = None  # its MatchPlaced arrived: its turn in its task came
     first_game: float | None = None
     last_game: float | None = None
     done: float | None = None
-    ended: float | None = None  # its task's stream ended
+    ended: float | None = None  # its task's stream ended (the last match of its chain only)
 
 
 @dataclass
 class _Run:
-    """The runs of one match in one task (its halves, played in turn with the next
-    half's bots prestarted, as the local executor does)."""
+    """The runs of one match (its halves, played in turn with the next half's bots
+    prestarted, as the local executor does), in one task at a time."""
 
     jobs: tuple[MatchJob, ...]  # as the runner submitted them
-    generator: Any  # ray.ObjectRefGenerator of the current attempt (None: waiting)
     attempt: int = 1
     reported: set[int] = field(default_factory=set)  # game indices received
     done: set[int] = field(default_factory=set)  # parts whose JobDone was passed on
@@ -117,6 +131,17 @@ class _Run:
         ]
 
 
+@dataclass
+class _Task:
+    """One Ray task: the matches it plays in turn (a chain) and its stream of events."""
+
+    runs: list[_Run]
+    generator: Any  # ray.ObjectRefGenerator
+
+    def run_of(self, match_id: int) -> _Run | None:
+        return next((run for run in self.runs if run.match_id == match_id), None)
+
+
 class RayExecutor:
     """``MatchExecutor`` on a Ray cluster (see the module docstring)."""
 
@@ -126,16 +151,21 @@ class RayExecutor:
         *,
         match_cpus: float = DEFAULT_MATCH_CPUS,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_chain: int = DEFAULT_MAX_CHAIN,
+        prestart: bool = True,
     ) -> None:
         self.address = address
         self.match_cpus = match_cpus
         self.max_attempts = max_attempts
+        self.max_chain = max(1, max_chain)
+        self.prestart = prestart  # each next match of a chain launched while the one before plays
         self.log = get_logger(executor="ray")
         self.placements: list[MatchPlaced] = []
         self.timings: dict[tuple[int, int], JobTiming] = {}
         self.resubmitted = 0
+        self.tasks_launched = 0
         self._events: collections.deque[JobEvent] = collections.deque()
-        self._runs: list[_Run] = []  # in Ray now
+        self._tasks: list[_Task] = []  # in Ray now
         self._waiting: collections.deque[_Run] = collections.deque()  # for a free slot
         self._bundles: dict[str, Any] = {}  # version -> ObjectRef of its bundle
         self._slots_read = (-_SLOTS_TTL_S, 1)  # (when, slots()) of the last look
@@ -149,10 +179,11 @@ class RayExecutor:
     # ----------------------------------------------------------- interface
 
     def submit(self, jobs: Sequence[MatchJob]) -> None:
-        """Queue ``jobs``, the runs of one match (neighbours in ``jobs``) in one task; at
+        """Queue ``jobs``, the runs of one match (neighbours in ``jobs``) together; at
         most as many tasks are in Ray at once as the cluster has slots (``kahuna_sandbox``
         units): a task Ray has queued on one node stays there even when another node
-        frees up, so the rest wait here and go to whichever node is free first."""
+        frees up, so the rest wait here and go to whichever node is free first, in
+        chains (``chain_length``)."""
         groups: list[list[MatchJob]] = []
         for job in jobs:
             self.timings[job.key] = JobTiming(time.monotonic())
@@ -162,21 +193,22 @@ class RayExecutor:
                 groups[-1].append(job)
             else:
                 groups.append([job])
-        self._waiting.extend(_Run(tuple(group), None) for group in groups)
+        self._waiting.extend(_Run(tuple(group)) for group in groups)
         self._fill()
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
         deadline = time.monotonic() + max(0.0, timeout_s)
         while not self._events:
             self._fill()
-            if not self._runs:
+            if not self._tasks:
                 return None
             left = max(0.0, deadline - time.monotonic())
-            ready, _ = ray.wait([run.generator for run in self._runs], num_returns=1, timeout=left)
+            ready, _ = ray.wait([task.generator for task in self._tasks], num_returns=1,
+                                timeout=left)  # fmt: skip
             if not ready:
                 return None
-            for run in [run for run in self._runs if any(run.generator is r for r in ready)]:
-                self._advance(run)
+            for task in [task for task in self._tasks if any(task.generator is r for r in ready)]:
+                self._advance(task)
         return self._events.popleft()
 
     def slots(self) -> int:
@@ -189,30 +221,36 @@ class RayExecutor:
         return self._slots_read[1]
 
     def _fill(self) -> None:
-        """Hand waiting matches to Ray while it has fewer than ``slots()`` of ours."""
+        """Hand waiting matches to Ray, in chains, while it has fewer than ``slots()`` of
+        our tasks."""
         if not self._waiting:
             return
-        free = self.slots() - len(self._runs)
+        slots = self.slots()
+        free = slots - len(self._tasks)
         while free > 0 and self._waiting:
-            run = self._waiting.popleft()
-            run.generator = self._launch(run)
-            self._note(run, "launched")
-            self._runs.append(run)
+            length = chain_length(len(self._waiting), slots, self.max_chain)
+            runs = [self._waiting.popleft() for _ in range(min(length, len(self._waiting)))]
+            task = _Task(runs, self._launch(runs))
+            for run in runs:
+                self._note(run, "launched")
+            self._tasks.append(task)
+            self.tasks_launched += 1
             free -= 1
 
     def cancel(self) -> None:
         """Kill every task at once (their worker processes: the sandbox watchdogs kill the bots)."""
-        for run in self._runs:
+        for task in self._tasks:
             try:
-                ray.cancel(run.generator, force=True)
+                ray.cancel(task.generator, force=True)
             except RayError as error:
-                self.log.warning("ray_cancel_failed", match_id=run.match_id, error=str(error))
-        self._runs.clear()
+                matches = [run.match_id for run in task.runs]
+                self.log.warning("ray_cancel_failed", matches=matches, error=str(error))
+        self._tasks.clear()
         self._waiting.clear()
         self._events.clear()
 
     def close(self) -> None:
-        if self._runs or self._waiting:
+        if self._tasks or self._waiting:
             self.cancel()
 
     # -------------------------------------------------------------- driver
@@ -223,62 +261,78 @@ class RayExecutor:
             self._bundles[spec.version] = ray.put(pack(spec.directory))
         return self._bundles[spec.version]
 
-    def _launch(self, run: _Run) -> Any:
-        """A task for ``run``'s jobs not done yet, each playing only its indices left."""
-        jobs = [dataclasses.replace(job, config=dataclasses.replace(job.config,
-                                                                    game_indices=tuple(left)))
-                for job, left in run.left()]  # fmt: skip
-        first = jobs[0]
+    def _launch(self, runs: list[_Run]) -> Any:
+        """A task for ``runs``, each with its jobs not done yet playing only their
+        indices left."""
+        groups = tuple(
+            tuple(dataclasses.replace(job, config=dataclasses.replace(job.config,
+                                                                      game_indices=tuple(left)))
+                  for job, left in run.left())
+            for run in runs
+        )  # fmt: skip
         options: dict[str, Any] = {
             "num_cpus": self.match_cpus,
             "resources": {SANDBOX_RESOURCE: 1},
             "max_retries": 0,
-            "name": f"kahuna-match-{first.match_id}",
+            "name": f"kahuna-match-{groups[0][0].match_id}",
         }
-        # The bundles go nested in lists: Ray then leaves them in the object store
+        # The bundles go nested in a dict: Ray then leaves them in the object store
         # until a node whose cache lacks the version asks for them.
-        return _play_task.options(**options).remote(
-            tuple(jobs), [self._bundle(first.first)], [self._bundle(first.second)]
-        )
+        bundles = {spec.version: self._bundle(spec) for group in groups
+                   for spec in (group[0].first, group[0].second)}  # fmt: skip
+        return _play_task.options(**options).remote(groups, bundles, self.prestart)
 
-    def _advance(self, run: _Run) -> None:
+    def _advance(self, task: _Task) -> None:
         try:
-            ref = next(run.generator)
+            ref = next(task.generator)
         except StopIteration:  # the task is over: each of its jobs said it was done
-            self._note(run, "ended")
-            self._runs.remove(run)
-            for job, _left in run.left():  # cannot happen but for a bug
-                self._finish(job, "the match's task ended without saying it was done")
+            self._tasks.remove(task)
+            self._note(task.runs[-1], "ended")
+            for run in task.runs:
+                for job, _left in run.left():  # cannot happen but for a bug
+                    self._finish(job, "the match's task ended without saying it was done")
             return
         try:
-            event = ray.get(ref)
+            events: tuple[object, ...] = ray.get(ref)
         except RayTaskError as error:  # the task itself raised (it reports its own errors)
-            self._runs.remove(run)
-            for job, _left in run.left():
-                self._finish(job, f"{type(error).__name__}: {error}")
+            self._tasks.remove(task)
+            for run in task.runs:
+                for job, _left in run.left():
+                    self._finish(job, f"{type(error).__name__}: {error}")
             return
         except RayError as error:  # its node or worker died, its objects were lost
-            self._retry(run, error)
+            self._tasks.remove(task)
+            for run in reversed(task.runs):  # back in line in their order
+                self._retry(run, error)
+            self._fill()
             return
+        for event in events:
+            self._handle(task, event)
+
+    def _handle(self, task: _Task, event: object) -> None:
+        """One event of ``task``'s stream."""
+        owner = task.run_of(getattr(event, "match_id", -1))
         if isinstance(event, MatchPlaced):
-            self._note(run, "placed")
+            if owner is not None:
+                self._note(owner, "placed")
             self.placements.append(event)
             self.log.info("match_placed", match_id=event.match_id, part=event.part,
-                          node=event.node_ip, attempt=run.attempt)  # fmt: skip
-        elif isinstance(event, GameFinished):
-            run.reported.add(event.report.index)
-            part = next((j.key for j in run.jobs if event.report.index in
-                         j.config.indices_to_play), run.jobs[0].key)  # fmt: skip
+                          node=event.node_ip, chain=event.chain, prestarted=event.prestarted,
+                          attempt=None if owner is None else owner.attempt)  # fmt: skip
+        elif isinstance(event, GameFinished) and owner is not None:
+            owner.reported.add(event.report.index)
+            part = next((j.key for j in owner.jobs if event.report.index in
+                         j.config.indices_to_play), owner.jobs[0].key)  # fmt: skip
             timing = self.timings[part]
             timing.last_game = time.monotonic()
             timing.first_game = timing.first_game or timing.last_game
             self._events.append(event)
-        elif isinstance(event, JobDone):
-            if event.part not in run.done:  # exactly one JobDone per job
-                run.done.add(event.part)
-                job = next(j for j in run.jobs if j.part == event.part)
+        elif isinstance(event, JobDone) and owner is not None:
+            if event.part not in owner.done:  # exactly one JobDone per job
+                owner.done.add(event.part)
+                job = next(j for j in owner.jobs if j.part == event.part)
                 self._finish(job, event.error)
-        else:
+        elif isinstance(event, (GameFinished, JobDone, WorkerStarted, LiveBatch, SeatOffered)):
             self._events.append(event)
 
     def _note(self, run: _Run, moment: str) -> None:
@@ -289,8 +343,9 @@ class RayExecutor:
                 setattr(self.timings[job.key], moment, now)
 
     def _retry(self, run: _Run, error: BaseException) -> None:
+        """Put ``run`` back first in line with its games not reported yet (its task was
+        lost), unless it has had ``max_attempts``."""
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-        self._runs.remove(run)
         for job, left in run.left():
             if not left:  # every game of it arrived: only its JobDone was lost
                 run.done.add(job.part)
@@ -307,7 +362,6 @@ class RayExecutor:
             games={job.part: left for job, left in run.left()},
         )  # fmt: skip
         self._waiting.appendleft(run)  # first in line for the next free slot
-        self._fill()
 
     def _finish(self, job: MatchJob, error: str | None) -> None:
         timing = self.timings.get(job.key)
@@ -326,61 +380,79 @@ def _local_spec(spec: BotSpec, bundle: Any) -> BotSpec:
 
 
 def _play(
-    jobs: tuple[MatchJob, ...], first_bundle: list[Any], second_bundle: list[Any]
-) -> Iterator[object]:
-    """The runs of one match in turn (``play_in_turn``: each next run's bots prestarted),
-    yielding their events as they come; one JobDone per run."""
-    context = ray.get_runtime_context()
-    node_ip: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
-    job = jobs[0]
-    yield MatchPlaced(job.match_id, job.part, node_ip, context.get_node_id(), os.getpid())
+    groups: tuple[tuple[MatchJob, ...], ...], bundles: dict[str, Any], prestart: bool = True
+) -> Iterator[tuple[object, ...]]:
+    """A chain of matches (each its runs) on one of the node's slots, played in turn with
+    each next run's bots prestarted, across matches too (``play_chain``), yielding their
+    events as they come, gathered (``_gathered``): a ``MatchPlaced`` as each match's turn
+    comes, one ``JobDone`` per run."""
     # on one of the node's slots, pinned to its CPUs as a local worker is (node_slots)
     with node_slot(cache_root() / ".slots", configured_slots(), NODE_CPUS):
-        yield WorkerStarted(os.getpid(), usable_cpus())
-        yield from _played(jobs, first_bundle, second_bundle)
+        yield (WorkerStarted(os.getpid(), usable_cpus()),)
+        yield from _played(groups, bundles, prestart)
 
 
 def _played(
-    jobs: tuple[MatchJob, ...], first_bundle: list[Any], second_bundle: list[Any]
-) -> Iterator[object]:
-    """``_play`` once its slot is held: the bots from the node's cache, the runs played in
-    a thread, their events yielded as they come."""
-    job = jobs[0]
+    groups: tuple[tuple[MatchJob, ...], ...], bundles: dict[str, Any], prestart: bool
+) -> Iterator[tuple[object, ...]]:
+    """``_play`` once its slot is held: the chain played in a thread (the bots from the
+    node's cache), its events yielded as they come."""
+    context = ray.get_runtime_context()
+    node_ip: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    node_id = context.get_node_id()
     events: queue.SimpleQueue[object] = queue.SimpleQueue()
-    sender = LiveSender(job.match_id, events.put) if job.live else None
     finished = object()
+    done: set[tuple[int, int]] = set()
+    turns = {group[0].match_id: number for number, group in enumerate(groups)}
 
-    def on_game(report: GameReport) -> None:
-        if sender is not None:
-            sender.flush()
-        events.put(GameFinished(job.match_id, report))
+    def put(event: object) -> None:
+        if isinstance(event, JobDone):
+            done.add(event.key)
+        events.put(event)
 
-    done: set[int] = set()
+    def resolve(job: MatchJob) -> tuple[BotSpec, BotSpec]:
+        return (_local_spec(job.first, bundles[job.first.version]),
+                _local_spec(job.second, bundles[job.second.version]))  # fmt: skip
 
-    def on_done(number: int, _report: object, failure: BaseException | None) -> None:
-        if sender is not None:
-            sender.flush()
-        done.add(number)
-        error = None if failure is None else f"{type(failure).__name__}: {failure}"
-        events.put(JobDone(job.match_id, jobs[number].part, error))
+    def on_turn(group: tuple[MatchJob, ...], prestarted: bool) -> None:
+        job = group[0]
+        events.put(MatchPlaced(job.match_id, job.part, node_ip, node_id, os.getpid(),
+                               prestarted, turns[job.match_id]))  # fmt: skip
 
     def play() -> None:
         try:
-            first = _local_spec(job.first, first_bundle[0])  # each a [ObjectRef]
-            second = _local_spec(job.second, second_bundle[0])
-            play_in_turn([j.config for j in jobs], first, second, on_done=on_done,
-                         on_game=on_game, on_event=None if sender is None else sender.event)
-        except Exception as failure:  # the bundles, say: every run not over fails
-            for number in sorted(set(range(len(jobs))) - done):
-                on_done(number, None, failure)
+            play_chain(groups, put, resolve=resolve, on_turn=on_turn, prestart=prestart)
+        except Exception as failure:  # cannot happen but for a bug: every run not over fails
+            error = f"{type(failure).__name__}: {failure}"
+            for group in groups:
+                for job in group:
+                    if job.key not in done:
+                        put(JobDone(job.match_id, job.part, error))
         finally:
-            if sender is not None:
-                sender.close()
             events.put(finished)
 
-    threading.Thread(target=play, name=f"match-{job.match_id}", daemon=True).start()
-    while (event := events.get()) is not finished:
-        yield event
+    threading.Thread(target=play, name=f"chain-{groups[0][0].match_id}", daemon=True).start()
+    yield from _gathered(events, finished)
+
+
+def _gathered(events: queue.SimpleQueue[object], finished: object) -> Iterator[tuple[object, ...]]:
+    """``events`` until ``finished``, in tuples: each what came within ``_GATHER_S`` of its
+    first. Each yield is a message to the driver, which pays for each (an object, an
+    RPC, a ``ray.get``): a game's end, the live view's batch before it and the next
+    game's start go together."""
+    while True:
+        batch = [events.get()]
+        deadline = time.monotonic() + _GATHER_S
+        while batch[-1] is not finished:
+            try:
+                batch.append(events.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                break
+        if batch[-1] is finished:
+            if batch[:-1]:
+                yield tuple(batch[:-1])
+            return
+        yield tuple(batch)
 
 
 _play_task = ray.remote(_play)

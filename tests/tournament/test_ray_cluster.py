@@ -75,6 +75,10 @@ LONG = (DEFINITIONS["round-robin"][0], [*DEFINITIONS["round-robin"][1][:-4], "--
         "--seed", "7"])  # fmt: skip
 """A longer round robin (48 games): long enough to kill something in the middle."""
 
+CHAINS_BOTS = {**DEFINITIONS["round-robin"][0], "r3": "random", "g3": "greedy", "r4": "random"}
+CHAINS = (CHAINS_BOTS, ["cup", *CHAINS_BOTS, "--games", "2", "--seed", "11"])
+"""Many short matches (21 of 2 games): on 4 slots, each first task a chain of 4 matches."""
+
 
 class References:
     """Each definition's games and byes (NAME) and counts ("NAME standings") as the
@@ -87,7 +91,7 @@ class References:
     def __getitem__(self, key: str) -> list[tuple[object, ...]]:
         name = key.removesuffix(" standings")
         if name not in self.played:
-            bots, definition = LONG if name == "long" else DEFINITIONS[name]
+            bots, definition = {"long": LONG, "chains": CHAINS}.get(name) or DEFINITIONS[name]
             data = _data_dir_with_bots(self.root.mktemp(f"local-{name}"), bots)
             _create(data, definition)
             done = _run_cli(data, "resume", "cup")
@@ -109,9 +113,11 @@ def _standings(data: Path) -> list[tuple[object, ...]]:
     ).fetchall()
 
 
-def _driver(cluster: NetnsCluster, data: Path, out: Path) -> subprocess.Popen[bytes]:
+def _driver(
+    cluster: NetnsCluster, data: Path, out: Path, *more: str
+) -> subprocess.Popen[bytes]:
     argv = [sys.executable, "-m", "arena.testing.ray_driver", str(data), "cup",
-            cluster.address, str(out)]  # fmt: skip
+            cluster.address, str(out), *more]  # fmt: skip
     return subprocess.Popen(
         cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -181,11 +187,73 @@ def test_a_tournament_on_two_workers_stores_what_the_local_executor_does(
     assert not any(cluster.head.cache_dir.iterdir()), "the head unpacked a bot"
     assert len(used) == 2, "one worker got every match"
     assert result["resubmitted"] == 0
+    if name == "round-robin":  # 6 matches on 4 slots: the first task plays 2 in turn
+        _check_chained(result, matches=6)
     if len(usable_cpus()) >= 2:  # each node's two slots on a CPU of their own
         assert result["worker_cpus"] and all(len(c) == 1 for c in result["worker_cpus"]), (
             f"match tasks not pinned to their slots' CPUs: {result['worker_cpus']}"
         )
     _no_bots_left(cluster)
+
+
+def _check_chained(result: dict[str, Any], matches: int) -> None:
+    """Fewer tasks than matches, and each match queued behind another in its task had its
+    first half's bots launched while the match before it played (a prestart)."""
+    placements = result["placements"]
+    assert len({p["match_id"] for p in placements}) == matches
+    assert result["tasks"] < matches, f"{result['tasks']} tasks: one per match, no chain"
+    chained = [p for p in placements if p["chain"] > 0]
+    assert chained, "no match was queued behind another in its task"
+    assert all(p["prestarted"] for p in chained), f"a chained match not prestarted: {chained}"
+    assert not any(p["prestarted"] for p in placements if p["chain"] == 0)
+
+
+def test_chains_of_one_match_are_a_task_each_and_store_the_same(
+    cluster: NetnsCluster, references: References, tmp_path: Path
+) -> None:
+    """The control of ``_check_chained``: with ``--max-chain 1`` every match is a task of
+    its own, none prestarted (the check fails), and the same games are stored."""
+    bots, definition = DEFINITIONS["round-robin"]
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    out = tmp_path / "out.json"
+    result = _finish(_driver(cluster, data, out, "--max-chain", "1"), out)
+    _check_same(data, references["round-robin"])
+    assert result["tasks"] == 6
+    assert not any(p["prestarted"] for p in result["placements"])
+    with pytest.raises(AssertionError, match="one per match, no chain"):
+        _check_chained(result, matches=6)
+    _no_bots_left(cluster)
+
+
+def test_a_worker_killed_with_matches_queued_in_its_tasks_loses_and_doubles_nothing(
+    cluster: NetnsCluster, references: References, tmp_path: Path
+) -> None:
+    """21 short matches on 4 slots: each node's first tasks are chains of 4 matches. SIGKILL
+    a worker node while it plays: the matches queued behind the one playing (and the one
+    prestarted) go back to the driver's queue with every game, the one playing with its
+    games not stored; each game is stored once, as the local executor stores them."""
+    bots, definition = CHAINS
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, definition)
+    victim = cluster.nodes[-1]
+    out = tmp_path / "out.json"
+    process = _driver(cluster, data, out)
+    _wait_games(data, 1, process)
+    _wait_playing(victim, process)
+    cluster.kill_node(victim)
+    result = _finish(process, out)
+    _check_same(data, references["chains"])
+    assert result["games_discarded"] == 0
+    resubmitted = [json.loads(line) for line in result["log"].splitlines()
+                   if line.startswith("{") and "match_resubmitted" in line]  # fmt: skip
+    assert resubmitted, result["log"][-6000:]
+    whole = [e for e in resubmitted if sum(len(v) for v in e["games"].values()) == 2]
+    assert whole, f"no queued match was resubmitted whole: {resubmitted}"
+    _no_bots_left(cluster)
+    cluster.kill_node(victim, everything=True)
+    cluster.remove_dead(victim)
+    cluster.add_worker(victim.resources)
 
 
 def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(

@@ -1,0 +1,125 @@
+"""A chain of matches played by one worker (``play_chain``), and how long the chains are.
+
+``play_chain`` is what the local executor's single worker and each Ray task play
+(``arena.tournament.match_chain``): real sandboxed bots here, every run reported
+once, each next match's first half prestarted while the match before it plays,
+a match whose bots cannot be had failing alone. ``chain_length`` is the Ray
+driver's split of the waiting matches into tasks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arena.referee import BotSpec, MatchConfig, TimeControl, load_bot
+from arena.referee.halves import half_configs
+from arena.tournament.executor import GameFinished, JobDone, MatchJob
+from arena.tournament.match_chain import chain_length, play_chain
+
+from .test_runner import _bot_copy
+
+CONFIG = MatchConfig(games=2, time_control=TimeControl(2000, 2000))
+
+
+@pytest.mark.parametrize(
+    ("waiting", "slots", "cap", "length"),
+    [
+        (15, 2, 4, 4),  # an even share (8) is more than the cap
+        (7, 2, 4, 4),
+        (3, 2, 4, 2),
+        (1, 2, 4, 1),
+        (6, 4, 4, 2),
+        (4, 4, 4, 1),  # one each: no chain
+        (21, 4, 4, 4),
+        (5, 1, 1, 1),  # chains of one: a task per match
+        (0, 4, 4, 1),
+        (9, 0, 4, 4),  # no slots seen yet: counted as one
+    ],
+)  # fmt: skip
+def test_a_chain_is_an_even_share_of_the_waiting_matches_up_to_the_cap(
+    waiting: int, slots: int, cap: int, length: int
+) -> None:
+    assert chain_length(waiting, slots, cap) == length
+
+
+@given(st.integers(1, 200), st.integers(1, 64), st.integers(1, 8))
+def test_draining_a_queue_in_chains_takes_every_match_once_in_shrinking_chains(
+    waiting: int, slots: int, cap: int
+) -> None:
+    chains = []
+    left = waiting
+    while left:
+        chains.append(min(left, chain_length(left, slots, cap)))
+        left -= chains[-1]
+    assert sum(chains) == waiting
+    assert all(1 <= c <= cap for c in chains)
+    assert chains == sorted(chains, reverse=True), "a later chain longer than an earlier one"
+    # the last chains are short: the slots finish within a short match of each other
+    assert chains[-1] <= max(1, -(-waiting // slots))
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Pids of every live process whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _groups(bots: list[BotSpec]) -> list[tuple[MatchJob, ...]]:
+    """Matches (each its two halves) of ``bots[0]`` against each other bot in turn."""
+    return [
+        tuple(MatchJob(number, half, bots[0], other, part=half.indices_to_play[0] % 2,
+                       live=False) for half in half_configs(CONFIG))
+        for number, other in enumerate(bots[1:], start=1)
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_each_next_match_is_prestarted_and_a_match_without_its_bots_fails_alone(
+    tmp_path: Path,
+) -> None:
+    """Three matches in a chain; the third's bots cannot be had (``resolve`` raises, as a
+    bad bundle would). The second match's first half was launched while the first match
+    played (``on_turn`` says so), the third fails each of its runs with the error (and,
+    its prestart having failed, is not prestarted), every other run reports each game
+    once, and no bot process is left. Control: the same matches each in a chain of its
+    own are never prestarted."""
+    bots = [load_bot(_bot_copy(tmp_path, "random", f"b{n}")) for n in range(4)]
+    groups = _groups(bots)
+    broken = bots[3].version
+
+    def resolve(job: MatchJob) -> tuple[BotSpec, BotSpec]:
+        if job.second.version == broken:
+            raise FileNotFoundError(f"no bundle of {broken}")
+        return job.first, job.second
+
+    events: list[object] = []
+    turns: list[tuple[int, bool]] = []
+
+    def on_turn(group: tuple[MatchJob, ...], prestarted: bool) -> None:
+        turns.append((group[0].match_id, prestarted))
+
+    play_chain(groups, events.append, resolve=resolve, on_turn=on_turn)
+    assert turns == [(1, False), (2, True), (3, False)]
+    done = {(e.match_id, e.part): e.error for e in events if isinstance(e, JobDone)}
+    assert sorted(done) == [(m, p) for m in (1, 2, 3) for p in (0, 1)]
+    assert [done[(m, p)] for m in (1, 2) for p in (0, 1)] == [None] * 4
+    assert all(f"no bundle of {broken}" in (done[(3, p)] or "") for p in (0, 1))
+    games = sorted((e.match_id, e.report.index) for e in events if isinstance(e, GameFinished))
+    assert games == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    for bot in bots:
+        assert _processes_with(str(bot.directory)) == [], f"{bot.name} left processes"
+
+    turns.clear()
+    for group in groups[:2]:
+        play_chain([group], events.append, on_turn=on_turn)
+    assert turns == [(1, False), (2, False)]
