@@ -47,7 +47,8 @@ class StorageFullError(Exception):
     """
 
     def __init__(self, cause: BaseException) -> None:
-        super().__init__(f"the arena's data directory has no space left ({_cause_text(cause)})")
+        self.cause = _cause_text(cause)
+        super().__init__(f"the arena's data directory has no space left ({self.cause})")
 
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -60,6 +61,20 @@ def is_disk_full(error: BaseException) -> bool:
     if isinstance(error, sqlite3.Error):
         return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
     return isinstance(error, OSError) and error.errno in FULL_ERRNOS
+
+
+def _out_of_space(error: sqlite3.Error, directory: Path) -> bool:
+    """Whether ``error`` came from a full filesystem under ``directory``: SQLITE_FULL, or
+    an I/O error (growing the WAL index, -shm, says only SQLITE_IOERR_SHMSIZE) while the
+    filesystem has no free block left."""
+    if is_disk_full(error):
+        return True
+    if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_IOERR:
+        return False
+    try:
+        return os.statvfs(directory).f_bavail == 0
+    except OSError:
+        return False
 
 
 def _cause_text(error: BaseException) -> str:
@@ -151,6 +166,11 @@ class Store:
             raise StoreError(f"{database}: cannot make it private: {error.strerror}") from None
         except sqlite3.DatabaseError as error:
             connection.close()
+            if _out_of_space(error, path):  # the file is fine: SQLite could not grow it or -shm
+                raise StoreError(
+                    f"data directory {path} has no space left ({error}): free some, then retry;"
+                    " nothing was changed"
+                ) from None
             raise StoreError(f"{database}: not a usable arena database: {error}") from None
         except SchemaError as error:
             connection.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -13,8 +14,9 @@ import pytest
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import main
 from arena.referee import load_bot
-from arena.store import Store, add_bot_version
+from arena.store import Store, add_bot_version, create_token
 from tests.server.test_arena_service import LEAKY_BOT
+from tests.server.test_disk_full import SmallDisk
 
 pytestmark = pytest.mark.slow
 GREEDY = SAMPLE_RANDOM_BOT.parent / "python_greedy"
@@ -318,3 +320,51 @@ def test_bot_show_lists_recent_failures_with_their_stderr(
     assert status == 0 and out.count(f"my plans: {secret}") == 2
     status, out, _ = _arena(capsys, data, "bot", "show", "rnd", "--json")
     assert status == 0 and json.loads(out)["failures"] == [] and secret not in out
+
+
+def _tokens(data: Path) -> list[str]:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(data / "arena.db")) as db:
+        return [row[0] for row in db.execute("SELECT user FROM tokens ORDER BY user")]
+
+
+# (case, command, whether another connection keeps the WAL index open, what stderr says).
+# Closed: opening the store must grow arena.db-shm, which fails (SQLite says only "disk
+# I/O error"); open elsewhere: the store opens and the write fails (SQLITE_FULL).
+FULL_DISK = [
+    ("open: bot list", ["bot", "list"], False, "has no space left (disk I/O error)"),
+    ("open: token create", ["token", "create", "zoe"], False, "has no space left"),
+    ("write: token create", ["token", "create", "zoe"], True,
+     "has no space left (database or disk is full); nothing was stored"),
+    ("write: ladder withdraw", ["ladder", "withdraw", "python_random"], True,
+     "has no space left"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "held_open", "message"), [case[1:] for case in FULL_DISK],
+    ids=[case[0] for case in FULL_DISK],
+)  # fmt: skip
+def test_a_full_disk_gets_one_line_naming_it_and_the_store_keeps_what_it_held(
+    disk: SmallDisk, capsys: pytest.CaptureFixture[str], command: list[str], held_open: bool,
+    message: str,
+) -> None:  # fmt: skip
+    import sqlite3
+
+    data = disk.root / "data"
+    with Store.open(data) as store:
+        create_token(store, "alice", "user")
+        add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
+    with contextlib.ExitStack() as stack:
+        if held_open:
+            reader = stack.enter_context(contextlib.closing(sqlite3.connect(data / "arena.db")))
+            reader.execute("SELECT 1 FROM tokens").fetchall()
+        disk.fill()
+        status, out, err = _arena(capsys, data, *command)
+        disk.free()
+    assert status == 1 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"arena: data directory {data} ") and message in err, err
+    assert _tokens(data) == ["alice"]
+    control, out, _ = _arena(capsys, data, *command)  # the same command once there is space
+    assert control == 0, out
