@@ -64,6 +64,7 @@ EXIT_LIMIT = 7
 EXIT_UNREACHABLE = 8
 
 CONFIG_NAME = "remote.json"
+MAX_GAME_ID = 2**63 - 1  # GetGameRecordRequest.game_id is an int64
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache"})
 
 
@@ -151,6 +152,8 @@ def login_json(endpoint: Endpoint) -> str:
 def endpoint_from_json(text: str, where: Path) -> Endpoint:
     try:
         data = json.loads(text)
+        if not isinstance(data, dict) or not _usable_token(str(data["token"])):
+            raise ValueError("not a saved login")
         paths = {
             k: Path(data[k]) if data.get(k) else None for k in ("tls_ca", "tls_cert", "tls_key")
         }
@@ -162,12 +165,15 @@ def endpoint_from_json(text: str, where: Path) -> Endpoint:
 
 def save_login(endpoint: Endpoint, directory: Path) -> Path:
     """Write the login to ``directory/remote.json``, mode 0600 from its creation on."""
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = directory / CONFIG_NAME
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        os.fchmod(out.fileno(), 0o600)  # an older file may have had looser bits
-        out.write(login_json(endpoint))
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o600)  # an older file may have had looser bits
+            out.write(login_json(endpoint))
+    except OSError as error:
+        raise RemoteError(f"{path}: cannot save the login ({error.strerror})", EXIT_USAGE) from None
     return path
 
 
@@ -189,7 +195,15 @@ def read_token(stdin: TextIO) -> str:
     if not token or any(c.isspace() for c in token):
         raise RemoteError("no token given (one word, on standard input or at the prompt)",
                           EXIT_USAGE)  # fmt: skip
+    if not _usable_token(token):
+        raise RemoteError("the token must be printable ASCII, as `arena token create` prints it",
+                          EXIT_USAGE)  # fmt: skip
     return token
+
+
+def _usable_token(token: str) -> bool:
+    """Whether ``token`` can travel in a gRPC header (printable ASCII, one word)."""
+    return bool(token) and token.isascii() and token.isprintable() and " " not in token
 
 
 # ------------------------------------------------------------------ submit
@@ -509,8 +523,9 @@ def run_leaderboard(args: argparse.Namespace) -> int:
 
 
 def run_record(args: argparse.Namespace) -> int:
-    if args.game_id <= 0:
-        raise RemoteError(f"GAME_ID must be a positive game id, got {args.game_id}", EXIT_USAGE)
+    if not 0 < args.game_id <= MAX_GAME_ID:
+        raise RemoteError(f"GAME_ID must be a game id from 1 to {MAX_GAME_ID}, got {args.game_id}",
+                          EXIT_USAGE)  # fmt: skip
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
         reply = client.game_record(pb.GetGameRecordRequest(game_id=args.game_id))

@@ -352,6 +352,53 @@ def test_commands_before_login_say_so(arena_cli: Cli) -> None:
     _refusal(arena_cli("bots"), remote.EXIT_USAGE, "not logged in")
 
 
+REACHABLE_LOGIN = '{"address": "127.0.0.1:1", "token": "tok"}'
+LOCAL_REFUSALS = [
+    # (case, saved login, arguments, stdin, exit status, words). Nothing listens on port 1:
+    # a command that gets as far as calling the arena says it cannot be reached (8).
+    ("login a JSON list", "[]", ["bots"], "", remote.EXIT_USAGE, "not a saved login"),
+    ("login a JSON string", '"x"', ["bots"], "", remote.EXIT_USAGE, "not a saved login"),
+    ("saved token not ASCII", '{"address": "127.0.0.1:1", "token": "\u00e9"}', ["bots"], "",
+     remote.EXIT_USAGE, "not a saved login"),
+    ("control: a saved login", REACHABLE_LOGIN, ["bots"], "", remote.EXIT_UNREACHABLE,
+     "cannot be reached"),
+    ("game id past int64", REACHABLE_LOGIN, ["record", str(2**63)], "", remote.EXIT_USAGE,
+     f"GAME_ID must be a game id from 1 to {2**63 - 1}, got {2**63}"),
+    ("game id 0", REACHABLE_LOGIN, ["record", "0"], "", remote.EXIT_USAGE, "got 0"),
+    ("control: the last game id", REACHABLE_LOGIN, ["record", str(2**63 - 1)], "",
+     remote.EXIT_UNREACHABLE, "cannot be reached"),
+    ("token not ASCII", None, ["login", "127.0.0.1:1"], "t\u00f6ken\n", remote.EXIT_USAGE,
+     "the token must be printable ASCII"),
+    ("token with a control byte", None, ["login", "127.0.0.1:1"], "tok\x01\n",
+     remote.EXIT_USAGE, "the token must be printable ASCII"),
+    ("control: an ASCII token", None, ["login", "127.0.0.1:1"], "tok\n",
+     remote.EXIT_UNREACHABLE, "cannot be reached"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("saved", "argv", "stdin", "status", "words"), [case[1:] for case in LOCAL_REFUSALS],
+    ids=[case[0] for case in LOCAL_REFUSALS],
+)  # fmt: skip
+def test_broken_logins_and_values_no_call_can_carry_are_one_line(
+    arena_cli: Cli, tmp_path: Path, saved: str | None, argv: list[str], stdin: str, status: int,
+    words: str,
+) -> None:  # fmt: skip
+    """Each was a traceback (AttributeError, protobuf's ValueError) or INTERNAL before."""
+    if saved is not None:
+        directory = tmp_path / "config" / "kahuna-arena"
+        directory.mkdir(parents=True)
+        (directory / remote.CONFIG_NAME).write_text(saved, encoding="utf-8")
+    _refusal(arena_cli(*argv, stdin=stdin), status, words)
+
+
+def test_a_login_that_cannot_be_saved_is_one_refusal(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a directory\n")
+    with pytest.raises(remote.RemoteError, match="cannot save the login") as refused:
+        remote.save_login(Endpoint("h:1", "tok"), tmp_path / "file" / "kahuna-arena")
+    assert refused.value.status == remote.EXIT_USAGE
+
+
 def test_an_unreachable_arena_is_one_line(arena_cli: Cli, tmp_path: Path) -> None:
     remote.save_login(Endpoint("127.0.0.1:1", "tok"), tmp_path / "config" / "kahuna-arena")
     _refusal(arena_cli("leaderboard"), remote.EXIT_UNREACHABLE, "127.0.0.1:1")
