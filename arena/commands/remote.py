@@ -51,7 +51,7 @@ from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_direct
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot
-from arena.resources import SDK_MOUNT, ResourceError
+from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 
 EXIT_OK = 0
 EXIT_SERVER = 1
@@ -588,10 +588,16 @@ def run_play(args: argparse.Namespace) -> int:
     argv = play_argv(endpoint, args.bot, command, args.max_seats)
     try:
         sdk = SDK_MOUNT.host_dir()
+        entries = [mount.path_entry(sandboxed=False) for mount in PYTHON_BOT_MOUNTS]
     except ResourceError as error:
         raise RemoteError(str(error), EXIT_USAGE) from None
     if str(sdk) not in sys.path:
         sys.path.insert(0, str(sdk))
+    # The bot finds what a sandboxed Python bot finds on its PYTHONPATH (kahuna_bot,
+    # kahuna.v1, arena.kahuna): the very bot you would upload plays unchanged.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [*entries, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    )
     connector = importlib.import_module("kahuna_bot.remote")
     return int(connector.main(argv))
 
