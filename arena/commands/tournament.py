@@ -385,10 +385,14 @@ def _cross_cell(points: float, interval: ScoreInterval | None) -> str:
 
 
 def resume_hint(tournament: TournamentRow) -> str:
+    how = (
+        f"start it again with `arena serve --ladder --ladder-name {tournament.name}`"
+        if tournament.format is TournamentFormat.LADDER  # `tournament resume` refuses a ladder
+        else f"resume it with `arena tournament resume {tournament.name}`"
+    )
     return (
         f"{tournament.name} is interrupted: no process is running it"
-        f" ({tournament.interrupted_reason or 'no reason recorded'});"
-        f" resume it with `arena tournament resume {tournament.name}`"
+        f" ({tournament.interrupted_reason or 'no reason recorded'}); {how}"
     )
 
 

@@ -368,3 +368,33 @@ def test_a_full_disk_gets_one_line_naming_it_and_the_store_keeps_what_it_held(
     assert _tokens(data) == ["alice"]
     control, out, _ = _arena(capsys, data, *command)  # the same command once there is space
     assert control == 0, out
+
+
+@pytest.mark.parametrize(
+    ("kind", "hint"),
+    [
+        ("ladder", "start it again with `arena serve --ladder --ladder-name lad`"),
+        ("round-robin (control)", "resume it with `arena tournament resume lad`"),
+    ],
+)
+def test_the_resume_hint_names_the_command_that_resumes_it(
+    tmp_path: Path, kind: str, hint: str
+) -> None:
+    """A ladder's hint said `arena tournament resume`, which refuses a ladder."""
+    from arena.commands.tournament import resume_hint
+    from arena.store import TournamentFormat, get_tournament
+    from arena.store.ladder import create_ladder
+    from arena.tournament.config import build_config
+    from arena.tournament.ladder_config import merge
+    from arena.tournament.rounds import create_tournament
+
+    with Store.open(tmp_path / "data") as store:
+        if kind == "ladder":
+            config, settings = merge(None, {})
+            row = get_tournament(store, create_ladder(store, "lad", config, settings.to_json()))
+        else:
+            add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
+            add_bot_version(store, load_bot(GREEDY))
+            row = create_tournament(store, "lad", TournamentFormat.ROUND_ROBIN,
+                                    ["python_random", "python_greedy"], build_config())  # fmt: skip
+        assert resume_hint(row).endswith(hint)
