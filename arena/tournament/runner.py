@@ -150,6 +150,14 @@ def match_jobs(
     remote bot pairs its deals only if ``paired_remote``."""
     first = bot_spec(store, match.first, match.first_version)
     second = bot_spec(store, match.second, match.second_version)
+    for spec in (first, second):
+        if spec.runtime != REMOTE_RUNTIME and not (spec.directory / "bot.toml").is_file():
+            # Not the bot's fault: played, every game would be its crash, and rated so.
+            raise StoreError(
+                f"the stored copy of {spec.name} version {spec.version} is missing from"
+                f" {spec.directory}: restore the data directory's bots/ from a backup, then"
+                " resume"
+            )
     for spec in (first, second):  # a Java version without its class-data archive for this
         ensure_class_archive(spec, limits=limits)  # JDK: built now, out of any match clock
     remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
