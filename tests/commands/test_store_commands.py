@@ -200,6 +200,8 @@ def _dump(data: Path) -> list[str]:
     ("args", "message"),
     [
         (["tournament", "run", "new", "rnd", "grd", "--concurrency", "0"], "--concurrency"),
+        (["tournament", "run", "new", "rnd", "grd", "--format", "sprt", "--sprt", "gain",
+          "--concurrency", "2000"], "--concurrency must be from 1 to 1024, got 2000"),
         (["tournament", "run", "new", "rnd", "grd", "--format", "swiss", "--rounds", "2"],
          "a Swiss tournament of 2 bots has at most 1 round(s)"),
         (["tournament", "create", "new", "rnd", "grd", "--rounds", "1"], "Swiss tournaments only"),
@@ -207,8 +209,8 @@ def _dump(data: Path) -> list[str]:
         (["tournament", "run", "new", "rnd"], "at least two distinct bots"),
         (["tournament", "run", "n\u00e9w", "rnd", "grd"], "tournament name"),
     ],
-    ids=["run-zero-concurrency", "swiss-too-many-rounds", "round-robin-rounds", "same-bot-twice",
-         "one-bot", "odd-name"],
+    ids=["run-zero-concurrency", "sprt-2000-workers", "swiss-too-many-rounds",
+         "round-robin-rounds", "same-bot-twice", "one-bot", "odd-name"],
 )  # fmt: skip
 def test_refused_tournaments_store_nothing(
     data_with_bots: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
