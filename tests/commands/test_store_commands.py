@@ -400,3 +400,26 @@ def test_the_resume_hint_names_the_command_that_resumes_it(
             row = create_tournament(store, "lad", TournamentFormat.ROUND_ROBIN,
                                     ["python_random", "python_greedy"], build_config())  # fmt: skip
         assert resume_hint(row).endswith(hint)
+
+
+@pytest.mark.parametrize(
+    ("value", "status", "words"),
+    [
+        (str(2**64), 2, "argument --min-games: must be between 0 and 9223372036854775807"),
+        ("-1", 2, "argument --min-games: must be between 0 and"),
+        ("0", 0, "No bots yet"),  # control
+        (str(2**63 - 1), 0, f"No bot version has {2**63 - 1} games or more."),  # control
+    ],
+    ids=["past-int64", "negative", "zero", "int64-max"],
+)
+def test_leaderboard_min_games_is_a_number_sqlite_can_take(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, status: int, words: str
+) -> None:
+    """Past 2**63 - 1 it was SQLite's OverflowError, a traceback; a negative was ignored."""
+    Store.open(tmp_path / "data").close()
+    try:
+        got, out, err = _arena(capsys, tmp_path / "data", "leaderboard", "--min-games", value)
+    except SystemExit as usage:  # argparse's own refusal
+        got, (out, err) = int(str(usage.code)), capsys.readouterr()
+    assert got == status and words in (out if status == 0 else err), (out, err)
+    assert "Traceback" not in err
