@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -195,3 +196,37 @@ def test_a_spinning_bot_plays_a_normal_match_frozen_or_pondering(
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert [game["status"] for game in result["games"]] == [{"alpha": "ok", "spin": "ok"}] * 2
+
+
+@pytest.mark.parametrize("size", ["40k", "16m"], ids=["disk fills", "control: room"])
+def test_records_on_a_full_disk_stop_the_match_naming_the_file_and_leave_no_half_record(
+    tmp_path: Path, size: str
+) -> None:
+    """It said only '[Errno 28] No space left on device' and left a truncated record."""
+    tmp_path.chmod(0o755)
+    first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        records = disk / "records"
+        done = _arena("match", str(first), str(second), "--games", "12", "--records", str(records))
+        written = sorted(records.iterdir())
+        for path in written:  # every record there is whole
+            replayed = _arena("replay", str(path))
+            assert replayed.returncode == 0, (path.name, replayed.stderr)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+    if size == "16m":
+        assert done.returncode == 0 and len(written) == 12, done.stderr
+        return
+    assert done.returncode == 2 and 0 < len(written) < 12, done.stderr
+    line = re.fullmatch(
+        rf"arena match: --records {re.escape(str(records))}: cannot write game-(\d+)\.json:"
+        r" No space left on device\n", done.stderr,
+    )  # fmt: skip
+    assert line is not None, done.stderr
+    assert f"game-{line.group(1)}.json" not in [path.name for path in written]
