@@ -26,8 +26,17 @@ def add_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
+        type=_data_dir,
         help=f"arena data directory (default: ${ENV_DATA_DIR}, else ~/.local/share/kahuna-arena)",
     )
+
+
+def _data_dir(text: str) -> str:
+    """``--data-dir``: an empty value (``--data-dir "$UNSET"``) would mean the default
+    data directory, someone else's store perhaps: refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty (an unset variable?): give a directory")
+    return text
 
 
 def fail(message: str, status: int = 1) -> int:

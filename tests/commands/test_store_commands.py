@@ -423,3 +423,35 @@ def test_leaderboard_min_games_is_a_number_sqlite_can_take(
         got, (out, err) = int(str(usage.code)), capsys.readouterr()
     assert got == status and words in (out if status == 0 else err), (out, err)
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["bot", "list"], ["leaderboard"], ["token", "create", "zoe"], ["tournament", "list"],
+     ["ladder", "withdraw", "x"]],
+    ids=" ".join,
+)  # fmt: skip
+@pytest.mark.parametrize("value", ["", " ", "given (control)"])
+def test_an_empty_data_dir_flag_is_refused_not_read_as_the_default(
+    tmp_path: Path, command: list[str], value: str
+) -> None:
+    """`--data-dir "$UNSET"` used ~/.local/share/kahuna-arena, perhaps another's store."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("KAHUNA_ARENA_DATA", "XDG_DATA_HOME")}
+    env["HOME"] = str(home)
+    given = str(tmp_path / "data") if value.startswith("given") else value
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", *command, "--data-dir", given],
+        capture_output=True, text=True, env=env, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert not (home / ".local" / "share" / "kahuna-arena").exists()
+    if given == value:
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.splitlines()[-1].endswith(
+            "error: argument --data-dir: is empty (an unset variable?): give a directory"
+        )
+    else:
+        assert (tmp_path / "data" / "arena.db").is_file()
