@@ -52,6 +52,7 @@ from arena.commands.remote_grpc import Client, Endpoint
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
+from arena.server.tls import TlsConfigError, check_client_tls
 
 EXIT_OK = 0
 EXIT_SERVER = 1
@@ -467,10 +468,10 @@ def run_login(args: argparse.Namespace) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise RemoteError("--tls-cert and --tls-key go together: give both, or neither",
                           EXIT_USAGE)  # fmt: skip
-    for flag, path in (("--tls-ca", args.tls_ca), ("--tls-cert", args.tls_cert),
-                       ("--tls-key", args.tls_key)):  # fmt: skip
-        if path is not None and not Path(path).is_file():
-            raise RemoteError(f"{flag} {path}: no such file", EXIT_USAGE)
+    try:
+        check_client_tls(args.tls_ca, args.tls_cert, args.tls_key)
+    except TlsConfigError as error:
+        raise RemoteError(str(error), EXIT_USAGE) from None
     token = read_token(sys.stdin)
     endpoint = Endpoint(target.address, token, tls, args.tls_ca, args.tls_cert, args.tls_key)
     with _calls(endpoint) as client:

@@ -391,6 +391,37 @@ def test_broken_logins_and_values_no_call_can_carry_are_one_line(
     _refusal(arena_cli(*argv, stdin=stdin), status, words)
 
 
+def _login_tls_flags(pki: Pki, tmp_path: Path, case: str) -> tuple[list[str], str]:
+    """The TLS flags of one case of LOGIN_TLS, and the words its refusal must hold."""
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    ca, cert, key = str(pki.ca.cert_path), str(pki.client.cert_path), str(pki.client.key_path)
+    cases = {
+        "CA not PEM": (["--tls-ca", str(garbage)], f"--tls-ca {garbage}: not a PEM certificate"),
+        "CA a directory": (["--tls-ca", str(tmp_path)], "is a directory, not a PEM file"),
+        "CA missing": (["--tls-ca", str(tmp_path / "no.pem")], "no.pem: no such file"),
+        "cert not PEM": (["--tls-ca", ca, "--tls-cert", str(garbage), "--tls-key", key],
+                         f"--tls-cert {garbage}: not a PEM certificate"),
+        "key of another cert": (["--tls-ca", ca, "--tls-cert", cert,
+                                 "--tls-key", str(pki.server.key_path)], "does not match"),
+        "control: good files": (["--tls-ca", ca, "--tls-cert", cert, "--tls-key", key],
+                                "cannot be reached"),
+    }  # fmt: skip
+    return cases[case]
+
+
+@pytest.mark.parametrize("case", ["CA not PEM", "CA a directory", "CA missing", "cert not PEM",
+                                  "key of another cert", "control: good files"])  # fmt: skip
+def test_login_checks_its_tls_files_before_any_call(
+    arena_cli: Cli, pki: Pki, tmp_path: Path, case: str
+) -> None:
+    """A CA that was not PEM read 'the arena cannot be reached ... Failed to create security
+    handshaker' (exit 8), after a line of gRPC's own log."""
+    flags, words = _login_tls_flags(pki, tmp_path, case)
+    status = remote.EXIT_UNREACHABLE if case.startswith("control") else remote.EXIT_USAGE
+    _refusal(arena_cli("login", "grpcs://127.0.0.1:1", *flags, stdin="tok\n"), status, words)
+
+
 def test_a_login_that_cannot_be_saved_is_one_refusal(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a directory\n")
     with pytest.raises(remote.RemoteError, match="cannot save the login") as refused:
