@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -230,3 +231,30 @@ def test_records_on_a_full_disk_stop_the_match_naming_the_file_and_leave_no_half
     )  # fmt: skip
     assert line is not None, done.stderr
     assert f"game-{line.group(1)}.json" not in [path.name for path in written]
+
+
+def test_ctrl_c_stops_the_match_after_the_game_in_play_and_leaves_no_bot(tmp_path: Path) -> None:
+    """Ctrl-C stopped nothing: both halves played to the last game (300 games, some 35 s
+    here), and only then did `arena match` say it was interrupted."""
+    import signal
+    import time
+
+    tmp_path.chmod(0o755)
+    first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "match", str(first), str(second), "--games", "300"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    time.sleep(4.0)  # both halves are playing by now
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    interrupted = time.monotonic()
+    try:
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    took_s = time.monotonic() - interrupted
+    assert process.returncode == 130 and err.endswith("arena: interrupted\n"), err
+    assert out == "" and took_s < 10.0, (took_s, out)
+    running = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(first) not in running and str(second) not in running
