@@ -44,6 +44,7 @@ from arena.server.arena_service import ArenaService, ServiceOptions
 from arena.server.faults import DiskFullInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.limits import StreamCounter, StreamLimitInterceptor, StreamLimits
+from arena.server.malformed import MalformedRequestInterceptor
 from arena.server.tls import is_loopback
 from arena.store import Store
 
@@ -159,6 +160,7 @@ def create_server(
             interceptors=[
                 DiskFullInterceptor(),
                 StreamLimitInterceptor(counter, frozenset({PLAY_METHOD})),
+                MalformedRequestInterceptor(),  # innermost: its deserializer is the one used
             ],
             options=[
                 ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
