@@ -26,6 +26,7 @@ and unused connections.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from collections.abc import Awaitable
 from concurrent import futures
@@ -99,6 +100,23 @@ class ApiServer:
     def wait_for_termination(self, timeout: float | None = None) -> bool:
         """True once the server has stopped (False when ``timeout`` ran out first)."""
         return self._stopped.wait(timeout)
+
+
+def _bind_problem(address: str) -> str | None:
+    """Why ``address`` (HOST:PORT) cannot be bound, in the system's words (gRPC says only
+    "Failed to bind ... set GRPC_VERBOSITY=debug"); None when a plain socket can bind it."""
+    host, _, port = address.rpartition(":")
+    try:
+        infos = socket.getaddrinfo(host.strip("[]") or None, int(port), type=socket.SOCK_STREAM)
+    except (OSError, ValueError) as error:
+        return f"cannot resolve {host!r} ({getattr(error, 'strerror', None) or error})"
+    for family, kind, proto, _, sockaddr in infos:
+        with socket.socket(family, kind, proto) as probe:
+            try:
+                probe.bind(sockaddr)
+            except OSError as error:
+                return error.strerror or str(error)
+    return None
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop, coroutine: Awaitable[T]) -> T:
@@ -185,7 +203,9 @@ def create_server(
             else:
                 port = server.add_secure_port(address, credentials)
         except RuntimeError as error:
-            raise RuntimeError(f"cannot listen on {address}: {error}") from None
+            raise RuntimeError(
+                f"cannot listen on {address}: {_bind_problem(address) or error}"
+            ) from None
         return server, port
 
     def give_up() -> None:
@@ -199,7 +219,7 @@ def create_server(
         raise
     if port == 0 and not address.startswith("unix:"):
         give_up()
-        raise RuntimeError(f"cannot listen on {address}")
+        raise RuntimeError(f"cannot listen on {address}: {_bind_problem(address) or 'refused'}")
     host = address.rsplit(":", 1)[0] if not address.startswith("unix:") else address
     if credentials is None and not is_loopback(host):
         get_logger(service="arena_api").warning(

@@ -93,6 +93,33 @@ def test_serve_refuses_a_port_another_arena_serve_listens_on(tmp_path: Path) -> 
         first.wait(15)
 
 
+@pytest.mark.parametrize(
+    ("host", "reason"),
+    [
+        ("127.0.0.1", "Address already in use"),  # the port below is taken
+        ("no-such-host.invalid", "cannot resolve 'no-such-host.invalid'"),
+        ("192.0.2.1", "Cannot assign requested address"),  # TEST-NET-1: not this machine's
+    ],
+    ids=["port-taken", "unknown-host", "not-local"],
+)
+def test_serve_says_why_it_cannot_listen(tmp_path: Path, host: str, reason: str) -> None:
+    """It said only gRPC's 'Failed to bind to address ...; set GRPC_VERBOSITY=debug'."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "arena", "serve", "--host", host, "--port", str(port),
+             "--data-dir", str(tmp_path)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1 and done.stdout == "", done.stdout
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith(f"arena: cannot listen on {host}:{port}: {reason}"), done.stderr
+
+
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"), "serve")
