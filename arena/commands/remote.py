@@ -227,7 +227,7 @@ def pack_bot(directory: Path) -> bytes:
         check_bot_directory(directory)
     except (BotConfigError, ArchiveError) as error:
         raise RemoteError(f"bot refused before upload: {error}", EXIT_USAGE) from None
-    buffer = io.BytesIO()
+    buffer = _Bounded(directory)
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path in _walk(directory):
             info = archive.gettarinfo(
@@ -247,6 +247,23 @@ def pack_bot(directory: Path) -> bytes:
             EXIT_LIMIT,
         )
     return data
+
+
+class _Bounded(io.BytesIO):
+    """The archive being packed: refused as soon as it passes what the arena takes, not
+    once a bot directory with a multi-gigabyte file in it is packed whole in memory."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__()
+        self.directory = directory
+
+    def write(self, data: Any) -> int:
+        if self.tell() + len(data) > MAX_ARCHIVE_BYTES:
+            raise RemoteError(
+                f"{self.directory} packs to over {MAX_ARCHIVE_BYTES} bytes; the arena takes"
+                f" at most {MAX_ARCHIVE_BYTES}", EXIT_LIMIT,
+            )  # fmt: skip
+        return super().write(data)
 
 
 def _walk(directory: Path) -> Iterator[Path]:

@@ -173,6 +173,29 @@ def test_bad_bot_directories_are_refused_before_upload(tmp_path: Path) -> None:
     assert refused.value.status == remote.EXIT_USAGE
 
 
+@pytest.mark.parametrize("megabytes", [40, 1], ids=["40 MB file", "control: 1 MB"])
+def test_a_bot_too_big_to_upload_is_refused_while_packing(tmp_path: Path, megabytes: int) -> None:
+    """The whole directory was packed in memory first (a 150 MB file: 200 MB of RSS)."""
+    import tracemalloc
+
+    bot = tmp_path / "heavy"
+    shutil.copytree(SAMPLE_RANDOM_BOT, bot)
+    (bot / "weights.bin").write_bytes(os.urandom(megabytes * 1024 * 1024))  # incompressible
+    tracemalloc.start()
+    try:
+        if megabytes == 1:
+            assert len(remote.pack_bot(bot)) > megabytes * 1024 * 1024
+            return
+        limit = r"packs to .*bytes; the arena takes at most 8388608"
+        with pytest.raises(remote.RemoteError, match=limit) as refused:
+            remote.pack_bot(bot)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refused.value.status == remote.EXIT_LIMIT
+    assert peak < 3 * 8388608, peak
+
+
 def test_rows_are_aligned_and_numbers_right_justified() -> None:
     reply = pb.ListBotsResponse(
         bots=[pb.BotVersion(name="b", version="v2", games=10), pb.BotVersion(name="a", games=3)]
