@@ -542,8 +542,8 @@ def run_leaderboard(args: argparse.Namespace) -> int:
 
 def run_record(args: argparse.Namespace) -> int:
     if not 0 < args.game_id <= MAX_GAME_ID:
-        raise RemoteError(f"GAME_ID must be a game id from 1 to {MAX_GAME_ID}, got {args.game_id}",
-                          EXIT_USAGE)  # fmt: skip
+        raise RemoteError(f"GAME_ID must be a positive game id, at most {MAX_GAME_ID},"
+                          f" got {args.game_id}", EXIT_USAGE)  # fmt: skip
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
         reply = client.game_record(pb.GetGameRecordRequest(game_id=args.game_id))

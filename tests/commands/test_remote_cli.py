@@ -385,7 +385,7 @@ LOCAL_REFUSALS = [
     ("control: a saved login", REACHABLE_LOGIN, ["bots"], "", remote.EXIT_UNREACHABLE,
      "cannot be reached"),
     ("game id past int64", REACHABLE_LOGIN, ["record", str(2**63)], "", remote.EXIT_USAGE,
-     f"GAME_ID must be a game id from 1 to {2**63 - 1}, got {2**63}"),
+     f"GAME_ID must be a positive game id, at most {2**63 - 1}, got {2**63}"),
     ("game id 0", REACHABLE_LOGIN, ["record", "0"], "", remote.EXIT_USAGE, "got 0"),
     ("control: the last game id", REACHABLE_LOGIN, ["record", str(2**63 - 1)], "",
      remote.EXIT_UNREACHABLE, "cannot be reached"),
