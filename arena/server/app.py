@@ -65,7 +65,10 @@ class ApiServer:
     def __init__(
         self, loop: asyncio.AbstractEventLoop, thread: threading.Thread,
         server: grpc.aio.Server, pool: futures.ThreadPoolExecutor, counter: StreamCounter,
+        service: ArenaService | None = None,
     ) -> None:  # fmt: skip
+        self.service = service
+        """Its tournaments are stopped (interrupted, saying so) before the server stops."""
         self.counter = counter
         """The open streams by token (arena.server.limits)."""
         self._loop = loop
@@ -85,6 +88,8 @@ class ApiServer:
             if self._stop_started:
                 return self._stopped
             self._stop_started = True
+        if self.service is not None:  # not under the store's close: "stopped by an error"
+            self.service.stop_tournaments("the server was stopped")
 
         async def stop() -> None:
             await self._server.stop(grace)
@@ -228,4 +233,4 @@ def create_server(
             message="no TLS: admin, user and seat tokens travel in clear to this address;"
             " give --tls-cert and --tls-key (or bind 127.0.0.1 behind a TLS proxy)",
         )
-    return ApiServer(loop, thread, server, pool, counter), port
+    return ApiServer(loop, thread, server, pool, counter, service), port

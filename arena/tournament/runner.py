@@ -181,6 +181,10 @@ def unstored_indices(match: MatchRow) -> tuple[int, ...] | None:
     return tuple(index for index in range(match.games) if index not in stored)
 
 
+class _StopRequested(Exception):
+    """TournamentRunner.stop was called: the run ends, saying why."""
+
+
 class TournamentRunner:
     def __init__(
         self,
@@ -209,6 +213,16 @@ class TournamentRunner:
         self._lease: TournamentLease | None = None  # the lease of the run under way
         self.live = LiveFeed(store, tournament_id) if live else None
         self.executor: MatchExecutor = executor or LocalProcessExecutor(self.concurrency, pin_cpus)
+        self._stop_reason: str | None = None  # set by stop(), from any thread
+
+    def stop(self, reason: str) -> None:
+        """End the run at once (from any thread): its matches are cancelled, the unstored
+        games left to a resume, and the tournament reads interrupted saying ``reason``."""
+        self._stop_reason = reason
+
+    def _check_stop(self) -> None:
+        if self._stop_reason is not None:
+            raise _StopRequested(self._stop_reason)
 
     def run(self, lease: TournamentLease | None = None) -> RunSummary:
         """Play every unplayed game (pairing Swiss rounds as they come); idempotent.
@@ -233,6 +247,7 @@ class TournamentRunner:
             self.log.info("tournament_started", name=tournament.name, format=tournament.format)
             try:
                 while True:
+                    self._check_stop()
                     pending = [
                         m for m in list_matches(self.store, self.tournament_id) if not m.finished_at
                     ]
@@ -249,6 +264,10 @@ class TournamentRunner:
                 self.executor.cancel()
                 summary.stopped = f"{error}: free space, then resume it"
                 self.log.error("tournament_stopped", reason=str(error))
+            except _StopRequested as stopped:
+                self.executor.cancel()  # the games in play are played again by a resume
+                summary.stopped = str(stopped)
+                self.log.info("tournament_stopped", reason=str(stopped))
             except BaseException as error:
                 self.executor.cancel()  # never wait for matches whose games cannot be stored
                 self._record_interruption(_stop_reason(error))
@@ -328,6 +347,7 @@ class TournamentRunner:
         job's games are stored before its ``JobDone`` counts.
         """
         while open_jobs:
+            self._check_stop()
             event = self.executor.next_event(_POLL_S)
             handled = 0
             finished: list[GameFinished] = []
