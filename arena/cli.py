@@ -58,13 +58,15 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    tune_this_process()  # before a command imports grpc
-    words = list(sys.argv[1:] if argv is None else argv)
-    direct = DIRECT_COMMANDS.get(words[0]) if words else None
-    parser = build_parser((direct,) if direct else COMMAND_MODULES)
-    args = parser.parse_args(words)
-    handler: Handler = args.func
     try:
+        tune_this_process()  # before a command imports grpc
+        words = list(sys.argv[1:] if argv is None else argv)
+        direct = DIRECT_COMMANDS.get(words[0]) if words else None
+        # Ctrl-C while the commands' modules load (a second or more on a busy machine) is
+        # the same interruption as during the command: one line, not an import traceback.
+        parser = build_parser((direct,) if direct else COMMAND_MODULES)
+        args = parser.parse_args(words)
+        handler: Handler = args.func
         return handler(args)
     except KeyboardInterrupt:
         print("arena: interrupted", file=sys.stderr)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import lzma
 import os
 import posixpath
 import re
@@ -543,7 +544,7 @@ class _Writer:
         with os.fdopen(fd, "wb") as out:
             written = 0
             while source is not None:
-                chunk = source.read(_CHUNK)  # type: ignore[attr-defined]
+                chunk = _read_entry(source, entry.name)
                 if not chunk:
                     break
                 written += len(chunk)
@@ -551,6 +552,19 @@ class _Writer:
                     raise ArchiveTooLargeError(f"entry {entry.name!r} unpacks larger than it says")
                 out.write(chunk)
             os.fchmod(out.fileno(), mode)
+
+
+_DATA_ERRORS = (zlib.error, lzma.LZMAError, OSError, EOFError, tarfile.TarError)
+"""What inflating an entry's data raises when it is corrupt (bz2 says OSError): the source is
+in memory, so none of them is the disk's."""
+
+
+def _read_entry(source: object, name: str) -> bytes:
+    """The next chunk of an entry's unpacked data; ArchiveError when it cannot be inflated."""
+    try:
+        return source.read(_CHUNK)  # type: ignore[attr-defined, no-any-return]
+    except _DATA_ERRORS as error:
+        raise ArchiveError(f"entry {name!r}: its data is corrupt ({error})") from None
 
 
 def _executable(entry: _Entry) -> bool:

@@ -88,10 +88,25 @@ def new_bot(language: str, name: str, destination: Path) -> Path:
     source = kit_path(kit)
     if destination.exists():
         raise KitError(f"{destination} already exists: choose a new directory")
-    copy_sources(source, destination)
-    _rename(destination, kit.directory, name, where=str(destination))
-    _make_readable(destination)
+    try:
+        copy_sources(source, destination)
+        _rename(destination, kit.directory, name, where=str(destination))
+        _make_readable(destination)
+    except OSError as error:  # shutil.Error too: a full disk, no permission; no half copy left
+        shutil.rmtree(destination, ignore_errors=True)
+        raise KitError(
+            f"cannot copy the {kit.language} kit to {destination}: {_reason(error)}"
+        ) from None
     return destination
+
+
+def _reason(error: OSError) -> str:
+    """Why a copy failed, in a few words (shutil.Error lists every file with its error)."""
+    if isinstance(error, shutil.Error) and error.args and isinstance(error.args[0], list):
+        why = str(error.args[0][0][2]) if error.args[0] else str(error)
+        number = re.search(r"\[Errno (\d+)\]", why)
+        return os.strerror(int(number.group(1))) if number else why
+    return error.strerror or str(error)
 
 
 def copy_sources(source: Path, destination: Path) -> None:

@@ -7,10 +7,13 @@ import json
 
 from rich.table import Table
 
+from arena.commands.playflags import whole
 from arena.commands.storeargs import add_data_dir, console, with_store
 from arena.store import LeaderboardRow, Store, leaderboard
 from arena.tournament.intervals import ScoreInterval, TableIntervals
 from arena.tournament.results import leaderboard_intervals, version_key
+
+MAX_GAMES = 2**63 - 1  # SQLite's largest integer: past it the query cannot be asked
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--latest", action="store_true", help="only each bot's latest version")
     parser.add_argument(
-        "--min-games", type=int, default=0, metavar="N", help="hide rows with fewer games"
-    )
+        "--min-games", type=whole(0, MAX_GAMES), default=0, metavar="N",
+        help="hide rows with fewer games",
+    )  # fmt: skip
     parser.set_defaults(func=with_store(run_leaderboard))
 
 
@@ -61,7 +65,7 @@ def _percent(value: float) -> str:
 
 
 def run_leaderboard(store: Store, args: argparse.Namespace) -> int:
-    rows = leaderboard(store, latest_only=args.latest, min_games=max(0, args.min_games))
+    rows = leaderboard(store, latest_only=args.latest, min_games=args.min_games)
     intervals = leaderboard_intervals(store, rows)
     keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
     apart = intervals.separated_from_next(keys)
@@ -86,7 +90,9 @@ def run_leaderboard(store: Store, args: argparse.Namespace) -> int:
             _percent(e.rate(e.illegal_actions)),
         )  # fmt: skip
     out = console()
-    out.print(table if rows else "No bots yet: add one with `arena bot add DIR`.")
+    empty = (f"No bot version has {args.min_games} games or more." if args.min_games
+             else "No bots yet: add one with `arena bot add DIR`.")  # fmt: skip
+    out.print(table if rows else empty)
     names = {
         key: f"{r.entry.bot} {r.entry.version[:10]}" for key, r in zip(keys, rows, strict=True)
     }

@@ -140,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(error))
     except ValueError as error:  # a remote bot: it plays only through `arena serve`
         return _fail(str(error))
+    except RecordsError as error:  # the match stops: its games would go unrecorded
+        return _fail(str(error))
     if args.json:
         print(json.dumps(match_json(report, bots, config, args.seed)))
     else:
@@ -163,10 +165,22 @@ def match_intervals(
     return field_intervals(games, names)
 
 
+class RecordsError(Exception):
+    """A game record that could not be written to ``--records``; the message says which."""
+
+
 def _record_writer(directory: Path) -> Callable[[GameReport], None]:
     def write(game: GameReport) -> None:
         path = directory / f"game-{game.index:03d}.json"
-        path.write_text(json.dumps(game.record, indent=1) + "\n")
+        partial = path.with_name(f".{path.name}.partial")  # never a truncated record
+        try:
+            partial.write_text(json.dumps(game.record, indent=1) + "\n")
+            partial.replace(path)
+        except OSError as error:
+            partial.unlink(missing_ok=True)
+            raise RecordsError(
+                f"--records {directory}: cannot write {path.name}: {error.strerror or error}"
+            ) from None
 
     return write
 

@@ -77,9 +77,27 @@ def ray_start_argv(args: argparse.Namespace, slots: int) -> list[str]:
     return argv + extra
 
 
+def flags_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the address or flags, before the sandbox check or `ray start`."""
+    host, colon, port = args.address.rpartition(":")
+    if not colon or not host or any(c.isspace() for c in host) or not port.isdigit() or not (
+        0 < int(port) <= 65535
+    ):
+        return f"ADDRESS {args.address!r}: give the Ray head's HOST:PORT, e.g. 10.0.0.1:6379"
+    for flag, value in (("--slots", args.slots), ("--num-cpus", args.num_cpus)):
+        if value is not None and value < 1:
+            return f"{flag} must be at least 1, got {value}"
+    try:
+        shlex.split(args.ray_start_args)
+    except ValueError as error:
+        return f"--ray-start-args {args.ray_start_args!r}: {error}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.slots is not None and args.slots < 1:
-        return fail(f"--slots must be at least 1, got {args.slots}")
+    problem = flags_problem(args)
+    if problem is not None:
+        return fail(problem)
     report = probe_host()
     if not report.complete:
         problems = "; ".join(report.missing) or "incomplete"

@@ -7,6 +7,7 @@ only when an address is given, by ``ray_executor``.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Callable
 
@@ -34,8 +35,8 @@ def add_ray_flags(parser: argparse.ArgumentParser) -> None:
 
 def ray_flags_problem(args: argparse.Namespace) -> str | None:
     cpus = getattr(args, "ray_match_cpus", 1.0)  # commands without the flags: none given
-    if cpus <= 0:
-        return f"--ray-match-cpus must be more than 0, got {cpus:g}"
+    if not 0 < cpus < math.inf:  # also nan
+        return f"--ray-match-cpus must be more than 0 and finite, got {cpus:g}"
     return None
 
 

@@ -51,7 +51,8 @@ from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_direct
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot
-from arena.resources import SDK_MOUNT, ResourceError
+from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
+from arena.server.tls import TlsConfigError, check_client_tls
 
 EXIT_OK = 0
 EXIT_SERVER = 1
@@ -64,6 +65,7 @@ EXIT_LIMIT = 7
 EXIT_UNREACHABLE = 8
 
 CONFIG_NAME = "remote.json"
+MAX_GAME_ID = 2**63 - 1  # GetGameRecordRequest.game_id is an int64
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache"})
 
 
@@ -151,6 +153,8 @@ def login_json(endpoint: Endpoint) -> str:
 def endpoint_from_json(text: str, where: Path) -> Endpoint:
     try:
         data = json.loads(text)
+        if not isinstance(data, dict) or not _usable_token(str(data["token"])):
+            raise ValueError("not a saved login")
         paths = {
             k: Path(data[k]) if data.get(k) else None for k in ("tls_ca", "tls_cert", "tls_key")
         }
@@ -162,12 +166,15 @@ def endpoint_from_json(text: str, where: Path) -> Endpoint:
 
 def save_login(endpoint: Endpoint, directory: Path) -> Path:
     """Write the login to ``directory/remote.json``, mode 0600 from its creation on."""
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = directory / CONFIG_NAME
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        os.fchmod(out.fileno(), 0o600)  # an older file may have had looser bits
-        out.write(login_json(endpoint))
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o600)  # an older file may have had looser bits
+            out.write(login_json(endpoint))
+    except OSError as error:
+        raise RemoteError(f"{path}: cannot save the login ({error.strerror})", EXIT_USAGE) from None
     return path
 
 
@@ -189,7 +196,15 @@ def read_token(stdin: TextIO) -> str:
     if not token or any(c.isspace() for c in token):
         raise RemoteError("no token given (one word, on standard input or at the prompt)",
                           EXIT_USAGE)  # fmt: skip
+    if not _usable_token(token):
+        raise RemoteError("the token must be printable ASCII, as `arena token create` prints it",
+                          EXIT_USAGE)  # fmt: skip
     return token
+
+
+def _usable_token(token: str) -> bool:
+    """Whether ``token`` can travel in a gRPC header (printable ASCII, one word)."""
+    return bool(token) and token.isascii() and token.isprintable() and " " not in token
 
 
 # ------------------------------------------------------------------ submit
@@ -212,7 +227,7 @@ def pack_bot(directory: Path) -> bytes:
         check_bot_directory(directory)
     except (BotConfigError, ArchiveError) as error:
         raise RemoteError(f"bot refused before upload: {error}", EXIT_USAGE) from None
-    buffer = io.BytesIO()
+    buffer = _Bounded(directory)
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path in _walk(directory):
             info = archive.gettarinfo(
@@ -232,6 +247,23 @@ def pack_bot(directory: Path) -> bytes:
             EXIT_LIMIT,
         )
     return data
+
+
+class _Bounded(io.BytesIO):
+    """The archive being packed: refused as soon as it passes what the arena takes, not
+    once a bot directory with a multi-gigabyte file in it is packed whole in memory."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__()
+        self.directory = directory
+
+    def write(self, data: Any) -> int:
+        if self.tell() + len(data) > MAX_ARCHIVE_BYTES:
+            raise RemoteError(
+                f"{self.directory} packs to over {MAX_ARCHIVE_BYTES} bytes; the arena takes"
+                f" at most {MAX_ARCHIVE_BYTES}", EXIT_LIMIT,
+            )  # fmt: skip
+        return super().write(data)
 
 
 def _walk(directory: Path) -> Iterator[Path]:
@@ -453,10 +485,10 @@ def run_login(args: argparse.Namespace) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise RemoteError("--tls-cert and --tls-key go together: give both, or neither",
                           EXIT_USAGE)  # fmt: skip
-    for flag, path in (("--tls-ca", args.tls_ca), ("--tls-cert", args.tls_cert),
-                       ("--tls-key", args.tls_key)):  # fmt: skip
-        if path is not None and not Path(path).is_file():
-            raise RemoteError(f"{flag} {path}: no such file", EXIT_USAGE)
+    try:
+        check_client_tls(args.tls_ca, args.tls_cert, args.tls_key)
+    except TlsConfigError as error:
+        raise RemoteError(str(error), EXIT_USAGE) from None
     token = read_token(sys.stdin)
     endpoint = Endpoint(target.address, token, tls, args.tls_ca, args.tls_cert, args.tls_key)
     with _calls(endpoint) as client:
@@ -509,8 +541,9 @@ def run_leaderboard(args: argparse.Namespace) -> int:
 
 
 def run_record(args: argparse.Namespace) -> int:
-    if args.game_id <= 0:
-        raise RemoteError(f"GAME_ID must be a positive game id, got {args.game_id}", EXIT_USAGE)
+    if not 0 < args.game_id <= MAX_GAME_ID:
+        raise RemoteError(f"GAME_ID must be a positive game id, at most {MAX_GAME_ID},"
+                          f" got {args.game_id}", EXIT_USAGE)  # fmt: skip
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
         reply = client.game_record(pb.GetGameRecordRequest(game_id=args.game_id))
@@ -573,10 +606,16 @@ def run_play(args: argparse.Namespace) -> int:
     argv = play_argv(endpoint, args.bot, command, args.max_seats)
     try:
         sdk = SDK_MOUNT.host_dir()
+        entries = [mount.path_entry(sandboxed=False) for mount in PYTHON_BOT_MOUNTS]
     except ResourceError as error:
         raise RemoteError(str(error), EXIT_USAGE) from None
     if str(sdk) not in sys.path:
         sys.path.insert(0, str(sdk))
+    # The bot finds what a sandboxed Python bot finds on its PYTHONPATH (kahuna_bot,
+    # kahuna.v1, arena.kahuna): the very bot you would upload plays unchanged.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [*entries, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    )
     connector = importlib.import_module("kahuna_bot.remote")
     return int(connector.main(argv))
 

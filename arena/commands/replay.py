@@ -52,10 +52,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     play.set_defaults(func=run_play_random)
 
 
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""A full game record is some 10 KB (with the referee's metadata, tens of KB): a file past
+this is no record, and reading on would never end for ``/dev/zero``."""
+
+
+class RecordTooLargeError(ValueError):
+    pass
+
+
 def _read(source: str) -> bytes:
     if source == "-":
-        return sys.stdin.buffer.read()
-    return Path(source).read_bytes()
+        data = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
+    else:
+        with open(source, "rb") as stream:
+            data = stream.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise RecordTooLargeError(f"larger than {MAX_RECORD_BYTES} bytes: not a game record")
+    return data
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -63,6 +77,9 @@ def run_replay(args: argparse.Namespace) -> int:
         data = _read(args.record)
     except OSError as exc:
         print(f"arena replay: cannot read {args.record}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except RecordTooLargeError as exc:
+        print(f"arena replay: {args.record}: {exc}", file=sys.stderr)
         return EXIT_INVALID
     try:
         text = data.decode("utf-8")

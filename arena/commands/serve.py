@@ -28,7 +28,7 @@ from arena.commands.rayflags import (
     ray_flags_problem,
 )
 from arena.commands.storeargs import add_data_dir, fail, with_store
-from arena.commands.tournament import add_cpu_pinning
+from arena.commands.tournament import add_cpu_pinning, concurrency_problem
 from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
@@ -155,8 +155,9 @@ def stream_limits(args: argparse.Namespace) -> StreamLimits:
 
 def run_serve(store: Store, args: argparse.Namespace) -> int:
     limits = stream_limits(args)
-    if args.concurrency is not None and args.concurrency < 1:
-        return fail(f"--concurrency must be at least 1, got {args.concurrency}")
+    problem = concurrency_problem(args.concurrency)
+    if problem is not None:
+        return fail(problem)
     for flag, port in (("--port", args.port), ("--web-port", args.web_port)):
         if port is not None and not 0 <= port <= 65535:
             return fail(f"{flag} must be a port number from 0 to 65535, got {port}")

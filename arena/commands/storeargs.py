@@ -8,7 +8,15 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from arena.store import ENV_DATA_DIR, NotFoundError, SchemaError, Store, StoreError
+from arena.store import (
+    ENV_DATA_DIR,
+    NotFoundError,
+    SchemaError,
+    StorageFullError,
+    Store,
+    StoreError,
+    resolve_data_dir,
+)
 from arena.tournament.config import TournamentError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -18,8 +26,17 @@ def add_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
+        type=_data_dir,
         help=f"arena data directory (default: ${ENV_DATA_DIR}, else ~/.local/share/kahuna-arena)",
     )
+
+
+def _data_dir(text: str) -> str:
+    """``--data-dir``: an empty value (``--data-dir "$UNSET"``) would mean the default
+    data directory, someone else's store perhaps: refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty (an unset variable?): give a directory")
+    return text
 
 
 def fail(message: str, status: int = 1) -> int:
@@ -36,6 +53,11 @@ def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
                 return run(store, args)
         except (NotFoundError, StoreError, SchemaError, TournamentError) as error:
             return fail(str(error.args[0]) if error.args else type(error).__name__)
+        except StorageFullError as error:  # the write was rolled back: nothing of it is kept
+            where = resolve_data_dir(args.data_dir)
+            return fail(
+                f"data directory {where} has no space left ({error.cause}); nothing was stored"
+            )
 
     return handler
 

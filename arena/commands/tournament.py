@@ -44,6 +44,7 @@ from arena.tournament.config import DEFAULT_MAX_PAIRS, TournamentError, build_co
 from arena.tournament.executor import MatchExecutor
 from arena.tournament.gauntlet import gauntlet_rows
 from arena.tournament.intervals import ScoreInterval
+from arena.tournament.ladder_config import CONCURRENCY_RANGE
 from arena.tournament.results import (
     table_games,
     tournament_crosstable,
@@ -235,9 +236,16 @@ def run_resume(store: Store, args: argparse.Namespace) -> int:
 
 def run_options_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the flags of playing a tournament, if anything."""
-    if args.concurrency is not None and args.concurrency < 1:
-        return f"--concurrency must be at least 1, got {args.concurrency}"
-    return ray_flags_problem(args)
+    return concurrency_problem(args.concurrency) or ray_flags_problem(args)
+
+
+def concurrency_problem(concurrency: int | None) -> str | None:
+    """``--concurrency`` out of the range a ladder takes too: each match in play is a worker
+    process with its bots (an SPRT test schedules that many pairs at once)."""
+    low, high = CONCURRENCY_RANGE
+    if concurrency is not None and not low <= concurrency <= high:
+        return f"--concurrency must be from {low} to {high}, got {concurrency}"
+    return None
 
 
 def play_tournament(
@@ -385,10 +393,14 @@ def _cross_cell(points: float, interval: ScoreInterval | None) -> str:
 
 
 def resume_hint(tournament: TournamentRow) -> str:
+    how = (
+        f"start it again with `arena serve --ladder --ladder-name {tournament.name}`"
+        if tournament.format is TournamentFormat.LADDER  # `tournament resume` refuses a ladder
+        else f"resume it with `arena tournament resume {tournament.name}`"
+    )
     return (
         f"{tournament.name} is interrupted: no process is running it"
-        f" ({tournament.interrupted_reason or 'no reason recorded'});"
-        f" resume it with `arena tournament resume {tournament.name}`"
+        f" ({tournament.interrupted_reason or 'no reason recorded'}); {how}"
     )
 
 

@@ -75,9 +75,14 @@ def load_bot(directory: Path) -> BotSpec:
     for key, value in texts.items():
         if not isinstance(value, str) or len(value) > 500:
             raise BotConfigError(f"{config_path}: field {key!r} must be a string of <= 500 chars")
+    try:
+        version = content_hash(directory)
+    except OSError as error:  # a file or folder the arena cannot read: it could not run it
+        where = error.filename or directory
+        raise BotConfigError(f"{where}: cannot be read: {error.strerror}") from None
     return BotSpec(
         name=name,
-        version=content_hash(directory),
+        version=version,
         directory=directory.resolve(),
         command=command,
         runtime=runtime,
@@ -169,9 +174,13 @@ def content_hash(directory: Path) -> str:
 _HASH_CHUNK_BYTES = 1 << 20
 
 
+def _raise(error: OSError) -> None:
+    raise error
+
+
 def _files(directory: Path) -> list[str]:
     found: list[str] = []
-    for root, dirs, files in os.walk(directory):
+    for root, dirs, files in os.walk(directory, onerror=_raise):  # never skip a folder
         dirs[:] = [name for name in dirs if name != "__pycache__"]
         for name in files:
             if name.endswith(".pyc"):

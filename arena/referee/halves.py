@@ -84,13 +84,18 @@ def run_halves(
     try:
         with ThreadPoolExecutor(max_workers=len(configs), thread_name_prefix="half") as pool:
             playing = []
-            for number, half in enumerate(configs):
-                if started:
-                    started[-1].wait_ready()
-                tap = None if wire_tap_of_half is None else wire_tap_of_half(number)
-                started.append(start_match(half, bot_a, bot_b, wire_tap=tap))
-                playing.append(pool.submit(started[-1].run, on_game))
-            reports = [future.result() for future in playing]
+            try:
+                for number, half in enumerate(configs):
+                    if started:
+                        started[-1].wait_ready()
+                    tap = None if wire_tap_of_half is None else wire_tap_of_half(number)
+                    started.append(start_match(half, bot_a, bot_b, wire_tap=tap))
+                    playing.append(pool.submit(started[-1].run, on_game))
+                reports = [future.result() for future in playing]
+            except BaseException:  # Ctrl-C, a half that failed: the others play no more
+                for run in started:  # games (leaving the pool waits for the halves' threads)
+                    run.stop()
+                raise
     finally:
         for run in started:
             run.close()  # idempotent: what ``run`` did not shut down (a failure)

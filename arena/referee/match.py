@@ -111,6 +111,10 @@ def start_match(
     return StartedMatch(config, (bot_a, bot_b), wire_tap, on_event, on_seat_offer)
 
 
+class MatchStoppedError(RuntimeError):
+    """A match told to stop (``StartedMatch.stop``) before its next game."""
+
+
 class StartedMatch:
     """A match whose bots are being launched in a thread of its own (``start_match``)."""
 
@@ -159,6 +163,11 @@ class StartedMatch:
         except BaseException:
             self.close()
             raise
+
+    def stop(self) -> None:
+        """Play no further game (from any thread): ``play`` raises MatchStoppedError once
+        the game in progress is over, and the bots are shut down (Ctrl-C of `arena match`)."""
+        self._match.stopping.set()
 
     def close(self) -> None:
         """Kill the bots (if the match was never run) and remove its directory."""
@@ -212,6 +221,7 @@ class _Match:
         self.early_failures: Failures = {}  # failed before the first game: it forfeits that one
         self._started = False
         self._shut = False
+        self.stopping = threading.Event()  # StartedMatch.stop: no further game
 
     # ------------------------------------------------------------------ match
 
@@ -227,6 +237,8 @@ class _Match:
         reports: list[GameReport] = []
         self.log.info("match_started", bots=[slot.name for slot in self.slots])
         for game_index in self.config.indices_to_play:
+            if self.stopping.is_set():
+                raise MatchStoppedError(f"match {self.match_id} stopped before game {game_index}")
             report = self._play_game(game_index)
             reports.append(report)
             if on_game is not None:

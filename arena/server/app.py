@@ -26,6 +26,7 @@ and unused connections.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from collections.abc import Awaitable
 from concurrent import futures
@@ -44,6 +45,7 @@ from arena.server.arena_service import ArenaService, ServiceOptions
 from arena.server.faults import DiskFullInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.limits import StreamCounter, StreamLimitInterceptor, StreamLimits
+from arena.server.malformed import MalformedRequestInterceptor
 from arena.server.tls import is_loopback
 from arena.store import Store
 
@@ -63,7 +65,10 @@ class ApiServer:
     def __init__(
         self, loop: asyncio.AbstractEventLoop, thread: threading.Thread,
         server: grpc.aio.Server, pool: futures.ThreadPoolExecutor, counter: StreamCounter,
+        service: ArenaService | None = None,
     ) -> None:  # fmt: skip
+        self.service = service
+        """Its tournaments are stopped (interrupted, saying so) before the server stops."""
         self.counter = counter
         """The open streams by token (arena.server.limits)."""
         self._loop = loop
@@ -83,6 +88,8 @@ class ApiServer:
             if self._stop_started:
                 return self._stopped
             self._stop_started = True
+        if self.service is not None:  # not under the store's close: "stopped by an error"
+            self.service.stop_tournaments("the server was stopped")
 
         async def stop() -> None:
             await self._server.stop(grace)
@@ -98,6 +105,23 @@ class ApiServer:
     def wait_for_termination(self, timeout: float | None = None) -> bool:
         """True once the server has stopped (False when ``timeout`` ran out first)."""
         return self._stopped.wait(timeout)
+
+
+def _bind_problem(address: str) -> str | None:
+    """Why ``address`` (HOST:PORT) cannot be bound, in the system's words (gRPC says only
+    "Failed to bind ... set GRPC_VERBOSITY=debug"); None when a plain socket can bind it."""
+    host, _, port = address.rpartition(":")
+    try:
+        infos = socket.getaddrinfo(host.strip("[]") or None, int(port), type=socket.SOCK_STREAM)
+    except (OSError, ValueError) as error:
+        return f"cannot resolve {host!r} ({getattr(error, 'strerror', None) or error})"
+    for family, kind, proto, _, sockaddr in infos:
+        with socket.socket(family, kind, proto) as probe:
+            try:
+                probe.bind(sockaddr)
+            except OSError as error:
+                return error.strerror or str(error)
+    return None
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop, coroutine: Awaitable[T]) -> T:
@@ -159,6 +183,7 @@ def create_server(
             interceptors=[
                 DiskFullInterceptor(),
                 StreamLimitInterceptor(counter, frozenset({PLAY_METHOD})),
+                MalformedRequestInterceptor(),  # innermost: its deserializer is the one used
             ],
             options=[
                 ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
@@ -183,7 +208,9 @@ def create_server(
             else:
                 port = server.add_secure_port(address, credentials)
         except RuntimeError as error:
-            raise RuntimeError(f"cannot listen on {address}: {error}") from None
+            raise RuntimeError(
+                f"cannot listen on {address}: {_bind_problem(address) or error}"
+            ) from None
         return server, port
 
     def give_up() -> None:
@@ -197,7 +224,7 @@ def create_server(
         raise
     if port == 0 and not address.startswith("unix:"):
         give_up()
-        raise RuntimeError(f"cannot listen on {address}")
+        raise RuntimeError(f"cannot listen on {address}: {_bind_problem(address) or 'refused'}")
     host = address.rsplit(":", 1)[0] if not address.startswith("unix:") else address
     if credentials is None and not is_loopback(host):
         get_logger(service="arena_api").warning(
@@ -206,4 +233,4 @@ def create_server(
             message="no TLS: admin, user and seat tokens travel in clear to this address;"
             " give --tls-cert and --tls-key (or bind 127.0.0.1 behind a TLS proxy)",
         )
-    return ApiServer(loop, thread, server, pool, counter), port
+    return ApiServer(loop, thread, server, pool, counter, service), port

@@ -22,6 +22,7 @@ import io
 import json
 import tarfile
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,6 +128,7 @@ class _Hub:
     lock: threading.Lock = field(default_factory=threading.Lock)
     watchers: dict[int, list[LoopInbox[ProgressEvent]]] = field(default_factory=dict)
     running: dict[int, threading.Thread] = field(default_factory=dict)
+    runners: dict[int, TournamentRunner] = field(default_factory=dict)
 
     def subscribe(
         self, tournament_id: int, loop: asyncio.AbstractEventLoop
@@ -363,7 +365,21 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 daemon=True,
             )
             self.hub.running[tournament.id] = thread
+            self.hub.runners[tournament.id] = runner
             thread.start()
+
+    def stop_tournaments(self, reason: str, timeout_s: float = 30.0) -> None:
+        """Stop the tournaments this server runs and wait for them (before the store is
+        closed under them): each reads interrupted saying ``reason``, its unstored games
+        left to a resume."""
+        with self.hub.lock:
+            running = [(self.hub.runners[t], thread) for t, thread in self.hub.running.items()
+                       if thread.is_alive() and t in self.hub.runners]  # fmt: skip
+        for runner, _ in running:
+            runner.stop(reason)
+        deadline = time.monotonic() + timeout_s
+        for _, thread in running:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def _run(self, runner: TournamentRunner, lease: TournamentLease) -> None:
         try:

@@ -64,6 +64,28 @@ class ServerTls:
 
 def load_server_tls(cert: Path, key: Path, client_ca: Path | None = None) -> ServerTls:
     """The server's TLS material from PEM files; TlsConfigError naming what is wrong."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    chain, private_key = _load_pair(context, cert, key)
+    ca = None
+    if client_ca is not None:
+        ca = _read(CLIENT_CA_FLAG, client_ca)
+        _check_certificates(CLIENT_CA_FLAG, client_ca, ca)
+    return ServerTls(chain, private_key, ca, context)
+
+
+def check_client_tls(ca: Path | None, cert: Path | None, key: Path | None) -> None:
+    """A client's PEM files (`arena remote login --tls-ca/--tls-cert/--tls-key`), checked as
+    the server's are: TlsConfigError naming the flag, the file and the problem. gRPC itself
+    says only that the arena "cannot be reached" (failed to create a security handshaker)."""
+    if ca is not None:
+        _check_certificates("--tls-ca", ca, _read("--tls-ca", ca))
+    if cert is not None and key is not None:
+        _load_pair(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), cert, key)
+
+
+def _load_pair(context: ssl.SSLContext, cert: Path, key: Path) -> tuple[bytes, bytes]:
+    """The certificate chain and its key, checked and loaded into ``context``."""
     chain = _read(CERT_FLAG, cert)
     private_key = _read(KEY_FLAG, key)
     _check_certificates(CERT_FLAG, cert, chain)
@@ -76,8 +98,6 @@ def load_server_tls(cert: Path, key: Path, client_ca: Path | None = None) -> Ser
         raise TlsConfigError(
             f"{KEY_FLAG} {key}: not a PEM private key (no '-----BEGIN PRIVATE KEY-----' block)"
         )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
         context.load_cert_chain(cert, key, password=_no_passphrase)
     except ssl.SSLError as error:
@@ -89,11 +109,7 @@ def load_server_tls(cert: Path, key: Path, client_ca: Path | None = None) -> Ser
         raise TlsConfigError(
             f"{KEY_FLAG} {key}: not a usable PEM private key ({_reason(error)})"
         ) from None
-    ca = None
-    if client_ca is not None:
-        ca = _read(CLIENT_CA_FLAG, client_ca)
-        _check_certificates(CLIENT_CA_FLAG, client_ca, ca)
-    return ServerTls(chain, private_key, ca, context)
+    return chain, private_key
 
 
 def is_loopback(host: str) -> bool:

@@ -47,7 +47,8 @@ class StorageFullError(Exception):
     """
 
     def __init__(self, cause: BaseException) -> None:
-        super().__init__(f"the arena's data directory has no space left ({_cause_text(cause)})")
+        self.cause = _cause_text(cause)
+        super().__init__(f"the arena's data directory has no space left ({self.cause})")
 
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -63,14 +64,27 @@ def is_disk_full(error: BaseException) -> bool:
     return isinstance(error, OSError) and error.errno in FULL_ERRNOS
 
 
-def _unwritable(error: sqlite3.Error) -> str | None:
-    """Why SQLite could not write (a full disk, a read-only database), as a clause; else None."""
+def _unwritable(error: sqlite3.Error, directory: Path) -> str | None:
+    """Why SQLite could not write (a full disk, a read-only database), as a clause; else None.
+
+    A full filesystem shows as SQLITE_FULL, or as an I/O error (growing the WAL index,
+    -shm, says only SQLITE_IOERR_SHMSIZE) while the filesystem has no free block left.
+    """
     code = getattr(error, "sqlite_errorcode", None)
-    if is_disk_full(error) or code == _IOERR_SHMSIZE:  # its -shm file could not grow
-        return "the data directory has no space left (free some, then open it again)"
+    if is_disk_full(error) or code == _IOERR_SHMSIZE or _no_free_block(error, directory):
+        return f"the data directory has no space left ({error}); free some, then retry"
     if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY:  # any of its extended codes
         return "the database is read-only (make it writable, then open it again)"
     return None
+
+
+def _no_free_block(error: sqlite3.Error, directory: Path) -> bool:
+    if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_IOERR:
+        return False
+    try:
+        return os.statvfs(directory).f_bavail == 0
+    except OSError:
+        return False
 
 
 def _cause_text(error: BaseException) -> str:
@@ -163,14 +177,14 @@ class Store:
             raise StoreError(f"{database}: cannot make it private: {error.strerror}") from None
         except sqlite3.DatabaseError as error:
             connection.close()
-            unwritable = _unwritable(error)
+            unwritable = _unwritable(error, path)
             if unwritable and found is not None and 0 < found < CURRENT_VERSION:
                 raise StoreError(
                     f"{database}: cannot upgrade the database from schema v{found} to"
                     f" v{CURRENT_VERSION}: {unwritable}; it is left at v{found} as it was"
                 ) from None
             if unwritable:
-                raise StoreError(f"{database}: cannot open the database: {unwritable}") from None
+                raise StoreError(f"{database}: cannot open the database: {unwritable}; nothing was changed") from None
             raise StoreError(f"{database}: not a usable arena database: {error}") from None
         except SchemaError as error:
             connection.close()

@@ -107,7 +107,7 @@ def _finite(value: float) -> float | None:
 
 
 def _elo(value: float) -> str:
-    return f"{value:+.0f}"
+    return f"{value:+z.0f}"  # z: an Elo that rounds to zero is +0, never -0
 
 
 def interval_of(results: PairedResults) -> ScoreInterval:

@@ -150,6 +150,14 @@ def match_jobs(
     remote bot pairs its deals only if ``paired_remote``."""
     first = bot_spec(store, match.first, match.first_version)
     second = bot_spec(store, match.second, match.second_version)
+    for spec in (first, second):
+        if spec.runtime != REMOTE_RUNTIME and not (spec.directory / "bot.toml").is_file():
+            # Not the bot's fault: played, every game would be its crash, and rated so.
+            raise StoreError(
+                f"the stored copy of {spec.name} version {spec.version} is missing from"
+                f" {spec.directory}: restore the data directory's bots/ from a backup, then"
+                " resume"
+            )
     for spec in (first, second):  # a Java version without its class-data archive for this
         ensure_class_archive(spec, limits=limits)  # JDK: built now, out of any match clock
     remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
@@ -171,6 +179,10 @@ def unstored_indices(match: MatchRow) -> tuple[int, ...] | None:
         return None
     stored = set(match.games_played)
     return tuple(index for index in range(match.games) if index not in stored)
+
+
+class _StopRequested(Exception):
+    """TournamentRunner.stop was called: the run ends, saying why."""
 
 
 class TournamentRunner:
@@ -201,6 +213,16 @@ class TournamentRunner:
         self._lease: TournamentLease | None = None  # the lease of the run under way
         self.live = LiveFeed(store, tournament_id) if live else None
         self.executor: MatchExecutor = executor or LocalProcessExecutor(self.concurrency, pin_cpus)
+        self._stop_reason: str | None = None  # set by stop(), from any thread
+
+    def stop(self, reason: str) -> None:
+        """End the run at once (from any thread): its matches are cancelled, the unstored
+        games left to a resume, and the tournament reads interrupted saying ``reason``."""
+        self._stop_reason = reason
+
+    def _check_stop(self) -> None:
+        if self._stop_reason is not None:
+            raise _StopRequested(self._stop_reason)
 
     def run(self, lease: TournamentLease | None = None) -> RunSummary:
         """Play every unplayed game (pairing Swiss rounds as they come); idempotent.
@@ -225,6 +247,7 @@ class TournamentRunner:
             self.log.info("tournament_started", name=tournament.name, format=tournament.format)
             try:
                 while True:
+                    self._check_stop()
                     pending = [
                         m for m in list_matches(self.store, self.tournament_id) if not m.finished_at
                     ]
@@ -241,6 +264,10 @@ class TournamentRunner:
                 self.executor.cancel()
                 summary.stopped = f"{error}: free space, then resume it"
                 self.log.error("tournament_stopped", reason=str(error))
+            except _StopRequested as stopped:
+                self.executor.cancel()  # the games in play are played again by a resume
+                summary.stopped = str(stopped)
+                self.log.info("tournament_stopped", reason=str(stopped))
             except BaseException as error:
                 self.executor.cancel()  # never wait for matches whose games cannot be stored
                 self._record_interruption(_stop_reason(error))
@@ -320,6 +347,7 @@ class TournamentRunner:
         job's games are stored before its ``JobDone`` counts.
         """
         while open_jobs:
+            self._check_stop()
             event = self.executor.next_event(_POLL_S)
             handled = 0
             finished: list[GameFinished] = []

@@ -104,6 +104,39 @@ def test_a_zip_that_lies_about_its_sizes_is_stopped_while_reading(tmp_path: Path
         unpack_bot_archive(bytes(data), tmp_path)
 
 
+def _corrupt_zip(method: int, corrupt: bool) -> bytes:
+    """A zip of one bot.toml (and a second file after it), its data flipped when ``corrupt``."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        archive.writestr("bot.toml", "name = 'x'\n" * 200)
+        archive.writestr("bot.py", "pass\n")
+    data = bytearray(buffer.getvalue())
+    if corrupt:  # inside the first entry's compressed data, past its local header
+        start = 30 + len("bot.toml") + 6
+        data[start : start + 14] = bytes(b ^ 0xFF for b in data[start : start + 14])
+    return bytes(data)
+
+
+@pytest.mark.parametrize("corrupt", [True, False], ids=["corrupt", "intact (control)"])
+@pytest.mark.parametrize(
+    "method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA],
+    ids=["deflate", "bzip2", "lzma"],
+)  # fmt: skip
+def test_a_zip_whose_data_cannot_be_inflated_is_refused_naming_the_entry(
+    tmp_path: Path, method: int, corrupt: bool
+) -> None:
+    """zlib.error, bz2's OSError and LZMAError were let out as they were (SubmitBot: UNKNOWN)."""
+    target = tmp_path / "target"
+    target.mkdir()
+    data = _corrupt_zip(method, corrupt)
+    if not corrupt:
+        assert (unpack_bot_archive(data, target) / "bot.py").read_text() == "pass\n"
+        return
+    with pytest.raises(ArchiveError, match=r"entry 'bot\.toml': its data is corrupt"):
+        unpack_bot_archive(data, target)
+    assert list(target.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("data", "expected"),
     [(b"\x1f\x8b\x08rest", "tar.gz"), (b"PK\x03\x04rest", "zip")],

@@ -42,9 +42,10 @@ def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
         (["--games", "0"], "arena: --games must be at least 1, got 0"),
         (["--games", "101"], "arena: games_per_match must be a whole number from 1 to 100"),
         (["--seed", "-1"], "arena: seed must be a whole number from 0 to 2147483647"),
-        (["--concurrency", "0"], "arena: --concurrency must be at least 1, got 0"),
+        (["--concurrency", "0"], "arena: --concurrency must be from 1 to 1024, got 0"),
+        (["--concurrency", "1025"], "arena: --concurrency must be from 1 to 1024, got 1025"),
     ],
-    ids=["zero-games", "too-many-games", "negative-seed", "zero-concurrency"],
+    ids=["zero-games", "too-many-games", "negative-seed", "zero-concurrency", "huge-concurrency"],
 )
 def test_demo_refuses_bad_flags_before_storing_anything(
     tmp_path: Path, flags: list[str], message: str

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -195,3 +197,64 @@ def test_a_spinning_bot_plays_a_normal_match_frozen_or_pondering(
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert [game["status"] for game in result["games"]] == [{"alpha": "ok", "spin": "ok"}] * 2
+
+
+@pytest.mark.parametrize("size", ["40k", "16m"], ids=["disk fills", "control: room"])
+def test_records_on_a_full_disk_stop_the_match_naming_the_file_and_leave_no_half_record(
+    tmp_path: Path, size: str
+) -> None:
+    """It said only '[Errno 28] No space left on device' and left a truncated record."""
+    tmp_path.chmod(0o755)
+    first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        records = disk / "records"
+        done = _arena("match", str(first), str(second), "--games", "12", "--records", str(records))
+        written = sorted(records.iterdir())
+        for path in written:  # every record there is whole
+            replayed = _arena("replay", str(path))
+            assert replayed.returncode == 0, (path.name, replayed.stderr)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+    if size == "16m":
+        assert done.returncode == 0 and len(written) == 12, done.stderr
+        return
+    assert done.returncode == 2 and 0 < len(written) < 12, done.stderr
+    line = re.fullmatch(
+        rf"arena match: --records {re.escape(str(records))}: cannot write game-(\d+)\.json:"
+        r" No space left on device\n", done.stderr,
+    )  # fmt: skip
+    assert line is not None, done.stderr
+    assert f"game-{line.group(1)}.json" not in [path.name for path in written]
+
+
+def test_ctrl_c_stops_the_match_after_the_game_in_play_and_leaves_no_bot(tmp_path: Path) -> None:
+    """Ctrl-C stopped nothing: both halves played to the last game (300 games, some 35 s
+    here), and only then did `arena match` say it was interrupted."""
+    import signal
+    import time
+
+    tmp_path.chmod(0o755)
+    first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "match", str(first), str(second), "--games", "300"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    time.sleep(4.0)  # both halves are playing by now
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    interrupted = time.monotonic()
+    try:
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    took_s = time.monotonic() - interrupted
+    assert process.returncode == 130 and err.endswith("arena: interrupted\n"), err
+    assert out == "" and took_s < 10.0, (took_s, out)
+    running = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(first) not in running and str(second) not in running

@@ -48,7 +48,6 @@ from arena.store import (
 from tests.server.pki import Pki, make_pki
 
 REPO = Path(__file__).resolve().parents[2]
-SDK_DIR = REPO / "sample_bots" / "sdk" / "python"
 TOURNAMENT_TIMEOUT_S = 120.0
 
 # ------------------------------------------------------------------ pure parts
@@ -172,6 +171,29 @@ def test_bad_bot_directories_are_refused_before_upload(tmp_path: Path) -> None:
     with pytest.raises(remote.RemoteError, match="outside") as refused:
         remote.pack_bot(bot)
     assert refused.value.status == remote.EXIT_USAGE
+
+
+@pytest.mark.parametrize("megabytes", [40, 1], ids=["40 MB file", "control: 1 MB"])
+def test_a_bot_too_big_to_upload_is_refused_while_packing(tmp_path: Path, megabytes: int) -> None:
+    """The whole directory was packed in memory first (a 150 MB file: 200 MB of RSS)."""
+    import tracemalloc
+
+    bot = tmp_path / "heavy"
+    shutil.copytree(SAMPLE_RANDOM_BOT, bot)
+    (bot / "weights.bin").write_bytes(os.urandom(megabytes * 1024 * 1024))  # incompressible
+    tracemalloc.start()
+    try:
+        if megabytes == 1:
+            assert len(remote.pack_bot(bot)) > megabytes * 1024 * 1024
+            return
+        limit = r"packs to .*bytes; the arena takes at most 8388608"
+        with pytest.raises(remote.RemoteError, match=limit) as refused:
+            remote.pack_bot(bot)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refused.value.status == remote.EXIT_LIMIT
+    assert peak < 3 * 8388608, peak
 
 
 def test_rows_are_aligned_and_numbers_right_justified() -> None:
@@ -352,6 +374,84 @@ def test_commands_before_login_say_so(arena_cli: Cli) -> None:
     _refusal(arena_cli("bots"), remote.EXIT_USAGE, "not logged in")
 
 
+REACHABLE_LOGIN = '{"address": "127.0.0.1:1", "token": "tok"}'
+LOCAL_REFUSALS = [
+    # (case, saved login, arguments, stdin, exit status, words). Nothing listens on port 1:
+    # a command that gets as far as calling the arena says it cannot be reached (8).
+    ("login a JSON list", "[]", ["bots"], "", remote.EXIT_USAGE, "not a saved login"),
+    ("login a JSON string", '"x"', ["bots"], "", remote.EXIT_USAGE, "not a saved login"),
+    ("saved token not ASCII", '{"address": "127.0.0.1:1", "token": "\u00e9"}', ["bots"], "",
+     remote.EXIT_USAGE, "not a saved login"),
+    ("control: a saved login", REACHABLE_LOGIN, ["bots"], "", remote.EXIT_UNREACHABLE,
+     "cannot be reached"),
+    ("game id past int64", REACHABLE_LOGIN, ["record", str(2**63)], "", remote.EXIT_USAGE,
+     f"GAME_ID must be a positive game id, at most {2**63 - 1}, got {2**63}"),
+    ("game id 0", REACHABLE_LOGIN, ["record", "0"], "", remote.EXIT_USAGE, "got 0"),
+    ("control: the last game id", REACHABLE_LOGIN, ["record", str(2**63 - 1)], "",
+     remote.EXIT_UNREACHABLE, "cannot be reached"),
+    ("token not ASCII", None, ["login", "127.0.0.1:1"], "t\u00f6ken\n", remote.EXIT_USAGE,
+     "the token must be printable ASCII"),
+    ("token with a control byte", None, ["login", "127.0.0.1:1"], "tok\x01\n",
+     remote.EXIT_USAGE, "the token must be printable ASCII"),
+    ("control: an ASCII token", None, ["login", "127.0.0.1:1"], "tok\n",
+     remote.EXIT_UNREACHABLE, "cannot be reached"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("saved", "argv", "stdin", "status", "words"), [case[1:] for case in LOCAL_REFUSALS],
+    ids=[case[0] for case in LOCAL_REFUSALS],
+)  # fmt: skip
+def test_broken_logins_and_values_no_call_can_carry_are_one_line(
+    arena_cli: Cli, tmp_path: Path, saved: str | None, argv: list[str], stdin: str, status: int,
+    words: str,
+) -> None:  # fmt: skip
+    """Each was a traceback (AttributeError, protobuf's ValueError) or INTERNAL before."""
+    if saved is not None:
+        directory = tmp_path / "config" / "kahuna-arena"
+        directory.mkdir(parents=True)
+        (directory / remote.CONFIG_NAME).write_text(saved, encoding="utf-8")
+    _refusal(arena_cli(*argv, stdin=stdin), status, words)
+
+
+def _login_tls_flags(pki: Pki, tmp_path: Path, case: str) -> tuple[list[str], str]:
+    """The TLS flags of one case of LOGIN_TLS, and the words its refusal must hold."""
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    ca, cert, key = str(pki.ca.cert_path), str(pki.client.cert_path), str(pki.client.key_path)
+    cases = {
+        "CA not PEM": (["--tls-ca", str(garbage)], f"--tls-ca {garbage}: not a PEM certificate"),
+        "CA a directory": (["--tls-ca", str(tmp_path)], "is a directory, not a PEM file"),
+        "CA missing": (["--tls-ca", str(tmp_path / "no.pem")], "no.pem: no such file"),
+        "cert not PEM": (["--tls-ca", ca, "--tls-cert", str(garbage), "--tls-key", key],
+                         f"--tls-cert {garbage}: not a PEM certificate"),
+        "key of another cert": (["--tls-ca", ca, "--tls-cert", cert,
+                                 "--tls-key", str(pki.server.key_path)], "does not match"),
+        "control: good files": (["--tls-ca", ca, "--tls-cert", cert, "--tls-key", key],
+                                "cannot be reached"),
+    }  # fmt: skip
+    return cases[case]
+
+
+@pytest.mark.parametrize("case", ["CA not PEM", "CA a directory", "CA missing", "cert not PEM",
+                                  "key of another cert", "control: good files"])  # fmt: skip
+def test_login_checks_its_tls_files_before_any_call(
+    arena_cli: Cli, pki: Pki, tmp_path: Path, case: str
+) -> None:
+    """A CA that was not PEM read 'the arena cannot be reached ... Failed to create security
+    handshaker' (exit 8), after a line of gRPC's own log."""
+    flags, words = _login_tls_flags(pki, tmp_path, case)
+    status = remote.EXIT_UNREACHABLE if case.startswith("control") else remote.EXIT_USAGE
+    _refusal(arena_cli("login", "grpcs://127.0.0.1:1", *flags, stdin="tok\n"), status, words)
+
+
+def test_a_login_that_cannot_be_saved_is_one_refusal(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a directory\n")
+    with pytest.raises(remote.RemoteError, match="cannot save the login") as refused:
+        remote.save_login(Endpoint("h:1", "tok"), tmp_path / "file" / "kahuna-arena")
+    assert refused.value.status == remote.EXIT_USAGE
+
+
 def test_an_unreachable_arena_is_one_line(arena_cli: Cli, tmp_path: Path) -> None:
     remote.save_login(Endpoint("127.0.0.1:1", "tok"), tmp_path / "config" / "kahuna-arena")
     _refusal(arena_cli("leaderboard"), remote.EXIT_UNREACHABLE, "127.0.0.1:1")
@@ -434,8 +534,9 @@ def test_play_hosts_a_remote_bot_through_the_connector(
     arena: Served, tmp_path: Path, pki: Pki
 ) -> None:
     config = tmp_path / "config"
-    env = dict(os.environ, XDG_CONFIG_HOME=str(config),
-               PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]))  # fmt: skip
+    # Only the arena on the path, as for anyone who installed it: `remote play` gives the
+    # sample bot (an SDK bot, as uploaded) its SDK; it crashed importing kahuna_bot before.
+    env = dict(os.environ, XDG_CONFIG_HOME=str(config), PYTHONPATH=str(REPO))
     url = arena.url.format(port=arena.port)
     login = subprocess.run(
         [sys.executable, "-m", "arena", "remote", "login", url, *arena.login_flags],

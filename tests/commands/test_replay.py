@@ -109,6 +109,32 @@ def test_missing_file_and_binary_file_exit_1(tmp_path: Path) -> None:
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
+ENDLESS = [
+    # (case, the record argument, standard input, stderr; None: the record replays)
+    ("/dev/zero", "/dev/zero", None,
+     "arena replay: /dev/zero: larger than 67108864 bytes: not a game record\n"),
+    ("64 MiB + 1 on stdin", "-", " " * (64 * 1024 * 1024 + 1),
+     "arena replay: -: larger than 67108864 bytes: not a game record\n"),
+    ("control: a record padded to 64 MiB", "-", "PADDED", None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "stdin", "error"), [case[1:] for case in ENDLESS],
+                         ids=[case[0] for case in ENDLESS])  # fmt: skip
+def test_input_past_64_mib_is_refused_instead_of_read_for_ever(
+    record_path: Path, source: str, stdin: str | None, error: str | None
+) -> None:
+    """`arena replay /dev/zero` read until memory ran out (timeout here)."""
+    if stdin == "PADDED":
+        text = record_path.read_text()
+        stdin = text + " " * (64 * 1024 * 1024 - len(text.encode()))
+    done = arena("replay", source, stdin=stdin)
+    if error is None:
+        assert done.returncode == 0 and json.loads(done.stdout)["finished"], done.stderr
+    else:
+        assert (done.returncode, done.stdout, done.stderr) == (1, "", error)
+
+
 def test_a_reader_that_went_away_gets_no_traceback() -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # `arena play-random | head -c 0`: nobody reads the output

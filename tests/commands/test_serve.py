@@ -93,6 +93,33 @@ def test_serve_refuses_a_port_another_arena_serve_listens_on(tmp_path: Path) -> 
         first.wait(15)
 
 
+@pytest.mark.parametrize(
+    ("host", "reason"),
+    [
+        ("127.0.0.1", "Address already in use"),  # the port below is taken
+        ("no-such-host.invalid", "cannot resolve 'no-such-host.invalid'"),
+        ("192.0.2.1", "Cannot assign requested address"),  # TEST-NET-1: not this machine's
+    ],
+    ids=["port-taken", "unknown-host", "not-local"],
+)
+def test_serve_says_why_it_cannot_listen(tmp_path: Path, host: str, reason: str) -> None:
+    """It said only gRPC's 'Failed to bind to address ...; set GRPC_VERBOSITY=debug'."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "arena", "serve", "--host", host, "--port", str(port),
+             "--data-dir", str(tmp_path)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1 and done.stdout == "", done.stdout
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith(f"arena: cannot listen on {host}:{port}: {reason}"), done.stderr
+
+
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"), "serve")
@@ -261,3 +288,53 @@ def test_serve_holds_the_stream_limit_its_flag_gives(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait(5)
+
+
+def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path) -> None:
+    """The store was closed under the running tournament, whose reason then read 'stopped
+    by an error: ProgrammingError: Cannot operate on a closed database.'"""
+    import json
+    import shutil
+    import time
+
+    from arena.bots.smoke import SAMPLE_RANDOM_BOT
+    from arena.referee import load_bot
+    from arena.store import Store, add_bot_version
+
+    data = tmp_path / "data"
+    with Store.open(data) as store:
+        for name in ("r1", "r2"):
+            bot = tmp_path / name
+            shutil.copytree(SAMPLE_RANDOM_BOT, bot)
+            toml = (bot / "bot.toml").read_text().replace('"python_random"', f'"{name}"')
+            (bot / "bot.toml").write_text(toml)
+            add_bot_version(store, load_bot(bot))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(data),
+         "--concurrency", "1", "--no-cpu-pinning"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        port = int(_read_line(process, r"listening on 127\.0\.0\.1:(\d+)").group(1))
+        token = Path(_read_line(process, r"admin token: (\S+)").group(1)).read_text().strip()
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            pb_grpc.ArenaServiceStub(channel).CreateTournament(
+                pb.CreateTournamentRequest(name="long", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                                           bots=["r1", "r2"], games_per_match=100, start=True),
+                metadata=(("authorization", f"Bearer {token}"),),
+            )  # fmt: skip
+        time.sleep(3.0)  # games are being played
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+    status = subprocess.run(
+        [sys.executable, "-m", "arena", "tournament", "status", "long", "--json",
+         "--data-dir", str(data)], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    shown = json.loads(status.stdout)
+    reason = ("interrupted", "the server was stopped")
+    assert (shown["status"], shown["interrupted_reason"]) == reason
+    assert shown["games_played"] < 100

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -13,8 +14,9 @@ import pytest
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import main
 from arena.referee import load_bot
-from arena.store import Store, add_bot_version
+from arena.store import Store, add_bot_version, create_token
 from tests.server.test_arena_service import LEAKY_BOT
+from tests.server.test_disk_full import SmallDisk
 
 pytestmark = pytest.mark.slow
 GREEDY = SAMPLE_RANDOM_BOT.parent / "python_greedy"
@@ -198,6 +200,8 @@ def _dump(data: Path) -> list[str]:
     ("args", "message"),
     [
         (["tournament", "run", "new", "rnd", "grd", "--concurrency", "0"], "--concurrency"),
+        (["tournament", "run", "new", "rnd", "grd", "--format", "sprt", "--sprt", "gain",
+          "--concurrency", "2000"], "--concurrency must be from 1 to 1024, got 2000"),
         (["tournament", "run", "new", "rnd", "grd", "--format", "swiss", "--rounds", "2"],
          "a Swiss tournament of 2 bots has at most 1 round(s)"),
         (["tournament", "create", "new", "rnd", "grd", "--rounds", "1"], "Swiss tournaments only"),
@@ -205,8 +209,8 @@ def _dump(data: Path) -> list[str]:
         (["tournament", "run", "new", "rnd"], "at least two distinct bots"),
         (["tournament", "run", "n\u00e9w", "rnd", "grd"], "tournament name"),
     ],
-    ids=["run-zero-concurrency", "swiss-too-many-rounds", "round-robin-rounds", "same-bot-twice",
-         "one-bot", "odd-name"],
+    ids=["run-zero-concurrency", "sprt-2000-workers", "swiss-too-many-rounds",
+         "round-robin-rounds", "same-bot-twice", "one-bot", "odd-name"],
 )  # fmt: skip
 def test_refused_tournaments_store_nothing(
     data_with_bots: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
@@ -318,3 +322,136 @@ def test_bot_show_lists_recent_failures_with_their_stderr(
     assert status == 0 and out.count(f"my plans: {secret}") == 2
     status, out, _ = _arena(capsys, data, "bot", "show", "rnd", "--json")
     assert status == 0 and json.loads(out)["failures"] == [] and secret not in out
+
+
+def _tokens(data: Path) -> list[str]:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(data / "arena.db")) as db:
+        return [row[0] for row in db.execute("SELECT user FROM tokens ORDER BY user")]
+
+
+# (case, command, whether another connection keeps the WAL index open, what stderr says).
+# Closed: opening the store must grow arena.db-shm, which fails (SQLite says only "disk
+# I/O error"); open elsewhere: the store opens and the write fails (SQLITE_FULL).
+FULL_DISK = [
+    ("open: bot list", ["bot", "list"], False, "has no space left (disk I/O error)"),
+    ("open: token create", ["token", "create", "zoe"], False, "has no space left"),
+    ("write: token create", ["token", "create", "zoe"], True,
+     "has no space left (database or disk is full); nothing was stored"),
+    ("write: ladder withdraw", ["ladder", "withdraw", "python_random"], True,
+     "has no space left"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "held_open", "message"), [case[1:] for case in FULL_DISK],
+    ids=[case[0] for case in FULL_DISK],
+)  # fmt: skip
+def test_a_full_disk_gets_one_line_naming_it_and_the_store_keeps_what_it_held(
+    disk: SmallDisk, capsys: pytest.CaptureFixture[str], command: list[str], held_open: bool,
+    message: str,
+) -> None:  # fmt: skip
+    import sqlite3
+
+    data = disk.root / "data"
+    with Store.open(data) as store:
+        create_token(store, "alice", "user")
+        add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
+    with contextlib.ExitStack() as stack:
+        if held_open:
+            reader = stack.enter_context(contextlib.closing(sqlite3.connect(data / "arena.db")))
+            reader.execute("SELECT 1 FROM tokens").fetchall()
+        disk.fill()
+        status, out, err = _arena(capsys, data, *command)
+        disk.free()
+    assert status == 1 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("arena: ") and str(data) in err and message in err, err
+    assert _tokens(data) == ["alice"]
+    control, out, _ = _arena(capsys, data, *command)  # the same command once there is space
+    assert control == 0, out
+
+
+@pytest.mark.parametrize(
+    ("kind", "hint"),
+    [
+        ("ladder", "start it again with `arena serve --ladder --ladder-name lad`"),
+        ("round-robin (control)", "resume it with `arena tournament resume lad`"),
+    ],
+)
+def test_the_resume_hint_names_the_command_that_resumes_it(
+    tmp_path: Path, kind: str, hint: str
+) -> None:
+    """A ladder's hint said `arena tournament resume`, which refuses a ladder."""
+    from arena.commands.tournament import resume_hint
+    from arena.store import TournamentFormat, get_tournament
+    from arena.store.ladder import create_ladder
+    from arena.tournament.config import build_config
+    from arena.tournament.ladder_config import merge
+    from arena.tournament.rounds import create_tournament
+
+    with Store.open(tmp_path / "data") as store:
+        if kind == "ladder":
+            config, settings = merge(None, {})
+            row = get_tournament(store, create_ladder(store, "lad", config, settings.to_json()))
+        else:
+            add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
+            add_bot_version(store, load_bot(GREEDY))
+            row = create_tournament(store, "lad", TournamentFormat.ROUND_ROBIN,
+                                    ["python_random", "python_greedy"], build_config())  # fmt: skip
+        assert resume_hint(row).endswith(hint)
+
+
+@pytest.mark.parametrize(
+    ("value", "status", "words"),
+    [
+        (str(2**64), 2, "argument --min-games: must be between 0 and 9223372036854775807"),
+        ("-1", 2, "argument --min-games: must be between 0 and"),
+        ("0", 0, "No bots yet"),  # control
+        (str(2**63 - 1), 0, f"No bot version has {2**63 - 1} games or more."),  # control
+    ],
+    ids=["past-int64", "negative", "zero", "int64-max"],
+)
+def test_leaderboard_min_games_is_a_number_sqlite_can_take(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, status: int, words: str
+) -> None:
+    """Past 2**63 - 1 it was SQLite's OverflowError, a traceback; a negative was ignored."""
+    Store.open(tmp_path / "data").close()
+    try:
+        got, out, err = _arena(capsys, tmp_path / "data", "leaderboard", "--min-games", value)
+    except SystemExit as usage:  # argparse's own refusal
+        got, (out, err) = int(str(usage.code)), capsys.readouterr()
+    assert got == status and words in (out if status == 0 else err), (out, err)
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["bot", "list"], ["leaderboard"], ["token", "create", "zoe"], ["tournament", "list"],
+     ["ladder", "withdraw", "x"]],
+    ids=" ".join,
+)  # fmt: skip
+@pytest.mark.parametrize("value", ["", " ", "given (control)"])
+def test_an_empty_data_dir_flag_is_refused_not_read_as_the_default(
+    tmp_path: Path, command: list[str], value: str
+) -> None:
+    """`--data-dir "$UNSET"` used ~/.local/share/kahuna-arena, perhaps another's store."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("KAHUNA_ARENA_DATA", "XDG_DATA_HOME")}
+    env["HOME"] = str(home)
+    given = str(tmp_path / "data") if value.startswith("given") else value
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", *command, "--data-dir", given],
+        capture_output=True, text=True, env=env, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert not (home / ".local" / "share" / "kahuna-arena").exists()
+    if given == value:
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.splitlines()[-1].endswith(
+            "error: argument --data-dir: is empty (an unset variable?): give a directory"
+        )
+    else:
+        assert (tmp_path / "data" / "arena.db").is_file()

@@ -153,3 +153,42 @@ def test_the_command_creates_the_bot_and_says_how_to_build_it(
     assert "my_cpp/build.sh" in out and "arena match my_cpp" in out
     assert main(["bot", "new", "cpp"]) == 1
     assert "bot new needs LANG and NAME" in capsys.readouterr().err
+
+
+DISKS = [
+    # (case, tmpfs options, fill it first, the error; None: the copy is made)
+    ("full disk", "size=256k", True, "cannot copy the java kit to {dest}: No space left on device"),
+    ("read-only", "size=1m,ro", False, "cannot copy the java kit to {dest}: Read-only file system"),
+    ("control: room", "size=16m", False, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("options", "fill", "error"), [case[1:] for case in DISKS],
+                         ids=[case[0] for case in DISKS])  # fmt: skip
+def test_a_copy_that_cannot_be_written_is_one_line_and_leaves_nothing(
+    tmp_path: Path, options: str, fill: bool, error: str | None
+) -> None:
+    """Was a line of every file's shutil error, and a half copy that blocked a retry."""
+    import subprocess
+
+    root = tmp_path / "disk"
+    root.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(root)],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        if fill:
+            with open(root / "filler", "wb", buffering=0) as filler, pytest.raises(OSError):
+                while True:
+                    filler.write(b"\0" * 4096)
+        destination = root / "mine"
+        if error is None:
+            assert load_bot(new_bot("java", "mine", destination)).name == "mine"
+            return
+        with pytest.raises(KitError) as refused:
+            new_bot("java", "mine", destination)
+        assert str(refused.value) == error.format(dest=destination)
+        assert not destination.exists()
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=False)

@@ -137,3 +137,47 @@ def test_hashing_in_chunks_gives_the_versions_already_stored(tmp_path: Path) -> 
     (directory / "data" / "weights.bin").write_bytes(bytes(range(256)) * 10_000)  # 2.5 MB
     (directory / "link").symlink_to("bot.py")
     assert content_hash(directory) == _whole_file_hash(directory)
+
+
+UNREADABLE = [
+    # (case, what is made unreadable, the path the error names)
+    ("a file", "weights.bin", "weights.bin"),
+    ("a folder", "data", "data"),
+    ("nothing (control)", None, None),
+]
+
+
+@pytest.mark.parametrize(("made", "named"), [case[1:] for case in UNREADABLE],
+                         ids=[case[0] for case in UNREADABLE])  # fmt: skip
+def test_a_bot_with_something_unreadable_is_refused_naming_it(
+    tmp_path: Path, made: str | None, named: str | None
+) -> None:
+    """Read by a real process without the capabilities that let root read anything."""
+    import shutil
+    import subprocess
+    import sys
+
+    directory = _bot(tmp_path, GOOD)
+    (directory / "weights.bin").write_bytes(b"\0" * 10)
+    (directory / "data").mkdir()
+    (directory / "data" / "x.txt").write_text("x\n")
+    if made is not None:
+        (directory / made).chmod(0)
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root reads any file, and setpriv is missing to drop that")
+        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
+    script = (
+        "import sys\nfrom arena.referee import BotConfigError, load_bot\n"
+        "try:\n    print(load_bot(sys.argv[1]).name)\n"
+        "except BotConfigError as error:\n    print('refused:', error)\n"
+    )
+    done = subprocess.run([*prefix, sys.executable, "-c", script, str(directory)],
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    (directory / (made or ".")).chmod(0o755)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    if named is None:
+        assert done.stdout == "greedy\n"
+    else:
+        assert done.stdout == f"refused: {directory / named}: cannot be read: Permission denied\n"

@@ -228,9 +228,10 @@ def disk(tmp_path: Path) -> Iterator[SmallDisk]:
     [
         (0, "cannot open the database: the data directory has no space left"),
         (36, "cannot upgrade the database from schema v8 to v9: the data directory has no space"
-         " left (free some, then open it again); it is left at v8 as it was"),
+         " left ("),
+        (36, "); free some, then retry; it is left at v8 as it was"),
     ],
-    ids=["no-space-to-open", "space-runs-out-migrating"],
+    ids=["no-space-to-open", "space-runs-out-migrating", "space-runs-out-migrating-says-retry"],
 )  # fmt: skip
 def test_a_full_disk_refuses_the_migration_in_one_line_and_leaves_v8(
     disk: SmallDisk, long_v8: Path, free_kib: int, message: str

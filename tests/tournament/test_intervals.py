@@ -189,3 +189,22 @@ def test_an_interval_is_strict_json_even_when_its_elo_is_infinite(a_points: floa
     assert json.loads(text)["kind"] == "pentanomial"
     if a_points == 2:
         assert not math.isfinite(interval.elo_high) and json.loads(text)["elo_high"] is None
+
+
+@pytest.mark.parametrize(
+    ("elo", "elo_low", "elo_high", "text"),
+    [
+        (-0.3, -560.2, 560.4, "+0 [-560, +560]"),  # an even score was "-0 [-560, +560]"
+        (-0.0, -1.0, 1.0, "+0 [-1, +1]"),
+        (89.4, 30.0, math.inf, "+89 [+30, +inf]"),  # control
+        (-12.6, -math.inf, 3.0, "-13 [-inf, +3]"),  # control
+    ],
+)
+def test_elo_text_never_shows_minus_zero(
+    elo: float, elo_low: float, elo_high: float, text: str
+) -> None:
+    from arena.tournament.intervals import ScoreInterval
+
+    interval = ScoreInterval("pentanomial", 6, 3, 0, 0.5, 0.2, 0.8, elo, elo_low, elo_high,
+                             0.0, 0.5)  # fmt: skip
+    assert interval.elo_text() == text

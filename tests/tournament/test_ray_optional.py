@@ -58,15 +58,17 @@ def test_ray_flag_without_ray_says_so_in_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "data" / "arena.db").exists() or "rr" not in _tournaments(tmp_path)
 
 
-def test_ray_match_cpus_must_be_positive(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cpus", ["0", "nan", "inf"])  # nan and inf were let through
+def test_ray_match_cpus_must_be_positive(tmp_path: Path, cpus: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "arena", "tournament", "run", "rr", "r1", "r2",
-         "--ray-match-cpus", "0", "--data-dir", str(tmp_path / "data")],
+         "--ray-match-cpus", cpus, "--data-dir", str(tmp_path / "data")],
         capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin",
         "PYTHONPATH": str(REPO)},
     )  # fmt: skip
     assert done.returncode == 1
-    assert done.stderr.strip() == "arena: --ray-match-cpus must be more than 0, got 0"
+    expected = f"arena: --ray-match-cpus must be more than 0 and finite, got {cpus}"
+    assert done.stderr.strip() == expected
 
 
 def _tournaments(tmp_path: Path) -> list[str]:
@@ -95,17 +97,31 @@ def test_ray_worker_advertises_the_sandbox_resource_once_the_check_passes() -> N
     ), line
 
 
-@pytest.mark.parametrize(
-    ("flags", "message"),
-    [(["--slots", "0"], "arena: --slots must be at least 1, got 0")],
-)
-def test_ray_worker_refuses_bad_flags(flags: list[str], message: str) -> None:
+HEAD = "10.231.255.1:6379"
+BAD_WORKER_FLAGS = [
+    # (case, address, flags, the one line). Each but --slots 0 was let through: a traceback
+    # from shlex or from `ray start`, or a node advertising -3 slots.
+    ("no slots", HEAD, ["--slots", "0"], "--slots must be at least 1, got 0"),
+    ("negative CPUs", HEAD, ["--num-cpus", "-3"], "--num-cpus must be at least 1, got -3"),
+    ("no port", "bad:addr", [],
+     "ADDRESS 'bad:addr': give the Ray head's HOST:PORT, e.g. 10.0.0.1:6379"),
+    ("no host", ":6379", [], "ADDRESS ':6379': give the Ray head's HOST:PORT, e.g. 10.0.0.1:6379"),
+    ("port past 65535", "h:70000", [],
+     "ADDRESS 'h:70000': give the Ray head's HOST:PORT, e.g. 10.0.0.1:6379"),
+    ("unbalanced quote", HEAD, ["--ray-start-args", '"--block'],
+     "--ray-start-args '\"--block': No closing quotation"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("address", "flags", "message"), [c[1:] for c in BAD_WORKER_FLAGS],
+                         ids=[c[0] for c in BAD_WORKER_FLAGS])  # fmt: skip
+def test_ray_worker_refuses_bad_flags(address: str, flags: list[str], message: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "arena", "ray-worker", "10.231.255.1:6379", "--dry-run", *flags],
+        [sys.executable, "-m", "arena", "ray-worker", address, "--dry-run", *flags],
         capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
     )  # fmt: skip
-    assert (done.returncode, done.stderr.strip()) == (1, message)
+    assert (done.returncode, done.stderr.strip()) == (1, f"arena: {message}")
 
 
 @pytest.mark.parametrize(

@@ -530,3 +530,30 @@ def test_a_runner_gives_up_its_lease_when_it_raises(tmp_path: Path) -> None:
         assert get_tournament(store, t.id).interrupted_reason == (
             "stopped by an error: RuntimeError: progress display broke at 'round 1 paired'"
         )
+
+
+@pytest.mark.parametrize("missing", [True, False], ids=["copy missing", "control: in place"])
+def test_a_bot_whose_stored_copy_is_gone_stops_the_run_instead_of_losing_every_game(
+    tmp_path: Path, missing: bool
+) -> None:
+    """Each game was played and stored as the bot's crash, rated as its loss."""
+    data = _data_dir_with_bots(tmp_path, {"r1": "random", "r2": "random"})
+    assert _cli(data, "create", "gone", "r1", "r2", "--games", "2").returncode == 0
+    stored = next((data / "bots" / "r1").iterdir())
+    aside = tmp_path / "aside"
+    if missing:
+        stored.rename(aside)
+    done = _cli(data, "resume", "gone", "--no-progress", "--no-cpu-pinning")
+    status = _cli_status(data, "gone")
+    if not missing:
+        assert done.returncode == 0 and status["games_played"] == 2, done.stderr
+        return
+    line = f"the stored copy of r1 version {stored.name} is missing from {stored}"
+    assert done.returncode == 1 and done.stderr.startswith(f"arena: {line}"), done.stderr
+    assert done.stderr.count("\n") == 1
+    assert (status["status"], status["games_played"]) == (INTERRUPTED, 0)
+    assert "the stored copy of r1" in status["interrupted_reason"]
+    aside.rename(stored)  # restored: the same tournament plays on
+    assert _cli(data, "resume", "gone", "--no-progress", "--no-cpu-pinning").returncode == 0
+    assert _cli_status(data, "gone")["games_played"] == 2
+    assert [row[8:10] for row in _games(data)] == [("ok", "ok"), ("ok", "ok")]

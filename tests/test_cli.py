@@ -1,0 +1,45 @@
+"""arena/cli.py: the `arena` command's dispatch, as a user runs it (real processes)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _interrupted_after(delay_s: float, data: Path) -> subprocess.CompletedProcess[str]:
+    """`arena tournament list`, Ctrl-C'd ``delay_s`` after it was started."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "tournament", "list", "--data-dir", str(data)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    time.sleep(delay_s)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """Start-up imports take 0.1-1.5 s of this machine; a Ctrl-C anywhere in them (swept
+    here) was an import traceback. Before Python's own handler is set, the signal simply
+    ends the process (-2), and inside the interpreter's `site` (before any of arena runs)
+    Python reports a fatal error of its own; once the command has run, nothing is left to
+    interrupt (0)."""
+    outcomes = []
+    for delay_s in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5):
+        done = _interrupted_after(delay_s, tmp_path / "data")
+        if done.stderr.startswith("Fatal Python error: init_"):  # the interpreter starting
+            continue
+        assert "Traceback" not in done.stderr, (delay_s, done.stderr)
+        assert done.returncode in (130, -signal.SIGINT, 0), (delay_s, done)
+        if done.returncode == 130:
+            assert done.stderr.endswith("arena: interrupted\n"), done.stderr
+        outcomes.append(done.returncode)
+    assert 130 in outcomes  # the sweep did land inside the start-up
