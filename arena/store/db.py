@@ -184,7 +184,9 @@ class Store:
                     f" v{CURRENT_VERSION}: {unwritable}; it is left at v{found} as it was"
                 ) from None
             if unwritable:
-                raise StoreError(f"{database}: cannot open the database: {unwritable}; nothing was changed") from None
+                raise StoreError(
+                    f"{database}: cannot open the database: {unwritable}; nothing was changed"
+                ) from None
             raise StoreError(f"{database}: not a usable arena database: {error}") from None
         except SchemaError as error:
             connection.close()
