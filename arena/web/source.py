@@ -209,6 +209,8 @@ class StoreSource:
             row = st.get_tournament(self.store, tournament_id)
         except st.NotFoundError:
             return None
+        if row.format is st.TournamentFormat.LADDER:  # read from its ratings: milliseconds; its
+            return self._tournament_detail(row)  # rows change without a game (bots withdrawn)
         key = (row.id, row.status, row.games_played, row.games_scheduled)
         with self._lock:
             cached = self._tournaments.get(key)
