@@ -28,7 +28,7 @@ first, timed). Each run answers every request once untimed, then --repeat
 times; it prints the medians and whether both checkouts' answers are identical
 (SHA-256 of the bodies; GetLadder's message serialized deterministically).
 It times too the ladder's /api/tournaments/ID (each from a fresh web server:
-the page cache holds a tournament only until its next game) and the first
+the old code cached it only until the ladder's next game) and the first
 update of a WatchTournament stream on it (each game's event costs one such
 update). Their answers differ between checkouts by design (a ladder's
 standings are now ranked as /ladder ranks them); it prints whether each side
@@ -342,8 +342,8 @@ def run_view(data: Path, repeat: int) -> int:
                 return bytes(r.read())
 
         def fresh_web() -> int:
-            """A new web server (so a new page cache): a tournament's answer is cached until
-            its games change, which on a live ladder is every game."""
+            """A new web server (so a new page cache): the old code cached a ladder's answer
+            until its next game, which on a live ladder comes every fraction of a second."""
             nonlocal web
             web.stop()
             web, port = create_web_server(store)
