@@ -1,5 +1,6 @@
-"""A ladder's standings in /api/tournaments/ID and WatchTournament (``tournament_table``)
-equal its standings on /ladder and GetLadder as the history gives them, after any writes.
+"""A ladder's standings in /api/tournaments/ID, WatchTournament and ``arena tournament
+status`` (``tournament_table``) equal its standings on /ladder and GetLadder as the
+history gives them, after any writes.
 
 The reference ranks the entrants read the way the pages read them before the
 running totals (``tests/store/ladder_history.history_entrants``: every ladder
@@ -19,6 +20,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.commands.tournament import status_to_json
 from arena.referee.botdir import load_bot
 from arena.store import (
     Store,
@@ -74,6 +76,13 @@ def differences(store: Store, ladder: int, cup: int, source: StoreSource) -> lis
         found.append(f"/api/tournaments/{ladder} {page} != {expected}")
     if shown.crosstable or shown.separation_notes:
         found.append("a ladder's crosstable or notes (read from every game)")
+    status = status_to_json(store, get_tournament(store, ladder))  # arena tournament status
+    rows = status["standings"]
+    assert isinstance(rows, list)
+    if [(r["rank"], r["bot"], r["points"], r["games"]) for r in rows] != expected:
+        found.append(f"arena tournament status {rows}")
+    if status["crosstable"] or status["separation_notes"]:
+        found.append("arena tournament status: a ladder's crosstable or notes")
     on_ladder = [(s.rank, s.entrant.bot) for s in ladder_view(store, "ladder").standings]
     if on_ladder != [(rank, bot) for rank, bot, _, _ in expected]:
         found.append(f"/ladder ranks {on_ladder}")
