@@ -27,6 +27,12 @@ process on its own copy of the same v8 store (this checkout migrates its copy
 first, timed). Each run answers every request once untimed, then --repeat
 times; it prints the medians and whether both checkouts' answers are identical
 (SHA-256 of the bodies; GetLadder's message serialized deterministically).
+It times too the ladder's /api/tournaments/ID (each from a fresh web server:
+the old code cached it only until the ladder's next game) and the first
+update of a WatchTournament stream on it (each game's event costs one such
+update). Their answers differ between checkouts by design (a ladder's
+standings are now ranked as /ladder ranks them); it prints whether each side
+answers alike run to run and ranks the ladder's bots as /api/ladder does.
 
 `games` compares the ladder's games/s with a round robin of the same bots
 (copies of python_random and python_greedy), same games per match, same
@@ -267,15 +273,34 @@ def bench_view(
                 for name, runs in figures.items()
             }
             same = {r[what]["sha256"] for runs in figures.values() for r in runs}
+            if what in CHANGED:  # each side's own answers must agree run to run
+                steady = all(
+                    len({r[what]["sha256"] for r in runs}) == 1 for runs in figures.values()
+                )
+                answers = f"each side's answers {'identical' if steady else 'DIFFER'}"
+                answers += " (a ladder's standings now as /ladder ranks them)"
+                same_order = {
+                    n: all(r["ranked_as_ladder"] for r in runs) for n, runs in figures.items()
+                }
+                answers += (
+                    f"; ranked as /api/ladder: before {same_order['before']},"
+                    f" after {same_order['after']}"
+                )
+            else:
+                answers = f"answers {'identical' if len(same) == 1 else 'DIFFER'}"
             print(
                 f"{what}: before {medians['before']:.1f} ms, after {medians['after']:.1f} ms"
-                f" (median of {rounds} runs' medians of {repeat});"
-                f" answers {'identical' if len(same) == 1 else 'DIFFER'}"
+                f" (median of {rounds} runs' medians of {repeat}); {answers}"
             )
     return 0
 
 
-VIEWS = ("GET /ladder", "GET /api/ladder", "GetLadder")
+VIEWS = (
+    "GET /ladder", "GET /api/ladder", "GetLadder", "GET /api/tournaments/1", "WatchTournament",
+)  # fmt: skip
+# Views whose answer for a ladder changed (its standings as /ladder ranks them, from the
+# stored ratings, not scored from its games): both sides' answers differ by design.
+CHANGED = ("GET /api/tournaments/1", "WatchTournament")
 
 
 def run_view(data: Path, repeat: int) -> int:
@@ -305,19 +330,38 @@ def run_view(data: Path, repeat: int) -> int:
             if what == "GetLadder":
                 answer = stub.GetLadder(pb.GetLadderRequest(), metadata=auth, timeout=60)
                 return bytes(answer.SerializeToString(deterministic=True))
+            if what == "WatchTournament":  # its first update: what each game's event costs
+                stream = stub.WatchTournament(
+                    pb.WatchTournamentRequest(name="ladder"), metadata=auth, timeout=120
+                )
+                update = next(iter(stream))
+                stream.cancel()  # type: ignore[no-untyped-call]
+                return bytes(update.SerializeToString(deterministic=True))
             path = what.split()[1]
-            with urllib.request.urlopen(f"http://127.0.0.1:{web_port}{path}", timeout=60) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{web_port}{path}", timeout=120) as r:
                 return bytes(r.read())
+
+        def fresh_web() -> int:
+            """A new web server (so a new page cache): the old code cached a ladder's answer
+            until its next game, which on a live ladder comes every fraction of a second."""
+            nonlocal web
+            web.stop()
+            web, port = create_web_server(store)
+            return port
 
         times: dict[str, list[float]] = {what: [] for what in VIEWS}
         bodies: dict[str, set[str]] = {what: set() for what in VIEWS}
+        last: dict[str, bytes] = {}
         try:
             for turn in range(repeat + 1):
                 for what in VIEWS:
+                    if what.startswith("GET /api/tournaments/"):
+                        web_port = fresh_web()
                     started = time.perf_counter()
                     body = fetch(what)
                     elapsed = 1000 * (time.perf_counter() - started)
                     bodies[what].add(hashlib.sha256(body).hexdigest())
+                    last[what] = body
                     if turn:
                         times[what].append(elapsed)
                     else:
@@ -326,7 +370,7 @@ def run_view(data: Path, repeat: int) -> int:
             channel.close()
             web.stop()
             api.stop(grace=None)
-    result = {
+    result: dict[str, Any] = {
         what: {
             "median_ms": statistics.median(times[what]),
             "max_ms": max(times[what]),
@@ -335,6 +379,11 @@ def run_view(data: Path, repeat: int) -> int:
         }
         for what in VIEWS
     }
+    ranked = [
+        [row["bot"] for row in json.loads(last[what])["standings"]]
+        for what in ("GET /api/ladder", "GET /api/tournaments/1")
+    ]
+    result["ranked_as_ladder"] = ranked[0] == ranked[1]  # the tournament's rows, in order
     print(json.dumps(result))
     return 0
 

@@ -49,12 +49,12 @@ from arena.tournament.results import (
     table_games,
     tournament_crosstable,
     tournament_intervals,
-    tournament_standings,
 )
 from arena.tournament.rounds import check_format_settings, create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
 from arena.tournament.sprt import PRESETS, EloModel
 from arena.tournament.sprt_format import sprt_progress
+from arena.tournament.table import tournament_table
 
 FORMATS = {
     "round-robin": TournamentFormat.ROUND_ROBIN,
@@ -355,8 +355,7 @@ def print_gauntlet(console: Console, store: Store, tournament: TournamentRow, ti
 
 
 def print_standings(console: Console, store: Store, tournament: TournamentRow) -> None:
-    standings = tournament_standings(store, tournament.id)
-    intervals = tournament_intervals(store, tournament)
+    standings, intervals = tournament_table(store, tournament)  # a ladder's: no game read
     table = Table(title=f"{tournament.name}: standings ({tournament.status},"
                   f" {tournament.games_played}/{tournament.games_scheduled} games)",
                   caption="score and Elo: against the field,"
@@ -374,7 +373,7 @@ def print_standings(console: Console, store: Store, tournament: TournamentRow) -
     order = [s.bot for s in standings]
     for note in intervals.notes(order):
         console.print(note, highlight=False, markup=False)
-    cross = tournament_crosstable(store, tournament.id)
+    cross = _crosstable(store, tournament)
     grid = Table(title="crosstable (points scored by the row against the column;"
                  " score ± 95% half width over deal pairs)")  # fmt: skip
     grid.add_column("")
@@ -404,10 +403,16 @@ def resume_hint(tournament: TournamentRow) -> str:
     )
 
 
+def _crosstable(store: Store, tournament: TournamentRow) -> dict[tuple[str, str], float]:
+    """Each pair's points from every game: none for a ladder (its history grows without end)."""
+    if tournament.format is TournamentFormat.LADDER:
+        return {}
+    return tournament_crosstable(store, tournament.id)
+
+
 def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]:
-    cross = tournament_crosstable(store, tournament.id)
-    intervals = tournament_intervals(store, tournament)
-    standings = tournament_standings(store, tournament.id)
+    cross = _crosstable(store, tournament)
+    standings, intervals = tournament_table(store, tournament)
     order = [s.bot for s in standings]
     apart = dict(zip(order, intervals.separated_from_next(order), strict=True))
     return {

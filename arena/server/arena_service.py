@@ -85,15 +85,11 @@ from arena.store.remote import REMOTE_RUNTIME
 from arena.tournament.audit import audit_tournament
 from arena.tournament.config import TournamentError, build_config, build_sprt
 from arena.tournament.executor import MatchExecutor
-from arena.tournament.results import (
-    leaderboard_intervals,
-    tournament_intervals,
-    tournament_standings,
-    version_key,
-)
+from arena.tournament.results import leaderboard_intervals, version_key
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
 from arena.tournament.sprt_format import sprt_progress
+from arena.tournament.table import tournament_table
 
 WATCH_POLL_S = 0.5
 
@@ -440,8 +436,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, tournament_id: int, message: str, game_id: int = 0
     ) -> pb.WatchTournamentResponse:
         tournament = get_tournament(self.store, tournament_id)
-        standings = tournament_standings(self.store, tournament_id)
-        intervals = tournament_intervals(self.store, tournament)
+        standings, intervals = tournament_table(self.store, tournament)  # a ladder's: no game read
         order = [s.bot for s in standings]
         return pb.WatchTournamentResponse(
             tournament=self._tournament_pb(tournament),

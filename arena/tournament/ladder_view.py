@@ -8,6 +8,7 @@ will schedule as slots free up, unless a game ends first and moves a rating.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.store import (
@@ -70,14 +71,8 @@ def ladder_view(
     tournament_id = find_ladder(store, name)
     if tournament_id is None:
         raise NotFoundError(f"no ladder {name!r} (start one with arena serve --ladder)")
-    _, stored = ladder_settings(store, tournament_id)
-    settings = LadderSettings.from_json(stored)
-    rows = ladder_entrants(store, tournament_id, recent=settings.max_repeat)
-    ordered = sorted(rows, key=lambda r: (-conservative_rating(r.mu, r.sigma), r.bot))
-    standings = tuple(
-        LadderStanding(i + 1, r, r.matches < settings.placement_matches)
-        for i, r in enumerate(ordered)
-    )
+    rows, settings = _entrants(store, tournament_id)
+    standings = ranked(rows, settings)
     names = {r.version_id: r.bot for r in rows}
     picks = plan(
         contenders(rows, {r.version_id: r.in_play for r in rows}),
@@ -92,3 +87,26 @@ def ladder_view(
         recent_games=tuple(list_games(store, tournament_id=tournament_id, limit=recent_games)),
         queue=tuple(QueuedPairing(names[p.first], names[p.second], p.placement) for p in picks),
     )
+
+
+def ladder_standings(store: Store, tournament_id: int) -> tuple[LadderStanding, ...]:
+    """The standings of ladder ``tournament_id`` alone, as ``ladder_view`` ranks them (from
+    the stored ratings and running totals: no game is read)."""
+    return ranked(*_entrants(store, tournament_id))
+
+
+def ranked(
+    rows: Sequence[LadderEntrantRow], settings: LadderSettings
+) -> tuple[LadderStanding, ...]:
+    """Entrants by conservative rating (mu - 3 sigma), ties by bot name."""
+    ordered = sorted(rows, key=lambda r: (-conservative_rating(r.mu, r.sigma), r.bot))
+    return tuple(
+        LadderStanding(i + 1, r, r.matches < settings.placement_matches)
+        for i, r in enumerate(ordered)
+    )
+
+
+def _entrants(store: Store, tournament_id: int) -> tuple[list[LadderEntrantRow], LadderSettings]:
+    _, stored = ladder_settings(store, tournament_id)
+    settings = LadderSettings.from_json(stored)
+    return ladder_entrants(store, tournament_id, recent=settings.max_repeat), settings

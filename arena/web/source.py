@@ -15,14 +15,9 @@ from pathlib import Path
 from arena import store as st
 from arena.tournament.intervals import ScoreInterval
 from arena.tournament.ladder_view import LadderView, ladder_view
-from arena.tournament.results import (
-    leaderboard_intervals,
-    tournament_crosstable,
-    tournament_intervals,
-    tournament_standings,
-    version_key,
-)
+from arena.tournament.results import leaderboard_intervals, tournament_crosstable, version_key
 from arena.tournament.sprt_format import sprt_progress
+from arena.tournament.table import tournament_table
 from arena.web.models import (
     NO_GAMES,
     BotDetail,
@@ -214,6 +209,8 @@ class StoreSource:
             row = st.get_tournament(self.store, tournament_id)
         except st.NotFoundError:
             return None
+        if row.format is st.TournamentFormat.LADDER:  # read from its ratings: milliseconds; its
+            return self._tournament_detail(row)  # rows change without a game (bots withdrawn)
         key = (row.id, row.status, row.games_played, row.games_scheduled)
         with self._lock:
             cached = self._tournaments.get(key)
@@ -228,8 +225,7 @@ class StoreSource:
 
     def _tournament_detail(self, row: st.TournamentRow) -> TournamentDetail:
         tournament_id = row.id
-        ranked = tournament_standings(self.store, tournament_id)
-        intervals = tournament_intervals(self.store, row)
+        ranked, intervals = tournament_table(self.store, row)  # a ladder's: no game read
         order = [s.bot for s in ranked]
         apart = dict(zip(order, intervals.separated_from_next(order), strict=True))
         standings = tuple(
@@ -248,16 +244,7 @@ class StoreSource:
             )
             for s in ranked
         )
-        games_between: dict[tuple[str, str], int] = defaultdict(int)
-        for match in st.list_matches(self.store, tournament_id):
-            games_between[match.first, match.second] += len(match.games_played)
-            games_between[match.second, match.first] += len(match.games_played)
-        scores = tournament_crosstable(self.store, tournament_id)
-        crosstable = {
-            pair: (scores.get(pair, 0.0), played)
-            for pair, played in games_between.items()
-            if played
-        }
+        crosstable = {} if row.format is st.TournamentFormat.LADDER else self._crosstable(row.id)
         games = st.list_games(self.store, tournament_id=tournament_id, limit=TOURNAMENT_GAMES)
         return TournamentDetail(
             summary=summary_of(row),
@@ -267,6 +254,20 @@ class StoreSource:
             separation_notes=tuple(intervals.notes(order)),
             sprt=sprt_view(self.store, row) if row.format is st.TournamentFormat.SPRT else None,
         )
+
+    def _crosstable(self, tournament_id: int) -> dict[tuple[str, str], tuple[float, int]]:
+        """Each pair's (score, games) from every match and game: a ladder has none (its
+        history grows without end; its pairs' games are read with list_games)."""
+        games_between: dict[tuple[str, str], int] = defaultdict(int)
+        for match in st.list_matches(self.store, tournament_id):
+            games_between[match.first, match.second] += len(match.games_played)
+            games_between[match.second, match.first] += len(match.games_played)
+        scores = tournament_crosstable(self.store, tournament_id)
+        return {
+            pair: (scores.get(pair, 0.0), played)
+            for pair, played in games_between.items()
+            if played
+        }
 
     def bot(self, name: str) -> BotDetail | None:
         try:

@@ -120,3 +120,26 @@ def test_refusals_name_the_problem(served: Served, who: str, request_: object, c
         call(request_, metadata=metadata)
     assert caught.value.code().name == code
     assert caught.value.details()
+
+
+def test_watching_the_ladder_shows_its_standings_as_get_ladder_ranks_them(
+    served: Served,
+) -> None:
+    """WatchTournament on a ladder: its rows are GetLadder's (rank, bot, ladder games, the
+    conservative rating as points), read from the stored ratings, not scored from games."""
+    from arena.store import conservative_rating
+
+    ladder = served.stub.GetLadder(pb.GetLadderRequest(), metadata=_auth(served.bob))
+    stream = served.stub.WatchTournament(
+        pb.WatchTournamentRequest(name="ladder"), metadata=_auth(served.bob), timeout=30
+    )
+    update = next(iter(stream))
+    stream.cancel()  # type: ignore[no-untyped-call]
+    assert update.tournament.format == pb.TOURNAMENT_FORMAT_LADDER
+    assert [(s.rank, s.bot, s.games) for s in update.standings] == [
+        (s.rank, s.bot.name, s.ladder_games) for s in ladder.standings
+    ]
+    for row, shown in zip(update.standings, ladder.standings, strict=True):
+        assert row.points == pytest.approx(conservative_rating(shown.bot.mu, shown.bot.sigma))
+        assert (row.wins, row.draws, row.losses, row.byes) == (0, 0, 0, 0)
+        assert not row.HasField("interval") and not row.separated_from_next

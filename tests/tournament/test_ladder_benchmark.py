@@ -29,6 +29,10 @@ def test_view_serves_a_v8_store_and_its_migrated_copy_and_compares_their_answers
     for what in ("GET /ladder", "GET /api/ladder", "GetLadder"):
         summary = next(line for line in lines if line.startswith(f"{what}: before "))
         assert summary.endswith("answers identical"), summary
+    for what in ("GET /api/tournaments/1", "WatchTournament"):  # changed: a ladder's ranking
+        summary = next(line for line in lines if line.startswith(f"{what}: before "))
+        assert "each side's answers identical" in summary, summary
+        assert summary.endswith("ranked as /api/ladder: before True, after True"), summary
 
 
 def test_reads_migrates_its_store_and_times_the_three_reads() -> None:
