@@ -332,6 +332,7 @@ def launch_bot(
             else (staged.writable, writable_file)
         ),
         share_net=share_net,
+        empty_file=staged.empty,
     )
     try:
         resources = _launch_sandboxed(
