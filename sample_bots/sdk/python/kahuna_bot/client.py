@@ -15,6 +15,7 @@ game of random moves (measured: docs/PROTOCOL.md, "What a launch costs").
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Mapping
@@ -72,6 +73,7 @@ def run(
     except (ConfigError, TargetError) as err:
         _say(str(err))
         return EXIT_USAGE
+    _freeze_start_up()
     try:
         call = Call(
             where, PLAY_METHOD, connect_timeout_s=CONNECT_TIMEOUT_S,
@@ -87,6 +89,23 @@ def run(
         return _play(call, Session(player, token=token))
     finally:
         call.cancel()
+
+
+_frozen = False
+
+
+def _freeze_start_up() -> None:
+    """Once per process, as its first match starts: hand every object alive now to
+    ``gc.freeze``. They are the program's (the modules, classes, functions and tables of
+    the bot, the SDK, protobuf, the engine) and live as long as the process, so no
+    collection needs to look at them again: not those during the match, nor the
+    interpreter's last ones at exit (measured in the sandbox: a launch that imports the
+    SDK and exits costs ~5 ms less CPU, of ~80). What the match creates is collected as
+    usual."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.freeze()
 
 
 def _play(call: Call, session: Session) -> int:
