@@ -43,7 +43,7 @@ from kahuna_bot.board import (
     canonical_island,
     canonical_line,
 )
-from kahuna_bot.client import ConfigError, referee_from_env, run
+from kahuna_bot.client import ConfigError, referee_from_env, run, run_session
 from kahuna_bot.observation import (
     Clock,
     HistoryBuffer,
@@ -113,5 +113,6 @@ __all__ = [
     "referee_from_env",
     "remove",
     "run",
+    "run_session",
     "sample_state",
 ]

@@ -69,8 +69,18 @@ def run(
     player = bot if isinstance(bot, Bot) else FunctionBot(bot, name=name, version=version)
     try:
         target, token = referee_from_env(os.environ if environ is None else environ)
+    except ConfigError as err:
+        _say(str(err))
+        return EXIT_USAGE
+    return run_session(target, Session(player, token=token))
+
+
+def run_session(target: str, session: Session) -> int:
+    """Connect to the referee at ``target`` and play ``session`` (a ``Session``, or a
+    subclass that sees every message first) to its end; the exit status, as ``run``."""
+    try:
         where = parse_target(target)
-    except (ConfigError, TargetError) as err:
+    except TargetError as err:
         _say(str(err))
         return EXIT_USAGE
     _freeze_start_up()
@@ -86,7 +96,7 @@ def run(
         _say(f"could not connect to the referee at {target}: {err.strerror or err}")
         return EXIT_USAGE
     try:
-        return _play(call, Session(player, token=token))
+        return _play(call, session)
     finally:
         call.cancel()
 
