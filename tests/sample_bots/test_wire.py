@@ -14,12 +14,16 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from pathlib import Path
 
 import grpc
+import h2.errors
+import h2.events
 import pytest
+from h2.config import H2Configuration
+from h2.connection import H2Connection
 from hypothesis import given
 from hypothesis import strategies as st
 from kahuna_bot.wire import (
@@ -293,3 +297,89 @@ def test_a_peer_that_is_not_http2_ends_the_call() -> None:
 )  # fmt: skip
 def test_status_messages_are_percent_decoded(raw: bytes, text: str) -> None:
     assert unquote_message(raw) == text
+
+
+# ------------------------------------------------------------------ a raw HTTP/2 peer
+
+
+class RawServer:
+    """A one-connection HTTP/2 server on h2 (not gRPC), to end a call in ways grpcio does
+    not: ``behaviour(conn, sock, stream_id)`` runs once the request's headers arrived."""
+
+    def __init__(self, behaviour: Callable[[H2Connection, socket.socket, int], None]) -> None:
+        self._dir = tempfile.mkdtemp(prefix="kw-")
+        self.target = Target(unix_path=f"{self._dir}/raw.sock")
+        self._listener = socket.socket(socket.AF_UNIX)
+        self._listener.bind(self.target.unix_path or "")
+        self._listener.listen(1)
+        self._behaviour = behaviour
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        peer, _ = self._listener.accept()
+        conn = H2Connection(H2Configuration(client_side=False, header_encoding=None))
+        conn.initiate_connection()
+        peer.sendall(conn.data_to_send())
+        stream_id = 0
+        while not stream_id:
+            for event in conn.receive_data(peer.recv(65536)):
+                if isinstance(event, h2.events.RequestReceived):
+                    stream_id = event.stream_id
+            peer.sendall(conn.data_to_send())
+        self._behaviour(conn, peer, stream_id)
+
+    def close(self) -> None:
+        self._thread.join(5)
+        self._listener.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _goaway(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
+    conn.close_connection(last_stream_id=0)  # the request is refused: GOAWAY before it
+    peer.sendall(conn.data_to_send())
+    time.sleep(0.3)
+    peer.close()
+
+
+def _hang_up(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
+    peer.close()
+
+
+def _reset(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
+    conn.send_headers(stream_id, [(b":status", b"200"), (b"content-type", b"application/grpc")])
+    conn.send_data(stream_id, frame(b"one"))
+    conn.reset_stream(stream_id, h2.errors.ErrorCodes.CANCEL)
+    peer.sendall(conn.data_to_send())
+    time.sleep(0.3)
+    peer.close()
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "codes"),
+    [
+        (_goaway, {"UNAVAILABLE"}),
+        (_hang_up, {"UNAVAILABLE"}),
+        (_reset, {"CANCELLED", "UNAVAILABLE"}),  # a write may fail before the reset is read
+    ],
+    ids=["goaway", "hang-up", "reset"],
+)
+def test_a_peer_that_ends_the_connection_ends_sends_and_reads_with_call_errors(
+    behaviour: Callable[[H2Connection, socket.socket, int], None], codes: set[str]
+) -> None:
+    server = RawServer(behaviour)
+    try:
+        call = _call(server.target)
+        received: list[bytes] = []
+        with pytest.raises(CallError) as ended:
+            for _ in range(200):  # a closed socket may take a write or two before it fails
+                call.send(b"x" * 1000)
+                time.sleep(0.005)
+            while (message := call.receive()) is not None:
+                received.append(message)
+        assert ended.value.code in codes
+        assert received in ([], [b"one"])
+        call.done_writing()  # after the end: nothing, no error
+        call.cancel()
+    finally:
+        server.close()

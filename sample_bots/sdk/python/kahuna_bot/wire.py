@@ -277,9 +277,10 @@ class Call:
             chunk, data = data[:window], data[window:]
             try:
                 self._conn.send_data(self._stream, chunk)
-            except h2.exceptions.StreamClosedError as error:
+            except h2.exceptions.ProtocolError as error:  # the stream or connection closed
+                self._end(CallError("UNAVAILABLE", f"the call cannot send any more: {error}"))
                 raise self._status or CallError("INTERNAL", "the call ended") from error
-        self._flush()
+        self._write_out()
 
     def receive(self) -> bytes | None:
         """The next message, or None once the call ended with status OK."""
@@ -297,10 +298,16 @@ class Call:
         self._sock.settimeout(seconds)
 
     def done_writing(self) -> None:
-        """Half-close: no more messages from us."""
-        if not self._ended:
+        """Half-close: no more messages from us (nothing happens once the call ended)."""
+        if self._ended:
+            return
+        try:
             self._conn.end_stream(self._stream)
-            self._flush()
+        except h2.exceptions.ProtocolError as error:
+            self._end(CallError("UNAVAILABLE", f"the call cannot send any more: {error}"))
+            return
+        with contextlib.suppress(CallError):  # the next read reports the end
+            self._write_out()
 
     def cancel(self) -> None:
         """Reset the stream if it is still open, and close the connection."""
@@ -321,6 +328,14 @@ class Call:
         data = self._conn.data_to_send()
         if data:
             self._sock.sendall(data)
+
+    def _write_out(self) -> None:
+        """``_flush``, a failed write ending the call (CallError ``UNAVAILABLE``)."""
+        try:
+            self._flush()
+        except OSError as error:
+            self._end(CallError("UNAVAILABLE", f"writing the connection: {error.strerror}"))
+            raise self._status or CallError("INTERNAL", "the call ended") from error
 
     def _read_some(self) -> None:
         try:
