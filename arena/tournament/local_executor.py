@@ -160,6 +160,10 @@ def _by_match(jobs: Sequence[MatchJob]) -> list[tuple[MatchJob, ...]]:
 # ------------------------------------------------------------------ worker side
 
 _worker_queue: Any = None
+_launch_ahead = True
+"""Whether this worker launches a run's processes while the run before it plays: only
+where it has a CPU to spare for that (more than one CPU); a worker pinned to a single
+CPU launches each run at its turn (``play_in_turn``'s ``ahead``)."""
 
 
 @dataclass(frozen=True)
@@ -197,7 +201,7 @@ def _die_with(runner_pid: int) -> None:
 
 def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     """Die with the parent (kill -9 included), keep the report queue, take this worker's CPUs."""
-    global _worker_queue
+    global _worker_queue, _launch_ahead
     _worker_queue = reports
     with contextlib.suppress(OSError, AttributeError):  # dies with the forkserver too
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -212,6 +216,7 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
         if cpus is not None and not pin_this_process(cpus):
             get_logger(worker=number).warning("cpu_pinning_refused", cpus=sorted(cpus))
     _die_with(parent_pid)  # after pinning: threads take the affinity they start with
+    _launch_ahead = len(usable_cpus()) > 1
     reports.put(WorkerStarted(os.getpid(), usable_cpus()))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
@@ -258,9 +263,10 @@ class _MatchHooks:
 def _play_matches(groups: tuple[tuple[MatchJob, ...], ...]) -> None:
     """Play matches (each its runs, ``_by_match``) one after the other: each match's runs
     in turn (``play_in_turn``), and each next match's first run launched together with
-    the last run of the match before it (its bots say Hello while that run plays); a
-    finished run's processes are shut down while the next plays, whatever match it is
-    of, and the call returns once they are all gone."""
+    the last run of the match before it (its bots say Hello while that run plays), where
+    the worker has more than one CPU (``_launch_ahead``); a finished run's processes are
+    shut down while the next plays, whatever match it is of, and the call returns once
+    they are all gone."""
     hooks = _MatchHooks(groups[0])
     following: _MatchHooks | None = None
     waiting: Prestart = None
@@ -279,6 +285,7 @@ def _play_matches(groups: tuple[tuple[MatchJob, ...], ...]) -> None:
                     first=waiting,
                     then=None if following is None else following.start_first,
                     closing=closing,
+                    ahead=_launch_ahead,
                 )  # fmt: skip
             finally:
                 hooks.close()
