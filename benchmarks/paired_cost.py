@@ -199,7 +199,7 @@ def _report(
     parts = [f"{mode} {medians[mode]:.2f}" for mode in rates]
     loss = 100 * (1 - medians["after"] / medians["before"])
     print(f"== {label}: median games/s {', '.join(parts)}; after loses {loss:.1f}% (target < 10%)")
-    if cpu and all(not math.isnan(v) for values in cpu.values() for v in values):
+    if cpu and all(values and not any(map(math.isnan, values)) for values in cpu.values()):
         per_game = {mode: statistics.median(values) for mode, values in cpu.items()}
         shown = ", ".join(f"{mode} {value:.0f}" for mode, value in per_game.items())
         cpu_loss = 100 * (1 - per_game["before"] / per_game["after"])

@@ -1,7 +1,18 @@
 """Kahuna, the game: pure rules, standard library only, no I/O, no logging.
 
-The public API (docs/CONTRACTS.md, ``arena.kahuna``) is importable from here.
+The public API (docs/CONTRACTS.md, ``arena.kahuna``) is importable from here. The
+rules, the legal moves, the records and the deals are imported on first use of one
+of their names (PEP 562): a sandboxed Python bot imports the engine at every launch,
+twice per bot and paired match (issue 9), and the SDK needs only the actions, the
+board, the state and the observation (``tests/kahuna/test_lazy_api.py``). Those are
+imported here as before: ``observe`` names both a submodule and its function, and
+only an import here, after the submodule's, leaves the name to the function.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from arena.kahuna.actions import (
     PASS_ACTION,
@@ -31,7 +42,6 @@ from arena.kahuna.errors import (
     MalformedRecordError,
     SetupError,
 )
-from arena.kahuna.legal import is_legal, legal_actions
 from arena.kahuna.observe import (
     Observation,
     SeenEvent,
@@ -39,22 +49,6 @@ from arena.kahuna.observe import (
     observe,
     outcome_to_json,
 )
-from arena.kahuna.records import (
-    Record,
-    Replay,
-    ReplayError,
-    ReplayStep,
-    parse_record,
-    play_random_game,
-    record_from_json,
-    record_of,
-    record_to_json,
-    replay,
-    replay_steps,
-    state_summary,
-)
-from arena.kahuna.rng import deal_from_seed, reshuffle_from_seed
-from arena.kahuna.rules import apply, apply_legal, new_game, start_round
 from arena.kahuna.state import (
     Event,
     HandicapBridge,
@@ -63,6 +57,63 @@ from arena.kahuna.state import (
     Termination,
     Variant,
 )
+
+if TYPE_CHECKING:
+    from arena.kahuna.legal import is_legal, legal_actions
+    from arena.kahuna.records import (
+        Record,
+        Replay,
+        ReplayError,
+        ReplayStep,
+        parse_record,
+        play_random_game,
+        record_from_json,
+        record_of,
+        record_to_json,
+        replay,
+        replay_steps,
+        state_summary,
+    )
+    from arena.kahuna.rng import deal_from_seed, reshuffle_from_seed
+    from arena.kahuna.rules import apply, apply_legal, new_game, start_round
+
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("is_legal", "legal_actions"), "legal"),
+    **dict.fromkeys(
+        (
+            "Record",
+            "Replay",
+            "ReplayError",
+            "ReplayStep",
+            "parse_record",
+            "play_random_game",
+            "record_from_json",
+            "record_of",
+            "record_to_json",
+            "replay",
+            "replay_steps",
+            "state_summary",
+        ),
+        "records",
+    ),
+    **dict.fromkeys(("deal_from_seed", "reshuffle_from_seed"), "rng"),
+    **dict.fromkeys(("apply", "apply_legal", "new_game", "start_round"), "rules"),
+}
+"""Each name imported on first use, and the submodule that defines it."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BRIDGES_PER_SEAT",

@@ -135,6 +135,7 @@ def play_in_turn(
     first: Prestart = None,
     then: Callable[[], StartedMatch] | None = None,
     closing: list[threading.Thread] | None = None,
+    ahead: bool = True,
 ) -> Prestart:
     """Play the runs ``configs`` (e.g. ``half_configs``) one after the other, each with
     its own processes; a run's processes are launched as soon as the run before it is
@@ -147,6 +148,11 @@ def play_in_turn(
     launches whatever follows the last run, together with the last run's processes;
     that prestart is returned, the caller's to play or close. If this call raises,
     nothing it launched is left running (``first`` and ``then``'s included).
+
+    ``ahead=False`` launches each run's processes only when its turn comes, and nothing
+    for ``then``: for a caller with no CPU to spare (a worker pinned to one CPU), where
+    a prestart cannot hide a launch and only makes it share that CPU with the current
+    run's game (docs/PROTOCOL.md, "Processes per worker").
 
     A finished run's processes are shut down in a thread (``StartedMatch.close``: their
     moment to exit after MatchOver, the cleanup) while the next run plays; the call
@@ -171,9 +177,9 @@ def play_in_turn(
             # the next run's processes launch once the current run's are ready (not with
             # them: on a busy machine both launches would share the CPUs, and the current
             # run would wait for twice the launch), and say Hello while it plays
-            if number + 1 < len(configs):
+            if ahead and number + 1 < len(configs):
                 waiting = prestart(functools.partial(start, configs[number + 1]))
-            elif then is not None:
+            elif ahead and then is not None:
                 following = prestart(then)
             try:
                 report = current.play(on_game)

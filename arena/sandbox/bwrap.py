@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import site
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ class SandboxPlan:
     share_net: bool = False  # only to prove the seccomp layer on its own
     as_root: bool = field(default_factory=lambda: os.geteuid() == 0)
     uid: int = SANDBOX_UID  # the host uid (and gid) setpriv switches to, as root
+    empty_file: Path | None = None  # bound over Python's start-up hooks (None: not masked)
 
 
 def runtime_trees(runtime: str) -> tuple[list[Path], str]:
@@ -93,6 +95,26 @@ def runtime_trees(runtime: str) -> tuple[list[Path], str]:
     if runtime == "java":
         return java_trees()
     return [], SYSTEM_PATH
+
+
+def python_start_hooks() -> list[str]:
+    """The host's ``.pth`` files in the site directories of the interpreter bots run.
+
+    ``site`` executes the ``import`` lines of every ``.pth`` file at each interpreter
+    start: code of the host's installation (an editable install's import finder that
+    points into the arena's source tree, a machine's certificate hook, setuptools'
+    ``distutils`` shim), none of it the bot's. The sandbox masks each with an empty file
+    (docs/SANDBOX.md, "Python's start-up hooks"); the directories are scanned at each
+    launch, so a package installed while the arena runs is masked from the next on.
+    """
+    found: list[str] = []
+    for directory in site.getsitepackages():
+        try:
+            with os.scandir(directory) as entries:
+                found += sorted(e.path for e in entries if e.name.endswith(".pth"))
+        except OSError:
+            continue
+    return found
 
 
 def java_home() -> Path:
@@ -179,6 +201,9 @@ def bwrap_argv(plan: SandboxPlan, fds: SandboxFds, *, bwrap: str = BWRAP) -> lis
     argv += ["--tmpfs", "/tmp"]
     for tree in trees:
         mounts.add("--ro-bind", str(tree), str(tree))
+    if plan.runtime == "python" and plan.empty_file is not None:
+        for hook in python_start_hooks():  # inside trees bound above: no parents to make
+            mounts.args += ["--ro-bind", str(plan.empty_file), hook]
     for host_path, inside in plan.extra_ro_binds:
         mounts.add("--ro-bind", str(host_path), inside)
     mounts.add("--ro-bind", str(plan.bot_dir), BOT_DIR_INSIDE)

@@ -25,6 +25,7 @@ from arena.sandbox.bwrap import (
     passwd_text,
 )
 from arena.sandbox.cgroups import CgroupError, create_bot_cgroup
+from arena.sandbox.drain import Drain, drain_to
 from arena.sandbox.limits import (
     RUNTIMES,
     SANDBOX_SOCKET,
@@ -146,16 +147,17 @@ def _open_output(path: Path | None) -> IO[bytes] | int:
 
 class _Outputs:
     """The gate's stdout and stderr. Through a pipe (``piped``) a real file is
-    written by a drainer, ``head -c`` the file-size limit, so the bot's fd 1 and 2
-    are ``pipe:[…]``, not the host file's name; past the limit the drainer exits
-    and the bot's next write gets SIGPIPE. ``/dev/null`` is opened directly."""
+    written by this process's drain thread (``arena.sandbox.drain``) up to the
+    file-size limit, so the bot's fd 1 and 2 are ``pipe:[…]``, not the host file's
+    name; past the limit the pipe's read end is closed and the bot's next write gets
+    SIGPIPE. ``/dev/null`` is opened directly."""
 
     def __init__(
         self, stdout_path: Path | None, stderr_path: Path | None, limits: SandboxLimits,
         *, piped: bool,
     ) -> None:
         self.handles: dict[Path | None, IO[bytes] | int] = {}
-        self.drainers: list[subprocess.Popen[bytes]] = []
+        self.drainers: list[Drain] = []
         self._limit = limits.max_file_size_mb * 1024 * 1024
         self._piped = piped
         self.stderr = self._for(stderr_path)
@@ -169,16 +171,10 @@ class _Outputs:
         else:
             read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
             try:
-                with open(path, "ab") as sink:
-                    self.drainers.append(subprocess.Popen(
-                        # unbuffered: each read is in the file at once (dd's count
-                        # would count a short pipe read as a whole block)
-                        ["/usr/bin/stdbuf", "-o0", "/usr/bin/head", "-c", str(self._limit)],
-                        stdin=read_fd, stdout=sink, stderr=subprocess.DEVNULL,
-                        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, start_new_session=True,
-                    ))  # fmt: skip
-            finally:
-                os.close(read_fd)
+                self.drainers.append(drain_to(read_fd, Path(path), self._limit))
+            except BaseException:
+                os.close(write_fd)
+                raise
             handle = os.fdopen(write_fd, "wb", buffering=0)
         self.handles[path] = handle
         return handle
@@ -235,7 +231,7 @@ def _start_gated(
     except OSError:
         outputs.close()
         for drainer in outputs.drainers:
-            drainer.wait()  # EOF: the only write end is closed
+            drainer.wait(5.0)  # EOF: the only write end is closed
         if cgroup is not None:
             cgroup.remove()
         raise
@@ -332,6 +328,7 @@ def launch_bot(
             else (staged.writable, writable_file)
         ),
         share_net=share_net,
+        empty_file=staged.empty,
     )
     try:
         resources = _launch_sandboxed(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from arena.logs import get_logger
 from arena.sandbox.cgroups import BotCgroup
+from arena.sandbox.drain import Drain
 from arena.sandbox.staging import StagedSources, take_written
 from arena.sandbox.uids import UidLease
 
@@ -32,7 +33,7 @@ class Resources:
     released: bool = field(default=False)
     owner_pid: int = field(default_factory=os.getpid)  # a forked child must not kill it
     uid_lease: UidLease | None = None  # given back only once every process of the bot is gone
-    drainers: tuple[subprocess.Popen[bytes], ...] = ()  # copy the bot's output pipes to files
+    drainers: tuple[Drain, ...] = ()  # copy the bot's output pipes to files
     staged: StagedSources | None = None  # the neutral sources of its mounts
 
 
@@ -70,14 +71,11 @@ def release(resources: Resources) -> None:
 
 
 def finish_drainers(resources: Resources, timeout_s: float = 2.0) -> None:
-    """Let the output drainers copy what is left (they end at EOF, once every
-    process holding the pipe is gone); kill one that does not."""
+    """Let the output drains copy what is left (they end at EOF, once every
+    process holding the pipe is gone); stop one that does not."""
     for drainer in resources.drainers:
-        try:
-            drainer.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            drainer.kill()
-            drainer.wait()
+        if not drainer.wait(timeout_s):
+            drainer.stop()
 
 
 def remember_accounting(resources: Resources) -> None:

@@ -12,6 +12,10 @@ no data directory, match id, bot name or installation path. The staging
 directory is removed when the bot is released; one left by a killed arena is
 removed by the next launch (its pid is gone).
 
+The staging directory also holds an empty file, ``empty``: a Python bot's
+sandbox binds it over each of the host's ``.pth`` start-up hooks
+(``arena.sandbox.bwrap.python_start_hooks``).
+
 A launch may also get one **writable file** (a Java class-data archive the
 JVM writes at exit, arena/sandbox/javacds.py): made empty in the staging
 directory, owned by the bot's uid, bound read-write; the bot can write that
@@ -53,6 +57,8 @@ class StagedSources:
     extra_ro_binds: tuple[tuple[Path, str], ...]
     writable: Path | None = None
     """The one file the bot may write (None: none)."""
+    empty: Path | None = None
+    """An empty file, bound read-only over the host's Python start-up hooks (``.pth``)."""
 
     def remove(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -87,10 +93,12 @@ def stage_sources(
                 _link_file(source, staged)
             extras.append((staged, inside))
         writable = None if writable_owner is None else _writable_file(directory, writable_owner)
+        empty = directory / "empty"
+        os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
-    return StagedSources(directory, bot, socket, tuple(extras), writable)
+    return StagedSources(directory, bot, socket, tuple(extras), writable, empty)
 
 
 def _writable_file(directory: Path, owner: int) -> Path:

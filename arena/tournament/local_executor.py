@@ -153,6 +153,10 @@ def _by_match(jobs: Sequence[MatchJob]) -> list[tuple[MatchJob, ...]]:
 # ------------------------------------------------------------------ worker side
 
 _worker_queue: Any = None
+_launch_ahead = True
+"""Whether this worker launches a run's processes while the run before it plays: only
+where it has a CPU to spare for that (more than one CPU); a worker pinned to a single
+CPU launches each run at its turn (``play_in_turn``'s ``ahead``)."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,7 @@ def _die_with(runner_pid: int) -> None:
 
 def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     """Die with the parent (kill -9 included), keep the report queue, take this worker's CPUs."""
-    global _worker_queue
+    global _worker_queue, _launch_ahead
     _worker_queue = reports
     with contextlib.suppress(OSError, AttributeError):  # dies with the forkserver too
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -205,11 +209,13 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
         if cpus is not None and not pin_this_process(cpus):
             get_logger(worker=number).warning("cpu_pinning_refused", cpus=sorted(cpus))
     _die_with(parent_pid)  # after pinning: threads take the affinity they start with
+    _launch_ahead = len(usable_cpus()) > 1
     reports.put(WorkerStarted(os.getpid(), usable_cpus()))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
 def _play_matches(groups: tuple[tuple[MatchJob, ...], ...]) -> None:
     """Play matches (each its runs, ``_by_match``) one after the other, each next match's
-    first run launched while the match before it plays its last (``play_chain``)."""
-    play_chain(groups, _worker_queue.put)
+    first run launched while the match before it plays its last (``play_chain``), where the
+    worker has more than one CPU (``_launch_ahead``); else each run at its turn."""
+    play_chain(groups, _worker_queue.put, ahead=_launch_ahead)

@@ -101,13 +101,16 @@ def play_chain(
     resolve: Resolve | None = None,
     on_turn: OnTurn | None = None,
     prestart: bool = True,
+    ahead: bool = True,
 ) -> None:
     """Play matches (each its runs) one after the other: each match's runs in turn
     (``play_in_turn``), each next match's first run launched together with the last run
     of the match before it (see the module docstring). A match whose bots cannot be had
     (``resolve`` raised) reports each of its runs failed, and the next match is played;
     returns once every process it launched is gone. Without ``prestart`` each match's
-    first run is launched when its turn comes."""
+    first run is launched when its turn comes; without ``ahead`` (a worker with one CPU,
+    whose bots' clocks a launch would slow) every run is launched when its turn comes, the
+    next half of a match too (``play_in_turn``)."""
     if not groups:
         return
     hooks = MatchHooks(groups[0], put, resolve)
@@ -138,6 +141,7 @@ def play_chain(
                         first=waiting,
                         then=None if following is None or not prestart else following.start_first,
                         closing=closing,
+                        ahead=ahead,
                     )  # fmt: skip
             finally:
                 hooks.close()

@@ -29,7 +29,6 @@ file of its own that the opponent never sees: the test's private channel.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -43,7 +42,7 @@ from pathlib import Path
 
 from kahuna_bot import Action, Bot, Observation
 from kahuna_bot._gen import referee_pb2
-from kahuna_bot.client import _connect_and_play
+from kahuna_bot.client import run_session
 from kahuna_bot.session import GameInfo, GameResult, MatchInfo, Session
 
 from arena.kahuna import ISLANDS, ActionType, deal_from_seed
@@ -360,7 +359,7 @@ def main() -> int:
     cheater = Cheater(tag)
     session = LoggingSession(cheater, token=os.environ["KAHUNA_TOKEN"])
     session.cheater = cheater
-    return asyncio.run(_connect_and_play(os.environ["KAHUNA_REFEREE"], session))
+    return run_session(os.environ["KAHUNA_REFEREE"], session)
 
 
 if __name__ == "__main__":

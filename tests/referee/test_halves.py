@@ -15,9 +15,11 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+import arena.referee.halves
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl
 from arena.referee.endpoint import WireTap
@@ -278,3 +280,39 @@ def test_a_caller_that_gives_up_in_the_last_run_leaves_no_next_match_process(
         play_in_turn(half_configs(IN_TURN), bot_a, bot_b, on_done=give_up, then=launch_next)
     assert len(launched) == 1
     assert_no_process_left(bot_a, bot_b, bot_c)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("ahead", "seen"), [(True, [[], []]), (False, [[], [0, 2]])])
+def test_without_ahead_each_run_launches_at_its_turn_and_nothing_follows(
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch, ahead: bool, seen: list[list[int]]
+) -> None:
+    """A worker with one CPU (``ahead=False``) launches the second run's processes once
+    the first run's games are over, not while they play, and does not launch ``then``;
+    the control (``ahead=True``) launches the second run before the first one's games."""
+    bot_a, bot_b = (make_bot("random", name=name) for name in ("a", "b"))
+    played: list[int] = []
+    seen_at_launch: list[list[int]] = []
+    followed: list[bool] = []
+
+    def recording(*args: Any, **kwargs: Any) -> StartedMatch:
+        seen_at_launch.append(list(played))
+        return start_match(*args, **kwargs)
+
+    def launch_next() -> StartedMatch:
+        followed.append(True)
+        return start_match(half_configs(IN_TURN)[0], bot_a, bot_b)
+
+    monkeypatch.setattr(arena.referee.halves, "start_match", recording)
+    done: list[Done] = []
+    waiting = play_in_turn(half_configs(IN_TURN), bot_a, bot_b, ahead=ahead,
+                           on_done=lambda *outcome: done.append(outcome),
+                           on_game=lambda game: played.append(game.index),
+                           then=launch_next)  # fmt: skip
+    if isinstance(waiting, StartedMatch):
+        waiting.close()
+    assert seen_at_launch == seen
+    assert followed == ([True] if ahead else [])
+    assert played == [0, 2, 1, 3]
+    assert [(number, error) for number, _, error in done] == [(0, None), (1, None)]
+    assert_no_process_left(bot_a, bot_b)

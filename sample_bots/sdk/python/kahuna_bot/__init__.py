@@ -10,8 +10,9 @@
 ``choose`` gets the full ``Observation`` of the seat (history reassembled)
 and the legal actions (``Action``; ``str(action)`` is docs/RECORD.md notation)
 and returns one of them, as an ``Action`` or as text. Subclass ``Bot`` for
-hooks at match and game start and end. The SDK depends only on grpcio,
-protobuf, the generated ``kahuna.v1`` code and the pure rules engine
+hooks at match and game start and end. The SDK depends only on h2 (HTTP/2:
+its transport ``kahuna_bot.wire`` speaks gRPC's wire protocol itself, without
+grpcio), protobuf, the generated ``kahuna.v1`` code and the pure rules engine
 ``arena.kahuna`` (the arena mounts both beside it in the sandbox): its board
 tables, ``Action`` and text notation are the engine's, ``Observation.engine()``
 is the engine's observation, and ``kahuna_bot.sampling`` draws full states
@@ -42,7 +43,7 @@ from kahuna_bot.board import (
     canonical_island,
     canonical_line,
 )
-from kahuna_bot.client import ConfigError, referee_from_env, run
+from kahuna_bot.client import ConfigError, referee_from_env, run, run_session
 from kahuna_bot.observation import (
     Clock,
     HistoryBuffer,
@@ -112,5 +113,6 @@ __all__ = [
     "referee_from_env",
     "remove",
     "run",
+    "run_session",
     "sample_state",
 ]

@@ -1,40 +1,36 @@
-"""The gRPC side: connect to the referee, run a ``Session`` over one stream.
+"""The transport side: connect to the referee, run a ``Session`` over one stream.
 
 ``run(choose)`` is all a bot needs: it reads ``KAHUNA_REFEREE`` and
 ``KAHUNA_TOKEN``, opens the ``Play`` stream, says Hello, answers every
 request with ``choose(observation, legal_actions)`` and returns an exit
 status once the match is over (0) or the referee cut the bot off (1).
 
-The stream runs on ``grpc.aio`` in one event loop thread: a response is
-read, handled (``choose`` included) and the reply written in that thread,
-with no hand-off to a request-iterator thread as the synchronous API needs
-(measured: about a third less CPU per decision, ``benchmarks/sdk.py``).
+The stream is plain gRPC over HTTP/2 (``kahuna_bot.wire``, on the ``h2``
+library) on a blocking socket, in the caller's thread: a response is read,
+handled (``choose`` included) and the reply written with no event loop and
+no other thread. A sandboxed bot is launched twice per paired match, and
+``grpcio`` with ``grpc.aio`` cost each launch more CPU than the bot's whole
+game of random moves (measured: docs/PROTOCOL.md, "What a launch costs").
 """
 
 from __future__ import annotations
 
-import asyncio
+import gc
 import os
 import sys
-import traceback
 from collections.abc import Mapping
 
-import grpc
-import grpc.aio
+from google.protobuf.message import DecodeError
 
 from kahuna_bot._gen import referee_pb2
 from kahuna_bot.observation import ProtocolError
 from kahuna_bot.session import Bot, Choose, FunctionBot, Session
+from kahuna_bot.wire import Call, CallError, TargetError, parse_target
 
 CONNECT_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 5.0  # after MatchOver: how long to wait for the referee to close the stream
 PLAY_METHOD = "/kahuna.v1.RefereeService/Play"
-_CHANNEL_OPTIONS = (
-    ("grpc.enable_http_proxy", 0),
-    ("grpc.max_receive_message_length", 16 * 1024 * 1024),
-)
-
-_PlayCall = grpc.aio.StreamStreamCall[referee_pb2.PlayRequest, referee_pb2.PlayResponse]
+MAX_RECEIVE_BYTES = 16 * 1024 * 1024
 
 EXIT_OK = 0  # the match is over (MatchOver arrived; nothing after it changes that)
 EXIT_CUT_OFF = 1  # Goodbye, a failed stream, a protocol error or an error in the bot
@@ -67,8 +63,8 @@ def run(
 ) -> int:
     """Play one match with ``bot`` (a ``Bot`` or a ``choose`` function); the exit status.
 
-    Runs its own event loop (``asyncio.run``): call it from a thread with no
-    running loop. Several threads may each run a match at once.
+    Blocks the calling thread until the match is over. Several threads may each run a
+    match at once (each has its own connection).
     """
     player = bot if isinstance(bot, Bot) else FunctionBot(bot, name=name, version=version)
     try:
@@ -76,50 +72,81 @@ def run(
     except ConfigError as err:
         _say(str(err))
         return EXIT_USAGE
-    return asyncio.run(_connect_and_play(target, Session(player, token=token)))
+    return run_session(target, Session(player, token=token))
 
 
-async def _connect_and_play(target: str, session: Session) -> int:
-    async with grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS) as channel:
-        try:
-            await asyncio.wait_for(channel.channel_ready(), CONNECT_TIMEOUT_S)
-        except TimeoutError:
-            _say(f"could not connect to the referee at {target} within {CONNECT_TIMEOUT_S:g} s")
-            return EXIT_USAGE
-        return await _play(channel, session)
-
-
-async def _play(channel: grpc.aio.Channel, session: Session) -> int:
-    """Say Hello, then answer until MatchOver or Goodbye; the exit status."""
-    call: _PlayCall = channel.stream_stream(
-        PLAY_METHOD,
-        request_serializer=referee_pb2.PlayRequest.SerializeToString,
-        response_deserializer=referee_pb2.PlayResponse.FromString,
-    )(None)  # no request iterator: this coroutine writes each request itself
+def run_session(target: str, session: Session) -> int:
+    """Connect to the referee at ``target`` and play ``session`` (a ``Session``, or a
+    subclass that sees every message first) to its end; the exit status, as ``run``."""
     try:
-        await call.write(session.hello())
+        where = parse_target(target)
+    except TargetError as err:
+        _say(str(err))
+        return EXIT_USAGE
+    _freeze_start_up()
+    try:
+        call = Call(
+            where, PLAY_METHOD, connect_timeout_s=CONNECT_TIMEOUT_S,
+            max_receive_bytes=MAX_RECEIVE_BYTES,
+        )  # fmt: skip
+    except TimeoutError:
+        _say(f"could not connect to the referee at {target} within {CONNECT_TIMEOUT_S:g} s")
+        return EXIT_USAGE
+    except OSError as err:
+        _say(f"could not connect to the referee at {target}: {err.strerror or err}")
+        return EXIT_USAGE
+    try:
+        return _play(call, session)
+    finally:
+        call.cancel()
+
+
+_frozen = False
+
+
+def _freeze_start_up() -> None:
+    """Once per process, as its first match starts: hand every object alive now to
+    ``gc.freeze``. They are the program's (the modules, classes, functions and tables of
+    the bot, the SDK, protobuf, the engine) and live as long as the process, so no
+    collection needs to look at them again: not those during the match, nor the
+    interpreter's last ones at exit (measured in the sandbox: a launch that imports the
+    SDK and exits costs ~5 ms less CPU, of ~80). What the match creates is collected as
+    usual."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.freeze()
+
+
+def _play(call: Call, session: Session) -> int:
+    """Say Hello, then answer until MatchOver or Goodbye; the exit status."""
+    try:
+        call.send(session.hello().SerializeToString())
         while not session.finished:
-            response = await call.read()
-            if not isinstance(response, referee_pb2.PlayResponse):
-                break  # grpc.aio.EOF: the referee closed the stream
-            reply = session.handle(response)
+            data = call.receive()
+            if data is None:
+                break  # the referee ended the stream (status OK)
+            reply = session.handle(referee_pb2.PlayResponse.FromString(data))
             if reply is not None:
-                await call.write(reply)
-    except grpc.RpcError as err:
-        _say(f"the stream ended: {_describe(err)}")
-        return EXIT_CUT_OFF
-    except asyncio.InvalidStateError:
-        pass  # the call ended (status OK) under a write: reported below
+                call.send(reply.SerializeToString())
+    except CallError as err:
+        if session.result is None:
+            _say(f"the stream ended: {err}")
+            return EXIT_CUT_OFF
     except ProtocolError as err:
         _say(f"protocol error: {err}")
         return EXIT_CUT_OFF
+    except DecodeError as err:
+        _say(f"protocol error: a message that is not a PlayResponse ({err})")
+        return EXIT_CUT_OFF
     except Exception:
+        import traceback  # only here: every launch would pay its import
+
         traceback.print_exc()
         return EXIT_CUT_OFF
     if session.result is not None:  # the result stands, whatever follows it
-        await _close(call)
+        _close(call)
         return EXIT_OK
-    call.cancel()
     if session.goodbye_reason is not None:
         _say(f"the referee cut this bot off: {session.goodbye_reason}")
         return EXIT_CUT_OFF
@@ -127,24 +154,17 @@ async def _play(channel: grpc.aio.Channel, session: Session) -> int:
     return EXIT_CUT_OFF
 
 
-async def _close(call: _PlayCall) -> None:
+def _close(call: Call) -> None:
     """Half-close and read until the referee ends the stream; nothing read counts any more."""
     try:
-        await call.done_writing()
-        async with asyncio.timeout(CLOSE_TIMEOUT_S):
-            while isinstance(response := await call.read(), referee_pb2.PlayResponse):
-                if response.WhichOneof("kind") == "goodbye":
-                    _say(f"after the match was over: {response.goodbye.reason}")
-    except (grpc.RpcError, TimeoutError, asyncio.InvalidStateError):
+        call.done_writing()
+        call.set_timeout(CLOSE_TIMEOUT_S)
+        while (data := call.receive()) is not None:
+            response = referee_pb2.PlayResponse.FromString(data)
+            if response.WhichOneof("kind") == "goodbye":
+                _say(f"after the match was over: {response.goodbye.reason}")
+    except (CallError, OSError, ValueError):
         pass  # the match is over; how the stream ends does not matter
-    finally:
-        call.cancel()
-
-
-def _describe(err: grpc.RpcError) -> str:
-    if isinstance(err, grpc.aio.AioRpcError):
-        return f"{err.code().name} {err.details() or ''}".rstrip()
-    return repr(err)
 
 
 def _say(message: str) -> None:

@@ -1,0 +1,129 @@
+"""arena.sandbox.drain: bots' output pipes copied to files by one thread, up to a limit.
+
+Real pipes and real writers (threads of this process, and sandboxed bots): what is
+written arrives whole, in order and at once; the limit cuts the file at exactly its
+size and the writer gets EPIPE; a launch starts no drainer process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import SandboxLimits
+from arena.sandbox.drain import drain_to
+
+from .conftest import Harness
+
+
+def _pipe_to(path: Path, limit: int) -> tuple[int, object]:
+    read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+    return write_fd, drain_to(read_fd, path, limit)
+
+
+def test_everything_written_arrives_in_order_and_the_drain_ends_at_eof(tmp_path: Path) -> None:
+    path = tmp_path / "out"
+    write_fd, drain = _pipe_to(path, 1 << 20)
+    chunks = [bytes([i]) * (i * 97 % 5000 + 1) for i in range(200)]
+    for chunk in chunks:
+        os.write(write_fd, chunk)
+    assert not drain.wait(0.05)  # type: ignore[attr-defined]
+    os.close(write_fd)
+    assert drain.wait(5)  # type: ignore[attr-defined]
+    assert path.read_bytes() == b"".join(chunks)
+
+
+def test_each_read_is_in_the_file_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "out"
+    write_fd, drain = _pipe_to(path, 1 << 20)
+    os.write(write_fd, b"first line\n")
+    deadline = time.monotonic() + 5
+    while path.read_bytes() != b"first line\n" and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert path.read_bytes() == b"first line\n"  # the writer is still there
+    os.close(write_fd)
+    assert drain.wait(5)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("limit", [1, 1000, 65536, 65537, 200_000])
+def test_the_limit_cuts_the_file_at_its_size_and_the_writer_gets_epipe(
+    tmp_path: Path, limit: int
+) -> None:
+    path = tmp_path / "out"
+    write_fd, drain = _pipe_to(path, limit)
+    written = 0
+    with pytest.raises(BrokenPipeError):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            written += os.write(write_fd, b"x" * 4096)
+    os.close(write_fd)
+    assert drain.wait(5)  # type: ignore[attr-defined]
+    assert path.stat().st_size == limit
+    assert written >= limit
+
+
+def test_many_pipes_at_once_each_to_its_file(tmp_path: Path) -> None:
+    drains = []
+
+    def write(index: int, fd: int) -> None:
+        for line in range(100):
+            os.write(fd, f"{index}:{line}\n".encode())
+        os.close(fd)
+
+    threads = []
+    for index in range(12):
+        write_fd, drain = _pipe_to(tmp_path / f"out{index}", 1 << 20)
+        drains.append(drain)
+        threads.append(threading.Thread(target=write, args=(index, write_fd)))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    for index, drain in enumerate(drains):
+        assert drain.wait(5)  # type: ignore[attr-defined]
+        expected = "".join(f"{index}:{line}\n" for line in range(100))
+        assert (tmp_path / f"out{index}").read_text() == expected
+
+
+def test_a_stopped_drain_closes_its_pipe(tmp_path: Path) -> None:
+    write_fd, drain = _pipe_to(tmp_path / "out", 1 << 20)
+    os.write(write_fd, b"kept\n")
+    time.sleep(0.05)
+    drain.stop()  # type: ignore[attr-defined]
+    assert drain.wait(0)  # type: ignore[attr-defined]
+    with pytest.raises(BrokenPipeError):
+        os.write(write_fd, b"after the stop\n")
+    os.close(write_fd)
+    assert (tmp_path / "out").read_bytes() == b"kept\n"
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        text = (task / "children").read_text()
+        found |= {int(pid) for pid in text.split()}
+    return found
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def test_a_launch_starts_no_drainer_process(harness: Harness) -> None:
+    before = _children()
+    bot, output = harness.launch("echo started >&2; sleep 5", limits=SandboxLimits())
+    deadline = time.monotonic() + 10
+    while "started" not in output.read_text() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = {_comm(pid) for pid in _children() - before}
+    bot.kill()
+    assert "started" in output.read_text()
+    assert "bwrap" in started  # the gate, exec'd into bwrap
+    assert not started & {"head", "stdbuf"}  # before: a drainer per pipe
