@@ -31,7 +31,9 @@ it); a restart first plays the unstored games of the unfinished matches
 scheduling. An unfinished match of a version no longer on the ladder (a
 newer version came, or the bot was withdrawn) is left as it is. Stopping
 (``stop``) cancels the matches in play at once; their unstored games are
-played again by the next run.
+played again by the next run. Every run ends with the ladder interrupted and
+the reason recorded (``stop``'s, "the server was stopped" from `arena serve`,
+a full disk, or the error that ended it).
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ from arena.tournament.ladder_schedule import Contender, pick
 from arena.tournament.live_feed import LiveFeed
 from arena.tournament.local_executor import LocalProcessExecutor
 from arena.tournament.results import store_game
-from arena.tournament.runner import match_jobs
+from arena.tournament.runner import match_jobs, record_stop, stop_reason
 
 POLL_S = 0.2
 
@@ -168,9 +170,12 @@ class LadderRunner:
         self._open_matches: dict[int, tuple[int, int]] = {}  # match id: its version ids
         self._history: dict[int, LadderHistory] | None = None  # read at the first pick
         self._stop = threading.Event()
+        self._stop_reason = "the ladder was stopped"
 
-    def stop(self) -> None:
-        """Ask ``run`` to end (from any thread): the matches in play are cancelled."""
+    def stop(self, reason: str = "the ladder was stopped") -> None:
+        """Ask ``run`` to end (from any thread): the matches in play are cancelled, and
+        the ladder reads interrupted saying ``reason`` until it is started again."""
+        self._stop_reason = reason
         self._stop.set()
 
     def take_lease(self) -> TournamentLease:
@@ -180,7 +185,7 @@ class LadderRunner:
     def run(self, lease: TournamentLease | None = None) -> LadderSummary:
         """Play until ``stop``; LeaseHeldError (nothing stored) while another runner runs it."""
         summary = LadderSummary()
-        with lease if lease is not None else self.take_lease():
+        with lease if lease is not None else self.take_lease() as held:
             set_status(self.store, self.tournament_id, TournamentStatus.RUNNING)
             if self.live is not None:
                 self.live.drop_all()  # left by a run that was killed
@@ -191,13 +196,21 @@ class LadderRunner:
                     self._fill(summary, resumed)
                     resumed = []
                     self._collect(summary)
+                summary.stopped = self._stop_reason
             except StorageFullError as error:
                 summary.stopped = f"{error}: free space, then start the ladder again"
                 self.log.error("ladder_stopped", reason=str(error))
+            except BaseException as error:
+                self.executor.cancel()  # never wait for matches whose games cannot be stored
+                record_stop(self.store, self.tournament_id, held, stop_reason(error), self.log)
+                raise
             finally:
                 self.executor.cancel()  # unstored games are played again by the next run
                 self.executor.close()
-            self.log.info("ladder_stopped", games=summary.games_recorded)
+            # A ladder never finishes: every run ends interrupted, saying why.
+            reason = summary.stopped or self._stop_reason
+            record_stop(self.store, self.tournament_id, held, reason, self.log)
+            self.log.info("ladder_stopped", games=summary.games_recorded, reason=reason)
         return summary
 
     # --------------------------------------------------------------- matches

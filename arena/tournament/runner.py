@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from arena.conformance import ensure_class_archive
 from arena.logs import get_logger
@@ -270,7 +271,7 @@ class TournamentRunner:
                 self.log.info("tournament_stopped", reason=str(stopped))
             except BaseException as error:
                 self.executor.cancel()  # never wait for matches whose games cannot be stored
-                self._record_interruption(_stop_reason(error))
+                self._record_interruption(stop_reason(error))
                 raise
             finally:
                 self.executor.close()
@@ -287,14 +288,7 @@ class TournamentRunner:
         return summary
 
     def _record_interruption(self, reason: str) -> None:
-        """Store why this run stops early; on a full disk that may fail too (then the
-        tournament reads the store's "stopped without recording why")."""
-        if self._lease is not None:  # needs no new space: kept when the database cannot be
-            self._lease.note(reason_line(reason))
-        try:
-            record_interruption(self.store, self.tournament_id, reason)
-        except (StoreError, StorageFullError) as error:
-            self.log.error("interruption_not_recorded", reason=reason, error=str(error))
+        record_stop(self.store, self.tournament_id, self._lease, reason, self.log)
 
     def take_lease(self) -> TournamentLease:
         """The tournament's runner lease (LeaseHeldError naming the holder's pid)."""
@@ -465,7 +459,23 @@ class TournamentRunner:
         )
 
 
-def _stop_reason(error: BaseException) -> str:
+def record_stop(
+    store: Store, tournament_id: int, lease: TournamentLease | None, reason: str,
+    log: Any,
+) -> None:  # fmt: skip
+    """Store why a run (a tournament's or the ladder's) stops early; on a full disk that
+    may fail too (then the lease file keeps it, else the tournament reads the store's
+    "stopped without recording why")."""
+    if lease is not None:  # needs no new space: kept when the database cannot be
+        lease.note(reason_line(reason))
+    try:
+        record_interruption(store, tournament_id, reason)
+    except (StoreError, StorageFullError) as error:
+        log.error("interruption_not_recorded", reason=reason, error=str(error))
+
+
+def stop_reason(error: BaseException) -> str:
+    """Why an error ended a run, as recorded."""
     if isinstance(error, KeyboardInterrupt):
         return "stopped by an interrupt (Ctrl-C or SIGINT)"
     if isinstance(error, SystemExit):

@@ -322,3 +322,33 @@ def test_a_resumed_ladder_with_one_unfinished_match_still_starts_a_worker_per_sl
     assert executor.batches[0][0][0] == left, "the unfinished match is not played first"
     assert len(executor.batches[0]) == 2, executor.batches
     assert _rows(data, f"SELECT COUNT(*) FROM games WHERE match_id = {left}") == [(2,)]
+
+
+def _status(data: Path, name: str = "ladder") -> dict[str, object]:
+    import json
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "arena", "tournament", "status", name, "--json",
+         "--data-dir", str(data)], capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    status: dict[str, object] = json.loads(shown.stdout)
+    return status
+
+
+def test_stopping_the_server_interrupts_the_ladder_saying_so(tmp_path: Path) -> None:
+    """A clean stop left the ladder reading "stopped without recording why"."""
+    data = tmp_path / "data"
+    _add(data, tmp_path, "a", "b", "c")
+    server = _serve(data)
+    try:
+        _wait("a stored game", lambda: len(_games(data)) >= 1)
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(10)
+    shown = _status(data)
+    assert (shown["status"], shown["interrupted_reason"]) == (
+        "interrupted", "the server was stopped"
+    )
