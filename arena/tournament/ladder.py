@@ -33,7 +33,9 @@ newer version came, or the bot was withdrawn) is left as it is. Stopping
 (``stop``) cancels the matches in play at once; their unstored games are
 played again by the next run. Every run ends with the ladder interrupted and
 the reason recorded (``stop``'s, "the server was stopped" from `arena serve`,
-a full disk, or the error that ended it).
+a full disk, or the error that ended it). A bot whose stored copy is gone
+(DATA_DIR/bots/NAME/VERSION) is withdrawn, with an error log line naming the
+copy, and the ladder goes on without it.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from arena.store import (
     match_version_ids,
     next_ladder_round,
     set_status,
+    set_withdrawn,
     unfinished_matches,
 )
 from arena.store.models import TournamentStatus
@@ -79,7 +82,7 @@ from arena.tournament.ladder_schedule import Contender, pick
 from arena.tournament.live_feed import LiveFeed
 from arena.tournament.local_executor import LocalProcessExecutor
 from arena.tournament.results import store_game
-from arena.tournament.runner import match_jobs, record_stop, stop_reason
+from arena.tournament.runner import MissingBotCopyError, match_jobs, record_stop, stop_reason
 
 POLL_S = 0.2
 
@@ -274,14 +277,32 @@ class LadderRunner:
         )
 
     def _jobs(self, match: MatchRow, versions: tuple[int, int]) -> list[MatchJob]:
+        """``match``'s runs, now open; none when a bot's stored copy is gone: that bot is
+        withdrawn (the others play on) and the match is left unplayed."""
         config, _ = ladder_settings(self.store, self.tournament_id)
-        jobs = match_jobs(
-            self.store, match, config, limits=self.limits, unsafe=self.unsafe,
-            live=self.live is not None, paired_remote=True,
-        )  # fmt: skip
+        try:
+            jobs = match_jobs(
+                self.store, match, config, limits=self.limits, unsafe=self.unsafe,
+                live=self.live is not None, paired_remote=True,
+            )  # fmt: skip
+        except MissingBotCopyError as missing:
+            self._withdraw_missing(match, missing)
+            return []
         self._open_matches[match.id] = versions
         self._open_jobs.update(job.key for job in jobs)
         return jobs
+
+    def _withdraw_missing(self, match: MatchRow, missing: MissingBotCopyError) -> None:
+        """Take the bot whose stored copy is gone off the ladder, saying why (its games
+        would each be its crash, rated as its loss). ``arena ladder return BOT`` once the
+        copy is restored, or a new version, brings it back; ``match`` stays unplayed, as
+        a withdrawn version's unfinished match does."""
+        set_withdrawn(self.store, missing.bot, True)
+        self.log.error(
+            "ladder_bot_withdrawn", bot=missing.bot, version=missing.version, match_id=match.id,
+            reason=f"the stored copy of {missing.bot} version {missing.version} is missing from"
+            f" {missing.directory}: restore it, then `arena ladder return {missing.bot}`",
+        )  # fmt: skip
 
     def _collect(self, summary: LadderSummary) -> None:
         """Handle what the executor reports for up to ``POLL_S``, until a match ends."""

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from arena.conformance import ensure_class_archive
@@ -142,6 +143,20 @@ def longest_first(
     return sorted(matches, key=expected_ms, reverse=True)
 
 
+class MissingBotCopyError(StoreError):
+    """A bot version's stored copy (DATA_DIR/bots/NAME/VERSION) is gone: not the bot's
+    fault, so its games are not played (each would be its crash, rated as its loss)."""
+
+    def __init__(self, bot: str, version: str, directory: Path) -> None:
+        self.bot = bot
+        self.version = version
+        self.directory = directory
+        super().__init__(
+            f"the stored copy of {bot} version {version} is missing from {directory}:"
+            " restore the data directory's bots/ from a backup, then resume"
+        )
+
+
 def match_jobs(
     store: Store, match: MatchRow, config: TournamentConfig, *, limits: SandboxLimits,
     unsafe: bool, live: bool, paired_remote: bool,
@@ -154,11 +169,7 @@ def match_jobs(
     for spec in (first, second):
         if spec.runtime != REMOTE_RUNTIME and not (spec.directory / "bot.toml").is_file():
             # Not the bot's fault: played, every game would be its crash, and rated so.
-            raise StoreError(
-                f"the stored copy of {spec.name} version {spec.version} is missing from"
-                f" {spec.directory}: restore the data directory's bots/ from a backup, then"
-                " resume"
-            )
+            raise MissingBotCopyError(spec.name, spec.version, spec.directory)
     for spec in (first, second):  # a Java version without its class-data archive for this
         ensure_class_archive(spec, limits=limits)  # JDK: built now, out of any match clock
     remote = REMOTE_RUNTIME in (first.runtime, second.runtime)

@@ -29,6 +29,7 @@ from arena.store import (
     find_ladder,
     get_tournament,
     get_version,
+    is_withdrawn,
     ladder_entrants,
     ladder_settings,
     set_withdrawn,
@@ -366,3 +367,48 @@ def test_stopping_the_server_interrupts_the_ladder_saying_so(tmp_path: Path) -> 
         assert (shown["status"], shown["interrupted_reason"]) == (
             "interrupted", "the server was stopped"
         )
+
+
+@pytest.mark.parametrize("missing", [True, False], ids=["copy missing", "control: in place"])
+def test_a_bot_whose_stored_copy_is_gone_is_withdrawn_and_the_ladder_goes_on(
+    tmp_path: Path, missing: bool
+) -> None:
+    """match_jobs refuses such a match (each game would be the bot's crash, rated as its
+    loss); on the ladder that stopped the whole ladder thread (ladder_crashed)."""
+    data = tmp_path / "data"
+    _add(data, tmp_path, "a", "b", "c")
+    stored = next((data / "bots" / "c").iterdir())
+    if missing:
+        stored.rename(tmp_path / "aside")
+    args = argparse.Namespace(
+        ladder_name="ladder", concurrency=2, **{f"ladder_{k}": None for k in (
+            "games_per_match", "seed", "action_ms", "bank_ms", "placement_matches",
+            "placement_in_play", "max_repeat")},
+    )  # fmt: skip
+    crashed: list[BaseException] = []
+    with Store.open(data) as store:
+        runner = LadderRunner(store, prepare_ladder(store, args), concurrency=2)
+
+        def run() -> None:
+            try:
+                runner.run()
+            except BaseException as error:  # the thread's end, for the assertion below
+                crashed.append(error)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            _wait("six stored games", lambda: len(_games(data)) >= 6 or not thread.is_alive())
+        finally:
+            runner.stop()
+            thread.join(60)
+        assert not crashed, crashed
+        c_id = _rows(data, "SELECT v.id FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
+                     " WHERE b.name = 'c'")[0][0]  # fmt: skip
+        with_c = _rows(data, f"SELECT COUNT(*) FROM games WHERE {c_id} IN (seat0_id, seat1_id)")
+        assert is_withdrawn(store, "c") is missing
+        assert (with_c[0][0] == 0) is missing  # placement: c plays at once when it can
+        assert get_tournament(store, runner.tournament_id).interrupted_reason == (
+            "the ladder was stopped"
+        )
+    assert len(_games(data)) >= 6
