@@ -95,8 +95,9 @@ class LadderThread:
         """Before serving: LeaseHeldError when another process runs this ladder."""
         self.lease = self.runner.take_lease()
 
-    def stop(self, timeout_s: float = 30.0) -> None:
-        self.runner.stop()
+    def stop(self, reason: str = "the server was stopped", timeout_s: float = 30.0) -> None:
+        """End the ladder, recording ``reason`` (it reads interrupted until started again)."""
+        self.runner.stop(reason)
         self.thread.join(timeout_s)
 
 

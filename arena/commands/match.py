@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from arena.commands.bot_check import with_class_archive
+from arena.commands.outfile import write_whole
 from arena.commands.playflags import add_play_flags, time_control, variant, whole
 from arena.commands.storeargs import add_data_dir
 from arena.kahuna import HandicapBridge
@@ -172,12 +173,9 @@ class RecordsError(Exception):
 def _record_writer(directory: Path) -> Callable[[GameReport], None]:
     def write(game: GameReport) -> None:
         path = directory / f"game-{game.index:03d}.json"
-        partial = path.with_name(f".{path.name}.partial")  # never a truncated record
         try:
-            partial.write_text(json.dumps(game.record, indent=1) + "\n")
-            partial.replace(path)
+            write_whole(path, json.dumps(game.record, indent=1) + "\n")  # never truncated
         except OSError as error:
-            partial.unlink(missing_ok=True)
             raise RecordsError(
                 f"--records {directory}: cannot write {path.name}: {error.strerror or error}"
             ) from None

@@ -48,6 +48,7 @@ from typing import Any, TextIO
 import grpc
 
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
+from arena.commands.outfile import write_whole
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot
@@ -551,7 +552,7 @@ def run_record(args: argparse.Namespace) -> int:
         sys.stdout.write(record_text(reply))
         return EXIT_OK
     try:
-        Path(args.output).write_text(record_text(reply), encoding="utf-8")
+        write_whole(Path(args.output), record_text(reply))  # never a truncated record
     except OSError as error:
         raise RemoteError(f"{args.output}: cannot be written ({error.strerror})",
                           EXIT_USAGE) from None  # fmt: skip

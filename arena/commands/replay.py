@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from arena.commands.outfile import write_whole
 from arena.kahuna import (
     MalformedRecordError,
     Variant,
@@ -122,7 +123,7 @@ def run_play_random(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return EXIT_OK
     try:
-        args.out.write_text(text, encoding="utf-8")
+        write_whole(args.out, text)  # a full disk leaves no truncated record
     except OSError as exc:
         print(f"arena play-random: cannot write {args.out}: {exc.strerror or exc}",
               file=sys.stderr)

@@ -97,6 +97,15 @@ class ApiServer:
         def finish(_: object) -> None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._pool.shutdown(wait=False, cancel_futures=True)
+            threading.Thread(target=closed, name="arena-api-stopped", daemon=True).start()
+
+        def closed() -> None:
+            # Stopped once the loop is closed, not before: the process may exit as soon as
+            # this is set, and its last references to the grpc.aio server then shut gRPC's
+            # poller down (remove its reader, close its socket). With the loop still running,
+            # that raced the loop's reading the socket: "Exception in callback
+            # PollerCompletionQueue._handle_events ... OSError: [Errno 9] Bad file descriptor"
+            self._thread.join()
             self._stopped.set()
 
         asyncio.run_coroutine_threadsafe(stop(), self._loop).add_done_callback(finish)

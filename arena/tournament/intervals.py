@@ -75,7 +75,11 @@ class ScoreInterval:
         return (self.high - self.low) / 2.0
 
     def score_text(self) -> str:
-        """``62.5% ± 8.1``: the score and the half width of its interval, in percent."""
+        """``62.5% ± 8.1``: the score and the half width of its interval, in percent; an
+        interval cut at 0% or 100% (``arena.tournament.stats``) is asymmetric, and reads
+        ``99.9% [95.7, 100.0]``."""
+        if not 0.0 < self.low <= self.high < 1.0:
+            return f"{100 * self.score:.1f}% [{100 * self.low:.1f}, {100 * self.high:.1f}]"
         return f"{100 * self.score:.1f}% ± {100 * self.half_width:.1f}"
 
     def elo_text(self) -> str:

@@ -31,7 +31,11 @@ it); a restart first plays the unstored games of the unfinished matches
 scheduling. An unfinished match of a version no longer on the ladder (a
 newer version came, or the bot was withdrawn) is left as it is. Stopping
 (``stop``) cancels the matches in play at once; their unstored games are
-played again by the next run.
+played again by the next run. Every run ends with the ladder interrupted and
+the reason recorded (``stop``'s, "the server was stopped" from `arena serve`,
+a full disk, or the error that ended it). A bot whose stored copy is gone
+(DATA_DIR/bots/NAME/VERSION) is withdrawn, with an error log line naming the
+copy, and the ladder goes on without it.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from arena.store import (
     match_version_ids,
     next_ladder_round,
     set_status,
+    set_withdrawn,
     unfinished_matches,
 )
 from arena.store.models import TournamentStatus
@@ -77,7 +82,7 @@ from arena.tournament.ladder_schedule import Contender, pick
 from arena.tournament.live_feed import LiveFeed
 from arena.tournament.local_executor import LocalProcessExecutor
 from arena.tournament.results import store_game
-from arena.tournament.runner import match_jobs
+from arena.tournament.runner import MissingBotCopyError, match_jobs, record_stop, stop_reason
 
 POLL_S = 0.2
 
@@ -168,9 +173,12 @@ class LadderRunner:
         self._open_matches: dict[int, tuple[int, int]] = {}  # match id: its version ids
         self._history: dict[int, LadderHistory] | None = None  # read at the first pick
         self._stop = threading.Event()
+        self._stop_reason = "the ladder was stopped"
 
-    def stop(self) -> None:
-        """Ask ``run`` to end (from any thread): the matches in play are cancelled."""
+    def stop(self, reason: str = "the ladder was stopped") -> None:
+        """Ask ``run`` to end (from any thread): the matches in play are cancelled, and
+        the ladder reads interrupted saying ``reason`` until it is started again."""
+        self._stop_reason = reason
         self._stop.set()
 
     def take_lease(self) -> TournamentLease:
@@ -180,7 +188,7 @@ class LadderRunner:
     def run(self, lease: TournamentLease | None = None) -> LadderSummary:
         """Play until ``stop``; LeaseHeldError (nothing stored) while another runner runs it."""
         summary = LadderSummary()
-        with lease if lease is not None else self.take_lease():
+        with lease if lease is not None else self.take_lease() as held:
             set_status(self.store, self.tournament_id, TournamentStatus.RUNNING)
             if self.live is not None:
                 self.live.drop_all()  # left by a run that was killed
@@ -191,13 +199,21 @@ class LadderRunner:
                     self._fill(summary, resumed)
                     resumed = []
                     self._collect(summary)
+                summary.stopped = self._stop_reason
             except StorageFullError as error:
                 summary.stopped = f"{error}: free space, then start the ladder again"
                 self.log.error("ladder_stopped", reason=str(error))
+            except BaseException as error:
+                self.executor.cancel()  # never wait for matches whose games cannot be stored
+                record_stop(self.store, self.tournament_id, held, stop_reason(error), self.log)
+                raise
             finally:
                 self.executor.cancel()  # unstored games are played again by the next run
                 self.executor.close()
-            self.log.info("ladder_stopped", games=summary.games_recorded)
+            # A ladder never finishes: every run ends interrupted, saying why.
+            reason = summary.stopped or self._stop_reason
+            record_stop(self.store, self.tournament_id, held, reason, self.log)
+            self.log.info("ladder_stopped", games=summary.games_recorded, reason=reason)
         return summary
 
     # --------------------------------------------------------------- matches
@@ -261,14 +277,32 @@ class LadderRunner:
         )
 
     def _jobs(self, match: MatchRow, versions: tuple[int, int]) -> list[MatchJob]:
+        """``match``'s runs, now open; none when a bot's stored copy is gone: that bot is
+        withdrawn (the others play on) and the match is left unplayed."""
         config, _ = ladder_settings(self.store, self.tournament_id)
-        jobs = match_jobs(
-            self.store, match, config, limits=self.limits, unsafe=self.unsafe,
-            live=self.live is not None, paired_remote=True,
-        )  # fmt: skip
+        try:
+            jobs = match_jobs(
+                self.store, match, config, limits=self.limits, unsafe=self.unsafe,
+                live=self.live is not None, paired_remote=True,
+            )  # fmt: skip
+        except MissingBotCopyError as missing:
+            self._withdraw_missing(match, missing)
+            return []
         self._open_matches[match.id] = versions
         self._open_jobs.update(job.key for job in jobs)
         return jobs
+
+    def _withdraw_missing(self, match: MatchRow, missing: MissingBotCopyError) -> None:
+        """Take the bot whose stored copy is gone off the ladder, saying why (its games
+        would each be its crash, rated as its loss). ``arena ladder return BOT`` once the
+        copy is restored, or a new version, brings it back; ``match`` stays unplayed, as
+        a withdrawn version's unfinished match does."""
+        set_withdrawn(self.store, missing.bot, True)
+        self.log.error(
+            "ladder_bot_withdrawn", bot=missing.bot, version=missing.version, match_id=match.id,
+            reason=f"the stored copy of {missing.bot} version {missing.version} is missing from"
+            f" {missing.directory}: restore it, then `arena ladder return {missing.bot}`",
+        )  # fmt: skip
 
     def _collect(self, summary: LadderSummary) -> None:
         """Handle what the executor reports for up to ``POLL_S``, until a match ends."""

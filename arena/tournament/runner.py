@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from arena.conformance import ensure_class_archive
 from arena.logs import get_logger
@@ -141,6 +143,20 @@ def longest_first(
     return sorted(matches, key=expected_ms, reverse=True)
 
 
+class MissingBotCopyError(StoreError):
+    """A bot version's stored copy (DATA_DIR/bots/NAME/VERSION) is gone: not the bot's
+    fault, so its games are not played (each would be its crash, rated as its loss)."""
+
+    def __init__(self, bot: str, version: str, directory: Path) -> None:
+        self.bot = bot
+        self.version = version
+        self.directory = directory
+        super().__init__(
+            f"the stored copy of {bot} version {version} is missing from {directory}:"
+            " restore the data directory's bots/ from a backup, then resume"
+        )
+
+
 def match_jobs(
     store: Store, match: MatchRow, config: TournamentConfig, *, limits: SandboxLimits,
     unsafe: bool, live: bool, paired_remote: bool,
@@ -153,11 +169,7 @@ def match_jobs(
     for spec in (first, second):
         if spec.runtime != REMOTE_RUNTIME and not (spec.directory / "bot.toml").is_file():
             # Not the bot's fault: played, every game would be its crash, and rated so.
-            raise StoreError(
-                f"the stored copy of {spec.name} version {spec.version} is missing from"
-                f" {spec.directory}: restore the data directory's bots/ from a backup, then"
-                " resume"
-            )
+            raise MissingBotCopyError(spec.name, spec.version, spec.directory)
     for spec in (first, second):  # a Java version without its class-data archive for this
         ensure_class_archive(spec, limits=limits)  # JDK: built now, out of any match clock
     remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
@@ -270,7 +282,7 @@ class TournamentRunner:
                 self.log.info("tournament_stopped", reason=str(stopped))
             except BaseException as error:
                 self.executor.cancel()  # never wait for matches whose games cannot be stored
-                self._record_interruption(_stop_reason(error))
+                self._record_interruption(stop_reason(error))
                 raise
             finally:
                 self.executor.close()
@@ -287,14 +299,7 @@ class TournamentRunner:
         return summary
 
     def _record_interruption(self, reason: str) -> None:
-        """Store why this run stops early; on a full disk that may fail too (then the
-        tournament reads the store's "stopped without recording why")."""
-        if self._lease is not None:  # needs no new space: kept when the database cannot be
-            self._lease.note(reason_line(reason))
-        try:
-            record_interruption(self.store, self.tournament_id, reason)
-        except (StoreError, StorageFullError) as error:
-            self.log.error("interruption_not_recorded", reason=reason, error=str(error))
+        record_stop(self.store, self.tournament_id, self._lease, reason, self.log)
 
     def take_lease(self) -> TournamentLease:
         """The tournament's runner lease (LeaseHeldError naming the holder's pid)."""
@@ -465,7 +470,23 @@ class TournamentRunner:
         )
 
 
-def _stop_reason(error: BaseException) -> str:
+def record_stop(
+    store: Store, tournament_id: int, lease: TournamentLease | None, reason: str,
+    log: Any,
+) -> None:  # fmt: skip
+    """Store why a run (a tournament's or the ladder's) stops early; on a full disk that
+    may fail too (then the lease file keeps it, else the tournament reads the store's
+    "stopped without recording why")."""
+    if lease is not None:  # needs no new space: kept when the database cannot be
+        lease.note(reason_line(reason))
+    try:
+        record_interruption(store, tournament_id, reason)
+    except (StoreError, StorageFullError) as error:
+        log.error("interruption_not_recorded", reason=reason, error=str(error))
+
+
+def stop_reason(error: BaseException) -> str:
+    """Why an error ended a run, as recorded."""
     if isinstance(error, KeyboardInterrupt):
         return "stopped by an interrupt (Ctrl-C or SIGINT)"
     if isinstance(error, SystemExit):

@@ -17,7 +17,14 @@ Definitions follow fishtest (``server/fishtest/stats``) and fastchess:
 * pentanomial variance: of the pair score scaled to [0, 1] (points / 2),
   so the variance of ``mu`` is ``var_pair / pairs``; trinomial (unpaired)
   variance: of the single game score, ``var_game / games``;
-* 95% interval of ``mu``: ``mu +- z * sqrt(var / n)``, z = Phi^-1(0.975);
+* 95% interval of ``mu``: ``mu +- z * sqrt(var / n)``, z = Phi^-1(0.975),
+  clamped to [0, 1] (a score cannot leave it; near a sweep the normal
+  approximation's interval does, e.g. 99.9% +- 4.2). Clamped rather than
+  replaced by a bounded interval (Wilson's, say): Wilson's is for a binomial
+  count, and a pentanomial (or trinomial with draws) has no standard
+  closed-form bounded one; fishtest keeps this normal interval, as do the
+  LOS and the SPRT here, so within [0, 1] the figures stay fishtest's, and
+  cutting off the impossible part only adds to the interval's coverage;
 * logistic Elo ``-400 log10(1/mu - 1)``, its interval the image of the
   score interval; normalized Elo ``(mu - 0.5) / sigma_game * 800 / ln 10``
   with ``sigma_game = sqrt(2 * var_pair)`` (pentanomial) or
@@ -171,7 +178,9 @@ def _summary(kind: str, n: int, games: int, counts: Sequence[float]) -> Summary:
     total, pdf = score_distribution(counts)
     mu, var = mean_variance(pdf)
     sigma_mean = math.sqrt(var / total)
-    score = Estimate(mu, Interval(mu - Z95 * sigma_mean, mu + Z95 * sigma_mean))
+    score = Estimate(
+        mu, Interval(max(0.0, mu - Z95 * sigma_mean), min(1.0, mu + Z95 * sigma_mean))
+    )
     games_sigma = math.sqrt(2.0 * var) if len(counts) == 5 else math.sqrt(var)
 
     def nelo(s: float) -> float:

@@ -589,3 +589,33 @@ def test_submit_lines_report_the_conformance_findings() -> None:
     assert lines[-1] == "smoke match: passed"
     plain = remote.submit_lines(pb.SubmitBotResponse(bot=bot, created=True), "python")
     assert plain == ["mine version abc: submitted (owner alice)", "smoke match: passed"]
+
+
+@pytest.mark.parametrize("size", ["4k", "16m"], ids=["disk full", "control: room"])
+def test_record_to_a_full_disk_leaves_no_truncated_file(
+    arena: Served, arena_cli: Cli, tmp_path: Path, size: str
+) -> None:
+    """`arena remote record -o` left a truncated record on a full disk."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        assert _login(arena, arena_cli, arena.alice).status == 0
+        arena.tournament(f"cli-full-{size}", ["python_random", _second_bot(arena)])
+        assert arena_cli("watch", f"cli-full-{size}").status == 0  # until it is finished
+        game = list_games(arena.store)[-1].id
+        out = disk / "game.json"
+        fetched = arena_cli("record", str(game), "-o", str(out))
+        left = sorted(path.name for path in disk.iterdir())
+        whole = json.loads(out.read_text()) if left else None
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+    if size == "16m":
+        assert fetched.status == 0 and left == ["game.json"], fetched
+        assert whole == game_record(arena.store, game)
+        return
+    _refusal(fetched, remote.EXIT_USAGE, f"{out}: cannot be written (No space left on device)")
+    assert left == []

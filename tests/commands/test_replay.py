@@ -166,3 +166,29 @@ def test_a_referee_record_replays_with_either_match_section(
     done = arena("replay", write(tmp_path, {**load(record_path), "match": match}))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == plain
+
+
+@pytest.mark.parametrize("size", ["4k", "16m"], ids=["disk full", "control: room"])
+def test_play_random_on_a_full_disk_leaves_no_truncated_record(tmp_path: Path, size: str) -> None:
+    """It left a truncated record (`arena replay` then called it malformed)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    out = disk / "game.json"
+    try:
+        done = arena("play-random", "--seed", "21", "--out", str(out))  # ~7.5 kB
+        left = sorted(path.name for path in disk.iterdir())
+        replayed = arena("replay", str(out)) if left else None
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+    if size == "16m":
+        assert done.returncode == 0 and left == ["game.json"], done.stderr
+        assert replayed is not None and replayed.returncode == 0, replayed
+        return
+    assert done.returncode != 0 and left == [], (left, done.stderr)
+    assert done.stderr == (
+        f"arena play-random: cannot write {out}: No space left on device\n"
+    )

@@ -312,7 +312,7 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
     process = subprocess.Popen(
         [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(data),
          "--concurrency", "1", "--no-cpu-pinning"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE, stderr=(tmp_path / "stderr").open("w"), text=True,
     )  # fmt: skip
     try:
         port = int(_read_line(process, r"listening on 127\.0\.0\.1:(\d+)").group(1))
@@ -334,6 +334,8 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
         [sys.executable, "-m", "arena", "tournament", "status", "long", "--json",
          "--data-dir", str(data)], capture_output=True, text=True, timeout=60,
     )  # fmt: skip
+    stderr = (tmp_path / "stderr").read_text()  # the API loop ended before the process
+    assert "Traceback" not in stderr and "Bad file descriptor" not in stderr, stderr
     shown = json.loads(status.stdout)
     reason = ("interrupted", "the server was stopped")
     assert (shown["status"], shown["interrupted_reason"]) == reason

@@ -12,11 +12,12 @@ from arena.tournament.intervals import (
     TableIntervals,
     field_intervals,
     head_to_head,
+    interval_of,
     llr_history,
     pair_scores,
 )
 from arena.tournament.sprt import GAIN, llr
-from arena.tournament.stats import Pentanomial
+from arena.tournament.stats import GameScore, PairedResults, Pentanomial, collect
 
 Z = 1.959963984540054
 PAIR_SCORES = (0, 0.25, 0.5, 0.75, 1)
@@ -208,3 +209,32 @@ def test_elo_text_never_shows_minus_zero(
     interval = ScoreInterval("pentanomial", 6, 3, 0, 0.5, 0.2, 0.8, elo, elo_low, elo_high,
                              0.0, 0.5)  # fmt: skip
     assert interval.elo_text() == text
+
+
+@pytest.mark.parametrize(
+    ("counts", "text", "low"),
+    [
+        ((0, 0, 0, 1, 9), "97.5% [", None),  # near a sweep: cut at 100%, shown as [low, high]
+        ((9, 1, 0, 0, 0), "2.5% [0.0, ", 0.0),  # near swept: cut at 0%
+        ((1, 2, 4, 2, 1), "50.0% ± ", None),  # within: the symmetric half width
+    ],
+    ids=["sweep", "swept", "even"],
+)
+def test_score_text_never_reads_beyond_0_or_100_percent(
+    counts: tuple[int, int, int, int, int], text: str, low: float | None
+) -> None:
+    interval = interval_of(collect_pentanomial(counts))
+    assert interval.score_text().startswith(text), interval.score_text()
+    assert 0.0 <= interval.low <= interval.high <= 1.0
+    assert interval.to_json()["score_low"] == (low if low is not None else round(interval.low, 6))
+    if "[" in text:
+        assert interval.score_text().endswith(f", {100 * interval.high:.1f}]")
+
+
+def collect_pentanomial(counts: tuple[int, int, int, int, int]) -> PairedResults:
+    """Paired results with these pentanomial counts (a deal's two game scores per outcome)."""
+    games = ((0.0, 0.0), (0.0, 0.5), (0.5, 0.5), (0.5, 1.0), (1.0, 1.0))
+    deals = [games[i] for i, count in enumerate(counts) for _ in range(count)]
+    return collect(
+        GameScore(deal, score, "finished") for deal, pair in enumerate(deals) for score in pair
+    )

@@ -210,3 +210,35 @@ def test_swapping_the_bots_mirrors_every_figure(counts: tuple[int, int, int, int
     assert b.logistic_elo.value == pytest.approx(-a.logistic_elo.value, abs=1e-6)
     assert b.normalized_elo.value == pytest.approx(-a.normalized_elo.value, abs=1e-6)
     assert b.los == pytest.approx(1 - a.los, abs=1e-9)
+
+
+@given(
+    st.tuples(*[st.integers(0, 40)] * 5).filter(lambda c: sum(c) > 0),
+    st.tuples(*[st.integers(0, 60)] * 3).filter(lambda c: sum(c) > 0),
+)
+def test_score_intervals_stay_within_0_and_1(
+    penta: tuple[int, int, int, int, int], tri: tuple[int, int, int]
+) -> None:
+    """Near a sweep the normal interval left [0, 1] (99.9% ± 4.2, score_low -0.08)."""
+    for s in (pentanomial_summary(Pentanomial(penta)), trinomial_summary(Trinomial(*tri))):
+        interval = s.score.interval
+        assert 0.0 <= interval.low <= s.score.value <= interval.high <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("counts", "low", "high"),
+    [
+        ((0, 0, 0, 0, 3), None, 1.0),  # a sweep: cut at 100%
+        ((3, 0, 0, 0, 0), 0.0, None),  # swept: cut at 0%
+        ((0, 1, 2, 1, 0), None, None),  # far from the bounds: mu +- z sd, as fishtest
+    ],
+    ids=["sweep", "swept", "even"],
+)
+def test_a_score_interval_is_cut_at_the_bounds_only(
+    counts: tuple[int, int, int, int, int], low: float | None, high: float | None
+) -> None:
+    s = pentanomial_summary(Pentanomial(counts))
+    mu, interval = s.score.value, s.score.interval
+    sd = math.sqrt(s.variance / s.n) if low is None or high is None else 0.0
+    assert interval.low == (low if low is not None else pytest.approx(mu - Z * sd, rel=1e-3))
+    assert interval.high == (high if high is not None else pytest.approx(mu + Z * sd, rel=1e-3))

@@ -9,6 +9,7 @@ import urllib.request
 from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -473,3 +474,31 @@ def test_an_sprt_test_page_charts_its_llr_between_the_bounds(tmp_path: Path) -> 
     finally:
         server.stop()
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "format_", "command"),
+    [
+        ("halted", "round_robin", "arena tournament resume halted"),
+        ("halted", "swiss", "arena tournament resume halted"),
+        ("main", "ladder", "arena serve --ladder --ladder-name main"),
+        ("club-2", "ladder", "arena serve --ladder --ladder-name club-2"),
+    ],
+)
+def test_an_interrupted_ladder_says_to_start_it_with_serve_not_tournament_resume(
+    name: str, format_: str, command: str
+) -> None:
+    # `arena tournament resume` refuses a ladder: the pages give the CLI's resume_hint
+    templates = WebApp(UnfinishedGameSource()).templates
+    macros = templates.get_template("_macros.html").module
+    assert str(macros.restart_command(name, format_)) == command  # type: ignore[attr-defined]
+    if format_ == "ladder":  # the ladder's own page (a ladder's tournament page redirects)
+        view = SimpleNamespace(
+            ladder=SimpleNamespace(name=name, status="interrupted", games_played=0),
+            settings=SimpleNamespace(placement_matches=4), standings=[], queue=[],
+            recent_games=[],
+        )
+        page = WebApp(UnfinishedGameSource()).page(
+            "ladder.html", title=name, view=view, live_games=[]
+        )
+        assert f"<code>{command}</code>" in page.body.decode()

@@ -45,7 +45,10 @@ function tournamentRow(t) {
   const badge = document.createElement("span");
   badge.className = `status status-${t.status}`;
   badge.textContent = t.status;
-  if (t.status === "interrupted") badge.title = `no process is running it: arena tournament resume ${t.name}`;
+  if (t.status === "interrupted") {  // a ladder is run by arena serve (_macros.html restart_command)
+    const how = t.format === "ladder" ? `arena serve --ladder --ladder-name ${t.name}` : `arena tournament resume ${t.name}`;
+    badge.title = `no process is running it: ${how}`;
+  }
   status.append(badge);
   const matches = t.games_scheduled === null ? String(t.games_played) : `${t.games_played} / ${t.games_scheduled}`;
   tr.append(
