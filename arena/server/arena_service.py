@@ -418,6 +418,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def _status_message(self, tournament_id: int) -> str:
         """Where a tournament stands, for people: who runs it, or how to resume it."""
         tournament = get_tournament(self.store, tournament_id)
+        if tournament.status is INTERRUPTED and tournament.format is TournamentFormat.LADDER:
+            return (  # `arena tournament resume` and StartTournament refuse a ladder
+                "ladder is interrupted: no process is running it; start it again with"
+                f" `arena serve --ladder --ladder-name {tournament.name}`"
+            )
         if tournament.status is INTERRUPTED:
             return (
                 "tournament is interrupted: no process is running it; resume it with"

@@ -143,3 +143,24 @@ def test_watching_the_ladder_shows_its_standings_as_get_ladder_ranks_them(
         assert row.points == pytest.approx(conservative_rating(shown.bot.mu, shown.bot.sigma))
         assert (row.wins, row.draws, row.losses, row.byes) == (0, 0, 0, 0)
         assert not row.HasField("interval") and not row.separated_from_next
+
+
+@pytest.mark.parametrize("running", [True, False], ids=["interrupted", "control-not-running"])
+def test_watching_an_interrupted_ladder_says_how_to_start_it_again(
+    served: Served, running: bool
+) -> None:
+    """An interrupted ladder's WatchTournament message names `arena serve --ladder
+    --ladder-name NAME` (`arena tournament resume` and StartTournament refuse a ladder)."""
+    from arena.store import TournamentStatus, get_tournament, set_status
+
+    ladder = get_tournament(served.store, "ladder")
+    if running:  # stored running, no runner holds its lease: shown interrupted
+        set_status(served.store, ladder.id, TournamentStatus.RUNNING)
+    stream = served.stub.WatchTournament(
+        pb.WatchTournamentRequest(name="ladder"), metadata=_auth(served.bob), timeout=30
+    )
+    update = next(iter(stream))
+    stream.cancel()  # type: ignore[no-untyped-call]
+    hint = "start it again with `arena serve --ladder --ladder-name ladder`"
+    assert (hint in update.message) is running, update.message
+    assert "tournament resume" not in update.message
