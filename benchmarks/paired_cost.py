@@ -179,6 +179,23 @@ def _run_json(command: list[str], tree: Path) -> Timed:
     return result["games"] / result["seconds"], math.nan if cpu_s is None else cpu_s * 1000 / games
 
 
+_MAKE_STORE = """
+import sys
+from pathlib import Path
+from arena.referee import load_bot
+from arena.store import Store, add_bot_version
+with Store.open(Path(sys.argv[1])) as store:
+    for directory in sys.argv[2:]:
+        add_bot_version(store, load_bot(Path(directory)))
+"""
+
+
+def _make_store(data: Path, bots: list[Path], tree: Path) -> None:
+    """A store holding ``bots``, made by the code at ``tree`` (its schema)."""
+    subprocess.run([sys.executable, "-c", _MAKE_STORE, str(data), *map(str, bots)],
+                   check=True, env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree)  # fmt: skip
+
+
 def _timed(data: Path, name: str, mode: str, workers: int, games: int,
            baseline: Path | None) -> Timed:  # fmt: skip
     command = [sys.executable, __file__, "_once", "--data", str(data), "--name", name,
@@ -211,7 +228,6 @@ def bench(repeats: int, bots: int, games: list[int], concurrency: list[int],
           match_games: int, baseline: Path | None) -> int:  # fmt: skip
     from arena.referee import MatchConfig, load_bot, run_match
     from arena.referee.halves import run_halves
-    from arena.store import Store, add_bot_version
 
     print(f"load before: {_load()} (1, 5, 15 min), {os.cpu_count()} CPUs")
     if baseline is not None:
@@ -241,10 +257,13 @@ def bench(repeats: int, bots: int, games: list[int], concurrency: list[int],
                 match_rates[mode].append(rate)
                 print(f"arena match path, {match_games} games, {mode}: {rate:.2f} games/s")
         _report(f"arena match, {match_games} games", match_rates, match_cpu)
-        data = root / "data"
-        with Store.open(data) as store:
-            for directory in dirs.values():
-                add_bot_version(store, load_bot(directory))
+        # a store per tree, made by that tree's code: an older arena refuses a newer schema
+        stores: dict[Path, Path] = {}
+        for mode in MODES:
+            tree = _tree(mode, baseline)
+            if tree not in stores:
+                stores[tree] = root / f"data-{len(stores)}"
+                _make_store(stores[tree], list(dirs.values()), tree)
         number = 0
         for per_match in games:
             for workers in concurrency:
@@ -253,6 +272,7 @@ def bench(repeats: int, bots: int, games: list[int], concurrency: list[int],
                 for _ in range(repeats):
                     for mode in MODES:
                         number += 1
+                        data = stores[_tree(mode, baseline)]
                         rate, cpu = _timed(data, f"rr{number}", mode, workers, per_match,
                                            baseline)  # fmt: skip
                         rates[mode].append(rate)
