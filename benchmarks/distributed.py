@@ -433,6 +433,7 @@ def bench_cluster(
             kinds = ["local", "ray"] + ([] if also_chain is None else [also])
             rates: dict[str, list[float]] = {kind: [] for kind in kinds}
             cpu_per_game: dict[str, list[float]] = {kind: [] for kind in kinds}
+            steady: dict[str, list[float]] = {kind: [] for kind in kinds}
             steps: dict[str, list[float]] = {}
             spans: dict[str, list[float]] = {kind: [] for kind in kinds}
             for number in range(runs):
@@ -461,6 +462,9 @@ def bench_cluster(
                     spans[kind] += result["spans"]["game to game within a match"]
                     rate = result["games"] / result["seconds"]
                     rates[kind].append(rate)
+                    if result["first_games"] and result["games"] > 1:  # start-up apart
+                        rest = result["seconds"] - result["first_games"][0]
+                        steady[kind].append((result["games"] - 1) / rest)
                     cpu_per_game[kind].append(1000 * arena_cpu / max(1, result["games"]))
                     print(
                         f"run {number} {kind:5}: {result['games']} games in"
@@ -494,6 +498,11 @@ def bench_cluster(
             print(f"local executor ({cpus} CPUs): {local:.2f} games/s; Ray ({layout},"
                   f" chains of up to {max_chain}): {ray:.2f} games/s; ratio"
                   f" {100 * ray / local:.1f}% (target >= 90%)")  # fmt: skip
+            if steady["local"] and steady["ray"]:
+                local_s, ray_s = statistics.mean(steady["local"]), statistics.mean(steady["ray"])
+                print(f"from the first stored game on (each run's start-up apart): local"
+                      f" {local_s:.2f}, Ray {ray_s:.2f} games/s; ratio"
+                      f" {100 * ray_s / local_s:.1f}%")  # fmt: skip
             for kind in kinds[2:]:
                 other = statistics.mean(rates[kind])
                 print(f"{kind}: {other:.2f} games/s, {100 * other / local:.1f}% of local")
