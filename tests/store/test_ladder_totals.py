@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -113,30 +116,55 @@ KINDS = ("add", "withdraw", "schedule", "play", "replay", "reopen", "cup")
 Step = tuple[str, int, int]
 
 
+@dataclass
+class Seeded:
+    """A store with three bots, a ladder and a round robin, for random write sequences."""
+
+    root: Path
+    data: Path
+    versions: dict[str, int]
+    store: Store
+    ladder: int = 0
+    cup: int = 0
+
+    def apply(self, step: Step) -> None:
+        """One write of ``step``; the store may be reopened (``self.store`` follows)."""
+        self.store = _apply(
+            self.store, self.data, self.root, self.versions, (self.ladder, self.cup), step
+        )
+
+
+@contextmanager
+def seeded_store() -> Iterator[Seeded]:
+    with tempfile.TemporaryDirectory(prefix="kahuna-test-") as work:
+        root, data = Path(work), Path(work) / "data"
+        seeded = Seeded(root, data, {name: 0 for name in BOTS[:3]}, Store.open(data))
+        try:
+            for name in seeded.versions:
+                add_bot_version(seeded.store, load_bot(_write_bot(root, name, 0)))
+            seeded.ladder = create_ladder(seeded.store, "ladder", TournamentConfig(), {})
+            seeded.cup = create_tournament(
+                seeded.store, "cup", "round_robin", list(seeded.versions), TournamentConfig()
+            ).id
+            yield seeded
+        finally:
+            seeded.store.close()
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 20), st.integers(0, 20)),
                 min_size=1, max_size=30))  # fmt: skip
 def test_the_totals_equal_the_history_after_any_writes(plan: list[Step]) -> None:
     """Control: the same comparison finds a total moved by one (after the last step)."""
-    with tempfile.TemporaryDirectory(prefix="kahuna-test-") as work:
-        root, data = Path(work), Path(work) / "data"
-        versions = {name: 0 for name in BOTS[:3]}
-        store = Store.open(data)
-        try:
-            for name in versions:
-                add_bot_version(store, load_bot(_write_bot(root, name, 0)))
-            ladder = create_ladder(store, "ladder", TournamentConfig(), {})
-            cup = create_tournament(store, "cup", "round_robin", list(versions), TournamentConfig())
-            for step in plan:
-                store = _apply(store, data, root, versions, (ladder, cup.id), step)
-                assert differences(store, ladder, [cup.id]) == [], step
-            with store.transaction() as db:  # the control
-                db.execute("UPDATE ladder_totals SET games = games + 1")
-                db.execute("UPDATE tournaments SET games_played = games_played + 1")
-                db.execute("DELETE FROM tournament_games WHERE game_id % 2 = 0")
-            assert differences(store, ladder, [cup.id]) != []
-        finally:
-            store.close()
+    with seeded_store() as seeded:
+        for step in plan:
+            seeded.apply(step)
+            assert differences(seeded.store, seeded.ladder, [seeded.cup]) == [], step
+        with seeded.store.transaction() as db:  # the control
+            db.execute("UPDATE ladder_totals SET games = games + 1")
+            db.execute("UPDATE tournaments SET games_played = games_played + 1")
+            db.execute("DELETE FROM tournament_games WHERE game_id % 2 = 0")
+        assert differences(seeded.store, seeded.ladder, [seeded.cup]) != []
 
 
 def _apply(

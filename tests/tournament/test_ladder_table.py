@@ -14,29 +14,22 @@ table stays the one scored from its games (the views' old computation).
 from __future__ import annotations
 
 import sqlite3
-import tempfile
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.commands.tournament import status_to_json
-from arena.referee.botdir import load_bot
 from arena.store import (
     Store,
-    TournamentConfig,
-    add_bot_version,
     conservative_rating,
-    create_ladder,
     get_tournament,
 )
 from arena.tournament.ladder_view import ladder_view
 from arena.tournament.results import tournament_intervals, tournament_standings
-from arena.tournament.rounds import create_tournament
 from arena.tournament.table import NO_INTERVALS, tournament_table
 from arena.web.source import StoreSource
 from tests.store.ladder_history import history_entrants
-from tests.store.test_ladder_totals import BOTS, KINDS, Step, _apply, _write_bot
+from tests.store.test_ladder_totals import KINDS, Step, seeded_store
 
 Row = tuple[int, str, float, int]  # rank, bot, points (conservative rating), games
 
@@ -99,25 +92,17 @@ def differences(store: Store, ladder: int, cup: int, source: StoreSource) -> lis
                 min_size=1, max_size=25))  # fmt: skip
 def test_a_ladders_table_equals_its_ranking_from_the_history(plan: list[Step]) -> None:
     """Control: the same comparison finds a ladder's games moved by one (after the last step)."""
-    with tempfile.TemporaryDirectory(prefix="kahuna-test-") as work:
-        root, data = Path(work), Path(work) / "data"
-        versions = {name: 0 for name in BOTS[:3]}
-        store = Store.open(data)
-        try:
-            for name in versions:
-                add_bot_version(store, load_bot(_write_bot(root, name, 0)))
-            ladder = create_ladder(store, "ladder", TournamentConfig(), {})
-            cup = create_tournament(store, "cup", "round_robin", list(versions), TournamentConfig())
-            source = StoreSource(store)
-            for step in plan:
-                store = _apply(store, data, root, versions, (ladder, cup.id), step)
-                if source.store is not store:  # reopened: a server restarts with it
-                    source = StoreSource(store)
-                assert differences(store, ladder, cup.id, source) == [], step
-            with store.transaction() as db:  # the control: seen wherever a shown bot has totals
-                counted = {r[0] for r in db.execute("SELECT bot_version_id FROM ladder_totals")}
-                shown = {e.version_id for e in history_entrants(db, ladder, 2)}
-                db.execute("UPDATE ladder_totals SET games = games + 1")
-            assert (differences(store, ladder, cup.id, source) != []) == bool(counted & shown)
-        finally:
-            store.close()
+    with seeded_store() as seeded:
+        source = StoreSource(seeded.store)
+        for step in plan:
+            seeded.apply(step)
+            if source.store is not seeded.store:  # reopened: a server restarts with it
+                source = StoreSource(seeded.store)
+            assert differences(seeded.store, seeded.ladder, seeded.cup, source) == [], step
+        with seeded.store.transaction() as db:  # the control: seen wherever a shown bot has totals
+            counted = {r[0] for r in db.execute("SELECT bot_version_id FROM ladder_totals")}
+            shown = {e.version_id for e in history_entrants(db, seeded.ladder, 2)}
+            db.execute("UPDATE ladder_totals SET games = games + 1")
+        assert (differences(seeded.store, seeded.ladder, seeded.cup, source) != []) == bool(
+            counted & shown
+        )
