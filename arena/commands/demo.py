@@ -15,7 +15,7 @@ from pathlib import Path
 
 from arena.commands.bot import store_checked_bot
 from arena.commands.leaderboard import run_leaderboard
-from arena.commands.storeargs import add_data_dir, fail, with_store
+from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning, play_tournament, run_options_problem
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.resources import sample_bots_dir
@@ -74,14 +74,14 @@ def _demo_name(store: Store) -> str:
 
 def run_demo(store: Store, args: argparse.Namespace) -> int:
     if args.games < 1:
-        return fail(f"--games must be at least 1, got {args.games}")
+        return fail(f"--games must be at least 1, got {args.games}", EXIT_BAD_FLAGS)
     problem = run_options_problem(args)
     if problem is not None:  # refused before any bot or tournament is stored
-        return fail(problem)
+        return fail(problem, EXIT_BAD_FLAGS)
     try:
         config = build_config(games_per_match=args.games, seed=args.seed)
     except TournamentError as error:
-        return fail(str(error))
+        return fail(str(error), EXIT_BAD_FLAGS)
     specs, notes = sample_bots()
     for note in notes:
         print(note)

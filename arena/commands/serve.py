@@ -27,7 +27,7 @@ from arena.commands.rayflags import (
     ray_executors,
     ray_flags_problem,
 )
-from arena.commands.storeargs import add_data_dir, fail, with_store
+from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning, concurrency_problem
 from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
@@ -47,7 +47,6 @@ from arena.tournament.config import TournamentError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051
-EXIT_BAD_FLAGS = 2
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -157,10 +156,10 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     limits = stream_limits(args)
     problem = concurrency_problem(args.concurrency)
     if problem is not None:
-        return fail(problem)
+        return fail(problem, EXIT_BAD_FLAGS)
     for flag, port in (("--port", args.port), ("--web-port", args.web_port)):
         if port is not None and not 0 <= port <= 65535:
-            return fail(f"{flag} must be a port number from 0 to 65535, got {port}")
+            return fail(f"{flag} must be a port number from 0 to 65535, got {port}", EXIT_BAD_FLAGS)
     try:
         tls = _server_tls(args)
     except TlsConfigError as error:

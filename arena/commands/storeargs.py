@@ -39,6 +39,10 @@ def _data_dir(text: str) -> str:
     return text
 
 
+EXIT_BAD_FLAGS = 2
+"""The exit status of a flag value refused before anything starts (argparse's too)."""
+
+
 def fail(message: str, status: int = 1) -> int:
     print(f"arena: {message}", file=sys.stderr)
     return status

@@ -29,7 +29,7 @@ from arena.commands.rayflags import (
     ray_flags_problem,
 )
 from arena.commands.stats import ORDER
-from arena.commands.storeargs import add_data_dir, console, fail, with_store
+from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, console, fail, with_store
 from arena.store import (
     INTERRUPTED,
     Store,
@@ -192,7 +192,7 @@ def _create(store: Store, args: argparse.Namespace) -> TournamentRow | int:
     try:
         kind, config = definition(args)
     except TournamentError as error:
-        return fail(str(error), 2)
+        return fail(str(error), EXIT_BAD_FLAGS)
     return create_tournament(store, args.name, kind, args.bots, config)
 
 
@@ -209,7 +209,7 @@ def run_create(store: Store, args: argparse.Namespace) -> int:
 def run_run(store: Store, args: argparse.Namespace) -> int:
     problem = run_options_problem(args)  # before anything is stored
     if problem:
-        return fail(problem)
+        return fail(problem, EXIT_BAD_FLAGS)
     try:
         executor = ray_executor(args)  # joins the cluster before anything is stored
     except RayUnavailableError as error:
@@ -223,7 +223,7 @@ def run_run(store: Store, args: argparse.Namespace) -> int:
 def run_resume(store: Store, args: argparse.Namespace) -> int:
     problem = run_options_problem(args)
     if problem:
-        return fail(problem)
+        return fail(problem, EXIT_BAD_FLAGS)
     tournament = get_tournament(store, args.name)
     if tournament.status is TournamentStatus.FINISHED:
         print(f"{tournament.name} is already finished: nothing left to play")

@@ -52,7 +52,7 @@ def test_demo_refuses_bad_flags_before_storing_anything(
 ) -> None:
     data = str(tmp_path / "data")
     done = arena("demo", "--data-dir", data, *flags)
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 2 and done.stdout == ""  # a bad flag value, as argparse's
     assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr
     assert json.loads(arena("bot", "list", "--data-dir", data, "--json").stdout) == []
     assert "No tournaments yet" in arena("tournament", "list", "--data-dir", data).stdout

@@ -71,7 +71,7 @@ def test_serve_refuses_a_bad_port_by_name(tmp_path: Path) -> None:
         [sys.executable, "-m", "arena", "serve", "--port", "70000", "--data-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
-    assert done.returncode == 1 and "--port must be a port number" in done.stderr
+    assert done.returncode == 2 and "--port must be a port number" in done.stderr
 
 
 def test_serve_refuses_a_port_another_arena_serve_listens_on(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def test_ray_match_cpus_must_be_positive(tmp_path: Path, cpus: str) -> None:
         capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin",
         "PYTHONPATH": str(REPO)},
     )  # fmt: skip
-    assert done.returncode == 1
+    assert done.returncode == 2  # a bad flag value, refused before anything is stored
     expected = f"arena: --ray-match-cpus must be more than 0 and finite, got {cpus}"
     assert done.stderr.strip() == expected
 
