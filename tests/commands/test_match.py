@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.server.test_disk_full import small_disk
+
 TESTBOT = Path(__file__).resolve().parent.parent / "bots" / "testbot.py"
 
 pytestmark = pytest.mark.slow
@@ -206,22 +208,14 @@ def test_records_on_a_full_disk_stop_the_match_naming_the_file_and_leave_no_half
     """It said only '[Errno 28] No space left on device' and left a truncated record."""
     tmp_path.chmod(0o755)
     first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
-                             capture_output=True, text=True, check=False)  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
-        records = disk / "records"
+    with small_disk(tmp_path / "disk", size, mode=None) as disk:
+        records = disk.root / "records"
         done = _arena("match", str(first), str(second), "--games", "12", "--seed", "7",
                       "--records", str(records))  # fixed deals: the same records fill the disk
         written = sorted(records.iterdir())
         for path in written:  # every record there is whole
             replayed = _arena("replay", str(path))
             assert replayed.returncode == 0, (path.name, replayed.stderr)
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
     if size == "16m":
         assert done.returncode == 0 and len(written) == 12, done.stderr
         return

@@ -46,6 +46,7 @@ from arena.store import (
     list_games,
 )
 from tests.server.pki import Pki, make_pki
+from tests.server.test_disk_full import small_disk
 
 REPO = Path(__file__).resolve().parents[2]
 TOURNAMENT_TIMEOUT_S = 120.0
@@ -596,13 +597,8 @@ def test_record_to_a_full_disk_leaves_no_truncated_file(
     arena: Served, arena_cli: Cli, tmp_path: Path, size: str
 ) -> None:
     """`arena remote record -o` left a truncated record on a full disk."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
-                             capture_output=True, text=True, check=False)  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with small_disk(tmp_path / "disk", size, mode=None) as mounted:
+        disk = mounted.root
         assert _login(arena, arena_cli, arena.alice).status == 0
         arena.tournament(f"cli-full-{size}", ["python_random", _second_bot(arena)])
         assert arena_cli("watch", f"cli-full-{size}").status == 0  # until it is finished
@@ -611,8 +607,6 @@ def test_record_to_a_full_disk_leaves_no_truncated_file(
         fetched = arena_cli("record", str(game), "-o", str(out))
         left = sorted(path.name for path in disk.iterdir())
         whole = json.loads(out.read_text()) if left else None
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
     if size == "16m":
         assert fetched.status == 0 and left == ["game.json"], fetched
         assert whole == game_record(arena.store, game)

@@ -59,12 +59,14 @@ class SmallDisk:
 
 
 @contextlib.contextmanager
-def small_disk(root: Path) -> Iterator[SmallDisk]:
-    """A 16 MiB tmpfs mounted at ``root`` (made here) while in use; the test is skipped
-    where mount is not permitted."""
+def small_disk(root: Path, size: str = "16m", mode: str | None = "0700") -> Iterator[SmallDisk]:
+    """A tmpfs of ``size`` (16 MiB) mounted at ``root`` (made here) while in use, its root
+    of ``mode`` (tmpfs's own 1777 with None); the test is skipped where mount is not
+    permitted."""
     root.mkdir()
+    options = f"size={size}" + ("" if mode is None else f",mode={mode}")
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(root)],
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(root)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if mounted.returncode != 0:
