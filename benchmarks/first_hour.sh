@@ -8,13 +8,17 @@
 #
 # REPO (default: this checkout) is cloned into WORKDIR (default: a new
 # directory under /tmp); the arena's data, the login and the venv stay in
-# WORKDIR. Toolchains (Go, pip's cache) are reused as installed. Prints one
-# line per step: seconds, exit status, the step.
+# WORKDIR. pip's cache is reused; Go starts with empty module and build
+# caches in WORKDIR, as on a new machine (FIRST_HOUR_WARM_GO=1 keeps the
+# installed ones). Prints one line per step: seconds, exit status, the step.
 set -uo pipefail
 repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 work=${2:-$(mktemp -d /tmp/first-hour.XXXXXX)}
 mkdir -p "$work"
 export KAHUNA_ARENA_DATA="$work/data" XDG_CONFIG_HOME="$work/config"
+if [ "${FIRST_HOUR_WARM_GO:-0}" != 1 ]; then
+    export GOPATH="$work/go" GOCACHE="$work/go-build" GOMODCACHE="$work/go/pkg/mod"
+fi
 log="$work/log.txt"
 : >"$log"
 
@@ -56,12 +60,15 @@ step "arena serve --ladder (until it listens)" wait_port
 login() { arena token create alice | arena remote login "grpc://127.0.0.1:$port"; }
 step "token create | remote login" login
 step "arena remote submit mygo" arena remote submit mygo
-step "arena remote submit python_greedy" arena remote submit sample_bots/python_greedy
-first_game() { for _ in $(seq 1 600); do
-    curl -sf "http://127.0.0.1:$web/api/ladder" | python3 -c \
-        'import json, sys; sys.exit(not json.load(sys.stdin)["recent_games"])' && return 0
+step "arena bot new python mypy" arena bot new python mypy
+step "arena remote submit mypy" arena remote submit mypy
+mygo_played() { for _ in $(seq 1 1200); do
+    curl -sf "http://127.0.0.1:$web/api/ladder" | python3 -c '
+import json, sys
+games = json.load(sys.stdin)["recent_games"]
+sys.exit(not any("mygo" in g["bots"] for g in games))' && return 0
     sleep 0.5; done; return 1; }
-step "first ladder game stored (/api/ladder)" first_game
+step "mygo's first ladder game stored (/api/ladder)" mygo_played
 step "arena remote watch ladder (20 s at most)" timeout 20 arena remote watch ladder
 step "arena remote leaderboard" arena remote leaderboard
 printf '%8.1f s  total\n' "$(echo "$(date +%s.%N) - $total_start" | bc)"
