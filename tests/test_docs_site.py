@@ -46,7 +46,13 @@ PROSE = [
     "README.md",
     "docs/index.md",
     *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs" / "guide").glob("*.md")),
+    "docs/reference/RULES.md",
+    "docs/reference/RECORD.md",
+    "docs/reference/PROTOCOL.md",
+    "docs/design/ARCHITECTURE.md",
+    "docs/design/SANDBOX.md",
     "docs/design/decisions.md",
+    "sample_bots/README.md",
 ]
 
 
