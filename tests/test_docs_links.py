@@ -154,12 +154,22 @@ def test_the_docs_are_found() -> None:
     names = {path.relative_to(ROOT).as_posix() for path in ALL_MARKDOWN}
     for expected in (
         "README.md",
-        "docs/RULES.md",
-        "docs/RECORD.md",
-        "docs/ARCHITECTURE.md",
-        "docs/CONTRACTS.md",
-        "docs/PROTOCOL.md",
+        "docs/index.md",
+        "docs/guide/first-bot.md",
+        "docs/guide/competition.md",
+        "docs/guide/remote-bots.md",
+        "docs/guide/operating.md",
+        "docs/reference/RULES.md",
+        "docs/reference/RECORD.md",
+        "docs/reference/PROTOCOL.md",
+        "docs/reference/cli.md",
+        "docs/reference/api.md",
+        "docs/design/ARCHITECTURE.md",
+        "docs/design/SANDBOX.md",
+        "docs/design/DISTRIBUTED.md",
+        "docs/design/decisions.md",
         "sample_bots/README.md",
+        "benchmarks/RESULTS.md",
     ):
         assert expected in names
     assert len(RELATIVE_LINKS) >= 10
@@ -232,7 +242,7 @@ RULE_IDS = [f"R{n}" for n in range(1, 10)] + [f"C{n}" for n in range(1, 9)]
 
 @pytest.mark.parametrize("rule", RULE_IDS)
 def test_the_rules_define_every_rule_id(rule: str) -> None:
-    """R1-R9 head a section of docs/RULES.md, C1-C8 open a ruling: tests cite them."""
-    text = (ROOT / "docs" / "RULES.md").read_text(encoding="utf-8")
+    """R1-R9 head a section of docs/reference/RULES.md, C1-C8 open a ruling: tests cite them."""
+    text = (ROOT / "docs" / "reference" / "RULES.md").read_text(encoding="utf-8")
     pattern = rf"^## .*\({rule}\)$" if rule.startswith("R") else rf"^- \*\*{rule} "
-    assert re.search(pattern, text, re.MULTILINE), f"docs/RULES.md does not define {rule}"
+    assert re.search(pattern, text, re.MULTILINE), f"docs/reference/RULES.md does not define {rule}"

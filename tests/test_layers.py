@@ -1,6 +1,6 @@
 """Layers point one way: every import between arena's packages points up the picture.
 
-docs/ARCHITECTURE.md holds the picture (the packages of ``arena/``, top to
+docs/design/ARCHITECTURE.md holds the picture (the packages of ``arena/``, top to
 bottom: a package may import only those above it, and ``logs`` and
 ``_grpc_env`` from every one but the game) and a table of today's imports
 between packages. This parses every import of ``arena/`` and fails on an edge
@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = ROOT / "arena"
-DOC = ROOT / "docs" / "ARCHITECTURE.md"
+DOC = ROOT / "docs" / "design" / "ARCHITECTURE.md"
 
 _ROW = re.compile(r"^\|\s*`(\w+)`\s*\|\s*(.*?)\s*\|\s*$")
 _PICTURE_LINE = re.compile(r"^arena/(\w+)/\s")
@@ -97,14 +97,16 @@ LAYERS = picture()
 
 def test_every_package_is_in_the_picture_and_the_table() -> None:
     assert set(documented_imports()) == set(ACTUAL)
-    assert sorted(LAYERS) == sorted(ACTUAL), "docs/ARCHITECTURE.md's picture lists other packages"
+    assert sorted(LAYERS) == sorted(ACTUAL), (
+        "docs/design/ARCHITECTURE.md's picture lists other packages"
+    )
 
 
 @pytest.mark.parametrize("package", sorted(ACTUAL))
 def test_row_matches_the_code(package: str) -> None:
     documented = documented_imports().get(package, set())
     assert documented == ACTUAL[package], (
-        f"docs/ARCHITECTURE.md says arena/{package}/ imports {sorted(documented)}; "
+        f"docs/design/ARCHITECTURE.md says arena/{package}/ imports {sorted(documented)}; "
         f"the code imports {sorted(ACTUAL[package])}"
     )
 
@@ -112,7 +114,7 @@ def test_row_matches_the_code(package: str) -> None:
 @pytest.mark.parametrize("package", sorted(ACTUAL))
 def test_every_import_points_up_the_picture(package: str) -> None:
     wrong = sorted(name for name in ACTUAL[package] if not allowed(package, name, LAYERS))
-    assert not wrong, f"arena/{package}/ imports {wrong}, below it in docs/ARCHITECTURE.md"
+    assert not wrong, f"arena/{package}/ imports {wrong}, below it in docs/design/ARCHITECTURE.md"
 
 
 def test_the_package_root_imports_no_layer() -> None:

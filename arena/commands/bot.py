@@ -10,7 +10,7 @@ uploaded archive, the directory may hold only regular files, directories and
 links that stay inside it (checked before the smoke match). An
 unchanged bot is the version already stored; a changed one is a new version.
 A stored Java version then gets its class-data archive for this JDK (one
-training launch in the sandbox, docs/SANDBOX.md), if it has none yet.
+training launch in the sandbox, docs/design/SANDBOX.md), if it has none yet.
 """
 
 from __future__ import annotations

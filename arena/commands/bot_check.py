@@ -11,7 +11,7 @@ bot could not be checked at all (no usable bot.toml, no sandbox).
 
 A Java bot is launched as the arena launches it in matches: with the
 class-data archive the arena builds for each version on its own JDK
-(docs/SANDBOX.md, "Java class-data archives"), kept in the data directory's
+(docs/design/SANDBOX.md, "Java class-data archives"), kept in the data directory's
 java-cds/; the first check of a version on this JDK builds it first (one
 training launch, said so). --no-class-archive checks it without.
 """

@@ -1,6 +1,6 @@
 """`arena replay` (check a game record) and `arena play-random` (write one).
 
-Exit statuses of `arena replay` (docs/RECORD.md): 0 valid, 1 invalid or malformed
+Exit statuses of `arena replay` (docs/reference/RECORD.md): 0 valid, 1 invalid or malformed
 record (nothing on standard output, one line on standard error), 2 when the
 record's `result` differs from the recomputed one.
 """
@@ -33,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check = subparsers.add_parser(
         "replay",
         help="check a kahuna-record/1 and print the state after its last action",
-        description="Replay a game record (docs/RECORD.md) and print the final state as JSON.",
+        description=(
+            "Replay a game record (docs/reference/RECORD.md) and print the final state as JSON."
+        ),
     )
     check.add_argument("record", help="path of the record, or - for standard input")
     check.add_argument(

@@ -1,5 +1,5 @@
 """`arena bot check`: a bot played through every situation the contract allows,
-by a scripted referee built from the real referee's parts (docs/CONTRACTS.md)."""
+by a scripted referee built from the real referee's parts."""
 
 from arena.conformance.report import CheckReport, ScenarioResult
 from arena.conformance.runner import check_bot

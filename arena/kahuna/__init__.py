@@ -1,6 +1,6 @@
 """Kahuna, the game: pure rules, standard library only, no I/O, no logging.
 
-The public API (docs/CONTRACTS.md, ``arena.kahuna``) is importable from here. The
+The public API is importable from here. The
 rules, the legal moves, the records and the deals are imported on first use of one
 of their names (PEP 562): a sandboxed Python bot imports the engine at every launch,
 twice per bot and paired match (issue 9), and the SDK needs only the actions, the

@@ -1,4 +1,4 @@
-"""Actions and their notation (docs/RECORD.md): text and JSON, parse and format.
+"""Actions and their notation (docs/reference/RECORD.md): text and JSON, parse and format.
 
 Every canonical action exists once: the constructors return interned
 instances, so move generation allocates nothing and comparisons are cheap.
@@ -32,7 +32,7 @@ class ActionType(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """One action in docs/RECORD.md notation; built canonical (upper case, sorted)."""
+    """One action in docs/reference/RECORD.md notation; built canonical (upper case, sorted)."""
 
     type: ActionType
     card: str | None = None
@@ -73,7 +73,7 @@ class Action:
         return self.code[0] >= KIND_DRAW_DECK
 
     def to_json(self) -> dict[str, object]:
-        """docs/RECORD.md JSON, without a ``seat`` key."""
+        """docs/reference/RECORD.md JSON, without a ``seat`` key."""
         obj: dict[str, object] = {"type": self.type.value}
         if self.cards is not None:
             obj["cards"] = list(self.cards)
@@ -243,7 +243,7 @@ def parse_action(text: str) -> Action:
 
 
 def action_from_json(obj: object) -> tuple[Action, int | None]:
-    """docs/RECORD.md JSON -> (action, seat or None); MalformedActionError on a bad shape.
+    """docs/reference/RECORD.md JSON -> (action, seat or None); MalformedActionError on a bad shape.
 
     A key whose value is null counts as absent; keys that no action uses are
     ignored (room for per-action metadata).

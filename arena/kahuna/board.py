@@ -1,4 +1,4 @@
-"""The board (docs/RULES.md R1): islands, lines, majorities and drawing positions.
+"""The board (docs/reference/RULES.md R1): islands, lines, majorities and drawing positions.
 
 Names are the public face; the engine works on indices and bitmasks built
 here once: island ``i`` is bit ``i`` of an island mask, line ``k`` is bit

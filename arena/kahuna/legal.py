@@ -1,7 +1,7 @@
 """Which actions the seat to move may take: generation and explanation.
 
 ``legal_actions`` is the fast path (cached on the state); ``violation`` names
-the rule an action breaks. Both read the same conditions of docs/RULES.md; the
+the rule an action breaks. Both read the same conditions of docs/reference/RULES.md; the
 tests check, over many random positions, that they agree on every action.
 """
 

@@ -1,4 +1,4 @@
-"""What one seat may know (docs/RULES.md R9), and nothing more.
+"""What one seat may know (docs/reference/RULES.md R9), and nothing more.
 
 An observation is built only from public parts of the state and the
 observer's own private parts; the opponent's hand (beyond its size and, in

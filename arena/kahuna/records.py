@@ -1,4 +1,4 @@
-"""Game records (docs/RECORD.md, ``kahuna-record/1``): read, write, replay, summarise.
+"""Game records (docs/reference/RECORD.md, ``kahuna-record/1``): read, write, replay, summarise.
 
 ``parse_record`` is the edge: it checks every type and name once and turns
 any problem into a one-line MalformedRecordError. ``replay_steps`` then
@@ -6,7 +6,7 @@ walks the record position by position and stops at the first illegal
 action; ``replay`` (the final position) and the web's replay viewer
 (``arena/web/frames.py``, every position) both use it.
 
-Readings of points docs/RECORD.md leaves open:
+Readings of points docs/reference/RECORD.md leaves open:
 
 - Optional keys (``variant``, ``handicap``, ``reshuffles``, ``actions``,
   ``result``, and an action's ``seat``/``card``/``line``/``cards``) given as
@@ -75,7 +75,7 @@ class ReplayError:
     error: IllegalActionError
 
     def message(self) -> str:
-        """The stderr line of docs/RECORD.md: ``action 57 {"type": "draw"}: C5: ...``."""
+        """The stderr line of docs/reference/RECORD.md: ``action 57 {"type": "draw"}: C5: ...``."""
         try:
             shown = json.dumps(self.action)
         except (ValueError, TypeError, RecursionError):
@@ -234,7 +234,7 @@ def _parse_result(raw: object) -> Outcome:
 
 
 def record_to_json(record: Record) -> dict[str, object]:
-    """The JSON object of a record (docs/RECORD.md key order; extra keys after)."""
+    """The JSON object of a record (docs/reference/RECORD.md key order; extra keys after)."""
     data: dict[str, object] = {
         "format": FORMAT,
         "variant": {"strategic": record.variant.strategic, "tactical": record.variant.tactical},
@@ -343,7 +343,7 @@ def _deal_next_round(state: State, record: Record) -> State:
 
 
 def state_summary(state: State, *, legal: bool = False) -> dict[str, object]:
-    """What ``arena replay`` prints (docs/RECORD.md)."""
+    """What ``arena replay`` prints (docs/reference/RECORD.md)."""
     outcome = state.outcome
     summary: dict[str, object] = {
         "finished": outcome is not None,

@@ -1,4 +1,5 @@
-"""What anyone may know of a game in play: the columns both seats share (docs/RULES.md R9).
+"""What anyone may know of a game in play: the columns both seats share
+(docs/reference/RULES.md R9).
 
 A spectator sees the intersection of the two seats' observations and
 nothing else: the board, the face-up row, the size of the draw pile, the
@@ -34,7 +35,7 @@ class PublicEvent:
     hidden: bool
 
     def text(self) -> str:
-        """docs/RECORD.md notation, with what nobody was shown written in words."""
+        """docs/reference/RECORD.md notation, with what nobody was shown written in words."""
         if self.type is ActionType.PLACE:
             return f"place {self.card} {self.line}"
         if self.type is ActionType.REMOVE:

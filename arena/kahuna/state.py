@@ -278,7 +278,7 @@ class State:
         new._legal = None
         return new
 
-    # -- public, read-only view (docs/RECORD.md / docs/CONTRACTS.md names) ------------
+    # -- public, read-only view (docs/reference/RECORD.md names) --------------------------
 
     @property
     def variant(self) -> Variant:

@@ -1,4 +1,4 @@
-"""Runs a match: bot connections, clocks, failure statuses, records (docs/PROTOCOL.md).
+"""Runs a match: bot connections, clocks, failure statuses, records (docs/reference/PROTOCOL.md).
 
 One turn, top to bottom:
 

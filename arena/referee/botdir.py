@@ -29,7 +29,7 @@ from arena.referee.types import BotSpec
 
 RUNTIMES = ("python", "node", "java", "native", "remote")
 REMOTE_RUNTIME = "remote"
-"""A bot its owner hosts: no command (docs/PROTOCOL.md, "Remote bots")."""
+"""A bot its owner hosts: no command (docs/reference/PROTOCOL.md, "Remote bots")."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
 KNOWN_KEYS = frozenset({"name", "command", "runtime", "description", "author"})
 VERSION_HEX_CHARS = 16

@@ -152,7 +152,7 @@ def play_in_turn(
     ``ahead=False`` launches each run's processes only when its turn comes, and nothing
     for ``then``: for a caller with no CPU to spare (a worker pinned to one CPU), where
     a prestart cannot hide a launch and only makes it share that CPU with the current
-    run's game (docs/PROTOCOL.md, "Processes per worker").
+    run's game (docs/reference/PROTOCOL.md, "Processes per worker").
 
     A finished run's processes are shut down in a thread (``StartedMatch.close``: their
     moment to exit after MatchOver, the cleanup) while the next run plays; the call

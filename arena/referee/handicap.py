@@ -1,4 +1,5 @@
-"""Handicap (docs/RULES.md R2h, R8): 1-3 bridges of one seat on distinct lines before turn one.
+"""Handicap (docs/reference/RULES.md R2h, R8): 1-3 bridges of one seat on distinct lines
+before turn one.
 
 ``parse_handicap`` reads the command-line form ``SEAT:LINE[,LINE...]``
 (``1:aloa-bari,elai-huna``); ``check_handicap`` is the one validation, done

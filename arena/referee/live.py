@@ -2,7 +2,7 @@
 
 Events carry full information (the deal, every card drawn): they are for the
 arena's admin view and tracing, never for a bot. ``live_entry`` turns an event
-after the start into the JSON entry a store keeps: an action in docs/RECORD.md JSON
+after the start into the JSON entry a store keeps: an action in docs/reference/RECORD.md JSON
 with ``"seat"``, ``"wall_ms"`` (the bot's thinking time) and ``"at_ms"`` (when the
 referee applied it, Unix time in milliseconds, when known), or a reshuffle
 ``{"reshuffle": [cards...], "round": n}`` (the order the next round starts

@@ -90,7 +90,7 @@ class GameDriver:
             self.freezer.to_move(slot.index)
         # The clock starts now, and again as the frame is handed to the transport (in the
         # endpoints' loop thread, which may first serve the other bot's traffic): the
-        # bot's time is from the request on the wire to its reply (docs/PROTOCOL.md).
+        # bot's time is from the request on the wire to its reply (docs/reference/PROTOCOL.md).
         clock.start(time.monotonic_ns())
         slot.send(frame, on_wire=clock.sent)
 

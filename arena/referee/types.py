@@ -22,7 +22,7 @@ HELLO_TIMEOUT_MS = 10_000
 
 
 class BotStatus(enum.StrEnum):
-    """How a bot behaved in a game (docs/PROTOCOL.md, "Statuses")."""
+    """How a bot behaved in a game (docs/reference/PROTOCOL.md, "Statuses")."""
 
     OK = "ok"
     TIMEOUT = "timeout"

@@ -1,6 +1,6 @@
 """Untrusted bot processes: bubblewrap namespaces, seccomp, cgroups, rlimits.
 
-See docs/SANDBOX.md for what each layer does and what it needs from the host.
+See docs/design/SANDBOX.md for what each layer does and what it needs from the host.
 """
 
 from arena.sandbox.limits import (

@@ -104,7 +104,7 @@ def python_start_hooks() -> list[str]:
     start: code of the host's installation (an editable install's import finder that
     points into the arena's source tree, a machine's certificate hook, setuptools'
     ``distutils`` shim), none of it the bot's. The sandbox masks each with an empty file
-    (docs/SANDBOX.md, "Python's start-up hooks"); the directories are scanned at each
+    (docs/design/SANDBOX.md, "Python's start-up hooks"); the directories are scanned at each
     launch, so a package installed while the arena runs is masked from the next on.
     """
     found: list[str] = []

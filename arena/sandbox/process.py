@@ -269,7 +269,7 @@ def launch_bot(
     share_net: bool = False,
     writable_file: str | None = None,
 ) -> BotProcess:
-    """Start ``command`` in ``bot_dir`` inside the sandbox; see docs/SANDBOX.md.
+    """Start ``command`` in ``bot_dir`` inside the sandbox; see docs/design/SANDBOX.md.
 
     Inside, the bot directory is ``/bot`` (read-only, the working directory) and
     the referee socket is ``SANDBOX_SOCKET``. ``host`` overrides the probe (to

@@ -1,7 +1,7 @@
 """Persistence: SQLite in a data directory (see ``arena.store.paths``).
 
 The query functions below are the interface the CLI, the gRPC service and the
-web pages code against (documented in docs/CONTRACTS.md, ``arena.store``).
+web pages code against.
 """
 
 from arena.store.bots import (

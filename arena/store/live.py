@@ -3,7 +3,7 @@
 The tournament runner calls ``start_live_game`` when a game of a stored match
 begins (again, when a resumed match plays it anew: the earlier entries are
 dropped), then ``add_live_actions`` as actions are applied. Entries are JSON
-objects (an action in docs/RECORD.md JSON with ``"seat"``, or any other event the
+objects (an action in docs/reference/RECORD.md JSON with ``"seat"``, or any other event the
 runner chooses to publish); the head is the record so far without actions
 (format, variant, handicap, deal, bots). ``record_game`` deletes the live game
 in the transaction that stores the finished game, so the live tables only

@@ -356,5 +356,5 @@ class LiveGameRow:
 @dataclass(frozen=True, slots=True)
 class LiveEntry:
     seq: int  # 0-based position in the live game
-    entry: JsonRecord  # an action (docs/RECORD.md JSON with "seat") or another event
+    entry: JsonRecord  # an action (docs/reference/RECORD.md JSON with "seat") or another event
     added_at: str

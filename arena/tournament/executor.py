@@ -8,7 +8,7 @@ local executor (``arena.tournament.local_executor``: worker processes on this
 machine, each on its own CPUs) is one; a distributed executor (issue 15) is
 another that implements the same four methods, without touching the runner.
 
-What the runner relies on (docs/CONTRACTS.md, ``arena.tournament.executor``):
+What the runner relies on:
 
 - every submitted job ends with exactly one ``JobDone`` (its error, or None),
   also when whatever played it died without saying so;

@@ -1,4 +1,4 @@
-"""The Ray executor: match jobs as tasks on a Ray cluster (docs/DISTRIBUTED.md).
+"""The Ray executor: match jobs as tasks on a Ray cluster (docs/design/DISTRIBUTED.md).
 
 Imported only when a Ray address is given (``arena tournament run --ray``,
 ``arena serve --ray``, ``$KAHUNA_RAY_ADDRESS``): Ray is an optional extra.

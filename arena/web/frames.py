@@ -239,7 +239,7 @@ def _seen_action(seen: SeenEvent, observer: int) -> Json:
 
 
 def seen_text(seen: SeenEvent) -> str:
-    """docs/RECORD.md notation for an action as an observer saw it.
+    """docs/reference/RECORD.md notation for an action as an observer saw it.
 
     What the observer was not shown is written in words, never guessed:
     an opponent's face-down discard is ``discard (face down)`` and a deck

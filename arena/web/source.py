@@ -1,7 +1,7 @@
 """The pages' data from ``arena.store``: the only web module that knows the store.
 
 Every method answers one page with the store's public query functions
-(docs/CONTRACTS.md, ``arena.store``) and turns their rows into the web's
+(``arena.store``) and turns their rows into the web's
 models; ``None`` means the thing asked for is not stored.
 """
 

@@ -15,7 +15,7 @@ namespace kahuna {
 
 enum class ActionType { Place, Remove, Discard, Draw, Pass };
 
-// One action, as in legal_actions. text() is docs/RECORD.md notation:
+// One action, as in legal_actions. text() is docs/reference/RECORD.md notation:
 // "place HUNA ELAI-HUNA", "remove ELAI+HUNA ELAI-HUNA", "discard HUNA",
 // "draw HUNA", "draw deck", "pass".
 struct Action {
@@ -47,7 +47,7 @@ struct Clock {
   bool expired() const { return std::chrono::steady_clock::now() >= received + budget(); }
 };
 
-// What your seat may know (docs/RULES.md R9); see sample_bots/README.md.
+// What your seat may know (docs/reference/RULES.md R9); see sample_bots/README.md.
 struct Observation {
   int game_index = 0;
   int seat = 0;

@@ -1,4 +1,4 @@
-"""A deliberately naive second reading of docs/RULES.md, for differential tests.
+"""A deliberately naive second reading of docs/reference/RULES.md, for differential tests.
 
 Plain dicts, island names, no caches, no bitmasks: slow and obvious. It
 shares nothing with arena.kahuna except the board constants of R1.
@@ -172,7 +172,7 @@ def _no_bridges(s: Ref) -> None:
 
 
 def summary(s: Ref) -> dict[str, Any]:
-    """The docs/RECORD.md fields, computed the slow way."""
+    """The docs/reference/RECORD.md fields, computed the slow way."""
     over = s["over"]
     return {
         "finished": over is not None,

@@ -1,4 +1,4 @@
-"""Move notation (docs/RECORD.md): canonical output, lenient input, distinct errors."""
+"""Move notation (docs/reference/RECORD.md): canonical output, lenient input, distinct errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""R1: the board as docs/RULES.md draws it."""
+"""R1: the board as docs/reference/RULES.md draws it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from arena.kahuna import (
     canonical_line,
 )
 
-# docs/RULES.md R1 table: island -> (lines, majority)
+# docs/reference/RULES.md R1 table: island -> (lines, majority)
 TABLE = {
     "ALOA": (3, 2), "BARI": (5, 3), "COCO": (4, 3), "DUDA": (4, 3), "ELAI": (6, 4),
     "FAAA": (5, 3), "GOLA": (4, 3), "HUNA": (5, 3), "IFFI": (5, 3), "JOJO": (5, 3),

@@ -1,4 +1,4 @@
-"""Records (docs/RECORD.md): round trips, replay errors, malformed and hostile input."""
+"""Records (docs/reference/RECORD.md): round trips, replay errors, malformed and hostile input."""
 
 from __future__ import annotations
 

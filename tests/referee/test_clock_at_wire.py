@@ -3,7 +3,7 @@
 Both bots' streams are written by one event-loop thread (``arena.referee.endpoint``),
 which may first serve the other bot's traffic (a refused call, a flood cut off, the
 other bot's replies) before it writes a request. That delay is the referee's: the
-bot's time is from its request on the wire to its reply (docs/PROTOCOL.md), so a
+bot's time is from its request on the wire to its reply (docs/reference/PROTOCOL.md), so a
 noisy neighbour cannot spend its opponent's clock through the referee (issues 10.6
 and 17.2). Here the wire tap, which runs in that thread just before each write,
 holds the thread for a while before some requests: the loop busy with someone

@@ -1,4 +1,5 @@
-"""A live entry is the action's docs/RECORD.md JSON with seat and wall time, for every action."""
+"""A live entry is the action's docs/reference/RECORD.md JSON with seat and wall time, for every
+action."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """python_greedy's evaluation (greedy_eval) and its play against python_random.
 
-Board positions are built by hand; rule ids refer to docs/RULES.md (R5 clearing,
+Board positions are built by hand; rule ids refer to docs/reference/RULES.md (R5 clearing,
 C6 no bridges). The play tests run in-process through real protocol
 messages (harness.py); tests/sample_bots/test_matches.py plays real matches.
 """

@@ -1,4 +1,4 @@
-"""What a native bot sees is exactly what docs/SANDBOX.md says (issue 13, item 5):
+"""What a native bot sees is exactly what docs/design/SANDBOX.md says (issue 13, item 5):
 a probe lists the sandbox's directories and prints its environment, and the
 test compares them with the documented block, entry by entry."""
 
@@ -11,7 +11,7 @@ from arena.sandbox.bwrap import ETC_FILES, TOP_LEVEL_LINKS
 
 from .conftest import Harness
 
-SANDBOX_MD = Path(__file__).resolve().parents[2] / "docs" / "SANDBOX.md"
+SANDBOX_MD = Path(__file__).resolve().parents[2] / "docs" / "design" / "SANDBOX.md"
 LISTED = ("/", "/etc", "/etc/ssl", "/dev", "/run", "/run/kahuna", "/tmp", "/bot")
 PROBE = "; ".join(f'echo "== {path}"; ls -A {path}' for path in LISTED) + "; echo '== links'; " + (
     "for p in /bin /sbin /lib /lib32 /lib64 /libx32; do [ -L $p ] && echo \"$p $(readlink $p)\"; "
@@ -23,7 +23,7 @@ def _documented() -> dict[str, str]:
     text = SANDBOX_MD.read_text()
     block = re.search(r"<!-- native-view: begin.*?```text\n(.*?)```\n<!-- native-view: end",
                       text, re.S)  # fmt: skip
-    assert block, "docs/SANDBOX.md has lost its native-view block"
+    assert block, "docs/design/SANDBOX.md has lost its native-view block"
     rows = (line.split(None, 1) for line in block.group(1).splitlines() if line.strip())
     return {key: value.strip() for key, value in rows}
 

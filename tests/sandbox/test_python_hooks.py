@@ -4,7 +4,7 @@
 directories at each start: host code (an editable install's finder into the arena's
 source, a machine's certificate hook, setuptools' shim) that cost each sandboxed
 launch ~20 ms of CPU here and is none of the bot's business. The sandbox masks them
-with an empty file of its staging directory (docs/SANDBOX.md, "Python's start-up hooks").
+with an empty file of its staging directory (docs/design/SANDBOX.md, "Python's start-up hooks").
 """
 
 from __future__ import annotations

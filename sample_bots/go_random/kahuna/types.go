@@ -13,7 +13,7 @@ import (
 // ActionType is one of "place", "remove", "discard", "draw", "pass".
 type ActionType string
 
-// The action types of docs/RECORD.md.
+// The action types of docs/reference/RECORD.md.
 const (
 	Place   ActionType = "place"
 	Remove  ActionType = "remove"
@@ -30,7 +30,7 @@ type Action struct {
 	Line  string   // place, remove: the line, e.g. "ELAI-HUNA"
 }
 
-// String is the action in docs/RECORD.md text: "place HUNA ELAI-HUNA", "draw deck".
+// String is the action in docs/reference/RECORD.md text: "place HUNA ELAI-HUNA", "draw deck".
 func (a Action) String() string {
 	switch a.Type {
 	case Place:
@@ -66,7 +66,7 @@ type Clock struct {
 // Deadline is the latest moment to reply without touching the bank.
 func (c Clock) Deadline() time.Time { return c.Received.Add(c.Action) }
 
-// Observation is everything your seat may know (docs/RULES.md R9).
+// Observation is everything your seat may know (docs/reference/RULES.md R9).
 type Observation struct {
 	GameIndex             int
 	Seat                  int // 0 or 1; seat 0 moves first

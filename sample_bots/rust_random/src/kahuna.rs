@@ -37,7 +37,7 @@ pub struct Action {
 }
 
 impl fmt::Display for Action {
-    /// docs/RECORD.md text: "place HUNA ELAI-HUNA", "draw deck".
+    /// docs/reference/RECORD.md text: "place HUNA ELAI-HUNA", "draw deck".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             ActionType::Place => write!(f, "place {} {}", self.card, self.line),
@@ -80,7 +80,7 @@ impl Clock {
     }
 }
 
-/// Everything your seat may know (docs/RULES.md R9).
+/// Everything your seat may know (docs/reference/RULES.md R9).
 #[derive(Clone, Debug)]
 pub struct Observation {
     pub game_index: u32,

@@ -14,7 +14,7 @@ import type { SeenEvent__Output } from "./gen/kahuna/v1/SeenEvent";
 
 export type ActionType = "place" | "remove" | "discard" | "draw" | "pass";
 
-/** One action, as in legal_actions; actionText() gives docs/RECORD.md notation. */
+/** One action, as in legal_actions; actionText() gives docs/reference/RECORD.md notation. */
 export interface Action {
   type: ActionType;
   card: string; // place, discard, draw ("" = the deck)
@@ -48,7 +48,7 @@ export class Clock {
   }
 }
 
-/** What your seat may know (docs/RULES.md R9); see sample_bots/README.md. */
+/** What your seat may know (docs/reference/RULES.md R9); see sample_bots/README.md. */
 export interface Observation {
   gameIndex: number;
   seat: number;

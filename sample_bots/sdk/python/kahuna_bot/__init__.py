@@ -8,7 +8,7 @@
     raise SystemExit(run(choose, name="first-legal"))
 
 ``choose`` gets the full ``Observation`` of the seat (history reassembled)
-and the legal actions (``Action``; ``str(action)`` is docs/RECORD.md notation)
+and the legal actions (``Action``; ``str(action)`` is docs/reference/RECORD.md notation)
 and returns one of them, as an ``Action`` or as text. Subclass ``Bot`` for
 hooks at match and game start and end. The SDK depends only on h2 (HTTP/2:
 its transport ``kahuna_bot.wire`` speaks gRPC's wire protocol itself, without

@@ -1,4 +1,4 @@
-"""Actions in docs/RECORD.md text notation, and their protobuf form.
+"""Actions in docs/reference/RECORD.md text notation, and their protobuf form.
 
 ``Action`` is what ``choose`` receives in ``legal_actions`` and may return;
 ``str(action)`` is the canonical text (``place HUNA ELAI-HUNA``,

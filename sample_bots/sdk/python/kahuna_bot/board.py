@@ -1,4 +1,4 @@
-"""The Kahuna board (docs/RULES.md R1) as plain data, for bots to reason with.
+"""The Kahuna board (docs/reference/RULES.md R1) as plain data, for bots to reason with.
 
 These are the engine's own tables (``arena.kahuna.board``), which the arena
 mounts read-only in the sandbox next to this SDK: there is one copy of the

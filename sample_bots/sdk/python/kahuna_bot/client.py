@@ -10,7 +10,7 @@ library) on a blocking socket, in the caller's thread: a response is read,
 handled (``choose`` included) and the reply written with no event loop and
 no other thread. A sandboxed bot is launched twice per paired match, and
 ``grpcio`` with ``grpc.aio`` cost each launch more CPU than the bot's whole
-game of random moves (measured: docs/PROTOCOL.md, "What a launch costs").
+game of random moves (measured: docs/reference/PROTOCOL.md, "What a launch costs").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a seat may know (docs/RULES.md R9), as typed Python objects.
+"""What a seat may know (docs/reference/RULES.md R9), as typed Python objects.
 
 ``Observation`` mirrors ``kahuna.v1.Observation`` with the history already
 reassembled: the referee sends only the events since the previous request

@@ -243,7 +243,7 @@ def _say(message: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m kahuna_bot.remote",
-        description="Run a bot you host in an arena's tournaments (docs/PROTOCOL.md).",
+        description="Run a bot you host in an arena's tournaments (docs/reference/PROTOCOL.md).",
     )
     parser.add_argument("--arena", required=True, help="the arena's host:port (arena serve)")
     parser.add_argument("--user-token", required=True, help="your arena user token")

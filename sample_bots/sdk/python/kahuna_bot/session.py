@@ -56,7 +56,7 @@ class GameInfo:
 
 @dataclass(frozen=True, slots=True)
 class GameResult:
-    """``reason`` is a docs/RECORD.md reason or ``"forfeit"``; statuses are
+    """``reason`` is a docs/reference/RECORD.md reason or ``"forfeit"``; statuses are
     ``BotStatus`` names without the prefix (``"OK"``, ``"TIMEOUT"``, ...);
     ``record`` is the revealed kahuna-record/1 object."""
 

@@ -15,7 +15,7 @@ Importing ``grpc`` and ``grpc.aio`` costs a launch more CPU than this module,
 ``h2`` and the socket together, and a decision costs less with no event loop
 and no transport threads: everything runs in the caller's thread
 (``benchmarks/launch_cost.py``, ``benchmarks/sdk.py``; figures in
-docs/PROTOCOL.md).
+docs/reference/PROTOCOL.md).
 """
 
 from __future__ import annotations

@@ -518,7 +518,7 @@ Global___SubmitBotResponse: _TypeAlias = SubmitBotResponse  # noqa: Y015
 
 @_typing.final
 class ConformanceScenario(_message.Message):
-    """One scenario of the conformance check (docs/CONTRACTS.md, arena.conformance)."""
+    """One scenario of the conformance check (`arena bot check`, arena.conformance)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1365,11 +1365,11 @@ class WatchGameResponse(_message.Message):
     handicap, deal, bots by seat).
     """
     entry_json: _builtins.str
-    """An action as it was applied: docs/RECORD.md JSON with "seat" (and "drawn"
+    """An action as it was applied: docs/reference/RECORD.md JSON with "seat" (and "drawn"
     for a deck draw), or another event such as {"reshuffle": [...]}.
     """
     record_json: _builtins.str
-    """Last: the finished game's kahuna-record/1 (docs/RECORD.md)."""
+    """Last: the finished game's kahuna-record/1 (docs/reference/RECORD.md)."""
     seq: _builtins.int
     """Position of entry_json in the game (0-based)."""
     game_id: _builtins.int

@@ -180,7 +180,7 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetGameRecord(self, request, context):
-        """A finished game's kahuna-record/1 (docs/RECORD.md), as JSON text, for anyone;
+        """A finished game's kahuna-record/1 (docs/reference/RECORD.md), as JSON text, for anyone;
         with the end of a failed bot's stderr for that bot's owner and the admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -196,7 +196,7 @@ class ArenaServiceServicer:
 
     def RegisterRemoteBot(self, request, context):
         """Register a bot its owner hosts: the arena launches nothing for it and
-        offers its seats through WaitForSeats (docs/PROTOCOL.md, "Remote bots").
+        offers its seats through WaitForSeats (docs/reference/PROTOCOL.md, "Remote bots").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -63,14 +63,14 @@ class ArenaServiceStub:
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """TrueSkill leaderboard, one entry per bot version, ordered by mu - 3 sigma."""
     GetGameRecord: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetGameRecordRequest, _arena_service_pb2.GetGameRecordResponse]
-    """A finished game's kahuna-record/1 (docs/RECORD.md), as JSON text, for anyone;
+    """A finished game's kahuna-record/1 (docs/reference/RECORD.md), as JSON text, for anyone;
     with the end of a failed bot's stderr for that bot's owner and the admin.
     """
     CreateUserToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]
     """A new bearer token for a user (admin)."""
     RegisterRemoteBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterRemoteBotRequest, _arena_service_pb2.RegisterRemoteBotResponse]
     """Register a bot its owner hosts: the arena launches nothing for it and
-    offers its seats through WaitForSeats (docs/PROTOCOL.md, "Remote bots").
+    offers its seats through WaitForSeats (docs/reference/PROTOCOL.md, "Remote bots").
     """
     WaitForSeats: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WaitForSeatsRequest, _arena_service_pb2.WaitForSeatsResponse]
     """The seats offered to one of the caller's remote bots: the open offers now,
@@ -127,14 +127,14 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """TrueSkill leaderboard, one entry per bot version, ordered by mu - 3 sigma."""
     GetGameRecord: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetGameRecordRequest, _arena_service_pb2.GetGameRecordResponse]  # type: ignore[assignment]
-    """A finished game's kahuna-record/1 (docs/RECORD.md), as JSON text, for anyone;
+    """A finished game's kahuna-record/1 (docs/reference/RECORD.md), as JSON text, for anyone;
     with the end of a failed bot's stderr for that bot's owner and the admin.
     """
     CreateUserToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]  # type: ignore[assignment]
     """A new bearer token for a user (admin)."""
     RegisterRemoteBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterRemoteBotRequest, _arena_service_pb2.RegisterRemoteBotResponse]  # type: ignore[assignment]
     """Register a bot its owner hosts: the arena launches nothing for it and
-    offers its seats through WaitForSeats (docs/PROTOCOL.md, "Remote bots").
+    offers its seats through WaitForSeats (docs/reference/PROTOCOL.md, "Remote bots").
     """
     WaitForSeats: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WaitForSeatsRequest, _arena_service_pb2.WaitForSeatsResponse]  # type: ignore[assignment]
     """The seats offered to one of the caller's remote bots: the open offers now,
@@ -236,7 +236,7 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.GetGameRecordRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.GetGameRecordResponse, _abc.Awaitable[_arena_service_pb2.GetGameRecordResponse]]:
-        """A finished game's kahuna-record/1 (docs/RECORD.md), as JSON text, for anyone;
+        """A finished game's kahuna-record/1 (docs/reference/RECORD.md), as JSON text, for anyone;
         with the end of a failed bot's stderr for that bot's owner and the admin.
         """
 
@@ -255,7 +255,7 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.RegisterRemoteBotResponse, _abc.Awaitable[_arena_service_pb2.RegisterRemoteBotResponse]]:
         """Register a bot its owner hosts: the arena launches nothing for it and
-        offers its seats through WaitForSeats (docs/PROTOCOL.md, "Remote bots").
+        offers its seats through WaitForSeats (docs/reference/PROTOCOL.md, "Remote bots").
         """
 
     @_abc_1.abstractmethod

@@ -4,7 +4,7 @@ isort:skip_file
 The bot-facing referee service. A bot is a gRPC client: it opens one Play
 stream for the whole match, says Hello with its token, and then answers
 every ActionRequest with one ActionReply carrying the same request_id.
-docs/PROTOCOL.md describes the message flow, the statuses and the limits.
+docs/reference/PROTOCOL.md describes the message flow, the statuses and the limits.
 """
 
 from collections import abc as _abc
@@ -381,13 +381,13 @@ class GameOver(_message.Message):
     winner_seat: _builtins.int
     """The winning seat; absent for a draw (or when both bots failed)."""
     reason: _builtins.str
-    """"points", "final_points", "bridges", "draw", "no_bridges" (docs/RECORD.md)
+    """"points", "final_points", "bridges", "draw", "no_bridges" (docs/reference/RECORD.md)
     when the game finished by the rules, or "forfeit".
     """
     your_status: Global___BotStatus.ValueType
     opponent_status: Global___BotStatus.ValueType
     record_json: _builtins.str
-    """The game record, a kahuna-record/1 JSON object (docs/RECORD.md), with the
+    """The game record, a kahuna-record/1 JSON object (docs/reference/RECORD.md), with the
     deal and reshuffles revealed and match metadata under the "match" key.
     """
     @_builtins.property

@@ -4,7 +4,7 @@ isort:skip_file
 The bot-facing referee service. A bot is a gRPC client: it opens one Play
 stream for the whole match, says Hello with its token, and then answers
 every ActionRequest with one ActionReply carrying the same request_id.
-docs/PROTOCOL.md describes the message flow, the statuses and the limits.
+docs/reference/PROTOCOL.md describes the message flow, the statuses and the limits.
 """
 
 from collections import abc as _abc

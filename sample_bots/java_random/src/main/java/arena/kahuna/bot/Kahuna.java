@@ -49,7 +49,7 @@ public final class Kahuna {
    * remove: the two cards. {@code line}: place, remove: the line, e.g. "ELAI-HUNA".
    */
   public record Action(ActionType type, String card, List<String> cards, String line) {
-    /** docs/RECORD.md text: "place HUNA ELAI-HUNA", "draw deck". */
+    /** docs/reference/RECORD.md text: "place HUNA ELAI-HUNA", "draw deck". */
     @Override
     public String toString() {
       return switch (type) {
@@ -84,7 +84,7 @@ public final class Kahuna {
   }
 
   /**
-   * Everything your seat may know (docs/RULES.md R9). {@code toMove} is -1 when the game
+   * Everything your seat may know (docs/reference/RULES.md R9). {@code toMove} is -1 when the game
    * is finished; {@code bridges} maps a line to the seat of its bridge, {@code controlled}
    * an island to its seat; arrays of two are indexed by seat; {@code faceup} has three
    * slots, "" for an empty one; {@code history} is the whole game so far, oldest first.
