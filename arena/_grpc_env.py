@@ -5,9 +5,8 @@ its ``event_engine_listener`` experiment (on by default in grpcio 1.8x) a
 server's accepted connections are read by an EventEngine thread that hands
 every message over to the thread polling for completions; switched off, the
 poller reads the socket itself: one thread wake-up less per message. For
-the referee (a grpc.aio server per bot) that measured about a fifth less CPU
-per decision and ~15% more games per second (``benchmarks/referee.py``,
-alternating runs: 0.29 -> 0.23 ms CPU, 0.51 -> 0.43 ms wall per decision).
+the referee (a grpc.aio server per bot) that is less CPU per decision and more games
+per second (``benchmarks/referee.py``; figures in benchmarks/RESULTS.md).
 
 Nothing happens on import: the entry points call ``tune_this_process``
 (``arena.cli.main``, the benchmarks, the test suite's conftest) and

@@ -2,8 +2,14 @@
 
 Tests run referees in this process (``run_match``), as ``arena match`` does
 in its own: tune gRPC before any test module imports it (``arena._grpc_env``).
+``tests.boundaries`` keeps the inner loop (``pytest -m "not slow"``) free of
+processes and servers, and soak tests out unless ``-m`` asks for them.
 """
 
 from arena._grpc_env import tune_this_process
+from tests import boundaries
 
 tune_this_process()
+boundaries.install()
+
+pytest_plugins = ["tests.boundaries"]

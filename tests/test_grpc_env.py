@@ -13,6 +13,8 @@ import pytest
 
 from arena._grpc_env import TUNED_EXPERIMENTS
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 PRINT_ENV = "import os\n{first}\n{then}\nprint(os.environ.get('GRPC_EXPERIMENTS', '<unset>'))\n"
 CLI_MAIN = (
     "from arena.cli import main\n"

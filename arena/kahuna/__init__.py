@@ -3,7 +3,7 @@
 The public API is importable from here. The
 rules, the legal moves, the records and the deals are imported on first use of one
 of their names (PEP 562): a sandboxed Python bot imports the engine at every launch,
-twice per bot and paired match (issue 9), and the SDK needs only the actions, the
+twice per bot and paired match, and the SDK needs only the actions, the
 board, the state and the observation (``tests/kahuna/test_lazy_api.py``). Those are
 imported here as before: ``observe`` names both a submodule and its function, and
 only an import here, after the submodule's, leaves the name to the function.

@@ -265,7 +265,7 @@ shared ``kahuna-arena`` parent: the scheduler gives a parent group one weight (o
 ordinary process's worth) split over its children by their recent load, so in a
 shared parent every bot's CPU share shrank while any other bot ran, its opponent
 included, and all the bots of the host together weighed as much as one process
-(issue 10.6; docs/design/SANDBOX.md). ``cpuacct`` goes with ``cpu`` (one hierarchy where
+(docs/design/SANDBOX.md). ``cpuacct`` goes with ``cpu`` (one hierarchy where
 they are mounted together)."""
 FLAT_PREFIX = f"{PARENT_NAME}-"
 """A flat group's name: the prefix, then the bot group's own name."""

@@ -7,13 +7,12 @@ then the pipe's read end is closed, and the bot's next write gets SIGPIPE (EPIPE
 where it ignores the signal). A pipe is done at EOF, once every process that held
 its write end is gone.
 
-Each launch used to fork a drainer, ``stdbuf -o0 head -c LIMIT``: two programs
-started per launch, about 5 ms of CPU, paid four times per paired match (issue 9).
-Here one daemon thread per process (made on first use, and again in a forked
-child) waits on every pipe at once with ``selectors``. It reads 64 KiB at most per
-wake-up and rests ``REST_S`` after each read, so a bot that writes a byte at a
-time cannot make it spin: that bot's writes block on its full pipe instead, as
-they did behind a slow ``head``.
+A drainer process per launch (``stdbuf -o0 head -c LIMIT``) would cost two programs
+per launch, paid four times per paired match. Instead one daemon thread per process
+(made on first use, and again in a forked child) waits on every pipe at once with
+``selectors``. It reads 64 KiB at most per wake-up and rests ``REST_S`` after each
+read, so a bot that writes a byte at a time cannot make it spin: that bot's writes
+block on its full pipe instead, as they would behind a slow ``head``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 bwrap's ``--die-with-parent`` and ``setpriv --pdeathsig`` use the kernel's
 parent-death signal, and the kernel's "parent" is the *thread* that forked. A
 referee that launched a bot from a short-lived thread would see the bot killed
-when that thread ended (measured: the outer bwrap got SIGKILL). Forking from
+when that thread ended (the outer bwrap gets SIGKILL). Forking from
 one thread that lives as long as the process keeps the signal meaning "the
 arena is gone".
 """

@@ -1,4 +1,4 @@
-"""Neutral sources for a bot's bind mounts (issue 17, item 4).
+"""Neutral sources for a bot's bind mounts.
 
 ``/proc/self/mountinfo`` prints each bind mount's source as its path within
 the source's filesystem, and no mount option changes that. So the sandbox

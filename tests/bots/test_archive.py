@@ -243,6 +243,7 @@ def test_a_bot_directory_whose_links_chain_outside_is_refused(tmp_path: Path) ->
     check_bot_directory(directory)  # resolves inside: fine
 
 
+@pytest.mark.slow
 def test_stale_upload_directories_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
     gone = subprocess.Popen(["true"])
     gone.wait()

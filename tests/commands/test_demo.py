@@ -11,6 +11,8 @@ import pytest
 
 from arena.commands.demo import DEMO_BOTS, sample_bots
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

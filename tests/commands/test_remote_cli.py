@@ -357,6 +357,7 @@ def _refusal(result: Run, status: int, words: str) -> None:
     assert "Traceback" not in result.err
 
 
+@pytest.mark.slow
 def test_login_checks_the_token_and_saves_it_0600(
     arena: Served, arena_cli: Cli, tmp_path: Path
 ) -> None:
@@ -458,6 +459,7 @@ def test_an_unreachable_arena_is_one_line(arena_cli: Cli, tmp_path: Path) -> Non
     _refusal(arena_cli("leaderboard"), remote.EXIT_UNREACHABLE, "127.0.0.1:1")
 
 
+@pytest.mark.slow
 def test_submit_plays_the_smoke_match_and_owns_the_bot(
     arena: Served, arena_cli: Cli, tmp_path: Path
 ) -> None:
@@ -476,6 +478,7 @@ def test_submit_plays_the_smoke_match_and_owns_the_bot(
     _refusal(arena_cli("submit", str(bot)), remote.EXIT_PERMISSION, "another user")
 
 
+@pytest.mark.slow
 def test_a_bot_that_fails_its_smoke_match_is_refused_with_the_reason(
     arena: Served, arena_cli: Cli, tmp_path: Path
 ) -> None:
@@ -488,6 +491,7 @@ def test_a_bot_that_fails_its_smoke_match_is_refused_with_the_reason(
     _refusal(arena_cli("submit", str(bot)), remote.EXIT_REFUSED, "bot refused")
 
 
+@pytest.mark.slow
 def test_watch_leaderboard_and_record_follow_a_tournament(
     arena: Served, arena_cli: Cli, tmp_path: Path
 ) -> None:
@@ -531,6 +535,7 @@ def _second_bot(arena: Served) -> str:
     return add_bot_version(arena.store, load_bot(greedy))[0].bot
 
 
+@pytest.mark.slow
 def test_play_hosts_a_remote_bot_through_the_connector(
     arena: Served, tmp_path: Path, pki: Pki
 ) -> None:
@@ -592,6 +597,7 @@ def test_submit_lines_report_the_conformance_findings() -> None:
     assert plain == ["mine version abc: submitted (owner alice)", "smoke match: passed"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", ["4k", "16m"], ids=["disk full", "control: room"])
 def test_record_to_a_full_disk_leaves_no_truncated_file(
     arena: Served, arena_cli: Cli, tmp_path: Path, size: str

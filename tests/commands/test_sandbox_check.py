@@ -6,6 +6,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

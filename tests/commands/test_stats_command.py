@@ -12,6 +12,8 @@ import pytest
 from arena.tournament.sprt import EloModel, SprtParams, llr
 from arena.tournament.stats import Pentanomial
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 
 def arena_stats(*args: str) -> subprocess.CompletedProcess[str]:
     # `python -m arena` runs this worktree's code (PYTHONPATH), like the `arena` script would

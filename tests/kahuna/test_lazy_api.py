@@ -32,6 +32,7 @@ def _loaded_after(code: str) -> list[str]:
     return [name.removeprefix("arena.kahuna.") for name in loaded]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("code", "absent"),
     [
@@ -44,10 +45,12 @@ def test_an_import_loads_only_what_it_names(code: str, absent: set[str]) -> None
     assert not absent & set(_loaded_after(code))
 
 
+@pytest.mark.slow
 def test_a_name_loads_its_module_then_stays() -> None:
     assert "records" in _loaded_after("from arena.kahuna import parse_record")  # control
 
 
+@pytest.mark.slow
 def test_every_public_name_resolves_to_its_object_never_to_a_submodule() -> None:
     # ``observe`` is a submodule and a function: importing the submodule lazily would
     # have left the package's name to the module

@@ -163,6 +163,7 @@ DISKS = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("options", "fill", "error"), [case[1:] for case in DISKS],
                          ids=[case[0] for case in DISKS])  # fmt: skip
 def test_a_copy_that_cannot_be_written_is_one_line_and_leaves_nothing(

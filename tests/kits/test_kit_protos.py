@@ -8,7 +8,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .building import REPO
+
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
 SCRIPT = REPO / "scripts" / "sync-kit-protos"
 

@@ -147,6 +147,7 @@ UNREADABLE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("made", "named"), [case[1:] for case in UNREADABLE],
                          ids=[case[0] for case in UNREADABLE])  # fmt: skip
 def test_a_bot_with_something_unreadable_is_refused_naming_it(

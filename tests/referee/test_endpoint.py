@@ -29,6 +29,8 @@ from arena.referee.endpoint import (
 from arena.referee.judge import ReplyWindow, judge
 from arena.referee.types import BotStatus
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 REFUSED = {grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED}
 """How a refused call ends: the method lookup's answer, or the cut that follows it (a call
 the transport had already taken in when the bot's server stopped ends CANCELLED: the clean-

@@ -26,6 +26,8 @@ from arena.referee.slots import BotSlot
 from arena.referee.turn_loop import GAME_ENDED, ArrivalQueue, TurnLoop
 from arena.referee.types import BotSpec, BotStatus
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 
 class Table:
     """Two ready bots, a game in play in a 'main' thread, and the arrivals queue."""

@@ -23,6 +23,8 @@ from arena.protocol.convert import action_from_pb
 
 from .scripted_referee import REQUEST_ID, TOKEN, ScriptedServer
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_BOTS = REPO / "sample_bots"
 JS_BOT = SAMPLE_BOTS / "js_random"

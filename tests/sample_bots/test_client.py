@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from kahuna_bot import Action, Observation, run
 
 from .scripted_referee import REQUEST_ID, TOKEN, ScriptedServer
+
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
 THREADS = 3
 

@@ -42,6 +42,7 @@ def test_proto_copies_equal_the_repository_protos() -> None:
         assert (COPY_ROOT / name).read_bytes() == (PROTO_ROOT / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_sync_protos_check_mode_agrees() -> None:
     if shutil.which("node") is None:
         pytest.skip("node is not installed")

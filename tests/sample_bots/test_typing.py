@@ -13,6 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_BOTS = REPO / "sample_bots"
 CHECKED = [

@@ -160,6 +160,7 @@ def echo(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[b
         yield request[::-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
 def test_a_conversation_then_status_ok(tcp: bool) -> None:
     server = Server(echo, tcp=tcp)
@@ -177,6 +178,7 @@ def test_a_conversation_then_status_ok(tcp: bool) -> None:
         server.stop()
 
 
+@pytest.mark.slow
 def test_an_error_status_ends_the_call_with_its_code_and_details() -> None:
     def fail(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
         yield next(requests)
@@ -196,6 +198,7 @@ def test_an_error_status_ends_the_call_with_its_code_and_details() -> None:
         server.stop()
 
 
+@pytest.mark.slow
 def test_trailers_only_an_unknown_method() -> None:
     server = Server(echo)
     try:
@@ -209,6 +212,7 @@ def test_trailers_only_an_unknown_method() -> None:
         server.stop()
 
 
+@pytest.mark.slow
 def test_an_oversized_message_ends_the_call() -> None:
     server = Server(echo)
     try:
@@ -224,6 +228,7 @@ def test_an_oversized_message_ends_the_call() -> None:
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_server_that_goes_away_ends_the_call_unavailable_or_cancelled() -> None:
     started = threading.Event()
 
@@ -245,6 +250,7 @@ def test_a_server_that_goes_away_ends_the_call_unavailable_or_cancelled() -> Non
     call.cancel()
 
 
+@pytest.mark.slow
 def test_a_server_not_listening_yet_is_waited_for() -> None:
     server = Server(echo, start=False)
     try:
@@ -267,6 +273,7 @@ def test_no_server_at_all_times_out() -> None:
         assert time.monotonic() - started < 3
 
 
+@pytest.mark.slow
 def test_a_peer_that_is_not_http2_ends_the_call() -> None:
     with tempfile.TemporaryDirectory() as work:
         path = f"{work}/junk.sock"
@@ -355,6 +362,7 @@ def _reset(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
     peer.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("behaviour", "codes"),
     [

@@ -48,6 +48,7 @@ def _seen(harness: Harness, cores: float) -> tuple[int, str]:
     return nproc, allowed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cores", [1.0, 0.5, 2.0])
 def test_nproc_inside_the_sandbox_matches_the_quota(harness: Harness, cores: float) -> None:
     usable = len(os.sched_getaffinity(0))

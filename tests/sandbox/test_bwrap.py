@@ -112,6 +112,7 @@ def world_readable_dir() -> Iterator[Path]:
     shutil.rmtree(directory, ignore_errors=True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="switches to uid 65534 to run bwrap unprivileged")
 def test_unprivileged_mode_for_real(world_readable_dir: Path) -> None:
     bot_dir = world_readable_dir / "bot"

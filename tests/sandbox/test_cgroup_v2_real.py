@@ -47,6 +47,7 @@ def group_dir() -> Iterator[Path]:
 TREE = "read go; setsid sh -c 'while :; do :; done' & sh -c 'sleep 300; :' & sleep 300"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prefer_kill_file", [pytest.param(True, id="cgroup.kill"),
                                               pytest.param(False, id="freeze-and-signal")])
 def test_v2_kill_empties_and_removes_a_real_group(group_dir: Path, prefer_kill_file: bool) -> None:

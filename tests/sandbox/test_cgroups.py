@@ -303,6 +303,7 @@ def test_a_parent_removed_while_being_made_is_retried(
             make_child_group(parent, "bot-1-1-aa")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     detect_version(REAL_ROOT) != 1 or os.geteuid() != 0, reason="needs root on a cgroup v1 host"
 )

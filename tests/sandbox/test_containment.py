@@ -12,6 +12,8 @@ from arena.sandbox import HostReport, SandboxLimits
 
 from .conftest import Harness, lines_of, marked_pids
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 MEMORY_BOMB = (
     "chunks = []\n"
     "while True:\n"

@@ -116,6 +116,7 @@ def _comm(pid: int) -> str:
         return ""
 
 
+@pytest.mark.slow
 def test_a_launch_starts_no_drainer_process(harness: Harness) -> None:
     before = _children()
     bot, output = harness.launch("echo started >&2; sleep 5", limits=SandboxLimits())

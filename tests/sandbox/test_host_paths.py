@@ -17,6 +17,8 @@ from arena.sandbox.staging import StagedSources, stage_root
 
 from .conftest import Harness
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 PROBE = """
 import os
 print("BEGIN-MOUNTINFO")

@@ -12,6 +12,8 @@ from arena.sandbox.uids import configured_pool
 
 from .conftest import Harness, lines_of, marked_pids
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 
 def test_bot_runs_unprivileged_with_core_dumps_off(harness: Harness) -> None:
     bot, output_path = harness.launch(

@@ -50,12 +50,14 @@ def _probe(harness: Harness, runtime: str) -> tuple[int | None, str]:
                        timeout_s=60)
 
 
+@pytest.mark.slow
 def test_the_java_runtime_loads_the_security_configuration(harness: Harness) -> None:
     status, output = _probe(harness, "java")
     assert status == 0, output
     assert "source=file:/dev/random" in output
 
 
+@pytest.mark.slow
 def test_native_lacks_it_which_is_why_java_is_a_runtime(harness: Harness) -> None:
     if not any(tree.parts[1] == "etc" for tree in java_trees()[0]):
         pytest.skip("this JDK keeps no configuration in /etc")

@@ -17,6 +17,7 @@ from .conftest import Harness
 INSIDE = javacds.ARCHIVE_INSIDE
 
 
+@pytest.mark.slow
 def test_the_bot_writes_its_one_file_and_the_arena_takes_it(harness: Harness) -> None:
     bot, output = harness.launch(f"printf archived > {INSIDE}", writable_file=INSIDE)
     assert bot.wait(20) == 0, output.read_text()
@@ -27,6 +28,7 @@ def test_the_bot_writes_its_one_file_and_the_arena_takes_it(harness: Harness) ->
     bot.kill()
 
 
+@pytest.mark.slow
 def test_what_it_writes_is_bounded_by_its_file_size_limit(harness: Harness) -> None:
     script = f"head -c 3000000 /dev/zero > {INSIDE}; echo status=$?"
     bot, output = harness.launch(script, writable_file=INSIDE,
@@ -38,6 +40,7 @@ def test_what_it_writes_is_bounded_by_its_file_size_limit(harness: Harness) -> N
     assert "status=0" not in output.read_text()
 
 
+@pytest.mark.slow
 def test_only_that_file_is_writable_and_none_is_given_by_default(harness: Harness) -> None:
     script = (
         f"touch /run/kahuna/other 2>/dev/null && echo wrote-beside; "
@@ -52,6 +55,7 @@ def test_only_that_file_is_writable_and_none_is_given_by_default(harness: Harnes
     assert "wrote-archive" not in text and "done" in text
 
 
+@pytest.mark.slow
 def test_nothing_is_taken_while_the_bot_runs_or_when_it_wrote_nothing(harness: Harness) -> None:
     bot, _ = harness.launch(f"sleep 30; printf late > {INSIDE}", writable_file=INSIDE)
     assert bot.take_written(harness.root / "early.jsa", max_bytes=100) is None
@@ -62,6 +66,7 @@ def test_nothing_is_taken_while_the_bot_runs_or_when_it_wrote_nothing(harness: H
     assert not (harness.root / "none.jsa").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inside", ["relative/x", "/bot/x", "/tmp/x", "/run/kahuna",
                                     "/run/kahuna/referee.sock"])  # fmt: skip
 def test_a_writable_file_cannot_cover_the_sandbox(harness: Harness, inside: str) -> None:

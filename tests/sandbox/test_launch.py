@@ -31,6 +31,7 @@ from arena.sandbox.process import wait_gone
 from .conftest import Harness, cgroup_dirs, lines_of, marked_pids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
@@ -76,6 +77,7 @@ def test_bad_requests_are_named(
         launch_bot(**{**request, **overrides})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("entry", "mode", "named"),
     [
@@ -125,6 +127,7 @@ NO_NAMESPACES = HostReport(
 )
 
 
+@pytest.mark.slow
 def test_missing_layers_refuse_untrusted_bots(harness: Harness) -> None:
     with pytest.raises(SandboxUnavailableError) as caught:
         harness.launch("sleep 30", host=NO_NAMESPACES)
@@ -134,6 +137,7 @@ def test_missing_layers_refuse_untrusted_bots(harness: Harness) -> None:
     assert str(unavailable_error(NO_NAMESPACES)) == str(caught.value)
 
 
+@pytest.mark.slow
 def test_unsafe_fallback_runs_loudly_with_rlimits_and_the_real_socket(harness: Harness) -> None:
     configure()  # once, before capturing (get_logger would configure inside the capture)
     with capture_logs() as logs:
@@ -153,6 +157,7 @@ def test_unsafe_fallback_runs_loudly_with_rlimits_and_the_real_socket(harness: H
     assert warnings[0]["missing"] == list(NO_NAMESPACES.missing)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "cgroup_version",
     [pytest.param(1, id="with-cgroup"), pytest.param(None, id="process-group-only")],
@@ -174,6 +179,7 @@ def test_unsafe_fallback_kills_its_tree(harness: Harness, cgroup_version: int | 
     assert wait_gone(marked_pids(harness.marker))
 
 
+@pytest.mark.slow
 def test_a_bots_cpu_group_has_no_parent_shared_with_other_bots(harness: Harness) -> None:
     """Issue 10.6: the scheduler splits a parent group's one weight over the CPUs by its
     children's recent load, so two bots under one ``kahuna-arena`` cpu group took CPU
@@ -205,6 +211,7 @@ def test_a_bots_cpu_group_has_no_parent_shared_with_other_bots(harness: Harness)
     assert not [d for bot in bots for d in cgroup_dirs(bot.name) if d.exists()]
 
 
+@pytest.mark.slow
 def test_kill_is_idempotent_and_accounting_survives_it(harness: Harness) -> None:
     bot, _ = harness.launch("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 300")
     deadline = time.monotonic() + 10  # the gate execs bwrap once it is in the cgroup
@@ -235,6 +242,7 @@ if sys.argv[4] == "crash":
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ending", ["exit", "crash"])
 def test_bots_die_with_their_caller(harness: Harness, ending: str) -> None:
     caller = subprocess.Popen(
@@ -257,6 +265,7 @@ def test_bots_die_with_their_caller(harness: Harness, ending: str) -> None:
     assert os.path.exists(f"/proc/{caller.pid}") is False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("bwrap", "expected"),
     [
@@ -306,6 +315,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.slow
 def test_forked_worker_and_crashed_parent_each_clean_up_their_own(harness: Harness) -> None:
     caller = subprocess.Popen(
         [sys.executable, "-c", FORKER, str(harness.bot_dir), harness.marker,

@@ -12,6 +12,8 @@ from arena.sandbox import BotProcess, SandboxLimits
 
 from .conftest import Harness, cgroup_dirs, marked_pids
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 
 def open_fds() -> set[tuple[str, str]]:
     """This process's descriptors as (number, what it points at)."""

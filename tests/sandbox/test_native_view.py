@@ -7,9 +7,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from arena.sandbox.bwrap import ETC_FILES, TOP_LEVEL_LINKS
 
 from .conftest import Harness
+
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
 SANDBOX_MD = Path(__file__).resolve().parents[2] / "docs" / "design" / "SANDBOX.md"
 LISTED = ("/", "/etc", "/etc/ssl", "/dev", "/run", "/run/kahuna", "/tmp", "/bot")

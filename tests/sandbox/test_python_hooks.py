@@ -68,6 +68,7 @@ def test_the_masks_come_after_the_interpreter_tree_they_cover(
     assert argv.index("--tmpfs") < mask < argv.index("/bot")  # after the runtime trees
 
 
+@pytest.mark.slow
 def test_inside_the_sandbox_every_hook_reads_empty(harness: Harness) -> None:
     hooks = python_start_hooks()
     if not any(Path(hook).stat().st_size for hook in hooks):

@@ -135,6 +135,7 @@ USERNS_AND_THREADS = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("seccomp", "first_line"),
     [pytest.param(True, "userns refused", id="filter"),
@@ -149,6 +150,7 @@ def test_user_namespaces_are_refused_threads_and_forks_work(
     assert lines_of(output) == [first_line, "thread ok", "fork ok"]
 
 
+@pytest.mark.slow
 def test_socket_families_inside_the_sandbox(harness: Harness) -> None:
     status, output = harness.run(FAMILIES, lang="python", share_net=True)
     assert status == 0, output
@@ -162,6 +164,7 @@ def test_socket_families_inside_the_sandbox(harness: Harness) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_control_without_the_filter_ip_sockets_open(harness: Harness) -> None:
     no_seccomp = HostReport(namespaces=True, cgroup_version=1, seccomp=False, missing=("x",))
     status, output = harness.run(FAMILIES, lang="python", host=no_seccomp, unsafe=True)
@@ -180,6 +183,7 @@ RAW_SYSCALLS = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x32 and numbers are x86-64's")
 def test_x32_io_uring_and_denied_calls_are_refused_for_real(harness: Harness) -> None:
     status, output = harness.run(RAW_SYSCALLS, lang="python")
@@ -203,6 +207,7 @@ I386_GETPID = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="i386 ABI exists only on x86-64")
 def test_foreign_abi_system_call_kills_the_process(harness: Harness) -> None:
     status, output = harness.run(I386_GETPID, lang="python")

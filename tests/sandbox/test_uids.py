@@ -123,6 +123,7 @@ def _wait_for_line(path: Path, prefix: str, timeout_s: float = 20.0) -> str:
     raise AssertionError(f"no {prefix!r} line in {path}: {text}")
 
 
+@pytest.mark.slow
 def test_inotify_hog_leaves_opponent_and_other_match_their_instances(harness: Harness) -> None:
     limit = int(Path("/proc/sys/fs/inotify/max_user_instances").read_text())
     hog, hog_output = harness.launch(
@@ -149,6 +150,7 @@ def test_inotify_hog_leaves_opponent_and_other_match_their_instances(harness: Ha
     hog.kill()
 
 
+@pytest.mark.slow
 def test_mqueue_hog_leaves_its_opponent_the_same_queues(harness: Harness) -> None:
     hog, hog_output = harness.launch(MQUEUE_HOG.replace("sys.argv[1]", "120"), lang="python")
     held = _wait_for_line(hog_output, "held").split()
@@ -159,6 +161,7 @@ def test_mqueue_hog_leaves_its_opponent_the_same_queues(harness: Harness) -> Non
     hog.kill()
 
 
+@pytest.mark.slow
 def test_process_hog_leaves_its_opponent_room_under_rlimit_nproc(harness: Harness) -> None:
     hog, hog_output = harness.launch(NPROC_HOG, lang="python")
     held = _wait_for_line(hog_output, "held").split()
@@ -169,6 +172,7 @@ def test_process_hog_leaves_its_opponent_room_under_rlimit_nproc(harness: Harnes
     hog.kill()
 
 
+@pytest.mark.slow
 def test_bots_launched_at_once_have_different_uids(harness: Harness) -> None:
     bots = [harness.launch("sleep 60; : $0")[0] for _ in range(4)]
     uids = [bot.uid for bot in bots]
@@ -181,6 +185,7 @@ def test_bots_launched_at_once_have_different_uids(harness: Harness) -> None:
     assert not any(uid_is_held(uid) for uid in uids if uid is not None)
 
 
+@pytest.mark.slow
 def test_a_forked_child_does_not_keep_the_uid(harness: Harness) -> None:
     bot, _ = harness.launch("sleep 60; : $0")
     assert bot.uid is not None and uid_is_held(bot.uid)
@@ -202,6 +207,7 @@ def test_a_forked_child_does_not_keep_the_uid(harness: Harness) -> None:
         os.waitpid(child, 0)
 
 
+@pytest.mark.slow
 def test_uids_are_released_and_reused_after_teardown(
     harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -221,6 +227,7 @@ def test_uids_are_released_and_reused_after_teardown(
     third.kill()
 
 
+@pytest.mark.slow
 def test_uid_lock_is_released_when_the_launcher_is_sigkilled(
     harness: Harness, tmp_path: Path
 ) -> None:

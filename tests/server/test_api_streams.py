@@ -93,6 +93,7 @@ def _refusal(call: Iterator[object]) -> tuple[Code, str]:
     return error.code(), error.details() or ""
 
 
+@pytest.mark.slow
 def test_streams_past_a_limit_are_refused_and_the_admin_is_still_answered(
     served: Served,
 ) -> None:
@@ -133,6 +134,7 @@ def test_streams_past_a_limit_are_refused_and_the_admin_is_still_answered(
     _until(lambda: served.held(None) == 0, "the silent streams closed")
 
 
+@pytest.mark.slow
 def test_a_refused_stream_is_not_counted(served: Served) -> None:
     """A stream that ends at once (unknown token, not the owner) leaves its token's count."""
     for token, bot in (("not-a-token", "alice_remote"), (served.bob, "alice_remote")):
@@ -142,6 +144,7 @@ def test_a_refused_stream_is_not_counted(served: Served) -> None:
         _until(lambda: served.held(token) == 0, "the refused streams uncounted")  # noqa: B023
 
 
+@pytest.mark.slow
 def test_a_silent_play_stream_is_told_goodbye_after_the_hello_wait(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
@@ -168,6 +171,7 @@ def test_a_silent_play_stream_is_told_goodbye_after_the_hello_wait(
         store.close()
 
 
+@pytest.mark.slow
 def test_a_connection_without_calls_is_closed_after_the_idle_limit(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
@@ -193,6 +197,7 @@ def test_a_connection_without_calls_is_closed_after_the_idle_limit(
         store.close()
 
 
+@pytest.mark.slow
 def test_health_watch_streams_count_as_streams_without_a_token(served: Served) -> None:
     health = health_pb2_grpc.HealthStub(served.channel)
     request = health_pb2.HealthCheckRequest(service="")

@@ -26,6 +26,8 @@ from arena.store import (
 )
 from arena.store.ladder import ladder_entrants
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -15,6 +15,8 @@ import pytest
 from arena.server.app import ApiServer, create_server
 from arena.store import Store, ensure_admin_token
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 CORRUPT = b"\xff\xff\xff"  # a field number 0 ... wire format that cannot parse
 BAD_UTF8_NAME = b"\x0a\x03\xff\xfe\xfd"  # field 1 (a string) that is not UTF-8
 

@@ -171,6 +171,7 @@ def test_loopback_hosts_are_told_apart_from_the_network(host: str, loopback: boo
     assert is_loopback(host) is loopback
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("host", "tls", "warned"),
     [("0.0.0.0", False, True), ("0.0.0.0", True, False), ("127.0.0.1", False, False)],
@@ -290,6 +291,7 @@ def _refused(arena: TlsArena, credentials: grpc.ChannelCredentials | None) -> gr
     return refused.value
 
 
+@pytest.mark.slow
 def test_a_client_trusting_the_ca_calls_every_service_over_tls(arena: TlsArena) -> None:
     assert arena.credentials is not None
     assert "python_random" in _list_bots(arena, arena.credentials)
@@ -319,6 +321,7 @@ def test_a_client_trusting_another_ca_refuses_the_server(arena: TlsArena, other:
     assert "CERTIFICATE_VERIFY_FAILED" in (error.details() or "")
 
 
+@pytest.mark.slow
 def test_a_remote_bot_plays_through_tls_with_the_connector(arena: TlsArena, pki: Pki) -> None:
     with arena.channel(arena.credentials) as channel:
         pb_grpc.ArenaServiceStub(channel).RegisterRemoteBot(
@@ -352,6 +355,7 @@ REGISTER_WITH_SYSTEM_ROOTS = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trusted", [True, False], ids=["ca-in-system-roots", "system-roots"])
 def test_plain_tls_flag_checks_the_server_against_the_system_roots(
     arena: TlsArena, pki: Pki, trusted: bool
@@ -371,6 +375,7 @@ def test_plain_tls_flag_checks_the_server_against_the_system_roots(
         assert done.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in done.stderr
 
 
+@pytest.mark.slow
 def test_mutual_tls_admits_only_clients_with_a_certificate_from_the_ca(
     mutual: TlsArena, pki: Pki, other: Pki
 ) -> None:
@@ -381,6 +386,7 @@ def test_mutual_tls_admits_only_clients_with_a_certificate_from_the_ca(
     assert _refused(mutual, foreign).code() == Code.UNAVAILABLE
 
 
+@pytest.mark.slow
 def test_a_remote_bot_plays_in_process_through_mutual_tls(mutual: TlsArena) -> None:
     with mutual.channel(mutual.credentials) as channel:
         pb_grpc.ArenaServiceStub(channel).RegisterRemoteBot(
@@ -408,6 +414,7 @@ def test_a_remote_bot_plays_in_process_through_mutual_tls(mutual: TlsArena) -> N
     assert game.statuses == ("ok", "ok")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [

@@ -271,6 +271,7 @@ def _remote_record(
     return status, out, err
 
 
+@pytest.mark.slow
 def test_a_game_of_a_deal_still_to_be_played_gives_out_no_hidden_card(
     site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

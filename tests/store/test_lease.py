@@ -75,6 +75,7 @@ def test_leases_of_two_tournaments_are_independent(store: Store, tournament_id: 
             assert lease_held(store, tournament_id + 1)
 
 
+@pytest.mark.slow
 def test_another_process_is_refused_until_the_holder_is_killed(
     store: Store, tournament_id: int
 ) -> None:
@@ -93,6 +94,7 @@ def test_another_process_is_refused_until_the_holder_is_killed(
             assert get_tournament(store, tournament_id).status == "running"
 
 
+@pytest.mark.slow
 def test_a_process_that_exits_without_releasing_leaves_no_lease(
     store: Store, tournament_id: int
 ) -> None:
@@ -110,6 +112,7 @@ def test_a_process_that_exits_without_releasing_leaves_no_lease(
     assert not lease_held(store, tournament_id)
 
 
+@pytest.mark.slow
 def test_a_stale_lock_file_of_a_dead_process_is_taken_over(
     store: Store, tournament_id: int
 ) -> None:

@@ -180,6 +180,7 @@ def test_a_database_it_cannot_use_is_refused_naming_the_file_and_left_byte_for_b
     assert sorted(p.name for p in data.iterdir()) == ["arena.db", "bots"]
 
 
+@pytest.mark.slow
 def test_processes_opening_a_new_data_directory_at_once_migrate_it_once(tmp_path: Path) -> None:
     data = tmp_path / "data"
     code = "import sys; from arena.store import Store\nStore.open(sys.argv[1]).close()\n"

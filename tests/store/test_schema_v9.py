@@ -197,6 +197,7 @@ def migration_steps(tmp_path_factory: pytest.TempPathFactory, long_v8: Path) -> 
     return steps[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [0.0, 0.05, 0.3, 0.6, 0.9, 0.999])
 def test_a_migration_killed_at_any_point_leaves_v8_and_migrates_next_time(
     tmp_path: Path, long_v8: Path, migration_steps: int, share: float
@@ -223,6 +224,7 @@ def disk(tmp_path: Path) -> Iterator[SmallDisk]:
         yield mounted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("free_kib", "message"),
     [
@@ -253,6 +255,7 @@ def test_a_full_disk_refuses_the_migration_in_one_line_and_leaves_v8(
     assert_totals_from_history(data)
 
 
+@pytest.mark.slow
 def test_a_read_only_store_refuses_the_migration_in_one_line_and_is_left_alone(
     disk: SmallDisk, long_v8: Path
 ) -> None:
@@ -273,6 +276,7 @@ def test_a_read_only_store_refuses_the_migration_in_one_line_and_is_left_alone(
     assert_totals_from_history(data)
 
 
+@pytest.mark.slow
 def test_a_read_only_database_file_refuses_the_migration_in_one_line(
     tmp_path: Path, long_v8: Path
 ) -> None:

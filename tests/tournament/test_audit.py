@@ -155,6 +155,7 @@ def test_an_altered_store_fails_naming_what_differs(
     assert named in (report.problem or ""), report.problem
 
 
+@pytest.mark.slow
 def test_the_cli_passes_then_fails_with_exit_1(finished: tuple[Path, int]) -> None:
     import subprocess
     import sys

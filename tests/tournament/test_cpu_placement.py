@@ -53,6 +53,7 @@ def test_groups_partition_the_cpus_evenly(cpus: tuple[int, ...], concurrency: in
             assert placed == groups[worker % len(groups)]
 
 
+@pytest.mark.slow
 def test_pinning_applies_to_the_process_and_what_it_starts() -> None:
     cpus = usable_cpus()
     code = (

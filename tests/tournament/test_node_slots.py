@@ -81,6 +81,7 @@ def test_no_slot_count_or_one_cpu_pins_nothing(tmp_path: Path) -> None:
         assert one_cpu.number == 0 and one_cpu.cpus is None
 
 
+@pytest.mark.slow
 def test_a_slot_of_a_task_killed_with_sigkill_is_free_again(tmp_path: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c",

@@ -10,6 +10,8 @@ import pytest
 
 from .test_runner import _data_dir_with_bots
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 REPO = Path(__file__).resolve().parents[2]
 
 _PLAY_AND_CHECK = """

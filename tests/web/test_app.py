@@ -75,6 +75,7 @@ def parse_page(body: str) -> Ids:
     return parser
 
 
+@pytest.mark.slow
 def test_leaderboard_page_and_json_agree(site: LiveSite) -> None:
     status, content_type, body = fetch(site.base_url + "/")
     assert status == 200 and content_type.startswith("text/html")
@@ -335,6 +336,7 @@ def test_bad_posted_records_are_named(
     assert "Traceback" not in page
 
 
+@pytest.mark.slow
 def test_tournament_pages_follow_newly_stored_games(tmp_path: Path) -> None:
     from arena.testing.demo_data import play_demo_tournament, play_games
     from arena.web.server import create_web_server
@@ -361,6 +363,7 @@ def test_tournament_pages_follow_newly_stored_games(tmp_path: Path) -> None:
         store.close()
 
 
+@pytest.mark.slow
 def test_a_tournament_whose_runner_died_shows_interrupted_with_the_resume_hint(
     tmp_path: Path,
 ) -> None:
@@ -437,6 +440,7 @@ def test_deal_note(record: object, expected: str) -> None:
     assert deal_note(record) == expected
 
 
+@pytest.mark.slow
 def test_an_sprt_test_page_charts_its_llr_between_the_bounds(tmp_path: Path) -> None:
     """A stored SPRT test (pairs planned by the format, games stored as the runner would):
     its page has the decision and the inline SVG chart, its JSON the same figures."""

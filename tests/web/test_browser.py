@@ -71,6 +71,7 @@ def owned_lines(page: Page, seat: int) -> set[str]:
     return set(lines)
 
 
+@pytest.mark.slow
 def test_pages_load_from_a_stored_tournament(page: Page, site: LiveSite) -> None:
     page.goto(site.base_url + "/")
     rows = page.locator("#leaderboard tbody tr")
@@ -180,6 +181,7 @@ def test_perspective_switch_hides_the_opponents_hand(page: Page, site: LiveSite)
     assert hand_cards(page, 1) == list(state.hands[1])
 
 
+@pytest.mark.slow
 def test_leaderboard_updates_while_a_tournament_runs(
     page: Page, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -222,6 +224,7 @@ def test_an_uploaded_record_replays_in_the_viewer(page: Page, site: LiveSite) ->
     expect(page.locator("#hand-0")).to_have_attribute("data-hidden", "true")
 
 
+@pytest.mark.slow
 def test_a_running_tournament_page_follows_new_games(
     page: Page, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -268,6 +271,7 @@ def test_the_content_security_policy_is_enforced_and_the_pages_need_no_exception
     assert any("Content Security Policy" in text for text in violations), violations
 
 
+@pytest.mark.slow
 def test_an_sprt_test_page_draws_its_llr_chart_under_the_csp(page: Page, tmp_path: Path) -> None:
     """The chart is inline SVG styled by the page's stylesheet: drawn, with both bounds
     in their colour, and nothing the Content-Security-Policy blocks (the fixture checks)."""

@@ -128,12 +128,14 @@ def test_arena_command_in_compose_matches_the_cli() -> None:
         pytest.fail(f"`{' '.join(command)}` is not a valid arena command line ({exit_})")
 
 
+@pytest.mark.slow
 def test_entrypoint_is_valid_sh_and_executable() -> None:
     entrypoint = DOCKER / "entrypoint.sh"
     assert entrypoint.stat().st_mode & 0o111
     subprocess.run(["sh", "-n", str(entrypoint)], check=True)
 
 
+@pytest.mark.slow
 def test_entrypoint_runs_its_command_when_cgroups_are_not_writable() -> None:
     result = subprocess.run(
         ["sh", str(DOCKER / "entrypoint.sh"), "echo", "started"],

@@ -16,6 +16,8 @@ from arena.server.tls import load_server_tls
 from arena.web import WebLimits, WebServer, create_web_server
 from tests.server.pki import make_pki
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 LIMITS = WebLimits(
     header_timeout_s=1.0, idle_timeout_s=0.5, body_timeout_s=1.0, max_header_bytes=4096,
     max_connections=40,

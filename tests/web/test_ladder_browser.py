@@ -35,6 +35,7 @@ BOTS = ("alpha", "beta", "gamma")
 
 
 
+@pytest.mark.slow
 def test_the_ladder_page_from_the_nav_bar_to_a_replay(browser: Browser, tmp_path: Path) -> None:
     store = Store.open(tmp_path / "data")
     for name in BOTS:

@@ -79,6 +79,7 @@ def states_of(record: Record) -> list[State]:
     return [step.state for step in replay_steps(record)]
 
 
+@pytest.mark.slow
 def test_frames_follow_the_game_as_entries_arrive(live: Live) -> None:
     assert api(live)["status"] == "waiting"
     st.start_live_game(live.store, live.match.id, 0, live.head)
@@ -102,6 +103,7 @@ def test_frames_follow_the_game_as_entries_arrive(live: Live) -> None:
         )
 
 
+@pytest.mark.slow
 def test_no_frame_differs_between_worlds_either_seat_cannot_rule_out(live: Live) -> None:
     """The leak test of tests/kahuna/test_spectate.py, on what /api/live sends."""
     st.start_live_game(live.store, live.match.id, 0, live.head)
@@ -121,6 +123,7 @@ def test_no_frame_differs_between_worlds_either_seat_cannot_rule_out(live: Live)
     assert '"deal"' not in text and "reshuffle" not in text and '"drawn": "' not in text
 
 
+@pytest.mark.slow
 def test_control_the_referee_s_frames_fail_the_same_check(live: Live) -> None:
     """The check above can fail: the "all" perspective's frame (true_frame) and a seat's
     (observed_frame of seat 0) differ between worlds a seat cannot tell apart."""
@@ -135,6 +138,7 @@ def test_control_the_referee_s_frames_fail_the_same_check(live: Live) -> None:
     assert differs["all"] > 0 and differs["seat 0"] > 0, differs
 
 
+@pytest.mark.slow
 def test_a_delayed_page_shows_only_what_the_store_had_that_long_ago(live: Live) -> None:
     feed = SpectatorFeed(StoreSource(live.store), delay_s=30)
     st.start_live_game(live.store, live.match.id, 0, live.head)
@@ -151,6 +155,7 @@ def test_a_delayed_page_shows_only_what_the_store_had_that_long_ago(live: Live) 
     assert feed.poll(live.match.id, 0, 10, time.time() + 30)["steps"] == 20
 
 
+@pytest.mark.slow
 def test_a_round_s_last_action_waits_for_the_next_round_s_order(live: Live) -> None:
     at = next(i for i, e in enumerate(live.entries) if "reshuffle" in e)
     st.start_live_game(live.store, live.match.id, 0, live.head)
@@ -163,6 +168,7 @@ def test_a_round_s_last_action_waits_for_the_next_round_s_order(live: Live) -> N
     assert "round 2 began" in after["frames"][0]["note"]
 
 
+@pytest.mark.slow
 def test_a_game_played_anew_gets_a_new_live_id(live: Live) -> None:
     st.start_live_game(live.store, live.match.id, 0, live.head)
     st.add_live_actions(live.store, live.match.id, 0, live.entries[:5])
@@ -173,6 +179,7 @@ def test_a_game_played_anew_gets_a_new_live_id(live: Live) -> None:
     assert again["live_id"] != first["live_id"] and again["steps"] == 0
 
 
+@pytest.mark.slow
 def test_the_stored_game_turns_the_page_into_its_replay(live: Live) -> None:
     st.start_live_game(live.store, live.match.id, 0, live.head)
     st.add_live_actions(live.store, live.match.id, 0, live.entries)
@@ -193,6 +200,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "status", "message"),
     [
@@ -206,6 +214,7 @@ def test_refusals_name_the_problem(live: Live, path: str, status: int, message: 
     assert code == status and message in str(payload["error"])
 
 
+@pytest.mark.slow
 def test_the_live_list_and_page_render(live: Live) -> None:
     st.start_live_game(live.store, live.match.id, 0, live.head)
     status, payload = get(f"{live.base_url}/api/live")
@@ -222,6 +231,7 @@ def test_the_live_list_and_page_render(live: Live) -> None:
     record_from_json({**live.head})  # the head is a record: what the feed replays
 
 
+@pytest.mark.slow
 def test_a_stored_game_s_public_perspective_is_what_a_spectator_saw(live: Live) -> None:
     seats = (live.match.first, live.match.second)
     game_id = store_game(live.store, live.match.id, report_for(0, seats, live.record))
@@ -244,6 +254,7 @@ def test_a_view_without_its_history_differs_only_there() -> None:
         assert short.history == () and dataclasses.replace(full, history=()) == short
 
 
+@pytest.mark.slow
 def test_a_delayed_page_plays_on_after_the_game_is_stored_until_the_delay(live: Live) -> None:
     feed = SpectatorFeed(StoreSource(live.store), delay_s=30)
     st.start_live_game(live.store, live.match.id, 0, live.head)
@@ -264,6 +275,7 @@ def test_a_delayed_page_plays_on_after_the_game_is_stored_until_the_delay(live: 
     assert fresh.poll(live.match.id, 0, -1, finished + 1)["status"] == "finished"
 
 
+@pytest.mark.slow
 def test_the_tournament_page_links_its_games_in_play(live: Live) -> None:
     page_url = f"{live.base_url}/tournaments/{live.match.tournament_id}"
     with urllib.request.urlopen(page_url, timeout=10) as page:

@@ -46,6 +46,7 @@ def served(tmp_path: Path) -> Iterator[tuple[st.Store, st.MatchRow, str]]:
         store.close()
 
 
+@pytest.mark.slow
 def test_the_live_list_shows_games_that_start_and_drops_games_that_end_without_a_reload(
     browser: Browser, served: tuple[st.Store, st.MatchRow, str]
 ) -> None:

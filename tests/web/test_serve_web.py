@@ -18,6 +18,8 @@ import pytest
 from arena import store as st
 from arena.testing.demo_data import play_demo_tournament
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 
 @contextlib.contextmanager
 def _served(data_dir: Path, *flags: str, until: str | None = None) -> Iterator[str]:

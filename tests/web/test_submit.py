@@ -19,6 +19,8 @@ from arena import store as st
 from arena.server.submissions import WebSubmitter
 from arena.web import WebServer, create_web_server
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 
 @dataclass
 class Site:

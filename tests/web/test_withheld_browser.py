@@ -27,6 +27,7 @@ else:  # pragma: no cover - the module is skipped
     Browser = object  # type: ignore[misc,assignment]
 
 
+@pytest.mark.slow
 def test_a_half_played_deal_shows_only_what_a_spectator_sees(
     browser: Browser, tmp_path: Path
 ) -> None:

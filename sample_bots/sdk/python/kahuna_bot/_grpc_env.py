@@ -4,7 +4,7 @@ gRPC's core reads ``GRPC_EXPERIMENTS`` once, when ``grpc`` is imported.
 Switching its ``event_engine_client`` experiment off makes a bot's channel
 read its socket in the thread that polls for completions, instead of
 handing every message over from an EventEngine thread: one thread wake-up
-less per message, measured about a fifth less CPU per decision in the
+less per message, less CPU per decision in the
 sandbox (``benchmarks/sdk.py``). Only in a bot process (``KAHUNA_REFEREE``
 set), only while ``grpc`` is not loaded yet, and never over a
 ``GRPC_EXPERIMENTS`` of the bot's own.

@@ -10,7 +10,7 @@ end the stream at once: "Trailers-Only"). HTTP/2 itself (frames, HPACK,
 flow control, the connection's settings and pings) is the ``h2`` library's.
 
 Why not ``grpcio``: a bot plays one stream, with one message out for each
-one in, and a sandboxed bot is launched twice per paired match (issue 9).
+one in, and a sandboxed bot is launched twice per paired match.
 Importing ``grpc`` and ``grpc.aio`` costs a launch more CPU than this module,
 ``h2`` and the socket together, and a decision costs less with no event loop
 and no transport threads: everything runs in the caller's thread
