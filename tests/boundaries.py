@@ -2,11 +2,13 @@
 
 ``pytest -m "not slow"`` is the inner loop; it stays fast only while every test
 that starts a process, binds a server or launches a browser says so with
-``@pytest.mark.slow``. This plugin watches each unmarked test's set-up and call
+``@pytest.mark.slow``. This plugin sees what a test and its fixtures start
 through Python's audit hooks (``subprocess.Popen``, ``os.fork``, ``os.exec``,
-``os.posix_spawn``, ``socket.bind``) and gRPC's server constructors, and fails
-the test naming what it started. Soak tests run only when asked for by
-``-m`` (for example ``-m soak``), whatever else ``-m`` says.
+``os.posix_spawn``, ``socket.bind``) and gRPC's server constructors. An
+unmarked test fails naming what it started, or the fixture that started it
+(a fixture shared by several tests starts its server once, so every test that
+uses such a fixture is held to the rule, whichever of them set it up). Soak
+tests run only when ``-m`` names them (for example ``-m soak``).
 """
 
 from __future__ import annotations
@@ -23,19 +25,23 @@ _WATCHED_EVENTS = frozenset(
 
 
 class _Watch:
-    """What the running unmarked test has started; ``None`` while nothing is watched."""
+    """What this process's tests and fixtures have started, as counted and named."""
 
+    count = 0
+    """Boundary crossings so far, whatever runs (a fixture's set-up compares it)."""
     started: list[str] | None = None
+    """What the running unmarked test started; ``None`` while no such test runs."""
+    fixtures: set[str] = set()  # noqa: RUF012  (one set for the process)
+    """Fixtures whose set-up started a process or a server."""
 
     @classmethod
     def note(cls, what: str) -> None:
+        cls.count += 1
         if cls.started is not None and len(cls.started) < 5:
             cls.started.append(what)
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if _Watch.started is None:
-        return
     if event in _WATCHED_EVENTS:
         _Watch.note(f"{event} {_describe(args)}")
     elif event == "socket.bind":
@@ -61,25 +67,19 @@ def _watching(factory: Callable[..., Any], name: str) -> Callable[..., Any]:
     return start
 
 
-def _watch_grpc_servers() -> None:
+def install(config: pytest.Config) -> None:
+    """Watch this process from now on and register the hooks below."""
     import grpc
     import grpc.aio
 
+    sys.addaudithook(_audit)
     grpc.server = _watching(grpc.server, "grpc.server")
     grpc.aio.server = _watching(grpc.aio.server, "grpc.aio.server")
-
-
-def install() -> None:
-    sys.addaudithook(_audit)
-    _watch_grpc_servers()
-
-
-def _asked_for_soak(config: pytest.Config) -> bool:
-    return "soak" in (config.option.markexpr or "")
+    config.pluginmanager.register(sys.modules[__name__], "kahuna-boundaries")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _asked_for_soak(config):
+    if "soak" in (config.option.markexpr or ""):
         return
     soak = [item for item in items if item.get_closest_marker("soak") is not None]
     if soak:
@@ -91,28 +91,40 @@ def _unmarked(item: pytest.Item) -> bool:
     return item.get_closest_marker("slow") is None and item.get_closest_marker("soak") is None
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> Generator[None, object, object]:
+    before = _Watch.count
+    result = yield
+    if _Watch.count > before:
+        _Watch.fixtures.add(fixturedef.argname)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
     if _unmarked(item):
         _Watch.started = []
-    yield
+    return (yield)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     result = yield
     started, _Watch.started = _Watch.started, None
-    if started:
+    if started is None:
+        return result
+    shared = sorted(_Watch.fixtures & set(getattr(item, "fixturenames", ())))
+    if started or shared:
+        what = "; ".join(started + [f"fixture {name!r}" for name in shared])
         pytest.fail(
-            "this test starts a process or a server but is not marked slow: "
-            + "; ".join(started)
-            + " (add @pytest.mark.slow, or keep it in-process)",
+            f"this test starts a process or a server but is not marked slow: {what}"
+            " (add @pytest.mark.slow, or keep it in-process)",
             pytrace=False,
         )
     return result
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object]:
     _Watch.started = None
-    yield
+    return (yield)

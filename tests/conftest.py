@@ -6,10 +6,14 @@ in its own: tune gRPC before any test module imports it (``arena._grpc_env``).
 processes and servers, and soak tests out unless ``-m`` asks for them.
 """
 
+import pytest
+
 from arena._grpc_env import tune_this_process
-from tests import boundaries
 
 tune_this_process()
-boundaries.install()
 
-pytest_plugins = ["tests.boundaries"]
+
+def pytest_configure(config: pytest.Config) -> None:
+    from tests import boundaries
+
+    boundaries.install(config)

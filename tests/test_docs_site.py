@@ -63,6 +63,7 @@ def test_user_docs_carry_no_run_figures_or_history(name: str) -> None:
     assert not found, f"{name} has history or run figures:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_the_generated_references_are_up_to_date() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],

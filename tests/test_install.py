@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts a process or a server
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = ROOT / "scripts" / "install"
 

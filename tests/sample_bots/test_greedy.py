@@ -149,6 +149,7 @@ def test_taking_the_last_card_is_preferred_only_when_ahead() -> None:
         assert sign * greedy_eval.score_action(observation, last_card) > 0
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 def test_greedy_beats_random_in_local_games() -> None:
     random_bot = load_module("python_random/bot.py", "sample_python_random")
     greedy, rand = FunctionBot(greedy_eval.choose), FunctionBot(random_bot.choose)

@@ -87,6 +87,7 @@ def test_noise_is_reproducible_from_the_seed() -> None:
     assert first != _picks(NoiseSettings(0.5, "4"), observations)
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @pytest.mark.parametrize("noise", [0.1, 0.5, 1.0])
 def test_random_actions_come_at_the_set_rate(noise: float) -> None:
     observations = _observations(2000)

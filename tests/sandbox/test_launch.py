@@ -112,6 +112,7 @@ def test_bad_limits_are_named(field: str, value: object, message: str) -> None:
         SandboxLimits(**{field: value})  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_this_host_has_every_layer() -> None:
     report = probe_host()
     assert (report.namespaces, report.cgroup_version, report.seccomp, report.missing) == (

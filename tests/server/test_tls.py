@@ -311,10 +311,12 @@ def test_a_client_trusting_the_ca_calls_every_service_over_tls(arena: TlsArena) 
         assert {"kahuna.v1.ArenaService", "kahuna.v1.RefereeService"} <= listed
 
 
+@pytest.mark.slow
 def test_a_plaintext_client_gets_nothing_from_the_tls_port(arena: TlsArena) -> None:
     assert _refused(arena, None).code() == Code.UNAVAILABLE
 
 
+@pytest.mark.slow
 def test_a_client_trusting_another_ca_refuses_the_server(arena: TlsArena, other: Pki) -> None:
     error = _refused(arena, grpc.ssl_channel_credentials(other.ca.cert_pem))
     assert error.code() == Code.UNAVAILABLE

@@ -331,6 +331,7 @@ def test_a_game_of_a_deal_still_to_be_played_gives_out_no_hidden_card(
     assert json.loads(_record_call(site, site.user, second).record_json)["match"]["deal_index"] == 0
 
 
+@pytest.mark.slow
 def test_an_unpaired_game_is_public_at_once(site: Site) -> None:
     game = _store(site.store, site.fresh_match, 0, paired=False)
     record = game_record(site.store, game)
@@ -341,6 +342,7 @@ def test_an_unpaired_game_is_public_at_once(site: Site) -> None:
     assert json.loads(text)["withheld"] is None
 
 
+@pytest.mark.slow
 def test_a_game_of_a_finished_tournament_is_public(site: Site) -> None:
     """The tournament can no longer play the deal's other game: nothing to withhold."""
     tournament, match = _tournament(site.store, "cut-cup", games=4)

@@ -113,6 +113,7 @@ def test_settings_are_stored_and_names_are_checked(store: Store) -> None:
         set_withdrawn(store, "ghost", True)
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 4), st.integers(1, 4)), min_size=1, max_size=40),

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -151,6 +152,7 @@ def seeded_store() -> Iterator[Seeded]:
             seeded.store.close()
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 20), st.integers(0, 20)),
                 min_size=1, max_size=30))  # fmt: skip

@@ -125,6 +125,7 @@ matches_strategy = st.lists(
 )
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=30, deadline=None)
 @given(matches_strategy, st.integers(1, 5))
 def test_a_v8_store_migrates_to_totals_equal_to_its_history(

@@ -15,6 +15,7 @@ import itertools
 import random
 from dataclasses import dataclass, field, replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,6 +107,7 @@ ladders = st.tuples(
 )  # bots, matches scheduled (in play and queued), seed
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=25, deadline=None)
 @given(ladders)
 def test_game_counts_stay_fair_over_time(setup: tuple[int, int, int]) -> None:
@@ -118,6 +120,7 @@ def test_game_counts_stay_fair_over_time(setup: tuple[int, int, int]) -> None:
         assert max(counts) <= 2 * min(counts) + 2, counts
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=25, deadline=None)
 @given(ladders)
 def test_no_entrant_waits_longer_than_a_bounded_number_of_matches(
@@ -133,6 +136,7 @@ def test_no_entrant_waits_longer_than_a_bounded_number_of_matches(
         assert max(gaps) <= bound, (version, gaps)
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=25, deadline=None)
 @given(ladders, st.integers(1, 4), st.integers(0, 60))
 def test_every_new_version_is_placed_within_a_bounded_number_of_matches(

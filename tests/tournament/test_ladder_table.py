@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,6 +88,7 @@ def differences(store: Store, ladder: int, cup: int, source: StoreSource) -> lis
     return found
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 20), st.integers(0, 20)),
                 min_size=1, max_size=25))  # fmt: skip

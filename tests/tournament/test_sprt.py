@@ -150,6 +150,7 @@ CASES = [
 CASE_IDS = ["fishtest-34k-gain", "fishtest-34k-nonreg", "small", "zeros", "tiny", "wide"]
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @pytest.mark.parametrize("model", list(EloModel), ids=[m.value for m in EloModel])
 @pytest.mark.parametrize(("counts", "elo0", "elo1"), CASES, ids=CASE_IDS)
 def test_llr_equals_an_independent_constrained_maximisation(
@@ -224,6 +225,7 @@ def test_bad_parameters_are_refused(kwargs: dict[str, float]) -> None:
         SprtParams(**kwargs)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=300, deadline=None)
 @given(
     counts=st.tuples(*[st.sampled_from([0, 1, 2, 7, 100, 10_000, 10**6])] * 5).filter(any),
@@ -298,6 +300,7 @@ def run_tests(params: SprtParams, true_elo: float, n_tests: int, seed: int) -> d
     return outcomes
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @pytest.mark.parametrize(
     ("params", "n_tests"),
     [

@@ -80,6 +80,7 @@ def test_plan_stops_at_the_decision_and_the_cap() -> None:
     assert pairs_to_plan(progress_of([], WIDE, 10), 0) == range(1, 2)  # at least one
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.large_base_example])
 @given(
     outcomes=st.lists(st.sampled_from([1.0, 1.5, 2.0, 0.5, 0.0]), min_size=30, max_size=30),
@@ -177,6 +178,7 @@ def _simulate(params: SprtParams, elo: float, tests: int, seed: int) -> dict[str
     return verdicts
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @pytest.mark.parametrize(
     "params",
     [SprtParams(0.0, 80.0, model=EloModel.LOGISTIC),

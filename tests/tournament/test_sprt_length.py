@@ -90,6 +90,7 @@ def test_cap_gives_inconclusive() -> None:
     assert run == type(run)(3, Decision.CONTINUE)
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 def test_length_is_seeded_and_counts_every_run() -> None:
     probs = (0.1, 0.15, 0.4, 0.2, 0.15)
     first = sprt_length(probs, LOGISTIC, runs=40, seed=7, max_pairs=5_000)
@@ -98,6 +99,7 @@ def test_length_is_seeded_and_counts_every_run() -> None:
     assert first.mean_games == 2 * first.mean_pairs
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 def test_lower_pair_variance_means_a_shorter_test() -> None:
     # the same mean score (0.575 per game, +52.5 logistic Elo), the pair variance lower
     # when pairs are correlated: mass moved from the extremes to the middle.

@@ -84,6 +84,7 @@ def _check_round(entrants: list[SwissEntrant], rnd: SwissRound) -> None:
         assert not far, "paired beyond the next score group although avoidable"
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=150, deadline=None)
 @given(
     count=st.integers(min_value=2, max_value=14),
@@ -121,6 +122,7 @@ def test_bracket_mode_seats_everyone_once_and_never_gives_a_second_bye(
         tour.play(rnd, rng)
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 def test_large_field_pairs_without_rematches_and_mostly_within_groups() -> None:
     rng = random.Random(7)
     tour = _Field({f"bot{i:04d}": 0.0 for i in range(301)})

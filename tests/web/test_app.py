@@ -92,6 +92,7 @@ def test_leaderboard_page_and_json_agree(site: LiveSite) -> None:
     assert "web-test-cup" in text
 
 
+@pytest.mark.slow
 def test_leaderboard_and_tournament_show_every_row_with_its_interval(site: LiveSite) -> None:
     """The web tables carry the same 95% intervals as the CLI and the API (one source:
     arena.tournament.results), as text in the page and as numbers in the JSON."""
@@ -123,6 +124,7 @@ def test_leaderboard_and_tournament_show_every_row_with_its_interval(site: LiveS
     assert isinstance(detail["separation_notes"], list)
 
 
+@pytest.mark.slow
 def test_tournament_page_has_standings_crosstable_and_games(site: LiveSite) -> None:
     tid = site.demo.tournament_id
     status, _, body = fetch(f"{site.base_url}/tournaments/{tid}")
@@ -152,6 +154,7 @@ def test_tournament_page_has_standings_crosstable_and_games(site: LiveSite) -> N
     assert sorted(g["id"] for g in games) == sorted(site.demo.game_ids)
 
 
+@pytest.mark.slow
 def test_bot_page_shows_versions_history_and_recent_games(site: LiveSite) -> None:
     bot = site.demo.bots[0]
     status, _, body = fetch(f"{site.base_url}/bots/{bot}")
@@ -169,6 +172,7 @@ def test_bot_page_shows_versions_history_and_recent_games(site: LiveSite) -> Non
     assert all(bot in g["bots"] for g in games)
 
 
+@pytest.mark.slow
 def test_game_page_json_and_record(site: LiveSite) -> None:
     game_id = site.demo.game_ids[0]
     status, _, body = fetch(f"{site.base_url}/games/{game_id}")
@@ -185,6 +189,7 @@ def test_game_page_json_and_record(site: LiveSite) -> None:
     assert status == 200 and json.loads(body) == st.game_record(site.store, game_id)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("perspective", ["all", "0", "1"])
 def test_frames_endpoint(site: LiveSite, perspective: str) -> None:
     game_id = site.demo.game_ids[1]
@@ -200,6 +205,7 @@ def test_frames_endpoint(site: LiveSite, perspective: str) -> None:
         assert all(f["hands"][1 - seat] is None for f in frames)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "status", "message"),
     [
@@ -224,12 +230,14 @@ def test_bad_requests_are_named(site: LiveSite, path: str, status: int, message:
     assert "Traceback" not in body
 
 
+@pytest.mark.slow
 def test_post_is_refused_with_405(site: LiveSite) -> None:
     status, _, body = fetch(site.base_url + "/api/leaderboard", method="POST")
     assert status == 405
     assert "use GET" in body
 
 
+@pytest.mark.slow
 def test_static_assets_are_served_with_types(site: LiveSite) -> None:
     for name, expected in [("viewer.js", "text/javascript"), ("style.css", "text/css")]:
         status, content_type, _ = fetch(f"{site.base_url}/static/{name}")
@@ -279,6 +287,7 @@ def forfeited_game(site: LiveSite) -> st.GameRow:
     return next(g for g in games if g.reason == "timeout")
 
 
+@pytest.mark.slow
 def test_a_forfeited_game_shows_its_failure(site: LiveSite) -> None:
     game = forfeited_game(site)
     status, _, body = fetch(f"{site.base_url}/games/{game.id}")
@@ -303,6 +312,7 @@ def post(url: str, body: bytes, content_type: str) -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
+@pytest.mark.slow
 def test_a_posted_record_is_replayed_without_storing_it(site: LiveSite) -> None:
     record = json.dumps(st.game_record(site.store, site.demo.game_ids[0]))
     before = len(st.list_games(site.store, limit=1000))
@@ -316,6 +326,7 @@ def test_a_posted_record_is_replayed_without_storing_it(site: LiveSite) -> None:
     assert len(st.list_games(site.store, limit=1000)) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [

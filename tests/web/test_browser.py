@@ -86,6 +86,7 @@ def test_pages_load_from_a_stored_tournament(page: Page, site: LiveSite) -> None
     expect(page.locator("#step")).to_have_text("0 / " + str(page.locator("#history li").count()))
 
 
+@pytest.mark.slow
 def test_viewer_steps_to_a_placement_and_draws_the_right_bridges(
     page: Page, site: LiveSite
 ) -> None:
@@ -112,6 +113,7 @@ def test_viewer_steps_to_a_placement_and_draws_the_right_bridges(
     expect(page.locator(f"#bridge-{action.line}")).to_have_attribute("data-owner", "")
 
 
+@pytest.mark.slow
 def test_keyboard_steps_and_jumps(page: Page, site: LiveSite) -> None:
     game_id = site.demo.game_ids[1]
     record = stored_record(site, game_id)
@@ -146,6 +148,7 @@ def hand_cards(page: Page, seat: int) -> list[str]:
     return [str(card) for card in cards]
 
 
+@pytest.mark.slow
 def test_perspective_switch_hides_the_opponents_hand(page: Page, site: LiveSite) -> None:
     game_id = site.demo.game_ids[2]
     record = stored_record(site, game_id)
@@ -200,6 +203,7 @@ def test_leaderboard_updates_while_a_tournament_runs(
         store.close()
 
 
+@pytest.mark.slow
 def test_forfeit_is_shown_on_the_last_frame(page: Page, site: LiveSite) -> None:
     games = st.list_games(site.store, tournament_id=site.demo.tournament_id)
     game = next(g for g in games if g.reason == "timeout")
@@ -208,6 +212,7 @@ def test_forfeit_is_shown_on_the_last_frame(page: Page, site: LiveSite) -> None:
     expect(page.locator("#note")).to_contain_text(f"game over: {game.winner} won (timeout)")
 
 
+@pytest.mark.slow
 def test_an_uploaded_record_replays_in_the_viewer(page: Page, site: LiveSite) -> None:
     import json
 
@@ -250,6 +255,7 @@ def test_a_running_tournament_page_follows_new_games(
         store.close()
 
 
+@pytest.mark.slow
 def test_the_content_security_policy_is_enforced_and_the_pages_need_no_exception(
     browser: Browser, site: LiveSite
 ) -> None:
