@@ -49,7 +49,7 @@ class GameDriver:
     fail: FailHook
     on_event: LiveHook | None = None
     open_slot: int | None = None
-    freezer: Freezer | None = None  # freezes the bot that is not to move
+    freezer: Freezer | None = None  # freezes the bot not to move, if seen busy then
 
     @property
     def over(self) -> bool:
