@@ -19,10 +19,13 @@ thaws a bot whose stream closed (it must be able to exit to be judged), and
 ``MatchConfig.ponder`` the freezer does nothing. Remote and unsandboxed bots
 (no cgroup) can be neither watched nor frozen.
 
-A freeze that the kernel does not report complete within ``FREEZE_TIMEOUT_S``
-(a task in an uninterruptible sleep, or a machine so loaded that the group's
-tasks are not scheduled to stop) is counted, and the match reports the count
-once, at its end (``report``).
+A freeze the kernel does not report complete within ``FREEZE_TIMEOUT_S`` is
+counted, and the match reports the count once, at its end (``report``). Each
+task of the group stops itself the next time it is scheduled, before it runs
+any more of the bot's code; so on a machine so loaded that a busy bot's
+runnable tasks wait longer than that for a CPU, the freeze is late to be
+reported but the bot does not run; a task asleep in the kernel (disk, swap)
+stops when it wakes.
 """
 
 from __future__ import annotations
@@ -121,8 +124,10 @@ class Freezer:
                     "bot_freeze_incomplete",
                     incomplete=count,
                     freezes=self.freezes,
-                    meaning="the bot was not fully stopped within 50 ms on some of its "
-                    "opponent's turns: the machine is overloaded (fewer workers or "
-                    "--concurrency) or the bot blocks in the kernel (disk, swap); "
-                    "its opponent may have been slowed on those turns",
+                    meaning="on some of its opponent's turns the bot's tasks had not all "
+                    "stopped 50 ms after the freeze (each stops when next scheduled, "
+                    "before running more of its code; the referee waited those 50 ms): "
+                    "the machine is overloaded, run fewer matches at once "
+                    "(--concurrency, fewer workers), or the bot sleeps in the kernel "
+                    "(disk, swap)",
                 )
