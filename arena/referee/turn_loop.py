@@ -10,7 +10,8 @@ A game's turn, top to bottom (docs/ARCHITECTURE.md has the picture):
    offers it here: its bytes to ``_take_raw``, else the ``Arrival`` to ``_arrive``.
 3. While the game runs plainly, the awaited bot's accepted action (``judge_echo`` or
    ``judge``) is settled right there (``GameDriver.settle``: applied, and the next
-   request goes out, step 1): no thread hand-off per decision.
+   request goes out, step 1): no thread hand-off per decision. A late reply to a
+   request that timed out (no fault, once) is used up there too.
 4. Anything else during a game (a failure, the other bot's message, a closed stream,
    an old connection's leftovers) *hands the game over* to the match's main thread:
    from then on every arrival of that game is queued, and the main thread judges and
@@ -96,23 +97,37 @@ class TurnLoop:
             return True
 
     def _arrive(self, arrival: Arrival) -> None:
-        """Every arrival: the awaited bot's accepted action settled here; an old
-        connection's leftovers dropped; anything else queued for the main thread (and,
-        during a game, the game handed over to it)."""
-        if arrival.generation < self.slots[arrival.slot].endpoint.generation:
+        """Every arrival: the awaited bot's accepted action settled here, and a late
+        reply that is no fault (``IGNORED``) used up here; an old connection's leftovers
+        dropped; anything else queued for the main thread (and, during a game, the game
+        handed over to it)."""
+        slot = self.slots[arrival.slot]
+        if arrival.generation < slot.endpoint.generation:
             return  # from a connection already cut off
         with self.lock:
             game = self.game
-            if game is not None and not self.handed_over:
-                expect = game.answerable(arrival.slot, arrival.generation)
-                if expect is not None and arrival.kind is ArrivalKind.MESSAGE:
-                    verdict = judge(arrival, expect)
-                    if verdict.kind is VerdictKind.ACTION:
-                        self._settle_here(game, arrival.slot, verdict)
-                        return
+            if game is not None and not self.handed_over and self._plain(game, arrival):
+                return
             if game is not None:
                 self.handed_over = True
             self.arrivals.put(arrival)
+
+    def _plain(self, game: GameDriver, arrival: Arrival) -> bool:
+        """Loop thread, under ``lock``: settled here (True) if ``arrival`` is a message of
+        a connected bot that the game takes in its stride."""
+        slot = self.slots[arrival.slot]
+        if arrival.kind is not ArrivalKind.MESSAGE or not slot.ready:
+            return False
+        if arrival.generation != slot.endpoint.generation:
+            return False
+        verdict = judge(arrival, slot.expect)
+        if verdict.kind is VerdictKind.IGNORED:
+            slot.expect.consume(verdict)
+            return True
+        if verdict.kind is VerdictKind.ACTION and game.answerable(slot.index, arrival.generation):
+            self._settle_here(game, slot.index, verdict)
+            return True
+        return False
 
     def _settle_here(self, game: GameDriver, slot: int, verdict: Verdict) -> None:
         """Loop thread, under ``lock``: an accepted action; wake the main thread if it

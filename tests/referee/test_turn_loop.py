@@ -180,6 +180,33 @@ def test_an_arrival_waiting_as_a_game_starts_is_judged_before_any_reply(tmp_path
     assert not game.turns.events
 
 
+def test_one_late_reply_to_an_expired_request_is_no_fault_and_keeps_the_game_plain(
+    table: MakeTable,
+) -> None:
+    """The other bot's late reply to its request that timed out is used up in the reader
+    thread (the game goes on there); a second one is a protocol violation."""
+    t = table()
+    t.reply()
+    waiting = t.game.open_slot or 0
+    other = t.slots[1 - waiting]
+    other.expect.expired_request_ids.add(77)
+    late = referee_pb2.ActionReply(
+        request_id=77, action=game_pb2.Action(type=game_pb2.ACTION_TYPE_PASS)
+    )
+    message = referee_pb2.PlayRequest(action_reply=late)
+    arrival = Arrival(other.index, other.endpoint.generation, ArrivalKind.MESSAGE,
+                      time.monotonic_ns(), message, 10)  # fmt: skip
+    other.endpoint.deliver(arrival)
+    assert not t.turn_loop.handed_over and not t.failures
+    assert not other.expect.expired_request_ids
+    t.reply()
+    assert len(t.game.turns.events) == 2
+    other.endpoint.deliver(arrival)
+    t.finish()
+    assert t.turn_loop.handed_over
+    assert [status for status, _ in t.failures.values()] == [BotStatus.PROTOCOL_VIOLATION]
+
+
 def test_a_reply_to_another_request_is_a_protocol_violation(table: MakeTable) -> None:
     t = table()
     t.reply()
