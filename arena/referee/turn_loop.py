@@ -1,4 +1,4 @@
-"""A match's turns: every arrival judged once and settled in order, in one of two places.
+"""A match's turns: every arrival settled in order, in one of two places.
 
 A game's turn, top to bottom (docs/ARCHITECTURE.md has the picture):
 
@@ -12,10 +12,11 @@ A game's turn, top to bottom (docs/ARCHITECTURE.md has the picture):
    ``judge``) is settled right there (``GameDriver.settle``: applied, and the next
    request goes out, step 1): no thread hand-off per decision. A late reply to a
    request that timed out (no fault, once) is used up there too.
-4. Anything else during a game (a failure, the other bot's message, a closed stream,
-   an old connection's leftovers) *hands the game over* to the match's main thread:
-   from then on every arrival of that game is queued, and the main thread judges and
-   settles each in order. A game is handed over at most once, and only when it is
+4. Anything else during a game (a failure, a message out of turn, a closed stream)
+   *hands the game over* to the match's main thread: from then on every arrival of
+   that game is queued, and the main thread judges (``judge`` is pure: again, where
+   the loop thread looked at it first) and settles each in order. What an old
+   connection still sends is dropped. A game is handed over at most once, and only when it is
    about to be forfeited (or arrivals were already waiting as it started), so this
    costs nothing in the bulk of a match.
 5. The main thread waits on that queue, watching the clock and the processes: a
