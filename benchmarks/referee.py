@@ -1,4 +1,5 @@
-"""Referee benchmarks (issue 3, item 8). Run: python3 benchmarks/referee.py [--games N]
+"""Referee benchmarks. Run: python3 benchmarks/referee.py [--games N] [--ponder]
+                                                     [--baseline-tree DIR]
 
 Prints, all measured in the same run on this machine:
 
@@ -15,6 +16,13 @@ Prints, all measured in the same run on this machine:
 3. the time from launch_bot to the bot's Hello arriving, for a bare gRPC
    Python bot and for the SDK sample bot; target <= 0.25 s.
 
+``--ponder`` also measures 1. with the freezer off (``MatchConfig.ponder``).
+``--baseline-tree DIR`` (a checkout of other code, e.g. ``git worktree add
+/tmp/base main``) measures 1. for that code and this checkout alternately, each
+referee run in a fresh process with ``PYTHONPATH`` at its tree, the order
+rotated every round, the raw figure in every round: per setting the medians and
+the ratios to raw.
+
 Figures are noisy when other work runs on the machine; medians are printed.
 """
 
@@ -26,6 +34,7 @@ import os
 import queue
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -84,7 +93,7 @@ def _binds() -> list[tuple[Path, str]]:
 
 
 def referee_per_decision(
-    bots: tuple[BotSpec, BotSpec], games: int
+    bots: tuple[BotSpec, BotSpec], games: int, ponder: bool = False
 ) -> tuple[float, float, int, list[bytes]]:
     """Referee wall ms and referee-process CPU ms per decision over games 1..
     (game 0 includes the launch)."""
@@ -102,7 +111,9 @@ def referee_per_decision(
         if slot == 0:
             captured.append(raw)  # decoded after the match: the tap must cost nothing
 
-    config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000))
+    config = MatchConfig(
+        games=games, seed=1, time_control=TimeControl(5000, 30000), ponder=ponder
+    )
     run_match(config, *bots, on_game=on_game, wire_tap=tap)
     decisions = sum(actions[1:])
     wall_ms = (ends[-1] - ends[0]) * 1000 / decisions
@@ -229,18 +240,99 @@ def first_message_s(spec: BotSpec, work: Path, runs: int) -> list[float]:
     return results
 
 
+CHECKOUT = ROOT
+
+
+def _referee_once(directories: list[str], games: int, ponder: bool) -> int:
+    """One referee run of 1. in this process (with the code on its ``PYTHONPATH``): JSON."""
+    configure(level="ERROR")
+    bots = load_bot(Path(directories[0])), load_bot(Path(directories[1]))
+    wall_ms, cpu_ms, decisions, _ = referee_per_decision(bots, games, ponder)
+    print(json.dumps({"wall_ms": wall_ms, "cpu_ms": cpu_ms, "decisions": decisions}))
+    return 0
+
+
+def _referee_in(tree: Path, bots: tuple[BotSpec, BotSpec], games: int,
+                ponder: bool) -> tuple[float, float]:  # fmt: skip
+    """Wall and CPU ms per decision of a referee run of the code at ``tree``."""
+    command = [sys.executable, __file__, "_referee", "--games", str(games),
+               str(bots[0].directory), str(bots[1].directory)]  # fmt: skip
+    if ponder:
+        command.append("--ponder")
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["wall_ms"], result["cpu_ms"]
+
+
+def alternating(bots: tuple[BotSpec, BotSpec], work: Path, baseline: Path, rounds: int,
+                games: int, ponder: bool) -> None:  # fmt: skip
+    """1. for the baseline's code and this checkout's, alternately, beside raw gRPC."""
+    settings = [(code, off) for code in ("before", "after") for off in (False, True)
+                if off is False or ponder]  # fmt: skip
+    wall: dict[tuple[str, bool], list[float]] = {setting: [] for setting in settings}
+    cpu: dict[tuple[str, bool], list[float]] = {setting: [] for setting in settings}
+    raw_wall: list[float] = []
+    raw_cpu: list[float] = []
+    _, _, _, captured = referee_per_decision(bots, 3)
+    print(f"before: the code at {baseline}; after: {CHECKOUT}")
+    for round_index in range(rounds):
+        shift = round_index % (len(settings) + 1)
+        order: list[tuple[str, bool] | None] = [*settings, None]
+        for setting in [*order[shift:], *order[:shift]]:
+            if setting is None:
+                raw_ms, raw_cpu_ms = raw_per_decision(bots[0], captured, work)
+                raw_wall.append(raw_ms)
+                raw_cpu.append(raw_cpu_ms)
+                continue
+            tree = baseline if setting[0] == "before" else CHECKOUT
+            wall_ms, cpu_ms = _referee_in(tree, bots, games, setting[1])
+            wall[setting].append(wall_ms)
+            cpu[setting].append(cpu_ms)
+        print(f"  round {round_index + 1}: load {os.getloadavg()[0]:.2f}", flush=True)
+    raw, raw_c = statistics.median(raw_wall), statistics.median(raw_cpu)
+    print(f"raw gRPC ping-pong: {raw:.3f} ms wall, {raw_c:.3f} ms CPU per round trip "
+          f"(median of {rounds})")
+    for setting in settings:
+        code, off = setting
+        w, c = statistics.median(wall[setting]), statistics.median(cpu[setting])
+        label = f"{code} {'ponder (freezer off)' if off else 'freezer on'}"
+        print(f"{label:32s} {w:.3f} ms wall ({w / raw:.2f}x raw), {c:.3f} ms CPU "
+              f"({c / raw_c:.2f}x raw) per decision")
+    for code in ("before", "after"):
+        if ponder:
+            on, off = (statistics.median(wall[(code, freezer)]) for freezer in (False, True))
+            on_c, off_c = (statistics.median(cpu[(code, freezer)]) for freezer in (False, True))
+            print(f"{code}: the freezer's cost per decision {on - off:+.3f} ms wall, "
+                  f"{on_c - off_c:+.3f} ms CPU")
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "_referee":
+        once = argparse.ArgumentParser()
+        once.add_argument("--games", type=int, required=True)
+        once.add_argument("--ponder", action="store_true")
+        once.add_argument("bots", nargs=2)
+        parsed = once.parse_args(sys.argv[2:])
+        return _referee_once(parsed.bots, parsed.games, parsed.ponder)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=12, help="games for the referee figures")
     parser.add_argument("--runs", type=int, default=7, help="launches for the first-message time")
     parser.add_argument("--rounds", type=int, default=5, help="referee/raw measurement pairs")
     parser.add_argument("--threads", action="store_true", help="also CPU per thread (1b)")
+    parser.add_argument("--ponder", action="store_true", help="1. with the freezer off too")
+    parser.add_argument("--baseline-tree", type=Path, default=None,
+                        help="1. only, alternating this code with the code at DIR")  # fmt: skip
     args = parser.parse_args()
     configure(level="ERROR")
     with tempfile.TemporaryDirectory(prefix="kbench-", dir="/tmp") as work_dir:
         work = Path(work_dir)
         work.chmod(0o755)
         bots = make_testbot(work, "a"), make_testbot(work, "b")
+        if args.baseline_tree is not None:
+            alternating(bots, work, args.baseline_tree.resolve(), args.rounds, args.games,
+                        args.ponder)  # fmt: skip
+            return 0
 
         print("== 1. cost per decision (same bot, same request bytes)")
         referee_ms, raw_ms, referee_cpu, raw_cpu = [], [], [], []

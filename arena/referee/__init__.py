@@ -13,8 +13,10 @@ One turn, top to bottom:
    map proved it), and the next request goes out; a failure forfeits the game.
 
 ``turn_loop.TurnLoop`` runs steps 3 and 4 in the endpoints' loop thread for an
-accepted action of the awaited bot, in the match's main thread for everything
-else (timeouts, failures, dead processes), in the order the bot sent them.
+accepted action of the awaited bot; anything else hands the game over to the
+match's main thread, which settles the rest of it in order, and the clock's
+deadlines and the processes' exits too (``turn_loop``'s docstring, and
+docs/ARCHITECTURE.md, "One turn, through the modules").
 """
 
 from arena.referee.botdir import BotConfigError, content_hash, load_bot

@@ -10,12 +10,12 @@ forged token is charged to the bot that made it.
 
 Every endpoint of the process is an asyncio gRPC server (``grpc.aio``) on one
 event loop thread: both bots' streams are read and written there, and the
-match's queue may take a plain reply at once in that same thread (see
-``arena.referee.turn_loop``) and send the next request without waking any other
-thread. The synchronous server this replaced woke four Python threads per
-message (gRPC's poller, a stream reader, the response iterator and the poller
-again for the send's completion), which cost more CPU than the referee's own
-work. ``send`` and ``close_stream`` may be called from any thread.
+match's turn loop settles a plain reply in that same thread (see
+``arena.referee.turn_loop``) and sends the next request without waking any other
+thread. A synchronous server would wake four Python threads per message (gRPC's
+poller, a stream reader, the response iterator and the poller again for the
+send's completion), more CPU than the referee's own work. ``send`` and
+``close_stream`` may be called from any thread.
 
 Since that one thread serves both bots, whatever a bot sends that is not the
 protocol is refused before it costs anything its opponent could notice, and
@@ -242,7 +242,9 @@ class BotEndpoint:
         self.slot = slot
         self.socket_path = socket_path
         self.generation = 0
-        self._arrivals = arrivals
+        self.deliver: Callable[[Arrival], None] = arrivals.put
+        """Where each ``Arrival`` goes, in the loop thread (the match's ``TurnLoop`` takes
+        it over); by default, onto ``arrivals``."""
         self._lock = threading.Lock()
         self._outbox: _Outbox | None = None
         self._idle = threading.Event()  # no accepted stream is being served
@@ -373,7 +375,7 @@ class BotEndpoint:
         received_ns: int = 0,
         detail: str = "",
     ) -> None:
-        self._arrivals.put(
+        self.deliver(
             Arrival(
                 self.slot, generation, kind, received_ns or time.monotonic_ns(), message,
                 size_bytes, detail,

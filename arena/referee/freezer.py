@@ -1,14 +1,31 @@
-"""Which bot may run: the bot that is not to move is frozen.
+"""Which bot may run: a bot seen busy on its opponent's time is frozen then.
 
 A bot's activity while its opponent is to move must not cost the opponent
-time (issue 10.6: six spinning children made the opponent's decisions 1.5-2x
-slower). ``Freezer`` is told, before each request, which slot is to move; only
-when that changes does it thaw the mover and freeze the other bot's whole
-cgroup (in Kahuna a seat often acts several times in a row, and a freeze costs
-the referee a write and a wait). ``thaw_all`` lets both bots run again (GameOver,
-MatchOver, shutdown) so that they can read and exit. With ``MatchConfig.ponder``
-the freezer does nothing. Remote and unsandboxed bots (no cgroup) cannot be
-frozen: for them ``freeze`` is a no-op.
+time (six spinning children made the opponent's decisions 1.5-2x slower).
+A freeze is not free, though: the kernel wakes every thread of the group to
+stop it, and again to thaw it, on every change of turn. A bot that waits on
+its stream for its next request costs its opponent nothing, and freezing it
+buys nothing. So ``Freezer`` watches: each bot's CPU time (its cgroup's, one
+read) is taken as its opponent's turn starts and again as its own starts; a
+bot that used more than ``BUSY_CPU_MS`` in between is *busy*, and from then on
+(for the rest of that launch) it is frozen whenever its opponent is to move,
+before the opponent's clock starts. A busy bot gets one turn of the opponent's
+time at most, once per launch.
+
+``to_move`` is told, before each request, which slot is to move, and acts only
+when that changes (a seat often acts several times in a row). ``release``
+thaws a bot whose stream closed (it must be able to exit to be judged), and
+``thaw_all`` lets both run (GameOver, MatchOver, teardown). With
+``MatchConfig.ponder`` the freezer does nothing. Remote and unsandboxed bots
+(no cgroup) can be neither watched nor frozen.
+
+A freeze the kernel does not report complete within ``FREEZE_TIMEOUT_S`` is
+counted, and the match reports the count once, at its end (``report``). Each
+task of the group stops itself the next time it is scheduled, before it runs
+any more of the bot's code; so on a machine so loaded that a busy bot's
+runnable tasks wait longer than that for a CPU, the freeze is late to be
+reported but the bot does not run; a task asleep in the kernel (disk, swap)
+stops when it wakes.
 """
 
 from __future__ import annotations
@@ -19,36 +36,77 @@ from arena.logs import get_logger
 from arena.referee.slots import BotSlot
 from arena.sandbox import BotProcess
 
+BUSY_CPU_MS = 1.0
+"""CPU a bot may use during one turn of its opponent's (finishing its own reply,
+its runtime's housekeeping) before it is frozen on its opponent's turns."""
+
 
 class Freezer:
-    """Freezes the sandboxed bot that is not to move; owned by the match."""
+    """Freezes the sandboxed bot that is not to move, once seen busy; owned by the match."""
 
     def __init__(self, slots: Sequence[BotSlot], *, enabled: bool) -> None:
         self.slots = slots
         self.enabled = enabled
+        self.mover: int | None = None
         self._frozen: dict[int, BotProcess] = {}  # slot -> the process this froze
-        self.freezes = 0  # how many times a bot was frozen (for tests and logs)
+        self._busy: dict[int, BotProcess] = {}  # slot -> its launch seen busy off its turn
+        self._off_turn_from: dict[int, tuple[BotProcess, float]] = {}
+        """slot -> its process and CPU ms as its opponent's turn started."""
+        self.freezes = 0
+        self.incomplete = [0, 0]  # per slot: freezes not reported complete in time
 
     def to_move(self, slot_index: int) -> None:
-        """``slot_index`` is about to get a request: let it run, freeze the other."""
-        if not self.enabled:
+        """``slot_index`` is about to get a request: let it run; freeze the other if busy."""
+        if not self.enabled or slot_index == self.mover:
             return
-        mover = self.slots[slot_index].process
-        if self._frozen.get(slot_index) is mover and mover is not None:
+        self.mover = slot_index
+        if slot_index in self._frozen:
             self._thaw(slot_index)
         else:
-            self._frozen.pop(slot_index, None)  # a relaunched bot was never frozen
+            self._judge_off_turn(slot_index)
         other = 1 - slot_index
         process = self.slots[other].process
-        if not isinstance(process, BotProcess) or self._frozen.get(other) is process:
-            return  # remote, gone, or already frozen: nothing to do
-        if not process.freeze(True):
-            get_logger(bot=self.slots[other].name).warning("bot_freeze_incomplete")
-        self._frozen[other] = process
-        self.freezes += 1
+        if not isinstance(process, BotProcess):
+            return  # remote or gone: nothing to watch or freeze
+        if self._busy.get(other) is process:
+            if not process.freeze(True):
+                self.incomplete[other] += 1
+            self._frozen[other] = process
+            self.freezes += 1
+            return
+        cpu_ms = process.cpu_time_ms()
+        if cpu_ms is not None:
+            self._off_turn_from[other] = (process, cpu_ms)
+
+    def _judge_off_turn(self, slot_index: int) -> None:
+        """The mover's CPU during its opponent's turn that just ended: busy beyond
+        ``BUSY_CPU_MS``, it is frozen on its opponent's turns from now on."""
+        started = self._off_turn_from.pop(slot_index, None)
+        process = self.slots[slot_index].process
+        if started is None or started[0] is not process or not isinstance(process, BotProcess):
+            return
+        cpu_ms = process.cpu_time_ms()
+        if cpu_ms is not None and cpu_ms - started[1] > BUSY_CPU_MS:
+            self._busy[slot_index] = process
+            get_logger(bot=self.slots[slot_index].name).info(
+                "bot_busy_off_turn", cpu_ms=round(cpu_ms - started[1], 3)
+            )
+
+    def is_busy(self, slot_index: int) -> bool:
+        """Whether the slot's current launch was seen busy on its opponent's time."""
+        process = self.slots[slot_index].process
+        return process is not None and self._busy.get(slot_index) is process
+
+    def release(self, slot_index: int) -> None:
+        """The slot's bot is ending (its stream closed): it runs, and is not watched."""
+        self._off_turn_from.pop(slot_index, None)
+        if slot_index in self._frozen:
+            self._thaw(slot_index)
 
     def thaw_all(self) -> None:
         """Both bots run again (before GameOver, MatchOver and teardown)."""
+        self.mover = None
+        self._off_turn_from.clear()
         for slot_index in list(self._frozen):
             self._thaw(slot_index)
 
@@ -56,3 +114,20 @@ class Freezer:
         process = self._frozen.pop(slot_index)
         if process is self.slots[slot_index].process:
             process.freeze(False)
+
+    def report(self) -> None:
+        """Log, once, the freezes the kernel did not report complete in time, in words
+        an operator can act on."""
+        for slot_index, count in enumerate(self.incomplete):
+            if count:
+                get_logger(bot=self.slots[slot_index].name).warning(
+                    "bot_freeze_incomplete",
+                    incomplete=count,
+                    freezes=self.freezes,
+                    meaning="on some of its opponent's turns the bot's tasks had not all "
+                    "stopped 50 ms after the freeze (each stops when next scheduled, "
+                    "before running more of its code; the referee waited those 50 ms): "
+                    "the machine is overloaded, run fewer matches at once "
+                    "(--concurrency, fewer workers), or the bot sleeps in the kernel "
+                    "(disk, swap)",
+                )

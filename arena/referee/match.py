@@ -213,8 +213,8 @@ class _Match:
             )
             for index, spec in enumerate(specs)
         )
-        self.turn_loop = TurnLoop(arrivals, self.slots)
         self.freezer = Freezer(self.slots, enabled=not config.ponder)
+        self.turn_loop = TurnLoop(arrivals, self.slots, self.freezer)
         self.sandboxed_paths = probe_host().namespaces
         self.log = get_logger(match_id=self.match_id)
         self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's first and last lines
@@ -267,6 +267,7 @@ class _Match:
             return
         self._shut = True
         self.freezer.thaw_all()  # a frozen bot can neither read MatchOver nor exit
+        self.freezer.report()
         deadline = time.monotonic() + MATCH_END_GRACE_S
         for slot in self.slots:
             slot.endpoint.close_stream()

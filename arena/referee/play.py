@@ -1,12 +1,11 @@
 """One game in play: requests out, replies judged and applied, reshuffles.
 
 Whatever a bot did reaches the game as a verdict, through one method:
-``settle``. The main thread starts a game and brings it the verdicts on
-everything unusual (timeouts, failures, processes that die). A plain reply to
-the open request, the bulk of a match, is judged right in the endpoints' event
-loop thread that read it, and settled there, which then writes the next
-request itself: no thread hand-off per decision (``arena.referee.turn_loop``).
-Every method runs under the match's lock (``TurnLoop.lock``), so the two threads
+``settle``. A plain reply to the open request, the bulk of a match, is settled
+in the endpoints' event loop thread that read it, which then writes the next
+request itself; the main thread starts a game and settles everything unusual
+(timeouts, failures, processes that end): ``arena.referee.turn_loop``. Every
+method runs under the match's lock (``TurnLoop.lock``), so the two threads
 never interleave.
 """
 
@@ -49,7 +48,7 @@ class GameDriver:
     fail: FailHook
     on_event: LiveHook | None = None
     open_slot: int | None = None
-    freezer: Freezer | None = None  # freezes the bot that is not to move
+    freezer: Freezer | None = None  # freezes the bot not to move, if seen busy then
 
     @property
     def over(self) -> bool:

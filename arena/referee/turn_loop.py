@@ -1,23 +1,30 @@
-"""The turn loop: every arrival of a match judged and its verdict settled, in order.
+"""A match's turns: every arrival settled in order, in one of two places.
 
-Arrivals from a connection that was already cut off (an old launch
-generation) are dropped; a stream that closes becomes ``Ended`` with the
-process's exit status if it exits within a short grace; a process found
-dead while the referee waits becomes ``Ended`` too; the awaited bot's
-deadline becomes ``DeadlinePassed``. Each is judged with what that bot is
-expected to send right now.
+A game's turn, top to bottom (docs/ARCHITECTURE.md has the picture):
 
-Every path ends the same way: ``judge`` (or ``judge_echo``, the same verdict
-told from a message's bytes) gives a verdict, and ``GameDriver.settle`` does
-what it says. During a game most replies never reach the queue: the
-endpoints' event loop thread, which reads both bots' streams, offers each
-message's bytes to ``_take_raw`` and then each arrival to ``_fast``, and these
-settle an accepted action of the awaited bot themselves, under ``lock`` (which
-sends the next request), only while ``unsettled`` is 0: the number of
-arrivals queued for the main thread and not yet judged and dealt with, so
-that a bot's messages keep their order. The main thread judges everything
-else. ``GAME_ENDED`` tells a waiting main thread that a game ended in the loop
-thread.
+1. ``GameDriver.advance`` (``arena.referee.play``) writes the request for the seat to
+   move and starts that seat's ``Clock`` (``arena.referee.game``, the one place that
+   knows deadlines); the ``Freezer`` stops the other bot if it was seen busy on its
+   opponent's time.
+2. The endpoints' event loop thread (``arena.referee.endpoint``) reads the reply and
+   offers it here: its bytes to ``_take_raw``, else the ``Arrival`` to ``_arrive``.
+3. While the game runs plainly, the awaited bot's accepted action (``judge_echo`` or
+   ``judge``) is settled right there (``GameDriver.settle``: applied, and the next
+   request goes out, step 1): no thread hand-off per decision. A late reply to a
+   request that timed out (no fault, once) is used up there too.
+4. Anything else during a game (a failure, a message out of turn, a closed stream)
+   *hands the game over* to the match's main thread: from then on every arrival of
+   that game is queued, and the main thread judges (``judge`` is pure: again, where
+   the loop thread looked at it first) and settles each in order. What an old
+   connection still sends is dropped. A game is handed over at most once, and only when it is
+   about to be forfeited (or arrivals were already waiting as it started), so this
+   costs nothing in the bulk of a match.
+5. The main thread waits on that queue, watching the clock and the processes: a
+   deadline that passes (``DeadlinePassed``) and a process that dies or closes its
+   stream (``Ended``, judged with the bot thawed) are settled there the same way.
+
+Every settle runs under ``lock``. Between games the main thread judges everything
+(``wait``: Hellos, failures).
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from arena.referee.endpoint import Arrival, ArrivalKind
+from arena.referee.freezer import Freezer
 from arena.referee.judge import (
     DeadlinePassed,
     Ended,
@@ -49,41 +57,36 @@ GAME_ENDED = Arrival(slot=-1, generation=-1, kind=ArrivalKind.STREAM_CLOSED, rec
 
 
 class ArrivalQueue(queue.SimpleQueue[Arrival]):
-    """The match's arrival queue; ``take_at_once`` may settle an arrival instead of
-    queueing it (``TurnLoop._fast``)."""
-
-    def __init__(self) -> None:
-        self.take_at_once: Callable[[Arrival], bool] | None = None
-
-    def put(self, item: Arrival, block: bool = True, timeout: float | None = None) -> None:
-        take = self.take_at_once
-        if item is GAME_ENDED or take is None or not take(item):
-            super().put(item, block, timeout)
+    """What the main thread is to judge: arrivals between games, and a handed-over
+    game's (``TurnLoop``)."""
 
 
 class TurnLoop:
-    """Plays a match's games (``play``) and waits for its bots between them (``wait``):
-    each arrival judged and settled, plain replies in the endpoints' loop thread."""
+    """Plays a match's games (``play``) and waits for its bots between them (``wait``)."""
 
-    def __init__(self, arrivals: ArrivalQueue, slots: Sequence[BotSlot]) -> None:
+    def __init__(
+        self, arrivals: ArrivalQueue, slots: Sequence[BotSlot], freezer: Freezer | None = None
+    ) -> None:
         self.arrivals = arrivals
         self.slots = slots
+        self.freezer = freezer
         self.lock = threading.Lock()
-        self.unsettled = 0
         self.game: GameDriver | None = None
-        arrivals.take_at_once = self._fast
+        self.handed_over = False
+        """The game's arrivals go to the main thread (step 4 of the module's docstring)."""
         for slot in slots:
             slot.endpoint.take_raw = self._take_raw
+            slot.endpoint.deliver = self._arrive
 
     # ------------------------------------------------------------ endpoints' loop thread
 
     def _take_raw(self, slot: int, generation: int, raw: bytes, received_ns: int) -> bool:
-        """Before a message is parsed: settled at once (True) if its bytes alone give the
-        verdict (``judge_echo``: a legal, timely reply to the open request); anything
-        else (False) is parsed and offered to ``_fast``."""
+        """Before a message is parsed: settled (True) if its bytes alone give the verdict
+        (``judge_echo``: a legal, timely reply to the open request); else (False) it is
+        parsed and comes to ``_arrive``."""
         with self.lock:
             game = self.game
-            if game is None or self.unsettled:
+            if game is None or self.handed_over:
                 return False
             expect = game.answerable(slot, generation)
             if expect is None:
@@ -91,31 +94,48 @@ class TurnLoop:
             verdict = judge_echo(raw, received_ns, expect)
             if verdict is None:
                 return False
-            self._settle_at_once(game, slot, verdict)
+            self._settle_here(game, slot, verdict)
             return True
 
-    def _fast(self, arrival: Arrival) -> bool:
-        """An arrival settled at once (True) if it is the awaited bot's accepted action;
-        anything else is queued (False) and the main thread judges it again (``judge``
-        is pure: the same verdict) and deals with it."""
+    def _arrive(self, arrival: Arrival) -> None:
+        """Every arrival: the awaited bot's accepted action settled here, and a late
+        reply that is no fault (``IGNORED``) used up here; an old connection's leftovers
+        dropped; anything else queued for the main thread (and, during a game, the game
+        handed over to it)."""
+        slot = self.slots[arrival.slot]
+        if arrival.generation < slot.endpoint.generation:
+            return  # from a connection already cut off
         with self.lock:
             game = self.game
-            if game is not None and self.unsettled == 0:
-                expect = game.answerable(arrival.slot, arrival.generation)
-                if expect is not None:
-                    verdict = judge(arrival, expect)
-                    if verdict.kind is VerdictKind.ACTION:
-                        self._settle_at_once(game, arrival.slot, verdict)
-                        return True
-            self.unsettled += 1
-            return False
+            if game is not None and not self.handed_over and self._plain(game, arrival):
+                return
+            if game is not None:
+                self.handed_over = True
+            self.arrivals.put(arrival)
 
-    def _settle_at_once(self, game: GameDriver, slot: int, verdict: Verdict) -> None:
-        """Loop thread, under ``lock``: the decision, made here; wake the main thread if
-        it ended the game."""
+    def _plain(self, game: GameDriver, arrival: Arrival) -> bool:
+        """Loop thread, under ``lock``: settled here (True) if ``arrival`` is a message of
+        a connected bot that the game takes in its stride."""
+        slot = self.slots[arrival.slot]
+        if arrival.kind is not ArrivalKind.MESSAGE or not slot.ready:
+            return False
+        if arrival.generation != slot.endpoint.generation:
+            return False
+        verdict = judge(arrival, slot.expect)
+        if verdict.kind is VerdictKind.IGNORED:
+            slot.expect.consume(verdict)
+            return True
+        if verdict.kind is VerdictKind.ACTION and game.answerable(slot.index, arrival.generation):
+            self._settle_here(game, slot.index, verdict)
+            return True
+        return False
+
+    def _settle_here(self, game: GameDriver, slot: int, verdict: Verdict) -> None:
+        """Loop thread, under ``lock``: an accepted action; wake the main thread if it
+        ended the game."""
         game.settle(slot, verdict)
         if not game.waiting:
-            queue.SimpleQueue.put(self.arrivals, GAME_ENDED)
+            self.arrivals.put(GAME_ENDED)
 
     # ------------------------------------------------------------ main thread
 
@@ -123,6 +143,7 @@ class TurnLoop:
         """Play ``game`` until it is over (finished or forfeited)."""
         with self.lock:
             self.game = game
+            self.handed_over = not self.arrivals.empty()  # judged first, in order
             game.advance()
         try:
             while True:
@@ -131,15 +152,11 @@ class TurnLoop:
                 if current is None:
                     return
                 deadline_ns = min(current.deadline_ns, time.monotonic_ns() + POLL_NS)
-                found = self._next(current.slot, deadline_ns, current.request_id)
-                if found is None:
+                occurrence = self._next(current.slot, deadline_ns, current.request_id)
+                if occurrence is None:
                     continue
-                occurrence, queued = found
                 with self.lock:
-                    try:
-                        self._settle_in_game(game, occurrence)
-                    finally:
-                        self.unsettled -= queued
+                    self._settle_in_game(game, occurrence)
         finally:
             with self.lock:
                 self.game = None
@@ -148,7 +165,7 @@ class TurnLoop:
         current = game.open_request()
         if isinstance(occurrence, DeadlinePassed):
             if current is None or current.request_id != occurrence.request_id:
-                return  # answered in a reader thread meanwhile
+                return  # answered in the loop thread meanwhile
             if time.monotonic_ns() < current.deadline_ns:
                 return  # only the poll interval passed
         verdict = self._judge(occurrence)
@@ -170,14 +187,12 @@ class TurnLoop:
         awaited, None once the deadline has passed.
         """
         while True:
-            found = self._next(awaited, deadline_ns, 0, stop_at_wake=False)
-            if found is None:
+            occurrence = self._next(awaited, deadline_ns, 0, stop_at_wake=False)
+            if occurrence is None:
                 if awaited is None:
                     return None
                 continue
-            occurrence, queued = found
             with self.lock:
-                self.unsettled -= queued
                 verdict = self._judge(occurrence)
             if verdict.kind is VerdictKind.IGNORED:
                 continue
@@ -186,9 +201,9 @@ class TurnLoop:
 
     def _next(
         self, awaited: int | None, deadline_ns: int, request_id: int, stop_at_wake: bool = True
-    ) -> tuple[Occurrence, int] | None:
-        """The next occurrence and 1 if it came off the queue (0 otherwise); None when woken
-        (``stop_at_wake``) or, with nothing awaited, when the deadline has passed."""
+    ) -> Occurrence | None:
+        """The next occurrence; None when woken (``stop_at_wake``) or, with nothing
+        awaited, when the deadline has passed."""
         while True:
             remaining_s = (deadline_ns - time.monotonic_ns()) / 1e9
             if remaining_s <= 0:
@@ -197,18 +212,18 @@ class TurnLoop:
                 except queue.Empty:
                     dead = self._dead_slot()
                     if dead is not None:
-                        return dead, 0
+                        return dead
                     if awaited is None:
                         return None
                     allowance_ms = self.slots[awaited].expect.clock.allowance_ms
-                    return DeadlinePassed(awaited, allowance_ms, request_id), 0
+                    return DeadlinePassed(awaited, allowance_ms, request_id)
             else:
                 try:
                     arrival = self.arrivals.get(timeout=min(remaining_s, POLL_S))
                 except queue.Empty:
                     dead = self._dead_slot()
                     if dead is not None:
-                        return dead, 0
+                        return dead
                     continue
             if arrival is GAME_ENDED:
                 if stop_at_wake:
@@ -216,17 +231,21 @@ class TurnLoop:
                 continue
             occurrence = self._live(arrival)
             if occurrence is not None:
-                return occurrence, 1
-            with self.lock:
-                self.unsettled -= 1
+                return occurrence
 
     def _live(self, arrival: Arrival) -> Occurrence | None:
         slot = self.slots[arrival.slot]
         if arrival.generation != slot.endpoint.generation or not _watched(slot):
             return None  # from a connection already cut off
         if arrival.kind is ArrivalKind.STREAM_CLOSED:
+            self._thaw(slot.index)  # a frozen bot (or its sandbox) cannot finish exiting
             return Ended(slot.index, slot.exit_code_soon())
         return arrival
+
+    def _thaw(self, slot_index: int) -> None:
+        if self.freezer is not None:
+            with self.lock:
+                self.freezer.release(slot_index)
 
     def _dead_slot(self) -> Ended | None:
         for slot in self.slots:

@@ -220,6 +220,7 @@ ON_WELCOME: dict[str, Callable[[Bot, grpc.Channel], None]] = {
     "daemon": daemon,
     "spinner": spinner,
     "spinner_crash": spinner,
+    "spinner_exit_after_turn": spinner,
     "unknown_method_flood": unknown_method_flood,
 }
 
@@ -331,6 +332,19 @@ def read_other(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     bot.play_random(request)
 
 
+def exit_after_turn(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """From its fourth request on: the first reply that ends its turn (a draw or a
+    pass: the opponent moves next), then exit with status 3 as soon as the reply is
+    handed to gRPC (the referee may be freezing the bot by then)."""
+    action = bot.random.choice(list(request.legal_actions))
+    bot.reply(request.request_id, action)
+    ends_turn = action.type in (game_pb2.ACTION_TYPE_DRAW, game_pb2.ACTION_TYPE_PASS)
+    if bot.requests_seen > 3 and ends_turn:
+        while not bot.outbox.empty():  # taken by gRPC's sender: on its way
+            time.sleep(0.0001)
+        os._exit(3)
+
+
 def spinner_crash(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     """A spinner that dies in every game, on its fourth request."""
     if bot.requests_seen % 4 == 0:
@@ -381,6 +395,8 @@ ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "write_outside": write_outside,
     "read_other": read_other,
     "spinner_crash": spinner_crash,
+    "exit_after_turn": exit_after_turn,
+    "spinner_exit_after_turn": exit_after_turn,
     "no_final_pass": no_final_pass,
     "panic": panic,
     "four_card_hand": four_card_hand,

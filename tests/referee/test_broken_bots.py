@@ -340,18 +340,36 @@ def _opponent_turns(samples: list[Sample]) -> tuple[float, float]:
     return cpu_ms, wall_ms
 
 
+def _once_seen(samples: list[Sample], *, launch_per_game: bool) -> list[Sample]:
+    """``samples`` of each launch of the spinner from the first in which it is frozen on:
+    before, the freezer is still watching it (it must use its opponent's CPU once, in
+    one run of the opponent's moves, to be seen busy)."""
+    kept: list[Sample] = []
+    seen: set[int] = set()  # launches (games, or the one match) seen frozen
+    for sample in samples:
+        launch = sample.game if launch_per_game else 0
+        if sample.frozen:
+            seen.add(launch)
+        if launch in seen:
+            kept.append(sample)
+    return kept
+
+
 def test_a_spinning_bot_is_frozen_while_its_opponent_thinks(make_bot: MakeBot) -> None:
-    """Issue 10.6: six spinning children must not run on the opponent's time; the
-    match still ends normally though the spinner is frozen whenever the good bot's
-    move ends a game (GameOver) or the match (MatchOver)."""
+    """Issue 10.6: six spinning children must not run on the opponent's time; once
+    seen busy on it (over ``BUSY_CPU_MS`` in one run of the good bot's moves) they are
+    frozen on all of it, and the match still ends normally though the spinner is
+    frozen whenever the good bot's move ends a game (GameOver) or the match (MatchOver)."""
     config = replace(SPINNER_CONFIG, games=4, seed=5)
-    report, samples = _watch_spinner(config, make_bot)
+    report, every_sample = _watch_spinner(config, make_bot)
     assert [game.statuses for game in report.games] == [{"spinner": OK, "good": OK}] * 4
     assert all(game.reason != "forfeit" for game in report.games)
+    samples = _once_seen(every_sample, launch_per_game=False)
+    assert samples, "the spinner was never seen busy"
     opponent = [sample for sample in samples if not sample.spinner_moved]
     assert opponent and all(sample.frozen for sample in opponent)
     assert not any(sample.frozen for sample in samples if sample.spinner_moved)
-    last_moves = [next(s for s in reversed(samples) if s.game == g) for g in range(4)]
+    last_moves = [next(s for s in reversed(every_sample) if s.game == g) for g in range(4)]
     assert any(not move.spinner_moved for move in last_moves)  # frozen at a GameOver
     cpu_ms, wall_ms = _opponent_turns(samples)
     assert wall_ms > 20
@@ -377,4 +395,36 @@ def test_a_frozen_spinner_that_crashes_is_still_judged_a_crash(make_bot: MakeBot
     report, samples = _watch_spinner(config, make_bot, "spinner_crash")
     assert [game.statuses for game in report.games] == [{"spinner": CRASH, "good": OK}] * 2
     assert [game.winner for game in report.games] == ["good", "good"]
+    # frozen or not at its crash (it is frozen once seen busy: not on a loaded machine,
+    # where its children get no CPU during the good bot's few moves)
+    samples = _once_seen(samples, launch_per_game=True)
     assert all(sample.frozen for sample in samples if not sample.spinner_moved)
+
+
+def test_a_bot_that_waits_on_its_stream_is_never_frozen(make_bot: MakeBot) -> None:
+    """Freezing a bot that only waits for its next request buys nothing and costs a
+    wake-up of its every thread, twice a turn: a random bot is watched, never frozen."""
+    config = replace(SPINNER_CONFIG, games=2, seed=5)
+    report, samples = _watch_spinner(config, make_bot, "random")
+    assert [game.statuses for game in report.games] == [{"spinner": OK, "good": OK}] * 2
+    assert any(not sample.spinner_moved for sample in samples)
+    assert not any(sample.frozen for sample in samples)
+
+
+@pytest.mark.parametrize("behaviour", ["exit_after_turn", "spinner_exit_after_turn"])
+def test_a_bot_that_exits_right_after_ending_its_turn_is_judged_a_crash(
+    make_bot: MakeBot, behaviour: str
+) -> None:
+    """Its reply hands the move to the opponent, and the referee may freeze the bot
+    while it exits: the exit is judged with the bot thawed, so its status is the
+    crash it is (not a disconnect after the whole exit grace)."""
+    config = replace(SPINNER_CONFIG, games=6, seed=5, max_restarts=6)
+    quitter = make_bot(behaviour, name="quitter")
+    good = make_bot("random", name="good")
+    report = run_match(config, quitter, good)
+    assert [game.statuses["quitter"] for game in report.games] == [CRASH] * 6
+    for game in report.games:
+        failures = game.record["match"]["failures"]  # type: ignore[index]
+        assert "exited with status 3" in failures[0]["detail"], failures  # type: ignore[index]
+    assert_no_process_left(quitter, good)
+
