@@ -32,7 +32,7 @@ from arena.referee import (
 from arena.referee.halves import run_halves
 from arena.referee.handicap import FORMAT as HANDICAP_FORMAT
 from arena.referee.handicap import parse_handicap
-from arena.referee.seeds import new_secret, secret_from_seed
+from arena.referee.seeds import STANDALONE, match_seed_material, new_secret, secret_from_seed
 from arena.referee.timings import decision_stats, seat_walls
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 from arena.tournament.intervals import ScoreInterval, TableGame, field_intervals
@@ -124,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"--records {records_dir}: {error.strerror or error}")
     config = MatchConfig(
         games=args.games,
-        secret=new_secret() if args.seed is None else secret_from_seed(args.seed),
+        secret=match_seed_material(
+            new_secret() if args.seed is None else secret_from_seed(args.seed), STANDALONE
+        ),
         variant=variant(args),
         time_control=time_control(args),
         max_restarts=args.max_restarts,

@@ -1,5 +1,6 @@
-"""`arena audit`: a stored tournament passes; altering its seed, a record, a result or a
-rating makes it fail naming what differs; the seed stays secret until it is finished."""
+"""`arena audit`: a stored tournament passes; altering anything random or stored (its secret,
+parameters, entrants, schedule, a record, a result, a rating) makes it fail naming what
+differs; the stored match seed decides nothing; the secret stays secret until the end."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from pathlib import Path
 import pytest
 
 from arena import store as st
-from arena.kahuna import Record
+from arena.kahuna import Record, deal_from_seed
 from arena.kahuna.records import play_random_game
 from arena.referee.seeds import deal_seed, seed_commitment
+from arena.sandbox import SandboxLimits
 from arena.testing.demo_data import add_demo_bots, report_for
-from arena.tournament.audit import audit_tournament
+from arena.tournament.audit import audit_bundle, audit_tournament
+from arena.tournament.audit_bundle import tournament_bundle
 from arena.tournament.results import store_game
 from arena.tournament.rounds import create_tournament
+from arena.tournament.runner import match_jobs
 
 BOTS = ("alpha", "beta", "gamma")
 
@@ -27,12 +31,27 @@ def _game(seed: int, choices: int) -> Record:
     return play_random_game(seed, choices=choices)
 
 
+def _material(store: st.Store, match: st.MatchRow) -> bytes:
+    """The seed material the runner gives the processes that play ``match``."""
+    config = st.get_tournament(store, match.tournament_id).config
+    jobs = match_jobs(store, match, config, limits=SandboxLimits(), unsafe=True, live=False,
+                      paired_remote=False)  # fmt: skip
+    assert len({job.config.secret for job in jobs}) == 1
+    return jobs[0].config.secret
+
+
+def _deals(store: st.Store, match: st.MatchRow) -> list[tuple[str, ...]]:
+    material = _material(store, match)
+    return [deal_from_seed(deal_seed(material, k)) for k in range(match.games // 2)]
+
+
 def _play(store: st.Store, tournament_id: int) -> None:
-    secret = st.tournament_secret(store, tournament_id)
+    """Every game of the tournament, on the deals the runner would play."""
     for match in st.list_matches(store, tournament_id):
+        material = _material(store, match)
         for index in range(match.games):
             seats = (match.first, match.second) if index % 2 == 0 else (match.second, match.first)
-            record = _game(deal_seed(secret, match.seed, index // 2), match.id * 100 + index)
+            record = _game(deal_seed(material, index // 2), match.id * 100 + index)
             store_game(store, match.id, report_for(index, seats, record))
 
 
@@ -119,6 +138,52 @@ def _alter_action(db: sqlite3.Connection) -> None:
     db.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), game_id))
 
 
+def _alter_entrants(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE entrants SET seed_rank = 2 - seed_rank")
+
+
+def _alter_schedule(db: sqlite3.Connection) -> None:
+    """Swap who takes seat 0 in a match (and in its games) after play."""
+    db.execute("UPDATE matches SET first_id = second_id, second_id = first_id WHERE id ="
+               " (SELECT MIN(id) FROM matches)")  # fmt: skip
+    db.execute("UPDATE games SET seat0_id = seat1_id, seat1_id = seat0_id WHERE match_id ="
+               " (SELECT MIN(id) FROM matches)")  # fmt: skip
+
+
+def _alter_rounds(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE matches SET round = 4 - round")
+
+
+def _alter_seats(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE games SET seat0_id = seat1_id, seat1_id = seat0_id WHERE id ="
+               " (SELECT MIN(id) FROM games)")  # fmt: skip
+
+
+def _alter_record_bots(db: sqlite3.Connection) -> None:
+    game_id, record = _first_game(db)
+    record["match"] = {"bots": [{"seat": 0, "name": "mallory", "version": "x"},
+                                {"seat": 1, "name": "beta", "version": "y"}]}  # fmt: skip
+    db.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), game_id))
+
+
+def _delete_game(db: sqlite3.Connection) -> None:
+    game_id = db.execute("SELECT MAX(id) FROM games").fetchone()[0]
+    db.execute("DELETE FROM rating_history WHERE game_id = ?", (game_id,))
+    db.execute("DELETE FROM tournament_games WHERE game_id = ?", (game_id,))
+    db.execute("DELETE FROM games WHERE id = ?", (game_id,))
+
+
+def _delete_rating(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM rating_history WHERE id = (SELECT MAX(id) FROM rating_history)")
+
+
+def _alter_earlier_rating(db: sqlite3.Connection) -> None:
+    """An update that is TrueSkill's of its own 'before', but that before is not what the
+    version's previous game left."""
+    db.execute("UPDATE rating_history SET mu = mu + 0.5 WHERE id = (SELECT MIN(id) FROM"
+               " rating_history)")  # fmt: skip
+
+
 def _alter_result(db: sqlite3.Connection) -> None:
     db.execute("UPDATE games SET winner_seat = 1 - winner_seat WHERE id ="
                " (SELECT MIN(id) FROM games WHERE winner_seat IS NOT NULL)")  # fmt: skip
@@ -139,6 +204,14 @@ def _alter_rating(db: sqlite3.Connection) -> None:
         (_alter_action, "does not replay"),
         (_alter_result, "the stored result is"),
         (_alter_rating, "stored rating after the game"),
+        (_alter_entrants, "published commitment"),
+        (_alter_schedule, "not the schedule of a round robin"),
+        (_alter_rounds, "not the schedule of a round robin"),
+        (_alter_seats, "its match puts"),
+        (_alter_record_bots, "names other bots"),
+        (_delete_game, "a finished match has 0..3"),
+        (_delete_rating, "no stored rating update"),
+        (_alter_earlier_rating, "stored rating after the game"),
     ],
 )
 def test_an_altered_store_fails_naming_what_differs(
@@ -169,3 +242,87 @@ def test_the_cli_passes_then_fails_with_exit_1(finished: tuple[Path, int]) -> No
     db.close()
     bad = subprocess.run(command, capture_output=True, text=True, check=False)
     assert bad.returncode == 1 and "FAIL" in bad.stderr and "the deal differs" in bad.stderr
+
+
+def test_a_stored_match_seed_decides_no_deal(tmp_path: Path) -> None:
+    """The issue's attack: rewriting a match's stored seed before play chose its deals.
+    Now the runner keys them by the secret and who meets whom alone, and the audit passes
+    (it reads no stored seed)."""
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", BOTS)
+        tournament = create_tournament(store, "t", "round_robin", list(BOTS),
+                                       st.TournamentConfig(games_per_match=4))  # fmt: skip
+        match = st.list_matches(store, tournament.id)[0]
+        honest = _deals(store, match)
+        with store.transaction() as db:
+            db.execute("UPDATE matches SET seed = seed + 12345 WHERE id = ?", (match.id,))
+        (rewritten,) = [m for m in st.list_matches(store, tournament.id) if m.id == match.id]
+        assert rewritten.seed != match.seed
+        assert _deals(store, rewritten) == honest
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        _play(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        report = audit_tournament(store, "t")
+    assert report.ok, report.problem
+
+
+def test_games_played_on_another_secrets_deals_fail(tmp_path: Path) -> None:
+    """An operator who plays the deals of a secret of his choice, keeping the committed one."""
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", BOTS)
+        tournament = create_tournament(store, "t", "round_robin", list(BOTS),
+                                       st.TournamentConfig(games_per_match=2))  # fmt: skip
+        committed = st.tournament_secret(store, tournament.id)
+        with store.transaction() as db:
+            db.execute("UPDATE tournaments SET secret = randomblob(32)")
+        _play(store, tournament.id)
+        with store.transaction() as db:
+            db.execute("UPDATE tournaments SET secret = ?", (committed,))
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        report = audit_tournament(store, "t")
+    assert not report.ok and "the deal differs" in (report.problem or "")
+
+
+def test_the_audit_reads_only_the_bundle(finished: tuple[Path, int]) -> None:
+    """What `arena remote audit` checks: the bundle, through JSON, gives the same verdict,
+    and one changed byte of a published record fails it."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
+    assert bundle["secret"] is not None
+    assert "seed" not in json.dumps(bundle["matches"][0]["played"][0]["rating"])
+    passed = audit_bundle(bundle)
+    assert passed.ok, passed.problem
+    assert "hash to the commitment" in passed.text()
+    assert "schedule of a round robin of the 3 entrants" in passed.text()
+    game = bundle["matches"][1]["played"][1]
+    record = json.loads(game["record"])
+    record["actions"] = record["actions"][:-1]
+    game["record"] = json.dumps(record)
+    failed = audit_bundle(bundle)
+    assert not failed.ok and failed.problem is not None
+    assert f"game {game['game_id']}" in failed.problem
+
+
+def test_a_malformed_bundle_is_named_not_raised() -> None:
+    report = audit_bundle({"format": "kahuna-arena/audit/1", "tournament": "x"})
+    assert not report.ok and "malformed" in (report.problem or "")
+    other = audit_bundle({"format": "something else"})
+    assert not other.ok and "not an audit bundle" in (other.problem or "")
+
+
+def test_a_seeded_tournament_deals_the_same_in_any_data_directory(tmp_path: Path) -> None:
+    """`--seed`: the same deals whatever else the data directory holds (other bots first,
+    so other version ids); without it, a fresh secret each time."""
+    deals = []
+    for number, seeded in ((0, True), (1, True), (2, False)):
+        with st.Store.open(tmp_path / f"d{number}") as store:
+            if number == 1:
+                add_demo_bots(store, tmp_path / "other", ("zeta", "eta"))
+            add_demo_bots(store, tmp_path / "bots", BOTS)
+            config = st.TournamentConfig(games_per_match=4, seed=5)
+            tournament = create_tournament(store, f"t{number}", "round_robin", list(BOTS),
+                                           config, seeded=seeded)  # fmt: skip
+            deals.append([_deals(store, m) for m in st.list_matches(store, tournament.id)])
+    assert deals[0] == deals[1]
+    assert deals[2] != deals[0]
