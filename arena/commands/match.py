@@ -36,6 +36,7 @@ from arena.referee.seeds import STANDALONE, match_seed_material, new_secret, sec
 from arena.referee.timings import decision_stats, seat_walls
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 from arena.tournament.intervals import ScoreInterval, TableGame, field_intervals
+from arena.tournament.stats import MIN_PAIRS
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -168,6 +169,23 @@ def match_intervals(
     return field_intervals(games, names)
 
 
+def summary_line(name: str, interval: ScoreInterval) -> str:
+    """``name``'s score over every game with its Elo, and its 95% interval over the full
+    deal pairs, or why there is none; games outside a full pair are named as such."""
+    pairs = f"{interval.pairs} deal pair{'s' * (interval.pairs != 1)}"
+    unpaired = interval.unpaired
+    if unpaired:
+        pairs += f" + {unpaired} unpaired game{'s' * (unpaired != 1)}"
+    games = f"{interval.games} game{'s' * (interval.games != 1)}"
+    score = f"{100 * interval.score:.1f}%"
+    if interval.too_few_pairs:
+        return (f"{name}: {score} over {games} ({pairs}), Elo {interval.elo_text()};"
+                f" too few pairs for a 95% interval (it needs {MIN_PAIRS})")  # fmt: skip
+    return (f"{name}: {score} over {games} ({pairs}); 95% interval over the pairs"
+            f" [{100 * interval.low:.1f}, {100 * interval.high:.1f}], Elo {interval.elo_text()},"
+            f" LOS {interval.los_text()}")  # fmt: skip
+
+
 class RecordsError(Exception):
     """A game record that could not be written to ``--records``; the message says which."""
 
@@ -279,10 +297,7 @@ def _print_table(
     print(f"score: {score}")
     interval = match_intervals(report, names, config)[names[0]]
     if interval is not None:
-        over = (f"over {interval.pairs_text()} deal pairs" if interval.kind == "pentanomial"
-                else f"over {interval.games} single games: no full deal pair")  # fmt: skip
-        print(f"{names[0]}: {interval.score_text()} (95%, {over}), Elo {interval.elo_text()},"
-              f" LOS {100 * interval.los:.1f}%")  # fmt: skip
+        print(summary_line(names[0], interval))
     for game in report.games:  # the operator runs both bots: their stderr is theirs to see
         for name, tail in game.stderr.items():
             print(f"game {game.index}: {name}'s stderr (first and last lines):")

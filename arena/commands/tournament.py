@@ -330,7 +330,7 @@ def print_sprt(console: Console, store: Store, tournament: TournamentRow, title:
     ]
     if h2h is not None:
         lines.append(f"score     {h2h.score_text()} (95%), Elo {h2h.elo_text()},"
-                     f" LOS {100 * h2h.los:.1f}%, {h2h.pairs_text()} pairs")  # fmt: skip
+                     f" LOS {h2h.los_text()}, {h2h.pairs_text()} pairs")  # fmt: skip
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
