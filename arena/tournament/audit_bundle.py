@@ -3,9 +3,11 @@
 The arena publishes it (``GetTournamentAudit``; `arena remote audit` fetches it)
 and `arena audit` builds it from the store; both check it with
 ``arena.tournament.audit.audit_bundle``, and docs/VERIFY.md describes it field
-by field so that anyone can write their own checker. The secret is in it only
-once the tournament is finished. Every stored match and game is in it, with
-nothing the arena derives from the secret (no seed material, no deal seed).
+by field so that anyone can write their own checker. Before the tournament is
+finished it holds the commitment and the parameters only: the secret, and the
+matches with their records, come once it is finished (a record of a deal whose
+second game is still to be played must not reach anyone: docs/PROTOCOL.md).
+Nothing the arena derives from the secret (seed material, deal seeds) is in it.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ def tournament_bundle(store: Store, ref: int | str) -> dict[str, Any]:
     tournament = get_tournament(store, ref)
     secret = revealed_secret(store, tournament.id)
     parameters = tournament_parameters(store, tournament.id).decode()
-    with store.reading() as db:
-        matches = _matches(db, tournament.id)
+    matches = []
+    if secret is not None:  # finished: every game is played, every record public
+        with store.reading() as db:
+            matches = _matches(db, tournament.id)
     return {
         "format": BUNDLE_FORMAT,
         "tournament": tournament.name,

@@ -92,8 +92,16 @@ def test_a_finished_tournament_passes_and_its_commitment_is_the_revealed_seeds(
 def test_an_unfinished_tournament_cannot_be_audited(tmp_path: Path) -> None:
     with st.Store.open(tmp_path / "d") as store:
         add_demo_bots(store, tmp_path / "bots", BOTS[:2])
-        create_tournament(store, "early", "round_robin", list(BOTS[:2]), st.TournamentConfig())
+        early = create_tournament(store, "early", "round_robin", list(BOTS[:2]),
+                                  st.TournamentConfig(games_per_match=2))  # fmt: skip
+        st.set_status(store, early.id, st.TournamentStatus.RUNNING)
+        match = st.list_matches(store, early.id)[0]
+        store_game(store, match.id, report_for(0, (match.first, match.second), _game(1, 1)))
+        bundle = tournament_bundle(store, "early")
         report = audit_tournament(store, "early")
+    # half a deal is played: its record (its deal) must not reach anyone before the end
+    assert bundle["matches"] == [] and bundle["secret"] is None
+    assert bundle["commitment"] == early.commitment and bundle["parameters"]
     assert not report.ok and report.revealed_secret is None
     assert "revealed only once it is finished" in (report.problem or "")
 
