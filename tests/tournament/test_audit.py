@@ -16,11 +16,12 @@ from arena.kahuna import Record, deal_from_seed
 from arena.kahuna.records import play_random_game
 from arena.referee.seeds import deal_seed, seed_commitment
 from arena.sandbox import SandboxLimits
-from arena.testing.demo_data import add_demo_bots, report_for
+from arena.testing.demo_data import add_demo_bots, play_committed_games, report_for
 from arena.tournament.audit import audit_bundle, audit_tournament
 from arena.tournament.audit_bundle import tournament_bundle
+from arena.tournament.config import build_sprt
 from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament
+from arena.tournament.rounds import create_tournament, next_rounds
 from arena.tournament.runner import match_jobs
 
 BOTS = ("alpha", "beta", "gamma")
@@ -334,3 +335,40 @@ def test_a_seeded_tournament_deals_the_same_in_any_data_directory(tmp_path: Path
             deals.append([_deals(store, m) for m in st.list_matches(store, tournament.id)])
     assert deals[0] == deals[1]
     assert deals[2] != deals[0]
+
+
+def _play_to_the_end(store: st.Store, tournament_id: int) -> None:
+    """As a runner would: play what is paired, pair what comes next, until nothing does."""
+    while True:
+        play_committed_games(store, tournament_id)
+        planned = next_rounds(store, tournament_id, batch=3)
+        if not planned:
+            return
+        st.add_rounds(store, tournament_id, planned)
+
+
+FORMATS = [
+    ("swiss", (*BOTS, "delta", "epsilon"), st.TournamentConfig(games_per_match=2, rounds=3)),
+    ("gauntlet", BOTS, st.TournamentConfig(games_per_match=2)),
+    ("sprt", BOTS[:2], st.TournamentConfig(games_per_match=2, sprt=build_sprt(
+        preset="gain", max_pairs=7))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "bots", "config"), FORMATS, ids=[f[0] for f in FORMATS])
+def test_every_format_passes_and_a_changed_pairing_fails(
+    tmp_path: Path, kind: str, bots: tuple[str, ...], config: st.TournamentConfig
+) -> None:
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", bots)
+        tournament = create_tournament(store, "f", kind, list(bots), config)
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        _play_to_the_end(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        passed = audit_tournament(store, "f")
+        assert passed.ok, passed.problem
+        with store.transaction() as db:  # the last match's round moves past the others
+            db.execute("UPDATE matches SET round = round + 100 WHERE id ="
+                       " (SELECT MAX(id) FROM matches)")  # fmt: skip
+        failed = audit_tournament(store, "f")
+    assert not failed.ok and failed.problem is not None
