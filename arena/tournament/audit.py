@@ -8,8 +8,8 @@ stops at the first difference, which it names:
 
 1. the revealed secret and the published parameters hash to the commitment;
 2. the matches are the ones the parameters schedule (round robin, gauntlet and
-   SPRT exactly; Swiss: distinct entrants, nobody twice in a round, no rematch),
-   each of the configured number of games, and every game of each is stored;
+   SPRT from the entrants; Swiss: each round paired again from the results
+   before it), each of the configured number of games, every game stored;
 3. every game's bots sit as the match and its game index say, and its deal and
    reshuffles are the ones the secret derives for its match and deal index
    (``match_seed_material`` of the round and bots, then ``deal_seed``): no
@@ -47,9 +47,11 @@ from arena.referee.seeds import (
 )
 from arena.store import Store
 from arena.tournament.audit_bundle import BUNDLE_FORMAT, tournament_bundle
+from arena.tournament.config import max_swiss_rounds
 from arena.tournament.results import rate
 from arena.tournament.schedule import round_robin
 from arena.tournament.sprt_format import GAMES_PER_PAIR
+from arena.tournament.swiss import SwissEntrant, pair_swiss_round
 
 RATING_TOLERANCE = 1e-9
 _SHOWN = {None: "a draw", 0: "seat 0 won", 1: "seat 1 won"}
@@ -142,7 +144,7 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
         )
     parameters = json.loads(parameters_text)
     matches = list(bundle["matches"])
-    schedule = _check_schedule(parameters, matches)
+    schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
     afters: dict[tuple[int, str, str], tuple[float, float]] = {}
     outside: set[tuple[int, str, str]] = set()
@@ -171,7 +173,9 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
     return tuple(checked)
 
 
-def _check_schedule(parameters: Mapping[str, Any], matches: list[Any]) -> str:
+def _check_schedule(
+    parameters: Mapping[str, Any], matches: list[Any], byes: list[Any]
+) -> str:
     entrants = [(str(e[0]), str(e[1])) for e in parameters["entrants"]]
     versions = dict(entrants)
     config, kind = parameters["config"], parameters["format"]
@@ -206,10 +210,10 @@ def _check_schedule(parameters: Mapping[str, Any], matches: list[Any]) -> str:
         what = f"an SPRT test's {len(seen)} pairs, {names[0]} (candidate) first in each"
     elif kind == "swiss":
         _check_swiss(seen)
+        rounds = _check_swiss_pairings(names, config, games, matches, byes)
         return (
-            f"the {len(seen)} matches pair distinct entrants, nobody twice in a round and no"
-            f" pair twice, each of the {games} games stored (who meets whom follows the"
-            " standings, which this does not recompute)"
+            f"the {len(seen)} matches are the {rounds} Swiss rounds that the standings before"
+            f" each pair (arena.tournament.swiss), each of its {games} games stored"
         )
     else:
         raise _Mismatch(f"a {kind} is never finished, so it is not audited")
@@ -237,6 +241,49 @@ def _check_swiss(seen: list[tuple[int, str, str]]) -> None:
         met.add(pair)
     if sorted(rounds) != list(range(1, len(rounds) + 1)):
         raise _Mismatch(f"the rounds played are {sorted(rounds)}, not 1..{len(rounds)}")
+
+
+def _check_swiss_pairings(
+    names: list[str], config: Mapping[str, Any], games: int, matches: list[Any], byes: list[Any]
+) -> int:
+    """Pair every round again from the results before it, as the runner did; the rounds."""
+    wanted = config.get("rounds") or math.ceil(math.log2(len(names))) + 1
+    rounds = min(int(wanted), max_swiss_rounds(len(names)))
+    bye_of = {int(number): str(bot) for number, bot in byes}
+    by_round: dict[int, list[Any]] = {}
+    for m in matches:
+        by_round.setdefault(int(m["round"]), []).append(m)
+    if sorted(set(by_round) | set(bye_of)) != list(range(1, rounds + 1)):
+        raise _Mismatch(f"a Swiss tournament of {len(names)} entrants plays rounds 1..{rounds},"
+                        f" these are {sorted(set(by_round) | set(bye_of))}")  # fmt: skip
+    seed_rank = {bot: i for i, bot in enumerate(names)}
+    points = dict.fromkeys(names, 0.0)
+    opponents: dict[str, set[str]] = {bot: set() for bot in names}
+    had_bye: set[str] = set()
+    for number in range(1, rounds + 1):
+        order = sorted(names, key=lambda b: (-points[b], seed_rank[b]))
+        paired = pair_swiss_round([SwissEntrant(b, points[b], frozenset(opponents[b]),
+                                                b in had_bye) for b in order])  # fmt: skip
+        want = sorted((p.first, p.second) for p in paired.pairings)
+        got = sorted((m["first"][0], m["second"][0]) for m in by_round.get(number, []))
+        if want != got or paired.bye != bye_of.get(number):
+            raise _Mismatch(
+                f"round {number}: the standings before it pair {want} (bye {paired.bye}), the"
+                f" stored round is {got} (bye {bye_of.get(number)})"
+            )
+        for m in by_round.get(number, []):
+            first, second = m["first"][0], m["second"][0]
+            opponents[first].add(second)
+            opponents[second].add(first)
+            for g in m["played"]:
+                seats = [s[0] for s in g["seats"]]
+                winner = g["winner_seat"]
+                for seat, bot in enumerate(seats):
+                    points[bot] += 0.5 if winner is None else float(winner == seat)
+        if paired.bye is not None:
+            had_bye.add(paired.bye)
+            points[paired.bye] += games
+    return rounds
 
 
 def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]) -> None:

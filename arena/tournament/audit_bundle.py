@@ -15,7 +15,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from arena.store import Store, get_tournament, revealed_secret, tournament_parameters
+from arena.store import (
+    Store,
+    get_tournament,
+    revealed_secret,
+    tournament_byes,
+    tournament_parameters,
+)
 from arena.store.models import INITIAL_MU, INITIAL_SIGMA
 
 BUNDLE_FORMAT = "kahuna-arena/audit/1"
@@ -26,10 +32,11 @@ def tournament_bundle(store: Store, ref: int | str) -> dict[str, Any]:
     tournament = get_tournament(store, ref)
     secret = revealed_secret(store, tournament.id)
     parameters = tournament_parameters(store, tournament.id).decode()
-    matches = []
+    matches, byes = [], []
     if secret is not None:  # finished: every game is played, every record public
         with store.reading() as db:
             matches = _matches(db, tournament.id)
+        byes = [[n, bot] for n, bot in sorted(tournament_byes(store, tournament.id).items())]
     return {
         "format": BUNDLE_FORMAT,
         "tournament": tournament.name,
@@ -38,6 +45,7 @@ def tournament_bundle(store: Store, ref: int | str) -> dict[str, Any]:
         "parameters": parameters,
         "secret": None if secret is None else secret.hex(),
         "initial_rating": [INITIAL_MU, INITIAL_SIGMA],
+        "byes": byes,
         "matches": matches,
     }
 

@@ -4,6 +4,8 @@ differs; the stored match seed decides nothing; the secret stays secret until th
 
 from __future__ import annotations
 
+import copy
+import itertools
 import json
 import sqlite3
 from collections.abc import Callable
@@ -372,3 +374,29 @@ def test_every_format_passes_and_a_changed_pairing_fails(
                        " (SELECT MAX(id) FROM matches)")  # fmt: skip
         failed = audit_tournament(store, "f")
     assert not failed.ok and failed.problem is not None
+
+
+def test_a_swiss_round_paired_against_the_standings_fails(tmp_path: Path) -> None:
+    """Pairing is no random choice, but an operator could still pick who meets whom: the
+    audit pairs every Swiss round again from the results before it."""
+    bots = (*BOTS, "delta", "epsilon", "zeta")
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", bots)
+        config = st.TournamentConfig(games_per_match=2, rounds=3)
+        tournament = create_tournament(store, "s", "swiss", list(bots), config)
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        _play_to_the_end(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        bundle = tournament_bundle(store, "s")
+    assert audit_bundle(bundle).ok
+    problems = []
+    for i, j, swap in itertools.product(range(3), range(3), ("first", "second")):
+        if i < j:  # swap an opponent between two of round 2's three matches
+            changed = copy.deepcopy(bundle)
+            second = sorted((m for m in changed["matches"] if m["round"] == 2),
+                            key=lambda m: m["match_id"])  # fmt: skip
+            second[i]["second"], second[j][swap] = second[j][swap], second[i]["second"]
+            problems.append(audit_bundle(changed).problem or "")
+    assert all(problems), problems
+    # some are rematches; the others break no rule but the standings'
+    assert any("round 2: the standings before it pair" in p for p in problems), problems
