@@ -148,6 +148,8 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
     afters: dict[tuple[int, str, str], tuple[float, float]] = {}
     outside: set[tuple[int, str, str]] = set()
+    for m in matches:
+        _check_one_pairing(m)
     games = [(m, g) for m in matches for g in m["played"]]
     for match, game in sorted(games, key=lambda mg: int(mg[1]["game_id"])):
         _check_game(secret, match, game)
@@ -241,6 +243,22 @@ def _check_swiss(seen: list[tuple[int, str, str]]) -> None:
         met.add(pair)
     if sorted(rounds) != list(range(1, len(rounds) + 1)):
         raise _Mismatch(f"the rounds played are {sorted(rounds)}, not 1..{len(rounds)}")
+
+
+def _check_one_pairing(match: Mapping[str, Any]) -> None:
+    """A match pairs its deals or does not, for all its games: a record cannot pick for
+    itself between the deal of its pair and a fresh one."""
+    flags = set()
+    for g in match["played"]:
+        try:
+            meta = json.loads(g["record"]).get("match")
+        except (ValueError, AttributeError):  # the game's own check names it
+            continue
+        flags.add(meta.get("paired", True) is not False if isinstance(meta, dict) else True)
+    if len(flags) > 1:
+        raise _Mismatch(
+            f"match {match['match_id']}: some records say its deals are paired, others not"
+        )
 
 
 def _check_swiss_pairings(

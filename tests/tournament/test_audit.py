@@ -177,6 +177,13 @@ def _alter_record_bots(db: sqlite3.Connection) -> None:
     db.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), game_id))
 
 
+def _alter_paired(db: sqlite3.Connection) -> None:
+    """A record that claims a fresh deal (unpaired) beside its match's paired ones."""
+    game_id, record = _first_game(db)
+    record["match"] = {"paired": False, "deal_index": 0}
+    db.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), game_id))
+
+
 def _delete_game(db: sqlite3.Connection) -> None:
     game_id = db.execute("SELECT MAX(id) FROM games").fetchone()[0]
     db.execute("DELETE FROM rating_history WHERE game_id = ?", (game_id,))
@@ -221,6 +228,7 @@ def _alter_rating(db: sqlite3.Connection) -> None:
         (_alter_seats, "its match puts"),
         (_alter_record_bots, "names other bots"),
         (_delete_game, "a finished match has 0..3"),
+        (_alter_paired, "some records say its deals are paired, others not"),
         (_delete_rating, "no stored rating update"),
         (_alter_earlier_rating, "stored rating after the game"),
     ],
