@@ -408,3 +408,28 @@ def test_a_swiss_round_paired_against_the_standings_fails(tmp_path: Path) -> Non
     assert all(problems), problems
     # some are rematches; the others break no rule but the standings'
     assert any("round 2: the standings before it pair" in p for p in problems), problems
+
+
+def test_the_cli_checks_a_saved_bundle_without_a_data_directory(
+    finished: tuple[Path, int], tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    saved = tmp_path / "bundle.json"
+    saved.write_text(json.dumps(bundle))
+    command = [sys.executable, "-m", "arena", "audit", "--bundle", str(saved)]
+    ok = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert ok.returncode == 0 and "pass" in ok.stdout, ok.stderr
+    bundle["matches"][0]["played"][0]["winner_seat"] = None
+    saved.write_text(json.dumps(bundle))
+    bad = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert bad.returncode == 1 and "the stored result is a draw" in bad.stderr
+    saved.write_text("[1]")
+    refused = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert refused.returncode == 2 and "not a JSON object" in refused.stderr
+    both = subprocess.run([*command, "audited"], capture_output=True, text=True, check=False)
+    assert both.returncode == 2 and "one of them" in both.stderr
