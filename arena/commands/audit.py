@@ -1,32 +1,56 @@
 """`arena audit NAME`: check a finished tournament against its published seed commitment.
 
-Exit 0 with one line saying what passed; exit 1 naming the first difference
-(a tournament not finished yet cannot be audited: its seed is still secret).
+Exit 0 with what passed; exit 1 naming the first difference (a tournament not
+finished yet cannot be audited: its seed is still secret). ``--bundle FILE``
+checks a saved audit bundle (`arena remote audit NAME --save FILE`) instead of
+a data directory: docs/reference/VERIFY.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
-from arena.commands.storeargs import add_data_dir, fail, with_store
+from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store
-from arena.tournament.audit import audit_tournament
+from arena.tournament.audit import AuditReport, audit_bundle, audit_tournament
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "audit", help="check a finished tournament's seed, deals, results and ratings",
-        description=__doc__,
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    parser.add_argument("name", help="tournament name")
+    parser.add_argument("name", nargs="?", help="tournament name (not with --bundle)")
+    parser.add_argument("--bundle", type=Path, metavar="FILE",
+                        help="check this saved audit bundle (JSON) instead")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(parser)
-    parser.set_defaults(func=with_store(run_audit))
+    parser.set_defaults(func=_dispatch)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if (args.bundle is None) == (args.name is None):
+        return fail("give a tournament NAME or --bundle FILE (one of them)", EXIT_BAD_FLAGS)
+    if args.bundle is None:
+        return with_store(run_audit)(args)
+    try:
+        bundle = json.loads(args.bundle.read_text(encoding="utf-8"))
+    except OSError as error:
+        return fail(f"--bundle {args.bundle}: {error.strerror or error}", EXIT_BAD_FLAGS)
+    except ValueError as error:
+        return fail(f"--bundle {args.bundle}: not JSON ({error})", EXIT_BAD_FLAGS)
+    if not isinstance(bundle, dict):
+        return fail(f"--bundle {args.bundle}: not a JSON object", EXIT_BAD_FLAGS)
+    return _show(audit_bundle(bundle), args)
 
 
 def run_audit(store: Store, args: argparse.Namespace) -> int:
-    report = audit_tournament(store, args.name)
+    return _show(audit_tournament(store, args.name), args)
+
+
+def _show(report: AuditReport, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0 if report.ok else 1

@@ -32,7 +32,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("--games", type=int, default=4, help="games per match (default 4)")
-    parser.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
+    parser.add_argument(
+        "--seed", type=int, default=1,
+        help="deal seed (default 1): the same seed deals the same games in any data directory",
+    )  # fmt: skip
     parser.add_argument("--concurrency", type=int, help="matches at once (default: cores)")
     add_cpu_pinning(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -94,7 +97,8 @@ def run_demo(store: Store, args: argparse.Namespace) -> int:
         if refusal is not None:
             return fail(refusal)
     tournament = create_tournament(
-        store, _demo_name(store), TournamentFormat.ROUND_ROBIN, [s.name for s in specs], config
+        store, _demo_name(store), TournamentFormat.ROUND_ROBIN, [s.name for s in specs], config,
+        seeded=True,
     )
     print(f"tournament {tournament.name}: round robin of {len(specs)} bots,"
           f" {args.games} games per match, data in {store.data_dir}")  # fmt: skip

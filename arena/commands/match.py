@@ -32,10 +32,11 @@ from arena.referee import (
 from arena.referee.halves import run_halves
 from arena.referee.handicap import FORMAT as HANDICAP_FORMAT
 from arena.referee.handicap import parse_handicap
-from arena.referee.seeds import new_secret, secret_from_seed
+from arena.referee.seeds import STANDALONE, match_seed_material, new_secret, secret_from_seed
 from arena.referee.timings import decision_stats, seat_walls
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 from arena.tournament.intervals import ScoreInterval, TableGame, field_intervals
+from arena.tournament.stats import MIN_PAIRS
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -124,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"--records {records_dir}: {error.strerror or error}")
     config = MatchConfig(
         games=args.games,
-        secret=new_secret() if args.seed is None else secret_from_seed(args.seed),
+        secret=match_seed_material(
+            new_secret() if args.seed is None else secret_from_seed(args.seed), STANDALONE
+        ),
         variant=variant(args),
         time_control=time_control(args),
         max_restarts=args.max_restarts,
@@ -164,6 +167,23 @@ def match_intervals(
         games.append(TableGame(config.deal_index(game.index), seats, winner,
                                (statuses[0], statuses[1])))  # fmt: skip
     return field_intervals(games, names)
+
+
+def summary_line(name: str, interval: ScoreInterval) -> str:
+    """``name``'s score over every game with its Elo, and its 95% interval over the full
+    deal pairs, or why there is none; games outside a full pair are named as such."""
+    pairs = f"{interval.pairs} deal pair{'s' * (interval.pairs != 1)}"
+    unpaired = interval.unpaired
+    if unpaired:
+        pairs += f" + {unpaired} unpaired game{'s' * (unpaired != 1)}"
+    games = f"{interval.games} game{'s' * (interval.games != 1)}"
+    score = f"{100 * interval.score:.1f}%"
+    if interval.too_few_pairs:
+        return (f"{name}: {score} over {games} ({pairs}), Elo {interval.elo_text()};"
+                f" too few pairs for a 95% interval (it needs {MIN_PAIRS})")  # fmt: skip
+    return (f"{name}: {score} over {games} ({pairs}); 95% interval over the pairs"
+            f" [{100 * interval.low:.1f}, {100 * interval.high:.1f}], Elo {interval.elo_text()},"
+            f" LOS {interval.los_text()}")  # fmt: skip
 
 
 class RecordsError(Exception):
@@ -277,10 +297,7 @@ def _print_table(
     print(f"score: {score}")
     interval = match_intervals(report, names, config)[names[0]]
     if interval is not None:
-        over = (f"over {interval.pairs_text()} deal pairs" if interval.kind == "pentanomial"
-                else f"over {interval.games} single games: no full deal pair")  # fmt: skip
-        print(f"{names[0]}: {interval.score_text()} (95%, {over}), Elo {interval.elo_text()},"
-              f" LOS {100 * interval.los:.1f}%")  # fmt: skip
+        print(summary_line(names[0], interval))
     for game in report.games:  # the operator runs both bots: their stderr is theirs to see
         for name, tail in game.stderr.items():
             print(f"game {game.index}: {name}'s stderr (first and last lines):")

@@ -7,6 +7,7 @@
   arena remote tournaments        the arena's tournaments, newest first
   arena remote watch NAME         a tournament's progress (live table on a terminal)
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
+  arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
   arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
 
 URL is grpc://HOST:PORT or HOST:PORT (plaintext) or grpcs://HOST:PORT (TLS,
@@ -26,6 +27,7 @@ Every refusal is one line on standard error, and the exit status says which:
      ALREADY_EXISTS: e.g. a bot that fails its smoke match)
   7  RESOURCE_EXHAUSTED: over a limit (archive size, streams)
   8  UNAVAILABLE or DEADLINE_EXCEEDED: the arena cannot be reached
+  9  audit: the tournament fails its audit (the first difference is named)
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import shutil
 import sys
 import tarfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -54,6 +56,7 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.tls import TlsConfigError, check_client_tls
+from arena.tournament.audit import audit_bundle
 
 EXIT_OK = 0
 EXIT_SERVER = 1
@@ -64,6 +67,7 @@ EXIT_NOT_FOUND = 5
 EXIT_REFUSED = 6
 EXIT_LIMIT = 7
 EXIT_UNREACHABLE = 8
+EXIT_AUDIT_FAILED = 9
 
 CONFIG_NAME = "remote.json"
 MAX_GAME_ID = 2**63 - 1  # GetGameRecordRequest.game_id is an int64
@@ -388,7 +392,8 @@ def tournament_json(t: pb.Tournament) -> dict[str, object]:
     return {
         "id": t.id, "name": t.name, "format": _FORMATS.get(t.format, "unspecified"),
         "status": t.status, "entrants": list(t.entrants), "games_played": t.games_played,
-        "games_scheduled": t.games_scheduled,
+        "games_scheduled": t.games_scheduled, "seed_commitment": t.seed_commitment or None,
+        "revealed_seed": t.revealed_seed or None,
         **({"sprt": {"verdict": t.sprt.verdict, "llr": t.sprt.llr,
                      "lower_bound": t.sprt.lower_bound, "upper_bound": t.sprt.upper_bound,
                      "decided_at": t.sprt.decided_at or None,
@@ -402,10 +407,32 @@ def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
         return ["no tournaments yet"]
     rows = [
         (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status,
-         f"{t.games_played}/{t.games_scheduled}", str(len(t.entrants)))
+         f"{t.games_played}/{t.games_scheduled}", str(len(t.entrants)),
+         t.seed_commitment or "-")
         for t in reply.tournaments
     ]  # fmt: skip
-    return columns(("id", "name", "format", "status", "games", "entrants"), rows)
+    header = ("id", "name", "format", "status", "games", "entrants", "seed commitment")
+    return columns(header, rows)
+
+
+def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any]:
+    """The audit bundle from GetAuditBundle's parts: the head, then each match and its
+    games (RemoteError, exit 1, when the arena sends them out of that order)."""
+    bundle: dict[str, Any] | None = None
+    for part in parts:
+        kind = part.WhichOneof("part")
+        if kind == "head_json" and bundle is None:
+            bundle = {**json.loads(part.head_json), "matches": []}
+        elif kind == "match_json" and bundle is not None:
+            bundle["matches"].append({**json.loads(part.match_json), "played": []})
+        elif kind == "game_json" and bundle is not None and bundle["matches"]:
+            bundle["matches"][-1]["played"].append(json.loads(part.game_json))
+        else:
+            raise RemoteError(f"the arena sent the audit bundle out of order ({kind})",
+                              EXIT_SERVER)  # fmt: skip
+    if bundle is None:
+        raise RemoteError("the arena sent no audit bundle", EXIT_SERVER)
+    return bundle
 
 
 def watch_line(event: pb.WatchTournamentResponse) -> str:
@@ -560,6 +587,30 @@ def run_record(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_audit(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        bundle = assemble_bundle(client.audit_bundle(pb.GetAuditBundleRequest(name=args.name)))
+    if args.save is not None:
+        try:
+            write_whole(Path(args.save), json.dumps(bundle, indent=1) + "\n")
+        except OSError as error:
+            raise RemoteError(f"{args.save}: cannot be written ({error.strerror})",
+                              EXIT_USAGE) from None  # fmt: skip
+    report = audit_bundle(bundle)
+    if args.commitment is not None and bundle.get("commitment") != args.commitment.lower():
+        report = replace(report, ok=False, checked=(), problem=(
+            f"the arena now publishes the commitment {bundle.get('commitment')}, not the"
+            f" {args.commitment} you noted"))  # fmt: skip
+    if args.json:
+        _say([json.dumps(report.to_json(), indent=2)])
+    elif report.ok:
+        _say([report.text()])
+    else:
+        _say([report.text()], sys.stderr)
+    return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
+
+
 def run_watch(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
@@ -689,6 +740,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     record.add_argument("game_id", metavar="GAME_ID", type=int, help="the game's id")
     record.add_argument("-o", "--output", type=Path, metavar="FILE", help="write it to FILE")
     record.set_defaults(func=_handled(run_record))
+
+    audit = sub("audit", "check a finished tournament from what the arena publishes: its"
+                " commitment, revealed secret, records, results and rating updates")  # fmt: skip
+    audit.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
+    audit.add_argument("--commitment", metavar="HEX", help="the seed commitment you noted"
+                       " when the tournament was created: it must be the one published now")
+    audit.add_argument("--save", type=Path, metavar="FILE",
+                       help="also write the audit bundle (JSON) to FILE")  # fmt: skip
+    audit.add_argument("--json", action="store_true", help="the verdict as JSON")
+    audit.set_defaults(func=_handled(run_audit))
 
     play = sub(
         "play",

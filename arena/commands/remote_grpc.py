@@ -18,6 +18,7 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 
 CALL_TIMEOUT_S = 30.0
 SUBMIT_TIMEOUT_S = 300.0  # the server plays a smoke match before it answers
+BUNDLE_TIMEOUT_S = 600.0  # a big tournament's every record
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,13 @@ class Client:
 
     def game_record(self, request: pb.GetGameRecordRequest) -> pb.GetGameRecordResponse:
         return self.stub.GetGameRecord(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+
+    def audit_bundle(
+        self, request: pb.GetAuditBundleRequest
+    ) -> Iterator[pb.GetAuditBundleResponse]:
+        yield from self.stub.GetAuditBundle(
+            request, metadata=self.metadata, timeout=BUNDLE_TIMEOUT_S
+        )
 
     def watch(self, request: pb.WatchTournamentRequest) -> Iterator[pb.WatchTournamentResponse]:
         """The tournament's progress until it ends (no deadline: a watch may last hours)."""

@@ -8,7 +8,16 @@ import math
 import sys
 
 from arena.tournament.sprt import ELO_LIMITS, EloModel, SprtParams, sprt_state
-from arena.tournament.stats import Estimate, Pentanomial, Summary, pentanomial_summary
+from arena.tournament.stats import (
+    MIN_PAIRS,
+    NELO_PER_T,
+    Pentanomial,
+    logistic_elo,
+    pair_mean,
+    score_games_sigma,
+    score_interval,
+    score_los,
+)
 
 ORDER = "LL,LD,DD/WL,WD,WW"
 
@@ -105,8 +114,16 @@ def run_stats(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"arena stats: --elo0/--elo1: cannot test these bounds: {error}", file=sys.stderr)
         return 2
-    summary = pentanomial_summary(penta)
-    elo = elo_of(summary, params.model)
+    score = pair_mean(penta)
+    interval = score_interval(penta)
+    los = score_los(penta)
+
+    def elo(s: float) -> float:
+        if params.model is EloModel.LOGISTIC:
+            return logistic_elo(s)
+        return (s - 0.5) / score_games_sigma(penta) * NELO_PER_T
+
+    elo_interval = None if interval is None else [elo(interval.low), elo(interval.high)]
     if args.json:
         print(
             json.dumps(
@@ -123,11 +140,14 @@ def run_stats(args: argparse.Namespace) -> int:
                     "lower_bound": state.lower_bound,
                     "upper_bound": state.upper_bound,
                     "decision": state.decision.value,
-                    "score": summary.score.value,
-                    "score_interval": [summary.score.interval.low, summary.score.interval.high],
-                    "elo": elo.value,
-                    "elo_interval": [elo.interval.low, elo.interval.high],
-                    "los": summary.los,
+                    "score": score,
+                    "score_interval": None if interval is None else [interval.low, interval.high],
+                    "min_pairs": MIN_PAIRS,
+                    "elo": _finite(elo(score)),
+                    "elo_interval": None if elo_interval is None else [
+                        _finite(e) for e in elo_interval
+                    ],
+                    "los": los,
                 },
                 indent=2,
             )
@@ -140,17 +160,20 @@ def run_stats(args: argparse.Namespace) -> int:
     )
     print(f"LLR       {state.llr:.4f}  bounds [{state.lower_bound:.4f}, {state.upper_bound:.4f}]")
     print(f"decision  {state.decision.value}")
+    if interval is None or elo_interval is None or los is None:
+        print(f"Elo       {elo(score):z.2f} ({params.model.value})")
+        print(f"score     {score:.4f}")
+        print(f"interval  too few pairs for a 95% interval: {penta.pairs}, it needs {MIN_PAIRS}")
+        return 0
     print(
-        f"Elo       {elo.value:.2f} +- {elo.interval.half_width:.2f} "
-        f"(95%: [{elo.interval.low:.2f}, {elo.interval.high:.2f}], {params.model.value})"
+        f"Elo       {elo(score):z.2f} "
+        f"(95%: [{elo_interval[0]:z.2f}, {elo_interval[1]:z.2f}], {params.model.value})"
     )
-    print(
-        f"score     {summary.score.value:.4f} "
-        f"(95%: [{summary.score.interval.low:.4f}, {summary.score.interval.high:.4f}])"
-    )
-    print(f"LOS       {100 * summary.los:.2f}%")
+    print(f"score     {score:.4f} (95%: [{interval.low:.4f}, {interval.high:.4f}])")
+    print(f"LOS       {100 * los:.2f}%")
     return 0
 
 
-def elo_of(summary: Summary, model: EloModel) -> Estimate:
-    return summary.logistic_elo if model is EloModel.LOGISTIC else summary.normalized_elo
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: an Elo at a score of 0 or 1 is null."""
+    return value if math.isfinite(value) else None

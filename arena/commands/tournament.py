@@ -109,9 +109,11 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed",
         type=int,
-        default=0,
-        help="tournament seed: tells its matches apart; the deals are keyed by a random secret"
-        " stored with the tournament, never by the seed alone",
+        default=None,
+        help="make the deals reproducible: the same seed deals the same games in any data"
+        " directory (docs/reference/VERIFY.md); the seed is published with the tournament,"
+        " so anyone can compute its deals. Left out (the default), the deals are keyed by a fresh"
+        " random secret, revealed once the tournament is finished",
     )
     add_play_flags(parser)
 
@@ -193,7 +195,8 @@ def _create(store: Store, args: argparse.Namespace) -> TournamentRow | int:
         kind, config = definition(args)
     except TournamentError as error:
         return fail(str(error), EXIT_BAD_FLAGS)
-    return create_tournament(store, args.name, kind, args.bots, config)
+    return create_tournament(store, args.name, kind, args.bots, config,
+                             seeded=args.seed is not None)
 
 
 def run_create(store: Store, args: argparse.Namespace) -> int:
@@ -327,7 +330,7 @@ def print_sprt(console: Console, store: Store, tournament: TournamentRow, title:
     ]
     if h2h is not None:
         lines.append(f"score     {h2h.score_text()} (95%), Elo {h2h.elo_text()},"
-                     f" LOS {100 * h2h.los:.1f}%, {h2h.pairs_text()} pairs")  # fmt: skip
+                     f" LOS {h2h.los_text()}, {h2h.pairs_text()} pairs")  # fmt: skip
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 

@@ -16,7 +16,7 @@ One turn, top to bottom:
 accepted action of the awaited bot; anything else hands the game over to the
 match's main thread, which settles the rest of it in order, and the clock's
 deadlines and the processes' exits too (``turn_loop``'s docstring, and
-docs/ARCHITECTURE.md, "One turn, through the modules").
+docs/design/ARCHITECTURE.md, "One turn, through the modules").
 """
 
 from arena.referee.botdir import BotConfigError, content_hash, load_bot

@@ -368,7 +368,7 @@ class _Match:
 
     def _play_game(self, game_index: int) -> GameReport:
         slot_at_seat = (0, 1) if game_index % 2 == 0 else (1, 0)
-        seed = deal_seed(self.config.secret, self.config.seed, self.config.deal_index(game_index))
+        seed = deal_seed(self.config.secret, self.config.deal_index(game_index))
         deal = deal_from_seed(seed)
         failures: Failures = self.early_failures
         self.early_failures = {}

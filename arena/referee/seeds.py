@@ -1,19 +1,34 @@
-"""Secret deals: every deal and reshuffle of a match is keyed by a secret no bot sees.
+"""The one derivation of every random choice of the arena from a committed secret.
 
-A match has a 32-byte ``secret`` (per tournament: stored with it; per
-``arena match``: fresh from ``secrets``, or derived from ``--seed``) and a
-public ``match_seed`` that only tells the matches of one secret apart. The
-seed of deal ``k`` is HMAC-SHA256(secret, ``"kahuna-deal/2:{match_seed}:{k}"``):
-without the secret, nothing a bot receives (records, seats, names, the
-match seed) lets it compute a deal it has not been dealt. Neither the
-secret nor any deal seed is ever sent to a bot or written to a record.
+A tournament, a ladder and an ``arena match`` each have a 32-byte ``secret``
+(a tournament's or ladder's is stored with it and committed to at creation;
+``arena match``'s is fresh from ``secrets``, or ``secret_from_seed(--seed)``).
+Everything random follows from it, and from nothing stored beside it
+(docs/reference/VERIFY.md writes the same steps out for an outside checker):
+
+1. a match's seed material is ``match_seed_material(secret, identity)``:
+   HMAC-SHA256(secret, ``MATCH_PREFIX`` + the identity's canonical JSON), the
+   identity being the match's round and its two bots (name, version) in the
+   stored seat order of game 0;
+2. the seed of deal ``k`` of that match is ``deal_seed(material, k)``:
+   HMAC-SHA256(material, ``"kahuna-deal/3:{k}"``), first 8 bytes big-endian,
+   top bit cleared; the deal and its reshuffles come from that seed by
+   ``arena.kahuna.rng`` (splitmix64 and Fisher-Yates).
+
+Pairings use no randomness (seed order and results decide them). Without the
+secret, nothing a bot receives (records, seats, names) lets it compute a deal
+it has not been dealt; neither the secret, the seed material nor any deal seed
+is sent to a bot or written to a record. A match's seed material is all that
+a process playing it needs: it gives that match's deals and no other's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
+from dataclasses import dataclass
 
 SEED_BITS = 63
 SECRET_BYTES = 32
@@ -26,10 +41,12 @@ def new_secret() -> bytes:
 
 
 def secret_from_seed(seed: int) -> bytes:
-    """The secret of an ``arena match --seed SEED``: reproducible by whoever knows SEED.
+    """The secret of a run given ``--seed SEED`` (``arena match``, ``arena tournament``,
+    ``arena demo``): the same in any data directory, reproducible by whoever knows SEED.
 
-    The seed is never sent to a bot; a bot that guesses it (e.g. a small
-    seed) can compute the deals, so a match that matters uses no --seed.
+    The seed is never sent to a bot, but a seeded tournament publishes it with its
+    parameters, and a bot that guesses it (e.g. a small seed) can compute the deals:
+    a match or tournament that matters uses no --seed (a fresh ``new_secret``).
     """
     return hmac.new(_SEED_KEY, f"{seed:d}".encode(), hashlib.sha256).digest()
 
@@ -40,14 +57,50 @@ def check_secret(secret: object) -> None:
         raise ValueError(f"a match secret is {SECRET_BYTES} bytes")
 
 
-def deal_seed(secret: bytes, match_seed: int, deal_index: int) -> int:
-    """The seed of deal ``deal_index`` of a match (its deal and its reshuffles).
+MATCH_PREFIX = b"kahuna-arena/match/1\n"
 
-    HMAC-SHA256 keyed by ``secret`` of ``"kahuna-deal/2:{match_seed}:{deal_index}"``,
-    first 8 bytes big-endian, top bit cleared: stable across machines and versions.
+
+@dataclass(frozen=True)
+class MatchIdentity:
+    """Who meets whom, and when: round number, then (bot name, version) of the bot in
+    seat 0 of game 0 (``first``) and of the other (``second``)."""
+
+    round: int
+    first: tuple[str, str]
+    second: tuple[str, str]
+
+    def canonical(self) -> bytes:
+        """``[round,[first name,first version],[second name,second version]]`` as compact
+        JSON (no spaces, non-ASCII escaped): the bytes the seed material hashes."""
+        value = [self.round, list(self.first), list(self.second)]
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+STANDALONE = MatchIdentity(0, ("", ""), ("", ""))
+"""The identity of an ``arena match``: its secret is its own, so the same ``--seed``
+deals the same cards whichever two bots play."""
+
+
+def match_seed_material(secret: bytes, identity: MatchIdentity) -> bytes:
+    """Secret + match identity -> that match's seed material (32 bytes).
+
+    HMAC-SHA256(secret, ``MATCH_PREFIX + identity.canonical()``). It keys every
+    deal and reshuffle of that one match (``deal_seed``), so a worker that plays
+    the match gets it and never the secret, and anyone who knows the revealed
+    secret can recompute it from the match's public identity.
     """
-    text = f"kahuna-deal/2:{match_seed:d}:{deal_index:d}".encode()
-    digest = hmac.new(secret, text, hashlib.sha256).digest()
+    check_secret(secret)
+    return hmac.new(secret, MATCH_PREFIX + identity.canonical(), hashlib.sha256).digest()
+
+
+def deal_seed(material: bytes, deal_index: int) -> int:
+    """The seed of deal ``deal_index`` of the match whose seed material is ``material``.
+
+    HMAC-SHA256 keyed by ``material`` of ``"kahuna-deal/3:{deal_index}"``, first 8
+    bytes big-endian, top bit cleared: stable across machines and versions.
+    """
+    text = f"kahuna-deal/3:{deal_index:d}".encode()
+    digest = hmac.new(material, text, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << SEED_BITS) - 1)
 
 

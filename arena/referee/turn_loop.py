@@ -1,6 +1,6 @@
 """A match's turns: every arrival settled in order, in one of two places.
 
-A game's turn, top to bottom (docs/ARCHITECTURE.md has the picture):
+A game's turn, top to bottom (docs/design/ARCHITECTURE.md has the picture):
 
 1. ``GameDriver.advance`` (``arena.referee.play``) writes the request for the seat to
    move and starts that seat's ``Clock`` (``arena.referee.game``, the one place that

@@ -81,9 +81,10 @@ class MatchConfig:
 
     games: int = 2
     seed: int = 0
-    """Public: tells apart the matches of one secret (never sent to a bot all the same)."""
+    """A label (the stored match's seed); no deal depends on it."""
     secret: bytes = field(default_factory=new_secret, repr=False)
-    """Keys every deal and reshuffle (``arena.referee.seeds``); never sent to a bot."""
+    """The match's seed material (``arena.referee.seeds.match_seed_material``): keys every
+    deal and reshuffle of this match alone; never sent to a bot."""
     paired: bool = True
     """Games 2k and 2k+1 share a deal; False: a fresh deal in every game."""
     variant: Variant = field(default_factory=Variant)

@@ -83,6 +83,7 @@ from arena.store import (
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
 from arena.tournament.audit import audit_tournament
+from arena.tournament.audit_bundle import tournament_bundle
 from arena.tournament.config import TournamentError, build_config, build_sprt
 from arena.tournament.executor import MatchExecutor
 from arena.tournament.results import leaderboard_intervals, version_key
@@ -405,6 +406,24 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                     return
         finally:
             self.hub.unsubscribe(tournament.id, inbox)
+
+    async def GetAuditBundle(
+        self, request: pb.GetAuditBundleRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.GetAuditBundleResponse]:
+        bundle = await blocking(context, self._audit_bundle, request)
+        matches = bundle.pop("matches")
+        yield pb.GetAuditBundleResponse(head_json=json.dumps(bundle))
+        for match in matches:
+            played = match.pop("played")
+            yield pb.GetAuditBundleResponse(match_json=json.dumps(match))
+            for game in played:
+                yield pb.GetAuditBundleResponse(game_json=json.dumps(game))
+
+    def _audit_bundle(
+        self, context: grpc.ServicerContext, request: pb.GetAuditBundleRequest
+    ) -> dict[str, Any]:
+        principal_of(self.store, context)
+        return tournament_bundle(self.store, self._tournament(context, request.name).id)
 
     def _watched_tournament(
         self, context: grpc.ServicerContext, request: pb.WatchTournamentRequest

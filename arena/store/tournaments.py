@@ -50,15 +50,18 @@ def insert_tournament(
     entrants: Mapping[str, int],
     config: TournamentConfig,
     rounds: Sequence[PlannedRound] = (),
+    *,
+    secret: bytes | None = None,
 ) -> TournamentRow:
-    """Store a new tournament: ``entrants`` (name -> version id, in seed order), its rounds.
+    """Store a new tournament: ``entrants`` (name -> version id, in seed order), its rounds,
+    and its deal ``secret`` (None: a fresh random one) with the commitment to it.
 
     AlreadyExistsError when the name is taken; nothing is stored then.
     """
     with store.transaction() as db:
         if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
             raise AlreadyExistsError(f"a tournament named {name!r} already exists")
-        secret = new_secret()
+        secret = new_secret() if secret is None else secret
         tournament_id = db.execute(
             "INSERT INTO tournaments (name, format, status, config, created_at, secret)"
             " VALUES (?, ?, 'created', ?, ?, ?)",

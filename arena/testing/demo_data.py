@@ -18,7 +18,9 @@ from pathlib import Path
 from arena import store as st
 from arena.kahuna import Record, play_random_game, record_of, record_to_json, replay
 from arena.referee.botdir import load_bot
+from arena.referee.seeds import deal_seed, match_seed_material
 from arena.referee.types import BotStatus, GameReport
+from arena.tournament.config import match_identity
 from arena.tournament.results import store_game
 from arena.tournament.rounds import create_tournament
 
@@ -158,6 +160,24 @@ def play_games(
             else:
                 report = report_for(index, seats, record)
             game_id = store_game(store, match.id, report)
+            if game_id is not None:
+                game_ids.append(game_id)
+    return tuple(game_ids)
+
+
+def play_committed_games(store: st.Store, tournament_id: int) -> tuple[int, ...]:
+    """Store every game of the tournament's matches on the deals a runner plays (its
+    secret and each match's identity, ``arena.referee.seeds``), so that it passes an
+    audit once finished; the actions are random, chosen by the match id and game index."""
+    secret = st.tournament_secret(store, tournament_id)
+    game_ids = []
+    for match in st.list_matches(store, tournament_id):
+        material = match_seed_material(secret, match_identity(match))
+        for index in range(match.games):
+            seats = (match.first, match.second) if index % 2 == 0 else (match.second, match.first)
+            record = play_random_game(deal_seed(material, index // 2),
+                                      choices=match.id * 1000 + index)  # fmt: skip
+            game_id = store_game(store, match.id, report_for(index, seats, record))
             if game_id is not None:
                 game_ids.append(game_id)
     return tuple(game_ids)

@@ -14,8 +14,9 @@ import math
 import re
 
 from arena.kahuna import Variant
+from arena.referee.seeds import MatchIdentity
 from arena.referee.types import ACTION_MS_RANGE, BANK_MS_RANGE, TimeControl
-from arena.store.models import SprtConfig, TournamentConfig, TournamentFormat
+from arena.store.models import MatchRow, SprtConfig, TournamentConfig, TournamentFormat
 from arena.tournament.sprt import ELO_LIMITS, PRESETS, EloModel, SprtParams
 
 GAMES_PER_MATCH_RANGE = (1, 100)
@@ -172,6 +173,15 @@ def max_swiss_rounds(bots: int) -> int:
 
 
 def match_seed(tournament_seed: int, round_no: int, first_id: int, second_id: int) -> int:
-    """The deal seed of a match: fixed by who meets whom, so a resume replays it exactly."""
+    """A stored match's label (``matches.seed``): no deal depends on it; its deals come
+    from the tournament's secret and ``match_identity`` alone."""
     low, high = sorted((first_id, second_id))
     return (tournament_seed * 1_000_003 + round_no * 10_007 + low * 101 + high) % 2**31
+
+
+def match_identity(match: MatchRow) -> MatchIdentity:
+    """What a match's seed material is derived from (``arena.referee.seeds``): its round
+    and its two bots by name and version, ``first`` being seat 0 of game 0."""
+    return MatchIdentity(
+        match.round, (match.first, match.first_version), (match.second, match.second_version)
+    )

@@ -1,7 +1,8 @@
 """Confidence intervals for result tables: each bot against the field, each pair of bots.
 
-Pure: no I/O. The figures are ``arena.tournament.stats``'s (pentanomial over the
-deal pairs, trinomial when a bot has no full pair); this only groups a table's
+Pure: no I/O. The score is over every game; its interval is
+``arena.tournament.stats.score_interval`` over the full deal pairs, or none
+("too few pairs") below ``MIN_PAIRS`` of them; this only groups a table's
 games by who is scored and states the result in table form. A game is one
 ``TableGame``: its deal (any hashable key unique to the deal, e.g. the match id
 and deal index), the players by seat and the winning seat.
@@ -23,9 +24,22 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from arena.tournament.sprt import SprtParams, llr
-from arena.tournament.stats import GameScore, PairedResults, Pentanomial, collect
+from arena.tournament.stats import (
+    MIN_PAIRS,
+    NELO_PER_T,
+    GameScore,
+    PairedResults,
+    Pentanomial,
+    collect,
+    logistic_elo,
+    score_games_sigma,
+    score_interval,
+    score_los,
+)
 
 FINISHED = "finished"
+PENTANOMIAL = "pentanomial"
+TOO_FEW_PAIRS = "too_few_pairs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +64,14 @@ class TableGame:
 
 @dataclass(frozen=True, slots=True)
 class ScoreInterval:
-    """A per-game score in [0, 1] with its 95% interval, and the logistic Elo of each.
+    """A per-game score in [0, 1] over all ``games``, its 95% interval, and the logistic
+    Elo of each.
 
-    ``kind`` is ``pentanomial`` (over ``pairs`` full deal pairs; ``unpaired``
-    games of cut-short pairs are listed beside it, not in it) or ``trinomial``
-    (no full pair: every game taken alone).
+    ``kind`` is ``pentanomial`` (the interval is over ``pairs`` full deal pairs,
+    widened to hold the score; ``unpaired`` games, of pairs cut short or of an
+    odd last game, are in the score but not in the interval) or ``too_few_pairs``
+    (under ``MIN_PAIRS`` pairs: no interval, [0, 1] and an unbounded Elo, and no
+    LOS: ``los`` is NaN).
     """
 
     kind: str
@@ -74,21 +91,31 @@ class ScoreInterval:
     def half_width(self) -> float:
         return (self.high - self.low) / 2.0
 
+    @property
+    def too_few_pairs(self) -> bool:
+        return self.kind == TOO_FEW_PAIRS
+
     def score_text(self) -> str:
-        """``62.5% ± 8.1``: the score and the half width of its interval, in percent; an
-        interval cut at 0% or 100% (``arena.tournament.stats``) is asymmetric, and reads
-        ``99.9% [95.7, 100.0]``."""
-        if not 0.0 < self.low <= self.high < 1.0:
-            return f"{100 * self.score:.1f}% [{100 * self.low:.1f}, {100 * self.high:.1f}]"
-        return f"{100 * self.score:.1f}% ± {100 * self.half_width:.1f}"
+        """``62.5% [54.1, 70.3]``: the score and its 95% interval, in percent, or
+        ``66.7% (too few pairs)``."""
+        if self.too_few_pairs:
+            return f"{100 * self.score:.1f}% (too few pairs)"
+        return f"{100 * self.score:.1f}% [{100 * self.low:.1f}, {100 * self.high:.1f}]"
 
     def elo_text(self) -> str:
-        """``+89 [+30, +150]``: logistic Elo and its (asymmetric) interval."""
+        """``+89 [+30, +150]``: logistic Elo and its (asymmetric) interval, or the Elo alone
+        with too few pairs."""
+        if self.too_few_pairs:
+            return _elo(self.elo)
         return f"{_elo(self.elo)} [{_elo(self.elo_low)}, {_elo(self.elo_high)}]"
 
+    def los_text(self) -> str:
+        return "-" if self.too_few_pairs else f"{100 * self.los:.1f}%"
+
     def pairs_text(self) -> str:
+        """``5``, ``5 +1 unpaired``: full deal pairs, and games outside them."""
         extra = f" +{self.unpaired} unpaired" if self.unpaired else ""
-        return f"{self.pairs}{extra}" if self.kind == "pentanomial" else f"0 ({self.games} games)"
+        return f"{self.pairs}{extra}"
 
     def excludes_even(self) -> bool:
         return self.low > 0.5 or self.high < 0.5
@@ -102,7 +129,8 @@ class ScoreInterval:
             "score_low": round(self.low, 6), "score_high": round(self.high, 6),
             "elo": _finite(self.elo), "elo_low": _finite(self.elo_low),
             "elo_high": _finite(self.elo_high), "normalized_elo": _finite(self.normalized_elo),
-            "los": round(self.los, 6),
+            "los": None if math.isnan(self.los) else round(self.los, 6),
+            "min_pairs": MIN_PAIRS,
         }  # fmt: skip
 
 
@@ -115,22 +143,27 @@ def _elo(value: float) -> str:
 
 
 def interval_of(results: PairedResults) -> ScoreInterval:
-    """The table form of ``results``: pentanomial when there is a full pair, else trinomial."""
-    summary = results.pair_summary or results.game_summary
-    paired = results.pair_summary is not None
+    """The table form of ``results``: the score of every game, its interval over the full
+    deal pairs (``too_few_pairs`` below ``MIN_PAIRS``)."""
+    tri = results.trinomial
+    score = (tri.wins + tri.draws / 2) / tri.games
+    penta = results.pentanomial
+    interval = None if penta is None else score_interval(penta, score)
+    los = None if penta is None else score_los(penta)
+    sigma = results.game_summary.games_sigma if penta is None else score_games_sigma(penta)
     return ScoreInterval(
-        kind=summary.kind,
-        games=results.trinomial.games,
-        pairs=summary.n if paired else 0,
-        unpaired=len(results.unpaired) if paired else results.trinomial.games,
-        score=summary.score.value,
-        low=summary.score.interval.low,
-        high=summary.score.interval.high,
-        elo=summary.logistic_elo.value,
-        elo_low=summary.logistic_elo.interval.low,
-        elo_high=summary.logistic_elo.interval.high,
-        normalized_elo=summary.normalized_elo.value,
-        los=summary.los,
+        kind=TOO_FEW_PAIRS if interval is None else PENTANOMIAL,
+        games=tri.games,
+        pairs=0 if penta is None else penta.pairs,
+        unpaired=len(results.unpaired),
+        score=score,
+        low=0.0 if interval is None else interval.low,
+        high=1.0 if interval is None else interval.high,
+        elo=logistic_elo(score),
+        elo_low=logistic_elo(0.0 if interval is None else interval.low),
+        elo_high=logistic_elo(1.0 if interval is None else interval.high),
+        normalized_elo=(score - 0.5) / sigma * NELO_PER_T,
+        los=math.nan if los is None else los,
     )
 
 

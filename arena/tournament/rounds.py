@@ -2,7 +2,9 @@
 
 A round robin is scheduled whole when it is created (``round_robin``); Swiss
 rounds are paired one at a time as play goes (``next_swiss_round``), from the
-standings so far. Each match's deal seed is ``match_seed`` of who meets whom.
+standings so far, with no randomness: seed order and results decide them. A match's
+deals come from the tournament's secret and who meets whom in which round
+(``arena.referee.seeds``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from arena.referee.seeds import secret_from_seed
 from arena.store import (
     MatchRow,
     Store,
@@ -36,12 +39,16 @@ from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
 
 def create_tournament(
-    store: Store, name: str, format: str, bots: Sequence[str], config: TournamentConfig
+    store: Store, name: str, format: str, bots: Sequence[str], config: TournamentConfig,
+    *, seeded: bool = False,
 ) -> TournamentRow:
     """A new tournament of the latest version of each of ``bots`` (seed order as given).
 
-    TournamentError naming what cannot be played; NotFoundError for an unknown
-    bot; AlreadyExistsError for a name taken. Nothing is stored then.
+    Its deal secret is fresh and random, or with ``seeded`` ``secret_from_seed`` of
+    ``config.seed``: the same games in any data directory, but deals that anyone who
+    knows the (published) seed can compute. TournamentError naming what cannot be
+    played; NotFoundError for an unknown bot; AlreadyExistsError for a name taken.
+    Nothing is stored then.
     """
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise TournamentError(f"tournament name {name!r}: use 1-60 letters, digits, - _ .")
@@ -71,7 +78,8 @@ def create_tournament(
             rounds.append(
                 _planned(config, number, [Pairing(candidate, opponent)], None, version_ids)
             )
-    return insert_tournament(store, name, kind, version_ids, config, rounds)
+    secret = secret_from_seed(config.seed) if seeded else None
+    return insert_tournament(store, name, kind, version_ids, config, rounds, secret=secret)
 
 
 def check_format_settings(

@@ -48,6 +48,7 @@ from arena.logs import get_logger
 from arena.referee import MatchConfig
 from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
+from arena.referee.seeds import match_seed_material
 from arena.sandbox import SandboxLimits
 from arena.store import (
     MatchRow,
@@ -70,7 +71,7 @@ from arena.store import (
 )
 from arena.store.models import TournamentConfig, TournamentFormat, TournamentStatus
 from arena.store.tournaments import reason_line, record_interruption
-from arena.tournament.config import TournamentError
+from arena.tournament.config import TournamentError, match_identity
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
@@ -174,7 +175,9 @@ def match_jobs(
         ensure_class_archive(spec, limits=limits)  # JDK: built now, out of any match clock
     remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
     match_config = MatchConfig(
-        games=match.games, seed=match.seed, secret=tournament_secret(store, match.tournament_id),
+        games=match.games, seed=match.seed,
+        secret=match_seed_material(tournament_secret(store, match.tournament_id),
+                                   match_identity(match)),
         paired=paired_remote or not remote, variant=config.variant,
         time_control=config.time_control, limits=limits, unsafe=unsafe,
         game_indices=unstored_indices(match),

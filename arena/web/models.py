@@ -111,9 +111,13 @@ class TournamentSummary:
     bots: int
     games_played: int
     games_scheduled: int | None
+    commitment: str | None = None  # the seed commitment, public from creation
+    revealed_secret: str | None = None  # hex, once finished (docs/reference/VERIFY.md)
 
     def to_json(self) -> Json:
         return {
+            "commitment": self.commitment,
+            "revealed_secret": self.revealed_secret,
             "id": self.id,
             "name": self.name,
             "format": self.format,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict, defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 from arena import store as st
@@ -117,6 +118,7 @@ def summary_of(row: st.TournamentRow) -> TournamentSummary:
         bots=len(row.entrants),
         games_played=row.games_played,
         games_scheduled=row.games_scheduled if row.games_scheduled else None,
+        commitment=row.commitment,
     )
 
 
@@ -246,8 +248,10 @@ class StoreSource:
         )
         crosstable = {} if row.format is st.TournamentFormat.LADDER else self._crosstable(row.id)
         games = st.list_games(self.store, tournament_id=tournament_id, limit=TOURNAMENT_GAMES)
+        secret = st.revealed_secret(self.store, tournament_id)
+        revealed = None if secret is None else secret.hex()
         return TournamentDetail(
-            summary=summary_of(row),
+            summary=replace(summary_of(row), revealed_secret=revealed),
             standings=standings,
             crosstable=crosstable,
             games=tuple(game_summary(g) for g in games),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,30 @@ def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert "already stored" in again.stdout  # unchanged bots are not smoke-tested again
     assert "demo-2: standings (finished" in again.stdout
+    # the same --seed (the default 1) deals the same cards, and the seeded sample bots
+    # play the same games, though demo-2 is another tournament in a fuller directory
+    assert _games(tmp_path / "data", "demo-1") == _games(tmp_path / "data", "demo-2")
+    audited = arena("audit", "demo-2", "--data-dir", data)
+    assert audited.returncode == 0 and "pass" in audited.stdout, audited.stderr
+    assert "created with --seed" in audited.stdout
+
+
+def _games(data: Path, name: str) -> list[tuple[object, ...]]:
+    """(round, first, second, game index, deal, reshuffles, actions) of every game."""
+    db = sqlite3.connect(data / "arena.db")
+    rows = db.execute(
+        "SELECT m.round, m.first_id, m.second_id, g.game_index, g.record FROM games g"
+        " JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id"
+        " WHERE t.name = ? ORDER BY m.round, m.first_id, g.game_index",
+        (name,),
+    ).fetchall()
+    db.close()
+    assert rows
+    out = []
+    for r in rows:
+        record = json.loads(r[4])
+        out.append((*r[:4], record["deal"], record.get("reshuffles"), record["actions"]))
+    return out
 
 
 @pytest.mark.parametrize(

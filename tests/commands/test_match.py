@@ -56,12 +56,23 @@ def test_json_output(bots: tuple[Path, Path]) -> None:
     assert [game["seats"] for game in result["games"]] == [["alpha", "beta"], ["beta", "alpha"]]
     assert result["score"] == {"alpha": 2.0, "beta": 0.0}
     alpha, beta = result["intervals"]["alpha"], result["intervals"]["beta"]
-    # one deal pair (games 0 and 1 share deal 0), both won by alpha
+    # one deal pair (games 0 and 1 share deal 0), both won by alpha: too few for an interval
     assert (alpha["kind"], alpha["pairs"], alpha["games"], alpha["unpaired"]) == (
-        "pentanomial", 1, 2, 0)  # fmt: skip
-    assert alpha["score"] > 0.99 and beta["score"] < 0.01  # zero counts count as 1e-3
-    assert alpha["score_low"] <= alpha["score"] <= alpha["score_high"]
-    assert beta["elo"] < -1000 and beta["elo_low"] is None  # -infinity: JSON has none
+        "too_few_pairs", 1, 2, 0)  # fmt: skip
+    assert (alpha["score"], beta["score"]) == (1.0, 0.0)  # the score of every game, as it is
+    assert (alpha["score_low"], alpha["score_high"], alpha["los"]) == (0.0, 1.0, None)
+    assert beta["elo"] is None and beta["elo_low"] is None  # -infinity: JSON has none
+
+
+def test_an_odd_game_is_in_the_score_and_said_to_be_unpaired(bots: tuple[Path, Path]) -> None:
+    """`--games 3` printed "score: mypy 2 - mygo 1" then "mypy: 50.0%" (the pair alone);
+    the percentage and Elo are now the score's, the odd game named as unpaired."""
+    done = _arena("match", str(bots[0]), str(bots[1]), "--games", "3", "--seed", "4")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2] == "score: alpha 3 - beta 0"
+    assert lines[-1].startswith("alpha: 100.0% over 3 games (1 deal pair + 1 unpaired game),"
+                                " Elo +inf; too few pairs")  # fmt: skip
 
 
 def test_per_decision_timings_per_bot_in_the_json_and_per_seat_in_the_records(
@@ -107,7 +118,8 @@ def test_records_replay_and_table(tmp_path: Path) -> None:
     assert lines[1].split()[:3] == ["0", "alpha", "beta"]
     assert lines[2].split()[:3] == ["1", "beta", "alpha"]
     assert lines[-2].startswith("score: alpha ")
-    assert lines[-1].startswith("alpha: ") and "(95%, over 1 deal pairs)" in lines[-1]
+    assert lines[-1].startswith("alpha: ") and "over 2 games (1 deal pair)" in lines[-1]
+    assert "too few pairs for a 95% interval (it needs 5)" in lines[-1]
     paths = sorted(records.iterdir())
     assert [path.name for path in paths] == ["game-000.json", "game-001.json"]
     for path in paths:

@@ -216,13 +216,13 @@ def test_tournaments_are_rows_with_their_progress() -> None:
                           games_scheduled=12),
             pb.Tournament(id=1, name="rr", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
                           status="finished", entrants=["a", "b"], games_played=2,
-                          games_scheduled=2),
+                          games_scheduled=2, seed_commitment="c0ffee"),
         ]
     )  # fmt: skip
     lines = remote.tournaments_lines(reply)
     assert [line.split() for line in lines[1:]] == [
-        ["2", "swiss-1", "swiss", "running", "4/12", "3"],
-        ["1", "rr", "round-robin", "finished", "2/2", "2"],
+        ["2", "swiss-1", "swiss", "running", "4/12", "3", "-"],
+        ["1", "rr", "round-robin", "finished", "2/2", "2", "c0ffee"],
     ]
     assert remote.tournament_json(reply.tournaments[0])["format"] == "swiss"
     assert remote.tournaments_lines(pb.ListTournamentsResponse()) == ["no tournaments yet"]
@@ -508,7 +508,8 @@ def test_watch_leaderboard_and_record_follow_a_tournament(
     assert listed.status == 0, listed
     assert listed.out.split()[:6] == ["id", "name", "format", "status", "games", "entrants"]
     row = next(line.split() for line in listed.out.splitlines() if "cli-watch" in line)
-    assert row[2:] == ["round-robin", "finished", "2/2", "2"]
+    assert row[2:6] == ["round-robin", "finished", "2/2", "2"]
+    assert row[6] == get_tournament(arena.store, "cli-watch").commitment
     as_json = json.loads(arena_cli("tournaments", "--json").out)
     assert any(t["name"] == "cli-watch" and t["status"] == "finished" for t in as_json)
     board = arena_cli("leaderboard", "--json")
@@ -527,6 +528,44 @@ def test_watch_leaderboard_and_record_follow_a_tournament(
     assert json.loads(printed.out) == json.loads(out.read_text())
     _refusal(arena_cli("record", "999999"), remote.EXIT_NOT_FOUND, "999999")
     _refusal(arena_cli("record", "0"), remote.EXIT_USAGE, "positive")
+
+
+def test_remote_audit_checks_a_real_tournament_from_what_the_arena_publishes(
+    arena: Served, arena_cli: Cli, tmp_path: Path
+) -> None:
+    """A tournament played by the server's runner passes `arena remote audit` (the
+    participant's own check of the published bundle); a changed stored record, or a
+    commitment other than the one noted at creation, fails it with exit 9."""
+    assert _login(arena, arena_cli, arena.bob).status == 0
+    _refusal(arena_cli("audit", "no-such"), remote.EXIT_NOT_FOUND, "no-such")
+    arena.tournament("cli-audit", ["python_random", _second_bot(arena)])
+    noted = get_tournament(arena.store, "cli-audit").commitment
+    assert noted is not None
+    shown = json.loads(arena_cli("tournaments", "--json").out)
+    assert {t["name"]: t["seed_commitment"] for t in shown}["cli-audit"] == noted
+    watched = arena_cli("watch", "cli-audit")
+    assert watched.status == 0 and "finished" in watched.out
+    saved = tmp_path / "bundle.json"
+    passed = arena_cli("audit", "cli-audit", "--commitment", noted, "--save", str(saved))
+    assert passed.status == 0, passed
+    assert "pass: the revealed secret and the published parameters hash to the commitment" \
+        in passed.out
+    assert "all 2 games are stored" in passed.out
+    assert json.loads(saved.read_text())["commitment"] == noted
+    wrong = arena_cli("audit", "cli-audit", "--commitment", "0" * 64)
+    assert wrong.status == remote.EXIT_AUDIT_FAILED and "you noted" in wrong.err
+    game = list_games(arena.store, tournament_id=get_tournament(arena.store, "cli-audit").id)[0].id
+    record = game_record(arena.store, game)
+    deal = [str(card) for card in record["deal"]]  # type: ignore[attr-defined]
+    swap = next(i for i, card in enumerate(deal) if card != deal[0])
+    deal[0], deal[swap] = deal[swap], deal[0]
+    record["deal"] = deal
+    with arena.store.transaction() as db:
+        db.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), game))
+    failed = arena_cli("audit", "cli-audit", "--json")
+    verdict = json.loads(failed.out)
+    assert failed.status == remote.EXIT_AUDIT_FAILED and not verdict["ok"]
+    assert f"game {game} " in verdict["problem"] and "deal" in verdict["problem"]
 
 
 def _second_bot(arena: Served) -> str:

@@ -95,3 +95,19 @@ def test_bad_input_exits_2_with_one_line_naming_the_flag(args: list[str], flag: 
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"arena stats: {flag}"), done.stderr
+
+
+def test_pairs_all_alike_get_an_honest_interval_and_too_few_get_none() -> None:
+    """Five drawn pairs printed [0.490, 0.510]; four get no interval at all."""
+    done = arena_stats("--pentanomial", "0,0,5,0,0", "--elo0", "0", "--elo1", "5", "--json")
+    out = json.loads(done.stdout)
+    low, high = out["score_interval"]
+    assert low < 0.3 and high > 0.7 and out["min_pairs"] == 5
+    few = arena_stats("--pentanomial", "0,0,0,0,4", "--elo0", "0", "--elo1", "5",
+                      "--model", "logistic")  # fmt: skip
+    assert few.returncode == 0, few.stderr
+    assert "too few pairs for a 95% interval: 4, it needs 5" in few.stdout
+    assert "95%" not in few.stdout.replace("95% interval", "")
+    as_json = json.loads(arena_stats("--pentanomial", "0,0,0,0,4", "--elo0", "0", "--elo1", "5",
+                                     "--model", "logistic", "--json").stdout)  # fmt: skip
+    assert as_json["score_interval"] is None and as_json["elo"] is None

@@ -33,7 +33,7 @@ class Forbidden:
     def of_match(cls, secret: bytes, match_seed: int, games: int,
                  extra: Iterable[int] = ()) -> Forbidden:  # fmt: skip
         """The secret, the match seed and every deal seed a match of ``games`` games can use."""
-        deal_seeds = [deal_seed(secret, match_seed, k) for k in range(games)]
+        deal_seeds = [deal_seed(secret, k) for k in range(games)]
         ints = frozenset(n for n in [*deal_seeds, match_seed, *extra] if n >= BIG)
         texts = [secret.hex(), base64.b64encode(secret).decode(), *(str(n) for n in ints),
                  *(f"{n:x}" for n in ints)]  # fmt: skip

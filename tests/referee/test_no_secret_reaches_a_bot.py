@@ -22,7 +22,7 @@ from .leaks import Forbidden, leaks
 SECRET = bytes(range(7, 39))
 MATCH_SEED = 1_234_567_891
 FORBIDDEN = Forbidden.of_match(SECRET, MATCH_SEED, games=8)
-DEAL_0 = deal_seed(SECRET, MATCH_SEED, 0)
+DEAL_0 = deal_seed(SECRET, 0)
 
 
 def _game_over(record: dict[str, object]) -> referee_pb2.PlayResponse:

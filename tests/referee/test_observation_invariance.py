@@ -173,8 +173,8 @@ class World:
     def __init__(self, k: int, deal: tuple[str, ...], seed: int) -> None:
         self.k, self.deal, self.seed = k, deal, seed
 
-    def deal_seed(self, secret: bytes, match_seed: int, deal_index: int) -> int:
-        return self.seed if deal_index == self.k else deal_seed(secret, match_seed, deal_index)
+    def deal_seed(self, material: bytes, deal_index: int) -> int:
+        return self.seed if deal_index == self.k else deal_seed(material, deal_index)
 
     def deal_from_seed(self, seed: int) -> tuple[str, ...]:
         return self.deal if seed == self.seed else deal_from_seed(seed)
@@ -206,7 +206,7 @@ def differences(
     """What the process playing ``game`` in ``seat`` could tell apart between the match
     and the match with ``game``'s deal re-dealt (``redealt`` by ``order``)."""
     k = config.deal_index(game)
-    original = deal_from_seed(deal_seed(config.secret, config.seed, k))
+    original = deal_from_seed(deal_seed(config.secret, k))
     world = World(k, redealt(original, seat, order), other_seed)
     first = in_world(None, lambda: play(config, far, one_process=one_process))
     second = in_world(world, lambda: play(config, far, one_process=one_process))

@@ -1,8 +1,11 @@
-"""`arena audit`: a stored tournament passes; altering its seed, a record, a result or a
-rating makes it fail naming what differs; the seed stays secret until it is finished."""
+"""`arena audit`: a stored tournament passes; altering anything random or stored (its secret,
+parameters, entrants, schedule, a record, a result, a rating) makes it fail naming what
+differs; the stored match seed decides nothing; the secret stays secret until the end."""
 
 from __future__ import annotations
 
+import copy
+import itertools
 import json
 import sqlite3
 from collections.abc import Callable
@@ -11,13 +14,17 @@ from pathlib import Path
 import pytest
 
 from arena import store as st
-from arena.kahuna import Record
+from arena.kahuna import Record, deal_from_seed
 from arena.kahuna.records import play_random_game
 from arena.referee.seeds import deal_seed, seed_commitment
-from arena.testing.demo_data import add_demo_bots, report_for
-from arena.tournament.audit import audit_tournament
+from arena.sandbox import SandboxLimits
+from arena.testing.demo_data import add_demo_bots, play_committed_games, report_for
+from arena.tournament.audit import audit_bundle, audit_tournament
+from arena.tournament.audit_bundle import tournament_bundle
+from arena.tournament.config import build_sprt
 from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament
+from arena.tournament.rounds import create_tournament, next_rounds
+from arena.tournament.runner import match_jobs
 
 BOTS = ("alpha", "beta", "gamma")
 
@@ -27,12 +34,27 @@ def _game(seed: int, choices: int) -> Record:
     return play_random_game(seed, choices=choices)
 
 
+def _material(store: st.Store, match: st.MatchRow) -> bytes:
+    """The seed material the runner gives the processes that play ``match``."""
+    config = st.get_tournament(store, match.tournament_id).config
+    jobs = match_jobs(store, match, config, limits=SandboxLimits(), unsafe=True, live=False,
+                      paired_remote=False)  # fmt: skip
+    assert len({job.config.secret for job in jobs}) == 1
+    return jobs[0].config.secret
+
+
+def _deals(store: st.Store, match: st.MatchRow) -> list[tuple[str, ...]]:
+    material = _material(store, match)
+    return [deal_from_seed(deal_seed(material, k)) for k in range(match.games // 2)]
+
+
 def _play(store: st.Store, tournament_id: int) -> None:
-    secret = st.tournament_secret(store, tournament_id)
+    """Every game of the tournament, on the deals the runner would play."""
     for match in st.list_matches(store, tournament_id):
+        material = _material(store, match)
         for index in range(match.games):
             seats = (match.first, match.second) if index % 2 == 0 else (match.second, match.first)
-            record = _game(deal_seed(secret, match.seed, index // 2), match.id * 100 + index)
+            record = _game(deal_seed(material, index // 2), match.id * 100 + index)
             store_game(store, match.id, report_for(index, seats, record))
 
 
@@ -73,8 +95,16 @@ def test_a_finished_tournament_passes_and_its_commitment_is_the_revealed_seeds(
 def test_an_unfinished_tournament_cannot_be_audited(tmp_path: Path) -> None:
     with st.Store.open(tmp_path / "d") as store:
         add_demo_bots(store, tmp_path / "bots", BOTS[:2])
-        create_tournament(store, "early", "round_robin", list(BOTS[:2]), st.TournamentConfig())
+        early = create_tournament(store, "early", "round_robin", list(BOTS[:2]),
+                                  st.TournamentConfig(games_per_match=2))  # fmt: skip
+        st.set_status(store, early.id, st.TournamentStatus.RUNNING)
+        match = st.list_matches(store, early.id)[0]
+        store_game(store, match.id, report_for(0, (match.first, match.second), _game(1, 1)))
+        bundle = tournament_bundle(store, "early")
         report = audit_tournament(store, "early")
+    # half a deal is played: its record (its deal) must not reach anyone before the end
+    assert bundle["matches"] == [] and bundle["secret"] is None
+    assert bundle["commitment"] == early.commitment and bundle["parameters"]
     assert not report.ok and report.revealed_secret is None
     assert "revealed only once it is finished" in (report.problem or "")
 
@@ -119,6 +149,59 @@ def _alter_action(db: sqlite3.Connection) -> None:
     db.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), game_id))
 
 
+def _alter_entrants(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE entrants SET seed_rank = 2 - seed_rank")
+
+
+def _alter_schedule(db: sqlite3.Connection) -> None:
+    """Swap who takes seat 0 in a match (and in its games) after play."""
+    db.execute("UPDATE matches SET first_id = second_id, second_id = first_id WHERE id ="
+               " (SELECT MIN(id) FROM matches)")  # fmt: skip
+    db.execute("UPDATE games SET seat0_id = seat1_id, seat1_id = seat0_id WHERE match_id ="
+               " (SELECT MIN(id) FROM matches)")  # fmt: skip
+
+
+def _alter_rounds(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE matches SET round = 4 - round")
+
+
+def _alter_seats(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE games SET seat0_id = seat1_id, seat1_id = seat0_id WHERE id ="
+               " (SELECT MIN(id) FROM games)")  # fmt: skip
+
+
+def _alter_record_bots(db: sqlite3.Connection) -> None:
+    game_id, record = _first_game(db)
+    record["match"] = {"bots": [{"seat": 0, "name": "mallory", "version": "x"},
+                                {"seat": 1, "name": "beta", "version": "y"}]}  # fmt: skip
+    db.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), game_id))
+
+
+def _alter_paired(db: sqlite3.Connection) -> None:
+    """A record that claims a fresh deal (unpaired) beside its match's paired ones."""
+    game_id, record = _first_game(db)
+    record["match"] = {"paired": False, "deal_index": 0}
+    db.execute("UPDATE games SET record = ? WHERE id = ?", (json.dumps(record), game_id))
+
+
+def _delete_game(db: sqlite3.Connection) -> None:
+    game_id = db.execute("SELECT MAX(id) FROM games").fetchone()[0]
+    db.execute("DELETE FROM rating_history WHERE game_id = ?", (game_id,))
+    db.execute("DELETE FROM tournament_games WHERE game_id = ?", (game_id,))
+    db.execute("DELETE FROM games WHERE id = ?", (game_id,))
+
+
+def _delete_rating(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM rating_history WHERE id = (SELECT MAX(id) FROM rating_history)")
+
+
+def _alter_earlier_rating(db: sqlite3.Connection) -> None:
+    """An update that is TrueSkill's of its own 'before', but that before is not what the
+    version's previous game left."""
+    db.execute("UPDATE rating_history SET mu = mu + 0.5 WHERE id = (SELECT MIN(id) FROM"
+               " rating_history)")  # fmt: skip
+
+
 def _alter_result(db: sqlite3.Connection) -> None:
     db.execute("UPDATE games SET winner_seat = 1 - winner_seat WHERE id ="
                " (SELECT MIN(id) FROM games WHERE winner_seat IS NOT NULL)")  # fmt: skip
@@ -139,6 +222,15 @@ def _alter_rating(db: sqlite3.Connection) -> None:
         (_alter_action, "does not replay"),
         (_alter_result, "the stored result is"),
         (_alter_rating, "stored rating after the game"),
+        (_alter_entrants, "published commitment"),
+        (_alter_schedule, "not the schedule of a round robin"),
+        (_alter_rounds, "not the schedule of a round robin"),
+        (_alter_seats, "its match puts"),
+        (_alter_record_bots, "names other bots"),
+        (_delete_game, "a finished match has 0..3"),
+        (_alter_paired, "some records say its deals are paired, others not"),
+        (_delete_rating, "no stored rating update"),
+        (_alter_earlier_rating, "stored rating after the game"),
     ],
 )
 def test_an_altered_store_fails_naming_what_differs(
@@ -170,3 +262,175 @@ def test_the_cli_passes_then_fails_with_exit_1(finished: tuple[Path, int]) -> No
     db.close()
     bad = subprocess.run(command, capture_output=True, text=True, check=False)
     assert bad.returncode == 1 and "FAIL" in bad.stderr and "the deal differs" in bad.stderr
+
+
+def test_a_stored_match_seed_decides_no_deal(tmp_path: Path) -> None:
+    """The issue's attack: rewriting a match's stored seed before play chose its deals.
+    Now the runner keys them by the secret and who meets whom alone, and the audit passes
+    (it reads no stored seed)."""
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", BOTS)
+        tournament = create_tournament(store, "t", "round_robin", list(BOTS),
+                                       st.TournamentConfig(games_per_match=4))  # fmt: skip
+        match = st.list_matches(store, tournament.id)[0]
+        honest = _deals(store, match)
+        with store.transaction() as db:
+            db.execute("UPDATE matches SET seed = seed + 12345 WHERE id = ?", (match.id,))
+        (rewritten,) = [m for m in st.list_matches(store, tournament.id) if m.id == match.id]
+        assert rewritten.seed != match.seed
+        assert _deals(store, rewritten) == honest
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        _play(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        report = audit_tournament(store, "t")
+    assert report.ok, report.problem
+
+
+def test_games_played_on_another_secrets_deals_fail(tmp_path: Path) -> None:
+    """An operator who plays the deals of a secret of his choice, keeping the committed one."""
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", BOTS)
+        tournament = create_tournament(store, "t", "round_robin", list(BOTS),
+                                       st.TournamentConfig(games_per_match=2))  # fmt: skip
+        committed = st.tournament_secret(store, tournament.id)
+        with store.transaction() as db:
+            db.execute("UPDATE tournaments SET secret = randomblob(32)")
+        _play(store, tournament.id)
+        with store.transaction() as db:
+            db.execute("UPDATE tournaments SET secret = ?", (committed,))
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        report = audit_tournament(store, "t")
+    assert not report.ok and "the deal differs" in (report.problem or "")
+
+
+def test_the_audit_reads_only_the_bundle(finished: tuple[Path, int]) -> None:
+    """What `arena remote audit` checks: the bundle, through JSON, gives the same verdict,
+    and one changed byte of a published record fails it."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
+    assert bundle["secret"] is not None
+    assert "seed" not in json.dumps(bundle["matches"][0]["played"][0]["rating"])
+    passed = audit_bundle(bundle)
+    assert passed.ok, passed.problem
+    assert "hash to the commitment" in passed.text()
+    assert "schedule of a round robin of the 3 entrants" in passed.text()
+    game = bundle["matches"][1]["played"][1]
+    record = json.loads(game["record"])
+    record["actions"] = record["actions"][:-1]
+    game["record"] = json.dumps(record)
+    failed = audit_bundle(bundle)
+    assert not failed.ok and failed.problem is not None
+    assert f"game {game['game_id']}" in failed.problem
+
+
+def test_a_malformed_bundle_is_named_not_raised() -> None:
+    report = audit_bundle({"format": "kahuna-arena/audit/1", "tournament": "x"})
+    assert not report.ok and "malformed" in (report.problem or "")
+    other = audit_bundle({"format": "something else"})
+    assert not other.ok and "not an audit bundle" in (other.problem or "")
+
+
+def test_a_seeded_tournament_deals_the_same_in_any_data_directory(tmp_path: Path) -> None:
+    """`--seed`: the same deals whatever else the data directory holds (other bots first,
+    so other version ids); without it, a fresh secret each time."""
+    deals = []
+    for number, seeded in ((0, True), (1, True), (2, False)):
+        with st.Store.open(tmp_path / f"d{number}") as store:
+            if number == 1:
+                add_demo_bots(store, tmp_path / "other", ("zeta", "eta"))
+            add_demo_bots(store, tmp_path / "bots", BOTS)
+            config = st.TournamentConfig(games_per_match=4, seed=5)
+            tournament = create_tournament(store, f"t{number}", "round_robin", list(BOTS),
+                                           config, seeded=seeded)  # fmt: skip
+            deals.append([_deals(store, m) for m in st.list_matches(store, tournament.id)])
+    assert deals[0] == deals[1]
+    assert deals[2] != deals[0]
+
+
+def _play_to_the_end(store: st.Store, tournament_id: int) -> None:
+    """As a runner would: play what is paired, pair what comes next, until nothing does."""
+    while True:
+        play_committed_games(store, tournament_id)
+        planned = next_rounds(store, tournament_id, batch=3)
+        if not planned:
+            return
+        st.add_rounds(store, tournament_id, planned)
+
+
+FORMATS = [
+    ("swiss", (*BOTS, "delta", "epsilon"), st.TournamentConfig(games_per_match=2, rounds=3)),
+    ("gauntlet", BOTS, st.TournamentConfig(games_per_match=2)),
+    ("sprt", BOTS[:2], st.TournamentConfig(games_per_match=2, sprt=build_sprt(
+        preset="gain", max_pairs=7))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "bots", "config"), FORMATS, ids=[f[0] for f in FORMATS])
+def test_every_format_passes_and_a_changed_pairing_fails(
+    tmp_path: Path, kind: str, bots: tuple[str, ...], config: st.TournamentConfig
+) -> None:
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", bots)
+        tournament = create_tournament(store, "f", kind, list(bots), config)
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        _play_to_the_end(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        passed = audit_tournament(store, "f")
+        assert passed.ok, passed.problem
+        with store.transaction() as db:  # the last match's round moves past the others
+            db.execute("UPDATE matches SET round = round + 100 WHERE id ="
+                       " (SELECT MAX(id) FROM matches)")  # fmt: skip
+        failed = audit_tournament(store, "f")
+    assert not failed.ok and failed.problem is not None
+
+
+def test_a_swiss_round_paired_against_the_standings_fails(tmp_path: Path) -> None:
+    """Pairing is no random choice, but an operator could still pick who meets whom: the
+    audit pairs every Swiss round again from the results before it."""
+    bots = (*BOTS, "delta", "epsilon", "zeta")
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", bots)
+        config = st.TournamentConfig(games_per_match=2, rounds=3)
+        tournament = create_tournament(store, "s", "swiss", list(bots), config)
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        _play_to_the_end(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        bundle = tournament_bundle(store, "s")
+    assert audit_bundle(bundle).ok
+    problems = []
+    for i, j, swap in itertools.product(range(3), range(3), ("first", "second")):
+        if i < j:  # swap an opponent between two of round 2's three matches
+            changed = copy.deepcopy(bundle)
+            second = sorted((m for m in changed["matches"] if m["round"] == 2),
+                            key=lambda m: m["match_id"])  # fmt: skip
+            second[i]["second"], second[j][swap] = second[j][swap], second[i]["second"]
+            problems.append(audit_bundle(changed).problem or "")
+    assert all(problems), problems
+    # some are rematches; the others break no rule but the standings'
+    assert any("round 2: the standings before it pair" in p for p in problems), problems
+
+
+def test_the_cli_checks_a_saved_bundle_without_a_data_directory(
+    finished: tuple[Path, int], tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    saved = tmp_path / "bundle.json"
+    saved.write_text(json.dumps(bundle))
+    command = [sys.executable, "-m", "arena", "audit", "--bundle", str(saved)]
+    ok = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert ok.returncode == 0 and "pass" in ok.stdout, ok.stderr
+    bundle["matches"][0]["played"][0]["winner_seat"] = None
+    saved.write_text(json.dumps(bundle))
+    bad = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert bad.returncode == 1 and "the stored result is a draw" in bad.stderr
+    saved.write_text("[1]")
+    refused = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert refused.returncode == 2 and "not a JSON object" in refused.stderr
+    both = subprocess.run([*command, "audited"], capture_output=True, text=True, check=False)
+    assert both.returncode == 2 and "one of them" in both.stderr

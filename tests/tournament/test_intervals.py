@@ -6,6 +6,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena.tournament.intervals import (
     TableGame,
@@ -44,7 +46,21 @@ def _pair(deal: int, a_points: float) -> list[TableGame]:
     return games
 
 
-# (games, kind, pairs, unpaired, score, half width): hand-worked from the definitions
+KAPPA = Z * Z / 4  # pseudo-pairs WW and LL each: Agresti-Coull's z^2/2 won and lost games
+
+
+def _shown(counts: tuple[float, ...], score: float) -> tuple[float, float]:
+    """The interval the module's docstring defines, worked out here from it."""
+    n = sum(counts)
+    augmented = [counts[0] + KAPPA, *counts[1:4], counts[4] + KAPPA]
+    total = sum(augmented)
+    mean = sum(c * v for c, v in zip(augmented, PAIR_SCORES, strict=True)) / total
+    var = sum(c * (v - mean) ** 2 for c, v in zip(augmented, PAIR_SCORES, strict=True)) / total
+    half = Z * math.sqrt(var / n)
+    return max(0.0, min(mean - half, score)), min(1.0, max(mean + half, score))
+
+
+# (games, kind, pairs, unpaired, score, (low, high)): from the definitions
 CASES = [
     pytest.param(
         [g for d, p in enumerate((0.0, 0.5, 1.0, 1.5, 2.0)) for g in _pair(d, p)],
@@ -52,16 +68,16 @@ CASES = [
         5,
         0,
         0.5,
-        Z * math.sqrt(0.125 / 5),
+        _shown((1, 1, 1, 1, 1), 0.5),
         id="one-pair-of-each",
     ),
     pytest.param(
         [TableGame(0, ("A", "B"), 0), TableGame(1, ("A", "B"), None), TableGame(2, ("B", "A"), 0)],
-        "trinomial",
+        "too_few_pairs",
         0,
         3,
         0.5,
-        Z * math.sqrt((1 / 6) / 3),
+        (0.0, 1.0),
         id="three-unpaired-games",
     ),
     pytest.param(  # pair scores 0, 0.5, 1, 1.5, 2 counted 1, 2, 3, 4, 5 times (15 pairs)
@@ -74,39 +90,80 @@ CASES = [
         15,
         0,
         40 / 60,
-        Z
-        * math.sqrt(
-            (sum(c * (v - 2 / 3) ** 2 for c, v in zip(range(1, 6), PAIR_SCORES, strict=True)) / 15)
-            / 15
-        ),
+        _shown((1, 2, 3, 4, 5), 40 / 60),
         id="a-stronger-large-counts",
     ),
 ]
 
 
-@pytest.mark.parametrize(("games", "kind", "pairs", "unpaired", "score", "half"), CASES)
+@pytest.mark.parametrize(("games", "kind", "pairs", "unpaired", "score", "bounds"), CASES)
 def test_field_interval_is_the_definitions(
-    games: list[TableGame], kind: str, pairs: int, unpaired: int, score: float, half: float
-) -> None:
+    games: list[TableGame], kind: str, pairs: int, unpaired: int, score: float,
+    bounds: tuple[float, float],
+) -> None:  # fmt: skip
     interval = field_intervals(games, ["A"])["A"]
     assert interval is not None
     assert (interval.kind, interval.pairs, interval.unpaired) == (kind, pairs, unpaired)
     assert interval.score == pytest.approx(score, abs=1e-12)
-    assert interval.half_width == pytest.approx(half, rel=1e-9)
-    assert interval.elo_low == pytest.approx(_elo(score - half), rel=1e-9)
-    assert interval.elo_high == pytest.approx(_elo(score + half), rel=1e-9)
+    assert (interval.low, interval.high) == pytest.approx(bounds, rel=1e-9)
+    assert interval.elo == pytest.approx(_elo(score), rel=1e-9, abs=1e-9)
+    if kind == "pentanomial":
+        assert interval.elo_low == pytest.approx(_elo(bounds[0]), rel=1e-9)
+        assert interval.elo_high == pytest.approx(_elo(bounds[1]), rel=1e-9)
+    else:
+        assert (interval.elo_low, interval.elo_high) == (-math.inf, math.inf)
+        assert math.isnan(interval.los)
     other = field_intervals(games, ["B"])["B"]
     assert other is not None and other.score == pytest.approx(1 - score)
 
 
-def test_a_cut_short_pair_is_listed_beside_the_pentanomial() -> None:
+def test_a_cut_short_pair_is_in_the_score_and_named_beside_the_interval() -> None:
     games = [g for d, p in enumerate((0.0, 0.5, 1.0, 1.5, 2.0)) for g in _pair(d, p)]
     games.append(TableGame(9, ("A", "B"), 0))
     interval = field_intervals(games, ["A"])["A"]
     assert interval is not None
     assert (interval.pairs, interval.unpaired, interval.games) == (5, 1, 11)
-    assert interval.score == pytest.approx(0.5)  # the pentanomial: full pairs only
+    assert interval.score == pytest.approx(6 / 11)  # every game: the table's points agree
+    assert interval.low <= interval.score <= interval.high
     assert interval.pairs_text() == "5 +1 unpaired"
+
+
+@pytest.mark.parametrize(
+    ("counts", "contains"),
+    [
+        ((0, 0, 5, 0, 0), (0.3, 0.7)),  # five drawn pairs: was [0.490, 0.510]
+        ((0, 0, 0, 0, 5), (0.6, 1.0)),  # five won pairs: a clean sweep is no certainty
+        ((5, 0, 0, 0, 0), (0.0, 0.4)),
+        ((0, 0, 10, 0, 0), (0.4, 0.6)),  # ten pairs, all alike: was 50.0% +- 1.0
+        ((0, 0, 0, 0, 50), (0.95, 1.0)),
+    ],
+    ids=["5-draws", "5-sweeps", "5-swept", "10-alike", "50-sweeps"],
+)
+def test_pairs_all_alike_get_an_honest_interval(
+    counts: tuple[int, int, int, int, int], contains: tuple[float, float]
+) -> None:
+    interval = interval_of(collect_pentanomial(counts))
+    assert interval.kind == "pentanomial"
+    assert interval.low <= contains[0] and contains[1] <= interval.high, interval
+
+
+@pytest.mark.parametrize("pairs", [1, 2, 4])
+def test_below_the_minimum_of_pairs_there_is_no_interval(pairs: int) -> None:
+    interval = interval_of(collect_pentanomial((0, 0, 0, 0, pairs)))  # an 8-0 sweep at 4
+    assert interval.kind == "too_few_pairs" and interval.too_few_pairs
+    assert (interval.low, interval.high) == (0.0, 1.0)
+    assert interval.score_text() == "100.0% (too few pairs)"
+    assert interval.elo_text() == "+inf" and interval.los_text() == "-"
+    assert not interval.excludes_even()
+    assert json.loads(json.dumps(interval.to_json(), allow_nan=False))["los"] is None
+
+
+@given(st.lists(st.integers(0, 12), min_size=5, max_size=5).filter(lambda c: sum(c) >= 5))
+def test_every_interval_holds_its_score_and_never_collapses(counts: list[int]) -> None:
+    interval = interval_of(collect_pentanomial((counts[0], counts[1], counts[2], counts[3],
+                                                counts[4])))  # fmt: skip
+    assert 0.0 <= interval.low <= interval.score <= interval.high <= 1.0
+    assert interval.high - interval.low > 0.1  # at most 60 pairs here
 
 
 def test_a_player_with_no_game_has_no_interval() -> None:
@@ -158,9 +215,8 @@ def test_head_to_head_is_each_side_of_each_pair() -> None:
     games = _met(3, 1.5, "X", "Y", 0)
     h2h = head_to_head(games)
     assert set(h2h) == {("X", "Y"), ("Y", "X")}
-    # counts (0, 0, 0, 3, 0): the zeros are regularized to 1e-3 (as fishtest does)
-    assert h2h[("X", "Y")].score == pytest.approx(0.75, abs=1e-3)
-    assert h2h[("Y", "X")].score == pytest.approx(0.25, abs=1e-3)
+    assert h2h[("X", "Y")].score == pytest.approx(0.75, abs=1e-12)
+    assert h2h[("Y", "X")].score == pytest.approx(0.25, abs=1e-12)
 
 
 def test_llr_history_ends_at_the_llr_of_all_pairs() -> None:
@@ -183,7 +239,7 @@ def test_pair_scores_follow_pairs_as_they_complete() -> None:
 def test_an_interval_is_strict_json_even_when_its_elo_is_infinite(a_points: float) -> None:
     """A sweep's interval reaches a score of 1 (or 0): its Elo bound is infinite, which
     JSON cannot say; to_json gives null there, so browsers and strict parsers accept it."""
-    games = [g for deal in range(3) for g in _pair(deal, a_points)]
+    games = [g for deal in range(5) for g in _pair(deal, a_points)]
     interval = TableIntervals.of(games, ("A", "B")).field["A"]
     assert interval is not None
     text = json.dumps(interval.to_json(), allow_nan=False)  # raises on inf or nan
@@ -212,23 +268,22 @@ def test_elo_text_never_shows_minus_zero(
 
 
 @pytest.mark.parametrize(
-    ("counts", "text", "low"),
+    ("counts", "text"),
     [
-        ((0, 0, 0, 1, 9), "97.5% [", None),  # near a sweep: cut at 100%, shown as [low, high]
-        ((9, 1, 0, 0, 0), "2.5% [0.0, ", 0.0),  # near swept: cut at 0%
-        ((1, 2, 4, 2, 1), "50.0% ± ", None),  # within: the symmetric half width
+        ((0, 0, 0, 1, 9), "97.5% ["),  # near a sweep: cut at 100%
+        ((9, 1, 0, 0, 0), "2.5% [0.0, "),  # near swept: cut at 0%
+        ((1, 2, 4, 2, 1), "50.0% ["),
     ],
     ids=["sweep", "swept", "even"],
 )
 def test_score_text_never_reads_beyond_0_or_100_percent(
-    counts: tuple[int, int, int, int, int], text: str, low: float | None
+    counts: tuple[int, int, int, int, int], text: str
 ) -> None:
     interval = interval_of(collect_pentanomial(counts))
     assert interval.score_text().startswith(text), interval.score_text()
     assert 0.0 <= interval.low <= interval.high <= 1.0
-    assert interval.to_json()["score_low"] == (low if low is not None else round(interval.low, 6))
-    if "[" in text:
-        assert interval.score_text().endswith(f", {100 * interval.high:.1f}]")
+    assert interval.to_json()["score_low"] == round(interval.low, 6)
+    assert interval.score_text().endswith(f", {100 * interval.high:.1f}]")
 
 
 def collect_pentanomial(counts: tuple[int, int, int, int, int]) -> PairedResults:

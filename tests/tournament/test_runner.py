@@ -20,7 +20,7 @@ import pytest
 
 from arena.kahuna import deal_from_seed
 from arena.referee import load_bot
-from arena.referee.seeds import deal_seed
+from arena.referee.seeds import MatchIdentity, deal_seed, match_seed_material
 from arena.sandbox.process import wait_gone
 from arena.store import (
     INTERRUPTED,
@@ -108,10 +108,17 @@ def _check_deals_keyed(data: Path) -> None:
         "SELECT t.secret, m.seed, m.first_id, g.game_index, g.seat0_id, g.record FROM games g"
         " JOIN matches m ON m.id = g.match_id JOIN tournaments t ON t.id = m.tournament_id"
     ).fetchall()
+    identities = {
+        r[0]: MatchIdentity(r[1], (r[2], r[3]), (r[4], r[5])) for r in db.execute(
+            "SELECT m.seed, m.round, bf.name, vf.version, bs.name, vs.version FROM matches m"
+            " JOIN bot_versions vf ON vf.id = m.first_id JOIN bots bf ON bf.id = vf.bot_id"
+            " JOIN bot_versions vs ON vs.id = m.second_id JOIN bots bs ON bs.id = vs.bot_id")
+    }  # fmt: skip
     assert rows
     for secret, match_seed, first_id, index, seat0_id, text in rows:
         record = json.loads(text)
-        assert tuple(record["deal"]) == deal_from_seed(deal_seed(secret, match_seed, index // 2))
+        material = match_seed_material(secret, identities[match_seed])
+        assert tuple(record["deal"]) == deal_from_seed(deal_seed(material, index // 2))
         assert (record["match"]["deal_index"], record["match"]["paired"]) == (index // 2, True)
         assert (seat0_id == first_id) == (index % 2 == 0)
     _check_halves_apart(rows)

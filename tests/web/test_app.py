@@ -517,3 +517,21 @@ def test_an_interrupted_ladder_says_to_start_it_with_serve_not_tournament_resume
             "ladder.html", title=name, view=view, live_games=[]
         )
         assert f"<code>{command}</code>" in page.body.decode()
+
+
+def test_the_tournament_page_publishes_its_commitment_and_once_finished_its_secret(
+    site: LiveSite,
+) -> None:
+    """What a participant needs for `arena remote audit`, on the page anyone can open."""
+    tid = site.demo.tournament_id
+    row = st.get_tournament(site.store, tid)
+    secret = st.revealed_secret(site.store, tid)
+    assert row.commitment is not None and secret is not None
+    _, _, body = fetch(f"{site.base_url}/tournaments/{tid}")
+    page = parse_page(body)
+    assert {"commitment", "revealed-secret"} <= page.ids
+    assert row.commitment in body and secret.hex() in body
+    _, data = fetch_json(f"{site.base_url}/api/tournaments/{tid}")
+    summary = data["tournament"]
+    assert isinstance(summary, dict)
+    assert (summary["commitment"], summary["revealed_secret"]) == (row.commitment, secret.hex())

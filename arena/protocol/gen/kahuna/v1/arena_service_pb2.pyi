@@ -1635,6 +1635,61 @@ class AuditTournamentRequest(_message.Message):
 Global___AuditTournamentRequest: _TypeAlias = AuditTournamentRequest  # noqa: Y015
 
 @_typing.final
+class GetAuditBundleRequest(_message.Message):
+    """GetAuditBundle input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetAuditBundleRequest: _TypeAlias = GetAuditBundleRequest  # noqa: Y015
+
+@_typing.final
+class GetAuditBundleResponse(_message.Message):
+    """GetAuditBundle output, one part at a time (docs/reference/VERIFY.md puts them together):
+    first the head, then each match followed by its games.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HEAD_JSON_FIELD_NUMBER: _builtins.int
+    MATCH_JSON_FIELD_NUMBER: _builtins.int
+    GAME_JSON_FIELD_NUMBER: _builtins.int
+    head_json: _builtins.str
+    """The bundle without "matches"."""
+    match_json: _builtins.str
+    """One match without "played"."""
+    game_json: _builtins.str
+    """One stored game of the match sent last."""
+    def __init__(
+        self,
+        *,
+        head_json: _builtins.str = ...,
+        match_json: _builtins.str = ...,
+        game_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game_json", b"game_json", "head_json", b"head_json", "match_json", b"match_json", "part", b"part"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_json", b"game_json", "head_json", b"head_json", "match_json", b"match_json", "part", b"part"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["head_json", "match_json", "game_json"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___GetAuditBundleResponse: _TypeAlias = GetAuditBundleResponse  # noqa: Y015
+
+@_typing.final
 class AuditTournamentResponse(_message.Message):
     """AuditTournament output: a pass, or the first difference found."""
 

@@ -100,6 +100,11 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.FromString,
                 _registered_method=True)
+        self.GetAuditBundle = channel.unary_stream(
+                '/kahuna.v1.ArenaService/GetAuditBundle',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleResponse.FromString,
+                _registered_method=True)
         self.ListLiveGames = channel.unary_unary(
                 '/kahuna.v1.ArenaService/ListLiveGames',
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesRequest.SerializeToString,
@@ -226,6 +231,15 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetAuditBundle(self, request, context):
+        """Everything public an audit needs, for a checker of one's own (`arena remote
+        audit`, docs/reference/VERIFY.md): the bundle's head (commitment, parameters, the secret
+        once finished), then each match, then each stored game of it (any token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListLiveGames(self, request, context):
         """The games being played now (admin).
         """
@@ -326,6 +340,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.AuditTournament,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.SerializeToString,
+            ),
+            'GetAuditBundle': grpc.unary_stream_rpc_method_handler(
+                    servicer.GetAuditBundle,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleResponse.SerializeToString,
             ),
             'ListLiveGames': grpc.unary_unary_rpc_method_handler(
                     servicer.ListLiveGames,
@@ -700,6 +719,33 @@ class ArenaService:
             '/kahuna.v1.ArenaService/AuditTournament',
             kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetAuditBundle(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/GetAuditBundle',
+            kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -83,6 +83,11 @@ class ArenaServiceStub:
     """Audits a finished tournament: its revealed seed against its commitment,
     every stored deal, reshuffle, result and rating update (`arena audit`).
     """
+    GetAuditBundle: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.GetAuditBundleRequest, _arena_service_pb2.GetAuditBundleResponse]
+    """Everything public an audit needs, for a checker of one's own (`arena remote
+    audit`, docs/reference/VERIFY.md): the bundle's head (commitment, parameters, the secret
+    once finished), then each match, then each stored game of it (any token).
+    """
     ListLiveGames: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]
     """The games being played now (admin)."""
     WatchGame: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchGameRequest, _arena_service_pb2.WatchGameResponse]
@@ -146,6 +151,11 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     AuditTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.AuditTournamentRequest, _arena_service_pb2.AuditTournamentResponse]  # type: ignore[assignment]
     """Audits a finished tournament: its revealed seed against its commitment,
     every stored deal, reshuffle, result and rating update (`arena audit`).
+    """
+    GetAuditBundle: _aio.UnaryStreamMultiCallable[_arena_service_pb2.GetAuditBundleRequest, _arena_service_pb2.GetAuditBundleResponse]  # type: ignore[assignment]
+    """Everything public an audit needs, for a checker of one's own (`arena remote
+    audit`, docs/reference/VERIFY.md): the bundle's head (commitment, parameters, the secret
+    once finished), then each match, then each stored game of it (any token).
     """
     ListLiveGames: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]  # type: ignore[assignment]
     """The games being played now (admin)."""
@@ -285,6 +295,17 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_service_pb2.AuditTournamentResponse, _abc.Awaitable[_arena_service_pb2.AuditTournamentResponse]]:
         """Audits a finished tournament: its revealed seed against its commitment,
         every stored deal, reshuffle, result and rating update (`arena audit`).
+        """
+
+    @_abc_1.abstractmethod
+    def GetAuditBundle(
+        self,
+        request: _arena_service_pb2.GetAuditBundleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.GetAuditBundleResponse], _abc.AsyncIterator[_arena_service_pb2.GetAuditBundleResponse]]:
+        """Everything public an audit needs, for a checker of one's own (`arena remote
+        audit`, docs/reference/VERIFY.md): the bundle's head (commitment, parameters, the secret
+        once finished), then each match, then each stored game of it (any token).
         """
 
     @_abc_1.abstractmethod
