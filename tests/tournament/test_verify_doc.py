@@ -1,6 +1,6 @@
 """docs/reference/VERIFY.md is enough to check a tournament: a checker written from it
-alone (hashlib, hmac, json, trueskill and an engine to replay records) passes a tournament the runner's
-derivation dealt, and catches a deal the commitment does not give."""
+alone (hashlib, hmac, json, trueskill and an engine to replay records) passes a
+tournament the runner's derivation dealt, and catches a deal the commitment does not give."""
 
 from __future__ import annotations
 
