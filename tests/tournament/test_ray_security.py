@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +57,13 @@ def outsider(
     cluster: NetnsCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Node, dict[str, str]]:
     return cluster.stranger(tmp_path_factory.mktemp("outsider-home"))
+
+
+def _short_temp(cluster: NetnsCluster) -> Path:
+    """A Ray temp directory for a host that should never start Ray (short: Ray's socket
+    paths under it must fit in 107 bytes, so that on the code before these checks Ray
+    starts and joins, as it would)."""
+    return Path(tempfile.mkdtemp(prefix="r", dir=cluster.root))
 
 
 def _kill_all(node: Node) -> None:
@@ -193,8 +201,8 @@ def test_a_worker_refuses_to_join_a_head_without_authentication(
     node, _ = open_cluster.stranger(tmp_path)
     argv = [sys.executable, "-m", "arena", "ray-worker", open_cluster.address, "--slots=1",
             "--num-cpus=1", f"--cache={tmp_path / 'cache'}",
-            f"--ray-start-args=--node-ip-address={node.address} --temp-dir={tmp_path / 'ray'}",
-            ]  # fmt: skip
+            f"--ray-start-args=--node-ip-address={node.address}"
+            f" --temp-dir={_short_temp(open_cluster)}"]  # fmt: skip
     try:
         done = subprocess.run(
             open_cluster.netns_argv(node, argv), env=_holder_env(open_cluster, cluster),
@@ -228,3 +236,48 @@ def test_the_driver_refuses_a_cluster_without_authentication(
     assert done.stderr.strip().splitlines()[-1].startswith(
         f"arena: the Ray cluster at {open_cluster.address} runs without token authentication"
     ), done.stderr
+
+
+def _owned_by_nobody(cache: Path) -> None:
+    cache.mkdir(mode=0o755)
+    os.chown(cache, 65534, 65534)
+
+
+def _world_writable(cache: Path) -> None:
+    cache.mkdir()
+    cache.chmod(0o1777)
+
+
+def _a_link(cache: Path) -> None:
+    (cache.parent / "elsewhere").mkdir(mode=0o700)
+    cache.symlink_to(cache.parent / "elsewhere")
+
+
+PLANTED = [
+    ("owned by another user", _owned_by_nobody, "is owned by uid 65534"),
+    ("world-writable", _world_writable, "is writable by other users (mode 1777)"),
+    ("a symbolic link", _a_link, "is a symbolic link"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("plant", "words"), [c[1:] for c in PLANTED], ids=[c[0] for c in PLANTED])
+def test_a_node_with_a_planted_cache_does_not_join(
+    cluster: NetnsCluster, tmp_path: Path, plant: object, words: str
+) -> None:
+    node, env = cluster.stranger(tmp_path)
+    cache = tmp_path / "cache"
+    plant(cache)  # type: ignore[operator]
+    argv = [sys.executable, "-m", "arena", "ray-worker", cluster.address, "--slots=1",
+            "--num-cpus=1", f"--cache={cache}",
+            f"--ray-start-args=--node-ip-address={node.address} --temp-dir={_short_temp(cluster)}",
+            ]  # fmt: skip
+    holder = {**env, "RAY_AUTH_TOKEN_PATH": str(cluster.ray_token)}  # the token: only the cache
+    try:
+        done = subprocess.run(cluster.netns_argv(node, argv), env=holder, capture_output=True,
+                              text=True, timeout=180)  # fmt: skip
+        alive = cluster.alive_nodes()
+    finally:
+        _kill_all(node)
+    assert (done.returncode, alive) == (1, len(cluster.nodes)), done.stdout + done.stderr
+    message = done.stderr.strip().splitlines()[-1]
+    assert message.startswith(f"arena: bot cache {cache} ") and words in message, message
