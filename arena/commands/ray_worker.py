@@ -122,10 +122,14 @@ def locked_problem(args: argparse.Namespace) -> str | None:
 
 
 def cache_problem() -> str | None:
+    """Why the node's bot cache cannot be used (made now if missing), or None."""
+    root = configured_root()
     try:
-        os.close(open_root(configured_root()))
+        os.close(open_root(root))
     except CacheError as error:
         return str(error)
+    except OSError as error:
+        return f"cannot make the bot cache {root}: {error.strerror} (--cache DIR chooses another)"
     return None
 
 
@@ -149,8 +153,8 @@ def run(args: argparse.Namespace) -> int:
     problem = flags_problem(args)
     if problem is not None:
         return fail(problem)
-    if args.cache:
-        os.environ[CACHE_ENV] = args.cache
+    if args.cache:  # absolute: the node's Ray workers run elsewhere
+        os.environ[CACHE_ENV] = os.path.abspath(args.cache)
     problem = locked_problem(args) or cache_problem()
     if problem is not None:
         return fail(problem)

@@ -133,3 +133,13 @@ def test_an_insecure_worker_joins_without_a_token_and_says_so(home: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert "WARNING: --insecure" in done.stderr
     assert os.path.isdir(home / "c")
+
+
+def test_a_worker_whose_cache_cannot_be_made_says_so(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    cache = tmp_path / "file" / "cache"  # under a file: no directory can be made there
+    done = arena("ray-worker", HEAD, "--dry-run", "--cache", str(cache), home=home, **_token(home))
+    message = done.stderr.strip()
+    assert done.returncode == 1 and "Traceback" not in message, message
+    assert message.startswith(f"arena: cannot make the bot cache {cache}: "), message
+    assert message.endswith(" (--cache DIR chooses another)"), message
