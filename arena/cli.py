@@ -30,6 +30,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.remote",
     "arena.commands.sandbox_check",
     "arena.commands.ray_worker",
+    "arena.commands.ray_head",
+    "arena.commands.ray_token",
 )
 
 # Sub-commands run thousands of times in a row (record checkers replay every

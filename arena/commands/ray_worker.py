@@ -1,6 +1,12 @@
 """`arena ray-worker ADDRESS`: join a Ray cluster as a node that plays matches.
 
-Runs the sandbox check first (``arena sandbox-check``); only when every layer
+Joins only a cluster that asks for Ray's token (``RAY_AUTH_MODE=token``; the
+token of ``arena ray-token create`` at ``$RAY_AUTH_TOKEN_PATH`` or
+``~/.ray/auth_token``): without the token it refuses to start, and it asks the
+head first and refuses a head that answers without one, since anyone who
+reaches such a cluster runs any code on this node as its user (``--insecure``
+joins anyway). The node's bot cache (``--cache``) must be this user's alone.
+Runs the sandbox check next (``arena sandbox-check``); only when every layer
 works does it start Ray on this node with the custom resource
 ``kahuna_sandbox`` (matches ask for one unit each), so that a node that
 cannot sandbox bots never gets a match. Without the check passing it starts
@@ -32,7 +38,9 @@ from typing import Any
 
 from arena.commands.storeargs import fail
 from arena.sandbox.probe import probe_host
+from arena.tournament.bot_bundles import CACHE_ENV, CacheError, configured_root, open_root
 from arena.tournament.node_slots import SLOTS_ENV
+from arena.tournament.ray_auth import ClusterAuth, TokenError, cluster_auth, require_token
 
 SANDBOX_RESOURCE = "kahuna_sandbox"  # arena.tournament.ray_executor's, without importing Ray
 KEEP_CHILDREN_ENV = "RAY_kill_child_processes_on_worker_exit"
@@ -56,6 +64,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--unsafe-no-sandbox", action="store_true",
         help="advertise the resource although the sandbox check fails (trusted bots only)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--insecure", action="store_true",
+        help="join without token authentication, or a cluster that runs without it: anyone"
+        " who reaches the cluster can then run any code on this node",
     )  # fmt: skip
     parser.add_argument("--dry-run", action="store_true", help="print the ray start command only")
     parser.add_argument(
@@ -94,8 +107,55 @@ def flags_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def locked_problem(args: argparse.Namespace) -> str | None:
+    """Why this node could not prove it holds the cluster's token, or None (token
+    authentication now on for the Ray processes it starts)."""
+    if args.insecure:
+        print("arena: WARNING: --insecure: joining without token authentication; anyone who"
+              " reaches the cluster can run any code on this node", file=sys.stderr)  # fmt: skip
+        return None
+    try:
+        require_token(os.environ)
+    except TokenError as error:
+        return f"{error}; not joining (--insecure joins a cluster without authentication)"
+    return None
+
+
+def cache_problem() -> str | None:
+    """Why the node's bot cache cannot be used (made now if missing), or None."""
+    root = configured_root()
+    try:
+        os.close(open_root(root))
+    except CacheError as error:
+        return str(error)
+    except OSError as error:
+        return f"cannot make the bot cache {root}: {error.strerror} (--cache DIR chooses another)"
+    return None
+
+
+def open_cluster_problem(address: str) -> str | None:
+    """Why not to join the head at ``address``: it cannot be asked, or it runs code for
+    anyone, without the token."""
+    try:
+        found = cluster_auth(address)
+    except ConnectionError as error:
+        return f"{error}; not joining"
+    if found is ClusterAuth.OPEN:
+        return (
+            f"the Ray head at {address} runs without token authentication: anyone who"
+            " reaches it can run any code on its nodes, this one too. Start the head with"
+            " `arena ray-head` (docs/DISTRIBUTED.md), or give --insecure to join anyway"
+        )
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     problem = flags_problem(args)
+    if problem is not None:
+        return fail(problem)
+    if args.cache:  # absolute: the node's Ray workers run elsewhere
+        os.environ[CACHE_ENV] = os.path.abspath(args.cache)
+    problem = locked_problem(args) or cache_problem()
     if problem is not None:
         return fail(problem)
     report = probe_host()
@@ -112,8 +172,10 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(" ".join(argv))
         return 0
-    if args.cache:
-        os.environ["KAHUNA_RAY_CACHE"] = args.cache
+    if not args.insecure:
+        problem = open_cluster_problem(args.address)
+        if problem is not None:
+            return fail(problem)
     # Each match task pins itself to one slot's share of the node's CPUs (node_slots);
     # KAHUNA_RAY_SLOTS=0 set by the user turns that off.
     os.environ.setdefault(SLOTS_ENV, str(slots))

@@ -1,7 +1,10 @@
 """`--ray ADDRESS` (or ``$KAHUNA_RAY_ADDRESS``): play matches on a Ray cluster.
 
 Ray is an optional extra (``pip install 'kahuna-arena[ray]'``): it is imported
-only when an address is given, by ``ray_executor``.
+only when an address is given, by ``ray_executor``. The driver joins only a
+cluster that asks for Ray's token, holding it (``arena.tournament.ray_auth``):
+it sends the cluster the tournament's bots and stores what the cluster returns.
+``--ray-insecure`` joins a cluster without authentication.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 from collections.abc import Callable
 
 from arena.tournament.executor import MatchExecutor
+from arena.tournament.ray_auth import ClusterAuth, TokenError, cluster_auth, require_token
 
 RAY_ADDRESS_ENV = "KAHUNA_RAY_ADDRESS"
 
@@ -31,6 +35,11 @@ def add_ray_flags(parser: argparse.ArgumentParser) -> None:
         help="CPUs a match asks of a Ray node (default 1: the referee and two bots that"
         " think in turn; 3 for bots that think on their opponent's time)",
     )  # fmt: skip
+    parser.add_argument(
+        "--ray-insecure", action="store_true",
+        help="join the Ray cluster without its token, or one that runs without token"
+        " authentication (anyone who reaches it can run code on it)",
+    )  # fmt: skip
 
 
 def ray_flags_problem(args: argparse.Namespace) -> str | None:
@@ -44,7 +53,7 @@ def ray_executor(args: argparse.Namespace) -> MatchExecutor | None:
     """The Ray executor the flags ask for, connected; None without an address."""
     if not getattr(args, "ray", None):
         return None
-    return connect(args.ray, match_cpus=args.ray_match_cpus)
+    return connect(args.ray, match_cpus=args.ray_match_cpus, insecure=args.ray_insecure)
 
 
 def ray_executors(args: argparse.Namespace) -> Callable[[], MatchExecutor] | None:
@@ -52,17 +61,46 @@ def ray_executors(args: argparse.Namespace) -> Callable[[], MatchExecutor] | Non
     now; None without an address."""
     if not getattr(args, "ray", None):
         return None
-    connect(args.ray, match_cpus=args.ray_match_cpus)  # fails here, before serving
-    return lambda: connect(args.ray, match_cpus=args.ray_match_cpus)
+    def joined() -> MatchExecutor:
+        return connect(args.ray, match_cpus=args.ray_match_cpus, insecure=args.ray_insecure)
+
+    joined()  # fails here, before serving
+    return joined
 
 
-def connect(address: str, *, match_cpus: float = 1.0) -> MatchExecutor:
+def _token_on(address: str) -> None:
+    """Token authentication on for this process and the Ray it imports after this."""
+    try:
+        require_token(os.environ)
+    except TokenError as error:
+        raise RayUnavailableError(f"{error}; not joining the cluster at {address}") from None
+
+
+def _head_locked(address: str) -> None:
+    """RayUnavailableError unless the head at ``address`` asks for the token."""
+    try:
+        found = cluster_auth(address)
+    except ConnectionError as error:
+        raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {error}") from None
+    if found is ClusterAuth.OPEN:
+        raise RayUnavailableError(
+            f"the Ray cluster at {address} runs without token authentication: anyone who"
+            " reaches it can run code on it and read the tournament's bots; start its head"
+            " with `arena ray-head` (docs/DISTRIBUTED.md), or give --ray-insecure"
+        )
+
+
+def connect(address: str, *, match_cpus: float = 1.0, insecure: bool = False) -> MatchExecutor:
+    if not insecure:
+        _token_on(address)
     try:
         from arena.tournament.ray_executor import RayExecutor
     except ImportError as error:
         raise RayUnavailableError(
             f"--ray needs Ray: pip install 'kahuna-arena[ray]' ({error})"
         ) from None
+    if not insecure:
+        _head_locked(address)
     try:
         return RayExecutor(address, match_cpus=match_cpus)
     except (ConnectionError, RuntimeError, ValueError) as error:

@@ -8,7 +8,12 @@ in ``10.231.X.0/24`` that exist inside these namespaces only. The driver (the
 arena process under test) runs in the head's namespace (``netns_argv``).
 
 Each node has its own Ray temp directory and its own bot cache
-(``$KAHUNA_RAY_CACHE``), as separate machines would. ``kill_node`` SIGKILLs
+(``$KAHUNA_RAY_CACHE``), as separate machines would. The cluster is started as
+docs/DISTRIBUTED.md says: a token made for it (``ray_token``, in ``root``),
+the head by ``arena ray-head`` and the match nodes by ``arena ray-worker``,
+every one of them holding the token; ``auth=False`` starts an open cluster
+(both with ``--insecure``). ``stranger`` makes a host on the cluster's network
+that runs nothing, for tests that play an outsider. ``kill_node`` SIGKILLs
 the node's raylet (Ray's node failure: its workers then exit and their
 sandbox watchdogs kill their bots) or every process of its namespace.
 ``close`` kills every process of every namespace and deletes the namespaces,
@@ -21,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -29,6 +35,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from arena.tournament.ray_auth import AUTH_MODE_ENV, TOKEN_ENV, TOKEN_PATH_ENV, create_token
 
 PREFIX = "kray"
 RAY_PORT = 6379
@@ -113,6 +121,7 @@ class NetnsCluster:
     # machine of its own; None: every node may run on every CPU of this machine.
     worker_cpu_sets: Sequence[str] | None = None
     subnet: int = 0  # 10.231.<subnet>.0/24
+    auth: bool = True  # Ray's token authentication, as documented; False: an open cluster
     nodes: list[Node] = field(default_factory=list)
     tag: str = ""
     _added: int = 0
@@ -128,6 +137,11 @@ class NetnsCluster:
     @property
     def address(self) -> str:
         return f"{self.head.address}:{RAY_PORT}"
+
+    @property
+    def ray_token(self) -> Path:
+        """The cluster's token file (made by ``start`` when ``auth``)."""
+        return self.root / "ray_token"
 
     def __enter__(self) -> NetnsCluster:
         try:
@@ -162,6 +176,10 @@ class NetnsCluster:
 
     def start(self) -> None:
         remove_stale()
+        if self.auth:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.ray_token.unlink(missing_ok=True)
+            create_token(self.ray_token)
         _run("ip", "netns", "add", self._switch)
         _run("ip", "-n", self._switch, "link", "set", "lo", "up")
         _run("ip", "-n", self._switch, "link", "add", "br0", "type", "bridge")
@@ -169,8 +187,12 @@ class NetnsCluster:
         head = self._make_host(1, "head")
         head.cpus = self.head_cpus
         self.nodes.append(head)
-        self._ray_start(head, ["--head", f"--port={RAY_PORT}", "--include-dashboard=false",
-                               "--include-log-monitor=false"])  # fmt: skip
+        start_args = (f"--node-ip-address={head.address} --temp-dir={head.temp_dir}"
+                      f" --resources={shlex.quote(json.dumps(head.resources))}")  # fmt: skip
+        argv = [sys.executable, "-m", "arena", "ray-head", f"--port={RAY_PORT}",
+                f"--num-cpus={head.cpus}", f"--ray-start-args={start_args}",
+                *([] if self.auth else ["--insecure"])]  # fmt: skip
+        self._run_on(head, argv, "arena ray-head")
         for index, resources in enumerate(self.workers):
             node = self._make_host(index + 2, f"w{index + 1}")
             node.resources = dict(resources)
@@ -194,7 +216,7 @@ class NetnsCluster:
         argv = [
             sys.executable, "-m", "arena", "ray-worker", self.address, f"--slots={int(slots)}",
             f"--num-cpus={node.cpus}", f"--cache={node.cache_dir}",
-            f"--ray-start-args={start_args}",
+            f"--ray-start-args={start_args}", *([] if self.auth else ["--insecure"]),
         ]  # fmt: skip
         self._run_on(node, argv, "arena ray-worker")
 
@@ -204,11 +226,13 @@ class NetnsCluster:
         env["KAHUNA_RAY_CACHE"] = str(node.cache_dir)
         env["RAY_USAGE_STATS_ENABLED"] = "0"
         env.setdefault("RAY_enable_metrics_collection", "0")  # as `arena ray-worker` sets it
-        # Ray turns token auth on when it finds ~/.ray/auth_token (any Ray user of this
-        # machine may leave one) and RAY_AUTH_MODE is unset; nodes started before and
-        # after it appeared then refuse each other (InvalidAuthToken). These clusters
-        # live in namespaces of their own: no auth, whatever the home directory holds.
-        env.setdefault("RAY_AUTH_MODE", "disabled")
+        # The cluster's own token, whatever ~/.ray/auth_token holds; an open cluster
+        # says so (Ray turns token auth on by itself when it finds ~/.ray/auth_token).
+        if self.auth:
+            env.setdefault(AUTH_MODE_ENV, "token")
+            env.setdefault(TOKEN_PATH_ENV, str(self.ray_token))
+        else:
+            env.setdefault(AUTH_MODE_ENV, "disabled")
         # Node failure is noticed in seconds, not the default half minute.
         env.setdefault("RAY_health_check_period_ms", "500")
         env.setdefault("RAY_health_check_timeout_ms", "1000")
@@ -253,6 +277,19 @@ class NetnsCluster:
         self._join(node)
         self.wait_nodes(len(self.nodes))
         return node
+
+    def stranger(self, home: Path) -> tuple[Node, dict[str, str]]:
+        """A host on the cluster's network that is no node of it, and the environment of
+        an outsider there: none of the cluster's settings or token, ``home`` as its home
+        directory (where Ray would look for a token)."""
+        self._added += 1
+        number = len(self.workers) + 1 + self._added
+        node = self._make_host(number, f"x{number}")  # not in `nodes`: `close` finds it
+        env = {k: v for k, v in os.environ.items()
+               if k not in (AUTH_MODE_ENV, TOKEN_PATH_ENV, TOKEN_ENV)}  # fmt: skip
+        env.update(HOME=str(home), RAY_USAGE_STATS_ENABLED="0")
+        env.update({k: v for k, v in self.env.items() if k == "PYTHONPATH"})
+        return node, env
 
     def remove_dead(self, node: Node) -> None:
         """Forget a killed node and delete its namespace."""

@@ -9,14 +9,24 @@ no longer hashes to its name (a corrupted or tampered cache) is removed and
 unpacked again from the bundle, which is fetched only then. The cache is
 ``$KAHUNA_RAY_CACHE`` (default: ``<tmp>/kahuna-ray-bots``). A lock file per
 version keeps the matches of one node from unpacking the same version at once.
+
+The cache holds the files bound into the sandboxes of the node's matches, so
+only the node's user may write it: it is made mode 0700, and one that already
+exists is used only when it is a directory (not a link) owned by this user and
+writable by nobody else (``CacheError`` otherwise, naming the path and the fix).
+Everything in it is opened through the directory's descriptor without
+following links, so a path swapped after the check reaches nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import io
 import os
 import posixpath
+import shlex
 import shutil
 import stat
 import tarfile
@@ -34,9 +44,61 @@ class BundleError(RuntimeError):
     """A bundle that does not unpack into the version it claims to be."""
 
 
-def cache_root() -> Path:
+class CacheError(RuntimeError):
+    """A cache directory someone else could write: not this user's, or open to others."""
+
+
+def configured_root() -> Path:
     configured = os.environ.get(CACHE_ENV)
     return Path(configured) if configured else Path(tempfile.gettempdir()) / "kahuna-ray-bots"
+
+
+def _fix(root: Path) -> str:
+    return (
+        f"remove it (rm -rf {shlex.quote(str(root))}) and let the node make it again, or"
+        f" choose another directory (arena ray-worker --cache DIR, ${CACHE_ENV})"
+    )
+
+
+def open_root(root: Path) -> int:
+    """A descriptor of cache directory ``root``, made mode 0700 if missing; CacheError
+    if it is a link or not a directory, or owned by another user, or writable by its
+    group or others."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(root, 0o700)
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            kind = "a symbolic link" if os.path.islink(root) else "not a directory"
+            raise CacheError(f"bot cache {root} is {kind}: {_fix(root)}") from None
+        raise CacheError(f"cannot open the bot cache {root}: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid():
+            raise CacheError(
+                f"bot cache {root} is owned by uid {info.st_uid}, not by this node's user"
+                f" (uid {os.geteuid()}): someone else could plant bots in it; {_fix(root)}"
+            )
+        if info.st_mode & 0o022:
+            raise CacheError(
+                f"bot cache {root} is writable by other users (mode"
+                f" {stat.S_IMODE(info.st_mode):04o}): someone else could plant bots in it;"
+                f" {_fix(root)}"
+            )
+        os.fchmod(fd, 0o700)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def cache_root() -> Path:
+    """The node's cache directory, checked (``open_root``)."""
+    root = configured_root()
+    os.close(open_root(root))
+    return root
 
 
 def pack(directory: Path) -> bytes:
@@ -105,30 +167,58 @@ def cached_bot(version: str, fetch: Callable[[], bytes], root: Path | None = Non
 
     Unpacks ``fetch()`` (the version's bundle) when the cache lacks it or holds a
     directory whose files no longer hash to ``version`` (logged, removed first).
-    BundleError when the bundle itself is not that version.
+    BundleError when the bundle itself is not that version; CacheError when the cache
+    directory or the version's lock file could be someone else's (``open_root``).
     """
-    root = cache_root() if root is None else root
-    root.mkdir(parents=True, exist_ok=True)
-    os.chmod(root, 0o755)
-    target = root / version
-    with open(root / f".{version}.lock", "w") as lock:
+    if not version or "/" in version or version.startswith("."):
+        raise BundleError(f"bot version {version!r} is not a content hash")
+    root = configured_root() if root is None else root
+    fd = open_root(root)
+    try:
+        return _cached(root, fd, version, fetch)
+    finally:
+        os.close(fd)
+
+
+def _cached(root: Path, fd: int, version: str, fetch: Callable[[], bytes]) -> Path:
+    here = Path(f"/proc/self/fd/{fd}")  # the directory checked, whatever `root` names now
+    lock_name = f".{version}.lock"
+    try:
+        lock_fd = os.open(
+            lock_name, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+            dir_fd=fd,
+        )  # fmt: skip
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise CacheError(
+                f"lock file {root / lock_name} of the bot cache is a symbolic link: {_fix(root)}"
+            ) from None
+        raise
+    with os.fdopen(lock_fd, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.is_dir():
-            found = content_hash(target)
+        try:
+            found_type = os.lstat(version, dir_fd=fd).st_mode
+        except FileNotFoundError:
+            found_type = None
+        if found_type is not None:
+            found = content_hash(here / version) if stat.S_ISDIR(found_type) else "not a directory"
             if found == version:
-                return target
+                return root / version
             get_logger(version=version).warning(
-                "bot_cache_corrupt", directory=str(target), hash=found
+                "bot_cache_corrupt", directory=str(root / version), hash=found
             )
-            shutil.rmtree(target)
-        staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=root))
+            if stat.S_ISDIR(found_type):
+                shutil.rmtree(version, dir_fd=fd)
+            else:
+                os.unlink(version, dir_fd=fd)
+        staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=here))
         try:
             _unpack(fetch(), staging)
             found = content_hash(staging)
             if found != version:
                 raise BundleError(f"the bundle of bot version {version} hashes to {found}")
-            staging.rename(target)
+            os.rename(staging.name, version, src_dir_fd=fd, dst_dir_fd=fd)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        get_logger(version=version).info("bot_cache_filled", directory=str(target))
-        return target
+        get_logger(version=version).info("bot_cache_filled", directory=str(root / version))
+        return root / version

@@ -63,9 +63,11 @@ def pin_all_threads(cpus: frozenset[int]) -> None:
 
 
 def _free_slot(directory: Path, slots: int) -> tuple[int, TextIO] | None:
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     for number in range(slots):
-        lock = open(directory / f"{number}.lock", "w")  # noqa: SIM115 (held past this call)
+        # never through a link: the lock is opened for writing (O_CREAT), as root on a node
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        lock = os.fdopen(os.open(directory / f"{number}.lock", flags, 0o600), "w")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -44,6 +44,15 @@ def test_a_local_tournament_never_imports_ray(tmp_path: Path, control: str, expe
     assert done.stdout.strip().splitlines()[-1] == expected
 
 
+def _token(directory: Path) -> dict[str, str]:
+    """The environment of a process that holds a cluster's token (in ``directory``)."""
+    token = directory / "ray_token"
+    if not token.exists():
+        token.write_text("ab" * 32)
+        token.chmod(0o600)
+    return {"RAY_AUTH_TOKEN_PATH": str(token)}
+
+
 def test_ray_flag_without_ray_says_so_in_one_line(tmp_path: Path) -> None:
     shadow = tmp_path / "shadow"
     shadow.mkdir()
@@ -52,7 +61,7 @@ def test_ray_flag_without_ray_says_so_in_one_line(tmp_path: Path) -> None:
         [sys.executable, "-m", "arena", "tournament", "run", "rr", "r1", "r2", "--ray",
          "10.231.255.1:6379", "--data-dir", str(tmp_path / "data")],
         capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{shadow}:{REPO}"},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{shadow}:{REPO}", **_token(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
@@ -80,7 +89,7 @@ def _tournaments(tmp_path: Path) -> list[str]:
     return [row[0] for row in db.execute("SELECT name FROM tournaments")]
 
 
-def test_ray_worker_advertises_the_sandbox_resource_once_the_check_passes() -> None:
+def test_ray_worker_advertises_the_sandbox_resource_once_the_check_passes(tmp_path: Path) -> None:
     from arena.sandbox.probe import probe_host
 
     if not probe_host().complete:
@@ -89,7 +98,8 @@ def test_ray_worker_advertises_the_sandbox_resource_once_the_check_passes() -> N
         [sys.executable, "-m", "arena", "ray-worker", "10.231.255.1:6379", "--dry-run",
          "--slots", "3", "--num-cpus", "4", "--ray-start-args=--block"],
         capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin",
-        "PYTHONPATH": str(REPO)},
+        "PYTHONPATH": str(REPO), "KAHUNA_RAY_CACHE": str(tmp_path / "cache"),
+        **_token(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip().splitlines()[-1]
@@ -139,7 +149,7 @@ def test_every_ray_flag_without_ray_says_so_before_serving_or_playing(
         [sys.executable, "-m", "arena", *command, "--data-dir", str(tmp_path / "data")],
         capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{shadow}:{REPO}",
-             "KAHUNA_RAY_ADDRESS": "10.231.255.1:6379"},
+             "KAHUNA_RAY_ADDRESS": "10.231.255.1:6379", **_token(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith(

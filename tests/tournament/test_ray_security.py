@@ -1,0 +1,283 @@
+"""A Ray cluster only its operator can use, tried from outside (issue 28).
+
+A real cluster (``arena.testing.ray_cluster``: a head and a match node, each in
+a network namespace the test makes, started as docs/DISTRIBUTED.md says) and
+an outsider's host on the same network (``stranger``), which holds none of
+the cluster's settings. Without the cluster's token the outsider neither joins
+as a node nor runs a task; with it (the control) it runs one. Nothing but the
+head's Ray port answers it: no Ray Client, no dashboard. An open head (started
+``--insecure``) is refused by `arena ray-worker` and by the driver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.testing.ray_cluster import NetnsCluster, Node, ip_available, netns_pids
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+REPO = Path(__file__).resolve().parents[2]
+_unavailable = ip_available()
+if _unavailable:
+    pytest.skip(f"no namespaced Ray cluster here: {_unavailable}", allow_module_level=True)
+
+
+def _root(name: str) -> Path:
+    return Path(os.environ.get("KAHUNA_TEST_TMP", "/tmp")) / f"kray{os.getpid()}-{name}"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[NetnsCluster]:
+    root = _root("locked")
+    made = NetnsCluster(
+        root, workers=({"kahuna_sandbox": 1},), worker_cpus=1, head_cpus=0,
+        env={"PYTHONPATH": str(REPO)}, subnet=41,
+    )  # fmt: skip
+    try:
+        with made:
+            yield made
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def outsider(
+    cluster: NetnsCluster, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Node, dict[str, str]]:
+    return cluster.stranger(tmp_path_factory.mktemp("outsider-home"))
+
+
+def _short_temp(cluster: NetnsCluster) -> Path:
+    """A Ray temp directory for a host that should never start Ray (short: Ray's socket
+    paths under it must fit in 107 bytes, so that on the code before these checks Ray
+    starts and joins, as it would)."""
+    return Path(tempfile.mkdtemp(prefix="r", dir=cluster.root))
+
+
+def _kill_all(node: Node) -> None:
+    for _ in range(20):
+        pids = netns_pids(node.netns)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1)
+
+
+def _wrong_token(home: Path) -> dict[str, str]:
+    wrong = home / "wrong_token"
+    wrong.write_text("0" * 64)
+    wrong.chmod(0o600)
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(wrong)}
+
+
+OUTSIDERS = [
+    # (case, the outsider's Ray settings, made in its home directory)
+    ("no token", lambda home, cluster: {}),
+    ("token mode, a wrong token", lambda home, cluster: _wrong_token(home)),
+]  # fmt: skip
+WITH_THE_TOKEN = ("the cluster's token (control)", lambda home, cluster: {
+    "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(cluster.ray_token)})  # fmt: skip
+
+TASK = """
+import os, sys, ray
+ray.init(address=sys.argv[1], logging_level="ERROR")
+
+@ray.remote(num_cpus=0)
+def uid():
+    return os.getuid()
+
+print("RAN as uid", ray.get(uid.remote()), flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("settings", "runs"), [(c[1], False) for c in OUTSIDERS] + [(WITH_THE_TOKEN[1], True)],
+    ids=[c[0] for c in OUTSIDERS] + [WITH_THE_TOKEN[0]],
+)  # fmt: skip
+def test_a_client_without_the_token_cannot_run_a_task(
+    cluster: NetnsCluster, outsider: tuple[Node, dict[str, str]], settings: object, runs: bool
+) -> None:
+    node, env = outsider
+    extra = settings(Path(env["HOME"]), cluster)  # type: ignore[operator]
+    done = subprocess.run(
+        cluster.netns_argv(node, [sys.executable, "-c", TASK, cluster.address]),
+        env={**env, **extra}, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    _kill_all(node)
+    output = done.stdout + done.stderr
+    if runs:
+        assert done.returncode == 0 and "RAN as uid" in done.stdout, output[-3000:]
+    else:
+        assert done.returncode != 0 and "RAN" not in done.stdout, output[-3000:]
+        assert "authentication" in output.lower() or "auth token" in output.lower(), output[-3000:]
+
+
+@pytest.mark.parametrize("settings", [c[1] for c in OUTSIDERS], ids=[c[0] for c in OUTSIDERS])
+def test_a_node_without_the_token_cannot_join(
+    cluster: NetnsCluster, outsider: tuple[Node, dict[str, str]], settings: object
+) -> None:
+    node, env = outsider
+    extra = settings(Path(env["HOME"]), cluster)  # type: ignore[operator]
+    temp = Path(env["HOME"]) / f"ray-{len(extra)}"
+    argv = [sys.executable, "-m", "ray.scripts.scripts", "start", f"--address={cluster.address}",
+            f"--node-ip-address={node.address}", f"--temp-dir={temp}", "--num-cpus=1",
+            '--resources={"kahuna_sandbox": 1}', "--disable-usage-stats"]  # fmt: skip
+    try:
+        done = subprocess.run(
+            cluster.netns_argv(node, argv), env={**env, **extra}, capture_output=True,
+            text=True, timeout=180,
+        )  # fmt: skip
+        time.sleep(2.0)  # a node that got in would be listed by now
+        alive = cluster.alive_nodes()
+    finally:
+        _kill_all(node)
+    assert (done.returncode != 0, alive) == (True, len(cluster.nodes)), done.stderr[-3000:]
+    assert "InvalidAuthToken" in done.stderr or "authentication" in done.stderr.lower()
+
+
+def test_nothing_but_the_heads_ray_port_answers_another_host(
+    cluster: NetnsCluster, outsider: tuple[Node, dict[str, str]]
+) -> None:
+    node, env = outsider
+    probe = """
+import socket, sys
+for port in sys.argv[2:]:
+    try:
+        socket.create_connection((sys.argv[1], int(port)), timeout=5).close()
+        print(port, "open")
+    except OSError as error:
+        print(port, type(error).__name__)
+"""
+    ports = {"6379": "open", "10001": "ConnectionRefusedError", "8265": "ConnectionRefusedError"}
+    done = subprocess.run(
+        cluster.netns_argv(node, [sys.executable, "-c", probe, cluster.head.address, *ports]),
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    found = dict(line.split() for line in done.stdout.splitlines())
+    # 6379 open: the control that the outsider reaches the head at all
+    assert found == ports, f"Ray Client (10001) or the dashboard (8265) answers: {found}"
+
+
+# ----------------------------------------------------------- an open head
+
+
+@pytest.fixture(scope="module")
+def open_cluster(cluster: NetnsCluster) -> Iterator[NetnsCluster]:
+    root = _root("open")
+    made = NetnsCluster(root, workers=(), head_cpus=0, env={"PYTHONPATH": str(REPO)},
+                        subnet=42, auth=False)  # fmt: skip
+    try:
+        with made:
+            yield made
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _holder_env(open_cluster: NetnsCluster, locked: NetnsCluster) -> dict[str, str]:
+    """A node operator's environment: the token of a (locked) cluster in hand."""
+    env = open_cluster.node_env(open_cluster.head)
+    env.pop("RAY_AUTH_MODE")
+    env["RAY_AUTH_TOKEN_PATH"] = str(locked.ray_token)
+    return env
+
+
+def test_a_worker_refuses_to_join_a_head_without_authentication(
+    open_cluster: NetnsCluster, cluster: NetnsCluster, tmp_path: Path
+) -> None:
+    node, _ = open_cluster.stranger(tmp_path)
+    argv = [sys.executable, "-m", "arena", "ray-worker", open_cluster.address, "--slots=1",
+            "--num-cpus=1", f"--cache={tmp_path / 'cache'}",
+            f"--ray-start-args=--node-ip-address={node.address}"
+            f" --temp-dir={_short_temp(open_cluster)}"]  # fmt: skip
+    try:
+        done = subprocess.run(
+            open_cluster.netns_argv(node, argv), env=_holder_env(open_cluster, cluster),
+            capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        alive = open_cluster.alive_nodes()
+    finally:
+        _kill_all(node)
+    assert (done.returncode, alive) == (1, 1), done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"arena: the Ray head at {open_cluster.address} runs without token authentication:"
+        " anyone who reaches it can run any code on its nodes, this one too. Start the head"
+        " with `arena ray-head` (docs/DISTRIBUTED.md), or give --insecure to join anyway"
+    )
+
+
+@pytest.mark.parametrize(
+    "command", [["tournament", "run", "cup", "r1", "r2"], ["serve", "--port", "0"]],
+    ids=["tournament run", "serve"],
+)  # fmt: skip
+def test_the_driver_refuses_a_cluster_without_authentication(
+    open_cluster: NetnsCluster, cluster: NetnsCluster, tmp_path: Path, command: list[str]
+) -> None:
+    argv = [sys.executable, "-m", "arena", *command, "--data-dir", str(tmp_path / "data"),
+            "--ray", open_cluster.address]  # fmt: skip
+    done = subprocess.run(
+        open_cluster.netns_argv(open_cluster.head, argv),
+        env=_holder_env(open_cluster, cluster), capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"arena: the Ray cluster at {open_cluster.address} runs without token authentication"
+    ), done.stderr
+
+
+def _owned_by_nobody(cache: Path) -> None:
+    cache.mkdir(mode=0o755)
+    os.chown(cache, 65534, 65534)
+
+
+def _world_writable(cache: Path) -> None:
+    cache.mkdir()
+    cache.chmod(0o1777)
+
+
+def _a_link(cache: Path) -> None:
+    (cache.parent / "elsewhere").mkdir(mode=0o700)
+    cache.symlink_to(cache.parent / "elsewhere")
+
+
+PLANTED = [
+    ("owned by another user", _owned_by_nobody, "is owned by uid 65534"),
+    ("world-writable", _world_writable, "is writable by other users (mode 1777)"),
+    ("a symbolic link", _a_link, "is a symbolic link"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("plant", "words"), [c[1:] for c in PLANTED], ids=[c[0] for c in PLANTED])
+def test_a_node_with_a_planted_cache_does_not_join(
+    cluster: NetnsCluster, tmp_path: Path, plant: object, words: str
+) -> None:
+    node, env = cluster.stranger(tmp_path)
+    cache = tmp_path / "cache"
+    plant(cache)  # type: ignore[operator]
+    argv = [sys.executable, "-m", "arena", "ray-worker", cluster.address, "--slots=1",
+            "--num-cpus=1", f"--cache={cache}",
+            f"--ray-start-args=--node-ip-address={node.address} --temp-dir={_short_temp(cluster)}",
+            ]  # fmt: skip
+    holder = {**env, "RAY_AUTH_TOKEN_PATH": str(cluster.ray_token)}  # the token: only the cache
+    try:
+        done = subprocess.run(cluster.netns_argv(node, argv), env=holder, capture_output=True,
+                              text=True, timeout=180)  # fmt: skip
+        alive = cluster.alive_nodes()
+    finally:
+        _kill_all(node)
+    assert (done.returncode, alive) == (1, len(cluster.nodes)), done.stdout + done.stderr
+    message = done.stderr.strip().splitlines()[-1]
+    assert message.startswith(f"arena: bot cache {cache} ") and words in message, message
