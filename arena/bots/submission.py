@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from arena.bots.smoke import smoke_failure
 from arena.conformance import SUBMISSION_SCENARIOS, CheckReport, check_bot
-from arena.referee import BotSpec
+from arena.referee import BotSpec, unbuilt
 from arena.sandbox import SandboxUnavailableError
 
 
@@ -30,6 +30,8 @@ def check_submission(
     candidate: BotSpec, opponent: BotSpec, *, unsafe: bool = False
 ) -> SubmissionCheck:
     """The conformance check of ``candidate``, then its smoke match against ``opponent``."""
+    if (not_built := unbuilt(candidate)) is not None:
+        return SubmissionCheck(not_built)
     try:
         report = check_bot(candidate, scenarios=SUBMISSION_SCENARIOS, unsafe=unsafe)
     except (ValueError, SandboxUnavailableError) as error:

@@ -32,7 +32,7 @@ from arena.conformance import (
     needs_class_archive,
     train_class_archive,
 )
-from arena.referee import BotConfigError, BotSpec, load_bot
+from arena.referee import BotConfigError, BotSpec, load_bot, unbuilt
 from arena.sandbox import SandboxUnavailableError
 from arena.sandbox.javacds import shelf_dir
 from arena.store import resolve_data_dir
@@ -91,6 +91,8 @@ def run_check(args: argparse.Namespace) -> int:
         spec = load_bot(args.directory)
     except BotConfigError as error:
         return fail(str(error), NOT_CHECKED)
+    if (not_built := unbuilt(spec)) is not None:
+        return fail(f"{spec.directory}: {not_built}", NOT_CHECKED)
     wanted = set(args.scenario or ())
     table = SUBMISSION_SCENARIOS if args.submission else SCENARIOS
     scenarios = [s for s in table if not wanted or s.name in wanted]

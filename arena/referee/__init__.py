@@ -17,7 +17,7 @@ accepted action of the awaited bot, in the match's main thread for everything
 else (timeouts, failures, dead processes), in the order the bot sent them.
 """
 
-from arena.referee.botdir import BotConfigError, content_hash, load_bot
+from arena.referee.botdir import BotConfigError, content_hash, load_bot, unbuilt
 from arena.referee.match import display_names, run_match
 from arena.referee.types import (
     BotSpec,
@@ -40,4 +40,5 @@ __all__ = [
     "display_names",
     "load_bot",
     "run_match",
+    "unbuilt",
 ]
