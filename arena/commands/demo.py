@@ -2,7 +2,7 @@
 
 Stores the sample bots (each after its checks, as `arena bot add` does;
 an unchanged bot is not played again), creates a round robin named
-``demo-N``, plays it in the sandbox with the default clocks, and prints the
+`demo-N`, plays it in the sandbox with the default clocks, and prints the
 standings, the crosstable and the leaderboard. Everything lands in the data
 directory like any other tournament, so `arena serve --web-port 8080` shows it.
 """

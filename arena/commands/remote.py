@@ -2,9 +2,9 @@
 
   arena remote login URL          save the arena and your token (stdin, or a prompt)
   arena remote submit DIR         pack DIR, upload it, print the version and the checks
-  arena remote bots               the arena's bots (latest versions)
+  arena remote bot list           the arena's bots (latest versions)
   arena remote leaderboard        ratings (--json for machines)
-  arena remote tournaments        the arena's tournaments, newest first
+  arena remote tournament list    the arena's tournaments, newest first
   arena remote watch NAME         a tournament's progress (live table on a terminal)
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
   arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
@@ -51,7 +51,7 @@ from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_direct
 from arena.commands.outfile import write_whole
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
-from arena.referee import BotConfigError, load_bot
+from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.tls import TlsConfigError, check_client_tls
 
@@ -228,6 +228,8 @@ def pack_bot(directory: Path) -> bytes:
         check_bot_directory(directory)
     except (BotConfigError, ArchiveError) as error:
         raise RemoteError(f"bot refused before upload: {error}", EXIT_USAGE) from None
+    if (not_built := unbuilt(spec)) is not None:
+        raise RemoteError(f"bot refused before upload: {directory}: {not_built}", EXIT_USAGE)
     buffer = _Bounded(directory)
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path in _walk(directory):
@@ -501,9 +503,9 @@ def run_login(args: argparse.Namespace) -> int:
 
 
 def run_submit(args: argparse.Namespace) -> int:
-    endpoint = load_login(config_dir())
     directory = Path(args.directory)
-    request = submit_request(directory)
+    request = submit_request(directory)  # a bot that cannot go is refused before the login
+    endpoint = load_login(config_dir())
     runtime = load_bot(directory).runtime
     with _calls(endpoint) as client:
         reply = client.submit(request)
@@ -640,11 +642,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = remote.add_subparsers(dest="remote_command", metavar="SUBCOMMAND")
     commands.required = True
 
-    def sub(name: str, help_text: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name, help=help_text, description=f"{help_text}.\n\n{_EXIT_TABLE}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )  # fmt: skip
+    def sub(
+        name: str, help_text: str, under: argparse._SubParsersAction[argparse.ArgumentParser]
+        = commands, *, listed: bool = True,
+    ) -> argparse.ArgumentParser:
+        description = f"{help_text}.\n\n{_EXIT_TABLE}"
+        raw = argparse.RawDescriptionHelpFormatter
+        if not listed:  # no help: left out of the list, an alias kept working
+            return under.add_parser(name, description=description, formatter_class=raw)
+        return under.add_parser(name, help=help_text, description=description, formatter_class=raw)
+
+    def group(name: str, help_text: str) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+        nouns = commands.add_parser(name, help=help_text, description=f"{help_text}.")
+        verbs = nouns.add_subparsers(dest=f"remote_{name}_command", metavar="SUBCOMMAND")
+        verbs.required = True
+        return verbs
 
     login = sub("login", "save an arena's address and your token (read from stdin or a prompt)")
     login.add_argument("url", help="grpc://HOST:PORT or HOST:PORT (plaintext), grpcs://HOST:PORT")
@@ -668,18 +680,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     submit.add_argument("directory", metavar="DIR", help="the bot's directory (with bot.toml)")
     submit.set_defaults(func=_handled(run_submit))
 
-    bots = sub("bots", "list the arena's bots (latest versions)")
-    bots.add_argument("--json", action="store_true", help="JSON instead of a table")
-    bots.set_defaults(func=_handled(run_bots))
+    bot_commands = group("bot", "the arena's bots (as `arena bot` on the server)")
+    for bots in (sub("list", "list the arena's bots (latest versions)", bot_commands),
+                 sub("bots", "list the arena's bots (latest versions)", listed=False)):
+        bots.add_argument("--json", action="store_true", help="JSON instead of a table")
+        bots.set_defaults(func=_handled(run_bots))
 
     board = sub("leaderboard", "the arena's ratings (TrueSkill, by mu - 3 sigma)")
     board.add_argument("--json", action="store_true", help="JSON instead of a table")
     board.add_argument("--latest", action="store_true", help="only each bot's latest version")
     board.set_defaults(func=_handled(run_leaderboard))
 
-    tournaments = sub("tournaments", "list the arena's tournaments, newest first")
-    tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
-    tournaments.set_defaults(func=_handled(run_tournaments))
+    tournament_commands = group("tournament", "the arena's tournaments (as `arena tournament`)")
+    for tournaments in (
+        sub("list", "list the arena's tournaments, newest first", tournament_commands),
+        sub("tournaments", "list the arena's tournaments, newest first", listed=False),
+    ):
+        tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
+        tournaments.set_defaults(func=_handled(run_tournaments))
 
     watch = sub("watch", "follow a tournament's progress until it ends")
     watch.add_argument("name", metavar="NAME", help="the tournament's name (or id)")

@@ -1,0 +1,34 @@
+"""Tables that fit the terminal: whole columns are dropped, never a cell cut.
+
+A rich table narrower than its content wraps or cuts its cells ("py..."). The
+commands' tables instead drop their least important columns first, in the
+order each table gives, until every cell fits unwrapped, and say which
+columns they left out (``--json`` has them all). Names are never cut: a
+table that still does not fit wraps them whole onto more lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+
+def fit(table: Table, console: Console, drop_order: Sequence[str]) -> Table:
+    """``table`` without the fewest of ``drop_order``'s columns (by header, first
+    dropped first) that lets it fit ``console``'s width; the caption names them."""
+    dropped: list[str] = []
+    for header in drop_order:
+        if console.measure(table).maximum <= console.width:
+            break
+        column = next((c for c in table.columns if c.header == header), None)
+        if column is not None:
+            table.columns.remove(column)
+            dropped.append(header)
+    if dropped:
+        hidden = f"not shown at this width: {', '.join(dropped)}"
+        table.caption = f"{table.caption}; {hidden}" if table.caption else hidden
+    for column in table.columns:
+        column.overflow = "fold"  # a name too long for any width wraps, whole
+    return table
