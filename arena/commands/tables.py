@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
+
+_UNBOUNDED = 1 << 20
 
 
 def fit(table: Table, console: Console, drop_order: Sequence[str]) -> Table:
@@ -20,7 +23,7 @@ def fit(table: Table, console: Console, drop_order: Sequence[str]) -> Table:
     dropped first) that lets it fit ``console``'s width; the caption names them."""
     dropped: list[str] = []
     for header in drop_order:
-        if console.measure(table).maximum <= console.width:
+        if fits(table, console):
             break
         column = next((c for c in table.columns if c.header == header), None)
         if column is not None:
@@ -32,3 +35,9 @@ def fit(table: Table, console: Console, drop_order: Sequence[str]) -> Table:
     for column in table.columns:
         column.overflow = "fold"  # a name too long for any width wraps, whole
     return table
+
+
+def fits(table: Table, console: Console) -> bool:
+    """Whether every cell of ``table`` fits ``console``'s width unwrapped."""
+    unbounded = console.options.update(width=_UNBOUNDED)  # console.measure clamps to the width
+    return Measurement.get(console, unbounded, table).maximum <= console.width

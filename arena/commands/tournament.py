@@ -30,7 +30,7 @@ from arena.commands.rayflags import (
 )
 from arena.commands.stats import ORDER
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, console, fail, with_store
-from arena.commands.tables import fit
+from arena.commands.tables import fit, fits
 from arena.store import (
     INTERRUPTED,
     Store,
@@ -44,7 +44,7 @@ from arena.store import (
 from arena.tournament.config import DEFAULT_MAX_PAIRS, TournamentError, build_config, build_sprt
 from arena.tournament.executor import MatchExecutor
 from arena.tournament.gauntlet import gauntlet_rows
-from arena.tournament.intervals import ScoreInterval
+from arena.tournament.intervals import ScoreInterval, TableIntervals
 from arena.tournament.ladder_config import CONCURRENCY_RANGE
 from arena.tournament.results import (
     table_games,
@@ -403,17 +403,35 @@ def print_standings(console: Console, store: Store, tournament: TournamentRow) -
     for note in intervals.notes(order):
         console.print(note, highlight=False, markup=False)
     cross = _crosstable(store, tournament)
-    grid = Table(title="crosstable (points scored by the row against the column;"
-                 " score ± 95% half width over deal pairs)")  # fmt: skip
-    grid.add_column("")
+    grid = _crosstable_grid(cross, intervals, order, with_intervals=True)
+    if not fits(grid, console):
+        grid = _crosstable_grid(cross, intervals, order, with_intervals=False)
+    if fits(grid, console):
+        console.print(grid)
+    else:
+        console.print(f"crosstable left out at this width ({len(order)} bots):"
+                      f" `arena tournament status {tournament.name} --json` has it",
+                      highlight=False, markup=False)  # fmt: skip
+
+
+def _crosstable_grid(
+    cross: dict[tuple[str, str], float], intervals: TableIntervals, order: list[str],
+    *, with_intervals: bool,
+) -> Table:  # fmt: skip
+    """Points scored by each row's bot against each column's, with the 95% score
+    interval where asked (a narrow terminal gets the points alone)."""
+    title = "crosstable (points scored by the row against the column"
+    grid = Table(title=f"{title}; score ± 95% half width over deal pairs)" if with_intervals
+                 else f"{title})")  # fmt: skip
+    grid.add_column("", no_wrap=True)
     for index, _ in enumerate(order):
         grid.add_column(str(index + 1), justify="right")
     for index, bot in enumerate(order):
         cells = ["x" if bot == other else _cross_cell(cross[(bot, other)],
-                 intervals.h2h.get((bot, other))) if (bot, other) in cross
-                 else "." for other in order]  # fmt: skip
+                 intervals.h2h.get((bot, other)) if with_intervals else None)
+                 if (bot, other) in cross else "." for other in order]  # fmt: skip
         grid.add_row(f"{index + 1} {bot}", *cells)
-    console.print(grid)
+    return grid
 
 
 def _cross_cell(points: float, interval: ScoreInterval | None) -> str:
