@@ -506,11 +506,28 @@ def run_submit(args: argparse.Namespace) -> int:
     directory = Path(args.directory)
     request = submit_request(directory)  # a bot that cannot go is refused before the login
     endpoint = load_login(config_dir())
-    runtime = load_bot(directory).runtime
-    with _calls(endpoint) as client:
+    from rich.console import Console
+
+    spec = load_bot(directory)
+    _say([submit_notice(spec.name, spec.runtime, len(request.archive))])  # before the wait
+    err = Console(stderr=True)
+    waiting = (err.status(f"{spec.name}: the arena is checking it", refresh_per_second=4)
+               if err.is_terminal else contextlib.nullcontext())  # fmt: skip
+    with _calls(endpoint) as client, waiting:
         reply = client.submit(request)
-    _say(submit_lines(reply, runtime))
+    _say(submit_lines(reply, spec.runtime))
     return EXIT_OK
+
+
+def submit_notice(name: str, runtime: str, size: int) -> str:
+    """What a submission is about to wait for, said before the wait (it can be a minute)."""
+    from arena.bots.smoke import SMOKE_GAMES
+
+    checks = ("no smoke match: you run a remote bot" if runtime == "remote" else
+              f"the submission scenarios of `arena bot check`, then a {SMOKE_GAMES}-game smoke"
+              " match: up to a few minutes")  # fmt: skip
+    return (f"uploading {name} ({size / 1024:.0f} KiB); the arena checks it before storing it:"
+            f" {checks}")  # fmt: skip
 
 
 def run_bots(args: argparse.Namespace) -> int:

@@ -469,6 +469,8 @@ def test_submit_plays_the_smoke_match_and_owns_the_bot(
     first = arena_cli("submit", str(bot))
     assert first.status == 0, first
     assert "alice_bot version" in first.out and "smoke match: passed" in first.out
+    assert first.out.startswith("uploading alice_bot (")  # said before the minute's wait
+    assert "the submission scenarios of `arena bot check`, then a 2-game smoke match" in first.out
     again = arena_cli("submit", str(bot))
     assert again.status == 0 and "already on the arena" in again.out
     assert _login(arena, arena_cli, arena.bob).status == 0
