@@ -50,6 +50,7 @@ import grpc
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
 from arena.commands.outfile import write_whole
 from arena.commands.remote_grpc import Client, Endpoint
+from arena.commands.tables import fit_rows, terminal_width
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
@@ -330,9 +331,14 @@ def bot_json(bot: pb.BotVersion) -> dict[str, object]:
     }  # fmt: skip
 
 
-def columns(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """Aligned plain-text columns: text to the left, numbers to the right."""
-    table = [list(header), *[list(row) for row in rows]]
+def columns(
+    header: Sequence[str], rows: Iterable[Sequence[str]], drop_order: Sequence[str] = ()
+) -> list[str]:
+    """Aligned plain-text columns: text to the left, numbers to the right; on a terminal,
+    without the columns of ``drop_order`` (first dropped first) it needs to fit."""
+    kept, cells = fit_rows(header, [list(row) for row in rows], drop_order, terminal_width())
+    table = [kept, *cells]
+    header = kept
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     numeric = [all(_number(row[i]) for row in table[1:]) and len(table) > 1
                for i in range(len(header))]  # fmt: skip
@@ -355,7 +361,8 @@ def bots_lines(reply: pb.ListBotsResponse) -> list[str]:
          f"{b.wins}/{b.draws}/{b.losses}")
         for b in sorted(reply.bots, key=lambda b: b.name)
     ]  # fmt: skip
-    return columns(("bot", "version", "owner", "mu", "sigma", "games", "W/D/L"), rows)
+    return columns(("bot", "version", "owner", "mu", "sigma", "games", "W/D/L"), rows,
+                   ("sigma", "mu", "version", "owner"))  # fmt: skip
 
 
 def leaderboard_lines(reply: pb.GetLeaderboardResponse) -> list[str]:
@@ -372,7 +379,7 @@ def leaderboard_lines(reply: pb.GetLeaderboardResponse) -> list[str]:
         ))  # fmt: skip
     header = ("#", "bot", "version", "mu-3sigma", "mu", "sigma", "games", "W/D/L",
               "timeouts", "crashes", "illegal")  # fmt: skip
-    return columns(header, rows)
+    return columns(header, rows, ("illegal", "crashes", "timeouts", "sigma", "mu", "version"))
 
 
 def leaderboard_json(reply: pb.GetLeaderboardResponse) -> str:
@@ -407,7 +414,8 @@ def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
          f"{t.games_played}/{t.games_scheduled}", str(len(t.entrants)))
         for t in reply.tournaments
     ]  # fmt: skip
-    return columns(("id", "name", "format", "status", "games", "entrants"), rows)
+    return columns(("id", "name", "format", "status", "games", "entrants"), rows,
+                   ("entrants", "format"))  # fmt: skip
 
 
 def watch_line(event: pb.WatchTournamentResponse) -> str:

@@ -141,3 +141,26 @@ def test_a_crosstable_too_wide_for_the_terminal_is_left_out_saying_where_it_is(
         assert (note in " ".join(line.strip() for line in lines)) != shown, "\n".join(lines)
         for name in names:
             assert any(name in line for line in lines), "\n".join(lines)
+
+
+def test_the_remote_tables_fit_the_terminal_and_keep_every_column_in_a_pipe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from arena.commands import remote
+    from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+
+    bots = [pb.BotVersion(name=name, version="0123456789abcdef", owner="an-owner-named-at-length",
+                          mu=25.0, sigma=8.333, conservative=-0.01, games=1234, wins=600,
+                          draws=34, losses=600)
+            for name in (LONG, "python_random")]  # fmt: skip
+    board = pb.GetLeaderboardResponse(
+        entries=[pb.LeaderboardEntry(rank=i + 1, bot=b) for i, b in enumerate(bots)]
+    )
+    listed = pb.ListBotsResponse(bots=bots)
+    for lines in (remote.leaderboard_lines(board), remote.bots_lines(listed)):
+        assert len(lines[0].split()) >= 7  # COLUMNS unset and not a terminal: every column
+    monkeypatch.setenv("COLUMNS", "80")
+    for lines in (remote.leaderboard_lines(board), remote.bots_lines(listed)):
+        assert all(len(line) <= 80 for line in lines), "\n".join(lines)
+        assert LONG in lines[1] and "python_random" in lines[2]
+        assert {"bot", "games", "W/D/L"} <= set(lines[0].split())
