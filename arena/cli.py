@@ -45,7 +45,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _suggestion(word: str, known: Iterable[str]) -> str:
-    """" (did you mean X?)" for the closest of ``known`` to a mistyped ``word``, or ""."""
+    """The words " (did you mean X?)", X the closest of ``known`` to ``word``; or ""."""
     close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""
 

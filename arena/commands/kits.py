@@ -208,7 +208,8 @@ def run_new(args: argparse.Namespace) -> int:
     hint = build_hint(created)
     if hint:
         print(f"build it:  {hint}")
-    print(f"play it:   arena match {created} {sample_bots_dir() / 'python_random'} --games 2")
+    print(f"check it:  arena bot check {created}")
+    print(f"play it:   arena match {created} python_random")
     return 0
 
 

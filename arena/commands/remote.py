@@ -410,12 +410,12 @@ def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
     if not reply.tournaments:
         return ["no tournaments yet"]
     rows = [
-        (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status,
-         f"{t.games_played}/{t.games_scheduled}", str(len(t.entrants)))
+        (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status, str(len(t.entrants)),
+         f"{t.games_played}/{t.games_scheduled}")
         for t in reply.tournaments
     ]  # fmt: skip
-    return columns(("id", "name", "format", "status", "games", "entrants"), rows,
-                   ("entrants", "format"))  # fmt: skip
+    header = ("id", "name", "format", "status", "bots", "games")  # as `arena tournament list`
+    return columns(header, rows, ("bots", "format"))
 
 
 def watch_line(event: pb.WatchTournamentResponse) -> str:
@@ -668,8 +668,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands.required = True
 
     def sub(
-        name: str, help_text: str, under: argparse._SubParsersAction[argparse.ArgumentParser]
-        = commands, *, listed: bool = True,
+        name: str,
+        help_text: str,
+        under: argparse._SubParsersAction[argparse.ArgumentParser] = commands,
+        *,
+        listed: bool = True,
     ) -> argparse.ArgumentParser:
         description = f"{help_text}.\n\n{_EXIT_TABLE}"
         raw = argparse.RawDescriptionHelpFormatter
@@ -706,8 +709,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     submit.set_defaults(func=_handled(run_submit))
 
     bot_commands = group("bot", "the arena's bots (as `arena bot` on the server)")
-    for bots in (sub("list", "list the arena's bots (latest versions)", bot_commands),
-                 sub("bots", "list the arena's bots (latest versions)", listed=False)):
+    for bots in (
+        sub("list", "list the arena's bots (latest versions)", bot_commands),
+        sub("bots", "list the arena's bots (latest versions)", listed=False),
+    ):
         bots.add_argument("--json", action="store_true", help="JSON instead of a table")
         bots.set_defaults(func=_handled(run_bots))
 

@@ -66,8 +66,8 @@ def fit_rows(
     kept = list(range(len(header)))
 
     def line_width() -> int:
-        return sum(max(len(row[i]) for row in [header, *rows]) for i in kept) + gap * (
-            len(kept) - 1)
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in kept]
+        return sum(widths) + gap * (len(widths) - 1)
 
     for name in drop_order:
         if width is None or line_width() <= width:

@@ -221,9 +221,10 @@ def test_tournaments_are_rows_with_their_progress() -> None:
     )  # fmt: skip
     lines = remote.tournaments_lines(reply)
     assert [line.split() for line in lines[1:]] == [
-        ["2", "swiss-1", "swiss", "running", "4/12", "3"],
-        ["1", "rr", "round-robin", "finished", "2/2", "2"],
+        ["2", "swiss-1", "swiss", "running", "3", "4/12"],
+        ["1", "rr", "round-robin", "finished", "2", "2/2"],
     ]
+    assert lines[0].split() == ["id", "name", "format", "status", "bots", "games"]  # as local
     assert remote.tournament_json(reply.tournaments[0])["format"] == "swiss"
     assert remote.tournaments_lines(pb.ListTournamentsResponse()) == ["no tournaments yet"]
 
