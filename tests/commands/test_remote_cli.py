@@ -503,11 +503,11 @@ def test_watch_leaderboard_and_record_follow_a_tournament(
     assert lines[0].startswith("cli-watch: ")
     assert any("finished" in line for line in lines)
     assert any(line.split()[:2] == ["#", "bot"] for line in lines)
-    listed = arena_cli("tournaments")
+    listed = arena_cli("tournament", "list")
     assert listed.status == 0, listed
-    assert listed.out.split()[:6] == ["id", "name", "format", "status", "games", "entrants"]
+    assert listed.out.split()[:6] == ["id", "name", "format", "status", "bots", "games"]
     row = next(line.split() for line in listed.out.splitlines() if "cli-watch" in line)
-    assert row[2:] == ["round-robin", "finished", "2/2", "2"]
+    assert row[2:] == ["round-robin", "finished", "2", "2/2"]
     as_json = json.loads(arena_cli("tournaments", "--json").out)
     assert any(t["name"] == "cli-watch" and t["status"] == "finished" for t in as_json)
     board = arena_cli("leaderboard", "--json")
