@@ -174,21 +174,35 @@ def unbuilt(spec: BotSpec) -> str | None:
 
 def _missing_build_output(spec: BotSpec) -> str | None:
     command, root = spec.command, spec.directory
-    if spec.runtime == "native" and "/" in command[0] and not command[0].startswith("/"):
-        program = root / command[0]  # a bare name is looked up on the sandbox's PATH
+    if spec.runtime == "native" and "/" in command[0]:  # a bare name is looked up on PATH
+        program = _inside(root, command[0])
+        if program is None:
+            return None
         if not program.is_file():
             return f"no {command[0]}"
         return None if program.stat().st_mode & 0o111 else f"{command[0]} is not executable"
     if spec.runtime == "java" and "-jar" in command[:-1]:
         jar = command[command.index("-jar") + 1]
-        return None if (root / jar).is_file() else f"no {jar}"
+        path = _inside(root, jar)
+        return None if path is None or path.is_file() else f"no {jar}"
     if spec.runtime == "node":
         script = next((part for part in command[1:] if not part.startswith("-")), None)
-        if script is not None and not (root / script).is_file():
+        path = None if script is None else _inside(root, script)
+        if path is not None and not path.is_file():
             return f"no {script}"
         if _has_dependencies(root / "package.json") and not (root / "node_modules").is_dir():
             return "no node_modules"
     return None
+
+
+def _inside(root: Path, relative: str) -> Path | None:
+    """``relative`` in the bot directory ``root``; None for a path out of it (absolute, or
+    up through ``..``): nothing outside the directory is looked at, so a refusal never
+    tells an uploader which files the host has."""
+    normal = os.path.normpath(relative)
+    if os.path.isabs(normal) or normal == ".." or normal.startswith("../"):
+        return None
+    return root / normal
 
 
 def _has_dependencies(package_json: Path) -> bool:

@@ -42,6 +42,12 @@ CASES: list[tuple[str, str, dict[str, int | str], str | None]] = [
      {"bot.js": 0o644, "package.json": "{}"}, None),
     ("node, built", NODE, {"build.sh": 0o755, "dist/bot.js": 0o644}, None),
     ("python", 'command = ["python3", "bot.py"]\nruntime = "python"', {}, None),
+    # out of the directory: never looked at (an upload's refusal must not tell which host
+    # files exist); the sandbox decides what such a command finds
+    ("native, up and out", 'command = ["./../../no/such/bot"]\nruntime = "native"', {}, None),
+    ("native, absolute", 'command = ["/no/such/bot"]\nruntime = "native"', {}, None),
+    ("java, jar out", 'command = ["java", "-jar", "../../x.jar"]\nruntime = "java"', {}, None),
+    ("node, script out", 'command = ["node", "../x.js"]\nruntime = "node"', {}, None),
 ]  # fmt: skip
 
 
