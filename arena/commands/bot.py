@@ -29,7 +29,7 @@ from arena.commands import bot_check, kits
 from arena.commands.rebuilds import binary_only_changes
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.commands.tables import fit
-from arena.conformance import ensure_class_archive
+from arena.conformance import SUBMISSION_SCENARIOS, ensure_class_archive
 from arena.referee import BotConfigError, BotSpec, load_bot, unbuilt
 from arena.store import (
     BotVersionRow,
@@ -128,7 +128,8 @@ def store_checked_bot(
     else:
         print(f"conformance check, then a smoke match against {opponent.name}"
               f" ({SMOKE_GAMES} games): {spec.name} ...", flush=True)  # fmt: skip
-        checked = check_submission(spec, opponent, unsafe=unsafe)
+        with bot_check.scenario_progress(len(SUBMISSION_SCENARIOS), enabled=True) as heard:
+            checked = check_submission(spec, opponent, unsafe=unsafe, on_result=heard)
         if checked.conformance is not None:
             print(checked.conformance.timing_text())
         if checked.refusal is not None:
