@@ -17,6 +17,7 @@ that says so).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 import shutil
@@ -66,7 +67,10 @@ def find_kit(language: str) -> Kit:
         if wanted == kit.language or wanted in kit.aliases:
             return kit
     names = ", ".join(kit.language for kit in KITS)
-    raise KitError(f"no starter kit for language {language!r}; the kits are: {names}")
+    known = [name for kit in KITS for name in (kit.language, *kit.aliases)]
+    close = difflib.get_close_matches(wanted, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise KitError(f"no starter kit for language {language!r}{hint}; the kits are: {names}")
 
 
 def kit_path(kit: Kit) -> Path:

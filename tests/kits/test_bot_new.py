@@ -99,6 +99,7 @@ def test_the_python_copy_plays_a_sandboxed_match(tmp_path: Path) -> None:
     ("language", "name", "message"),
     [
         ("cobol", "x", "no starter kit for language 'cobol'; the kits are: python,"),
+        ("rsut", "x", "no starter kit for language 'rsut' (did you mean rust?); the kits are"),
         ("cpp", "bad name", "bot name 'bad name' must be 1-40 letters"),
         ("cpp", "-x", "bot name '-x' must be 1-40 letters"),
     ],
