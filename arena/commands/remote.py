@@ -2,9 +2,9 @@
 
   arena remote login URL          save the arena and your token (stdin, or a prompt)
   arena remote submit DIR         pack DIR, upload it, print the version and the checks
-  arena remote bots               the arena's bots (latest versions)
+  arena remote bot list           the arena's bots (latest versions)
   arena remote leaderboard        ratings (--json for machines)
-  arena remote tournaments        the arena's tournaments, newest first
+  arena remote tournament list    the arena's tournaments, newest first
   arena remote watch NAME         a tournament's progress (live table on a terminal)
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
   arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
@@ -52,8 +52,9 @@ import grpc
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
 from arena.commands.outfile import write_whole
 from arena.commands.remote_grpc import Client, Endpoint
+from arena.commands.tables import fit_rows, terminal_width
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
-from arena.referee import BotConfigError, load_bot
+from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.tls import TlsConfigError, check_client_tls
 from arena.tournament.audit import audit_bundle
@@ -232,6 +233,8 @@ def pack_bot(directory: Path) -> bytes:
         check_bot_directory(directory)
     except (BotConfigError, ArchiveError) as error:
         raise RemoteError(f"bot refused before upload: {error}", EXIT_USAGE) from None
+    if (not_built := unbuilt(spec)) is not None:
+        raise RemoteError(f"bot refused before upload: {directory}: {not_built}", EXIT_USAGE)
     buffer = _Bounded(directory)
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path in _walk(directory):
@@ -332,9 +335,14 @@ def bot_json(bot: pb.BotVersion) -> dict[str, object]:
     }  # fmt: skip
 
 
-def columns(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """Aligned plain-text columns: text to the left, numbers to the right."""
-    table = [list(header), *[list(row) for row in rows]]
+def columns(
+    header: Sequence[str], rows: Iterable[Sequence[str]], drop_order: Sequence[str] = ()
+) -> list[str]:
+    """Aligned plain-text columns: text to the left, numbers to the right; on a terminal,
+    without the columns of ``drop_order`` (first dropped first) it needs to fit."""
+    kept, cells = fit_rows(header, [list(row) for row in rows], drop_order, terminal_width())
+    table = [kept, *cells]
+    header = kept
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     numeric = [all(_number(row[i]) for row in table[1:]) and len(table) > 1
                for i in range(len(header))]  # fmt: skip
@@ -357,7 +365,8 @@ def bots_lines(reply: pb.ListBotsResponse) -> list[str]:
          f"{b.wins}/{b.draws}/{b.losses}")
         for b in sorted(reply.bots, key=lambda b: b.name)
     ]  # fmt: skip
-    return columns(("bot", "version", "owner", "mu", "sigma", "games", "W/D/L"), rows)
+    return columns(("bot", "version", "owner", "mu", "sigma", "games", "W/D/L"), rows,
+                   ("sigma", "mu", "version", "owner"))  # fmt: skip
 
 
 def leaderboard_lines(reply: pb.GetLeaderboardResponse) -> list[str]:
@@ -374,7 +383,7 @@ def leaderboard_lines(reply: pb.GetLeaderboardResponse) -> list[str]:
         ))  # fmt: skip
     header = ("#", "bot", "version", "mu-3sigma", "mu", "sigma", "games", "W/D/L",
               "timeouts", "crashes", "illegal")  # fmt: skip
-    return columns(header, rows)
+    return columns(header, rows, ("illegal", "crashes", "timeouts", "sigma", "mu", "version"))
 
 
 def leaderboard_json(reply: pb.GetLeaderboardResponse) -> str:
@@ -406,13 +415,13 @@ def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
     if not reply.tournaments:
         return ["no tournaments yet"]
     rows = [
-        (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status,
-         f"{t.games_played}/{t.games_scheduled}", str(len(t.entrants)),
-         t.seed_commitment or "-")
+        (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status, str(len(t.entrants)),
+         f"{t.games_played}/{t.games_scheduled}", t.seed_commitment or "-")
         for t in reply.tournaments
     ]  # fmt: skip
-    header = ("id", "name", "format", "status", "games", "entrants", "seed commitment")
-    return columns(header, rows)
+    # as `arena tournament list`, and the seed commitment (docs/reference/VERIFY.md)
+    header = ("id", "name", "format", "status", "bots", "games", "seed commitment")
+    return columns(header, rows, ("seed commitment", "bots", "format"))
 
 
 def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any]:
@@ -528,14 +537,31 @@ def run_login(args: argparse.Namespace) -> int:
 
 
 def run_submit(args: argparse.Namespace) -> int:
-    endpoint = load_login(config_dir())
     directory = Path(args.directory)
-    request = submit_request(directory)
-    runtime = load_bot(directory).runtime
-    with _calls(endpoint) as client:
+    request = submit_request(directory)  # a bot that cannot go is refused before the login
+    endpoint = load_login(config_dir())
+    from rich.console import Console
+
+    spec = load_bot(directory)
+    _say([submit_notice(spec.name, spec.runtime, len(request.archive))])  # before the wait
+    err = Console(stderr=True)
+    waiting = (err.status(f"{spec.name}: the arena is checking it", refresh_per_second=4)
+               if err.is_terminal else contextlib.nullcontext())  # fmt: skip
+    with _calls(endpoint) as client, waiting:
         reply = client.submit(request)
-    _say(submit_lines(reply, runtime))
+    _say(submit_lines(reply, spec.runtime))
     return EXIT_OK
+
+
+def submit_notice(name: str, runtime: str, size: int) -> str:
+    """What a submission is about to wait for, said before the wait (it can be a minute)."""
+    from arena.bots.smoke import SMOKE_GAMES
+
+    checks = ("no smoke match: you run a remote bot" if runtime == "remote" else
+              f"the submission scenarios of `arena bot check`, then a {SMOKE_GAMES}-game smoke"
+              " match: up to a few minutes")  # fmt: skip
+    return (f"uploading {name} ({size / 1024:.0f} KiB); the arena checks it before storing it:"
+            f" {checks}")  # fmt: skip
 
 
 def run_bots(args: argparse.Namespace) -> int:
@@ -691,11 +717,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = remote.add_subparsers(dest="remote_command", metavar="SUBCOMMAND")
     commands.required = True
 
-    def sub(name: str, help_text: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name, help=help_text, description=f"{help_text}.\n\n{_EXIT_TABLE}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )  # fmt: skip
+    def sub(
+        name: str,
+        help_text: str,
+        under: argparse._SubParsersAction[argparse.ArgumentParser] = commands,
+        *,
+        listed: bool = True,
+    ) -> argparse.ArgumentParser:
+        description = f"{help_text}.\n\n{_EXIT_TABLE}"
+        raw = argparse.RawDescriptionHelpFormatter
+        if not listed:  # no help: left out of the list, an alias kept working
+            return under.add_parser(name, description=description, formatter_class=raw)
+        return under.add_parser(name, help=help_text, description=description, formatter_class=raw)
+
+    def group(name: str, help_text: str) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+        nouns = commands.add_parser(name, help=help_text, description=f"{help_text}.")
+        verbs = nouns.add_subparsers(dest=f"remote_{name}_command", metavar="SUBCOMMAND")
+        verbs.required = True
+        return verbs
 
     login = sub("login", "save an arena's address and your token (read from stdin or a prompt)")
     login.add_argument("url", help="grpc://HOST:PORT or HOST:PORT (plaintext), grpcs://HOST:PORT")
@@ -719,18 +758,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     submit.add_argument("directory", metavar="DIR", help="the bot's directory (with bot.toml)")
     submit.set_defaults(func=_handled(run_submit))
 
-    bots = sub("bots", "list the arena's bots (latest versions)")
-    bots.add_argument("--json", action="store_true", help="JSON instead of a table")
-    bots.set_defaults(func=_handled(run_bots))
+    bot_commands = group("bot", "the arena's bots (as `arena bot` on the server)")
+    for bots in (
+        sub("list", "list the arena's bots (latest versions)", bot_commands),
+        sub("bots", "list the arena's bots (latest versions)", listed=False),
+    ):
+        bots.add_argument("--json", action="store_true", help="JSON instead of a table")
+        bots.set_defaults(func=_handled(run_bots))
 
     board = sub("leaderboard", "the arena's ratings (TrueSkill, by mu - 3 sigma)")
     board.add_argument("--json", action="store_true", help="JSON instead of a table")
     board.add_argument("--latest", action="store_true", help="only each bot's latest version")
     board.set_defaults(func=_handled(run_leaderboard))
 
-    tournaments = sub("tournaments", "list the arena's tournaments, newest first")
-    tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
-    tournaments.set_defaults(func=_handled(run_tournaments))
+    tournament_commands = group("tournament", "the arena's tournaments (as `arena tournament`)")
+    for tournaments in (
+        sub("list", "list the arena's tournaments, newest first", tournament_commands),
+        sub("tournaments", "list the arena's tournaments, newest first", listed=False),
+    ):
+        tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
+        tournaments.set_defaults(func=_handled(run_tournaments))
 
     watch = sub("watch", "follow a tournament's progress until it ends")
     watch.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
