@@ -1,4 +1,4 @@
-"""`arena serve` (the gRPC arena API) and `arena token create` (user tokens).
+"""`arena serve` (the gRPC arena API); `arena token` (arena.commands.tokens) beside it.
 
 `arena serve` prints where the admin token is kept (DATA_DIR/admin.token,
 created on first use, mode 0600). Clients send `authorization: Bearer TOKEN`.
@@ -19,6 +19,7 @@ from types import FrameType
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
+from arena.commands import tokens
 from arena.commands.ladder import LadderThread, add_ladder_flags, start_ladder
 from arena.commands.playflags import positive_seconds, whole
 from arena.commands.rayflags import (
@@ -40,7 +41,6 @@ from arena.store import (
     ADMIN_TOKEN_NAME,
     LeaseHeldError,
     Store,
-    create_token,
     ensure_admin_token,
 )
 from arena.tournament.config import TournamentError
@@ -94,14 +94,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_data_dir(serve)
     serve.set_defaults(func=with_store(run_serve))
 
-    token = subparsers.add_parser("token", help="manage API tokens for `arena serve`")
-    commands = token.add_subparsers(dest="token_command", metavar="SUBCOMMAND")
-    commands.required = True
-    create = commands.add_parser("create", help="create a token and print it (shown once)")
-    create.add_argument("user", help="user name (letters, digits, - _ .)")
-    create.add_argument("--admin", action="store_true", help="an admin token")
-    add_data_dir(create)
-    create.set_defaults(func=with_store(run_token_create))
+    tokens.register(subparsers)  # arena token create | list | revoke
 
 
 def spectator_delay(text: str) -> float:
@@ -113,11 +106,6 @@ def spectator_delay(text: str) -> float:
     if not 0 <= seconds <= 86_400:  # also refuses nan
         raise argparse.ArgumentTypeError(f"must be from 0 to 86400 seconds, got {text}")
     return seconds
-
-
-def run_token_create(store: Store, args: argparse.Namespace) -> int:
-    print(create_token(store, args.user, "admin" if args.admin else "user"))
-    return 0
 
 
 _DEFAULT_LIMITS = StreamLimits()

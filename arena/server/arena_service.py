@@ -48,7 +48,13 @@ from arena.server.convert import (
 from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import LoopInbox, blocking, off_loop
 from arena.server.seats import SeatHub
-from arena.server.submissions import RefusalKind, SmokeCheck, SubmissionRefused, submit_bot
+from arena.server.submissions import (
+    RefusalKind,
+    SmokeCheck,
+    SubmissionRefused,
+    name_refusal,
+    submit_bot,
+)
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
     INTERRUPTED,
@@ -92,6 +98,8 @@ from arena.tournament.sprt_format import sprt_progress
 from arena.tournament.table import tournament_table
 
 WATCH_POLL_S = 0.5
+TOKEN_RECHECK_S = 5.0
+"""A WaitForSeats stream checks its token again this often (and before each seat)."""
 
 _REFUSAL_CODES = {
     RefusalKind.EMPTY: grpc.StatusCode.INVALID_ARGUMENT,
@@ -459,6 +467,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.RegisterRemoteBotRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.RegisterRemoteBotResponse:  # fmt: skip
+        refused_name = name_refusal(self.store, principal, request.name)
+        if refused_name is not None:
+            abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {refused_name}")
         try:
             row, created = register_remote_bot(
                 self.store, request.name, owner=principal.user, description=request.description
@@ -480,7 +491,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             for seat in await off_loop(self.seats.open_seats, request.bot):
                 yield seat_pb(seat)
             while True:  # a connector leaving cancels the stream
-                offered = await inbox.get()
+                offered = await inbox.get(TOKEN_RECHECK_S)
+                # a token revoked or expired since ends the stream, saying which
+                await blocking(context, lambda ctx: principal_of(self.store, ctx))
                 if offered is not None:
                     yield seat_pb(offered)
         finally:

@@ -24,6 +24,7 @@ from arena.bots.archive import (
     unpack_bot_archive,
     upload_directory,
 )
+from arena.bots.names import reserved_name_problem
 from arena.bots.submission import SubmissionCheck
 from arena.conformance import ensure_class_archive
 from arena.logs import get_logger
@@ -36,10 +37,11 @@ from arena.store import (
     StoreError,
     add_bot_version,
     bot_spec,
+    get_bot,
     get_version,
     require_owner,
 )
-from arena.store.remote import REMOTE_RUNTIME
+from arena.store.remote import REMOTE_RUNTIME, register_remote_bot
 
 SmokeCheck = Callable[[Path], SubmissionCheck]  # bot dir -> refusal (or None) and findings
 ARCHIVE_FORMATS = ("tar.gz", "zip")
@@ -113,6 +115,9 @@ def _submit(
     directory = unpack_bot_archive(archive, target, archive_format)
     spec = load_bot(directory)
     require_owner(store, principal, spec.name, missing_ok=True)
+    refused_name = name_refusal(store, principal, spec.name)
+    if refused_name is not None:
+        raise SubmissionRefused(RefusalKind.NOT_ALLOWED, refused_name)
     log = get_logger(service="arena")
     stored = _stored_version(store, spec.name, spec.version)
     if stored is not None:  # the same files: nothing to check or play again
@@ -125,11 +130,28 @@ def _submit(
             raise SubmissionRefused(
                 RefusalKind.FAILED_CHECK, f"bot refused: {checked.refusal}", checked
             )
-    row, created = add_bot_version(store, spec, owner=principal.user)
+    if spec.runtime == REMOTE_RUNTIME:  # its owner runs it: only a bot.toml of ours is kept
+        row, created = register_remote_bot(
+            store, spec.name, owner=principal.user, description=spec.description
+        )
+    else:
+        row, created = add_bot_version(store, spec, owner=principal.user)
     log.info("bot_submitted", bot=row.bot, version=row.version, user=principal.user)
     if smoke_check is not None:  # a checked Java version: its class-data archive, once
         ensure_class_archive(bot_spec(store, row.bot, row.version))
     return Submitted(row, created, checked)
+
+
+def name_refusal(store: Store, principal: Principal, name: str) -> str | None:
+    """Why ``principal`` may not take bot name ``name`` (a reserved name no user owns yet)."""
+    if principal.is_admin:
+        return None
+    try:
+        if get_bot(store, name).owner == principal.user:  # theirs from before: keep it
+            return None
+    except NotFoundError:
+        pass
+    return reserved_name_problem(name)
 
 
 def _stored_version(store: Store, name: str, version: str) -> BotVersionRow | None:

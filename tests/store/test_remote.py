@@ -7,6 +7,8 @@ import sqlite3
 import pytest
 
 from arena.store import (
+    create_token,
+    revoke_tokens,
     Store,
     StoreError,
     TournamentConfig,
@@ -121,3 +123,17 @@ def test_offers_need_a_remote_version(store: Store, match_id: int) -> None:
             store, bot="near", version=version, token="t", match_id=match_id,
             referee_match="m", slot=1, socket_path="/s", expires_at_ms=now_ms() + 1000,
         )  # fmt: skip
+
+
+def test_a_seat_of_a_bot_whose_owner_holds_no_live_token_is_refused(
+    store: Store, match_id: int
+) -> None:
+    create_token(store, "alice")
+    revoke_tokens(store, user="alice")
+    _offer(store, match_id)
+    before = _snapshot(store)
+    with pytest.raises(SeatRefusedError, match="owner 'alice' holds no live token"):
+        take_seat_offer(store, TOKEN)
+    assert _snapshot(store) == before
+    create_token(store, "alice")  # a new token: its seats open again
+    assert take_seat_offer(store, TOKEN).bot == "far"
