@@ -19,7 +19,7 @@ from types import FrameType
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
-from arena.commands import tokens
+from arena.commands import limits, tokens
 from arena.commands.ladder import LadderThread, add_ladder_flags, start_ladder
 from arena.commands.playflags import positive_seconds, whole
 from arena.commands.rayflags import (
@@ -35,6 +35,7 @@ from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.limits import StreamLimits
+from arena.server.quotas import LIMIT_NAMES, UserLimits, limit_help
 from arena.server.submissions import WebSubmitter
 from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
 from arena.store import (
@@ -89,12 +90,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="mutual TLS: gRPC clients must present a certificate signed by this PEM CA",
     )  # fmt: skip
     add_stream_limits(serve)
+    add_user_limits(serve)
     add_ray_flags(serve)
     add_ladder_flags(serve)
     add_data_dir(serve)
     serve.set_defaults(func=with_store(run_serve))
 
     tokens.register(subparsers)  # arena token create | list | revoke
+    limits.register(subparsers)  # arena limits show | set | clear
 
 
 def spectator_delay(text: str) -> float:
@@ -132,6 +135,25 @@ def add_stream_limits(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_user_limits(parser: argparse.ArgumentParser) -> None:
+    """Each user's limits and the check queue (arena.server.quotas.UserLimits) as flags:
+    the defaults the admin's stored settings (`arena limits set`, SetLimit) override."""
+    defaults = UserLimits()
+    for name in LIMIT_NAMES:
+        default = getattr(defaults, name)
+        minimum = 1 if name == "checks_total" else 0
+        parser.add_argument(
+            f"--limit-{name.replace('_', '-')}", type=whole(minimum), metavar="N",
+            dest=f"user_limit_{name}", default=default,
+            help=f"{limit_help(name)} (default {default})",
+        )  # fmt: skip
+
+
+def user_limits(args: argparse.Namespace) -> UserLimits:
+    """The flags' UserLimits; ValueError naming values that do not fit together."""
+    return UserLimits(**{name: getattr(args, f"user_limit_{name}") for name in LIMIT_NAMES})
+
+
 def stream_limits(args: argparse.Namespace) -> StreamLimits:
     """The flags' StreamLimits (their argparse types have checked their ranges)."""
     return StreamLimits(
@@ -142,6 +164,10 @@ def stream_limits(args: argparse.Namespace) -> StreamLimits:
 
 def run_serve(store: Store, args: argparse.Namespace) -> int:
     limits = stream_limits(args)
+    try:
+        defaults = user_limits(args)
+    except ValueError as error:
+        return fail(str(error), EXIT_BAD_FLAGS)
     problem = concurrency_problem(args.concurrency)
     if problem is not None:
         return fail(problem, EXIT_BAD_FLAGS)
@@ -170,6 +196,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     options = ServiceOptions(
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,
         pin_cpus=args.pin_cpus, paired_remote=args.paired_remote, new_executor=new_executor,
+        limits=defaults,
     )  # fmt: skip
     credentials = None if tls is None else tls.grpc_credentials()
     try:
@@ -207,7 +234,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
             web, web_port = create_web_server(
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
                 spectator_delay_s=args.spectator_delay_s,
-                submitter=WebSubmitter(store, options.smoke_check),
+                submitter=WebSubmitter(store, options.smoke_check, server.quotas),
             )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)

@@ -46,6 +46,7 @@ from arena.server.faults import DiskFullInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.limits import StreamCounter, StreamLimitInterceptor, StreamLimits
 from arena.server.malformed import MalformedRequestInterceptor
+from arena.server.quotas import Quotas
 from arena.server.tls import is_loopback
 from arena.store import Store
 
@@ -79,6 +80,11 @@ class ApiServer:
         self._stopping = threading.Lock()
         self._stop_started = False
 
+    @property
+    def quotas(self) -> Quotas | None:
+        """The per-user limits and the check queue (the web's submissions share them)."""
+        return None if self.service is None else self.service.quotas
+
     def start(self) -> None:
         _on_loop(self._loop, self._server.start())
 
@@ -97,6 +103,8 @@ class ApiServer:
         def finish(_: object) -> None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._pool.shutdown(wait=False, cancel_futures=True)
+            if self.service is not None:
+                self.service.quotas.close()
             threading.Thread(target=closed, name="arena-api-stopped", daemon=True).start()
 
         def closed() -> None:

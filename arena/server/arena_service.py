@@ -32,7 +32,7 @@ import grpc
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
-from arena.server.auth import abort, authenticated, principal_of
+from arena.server.auth import abort, authenticated, cut_details, principal_of
 from arena.server.convert import (
     ARCHIVE_NAMES,
     FORMAT_NAMES,
@@ -47,11 +47,20 @@ from arena.server.convert import (
 )
 from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import LoopInbox, blocking, off_loop
+from arena.server.quotas import (
+    LimitExceeded,
+    Quotas,
+    UserLimits,
+    abort_past_limit,
+    refuse_past_limit,
+)
 from arena.server.seats import SeatHub
 from arena.server.submissions import (
+    REMOTE_TOML_BYTES,
     RefusalKind,
     SmokeCheck,
     SubmissionRefused,
+    Submitted,
     name_refusal,
     submit_bot,
 )
@@ -86,8 +95,10 @@ from arena.store import (
     revealed_record,
     revealed_secret,
 )
+from arena.store.limits import version_count
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
+from arena.store.tokens import check_user_name
 from arena.tournament.audit import audit_tournament
 from arena.tournament.config import TournamentError, build_config, build_sprt
 from arena.tournament.executor import MatchExecutor
@@ -123,6 +134,7 @@ class ServiceOptions:
     # A new executor for each tournament run (`arena serve --ray`: on a Ray cluster); None:
     # the runner's local one
     new_executor: Callable[[], MatchExecutor] | None = None
+    limits: UserLimits = field(default_factory=UserLimits)  # each user's, by default
 
 
 @dataclass
@@ -166,29 +178,42 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.options = options or ServiceOptions()
         self.hub = _Hub()
         self.seats = SeatHub(store)
+        self.quotas = Quotas(store, self.options.limits)
         self.log = get_logger(service="arena")
 
     # ------------------------------------------------------------------ bots
 
-    @authenticated()
-    def SubmitBot(
-        self, request: pb.SubmitBotRequest, context: grpc.ServicerContext, principal: Principal
+    async def SubmitBot(
+        self, request: pb.SubmitBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.SubmitBotResponse:
-        known = (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES)
-        if request.archive and request.format not in known:  # (an empty one: "is empty")
-            message = f"unknown archive format {request.format}"
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
-        try:
-            done = submit_bot(
-                self.store, principal, request.archive, ARCHIVE_NAMES.get(request.format),
-                self.options.smoke_check,
+        # the check runs on the check pool (arena.server.quotas), never on the API's threads
+        principal = await blocking(context, self._submitter, request)
+        archive_format = ARCHIVE_NAMES.get(request.format)
+
+        def submit() -> Submitted:
+            return submit_bot(
+                self.store, principal, request.archive, archive_format,
+                self.options.smoke_check, self.quotas,
             )  # fmt: skip
+
+        try:
+            done = await self.quotas.run_async(principal, submit)
+        except LimitExceeded as exceeded:
+            await abort_past_limit(context, exceeded, f"user:{principal.user}")
         except SubmissionRefused as refused:
-            abort(context, _REFUSAL_CODES[refused.kind], refused.message)
+            await context.abort(_REFUSAL_CODES[refused.kind], cut_details(refused.message))
         response = pb.SubmitBotResponse(bot=bot_pb(done.row), created=done.created)
         if done.checked.conformance is not None:
             response.conformance.CopyFrom(conformance_to_pb(done.checked.conformance))
         return response
+
+    def _submitter(self, context: grpc.ServicerContext, request: pb.SubmitBotRequest) -> Principal:
+        principal = principal_of(self.store, context)
+        known = (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES)
+        if request.archive and request.format not in known:  # (an empty one: "is empty")
+            message = f"unknown archive format {request.format}"
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
+        return principal
 
     @authenticated()
     def ListBots(
@@ -253,6 +278,41 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             if principal.may_act_for(get_bot(self.store, game.bots[seat]).owner)
         ]
         return pb.GetGameRecordResponse(record_json=json.dumps(record), stderr=private)
+
+    # ----------------------------------------------------------------- limits
+
+    @authenticated(admin=True)
+    def GetLimits(
+        self, request: pb.GetLimitsRequest, context: grpc.ServicerContext, principal: Principal
+    ) -> pb.GetLimitsResponse:
+        return pb.GetLimitsResponse(limits=self._limits_pb(context, request.user or None))
+
+    @authenticated(admin=True)
+    def SetLimit(
+        self, request: pb.SetLimitRequest, context: grpc.ServicerContext, principal: Principal
+    ) -> pb.SetLimitResponse:
+        user = request.user or None
+        try:
+            self.quotas.set(request.name, None if request.clear else request.value, user)
+        except (ValueError, StoreError) as error:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        self.log.info(
+            "limit_set", limit=request.name, user=user or "everyone",
+            value=None if request.clear else request.value,
+        )  # fmt: skip
+        return pb.SetLimitResponse(limits=self._limits_pb(context, user))
+
+    def _limits_pb(self, context: grpc.ServicerContext, user: str | None) -> list[pb.Limit]:
+        if user is not None:
+            try:
+                check_user_name(user)
+            except StoreError as error:
+                abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return [
+            pb.Limit(name=limit.name, value=limit.value, default_value=limit.default,
+                     set_for=limit.set_for, description=limit.description)
+            for limit in self.quotas.in_force(user)
+        ]  # fmt: skip
 
     # ----------------------------------------------------------- tournaments
 
@@ -470,6 +530,15 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         refused_name = name_refusal(self.store, principal, request.name)
         if refused_name is not None:
             abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {refused_name}")
+        try:  # every attempt counts against the hourly limit, as a submission does
+            known = version_count(self.store, request.name) > 0
+            self.quotas.check_holdings(
+                principal, request.name, new_bot=not known, remote=True,
+                new_bytes=REMOTE_TOML_BYTES,
+            )  # fmt: skip
+            self.quotas.count_submission(principal)
+        except LimitExceeded as exceeded:
+            refuse_past_limit(context, exceeded, f"user:{principal.user}")
         try:
             row, created = register_remote_bot(
                 self.store, request.name, owner=principal.user, description=request.description

@@ -34,12 +34,17 @@ Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 
 
-def abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
-    """End the call with ``code`` and ``message`` (cut to MAX_DETAILS_CHARS)."""
+def cut_details(message: str) -> str:
+    """``message`` cut to MAX_DETAILS_CHARS, saying how much was cut."""
     if len(message) > MAX_DETAILS_CHARS:
         cut = len(message) - MAX_DETAILS_CHARS
         message = f"{message[:MAX_DETAILS_CHARS]}... ({cut} more characters cut)"
-    context.abort(code, message)
+    return message
+
+
+def abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    """End the call with ``code`` and ``message`` (cut to MAX_DETAILS_CHARS)."""
+    context.abort(code, cut_details(message))
     raise AssertionError("unreachable")  # context.abort raises
 
 

@@ -29,6 +29,7 @@ from arena.bots.submission import SubmissionCheck
 from arena.conformance import ensure_class_archive
 from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
+from arena.server.quotas import LimitExceeded, Quotas
 from arena.store import (
     BotVersionRow,
     NotFoundError,
@@ -41,10 +42,12 @@ from arena.store import (
     get_version,
     require_owner,
 )
+from arena.store.limits import directory_bytes, version_count
 from arena.store.remote import REMOTE_RUNTIME, register_remote_bot
 
 SmokeCheck = Callable[[Path], SubmissionCheck]  # bot dir -> refusal (or None) and findings
 ARCHIVE_FORMATS = ("tar.gz", "zip")
+REMOTE_TOML_BYTES = 1024  # what a remote bot's stored bot.toml takes, at most
 
 
 class RefusalKind(enum.StrEnum):
@@ -79,17 +82,21 @@ def submit_bot(
     archive: bytes,
     archive_format: str | None,
     smoke_check: SmokeCheck | None,
+    quotas: Quotas | None = None,
 ) -> Submitted:
     """Unpack, check and store ``archive`` for ``principal``; SubmissionRefused says why not.
 
     ``archive_format``: ``"tar.gz"``, ``"zip"`` or None (told by its first bytes).
     ``smoke_check`` None: no check (tests of refusals only). Remote bots are not checked.
+    ``quotas``: what the user may hold (LimitExceeded past it, before any check is run).
     """
     if not archive:
         raise SubmissionRefused(RefusalKind.EMPTY, "archive is empty")
     with upload_directory() as work:
         try:
-            return _submit(store, principal, Path(work), archive, archive_format, smoke_check)
+            return _submit(
+                store, principal, Path(work), archive, archive_format, smoke_check, quotas
+            )
         except ArchiveTooLargeError as error:
             raise SubmissionRefused(RefusalKind.TOO_LARGE, f"archive refused: {error}") from None
         except (ArchiveError, BotConfigError) as error:
@@ -105,6 +112,7 @@ def _submit(
     archive: bytes,
     archive_format: str | None,
     smoke_check: SmokeCheck | None,
+    quotas: Quotas | None,
 ) -> Submitted:
     # the archive's own directory: 0755 like a top-level folder it may hold, so a
     # bot zipped without one (cd bot && zip -r ../b.zip .) is world-readable too,
@@ -123,6 +131,12 @@ def _submit(
     if stored is not None:  # the same files: nothing to check or play again
         log.info("bot_resubmitted", bot=stored.bot, version=stored.version)
         return Submitted(stored, False, SubmissionCheck())
+    if quotas is not None:  # before a check: nothing that cannot be stored is played
+        remote = spec.runtime == REMOTE_RUNTIME
+        quotas.check_holdings(
+            principal, spec.name, new_bot=version_count(store, spec.name) == 0, remote=remote,
+            new_bytes=REMOTE_TOML_BYTES if remote else directory_bytes(directory),
+        )  # fmt: skip
     checked = SubmissionCheck()
     if smoke_check is not None and spec.runtime != REMOTE_RUNTIME:
         checked = smoke_check(directory)
@@ -184,9 +198,13 @@ class WebSubmitter:
 
     max_bytes = MAX_ARCHIVE_BYTES
 
-    def __init__(self, store: Store, smoke_check: SmokeCheck | None) -> None:
+    def __init__(
+        self, store: Store, smoke_check: SmokeCheck | None, quotas: Quotas | None = None
+    ) -> None:
         self.store = store
         self.smoke_check = smoke_check
+        self.quotas = quotas or Quotas(store)
+        """The server's (SubmitBot's) own: one queue of checks for both."""
 
     def __call__(
         self, principal: Principal, archive: bytes, archive_format: str | None
@@ -195,7 +213,14 @@ class WebSubmitter:
             message = f"unknown archive format {archive_format!r}; use tar.gz or zip"
             return 400, {"error": message, "status": 400, "kind": str(RefusalKind.UNKNOWN_FORMAT)}
         try:
-            done = submit_bot(self.store, principal, archive, archive_format, self.smoke_check)
+            done = self.quotas.run(
+                principal,
+                lambda: submit_bot(
+                    self.store, principal, archive, archive_format, self.smoke_check, self.quotas
+                ),
+            )
+        except LimitExceeded as exceeded:  # 429, and Retry-After when waiting helps
+            return 429, exceeded.http_json()
         except SubmissionRefused as refused:
             status = HTTP_STATUS[refused.kind]
             return status, {

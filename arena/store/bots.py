@@ -21,6 +21,7 @@ from arena.store.db import (
     is_disk_full,
     utc_now,
 )
+from arena.store.limits import directory_bytes
 from arena.store.models import (
     CONSERVATIVE_SIGMAS,
     INITIAL_MU,
@@ -85,10 +86,10 @@ def add_bot_version(
             _copy_files(spec.directory, target)
             db.execute(
                 "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"
-                " created_at, mu, sigma) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at, mu, sigma, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (bot_id, spec.version, str(target.relative_to(store.data_dir)),
                  json.dumps(list(spec.command)), spec.runtime, utc_now(),
-                 INITIAL_MU, INITIAL_SIGMA),
+                 INITIAL_MU, INITIAL_SIGMA, directory_bytes(target)),
             )  # fmt: skip
     return get_version(store, spec.name, spec.version), existing is None
 

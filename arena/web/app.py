@@ -524,7 +524,12 @@ class WebApp:
             raise HttpError(refused.status, refused.message) from None
         principal = self._principal(headers)
         status, payload = self.submitter(principal, body, archive_format)
-        return json_response(payload, status)
+        response = json_response(payload, status)
+        retry_after_s = payload.get("retry_after_s")
+        if status == 429 and isinstance(retry_after_s, int):  # past a limit waiting lifts
+            headers = {**response.headers, "Retry-After": str(retry_after_s)}
+            return Response(response.status, response.content_type, response.body, headers)
+        return response
 
     def me_json(self, headers: Mapping[str, str]) -> Response:
         principal = self._principal(headers)
