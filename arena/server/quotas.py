@@ -188,8 +188,10 @@ def refuse_past_limit(
     context: grpc.ServicerContext, exceeded: LimitExceeded, subject: str
 ) -> NoReturn:
     """End a synchronous call with ``exceeded``'s status (its details and retry-after)."""
-    context.abort_with_status(exceeded.grpc_status(subject))
-    raise AssertionError("unreachable")  # abort_with_status raises
+    status = exceeded.grpc_status(subject)
+    context.set_trailing_metadata(status.trailing_metadata)
+    context.abort(status.code, status.details)
+    raise AssertionError("unreachable")  # context.abort raises
 
 
 class Quotas:

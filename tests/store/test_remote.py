@@ -7,8 +7,6 @@ import sqlite3
 import pytest
 
 from arena.store import (
-    create_token,
-    revoke_tokens,
     Store,
     StoreError,
     TournamentConfig,
@@ -16,10 +14,12 @@ from arena.store import (
     add_seat_offer,
     bot_spec,
     close_seat_offers,
+    create_token,
     get_bot,
     list_matches,
     open_seat_offers,
     register_remote_bot,
+    revoke_tokens,
     take_seat_offer,
 )
 from arena.store.remote import SeatRefusedError, now_ms

@@ -296,8 +296,8 @@ def test_a_read_only_database_file_refuses_the_migration_in_one_line(
         subprocess.run(["umount", target], check=True, capture_output=True)
     assert "\n" not in str(refused.value)
     assert (
-        f"cannot upgrade the database from schema v8 to v{CURRENT_VERSION}: the database is read-only"
-        " (make it writable, then open it again); it is left at v8 as it was"
+        f"cannot upgrade the database from schema v8 to v{CURRENT_VERSION}: the database is"
+        " read-only (make it writable, then open it again); it is left at v8 as it was"
     ) in str(refused.value)
     assert (data / "arena.db").read_bytes() == before
     assert_totals_from_history(data)

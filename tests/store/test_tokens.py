@@ -67,7 +67,7 @@ def test_an_expired_token_is_refused_saying_so(store: Store) -> None:
 
 
 def test_an_unknown_token_is_refused_as_unknown(store: Store) -> None:
-    with pytest.raises(TokenRefusedError, match="^unknown token$"):
+    with pytest.raises(TokenRefusedError, match=r"^unknown token$"):
         authenticate(store, "not-a-token")
 
 
