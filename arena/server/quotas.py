@@ -4,9 +4,11 @@ Every limit lives here (``UserLimits``): what a user may hold (bots, remote
 bots, versions per bot, bytes of stored files), how often they may submit
 (per hour) and how many of their submissions may be checked at once; and,
 for the whole server, how many checks run at once and how many may wait.
-The defaults are ``arena serve``'s flags; the admin's settings (arena.store.limits,
-``arena limits set`` or the SetLimit call) override them for everyone or for one
-user. The admin's own submissions count against no per-user limit.
+The submissions a user started in the last hour are counted in memory (a
+refusal stores nothing; a restart forgets them). The defaults are ``arena
+serve``'s flags; the admin's settings (arena.store.limits, ``arena limits set``
+or the SetLimit call) override them for everyone or for one user. The admin's
+own submissions count against no per-user limit.
 
 ``Quotas.run`` / ``run_async`` admit a submission (or refuse it at once with
 ``LimitExceeded``) and run its check on the check pool, a pool of its own:
@@ -20,6 +22,7 @@ RetryInfo and QuotaFailure details on gRPC, HTTP 429 with Retry-After on the web
 from __future__ import annotations
 
 import asyncio
+import collections
 import math
 import threading
 import time
@@ -37,18 +40,16 @@ from grpc_status import rpc_status
 from arena.store import Principal, Store
 from arena.store.limits import (
     EVERYONE,
-    HOUR_MS,
     clear_limit,
-    record_submission,
     set_limit,
     stored_limits,
-    submissions_since,
     user_usage,
     version_count,
 )
 
 T = TypeVar("T")
 MiB = 1024 * 1024
+HOUR_MS = 3_600_000
 CHECK_RETRY_S = 30
 """When to retry a submission refused because checks are busy: about one check's time."""
 MAX_CHECK_THREADS = 256
@@ -205,6 +206,7 @@ class Quotas:
         self._held: dict[str, int] = {}  # a user's admitted submissions (checking or waiting)
         self._admitted = 0
         self._running = 0
+        self._started: dict[str, collections.deque[int]] = {}  # a user's starts in the hour (ms)
 
     def limits_for(self, user: str | None) -> UserLimits:
         """``user``'s limits: the defaults, everyone's settings, then their own."""
@@ -287,9 +289,11 @@ class Quotas:
         if principal.is_admin:
             return
         limits = limits or self.limits_for(principal.user)
-        now_ms = time.time_ns() // 1_000_000
+        now_ms = time.monotonic_ns() // 1_000_000
         with self._lock:  # counted and checked together: two at once cannot both pass
-            started = submissions_since(self.store, principal.user, now_ms - HOUR_MS)
+            started = self._started.setdefault(principal.user, collections.deque())
+            while started and started[0] <= now_ms - HOUR_MS:
+                started.popleft()
             if len(started) >= limits.submissions_per_hour:
                 wait_ms = started[-limits.submissions_per_hour] + HOUR_MS - now_ms \
                     if limits.submissions_per_hour else HOUR_MS
@@ -300,7 +304,7 @@ class Quotas:
                     f" retry in {math.ceil(wait_ms / 1000)} s",
                     max(1, math.ceil(wait_ms / 1000)),
                 )  # fmt: skip
-            record_submission(self.store, principal.user, now_ms)
+            started.append(now_ms)
 
     def _admit(self, principal: Principal) -> UserLimits:
         limits = self.limits_for(principal.user)

@@ -5,8 +5,7 @@ user's name for that user alone (a user's own setting wins over everyone's,
 which wins over the server's defaults: ``arena serve`` flags). What a user
 holds is read from what is stored: their bots, remote bots, the bytes of their
 versions' files (``bot_versions.bytes``; measured on disk for versions stored
-before it was kept), and the submissions they started in the last hour
-(``submission_attempts``, pruned as they age).
+before it was kept).
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from arena.store.tokens import check_user_name
 
 EVERYONE = ""
 """The scope of a setting for every user."""
-HOUR_MS = 3_600_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,22 +121,3 @@ def directory_bytes(directory: Path) -> int:
                 continue
             total += stat.st_size if not os.path.islink(os.path.join(root, name)) else 0
     return total
-
-
-def record_submission(store: Store, user: str, at_ms: int) -> None:
-    """Count a submission ``user`` started at ``at_ms`` (forgetting those an hour old)."""
-    with store.transaction(durable=False) as db:
-        db.execute("DELETE FROM submission_attempts WHERE at_ms <= ?", (at_ms - HOUR_MS,))
-        db.execute(
-            "INSERT INTO submission_attempts (user, at_ms) VALUES (?, ?)", (user, at_ms)
-        )
-
-
-def submissions_since(store: Store, user: str, since_ms: int) -> list[int]:
-    """When ``user`` started the submissions after ``since_ms`` (epoch ms), oldest first."""
-    with store.reading() as db:
-        rows = db.execute(
-            "SELECT at_ms FROM submission_attempts WHERE user = ? AND at_ms > ? ORDER BY at_ms",
-            (user, since_ms),
-        ).fetchall()
-    return [int(r[0]) for r in rows]

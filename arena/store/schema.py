@@ -42,8 +42,7 @@ History:
       JSON, newest first, at most ``RECENT_KEPT``). Filled from the history; a
       step written in Python (the opponents in round order).
   next (``_limits_and_tokens``) token expiry and revocation; per-user limits the admin
-      sets (``user_limits``); the submissions each user started
-      (``submission_attempts``); the bytes of a version's stored files
+      sets (``user_limits``); the bytes of a version's stored files
       (``bot_versions.bytes``).
 """
 
@@ -335,12 +334,6 @@ CREATE TABLE user_limits (
     set_at  TEXT NOT NULL,
     PRIMARY KEY (scope, name)
 );
-CREATE TABLE submission_attempts (
-    id      INTEGER PRIMARY KEY,
-    user    TEXT NOT NULL,
-    at_ms   INTEGER NOT NULL
-);
-CREATE INDEX submission_attempts_by_user ON submission_attempts (user, at_ms)
 """
 
 
@@ -348,8 +341,7 @@ def _limits_and_tokens(connection: sqlite3.Connection) -> None:
     """Token expiry and revocation (``tokens.expires_at``, ``revoked_at``: NULL for
     never); the bytes a version's stored files take (``bot_versions.bytes``, NULL for
     versions stored before: measured on disk when counted); per-user limits the admin
-    set (``user_limits``: scope '' for every user, else one user's); the submissions
-    each user started (``submission_attempts``, for the hourly limit)."""
+    set (``user_limits``: scope '' for every user, else one user's)."""
     _run_script(connection, LIMITS_AND_TOKENS)
 
 
