@@ -116,6 +116,7 @@ _STREAM_FLAGS = (
     ("--streams-per-token", "per_token", "open response streams per bearer token"),
     ("--streams-unauthenticated", "unauthenticated", "open streams that carry no token, together"),
     ("--streams-total", "total", "open streams of the whole server"),
+    ("--calls-per-token", "calls_per_token", "unary calls in flight per bearer token"),
 )
 
 
@@ -158,7 +159,8 @@ def stream_limits(args: argparse.Namespace) -> StreamLimits:
     """The flags' StreamLimits (their argparse types have checked their ranges)."""
     return StreamLimits(
         per_token=args.limit_per_token, unauthenticated=args.limit_unauthenticated,
-        total=args.limit_total, hello_wait_s=args.hello_wait_s,
+        total=args.limit_total, calls_per_token=args.limit_calls_per_token,
+        hello_wait_s=args.hello_wait_s,
     )  # fmt: skip
 
 

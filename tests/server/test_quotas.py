@@ -31,6 +31,7 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.server import arena_service
 from arena.server.app import ApiServer, create_server
 from arena.server.arena_service import ServiceOptions
+from arena.server.limits import StreamLimits
 from arena.server.quotas import UserLimits
 from arena.server.submissions import WebSubmitter
 from arena.store import Store, create_token, ensure_admin_token, get_bot, list_tokens, revoke_tokens
@@ -327,3 +328,52 @@ def test_revoking_a_token_ends_its_wait_for_seats_stream(
     error = refused(lambda: next(iter(stream)))
     assert error.code() == Code.UNAUTHENTICATED
     assert error.details().startswith("token revoked at ")
+
+
+# --- item 2: one token cannot hold the API's threads -------------------------------------
+
+
+def test_one_token_may_have_only_calls_per_token_calls_in_flight(tmp_path: Path) -> None:
+    """calls_per_token 1: while mallory's SubmitBot is being checked, her next call is
+    refused naming the limit; another user's and the admin's calls are answered."""
+    store = Store.open(tmp_path / "data")
+    gate, checking = threading.Event(), threading.Semaphore(0)
+
+    def smoke(directory: Path) -> SubmissionCheck:
+        checking.release()
+        assert gate.wait(60)
+        return SubmissionCheck()
+
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(smoke_check=smoke),
+        limits=StreamLimits(calls_per_token=1),
+    )  # fmt: skip
+    server.start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stub = pb_grpc.ArenaServiceStub(channel)
+    mallory, bob = create_token(store, "mallory"), create_token(store, "bob")
+    admin = ensure_admin_token(store)
+    auth = lambda token: (("authorization", f"Bearer {token}"),)  # noqa: E731
+    try:
+        with futures.ThreadPoolExecutor(1) as pool:
+            first = pool.submit(
+                stub.SubmitBot, pb.SubmitBotRequest(archive=archive("m1")),
+                metadata=auth(mallory), timeout=30,
+            )  # fmt: skip
+            assert checking.acquire(timeout=30)
+            error = refused(lambda: stub.ListBots(pb.ListBotsRequest(), metadata=auth(mallory)))
+            assert error.code() == Code.RESOURCE_EXHAUSTED
+            assert error.details() == (
+                "too many calls at once: the limit is 1 calls per token in flight;"
+                " retry once one has answered"
+            )
+            stub.ListBots(pb.ListBotsRequest(), metadata=auth(bob), timeout=5)
+            stub.GetLimits(pb.GetLimitsRequest(), metadata=auth(admin), timeout=5)
+            gate.set()
+            assert first.result(30).bot.name == "m1"
+        stub.ListBots(pb.ListBotsRequest(), metadata=auth(mallory), timeout=5)  # room again
+    finally:
+        gate.set()
+        channel.close()
+        server.stop(grace=None).wait(10)
+        store.close()
