@@ -1,7 +1,7 @@
 """1,000 spectators polling /api/live and a live game once a second, while games are played:
 are they answered within 200 ms at the 99th percentile? (issue 25)
 
-    python3 benchmarks/spectators.py [--spectators 1000] [--seconds 30] [--think-s 0.06]
+    python3 benchmarks/spectators.py [--spectators 1000] [--seconds 30] [--think-s 0.2]
 
 A real sandboxed round robin of two slow random bots is played
 (``arena.testing.live_games.slow_tournament``: the runner and the referee a
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spectators", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--think-s", type=float, default=0.06, help="each bot's wait per action")
+    parser.add_argument("--think-s", type=float, default=0.2, help="each bot's wait per action")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="spectators-") as work, \
             slow_tournament(Path(work), think_s=args.think_s) as (store, base_url):  # fmt: skip
