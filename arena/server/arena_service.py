@@ -95,7 +95,6 @@ from arena.store import (
     revealed_record,
     revealed_secret,
 )
-from arena.store.limits import version_count
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.tokens import check_user_name
@@ -531,18 +530,15 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if refused_name is not None:
             abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {refused_name}")
         try:  # every attempt counts against the hourly limit, as a submission does
-            known = version_count(self.store, request.name) > 0
-            self.quotas.check_holdings(
-                principal, request.name, new_bot=not known, remote=True,
-                new_bytes=REMOTE_TOML_BYTES,
-            )  # fmt: skip
             self.quotas.count_submission(principal)
+            with self.quotas.holding(principal, request.name, remote=True,
+                                     new_bytes=REMOTE_TOML_BYTES):  # fmt: skip
+                row, created = register_remote_bot(
+                    self.store, request.name, owner=principal.user,
+                    description=request.description,
+                )  # fmt: skip
         except LimitExceeded as exceeded:
             refuse_past_limit(context, exceeded, f"user:{principal.user}")
-        try:
-            row, created = register_remote_bot(
-                self.store, request.name, owner=principal.user, description=request.description
-            )
         except NotOwnerError as error:
             abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {error}")
         except StoreError as error:

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, NoReturn, TypeVar
@@ -207,6 +208,7 @@ class Quotas:
         self._admitted = 0
         self._running = 0
         self._started: dict[str, collections.deque[int]] = {}  # a user's starts in the hour (ms)
+        self._user_locks: dict[str, threading.Lock] = {}  # held while a user's bot is stored
 
     def limits_for(self, user: str | None) -> UserLimits:
         """``user``'s limits: the defaults, everyone's settings, then their own."""
@@ -255,6 +257,22 @@ class Quotas:
         set_limit(self.store, name, value, user=user)
 
     # --- what a user holds --------------------------------------------------
+
+    @contextlib.contextmanager
+    def holding(
+        self, principal: Principal, bot: str, *, remote: bool, new_bytes: int
+    ) -> Iterator[None]:
+        """Check ``principal``'s holdings for a new version of ``bot`` and keep them
+        from changing while the caller stores it: two requests of one user at once
+        cannot both pass a limit by one."""
+        with self._lock:
+            lock = self._user_locks.setdefault(principal.user, threading.Lock())
+        with lock:
+            self.check_holdings(
+                principal, bot, new_bot=version_count(self.store, bot) == 0, remote=remote,
+                new_bytes=new_bytes,
+            )  # fmt: skip
+            yield
 
     def check_holdings(
         self, principal: Principal, bot: str, *, new_bot: bool, remote: bool, new_bytes: int

@@ -12,6 +12,7 @@ findings come back either way, refused or stored.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,12 +145,20 @@ def _submit(
             raise SubmissionRefused(
                 RefusalKind.FAILED_CHECK, f"bot refused: {checked.refusal}", checked
             )
-    if spec.runtime == REMOTE_RUNTIME:  # its owner runs it: only a bot.toml of ours is kept
-        row, created = register_remote_bot(
-            store, spec.name, owner=principal.user, description=spec.description
+    remote = spec.runtime == REMOTE_RUNTIME
+    holding = (
+        contextlib.nullcontext() if quotas is None else quotas.holding(
+            principal, spec.name, remote=remote,
+            new_bytes=REMOTE_TOML_BYTES if remote else directory_bytes(directory),
         )
-    else:
-        row, created = add_bot_version(store, spec, owner=principal.user)
+    )  # fmt: skip
+    with holding:  # checked again as it is stored: what changed during the check counts
+        if remote:  # its owner runs it: only a bot.toml of ours is kept
+            row, created = register_remote_bot(
+                store, spec.name, owner=principal.user, description=spec.description
+            )
+        else:
+            row, created = add_bot_version(store, spec, owner=principal.user)
     log.info("bot_submitted", bot=row.bot, version=row.version, user=principal.user)
     if smoke_check is not None:  # a checked Java version: its class-data archive, once
         ensure_class_archive(bot_spec(store, row.bot, row.version))

@@ -187,6 +187,25 @@ def test_past_the_remote_bots_and_versions_limits_registrations_are_refused(
     )
 
 
+def test_registrations_at_once_cannot_pass_a_limit_together(arena: Arena) -> None:
+    """Twelve registrations of new remote bots at once, with room for two: two are stored."""
+    token = arena.user("mallory", remote_bots=2)
+    barrier = threading.Barrier(12)
+
+    def register(name: str) -> str:
+        barrier.wait()
+        try:
+            arena.stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name=name),
+                                         metadata=arena.auth(token), timeout=30)  # fmt: skip
+        except grpc.RpcError as error:
+            return error.code().name
+        return "OK"
+
+    with futures.ThreadPoolExecutor(12) as pool:
+        answers = list(pool.map(register, [f"m{i}" for i in range(12)]))
+    assert sorted(answers) == ["OK"] * 2 + ["RESOURCE_EXHAUSTED"] * 10
+
+
 def test_past_the_hourly_limit_submissions_are_refused_with_when_to_retry(
     arena: Arena,
 ) -> None:
