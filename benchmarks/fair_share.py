@@ -2,6 +2,7 @@
 still answer? (issue 25: p99 under 100 ms on 2 cores)
 
     python3 benchmarks/fair_share.py [--seconds 30] [--rounds 2] [--baseline-tree DIR]
+                                     [--idle-control]
 
 Each run starts a real `arena serve` (its own data directory, loopback, port 0,
 web pages too, sandboxed smoke checks) from a tree of code, and a flooder
@@ -18,6 +19,8 @@ max in ms per call, what the flooder got (answers by status), and the load.
 With ``--baseline-tree DIR`` (a checkout of older code, e.g. ``git archive main``)
 the runs alternate between that code (``before``) and this checkout (``after``),
 ``--rounds`` each, in one session: the machine is shared and its load drifts.
+``--idle-control`` adds a run of this checkout with no flood at all: what the
+probes take at the machine's load alone.
 """
 
 from __future__ import annotations
@@ -206,7 +209,7 @@ def run(tree: Path, seconds: float, grpc_n: int, web_n: int, reg_n: int) -> dict
             flooder = multiprocessing.Process(
                 target=flood, args=(target, web, token, grpc_n, web_n, reg_n, stop_at, out)
             )
-            flooder.start()
+            flooder.start()  # (with no threads: the idle control, its probes alone)
             time.sleep(3)  # the flood builds up
             timings: dict[str, list[float]] = collections.defaultdict(list)
             errors: collections.Counter[str] = collections.Counter()
@@ -263,23 +266,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grpc-submitters", type=int, default=72)
     parser.add_argument("--web-submitters", type=int, default=120)
     parser.add_argument("--registrars", type=int, default=8)
+    parser.add_argument("--idle-control", action="store_true",
+                        help="also run this checkout with no flood: the probes' floor at this load")
     parser.add_argument("--baseline-tree", type=Path, default=None,
                         help="a checkout whose code runs `before` (e.g. main)")  # fmt: skip
     args = parser.parse_args(argv)
-    trees = [("after", CHECKOUT)]
+    trees = [("after", CHECKOUT, True)]
     if args.baseline_tree is not None:
-        trees.insert(0, ("before", args.baseline_tree.resolve()))
+        trees.insert(0, ("before", args.baseline_tree.resolve(), True))
+    if args.idle_control:
+        trees.append(("idle", CHECKOUT, False))
     print(f"{os.cpu_count()} CPUs; flood of one user: {args.grpc_submitters} SubmitBot,"
           f" {args.web_submitters} POST /api/submit, {args.registrars} RegisterRemoteBot"
           f" threads; {args.seconds:g} s measured per run")  # fmt: skip
     for round_index in range(args.rounds):
         order = trees if round_index % 2 == 0 else trees[::-1]
-        for label, tree in order:
+        for label, tree, flooded in order:
             one, five, _ = os.getloadavg()
             print(f"round {round_index + 1}, {label} ({tree}), load {one:.2f} {five:.2f}:",
                   flush=True)  # fmt: skip
-            report(label, run(tree, args.seconds, args.grpc_submitters, args.web_submitters,
-                              args.registrars))  # fmt: skip
+            counts = (args.grpc_submitters, args.web_submitters, args.registrars)
+            report(label, run(tree, args.seconds, *(counts if flooded else (0, 0, 0))))
     return 0
 
 
