@@ -12,7 +12,9 @@ the admin a game live; anyone else gets a game's record once it is over and
 every game of its deal is played (``arena.store.revealed_record``; until then
 FAILED_PRECONDITION names the game it waits for, in WatchGame and GetGameRecord).
 Every refusal is a gRPC status with a message naming the problem; nothing is
-stored unless the whole request is valid.
+stored unless the whole request is valid. Submissions and registrations count
+against each user's limits (arena.server.quotas: RESOURCE_EXHAUSTED naming the
+limit, with when to retry); the admin reads and sets them (GetLimits, SetLimit).
 """
 
 from __future__ import annotations
