@@ -70,7 +70,8 @@ class UserLimits:
     stored_bytes: int = 256 * MiB
     """Bytes of the files of all a user's bot versions."""
     submissions_per_hour: int = 30
-    """Submissions and remote registrations a user starts in any hour (refused ones too)."""
+    """Submissions (once admitted to a check) and remote registrations a user starts in any
+    hour, stored or refused."""
     checks_per_user: int = 1
     """A user's submissions being checked or waiting for a check at once."""
     checks_total: int = 2
