@@ -28,13 +28,24 @@ from grpc_status import rpc_status
 from arena.bots.submission import SubmissionCheck
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.server import arena_service
 from arena.server.app import ApiServer, create_server
 from arena.server.arena_service import ServiceOptions
+from arena.server.gateway import PLAY_METHOD
 from arena.server.limits import StreamLimits
 from arena.server.quotas import UserLimits
 from arena.server.submissions import WebSubmitter
-from arena.store import Store, create_token, ensure_admin_token, get_bot, list_tokens, revoke_tokens
+from arena.store import (
+    Store,
+    add_seat_offer,
+    create_token,
+    ensure_admin_token,
+    get_bot,
+    list_tokens,
+    revoke_tokens,
+)
+from arena.store.remote import get_seat_offer
 from arena.web import WebServer, create_web_server
 
 pytestmark = pytest.mark.slow
@@ -45,6 +56,7 @@ Code = grpc.StatusCode
 class Arena:
     store: Store
     server: ApiServer
+    port: int
     web: WebServer
     web_port: int
     stub: pb_grpc.ArenaServiceStub
@@ -99,7 +111,7 @@ def arena(tmp_path: Path) -> Iterator[Arena]:
     )
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
-        yield Arena(store, server, web, web_port, pb_grpc.ArenaServiceStub(channel),
+        yield Arena(store, server, port, web, web_port, pb_grpc.ArenaServiceStub(channel),
                     ensure_admin_token(store), gate, checking)  # fmt: skip
     finally:
         gate.set()
@@ -396,3 +408,31 @@ def test_one_token_may_have_only_calls_per_token_calls_in_flight(tmp_path: Path)
         channel.close()
         server.stop(grace=None).wait(10)
         store.close()
+
+
+def test_the_gateway_refuses_a_seat_of_a_bot_whose_owner_holds_no_live_token(
+    arena: Arena,
+) -> None:
+    token = arena.user("mallory")
+    arena.stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name="far"),
+                                 metadata=arena.auth(token))  # fmt: skip
+    add_seat_offer(
+        arena.store, bot="far", version=get_bot(arena.store, "far").versions[-1].version,
+        token="seat-token-0123456789", match_id=None, referee_match="m0", slot=0,
+        socket_path="/nonexistent/seat.sock", expires_at_ms=time.time_ns() // 1_000_000 + 60_000,
+    )  # fmt: skip
+    revoke_tokens(arena.store, user="mallory")
+    channel = grpc.insecure_channel(f"127.0.0.1:{arena.port}")
+    play = channel.stream_stream(
+        PLAY_METHOD, request_serializer=lambda m: m.SerializeToString(),
+        response_deserializer=referee_pb2.PlayResponse.FromString,
+    )  # fmt: skip
+    hello = referee_pb2.PlayRequest(hello=referee_pb2.Hello(token="seat-token-0123456789"))
+    answers = list(play(iter([hello]), timeout=15))
+    channel.close()
+    assert [a.WhichOneof("kind") for a in answers] == ["goodbye"]
+    assert answers[0].goodbye.reason == (
+        "the bot's owner 'mallory' holds no live token (every one revoked or expired):"
+        " its seats are refused"
+    )
+    assert get_seat_offer(arena.store, 1).state == "open"  # refused: nothing written
