@@ -391,8 +391,11 @@ class Quotas:
         return self.submit(principal, work).result()
 
     async def run_async(self, principal: Principal, work: Callable[[], T]) -> T:
-        """``submit`` and await it (a gRPC stream or call on the event loop holds no thread)."""
-        return await asyncio.wrap_future(self.submit(principal, work))
+        """``submit`` and await it (a gRPC call on the event loop holds no thread while its
+        check waits or runs). Admission reads the store: it runs off the loop too."""
+        loop = asyncio.get_running_loop()
+        future = await loop.run_in_executor(None, self.submit, principal, work)
+        return await asyncio.wrap_future(future)
 
     def busy(self) -> tuple[int, int]:
         """(checks running, submissions admitted) now."""
