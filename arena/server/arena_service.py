@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import grpc
@@ -322,8 +323,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.CreateUserTokenRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.CreateUserTokenResponse:  # fmt: skip
+        if request.expires_in_s < 0:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "expires_in_s must be 0 or more")
+        lifetime = timedelta(seconds=request.expires_in_s) if request.expires_in_s else None
         try:
-            token = create_token(self.store, request.user, "user")
+            token = create_token(self.store, request.user, "user", lifetime=lifetime)
         except StoreError as error:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         return pb.CreateUserTokenResponse(token=token)

@@ -436,3 +436,15 @@ def test_the_gateway_refuses_a_seat_of_a_bot_whose_owner_holds_no_live_token(
         " its seats are refused"
     )
     assert get_seat_offer(arena.store, 1).state == "open"  # refused: nothing written
+
+
+def test_the_admin_makes_a_token_that_expires(arena: Arena) -> None:
+    admin = arena.auth(arena.admin)
+    made = arena.stub.CreateUserToken(pb.CreateUserTokenRequest(user="ann", expires_in_s=3600),
+                                      metadata=admin)  # fmt: skip
+    [row] = list_tokens(arena.store, "ann")
+    assert row.expires_at is not None and row.state() == "active"
+    arena.stub.ListBots(pb.ListBotsRequest(), metadata=arena.auth(made.token))
+    error = refused(lambda: arena.stub.CreateUserToken(
+        pb.CreateUserTokenRequest(user="bob", expires_in_s=-1), metadata=admin))  # fmt: skip
+    assert error.code() == Code.INVALID_ARGUMENT and "expires_in_s" in error.details()
