@@ -53,6 +53,8 @@ MiB = 1024 * 1024
 HOUR_MS = 3_600_000
 CHECK_RETRY_S = 30
 """When to retry a submission refused because checks are busy: about one check's time."""
+LIMITS_CACHE_S = 2.0
+"""How long a user's limits are kept in memory (the admin's settings from another process)."""
 MAX_CHECK_THREADS = 256
 """The check pool's threads at most: checks_total + check_queue may not pass it."""
 
@@ -210,9 +212,25 @@ class Quotas:
         self._running = 0
         self._started: dict[str, collections.deque[int]] = {}  # a user's starts in the hour (ms)
         self._user_locks: dict[str, threading.Lock] = {}  # held while a user's bot is stored
+        self._limits: dict[str | None, tuple[float, UserLimits]] = {}  # (until, limits) by user
 
     def limits_for(self, user: str | None) -> UserLimits:
-        """``user``'s limits: the defaults, everyone's settings, then their own."""
+        """``user``'s limits: the defaults, everyone's settings, then their own.
+
+        Kept for LIMITS_CACHE_S: a refusal reads no store (a flood of them cannot
+        wait on the store's lock); SetLimit applies at once, `arena limits set` (another
+        process) within LIMITS_CACHE_S."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._limits.get(user)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        limits = self._read_limits(user)
+        with self._lock:
+            self._limits[user] = (now + LIMITS_CACHE_S, limits)
+        return limits
+
+    def _read_limits(self, user: str | None) -> UserLimits:
         stored = stored_limits(self.store, user)
         changes: dict[str, int] = {}
         for scope in (EVERYONE, user):
@@ -228,7 +246,7 @@ class Quotas:
     def in_force(self, user: str | None) -> list[LimitInForce]:
         """Each limit for ``user`` (None: every user): its value, default and whose setting."""
         stored = stored_limits(self.store, user)
-        limits = self.limits_for(user)
+        limits = self._read_limits(user)
         shown = []
         for name in LIMIT_NAMES:
             set_for = "default"
@@ -253,9 +271,13 @@ class Quotas:
             raise ValueError(f"limit {name} is the whole server's: set it for everyone")
         if value is None:
             clear_limit(self.store, name, user=user)
+            with self._lock:
+                self._limits.clear()
             return
-        replace(self.limits_for(user), **{name: value})  # ValueError naming what is wrong
+        replace(self._read_limits(user), **{name: value})  # ValueError naming what is wrong
         set_limit(self.store, name, value, user=user)
+        with self._lock:
+            self._limits.clear()
 
     # --- what a user holds --------------------------------------------------
 
@@ -392,10 +414,8 @@ class Quotas:
 
     async def run_async(self, principal: Principal, work: Callable[[], T]) -> T:
         """``submit`` and await it (a gRPC call on the event loop holds no thread while its
-        check waits or runs). Admission reads the store: it runs off the loop too."""
-        loop = asyncio.get_running_loop()
-        future = await loop.run_in_executor(None, self.submit, principal, work)
-        return await asyncio.wrap_future(future)
+        check waits or runs). Admission reads the limits from memory (``limits_for``)."""
+        return await asyncio.wrap_future(self.submit(principal, work))
 
     def busy(self) -> tuple[int, int]:
         """(checks running, submissions admitted) now."""
