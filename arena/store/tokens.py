@@ -1,8 +1,9 @@
 """Bearer tokens for `arena serve`: only their SHA-256 is stored.
 
 A token may expire (``expires_at``, set when it is made) and the admin may
-revoke it; either way it is refused from then on, with a message saying
-which (``TokenRefusedError``), by every path that takes a token.
+revoke it; either way it is refused from then on (a revocation by another
+process within ``AUTH_CACHE_S``), with a message saying which
+(``TokenRefusedError``), by every path that takes a token.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import hashlib
 import os
 import re
 import secrets
+import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -83,11 +86,47 @@ def create_token(
             " VALUES (?, ?, ?, ?, ?)",
             (_digest(token), user, role, utc_now(), expires_at),
         )
+    _forget_answers()
     return token
+
+
+AUTH_CACHE_S = 2.0
+"""How long an answer of ``authenticate`` is kept in memory: a flood of calls with one
+token reads the store once per AUTH_CACHE_S. This process's token writes clear it;
+another process's (`arena token revoke`) apply within AUTH_CACHE_S."""
+_answers: dict[tuple[str, str], tuple[float, Principal | str]] = {}
+_answers_lock = threading.Lock()
+_MAX_ANSWERS = 10_000
+
+
+def _forget_answers() -> None:
+    with _answers_lock:
+        _answers.clear()
 
 
 def authenticate(store: Store, token: str) -> Principal:
     """Who ``token`` belongs to; TokenRefusedError saying why not (unknown, revoked, expired)."""
+    key = (str(store.data_dir), _digest(token))
+    now = time.monotonic()
+    with _answers_lock:
+        cached = _answers.get(key)
+    if cached is None or cached[0] <= now:
+        try:
+            answer: Principal | str = _authenticate(store, token)
+        except TokenRefusedError as refused:
+            answer = str(refused)
+        with _answers_lock:
+            if len(_answers) >= _MAX_ANSWERS:
+                _answers.clear()
+            _answers[key] = (now + AUTH_CACHE_S, answer)
+    else:
+        answer = cached[1]
+    if isinstance(answer, str):
+        raise TokenRefusedError(answer)
+    return answer
+
+
+def _authenticate(store: Store, token: str) -> Principal:
     with store.reading() as db:
         row = db.execute(
             "SELECT user, role, expires_at, revoked_at FROM tokens WHERE token_sha256 = ?",
@@ -166,6 +205,7 @@ def revoke_tokens(
         db.executemany(
             "UPDATE tokens SET revoked_at = ? WHERE rowid = ?", [(utc_now(), i) for i in ids]
         )
+    _forget_answers()
     return [row for row in list_tokens(store) if row.id in ids]
 
 
