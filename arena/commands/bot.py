@@ -109,7 +109,18 @@ def store_checked_bot(
     """Store ``spec`` once it has finished a smoke match; why not, when it is refused.
 
     An unchanged bot is the version already stored: nothing is played again.
+    A bot of another owner is refused first, naming its owner (an owner-less
+    add never takes a user's bot, even one holding the same files).
     """
+    try:
+        current_owner = get_bot(store, spec.name).owner
+    except NotFoundError:
+        current_owner = None
+    if current_owner is not None and current_owner != owner:
+        return (
+            f"refused {spec.name}: bot {spec.name!r} belongs to user {current_owner!r};"
+            f" choose another name, or add a version of theirs with --owner {current_owner}"
+        )
     try:
         known = get_version(store, spec.name, spec.version)
     except NotFoundError:

@@ -12,7 +12,9 @@ the admin a game live; anyone else gets a game's record once it is over and
 every game of its deal is played (``arena.store.revealed_record``; until then
 FAILED_PRECONDITION names the game it waits for, in WatchGame and GetGameRecord).
 Every refusal is a gRPC status with a message naming the problem; nothing is
-stored unless the whole request is valid.
+stored unless the whole request is valid. Submissions and registrations count
+against each user's limits (arena.server.quotas: RESOURCE_EXHAUSTED naming the
+limit, with when to retry); the admin reads and sets them (GetLimits, SetLimit).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import grpc
@@ -32,7 +35,7 @@ import grpc
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
-from arena.server.auth import abort, authenticated, principal_of
+from arena.server.auth import abort, authenticated, cut_details, principal_of
 from arena.server.convert import (
     ARCHIVE_NAMES,
     FORMAT_NAMES,
@@ -47,8 +50,23 @@ from arena.server.convert import (
 )
 from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import LoopInbox, blocking, off_loop
+from arena.server.quotas import (
+    LimitExceeded,
+    Quotas,
+    UserLimits,
+    abort_past_limit,
+    refuse_past_limit,
+)
 from arena.server.seats import SeatHub
-from arena.server.submissions import RefusalKind, SmokeCheck, SubmissionRefused, submit_bot
+from arena.server.submissions import (
+    REMOTE_TOML_BYTES,
+    RefusalKind,
+    SmokeCheck,
+    SubmissionRefused,
+    Submitted,
+    name_refusal,
+    submit_bot,
+)
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
     INTERRUPTED,
@@ -82,6 +100,7 @@ from arena.store import (
 )
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
+from arena.store.tokens import check_user_name
 from arena.tournament.audit import audit_tournament
 from arena.tournament.audit_bundle import tournament_bundle
 from arena.tournament.config import TournamentError, build_config, build_sprt
@@ -93,6 +112,8 @@ from arena.tournament.sprt_format import sprt_progress
 from arena.tournament.table import tournament_table
 
 WATCH_POLL_S = 0.5
+TOKEN_RECHECK_S = 5.0
+"""A WaitForSeats stream checks its token again this often (and before each seat)."""
 
 _REFUSAL_CODES = {
     RefusalKind.EMPTY: grpc.StatusCode.INVALID_ARGUMENT,
@@ -116,6 +137,7 @@ class ServiceOptions:
     # A new executor for each tournament run (`arena serve --ray`: on a Ray cluster); None:
     # the runner's local one
     new_executor: Callable[[], MatchExecutor] | None = None
+    limits: UserLimits = field(default_factory=UserLimits)  # each user's, by default
 
 
 @dataclass
@@ -159,29 +181,42 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.options = options or ServiceOptions()
         self.hub = _Hub()
         self.seats = SeatHub(store)
+        self.quotas = Quotas(store, self.options.limits)
         self.log = get_logger(service="arena")
 
     # ------------------------------------------------------------------ bots
 
-    @authenticated()
-    def SubmitBot(
-        self, request: pb.SubmitBotRequest, context: grpc.ServicerContext, principal: Principal
+    async def SubmitBot(
+        self, request: pb.SubmitBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.SubmitBotResponse:
-        known = (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES)
-        if request.archive and request.format not in known:  # (an empty one: "is empty")
-            message = f"unknown archive format {request.format}"
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
-        try:
-            done = submit_bot(
-                self.store, principal, request.archive, ARCHIVE_NAMES.get(request.format),
-                self.options.smoke_check,
+        # the check runs on the check pool (arena.server.quotas), never on the API's threads
+        principal = await blocking(context, self._submitter, request)
+        archive_format = ARCHIVE_NAMES.get(request.format)
+
+        def submit() -> Submitted:
+            return submit_bot(
+                self.store, principal, request.archive, archive_format,
+                self.options.smoke_check, self.quotas,
             )  # fmt: skip
+
+        try:
+            done = await self.quotas.run_async(principal, submit)
+        except LimitExceeded as exceeded:
+            await abort_past_limit(context, exceeded, f"user:{principal.user}")
         except SubmissionRefused as refused:
-            abort(context, _REFUSAL_CODES[refused.kind], refused.message)
+            await context.abort(_REFUSAL_CODES[refused.kind], cut_details(refused.message))
         response = pb.SubmitBotResponse(bot=bot_pb(done.row), created=done.created)
         if done.checked.conformance is not None:
             response.conformance.CopyFrom(conformance_to_pb(done.checked.conformance))
         return response
+
+    def _submitter(self, context: grpc.ServicerContext, request: pb.SubmitBotRequest) -> Principal:
+        principal = principal_of(self.store, context)
+        known = (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES)
+        if request.archive and request.format not in known:  # (an empty one: "is empty")
+            message = f"unknown archive format {request.format}"
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
+        return principal
 
     @authenticated()
     def ListBots(
@@ -247,6 +282,41 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         ]
         return pb.GetGameRecordResponse(record_json=json.dumps(record), stderr=private)
 
+    # ----------------------------------------------------------------- limits
+
+    @authenticated(admin=True)
+    def GetLimits(
+        self, request: pb.GetLimitsRequest, context: grpc.ServicerContext, principal: Principal
+    ) -> pb.GetLimitsResponse:
+        return pb.GetLimitsResponse(limits=self._limits_pb(context, request.user or None))
+
+    @authenticated(admin=True)
+    def SetLimit(
+        self, request: pb.SetLimitRequest, context: grpc.ServicerContext, principal: Principal
+    ) -> pb.SetLimitResponse:
+        user = request.user or None
+        try:
+            self.quotas.set(request.name, None if request.clear else request.value, user)
+        except (ValueError, StoreError) as error:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        self.log.info(
+            "limit_set", limit=request.name, user=user or "everyone",
+            value=None if request.clear else request.value,
+        )  # fmt: skip
+        return pb.SetLimitResponse(limits=self._limits_pb(context, user))
+
+    def _limits_pb(self, context: grpc.ServicerContext, user: str | None) -> list[pb.Limit]:
+        if user is not None:
+            try:
+                check_user_name(user)
+            except StoreError as error:
+                abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return [
+            pb.Limit(name=limit.name, value=limit.value, default_value=limit.default,
+                     set_for=limit.set_for, description=limit.description)
+            for limit in self.quotas.in_force(user)
+        ]  # fmt: skip
+
     # ----------------------------------------------------------- tournaments
 
     @authenticated(admin=True)
@@ -254,8 +324,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.CreateUserTokenRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.CreateUserTokenResponse:  # fmt: skip
+        if request.expires_in_s < 0:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "expires_in_s must be 0 or more")
+        lifetime = timedelta(seconds=request.expires_in_s) if request.expires_in_s else None
         try:
-            token = create_token(self.store, request.user, "user")
+            token = create_token(self.store, request.user, "user", lifetime=lifetime)
         except StoreError as error:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         return pb.CreateUserTokenResponse(token=token)
@@ -478,10 +551,19 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.RegisterRemoteBotRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.RegisterRemoteBotResponse:  # fmt: skip
-        try:
-            row, created = register_remote_bot(
-                self.store, request.name, owner=principal.user, description=request.description
-            )
+        refused_name = name_refusal(self.store, principal, request.name)
+        if refused_name is not None:
+            abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {refused_name}")
+        try:  # every attempt counts against the hourly limit, as a submission does
+            self.quotas.count_submission(principal)
+            with self.quotas.holding(principal, request.name, remote=True,
+                                     new_bytes=REMOTE_TOML_BYTES):  # fmt: skip
+                row, created = register_remote_bot(
+                    self.store, request.name, owner=principal.user,
+                    description=request.description,
+                )  # fmt: skip
+        except LimitExceeded as exceeded:
+            refuse_past_limit(context, exceeded, f"user:{principal.user}")
         except NotOwnerError as error:
             abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {error}")
         except StoreError as error:
@@ -499,7 +581,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             for seat in await off_loop(self.seats.open_seats, request.bot):
                 yield seat_pb(seat)
             while True:  # a connector leaving cancels the stream
-                offered = await inbox.get()
+                offered = await inbox.get(TOKEN_RECHECK_S)
+                # a token revoked or expired since ends the stream, saying which
+                await blocking(context, lambda ctx: principal_of(self.store, ctx))
                 if offered is not None:
                     yield seat_pb(offered)
         finally:

@@ -107,7 +107,17 @@ from arena.store.remote import (
     take_seat_offer,
 )
 from arena.store.schema import CURRENT_VERSION, RECENT_KEPT, SchemaError
-from arena.store.tokens import check_token, create_token, ensure_admin_token
+from arena.store.tokens import (
+    TokenRefusedError,
+    TokenRow,
+    authenticate,
+    check_token,
+    create_token,
+    ensure_admin_token,
+    list_tokens,
+    revoke_tokens,
+    user_has_live_token,
+)
 from arena.store.tournaments import (
     INTERRUPTED,
     add_round,
@@ -162,6 +172,8 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredOutcome",
+    "TokenRefusedError",
+    "TokenRow",
     "TournamentConfig",
     "TournamentFormat",
     "TournamentLease",
@@ -175,6 +187,7 @@ __all__ = [
     "add_round",
     "add_rounds",
     "add_seat_offer",
+    "authenticate",
     "bot_failures",
     "bot_spec",
     "check_token",
@@ -210,6 +223,7 @@ __all__ = [
     "list_games",
     "list_live_games",
     "list_matches",
+    "list_tokens",
     "list_tournaments",
     "live_entries",
     "match_game_count",
@@ -224,6 +238,7 @@ __all__ = [
     "resolve_data_dir",
     "revealed_record",
     "revealed_secret",
+    "revoke_tokens",
     "set_ladder_settings",
     "set_status",
     "set_withdrawn",
@@ -234,4 +249,5 @@ __all__ = [
     "tournament_parameters",
     "tournament_secret",
     "unfinished_matches",
+    "user_has_live_token",
 ]

@@ -30,7 +30,7 @@ from arena.kahuna import (
     parse_record,
 )
 from arena.logs import get_logger
-from arena.store import Principal
+from arena.store import Principal, TokenRefusedError
 from arena.tournament.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.ladder_view import LadderView
 from arena.web.frames import (
@@ -506,7 +506,10 @@ class WebApp:
             token = bearer_token(headers)
         except RequestRefused as refused:
             raise HttpError(refused.status, refused.message) from None
-        principal = self.source.principal(token)
+        try:
+            principal = self.source.principal(token)
+        except TokenRefusedError as refused:  # revoked or expired: it says which
+            raise HttpError(401, f"{refused} (arena token create USER makes one)") from None
         if principal is None:
             raise HttpError(401, "unknown token (arena token create USER makes one)")
         return principal
@@ -521,7 +524,12 @@ class WebApp:
             raise HttpError(refused.status, refused.message) from None
         principal = self._principal(headers)
         status, payload = self.submitter(principal, body, archive_format)
-        return json_response(payload, status)
+        response = json_response(payload, status)
+        retry_after_s = payload.get("retry_after_s")
+        if status == 429 and isinstance(retry_after_s, int):  # past a limit waiting lifts
+            headers = {**response.headers, "Retry-After": str(retry_after_s)}
+            return Response(response.status, response.content_type, response.body, headers)
+        return response
 
     def me_json(self, headers: Mapping[str, str]) -> Response:
         principal = self._principal(headers)

@@ -151,7 +151,8 @@ class StoreSource:
     # --- accounts (arena.web.submit.AccountSource) -------------------------------
 
     def principal(self, token: str) -> st.Principal | None:
-        return st.check_token(self.store, token)
+        """Who ``token`` is; TokenRefusedError names why a revoked or expired one is refused."""
+        return st.authenticate(self.store, token)
 
     def owned_bots(self, user: str) -> list[str]:
         return [bot.name for bot in st.list_bots(self.store) if bot.owner == user]
