@@ -208,7 +208,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def GetLeaderboard(
         self, request: pb.GetLeaderboardRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.GetLeaderboardResponse:
-        rows = leaderboard(self.store, latest_only=request.latest_only)
+        # The public board holds each bot's latest version; the admin may ask for all.
+        latest_only = request.latest_only or not principal.is_admin
+        rows = leaderboard(self.store, latest_only=latest_only)
         intervals = leaderboard_intervals(self.store, rows)
         keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
         return pb.GetLeaderboardResponse(

@@ -38,6 +38,7 @@ from arena.store.games import (
     revealed_record,
     think_ms_per_game,
 )
+from arena.store.integrity import ResultRow, game_results, match_owners, same_owner
 from arena.store.ladder import (
     LadderEntrantRow,
     LadderHistory,
@@ -55,6 +56,7 @@ from arena.store.ladder import (
     set_ladder_settings,
     set_withdrawn,
     unfinished_matches,
+    version_bots,
 )
 from arena.store.lease import (
     LeaseHeldError,
@@ -154,6 +156,7 @@ __all__ = [
     "Principal",
     "RatingPoint",
     "RecordWithheldError",
+    "ResultRow",
     "SchemaError",
     "SeatFailures",
     "SeatOfferRow",
@@ -189,6 +192,7 @@ __all__ = [
     "find_ladder",
     "game_outcomes",
     "game_record",
+    "game_results",
     "game_stderr",
     "get_bot",
     "get_game",
@@ -213,6 +217,7 @@ __all__ = [
     "list_tournaments",
     "live_entries",
     "match_game_count",
+    "match_owners",
     "match_version_ids",
     "next_ladder_round",
     "open_seat_offers",
@@ -224,6 +229,7 @@ __all__ = [
     "resolve_data_dir",
     "revealed_record",
     "revealed_secret",
+    "same_owner",
     "set_ladder_settings",
     "set_status",
     "set_withdrawn",
@@ -234,4 +240,5 @@ __all__ = [
     "tournament_parameters",
     "tournament_secret",
     "unfinished_matches",
+    "version_bots",
 ]

@@ -185,7 +185,9 @@ class StoreSource:
             return None
 
     def leaderboard(self) -> list[LeaderboardRow]:
-        rows = st.leaderboard(self.store)
+        """The public board: each bot's latest version (older ones keep their rows and
+        history on the bot's page, off the board: nobody keeps a lucky old peak there)."""
+        rows = st.leaderboard(self.store, latest_only=True)
         key = (len(rows), sum(row.entry.games for row in rows))
         with self._lock:
             cached = self._leaderboard
@@ -246,11 +248,15 @@ class StoreSource:
         )
         crosstable = {} if row.format is st.TournamentFormat.LADDER else self._crosstable(row.id)
         games = st.list_games(self.store, tournament_id=tournament_id, limit=TOURNAMENT_GAMES)
+        owners = {bot.name: bot.owner for bot in st.list_bots(self.store)}
+        shown = [(game_summary(g), st.same_owner((owners.get(g.bots[0]), owners.get(g.bots[1]))))
+                 for g in games]  # fmt: skip
         return TournamentDetail(
             summary=summary_of(row),
             standings=standings,
             crosstable=crosstable,
-            games=tuple(game_summary(g) for g in games),
+            games=tuple(g for g, one_owner in shown if not one_owner),
+            unrated_games=tuple(g for g, one_owner in shown if one_owner),
             separation_notes=tuple(intervals.notes(order)),
             sprt=sprt_view(self.store, row) if row.format is st.TournamentFormat.SPRT else None,
         )
