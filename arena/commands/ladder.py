@@ -72,7 +72,9 @@ def prepare_ladder(store: Store, args: argparse.Namespace) -> int:
     name = args.ladder_name
     if not NAME_PATTERN.fullmatch(name):
         raise TournamentError(f"--ladder-name {name!r}: use 1-60 letters, digits, - _ .")
-    given: dict[str, object | None] = {key: getattr(args, f"ladder_{key}") for _, key, _ in _GIVEN}
+    given: dict[str, object | None] = {
+        key: getattr(args, f"ladder_{key}", None) for _, key, _ in _GIVEN  # absent: not given
+    }
     given["concurrency"] = args.concurrency
     tournament_id = find_ladder(store, name)
     if tournament_id is None:

@@ -109,6 +109,14 @@ from arena.store.remote import (
     take_seat_offer,
 )
 from arena.store.schema import CURRENT_VERSION, RECENT_KEPT, SchemaError
+from arena.store.spectator import (
+    InPlay,
+    StoredTiming,
+    first_event_after,
+    game_finished_at,
+    in_play_at,
+    stored_timing,
+)
 from arena.store.tokens import check_token, create_token, ensure_admin_token
 from arena.store.tournaments import (
     INTERRUPTED,
@@ -140,6 +148,7 @@ __all__ = [
     "BotSummary",
     "BotVersionRow",
     "GameRow",
+    "InPlay",
     "LadderEntrantRow",
     "LadderHistory",
     "LadderRating",
@@ -165,6 +174,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredOutcome",
+    "StoredTiming",
     "TournamentConfig",
     "TournamentFormat",
     "TournamentLease",
@@ -190,6 +200,8 @@ __all__ = [
     "entrant_version_ids",
     "find_game",
     "find_ladder",
+    "first_event_after",
+    "game_finished_at",
     "game_outcomes",
     "game_record",
     "game_results",
@@ -199,6 +211,7 @@ __all__ = [
     "get_live_game",
     "get_tournament",
     "get_version",
+    "in_play_at",
     "insert_tournament",
     "is_disk_full",
     "is_withdrawn",
@@ -234,6 +247,7 @@ __all__ = [
     "set_status",
     "set_withdrawn",
     "start_live_game",
+    "stored_timing",
     "take_seat_offer",
     "think_ms_per_game",
     "tournament_byes",

@@ -175,6 +175,20 @@ class StoreSource:
     def live_games(self) -> list[st.LiveGameRow]:
         return st.list_live_games(self.store)
 
+    # --- the spectator delay (arena.web.live.PublicTimeline) ---------------------
+
+    def first_event_after(self, cut: str) -> str | None:
+        return st.first_event_after(self.store, cut)
+
+    def in_play_at(self, cut: str, tournament_id: int | None) -> list[st.InPlay]:
+        return st.in_play_at(self.store, cut, tournament_id=tournament_id)
+
+    def stored_timing(self, match_id: int, game_index: int) -> st.StoredTiming | None:
+        return st.stored_timing(self.store, match_id, game_index)
+
+    def game_finished_at(self, game_id: int) -> str | None:
+        return st.game_finished_at(self.store, game_id)
+
     def ladder(self, name: str) -> LadderView | None:
         """The ladder ``name`` (arena.web.ladder), None when there is none."""
         try:
