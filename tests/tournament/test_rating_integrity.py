@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.cli import main
+from arena.referee import load_bot
 from arena.referee.types import GameReport
 from arena.store import (
     LadderHistory,
@@ -29,13 +33,19 @@ from arena.store import (
     Store,
     TournamentConfig,
     add_bot_version,
+    create_ladder,
     game_results,
     get_version,
     leaderboard,
     list_matches,
 )
 from arena.tournament.collusion import collusion_report, likelihood_ratio, report_lines
-from arena.tournament.ladder import active_entrants, history_after, rated_contenders
+from arena.tournament.ladder import (
+    LadderRunner,
+    active_entrants,
+    history_after,
+    rated_contenders,
+)
 from arena.tournament.ladder_schedule import Contender, SchedulePolicy, pick, plan
 from arena.tournament.ratings import MU, SIGMA
 from arena.tournament.results import rate, store_game
@@ -44,6 +54,7 @@ from arena.web.source import StoreSource
 from tests.store.conftest import MakeBot
 from tests.store.conftest import make_bot as make_bot_fixture
 from tests.store.conftest import store as store_fixture
+from tests.tournament.test_ladder import _bot, _wait
 
 store = store_fixture
 make_bot = make_bot_fixture
@@ -345,3 +356,50 @@ def test_rated_games_use_the_rating_update(store: Store, owned: Callable[..., No
     [match] = list_matches(store, tournament.id)
     store_game(store, match.id, _report(0, (match.first, match.second), match.first))
     assert get_version(store, match.first).mu > MU
+
+
+# ------------------------------------------------------------------ a real ladder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("per_user", [1, 0])
+def test_a_running_ladder_pairs_no_owner_with_itself_and_enters_one_bot_per_user(
+    tmp_path: Path, per_user: int
+) -> None:
+    """The runner with real bot processes: each user's older bot waits off the ladder
+    (one entrant per user by default), and every match is between two owners."""
+    data = tmp_path / "data"
+    with Store.open(data) as store:
+        for name, owner in (("a_old", "alice"), ("a_new", "alice"), ("b", "bob"),
+                            ("c1", "carol"), ("c2", "carol")):  # fmt: skip
+            add_bot_version(store, load_bot(_bot(tmp_path, name)), owner=owner)
+        settings = {"placement_matches": 1, "entrants_per_user": per_user}
+        ladder = create_ladder(store, "ladder", TournamentConfig(), settings)
+        runner = LadderRunner(store, ladder, concurrency=2, pin_cpus=False)
+        thread = threading.Thread(target=runner.run)
+        thread.start()
+        try:
+            _wait("six matches", lambda: len(list_matches(store, ladder)) >= 6)
+        finally:
+            runner.stop()
+            thread.join(60)
+        pairs = [(m.first, m.second) for m in list_matches(store, ladder)]
+    owner = {"a_old": "alice", "a_new": "alice", "b": "bob", "c1": "carol", "c2": "carol"}
+    assert all(owner[first] != owner[second] for first, second in pairs), pairs
+    played = {bot for pair in pairs for bot in pair}
+    if per_user == 1:
+        assert "a_old" not in played and "c1" not in played  # each user's latest only
+        assert {"a_new", "b", "c2"} <= played
+    else:  # everyone plays, never against a bot of its own owner
+        assert played == set(owner)
+
+
+@pytest.mark.slow
+def test_a_bad_entrants_per_user_is_refused_naming_it(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--ladder",
+         "--ladder-entrants-per-user", "-1", "--data-dir", str(tmp_path / "data")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "entrants_per_user must be a whole number from 0 to 1000, got -1" in done.stderr
