@@ -3,15 +3,17 @@ what their results against everyone else predict.
 
 Method (docs/OPERATIONS.md, "The collusion report"): every stored game counts
 1 for a win, 1/2 for a draw. For each pair of bots with at least
-``min_games`` games against each other, Bradley-Terry strengths are fitted
-by maximum likelihood (Hunter's MM iteration) to every game *but* the pair's
-own, each bot with one virtual draw against a fixed anchor so that a bot
-that always wins keeps a finite strength. The expected score of A against B
-is then ``g_A / (g_A + g_B)``. The pair's observed score S over n games is
-tested against it with the likelihood-ratio (G) statistic of a binomial
-model, ``G = 2 [L(S/n) - L(p)]`` with ``L(q) = S ln q + (n - S) ln(1 - q)``,
-whose p-value is the chi-square tail with one degree of freedom. A pair whose
-p-value is under ``alpha`` is flagged; the report lists it with its games.
+``min_games`` games against each other, A's and B's Bradley-Terry strengths
+are fitted by maximum likelihood (Hunter's MM iteration) to every game *but*
+the pair's own, everyone else's held where the fit to every game put them
+(one pair's games barely move them), each bot with one virtual draw against
+a fixed anchor so that a bot that always wins keeps a finite strength. The
+expected score of A against B is then ``g_A / (g_A + g_B)``. The pair's
+observed score S over n games is tested against it with the likelihood-ratio
+(G) statistic of a binomial model, ``G = 2 [L(S/n) - L(p)]`` with
+``L(q) = S ln q + (n - S) ln(1 - q)``, whose p-value is the chi-square tail
+with one degree of freedom. A pair whose p-value is under ``alpha`` is
+flagged; the report lists it with its games.
 
 What it cannot see: the expected score ignores the uncertainty of the fitted
 strengths, so with few games against others (``other_games``) the p-value
@@ -30,9 +32,8 @@ from arena.store import ResultRow, same_owner
 
 MIN_GAMES = 8
 ALPHA = 1e-3
-ANCHOR = "\0anchor"  # the virtual opponent of the prior: strength 1, never a bot's name
-_ITERATIONS = 500
-_TOLERANCE = 1e-10
+_ITERATIONS = 2000
+_TOLERANCE = 1e-8
 
 Pair = tuple[str, str]  # (a, b) with a < b
 
@@ -98,36 +99,69 @@ def _tallies(results: Iterable[ResultRow]) -> tuple[dict[Pair, _Tally], dict[str
     return tallies, owners
 
 
-def fit_strengths(
-    tallies: Mapping[Pair, _Tally], start: Mapping[str, float] | None = None
-) -> dict[str, float]:
+class _Field:
+    """Every pair's games as Bradley-Terry's MM iteration reads them, with one pair left
+    out at a time (``fit(without=...)``) and the last fit as the next one's start."""
+
+    def __init__(self, tallies: Mapping[Pair, _Tally]) -> None:
+        self.bots = sorted({bot for pair in tallies for bot in pair})
+        index = {bot: i for i, bot in enumerate(self.bots)}
+        self.index = index
+        self.wins = [0.5] * len(self.bots)  # the prior: half a win against the anchor
+        self.games: list[dict[int, int]] = [{} for _ in self.bots]
+        self.score: dict[tuple[int, int], float] = {}
+        for (a, b), tally in tallies.items():
+            if not tally.games:
+                continue
+            i, j = index[a], index[b]
+            self.wins[i] += tally.score
+            self.wins[j] += tally.games - tally.score
+            self.games[i][j] = self.games[i].get(j, 0) + tally.games
+            self.games[j][i] = self.games[j].get(i, 0) + tally.games
+            self.score[i, j] = tally.score
+        self.strength = [1.0] * len(self.bots)
+
+    def fit(self, without: Pair | None = None) -> dict[str, float]:
+        """Strengths fitted to every game; with ``without`` (after a fit to every game), the
+        pair's two strengths refitted to every game but the pair's own, everyone else's
+        held where the fit to every game put them (one pair's games barely move them)."""
+        wins = list(self.wins)
+        left: tuple[int, int, int] | None = None
+        moving: Sequence[int] = range(len(self.bots))
+        if without is not None:
+            i, j = self.index[without[0]], self.index[without[1]]
+            n = self.games[i].pop(j)
+            self.games[j].pop(i)
+            wins[i] -= self.score[i, j]
+            wins[j] -= n - self.score[i, j]
+            left, moving = (i, j, n), (i, j)
+        try:
+            strength = list(self.strength)
+            for _ in range(_ITERATIONS):
+                moved = 0.0
+                for i in moving:
+                    g = strength[i]
+                    denominator = 1.0 / (g + 1.0)  # the anchor's virtual game
+                    for j, n in self.games[i].items():
+                        denominator += n / (g + strength[j])
+                    new = wins[i] / denominator
+                    moved = max(moved, abs(new - g) / g)
+                    strength[i] = new
+                if moved < _TOLERANCE:
+                    break
+        finally:
+            if left is not None:
+                i, j, n = left
+                self.games[i][j] = n
+                self.games[j][i] = n
+        if without is None:
+            self.strength = strength
+        return dict(zip(self.bots, strength, strict=True))
+
+
+def fit_strengths(tallies: Mapping[Pair, _Tally]) -> dict[str, float]:
     """Bradley-Terry strengths (MM), each bot with one virtual draw against the anchor."""
-    wins: dict[str, float] = defaultdict(float)
-    opponents: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for (a, b), tally in tallies.items():
-        if not tally.games:
-            continue
-        wins[a] += tally.score
-        wins[b] += tally.games - tally.score
-        opponents[a].append((b, tally.games))
-        opponents[b].append((a, tally.games))
-    bots = set(opponents)
-    for bot in bots:  # the prior: half a win against the anchor, in one game
-        wins[bot] += 0.5
-        opponents[bot].append((ANCHOR, 1))
-    strength = {bot: (start or {}).get(bot, 1.0) for bot in bots}
-    strength[ANCHOR] = 1.0
-    for _ in range(_ITERATIONS):
-        moved = 0.0
-        for bot in bots:
-            denominator = sum(n / (strength[bot] + strength[o]) for o, n in opponents[bot])
-            new = wins[bot] / denominator
-            moved = max(moved, abs(new - strength[bot]) / strength[bot])
-            strength[bot] = new
-        if moved < _TOLERANCE:
-            break
-    strength.pop(ANCHOR)
-    return strength
+    return _Field(tallies).fit()
 
 
 def likelihood_ratio(score: float, games: int, p: float) -> tuple[float, float]:
@@ -162,13 +196,13 @@ def collusion_report(
     for (a, b), tally in tallies.items():
         played[a] += tally.games
         played[b] += tally.games
-    everyone = fit_strengths(tallies)
+    field_ = _Field(tallies)
+    field_.fit()  # every game: where each fit without one pair starts
     report = []
     for pair, tally in sorted(tallies.items()):
         if tally.games < min_games:
             continue
-        others = {p: t for p, t in tallies.items() if p != pair}
-        strength = fit_strengths(others, everyone)
+        strength = field_.fit(without=pair)
         a, b = pair
         expected_share = strength.get(a, 1.0) / (strength.get(a, 1.0) + strength.get(b, 1.0))
         g, p_value = likelihood_ratio(tally.score, tally.games, expected_share)

@@ -213,7 +213,9 @@ def test_the_collusion_report_flags_the_mules_and_not_the_honest() -> None:
     assert frozenset({"honest1", "honest2"}) not in flagged
     assert all("ace" in pair for pair in flagged)
     top = report[0]
-    assert top.favoured == "ace" and top.p_value < 1e-4 and top.observed > top.expected
+    assert top.favoured == "ace" and top.p_value < 1e-3 and top.observed > top.expected
+    assert {frozenset(e.bots) for e in report[:2]} == {frozenset({"ace", "mule1"}),
+                                                      frozenset({"ace", "mule2"})}
     assert top.game_ids and len(top.game_ids) == top.games
     lines = report_lines(report)
     assert lines[0].startswith("FLAGGED ") and "favours ace" in lines[0]
