@@ -497,7 +497,10 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 if event is None:
                     if not self.hub.is_running(tournament.id):
                         final = await off_loop(self._watch_status, tournament.id)
-                        pending.append((time.monotonic() + delay_s, final))
+                        # nothing started or ended since the cut: the end is public already
+                        quiet = await off_loop(first_event_after, self.store, self.delay.cut())
+                        due = time.monotonic() + (0.0 if quiet is None else delay_s)
+                        pending.append((due, final))
                         ended = True
                     continue
                 message = await off_loop(
