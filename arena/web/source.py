@@ -294,9 +294,9 @@ class StoreSource:
             detail = st.get_bot(self.store, name)
         except st.NotFoundError:
             return None
-        ranks = {
+        ranks = {  # the public board's rank: older versions are off it (no rank shown)
             row.entry.version: row.rank
-            for row in st.leaderboard(self.store)
+            for row in st.leaderboard(self.store, latest_only=True)
             if row.entry.bot == name
         }
         history: dict[str, list[RatingPoint]] = defaultdict(list)

@@ -310,6 +310,8 @@ def test_the_public_board_holds_each_bots_latest_version(
     rows = StoreSource(store).leaderboard()
     assert [(r.bot, r.version) for r in rows] == [("lucky", get_version(store, "lucky").version)]
     assert len(leaderboard(store)) == 2  # both versions kept (the bot's page shows them)
+    page = StoreSource(store).bot("lucky")
+    assert page is not None and [v.rating.rank for v in page.versions] == [1, 0]  # newest first
 
 
 def test_arena_ladder_collusion_prints_the_evidence(
