@@ -53,12 +53,16 @@ def record_games(
     games: Sequence[tuple[int, GameReport, tuple[SeatFailures, SeatFailures]]],
     *,
     rate: RateGame,
+    unrated: frozenset[int] = frozenset(),
+    keep: RateGame | None = None,
 ) -> list[int | None]:
     """``record_game`` for each (match id, report, failures) in order, all in one
     transaction (one wait for the disk instead of one per game): all are stored or,
-    on any error, none. Each rating update reads the ratings the previous one wrote."""
+    on any error, none. Each rating update reads the ratings the previous one wrote.
+    The games of the matches in ``unrated`` are rated with ``keep`` instead."""
     with store.transaction() as db:
-        return [_record(db, match_id, report, rate, failures)
+        return [_record(db, match_id, report,
+                        keep if keep is not None and match_id in unrated else rate, failures)
                 for match_id, report, failures in games]  # fmt: skip
 
 

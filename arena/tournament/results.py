@@ -86,12 +86,11 @@ def store_game(store: Store, match_id: int, report: GameReport) -> int | None:
 def store_games(store: Store, games: Sequence[tuple[int, GameReport]]) -> list[int | None]:
     """``store_game`` for each (match id, report) in order, in one transaction: all
     or none stored (a driver receiving many games at once waits for the disk once)."""
-    unrated_matches = {m for m, _ in games if same_owner(match_owners(store, m))}
-    if not unrated_matches:
-        return record_games(
-            store, [(m, report, _failures(report)) for m, report in games], rate=rate
-        )
-    return [store_game(store, m, report) for m, report in games]
+    one_owner = frozenset(m for m in {m for m, _ in games} if same_owner(match_owners(store, m)))
+    return record_games(
+        store, [(m, report, _failures(report)) for m, report in games], rate=rate,
+        unrated=one_owner, keep=unrated,
+    )  # fmt: skip
 
 
 def _outcomes(store: Store, tournament_id: int) -> list[GameOutcome]:

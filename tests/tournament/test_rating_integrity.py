@@ -48,7 +48,7 @@ from arena.tournament.ladder import (
 )
 from arena.tournament.ladder_schedule import Contender, SchedulePolicy, pick, plan
 from arena.tournament.ratings import MU, SIGMA
-from arena.tournament.results import rate, store_game
+from arena.tournament.results import rate, store_game, store_games
 from arena.tournament.rounds import create_tournament
 from arena.web.source import StoreSource
 from tests.store.conftest import MakeBot
@@ -407,3 +407,20 @@ def test_a_bad_entrants_per_user_is_refused_naming_it(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "entrants_per_user must be a whole number from 0 to 1000, got -1" in done.stderr
+
+
+def test_a_batch_of_games_leaves_one_owners_games_unrated_in_one_transaction(
+    store: Store, owned: Callable[[str, str | None], None]
+) -> None:
+    for name, owner in (("ace", "cheat"), ("mule", "cheat"), ("p", "o1"), ("q", "o2")):
+        owned(name, owner)
+    config = TournamentConfig(games_per_match=2)
+    [cheat] = list_matches(store, create_tournament(store, "c", "round_robin",
+                                                    ["ace", "mule"], config).id)  # fmt: skip
+    [fair] = list_matches(store, create_tournament(store, "f", "round_robin", ["p", "q"],
+                                                   config).id)  # fmt: skip
+    store_games(store, [(m.id, _report(0, (m.first, m.second), m.first)) for m in (cheat, fair)])
+    for name in ("ace", "mule"):  # played and counted, not rated
+        version = get_version(store, name)
+        assert (version.mu, version.sigma, version.games) == (MU, SIGMA, 1)
+    assert get_version(store, fair.first).mu > MU  # the same batch's other game is rated
