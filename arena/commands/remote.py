@@ -11,9 +11,16 @@
   arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
 
 URL is grpc://HOST:PORT or HOST:PORT (plaintext) or grpcs://HOST:PORT (TLS,
-checked against the system's CA roots, or --tls-ca FILE). The login is saved
+checked against the system's CA roots, or --tls-ca FILE). A plaintext login to
+an address other than this machine's loopback sends the token in clear: it is
+refused unless --insecure is given. The login is saved
 mode 0600 in $XDG_CONFIG_HOME/kahuna-arena/remote.json (else
 ~/.config/kahuna-arena/remote.json); login checks the token with the arena first.
+`remote play` hands the token to the connector in its environment, never in argv,
+and runs at most --max-parallel bots at once (default: the CPUs).
+
+Whatever the arena sends (names, messages, records, refusals) is printed with
+its control characters shown as \\uXXXX: an arena cannot drive your terminal.
 
 Every refusal is one line on standard error, and the exit status says which:
 
@@ -37,8 +44,10 @@ import contextlib
 import getpass
 import importlib
 import io
+import ipaddress
 import json
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -82,6 +91,28 @@ class RemoteError(Exception):
         super().__init__(message)
         self.message = message
         self.status = status
+
+
+# ------------------------------------------------------------------ server text
+
+# Characters that move the cursor, rewrite the screen or reorder text on a terminal:
+# C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides.
+# The SDK's connector (kahuna_bot.remote.HIDDEN) holds the same set.
+HIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every character that could drive a terminal shown as ``\\uXXXX``.
+
+    Every text an arena sends goes through here before it is printed or written;
+    ``keep`` names the few (a record's newlines) that stay as they are.
+    """
+    return HIDDEN.sub(
+        lambda found: found.group() if found.group() in keep else f"\\u{ord(found.group()):04x}",
+        text,
+    )
 
 
 # ------------------------------------------------------------------ refusals
@@ -128,6 +159,21 @@ def config_dir(environ: Mapping[str, str] = os.environ) -> Path:
 class Target:
     address: str
     tls: bool
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (HOST:PORT) names this machine's loopback by itself.
+
+    Only ``localhost`` and loopback IP literals count: a name is not resolved,
+    since whoever answers for it decides where it leads.
+    """
+    host = address.rpartition(":")[0].strip("[]").lower()
+    if host in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def parse_url(url: str) -> Target:
@@ -463,22 +509,39 @@ def standings_lines(event: pb.WatchTournamentResponse) -> list[str]:
 
 
 def record_text(reply: pb.GetGameRecordResponse) -> str:
-    return reply.record_json if reply.record_json.endswith("\n") else reply.record_json + "\n"
+    """The record as sent, its control characters but newlines and tabs made visible
+    (inside a JSON string, ``\\u001b`` is the same character, escaped)."""
+    text = visible(reply.record_json, keep="\n\t")
+    return text if text.endswith("\n") else text + "\n"
+
+
+TOKEN_ENV = "KAHUNA_USER_TOKEN"  # where the connector reads the user token
 
 
 def play_argv(
-    endpoint: Endpoint, bot: str, command: Sequence[str], max_seats: int | None = None
+    endpoint: Endpoint,
+    bot: str,
+    command: Sequence[str],
+    max_seats: int | None = None,
+    max_parallel: int | None = None,
 ) -> list[str]:
-    """The SDK connector's arguments (kahuna_bot.remote) for ``bot`` on ``endpoint``."""
+    """The SDK connector's arguments (kahuna_bot.remote) for ``bot`` on ``endpoint``.
+
+    The token is not among them: the connector reads it from ``$KAHUNA_USER_TOKEN``.
+    """
     if not command:
         raise RemoteError("give the bot's command after --, e.g. -- python3 bot.py", EXIT_USAGE)
     if shutil.which(command[0]) is None:
         raise RemoteError(f"the bot's command {command[0]!r}: no such program", EXIT_USAGE)
-    argv = ["--arena", endpoint.address, "--user-token", endpoint.token, "--bot", bot]
+    argv = ["--arena", endpoint.address, "--bot", bot]
     if max_seats is not None:
         if max_seats < 1:
             raise RemoteError(f"--max-seats must be at least 1, got {max_seats}", EXIT_USAGE)
         argv += ["--max-seats", str(max_seats)]
+    parallel = default_parallel() if max_parallel is None else max_parallel
+    if parallel < 1:
+        raise RemoteError(f"--max-parallel must be at least 1, got {parallel}", EXIT_USAGE)
+    argv += ["--max-parallel", str(parallel)]
     if endpoint.tls:
         argv.append("--tls")
     for flag, value in (("--tls-ca", endpoint.tls_ca), ("--tls-cert", endpoint.tls_cert),
@@ -491,11 +554,24 @@ def play_argv(
 # ------------------------------------------------------------------ the commands
 
 
+def default_parallel() -> int:
+    """The CPUs this process may use: how many bots `remote play` runs at once by default."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def _say(lines: Iterable[str], out: TextIO | None = None) -> None:
+    """Print ``lines``, one each, with control characters made visible (see ``visible``)."""
     stream = out or sys.stdout
     for line in lines:
-        print(line, file=stream)
+        print(visible(line), file=stream)
     stream.flush()
+
+
+def _say_json(value: object) -> None:
+    _say(json.dumps(value, indent=2).splitlines())
 
 
 def _client(endpoint: Endpoint) -> Client:
@@ -519,6 +595,15 @@ def _calls(endpoint: Endpoint) -> Iterator[Client]:
 def run_login(args: argparse.Namespace) -> int:
     target = parse_url(args.url)
     tls = target.tls or bool(args.tls or args.tls_ca or args.tls_cert or args.tls_key)
+    if not tls and not is_loopback(target.address):
+        if not args.insecure:
+            raise RemoteError(
+                f"{target.address} is not this machine and the URL is plaintext: the token"
+                " would cross the network in clear; use grpcs:// (TLS), or give --insecure"
+                " if the network is yours", EXIT_USAGE,
+            )  # fmt: skip
+        _say([f"warning: plaintext to {target.address}: anyone on the path can read your"
+              " token (--insecure)"], sys.stderr)  # fmt: skip
     if (args.tls_cert is None) != (args.tls_key is None):
         raise RemoteError("--tls-cert and --tls-key go together: give both, or neither",
                           EXIT_USAGE)  # fmt: skip
@@ -569,7 +654,7 @@ def run_bots(args: argparse.Namespace) -> int:
     with _calls(endpoint) as client:
         reply = client.list_bots()
     if args.json:
-        _say([json.dumps([bot_json(b) for b in reply.bots], indent=2)])
+        _say_json([bot_json(b) for b in reply.bots])
     else:
         _say(bots_lines(reply))
     return EXIT_OK
@@ -580,7 +665,7 @@ def run_tournaments(args: argparse.Namespace) -> int:
     with _calls(endpoint) as client:
         reply = client.tournaments()
     if args.json:
-        _say([json.dumps([tournament_json(t) for t in reply.tournaments], indent=2)])
+        _say_json([tournament_json(t) for t in reply.tournaments])
     else:
         _say(tournaments_lines(reply))
     return EXIT_OK
@@ -590,7 +675,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
         reply = client.leaderboard(pb.GetLeaderboardRequest(latest_only=args.latest))
-    _say([leaderboard_json(reply)] if args.json else leaderboard_lines(reply))
+    _say(leaderboard_json(reply).splitlines() if args.json else leaderboard_lines(reply))
     return EXIT_OK
 
 
@@ -656,13 +741,15 @@ def run_watch(args: argparse.Namespace) -> int:
 def _watch_live(events: Iterable[pb.WatchTournamentResponse]) -> None:
     from rich.live import Live
     from rich.table import Table
+    from rich.text import Text
 
     def table(event: pb.WatchTournamentResponse) -> Table:
-        view = Table(title=watch_line(event))
+        # Text, not str: rich would read the arena's names as markup.
+        view = Table(title=Text(visible(watch_line(event))))
         for header in ("#", "bot", "points", "games", "W/D/L"):
             view.add_column(header, justify="left" if header == "bot" else "right")
         for s in event.standings:
-            view.add_row(str(s.rank), s.bot, f"{s.points:g}", str(s.games),
+            view.add_row(str(s.rank), Text(visible(s.bot)), f"{s.points:g}", str(s.games),
                          f"{s.wins}/{s.draws}/{s.losses}")  # fmt: skip
         return view
 
@@ -681,7 +768,7 @@ def run_play(args: argparse.Namespace) -> int:
             f"{command[0]}: options of `arena remote play` go before BOT, the bot's command"
             " after --", EXIT_USAGE,
         )  # fmt: skip
-    argv = play_argv(endpoint, args.bot, command, args.max_seats)
+    argv = play_argv(endpoint, args.bot, command, args.max_seats, args.max_parallel)
     try:
         sdk = SDK_MOUNT.host_dir()
         entries = [mount.path_entry(sandboxed=False) for mount in PYTHON_BOT_MOUNTS]
@@ -694,6 +781,7 @@ def run_play(args: argparse.Namespace) -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [*entries, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     )
+    os.environ[TOKEN_ENV] = endpoint.token  # not argv: the connector strips it from the bot's
     connector = importlib.import_module("kahuna_bot.remote")
     return int(connector.main(argv))
 
@@ -703,7 +791,7 @@ def _handled(run: Any) -> Any:
         try:
             return int(run(args))
         except RemoteError as error:
-            print(f"arena remote: {error.message}", file=sys.stderr)
+            _say([f"arena remote: {error.message}"], sys.stderr)
             return error.status
 
     return handler
@@ -752,6 +840,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="your PEM client certificate, for mutual TLS (implies TLS)",
     )
     login.add_argument("--tls-key", type=Path, metavar="FILE", help="the key of --tls-cert")
+    login.add_argument(
+        "--insecure", action="store_true",
+        help="allow a plaintext URL to another machine (the token crosses the network in clear)",
+    )  # fmt: skip
     login.set_defaults(func=_handled(run_login))
 
     submit = sub("submit", "pack a bot directory, upload it, print its version and checks")
@@ -805,6 +897,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     play.add_argument("bot", metavar="BOT", help='the remote bot\'s name (runtime = "remote")')
     play.add_argument("--max-seats", type=int, metavar="N", help="stop after N seats")
+    play.add_argument(
+        "--max-parallel", type=int, metavar="N",
+        help=f"run at most N bots at once (default: the CPUs, here {default_parallel()})",
+    )  # fmt: skip
     play.add_argument(
         "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the bot's command line"
     )

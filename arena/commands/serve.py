@@ -59,7 +59,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument("--web-port", type=int, help="also serve the web pages on this port")
     serve.add_argument(
         "--spectator-delay-s", type=spectator_delay, metavar="S", default=0.0,
-        help="the web's public live games (/live) show each game S seconds late (default 0)",
+        help="everything public (live games, records, frames, the leaderboard, tournament"
+        " and ladder pages, WatchTournament) shows each game's start, actions and end S"
+        " seconds late; the admin sees them at once (default 0)",
     )  # fmt: skip
     serve.add_argument(
         "--concurrency", type=int, help="matches at once per tournament (default: cores)"
@@ -199,6 +201,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,
         pin_cpus=args.pin_cpus, paired_remote=args.paired_remote, new_executor=new_executor,
         limits=defaults,
+        spectator_delay_s=args.spectator_delay_s,
     )  # fmt: skip
     credentials = None if tls is None else tls.grpc_credentials()
     try:

@@ -20,17 +20,20 @@ limit, with when to retry); the admin reads and sets them (GetLimits, SetLimit).
 from __future__ import annotations
 
 import asyncio
+import collections
+import functools
 import io
 import json
 import tarfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
@@ -84,6 +87,7 @@ from arena.store import (
     TournamentStatus,
     bot_spec,
     create_token,
+    find_game,
     game_stderr,
     get_bot,
     get_game,
@@ -100,6 +104,7 @@ from arena.store import (
 )
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
+from arena.store.spectator import first_event_after, game_finished_at
 from arena.store.tokens import check_user_name
 from arena.tournament.audit import audit_tournament
 from arena.tournament.audit_bundle import tournament_bundle
@@ -108,6 +113,7 @@ from arena.tournament.executor import MatchExecutor
 from arena.tournament.results import leaderboard_intervals, version_key
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.spectator_delay import DelayLine
 from arena.tournament.sprt_format import sprt_progress
 from arena.tournament.table import tournament_table
 
@@ -138,6 +144,16 @@ class ServiceOptions:
     # the runner's local one
     new_executor: Callable[[], MatchExecutor] | None = None
     limits: UserLimits = field(default_factory=UserLimits)  # each user's, by default
+    # What anyone but the admin sees of games (records, leaderboard, tournaments, the ladder,
+    # WatchTournament's events) is the arena as it was this long ago (`--spectator-delay-s`).
+    spectator_delay_s: float = 0.0
+
+
+M = TypeVar("M", bound=Message)
+
+
+def _same(message: M) -> M:
+    return message
 
 
 @dataclass
@@ -183,6 +199,31 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.seats = SeatHub(store)
         self.quotas = Quotas(store, self.options.limits)
         self.log = get_logger(service="arena")
+        self.delay: DelayLine[Message] = DelayLine(
+            self.options.spectator_delay_s, functools.partial(first_event_after, store)
+        )
+
+    def public(self, context: grpc.ServicerContext, principal: Principal, view: Hashable,
+               compute: Callable[[], M]) -> M:  # fmt: skip
+        """``compute()``'s answer, for anyone but the admin as of the spectator delay's cut
+        (UNAVAILABLE, saying when to come back, while no answer that old is kept)."""
+        if principal.is_admin or self.delay.delay_s == 0:
+            return compute()
+        found = self.delay.answer(view, compute)
+        if found is None:
+            abort(
+                context, grpc.StatusCode.UNAVAILABLE,
+                f"not public yet: you see the arena as it was {self.delay.delay_s:g} s ago, and"
+                " games have started or ended since this was first asked for; retry later",
+            )  # fmt: skip
+        return found  # type: ignore[return-value]
+
+    def ended_after_cut(self, principal: Principal, game_id: int) -> bool:
+        """Whether game ``game_id`` ended too recently for ``principal`` to see it."""
+        if principal.is_admin or self.delay.delay_s == 0:
+            return False
+        ended = game_finished_at(self.store, game_id)
+        return ended is not None and ended > self.delay.cut()
 
     # ------------------------------------------------------------------ bots
 
@@ -244,7 +285,13 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def GetLeaderboard(
         self, request: pb.GetLeaderboardRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.GetLeaderboardResponse:
-        rows = leaderboard(self.store, latest_only=request.latest_only)
+        # The public board holds each bot's latest version; the admin may ask for all.
+        latest_only = request.latest_only or not principal.is_admin
+        return self.public(context, principal, ("leaderboard", latest_only),
+                           lambda: self._leaderboard(latest_only))  # fmt: skip
+
+    def _leaderboard(self, latest_only: bool) -> pb.GetLeaderboardResponse:
+        rows = leaderboard(self.store, latest_only=latest_only)
         intervals = leaderboard_intervals(self.store, rows)
         keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
         return pb.GetLeaderboardResponse(
@@ -267,6 +314,8 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     ) -> pb.GetGameRecordResponse:
         if request.game_id <= 0:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game_id must be a positive game id")
+        if self.ended_after_cut(principal, request.game_id):  # as if it were not stored yet
+            abort(context, grpc.StatusCode.NOT_FOUND, f"no finished game {request.game_id}")
         try:  # a game of a deal still to be played: the admin's only (its stderr too)
             record = revealed_record(self.store, request.game_id, principal)
             game = get_game(self.store, request.game_id)
@@ -382,6 +431,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.ListTournamentsRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.ListTournamentsResponse:  # fmt: skip
+        return self.public(context, principal, "tournaments", self._list_tournaments)
+
+    def _list_tournaments(self) -> pb.ListTournamentsResponse:
         rows = sorted(list_tournaments(self.store), key=lambda row: row.id, reverse=True)
         return pb.ListTournamentsResponse(tournaments=[self._tournament_pb(row) for row in rows])
 
@@ -461,7 +513,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.WatchTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.WatchTournamentResponse]:
         # a stream holds no thread: checks and store reads run off the event loop
-        tournament = await blocking(context, self._watched_tournament, request)
+        tournament, principal = await blocking(context, self._watched_tournament, request)
+        if not principal.is_admin and self.delay.delay_s > 0:
+            async for message in self._watch_delayed(tournament):
+                yield message
+            return
         inbox = self.hub.subscribe(tournament.id, asyncio.get_running_loop())
         try:
             yield await off_loop(self._watch_status, tournament.id)
@@ -498,11 +554,63 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         principal_of(self.store, context)
         return tournament_bundle(self.store, self._tournament(context, request.name).id)
 
+    async def _watch_delayed(
+        self, tournament: TournamentRow
+    ) -> AsyncIterator[pb.WatchTournamentResponse]:
+        """WatchTournament for spectators: each event computed as it happens and sent once
+        the delay has passed; the first, the newest kept that holds nothing newer than the
+        cut (or a note saying progress comes late)."""
+        delay_s = self.delay.delay_s
+        inbox = self.hub.subscribe(tournament.id, asyncio.get_running_loop())
+        pending: collections.deque[tuple[float, pb.WatchTournamentResponse]] = collections.deque()
+        ended = False
+        try:
+            first = await off_loop(
+                self.delay.answer, ("watch", tournament.id),
+                functools.partial(self._watch_status, tournament.id),
+            )  # fmt: skip
+            yield first if isinstance(first, pb.WatchTournamentResponse) else (
+                pb.WatchTournamentResponse(
+                    tournament=pb.Tournament(id=tournament.id, name=tournament.name),
+                    message=f"progress is shown {delay_s:g} s late: the first update comes then",
+                )
+            )  # fmt: skip
+            while not (ended and not pending):
+                now = time.monotonic()
+                while pending and pending[0][0] <= now:
+                    yield pending.popleft()[1]
+                if ended and not pending:
+                    return
+                wait = WATCH_POLL_S if not pending else max(0.0, pending[0][0] - now)
+                event = None if ended else await inbox.get(min(WATCH_POLL_S, wait))
+                if ended:
+                    await asyncio.sleep(wait)
+                    continue
+                if event is None:
+                    if not self.hub.is_running(tournament.id):
+                        final = await off_loop(self._watch_status, tournament.id)
+                        # nothing started or ended since the cut: the end is public already
+                        quiet = await off_loop(first_event_after, self.store, self.delay.cut())
+                        due = time.monotonic() + (0.0 if quiet is None else delay_s)
+                        pending.append((due, final))
+                        ended = True
+                    continue
+                message = await off_loop(
+                    self._watch_message, tournament.id, event.message, event.game_id or 0
+                )
+                # kept, so that a later watcher's first message may be this one
+                await off_loop(self.delay.answer, ("watch", tournament.id),
+                               functools.partial(_same, message))  # fmt: skip
+                pending.append((time.monotonic() + delay_s, message))
+                ended = event.message in ("finished", "stopped")
+        finally:
+            self.hub.unsubscribe(tournament.id, inbox)
+
     def _watched_tournament(
         self, context: grpc.ServicerContext, request: pb.WatchTournamentRequest
-    ) -> TournamentRow:
-        principal_of(self.store, context)
-        return self._tournament(context, request.name)
+    ) -> tuple[TournamentRow, Principal]:
+        principal = principal_of(self.store, context)
+        return self._tournament(context, request.name), principal
 
     def _watch_status(self, tournament_id: int) -> pb.WatchTournamentResponse:
         return self._watch_message(tournament_id, self._status_message(tournament_id))
@@ -642,8 +750,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             abort(context, grpc.StatusCode.NOT_FOUND, refused.message)
         if principal.is_admin:
             return None
-        try:
-            record = finished_record(self.store, request.match_id, request.game_index, principal)
+        stored = find_game(self.store, request.match_id, request.game_index)
+        try:  # a game that ended within the spectator delay is not over yet for spectators
+            record = (None if stored is None or self.ended_after_cut(principal, stored.id)
+                      else finished_record(self.store, request.match_id, request.game_index,
+                                           principal))  # fmt: skip
         except RecordWithheldError as withheld:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(withheld))
         if record is None:

@@ -38,6 +38,7 @@ from arena.store.games import (
     revealed_record,
     think_ms_per_game,
 )
+from arena.store.integrity import ResultRow, game_results, match_owners, same_owner
 from arena.store.ladder import (
     LadderEntrantRow,
     LadderHistory,
@@ -55,6 +56,7 @@ from arena.store.ladder import (
     set_ladder_settings,
     set_withdrawn,
     unfinished_matches,
+    version_bots,
 )
 from arena.store.lease import (
     LeaseHeldError,
@@ -107,6 +109,14 @@ from arena.store.remote import (
     take_seat_offer,
 )
 from arena.store.schema import CURRENT_VERSION, RECENT_KEPT, SchemaError
+from arena.store.spectator import (
+    InPlay,
+    StoredTiming,
+    first_event_after,
+    game_finished_at,
+    in_play_at,
+    stored_timing,
+)
 from arena.store.tokens import (
     TokenRefusedError,
     TokenRow,
@@ -148,6 +158,7 @@ __all__ = [
     "BotSummary",
     "BotVersionRow",
     "GameRow",
+    "InPlay",
     "LadderEntrantRow",
     "LadderHistory",
     "LadderRating",
@@ -164,6 +175,7 @@ __all__ = [
     "Principal",
     "RatingPoint",
     "RecordWithheldError",
+    "ResultRow",
     "SchemaError",
     "SeatFailures",
     "SeatOfferRow",
@@ -172,6 +184,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredOutcome",
+    "StoredTiming",
     "TokenRefusedError",
     "TokenRow",
     "TournamentConfig",
@@ -200,14 +213,18 @@ __all__ = [
     "entrant_version_ids",
     "find_game",
     "find_ladder",
+    "first_event_after",
+    "game_finished_at",
     "game_outcomes",
     "game_record",
+    "game_results",
     "game_stderr",
     "get_bot",
     "get_game",
     "get_live_game",
     "get_tournament",
     "get_version",
+    "in_play_at",
     "insert_tournament",
     "is_disk_full",
     "is_withdrawn",
@@ -227,6 +244,7 @@ __all__ = [
     "list_tournaments",
     "live_entries",
     "match_game_count",
+    "match_owners",
     "match_version_ids",
     "next_ladder_round",
     "open_seat_offers",
@@ -239,10 +257,12 @@ __all__ = [
     "revealed_record",
     "revealed_secret",
     "revoke_tokens",
+    "same_owner",
     "set_ladder_settings",
     "set_status",
     "set_withdrawn",
     "start_live_game",
+    "stored_timing",
     "take_seat_offer",
     "think_ms_per_game",
     "tournament_byes",
@@ -250,4 +270,5 @@ __all__ = [
     "tournament_secret",
     "unfinished_matches",
     "user_has_live_token",
+    "version_bots",
 ]

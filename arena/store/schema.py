@@ -345,10 +345,22 @@ def _limits_and_tokens(connection: sqlite3.Connection) -> None:
     _run_script(connection, LIMITS_AND_TOKENS)
 
 
+def _public_timing(connection: sqlite3.Connection) -> None:
+    """When each game began and each of its actions was applied (epoch ms, JSON), kept
+    from its live view as it is stored: what the spectator delay shows a game by (its
+    start, its actions, its end, each once the delay has passed). Games stored before
+    have neither (NULL: shown as begun and played out when they ended)."""
+    connection.execute("ALTER TABLE games ADD COLUMN started_at TEXT")
+    connection.execute("ALTER TABLE games ADD COLUMN action_ms TEXT")
+    connection.execute("CREATE INDEX games_by_finish ON games(finished_at)")
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens)
+MIGRATIONS: tuple[Migration, ...] = (
+    V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing,
+)
 CURRENT_VERSION = len(MIGRATIONS)
 
 

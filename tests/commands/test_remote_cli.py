@@ -234,9 +234,9 @@ def test_tournaments_are_rows_with_their_progress() -> None:
 
 def test_play_passes_the_login_to_the_connector(tmp_path: Path) -> None:
     endpoint = Endpoint("h:1", "tok", True, tmp_path / "ca.pem")
-    argv = remote.play_argv(endpoint, "mine", [sys.executable, "bot.py"], 2)
-    assert argv == ["--arena", "h:1", "--user-token", "tok", "--bot", "mine", "--max-seats",
-                    "2", "--tls", "--tls-ca", str(tmp_path / "ca.pem"), "--", sys.executable,
+    argv = remote.play_argv(endpoint, "mine", [sys.executable, "bot.py"], 2, 3)
+    assert argv == ["--arena", "h:1", "--bot", "mine", "--max-seats", "2", "--max-parallel",
+                    "3", "--tls", "--tls-ca", str(tmp_path / "ca.pem"), "--", sys.executable,
                     "bot.py"]  # fmt: skip
     with pytest.raises(remote.RemoteError, match="after --"):
         remote.play_argv(endpoint, "mine", [])

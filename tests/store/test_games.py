@@ -248,6 +248,10 @@ def test_migrating_to_v4_moves_old_records_stderr_to_the_private_table(
         # v9's totals, the limits and token expiry
         "DROP TABLE user_limits; ALTER TABLE tokens DROP COLUMN expires_at;"
         " ALTER TABLE tokens DROP COLUMN revoked_at; ALTER TABLE bot_versions DROP COLUMN bytes;"
+
+        # v9's totals, the games' public timing
+        "DROP INDEX games_by_finish; ALTER TABLE games DROP COLUMN started_at;"
+        " ALTER TABLE games DROP COLUMN action_ms;"
         " DROP TABLE ladder_totals; DROP TABLE tournament_games;"
         " ALTER TABLE tournaments DROP COLUMN games_played;"
         " ALTER TABLE tournaments DROP COLUMN games_scheduled;"
