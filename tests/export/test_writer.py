@@ -213,3 +213,25 @@ def test_the_referees_timings_become_wall_ms(store: st.Store, tmp_path: Path) ->
     assert [d["wall_ms"] for d in rows] == [float(i) for i in range(len(record.actions))]
     assert tournament.lease is not None
     tournament.lease.release()
+
+
+def test_the_writer_never_buffers_more_than_a_batch(
+    store: st.Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory is one batch (plus one game's decisions), however many games are stored."""
+    import arena.export.writer as writer
+
+    demo = play_demo_tournament(store, tmp_path / "bots", bots=("a", "b", "c"), games_per_match=4)
+    buffered: dict[str, int] = {}
+    add = writer._Sink.add
+
+    def watched(self: writer._Sink, rows: list[dict[str, Any]]) -> None:
+        add(self, rows)
+        buffered[self.path.name] = max(buffered.get(self.path.name, 0), len(self.rows))
+
+    monkeypatch.setattr(writer._Sink, "add", watched)
+    summary = export_public_games(store, tmp_path / "out", batch_games=3, batch_decisions=300)
+    assert summary.games == len(demo.game_ids) == 12
+    longest = max(g["actions"] for g in _read(summary.games_path))
+    assert buffered["games.parquet"] < 3
+    assert buffered["decisions.parquet"] < 300 + longest
