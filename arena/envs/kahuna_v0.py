@@ -123,7 +123,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENTS.index(agent)
         vector = encode_observation(observe(self.state, seat, history=False))
-        acting = not self.state.is_finished and self.agent_selection == agent
+        acting = self.agent_selection == agent and not self.terminations.get(agent, True)
         return {
             "observation": np.array(vector, np.float32),
             "action_mask": self._mask.copy() if acting else self._no_mask.copy(),
@@ -134,7 +134,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if not isinstance(action, int | np.integer) or not 0 <= action < ACTION_COUNT:
+        if (
+            isinstance(action, bool)
+            or not isinstance(action, int | np.integer)
+            or not 0 <= action < ACTION_COUNT
+        ):
             raise ValueError(
                 f"the action must be an integer in [0, {ACTION_COUNT}), not {action!r}"
             )

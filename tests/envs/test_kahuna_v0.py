@@ -90,9 +90,10 @@ def test_an_illegal_action_ends_the_game_against_its_player() -> None:
     assert all(env.terminations.values())
     assert env.rewards == {"player_0": -1.0, "player_1": 0.0}
     assert env.infos["player_0"] == {"illegal_action": True}
+    assert not env.observe("player_0")["action_mask"].any()
 
 
-@pytest.mark.parametrize("action", [-1, ACTION_COUNT, 2.5, "pass", None])
+@pytest.mark.parametrize("action", [-1, ACTION_COUNT, 2.5, "pass", None, True])
 def test_an_action_outside_the_space_is_refused(action: object) -> None:
     env = kahuna_v0.env()
     env.reset(seed=5)
