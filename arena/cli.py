@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.match",
     "arena.commands.demo",
     "arena.commands.stats",
+    "arena.commands.export",
     "arena.commands.remote",
     "arena.commands.sandbox_check",
     "arena.commands.ray_worker",
