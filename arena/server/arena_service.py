@@ -104,7 +104,7 @@ from arena.store import (
 )
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
-from arena.store.spectator import first_event_after, game_finished_at
+from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
 from arena.store.tokens import check_user_name
 from arena.tournament.audit import audit_tournament
 from arena.tournament.audit_bundle import tournament_bundle
@@ -551,8 +551,17 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def _audit_bundle(
         self, context: grpc.ServicerContext, request: pb.GetAuditBundleRequest
     ) -> dict[str, Any]:
-        principal_of(self.store, context)
-        return tournament_bundle(self.store, self._tournament(context, request.name).id)
+        principal = principal_of(self.store, context)
+        tournament = self._tournament(context, request.name)
+        if not principal.is_admin and self.delay.delay_s > 0:
+            last = tournament_last_finish(self.store, tournament.id)
+            if last is not None and last > self.delay.cut():
+                abort(
+                    context, grpc.StatusCode.UNAVAILABLE,
+                    f"not public yet: {tournament.name}'s last game ended less than"
+                    f" {self.delay.delay_s:g} s ago (the spectator delay); retry later",
+                )  # fmt: skip
+        return tournament_bundle(self.store, tournament.id)
 
     async def _watch_delayed(
         self, tournament: TournamentRow

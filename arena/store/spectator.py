@@ -88,3 +88,14 @@ def game_finished_at(store: Store, game_id: int) -> str | None:
     with store.reading() as db:
         row = db.execute("SELECT finished_at FROM games WHERE id = ?", (game_id,)).fetchone()
     return None if row is None else str(row[0])
+
+
+def tournament_last_finish(store: Store, tournament_id: int) -> str | None:
+    """When the last stored game of tournament ``tournament_id`` ended; None before any."""
+    with store.reading() as db:
+        row = db.execute(
+            "SELECT MAX(g.finished_at) FROM games g JOIN matches m ON m.id = g.match_id"
+            " WHERE m.tournament_id = ?",
+            (tournament_id,),
+        ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])

@@ -229,3 +229,43 @@ def test_the_api_shows_spectators_the_arena_as_it_was(played: Played) -> None:
             events.cancel()
     finally:
         server.stop(grace=None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay_s", [HOUR, 0.0], ids=["delayed", "control: no delay"])
+def test_a_finished_tournaments_audit_bundle_waits_for_the_delay(
+    tmp_path: Path, delay_s: float
+) -> None:
+    """The bundle holds every record and the secret: for anyone but the admin it is public
+    only once the tournament's last game is older than the delay."""
+    store = st.Store.open(tmp_path / "data")
+    demo = play_demo_tournament(store, tmp_path / "bots", bots=("ann", "bob"))
+    admin = st.ensure_admin_token(store)
+    user = st.create_token(store, "someone")
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(spectator_delay_s=delay_s)
+    )
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            request = pb.GetAuditBundleRequest(name="demo-round-robin")
+
+            def bundle(token: str) -> list[pb.GetAuditBundleResponse]:
+                metadata = (("authorization", f"Bearer {token}"),)
+                return list(stub.GetAuditBundle(request, metadata=metadata, timeout=20))
+
+            assert json.loads(bundle(admin)[0].head_json)["secret"]  # the admin: at once
+            if delay_s:
+                with pytest.raises(grpc.RpcError) as refused:
+                    bundle(user)
+                assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+                assert "spectator delay" in str(refused.value.details())
+            else:
+                parts = bundle(user)
+                assert json.loads(parts[0].head_json)["secret"] and len(parts) > 1
+    finally:
+        server.stop(grace=None)
+        if demo.lease is not None:
+            demo.lease.release()
+        store.close()
