@@ -75,15 +75,19 @@ def export_public_games(
     *,
     batch_games: int = 1000,
     batch_decisions: int = 20_000,
+    public_before: str | None = None,
 ) -> ExportSummary:
-    """Write ``games.parquet`` and ``decisions.parquet`` under ``out_dir`` (created)."""
+    """Write ``games.parquet`` and ``decisions.parquet`` under ``out_dir`` (created);
+    with ``public_before`` (a store stamp: now minus the spectator delay), a game that
+    ended after it is left out like a withheld one."""
     out_dir.mkdir(parents=True, exist_ok=True)
     games_sink = _Sink(out_dir / GAMES_FILE, GAMES_SCHEMA, batch_games)
     decisions_sink = _Sink(out_dir / DECISIONS_FILE, DECISIONS_SCHEMA, batch_decisions)
     games = decisions = withheld = 0
     try:
         for game in stored_games(store, tournament_id):
-            if record_withheld(store, game.game_id) is not None:
+            recent = public_before is not None and game.finished_at > public_before
+            if recent or record_withheld(store, game.game_id) is not None:
                 withheld += 1
                 continue
             row, decision_rows = game_rows(game)

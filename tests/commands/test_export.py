@@ -42,14 +42,29 @@ def test_export_one_tournament_to_parquet(data_dir: Path, tmp_path: Path) -> Non
     assert summary["decisions"] == pq.read_metadata(out / "decisions.parquet").num_rows > 0
 
 
+@pytest.mark.parametrize(("delay_s", "exported"), [("3600", 0), ("0", 2)],
+                         ids=["within-the-delay", "control: no delay"])
+def test_games_within_the_spectator_delay_are_left_out(
+    data_dir: Path, tmp_path: Path, delay_s: str, exported: int
+) -> None:
+    out = tmp_path / "out"
+    done = _arena("export", "--data-dir", str(data_dir), "--tournament", "cup",
+                  "--out", str(out), "--spectator-delay-s", delay_s, "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["games"] == pq.read_table(out / "games.parquet").num_rows == exported
+    assert summary["withheld"] == 2 - exported
+
+
 @pytest.mark.parametrize(
     ("extra", "status", "message"),
     [
         (["--tournament", "nope"], 1, "no tournament 'nope'"),
         (["--out", "FILE"], 1, "is not a directory"),
         ([], 2, "the following arguments are required: --out"),
+        (["--spectator-delay-s", "-1"], 2, "--spectator-delay-s: the spectator delay must be"),
     ],
-    ids=["unknown-tournament", "out-is-a-file", "no-out"],
+    ids=["unknown-tournament", "out-is-a-file", "no-out", "negative-delay"],
 )
 def test_bad_requests_are_refused_by_name(
     data_dir: Path, tmp_path: Path, extra: list[str], status: int, message: str
