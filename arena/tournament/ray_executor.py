@@ -42,6 +42,7 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import logging
 import os
@@ -62,6 +63,7 @@ from arena.tournament.bot_bundles import cache_root, cached_bot, pack
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
+    GameRejected,
     JobDone,
     JobEvent,
     LiveBatch,
@@ -71,12 +73,14 @@ from arena.tournament.executor import (
 )
 from arena.tournament.match_chain import chain_length, play_chain
 from arena.tournament.node_slots import NODE_CPUS, configured_slots, node_slot
+from arena.tournament.node_trust import ForgedGame, check_game, deal_seeds, sealed
 
 SANDBOX_RESOURCE = "kahuna_sandbox"
 DEFAULT_MATCH_CPUS = 1.0
 DEFAULT_MAX_ATTEMPTS = 4
 DEFAULT_MAX_CHAIN = 4  # matches a task plays at most (the next waits on its node meanwhile)
 _SLOTS_TTL_S = 1.0  # how long a look at the cluster's slots is trusted
+NODE_ID_LABEL = "ray.io/node-id"  # the label Ray gives every node: its id (RAY_NODE_ID_KEY)
 _GATHER_S = 0.01  # how long a task gathers events after the first before it yields them
 
 
@@ -114,6 +118,7 @@ class _Run:
     prestarted, as the local executor does), in one task at a time."""
 
     jobs: tuple[MatchJob, ...]  # as the runner submitted them
+    seeds: dict[int, int] = field(default_factory=dict)  # deal index -> seed (driver only)
     attempt: int = 1
     reported: set[int] = field(default_factory=set)  # game indices received
     done: set[int] = field(default_factory=set)  # parts whose JobDone was passed on
@@ -137,6 +142,7 @@ class _Task:
 
     runs: list[_Run]
     generator: Any  # ray.ObjectRefGenerator
+    node: tuple[str, str] | None = None  # (ip, id) of its node, once its MatchPlaced came
 
     def run_of(self, match_id: int) -> _Run | None:
         return next((run for run in self.runs if run.match_id == match_id), None)
@@ -169,6 +175,7 @@ class RayExecutor:
         self._waiting: collections.deque[_Run] = collections.deque()  # for a free slot
         self._bundles: dict[str, Any] = {}  # version -> ObjectRef of its bundle
         self._slots_read = (-_SLOTS_TTL_S, 1)  # (when, slots()) of the last look
+        self.distrusted: dict[str, str] = {}  # node id -> ip: nodes that sent a forged game
         if not ray.is_initialized():
             ray.init(
                 address=address, namespace="kahuna", log_to_driver=False,
@@ -193,7 +200,11 @@ class RayExecutor:
                 groups[-1].append(job)
             else:
                 groups.append([job])
-        self._waiting.extend(_Run(tuple(group)) for group in groups)
+        for group in groups:  # the seeds of the match's deals, derived here once
+            seeds: dict[int, int] = {}
+            for job in group:
+                seeds.update(deal_seeds(job.config))
+            self._waiting.append(_Run(tuple(group), seeds))
         self._fill()
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
@@ -216,8 +227,15 @@ class RayExecutor:
         that a cluster whose workers have not joined yet waits for them."""
         now = time.monotonic()
         if now - self._slots_read[0] > _SLOTS_TTL_S:
-            resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-            self._slots_read = (now, max(1, int(resources.get(SANDBOX_RESOURCE, 0))))
+            units: float
+            if self.distrusted:  # their units are not ours to fill
+                nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+                units = sum(node["Resources"].get(SANDBOX_RESOURCE, 0) for node in nodes
+                            if node["Alive"] and node["NodeID"] not in self.distrusted)  # fmt: skip
+            else:
+                resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+                units = resources.get(SANDBOX_RESOURCE, 0)
+            self._slots_read = (now, max(1, int(units)))
         return self._slots_read[1]
 
     def _fill(self) -> None:
@@ -264,18 +282,16 @@ class RayExecutor:
     def _launch(self, runs: list[_Run]) -> Any:
         """A task for ``runs``, each with its jobs not done yet playing only their
         indices left."""
-        groups = tuple(
-            tuple(dataclasses.replace(job, config=dataclasses.replace(job.config,
-                                                                      game_indices=tuple(left)))
-                  for job, left in run.left())
-            for run in runs
-        )  # fmt: skip
+        groups = tuple(tuple(sealed(job, run.seeds, tuple(left)) for job, left in run.left())
+                       for run in runs)  # fmt: skip
         options: dict[str, Any] = {
             "num_cpus": self.match_cpus,
             "resources": {SANDBOX_RESOURCE: 1},
             "max_retries": 0,
             "name": f"kahuna-match-{groups[0][0].match_id}",
         }
+        if self.distrusted:  # never again on a node that sent a forged game
+            options["label_selector"] = {NODE_ID_LABEL: f"!in({','.join(self.distrusted)})"}
         # The bundles go nested in a dict: Ray then leaves them in the object store
         # until a node whose cache lacks the version asks for them.
         bundles = {spec.version: self._bundle(spec) for group in groups
@@ -307,12 +323,15 @@ class RayExecutor:
             self._fill()
             return
         for event in events:
-            self._handle(task, event)
+            if not self._handle(task, event):
+                return
 
-    def _handle(self, task: _Task, event: object) -> None:
-        """One event of ``task``'s stream."""
+    def _handle(self, task: _Task, event: object) -> bool:
+        """One event of ``task``'s stream; False when it was a forged game (the task is
+        then gone: nothing more of it is read)."""
         owner = task.run_of(getattr(event, "match_id", -1))
         if isinstance(event, MatchPlaced):
+            task.node = (event.node_ip, event.node_id)
             if owner is not None:
                 self._note(owner, "placed")
             self.placements.append(event)
@@ -320,10 +339,20 @@ class RayExecutor:
                           node=event.node_ip, chain=event.chain, prestarted=event.prestarted,
                           attempt=None if owner is None else owner.attempt)  # fmt: skip
         elif isinstance(event, GameFinished) and owner is not None:
+            job = next((j for j in owner.jobs if event.report.index in
+                        j.config.indices_to_play), owner.jobs[0])  # fmt: skip
+            try:
+                if event.report.index in owner.reported:
+                    raise ForgedGame(f"game {event.report.index} reported twice")
+                check_game(job, owner.seeds, event.report)
+            except ForgedGame as forged:
+                self._reject(task, owner, event.report.index, str(forged))
+                return False
+            except Exception as failure:  # a report no check foresaw is refused the same
+                self._reject(task, owner, event.report.index, f"unreadable report: {failure!r}")
+                return False
             owner.reported.add(event.report.index)
-            part = next((j.key for j in owner.jobs if event.report.index in
-                         j.config.indices_to_play), owner.jobs[0].key)  # fmt: skip
-            timing = self.timings[part]
+            timing = self.timings[job.key]
             timing.last_game = time.monotonic()
             timing.first_game = timing.first_game or timing.last_game
             self._events.append(event)
@@ -334,6 +363,26 @@ class RayExecutor:
                 self._finish(job, event.error)
         elif isinstance(event, (GameFinished, JobDone, WorkerStarted, LiveBatch, SeatOffered)):
             self._events.append(event)
+        return True
+
+    def _reject(self, task: _Task, run: _Run, index: object, problem: str) -> None:
+        """A game of ``run`` failed the driver's check: it is not stored, the node that
+        sent it gets no more matches, its task is killed and each of its matches is
+        played again (the games not stored yet) on other nodes."""
+        ip, node_id = task.node or ("unknown", "unknown")
+        self.log.error("game_rejected_from_node", match_id=run.match_id, game=index,
+                       node_ip=ip, node_id=node_id, problem=problem)  # fmt: skip
+        if node_id != "unknown":
+            self.distrusted[node_id] = ip
+            self._slots_read = (-_SLOTS_TTL_S, 1)
+        shown = index if isinstance(index, int) and not isinstance(index, bool) else -1
+        self._events.append(GameRejected(run.match_id, shown, ip, node_id, problem))
+        with contextlib.suppress(RayError):
+            ray.cancel(task.generator, force=True)
+        self._tasks.remove(task)
+        for lost in reversed(task.runs):
+            self._retry(lost, ForgedGame(f"node {ip} sent a forged game"))
+        self._fill()
 
     def _note(self, run: _Run, moment: str) -> None:
         """Now is ``moment`` (a ``JobTiming`` field) of each of ``run``'s jobs."""
