@@ -47,10 +47,13 @@ import dataclasses
 import logging
 import os
 import queue
+import select
+import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -435,10 +438,37 @@ def _play(
     each next run's bots prestarted, across matches too (``play_chain``), yielding their
     events as they come, gathered (``_gathered``): a ``MatchPlaced`` as each match's turn
     comes, one ``JobDone`` per run."""
+    _watch_raylet()
     # on one of the node's slots, pinned to its CPUs as a local worker is (node_slots)
     with node_slot(cache_root() / ".slots", configured_slots(), NODE_CPUS):
         yield (WorkerStarted(os.getpid(), usable_cpus()),)
         yield from _played(groups, bundles, prestart)
+
+
+_watching: list[int] = []  # the raylet this worker process watches (once per process)
+
+
+def _watch_raylet() -> None:
+    """End this worker process the moment its node's raylet dies: its matches stop at once
+    (the sandbox watchdogs kill the bots of a dead worker), instead of playing on and
+    streaming games for the seconds Ray's worker takes to notice. A Ray worker is the
+    raylet's child; one that is not (a local-mode run) watches nothing."""
+    parent = os.getppid()
+    if _watching:
+        return
+    _watching.append(parent)
+    try:
+        if Path(f"/proc/{parent}/comm").read_text().strip() != "raylet":
+            return
+        raylet = os.pidfd_open(parent)
+    except OSError:
+        return
+
+    def watch() -> None:
+        select.select([raylet], [], [])  # readable once the raylet has exited
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="raylet-watch", daemon=True).start()
 
 
 def _played(
