@@ -13,6 +13,7 @@ Modes, each a forgery a node operator could send:
   its seed does not give);
 - ``result``: the loser named the winner, in the report and the record alike;
 - ``actions``: the record's last two actions dropped (and the count with them);
+- ``drop``: no game reported at all (its run still says it is done);
 - ``honest``: nothing changed.
 """
 
@@ -27,7 +28,7 @@ from typing import Any
 
 from arena.referee import GameReport
 
-MODES = ("deal", "result", "actions", "honest")
+MODES = ("deal", "result", "actions", "drop", "honest")
 FORGER_ENV = "KAHUNA_TEST_FORGER_CACHE"
 MODE_FILE_ENV = "KAHUNA_TEST_FORGE_MODE_FILE"
 
@@ -87,7 +88,8 @@ def install(match_chain: ModuleType) -> None:
 
     def on_game(self: Any, report: GameReport) -> None:
         mode = Path(os.environ[MODE_FILE_ENV]).read_text().strip()
-        honest(self, forge(report, mode))
+        if mode != "drop":
+            honest(self, forge(report, mode))
 
     hooks.on_game = on_game
 
@@ -106,6 +108,6 @@ def forge(report: GameReport, mode: str) -> GameReport:
     if mode == "actions":
         record["actions"] = record["actions"][:-2]
         return dataclasses.replace(report, record=record, actions=len(record["actions"]))
-    if mode == "honest":
+    if mode in ("honest", "drop"):
         return report
     raise ValueError(f"no forgery {mode!r}: one of {', '.join(MODES)}")

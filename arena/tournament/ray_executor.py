@@ -58,7 +58,6 @@ from typing import Any
 
 import ray
 from ray.exceptions import RayError, RayTaskError
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from arena.logs import get_logger
 from arena.referee.remote import REMOTE_RUNTIME
@@ -186,24 +185,6 @@ class RayExecutor:
                 logging_level=logging.ERROR, configure_logging=False,
             )  # fmt: skip
         self.log.info("ray_connected", address=address)
-        self._warm_up()
-
-    def _warm_up(self) -> None:
-        """Start a worker process (this job's: Ray starts a job's workers when its first
-        task comes) on every slot of every node that plays matches, now, while the driver
-        sets its tournament up: each imports the match code (``_warm``) and waits idle for
-        the first match task, which then starts at once."""
-        try:
-            nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
-        except RayError as error:  # a start-up figure only: the matches start them anyway
-            self.log.warning("ray_warm_up_failed", error=str(error))
-            return
-        for node in nodes:
-            units = int(node["Resources"].get(SANDBOX_RESOURCE, 0)) if node["Alive"] else 0
-            strategy = NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
-            for _ in range(units):
-                _warm_task.options(num_cpus=0, max_retries=0,
-                                   scheduling_strategy=strategy).remote()  # fmt: skip
 
     # ----------------------------------------------------------- interface
 
@@ -387,10 +368,16 @@ class RayExecutor:
             timing.first_game = timing.first_game or timing.last_game
             self._events.append(event)
         elif isinstance(event, JobDone) and owner is not None:
+            done = next((j for j in owner.jobs if j.part == event.part), None)
+            missing = [] if done is None else [
+                i for i in done.config.indices_to_play if i not in owner.reported]
+            if done is None or (event.error is None and missing):  # games withheld
+                self._reject(task, owner, missing[0] if missing else -1,
+                             f"its run {event.part} said it was done without games {missing}")
+                return False
             if event.part not in owner.done:  # exactly one JobDone per job
                 owner.done.add(event.part)
-                job = next(j for j in owner.jobs if j.part == event.part)
-                self._finish(job, event.error)
+                self._finish(done, event.error)
         elif isinstance(event, (GameFinished, JobDone, WorkerStarted, LiveBatch, SeatOffered)):
             self._events.append(event)
         return True
@@ -561,11 +548,4 @@ def _gathered(events: queue.SimpleQueue[object], finished: object) -> Iterator[t
         yield tuple(batch)
 
 
-def _warm() -> int:
-    """Nothing: a task that makes its node start one of this job's worker processes, which
-    imports this module (and the referee) to run it."""
-    return os.getpid()
-
-
-_warm_task = ray.remote(_warm)
 _play_task = ray.remote(_play)

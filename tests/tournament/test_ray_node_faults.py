@@ -92,6 +92,7 @@ def _arena(data: Path, *args: str) -> str:
         ("deal", "the deal is not the one its seed derives"),
         ("result", "the record gives"),
         ("actions", "actions reported, the record has|stops before the game ends"),
+        ("drop", "said it was done without game"),
     ],
 )
 def test_a_node_that_forges_its_games_is_caught_named_and_replayed_elsewhere(
