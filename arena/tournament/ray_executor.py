@@ -43,11 +43,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import ctypes
 import dataclasses
 import logging
 import os
 import queue
-import select
 import signal
 import threading
 import time
@@ -459,30 +459,27 @@ def _play(
         yield from _played(groups, bundles, prestart)
 
 
-_watching: list[int] = []  # the raylet this worker process watches (once per process)
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def _watch_raylet() -> None:
     """End this worker process the moment its node's raylet dies: its matches stop at once
     (the sandbox watchdogs kill the bots of a dead worker), instead of playing on and
-    streaming games for the seconds Ray's worker takes to notice. A Ray worker is the
-    raylet's child; one that is not (a local-mode run) watches nothing."""
+    streaming games for the seconds Ray's worker takes to notice. The kernel sends it
+    SIGKILL when its parent dies (``PR_SET_PDEATHSIG``: no thread of ours must run, nor
+    take the GIL, which a Ray call stuck on the dead raylet may hold). A Ray worker is the
+    raylet's child; one that is not (a local-mode run) is left alone."""
     parent = os.getppid()
-    if _watching:
-        return
-    _watching.append(parent)
     try:
         if Path(f"/proc/{parent}/comm").read_text().strip() != "raylet":
             return
-        raylet = os.pidfd_open(parent)
     except OSError:
         return
-
-    def watch() -> None:
-        select.select([raylet], [], [])  # readable once the raylet has exited
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        return
+    if os.getppid() != parent:  # the raylet died before the signal was armed
         os.kill(os.getpid(), signal.SIGKILL)
-
-    threading.Thread(target=watch, name="raylet-watch", daemon=True).start()
 
 
 def _played(
