@@ -14,6 +14,7 @@ Modes, each a forgery a node operator could send:
 - ``result``: the loser named the winner, in the report and the record alike;
 - ``actions``: the record's last two actions dropped (and the count with them);
 - ``drop``: no game reported at all (its run still says it is done);
+- ``foreign``: each game reported as one of the next match (by id) instead;
 - ``honest``: nothing changed.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from arena.referee import GameReport
 
-MODES = ("deal", "result", "actions", "drop", "honest")
+MODES = ("deal", "result", "actions", "drop", "foreign", "honest")
 FORGER_ENV = "KAHUNA_TEST_FORGER_CACHE"
 MODE_FILE_ENV = "KAHUNA_TEST_FORGE_MODE_FILE"
 
@@ -88,7 +89,9 @@ def install(match_chain: ModuleType) -> None:
 
     def on_game(self: Any, report: GameReport) -> None:
         mode = Path(os.environ[MODE_FILE_ENV]).read_text().strip()
-        if mode != "drop":
+        if mode == "foreign":
+            self.put(match_chain.GameFinished(self.match_id + 1, report))
+        elif mode != "drop":
             honest(self, forge(report, mode))
 
     hooks.on_game = on_game
@@ -108,6 +111,6 @@ def forge(report: GameReport, mode: str) -> GameReport:
     if mode == "actions":
         record["actions"] = record["actions"][:-2]
         return dataclasses.replace(report, record=record, actions=len(record["actions"]))
-    if mode in ("honest", "drop"):
+    if mode in ("honest", "drop", "foreign"):
         return report
     raise ValueError(f"no forgery {mode!r}: one of {', '.join(MODES)}")

@@ -30,6 +30,15 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   the driver puts each version's files into the object store once; a node
   unpacks them into its cache under the version hash, checking the hash
   before every use, and fetches the bundle only when its cache lacks it.
+- A node is trusted with its match only (``arena.tournament.node_trust``): its task
+  carries the seeds of its games' deals, never the secret, and every game it
+  streams is checked before the runner sees it. A node that sends a game that
+  fails (or one of a match it was not given, or says a run is done with games
+  missing) is named (``GameRejected``), gets no more tasks (a label selector
+  on its node id; its units are no longer counted) and its task is killed; its
+  matches' unstored games are played again elsewhere, as for a lost node.
+- A task's worker dies with its raylet (``_watch_raylet``), so that its matches
+  stop at once.
 - Exactly once: Ray retries nothing (``max_retries=0``). When a task fails
   for a system reason (its node or worker died, its objects were lost), this
   executor submits each of its matches again with only the game indices it
@@ -71,7 +80,6 @@ from arena.tournament.executor import (
     JobEvent,
     LiveBatch,
     MatchJob,
-    SeatOffered,
     WorkerStarted,
 )
 from arena.tournament.match_chain import chain_length, play_chain
@@ -349,18 +357,24 @@ class RayExecutor:
             self.log.info("match_placed", match_id=event.match_id, part=event.part,
                           node=event.node_ip, chain=event.chain, prestarted=event.prestarted,
                           attempt=None if owner is None else owner.attempt)  # fmt: skip
+        elif isinstance(event, (GameFinished, JobDone)) and owner is None:
+            self._reject(task, task.runs[0], getattr(getattr(event, "report", None), "index", -1),
+                         f"it sent a game of match {event.match_id!r}, which it was not given")
+            return False
         elif isinstance(event, GameFinished) and owner is not None:
-            job = next((j for j in owner.jobs if event.report.index in
-                        j.config.indices_to_play), owner.jobs[0])  # fmt: skip
+            index = getattr(event.report, "index", None)
             try:
-                if event.report.index in owner.reported:
-                    raise ForgedGame(f"game {event.report.index} reported twice")
+                job = next((j for j in owner.jobs if index in j.config.indices_to_play), None)
+                if job is None:
+                    raise ForgedGame(f"game index {index!r} is not one of this match's")
+                if index in owner.reported:
+                    raise ForgedGame(f"game {index} reported twice")
                 check_game(job, owner.seeds, event.report)
             except ForgedGame as forged:
-                self._reject(task, owner, event.report.index, str(forged))
+                self._reject(task, owner, index, str(forged))
                 return False
             except Exception as failure:  # a report no check foresaw is refused the same
-                self._reject(task, owner, event.report.index, f"unreadable report: {failure!r}")
+                self._reject(task, owner, index, f"unreadable report: {failure!r}")
                 return False
             owner.reported.add(event.report.index)
             timing = self.timings[job.key]
@@ -378,9 +392,11 @@ class RayExecutor:
             if event.part not in owner.done:  # exactly one JobDone per job
                 owner.done.add(event.part)
                 self._finish(done, event.error)
-        elif isinstance(event, (GameFinished, JobDone, WorkerStarted, LiveBatch, SeatOffered)):
+        elif isinstance(event, WorkerStarted) or (
+            isinstance(event, LiveBatch) and owner is not None
+        ):  # information only (a node's live view is not checked)
             self._events.append(event)
-        return True
+        return True  # anything else (a seat offer: no remote bot plays on Ray) is dropped
 
     def _reject(self, task: _Task, run: _Run, index: object, problem: str) -> None:
         """A game of ``run`` failed the driver's check: it is not stored, the node that
