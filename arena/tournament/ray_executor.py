@@ -71,6 +71,7 @@ from ray.exceptions import RayError, RayTaskError
 from arena.logs import get_logger
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.types import BotSpec
+from arena.store.rejected import MAX_PROBLEM_CHARS
 from arena.tournament.bot_bundles import cache_root, cached_bot, pack
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
@@ -403,12 +404,15 @@ class RayExecutor:
         sent it gets no more matches, its task is killed and each of its matches is
         played again (the games not stored yet) on other nodes."""
         ip, node_id = task.node or ("unknown", "unknown")
+        problem = problem[:MAX_PROBLEM_CHARS]  # the node's own text may be in it
         self.log.error("game_rejected_from_node", match_id=run.match_id, game=index,
                        node_ip=ip, node_id=node_id, problem=problem)  # fmt: skip
         if node_id != "unknown":
             self.distrusted[node_id] = ip
             self._slots_read = (-_SLOTS_TTL_S, 1)
-        shown = index if isinstance(index, int) and not isinstance(index, bool) else -1
+        shown = -1  # what the node sent may be no game index at all
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < 2**31:
+            shown = index
         self._events.append(GameRejected(run.match_id, shown, ip, node_id, problem))
         with contextlib.suppress(RayError):
             ray.cancel(task.generator, force=True)
