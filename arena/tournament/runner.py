@@ -59,6 +59,7 @@ from arena.store import (
     TournamentLease,
     TournamentRow,
     acquire_lease,
+    add_rejected_game,
     add_rounds,
     add_seat_offer,
     bot_spec,
@@ -75,6 +76,7 @@ from arena.tournament.config import TournamentError, match_identity
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
+    GameRejected,
     JobDone,
     JobEvent,
     LiveBatch,
@@ -387,6 +389,8 @@ class TournamentRunner:
             summary.worker_cpus[event.pid] = event.cpus
         elif isinstance(event, GameFinished):
             self._store_games([event], summary)
+        elif isinstance(event, GameRejected):
+            self._game_rejected(event)
         else:
             self._job_done(event, open_jobs, summary)
 
@@ -398,6 +402,12 @@ class TournamentRunner:
             close_seat_offers(self.store, match_id=done.match_id)
         if done.error is not None:
             self._match_failed(done.match_id, done.error, summary)
+
+    def _game_rejected(self, event: GameRejected) -> None:
+        """Keep which node sent a game the driver refused (it is played again elsewhere)."""
+        node = {"node_ip": event.node_ip, "node_id": event.node_id, "problem": event.problem}
+        self.log.error("game_rejected", match_id=event.match_id, game=event.index, **node)
+        add_rejected_game(self.store, match_id=event.match_id, game_index=event.index, **node)
 
     def _offer_seat(self, match_id: int, offer: SeatOffer) -> None:
         """Store a remote bot's seat offer (token hash only), then hand it to `arena serve`."""
