@@ -213,14 +213,15 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     print(f"remote bots: RefereeService/Play on {args.host}:{port} (seat tokens)", flush=True)
     web = None
     if args.web_port is not None:
-        from arena.web.play import PlayTables
+        from arena.web.play import PlayOptions, PlayTables
         from arena.web.server import create_web_server
 
         try:
             web, web_port = create_web_server(
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
                 spectator_delay_s=args.spectator_delay_s,
-                submitter=WebSubmitter(store, options.smoke_check), tables=PlayTables(store),
+                submitter=WebSubmitter(store, options.smoke_check),
+                tables=PlayTables(store, PlayOptions(unsafe=args.unsafe_no_sandbox)),
             )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)

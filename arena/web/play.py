@@ -52,6 +52,7 @@ from arena.store import (
     record_game,
     register_remote_bot,
 )
+from arena.store.bots import PERSON_PREFIX
 from arena.store.models import (
     PlannedMatch,
     PlannedRound,
@@ -74,7 +75,7 @@ from arena.web.submit import RequestRefused, same_origin
 Json = dict[str, object]
 PLAY_METHOD = f"/{SERVICE_NAME}/Play"
 REMOTE_RUNTIME = "remote"
-HUMAN_PREFIX = "human-"
+HUMAN_PREFIX = PERSON_PREFIX  # reserved: only user U may store a bot named human-U
 HOUSE_BOTS = ("python_random", "python_greedy")  # shipped with the arena; stored on first use
 MAX_BODY_BYTES = 4096
 
@@ -89,6 +90,7 @@ class PlayOptions:
     max_tables: int = 8  # open at once on this server
     max_tables_per_user: int = 1  # open at once per user
     kept_s: float = 600.0  # how long a finished table stays readable
+    unsafe: bool = False  # run the bot without the sandbox (arena serve --unsafe-no-sandbox)
 
 
 class PlayRefused(Exception):
@@ -424,7 +426,7 @@ class PlayTables:
             match = list_matches(self.store, row.id)[0]
             match_config = MatchConfig(
                 games=1, paired=False, variant=table.variant,
-                time_control=self.options.time_control,
+                time_control=self.options.time_control, unsafe=self.options.unsafe,
                 secret=match_seed_material(tournament_secret(self.store, row.id),
                                            match_identity(match)),
             )  # fmt: skip

@@ -262,3 +262,15 @@ def test_a_server_without_tables_says_so(tmp_path: Path) -> None:
         assert b'id="disabled"' in app.handle("GET", "/play", {}).body
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("owner", ["bob", None])
+def test_nobody_else_can_take_a_persons_seat_name(tmp_path: Path, owner: str | None) -> None:
+    """A bot stored first as human-ann would keep ann from ever sitting at a table."""
+    store = st.Store.open(tmp_path / "data")
+    try:
+        with pytest.raises(st.StoreError, match="only user 'ann' sits as 'human-ann'"):
+            st.register_remote_bot(store, "human-ann", owner=owner)
+        assert st.register_remote_bot(store, "human-ann", owner="ann")[1]
+    finally:
+        store.close()
