@@ -63,10 +63,12 @@ function renderView(view) {
     island.dataset.controller = value;
     island.querySelector(".token").dataset.controller = value;
   }
+  $("you-seat").textContent = `seat ${seat}`;
+  $("you-seat").dataset.seat = String(seat);
   $("round").textContent = String(view.round);
   $("points").textContent = `you ${view.points[seat]} · bot ${view.points[1 - seat]}`;
   $("supply").textContent = `you ${view.supply[seat]} · bot ${view.supply[1 - seat]}`;
-  $("opp-hand").textContent = String(view.opponent_hand_size);
+  $("opp-hand").textContent = `${view.opponent_hand_size} card${view.opponent_hand_size === 1 ? "" : "s"}`;
   $("opp-facedown").textContent = String(view.opponent_facedown_count);
   $("opp-passed").textContent = view.opponent_passed ? " · the bot passed" : "";
   fill($("opp-open"), view.open_cards[1 - seat], "opp-open");
