@@ -24,7 +24,10 @@ from arena.kahuna import (
 
 TABLE_KEYS = frozenset({
     "table", "bot", "seat", "variant", "status", "game", "error", "version", "view",
-    "request", "legal", "clock_ms", "result", "goodbye",
+    "request", "legal", "clock_ms", "result", "goodbye", "reference", "duplicate",
+})  # fmt: skip
+DUPLICATE_KEYS = frozenset({
+    "bot", "winner_seat", "reason", "points", "person_winner_seat", "person_points",
 })  # fmt: skip
 RESULT_KEYS = frozenset({"winner_seat", "reason", "points", "your_status", "opponent_status"})
 
@@ -60,6 +63,12 @@ def check_payload(payload: Mapping[str, object], truth: SeatTruth) -> None:
     result = payload.get("result")
     if isinstance(result, Mapping) and set(result) - RESULT_KEYS:
         raise SeatLeak(f"the result has extra keys: {sorted(set(result) - RESULT_KEYS)}")
+    duplicate = payload.get("duplicate")
+    if duplicate is not None:
+        if payload.get("status") not in ("over", "stored"):
+            raise SeatLeak("a duplicate result before the person's game is over")
+        if not isinstance(duplicate, Mapping) or set(duplicate) - DUPLICATE_KEYS:
+            raise SeatLeak(f"the duplicate result has extra keys: {str(duplicate)[:200]}")
     view = payload.get("view")
     if view is None:
         if payload.get("legal"):

@@ -295,6 +295,9 @@ class Table:
         self.variant = variant
         self.link: SeatLink | None = None
         self.game_id: int | None = None
+        self.reference: BotSpec | None = None  # duplicate mode: plays the deal from this seat
+        self.duplicate: Json | None = None  # its result, once played
+        self.duplicate_record: dict[str, object] | None = None  # kept here, never sent
         self.error: str | None = None
         self.done = threading.Event()
         self.finished_at = 0.0
@@ -316,7 +319,8 @@ class Table:
             "table": self.id, "bot": self.bot.name, "seat": self.seat,
             "variant": {"strategic": self.variant.strategic, "tactical": self.variant.tactical},
             "status": status, "game": self.game_id, "error": self.error,
-            "version": self.version, **({} if link is None else {
+            "version": self.version, "reference": None if self.reference is None
+            else self.reference.name, "duplicate": self.duplicate, **({} if link is None else {
                 k: link[k] for k in ("view", "request", "legal", "clock_ms", "result", "goodbye")}),
         }  # fmt: skip
 
@@ -357,6 +361,8 @@ class PlayTables:
     def open(self, principal: Principal, request: Mapping[str, object]) -> Table:
         """Start a game of ``principal`` against ``request["bot"]`` from ``request["seat"]``."""
         bot = self._bot(request.get("bot"))
+        reference = request.get("reference")
+        reference_spec = None if reference in (None, "") else self._bot(reference)
         seat = request.get("seat", 0)
         if seat not in (0, 1) or isinstance(seat, bool):
             raise PlayRefused(400, f"seat must be 0 or 1, not {seat!r}")
@@ -380,6 +386,7 @@ class PlayTables:
                 raise PlayRefused(429, f"you have {self.options.max_tables_per_user} game(s) in "
                                        "play (max_tables_per_user): finish it first")  # fmt: skip
             table = Table(secrets.token_urlsafe(16), principal.user, bot, int(seat), variant)
+            table.reference = reference_spec
             self._tables[table.id] = table
         try:
             register_remote_bot(self.store, human, owner=principal.user,
@@ -440,6 +447,8 @@ class PlayTables:
             table.game_id = record_game(self.store, match.id, game, rate=_unrated,
                                         failures=_failures(game))  # fmt: skip
             set_status(self.store, row.id, TournamentStatus.FINISHED)
+            if table.reference is not None:
+                self._duplicate(table, match_config, game)
         except Exception as error:
             self.log.exception("play_table_failed", table=table.id[:6])
             table.error = f"the game could not be played: {error}"
@@ -451,6 +460,29 @@ class PlayTables:
             table.finished_at = time.monotonic()
             table.done.set()
             table.changed()
+
+
+    def _duplicate(self, table: Table, config: MatchConfig, played: GameReport) -> None:
+        """Duplicate mode: the reference bot plays the same deal (the same seed material:
+        the same deal and reshuffles) from the person's seat, against the same bot, after
+        the person's game; the page compares the two results. Not stored: its deal is the
+        person's game's, which the record of that game already holds."""
+        assert table.reference is not None
+        pair = (table.reference, table.bot) if table.seat == 0 else (table.bot, table.reference)
+        game = run_match(config, *pair).games[0]
+        table.duplicate_record = game.record
+        result = game.record.get("result")
+        points = result.get("points") if isinstance(result, dict) else None
+        winner = None if game.winner is None else game.bots_by_seat.index(game.winner)
+        person_winner = None if played.winner is None else played.bots_by_seat.index(played.winner)
+        played_result = played.record.get("result")
+        table.duplicate = {
+            "bot": table.reference.name, "winner_seat": winner, "reason": game.reason,
+            "points": points, "person_winner_seat": person_winner,
+            "person_points": played_result.get("points") if isinstance(played_result, dict)
+            else None,
+        }  # fmt: skip
+        table.changed()
 
 
 def _version_id(store: Store, spec: BotSpec) -> int:

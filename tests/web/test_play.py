@@ -155,6 +155,36 @@ def test_a_whole_game_is_played_stored_unrated_and_shows_only_the_seat(
 
 
 @pytest.mark.slow
+def test_duplicate_mode_plays_the_same_deal_from_the_persons_seat(
+    arena_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    store, tables, ann, _ = arena_site
+    request = {"bot": "python_random", "seat": 1, "reference": "python_greedy"}
+    status, opened = ann.call("POST", "/api/play", request)
+    assert status == 201 and opened["reference"] == "python_greedy", opened
+    seen = play_out(ann, str(opened["table"]), random.Random(5))
+    last = seen[-1]
+    assert last["status"] == "stored", last
+    record = st.game_record(store, last["game"])  # type: ignore[arg-type]
+    truth = SeatTruth(parse_record(json.dumps(record)))
+    for payload in seen:
+        check_payload(payload, truth)
+    table = tables.table(st.Principal("ann", "user"), str(opened["table"]))
+    duplicate = table.duplicate_record
+    assert duplicate is not None and duplicate["deal"] == record["deal"]
+    bots = duplicate["match"]["bots"]  # type: ignore[index]
+    assert bots[1]["name"] == "python_greedy" and bots[0]["name"] == "python_random"
+    replayed = parse_record(json.dumps(duplicate)).result
+    assert replayed is not None
+    compared = last["duplicate"]
+    assert isinstance(compared, dict)
+    assert compared["points"] == list(replayed.points)
+    assert compared["winner_seat"] == replayed.winner
+    assert compared["person_points"] == record["result"]["points"]  # type: ignore[index]
+    assert len(st.list_games(store)) == 1  # the duplicate is compared, not stored
+
+
+@pytest.mark.slow
 def test_a_planted_field_fails_the_check(
     arena_site: tuple[st.Store, PlayTables, Client, Client],
 ) -> None:

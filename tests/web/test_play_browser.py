@@ -99,9 +99,12 @@ def site(tmp_path: Path, browser: Browser) -> Iterator[tuple[Page, st.Store, lis
         store.close()
 
 
-def play_game(page: Page, bodies: list[Json], bot: str, seat: int, rng: random.Random) -> Json:
+def play_game(
+    page: Page, bodies: list[Json], bot: str, seat: int, rng: random.Random, reference: str = ""
+) -> Json:
     """Start a game and click random legal actions until it is stored; the last state."""
     page.select_option("#bot", bot)
+    page.select_option("#reference", reference)
     page.select_option("#seat", str(seat))
     page.click("#start")
     section = page.locator("#table")
@@ -141,18 +144,27 @@ def play_game(page: Page, bodies: list[Json], bot: str, seat: int, rng: random.R
     return next(b for b in reversed(bodies) if b["status"] == "stored")
 
 
-@pytest.mark.parametrize(("bot", "seat"), [("python_random", 0), ("python_greedy", 1)])
+@pytest.mark.parametrize(("bot", "seat", "reference"), [
+    ("python_random", 0, ""), ("python_greedy", 1, "python_random"),
+])  # fmt: skip
 def test_a_person_plays_whole_games_and_sees_only_the_seat(
-    site: tuple[Page, st.Store, list[Json]], bot: str, seat: int
+    site: tuple[Page, st.Store, list[Json]], bot: str, seat: int, reference: str
 ) -> None:
     page, store, bodies = site
-    final = play_game(page, bodies, bot, seat, random.Random(seat))
+    final = play_game(page, bodies, bot, seat, random.Random(seat), reference)
     record = parse_record(json.dumps(st.game_record(store, final["game"])))
     assert record.result is not None
     truth = SeatTruth(record)
     assert len(bodies) > 10
     for body in bodies:
         check_payload(body, truth)
+    if reference:  # duplicate mode: both results of the deal, side by side
+        expect(page.locator("#duplicate")).to_contain_text(
+            "Duplicate, the same deal from your seat: you ", timeout=60_000
+        )
+        expect(page.locator("#duplicate")).to_contain_text(f"; {reference} ")
+    else:
+        expect(page.locator("#duplicate")).to_be_hidden()
     page.click("#game-link")
     page.wait_for_url(f"**/games/{final['game']}")
     expect(page.locator("h1")).to_contain_text(bot)

@@ -144,7 +144,27 @@ function renderStatus() {
   } else {
     status.textContent = "Seating you and the bot";
   }
+  renderDuplicate();
   $("clock").textContent = table.clock_ms === null || table.clock_ms === undefined ? "-" : `${Math.ceil(table.clock_ms / 1000)} s`;
+}
+
+function pointsText(points) {
+  return points ? `${points[table.seat]}-${points[1 - table.seat]}` : "no points";
+}
+
+function renderDuplicate() {
+  const node = $("duplicate");
+  node.hidden = !table.reference;
+  if (!table.reference) return;
+  const dup = table.duplicate;
+  if (!dup) {
+    node.textContent = `Duplicate: ${table.reference} plays the same deal from your seat after your game`;
+    return;
+  }
+  const outcome = (winner) => winner === null ? "a draw" : winner === table.seat ? "won" : "lost";
+  node.textContent = `Duplicate, the same deal from your seat: you ${outcome(dup.person_winner_seat)} `
+    + `${pointsText(dup.person_points)}; ${dup.bot} ${outcome(dup.winner_seat)} ${pointsText(dup.points)} (${dup.reason})`;
+  node.dataset.done = "true";
 }
 
 function render(next) {
@@ -202,6 +222,7 @@ async function start(event) {
     const body = {
       bot: $("bot").value, seat: Number($("seat").value),
       strategic: $("strategic").checked, tactical: $("tactical").checked,
+      reference: $("reference").value,
     };
     const opened = await api("POST", "/api/play", body);
     tableId = opened.table;
@@ -219,11 +240,13 @@ async function loadBots() {
   const response = await fetch("/api/play/bots");
   if (!response.ok) return;
   const payload = await response.json();
-  $("bot").replaceChildren(...payload.bots.map((name) => {
+  const options = () => payload.bots.map((name) => {
     const option = el("option", "", name);
     option.value = name;
     return option;
-  }));
+  });
+  $("bot").replaceChildren(...options());
+  $("reference").append(...options());
 }
 
 $("play-form").addEventListener("submit", start);
