@@ -10,13 +10,13 @@ server's log keeps the details.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import grpc
-import grpc.aio
 
 from arena.logs import get_logger
+from arena.server.interceptors import Handler, HandlerInterceptor, replaced
 from arena.store import is_disk_full
 
 DISK_FULL_MESSAGE = (
@@ -41,23 +41,12 @@ def _guarded(method: str, inner: Callable[[Any, grpc.ServicerContext], Any]) -> 
     return call
 
 
-class DiskFullInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class DiskFullInterceptor(HandlerInterceptor):
     """Maps a full disk in any unary call to RESOURCE_EXHAUSTED (see the module)."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
-        ],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
+    def wrap(self, handler: Handler, method: grpc.HandlerCallDetails) -> Handler:
+        if handler.unary_unary is None:
             return handler
         if inspect.iscoroutinefunction(handler.unary_unary):  # health Check: writes nothing
             return handler
-        return grpc.unary_unary_rpc_method_handler(
-            _guarded(handler_call_details.method, handler.unary_unary),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return replaced(handler, _guarded(method.method, handler.unary_unary))

@@ -18,12 +18,14 @@ from __future__ import annotations
 import hashlib
 import inspect
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import grpc
 import grpc.aio
+
+from arena.server.interceptors import Handler, HandlerInterceptor, behaviour_of, replaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +159,7 @@ def limited(counter: StreamCounter, key: str | None, inner: StreamHandler) -> St
     return stream
 
 
-class StreamLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class StreamLimitInterceptor(HandlerInterceptor):
     """Counts every response stream by its bearer token (see StreamLimits).
 
     Methods in ``own_counting`` (the gateway's Play, which counts its streams
@@ -168,26 +170,10 @@ class StreamLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-a
         self.counter = counter
         self.own_counting = own_counting
 
-    async def intercept_service(
-        self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
-        ],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or not handler.response_streaming or method in self.own_counting:
+    def wrap(self, handler: Handler, method: grpc.HandlerCallDetails) -> Handler:
+        if not handler.response_streaming or method.method in self.own_counting:
             return handler
-        key = token_key(handler_call_details.invocation_metadata)
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                limited(self.counter, key, cast(StreamHandler, handler.unary_stream)),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return grpc.stream_stream_rpc_method_handler(
-            limited(self.counter, key, cast(StreamHandler, handler.stream_stream)),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
+        key = token_key(method.invocation_metadata)
+        return replaced(
+            handler, limited(self.counter, key, cast(StreamHandler, behaviour_of(handler)))
         )
