@@ -8,14 +8,21 @@ order rotates: ``hand-built`` is ``arena.protocol.wire.observation_bytes`` (the
 referee's), ``generated`` is ``observation_to_pb(...).SerializeToString()``.
 Both build the seat's view first. Printed: microseconds per observation
 (median of the rounds, with the spread) and the generated/hand-built ratio.
+
+``--against DIR`` (a checkout of other code, e.g. ``git archive REV | tar -x -C DIR``)
+also alternates, in this one process, this checkout's ``observation_bytes`` with
+DIR's: alone, and inside the referee's turn (``benchmarks/referee_turn.py``'s
+``cpu_per_decision_us``, with ``arena.referee.game``'s encoder swapped).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -84,11 +91,50 @@ def us_per_observation(encode: Callable[[Decision], bytes], work: list[Decision]
     return (time.process_time() - started) / len(work) * 1e6
 
 
+def _encoder_of(checkout: Path) -> Callable[..., bytes]:
+    spec = importlib.util.spec_from_file_location(
+        "other_wire", checkout / "arena" / "protocol" / "wire.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    encode: Callable[..., bytes] = module.observation_bytes
+    return encode
+
+
+def against(checkout: Path, work: list[Decision], rounds: int) -> None:
+    """This checkout's encoder against ``checkout``'s, alone and in the referee's turn."""
+    import arena.referee.game as game
+    from benchmarks.referee_turn import cpu_per_decision_us
+
+    encoders = {"this": observation_bytes, "other": _encoder_of(checkout)}
+    for decision in work:
+        assert encoders["other"](*decision) == observation_bytes(*decision)
+    alone: dict[str, list[float]] = {name: [] for name in encoders}
+    turn: dict[str, list[float]] = {name: [] for name in encoders}
+    with tempfile.TemporaryDirectory(prefix="kobs-", dir="/tmp") as work_dir:
+        for round_index in range(rounds):
+            order = list(encoders) if round_index % 2 else list(reversed(encoders))
+            for name in order:
+                encode = encoders[name]
+                alone[name].append(us_per_observation(lambda d, e=encode: e(*d), work))
+                game.observation_bytes = encode  # type: ignore[assignment]
+                turn[name].append(cpu_per_decision_us(Path(work_dir), 15, round_index)[0])
+        game.observation_bytes = observation_bytes  # type: ignore[assignment]
+    print(f"this checkout against {checkout}, {rounds} alternating rounds (CPU us, median (min))")
+    for name in encoders:
+        print(
+            f"  {name:>5}: encoder {statistics.median(alone[name]):.2f} ({min(alone[name]):.2f}),"
+            f" referee per decision {statistics.median(turn[name]):.1f} ({min(turn[name]):.1f})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=40, help="random games (default 40)")
     parser.add_argument("--rounds", type=int, default=9, help="rounds (default 9)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--against", type=Path, help="a checkout of other code to alternate with")
     args = parser.parse_args()
     work = decisions(args.games, args.seed)
     for encode in ENCODERS.values():  # warm the caches, as a long-running referee has them
@@ -108,6 +154,8 @@ def main() -> None:
         )
     ratios = [g / h for g, h in zip(figures["generated"], figures["hand-built"], strict=True)]
     print(f"  generated / hand-built: {statistics.median(ratios):.2f}x (median of the rounds)")
+    if args.against is not None:
+        against(args.against, work, args.rounds)
 
 
 if __name__ == "__main__":
