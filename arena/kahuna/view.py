@@ -7,7 +7,9 @@ rule (``shown``) says whose cards an action reveals to whom, and one builder
 per audience reads the state:
 
 - ``observe(state, seat)``: an ``Observation``; the opponent's hand is a size,
-  its face-down discards a count, its deck draws "a card from the deck";
+  its face-down discards a count, its deck draws "a card from the deck"
+  (``observe_since``: only the actions not sent yet; ``seat_view``: the same
+  values as a tuple, for the referee's encoder);
 - ``spectate(state)``: a ``SpectatorView``, the columns both seats share;
 - the state itself is the full view.
 
