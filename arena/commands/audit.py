@@ -1,7 +1,7 @@
 """`arena audit NAME`: check a finished tournament against its published seed commitment.
 
 Exit 0 with what passed; exit 1 naming the first difference (a tournament not
-finished yet cannot be audited: its seed is still secret). ``--bundle FILE``
+finished yet cannot be audited: its seed is still secret). `--bundle FILE`
 checks a saved audit bundle (`arena remote audit NAME --save FILE`) instead of
 a data directory: docs/reference/VERIFY.md.
 """

@@ -1,7 +1,7 @@
 """`arena limits show | set | clear`: the per-user limits of `arena serve`, on the data directory.
 
-A setting is stored: for every user, or for one user (``--user``), over the
-server's defaults (its ``--limit-*`` flags; this command shows the built-in
+A setting is stored: for every user, or for one user (`--user`), over the
+server's defaults (its `--limit-*` flags; this command shows the built-in
 defaults). A running server applies it from its next request, as it does the
 admin's SetLimit call. docs/guide/operating.md lists the limits.
 """

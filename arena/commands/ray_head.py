@@ -1,17 +1,17 @@
 """`arena ray-head`: start the head of a Ray cluster for the arena, locked.
 
-The one head command of docs/DISTRIBUTED.md and docker/compose.ray.yaml. It
-starts ``ray start --head`` with Ray's token authentication on
-(``RAY_AUTH_MODE=token``: every node, driver and client must hold the token of
-``arena ray-token create``; without one it refuses to start, unless
-``--insecure``), no dashboard (``--dashboard HOST`` starts one bound to HOST)
-and no Ray Client server (``--ray-client PORT`` starts one; it asks for the
+The one head command of docs/design/DISTRIBUTED.md and docker/compose.ray.yaml. It
+starts `ray start --head` with Ray's token authentication on
+(`RAY_AUTH_MODE=token`: every node, driver and client must hold the token of
+`arena ray-token create`; without one it refuses to start, unless
+`--insecure`), no dashboard (`--dashboard HOST` starts one bound to HOST)
+and no Ray Client server (`--ray-client PORT` starts one; it asks for the
 token too). Ray's own CPU is kept low as on the workers: no log monitor, no
-metrics recording. ``--ray-start-args`` passes more flags to ``ray start``
-(``--node-ip-address``, ``--block``); ``--dry-run`` prints the command.
+metrics recording. `--ray-start-args` passes more flags to `ray start`
+(`--node-ip-address`, `--block`); `--dry-run` prints the command.
 
 Ray has no flag that turns its client server off (it starts one on port 10001
-whenever its dependencies are installed), so this runs ``ray start`` in this
+whenever its dependencies are installed), so this runs `ray start` in this
 process with Ray told its client is not installed.
 """
 

@@ -1,9 +1,9 @@
 """`arena ray-token create [PATH]`: make a Ray cluster's token, once, on the operator's machine.
 
 Every node, driver and client of an arena cluster proves it holds this token
-(Ray's token authentication, ``RAY_AUTH_MODE=token``; docs/DISTRIBUTED.md): 256
-random bits written to PATH (default ``$RAY_AUTH_TOKEN_PATH``, else
-``~/.ray/auth_token``, where Ray looks) with mode 0600. Copy the file, by a
+(Ray's token authentication, `RAY_AUTH_MODE=token`; docs/design/DISTRIBUTED.md): 256
+random bits written to PATH (default `$RAY_AUTH_TOKEN_PATH`, else
+`~/.ray/auth_token`, where Ray looks) with mode 0600. Copy the file, by a
 channel you trust, to the same place on every machine of the cluster. An
 existing file is never overwritten: every node would need the new token.
 """

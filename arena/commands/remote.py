@@ -714,7 +714,7 @@ def run_audit(args: argparse.Namespace) -> int:
             f"the arena now publishes the commitment {bundle.get('commitment')}, not the"
             f" {args.commitment} you noted"))  # fmt: skip
     if args.json:
-        _say([json.dumps(report.to_json(), indent=2)])
+        _say_json(report.to_json())
     elif report.ok:
         _say([report.text()])
     else:

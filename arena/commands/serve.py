@@ -1,4 +1,4 @@
-"""`arena serve` (the gRPC arena API); `arena token` (arena.commands.tokens) beside it.
+"""`arena serve` (the gRPC arena API); `arena token` beside it.
 
 `arena serve` prints where the admin token is kept (DATA_DIR/admin.token,
 created on first use, mode 0600). Clients send `authorization: Bearer TOKEN`.

@@ -1,10 +1,10 @@
 """`arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory.
 
-A token may be made to expire (``--expires-in 30d``); `revoke` ends one token
+A token may be made to expire (`--expires-in 30d`); `revoke` ends one token
 (by the id `list` shows) or every token of a user at once. A revoked or
 expired token is refused by the gRPC API, the web and the remote-bot gateway,
 with a message saying which. Only a token's SHA-256 is stored: `list` shows
-its first characters (``sha256sum`` of a token one holds starts the same).
+its first characters (`sha256sum` of a token one holds starts the same).
 """
 
 from __future__ import annotations

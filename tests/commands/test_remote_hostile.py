@@ -259,6 +259,7 @@ def test_play_runs_at_most_max_parallel_bots_without_the_user_token(
     assert service.tokens == [f"Bearer {TOKEN}"] * 2  # login, then the connector: from env
 
 
+@pytest.mark.slow
 def test_the_connector_refuses_a_token_in_argv(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(SDK_DIR))
     env.pop("KAHUNA_USER_TOKEN", None)
