@@ -41,6 +41,7 @@ from arena.store import (
     tournament_byes,
 )
 from arena.store.tournaments import UNRECORDED_INTERRUPTION
+from arena.testing.waiting import wait_until
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
@@ -462,10 +463,7 @@ def _everything(data: Path) -> list[tuple[object, ...]]:
 
 
 def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting: {what}"
-        time.sleep(0.02)
+    wait_until(condition, what, timeout_s)
 
 
 def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(tmp_path: Path) -> None:
