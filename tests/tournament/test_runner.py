@@ -360,9 +360,7 @@ def test_resume_plays_only_the_games_a_killed_match_did_not_store(tmp_path: Path
     data = _data_dir_with_bots(tmp_path / "killed", bots)
     _create(data, definition)
     process = _run_cli(data, "resume", "one")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(_stored_rows(data)) < 2:
-        time.sleep(0.02)
+    wait_until(lambda: len(_stored_rows(data)) >= 2, "two games stored", 60)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(10)
     before = _stored_rows(data)
