@@ -530,6 +530,7 @@ def test_watch_leaderboard_and_record_follow_a_tournament(
     _refusal(arena_cli("record", "0"), remote.EXIT_USAGE, "positive")
 
 
+@pytest.mark.slow
 def test_remote_audit_checks_a_real_tournament_from_what_the_arena_publishes(
     arena: Served, arena_cli: Cli, tmp_path: Path
 ) -> None:

@@ -411,6 +411,7 @@ def test_a_swiss_round_paired_against_the_standings_fails(tmp_path: Path) -> Non
     assert any("round 2: the standings before it pair" in p for p in problems), problems
 
 
+@pytest.mark.slow
 def test_the_cli_checks_a_saved_bundle_without_a_data_directory(
     finished: tuple[Path, int], tmp_path: Path
 ) -> None:

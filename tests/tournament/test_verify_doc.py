@@ -20,7 +20,7 @@ from arena.testing.demo_data import add_demo_bots, play_committed_games
 from arena.tournament.audit_bundle import tournament_bundle
 from arena.tournament.rounds import create_tournament
 
-DOC = (Path(__file__).parents[2] / "docs" / "VERIFY.md").read_text()
+DOC = (Path(__file__).parents[2] / "docs" / "reference" / "VERIFY.md").read_text()
 MASK = 2**64 - 1
 GOLDEN = 0x9E3779B97F4A7C15
 ISLANDS = ["ALOA", "BARI", "COCO", "DUDA", "ELAI", "FAAA",

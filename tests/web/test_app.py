@@ -519,6 +519,7 @@ def test_an_interrupted_ladder_says_to_start_it_with_serve_not_tournament_resume
         assert f"<code>{command}</code>" in page.body.decode()
 
 
+@pytest.mark.slow
 def test_the_tournament_page_publishes_its_commitment_and_once_finished_its_secret(
     site: LiveSite,
 ) -> None:
