@@ -8,10 +8,11 @@ the parsed namespace and returning the process exit status.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from arena import __version__
 from arena._grpc_env import tune_this_process
@@ -27,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.match",
     "arena.commands.demo",
     "arena.commands.stats",
+    "arena.commands.export",
     "arena.commands.remote",
     "arena.commands.sandbox_check",
     "arena.commands.ray_worker",
@@ -45,8 +47,51 @@ DIRECT_COMMANDS: dict[str, str] = {
 Handler = Callable[[argparse.Namespace], int]
 
 
+def _suggestion(word: str, known: Iterable[str]) -> str:
+    """The words " (did you mean X?)", X the closest of ``known`` to ``word``; or ""."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a mistyped command, choice or flag
+    (sub-command parsers are of this class too: argparse makes them so)."""
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        choices = action.choices
+        if choices is not None and value not in choices:
+            names = [str(choice) for choice in choices]
+            raise argparse.ArgumentError(
+                action, f"invalid choice: {value!r}{_suggestion(str(value), names)};"
+                f" choose from {', '.join(names)}",
+            )  # fmt: skip
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = self._chosen(parsed)
+            flags = [flag for action in parser._actions for flag in action.option_strings]
+            words = [word + _suggestion(word.split("=")[0], flags) if word.startswith("-")
+                     else word for word in extras]  # fmt: skip
+            parser.error(f"unrecognized arguments: {' '.join(words)}")
+        return parsed
+
+    def _chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The (sub-)command parser that ``parsed`` went down to."""
+        parser: argparse.ArgumentParser = self
+        while True:
+            action = next((a for a in parser._actions
+                           if isinstance(a, argparse._SubParsersAction)), None)  # fmt: skip
+            chosen = getattr(parsed, action.dest, None) if action is not None else None
+            if action is None or chosen not in action.choices:
+                return parser
+            parser = action.choices[chosen]
+
+
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="arena",
         description="Kahuna Arena: referee, tournaments and ratings for Kahuna bots.",
     )

@@ -96,10 +96,11 @@ def main() -> int:
                 pb.RegisterRemoteBotRequest(name=REMOTE),
                 metadata=(("authorization", f"Bearer {user}"),),
             )
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]))
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]),
+                       KAHUNA_USER_TOKEN=user)
             connector = subprocess.Popen(
                 [sys.executable, "-m", "kahuna_bot.remote", "--arena", target, *tls_flags,
-                 "--user-token", user, "--bot", REMOTE, "--max-seats", "1", "--",
+                 "--bot", REMOTE, "--max-seats", "1", "--",
                  sys.executable, str(SAMPLE_RANDOM_BOT / "bot.py")],
                 env=env, stderr=subprocess.DEVNULL,
             )  # fmt: skip

@@ -11,11 +11,12 @@ check are reported either way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.bots.smoke import smoke_failure
-from arena.conformance import SUBMISSION_SCENARIOS, CheckReport, check_bot
-from arena.referee import BotSpec
+from arena.conformance import SUBMISSION_SCENARIOS, CheckReport, ScenarioResult, check_bot
+from arena.referee import BotSpec, unbuilt
 from arena.sandbox import SandboxUnavailableError
 
 
@@ -27,11 +28,16 @@ class SubmissionCheck:
 
 
 def check_submission(
-    candidate: BotSpec, opponent: BotSpec, *, unsafe: bool = False
-) -> SubmissionCheck:
-    """The conformance check of ``candidate``, then its smoke match against ``opponent``."""
+    candidate: BotSpec, opponent: BotSpec, *, unsafe: bool = False,
+    on_result: Callable[[ScenarioResult], None] | None = None,
+) -> SubmissionCheck:  # fmt: skip
+    """The conformance check of ``candidate`` (``on_result`` hears each scenario as it is
+    played), then its smoke match against ``opponent``."""
+    if (not_built := unbuilt(candidate)) is not None:
+        return SubmissionCheck(not_built)
     try:
-        report = check_bot(candidate, scenarios=SUBMISSION_SCENARIOS, unsafe=unsafe)
+        report = check_bot(candidate, scenarios=SUBMISSION_SCENARIOS, unsafe=unsafe,
+                           on_result=on_result)  # fmt: skip
     except (ValueError, SandboxUnavailableError) as error:
         return SubmissionCheck(f"the conformance check could not be run: {error}")
     refusal = report.refusal()

@@ -1,5 +1,5 @@
-"""`arena bot add|list|show|check|new`: store bots once they pass their checks, and look at them
-(`arena bot new`, starting a bot from a starter kit, is arena/commands/kits.py).
+"""`arena bot add|list|show|check|new`: store bots once they pass their checks, look at
+them, check them and start new ones from a starter kit.
 
 `arena bot add DIR` validates DIR/bot.toml, plays the bot through the
 conformance check's submission scenarios (`arena bot check --submission`: the
@@ -28,8 +28,9 @@ from arena.bots.submission import check_submission
 from arena.commands import bot_check, kits
 from arena.commands.rebuilds import binary_only_changes
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
-from arena.conformance import ensure_class_archive
-from arena.referee import BotConfigError, BotSpec, load_bot
+from arena.commands.tables import fit
+from arena.conformance import SUBMISSION_SCENARIOS, ensure_class_archive
+from arena.referee import BotConfigError, BotSpec, load_bot, unbuilt
 from arena.store import (
     BotVersionRow,
     NotFoundError,
@@ -94,6 +95,9 @@ def run_add(store: Store, args: argparse.Namespace) -> int:
         opponent = load_bot(args.opponent)
     except (BotConfigError, StoreError) as error:
         return fail(str(error))
+    for bot in (spec, opponent):
+        if (not_built := unbuilt(bot)) is not None:
+            return fail(f"{bot.directory}: {not_built}")
     refusal = store_checked_bot(store, spec, opponent, owner=args.owner,
                                 unsafe=args.unsafe_no_sandbox)  # fmt: skip
     return 0 if refusal is None else fail(refusal)
@@ -105,7 +109,18 @@ def store_checked_bot(
     """Store ``spec`` once it has finished a smoke match; why not, when it is refused.
 
     An unchanged bot is the version already stored: nothing is played again.
+    A bot of another owner is refused first, naming its owner (an owner-less
+    add never takes a user's bot, even one holding the same files).
     """
+    try:
+        current_owner = get_bot(store, spec.name).owner
+    except NotFoundError:
+        current_owner = None
+    if current_owner is not None and current_owner != owner:
+        return (
+            f"refused {spec.name}: bot {spec.name!r} belongs to user {current_owner!r};"
+            f" choose another name, or add a version of theirs with --owner {current_owner}"
+        )
     try:
         known = get_version(store, spec.name, spec.version)
     except NotFoundError:
@@ -124,7 +139,8 @@ def store_checked_bot(
     else:
         print(f"conformance check, then a smoke match against {opponent.name}"
               f" ({SMOKE_GAMES} games): {spec.name} ...", flush=True)  # fmt: skip
-        checked = check_submission(spec, opponent, unsafe=unsafe)
+        with bot_check.scenario_progress(len(SUBMISSION_SCENARIOS), enabled=True) as heard:
+            checked = check_submission(spec, opponent, unsafe=unsafe, on_result=heard)
         if checked.conformance is not None:
             print(checked.conformance.timing_text())
         if checked.refusal is not None:
@@ -187,7 +203,9 @@ def run_list(store: Store, args: argparse.Namespace) -> int:
             b.name, b.owner or "-", str(b.version_count), b.latest.version[:10],
             f"{b.latest.conservative:.2f}", str(b.latest.games),
         )  # fmt: skip
-    console().print(table if bots else "No bots yet: add one with `arena bot add DIR`.")
+    out = console()
+    out.print(fit(table, out, ("latest", "versions", "owner")) if bots
+              else "No bots yet: add one with `arena bot add DIR`.")  # fmt: skip
     return 0
 
 
@@ -216,7 +234,8 @@ def run_show(store: Store, args: argparse.Namespace) -> int:
             f"{100 * v.rate(v.timeouts):.1f}%", f"{100 * v.rate(v.crashes):.1f}%",
             f"{100 * v.rate(v.illegal_actions):.1f}%",
         )  # fmt: skip
-    console().print(table)
+    out = console()
+    out.print(fit(table, out, ("illegal", "crashes", "timeouts", "added", "sigma", "mu", "W/D/L")))
     for f in failures:
         console().print(
             f"game {f.game_id} (version {f.version[:10]}, seat {f.seat}): {f.status};"

@@ -21,18 +21,31 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from arena.commands.storeargs import add_data_dir, fail
 from arena.conformance import (
     SCENARIOS,
     SUBMISSION_SCENARIOS,
+    ScenarioResult,
     check_bot,
     needs_class_archive,
     train_class_archive,
 )
-from arena.referee import BotConfigError, BotSpec, load_bot
+from arena.conformance.report import checks_text
+from arena.referee import BotConfigError, BotSpec, load_bot, unbuilt
 from arena.sandbox import SandboxUnavailableError
 from arena.sandbox.javacds import shelf_dir
 from arena.store import resolve_data_dir
@@ -86,20 +99,46 @@ def with_class_archive(
     return spec
 
 
+@contextmanager
+def scenario_progress(
+    total: int, *, enabled: bool
+) -> Iterator[Callable[[ScenarioResult], None]]:
+    """A progress bar on the terminal (standard error) while ``total`` scenarios play,
+    gone when they are done; nothing where standard error is not a terminal."""
+    out = Console(stderr=True)
+    with Progress(
+        SpinnerColumn(), TextColumn("scenarios"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
+        console=out, transient=True, disable=not (enabled and out.is_terminal),
+    ) as progress:  # fmt: skip
+        task = progress.add_task("check", total=total, last="")
+
+        def heard(result: ScenarioResult) -> None:
+            mark = "pass" if result.passed else "FAIL"
+            progress.update(task, advance=1, last=f"{mark} {result.name}")
+
+        yield heard
+
+
 def run_check(args: argparse.Namespace) -> int:
     try:
         spec = load_bot(args.directory)
     except BotConfigError as error:
         return fail(str(error), NOT_CHECKED)
+    if (not_built := unbuilt(spec)) is not None:
+        return fail(f"{spec.directory}: {not_built}", NOT_CHECKED)
     wanted = set(args.scenario or ())
     table = SUBMISSION_SCENARIOS if args.submission else SCENARIOS
     scenarios = [s for s in table if not wanted or s.name in wanted]
     if not args.no_class_archive and not args.unsafe_no_sandbox:
         spec = with_class_archive(spec, args.data_dir, say=None if args.json else print)
     if not args.json:
-        print(f"checking {spec.name} ({len(scenarios)} scenarios) ...", flush=True)
+        print(f"checking {spec.name}: {checks_text(len(scenarios))}"
+              f" ({len(scenarios) + 2} checks) ...", flush=True)  # fmt: skip
     try:
-        report = check_bot(spec, scenarios=scenarios, unsafe=args.unsafe_no_sandbox)
+        with scenario_progress(len(scenarios), enabled=not args.json) as heard:
+            report = check_bot(spec, scenarios=scenarios, unsafe=args.unsafe_no_sandbox,
+                               on_result=heard)  # fmt: skip
     except (ValueError, SandboxUnavailableError) as error:
         return fail(f"cannot check {spec.name}: {error}", NOT_CHECKED)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.text())

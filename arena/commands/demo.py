@@ -2,7 +2,7 @@
 
 Stores the sample bots (each after its checks, as `arena bot add` does;
 an unchanged bot is not played again), creates a round robin named
-``demo-N``, plays it in the sandbox with the default clocks, and prints the
+`demo-N`, plays it in the sandbox with the default clocks, and prints the
 standings, the crosstable and the leaderboard. Everything lands in the data
 directory like any other tournament, so `arena serve --web-port 8080` shows it.
 """
@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from pathlib import Path
 
 from arena.commands.bot import store_checked_bot
 from arena.commands.leaderboard import run_leaderboard
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning, play_tournament, run_options_problem
-from arena.referee import BotConfigError, BotSpec, load_bot
+from arena.referee import BotConfigError, BotSpec, load_bot, unbuilt
 from arena.resources import sample_bots_dir
 from arena.store import Store, TournamentFormat, list_tournaments
 from arena.tournament.config import TournamentError, build_config
@@ -53,18 +52,20 @@ def sample_bots() -> tuple[list[BotSpec], list[str]]:
     notes: list[str] = []
     for name in DEMO_BOTS:
         directory = sample_bots_dir() / name
-        if name.startswith("js_") and not _node_ready(directory):
-            notes.append(f"{name} left out: run `npm ci --prefix {directory}` to include it")
+        if name.startswith("js_") and shutil.which("node") is None:
+            notes.append(f"{name} left out: no node (Node.js 20+) on PATH")
             continue
         try:
-            specs.append(load_bot(directory))
+            spec = load_bot(directory)
         except BotConfigError as error:
             notes.append(f"{name} left out: {error}")
+            continue
+        not_built = unbuilt(spec)
+        if not_built is not None:
+            notes.append(f"{name} left out: {not_built} (in {directory}) to include it")
+            continue
+        specs.append(spec)
     return specs, notes
-
-
-def _node_ready(directory: Path) -> bool:
-    return shutil.which("node") is not None and (directory / "node_modules").is_dir()
 
 
 def _demo_name(store: Store) -> str:

@@ -1,21 +1,23 @@
-"""`arena bot new LANG NAME`: start a bot from a starter kit (issue 13, item 3).
+"""`arena bot new LANG NAME`: start a bot from a starter kit.
 
-A starter kit is a sample bot directory (``sample_bots/<dir>/``) that plays
-a random legal action in one language. ``bot new`` copies it into a new
-directory, leaving out what its build makes (``node_modules``, compiled
-output, a native bot's binary), and renames it: the ``name`` of its
-``bot.toml`` and every other place the kit's name appears in its text files
-(the name the bot says in Hello, its README, ``package.json``). The copy is
-ready to build (``./build.sh`` where the kit has one) and to play.
+A starter kit is a sample bot (sample_bots/DIR/) that plays a random legal
+action in one language. `bot new` copies it into a new directory, leaving out
+what its build makes (node_modules, compiled output, a native bot's binary),
+and gives it the new name: in bot.toml and everywhere else the kit's name
+appears in its text files (the name the bot says in Hello, its README). The
+project files keep their fixed package names, so any bot name builds. The
+copy is ready to build (its ./build.sh, for every kit but Python's) and to
+play: `arena bot check NAME`, `arena match NAME python_random`.
 
-``KITS`` is the table of languages; ``--list`` shows it with the kits this
-installation holds (a kit whose directory is missing is listed as such, and
-asking for it is an error that says so).
+--list shows the languages, with the kits this installation holds (a kit
+whose directory is missing is listed as such, and asking for it is an error
+that says so).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 import shutil
@@ -65,7 +67,10 @@ def find_kit(language: str) -> Kit:
         if wanted == kit.language or wanted in kit.aliases:
             return kit
     names = ", ".join(kit.language for kit in KITS)
-    raise KitError(f"no starter kit for language {language!r}; the kits are: {names}")
+    known = [name for kit in KITS for name in (kit.language, *kit.aliases)]
+    close = difflib.get_close_matches(wanted, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise KitError(f"no starter kit for language {language!r}{hint}; the kits are: {names}")
 
 
 def kit_path(kit: Kit) -> Path:
@@ -207,7 +212,8 @@ def run_new(args: argparse.Namespace) -> int:
     hint = build_hint(created)
     if hint:
         print(f"build it:  {hint}")
-    print(f"play it:   arena match {created} {sample_bots_dir() / 'python_random'} --games 2")
+    print(f"check it:  arena bot check {created}")
+    print(f"play it:   arena match {created} python_random")
     return 0
 
 

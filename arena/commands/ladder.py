@@ -5,11 +5,15 @@ the API: its settings are the flags given, else the stored ones, else the
 defaults; the ones it runs with are stored (a flag given once is kept).
 `arena ladder withdraw BOT` takes a bot off the ladder (its matches in play
 finish); `arena ladder return BOT`, or a new version of it, brings it back.
+`arena ladder collusion` lists the pairs of bots whose results against each
+other depart from what their results against everyone else predict
+(``arena.tournament.collusion``; docs/guide/fair-play.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import threading
 from collections.abc import Callable
 
@@ -20,10 +24,13 @@ from arena.store import (
     Store,
     create_ladder,
     find_ladder,
+    game_results,
+    get_tournament,
     ladder_settings,
     set_ladder_settings,
     set_withdrawn,
 )
+from arena.tournament.collusion import ALPHA, MIN_GAMES, collusion_report, report_lines
 from arena.tournament.config import NAME_PATTERN, TournamentError
 from arena.tournament.executor import MatchExecutor
 from arena.tournament.ladder import LadderRunner
@@ -38,6 +45,8 @@ _GIVEN = (
     ("--ladder-placement-matches", "placement_matches", "a new version's placement burst (4)"),
     ("--ladder-placement-in-play", "placement_in_play", "its placement matches at once (2)"),
     ("--ladder-max-repeat", "max_repeat", "the same pairing at most N times in a row (1)"),
+    ("--ladder-entrants-per-user", "entrants_per_user",
+     "each user's N latest-submitted bots play the ladder, 0: all (1)"),
 )
 
 
@@ -63,7 +72,9 @@ def prepare_ladder(store: Store, args: argparse.Namespace) -> int:
     name = args.ladder_name
     if not NAME_PATTERN.fullmatch(name):
         raise TournamentError(f"--ladder-name {name!r}: use 1-60 letters, digits, - _ .")
-    given: dict[str, object | None] = {key: getattr(args, f"ladder_{key}") for _, key, _ in _GIVEN}
+    given: dict[str, object | None] = {
+        key: getattr(args, f"ladder_{key}", None) for _, key, _ in _GIVEN  # absent: not given
+    }
     given["concurrency"] = args.concurrency
     tournament_id = find_ladder(store, name)
     if tournament_id is None:
@@ -122,7 +133,9 @@ __all__ = ["LadderThread", "LeaseHeldError", "add_ladder_flags", "start_ladder"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    ladder = subparsers.add_parser("ladder", help="take a bot off the ladder or bring it back")
+    ladder = subparsers.add_parser(
+        "ladder", help="take a bot off the ladder or bring it back; the collusion report"
+    )
     commands = ladder.add_subparsers(dest="ladder_command", metavar="SUBCOMMAND")
     commands.required = True
     for name, withdrawn, text in (
@@ -133,6 +146,61 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         command.add_argument("bot")
         add_data_dir(command)
         command.set_defaults(func=with_store(_withdraw_or_return), withdrawn=withdrawn)
+    report = commands.add_parser(
+        "collusion",
+        help="pairs whose results against each other depart from their ratings against"
+        " everyone else (method: docs/guide/fair-play.md)",
+    )
+    report.add_argument(
+        "--tournament", metavar="NAME", help="only this tournament's games (default: every game)"
+    )
+    report.add_argument(
+        "--min-games", type=_positive, default=MIN_GAMES, metavar="N",
+        help=f"pairs with at least N games together (default {MIN_GAMES})",
+    )  # fmt: skip
+    report.add_argument(
+        "--alpha", type=_level, default=ALPHA, metavar="P",
+        help=f"flag pairs whose p-value is under P (default {ALPHA:g})",
+    )  # fmt: skip
+    report.add_argument("--all", action="store_true", help="every pair tested, not the flagged")
+    report.add_argument("--json", action="store_true", help="JSON (every pair tested)")
+    add_data_dir(report)
+    report.set_defaults(func=with_store(_collusion))
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of games, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 game, got {value}")
+    return value
+
+
+def _level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a probability, not {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"a probability between 0 and 1, got {value}")
+    return value
+
+
+def _collusion(store: Store, args: argparse.Namespace) -> int:
+    tournament_id = None
+    if args.tournament is not None:
+        tournament_id = get_tournament(store, args.tournament).id
+    report = collusion_report(
+        game_results(store, tournament_id=tournament_id), min_games=args.min_games,
+        alpha=args.alpha,
+    )  # fmt: skip
+    if args.json:
+        print(json.dumps([e.to_json() for e in report], indent=2))
+    else:
+        print("\n".join(report_lines(report, everything=args.all)))
+    return 0
 
 
 def _withdraw_or_return(store: Store, args: argparse.Namespace) -> int:

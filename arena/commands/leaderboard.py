@@ -9,10 +9,14 @@ from rich.table import Table
 
 from arena.commands.playflags import whole
 from arena.commands.storeargs import add_data_dir, console, with_store
+from arena.commands.tables import fit
 from arena.store import LeaderboardRow, Store, leaderboard
 from arena.tournament.intervals import ScoreInterval, TableIntervals
 from arena.tournament.results import leaderboard_intervals, version_key
 
+DROP_ORDER = ("illegal", "crashes", "timeouts", "pairs", "sigma", "mu", "Elo (95%)", "version",
+              "score (95%)", "W/D/L")  # fmt: skip
+"""The columns a narrow terminal loses, first to last; rank, bot, rating and games stay."""
 MAX_GAMES = 2**63 - 1  # SQLite's largest integer: past it the query cannot be asked
 
 
@@ -92,7 +96,7 @@ def run_leaderboard(store: Store, args: argparse.Namespace) -> int:
     out = console()
     empty = (f"No bot version has {args.min_games} games or more." if args.min_games
              else "No bots yet: add one with `arena bot add DIR`.")  # fmt: skip
-    out.print(table if rows else empty)
+    out.print(fit(table, out, DROP_ORDER) if rows else empty)
     names = {
         key: f"{r.entry.bot} {r.entry.version[:10]}" for key, r in zip(keys, rows, strict=True)
     }

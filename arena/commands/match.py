@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from arena.commands.bot_check import with_class_archive
+from arena.commands.botref import find_bot
 from arena.commands.outfile import write_whole
 from arena.commands.playflags import add_play_flags, time_control, variant, whole
 from arena.commands.storeargs import add_data_dir
@@ -27,7 +28,7 @@ from arena.referee import (
     MatchConfig,
     MatchReport,
     display_names,
-    load_bot,
+    unbuilt,
 )
 from arena.referee.halves import run_halves
 from arena.referee.handicap import FORMAT as HANDICAP_FORMAT
@@ -35,6 +36,7 @@ from arena.referee.handicap import parse_handicap
 from arena.referee.seeds import STANDALONE, match_seed_material, new_secret, secret_from_seed
 from arena.referee.timings import decision_stats, seat_walls
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
+from arena.store import SchemaError, StoreError
 from arena.tournament.intervals import ScoreInterval, TableGame, field_intervals
 from arena.tournament.stats import MIN_PAIRS
 
@@ -54,14 +56,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "match",
         help="play a match between two bots through the sandboxed referee",
         description=(
-            "Play GAMES games between two bot directories (each with a bot.toml): seats swap "
+            "Play GAMES games between two bots (directories with a bot.toml, stored bots or"
+            " sample bots, by name): seats swap "
             "every game and each deal is played from both sides: games 2k and 2k+1 share a deal,"
             " played by separate bot processes (one run for the even games, one for the odd,"
             " at once). Prints each game, in order, and the score."
         ),
     )
-    parser.add_argument("bot_a", type=Path, metavar="BOT_DIR", help="first bot's directory")
-    parser.add_argument("bot_b", type=Path, metavar="BOT_DIR", help="second bot's directory")
+    parser.add_argument("bot_a", metavar="BOT", help="first bot: a directory, a stored bot's"
+                        " name (its latest version) or a sample bot's (e.g. python_random)")
+    parser.add_argument("bot_b", metavar="BOT", help="second bot, the same way")
     parser.add_argument("--games", type=whole(1, 10_000), default=2, help="games (default 2)")
     parser.add_argument(
         "--seed", type=whole(0, 2**63 - 1), default=None,
@@ -110,9 +114,12 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     configure(level="WARNING")
     try:
-        bots = load_bot(args.bot_a), load_bot(args.bot_b)
-    except BotConfigError as error:
+        bots = find_bot(args.bot_a, args.data_dir), find_bot(args.bot_b, args.data_dir)
+    except (BotConfigError, StoreError, SchemaError) as error:
         return _fail(str(error))
+    for bot in bots:
+        if (not_built := unbuilt(bot)) is not None:
+            return _fail(f"{bot.directory}: {not_built}")
     if not args.no_class_archive and not args.unsafe_no_sandbox:  # Java: as a tournament would
         say = None if args.json else _say
         bots = (with_class_archive(bots[0], args.data_dir, say=say),

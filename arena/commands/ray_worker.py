@@ -43,6 +43,15 @@ from arena.tournament.node_slots import SLOTS_ENV
 from arena.tournament.ray_auth import ClusterAuth, TokenError, cluster_auth, require_token
 
 SANDBOX_RESOURCE = "kahuna_sandbox"  # arena.tournament.ray_executor's, without importing Ray
+DESCRIPTION = (
+    "Join a Ray cluster as a node that plays matches. Runs `arena sandbox-check` first:"
+    " only when every layer of the sandbox works does it start Ray on this node, offering"
+    " the resource that matches ask for, so that a node that cannot sandbox bots never"
+    " gets a match; otherwise it starts nothing and exits 1 (--unsafe-no-sandbox offers"
+    " the resource anyway: trusted bots only). --ray-start-args passes more flags to"
+    " `ray start`. Each match runs on its own share of the node's CPUs (--slots)."
+)
+"""The help's description: the module docstring says how, for the code's readers."""
 KEEP_CHILDREN_ENV = "RAY_kill_child_processes_on_worker_exit"
 METRICS_ENV = "RAY_enable_metrics_collection"
 NICENESS_ENV = "RAY_worker_niceness"
@@ -51,7 +60,7 @@ NICENESS_ENV = "RAY_worker_niceness"
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "ray-worker", help="join a Ray cluster as a node that plays matches",
-        description=__doc__,
+        description=DESCRIPTION,
     )  # fmt: skip
     parser.add_argument("address", help="the Ray head's address (host:port)")
     parser.add_argument(

@@ -2,18 +2,25 @@
 
   arena remote login URL          save the arena and your token (stdin, or a prompt)
   arena remote submit DIR         pack DIR, upload it, print the version and the checks
-  arena remote bots               the arena's bots (latest versions)
+  arena remote bot list           the arena's bots (latest versions)
   arena remote leaderboard        ratings (--json for machines)
-  arena remote tournaments        the arena's tournaments, newest first
+  arena remote tournament list    the arena's tournaments, newest first
   arena remote watch NAME         a tournament's progress (live table on a terminal)
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
   arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
   arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
 
 URL is grpc://HOST:PORT or HOST:PORT (plaintext) or grpcs://HOST:PORT (TLS,
-checked against the system's CA roots, or --tls-ca FILE). The login is saved
+checked against the system's CA roots, or --tls-ca FILE). A plaintext login to
+an address other than this machine's loopback sends the token in clear: it is
+refused unless --insecure is given. The login is saved
 mode 0600 in $XDG_CONFIG_HOME/kahuna-arena/remote.json (else
 ~/.config/kahuna-arena/remote.json); login checks the token with the arena first.
+`remote play` hands the token to the connector in its environment, never in argv,
+and runs at most --max-parallel bots at once (default: the CPUs).
+
+Whatever the arena sends (names, messages, records, refusals) is printed with
+its control characters shown as \\uXXXX: an arena cannot drive your terminal.
 
 Every refusal is one line on standard error, and the exit status says which:
 
@@ -37,8 +44,10 @@ import contextlib
 import getpass
 import importlib
 import io
+import ipaddress
 import json
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -52,8 +61,9 @@ import grpc
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
 from arena.commands.outfile import write_whole
 from arena.commands.remote_grpc import Client, Endpoint
+from arena.commands.tables import fit_rows, terminal_width
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
-from arena.referee import BotConfigError, load_bot
+from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.tls import TlsConfigError, check_client_tls
 from arena.tournament.audit import audit_bundle
@@ -81,6 +91,28 @@ class RemoteError(Exception):
         super().__init__(message)
         self.message = message
         self.status = status
+
+
+# ------------------------------------------------------------------ server text
+
+# Characters that move the cursor, rewrite the screen or reorder text on a terminal:
+# C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides.
+# The SDK's connector (kahuna_bot.remote.HIDDEN) holds the same set.
+HIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every character that could drive a terminal shown as ``\\uXXXX``.
+
+    Every text an arena sends goes through here before it is printed or written;
+    ``keep`` names the few (a record's newlines) that stay as they are.
+    """
+    return HIDDEN.sub(
+        lambda found: found.group() if found.group() in keep else f"\\u{ord(found.group()):04x}",
+        text,
+    )
 
 
 # ------------------------------------------------------------------ refusals
@@ -127,6 +159,21 @@ def config_dir(environ: Mapping[str, str] = os.environ) -> Path:
 class Target:
     address: str
     tls: bool
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (HOST:PORT) names this machine's loopback by itself.
+
+    Only ``localhost`` and loopback IP literals count: a name is not resolved,
+    since whoever answers for it decides where it leads.
+    """
+    host = address.rpartition(":")[0].strip("[]").lower()
+    if host in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def parse_url(url: str) -> Target:
@@ -232,6 +279,8 @@ def pack_bot(directory: Path) -> bytes:
         check_bot_directory(directory)
     except (BotConfigError, ArchiveError) as error:
         raise RemoteError(f"bot refused before upload: {error}", EXIT_USAGE) from None
+    if (not_built := unbuilt(spec)) is not None:
+        raise RemoteError(f"bot refused before upload: {directory}: {not_built}", EXIT_USAGE)
     buffer = _Bounded(directory)
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path in _walk(directory):
@@ -332,9 +381,14 @@ def bot_json(bot: pb.BotVersion) -> dict[str, object]:
     }  # fmt: skip
 
 
-def columns(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """Aligned plain-text columns: text to the left, numbers to the right."""
-    table = [list(header), *[list(row) for row in rows]]
+def columns(
+    header: Sequence[str], rows: Iterable[Sequence[str]], drop_order: Sequence[str] = ()
+) -> list[str]:
+    """Aligned plain-text columns: text to the left, numbers to the right; on a terminal,
+    without the columns of ``drop_order`` (first dropped first) it needs to fit."""
+    kept, cells = fit_rows(header, [list(row) for row in rows], drop_order, terminal_width())
+    table = [kept, *cells]
+    header = kept
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     numeric = [all(_number(row[i]) for row in table[1:]) and len(table) > 1
                for i in range(len(header))]  # fmt: skip
@@ -357,7 +411,8 @@ def bots_lines(reply: pb.ListBotsResponse) -> list[str]:
          f"{b.wins}/{b.draws}/{b.losses}")
         for b in sorted(reply.bots, key=lambda b: b.name)
     ]  # fmt: skip
-    return columns(("bot", "version", "owner", "mu", "sigma", "games", "W/D/L"), rows)
+    return columns(("bot", "version", "owner", "mu", "sigma", "games", "W/D/L"), rows,
+                   ("sigma", "mu", "version", "owner"))  # fmt: skip
 
 
 def leaderboard_lines(reply: pb.GetLeaderboardResponse) -> list[str]:
@@ -374,7 +429,7 @@ def leaderboard_lines(reply: pb.GetLeaderboardResponse) -> list[str]:
         ))  # fmt: skip
     header = ("#", "bot", "version", "mu-3sigma", "mu", "sigma", "games", "W/D/L",
               "timeouts", "crashes", "illegal")  # fmt: skip
-    return columns(header, rows)
+    return columns(header, rows, ("illegal", "crashes", "timeouts", "sigma", "mu", "version"))
 
 
 def leaderboard_json(reply: pb.GetLeaderboardResponse) -> str:
@@ -406,13 +461,13 @@ def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
     if not reply.tournaments:
         return ["no tournaments yet"]
     rows = [
-        (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status,
-         f"{t.games_played}/{t.games_scheduled}", str(len(t.entrants)),
-         t.seed_commitment or "-")
+        (str(t.id), t.name, _FORMATS.get(t.format, "-"), t.status, str(len(t.entrants)),
+         f"{t.games_played}/{t.games_scheduled}", t.seed_commitment or "-")
         for t in reply.tournaments
     ]  # fmt: skip
-    header = ("id", "name", "format", "status", "games", "entrants", "seed commitment")
-    return columns(header, rows)
+    # as `arena tournament list`, and the seed commitment (docs/reference/VERIFY.md)
+    header = ("id", "name", "format", "status", "bots", "games", "seed commitment")
+    return columns(header, rows, ("seed commitment", "bots", "format"))
 
 
 def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any]:
@@ -454,22 +509,39 @@ def standings_lines(event: pb.WatchTournamentResponse) -> list[str]:
 
 
 def record_text(reply: pb.GetGameRecordResponse) -> str:
-    return reply.record_json if reply.record_json.endswith("\n") else reply.record_json + "\n"
+    """The record as sent, its control characters but newlines and tabs made visible
+    (inside a JSON string, ``\\u001b`` is the same character, escaped)."""
+    text = visible(reply.record_json, keep="\n\t")
+    return text if text.endswith("\n") else text + "\n"
+
+
+TOKEN_ENV = "KAHUNA_USER_TOKEN"  # where the connector reads the user token
 
 
 def play_argv(
-    endpoint: Endpoint, bot: str, command: Sequence[str], max_seats: int | None = None
+    endpoint: Endpoint,
+    bot: str,
+    command: Sequence[str],
+    max_seats: int | None = None,
+    max_parallel: int | None = None,
 ) -> list[str]:
-    """The SDK connector's arguments (kahuna_bot.remote) for ``bot`` on ``endpoint``."""
+    """The SDK connector's arguments (kahuna_bot.remote) for ``bot`` on ``endpoint``.
+
+    The token is not among them: the connector reads it from ``$KAHUNA_USER_TOKEN``.
+    """
     if not command:
         raise RemoteError("give the bot's command after --, e.g. -- python3 bot.py", EXIT_USAGE)
     if shutil.which(command[0]) is None:
         raise RemoteError(f"the bot's command {command[0]!r}: no such program", EXIT_USAGE)
-    argv = ["--arena", endpoint.address, "--user-token", endpoint.token, "--bot", bot]
+    argv = ["--arena", endpoint.address, "--bot", bot]
     if max_seats is not None:
         if max_seats < 1:
             raise RemoteError(f"--max-seats must be at least 1, got {max_seats}", EXIT_USAGE)
         argv += ["--max-seats", str(max_seats)]
+    parallel = default_parallel() if max_parallel is None else max_parallel
+    if parallel < 1:
+        raise RemoteError(f"--max-parallel must be at least 1, got {parallel}", EXIT_USAGE)
+    argv += ["--max-parallel", str(parallel)]
     if endpoint.tls:
         argv.append("--tls")
     for flag, value in (("--tls-ca", endpoint.tls_ca), ("--tls-cert", endpoint.tls_cert),
@@ -482,11 +554,24 @@ def play_argv(
 # ------------------------------------------------------------------ the commands
 
 
+def default_parallel() -> int:
+    """The CPUs this process may use: how many bots `remote play` runs at once by default."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def _say(lines: Iterable[str], out: TextIO | None = None) -> None:
+    """Print ``lines``, one each, with control characters made visible (see ``visible``)."""
     stream = out or sys.stdout
     for line in lines:
-        print(line, file=stream)
+        print(visible(line), file=stream)
     stream.flush()
+
+
+def _say_json(value: object) -> None:
+    _say(json.dumps(value, indent=2).splitlines())
 
 
 def _client(endpoint: Endpoint) -> Client:
@@ -510,6 +595,15 @@ def _calls(endpoint: Endpoint) -> Iterator[Client]:
 def run_login(args: argparse.Namespace) -> int:
     target = parse_url(args.url)
     tls = target.tls or bool(args.tls or args.tls_ca or args.tls_cert or args.tls_key)
+    if not tls and not is_loopback(target.address):
+        if not args.insecure:
+            raise RemoteError(
+                f"{target.address} is not this machine and the URL is plaintext: the token"
+                " would cross the network in clear; use grpcs:// (TLS), or give --insecure"
+                " if the network is yours", EXIT_USAGE,
+            )  # fmt: skip
+        _say([f"warning: plaintext to {target.address}: anyone on the path can read your"
+              " token (--insecure)"], sys.stderr)  # fmt: skip
     if (args.tls_cert is None) != (args.tls_key is None):
         raise RemoteError("--tls-cert and --tls-key go together: give both, or neither",
                           EXIT_USAGE)  # fmt: skip
@@ -528,14 +622,31 @@ def run_login(args: argparse.Namespace) -> int:
 
 
 def run_submit(args: argparse.Namespace) -> int:
-    endpoint = load_login(config_dir())
     directory = Path(args.directory)
-    request = submit_request(directory)
-    runtime = load_bot(directory).runtime
-    with _calls(endpoint) as client:
+    request = submit_request(directory)  # a bot that cannot go is refused before the login
+    endpoint = load_login(config_dir())
+    from rich.console import Console
+
+    spec = load_bot(directory)
+    _say([submit_notice(spec.name, spec.runtime, len(request.archive))])  # before the wait
+    err = Console(stderr=True)
+    waiting = (err.status(f"{spec.name}: the arena is checking it", refresh_per_second=4)
+               if err.is_terminal else contextlib.nullcontext())  # fmt: skip
+    with _calls(endpoint) as client, waiting:
         reply = client.submit(request)
-    _say(submit_lines(reply, runtime))
+    _say(submit_lines(reply, spec.runtime))
     return EXIT_OK
+
+
+def submit_notice(name: str, runtime: str, size: int) -> str:
+    """What a submission is about to wait for, said before the wait (it can be a minute)."""
+    from arena.bots.smoke import SMOKE_GAMES
+
+    checks = ("no smoke match: you run a remote bot" if runtime == "remote" else
+              f"the submission scenarios of `arena bot check`, then a {SMOKE_GAMES}-game smoke"
+              " match: up to a few minutes")  # fmt: skip
+    return (f"uploading {name} ({size / 1024:.0f} KiB); the arena checks it before storing it:"
+            f" {checks}")  # fmt: skip
 
 
 def run_bots(args: argparse.Namespace) -> int:
@@ -543,7 +654,7 @@ def run_bots(args: argparse.Namespace) -> int:
     with _calls(endpoint) as client:
         reply = client.list_bots()
     if args.json:
-        _say([json.dumps([bot_json(b) for b in reply.bots], indent=2)])
+        _say_json([bot_json(b) for b in reply.bots])
     else:
         _say(bots_lines(reply))
     return EXIT_OK
@@ -554,7 +665,7 @@ def run_tournaments(args: argparse.Namespace) -> int:
     with _calls(endpoint) as client:
         reply = client.tournaments()
     if args.json:
-        _say([json.dumps([tournament_json(t) for t in reply.tournaments], indent=2)])
+        _say_json([tournament_json(t) for t in reply.tournaments])
     else:
         _say(tournaments_lines(reply))
     return EXIT_OK
@@ -564,7 +675,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
         reply = client.leaderboard(pb.GetLeaderboardRequest(latest_only=args.latest))
-    _say([leaderboard_json(reply)] if args.json else leaderboard_lines(reply))
+    _say(leaderboard_json(reply).splitlines() if args.json else leaderboard_lines(reply))
     return EXIT_OK
 
 
@@ -630,13 +741,15 @@ def run_watch(args: argparse.Namespace) -> int:
 def _watch_live(events: Iterable[pb.WatchTournamentResponse]) -> None:
     from rich.live import Live
     from rich.table import Table
+    from rich.text import Text
 
     def table(event: pb.WatchTournamentResponse) -> Table:
-        view = Table(title=watch_line(event))
+        # Text, not str: rich would read the arena's names as markup.
+        view = Table(title=Text(visible(watch_line(event))))
         for header in ("#", "bot", "points", "games", "W/D/L"):
             view.add_column(header, justify="left" if header == "bot" else "right")
         for s in event.standings:
-            view.add_row(str(s.rank), s.bot, f"{s.points:g}", str(s.games),
+            view.add_row(str(s.rank), Text(visible(s.bot)), f"{s.points:g}", str(s.games),
                          f"{s.wins}/{s.draws}/{s.losses}")  # fmt: skip
         return view
 
@@ -655,7 +768,7 @@ def run_play(args: argparse.Namespace) -> int:
             f"{command[0]}: options of `arena remote play` go before BOT, the bot's command"
             " after --", EXIT_USAGE,
         )  # fmt: skip
-    argv = play_argv(endpoint, args.bot, command, args.max_seats)
+    argv = play_argv(endpoint, args.bot, command, args.max_seats, args.max_parallel)
     try:
         sdk = SDK_MOUNT.host_dir()
         entries = [mount.path_entry(sandboxed=False) for mount in PYTHON_BOT_MOUNTS]
@@ -668,6 +781,7 @@ def run_play(args: argparse.Namespace) -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [*entries, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     )
+    os.environ[TOKEN_ENV] = endpoint.token  # not argv: the connector strips it from the bot's
     connector = importlib.import_module("kahuna_bot.remote")
     return int(connector.main(argv))
 
@@ -677,7 +791,7 @@ def _handled(run: Any) -> Any:
         try:
             return int(run(args))
         except RemoteError as error:
-            print(f"arena remote: {error.message}", file=sys.stderr)
+            _say([f"arena remote: {error.message}"], sys.stderr)
             return error.status
 
     return handler
@@ -691,11 +805,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = remote.add_subparsers(dest="remote_command", metavar="SUBCOMMAND")
     commands.required = True
 
-    def sub(name: str, help_text: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name, help=help_text, description=f"{help_text}.\n\n{_EXIT_TABLE}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )  # fmt: skip
+    def sub(
+        name: str,
+        help_text: str,
+        under: argparse._SubParsersAction[argparse.ArgumentParser] = commands,
+        *,
+        listed: bool = True,
+    ) -> argparse.ArgumentParser:
+        description = f"{help_text}.\n\n{_EXIT_TABLE}"
+        raw = argparse.RawDescriptionHelpFormatter
+        if not listed:  # no help: left out of the list, an alias kept working
+            return under.add_parser(name, description=description, formatter_class=raw)
+        return under.add_parser(name, help=help_text, description=description, formatter_class=raw)
+
+    def group(name: str, help_text: str) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+        nouns = commands.add_parser(name, help=help_text, description=f"{help_text}.")
+        verbs = nouns.add_subparsers(dest=f"remote_{name}_command", metavar="SUBCOMMAND")
+        verbs.required = True
+        return verbs
 
     login = sub("login", "save an arena's address and your token (read from stdin or a prompt)")
     login.add_argument("url", help="grpc://HOST:PORT or HOST:PORT (plaintext), grpcs://HOST:PORT")
@@ -713,24 +840,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="your PEM client certificate, for mutual TLS (implies TLS)",
     )
     login.add_argument("--tls-key", type=Path, metavar="FILE", help="the key of --tls-cert")
+    login.add_argument(
+        "--insecure", action="store_true",
+        help="allow a plaintext URL to another machine (the token crosses the network in clear)",
+    )  # fmt: skip
     login.set_defaults(func=_handled(run_login))
 
     submit = sub("submit", "pack a bot directory, upload it, print its version and checks")
     submit.add_argument("directory", metavar="DIR", help="the bot's directory (with bot.toml)")
     submit.set_defaults(func=_handled(run_submit))
 
-    bots = sub("bots", "list the arena's bots (latest versions)")
-    bots.add_argument("--json", action="store_true", help="JSON instead of a table")
-    bots.set_defaults(func=_handled(run_bots))
+    bot_commands = group("bot", "the arena's bots (as `arena bot` on the server)")
+    for bots in (
+        sub("list", "list the arena's bots (latest versions)", bot_commands),
+        sub("bots", "list the arena's bots (latest versions)", listed=False),
+    ):
+        bots.add_argument("--json", action="store_true", help="JSON instead of a table")
+        bots.set_defaults(func=_handled(run_bots))
 
     board = sub("leaderboard", "the arena's ratings (TrueSkill, by mu - 3 sigma)")
     board.add_argument("--json", action="store_true", help="JSON instead of a table")
     board.add_argument("--latest", action="store_true", help="only each bot's latest version")
     board.set_defaults(func=_handled(run_leaderboard))
 
-    tournaments = sub("tournaments", "list the arena's tournaments, newest first")
-    tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
-    tournaments.set_defaults(func=_handled(run_tournaments))
+    tournament_commands = group("tournament", "the arena's tournaments (as `arena tournament`)")
+    for tournaments in (
+        sub("list", "list the arena's tournaments, newest first", tournament_commands),
+        sub("tournaments", "list the arena's tournaments, newest first", listed=False),
+    ):
+        tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
+        tournaments.set_defaults(func=_handled(run_tournaments))
 
     watch = sub("watch", "follow a tournament's progress until it ends")
     watch.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
@@ -758,6 +897,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     play.add_argument("bot", metavar="BOT", help='the remote bot\'s name (runtime = "remote")')
     play.add_argument("--max-seats", type=int, metavar="N", help="stop after N seats")
+    play.add_argument(
+        "--max-parallel", type=int, metavar="N",
+        help=f"run at most N bots at once (default: the CPUs, here {default_parallel()})",
+    )  # fmt: skip
     play.add_argument(
         "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the bot's command line"
     )

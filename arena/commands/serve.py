@@ -1,4 +1,4 @@
-"""`arena serve` (the gRPC arena API) and `arena token create` (user tokens).
+"""`arena serve` (the gRPC arena API); `arena token` (arena.commands.tokens) beside it.
 
 `arena serve` prints where the admin token is kept (DATA_DIR/admin.token,
 created on first use, mode 0600). Clients send `authorization: Bearer TOKEN`.
@@ -19,6 +19,7 @@ from types import FrameType
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
+from arena.commands import limits, tokens
 from arena.commands.ladder import LadderThread, add_ladder_flags, start_ladder
 from arena.commands.playflags import positive_seconds, whole
 from arena.commands.rayflags import (
@@ -34,13 +35,13 @@ from arena.referee import BotConfigError, load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.limits import StreamLimits
+from arena.server.quotas import LIMIT_NAMES, UserLimits, limit_help
 from arena.server.submissions import WebSubmitter
 from arena.server.tls import ServerTls, TlsConfigError, load_server_tls
 from arena.store import (
     ADMIN_TOKEN_NAME,
     LeaseHeldError,
     Store,
-    create_token,
     ensure_admin_token,
 )
 from arena.tournament.config import TournamentError
@@ -58,7 +59,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument("--web-port", type=int, help="also serve the web pages on this port")
     serve.add_argument(
         "--spectator-delay-s", type=spectator_delay, metavar="S", default=0.0,
-        help="the web's public live games (/live) show each game S seconds late (default 0)",
+        help="everything public (live games, records, frames, the leaderboard, tournament"
+        " and ladder pages, WatchTournament) shows each game's start, actions and end S"
+        " seconds late; the admin sees them at once (default 0)",
     )  # fmt: skip
     serve.add_argument(
         "--concurrency", type=int, help="matches at once per tournament (default: cores)"
@@ -89,19 +92,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="mutual TLS: gRPC clients must present a certificate signed by this PEM CA",
     )  # fmt: skip
     add_stream_limits(serve)
+    add_user_limits(serve)
     add_ray_flags(serve)
     add_ladder_flags(serve)
     add_data_dir(serve)
     serve.set_defaults(func=with_store(run_serve))
 
-    token = subparsers.add_parser("token", help="manage API tokens for `arena serve`")
-    commands = token.add_subparsers(dest="token_command", metavar="SUBCOMMAND")
-    commands.required = True
-    create = commands.add_parser("create", help="create a token and print it (shown once)")
-    create.add_argument("user", help="user name (letters, digits, - _ .)")
-    create.add_argument("--admin", action="store_true", help="an admin token")
-    add_data_dir(create)
-    create.set_defaults(func=with_store(run_token_create))
+    tokens.register(subparsers)  # arena token create | list | revoke
+    limits.register(subparsers)  # arena limits show | set | clear
 
 
 def spectator_delay(text: str) -> float:
@@ -115,16 +113,12 @@ def spectator_delay(text: str) -> float:
     return seconds
 
 
-def run_token_create(store: Store, args: argparse.Namespace) -> int:
-    print(create_token(store, args.user, "admin" if args.admin else "user"))
-    return 0
-
-
 _DEFAULT_LIMITS = StreamLimits()
 _STREAM_FLAGS = (
     ("--streams-per-token", "per_token", "open response streams per bearer token"),
     ("--streams-unauthenticated", "unauthenticated", "open streams that carry no token, together"),
     ("--streams-total", "total", "open streams of the whole server"),
+    ("--calls-per-token", "calls_per_token", "unary calls in flight per bearer token"),
 )
 
 
@@ -144,16 +138,40 @@ def add_stream_limits(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_user_limits(parser: argparse.ArgumentParser) -> None:
+    """Each user's limits and the check queue (arena.server.quotas.UserLimits) as flags:
+    the defaults the admin's stored settings (`arena limits set`, SetLimit) override."""
+    defaults = UserLimits()
+    for name in LIMIT_NAMES:
+        default = getattr(defaults, name)
+        minimum = 1 if name == "checks_total" else 0
+        parser.add_argument(
+            f"--limit-{name.replace('_', '-')}", type=whole(minimum), metavar="N",
+            dest=f"user_limit_{name}", default=default,
+            help=f"{limit_help(name)} (default {default})",
+        )  # fmt: skip
+
+
+def user_limits(args: argparse.Namespace) -> UserLimits:
+    """The flags' UserLimits; ValueError naming values that do not fit together."""
+    return UserLimits(**{name: getattr(args, f"user_limit_{name}") for name in LIMIT_NAMES})
+
+
 def stream_limits(args: argparse.Namespace) -> StreamLimits:
     """The flags' StreamLimits (their argparse types have checked their ranges)."""
     return StreamLimits(
         per_token=args.limit_per_token, unauthenticated=args.limit_unauthenticated,
-        total=args.limit_total, hello_wait_s=args.hello_wait_s,
+        total=args.limit_total, calls_per_token=args.limit_calls_per_token,
+        hello_wait_s=args.hello_wait_s,
     )  # fmt: skip
 
 
 def run_serve(store: Store, args: argparse.Namespace) -> int:
     limits = stream_limits(args)
+    try:
+        defaults = user_limits(args)
+    except ValueError as error:
+        return fail(str(error), EXIT_BAD_FLAGS)
     problem = concurrency_problem(args.concurrency)
     if problem is not None:
         return fail(problem, EXIT_BAD_FLAGS)
@@ -182,6 +200,8 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     options = ServiceOptions(
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,
         pin_cpus=args.pin_cpus, paired_remote=args.paired_remote, new_executor=new_executor,
+        limits=defaults,
+        spectator_delay_s=args.spectator_delay_s,
     )  # fmt: skip
     credentials = None if tls is None else tls.grpc_credentials()
     try:
@@ -219,7 +239,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
             web, web_port = create_web_server(
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
                 spectator_delay_s=args.spectator_delay_s,
-                submitter=WebSubmitter(store, options.smoke_check),
+                submitter=WebSubmitter(store, options.smoke_check, server.quotas),
             )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -67,5 +68,8 @@ def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
 
 
 def console() -> Console:
-    """A rich console; wide enough for the tables when output is not a terminal."""
-    return Console() if sys.stdout.isatty() else Console(width=160)
+    """A rich console as wide as the terminal (or ``$COLUMNS``); where output goes to
+    neither (a file, a pipe), 160 columns: wide enough for every column of the tables."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit():
+        return Console()
+    return Console(width=160)

@@ -30,6 +30,7 @@ from arena.commands.rayflags import (
 )
 from arena.commands.stats import ORDER
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, console, fail, with_store
+from arena.commands.tables import fit, fits
 from arena.store import (
     INTERRUPTED,
     Store,
@@ -43,7 +44,7 @@ from arena.store import (
 from arena.tournament.config import DEFAULT_MAX_PAIRS, TournamentError, build_config, build_sprt
 from arena.tournament.executor import MatchExecutor
 from arena.tournament.gauntlet import gauntlet_rows
-from arena.tournament.intervals import ScoreInterval
+from arena.tournament.intervals import ScoreInterval, TableIntervals
 from arena.tournament.ladder_config import CONCURRENCY_RANGE
 from arena.tournament.results import (
     table_games,
@@ -58,8 +59,31 @@ from arena.tournament.table import tournament_table
 
 FORMATS = {
     "round-robin": TournamentFormat.ROUND_ROBIN,
-    **{str(kind): kind for kind in TournamentFormat},
+    "swiss": TournamentFormat.SWISS,
+    "gauntlet": TournamentFormat.GAUNTLET,
+    "sprt": TournamentFormat.SPRT,
 }
+"""The formats ``--format`` takes, by the name every command shows (a ladder is no
+format of these: it runs inside ``arena serve --ladder``)."""
+FORMAT_ALIASES = {"round_robin": "round-robin"}
+"""Also accepted: the stored name (``--json`` shows it)."""
+
+
+def format_name(kind: TournamentFormat) -> str:
+    """``kind`` as the commands show it: ``round-robin``, ``swiss``, ``ladder``..."""
+    return str(kind).replace("_", "-")
+
+
+def _format(text: str) -> str:
+    name = FORMAT_ALIASES.get(text, text)
+    if name in FORMATS:
+        return name
+    if name == str(TournamentFormat.LADDER):
+        raise argparse.ArgumentTypeError(
+            "a ladder is not played as a tournament: it runs inside the server"
+            " (`arena serve --ladder`; see `arena ladder --help`)"
+        )
+    raise argparse.ArgumentTypeError(f"{text!r} is not a format: choose from {', '.join(FORMATS)}")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -99,7 +123,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _add_definition(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="tournament name (letters, digits, - _ .)")
     parser.add_argument("bots", nargs="+", metavar="BOT", help="stored bots (latest versions)")
-    parser.add_argument("--format", choices=sorted(FORMATS), default="round-robin")
+    parser.add_argument(
+        "--format", type=_format, choices=list(FORMATS), default="round-robin",
+        help="how the bots are paired (default round-robin)",
+    )  # fmt: skip
     parser.add_argument(
         "--games", type=int, default=TournamentConfig.games_per_match,
         help=f"games per match (default {TournamentConfig.games_per_match})",
@@ -141,6 +168,8 @@ def _bounds(preset: str) -> str:
     return f"[{PRESETS[preset].elo0:g}, {PRESETS[preset].elo1:g}]"
 
 
+STANDINGS_DROP_ORDER = ("S-B", "Buchholz", "byes", "pairs", "Elo (95%)", "score (95%)", "W/D/L")
+"""The standings columns a narrow terminal loses, first to last."""
 SPRT_FLAGS = ("sprt", "elo0", "elo1", "alpha", "beta", "model", "max_pairs")
 
 
@@ -299,7 +328,7 @@ def play_tournament(
 
 
 def print_results(console: Console, store: Store, tournament: TournamentRow) -> None:
-    title = (f"{tournament.name} ({tournament.format}, {tournament.status},"
+    title = (f"{tournament.name} ({format_name(tournament.format)}, {tournament.status},"
              f" {tournament.games_played}/{tournament.games_scheduled} games)")  # fmt: skip
     if tournament.format is TournamentFormat.SPRT:
         print_sprt(console, store, tournament, title)
@@ -350,7 +379,7 @@ def print_gauntlet(console: Console, store: Store, tournament: TournamentRow, ti
             row.opponent or "overall", str(row.games), f"{row.wins}/{row.draws}/{row.losses}",
             *interval_cells(row.interval),
         )  # fmt: skip
-    console.print(table)
+    console.print(fit(table, console, ("pairs", "Elo (95%)", "W/D/L")))
     for row in rows:
         if row.interval is not None and not row.interval.excludes_even():
             console.print(f"{candidate} and {row.opponent} are not separated at 95%",
@@ -372,22 +401,40 @@ def print_standings(console: Console, store: Store, tournament: TournamentRow) -
             str(s.byes), f"{s.buchholz:g}", f"{s.sonneborn_berger:.2f}",
             *interval_cells(intervals.field.get(s.bot)),
         )  # fmt: skip
-    console.print(table)
+    console.print(fit(table, console, STANDINGS_DROP_ORDER))
     order = [s.bot for s in standings]
     for note in intervals.notes(order):
         console.print(note, highlight=False, markup=False)
     cross = _crosstable(store, tournament)
-    grid = Table(title="crosstable (points scored by the row against the column;"
-                 " score ± 95% half width over deal pairs)")  # fmt: skip
-    grid.add_column("")
+    grid = _crosstable_grid(cross, intervals, order, with_intervals=True)
+    if not fits(grid, console):
+        grid = _crosstable_grid(cross, intervals, order, with_intervals=False)
+    if fits(grid, console):
+        console.print(grid)
+    else:
+        console.print(f"crosstable left out at this width ({len(order)} bots):"
+                      f" `arena tournament status {tournament.name} --json` has it",
+                      highlight=False, markup=False)  # fmt: skip
+
+
+def _crosstable_grid(
+    cross: dict[tuple[str, str], float], intervals: TableIntervals, order: list[str],
+    *, with_intervals: bool,
+) -> Table:  # fmt: skip
+    """Points scored by each row's bot against each column's, with the 95% score
+    interval where asked (a narrow terminal gets the points alone)."""
+    title = "crosstable (points scored by the row against the column"
+    grid = Table(title=f"{title}; score ± 95% half width over deal pairs)" if with_intervals
+                 else f"{title})")  # fmt: skip
+    grid.add_column("", no_wrap=True)
     for index, _ in enumerate(order):
         grid.add_column(str(index + 1), justify="right")
     for index, bot in enumerate(order):
         cells = ["x" if bot == other else _cross_cell(cross[(bot, other)],
-                 intervals.h2h.get((bot, other))) if (bot, other) in cross
-                 else "." for other in order]  # fmt: skip
+                 intervals.h2h.get((bot, other)) if with_intervals else None)
+                 if (bot, other) in cross else "." for other in order]  # fmt: skip
         grid.add_row(f"{index + 1} {bot}", *cells)
-    console.print(grid)
+    return grid
 
 
 def _cross_cell(points: float, interval: ScoreInterval | None) -> str:
@@ -480,11 +527,12 @@ def run_list(store: Store, args: argparse.Namespace) -> int:
         table.add_column(header)
     tournaments = list_tournaments(store)
     for t in tournaments:
-        table.add_row(str(t.id), t.name, t.format, t.status, str(len(t.entrants)),
+        table.add_row(str(t.id), t.name, format_name(t.format), t.status, str(len(t.entrants)),
                       f"{t.games_played}/{t.games_scheduled}", _test_cell(store, t),
                       t.created_at[:19])  # fmt: skip
     out = console()
-    out.print(table if tournaments else "No tournaments yet.")
+    out.print(fit(table, out, ("created", "test", "bots", "format")) if tournaments
+              else "No tournaments yet.")  # fmt: skip
     for t in tournaments:
         if t.status == INTERRUPTED:
             out.print(resume_hint(t), highlight=False, markup=False, soft_wrap=True)

@@ -123,9 +123,10 @@ class CheckReport:
                 lines.append(f"{indent}{summary}")
         lines.append(self.timing_text())
         failed = self.failed
+        scenarios = sum(1 for result in self.results if result.name not in (HELLO, EXIT))
         verdict = (
-            f"{len(self.results)} scenarios passed" if not failed
-            else f"{len(failed)} of {len(self.results)} scenarios failed: "
+            f"all {len(self.results)} checks passed ({checks_text(scenarios)})" if not failed
+            else f"{len(failed)} of {len(self.results)} checks failed: "
             + ", ".join(result.name for result in failed)
         )  # fmt: skip
         lines.append(verdict)
@@ -165,6 +166,12 @@ class CheckReport:
         )
         unplayed = len(failed) - len(played)
         return text + (f" ({unplayed} scenarios not played)" if unplayed else "")
+
+
+def checks_text(scenarios: int) -> str:
+    """What the checks of ``scenarios`` scenarios are, in words (two rows besides them:
+    the bot's launches and its exits)."""
+    return f"{scenarios} scenario{'' if scenarios == 1 else 's'}, its launches and its exits"
 
 
 def _rounded(value: float | None) -> float | None:

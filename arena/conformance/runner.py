@@ -17,7 +17,7 @@ import itertools
 import secrets
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from arena.conformance.report import EXIT, HELLO, NOT_PLAYED, CheckReport, ScenarioResult
@@ -69,15 +69,19 @@ def check_bot(
     limits: SandboxLimits | None = None,
     unsafe: bool = False,
     hello_timeout_ms: int = HELLO_TIMEOUT_MS,
+    on_result: Callable[[ScenarioResult], None] | None = None,
 ) -> CheckReport:
-    """Play ``spec`` through ``scenarios`` in the sandbox; what it did in each."""
+    """Play ``spec`` through ``scenarios`` in the sandbox; what it did in each
+    (``on_result`` hears each scenario's result as soon as it is known: progress)."""
     if spec.runtime == REMOTE_RUNTIME:
         raise ValueError(f"bot {spec.name!r} is remote: the arena launches nothing to check")
     config = MatchConfig(
         limits=limits or SandboxLimits(), unsafe=unsafe, hello_timeout_ms=hello_timeout_ms
     )
     with tempfile.TemporaryDirectory(prefix="kahuna-check-", dir=short_tmp()) as work:
-        return _Checker(spec, config, Path(work)).run(scenarios)
+        checker = _Checker(spec, config, Path(work))
+        checker.on_result = on_result
+        return checker.run(scenarios)
 
 
 class _Checker:
@@ -109,6 +113,7 @@ class _Checker:
         )  # fmt: skip
         self.failed_launches = 0
         self.log = get_logger(bot=spec.name, check=self.match_id)
+        self.on_result: Callable[[ScenarioResult], None] | None = None
 
     def run(self, scenarios: Sequence[Scenario]) -> CheckReport:
         results: list[ScenarioResult] = []
@@ -136,14 +141,21 @@ class _Checker:
                 problem = self._connect(scenario, games=len(group) - index)
                 if problem is not None:
                     result.fail(NOT_PLAYED + problem)
+                    self._heard(result)
                     continue
             problem = self._drain()
             if problem is not None:
                 result.fail(f"before the game: {problem}")
+                self._heard(result)
                 continue
             reports.append(self._play(scenario, 2 * index, result))
+            self._heard(result)
         if self.slot.ready:
             self._match_over(reports)
+
+    def _heard(self, result: ScenarioResult) -> None:
+        if self.on_result is not None:
+            self.on_result(result)
 
     def _connect(self, scenario: Scenario, games: int) -> str | None:
         """Launch the bot and await its Hello; what went wrong, or None."""
@@ -365,7 +377,8 @@ def _where(playout: Playout, seat: int, decision: int) -> str:
     facts = [f"round {state.round}"]
     if playout.final_turn:
         facts.append(f"final turn {playout.final_turn}, deck and face-up row empty")
-    facts.append(f"{state.hand_sizes[seat]} cards in hand")
+    cards = state.hand_sizes[seat]
+    facts.append(f"{cards} card{'' if cards == 1 else 's'} in hand")
     if state.opponent_passed:
         facts.append("the opponent passed")
     return f"decision {decision} ({', '.join(facts)})"

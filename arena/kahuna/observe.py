@@ -68,8 +68,9 @@ def seen_event(event: Event, observer: int) -> SeenEvent:
     )
 
 
-def observe(state: State, seat: int) -> Observation:
-    """Everything ``seat`` may know of ``state`` (R9)."""
+def observe(state: State, seat: int, *, history: bool = True) -> Observation:
+    """Everything ``seat`` may know of ``state`` (R9); ``history=False`` leaves the
+    history empty (it costs a step per event), for callers that use only the present."""
     if seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, not {seat!r}")
     opponent = 1 - seat
@@ -95,7 +96,7 @@ def observe(state: State, seat: int) -> Observation:
         opponent_passed=state.opponent_passed,
         turn_played_card=state.turn_played_card,
         turn_discarded=state.turn_discarded,
-        history=tuple(seen_event(event, seat) for event in state.history),
+        history=tuple(seen_event(event, seat) for event in state.history) if history else (),
         is_finished=state.is_finished,
         outcome=state.outcome,
     )

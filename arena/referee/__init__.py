@@ -19,7 +19,7 @@ deadlines and the processes' exits too (``turn_loop``'s docstring, and
 docs/design/ARCHITECTURE.md, "One turn, through the modules").
 """
 
-from arena.referee.botdir import BotConfigError, content_hash, load_bot
+from arena.referee.botdir import BotConfigError, content_hash, load_bot, unbuilt
 from arena.referee.match import display_names, run_match
 from arena.referee.types import (
     BotSpec,
@@ -42,4 +42,5 @@ __all__ = [
     "display_names",
     "load_bot",
     "run_match",
+    "unbuilt",
 ]

@@ -19,6 +19,7 @@ running the bot creates them. Symlinks are hashed by their target text.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tomllib
@@ -149,6 +150,67 @@ def _command(config_path: Path, value: object) -> tuple[str, ...]:
             f" {MAX_COMMAND_BYTES}"
         )
     return tuple(value)
+
+
+def unbuilt(spec: BotSpec) -> str | None:
+    """Why ``spec`` cannot start because its build has not run, or None.
+
+    The file its command runs must be in the directory: a native bot's program
+    (``./bot``, executable), a Java bot's jar (``-jar X``), a Node bot's script
+    and, when its package.json has dependencies, its ``node_modules``. Without
+    this check the bot would forfeit every game with the sandbox's exec error.
+    """
+    missing = _missing_build_output(spec)
+    if missing is None:
+        return None
+    if (spec.directory / "build.sh").is_file():
+        how = "run ./build.sh first"
+    elif spec.runtime == "node" and (spec.directory / "package.json").is_file():
+        how = "run npm ci first"
+    else:
+        how = "build it first"
+    return f"{spec.name} is not built ({missing}): {how}"
+
+
+def _missing_build_output(spec: BotSpec) -> str | None:
+    command, root = spec.command, spec.directory
+    if spec.runtime == "native" and "/" in command[0]:  # a bare name is looked up on PATH
+        program = _inside(root, command[0])
+        if program is None:
+            return None
+        if not program.is_file():
+            return f"no {command[0]}"
+        return None if program.stat().st_mode & 0o111 else f"{command[0]} is not executable"
+    if spec.runtime == "java" and "-jar" in command[:-1]:
+        jar = command[command.index("-jar") + 1]
+        path = _inside(root, jar)
+        return None if path is None or path.is_file() else f"no {jar}"
+    if spec.runtime == "node":
+        script = next((part for part in command[1:] if not part.startswith("-")), None)
+        path = None if script is None else _inside(root, script)
+        if path is not None and not path.is_file():
+            return f"no {script}"
+        if _has_dependencies(root / "package.json") and not (root / "node_modules").is_dir():
+            return "no node_modules"
+    return None
+
+
+def _inside(root: Path, relative: str) -> Path | None:
+    """``relative`` in the bot directory ``root``; None for a path out of it (absolute, or
+    up through ``..``): nothing outside the directory is looked at, so a refusal never
+    tells an uploader which files the host has."""
+    normal = os.path.normpath(relative)
+    if os.path.isabs(normal) or normal == ".." or normal.startswith("../"):
+        return None
+    return root / normal
+
+
+def _has_dependencies(package_json: Path) -> bool:
+    try:
+        manifest = json.loads(package_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and bool(manifest.get("dependencies"))
 
 
 def content_hash(directory: Path) -> str:

@@ -41,7 +41,14 @@ from arena.referee.results import Failures, PlayedGame, game_over_messages, scor
 from arena.referee.seeds import deal_seed
 from arena.referee.slots import BotSlot
 from arena.referee.turn_loop import ArrivalQueue, TurnLoop
-from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, MatchReport
+from arena.referee.types import (
+    ANONYMOUS_OPPONENT,
+    BotSpec,
+    BotStatus,
+    GameReport,
+    MatchConfig,
+    MatchReport,
+)
 from arena.sandbox import SandboxConfigError, probe_host
 
 MATCH_END_GRACE_S = 1.0
@@ -328,12 +335,15 @@ class _Match:
             match_id=self.match_id,
             games=len(self.config.indices_to_play),
             bot_name=slot.name,
-            opponent_name=other.name,
+            opponent_name=self._opponent_name(other),
             variant=self.config.variant,
             time_control=self._time_control_pb(),
         )
         slot.send(welcome)
         get_logger(match_id=self.match_id, bot=slot.name).info("bot_connected")
+
+    def _opponent_name(self, other: BotSlot) -> str:
+        return ANONYMOUS_OPPONENT if self.config.anonymous_opponents else other.name
 
     def _time_control_pb(self) -> referee_pb2.TimeControl:
         control = self.config.time_control
@@ -450,6 +460,6 @@ class _Match:
                 seat=seat,
                 variant=self.config.variant,
                 time_control=self._time_control_pb(),
-                opponent_name=self.slots[1 - slot_index].name,
+                opponent_name=self._opponent_name(self.slots[1 - slot_index]),
             )
             slot.send(game_start)

@@ -33,6 +33,8 @@ class BotStatus(enum.StrEnum):
     DISCONNECT = "disconnect"
 
 
+ANONYMOUS_OPPONENT = "opponent"
+"""The opponent's name a bot is told in a match with anonymous opponents."""
 ACTION_MS_RANGE = (1, 3_600_000)
 """The per-action limits a time control may have, in ms (inclusive)."""
 BANK_MS_RANGE = (0, 36_000_000)
@@ -100,6 +102,10 @@ class MatchConfig:
     that is not to move is frozen (its cgroup) until it gets a request, so that
     what it does cannot cost its opponent time; pondering is only fair where each
     bot has its own CPUs. Remote and unsandboxed bots are never frozen."""
+    anonymous_opponents: bool = False
+    """Tell each bot its opponent's name as ``ANONYMOUS_OPPONENT`` only (Welcome,
+    GameStart): a bot cannot tell a friend from a stranger, so it cannot throw
+    games to one (docs/PROTOCOL.md, "What a bot is told about its opponent")."""
     game_indices: tuple[int, ...] | None = None
     """Play only these games of the match (increasing, each in 0..games-1), e.g. the
     games a resumed match has not stored yet; None plays them all. A game keeps the

@@ -44,8 +44,9 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_gr
 from arena.server.arena_service import ArenaService, ServiceOptions
 from arena.server.faults import DiskFullInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
-from arena.server.limits import StreamCounter, StreamLimitInterceptor, StreamLimits
+from arena.server.limits import CallCounter, StreamCounter, StreamLimitInterceptor, StreamLimits
 from arena.server.malformed import MalformedRequestInterceptor
+from arena.server.quotas import Quotas
 from arena.server.tls import is_loopback
 from arena.store import Store
 
@@ -65,7 +66,7 @@ class ApiServer:
     def __init__(
         self, loop: asyncio.AbstractEventLoop, thread: threading.Thread,
         server: grpc.aio.Server, pool: futures.ThreadPoolExecutor, counter: StreamCounter,
-        service: ArenaService | None = None,
+        service: ArenaService | None = None, gateway: RefereeGateway | None = None,
     ) -> None:  # fmt: skip
         self.service = service
         """Its tournaments are stopped (interrupted, saying so) before the server stops."""
@@ -75,9 +76,15 @@ class ApiServer:
         self._thread = thread
         self._server = server
         self._pool = pool
+        self._gateway = gateway
         self._stopped = threading.Event()
         self._stopping = threading.Lock()
         self._stop_started = False
+
+    @property
+    def quotas(self) -> Quotas | None:
+        """The per-user limits and the check queue (the web's submissions share them)."""
+        return None if self.service is None else self.service.quotas
 
     def start(self) -> None:
         _on_loop(self._loop, self._server.start())
@@ -97,6 +104,10 @@ class ApiServer:
         def finish(_: object) -> None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._pool.shutdown(wait=False, cancel_futures=True)
+            if self.service is not None:
+                self.service.quotas.close()
+            if self._gateway is not None:
+                self._gateway.pool.shutdown(wait=False, cancel_futures=True)
             threading.Thread(target=closed, name="arena-api-stopped", daemon=True).start()
 
         def closed() -> None:
@@ -191,7 +202,7 @@ def create_server(
             migration_thread_pool=pool,
             interceptors=[
                 DiskFullInterceptor(),
-                StreamLimitInterceptor(counter, frozenset({PLAY_METHOD})),
+                StreamLimitInterceptor(counter, frozenset({PLAY_METHOD}), CallCounter(limits)),
                 MalformedRequestInterceptor(),  # innermost: its deserializer is the one used
             ],
             options=[
@@ -242,4 +253,4 @@ def create_server(
             message="no TLS: admin, user and seat tokens travel in clear to this address;"
             " give --tls-cert and --tls-key (or bind 127.0.0.1 behind a TLS proxy)",
         )
-    return ApiServer(loop, thread, server, pool, counter, service), port
+    return ApiServer(loop, thread, server, pool, counter, service, gateway), port

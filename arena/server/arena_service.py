@@ -12,27 +12,33 @@ the admin a game live; anyone else gets a game's record once it is over and
 every game of its deal is played (``arena.store.revealed_record``; until then
 FAILED_PRECONDITION names the game it waits for, in WatchGame and GetGameRecord).
 Every refusal is a gRPC status with a message naming the problem; nothing is
-stored unless the whole request is valid.
+stored unless the whole request is valid. Submissions and registrations count
+against each user's limits (arena.server.quotas: RESOURCE_EXHAUSTED naming the
+limit, with when to retry); the admin reads and sets them (GetLimits, SetLimit).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import functools
 import io
 import json
 import tarfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import timedelta
+from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
-from arena.server.auth import abort, authenticated, principal_of
+from arena.server.auth import abort, authenticated, cut_details, principal_of
 from arena.server.convert import (
     ARCHIVE_NAMES,
     FORMAT_NAMES,
@@ -47,8 +53,23 @@ from arena.server.convert import (
 )
 from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import LoopInbox, blocking, off_loop
+from arena.server.quotas import (
+    LimitExceeded,
+    Quotas,
+    UserLimits,
+    abort_past_limit,
+    refuse_past_limit,
+)
 from arena.server.seats import SeatHub
-from arena.server.submissions import RefusalKind, SmokeCheck, SubmissionRefused, submit_bot
+from arena.server.submissions import (
+    REMOTE_TOML_BYTES,
+    RefusalKind,
+    SmokeCheck,
+    SubmissionRefused,
+    Submitted,
+    name_refusal,
+    submit_bot,
+)
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
     INTERRUPTED,
@@ -66,6 +87,7 @@ from arena.store import (
     TournamentStatus,
     bot_spec,
     create_token,
+    find_game,
     game_stderr,
     get_bot,
     get_game,
@@ -82,6 +104,8 @@ from arena.store import (
 )
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
+from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
+from arena.store.tokens import check_user_name
 from arena.tournament.audit import audit_tournament
 from arena.tournament.audit_bundle import tournament_bundle
 from arena.tournament.config import TournamentError, build_config, build_sprt
@@ -89,10 +113,13 @@ from arena.tournament.executor import MatchExecutor
 from arena.tournament.results import leaderboard_intervals, version_key
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.spectator_delay import DelayLine
 from arena.tournament.sprt_format import sprt_progress
 from arena.tournament.table import tournament_table
 
 WATCH_POLL_S = 0.5
+TOKEN_RECHECK_S = 5.0
+"""A WaitForSeats stream checks its token again this often (and before each seat)."""
 
 _REFUSAL_CODES = {
     RefusalKind.EMPTY: grpc.StatusCode.INVALID_ARGUMENT,
@@ -116,6 +143,17 @@ class ServiceOptions:
     # A new executor for each tournament run (`arena serve --ray`: on a Ray cluster); None:
     # the runner's local one
     new_executor: Callable[[], MatchExecutor] | None = None
+    limits: UserLimits = field(default_factory=UserLimits)  # each user's, by default
+    # What anyone but the admin sees of games (records, leaderboard, tournaments, the ladder,
+    # WatchTournament's events) is the arena as it was this long ago (`--spectator-delay-s`).
+    spectator_delay_s: float = 0.0
+
+
+M = TypeVar("M", bound=Message)
+
+
+def _same(message: M) -> M:
+    return message
 
 
 @dataclass
@@ -159,29 +197,67 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.options = options or ServiceOptions()
         self.hub = _Hub()
         self.seats = SeatHub(store)
+        self.quotas = Quotas(store, self.options.limits)
         self.log = get_logger(service="arena")
+        self.delay: DelayLine[Message] = DelayLine(
+            self.options.spectator_delay_s, functools.partial(first_event_after, store)
+        )
+
+    def public(self, context: grpc.ServicerContext, principal: Principal, view: Hashable,
+               compute: Callable[[], M]) -> M:  # fmt: skip
+        """``compute()``'s answer, for anyone but the admin as of the spectator delay's cut
+        (UNAVAILABLE, saying when to come back, while no answer that old is kept)."""
+        if principal.is_admin or self.delay.delay_s == 0:
+            return compute()
+        found = self.delay.answer(view, compute)
+        if found is None:
+            abort(
+                context, grpc.StatusCode.UNAVAILABLE,
+                f"not public yet: you see the arena as it was {self.delay.delay_s:g} s ago, and"
+                " games have started or ended since this was first asked for; retry later",
+            )  # fmt: skip
+        return found  # type: ignore[return-value]
+
+    def ended_after_cut(self, principal: Principal, game_id: int) -> bool:
+        """Whether game ``game_id`` ended too recently for ``principal`` to see it."""
+        if principal.is_admin or self.delay.delay_s == 0:
+            return False
+        ended = game_finished_at(self.store, game_id)
+        return ended is not None and ended > self.delay.cut()
 
     # ------------------------------------------------------------------ bots
 
-    @authenticated()
-    def SubmitBot(
-        self, request: pb.SubmitBotRequest, context: grpc.ServicerContext, principal: Principal
+    async def SubmitBot(
+        self, request: pb.SubmitBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.SubmitBotResponse:
-        known = (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES)
-        if request.archive and request.format not in known:  # (an empty one: "is empty")
-            message = f"unknown archive format {request.format}"
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
-        try:
-            done = submit_bot(
-                self.store, principal, request.archive, ARCHIVE_NAMES.get(request.format),
-                self.options.smoke_check,
+        # the check runs on the check pool (arena.server.quotas), never on the API's threads
+        principal = await blocking(context, self._submitter, request)
+        archive_format = ARCHIVE_NAMES.get(request.format)
+
+        def submit() -> Submitted:
+            return submit_bot(
+                self.store, principal, request.archive, archive_format,
+                self.options.smoke_check, self.quotas,
             )  # fmt: skip
+
+        try:
+            done = await self.quotas.run_async(principal, submit)
+        except LimitExceeded as exceeded:
+            await abort_past_limit(context, exceeded, f"user:{principal.user}")
         except SubmissionRefused as refused:
-            abort(context, _REFUSAL_CODES[refused.kind], refused.message)
+            await context.abort(_REFUSAL_CODES[refused.kind], cut_details(refused.message))
         response = pb.SubmitBotResponse(bot=bot_pb(done.row), created=done.created)
         if done.checked.conformance is not None:
             response.conformance.CopyFrom(conformance_to_pb(done.checked.conformance))
         return response
+
+    def _submitter(self, context: grpc.ServicerContext, request: pb.SubmitBotRequest) -> Principal:
+        principal = principal_of(self.store, context)
+        known = (pb.ARCHIVE_FORMAT_UNSPECIFIED, *ARCHIVE_NAMES)
+        if request.archive and request.format not in known:  # (an empty one: "is empty")
+            message = f"unknown archive format {request.format}"
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, message)
+        return principal
 
     @authenticated()
     def ListBots(
@@ -209,7 +285,13 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def GetLeaderboard(
         self, request: pb.GetLeaderboardRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.GetLeaderboardResponse:
-        rows = leaderboard(self.store, latest_only=request.latest_only)
+        # The public board holds each bot's latest version; the admin may ask for all.
+        latest_only = request.latest_only or not principal.is_admin
+        return self.public(context, principal, ("leaderboard", latest_only),
+                           lambda: self._leaderboard(latest_only))  # fmt: skip
+
+    def _leaderboard(self, latest_only: bool) -> pb.GetLeaderboardResponse:
+        rows = leaderboard(self.store, latest_only=latest_only)
         intervals = leaderboard_intervals(self.store, rows)
         keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
         return pb.GetLeaderboardResponse(
@@ -232,6 +314,8 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     ) -> pb.GetGameRecordResponse:
         if request.game_id <= 0:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game_id must be a positive game id")
+        if self.ended_after_cut(principal, request.game_id):  # as if it were not stored yet
+            abort(context, grpc.StatusCode.NOT_FOUND, f"no finished game {request.game_id}")
         try:  # a game of a deal still to be played: the admin's only (its stderr too)
             record = revealed_record(self.store, request.game_id, principal)
             game = get_game(self.store, request.game_id)
@@ -247,6 +331,41 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         ]
         return pb.GetGameRecordResponse(record_json=json.dumps(record), stderr=private)
 
+    # ----------------------------------------------------------------- limits
+
+    @authenticated(admin=True)
+    def GetLimits(
+        self, request: pb.GetLimitsRequest, context: grpc.ServicerContext, principal: Principal
+    ) -> pb.GetLimitsResponse:
+        return pb.GetLimitsResponse(limits=self._limits_pb(context, request.user or None))
+
+    @authenticated(admin=True)
+    def SetLimit(
+        self, request: pb.SetLimitRequest, context: grpc.ServicerContext, principal: Principal
+    ) -> pb.SetLimitResponse:
+        user = request.user or None
+        try:
+            self.quotas.set(request.name, None if request.clear else request.value, user)
+        except (ValueError, StoreError) as error:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        self.log.info(
+            "limit_set", limit=request.name, user=user or "everyone",
+            value=None if request.clear else request.value,
+        )  # fmt: skip
+        return pb.SetLimitResponse(limits=self._limits_pb(context, user))
+
+    def _limits_pb(self, context: grpc.ServicerContext, user: str | None) -> list[pb.Limit]:
+        if user is not None:
+            try:
+                check_user_name(user)
+            except StoreError as error:
+                abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return [
+            pb.Limit(name=limit.name, value=limit.value, default_value=limit.default,
+                     set_for=limit.set_for, description=limit.description)
+            for limit in self.quotas.in_force(user)
+        ]  # fmt: skip
+
     # ----------------------------------------------------------- tournaments
 
     @authenticated(admin=True)
@@ -254,8 +373,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.CreateUserTokenRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.CreateUserTokenResponse:  # fmt: skip
+        if request.expires_in_s < 0:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, "expires_in_s must be 0 or more")
+        lifetime = timedelta(seconds=request.expires_in_s) if request.expires_in_s else None
         try:
-            token = create_token(self.store, request.user, "user")
+            token = create_token(self.store, request.user, "user", lifetime=lifetime)
         except StoreError as error:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         return pb.CreateUserTokenResponse(token=token)
@@ -309,6 +431,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.ListTournamentsRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.ListTournamentsResponse:  # fmt: skip
+        return self.public(context, principal, "tournaments", self._list_tournaments)
+
+    def _list_tournaments(self) -> pb.ListTournamentsResponse:
         rows = sorted(list_tournaments(self.store), key=lambda row: row.id, reverse=True)
         return pb.ListTournamentsResponse(tournaments=[self._tournament_pb(row) for row in rows])
 
@@ -388,7 +513,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.WatchTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.WatchTournamentResponse]:
         # a stream holds no thread: checks and store reads run off the event loop
-        tournament = await blocking(context, self._watched_tournament, request)
+        tournament, principal = await blocking(context, self._watched_tournament, request)
+        if not principal.is_admin and self.delay.delay_s > 0:
+            async for message in self._watch_delayed(tournament):
+                yield message
+            return
         inbox = self.hub.subscribe(tournament.id, asyncio.get_running_loop())
         try:
             yield await off_loop(self._watch_status, tournament.id)
@@ -422,14 +551,75 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def _audit_bundle(
         self, context: grpc.ServicerContext, request: pb.GetAuditBundleRequest
     ) -> dict[str, Any]:
-        principal_of(self.store, context)
-        return tournament_bundle(self.store, self._tournament(context, request.name).id)
+        principal = principal_of(self.store, context)
+        tournament = self._tournament(context, request.name)
+        if not principal.is_admin and self.delay.delay_s > 0:
+            last = tournament_last_finish(self.store, tournament.id)
+            if last is not None and last > self.delay.cut():
+                abort(
+                    context, grpc.StatusCode.UNAVAILABLE,
+                    f"not public yet: {tournament.name}'s last game ended less than"
+                    f" {self.delay.delay_s:g} s ago (the spectator delay); retry later",
+                )  # fmt: skip
+        return tournament_bundle(self.store, tournament.id)
+
+    async def _watch_delayed(
+        self, tournament: TournamentRow
+    ) -> AsyncIterator[pb.WatchTournamentResponse]:
+        """WatchTournament for spectators: each event computed as it happens and sent once
+        the delay has passed; the first, the newest kept that holds nothing newer than the
+        cut (or a note saying progress comes late)."""
+        delay_s = self.delay.delay_s
+        inbox = self.hub.subscribe(tournament.id, asyncio.get_running_loop())
+        pending: collections.deque[tuple[float, pb.WatchTournamentResponse]] = collections.deque()
+        ended = False
+        try:
+            first = await off_loop(
+                self.delay.answer, ("watch", tournament.id),
+                functools.partial(self._watch_status, tournament.id),
+            )  # fmt: skip
+            yield first if isinstance(first, pb.WatchTournamentResponse) else (
+                pb.WatchTournamentResponse(
+                    tournament=pb.Tournament(id=tournament.id, name=tournament.name),
+                    message=f"progress is shown {delay_s:g} s late: the first update comes then",
+                )
+            )  # fmt: skip
+            while not (ended and not pending):
+                now = time.monotonic()
+                while pending and pending[0][0] <= now:
+                    yield pending.popleft()[1]
+                if ended and not pending:
+                    return
+                wait = WATCH_POLL_S if not pending else max(0.0, pending[0][0] - now)
+                event = None if ended else await inbox.get(min(WATCH_POLL_S, wait))
+                if ended:
+                    await asyncio.sleep(wait)
+                    continue
+                if event is None:
+                    if not self.hub.is_running(tournament.id):
+                        final = await off_loop(self._watch_status, tournament.id)
+                        # nothing started or ended since the cut: the end is public already
+                        quiet = await off_loop(first_event_after, self.store, self.delay.cut())
+                        due = time.monotonic() + (0.0 if quiet is None else delay_s)
+                        pending.append((due, final))
+                        ended = True
+                    continue
+                message = await off_loop(
+                    self._watch_message, tournament.id, event.message, event.game_id or 0
+                )
+                # kept, so that a later watcher's first message may be this one
+                await off_loop(self.delay.answer, ("watch", tournament.id),
+                               functools.partial(_same, message))  # fmt: skip
+                pending.append((time.monotonic() + delay_s, message))
+                ended = event.message in ("finished", "stopped")
+        finally:
+            self.hub.unsubscribe(tournament.id, inbox)
 
     def _watched_tournament(
         self, context: grpc.ServicerContext, request: pb.WatchTournamentRequest
-    ) -> TournamentRow:
-        principal_of(self.store, context)
-        return self._tournament(context, request.name)
+    ) -> tuple[TournamentRow, Principal]:
+        principal = principal_of(self.store, context)
+        return self._tournament(context, request.name), principal
 
     def _watch_status(self, tournament_id: int) -> pb.WatchTournamentResponse:
         return self._watch_message(tournament_id, self._status_message(tournament_id))
@@ -478,10 +668,19 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.RegisterRemoteBotRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.RegisterRemoteBotResponse:  # fmt: skip
-        try:
-            row, created = register_remote_bot(
-                self.store, request.name, owner=principal.user, description=request.description
-            )
+        refused_name = name_refusal(self.store, principal, request.name)
+        if refused_name is not None:
+            abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {refused_name}")
+        try:  # every attempt counts against the hourly limit, as a submission does
+            self.quotas.count_submission(principal)
+            with self.quotas.holding(principal, request.name, remote=True,
+                                     new_bytes=REMOTE_TOML_BYTES):  # fmt: skip
+                row, created = register_remote_bot(
+                    self.store, request.name, owner=principal.user,
+                    description=request.description,
+                )  # fmt: skip
+        except LimitExceeded as exceeded:
+            refuse_past_limit(context, exceeded, f"user:{principal.user}")
         except NotOwnerError as error:
             abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {error}")
         except StoreError as error:
@@ -499,7 +698,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             for seat in await off_loop(self.seats.open_seats, request.bot):
                 yield seat_pb(seat)
             while True:  # a connector leaving cancels the stream
-                offered = await inbox.get()
+                offered = await inbox.get(TOKEN_RECHECK_S)
+                # a token revoked or expired since ends the stream, saying which
+                await blocking(context, lambda ctx: principal_of(self.store, ctx))
                 if offered is not None:
                     yield seat_pb(offered)
         finally:
@@ -558,8 +759,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             abort(context, grpc.StatusCode.NOT_FOUND, refused.message)
         if principal.is_admin:
             return None
-        try:
-            record = finished_record(self.store, request.match_id, request.game_index, principal)
+        stored = find_game(self.store, request.match_id, request.game_index)
+        try:  # a game that ended within the spectator delay is not over yet for spectators
+            record = (None if stored is None or self.ended_after_cut(principal, stored.id)
+                      else finished_record(self.store, request.match_id, request.game_index,
+                                           principal))  # fmt: skip
         except RecordWithheldError as withheld:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(withheld))
         if record is None:

@@ -4,7 +4,8 @@
 ``ArenaService`` method ``(self, request, context, principal)`` into the
 servicer's ``(self, request, context)``: the token in the ``authorization:
 Bearer <token>`` metadata is checked before the method runs (UNAUTHENTICATED
-when missing or unknown; PERMISSION_DENIED when the call is the admin's).
+when missing, unknown, revoked or expired, saying which; PERMISSION_DENIED
+when the call is the admin's).
 Streaming methods are checked before their first message too.
 """
 
@@ -16,7 +17,7 @@ from typing import NoReturn, Protocol, TypeVar
 
 import grpc
 
-from arena.store import Principal, Store, check_token
+from arena.store import Principal, Store, TokenRefusedError, authenticate
 
 MAX_DETAILS_CHARS = 1000
 """Refusals echo what was asked for (a name, ...): cut so the status itself always
@@ -33,12 +34,17 @@ Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 
 
-def abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
-    """End the call with ``code`` and ``message`` (cut to MAX_DETAILS_CHARS)."""
+def cut_details(message: str) -> str:
+    """``message`` cut to MAX_DETAILS_CHARS, saying how much was cut."""
     if len(message) > MAX_DETAILS_CHARS:
         cut = len(message) - MAX_DETAILS_CHARS
         message = f"{message[:MAX_DETAILS_CHARS]}... ({cut} more characters cut)"
-    context.abort(code, message)
+    return message
+
+
+def abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    """End the call with ``code`` and ``message`` (cut to MAX_DETAILS_CHARS)."""
+    context.abort(code, cut_details(message))
     raise AssertionError("unreachable")  # context.abort raises
 
 
@@ -50,10 +56,10 @@ def principal_of(store: Store, context: grpc.ServicerContext) -> Principal:
     scheme, _, token = str(values[0]).partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         abort(context, grpc.StatusCode.UNAUTHENTICATED, "authorization must be 'Bearer <token>'")
-    principal = check_token(store, token.strip())
-    if principal is None:
-        abort(context, grpc.StatusCode.UNAUTHENTICATED, "unknown token")
-    return principal
+    try:
+        return authenticate(store, token.strip())
+    except TokenRefusedError as refused:  # unknown, revoked or expired: it says which
+        abort(context, grpc.StatusCode.UNAUTHENTICATED, str(refused))
 
 
 def authenticated(

@@ -41,6 +41,22 @@ def _guarded(method: str, inner: Callable[[Any, grpc.ServicerContext], Any]) -> 
     return call
 
 
+def _guarded_async(method: str, inner: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+    """``inner`` (a unary coroutine handler: SubmitBot) with a full disk mapped."""
+
+    async def call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            return await inner(request, context)
+        except Exception as error:
+            if not is_disk_full(error):
+                raise
+            get_logger(service="arena_api").error("disk_full", method=method, error=str(error))
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, DISK_FULL_MESSAGE)
+            raise  # context.abort raised already
+
+    return call
+
+
 class DiskFullInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     """Maps a full disk in any unary call to RESOURCE_EXHAUSTED (see the module)."""
 
@@ -54,10 +70,14 @@ class DiskFullInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler
-        if inspect.iscoroutinefunction(handler.unary_unary):  # health Check: writes nothing
-            return handler
+        method = handler_call_details.method
+        guarded = (
+            _guarded_async(method, handler.unary_unary)
+            if inspect.iscoroutinefunction(handler.unary_unary)  # SubmitBot, health Check
+            else _guarded(method, handler.unary_unary)
+        )
         return grpc.unary_unary_rpc_method_handler(
-            _guarded(handler_call_details.method, handler.unary_unary),
+            guarded,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )

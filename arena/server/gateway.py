@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from concurrent import futures
 from typing import Any
 
 import grpc
@@ -26,10 +27,11 @@ from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, SERVICE_NAME, TRANSPORT_MAX_BYTES
 from arena.server.limits import UNAUTHENTICATED, StreamCounter, StreamLimits
-from arena.server.offloop import off_loop
 from arena.store import SeatOfferRow, SeatRefusedError, Store, take_seat_offer
 
 PLAY_METHOD = f"/{SERVICE_NAME}/Play"
+GATEWAY_THREADS = 4
+"""Threads that admit Hellos (a store read and write each: a few ms)."""
 
 
 def _identity(frame: bytes) -> bytes:
@@ -75,6 +77,8 @@ class RefereeGateway:
         self.hello_wait_s = hello_wait_s
         self.counter = counter or StreamCounter(StreamLimits(hello_wait_s=hello_wait_s))
         self.log = get_logger(service="gateway")
+        self.pool = futures.ThreadPoolExecutor(GATEWAY_THREADS, thread_name_prefix="arena-gateway")
+        """Hellos are admitted here, never behind the API's calls (or a flood of them)."""
 
     def handler(self) -> grpc.GenericRpcHandler:  # type: ignore[type-arg]
         play = grpc.stream_stream_rpc_method_handler(
@@ -101,7 +105,9 @@ class RefereeGateway:
             self.counter.release(UNAUTHENTICATED)
         if first is None:
             return
-        offer = await off_loop(self._admit, first, context.peer())
+        offer = await asyncio.get_running_loop().run_in_executor(
+            self.pool, self._admit, first, context.peer()
+        )
         if isinstance(offer, str):
             yield goodbye_frame(offer)
             return

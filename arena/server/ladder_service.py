@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 import grpc
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
@@ -59,9 +62,11 @@ def ladder_pb(view: LadderView, versions: dict[str, BotVersionRow]) -> pb.GetLad
 
 
 class LadderMethods:
-    """The ladder's calls; ``ArenaService`` gives them its store."""
+    """The ladder's calls; ``ArenaService`` gives them its store and its spectator delay
+    (``public``: an answer as of the delay's cut for anyone but the admin)."""
 
     store: Store
+    public: Callable[..., Any]
 
     @authenticated()
     def GetLadder(
@@ -80,6 +85,11 @@ class LadderMethods:
             )  # fmt: skip
         except NotFoundError as error:
             abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+        key = ("ladder", request.name or DEFAULT_NAME, request.recent_games, request.queue)
+        return cast(pb.GetLadderResponse, self.public(context, principal, key,
+                                                      lambda: self._ladder_pb(view)))  # fmt: skip
+
+    def _ladder_pb(self, view: LadderView) -> pb.GetLadderResponse:
         versions = {
             s.entrant.bot: get_version(self.store, s.entrant.bot, s.entrant.version)
             for s in view.standings

@@ -1,4 +1,4 @@
-"""How many streams the API server holds open, and for whom; its connection limits.
+"""How many streams and calls the API server holds open, and for whom; its connection limits.
 
 On the asyncio server (arena.server.app) an open stream costs no thread, but
 it still costs memory: so each bearer token may hold ``per_token`` response
@@ -7,6 +7,8 @@ carry no token (a Play stream before its Hello, health Watch, reflection)
 ``unauthenticated`` between them, and the whole server ``total``. A stream past a limit is
 refused at once with RESOURCE_EXHAUSTED naming the limit; every other call
 keeps being answered. A Play stream must say Hello within ``hello_wait_s``.
+Unary calls are counted too: each token may have ``calls_per_token`` in
+flight, so one user's flood cannot hold the threads the admin's calls need.
 
 The keepalive and idle options close connections whose peer is gone (no
 answer to a ping) and connections that carry no call at all, so a crowd of
@@ -34,6 +36,8 @@ class StreamLimits:
     """Open streams that carry no token: Play streams before their Hello, between them all."""
     total: int = 4096
     """Open streams of the whole server."""
+    calls_per_token: int = 16
+    """Unary calls in flight per bearer token: one token cannot hold the API's threads."""
     hello_wait_s: float = 3.0
     """How long a Play stream may stay silent before its Hello."""
     keepalive_time_ms: int = 60_000
@@ -46,7 +50,7 @@ class StreamLimits:
     """Clients may ping this often while they have no call open (more often: GOAWAY)."""
 
     def __post_init__(self) -> None:
-        for name in ("per_token", "unauthenticated", "total"):
+        for name in ("per_token", "unauthenticated", "total", "calls_per_token"):
             if getattr(self, name) < 1:
                 raise ValueError(
                     f"stream limit {name} must be at least 1, got {getattr(self, name)}"
@@ -109,6 +113,66 @@ class StreamCounter:
             return self.open.get(key, 0)
 
 
+@dataclass
+class CallCounter:
+    """Unary calls in flight by key (a token's digest, or UNAUTHENTICATED); any thread."""
+
+    limits: StreamLimits
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    open: dict[str | None, int] = field(default_factory=dict)
+
+    def acquire(self, key: str | None) -> str | None:
+        """Count one more call for ``key``; or why not (the limit it would pass)."""
+        if key is UNAUTHENTICATED:
+            limit, what = self.limits.unauthenticated, "calls without a token"
+        else:
+            limit, what = self.limits.calls_per_token, "calls per token"
+        with self.lock:
+            held = self.open.get(key, 0)
+            if held >= limit:
+                return (
+                    f"too many calls at once: the limit is {limit} {what} in flight;"
+                    " retry once one has answered"
+                )
+            self.open[key] = held + 1
+        return None
+
+    def release(self, key: str | None) -> None:
+        with self.lock:
+            held = self.open.get(key, 0) - 1
+            if held > 0:
+                self.open[key] = held
+            else:
+                self.open.pop(key, None)
+
+
+def counted_call(counter: CallCounter, key: str | None, inner: Any) -> Any:
+    """A unary handler (synchronous, or a coroutine) counted under ``key`` while it runs."""
+    if inspect.iscoroutinefunction(inner):
+
+        async def answer_async(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            refused = counter.acquire(key)
+            if refused is not None:
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+            try:
+                return await inner(request, context)
+            finally:
+                counter.release(key)
+
+        return answer_async
+
+    def answer(request: Any, context: grpc.ServicerContext) -> Any:
+        refused = counter.acquire(key)
+        if refused is not None:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        try:
+            return inner(request, context)
+        finally:
+            counter.release(key)
+
+    return answer
+
+
 def token_key(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | None:
     """The key of a call's bearer token (its digest: no token is kept), or UNAUTHENTICATED."""
     for name, value in metadata or ():
@@ -164,9 +228,14 @@ class StreamLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-a
     until their Hello) are left as they are.
     """
 
-    def __init__(self, counter: StreamCounter, own_counting: frozenset[str]) -> None:
+    def __init__(
+        self, counter: StreamCounter, own_counting: frozenset[str],
+        calls: CallCounter | None = None,
+    ) -> None:  # fmt: skip
         self.counter = counter
         self.own_counting = own_counting
+        self.calls = calls
+        """Unary calls in flight by token, when given (``calls_per_token``)."""
 
     async def intercept_service(
         self,
@@ -177,9 +246,17 @@ class StreamLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-a
     ) -> grpc.RpcMethodHandler[Any, Any]:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
-        if handler is None or not handler.response_streaming or method in self.own_counting:
+        if handler is None or method in self.own_counting:
             return handler
         key = token_key(handler_call_details.invocation_metadata)
+        if not handler.response_streaming:
+            if self.calls is None or handler.unary_unary is None:
+                return handler
+            return grpc.unary_unary_rpc_method_handler(
+                counted_call(self.calls, key, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
                 limited(self.counter, key, cast(StreamHandler, handler.unary_stream)),

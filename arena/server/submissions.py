@@ -12,6 +12,7 @@ findings come back either way, refused or stored.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,10 +25,12 @@ from arena.bots.archive import (
     unpack_bot_archive,
     upload_directory,
 )
+from arena.bots.names import reserved_name_problem
 from arena.bots.submission import SubmissionCheck
 from arena.conformance import ensure_class_archive
 from arena.logs import get_logger
 from arena.referee import BotConfigError, load_bot
+from arena.server.quotas import LimitExceeded, Quotas
 from arena.store import (
     BotVersionRow,
     NotFoundError,
@@ -36,13 +39,16 @@ from arena.store import (
     StoreError,
     add_bot_version,
     bot_spec,
+    get_bot,
     get_version,
     require_owner,
 )
-from arena.store.remote import REMOTE_RUNTIME
+from arena.store.limits import directory_bytes, version_count
+from arena.store.remote import REMOTE_RUNTIME, register_remote_bot
 
 SmokeCheck = Callable[[Path], SubmissionCheck]  # bot dir -> refusal (or None) and findings
 ARCHIVE_FORMATS = ("tar.gz", "zip")
+REMOTE_TOML_BYTES = 1024  # what a remote bot's stored bot.toml takes, at most
 
 
 class RefusalKind(enum.StrEnum):
@@ -77,17 +83,21 @@ def submit_bot(
     archive: bytes,
     archive_format: str | None,
     smoke_check: SmokeCheck | None,
+    quotas: Quotas | None = None,
 ) -> Submitted:
     """Unpack, check and store ``archive`` for ``principal``; SubmissionRefused says why not.
 
     ``archive_format``: ``"tar.gz"``, ``"zip"`` or None (told by its first bytes).
     ``smoke_check`` None: no check (tests of refusals only). Remote bots are not checked.
+    ``quotas``: what the user may hold (LimitExceeded past it, before any check is run).
     """
     if not archive:
         raise SubmissionRefused(RefusalKind.EMPTY, "archive is empty")
     with upload_directory() as work:
         try:
-            return _submit(store, principal, Path(work), archive, archive_format, smoke_check)
+            return _submit(
+                store, principal, Path(work), archive, archive_format, smoke_check, quotas
+            )
         except ArchiveTooLargeError as error:
             raise SubmissionRefused(RefusalKind.TOO_LARGE, f"archive refused: {error}") from None
         except (ArchiveError, BotConfigError) as error:
@@ -103,6 +113,7 @@ def _submit(
     archive: bytes,
     archive_format: str | None,
     smoke_check: SmokeCheck | None,
+    quotas: Quotas | None,
 ) -> Submitted:
     # the archive's own directory: 0755 like a top-level folder it may hold, so a
     # bot zipped without one (cd bot && zip -r ../b.zip .) is world-readable too,
@@ -113,11 +124,20 @@ def _submit(
     directory = unpack_bot_archive(archive, target, archive_format)
     spec = load_bot(directory)
     require_owner(store, principal, spec.name, missing_ok=True)
+    refused_name = name_refusal(store, principal, spec.name)
+    if refused_name is not None:
+        raise SubmissionRefused(RefusalKind.NOT_ALLOWED, refused_name)
     log = get_logger(service="arena")
     stored = _stored_version(store, spec.name, spec.version)
     if stored is not None:  # the same files: nothing to check or play again
         log.info("bot_resubmitted", bot=stored.bot, version=stored.version)
         return Submitted(stored, False, SubmissionCheck())
+    if quotas is not None:  # before a check: nothing that cannot be stored is played
+        remote = spec.runtime == REMOTE_RUNTIME
+        quotas.check_holdings(
+            principal, spec.name, new_bot=version_count(store, spec.name) == 0, remote=remote,
+            new_bytes=REMOTE_TOML_BYTES if remote else directory_bytes(directory),
+        )  # fmt: skip
     checked = SubmissionCheck()
     if smoke_check is not None and spec.runtime != REMOTE_RUNTIME:
         checked = smoke_check(directory)
@@ -125,11 +145,36 @@ def _submit(
             raise SubmissionRefused(
                 RefusalKind.FAILED_CHECK, f"bot refused: {checked.refusal}", checked
             )
-    row, created = add_bot_version(store, spec, owner=principal.user)
+    remote = spec.runtime == REMOTE_RUNTIME
+    holding = (
+        contextlib.nullcontext() if quotas is None else quotas.holding(
+            principal, spec.name, remote=remote,
+            new_bytes=REMOTE_TOML_BYTES if remote else directory_bytes(directory),
+        )
+    )  # fmt: skip
+    with holding:  # checked again as it is stored: what changed during the check counts
+        if remote:  # its owner runs it: only a bot.toml of ours is kept
+            row, created = register_remote_bot(
+                store, spec.name, owner=principal.user, description=spec.description
+            )
+        else:
+            row, created = add_bot_version(store, spec, owner=principal.user)
     log.info("bot_submitted", bot=row.bot, version=row.version, user=principal.user)
     if smoke_check is not None:  # a checked Java version: its class-data archive, once
         ensure_class_archive(bot_spec(store, row.bot, row.version))
     return Submitted(row, created, checked)
+
+
+def name_refusal(store: Store, principal: Principal, name: str) -> str | None:
+    """Why ``principal`` may not take bot name ``name`` (a reserved name no user owns yet)."""
+    if principal.is_admin:
+        return None
+    try:
+        if get_bot(store, name).owner == principal.user:  # theirs from before: keep it
+            return None
+    except NotFoundError:
+        pass
+    return reserved_name_problem(name)
 
 
 def _stored_version(store: Store, name: str, version: str) -> BotVersionRow | None:
@@ -162,9 +207,13 @@ class WebSubmitter:
 
     max_bytes = MAX_ARCHIVE_BYTES
 
-    def __init__(self, store: Store, smoke_check: SmokeCheck | None) -> None:
+    def __init__(
+        self, store: Store, smoke_check: SmokeCheck | None, quotas: Quotas | None = None
+    ) -> None:
         self.store = store
         self.smoke_check = smoke_check
+        self.quotas = quotas or Quotas(store)
+        """The server's (SubmitBot's) own: one queue of checks for both."""
 
     def __call__(
         self, principal: Principal, archive: bytes, archive_format: str | None
@@ -173,7 +222,14 @@ class WebSubmitter:
             message = f"unknown archive format {archive_format!r}; use tar.gz or zip"
             return 400, {"error": message, "status": 400, "kind": str(RefusalKind.UNKNOWN_FORMAT)}
         try:
-            done = submit_bot(self.store, principal, archive, archive_format, self.smoke_check)
+            done = self.quotas.run(
+                principal,
+                lambda: submit_bot(
+                    self.store, principal, archive, archive_format, self.smoke_check, self.quotas
+                ),
+            )
+        except LimitExceeded as exceeded:  # 429, and Retry-After when waiting helps
+            return 429, exceeded.http_json()
         except SubmissionRefused as refused:
             status = HTTP_STATUS[refused.kind]
             return status, {

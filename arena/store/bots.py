@@ -21,6 +21,7 @@ from arena.store.db import (
     is_disk_full,
     utc_now,
 )
+from arena.store.limits import directory_bytes
 from arena.store.models import (
     CONSERVATIVE_SIGMAS,
     INITIAL_MU,
@@ -55,8 +56,10 @@ def add_bot_version(
     """Store a copy of ``spec``'s directory as a version of bot ``spec.name``.
 
     Returns the version and whether it is new (an unchanged bot is the same
-    version). A bot owned by another user is refused (NotOwnerError), and an
-    owner no user can be named (StoreError).
+    version). A bot owned by another user is refused (NotOwnerError), and so is
+    an owner-less version (``owner`` None: the admin's `arena bot add`) of a
+    user's bot (the error names its owner); an owner no user can be named too
+    (StoreError).
     """
     if owner is not None:
         check_user_name(owner, "owner")
@@ -66,6 +69,8 @@ def add_bot_version(
         bot = db.execute("SELECT id, owner FROM bots WHERE name = ?", (spec.name,)).fetchone()
         if bot is not None and bot["owner"] != owner and owner is not None:
             raise NotOwnerError(spec.name)
+        if bot is not None and owner is None and bot["owner"] is not None:  # an owner-less
+            raise NotOwnerError(spec.name, bot["owner"])  # add never takes a user's bot
         if bot is None:
             bot_id = db.execute(
                 "INSERT INTO bots (name, owner, created_at) VALUES (?, ?, ?)",
@@ -81,10 +86,10 @@ def add_bot_version(
             _copy_files(spec.directory, target)
             db.execute(
                 "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"
-                " created_at, mu, sigma) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at, mu, sigma, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (bot_id, spec.version, str(target.relative_to(store.data_dir)),
                  json.dumps(list(spec.command)), spec.runtime, utc_now(),
-                 INITIAL_MU, INITIAL_SIGMA),
+                 INITIAL_MU, INITIAL_SIGMA, directory_bytes(target)),
             )  # fmt: skip
     return get_version(store, spec.name, spec.version), existing is None
 

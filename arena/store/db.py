@@ -106,9 +106,11 @@ class AlreadyExistsError(StoreError):
 class NotOwnerError(StoreError, PermissionError):
     """A bot that belongs to another user than the one acting for it."""
 
-    def __init__(self, bot: str) -> None:
-        super().__init__(f"bot {bot!r} belongs to another user")
+    def __init__(self, bot: str, owner: str | None = None) -> None:
+        whose = "another user" if owner is None else f"user {owner!r}"
+        super().__init__(f"bot {bot!r} belongs to {whose}")
         self.bot = bot
+        self.owner = owner
 
 
 def utc_now() -> str:

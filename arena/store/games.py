@@ -11,6 +11,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from arena.referee.types import BotStatus, GameReport
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
@@ -52,12 +53,16 @@ def record_games(
     games: Sequence[tuple[int, GameReport, tuple[SeatFailures, SeatFailures]]],
     *,
     rate: RateGame,
+    unrated: frozenset[int] = frozenset(),
+    keep: RateGame | None = None,
 ) -> list[int | None]:
     """``record_game`` for each (match id, report, failures) in order, all in one
     transaction (one wait for the disk instead of one per game): all are stored or,
-    on any error, none. Each rating update reads the ratings the previous one wrote."""
+    on any error, none. Each rating update reads the ratings the previous one wrote.
+    The games of the matches in ``unrated`` are rated with ``keep`` instead."""
     with store.transaction() as db:
-        return [_record(db, match_id, report, rate, failures)
+        return [_record(db, match_id, report,
+                        keep if keep is not None and match_id in unrated else rate, failures)
                 for match_id, report, failures in games]  # fmt: skip
 
 
@@ -83,6 +88,7 @@ def _record(
         raise StoreError(
             f"game {report.index} of {report.bots_by_seat} does not belong to match {match_id}"
         )
+    started_at, action_ms = _live_timing(db, match_id, report.index)
     drop_live_game(db, match_id, report.index)  # the stored game replaces its live view
     if db.execute(
         "SELECT 1 FROM games WHERE match_id = ? AND game_index = ?", (match_id, report.index)
@@ -94,11 +100,11 @@ def _record(
     times = tuple(float(report.time_ms.get(b, 0.0)) for b in report.bots_by_seat)
     game_id = db.execute(
         "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat, reason,"
-        " status0, status1, actions, time0_ms, time1_ms, record, finished_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " status0, status1, actions, time0_ms, time1_ms, record, finished_at, started_at,"
+        " action_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (match_id, report.index, *seat_ids, winner_seat, report.reason, *statuses,
          report.actions, *times, json.dumps(report.record, separators=(",", ":")),
-         utc_now()),
+         utc_now(), started_at, action_ms),
     ).lastrowid  # fmt: skip
     assert game_id is not None
     for seat, name in enumerate(report.bots_by_seat):
@@ -117,6 +123,34 @@ def _record(
         versions = (match["first_id"], match["second_id"])
         count_finished(db, tournament_id, versions, ladder=ladder)  # once: no game comes after
     return game_id
+
+
+def _live_timing(
+    db: sqlite3.Connection, match_id: int, game_index: int
+) -> tuple[str | None, str | None]:
+    """The live game's start and its actions' times (epoch ms, JSON), before it is dropped;
+    (None, None) when it had no live view."""
+    live = db.execute(
+        "SELECT id, started_at FROM live_games WHERE match_id = ? AND game_index = ?",
+        (match_id, game_index),
+    ).fetchone()
+    if live is None:
+        return None, None
+    times = []
+    for text, added_at in db.execute(
+        "SELECT entry, added_at FROM live_actions WHERE live_game_id = ? ORDER BY seq",
+        (live["id"],),
+    ):
+        entry = json.loads(text)
+        if "reshuffle" in entry:
+            continue
+        at = entry.get("at_ms")
+        times.append(at if isinstance(at, int) else round(_epoch_s(added_at) * 1000))
+    return live["started_at"], json.dumps(times, separators=(",", ":"))
+
+
+def _epoch_s(stamp: str) -> float:
+    return datetime.fromisoformat(stamp).timestamp()
 
 
 def _rate(

@@ -47,6 +47,8 @@ class LadderEntrantRow:
     last_match: int | None  # the sequence number (round) of its latest ladder match
     in_play: int  # its unfinished ladder matches
     recent: tuple[int, ...]  # version ids of its latest ladder opponents, newest first
+    bot_id: int = 0
+    bot_matches: int = 0  # ladder matches of every version of its bot (its placement)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,8 @@ class LadderRating:
     version_id: int
     mu: float
     sigma: float
+    bot_id: int = 0
+    owner: str | None = None  # None: the admin's (house and sample bots)
 
 
 def create_ladder(store: Store, name: str, config: TournamentConfig, settings: JsonSettings) -> int:
@@ -130,7 +134,7 @@ def set_ladder_settings(
 
 
 _ENTRANTS = f"""
-SELECT v.id, b.name AS bot, b.owner, v.version, v.mu, v.sigma, v.games
+SELECT v.id, b.id AS bot_id, b.name AS bot, b.owner, v.version, v.mu, v.sigma, v.games
 FROM bots b JOIN bot_versions v ON v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)
 WHERE b.withdrawn_at IS NULL AND v.runtime != '{REMOTE_RUNTIME}'
 ORDER BY v.id
@@ -147,7 +151,13 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
     with store.reading() as db:
         entrants = db.execute(_ENTRANTS).fetchall()
         totals = read_ladder_totals(db, tournament_id)
+        bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())
     empty = LadderTotals()
+    per_bot: dict[int, int] = {}
+    for version_id, kept in totals.items():
+        bot_id = bot_of.get(version_id)
+        if bot_id is not None:
+            per_bot[bot_id] = per_bot.get(bot_id, 0) + kept.matches
     return [
         LadderEntrantRow(
             version_id=r["id"],
@@ -162,9 +172,17 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
             last_match=kept.last_match,
             in_play=kept.in_play,
             recent=kept.recent[:recent],
+            bot_id=r["bot_id"],
+            bot_matches=per_bot.get(r["bot_id"], 0),
         )
         for r in entrants
     ]
+
+
+def version_bots(store: Store) -> dict[int, int]:
+    """Every version id's bot id (a bot's versions share its placement burst)."""
+    with store.reading() as db:
+        return {int(v): int(b) for v, b in db.execute("SELECT id, bot_id FROM bot_versions")}
 
 
 def ladder_history(store: Store, tournament_id: int, *, recent: int) -> dict[int, LadderHistory]:
@@ -187,7 +205,10 @@ def ladder_ratings(store: Store) -> list[LadderRating]:
     ratings only: one read of the bots, however long the ladder has run."""
     with store.reading() as db:
         return [
-            LadderRating(version_id=r["id"], mu=r["mu"], sigma=r["sigma"])
+            LadderRating(
+                version_id=r["id"], mu=r["mu"], sigma=r["sigma"], bot_id=r["bot_id"],
+                owner=r["owner"],
+            )
             for r in db.execute(_ENTRANTS)
         ]
 

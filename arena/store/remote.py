@@ -148,7 +148,8 @@ def take_seat_offer(store: Store, token: str, *, at_ms: int | None = None) -> Se
     """Mark the open offer of ``token`` taken and return it (the state it had before).
 
     SeatRefusedError names why otherwise: no such token, already used,
-    withdrawn (the match ended or the seat was relaunched), or expired.
+    withdrawn (the match ended or the seat was relaunched), expired, or a bot
+    whose owner's tokens are all revoked or expired.
     A refusal writes nothing.
     """
     at_ms = now_ms() if at_ms is None else at_ms
@@ -165,11 +166,26 @@ def take_seat_offer(store: Store, token: str, *, at_ms: int | None = None) -> Se
             raise SeatRefusedError("this seat is no longer offered (the match moved on)")
         if at_ms > row["expires_at_ms"]:
             raise SeatRefusedError("this seat token expired (no Hello in time)")
+        if row["owner"] is not None and _tokens_all_dead(db, row["owner"]):
+            raise SeatRefusedError(
+                f"the bot's owner {row['owner']!r} holds no live token (every one revoked or"
+                " expired): its seats are refused"
+            )
         db.execute(
             "UPDATE seat_offers SET state = 'taken', taken_at = ? WHERE id = ?",
             (utc_now(), row["id"]),
         )
     return _offer_row(row)
+
+
+def _tokens_all_dead(db: sqlite3.Connection, user: str) -> bool:
+    """Whether ``user`` has tokens and every one is revoked or expired."""
+    row = db.execute(
+        "SELECT COUNT(*) AS held, COALESCE(SUM(revoked_at IS NULL AND"
+        " (expires_at IS NULL OR expires_at > ?)), 0) AS live FROM tokens WHERE user = ?",
+        (utc_now(), user),
+    ).fetchone()
+    return bool(row["held"] > 0 and row["live"] == 0)
 
 
 def close_seat_offers(

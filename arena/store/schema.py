@@ -41,6 +41,9 @@ History:
       unfinished (``in_play``), its games and its latest opponents (``recent``,
       JSON, newest first, at most ``RECENT_KEPT``). Filled from the history; a
       step written in Python (the opponents in round order).
+  next (``_limits_and_tokens``) token expiry and revocation; per-user limits the admin
+      sets (``user_limits``); the bytes of a version's stored files
+      (``bot_versions.bytes``).
 """
 
 from __future__ import annotations
@@ -320,10 +323,44 @@ def _v9(connection: sqlite3.Connection) -> None:
     )
 
 
+LIMITS_AND_TOKENS = """
+ALTER TABLE tokens ADD COLUMN expires_at TEXT;
+ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
+ALTER TABLE bot_versions ADD COLUMN bytes INTEGER;
+CREATE TABLE user_limits (
+    scope   TEXT NOT NULL,
+    name    TEXT NOT NULL,
+    value   INTEGER NOT NULL CHECK (value >= 0),
+    set_at  TEXT NOT NULL,
+    PRIMARY KEY (scope, name)
+);
+"""
+
+
+def _limits_and_tokens(connection: sqlite3.Connection) -> None:
+    """Token expiry and revocation (``tokens.expires_at``, ``revoked_at``: NULL for
+    never); the bytes a version's stored files take (``bot_versions.bytes``, NULL for
+    versions stored before: measured on disk when counted); per-user limits the admin
+    set (``user_limits``: scope '' for every user, else one user's)."""
+    _run_script(connection, LIMITS_AND_TOKENS)
+
+
+def _public_timing(connection: sqlite3.Connection) -> None:
+    """When each game began and each of its actions was applied (epoch ms, JSON), kept
+    from its live view as it is stored: what the spectator delay shows a game by (its
+    start, its actions, its end, each once the delay has passed). Games stored before
+    have neither (NULL: shown as begun and played out when they ended)."""
+    connection.execute("ALTER TABLE games ADD COLUMN started_at TEXT")
+    connection.execute("ALTER TABLE games ADD COLUMN action_ms TEXT")
+    connection.execute("CREATE INDEX games_by_finish ON games(finished_at)")
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, _v9)
+MIGRATIONS: tuple[Migration, ...] = (
+    V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing,
+)
 CURRENT_VERSION = len(MIGRATIONS)
 
 

@@ -1,4 +1,10 @@
-"""Bearer tokens for `arena serve`: only their SHA-256 is stored."""
+"""Bearer tokens for `arena serve`: only their SHA-256 is stored.
+
+A token may expire (``expires_at``, set when it is made) and the admin may
+revoke it; either way it is refused from then on (a revocation by another
+process within ``AUTH_CACHE_S``), with a message saying which
+(``TokenRefusedError``), by every path that takes a token.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,44 @@ import hashlib
 import os
 import re
 import secrets
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
-from arena.store.db import Store, StoreError, utc_now
+from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.models import Principal
 from arena.store.paths import ADMIN_TOKEN_NAME
 
 USER_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
 ROLES = ("admin", "user")
+MAX_LIFETIME = timedelta(days=3650)
+
+
+class TokenRefusedError(StoreError):
+    """A token that is unknown, revoked or expired; the message says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRow:
+    """A stored token (never the token itself: ``digest`` is its SHA-256, for telling
+    tokens apart: ``sha256sum`` of a token one holds starts the same)."""
+
+    id: int
+    user: str
+    role: str
+    created_at: str
+    expires_at: str | None
+    revoked_at: str | None
+    digest: str
+
+    def state(self, now: str | None = None) -> str:
+        """``active``, ``revoked`` or ``expired`` (at ``now``, ISO UTC; default: now)."""
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= (now or utc_now()):
+            return "expired"
+        return "active"
 
 
 def _digest(token: str) -> str:
@@ -25,27 +62,151 @@ def check_user_name(user: object, what: str = "user name") -> None:
         raise StoreError(f"{what} {user!r}: use 1-40 letters, digits, - _ .")
 
 
-def create_token(store: Store, user: str, role: str = "user") -> str:
-    """A new random token for ``user``; returned once, stored only as a hash."""
+def create_token(
+    store: Store, user: str, role: str = "user", *, lifetime: timedelta | None = None
+) -> str:
+    """A new random token for ``user``; returned once, stored only as a hash.
+
+    ``lifetime``: it expires that long from now (None: never).
+    """
     check_user_name(user)
     if role not in ROLES:
         raise StoreError(f"role must be admin or user, got {role!r}")
+    expires_at = None
+    if lifetime is not None:
+        if not timedelta(0) < lifetime <= MAX_LIFETIME:
+            raise StoreError(
+                f"a token's lifetime must be more than 0 and at most {MAX_LIFETIME.days} days"
+            )
+        expires_at = (datetime.now(UTC) + lifetime).isoformat(timespec="milliseconds")
     token = secrets.token_urlsafe(32)
     with store.transaction() as db:
         db.execute(
-            "INSERT INTO tokens (token_sha256, user, role, created_at) VALUES (?, ?, ?, ?)",
-            (_digest(token), user, role, utc_now()),
+            "INSERT INTO tokens (token_sha256, user, role, created_at, expires_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (_digest(token), user, role, utc_now(), expires_at),
         )
+    _forget_answers()
     return token
 
 
-def check_token(store: Store, token: str) -> Principal | None:
-    """Who ``token`` belongs to, or None."""
+AUTH_CACHE_S = 2.0
+"""How long an answer of ``authenticate`` is kept in memory: a flood of calls with one
+token reads the store once per AUTH_CACHE_S. This process's token writes clear it;
+another process's (`arena token revoke`) apply within AUTH_CACHE_S."""
+_answers: dict[tuple[str, str], tuple[float, Principal | str]] = {}
+_answers_lock = threading.Lock()
+_MAX_ANSWERS = 10_000
+
+
+def _forget_answers() -> None:
+    with _answers_lock:
+        _answers.clear()
+
+
+def authenticate(store: Store, token: str) -> Principal:
+    """Who ``token`` belongs to; TokenRefusedError saying why not (unknown, revoked, expired)."""
+    key = (str(store.data_dir), _digest(token))
+    now = time.monotonic()
+    with _answers_lock:
+        cached = _answers.get(key)
+    if cached is None or cached[0] <= now:
+        try:
+            answer: Principal | str = _authenticate(store, token)
+        except TokenRefusedError as refused:
+            answer = str(refused)
+        with _answers_lock:
+            if len(_answers) >= _MAX_ANSWERS:
+                _answers.clear()
+            _answers[key] = (now + AUTH_CACHE_S, answer)
+    else:
+        answer = cached[1]
+    if isinstance(answer, str):
+        raise TokenRefusedError(answer)
+    return answer
+
+
+def _authenticate(store: Store, token: str) -> Principal:
     with store.reading() as db:
         row = db.execute(
-            "SELECT user, role FROM tokens WHERE token_sha256 = ?", (_digest(token),)
+            "SELECT user, role, expires_at, revoked_at FROM tokens WHERE token_sha256 = ?",
+            (_digest(token),),
         ).fetchone()
-    return None if row is None else Principal(row["user"], row["role"])
+    if row is None:
+        raise TokenRefusedError("unknown token")
+    if row["revoked_at"] is not None:
+        raise TokenRefusedError(
+            f"token revoked at {row['revoked_at']} (ask the admin for a new one)"
+        )
+    if row["expires_at"] is not None and row["expires_at"] <= utc_now():
+        raise TokenRefusedError(
+            f"token expired at {row['expires_at']} (ask the admin for a new one)"
+        )
+    return Principal(row["user"], row["role"])
+
+
+def check_token(store: Store, token: str) -> Principal | None:
+    """Who ``token`` belongs to, or None (unknown, revoked or expired: ``authenticate`` says)."""
+    try:
+        return authenticate(store, token)
+    except TokenRefusedError:
+        return None
+
+
+def user_has_live_token(store: Store, user: str) -> bool:
+    """Whether ``user`` holds a token that is neither revoked nor expired."""
+    with store.reading() as db:
+        row = db.execute(
+            "SELECT 1 FROM tokens WHERE user = ? AND revoked_at IS NULL"
+            " AND (expires_at IS NULL OR expires_at > ?) LIMIT 1",
+            (user, utc_now()),
+        ).fetchone()
+    return row is not None
+
+
+def list_tokens(store: Store, user: str | None = None) -> list[TokenRow]:
+    """Every stored token (of ``user``), oldest first."""
+    where, params = ("WHERE user = ?", (user,)) if user is not None else ("", ())
+    with store.reading() as db:
+        rows = db.execute(
+            "SELECT rowid AS id, user, role, created_at, expires_at, revoked_at, token_sha256"
+            f" FROM tokens {where} ORDER BY rowid",
+            params,
+        ).fetchall()
+    return [
+        TokenRow(r["id"], r["user"], r["role"], r["created_at"], r["expires_at"],
+                 r["revoked_at"], r["token_sha256"])
+        for r in rows
+    ]  # fmt: skip
+
+
+def revoke_tokens(
+    store: Store, *, token_id: int | None = None, user: str | None = None
+) -> list[TokenRow]:
+    """Revoke one token (by id) or every token of ``user``; the tokens revoked now.
+
+    NotFoundError when the id or the user names no token; one already revoked stays as it was.
+    """
+    if (token_id is None) == (user is None):
+        raise StoreError("revoke needs exactly one of a token id and a user")
+    column, value = ("rowid", token_id) if user is None else ("user", user)
+    with store.transaction() as db:
+        found = db.execute(f"SELECT COUNT(*) FROM tokens WHERE {column} = ?", (value,)).fetchone()
+        if found[0] == 0:
+            raise NotFoundError(
+                f"no token {token_id}" if user is None else f"no token of user {user!r}"
+            )
+        ids = [
+            r[0]
+            for r in db.execute(
+                f"SELECT rowid FROM tokens WHERE {column} = ? AND revoked_at IS NULL", (value,)
+            )
+        ]
+        db.executemany(
+            "UPDATE tokens SET revoked_at = ? WHERE rowid = ?", [(utc_now(), i) for i in ids]
+        )
+    _forget_answers()
+    return [row for row in list_tokens(store) if row.id in ids]
 
 
 def ensure_admin_token(store: Store) -> str:

@@ -1,13 +1,17 @@
 """The ladder runner: keeps ``concurrency`` matches in play until it is stopped.
 
 The entrants are the store's (the latest version of every bot not
-withdrawn), read with their ratings before each pick (``ladder_ratings``,
-one read of the bots), so a new submission joins and a withdrawn bot leaves
-without a restart. Their ladder history (matches, the latest, recent
-opponents) is read once a run (``ladder_history``, the store's running totals)
-and then kept by the runner as it stores each match (``history_after``): it
-alone adds ladder matches (it holds the lease), so the kept history is the
-stored one, and the picks are those of ``ladder_entrants``. Each free
+withdrawn; of a user's bots only the ``entrants_per_user`` latest-submitted,
+``active_entrants``), read with their ratings before each pick
+(``ladder_ratings``, one read of the bots), so a new submission joins and a
+withdrawn bot leaves without a restart. Their matches are played with
+anonymous opponents (``match_jobs(anonymous=True)``, docs/PROTOCOL.md), and
+two bots of one owner are never paired (``arena.tournament.ladder_schedule``).
+Their ladder history (matches, the latest, recent opponents) is read once a
+run (``ladder_history``, the store's running totals) and then kept by the
+runner as it stores each match (``history_after``): it alone adds ladder
+matches (it holds the lease), so the kept history is the stored one, and the
+picks are those of ``ladder_entrants``. Each free
 slot gets the scheduler's next pick (``arena.tournament.ladder_schedule``,
 from the stored ratings and history only), stored as the ladder's next match
 before it is played, then played by the executor in its halves (paired
@@ -41,8 +45,9 @@ copy, and the ladder goes on without it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from arena.logs import get_logger
 from arena.sandbox import SandboxLimits
@@ -65,6 +70,7 @@ from arena.store import (
     set_status,
     set_withdrawn,
     unfinished_matches,
+    version_bots,
 )
 from arena.store.models import TournamentStatus
 from arena.tournament.config import match_seed
@@ -87,7 +93,36 @@ from arena.tournament.runner import MissingBotCopyError, match_jobs, record_stop
 POLL_S = 0.2
 
 
-def contenders(rows: list[LadderEntrantRow], in_play: dict[int, int]) -> list[Contender]:
+class _Entrant(Protocol):
+    @property
+    def version_id(self) -> int: ...
+    @property
+    def owner(self) -> str | None: ...
+
+
+E = TypeVar("E", bound=_Entrant)
+
+
+def active_entrants(rows: Sequence[E], per_user: int) -> list[E]:
+    """The entrants that play: each user's ``per_user`` latest-submitted bots (their newest
+    versions), every bot of the admin's (owner None); ``per_user`` 0: everyone. A user's
+    other bots wait off the ladder, their history kept, until they are the latest again
+    (`arena ladder withdraw` the newer one)."""
+    if per_user <= 0:
+        return list(rows)
+    newest = sorted(rows, key=lambda r: -r.version_id)
+    kept: dict[str, int] = {}
+    active: set[int] = set()
+    for row in newest:
+        if row.owner is not None:
+            if kept.get(row.owner, 0) >= per_user:
+                continue
+            kept[row.owner] = kept.get(row.owner, 0) + 1
+        active.add(row.version_id)
+    return [r for r in rows if r.version_id in active]
+
+
+def contenders(rows: Sequence[LadderEntrantRow], in_play: dict[int, int]) -> list[Contender]:
     """The scheduler's view of the stored entrants; ``in_play``: matches this run plays now."""
     return [
         Contender(
@@ -98,17 +133,30 @@ def contenders(rows: list[LadderEntrantRow], in_play: dict[int, int]) -> list[Co
             last_match=r.last_match,
             in_play=in_play.get(r.version_id, 0),
             recent=r.recent,
+            owner=r.owner,
+            placed=r.bot_matches,
         )
         for r in rows
     ]
 
 
 def rated_contenders(
-    ratings: list[LadderRating], history: Mapping[int, LadderHistory], in_play: dict[int, int]
+    ratings: list[LadderRating],
+    history: Mapping[int, LadderHistory],
+    in_play: dict[int, int],
+    bot_of: Mapping[int, int] | None = None,
 ) -> list[Contender]:
     """``contenders`` from the entrants' ratings and a history kept up to date by the
-    runner (``history_after``): the same list, without reading every ladder match."""
+    runner (``history_after``): the same list, without reading every ladder match.
+    ``bot_of`` (version id: bot id, ``arena.store.version_bots``) sums a bot's versions'
+    matches for its placement burst; without it each version places on its own."""
     empty = LadderHistory()
+    placed: dict[int, int] = {}
+    if bot_of is not None:
+        for version_id, kept in history.items():
+            bot_id = bot_of.get(version_id)
+            if bot_id is not None:
+                placed[bot_id] = placed.get(bot_id, 0) + kept.matches
     return [
         Contender(
             id=r.version_id,
@@ -118,6 +166,8 @@ def rated_contenders(
             last_match=h.last_match,
             in_play=in_play.get(r.version_id, 0),
             recent=h.recent,
+            owner=r.owner,
+            placed=None if bot_of is None else placed.get(r.bot_id, 0),
         )
         for r in ratings
     ]
@@ -172,6 +222,7 @@ class LadderRunner:
         self._open_jobs: set[tuple[int, int]] = set()
         self._open_matches: dict[int, tuple[int, int]] = {}  # match id: its version ids
         self._history: dict[int, LadderHistory] | None = None  # read at the first pick
+        self._bot_of: dict[int, int] = {}  # version id: bot id (a bot places once)
         self._stop = threading.Event()
         self._stop_reason = "the ladder was stopped"
 
@@ -221,7 +272,8 @@ class LadderRunner:
     def _resume(self, summary: LadderSummary) -> list[MatchJob]:
         """The jobs of the unfinished matches to play again (handed to the executor with
         the first new ones: its first batch decides how many workers it starts)."""
-        current = {r.version_id for r in ladder_ratings(self.store)}
+        playing = active_entrants(ladder_ratings(self.store), self.settings.entrants_per_user)
+        current = {r.version_id for r in playing}
         jobs: list[MatchJob] = []
         for match in unfinished_matches(self.store, self.tournament_id):
             versions = match_version_ids(self.store, match.id)
@@ -239,14 +291,18 @@ class LadderRunner:
         keep = self.settings.max_repeat
         if self._history is None:  # every ladder match, read once a run
             self._history = ladder_history(self.store, self.tournament_id, recent=keep)
+            self._bot_of = version_bots(self.store)
         while len(self._open_matches) < self.concurrency + self.ahead:
-            ratings = ladder_ratings(self.store)  # new versions come, withdrawn ones go
+            ratings = active_entrants(  # new versions come, withdrawn ones go
+                ladder_ratings(self.store), self.settings.entrants_per_user
+            )
+            self._bot_of.update((r.version_id, r.bot_id) for r in ratings)
             in_play: dict[int, int] = {}
             for versions in self._open_matches.values():
                 for version in versions:
                     in_play[version] = in_play.get(version, 0) + 1
             number = next_ladder_round(self.store, self.tournament_id)
-            state = rated_contenders(ratings, self._history, in_play)
+            state = rated_contenders(ratings, self._history, in_play, self._bot_of)
             chosen = pick(state, number, self.settings.policy)
             if chosen is None:
                 break
@@ -283,7 +339,7 @@ class LadderRunner:
         try:
             jobs = match_jobs(
                 self.store, match, config, limits=self.limits, unsafe=self.unsafe,
-                live=self.live is not None, paired_remote=True,
+                live=self.live is not None, paired_remote=True, anonymous=True,
             )  # fmt: skip
         except MissingBotCopyError as missing:
             self._withdraw_missing(match, missing)

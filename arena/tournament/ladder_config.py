@@ -28,6 +28,8 @@ PLACEMENT_RANGE = (0, 100)
 PLACEMENT_IN_PLAY_RANGE = (1, 16)
 REPEAT_RANGE = (1, RECENT_KEPT)  # the store keeps this many latest opponents
 CONCURRENCY_RANGE = (1, 1024)
+ENTRANTS_PER_USER = 1
+ENTRANTS_PER_USER_RANGE = (0, 1000)  # 0: no limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,8 @@ class LadderSettings:
     placement_in_play: int = PLACEMENT_IN_PLAY
     max_repeat: int = MAX_REPEAT
     concurrency: int | None = None  # matches in play; None: one per usable CPU
+    # each user's latest-submitted bots on the ladder at once (the admin's: all); 0: no limit
+    entrants_per_user: int = ENTRANTS_PER_USER
 
     @property
     def policy(self) -> SchedulePolicy:
@@ -65,6 +69,7 @@ def check_settings(settings: LadderSettings) -> LadderSettings:
     _whole("placement_matches", settings.placement_matches, PLACEMENT_RANGE)
     _whole("placement_in_play", settings.placement_in_play, PLACEMENT_IN_PLAY_RANGE)
     _whole("max_repeat", settings.max_repeat, REPEAT_RANGE)
+    _whole("entrants_per_user", settings.entrants_per_user, ENTRANTS_PER_USER_RANGE)
     if settings.concurrency is not None:
         _whole("concurrency", settings.concurrency, CONCURRENCY_RANGE)
     return settings

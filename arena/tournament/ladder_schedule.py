@@ -5,8 +5,9 @@
 how many of its matches are in play) and nothing else, so the same store
 gives the same choice, after a restart too:
 
-1. **Who plays first.** A new version (fewer than ``placement_matches``
-   ladder matches) comes first, fewest placement matches first, with up to
+1. **Who plays first.** A new bot (fewer than ``placement_matches``
+   ladder matches, of all its versions together: a new version of a placed
+   bot does not place again) comes first, fewest placement matches first, with up to
    ``placement_in_play`` matches at once: its placement burst. Then the
    idle entrant with the highest need, ``wait * (1 + sigma / SIGMA0)``:
    ``wait`` is how many ladder matches were scheduled since its last one, so
@@ -19,7 +20,11 @@ gives the same choice, after a restart too:
    distance TrueSkill's match quality falls with) minus its own wait as a
    share of one round of the ladder, so the same neighbour is not every
    bot's opponent.
-3. **Never the same pairing too often in a row.** An opponent that an
+3. **Never two bots of one owner.** Their games would be rated only if
+   the owner let them be honest; the ladder never pairs them (bots without
+   an owner, the admin's, may meet each other). An entrant whose only
+   possible opponents are its owner's other bots waits.
+4. **Never the same pairing too often in a row.** An opponent that an
    entrant already met in each of its last ``max_repeat`` matches (or that
    met it so) is left out while any other opponent exists.
 
@@ -53,6 +58,18 @@ class Contender:
     last_match: int | None = None  # sequence number of its latest ladder match
     in_play: int = 0  # its ladder matches in play now
     recent: tuple[int, ...] = ()  # ids of its latest opponents, newest first
+    owner: str | None = None  # None: the admin's (may meet any bot)
+    placed: int | None = None  # ladder matches of all its bot's versions; None: ``matches``
+
+    @property
+    def placing_matches(self) -> int:
+        """The matches that count toward its placement burst (its bot's, every version)."""
+        return self.matches if self.placed is None else self.placed
+
+
+def rivals(a: Contender, b: Contender) -> bool:
+    """Whether ``a`` and ``b`` may be paired: two bots, not both one user's."""
+    return a.id != b.id and (a.owner is None or a.owner != b.owner)
 
 
 PLACEMENT_MATCHES = 4
@@ -91,11 +108,18 @@ def pick(
         return None
     first, placement = _first(contenders, next_match, policy)
     opponent = _opponent(first, contenders, next_match, policy)
-    if _repeats(first, opponent, policy.max_repeat):  # rare: only with a few entrants
+    if opponent is None or _repeats(first, opponent, policy.max_repeat):  # few entrants only
+        fallback: Pick | None = None
         for other in _ranked(contenders, next_match, policy):
             found = _opponent(other, contenders, next_match, policy)
+            if found is None:
+                continue
+            chosen = Pick(other.id, found.id, other.placing_matches < policy.placement_matches)
             if not _repeats(other, found, policy.max_repeat):
-                return Pick(other.id, found.id, other.matches < policy.placement_matches)
+                return chosen
+            fallback = fallback or chosen
+        if opponent is None:
+            return fallback
     return Pick(first.id, opponent.id, placement)
 
 
@@ -105,7 +129,8 @@ def _ranked(
     """Every contender in the order ``_first`` prefers them (placing ones first)."""
 
     def key(c: Contender) -> tuple[int, int, float, int]:
-        placing = c.matches < policy.placement_matches and c.in_play < policy.placement_in_play
+        placing = (c.placing_matches < policy.placement_matches
+                   and c.in_play < policy.placement_in_play)  # fmt: skip
         return (0 if placing else 1, c.in_play, -need(c, next_match), c.id)
 
     return sorted(contenders, key=key)
@@ -117,20 +142,20 @@ def _first(
     placing = [
         c
         for c in contenders
-        if c.matches < policy.placement_matches and c.in_play < policy.placement_in_play
+        if c.placing_matches < policy.placement_matches and c.in_play < policy.placement_in_play
     ]
     if placing:
-        return min(placing, key=lambda c: (c.matches, c.id)), True
+        return min(placing, key=lambda c: (c.placing_matches, c.id)), True
     best: Contender | None = None
     best_key = (0, 0.0, 0)
     for c in contenders:  # one pass: this runs over every entrant at every pick
-        if c.matches < policy.placement_matches:
+        if c.placing_matches < policy.placement_matches:
             continue  # placing, with its burst in play: it is not waiting
         key = (-c.in_play, need(c, next_match), -c.id)
         if best is None or key > best_key:
             best, best_key = c, key
     if best is None:  # everyone is placing and busy: the least busy
-        best = min(contenders, key=lambda c: (c.in_play, c.matches, c.id))
+        best = min(contenders, key=lambda c: (c.in_play, c.placing_matches, c.id))
     return best, False
 
 
@@ -146,8 +171,10 @@ def _met_in_a_row(c: Contender, other: int, max_repeat: int) -> bool:
 
 def _opponent(
     first: Contender, contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy
-) -> Contender:
-    others = [c for c in contenders if c.id != first.id]
+) -> Contender | None:
+    others = [c for c in contenders if rivals(first, c)]
+    if not others:
+        return None
     allowed = [c for c in others if not _repeats(first, c, policy.max_repeat)] or others
     least_busy = min(c.in_play for c in allowed)
     pool = sorted((c for c in allowed if c.in_play == least_busy), key=lambda c: (c.mu, c.id))
@@ -167,6 +194,7 @@ def scheduled(contender: Contender, opponent: int, match: int) -> Contender:
     return replace(
         contender,
         matches=contender.matches + 1,
+        placed=None if contender.placed is None else contender.placed + 1,
         last_match=match,
         in_play=contender.in_play + 1,
         recent=(opponent, *contender.recent),

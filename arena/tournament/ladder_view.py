@@ -25,7 +25,7 @@ from arena.store import (
     list_games,
     next_ladder_round,
 )
-from arena.tournament.ladder import contenders
+from arena.tournament.ladder import active_entrants, contenders
 from arena.tournament.ladder_config import DEFAULT_NAME, LadderSettings
 from arena.tournament.ladder_schedule import plan
 
@@ -101,7 +101,7 @@ def ranked(
     """Entrants by conservative rating (mu - 3 sigma), ties by bot name."""
     ordered = sorted(rows, key=lambda r: (-conservative_rating(r.mu, r.sigma), r.bot))
     return tuple(
-        LadderStanding(i + 1, r, r.matches < settings.placement_matches)
+        LadderStanding(i + 1, r, r.bot_matches < settings.placement_matches)
         for i, r in enumerate(ordered)
     )
 
@@ -109,4 +109,5 @@ def ranked(
 def _entrants(store: Store, tournament_id: int) -> tuple[list[LadderEntrantRow], LadderSettings]:
     _, stored = ladder_settings(store, tournament_id)
     settings = LadderSettings.from_json(stored)
-    return ladder_entrants(store, tournament_id, recent=settings.max_repeat), settings
+    rows = ladder_entrants(store, tournament_id, recent=settings.max_repeat)
+    return active_entrants(rows, settings.entrants_per_user), settings

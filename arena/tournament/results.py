@@ -11,11 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arena.referee.types import BotStatus, GameReport
-from arena.store import Store, get_tournament, record_game, record_games, tournament_byes
+from arena.store import (
+    Store,
+    get_tournament,
+    match_owners,
+    record_game,
+    record_games,
+    same_owner,
+    tournament_byes,
+)
 from arena.store.games import game_outcomes
 from arena.store.models import (
     LeaderboardRow,
     MuSigma,
+    RateGame,
     SeatFailures,
     TournamentFormat,
     TournamentRow,
@@ -53,20 +62,35 @@ def _failures(report: GameReport) -> tuple[SeatFailures, SeatFailures]:
     return first, second
 
 
+def unrated(first: MuSigma, second: MuSigma, winner_seat: int | None) -> tuple[MuSigma, MuSigma]:
+    """No rating update: a game between two bots of one owner (``arena.store.same_owner``),
+    whose result the owner decides. It is played and counted, never rated."""
+    return first, second
+
+
+def rate_of(store: Store, match_id: int) -> RateGame:
+    """How a game of ``match_id`` is rated: ``rate``, or ``unrated`` when one user owns both."""
+    return unrated if same_owner(match_owners(store, match_id)) else rate
+
+
 def store_game(store: Store, match_id: int, report: GameReport) -> int | None:
     """Store a finished game with its rating update and failure counts, in one transaction.
 
     The new game id, or None when the game is stored already (a resumed match).
     """
-    return record_game(store, match_id, report, rate=rate, failures=_failures(report))
+    return record_game(
+        store, match_id, report, rate=rate_of(store, match_id), failures=_failures(report)
+    )
 
 
 def store_games(store: Store, games: Sequence[tuple[int, GameReport]]) -> list[int | None]:
     """``store_game`` for each (match id, report) in order, in one transaction: all
     or none stored (a driver receiving many games at once waits for the disk once)."""
+    one_owner = frozenset(m for m in {m for m, _ in games} if same_owner(match_owners(store, m)))
     return record_games(
-        store, [(match_id, report, _failures(report)) for match_id, report in games], rate=rate
-    )
+        store, [(m, report, _failures(report)) for m, report in games], rate=rate,
+        unrated=one_owner, keep=unrated,
+    )  # fmt: skip
 
 
 def _outcomes(store: Store, tournament_id: int) -> list[GameOutcome]:

@@ -160,11 +160,12 @@ class MissingBotCopyError(StoreError):
 
 def match_jobs(
     store: Store, match: MatchRow, config: TournamentConfig, *, limits: SandboxLimits,
-    unsafe: bool, live: bool, paired_remote: bool,
+    unsafe: bool, live: bool, paired_remote: bool, anonymous: bool = False,
 ) -> list[MatchJob]:  # fmt: skip
     """The runs of ``match``'s unstored games: its halves when paired, each run with its
     own bot processes, so that no process plays both games of a deal. A match with a
-    remote bot pairs its deals only if ``paired_remote``."""
+    remote bot pairs its deals only if ``paired_remote``; with ``anonymous`` each bot is
+    told its opponent's name as ``ANONYMOUS_OPPONENT`` only (the ladder's matches)."""
     first = bot_spec(store, match.first, match.first_version)
     second = bot_spec(store, match.second, match.second_version)
     for spec in (first, second):
@@ -180,7 +181,7 @@ def match_jobs(
                                    match_identity(match)),
         paired=paired_remote or not remote, variant=config.variant,
         time_control=config.time_control, limits=limits, unsafe=unsafe,
-        game_indices=unstored_indices(match),
+        game_indices=unstored_indices(match), anonymous_opponents=anonymous,
     )  # fmt: skip
     return [
         MatchJob(match.id, half, first, second, part=half.indices_to_play[0] % 2, live=live)

@@ -12,9 +12,10 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import TypeVar
 from urllib.parse import quote, unquote
 
 import jinja2
@@ -30,9 +31,10 @@ from arena.kahuna import (
     parse_record,
 )
 from arena.logs import get_logger
-from arena.store import Principal
+from arena.store import Principal, TokenRefusedError
 from arena.tournament.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.ladder_view import LadderView
+from arena.tournament.spectator_delay import DelayLine
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
     PUBLIC,
@@ -48,9 +50,16 @@ from arena.web.live import (
     LIVE_POLL_MS,
     LiveSource,
     NoSuchGameError,
+    PublicTimeline,
     SpectatorFeed,
 )
-from arena.web.models import GameDetail, TournamentDetail, WebSource
+from arena.web.models import (
+    GameDetail,
+    LeaderboardRow,
+    TournamentDetail,
+    TournamentSummary,
+    WebSource,
+)
 from arena.web.plots import llr_svg, rating_history_svg
 from arena.web.submit import (
     AccountSource,
@@ -161,6 +170,7 @@ def deal_note(record: object) -> str:
 
 
 Route = tuple[re.Pattern[str], Callable[..., Response]]
+T = TypeVar("T")
 
 
 class WebApp:
@@ -174,14 +184,23 @@ class WebApp:
         live_poll_ms: int = LIVE_POLL_MS,
         spectator_delay_s: float = 0.0,
         submitter: BotSubmitter | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.source = source
         self.submitter = submitter
         self.poll_ms = poll_ms
         self.live_poll_ms = live_poll_ms
+        self.clock = clock
         self.live = (
-            SpectatorFeed(source, spectator_delay_s) if isinstance(source, LiveSource) else None
-        )
+            SpectatorFeed(source, spectator_delay_s, self._stored_frames)
+            if isinstance(source, LiveSource) else None
+        )  # fmt: skip
+        # One delay for every public view: the aggregate pages as of now - delay
+        # (arena.tournament.spectator_delay), games and live lists by their times.
+        self.timeline = source if isinstance(source, PublicTimeline) else None
+        self.delay: DelayLine[object] | None = None
+        if spectator_delay_s > 0 and self.timeline is not None:
+            self.delay = DelayLine(spectator_delay_s, self.timeline.first_event_after, clock=clock)
         self.log = get_logger(component="web")
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("arena.web", "templates"),
@@ -277,35 +296,56 @@ class WebApp:
 
     # --- leaderboard and tournaments ---------------------------------------
 
+    def _delayed(self, view: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``'s view as of the spectator delay's cut (HttpError 503 when no answer
+        old enough is kept yet: the page's history starts with its first visit)."""
+        if self.delay is None:
+            return compute()
+        found = self.delay.answer(view, compute)
+        if found is None:
+            raise HttpError(
+                503, f"not public yet: the pages show the arena as it was"
+                f" {self.delay.delay_s:g} s ago, and games have started or ended since this"
+                " page was first asked for; try again later",
+            )  # fmt: skip
+        return found  # type: ignore[return-value]
+
+    def _leaderboard(self) -> Sequence[LeaderboardRow]:
+        return self._delayed("leaderboard", self.source.leaderboard)
+
+    def _tournaments(self) -> Sequence[TournamentSummary]:
+        return self._delayed("tournaments", self.source.tournaments)
+
     def leaderboard_page(self, query: Mapping[str, str]) -> Response:
         return self.page(
             "leaderboard.html",
             title="Leaderboard",
-            rows=self.source.leaderboard(),
-            tournaments=self.source.tournaments(),
+            rows=self._leaderboard(),
+            tournaments=self._tournaments(),
             poll_ms=self.poll_ms,
         )
 
     def leaderboard_json(self, query: Mapping[str, str]) -> Response:
         return json_response(
             {
-                "leaderboard": [row.to_json() for row in self.source.leaderboard()],
-                "tournaments": [t.to_json() for t in self.source.tournaments()],
+                "leaderboard": [row.to_json() for row in self._leaderboard()],
+                "tournaments": [t.to_json() for t in self._tournaments()],
             }
         )
 
     def tournaments_json(self, query: Mapping[str, str]) -> Response:
-        return json_response({"tournaments": [t.to_json() for t in self.source.tournaments()]})
+        return json_response({"tournaments": [t.to_json() for t in self._tournaments()]})
 
     def _tournament(self, tournament_id: str) -> TournamentDetail:
-        detail = self.source.tournament(int(tournament_id))
+        number = int(tournament_id)
+        detail = self._delayed(("tournament", number), lambda: self.source.tournament(number))
         if detail is None:
             raise HttpError(404, f"no tournament with id {tournament_id}")
         return detail
 
     def tournament_page(self, query: Mapping[str, str], tournament_id: str) -> Response:
         ladder = next(
-            (t.name for t in self.source.tournaments()
+            (t.name for t in self._tournaments()
              if t.id == int(tournament_id) and t.format == "ladder"),
             None,
         )  # fmt: skip
@@ -330,7 +370,9 @@ class WebApp:
 
     def _ladder(self, name: str | None) -> LadderView:
         name = name or DEFAULT_LADDER
-        view = self.source.ladder(name) if isinstance(self.source, LadderSource) else None
+        source = self.source
+        view = (self._delayed(("ladder", name), lambda: source.ladder(name))
+                if isinstance(source, LadderSource) else None)  # fmt: skip
         if view is None:
             raise HttpError(404, f"no ladder named {name!r} (arena serve --ladder runs one)")
         return view
@@ -348,14 +390,14 @@ class WebApp:
     # --- bots -----------------------------------------------------------------
 
     def bot_page(self, query: Mapping[str, str], name: str) -> Response:
-        bot = self.source.bot(name)
+        bot = self._delayed(("bot", name), lambda: self.source.bot(name))
         if bot is None:
             raise HttpError(404, f"no bot named {name!r}")
         plots = [rating_history_svg(version.history) for version in bot.versions]
         return self.page("bot.html", title=bot.name, bot=bot, plots=plots)
 
     def bot_json(self, query: Mapping[str, str], name: str) -> Response:
-        bot = self.source.bot(name)
+        bot = self._delayed(("bot", name), lambda: self.source.bot(name))
         if bot is None:
             raise HttpError(404, f"no bot named {name!r}")
         return json_response(bot.to_json())
@@ -364,6 +406,10 @@ class WebApp:
 
     def finished_game(self, game_id: str) -> GameDetail:
         """The game if it is over; records are revealed only after the game (R9)."""
+        if self.delay is not None and self.timeline is not None:
+            ended = self.timeline.game_finished_at(int(game_id))
+            if ended is not None and ended > self.delay.cut():  # not over for the public yet:
+                raise HttpError(404, f"no game with id {game_id}")  # as if it were not stored
         game = self.source.game(int(game_id))
         if game is None:
             raise HttpError(404, f"no game with id {game_id}")
@@ -452,6 +498,13 @@ class WebApp:
         """Games in play (of one tournament), for the lists; none without a live source."""
         if self.live is None:
             return []
+        if self.delay is not None and self.timeline is not None:  # in play as of the cut
+            return [
+                {"match_id": g.match_id, "game_index": g.game_index,
+                 "tournament_id": g.tournament_id, "started_at": g.started_at,
+                 "url": f"/live/{g.match_id}/{g.game_index}"}
+                for g in self.timeline.in_play_at(self.delay.cut(), tournament_id)
+            ]  # fmt: skip
         return [
             {"match_id": g.match_id, "game_index": g.game_index,
              "tournament_id": g.tournament_id, "started_at": g.started_at,
@@ -469,9 +522,16 @@ class WebApp:
     def live_list_json(self, query: Mapping[str, str]) -> Response:
         return json_response({"games": self._live_games(), "delay_s": self._feed().delay_s})
 
+    def _stored_frames(self, game_id: int) -> tuple[Frames, tuple[str, str]]:
+        """A stored game's public frames and bots (a delayed live page of a game that ended)."""
+        game = self.source.game(game_id)
+        if game is None:
+            raise HttpError(404, f"no game with id {game_id}")
+        return self._cached_frames(game, PUBLIC), game.summary.bots
+
     def _live_poll(self, match_id: str, game_index: str, after: int) -> Json:
         try:
-            return self._feed().poll(int(match_id), int(game_index), after, time.time())
+            return self._feed().poll(int(match_id), int(game_index), after, self.clock())
         except NoSuchGameError as err:
             raise HttpError(404, str(err)) from None
 
@@ -506,7 +566,10 @@ class WebApp:
             token = bearer_token(headers)
         except RequestRefused as refused:
             raise HttpError(refused.status, refused.message) from None
-        principal = self.source.principal(token)
+        try:
+            principal = self.source.principal(token)
+        except TokenRefusedError as refused:  # revoked or expired: it says which
+            raise HttpError(401, f"{refused} (arena token create USER makes one)") from None
         if principal is None:
             raise HttpError(401, "unknown token (arena token create USER makes one)")
         return principal
@@ -521,7 +584,12 @@ class WebApp:
             raise HttpError(refused.status, refused.message) from None
         principal = self._principal(headers)
         status, payload = self.submitter(principal, body, archive_format)
-        return json_response(payload, status)
+        response = json_response(payload, status)
+        retry_after_s = payload.get("retry_after_s")
+        if status == 429 and isinstance(retry_after_s, int):  # past a limit waiting lifts
+            headers = {**response.headers, "Retry-After": str(retry_after_s)}
+            return Response(response.status, response.content_type, response.body, headers)
+        return response
 
     def me_json(self, headers: Mapping[str, str]) -> Response:
         principal = self._principal(headers)

@@ -14,8 +14,11 @@ received at least that long ago are replayed, so a delayed page shows a past
 public position and never anything newer. Once the game is stored the page
 turns into ``/games/ID`` (the full replay once no game of its deal is still to
 be played, ``arena.store.record_withheld``; until then the same public view); with
-a delay, only once the game finished that long ago (until then a page that
-was following it plays on from the entries the feed had read).
+a delay, only once the game finished that long ago: until then the page plays
+on from the entries the feed had read or, for a page that was not following
+it, from the stored game's public frames up to the actions applied by the cut
+(``PublicTimeline.stored_timing``). A game that had not begun by the cut is
+"waiting", whatever it is now.
 
 A page polls ``?after=N`` (N: the last step it has) and gets the frames
 after it; ``live_id`` (the live row's id and start time: SQLite may reuse a
@@ -29,12 +32,13 @@ import contextlib
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from arena.kahuna import MalformedRecordError, record_from_json
+from arena.store import InPlay, StoredTiming
 from arena.store.models import LiveEntry, LiveGameRow
 from arena.web.frames import PUBLIC, Frames, game_frames
 from arena.web.upload import bots_of
@@ -62,6 +66,23 @@ class LiveSource(Protocol):
         ...
 
     def live_games(self) -> Sequence[LiveGameRow]: ...
+
+
+@runtime_checkable
+class PublicTimeline(Protocol):
+    """What the delay reads of games as of a moment (the store's source has it)."""
+
+    def first_event_after(self, cut: str) -> str | None: ...
+
+    def in_play_at(self, cut: str, tournament_id: int | None) -> Sequence[InPlay]: ...
+
+    def stored_timing(self, match_id: int, game_index: int) -> StoredTiming | None: ...
+
+    def game_finished_at(self, game_id: int) -> str | None: ...
+
+
+StoredFrames = Callable[[int], tuple[Frames, tuple[str, str]]]
+"""A stored game's public frames and its bots, by game id."""
 
 
 class NoSuchGameError(LookupError):
@@ -122,8 +143,11 @@ def run_key(row: LiveGameRow) -> str:
 class SpectatorFeed:
     """Answers live pages from a ``LiveSource``, with entries and frames kept per game."""
 
-    def __init__(self, source: LiveSource, delay_s: float = 0.0) -> None:
+    def __init__(
+        self, source: LiveSource, delay_s: float = 0.0, stored_frames: StoredFrames | None = None
+    ) -> None:
         self.source = source
+        self.stored_frames = stored_frames
         self.delay_s = check_delay(delay_s)
         self._games: OrderedDict[str, _Followed] = OrderedDict()
         self._runs: dict[tuple[int, int], str] = {}  # (match, game) -> its latest run's key
@@ -151,6 +175,8 @@ class SpectatorFeed:
                 followed = self._games.get(self._runs.get((match_id, game_index), ""))
                 if followed is not None and epoch_s(stored[1]) > cut_s:
                     return self._live_payload(payload, followed, cut_s, after)
+            if epoch_s(stored[1]) > cut_s:  # ended, but not yet for a delayed page
+                return self._stored_payload(payload, match_id, game_index, cut_s, after)
             payload.update(status="finished", game_id=stored[0])
             return payload
         if epoch_s(row.started_at) > cut_s:
@@ -165,6 +191,26 @@ class SpectatorFeed:
             status="live", live_id=run_key(followed.row), bots=list(followed.bots),
             steps=max(len(shown) - 1, 0), frames=list(shown[max(after + 1, 0):]),
             error=frames.error,
+        )  # fmt: skip
+        return payload
+
+    def _stored_payload(
+        self, payload: Json, match_id: int, game_index: int, cut_s: float, after: int
+    ) -> Json:
+        """A game stored after the cut, as it stood at the cut: waiting (not begun by then)
+        or live with the public frames of the actions applied by then."""
+        timing = (self.source.stored_timing(match_id, game_index)
+                  if isinstance(self.source, PublicTimeline) else None)  # fmt: skip
+        if timing is None or timing.started_at is None or self.stored_frames is None:
+            return payload  # no times kept: it shows once it ended that long ago
+        if epoch_s(timing.started_at) > cut_s:
+            return payload
+        frames, bots = self.stored_frames(timing.game_id)
+        applied = sum(1 for ms in timing.action_ms or () if ms / 1000 <= cut_s)
+        shown = frames.frames[: applied + 1]
+        payload.update(
+            status="live", live_id=f"game-{timing.game_id}@{timing.started_at}", bots=list(bots),
+            steps=max(len(shown) - 1, 0), frames=list(shown[max(after + 1, 0):]),
         )  # fmt: skip
         return payload
 

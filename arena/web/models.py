@@ -238,6 +238,8 @@ class TournamentDetail:
     separation_notes: tuple[str, ...] = ()
     """Neighbours in the standings that the games do not separate at 95%."""
     sprt: SprtView | None = None  # format sprt only
+    unrated_games: tuple[GameSummary, ...] = ()
+    """Games between two bots of one owner: played and counted here, never rated."""
 
     def crosstable_bots(self) -> list[str]:
         return [row.bot for row in self.standings]
@@ -269,6 +271,7 @@ class TournamentDetail:
                 ],
             },
             "games": [game.to_json() for game in self.games],
+            "unrated_games": [game.to_json() for game in self.unrated_games],
             "separation_notes": list(self.separation_notes),
             "sprt": None if self.sprt is None else self.sprt.detail,
         }

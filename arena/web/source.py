@@ -151,7 +151,8 @@ class StoreSource:
     # --- accounts (arena.web.submit.AccountSource) -------------------------------
 
     def principal(self, token: str) -> st.Principal | None:
-        return st.check_token(self.store, token)
+        """Who ``token`` is; TokenRefusedError names why a revoked or expired one is refused."""
+        return st.authenticate(self.store, token)
 
     def owned_bots(self, user: str) -> list[str]:
         return [bot.name for bot in st.list_bots(self.store) if bot.owner == user]
@@ -177,6 +178,20 @@ class StoreSource:
     def live_games(self) -> list[st.LiveGameRow]:
         return st.list_live_games(self.store)
 
+    # --- the spectator delay (arena.web.live.PublicTimeline) ---------------------
+
+    def first_event_after(self, cut: str) -> str | None:
+        return st.first_event_after(self.store, cut)
+
+    def in_play_at(self, cut: str, tournament_id: int | None) -> list[st.InPlay]:
+        return st.in_play_at(self.store, cut, tournament_id=tournament_id)
+
+    def stored_timing(self, match_id: int, game_index: int) -> st.StoredTiming | None:
+        return st.stored_timing(self.store, match_id, game_index)
+
+    def game_finished_at(self, game_id: int) -> str | None:
+        return st.game_finished_at(self.store, game_id)
+
     def ladder(self, name: str) -> LadderView | None:
         """The ladder ``name`` (arena.web.ladder), None when there is none."""
         try:
@@ -187,7 +202,9 @@ class StoreSource:
             return None
 
     def leaderboard(self) -> list[LeaderboardRow]:
-        rows = st.leaderboard(self.store)
+        """The public board: each bot's latest version (older ones keep their rows and
+        history on the bot's page, off the board: nobody keeps a lucky old peak there)."""
+        rows = st.leaderboard(self.store, latest_only=True)
         key = (len(rows), sum(row.entry.games for row in rows))
         with self._lock:
             cached = self._leaderboard
@@ -250,11 +267,15 @@ class StoreSource:
         games = st.list_games(self.store, tournament_id=tournament_id, limit=TOURNAMENT_GAMES)
         secret = st.revealed_secret(self.store, tournament_id)
         revealed = None if secret is None else secret.hex()
+        owners = {bot.name: bot.owner for bot in st.list_bots(self.store)}
+        shown = [(game_summary(g), st.same_owner((owners.get(g.bots[0]), owners.get(g.bots[1]))))
+                 for g in games]  # fmt: skip
         return TournamentDetail(
             summary=replace(summary_of(row), revealed_secret=revealed),
             standings=standings,
             crosstable=crosstable,
-            games=tuple(game_summary(g) for g in games),
+            games=tuple(g for g, one_owner in shown if not one_owner),
+            unrated_games=tuple(g for g, one_owner in shown if one_owner),
             separation_notes=tuple(intervals.notes(order)),
             sprt=sprt_view(self.store, row) if row.format is st.TournamentFormat.SPRT else None,
         )
@@ -278,9 +299,9 @@ class StoreSource:
             detail = st.get_bot(self.store, name)
         except st.NotFoundError:
             return None
-        ranks = {
+        ranks = {  # the public board's rank: older versions are off it (no rank shown)
             row.entry.version: row.rank
-            for row in st.leaderboard(self.store)
+            for row in st.leaderboard(self.store, latest_only=True)
             if row.entry.bot == name
         }
         history: dict[str, list[RatingPoint]] = defaultdict(list)

@@ -15,6 +15,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${KAHUNA_KIT_CACHE:-${XDG_CACHE_HOM
 # (after --), so a copy built elsewhere reuses the compiled dependencies.
 export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$cargo_home=/cargo --remap-path-prefix=$CARGO_TARGET_DIR=/target"
 target="$(rustc -vV | sed -n 's/^host: //p')"
-cargo rustc --release --locked --target "$target" --bin rust_random -- --remap-path-prefix="$here=/bot"
-install -m 0755 "$CARGO_TARGET_DIR/$target/release/rust_random" bot
+echo "cargo build (the first build downloads and compiles tonic and prost: minutes)"
+cargo rustc --release --locked --target "$target" --bin kahuna_bot -- --remap-path-prefix="$here=/bot"
+install -m 0755 "$CARGO_TARGET_DIR/$target/release/kahuna_bot" bot
 chmod -R a+rX .
+echo "built $(pwd)/bot"

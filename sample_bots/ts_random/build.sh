@@ -7,9 +7,12 @@
 # same bot version) on every rebuild.
 set -euo pipefail
 cd "$(dirname "$0")"
+echo "[1/3] npm ci (packages pinned by package-lock.json)"
 npm ci --no-audit --no-fund --loglevel=error
 rm -rf dist src/gen
+echo "[2/3] types for proto/ and tsc"
 npm run --silent build
+echo "[3/3] dropping the build-only packages"
 npm prune --omit=dev --no-audit --no-fund --loglevel=error
 chmod -R a+rX .
 echo "built $(pwd)/dist/bot.js"

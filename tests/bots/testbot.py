@@ -75,6 +75,9 @@ class Bot:
         self.send(referee_pb2.PlayRequest(hello=hello))
         for message in play(self._requests()):
             kind = message.WhichOneof("kind")
+            told = kind in ("welcome", "game_start") and getattr(message, kind).opponent_name
+            if self.behaviour == "crash_if_opponent_named" and told not in (False, "opponent"):
+                raise SystemExit(4)  # told who it plays: a mule would throw the game now
             if kind == "welcome":
                 self.on_welcome(channel)
             elif kind == "action_request":

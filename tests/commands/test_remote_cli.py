@@ -221,18 +221,22 @@ def test_tournaments_are_rows_with_their_progress() -> None:
     )  # fmt: skip
     lines = remote.tournaments_lines(reply)
     assert [line.split() for line in lines[1:]] == [
-        ["2", "swiss-1", "swiss", "running", "4/12", "3", "-"],
-        ["1", "rr", "round-robin", "finished", "2/2", "2", "c0ffee"],
+        ["2", "swiss-1", "swiss", "running", "3", "4/12", "-"],
+        ["1", "rr", "round-robin", "finished", "2", "2/2", "c0ffee"],
     ]
+    # as the local list, with the seed commitment
+    assert lines[0].split() == [
+        "id", "name", "format", "status", "bots", "games", "seed", "commitment",
+    ]  # fmt: skip
     assert remote.tournament_json(reply.tournaments[0])["format"] == "swiss"
     assert remote.tournaments_lines(pb.ListTournamentsResponse()) == ["no tournaments yet"]
 
 
 def test_play_passes_the_login_to_the_connector(tmp_path: Path) -> None:
     endpoint = Endpoint("h:1", "tok", True, tmp_path / "ca.pem")
-    argv = remote.play_argv(endpoint, "mine", [sys.executable, "bot.py"], 2)
-    assert argv == ["--arena", "h:1", "--user-token", "tok", "--bot", "mine", "--max-seats",
-                    "2", "--tls", "--tls-ca", str(tmp_path / "ca.pem"), "--", sys.executable,
+    argv = remote.play_argv(endpoint, "mine", [sys.executable, "bot.py"], 2, 3)
+    assert argv == ["--arena", "h:1", "--bot", "mine", "--max-seats", "2", "--max-parallel",
+                    "3", "--tls", "--tls-ca", str(tmp_path / "ca.pem"), "--", sys.executable,
                     "bot.py"]  # fmt: skip
     with pytest.raises(remote.RemoteError, match="after --"):
         remote.play_argv(endpoint, "mine", [])
@@ -471,6 +475,8 @@ def test_submit_plays_the_smoke_match_and_owns_the_bot(
     first = arena_cli("submit", str(bot))
     assert first.status == 0, first
     assert "alice_bot version" in first.out and "smoke match: passed" in first.out
+    assert first.out.startswith("uploading alice_bot (")  # said before the minute's wait
+    assert "the submission scenarios of `arena bot check`, then a 2-game smoke match" in first.out
     again = arena_cli("submit", str(bot))
     assert again.status == 0 and "already on the arena" in again.out
     assert _login(arena, arena_cli, arena.bob).status == 0
@@ -504,11 +510,11 @@ def test_watch_leaderboard_and_record_follow_a_tournament(
     assert lines[0].startswith("cli-watch: ")
     assert any("finished" in line for line in lines)
     assert any(line.split()[:2] == ["#", "bot"] for line in lines)
-    listed = arena_cli("tournaments")
+    listed = arena_cli("tournament", "list")
     assert listed.status == 0, listed
-    assert listed.out.split()[:6] == ["id", "name", "format", "status", "games", "entrants"]
+    assert listed.out.split()[:6] == ["id", "name", "format", "status", "bots", "games"]
     row = next(line.split() for line in listed.out.splitlines() if "cli-watch" in line)
-    assert row[2:6] == ["round-robin", "finished", "2/2", "2"]
+    assert row[2:6] == ["round-robin", "finished", "2", "2/2"]
     assert row[6] == get_tournament(arena.store, "cli-watch").commitment
     as_json = json.loads(arena_cli("tournaments", "--json").out)
     assert any(t["name"] == "cli-watch" and t["status"] == "finished" for t in as_json)

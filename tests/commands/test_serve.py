@@ -253,6 +253,13 @@ def test_serve_without_tls_on_a_network_address_warns_that_tokens_travel_in_clea
             "argument --hello-wait-s: must be a positive number of seconds, got nan",
         ),
         (["--streams-total", "lots"], "argument --streams-total: 'lots' is not a whole number"),
+        (["--calls-per-token", "0"], "argument --calls-per-token: must be at least 1, got 0"),
+        (["--limit-bots", "-1"], "argument --limit-bots: must be at least 0, got -1"),
+        (["--limit-checks-total", "0"], "argument --limit-checks-total: must be at least 1, got 0"),
+        (
+            ["--limit-checks-total", "200", "--limit-check-queue", "100"],
+            "checks_total + check_queue must be at most 256, got 300",
+        ),
     ],
 )
 def test_serve_refuses_a_stream_limit_out_of_range_by_name(

@@ -35,9 +35,11 @@ def _check(spec: BotSpec, *names: str) -> CheckReport:
 def test_the_random_sample_bots_pass_every_scenario(bot: str) -> None:
     if bot == "js_random" and not (SAMPLE_BOTS / bot / "node_modules").is_dir():
         pytest.skip("js_random's node_modules missing: run npm ci --prefix sample_bots/js_random")
-    report = check_bot(load_bot(SAMPLE_BOTS / bot))
+    heard: list[str] = []
+    report = check_bot(load_bot(SAMPLE_BOTS / bot), on_result=lambda r: heard.append(r.name))
     assert report.passed, report.text()
     assert [r.name for r in report.results] == [HELLO, *(s.name for s in SCENARIOS), EXIT]
+    assert heard == [s.name for s in SCENARIOS]  # as each is played: the command's progress
     timing = report.timing()
     assert timing["launches"] == 4  # one connection per variant
     assert isinstance(timing["decisions"], int) and timing["decisions"] > 300
@@ -45,7 +47,7 @@ def test_the_random_sample_bots_pass_every_scenario(bot: str) -> None:
     assert len(report.exit_ms) == 4
     text = report.text()
     assert "launch to Hello" in text and "p99" in text
-    assert f"{len(report.results)} scenarios passed" in text
+    assert f"all {len(report.results)} checks passed ({len(SCENARIOS)} scenarios," in text
 
 
 def test_a_bot_that_draws_in_the_final_turns_fails_them(make_bot: MakeBot) -> None:
@@ -107,7 +109,10 @@ def _arena(*args: str) -> subprocess.CompletedProcess[str]:
 def test_the_command_exits_0_only_when_every_scenario_passed(make_bot: MakeBot) -> None:
     good = _arena(str(SAMPLE_BOTS / "python_random"), "--scenario", "final_turn_second")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "pass  final_turn_second" in good.stdout and "3 scenarios passed" in good.stdout
+    assert "pass  final_turn_second" in good.stdout
+    announced = "checking python_random: 1 scenario, its launches and its exits (3 checks) ..."
+    assert good.stdout.startswith(announced)  # the count announced is the count reported
+    assert "\nall 3 checks passed (1 scenario, its launches and its exits)\n" in good.stdout
     broken = make_bot("no_final_pass")
     bad = _arena(str(broken.directory), "--scenario", "final_turn_first", "--json")
     assert bad.returncode == 1, bad.stdout + bad.stderr

@@ -51,10 +51,13 @@ KITS = (
     Kit("ts_random", ("npm",), ("dist/", "src/gen/", "node_modules/"), "dist/bot.js",
         optional=True),
 )  # fmt: skip
+JS_KIT = Kit("js_random", ("npm",), ("node_modules/",), "node_modules/.package-lock.json",
+             optional=True)  # fmt: skip
+"""Its build is `npm ci` (.ci/run runs it for the kit itself); built here for its copies."""
 
 
 def kit(name: str) -> Kit:
-    return next(k for k in KITS if k.name == name)
+    return next(k for k in (*KITS, JS_KIT) if k.name == name)
 
 
 def missing_tools(kit: Kit) -> list[str]:
@@ -98,30 +101,47 @@ def run_build(directory: Path) -> float:
     return time.monotonic() - started
 
 
-def _stamp_name(kit: Kit) -> str:
-    """Per kit and checkout: two checkouts sharing the cache keep their own stamps."""
-    where = hashlib.sha256(str(kit.directory.resolve()).encode()).hexdigest()[:12]
+def _stamp_name(kit: Kit, directory: Path) -> str:
+    """Per kit and directory: two checkouts sharing the cache keep their own stamps."""
+    where = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:12]
     return f"{kit.name}-{where}"
 
 
-def ensure_built(kit: Kit) -> float | None:
-    """Build ``kit`` unless its artifact is there from a build of the same sources;
-    the build's wall time in seconds, or None when it was already built."""
+def ensure_built(kit: Kit, directory: Path | None = None) -> float | None:
+    """Build ``kit`` (or ``directory``, a copy of it) unless its artifact is there from
+    a build of the same sources; the build's wall time in seconds, or None when it was
+    already built."""
     missing = missing_tools(kit)
     if missing:
         raise RuntimeError(f"{kit.name}: {', '.join(missing)} not installed (.ci/run installs it)")
+    root = directory or kit.directory
     cache = cache_dir()
-    stamp = cache / f"{_stamp_name(kit)}.stamp"
-    with (cache / f"{_stamp_name(kit)}.lock").open("w") as lock:
+    stamp = cache / f"{_stamp_name(kit, root)}.stamp"
+    with (cache / f"{_stamp_name(kit, root)}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        wanted = source_hash(kit)
+        wanted = source_hash(kit, root)
         built = stamp.read_text() if stamp.is_file() else ""
-        if built == wanted and (kit.directory / kit.artifact).is_file():
+        if built == wanted and (root / kit.artifact).is_file():
             return None
         stamp.unlink(missing_ok=True)  # a failed build leaves no stamp behind
-        seconds = run_build(kit.directory)
+        seconds = run_build(root)
         stamp.write_text(wanted)
         return seconds
+
+
+def built_copy(kit: Kit, fresh: Path) -> Path:
+    """A built directory with the sources of ``fresh`` (a copy of ``kit``, e.g. made by
+    `arena bot new`): the cache keeps one per kit, checkout and name, rebuilt only when
+    the sources differ from the last build's, so a CI run builds each copy once."""
+    checkout = hashlib.sha256(str(REPO.resolve()).encode()).hexdigest()[:12]
+    kept = cache_dir() / "copies" / f"{kit.name}-{checkout}" / fresh.name
+    with (cache_dir() / f"copy-{kit.name}-{checkout}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not kept.is_dir() or source_hash(kit, kept) != source_hash(kit, fresh):
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(fresh, kept, symlinks=True)
+        ensure_built(kit, kept)
+    return kept
 
 
 def main() -> int:

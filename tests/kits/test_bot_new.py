@@ -99,6 +99,7 @@ def test_the_python_copy_plays_a_sandboxed_match(tmp_path: Path) -> None:
     ("language", "name", "message"),
     [
         ("cobol", "x", "no starter kit for language 'cobol'; the kits are: python,"),
+        ("rsut", "x", "no starter kit for language 'rsut' (did you mean rust?); the kits are"),
         ("cpp", "bad name", "bot name 'bad name' must be 1-40 letters"),
         ("cpp", "-x", "bot name '-x' must be 1-40 letters"),
     ],
@@ -150,7 +151,8 @@ def test_the_command_creates_the_bot_and_says_how_to_build_it(
     assert main(["bot", "new", "cpp", "my_cpp"]) == 0
     out = capsys.readouterr().out
     assert load_bot(tmp_path / "my_cpp").name == "my_cpp"
-    assert "my_cpp/build.sh" in out and "arena match my_cpp" in out
+    assert "my_cpp/build.sh" in out and "arena bot check my_cpp" in out
+    assert "arena match my_cpp python_random" in out  # a sample bot, by its name
     assert main(["bot", "new", "cpp"]) == 1
     assert "bot new needs LANG and NAME" in capsys.readouterr().err
 

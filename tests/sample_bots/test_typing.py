@@ -57,3 +57,9 @@ def test_ismcts_bot_is_strictly_typed(tmp_path: Path) -> None:
     bot_dir = SAMPLE_BOTS / "python_ismcts"
     done = _mypy([bot_dir / "bot.py"], tmp_path, extra=bot_dir)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_policy_bot_is_strictly_typed(tmp_path: Path) -> None:
+    bot_dir = SAMPLE_BOTS / "python_policy"
+    done = _mypy([bot_dir / "bot.py", bot_dir / "policy.py"], tmp_path, extra=bot_dir)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -53,7 +53,8 @@ def served(tmp_path: Path) -> Iterator[Served]:
         toml = (target / "bot.toml").read_text()
         (target / "bot.toml").write_text(toml.replace('"python_random"', f'"{name}"'))
         add_bot_version(store, load_bot(target), owner=owner)
-    ladder = create_ladder(store, "ladder", TournamentConfig(), {"placement_matches": 1})
+    settings = {"placement_matches": 1, "entrants_per_user": 0}  # alice enters both her bots
+    ladder = create_ladder(store, "ladder", TournamentConfig(), settings)
     ids = [r.version_id for r in ladder_entrants(store, ladder)]
     add_ladder_match(store, ladder, ids[0], ids[1], games=2, seed=1)  # in play
     server, port = create_server("127.0.0.1:0", store=store)

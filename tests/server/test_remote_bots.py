@@ -220,10 +220,11 @@ def _seat_tokens(arena: Arena, user: str, bot: str, count: int) -> list[pb.WaitF
 
 def test_a_remote_bot_plays_a_tournament_through_the_connector(arena: Arena) -> None:
     arena.register(arena.alice, "alice_far")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]),
+               KAHUNA_USER_TOKEN=arena.alice)
     connector = subprocess.Popen(
         [sys.executable, "-m", "kahuna_bot.remote", "--arena", arena.target,
-         "--user-token", arena.alice, "--bot", "alice_far", "--max-seats", "1", "--",
+         "--bot", "alice_far", "--max-seats", "1", "--",
          sys.executable, str(SAMPLE_RANDOM_BOT / "bot.py")],
         env=env, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

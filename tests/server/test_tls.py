@@ -329,10 +329,11 @@ def test_a_remote_bot_plays_through_tls_with_the_connector(arena: TlsArena, pki:
         pb_grpc.ArenaServiceStub(channel).RegisterRemoteBot(
             pb.RegisterRemoteBotRequest(name="alice_tls"), metadata=_auth(arena.alice)
         )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]),
+               KAHUNA_USER_TOKEN=arena.alice)
     connector = subprocess.Popen(
         [sys.executable, "-m", "kahuna_bot.remote", "--arena", arena.target,
-         "--tls-ca", str(pki.ca.cert_path), "--user-token", arena.alice, "--bot", "alice_tls",
+         "--tls-ca", str(pki.ca.cert_path), "--bot", "alice_tls",
          "--max-seats", "1", "--", sys.executable, str(SAMPLE_RANDOM_BOT / "bot.py")],
         env=env, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -429,10 +430,11 @@ def test_the_connector_refuses_unusable_tls_flags_by_name(
     pki: Pki, flags: list[str], expected: str
 ) -> None:
     directory = pki.ca.cert_path.parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SDK_DIR), str(REPO)]),
+               KAHUNA_USER_TOKEN="t")
     done = subprocess.run(
-        [sys.executable, "-m", "kahuna_bot.remote", "--arena", "127.0.0.1:9",
-         "--user-token", "t", "--bot", "b", *[f.format(pki=directory) for f in flags],
+        [sys.executable, "-m", "kahuna_bot.remote", "--arena", "127.0.0.1:9", "--bot", "b",
+         *[f.format(pki=directory) for f in flags],
          "--", "true"],
         env=env, capture_output=True, text=True, timeout=30,
     )  # fmt: skip

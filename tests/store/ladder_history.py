@@ -14,7 +14,7 @@ from arena.store.totals import LadderTotals
 
 # The history-based reads of arena/store/ladder.py at 459bde5 (before the totals).
 _ENTRANTS = """
-SELECT v.id, b.name AS bot, b.owner, v.version, v.mu, v.sigma, v.games
+SELECT v.id, b.name AS bot, b.owner, v.version, v.mu, v.sigma, v.games, b.id AS bot_id
 FROM bots b JOIN bot_versions v ON v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)
 WHERE b.withdrawn_at IS NULL AND v.runtime != 'remote'
 ORDER BY v.id
@@ -72,6 +72,10 @@ def history_entrants(db: sqlite3.Connection, ladder: int, recent: int) -> list[L
     """``ladder_entrants`` as it was before v9."""
     totals = history_totals(db, ladder, recent)
     empty = LadderTotals()
+    bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())
+    per_bot: dict[int, int] = {}
+    for version_id, kept in totals.items():  # a bot places once, over all its versions
+        per_bot[bot_of[version_id]] = per_bot.get(bot_of[version_id], 0) + kept.matches
     return [
         LadderEntrantRow(
             version_id=r[0],
@@ -86,6 +90,8 @@ def history_entrants(db: sqlite3.Connection, ladder: int, recent: int) -> list[L
             last_match=t.last_match,
             in_play=t.in_play,
             recent=t.recent,
+            bot_id=r[7],
+            bot_matches=per_bot.get(r[7], 0),
         )
         for r in db.execute(_ENTRANTS)
     ]

@@ -66,6 +66,23 @@ def test_another_users_bot_name_is_refused_and_nothing_changes(
     assert len(list((store.bots_dir / "alpha").iterdir())) == 1
 
 
+def test_an_owner_less_add_onto_a_users_bot_is_refused_naming_the_owner(
+    store: Store, make_bot: MakeBot
+) -> None:
+    add_bot_version(store, make_bot("python_random", "print('squat')\n"), owner="mallory")
+    before = get_bot(store, "python_random")
+    with pytest.raises(NotOwnerError, match="belongs to user 'mallory'"):
+        add_bot_version(store, make_bot("python_random", "print('the real one')\n"))
+    assert get_bot(store, "python_random") == before
+
+
+def test_a_user_cannot_add_to_an_owner_less_bot(store: Store, make_bot: MakeBot) -> None:
+    add_bot_version(store, make_bot("house"))
+    with pytest.raises(NotOwnerError, match="belongs to another user"):
+        add_bot_version(store, make_bot("house", "print('mine now')\n"), owner="mallory")
+    assert get_bot(store, "house").owner is None
+
+
 @pytest.mark.parametrize("owner", ["", "../x", "a b", "x" * 41], ids=["empty", "dotdot", "space",
                                                                    "too-long"])  # fmt: skip
 def test_an_owner_no_user_can_be_named_is_refused_and_nothing_is_stored(

@@ -245,8 +245,14 @@ def test_migrating_to_v4_moves_old_records_stderr_to_the_private_table(
     game_id = store_game(store, match.id, report)
     db = sqlite3.connect(store.data_dir / "arena.db")  # as an arena before v4 stored it
     db.executescript(  # and without v5's secret, v6's ladder, v7's commitment, v8's reason,
-        # v9's totals
-        "DROP TABLE ladder_totals; DROP TABLE tournament_games;"
+        # v9's totals, the limits and token expiry
+        "DROP TABLE user_limits; ALTER TABLE tokens DROP COLUMN expires_at;"
+        " ALTER TABLE tokens DROP COLUMN revoked_at; ALTER TABLE bot_versions DROP COLUMN bytes;"
+
+        # v9's totals, the games' public timing
+        "DROP INDEX games_by_finish; ALTER TABLE games DROP COLUMN started_at;"
+        " ALTER TABLE games DROP COLUMN action_ms;"
+        " DROP TABLE ladder_totals; DROP TABLE tournament_games;"
         " ALTER TABLE tournaments DROP COLUMN games_played;"
         " ALTER TABLE tournaments DROP COLUMN games_scheduled;"
         " DROP TABLE game_stderr; ALTER TABLE tournaments DROP COLUMN secret;"

@@ -14,10 +14,12 @@ from arena.store import (
     add_seat_offer,
     bot_spec,
     close_seat_offers,
+    create_token,
     get_bot,
     list_matches,
     open_seat_offers,
     register_remote_bot,
+    revoke_tokens,
     take_seat_offer,
 )
 from arena.store.remote import SeatRefusedError, now_ms
@@ -121,3 +123,17 @@ def test_offers_need_a_remote_version(store: Store, match_id: int) -> None:
             store, bot="near", version=version, token="t", match_id=match_id,
             referee_match="m", slot=1, socket_path="/s", expires_at_ms=now_ms() + 1000,
         )  # fmt: skip
+
+
+def test_a_seat_of_a_bot_whose_owner_holds_no_live_token_is_refused(
+    store: Store, match_id: int
+) -> None:
+    create_token(store, "alice")
+    revoke_tokens(store, user="alice")
+    _offer(store, match_id)
+    before = _snapshot(store)
+    with pytest.raises(SeatRefusedError, match="owner 'alice' holds no live token"):
+        take_seat_offer(store, TOKEN)
+    assert _snapshot(store) == before
+    create_token(store, "alice")  # a new token: its seats open again
+    assert take_seat_offer(store, TOKEN).bot == "far"

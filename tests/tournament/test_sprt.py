@@ -363,7 +363,9 @@ def test_llr_rises_when_a_pair_scores_higher(
     params = SprtParams(b[0], b[1], model=model)
     before = llr(Pentanomial(counts), params)  # type: ignore[arg-type]
     after = llr(Pentanomial(tuple(better)), params)  # type: ignore[arg-type]
-    assert after >= before - 1e-9
+    # empty cells are regularised (as fishtest's LLRcalc does), which moves the LLR of a
+    # pentanomial of one or two pairs by about 1e-6: (1,1,0,0,0) -> (0,2,0,0,0) falls by 1.2e-6
+    assert after >= before - 1e-5
 
 
 @settings(max_examples=examples(60), deadline=None)

@@ -271,8 +271,9 @@ def test_a_delayed_page_plays_on_after_the_game_is_stored_until_the_delay(live: 
     assert playing["status"] == "live" and playing["game_id"] is None
     over = feed.poll(live.match.id, 0, -1, finished + 30)
     assert (over["status"], over["game_id"]) == ("finished", game_id)
-    fresh = SpectatorFeed(StoreSource(live.store), delay_s=30)  # never followed it: the replay
-    assert fresh.poll(live.match.id, 0, -1, finished + 1)["status"] == "finished"
+    fresh = SpectatorFeed(StoreSource(live.store), delay_s=30)  # never followed it: not over
+    assert fresh.poll(live.match.id, 0, -1, finished + 1)["status"] != "finished"  # till 30 s
+    assert fresh.poll(live.match.id, 0, -1, finished + 30)["status"] == "finished"
 
 
 @pytest.mark.slow

@@ -15,8 +15,9 @@ its transport ``kahuna_bot.wire`` speaks gRPC's wire protocol itself, without
 grpcio), protobuf, the generated ``kahuna.v1`` code and the pure rules engine
 ``arena.kahuna`` (the arena mounts both beside it in the sandbox): its board
 tables, ``Action`` and text notation are the engine's, ``Observation.engine()``
-is the engine's observation, and ``kahuna_bot.sampling`` draws full states
-consistent with it, for bots that search.
+is the engine's observation, ``kahuna_bot.sampling`` draws full states
+consistent with it, for bots that search, and ``from_policy`` makes a policy
+trained on ``arena.envs.kahuna_v0`` a ``choose``.
 """
 
 from kahuna_bot import _grpc_env  # noqa: F401 (first: it tunes gRPC before grpc is imported)
@@ -55,6 +56,7 @@ from kahuna_bot.observation import (
     Variant,
     observation_from_proto,
 )
+from kahuna_bot.policy import Policy, PolicyError, from_policy, policy_input
 from kahuna_bot.sampling import InfoStateSampler, sample_state
 from kahuna_bot.session import (
     Bot,
@@ -94,6 +96,8 @@ __all__ = [
     "MatchResult",
     "Observation",
     "Outcome",
+    "Policy",
+    "PolicyError",
     "ProtocolError",
     "SeenEvent",
     "Session",
@@ -107,9 +111,11 @@ __all__ = [
     "canonical_line",
     "discard",
     "draw",
+    "from_policy",
     "observation_from_proto",
     "parse_action",
     "place",
+    "policy_input",
     "referee_from_env",
     "remove",
     "run",

@@ -3,8 +3,16 @@
 Register the bot once (``ArenaService.RegisterRemoteBot``, or ``--register``
 below), then keep a connector running::
 
-    python -m kahuna_bot.remote --arena HOST:PORT --user-token TOKEN --bot NAME \\
+    KAHUNA_USER_TOKEN=... python -m kahuna_bot.remote --arena HOST:PORT --bot NAME \\
         -- python3 my_bot.py
+
+The user token comes from ``$KAHUNA_USER_TOKEN`` or ``--user-token-file FILE``,
+never from the command line, where every user of the machine sees it (``ps``);
+the bot's command does not get it. At most ``--max-parallel`` bots run at once
+(default: the CPUs): a seat offered while all are busy waits for one to end
+until its deadline, then is let go. Text from the arena is printed with its
+control characters made visible (``\\u001b``), so an arena cannot drive the
+terminal.
 
 The connector waits for the seats the arena offers the bot
 (``ArenaService.WaitForSeats``) and, for each, starts the command with
@@ -28,12 +36,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import ssl
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
@@ -56,6 +65,13 @@ FATAL_CODES = frozenset(
 )
 EXIT_OK = 0
 EXIT_REFUSED = 2
+TOKEN_ENV = "KAHUNA_USER_TOKEN"
+# Characters that move the cursor, rewrite the screen or reorder text on a terminal:
+# C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides.
+# arena/commands/remote.py holds the same set (its tests compare the two).
+HIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 
 Seat: TypeAlias = arena_service_pb2.WaitForSeatsResponse  # one offered seat
 Player = Callable[[Seat], int]  # plays one seat; its exit status
@@ -162,19 +178,42 @@ def connect(
     play: Player,
     *,
     max_seats: int | None = None,
+    max_parallel: int | None = None,
     credentials: grpc.ChannelCredentials | None = None,
 ) -> int:
-    """Play each offered seat with ``play`` in a thread of its own; stop after ``max_seats``."""
+    """Play each offered seat with ``play`` in a thread of its own; stop after ``max_seats``.
+
+    At most ``max_parallel`` seats play at once (default: the CPUs): an offer made
+    while all are busy waits for one to end until the seat's deadline, then is let
+    go (the arena forfeits that seat), so an arena cannot make this machine run
+    more bots than it chose.
+    """
+    limit = max_parallel if max_parallel is not None else default_parallel()
+    slots = threading.BoundedSemaphore(limit)
     threads: list[threading.Thread] = []
     seen: set[str] = set()  # after a reconnect the arena repeats the offers still open
     taken = 0
+
+    def play_then_free(seat: Seat) -> None:
+        try:
+            play(seat)
+        finally:
+            slots.release()
+
     try:
         for seat in seats(arena, user_token, bot, credentials=credentials):
             if seat.seat_token in seen:
                 continue
             seen.add(seat.seat_token)
+            wait_s = max(0.0, seat.deadline_unix_ms / 1000 - time.time())
+            if not slots.acquire(timeout=wait_s):
+                _say(f"seat let go: match {seat.match_id}; {limit} bots already play"
+                     f" (--max-parallel {limit})")  # fmt: skip
+                continue
             _say(f"seat offered: match {seat.match_id}, seat token valid until its deadline")
-            thread = threading.Thread(target=play, args=(seat,), name=f"seat-{seat.match_id}")
+            thread = threading.Thread(
+                target=play_then_free, args=(seat,), name=f"seat-{seat.match_id}"
+            )
             thread.start()
             threads.append(thread)
             taken += 1
@@ -188,6 +227,14 @@ def connect(
     return EXIT_OK
 
 
+def default_parallel() -> int:
+    """The CPUs this process may use: how many bots play at once unless told otherwise."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def command_player(referee: str, command: Sequence[str]) -> Player:
     """Plays a seat by running ``command`` with the seat in its environment.
 
@@ -196,7 +243,8 @@ def command_player(referee: str, command: Sequence[str]) -> Player:
     """
 
     def play(seat: Seat) -> int:
-        env = dict(os.environ, KAHUNA_REFEREE=referee, KAHUNA_TOKEN=seat.seat_token)
+        env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}  # the bot's, not yours
+        env.update(KAHUNA_REFEREE=referee, KAHUNA_TOKEN=seat.seat_token)
         status = subprocess.run(list(command), env=env, check=False).returncode
         _say(f"match {seat.match_id}: the bot exited with status {status}")
         return status
@@ -211,6 +259,7 @@ def serve_seats(
     user_token: str,
     name: str,
     max_seats: int | None = None,
+    max_parallel: int | None = None,
     credentials: grpc.ChannelCredentials | None = None,
 ) -> int:
     """Play every seat offered to remote bot ``name`` in this process with ``bot``.
@@ -227,7 +276,8 @@ def serve_seats(
             environ = {"KAHUNA_REFEREE": referee, "KAHUNA_TOKEN": seat.seat_token}
             return run(bot, name=name, environ=environ)
 
-        return connect(arena, user_token, name, play, max_seats=max_seats, credentials=credentials)
+        return connect(arena, user_token, name, play, max_seats=max_seats,
+                       max_parallel=max_parallel, credentials=credentials)  # fmt: skip
 
 
 def _describe(error: grpc.RpcError) -> str:
@@ -236,8 +286,32 @@ def _describe(error: grpc.RpcError) -> str:
     return repr(error)
 
 
+def visible(text: str) -> str:
+    """``text`` with every character that could drive a terminal shown as ``\\uXXXX``."""
+    return HIDDEN.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def _say(message: str) -> None:
-    print(f"kahuna_bot.remote: {message}", file=sys.stderr, flush=True)
+    print(f"kahuna_bot.remote: {visible(message)}", file=sys.stderr, flush=True)
+
+
+def user_token(token_file: Path | None, environ: Mapping[str, str]) -> str:
+    """The user token: the first line of ``token_file``, else ``$KAHUNA_USER_TOKEN``.
+
+    Raises ValueError saying where to put it.
+    """
+    if token_file is not None:
+        try:
+            token = token_file.read_text(encoding="utf-8").partition("\n")[0].strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(f"--user-token-file {token_file}: cannot be read ({error})") from None
+        if not token:
+            raise ValueError(f"--user-token-file {token_file}: no token on its first line")
+        return token
+    token = environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise ValueError(f"no user token: set {TOKEN_ENV} or give --user-token-file FILE")
+    return token
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -246,10 +320,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Run a bot you host in an arena's tournaments (docs/reference/PROTOCOL.md).",
     )
     parser.add_argument("--arena", required=True, help="the arena's host:port (arena serve)")
-    parser.add_argument("--user-token", required=True, help="your arena user token")
+    parser.add_argument(
+        "--user-token-file", type=Path, metavar="FILE",
+        help=f"read your arena user token from FILE's first line (else ${TOKEN_ENV})",
+    )  # fmt: skip
+    parser.add_argument("--user-token", help=argparse.SUPPRESS)
     parser.add_argument("--bot", required=True, help="the remote bot's name")
     parser.add_argument("--register", action="store_true", help="register the bot first")
     parser.add_argument("--max-seats", type=int, default=None, help="stop after N seats")
+    parser.add_argument(
+        "--max-parallel", type=int, default=None, metavar="N",
+        help="run at most N bots at once (default: the CPUs)",
+    )  # fmt: skip
     parser.add_argument(
         "--tls", action="store_true",
         help="the arena serves TLS (arena serve --tls-cert): verify it with the system's CA roots",
@@ -267,6 +349,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.max_seats is not None and args.max_seats < 1:
         parser.error("--max-seats must be at least 1")
+    if args.max_parallel is not None and args.max_parallel < 1:
+        parser.error(f"--max-parallel must be at least 1, got {args.max_parallel}")
+    if args.user_token is not None:
+        parser.error(f"--user-token puts your token where every user of this machine sees it"
+                     f" (ps): set {TOKEN_ENV} or give --user-token-file FILE")  # fmt: skip
+    try:
+        token = user_token(args.user_token_file, os.environ)
+    except ValueError as error:
+        parser.error(str(error))
     credentials = None
     if args.tls or args.tls_ca or args.tls_cert or args.tls_key:
         try:
@@ -275,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(error))
     if args.register:
         try:
-            version = register(args.arena, args.user_token, args.bot, credentials=credentials)
+            version = register(args.arena, token, args.bot, credentials=credentials)
         except ConnectorError as error:
             _say(f"registration refused: {error}")
             return EXIT_REFUSED
@@ -286,8 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             referee = stack.enter_context(Relay(args.arena, credentials)).target
         player = command_player(referee, args.command)
         return connect(
-            args.arena, args.user_token, args.bot, player,
-            max_seats=args.max_seats, credentials=credentials,
+            args.arena, token, args.bot, player, max_seats=args.max_seats,
+            max_parallel=args.max_parallel, credentials=credentials,
         )  # fmt: skip
 
 

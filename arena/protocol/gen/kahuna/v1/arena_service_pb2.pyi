@@ -1064,15 +1064,19 @@ class CreateUserTokenRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     USER_FIELD_NUMBER: _builtins.int
+    EXPIRES_IN_S_FIELD_NUMBER: _builtins.int
     user: _builtins.str
+    expires_in_s: _builtins.int
+    """The token is refused this many seconds after it is made (0: never expires)."""
     def __init__(
         self,
         *,
         user: _builtins.str = ...,
+        expires_in_s: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_in_s", b"expires_in_s", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1728,3 +1732,138 @@ class AuditTournamentResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AuditTournamentResponse: _TypeAlias = AuditTournamentResponse  # noqa: Y015
+
+@_typing.final
+class GetLimitsRequest(_message.Message):
+    """GetLimits input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    """Empty: every user's limits; else this user's."""
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLimitsRequest: _TypeAlias = GetLimitsRequest  # noqa: Y015
+
+@_typing.final
+class Limit(_message.Message):
+    """One limit in force."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    DEFAULT_VALUE_FIELD_NUMBER: _builtins.int
+    SET_FOR_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """e.g. "bots", "submissions_per_hour" (docs/guide/operating.md lists them)."""
+    value: _builtins.int
+    default_value: _builtins.int
+    """The server's default (its `arena serve` flag)."""
+    set_for: _builtins.str
+    """Whose setting holds: "default", "everyone" or the user's name."""
+    description: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        value: _builtins.int = ...,
+        default_value: _builtins.int = ...,
+        set_for: _builtins.str = ...,
+        description: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["default_value", b"default_value", "description", b"description", "name", b"name", "set_for", b"set_for", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Limit: _TypeAlias = Limit  # noqa: Y015
+
+@_typing.final
+class GetLimitsResponse(_message.Message):
+    """GetLimits output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LIMITS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def limits(self) -> _containers.RepeatedCompositeFieldContainer[Global___Limit]: ...
+    def __init__(
+        self,
+        *,
+        limits: _abc.Iterable[Global___Limit] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limits", b"limits"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLimitsResponse: _TypeAlias = GetLimitsResponse  # noqa: Y015
+
+@_typing.final
+class SetLimitRequest(_message.Message):
+    """SetLimit input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    CLEAR_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    """Empty: for every user; else for this user alone."""
+    name: _builtins.str
+    value: _builtins.int
+    """A whole number, 0 or more (ignored when clear is set)."""
+    clear: _builtins.bool
+    """Forget the setting instead: the next one down holds again."""
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+        name: _builtins.str = ...,
+        value: _builtins.int = ...,
+        clear: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clear", b"clear", "name", b"name", "user", b"user", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetLimitRequest: _TypeAlias = SetLimitRequest  # noqa: Y015
+
+@_typing.final
+class SetLimitResponse(_message.Message):
+    """SetLimit output: the limits in force afterwards, for the same user (or everyone)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LIMITS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def limits(self) -> _containers.RepeatedCompositeFieldContainer[Global___Limit]: ...
+    def __init__(
+        self,
+        *,
+        limits: _abc.Iterable[Global___Limit] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limits", b"limits"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetLimitResponse: _TypeAlias = SetLimitResponse  # noqa: Y015

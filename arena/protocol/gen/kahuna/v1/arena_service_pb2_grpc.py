@@ -125,6 +125,16 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnResponse.FromString,
                 _registered_method=True)
+        self.GetLimits = channel.unary_unary(
+                '/kahuna.v1.ArenaService/GetLimits',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.GetLimitsRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.GetLimitsResponse.FromString,
+                _registered_method=True)
+        self.SetLimit = channel.unary_unary(
+                '/kahuna.v1.ArenaService/SetLimit',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.SetLimitRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.SetLimitResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -273,6 +283,23 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetLimits(self, request, context):
+        """The per-user limits in force (admin): for every user, or for one user
+        (their own settings over everyone's, over the server's defaults).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetLimit(self, request, context):
+        """Set or clear one limit for every user or for one user (admin); stored,
+        in force from the next request. INVALID_ARGUMENT names an unknown limit
+        or a bad value.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -365,6 +392,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.SetBotWithdrawn,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnResponse.SerializeToString,
+            ),
+            'GetLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLimits,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.GetLimitsRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.GetLimitsResponse.SerializeToString,
+            ),
+            'SetLimit': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetLimit,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.SetLimitRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.SetLimitResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -854,6 +891,60 @@ class ArenaService:
             '/kahuna.v1.ArenaService/SetBotWithdrawn',
             kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.SetBotWithdrawnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/GetLimits',
+            kahuna_dot_v1_dot_arena__service__pb2.GetLimitsRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.GetLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetLimit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/SetLimit',
+            kahuna_dot_v1_dot_arena__service__pb2.SetLimitRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.SetLimitResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -104,6 +104,15 @@ class ArenaServiceStub:
     """Take a bot off the ladder (its matches in play finish), or bring it back
     (its owner or the admin). A new version of a withdrawn bot brings it back.
     """
+    GetLimits: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLimitsRequest, _arena_service_pb2.GetLimitsResponse]
+    """The per-user limits in force (admin): for every user, or for one user
+    (their own settings over everyone's, over the server's defaults).
+    """
+    SetLimit: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.SetLimitRequest, _arena_service_pb2.SetLimitResponse]
+    """Set or clear one limit for every user or for one user (admin); stored,
+    in force from the next request. INVALID_ARGUMENT names an unknown limit
+    or a bad value.
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -172,6 +181,15 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     SetBotWithdrawn: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.SetBotWithdrawnRequest, _arena_service_pb2.SetBotWithdrawnResponse]  # type: ignore[assignment]
     """Take a bot off the ladder (its matches in play finish), or bring it back
     (its owner or the admin). A new version of a withdrawn bot brings it back.
+    """
+    GetLimits: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLimitsRequest, _arena_service_pb2.GetLimitsResponse]  # type: ignore[assignment]
+    """The per-user limits in force (admin): for every user, or for one user
+    (their own settings over everyone's, over the server's defaults).
+    """
+    SetLimit: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.SetLimitRequest, _arena_service_pb2.SetLimitResponse]  # type: ignore[assignment]
+    """Set or clear one limit for every user or for one user (admin); stored,
+    in force from the next request. INVALID_ARGUMENT names an unknown limit
+    or a bad value.
     """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -346,6 +364,27 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_service_pb2.SetBotWithdrawnResponse, _abc.Awaitable[_arena_service_pb2.SetBotWithdrawnResponse]]:
         """Take a bot off the ladder (its matches in play finish), or bring it back
         (its owner or the admin). A new version of a withdrawn bot brings it back.
+        """
+
+    @_abc_1.abstractmethod
+    def GetLimits(
+        self,
+        request: _arena_service_pb2.GetLimitsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetLimitsResponse, _abc.Awaitable[_arena_service_pb2.GetLimitsResponse]]:
+        """The per-user limits in force (admin): for every user, or for one user
+        (their own settings over everyone's, over the server's defaults).
+        """
+
+    @_abc_1.abstractmethod
+    def SetLimit(
+        self,
+        request: _arena_service_pb2.SetLimitRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.SetLimitResponse, _abc.Awaitable[_arena_service_pb2.SetLimitResponse]]:
+        """Set or clear one limit for every user or for one user (admin); stored,
+        in force from the next request. INVALID_ARGUMENT names an unknown limit
+        or a bad value.
         """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,95 @@
+"""`arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory.
+
+A token may be made to expire (``--expires-in 30d``); `revoke` ends one token
+(by the id `list` shows) or every token of a user at once. A revoked or
+expired token is refused by the gRPC API, the web and the remote-bot gateway,
+with a message saying which. Only a token's SHA-256 is stored: `list` shows
+its first characters (``sha256sum`` of a token one holds starts the same).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from datetime import timedelta
+
+from arena.commands.storeargs import add_data_dir, with_store
+from arena.store import NotFoundError, Store, create_token, list_tokens, revoke_tokens
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+_DURATION = re.compile(r"(\d{1,7})([smhd])")
+
+
+def duration(text: str) -> timedelta:
+    """``--expires-in``: a whole number and a unit, s m h or d (``90d``, ``12h``)."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration: a positive whole number and s, m, h or d (e.g. 30d)"
+        )
+    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    token = subparsers.add_parser(
+        "token", help="manage API tokens for `arena serve`", description=__doc__
+    )
+    commands = token.add_subparsers(dest="token_command", metavar="SUBCOMMAND")
+    commands.required = True
+    create = commands.add_parser("create", help="create a token and print it (shown once)")
+    create.add_argument("user", help="user name (letters, digits, - _ .)")
+    create.add_argument("--admin", action="store_true", help="an admin token")
+    create.add_argument(
+        "--expires-in", type=duration, metavar="DURATION",
+        help="the token is refused after this long (e.g. 30d, 12h; default: never)",
+    )  # fmt: skip
+    add_data_dir(create)
+    create.set_defaults(func=with_store(run_create))
+
+    listing = commands.add_parser("list", help="the stored tokens: id, user, role, state")
+    listing.add_argument("--user", help="only this user's tokens")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    add_data_dir(listing)
+    listing.set_defaults(func=with_store(run_list))
+
+    revoke = commands.add_parser("revoke", help="revoke a token (by id) or all of a user's")
+    which = revoke.add_mutually_exclusive_group(required=True)
+    which.add_argument("id", nargs="?", type=int, help="the token's id (arena token list)")
+    which.add_argument("--user", help="revoke every token of this user")
+    add_data_dir(revoke)
+    revoke.set_defaults(func=with_store(run_revoke))
+
+
+def run_create(store: Store, args: argparse.Namespace) -> int:
+    role = "admin" if args.admin else "user"
+    print(create_token(store, args.user, role, lifetime=args.expires_in))
+    return 0
+
+
+def run_list(store: Store, args: argparse.Namespace) -> int:
+    rows = list_tokens(store, args.user)
+    if args.json:
+        print(json.dumps([
+            {"id": r.id, "user": r.user, "role": r.role, "state": r.state(),
+             "created_at": r.created_at, "expires_at": r.expires_at,
+             "revoked_at": r.revoked_at, "sha256_prefix": r.digest[:12]}
+            for r in rows
+        ], indent=2))  # fmt: skip
+        return 0
+    print(f"{'id':>4}  {'user':<20} {'role':<5}  {'state':<7}  {'sha256':<12}  expires / revoked")
+    for r in rows:
+        when = r.revoked_at or r.expires_at or "-"
+        print(f"{r.id:>4}  {r.user:<20} {r.role:<5}  {r.state():<7}  {r.digest[:12]}  {when}")
+    return 0
+
+
+def run_revoke(store: Store, args: argparse.Namespace) -> int:
+    if args.id is not None and args.id < 1:
+        raise NotFoundError(f"no token {args.id}")
+    revoked = revoke_tokens(store, token_id=args.id, user=args.user)
+    for r in revoked:
+        print(f"revoked token {r.id} of {r.user} ({r.role})")
+    if not revoked:
+        print("already revoked: nothing changed")
+    return 0

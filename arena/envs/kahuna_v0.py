@@ -1,0 +1,167 @@
+"""Kahuna as a PettingZoo AEC environment (docs/guide/learning.md).
+
+``env()`` is the environment with PettingZoo's order checks; ``raw_env`` the
+bare one. An illegal action ends the game with reward -1 for its player and 0
+for the other (``infos[agent]["illegal_action"]``), as in PettingZoo's classic
+games; an action outside ``Discrete(161)`` is a ValueError. Two agents, ``player_0`` and
+``player_1`` (seats 0 and 1); the agent to act may act several times in a row,
+as a Kahuna turn is several actions ending with a draw or a pass (R3). Each
+agent's observation is ``{"observation", "action_mask"}``: the vector of
+``arena.kahuna.encoding`` built from that seat's ``observe`` (what a bot of
+the seat is sent), and the legal actions' flags (all zero when it is not the
+agent's turn). The game is reproducible from ``reset(seed=...)``: the seed
+gives the deal and the reshuffles exactly as ``arena.kahuna.deal_from_seed``
+and ``reshuffle_from_seed`` do for the arena. Reward at the end: +1 for the
+winner, -1 for the loser, 0 each for a draw.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from arena.kahuna import Observation, Variant, observe
+from arena.kahuna.encoding import (
+    ACTION_COUNT,
+    ACTIONS,
+    OBSERVATION_HIGH,
+    OBSERVATION_SIZE,
+    action_mask,
+    encode_observation,
+)
+from arena.kahuna.legal import legal_actions
+from arena.kahuna.rng import deal_from_seed, reshuffle_from_seed
+from arena.kahuna.rules import apply_legal, new_game, start_round
+
+AGENTS = ("player_0", "player_1")
+SEED_BITS = 63
+
+
+def env(*, strategic: bool = False, tactical: bool = False) -> AECEnv[str, Any, Any]:
+    """The environment with PettingZoo's order checks (the one to train with).
+
+    ``raw_env`` itself ends the game on an illegal action, as PettingZoo's
+    ``TerminateIllegalWrapper`` would, and refuses an action outside the space,
+    as ``AssertOutOfBoundsWrapper`` would: those two wrappers would only
+    double the cost of a step.
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(strategic=strategic, tactical=tactical))
+
+
+class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
+    """Kahuna for two agents; the variants (docs/RULES.md) as keyword arguments."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": [],
+        "name": "kahuna_v0",
+        "is_parallelizable": False,
+    }
+
+    def __init__(self, *, strategic: bool = False, tactical: bool = False) -> None:
+        super().__init__()
+        self.variant = Variant(strategic=bool(strategic), tactical=bool(tactical))
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        high = np.array(OBSERVATION_HIGH, dtype=np.float32)
+        self._observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, high, (OBSERVATION_SIZE,), np.float32),
+                "action_mask": spaces.Box(0, 1, (ACTION_COUNT,), np.int8),
+            }
+        )
+        self._action_space = spaces.Discrete(ACTION_COUNT)
+        self.observation_spaces = dict.fromkeys(AGENTS, self._observation_space)
+        self.action_spaces = dict.fromkeys(AGENTS, self._action_space)
+        self.seed = 0
+        self.state = new_game(deal_from_seed(0), self.variant)
+        self._mask = np.zeros(ACTION_COUNT, np.int8)
+        self._no_mask = np.zeros(ACTION_COUNT, np.int8)
+        self._reset_bookkeeping()
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._observation_space
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._action_space
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """A new game: the deal from ``seed`` (a fresh random seed when None)."""
+        self.seed = secrets.randbits(SEED_BITS) if seed is None else int(seed)
+        self.state = new_game(deal_from_seed(self.seed), self.variant)
+        self.agents = list(AGENTS)
+        self._reset_bookkeeping()
+
+    def _reset_bookkeeping(self) -> None:
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
+        self._after_move()
+
+    def _after_move(self) -> None:
+        """Deal the next round if one is due, then point at the seat to act."""
+        state = self.state
+        while state.needs_reshuffle and not state.is_finished:
+            order = reshuffle_from_seed(self.seed, state.round + 1, state.reshuffle_cards)
+            state = start_round(state, order)
+        self.state = state
+        mover = state.to_move
+        if mover is not None:
+            self.agent_selection = AGENTS[mover]
+            self._mask = np.array(action_mask(legal_actions(state)), np.int8)
+
+    def observation_of(self, agent: str) -> Observation:
+        """The full engine observation of ``agent``'s seat (with the history)."""
+        return observe(self.state, AGENTS.index(agent))
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = AGENTS.index(agent)
+        vector = encode_observation(observe(self.state, seat, history=False))
+        acting = self.agent_selection == agent and not self.terminations.get(agent, True)
+        return {
+            "observation": np.array(vector, np.float32),
+            "action_mask": self._mask.copy() if acting else self._no_mask.copy(),
+        }
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if (
+            isinstance(action, bool)
+            or not isinstance(action, int | np.integer)
+            or not 0 <= action < ACTION_COUNT
+        ):
+            raise ValueError(
+                f"the action must be an integer in [0, {ACTION_COUNT}), not {action!r}"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        if not self._mask[action]:
+            self.rewards[agent] = -1.0
+            self.infos[agent] = {"illegal_action": True}
+            self.terminations = dict.fromkeys(AGENTS, True)
+            self._accumulate_rewards()
+            return
+        self.state = apply_legal(self.state, ACTIONS[int(action)])
+        self._after_move()
+        outcome = self.state.outcome
+        if outcome is not None:
+            for seat, name in enumerate(AGENTS):
+                won = outcome.winner == seat
+                self.rewards[name] = 0.0 if outcome.winner is None else (1.0 if won else -1.0)
+            self.terminations = dict.fromkeys(AGENTS, True)
+        self._accumulate_rewards()
+
+    def render(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None

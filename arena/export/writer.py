@@ -1,0 +1,104 @@
+"""``arena export``: the public games of a tournament, a ladder or the whole store, to Parquet.
+
+Streaming: games are read a page at a time (``arena.store.export.stored_games``)
+and written as record batches of at most ``batch_games`` games and
+``batch_decisions`` decisions, so memory holds one batch whatever the store's
+size. A game is exported only when ``arena.store.record_withheld`` says its
+record is public now (the gate of the web's and the API's records): a game whose
+deal is still to be played from the other seat is left out, and counted.
+The files are written under temporary names and renamed when complete: an
+interrupted export leaves no partial file under the final names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arena.export.tables import DECISIONS_SCHEMA, GAMES_SCHEMA, game_rows
+from arena.store import Store, record_withheld
+from arena.store.export import stored_games
+
+GAMES_FILE = "games.parquet"
+DECISIONS_FILE = "decisions.parquet"
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    games: int
+    decisions: int
+    withheld: int  # stored games left out: not public yet
+    games_path: Path
+    decisions_path: Path
+
+
+class _Sink:
+    """One Parquet file written a record batch at a time, renamed into place at the end."""
+
+    def __init__(self, path: Path, schema: pa.Schema, rows_per_batch: int) -> None:
+        self.path = path
+        self.partial = path.with_name(f".{path.name}.partial")
+        self.schema = schema
+        self.rows_per_batch = rows_per_batch
+        self.rows: list[dict[str, Any]] = []
+        self.writer = pq.ParquetWriter(self.partial, schema, compression="zstd")
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        self.rows.extend(rows)
+        if len(self.rows) >= self.rows_per_batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self.writer.write_batch(pa.RecordBatch.from_pylist(self.rows, schema=self.schema))
+            self.rows = []
+
+    def finish(self) -> None:
+        self.flush()
+        self.writer.close()
+        os.replace(self.partial, self.path)
+
+    def abandon(self) -> None:
+        self.writer.close()
+        self.partial.unlink(missing_ok=True)
+
+
+def export_public_games(
+    store: Store,
+    out_dir: Path,
+    tournament_id: int | None = None,
+    *,
+    batch_games: int = 1000,
+    batch_decisions: int = 20_000,
+    public_before: str | None = None,
+) -> ExportSummary:
+    """Write ``games.parquet`` and ``decisions.parquet`` under ``out_dir`` (created);
+    with ``public_before`` (a store stamp: now minus the spectator delay), a game that
+    ended after it is left out like a withheld one."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    games_sink = _Sink(out_dir / GAMES_FILE, GAMES_SCHEMA, batch_games)
+    decisions_sink = _Sink(out_dir / DECISIONS_FILE, DECISIONS_SCHEMA, batch_decisions)
+    games = decisions = withheld = 0
+    try:
+        for game in stored_games(store, tournament_id):
+            recent = public_before is not None and game.finished_at > public_before
+            if recent or record_withheld(store, game.game_id) is not None:
+                withheld += 1
+                continue
+            row, decision_rows = game_rows(game)
+            games_sink.add([row])
+            decisions_sink.add(decision_rows)
+            games += 1
+            decisions += len(decision_rows)
+        games_sink.finish()
+        decisions_sink.finish()
+    except BaseException:
+        games_sink.abandon()
+        decisions_sink.abandon()
+        raise
+    return ExportSummary(games, decisions, withheld, games_sink.path, decisions_sink.path)

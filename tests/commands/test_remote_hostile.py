@@ -1,0 +1,276 @@
+"""`arena remote` against an arena that attacks its participants.
+
+A hostile arena is a real gRPC server on loopback whose ArenaService puts
+terminal escapes (OSC 52 clipboard writes, window titles, screen clears, BEL)
+in every text it sends and offers far more seats than a machine should run.
+The participant's side must print none of those bytes, run at most
+``--max-parallel`` bots, keep the user token out of argv and out of the bots'
+environment, and refuse to send it in clear to another machine.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arena.cli import main
+from arena.commands import remote
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+
+REPO = Path(__file__).resolve().parents[2]
+SDK_DIR = REPO / "sample_bots" / "sdk" / "python"
+sys.path.insert(0, str(SDK_DIR))
+from kahuna_bot import remote as connector  # noqa: E402
+
+EVIL = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;owned\x07\x1b[2J\x9b31m\u202eevil\r\x08"
+TOKEN = "participant-secret-token"
+SEATS = 24
+
+# ------------------------------------------------------------------ pure parts
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain name", "plain name"),
+        ("\x1b[2J", "\\u001b[2J"),
+        ("bell\x07", "bell\\u0007"),
+        ("a\nb\rc\td", "a\\u000ab\\u000dc\\u0009d"),
+        ("csi\x9b", "csi\\u009b"),
+        ("del\x7f", "del\\u007f"),
+        ("\u202eabc\u2066", "\\u202eabc\\u2066"),
+        ("line\u2028sep", "line\\u2028sep"),
+        ("ünïcödé ♔", "ünïcödé ♔"),
+    ],
+)
+def test_control_characters_are_shown_not_sent_to_the_terminal(text: str, shown: str) -> None:
+    assert remote.visible(text) == shown
+    assert connector.visible(text) == shown
+
+
+def test_a_record_keeps_its_newlines_and_stays_json_with_escapes_inside_strings() -> None:
+    record = json.dumps({"bot": "x"}).replace('"x"', '"x\x1b]0;t\x07"')
+    text = remote.record_text(pb.GetGameRecordResponse(record_json=record + "\n{}"))
+    assert "\x1b" not in text and "\x07" not in text and text.endswith("{}\n")
+    assert json.loads(text.splitlines()[0]) == {"bot": "x\x1b]0;t\x07"}
+
+
+@given(st.text())
+def test_nothing_visible_prints_can_drive_a_terminal(text: str) -> None:
+    shown = remote.visible(text)
+    assert not remote.HIDDEN.search(shown)
+    assert shown == connector.visible(text)
+    assert all(ord(c) >= 0x20 and not 0x7F <= ord(c) <= 0x9F for c in shown)
+
+
+@pytest.mark.parametrize(
+    ("address", "loopback"),
+    [
+        ("127.0.0.1:1", True), ("127.8.9.1:50051", True), ("localhost:1", True),
+        ("LOCALHOST:1", True), ("[::1]:50051", True), ("10.0.0.1:1", False),
+        ("arena.example:1", False), ("localhost.evil.example:1", False),
+        ("[::2]:1", False), ("0.0.0.0:1", False), ("127.0.0.1.nip.io:1", False),
+    ],
+)  # fmt: skip
+def test_only_loopback_literals_count_as_this_machine(address: str, loopback: bool) -> None:
+    assert remote.is_loopback(address) is loopback
+
+
+def test_the_connector_gets_no_token_in_argv_and_a_parallel_limit() -> None:
+    argv = remote.play_argv(remote.Endpoint("h:1", TOKEN), "mine", [sys.executable, "b.py"])
+    assert TOKEN not in argv and "--user-token" not in argv
+    assert argv[argv.index("--max-parallel") + 1] == str(remote.default_parallel())
+    with pytest.raises(remote.RemoteError, match="--max-parallel must be at least 1, got 0"):
+        remote.play_argv(remote.Endpoint("h:1", TOKEN), "mine", [sys.executable], None, 0)
+
+
+# ------------------------------------------------------------------ login
+
+
+@pytest.fixture
+def cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[object]:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+    def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        capsys.readouterr()
+        status = main(["remote", *argv])
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    yield run
+
+
+@pytest.mark.parametrize("url", ["grpc://10.1.2.3:50051", "arena.example:50051"])
+def test_a_plaintext_login_to_another_machine_needs_insecure(cli: object, url: str) -> None:
+    status, out, err = cli("login", url, stdin=TOKEN + "\n")  # type: ignore[operator]
+    assert status == remote.EXIT_USAGE and out == ""
+    assert "in clear" in err and "--insecure" in err and "grpcs://" in err
+    # With --insecure it goes on (to read the token: none given here, so nothing is sent).
+    status, out, err = cli("login", url, "--insecure", stdin="")  # type: ignore[operator]
+    assert status == remote.EXIT_USAGE
+    assert err.startswith("warning: plaintext to ") and "no token given" in err
+
+
+# ------------------------------------------------------------------ a hostile arena
+
+
+class Hostile(pb_grpc.ArenaServiceServicer):
+    """Every text an ArenaService sends, with terminal escapes in it."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.tokens: list[str] = []
+
+    def _seen(self, context: grpc.ServicerContext) -> None:
+        self.tokens += [v for k, v in context.invocation_metadata() if k == "authorization"]
+
+    def ListBots(self, request: object, context: grpc.ServicerContext) -> pb.ListBotsResponse:
+        self._seen(context)
+        return pb.ListBotsResponse(bots=[pb.BotVersion(name=EVIL, version=EVIL, owner=EVIL)])
+
+    def ListTournaments(self, request: object, context: grpc.ServicerContext) -> object:
+        self._seen(context)
+        t = pb.Tournament(id=1, name=EVIL, status=EVIL, entrants=[EVIL])
+        return pb.ListTournamentsResponse(tournaments=[t])
+
+    def GetLeaderboard(self, request: object, context: grpc.ServicerContext) -> object:
+        entry = pb.LeaderboardEntry(rank=1, bot=pb.BotVersion(name=EVIL, version=EVIL))
+        return pb.GetLeaderboardResponse(entries=[entry])
+
+    def GetGameRecord(self, request: pb.GetGameRecordRequest, context: grpc.ServicerContext
+                      ) -> object:  # fmt: skip
+        if request.game_id == 2:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"no game {EVIL}")
+        return pb.GetGameRecordResponse(record_json=f'{{"bots": ["{EVIL}"]}}')
+
+    def WatchTournament(self, request: object, context: grpc.ServicerContext) -> object:
+        t = pb.Tournament(id=1, name=EVIL, status="finished")
+        yield pb.WatchTournamentResponse(
+            tournament=t, message=EVIL, standings=[pb.Standing(rank=1, bot=EVIL)]
+        )
+
+    def WaitForSeats(self, request: pb.WaitForSeatsRequest, context: grpc.ServicerContext
+                     ) -> Iterator[pb.WaitForSeatsResponse]:  # fmt: skip
+        self._seen(context)
+        deadline = int((time.time() + 3.0) * 1000)
+        for n in range(SEATS):
+            yield pb.WaitForSeatsResponse(
+                bot=request.bot, version="v", match_id=f"{EVIL}{n}", seat_token=f"seat-{n}",
+                deadline_unix_ms=deadline,
+            )  # fmt: skip
+        time.sleep(4.0)  # every deadline passed: then a refusal ends the connector
+        context.abort(grpc.StatusCode.PERMISSION_DENIED, f"go away {EVIL}")
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Iterator[tuple[Hostile, int]]:
+    service = Hostile(tmp_path / "bots.log")
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    pb_grpc.add_ArenaServiceServicer_to_server(service, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield service, port
+    finally:
+        server.stop(grace=None)
+
+
+def _no_escapes(text: str) -> None:
+    assert not remote.HIDDEN.search(text.replace("\n", "")), repr(text)
+    assert "\\u001b]52;c;" in text  # shown, not sent
+
+
+@pytest.mark.slow
+def test_nothing_a_hostile_arena_sends_reaches_the_terminal_raw(
+    cli: object, hostile: tuple[Hostile, int]
+) -> None:
+    _, port = hostile
+    run = cli  # type: ignore[assignment]
+    status, out, err = run("login", f"grpc://127.0.0.1:{port}", stdin=TOKEN + "\n")
+    assert status == 0, err
+    for argv in (["bots"], ["bots", "--json"], ["tournaments"], ["tournaments", "--json"],
+                 ["leaderboard"], ["leaderboard", "--json"], ["record", "1"],
+                 ["record", "2"], ["watch", "t"]):  # fmt: skip
+        status, out, err = run(*argv)
+        _no_escapes(out + err)
+    assert status == 0 and "\\u001b]0;owned\\u0007" in out
+    status, out, err = run("record", "2")
+    assert status == remote.EXIT_NOT_FOUND and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_play_runs_at_most_max_parallel_bots_without_the_user_token(
+    tmp_path: Path, hostile: tuple[Hostile, int]
+) -> None:
+    service, port = hostile
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONPATH=str(REPO))
+    login = subprocess.run(
+        [sys.executable, "-m", "arena", "remote", "login", f"grpc://127.0.0.1:{port}"],
+        input=TOKEN + "\n", env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert login.returncode == 0, login.stderr
+    log = tmp_path / "bots.log"
+    bot = (
+        "import os, sys, time\n"
+        f"log = open({str(log)!r}, 'a')\n"
+        "log.write(f'start {os.getpid()} {os.environ.get(\"KAHUNA_USER_TOKEN\", \"-\")}\\n')\n"
+        "log.flush(); time.sleep(0.5)\n"
+        "log.write(f'end {os.getpid()}\\n')\n"
+    )
+    play = subprocess.Popen(
+        [sys.executable, "-m", "arena", "remote", "play", "--max-parallel", "2", "mine", "--",
+         sys.executable, "-c", bot],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert TOKEN not in Path(f"/proc/{play.pid}/cmdline").read_text()
+        _, stderr = play.communicate(timeout=60)
+    finally:
+        play.kill()
+    assert play.returncode == connector.EXIT_REFUSED, stderr
+    running, most, started = 0, 0, 0
+    for line in log.read_text().splitlines():
+        word, *rest = line.split()
+        if word == "start":
+            assert rest[1] == "-"  # the bot never sees the user's token
+            running, started = running + 1, started + 1
+        else:
+            running -= 1
+        most = max(most, running)
+    assert most == 2 and 2 <= started < SEATS
+    assert "seat let go" in stderr and "--max-parallel 2" in stderr
+    _no_escapes(stderr)
+    assert service.tokens == [f"Bearer {TOKEN}"] * 2  # login, then the connector: from env
+
+
+def test_the_connector_refuses_a_token_in_argv(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(SDK_DIR))
+    env.pop("KAHUNA_USER_TOKEN", None)
+    base = [sys.executable, "-m", "kahuna_bot.remote", "--arena", "127.0.0.1:9", "--bot", "b"]
+    argv = [*base[:5], "--user-token", TOKEN, *base[5:], "--", "true"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "KAHUNA_USER_TOKEN" in done.stderr and "ps" in done.stderr
+    done = subprocess.run([*base, "--", "true"], env=env, capture_output=True, text=True,
+                          timeout=30)  # fmt: skip
+    assert done.returncode == 2 and "no user token" in done.stderr
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    done = subprocess.run([*base, "--user-token-file", str(empty), "--", "true"], env=env,
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 2 and "no token on its first line" in done.stderr

@@ -1,0 +1,111 @@
+"""kahuna_v0: PettingZoo's own API and seed tests, the seat views, rewards and refusals."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+from arena.envs import kahuna_v0
+from arena.kahuna import Variant, deal_from_seed, new_game, observe
+from arena.kahuna.encoding import ACTION_COUNT, ACTIONS, encode_observation
+
+POLICY_FILE = Path(__file__).resolve().parents[2] / "sample_bots" / "python_policy" / "policy.py"
+VARIANTS = [
+    pytest.param({}, id="base"),
+    pytest.param({"strategic": True}, id="strategic"),
+    pytest.param({"tactical": True}, id="tactical"),
+    pytest.param({"strategic": True, "tactical": True}, id="both"),
+]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_pettingzoo_api_test(variant: dict[str, bool]) -> None:
+    api_test(kahuna_v0.env(**variant), num_cycles=1000)
+
+
+@pytest.mark.parametrize("variant", VARIANTS[:2])
+def test_pettingzoo_seed_test(variant: dict[str, bool]) -> None:
+    seed_test(lambda: kahuna_v0.env(**variant), num_cycles=1000)
+
+
+def test_the_seed_is_the_arena_deal() -> None:
+    env = kahuna_v0.raw_env(tactical=True)
+    env.reset(seed=7)
+    arena = new_game(deal_from_seed(7), Variant(tactical=True))
+    assert (env.state.hands, env.state.faceup, env.state.deck) == (
+        arena.hands, arena.faceup, arena.deck
+    )
+    env.reset(seed=8)
+    assert env.state.hands != arena.hands
+
+
+def _play(env: Any, choose: Callable[[dict[str, np.ndarray]], int], seed: int) -> dict[str, float]:
+    env.reset(seed=seed)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, _ = env.last()
+        totals[agent] += reward
+        if termination or truncation:
+            env.step(None)
+            continue
+        raw = env.unwrapped
+        seat = raw.possible_agents.index(agent)
+        expected = encode_observation(observe(raw.state, seat))
+        assert observation["observation"].tolist() == expected
+        assert raw.state.to_move == seat
+        env.step(choose(observation))
+    return totals
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_whole_game_shows_each_seat_its_own_view_and_ends_zero_sum(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    totals = _play(
+        kahuna_v0.env(), lambda o: int(rng.choice(np.flatnonzero(o["action_mask"]))), seed
+    )
+    assert sorted(totals.values()) in ([-1.0, 1.0], [0.0, 0.0])
+
+
+def test_the_waiting_seat_has_an_empty_mask_and_its_own_hand() -> None:
+    env = kahuna_v0.raw_env()
+    env.reset(seed=3)
+    waiting = env.observe("player_1")
+    assert not waiting["action_mask"].any()
+    assert waiting["observation"].tolist() == encode_observation(observe(env.state, 1))
+    assert env.observe("player_0")["observation"].tolist() != waiting["observation"].tolist()
+
+
+def test_an_illegal_action_ends_the_game_against_its_player() -> None:
+    env = kahuna_v0.env()
+    env.reset(seed=5)
+    mask = env.observe("player_0")["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    env.step(illegal)
+    assert all(env.terminations.values())
+    assert env.rewards == {"player_0": -1.0, "player_1": 0.0}
+    assert env.infos["player_0"] == {"illegal_action": True}
+    assert not env.observe("player_0")["action_mask"].any()
+
+
+@pytest.mark.parametrize("action", [-1, ACTION_COUNT, 2.5, "pass", None, True])
+def test_an_action_outside_the_space_is_refused(action: object) -> None:
+    env = kahuna_v0.env()
+    env.reset(seed=5)
+    with pytest.raises(ValueError, match=r"integer in \[0, 161\)"):
+        env.step(action)
+
+
+def test_the_example_policy_plays_in_the_environment_unchanged() -> None:
+    spec = importlib.util.spec_from_file_location("python_policy_policy", POLICY_FILE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    totals = _play(kahuna_v0.env(tactical=True), module.policy, seed=11)
+    assert sorted(totals.values()) in ([-1.0, 1.0], [0.0, 0.0])
+    assert ACTIONS[module.policy({"observation": [0.0] * 200, "action_mask": [0] * 160 + [1]})]

@@ -1,0 +1,69 @@
+"""python_kahuna in OpenSpiel: its own random-simulation test, seat views, resampling, ISMCTS."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel")  # open_spiel ships wheels for few platforms
+
+from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
+
+from arena.envs import openspiel_kahuna  # noqa: E402
+from arena.kahuna import deal_from_seed, new_game, observation_to_json, observe  # noqa: E402
+from arena.kahuna.encoding import encode_observation  # noqa: E402
+
+
+def _load(**params: object) -> object:
+    return pyspiel.load_game(openspiel_kahuna.SHORT_NAME, {"deals": 50, **params})
+
+
+@pytest.mark.parametrize("params", [{}, {"tactical": True, "strategic": True}])
+def test_openspiel_random_simulation_test(params: dict[str, bool]) -> None:
+    pyspiel.random_sim_test(_load(**params), num_sims=3, serialize=False, verbose=False)
+
+
+def _played(seed: int, moves: int) -> object:
+    state = _load().new_initial_state()
+    state.apply_action(seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(moves):
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    return state
+
+
+def test_the_chance_move_is_the_arena_deal() -> None:
+    state = _played(7, 0)
+    arena = new_game(deal_from_seed(7))
+    assert (state.engine.hands, state.engine.deck) == (arena.hands, arena.deck)
+    fresh = _load().new_initial_state()
+    assert fresh.is_chance_node() and len(fresh.chance_outcomes()) == 50
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_seat_sees_its_observation_and_resampled_worlds_look_the_same_to_it(seed: int) -> None:
+    state = _played(seed, 12)
+    player = state.current_player()
+    view = state.information_state_string(player)
+    assert json.loads(view) == observation_to_json(observe(state.engine, player))
+    assert state.observation_tensor(player) == encode_observation(observe(state.engine, player))
+    worlds = [state.resample_from_infostate(player, pyspiel.UniformProbabilitySampler(0.0, 1.0))
+              for _ in range(5)]  # fmt: skip
+    for world in worlds:
+        assert world.information_state_string(player) == view
+        assert world.legal_actions() == state.legal_actions()
+    opponent = 1 - player
+    hidden = {(w.engine.hands[opponent], w.engine.deck) for w in [state, *worlds]}
+    assert len(hidden) > 1
+
+
+def test_ismcts_plays_a_legal_action() -> None:
+    game = _load()
+    bot = ismcts.ISMCTSBot(
+        game, mcts.RandomRolloutEvaluator(1, np.random.RandomState(1)), 2.0, 20,
+        random_state=np.random.RandomState(2),
+    )  # fmt: skip
+    state = _played(4, 10)
+    assert bot.step(state) in state.legal_actions()

@@ -1,0 +1,112 @@
+"""The `arena` command's words: help a user can read, suggestions for a typo, one name each.
+
+Every help text of every (sub-)command is searched for what belongs to the
+code, not to its users: issue numbers, reST markup (``x``), source paths and
+module names. A mistyped command, choice or flag is answered with the closest
+real one; the formats, the remote commands and the local ones use one name
+per concept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from arena.cli import build_parser, main
+
+INTERNAL = [
+    (re.compile(r"\bissue \d+", re.IGNORECASE), "an issue number"),
+    (re.compile(r"``"), "reST markup"),
+    (re.compile(r"\barena/\w+/|\w+\.py\b"), "a source path"),
+    (re.compile(r"\barena\.[a-z_]+\.[a-z_]+"), "a module path"),
+]
+
+
+def _parsers(
+    parser: argparse.ArgumentParser, path: str = "arena"
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                if sub.prog.endswith(f" {name}"):  # an alias is the same parser again
+                    yield from _parsers(sub, f"{path} {name}")
+
+
+def _texts() -> Iterator[tuple[str, str]]:
+    for path, parser in _parsers(build_parser()):
+        yield path, parser.format_help()
+
+
+@pytest.mark.parametrize(("pattern", "what"), INTERNAL, ids=[case[1] for case in INTERNAL])
+def test_no_help_text_names_the_code(pattern: re.Pattern[str], what: str) -> None:
+    found = [f"{path}: {line.strip()}" for path, text in _texts()
+             for line in text.splitlines() if pattern.search(line)]  # fmt: skip
+    assert not found, f"{what} in the help:\n" + "\n".join(found)
+
+
+TYPOS = [
+    (["mtach", "a", "b"], "invalid choice: 'mtach' (did you mean match?)"),
+    (["bot", "chekc", "d"], "invalid choice: 'chekc' (did you mean check?)"),
+    (["match", "a", "b", "--gmaes", "3"], "arguments: --gmaes (did you mean --games?) 3"),
+    (["tournament", "run", "t", "a", "b", "--fromat", "swiss"], "(did you mean --format?)"),
+    (["bot", "check", "d", "--scenario", "hand_of_fiv"], "(did you mean hand_of_five?)"),
+    (["remote", "tournament", "lst"], "invalid choice: 'lst' (did you mean list?)"),
+    (["leaderboard", "--min-gams=3"], "arguments: --min-gams=3 (did you mean --min-games?)"),
+    (["bot", "zzzz"], "invalid choice: 'zzzz'; choose from add, list, show, check, new"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "message"), TYPOS, ids=[" ".join(t[0][:2]) for t in TYPOS])
+def test_a_typo_is_answered_with_the_closest_name(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+FORMATS = [
+    ("round-robin", None),
+    ("round_robin", None),  # the stored name, accepted as an alias
+    ("swiss", None),
+    ("ladder", "a ladder is not played as a tournament: it runs inside the server"),
+    ("roundrobin", "'roundrobin' is not a format: choose from round-robin, swiss, gauntlet, sprt"),
+]
+
+
+@pytest.mark.parametrize(("given", "refusal"), FORMATS, ids=[f[0] for f in FORMATS])
+def test_format_offers_only_what_it_takes(
+    given: str, refusal: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = build_parser(("arena.commands.tournament",))
+    if refusal is None:
+        args = parser.parse_args(["tournament", "create", "t", "a", "b", "--format", given])
+        assert args.format == given.replace("_", "-")
+        return
+    with pytest.raises(SystemExit):
+        parser.parse_args(["tournament", "create", "t", "a", "b", "--format", given])
+    assert refusal in capsys.readouterr().err
+
+
+def test_the_format_choices_shown_are_the_ones_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["tournament", "create", "--help"])
+    assert "--format {round-robin,swiss,gauntlet,sprt}" in capsys.readouterr().out
+
+
+def test_remote_lists_use_the_local_names() -> None:
+    """`arena bot list` and `arena tournament list` on the server, `arena remote bot list`
+    and `arena remote tournament list` from afar; the plural forms still work, unlisted."""
+    parser = build_parser(("arena.commands.remote",))
+    for words in (["bot", "list"], ["tournament", "list"], ["bots"], ["tournaments"]):
+        assert parser.parse_args(["remote", *words, "--json"]).json
+    listed = parser.parse_args(["remote", "bot", "list"]).func
+    assert listed is not None
+    remote_help = next(p for path, p in _parsers(parser) if path == "arena remote").format_help()
+    assert re.search(r"^ +tournament\s+the arena's tournaments", remote_help, re.MULTILINE)
+    assert not re.search(r"^ +(bots|tournaments) ", remote_help, re.MULTILINE), remote_help

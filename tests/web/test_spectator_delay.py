@@ -1,0 +1,271 @@
+"""One spectator delay for every public path: a game's start, actions and end show only once
+the delay has passed, on the live list, the live game, frames, records, the leaderboard,
+tournament, ladder and bot pages, and the gRPC API's views for anyone but the admin.
+
+Each path is probed during the delay (with the real clock and a delay of an hour) and
+after it (the app's clock moved past it); the same probes with no delay are the control:
+there the game shows at once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena import store as st
+from arena.kahuna import Record, play_random_game
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.server.app import create_server
+from arena.server.arena_service import ServiceOptions
+from arena.testing.demo_data import play_demo_tournament, report_for
+from arena.testing.live_games import live_parts
+from arena.tournament.results import store_game
+from arena.tournament.spectator_delay import DelayLine, stamp
+from arena.web.app import WebApp
+from arena.web.source import StoreSource
+
+HOUR = 3600.0
+
+
+@dataclass
+class Played:
+    store: st.Store
+    match: st.MatchRow
+    record: Record
+    tournament_id: int
+    game_id: int = 0
+
+
+@pytest.fixture
+def played(tmp_path: Path) -> Iterator[Played]:
+    """A round robin of two bots whose first game is played live, then stored."""
+    store = st.Store.open(tmp_path / "data")
+    demo = play_demo_tournament(store, tmp_path / "bots", bots=("ann", "bob"), max_games=0)
+    match = st.list_matches(store, demo.tournament_id)[0]
+    record = play_random_game(match.seed)
+    try:
+        yield Played(store, match, record, demo.tournament_id)
+    finally:
+        assert demo.lease is not None
+        demo.lease.release()
+        store.close()
+
+
+def play_live(game: Played, actions: int | None = None) -> None:
+    head, entries = live_parts(game.record, (game.match.first, game.match.second))
+    st.start_live_game(game.store, game.match.id, 0, head)
+    st.add_live_actions(game.store, game.match.id, 0, entries[:actions])
+
+
+def finish(game: Played) -> None:
+    seats = (game.match.first, game.match.second)
+    stored = store_game(game.store, game.match.id, report_for(0, seats, game.record))
+    assert stored is not None
+    game.game_id = stored
+
+
+class Clock:
+    """The real time, moved forward by ``offset`` seconds."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+
+def get(app: WebApp, path: str, query: dict[str, str] | None = None) -> tuple[int, str]:
+    response = app.handle("GET", path, query or {})
+    return response.status, response.body.decode()
+
+
+def game_paths(game: Played) -> list[str]:
+    g = game.game_id
+    return [f"/games/{g}", f"/api/games/{g}", f"/api/games/{g}/record",
+            f"/api/games/{g}/frames"]  # fmt: skip
+
+
+def test_no_path_shows_a_game_before_the_delay_has_passed(played: Played) -> None:
+    clock = Clock()
+    app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR, clock=clock)
+    control = WebApp(StoreSource(played.store))  # no delay: everything at once
+    board_before = get(app, "/api/leaderboard")
+    tournament_before = get(app, f"/api/tournaments/{played.tournament_id}")
+    play_live(played)
+    # The start: not in the live list, the game "waiting", as it was an hour ago.
+    assert json.loads(get(app, "/api/live")[1])["games"] == []
+    assert json.loads(get(control, "/api/live")[1])["games"] != []
+    live = json.loads(get(app, f"/api/live/{played.match.id}/0")[1])
+    assert (live["status"], live["frames"]) == ("waiting", [])
+    assert json.loads(get(control, f"/api/live/{played.match.id}/0")[1])["status"] == "live"
+    finish(played)
+    # The end: no record, frames or game page; the aggregates as they were before.
+    for path in game_paths(played):
+        status, body = get(app, path)
+        assert status == 404 and f"no game with id {played.game_id}" in body, (path, body)
+        assert get(control, path)[0] in (200, 403), path  # the control: it exists
+    assert get(app, "/api/leaderboard") == board_before
+    assert get(control, "/api/leaderboard") != board_before
+    assert get(app, f"/api/tournaments/{played.tournament_id}") == tournament_before
+    tournament_page = get(app, f"/tournaments/{played.tournament_id}")[1]
+    assert f"/games/{played.game_id}" not in tournament_page
+    assert f"/games/{played.game_id}" in get(control, f"/tournaments/{played.tournament_id}")[1]
+    assert get(app, "/live")[0] == 200
+    assert json.loads(get(app, f"/api/live/{played.match.id}/0")[1])["status"] == "waiting"
+    # Once the delay has passed, all of it shows.
+    clock.offset = HOUR + 1
+    assert json.loads(get(app, f"/api/live/{played.match.id}/0")[1])["status"] == "finished"
+    for path in game_paths(played):
+        assert get(app, path)[0] in (200, 403), path  # 403: a deal still withheld (R9)
+    assert get(app, "/api/leaderboard") == get(control, "/api/leaderboard")
+
+
+def test_a_game_ended_within_the_delay_plays_on_to_the_cut(played: Played) -> None:
+    clock = Clock()
+    app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR, clock=clock)
+    play_live(played, 30)
+    time.sleep(0.05)
+    timing_mid = time.time()
+    time.sleep(0.05)
+    finish(played)
+    timing = st.stored_timing(played.store, played.match.id, 0)
+    assert timing is not None and timing.started_at is not None and timing.action_ms
+    # An hour after the middle of the game: live, with the actions applied by then only.
+    clock.offset = HOUR - (time.time() - timing_mid)
+    live = json.loads(get(app, f"/api/live/{played.match.id}/0")[1])
+    assert live["status"] == "live" and live["steps"] == 30 and live["game_id"] is None
+    listed = json.loads(get(app, "/api/live")[1])["games"]
+    assert [(g["match_id"], g["game_index"]) for g in listed] == [(played.match.id, 0)]
+    assert get(app, f"/api/games/{played.game_id}")[0] == 404
+    clock.offset = HOUR + 1
+    assert json.loads(get(app, "/api/live")[1])["games"] == []
+
+
+def test_a_page_first_asked_for_while_games_end_waits_for_the_delay(played: Played) -> None:
+    clock = Clock()
+    app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR, clock=clock)
+    play_live(played)
+    finish(played)
+    status, body = get(app, f"/api/bots/{played.match.first}")
+    assert status == 503 and "not public yet" in body
+    clock.offset = HOUR + 1
+    assert get(app, f"/api/bots/{played.match.first}")[0] == 200
+
+
+def test_the_delay_line_keeps_the_newest_answer_older_than_the_first_event() -> None:
+    events: list[str] = []
+    now = [1000.0]
+    line: DelayLine[int] = DelayLine(
+        10.0, lambda cut: min((e for e in events if e > cut), default=None),
+        clock=lambda: now[0],
+    )  # fmt: skip
+    assert line.answer("v", lambda: 1) == 1  # nothing happened: the fresh answer
+    now[0] = 1001.0
+    events.append(stamp(1001.5))
+    now[0] = 1002.0
+    assert line.answer("v", lambda: 2) == 1  # a game ended at 1001.5: the answer before it
+    now[0] = 1011.6
+    assert line.answer("v", lambda: 3) == 3  # the cut has passed it
+    assert line.answer("w", lambda: 9) == 9
+    events.append(stamp(1012.0))
+    now[0] = 1013.0
+    assert line.answer("new", lambda: 4) is None  # first asked for after the event
+
+
+# ------------------------------------------------------------------ the gRPC API
+
+
+@pytest.mark.slow
+def test_the_api_shows_spectators_the_arena_as_it_was(played: Played) -> None:
+    admin = st.ensure_admin_token(played.store)
+    user = st.create_token(played.store, "someone")
+    server, port = create_server(
+        "127.0.0.1:0", store=played.store, options=ServiceOptions(spectator_delay_s=HOUR)
+    )
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+
+            def auth(token: str) -> tuple[tuple[str, str], ...]:
+                return (("authorization", f"Bearer {token}"),)
+
+            board = stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(user))
+            listed = stub.ListTournaments(pb.ListTournamentsRequest(), metadata=auth(user))
+            name = listed.tournaments[0].name
+            quiet = list(stub.WatchTournament(pb.WatchTournamentRequest(name=name),
+                                              metadata=auth(user), timeout=20))  # fmt: skip
+            assert len(quiet) == 2  # nothing happened within the delay: no wait for the end
+            play_live(played)
+            finish(played)
+            request = pb.GetGameRecordRequest(game_id=played.game_id)
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.GetGameRecord(request, metadata=auth(user))
+            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+            assert f"no finished game {played.game_id}" in str(refused.value.details())
+            assert stub.GetGameRecord(request, metadata=auth(admin)).record_json  # the control
+            watch = pb.WatchGameRequest(match_id=played.match.id, game_index=0)
+            with pytest.raises(grpc.RpcError) as not_over:
+                next(iter(stub.WatchGame(watch, metadata=auth(user))))
+            assert not_over.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(user)) == board
+            admin_board = stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(admin))
+            assert sum(e.bot.games for e in admin_board.entries) == 2  # the control
+            again = stub.ListTournaments(pb.ListTournamentsRequest(), metadata=auth(user))
+            assert again == listed and again.tournaments[0].games_played == 0
+            events = stub.WatchTournament(
+                pb.WatchTournamentRequest(name=name), metadata=auth(user),
+                timeout=5,
+            )  # fmt: skip
+            first = next(iter(events))
+            assert first.tournament.games_played == 0
+            events.cancel()
+    finally:
+        server.stop(grace=None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay_s", [HOUR, 0.0], ids=["delayed", "control: no delay"])
+def test_a_finished_tournaments_audit_bundle_waits_for_the_delay(
+    tmp_path: Path, delay_s: float
+) -> None:
+    """The bundle holds every record and the secret: for anyone but the admin it is public
+    only once the tournament's last game is older than the delay."""
+    store = st.Store.open(tmp_path / "data")
+    demo = play_demo_tournament(store, tmp_path / "bots", bots=("ann", "bob"))
+    admin = st.ensure_admin_token(store)
+    user = st.create_token(store, "someone")
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(spectator_delay_s=delay_s)
+    )
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            request = pb.GetAuditBundleRequest(name="demo-round-robin")
+
+            def bundle(token: str) -> list[pb.GetAuditBundleResponse]:
+                metadata = (("authorization", f"Bearer {token}"),)
+                return list(stub.GetAuditBundle(request, metadata=metadata, timeout=20))
+
+            assert json.loads(bundle(admin)[0].head_json)["secret"]  # the admin: at once
+            if delay_s:
+                with pytest.raises(grpc.RpcError) as refused:
+                    bundle(user)
+                assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+                assert "spectator delay" in str(refused.value.details())
+            else:
+                parts = bundle(user)
+                assert json.loads(parts[0].head_json)["secret"] and len(parts) > 1
+    finally:
+        server.stop(grace=None)
+        if demo.lease is not None:
+            demo.lease.release()
+        store.close()
