@@ -46,6 +46,7 @@ from arena.store import (
     revoke_tokens,
 )
 from arena.store.remote import get_seat_offer
+from arena.testing.waiting import wait_until
 from arena.web import WebServer, create_web_server
 
 pytestmark = pytest.mark.slow
@@ -273,10 +274,10 @@ def test_one_check_per_user_and_one_queue_for_grpc_and_the_web(arena: Arena) -> 
         error = refused(lambda: arena.submit(mallory, archive("mal3")))
         assert error.code() == Code.RESOURCE_EXHAUSTED and details(error)[0] == 30
         queued = pool.submit(arena.submit, bob, archive("bob1"))
-        deadline = time.monotonic() + 10
-        while arena.server.quotas is not None and arena.server.quotas.busy()[1] < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        quotas = arena.server.quotas
+        assert quotas is not None
+        wait_until(lambda: quotas.busy()[1] >= 2, "two submissions queued", 10,
+                   interval_s=0.01, state=quotas.busy)  # fmt: skip
         error = refused(lambda: arena.submit(carol, archive("carol1")))
         assert error.details().startswith(
             "limit check_queue: the server is checking 1 submission(s) and 1 wait,"
