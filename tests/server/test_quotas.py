@@ -354,7 +354,9 @@ def test_revoking_a_token_ends_its_wait_for_seats_stream(
     stream = arena.stub.WaitForSeats(
         pb.WaitForSeatsRequest(bot="far"), metadata=arena.auth(token), timeout=20
     )
-    time.sleep(0.5)
+    service = arena.server.service
+    assert service is not None  # revoked once the stream waits, not before it opens
+    wait_until(lambda: service.seats.waiting.get("far"), "the stream waiting for seats", 10)
     [row] = list_tokens(arena.store, "mallory")
     revoke_tokens(arena.store, token_id=row.id)
     error = refused(lambda: next(iter(stream)))
