@@ -1,6 +1,7 @@
 """Distributed tournaments (issue 15): the driver's commit rate, and Ray against local.
 
     python3 benchmarks/distributed.py commit  [--games 2000] [--bots 8]
+    python3 benchmarks/distributed.py verify  [--games 16] [--repeat 20]
     python3 benchmarks/distributed.py cluster [--games 4] [--bots 6] [--runs 2]
                                               [--nodes 2] [--no-confine]
                                               [--no-slot-pinning] [--no-live]
@@ -15,6 +16,13 @@ tournament, with the live view and a progress callback on as `arena tournament
 run` has them. Printed: games/s, and where the time goes (a profile of the
 store path).
 
+`verify`: how many games per second the driver checks before storing them
+(``arena.tournament.node_trust.check_game``: the deal and reshuffles from the
+seed, a replay with the engine, the result against it), one thread, on the
+reports of a real match of two sandboxed sample bots (python_greedy against
+python_random, --games games) checked --repeat times each. Printed: games/s,
+and the mean record size and action count.
+
 `cluster` (root only: it makes network namespaces): the same round robin
 (same bots, seeds and deals) on the local executor with --concurrency N and on
 a Ray cluster of --nodes worker nodes of N/nodes CPUs each
@@ -23,7 +31,9 @@ the sandbox resource), alternating runs; games/s of each and their ratio.
 Each worker node is confined to its own share of this machine's CPUs
 (``taskset``: as if it were a machine of its own) unless --no-confine, which
 lets every node's processes run on every CPU. Each run is a fresh driver
-process, as `arena tournament run` is. Printed beside each run: how busy the
+process, as `arena tournament run` is; games/s is counted from the driver's
+start of work (before it imports Ray) to its last game stored, and again over
+the whole process (its start to its exit, as the user waits). Printed beside each run: how busy the
 machine was (/proc/stat), the driver's own CPU time, the arena's CPU time a
 game (everything the benchmark starts but the bots, whose CPU is the same
 either way: a cpuacct group; a figure the machine's other load barely
@@ -202,10 +212,12 @@ def _commit_run(
 
 
 def _play(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
+    started = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
     if done.returncode != 0:
         raise RuntimeError(done.stdout[-3000:] + done.stderr[-3000:])
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["process_seconds"] = time.monotonic() - started  # its start to its exit
     return result
 
 
@@ -364,6 +376,8 @@ def run_one(
         elapsed = time.perf_counter() - started
         if ray is None:
             executor = None
+        elif hasattr(executor, "leave_cluster"):  # done with Ray, as `arena tournament run` is
+            executor.leave_cluster()
     overheads: dict[str, list[float]] = {}
     placed = [] if executor is None else executor.placements
     chained = {p.match_id: p.chain > 0 for p in placed}  # queued behind another in its task
@@ -434,6 +448,7 @@ def bench_cluster(
             rates: dict[str, list[float]] = {kind: [] for kind in kinds}
             cpu_per_game: dict[str, list[float]] = {kind: [] for kind in kinds}
             steady: dict[str, list[float]] = {kind: [] for kind in kinds}
+            whole: dict[str, list[float]] = {kind: [] for kind in kinds}
             steps: dict[str, list[float]] = {}
             spans: dict[str, list[float]] = {kind: [] for kind in kinds}
             for number in range(runs):
@@ -462,6 +477,7 @@ def bench_cluster(
                     spans[kind] += result["spans"]["game to game within a match"]
                     rate = result["games"] / result["seconds"]
                     rates[kind].append(rate)
+                    whole[kind].append(result["games"] / result["process_seconds"])
                     if result["first_games"] and result["games"] > 1:  # start-up apart
                         rest = result["seconds"] - result["first_games"][0]
                         steady[kind].append((result["games"] - 1) / rest)
@@ -473,6 +489,8 @@ def bench_cluster(
                         f" {100 * (after[0] - busy[0]) / max(1, after[1] - busy[1]):.0f}%,"
                         f" driver CPU {result['driver_cpu']:.1f} s, {_load()}"
                     )
+                    print(f"    the whole process, its start to its exit:"
+                          f" {result['process_seconds']:.2f} s = {whole[kind][-1]:.2f} games/s")
                     print("    the first two games stored after the start: "
                           + ", ".join(f"{t:.2f}" for t in result["first_games"]) + " s"
                           + "".join(f"; {k} {v:.2f} s" for k, v in result["startup"].items()))
@@ -498,6 +516,9 @@ def bench_cluster(
             print(f"local executor ({cpus} CPUs): {local:.2f} games/s; Ray ({layout},"
                   f" chains of up to {max_chain}): {ray:.2f} games/s; ratio"
                   f" {100 * ray / local:.1f}% (target >= 90%)")  # fmt: skip
+            local_w, ray_w = statistics.mean(whole["local"]), statistics.mean(whole["ray"])
+            print(f"whole processes (start to exit): local {local_w:.2f}, Ray {ray_w:.2f}"
+                  f" games/s; ratio {100 * ray_w / local_w:.1f}%")  # fmt: skip
             if steady["local"] and steady["ray"]:
                 local_s, ray_s = statistics.mean(steady["local"]), statistics.mean(steady["ray"])
                 print(f"from the first stored game on (each run's start-up apart): local"
@@ -529,6 +550,35 @@ def bench_cluster(
     return 0
 
 
+# ------------------------------------------------------------------ verify
+
+
+def bench_verify(games: int, repeat: int) -> int:
+    from arena.referee import MatchConfig, run_match
+    from arena.tournament.node_trust import check_game, deal_seeds
+
+    config = MatchConfig(games=games, seed=3)
+    job = MatchJob(1, config, load_bot(SAMPLES / "python_greedy"),
+                   load_bot(SAMPLES / "python_random"))  # fmt: skip
+    seeds = deal_seeds(config)
+    reports = run_match(config, job.first, job.second).games
+    for report in reports:
+        check_game(job, seeds, report)  # each passes: the figure is of real checks
+    rates = []
+    for _ in range(3):
+        started = time.perf_counter()
+        for _ in range(repeat):
+            for report in reports:
+                check_game(job, seeds, report)
+        rates.append(repeat * len(reports) / (time.perf_counter() - started))
+    size = statistics.mean(len(json.dumps(r.record)) for r in reports)
+    actions = statistics.mean(r.actions for r in reports)
+    print(f"verify: the driver checks {' / '.join(f'{r:.0f}' for r in rates)} games/s"
+          f" (one thread; {len(reports)} real games x {repeat} each run; records of"
+          f" ~{size / 1000:.1f} kB, {actions:.0f} actions); {_load()}")  # fmt: skip
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -537,6 +587,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     commit.add_argument("--bots", type=int, default=8)
     commit.add_argument("--profile", action="store_true")
     commit.add_argument("--runs", type=int, default=2)
+    verify = sub.add_parser("verify")
+    verify.add_argument("--games", type=int, default=16)
+    verify.add_argument("--repeat", type=int, default=20)
     cluster = sub.add_parser("cluster")
     cluster.add_argument("--games", type=int, default=4)
     cluster.add_argument("--bots", type=int, default=6)
@@ -581,6 +634,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.what == "commit":
         return bench_commit(args.games, args.bots, args.profile, args.runs)
+    if args.what == "verify":
+        return bench_verify(args.games, args.repeat)
     if args.what == "cluster":
         return bench_cluster(
             args.games, args.bots, args.runs, args.cpus, args.nodes, args.confine,

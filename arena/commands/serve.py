@@ -233,6 +233,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     print(f"remote bots: RefereeService/Play on {args.host}:{port} (seat tokens)", flush=True)
     web = None
     if args.web_port is not None:
+        from arena.web.play import PlayOptions, PlayTables
         from arena.web.server import create_web_server
 
         try:
@@ -240,6 +241,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
                 spectator_delay_s=args.spectator_delay_s,
                 submitter=WebSubmitter(store, options.smoke_check, server.quotas),
+                tables=PlayTables(store, PlayOptions(unsafe=args.unsafe_no_sandbox)),
             )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)

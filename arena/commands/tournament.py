@@ -14,6 +14,7 @@ Matches run concurrently (default: one per core), each in its own process.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
 from rich.console import Console
@@ -40,6 +41,7 @@ from arena.store import (
     TournamentStatus,
     get_tournament,
     list_tournaments,
+    rejected_games,
 )
 from arena.tournament.config import DEFAULT_MAX_PAIRS, TournamentError, build_config, build_sprt
 from arena.tournament.executor import MatchExecutor
@@ -246,10 +248,13 @@ def run_run(store: Store, args: argparse.Namespace) -> int:
         executor = ray_executor(args)  # joins the cluster before anything is stored
     except RayUnavailableError as error:
         return fail(str(error))
-    tournament = _create(store, args)
-    if isinstance(tournament, int):
-        return tournament
-    return play_tournament(store, tournament, args, executor)
+    try:
+        tournament = _create(store, args)
+        if isinstance(tournament, int):
+            return tournament
+        return play_tournament(store, tournament, args, executor)
+    finally:
+        leave_cluster(executor)
 
 
 def run_resume(store: Store, args: argparse.Namespace) -> int:
@@ -263,7 +268,18 @@ def run_resume(store: Store, args: argparse.Namespace) -> int:
         executor = ray_executor(args)
     except RayUnavailableError as error:
         return fail(str(error))
-    return play_tournament(store, tournament, args, executor)
+    try:
+        return play_tournament(store, tournament, args, executor)
+    finally:
+        leave_cluster(executor)
+
+
+def leave_cluster(executor: MatchExecutor | None) -> None:
+    """A Ray driver that is done leaves its cluster before the process ends (Ray's own
+    leaving at exit takes about a second longer); the local executor has nothing to leave."""
+    leave = getattr(executor, "leave_cluster", None)
+    if leave is not None:
+        leave()
 
 
 def run_options_problem(args: argparse.Namespace) -> str | None:
@@ -336,8 +352,23 @@ def print_results(console: Console, store: Store, tournament: TournamentRow) -> 
         print_gauntlet(console, store, tournament, title)
     else:
         print_standings(console, store, tournament)
+    print_rejected(console, store, tournament)
     if tournament.status == INTERRUPTED:
         console.print(resume_hint(tournament), highlight=False, markup=False, soft_wrap=True)
+
+
+def print_rejected(console: Console, store: Store, tournament: TournamentRow) -> None:
+    """The games the driver refused from Ray nodes, each with the node that sent it."""
+    refused = rejected_games(store, tournament.id)
+    if not refused:
+        return
+    console.print(f"refused   {len(refused)} game(s) a Ray node sent that were not of their"
+                  " match as dealt (never stored; played again on another node):",
+                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    for r in refused:
+        console.print(f"  match {r.match_id} game {r.game_index} from node {r.node_ip}"
+                      f" ({r.node_id}): {r.problem}", highlight=False, markup=False,
+                      soft_wrap=True)  # fmt: skip
 
 
 def print_sprt(console: Console, store: Store, tournament: TournamentRow, title: str) -> None:
@@ -484,6 +515,7 @@ def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]
             for (a, b), p in sorted(cross.items())
         ],
         "separation_notes": intervals.notes(order),
+        "rejected_games": [dataclasses.asdict(r) for r in rejected_games(store, tournament.id)],
         **_format_json(store, tournament),
     }  # fmt: skip
 

@@ -27,7 +27,7 @@ from arena.kahuna import (
     place,
     remove,
 )
-from arena.kahuna.observe import seen_event
+from arena.kahuna.view import Observation, observe_since
 from arena.protocol.gen.kahuna.v1 import game_pb2
 
 ACTION_TYPE_TO_PB: dict[ActionType, game_pb2.ActionType.ValueType] = {
@@ -134,23 +134,22 @@ def event_to_pb(event: SeenEvent) -> game_pb2.SeenEvent:
 def observation_to_pb(
     state: State, seat: int, new_events: Sequence[Event], history_start: int
 ) -> game_pb2.Observation:
-    """What ``seat`` may know of ``state`` (R9), history sent incrementally.
+    """``seat``'s view of ``state`` (``arena.kahuna.view.observe_since``), history sent
+    incrementally: ``new_events`` are ``state.history[history_start:]`` (the caller
+    keeps them, so a decision costs O(1) in the game's length)."""
+    return observation_pb(observe_since(state, seat, new_events), history_start)
 
-    Field for field this is ``arena.kahuna.observe(state, seat)``, read from
-    the state directly so that a decision costs O(1) in the game's length:
-    ``new_events`` are ``state.history[history_start:]`` (the caller keeps
-    them), masked here by the engine's own ``seen_event``. The protocol tests
-    decode every message and compare it with ``observe``.
-    """
-    opponent = 1 - seat
-    bridges = state.bridges
-    controlled = state.controlled
-    facedown = state.facedown_discards
+
+def observation_pb(obs: Observation, history_start: int) -> game_pb2.Observation:
+    """The ``Observation`` message of a seat's view, field for field; ``obs.history``
+    holds the events from ``history_start`` on."""
+    bridges = obs.bridges
+    controlled = obs.controlled
     message = game_pb2.Observation(
-        seat=seat,
-        variant=variant_to_pb(state.variant),
-        round=state.round,
-        points=list(state.points),
+        seat=obs.seat,
+        variant=variant_to_pb(obs.variant),
+        round=obs.round,
+        points=list(obs.points),
         bridges=[
             game_pb2.LineOwner(line=line, seat=bridges[line]) for line in LINES if line in bridges
         ],
@@ -159,27 +158,27 @@ def observation_to_pb(
             for island in ISLANDS
             if island in controlled
         ],
-        supply=list(state.supply),
-        hand=list(state.hands[seat]),
-        opponent_hand_size=state.hand_sizes[opponent],
-        open_cards=[game_pb2.CardList(cards=list(cards)) for cards in state.open_cards],
-        faceup=[card or "" for card in state.faceup],
-        deck_size=state.deck_size,
-        played_cards=list(state.played_cards),
-        own_facedown_discards=list(facedown[seat]),
-        opponent_facedown_count=len(facedown[opponent]),
-        final_turns=state.final_turns,
-        opponent_passed=state.opponent_passed,
-        turn_played_card=state.turn_played_card,
-        turn_discarded=state.turn_discarded,
+        supply=list(obs.supply),
+        hand=list(obs.hand),
+        opponent_hand_size=obs.opponent_hand_size,
+        open_cards=[game_pb2.CardList(cards=list(cards)) for cards in obs.open_cards],
+        faceup=[card or "" for card in obs.faceup],
+        deck_size=obs.deck_size,
+        played_cards=list(obs.played_cards),
+        own_facedown_discards=list(obs.own_facedown_discards),
+        opponent_facedown_count=obs.opponent_facedown_count,
+        final_turns=obs.final_turns,
+        opponent_passed=obs.opponent_passed,
+        turn_played_card=obs.turn_played_card,
+        turn_discarded=obs.turn_discarded,
         history_start=history_start,
-        history=[event_to_pb(seen_event(event, seat)) for event in new_events],
-        is_finished=state.is_finished,
+        history=[event_to_pb(event) for event in obs.history],
+        is_finished=obs.is_finished,
     )
-    if state.to_move is not None:
-        message.to_move = state.to_move
-    if state.outcome is not None:
-        message.outcome.CopyFrom(outcome_to_pb(state.outcome))
+    if obs.to_move is not None:
+        message.to_move = obs.to_move
+    if obs.outcome is not None:
+        message.outcome.CopyFrom(outcome_to_pb(obs.outcome))
     return message
 
 

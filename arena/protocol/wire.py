@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from arena.kahuna import ISLANDS, LINES, Action, Event, State
-from arena.kahuna.observe import seen_event
+from arena.kahuna.view import SeenEvent, seat_view
 from arena.protocol.convert import action_to_pb, event_to_pb, outcome_to_pb
 
 _WIRE_VARINT = 0
@@ -339,17 +339,21 @@ def _board(bridges: Mapping[str, int], controlled: Mapping[str, int],
     return encoded
 
 
-_HISTORY_FIELD: dict[tuple[int, int, tuple[int, int, int, int], str | None], bytes] = {}
+_HISTORY_FIELD: dict[int, tuple[SeenEvent, bytes]] = {}
 
 
-def _history_field(event: Event, observer: int) -> bytes:
-    """``Observation.history`` field bytes for one event as ``observer`` sees it (cached:
-    the masked event depends only on the observer, the seat, the action and the card drawn)."""
-    key = (observer, event.seat, event.action.code, event.drawn)
-    field = _HISTORY_FIELD.get(key)
-    if field is None:
-        payload = event_to_pb(seen_event(event, observer)).SerializeToString()
-        field = _HISTORY_FIELD[key] = len_field(_OBS_HISTORY, payload)
+def _history_field(event: SeenEvent) -> bytes:
+    """``Observation.history`` field bytes for one event as its observer saw it, cached
+    by identity (``arena.kahuna.view.seen_event`` gives equal events as one object; the
+    entry keeps it alive, so its id is not reused)."""
+    entry = _HISTORY_FIELD.get(id(event))
+    if entry is not None and entry[0] is event:
+        return entry[1]
+    payload = event_to_pb(event).SerializeToString()
+    field = len_field(_OBS_HISTORY, payload)
+    if len(_HISTORY_FIELD) >= _CACHE_MAX_ENTRIES:
+        _HISTORY_FIELD.clear()
+    _HISTORY_FIELD[id(event)] = (event, field)
     return field
 
 
@@ -398,34 +402,35 @@ def observation_bytes(
 ) -> bytes:
     """``observation_to_pb(...).SerializeToString()``, assembled from cached pieces.
 
-    Byte for byte the same (fields in number order, proto3 defaults left out,
-    ``to_move`` present whenever set); tests/protocol checks it on playouts. Runs of
-    fields that change together are cached as one piece, by the values they encode.
+    The values are the seat's view (``arena.kahuna.view.seat_view``, what
+    ``observe_since`` names), encoded byte for byte as the generated code does (fields
+    in number order, proto3 defaults left out, ``to_move`` present whenever set);
+    tests/protocol checks it on playouts. Runs of fields that change together are
+    cached as one piece, by the values they encode.
     """
-    opponent = 1 - seat
-    variant = state.variant
-    facedown = state.facedown_discards
+    (seat, variant, round_, to_move, points, bridges, controlled, supply, hand,
+     opponent_hand_size, open_cards, faceup, deck_size, played_cards, own_facedown,
+     opponent_facedown_count, final_turns, opponent_passed, turn_played_card,
+     turn_discarded, history, is_finished, outcome) = seat_view(state, seat, new_events)
     parts = [
-        _HEADS[(seat, bool(variant.strategic), bool(variant.tactical), state.round,
-                state.to_move)],
-        _POINTS[state.points],
-        _board(state.bridges, state.controlled, state.supply),
-        _HAND[state.hands[seat]],
-        _small(_OPP_HAND_FIELD, _OBS_OPP_HAND, state.hand_sizes[opponent]),
-        _OPEN[state.open_cards],
-        _FACEUP[state.faceup],
-        _small(_DECK_FIELD, _OBS_DECK, state.deck_size),
-        _PLAYED[state.played_cards],
-        _OWN_FACEDOWN[facedown[seat]],
-        _small(_OPP_FACEDOWN_FIELD, _OBS_OPP_FACEDOWN, len(facedown[opponent])),
-        _TURN_FLAGS[(bool(state.final_turns), bool(state.opponent_passed),
-                     bool(state.turn_played_card), bool(state.turn_discarded))],
+        _HEADS[(seat, bool(variant.strategic), bool(variant.tactical), round_, to_move)],
+        _POINTS[points],
+        _board(bridges, controlled, supply),
+        _HAND[hand],
+        _small(_OPP_HAND_FIELD, _OBS_OPP_HAND, opponent_hand_size),
+        _OPEN[open_cards],
+        _FACEUP[faceup],
+        _small(_DECK_FIELD, _OBS_DECK, deck_size),
+        _PLAYED[played_cards],
+        _OWN_FACEDOWN[own_facedown],
+        _small(_OPP_FACEDOWN_FIELD, _OBS_OPP_FACEDOWN, opponent_facedown_count),
+        _TURN_FLAGS[(bool(final_turns), bool(opponent_passed), bool(turn_played_card),
+                     bool(turn_discarded))],
         _small(_HISTORY_START_FIELD, _OBS_HISTORY_START, history_start),
     ]  # fmt: skip
-    if new_events:
-        parts += [_history_field(event, seat) for event in new_events]
-    parts.append(_FINISHED_FIELD[state.is_finished])
-    outcome = state.outcome
+    if history:
+        parts += [_history_field(event) for event in history]
+    parts.append(_FINISHED_FIELD[is_finished])
     if outcome is not None:
         parts.append(len_field(_OBS_OUTCOME, outcome_to_pb(outcome).SerializeToString()))
     return b"".join(parts)

@@ -378,7 +378,7 @@ class _Match:
 
     def _play_game(self, game_index: int) -> GameReport:
         slot_at_seat = (0, 1) if game_index % 2 == 0 else (1, 0)
-        seed = deal_seed(self.config.secret, self.config.deal_index(game_index))
+        seed = _deal_seed(self.config, game_index)
         deal = deal_from_seed(seed)
         failures: Failures = self.early_failures
         self.early_failures = {}
@@ -463,3 +463,13 @@ class _Match:
                 opponent_name=self._opponent_name(self.slots[1 - slot_index]),
             )
             slot.send(game_start)
+
+
+def _deal_seed(config: MatchConfig, game_index: int) -> int:
+    """The seed of the deal game ``game_index`` plays: given (``deal_seeds``), or derived
+    from the match's secret."""
+    deal = config.deal_index(game_index)
+    if config.deal_seeds is not None:
+        return dict(config.deal_seeds)[deal]
+    assert config.secret is not None  # MatchConfig holds one or the other
+    return deal_seed(config.secret, deal)

@@ -84,9 +84,10 @@ class MatchConfig:
     games: int = 2
     seed: int = 0
     """A label (the stored match's seed); no deal depends on it."""
-    secret: bytes = field(default_factory=new_secret, repr=False)
+    secret: bytes | None = field(default_factory=new_secret, repr=False)
     """The match's seed material (``arena.referee.seeds.match_seed_material``): keys every
-    deal and reshuffle of this match alone; never sent to a bot."""
+    deal and reshuffle of this match alone; never sent to a bot. None only with
+    ``deal_seeds``: a Ray node is given its match's deal seeds, not the material."""
     paired: bool = True
     """Games 2k and 2k+1 share a deal; False: a fresh deal in every game."""
     variant: Variant = field(default_factory=Variant)
@@ -110,13 +111,17 @@ class MatchConfig:
     """Play only these games of the match (increasing, each in 0..games-1), e.g. the
     games a resumed match has not stored yet; None plays them all. A game keeps the
     seats and deal of its index whatever else is played."""
+    deal_seeds: tuple[tuple[int, int], ...] | None = field(default=None, repr=False)
+    """(deal index, deal seed) of every deal the games to play need, instead of the
+    secret; None: each deal's seed is derived from ``secret``."""
 
     def __post_init__(self) -> None:
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games must be a whole number >= 1, got {self.games!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a whole number >= 0, got {self.seed!r}")
-        check_secret(self.secret)
+        if self.deal_seeds is None or self.secret is not None:
+            check_secret(self.secret)
         if self.max_restarts < 0:
             raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts}")
         if self.hello_timeout_ms < 1:
@@ -125,6 +130,8 @@ class MatchConfig:
             check_handicap(self.handicap)
         if self.game_indices is not None:
             _check_game_indices(self.game_indices, self.games)
+        if self.deal_seeds is not None:
+            _check_deal_seeds(self.deal_seeds, {self.deal_index(i) for i in self.indices_to_play})
 
     def deal_index(self, game_index: int) -> int:
         """The deal a game plays: shared by games 2k and 2k+1 when paired."""
@@ -136,6 +143,18 @@ class MatchConfig:
         if self.game_indices is None:
             return tuple(range(self.games))
         return self.game_indices
+
+
+def _check_deal_seeds(seeds: object, needed: set[int]) -> None:
+    if not isinstance(seeds, tuple) or not all(
+        isinstance(pair, tuple) and len(pair) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in pair)
+        for pair in seeds
+    ):
+        raise ValueError("deal_seeds must be a tuple of (deal index, seed) pairs of whole numbers")
+    missing = needed - {deal for deal, _seed in seeds}
+    if missing:
+        raise ValueError(f"deal_seeds lacks the seed of deal(s) {sorted(missing)}")
 
 
 def _check_game_indices(indices: object, games: int) -> None:

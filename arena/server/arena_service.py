@@ -25,7 +25,6 @@ import functools
 import io
 import json
 import tarfile
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass, field
@@ -52,7 +51,7 @@ from arena.server.convert import (
     tournament_pb,
 )
 from arena.server.ladder_service import LadderMethods
-from arena.server.offloop import LoopInbox, blocking, off_loop
+from arena.server.offloop import blocking, off_loop
 from arena.server.quotas import (
     LimitExceeded,
     Quotas,
@@ -70,6 +69,7 @@ from arena.server.submissions import (
     name_refusal,
     submit_bot,
 )
+from arena.server.supervisor import TournamentSupervisor
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
     INTERRUPTED,
@@ -82,7 +82,6 @@ from arena.store import (
     Store,
     StoreError,
     TournamentFormat,
-    TournamentLease,
     TournamentRow,
     TournamentStatus,
     bot_spec,
@@ -112,7 +111,7 @@ from arena.tournament.config import TournamentError, build_config, build_sprt
 from arena.tournament.executor import MatchExecutor
 from arena.tournament.results import leaderboard_intervals, version_key
 from arena.tournament.rounds import create_tournament
-from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.runner import ProgressKind, TournamentRunner
 from arena.tournament.spectator_delay import DelayLine
 from arena.tournament.sprt_format import sprt_progress
 from arena.tournament.table import tournament_table
@@ -156,46 +155,13 @@ def _same(message: M) -> M:
     return message
 
 
-@dataclass
-class _Hub:
-    """Progress events of running tournaments, fanned out to watchers."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    watchers: dict[int, list[LoopInbox[ProgressEvent]]] = field(default_factory=dict)
-    running: dict[int, threading.Thread] = field(default_factory=dict)
-    runners: dict[int, TournamentRunner] = field(default_factory=dict)
-
-    def subscribe(
-        self, tournament_id: int, loop: asyncio.AbstractEventLoop
-    ) -> LoopInbox[ProgressEvent]:
-        inbox: LoopInbox[ProgressEvent] = LoopInbox(loop)
-        with self.lock:
-            self.watchers.setdefault(tournament_id, []).append(inbox)
-        return inbox
-
-    def unsubscribe(self, tournament_id: int, inbox: LoopInbox[ProgressEvent]) -> None:
-        with self.lock:
-            self.watchers.get(tournament_id, []).remove(inbox)
-
-    def publish(self, event: ProgressEvent) -> None:
-        with self.lock:
-            inboxes = list(self.watchers.get(event.tournament_id, []))
-        for inbox in inboxes:
-            inbox.put(event)
-
-    def is_running(self, tournament_id: int) -> bool:
-        with self.lock:
-            thread = self.running.get(tournament_id)
-            return thread is not None and thread.is_alive()
-
-
 class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     """Each method: parse the request, call one function, map its refusal to a status."""
 
     def __init__(self, store: Store, options: ServiceOptions | None = None) -> None:
         self.store = store
         self.options = options or ServiceOptions()
-        self.hub = _Hub()
+        self.tournaments = TournamentSupervisor()
         self.seats = SeatHub(store)
         self.quotas = Quotas(store, self.options.limits)
         self.log = get_logger(service="arena")
@@ -465,49 +431,26 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         process runs (`arena tournament resume`, another server) is refused
         with FAILED_PRECONDITION naming that process.
         """
-        with self.hub.lock:
-            thread = self.hub.running.get(tournament.id)
-            if thread is not None and thread.is_alive():
-                return
-            runner = TournamentRunner(
+
+        def new_runner() -> TournamentRunner:
+            return TournamentRunner(
                 self.store, tournament.id, concurrency=self.options.concurrency,
-                unsafe=self.options.unsafe, on_progress=self.hub.publish,
+                unsafe=self.options.unsafe, on_progress=self.tournaments.publish,
                 on_seat_offer=self.seats.publish, pin_cpus=self.options.pin_cpus,
                 paired_remote=self.options.paired_remote,
                 executor=None if self.options.new_executor is None else self.options.new_executor(),
             )  # fmt: skip
-            try:
-                lease = runner.take_lease()
-            except LeaseHeldError as error:
-                abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(error))
-            thread = threading.Thread(
-                target=self._run,
-                args=(runner, lease),
-                name=f"tournament-{tournament.id}",
-                daemon=True,
-            )
-            self.hub.running[tournament.id] = thread
-            self.hub.runners[tournament.id] = runner
-            thread.start()
+
+        try:
+            self.tournaments.start(tournament.id, new_runner, TournamentRunner.take_lease)
+        except LeaseHeldError as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(error))
 
     def stop_tournaments(self, reason: str, timeout_s: float = 30.0) -> None:
         """Stop the tournaments this server runs and wait for them (before the store is
         closed under them): each reads interrupted saying ``reason``, its unstored games
         left to a resume."""
-        with self.hub.lock:
-            running = [(self.hub.runners[t], thread) for t, thread in self.hub.running.items()
-                       if thread.is_alive() and t in self.hub.runners]  # fmt: skip
-        for runner, _ in running:
-            runner.stop(reason)
-        deadline = time.monotonic() + timeout_s
-        for _, thread in running:
-            thread.join(max(0.0, deadline - time.monotonic()))
-
-    def _run(self, runner: TournamentRunner, lease: TournamentLease) -> None:
-        try:
-            runner.run(lease)
-        except Exception:
-            self.log.exception("tournament_crashed", tournament_id=runner.tournament_id)
+        self.tournaments.stop_all(reason, timeout_s)
 
     async def WatchTournament(
         self, request: pb.WatchTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -518,23 +461,23 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             async for message in self._watch_delayed(tournament):
                 yield message
             return
-        inbox = self.hub.subscribe(tournament.id, asyncio.get_running_loop())
+        inbox = self.tournaments.subscribe(tournament.id, asyncio.get_running_loop())
         try:
             yield await off_loop(self._watch_status, tournament.id)
             while True:  # until the tournament ends; a watcher leaving cancels the stream
                 event = await inbox.get(WATCH_POLL_S)
                 if event is None:
-                    if not self.hub.is_running(tournament.id):
+                    if not self.tournaments.is_running(tournament.id):
                         yield await off_loop(self._watch_status, tournament.id)
                         return
                     continue
                 yield await off_loop(
                     self._watch_message, tournament.id, event.message, event.game_id or 0
                 )
-                if event.message in ("finished", "stopped"):
+                if event.kind is ProgressKind.ENDED:
                     return
         finally:
-            self.hub.unsubscribe(tournament.id, inbox)
+            self.tournaments.unsubscribe(tournament.id, inbox)
 
     async def GetAuditBundle(
         self, request: pb.GetAuditBundleRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -570,7 +513,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         the delay has passed; the first, the newest kept that holds nothing newer than the
         cut (or a note saying progress comes late)."""
         delay_s = self.delay.delay_s
-        inbox = self.hub.subscribe(tournament.id, asyncio.get_running_loop())
+        inbox = self.tournaments.subscribe(tournament.id, asyncio.get_running_loop())
         pending: collections.deque[tuple[float, pb.WatchTournamentResponse]] = collections.deque()
         ended = False
         try:
@@ -596,7 +539,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                     await asyncio.sleep(wait)
                     continue
                 if event is None:
-                    if not self.hub.is_running(tournament.id):
+                    if not self.tournaments.is_running(tournament.id):
                         final = await off_loop(self._watch_status, tournament.id)
                         # nothing started or ended since the cut: the end is public already
                         quiet = await off_loop(first_event_after, self.store, self.delay.cut())
@@ -611,9 +554,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 await off_loop(self.delay.answer, ("watch", tournament.id),
                                functools.partial(_same, message))  # fmt: skip
                 pending.append((time.monotonic() + delay_s, message))
-                ended = event.message in ("finished", "stopped")
+                ended = event.kind is ProgressKind.ENDED
         finally:
-            self.hub.unsubscribe(tournament.id, inbox)
+            self.tournaments.unsubscribe(tournament.id, inbox)
 
     def _watched_tournament(
         self, context: grpc.ServicerContext, request: pb.WatchTournamentRequest
@@ -637,7 +580,8 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 "tournament is interrupted: no process is running it; resume it with"
                 f" StartTournament or `arena tournament resume {tournament.name}`"
             )
-        if tournament.status is TournamentStatus.RUNNING and not self.hub.is_running(tournament_id):
+        running_here = self.tournaments.is_running(tournament_id)
+        if tournament.status is TournamentStatus.RUNNING and not running_here:
             holder = lease_holder(self.store, tournament_id)
             pid = "unknown" if holder is None or holder.pid is None else holder.pid
             return (

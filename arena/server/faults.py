@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
-import grpc.aio
 
 from arena.logs import get_logger
+from arena.server.interceptors import Handler, HandlerInterceptor, replaced
 from arena.store import is_disk_full
 
 DISK_FULL_MESSAGE = (
@@ -57,27 +57,15 @@ def _guarded_async(method: str, inner: Callable[..., Awaitable[Any]]) -> Callabl
     return call
 
 
-class DiskFullInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class DiskFullInterceptor(HandlerInterceptor):
     """Maps a full disk in any unary call to RESOURCE_EXHAUSTED (see the module)."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
-        ],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
+    def wrap(self, handler: Handler, method: grpc.HandlerCallDetails) -> Handler:
+        if handler.unary_unary is None:
             return handler
-        method = handler_call_details.method
         guarded = (
-            _guarded_async(method, handler.unary_unary)
+            _guarded_async(method.method, handler.unary_unary)
             if inspect.iscoroutinefunction(handler.unary_unary)  # SubmitBot, health Check
-            else _guarded(method, handler.unary_unary)
+            else _guarded(method.method, handler.unary_unary)
         )
-        return grpc.unary_unary_rpc_method_handler(
-            guarded,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return replaced(handler, guarded)

@@ -20,12 +20,14 @@ from __future__ import annotations
 import hashlib
 import inspect
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import grpc
 import grpc.aio
+
+from arena.server.interceptors import Handler, HandlerInterceptor, behaviour_of, replaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +223,7 @@ def limited(counter: StreamCounter, key: str | None, inner: StreamHandler) -> St
     return stream
 
 
-class StreamLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class StreamLimitInterceptor(HandlerInterceptor):
     """Counts every response stream by its bearer token (see StreamLimits).
 
     Methods in ``own_counting`` (the gateway's Play, which counts its streams
@@ -237,34 +239,14 @@ class StreamLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-a
         self.calls = calls
         """Unary calls in flight by token, when given (``calls_per_token``)."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
-        ],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or method in self.own_counting:
+    def wrap(self, handler: Handler, method: grpc.HandlerCallDetails) -> Handler:
+        if method.method in self.own_counting:
             return handler
-        key = token_key(handler_call_details.invocation_metadata)
+        key = token_key(method.invocation_metadata)
         if not handler.response_streaming:
             if self.calls is None or handler.unary_unary is None:
                 return handler
-            return grpc.unary_unary_rpc_method_handler(
-                counted_call(self.calls, key, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                limited(self.counter, key, cast(StreamHandler, handler.unary_stream)),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return grpc.stream_stream_rpc_method_handler(
-            limited(self.counter, key, cast(StreamHandler, handler.stream_stream)),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
+            return replaced(handler, counted_call(self.calls, key, handler.unary_unary))
+        return replaced(
+            handler, limited(self.counter, key, cast(StreamHandler, behaviour_of(handler)))
         )

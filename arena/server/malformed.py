@@ -14,13 +14,15 @@ bytes).
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import grpc.aio
 from google.protobuf.message import DecodeError
+
+from arena.server.interceptors import Handler, HandlerInterceptor, replaced
 
 
 @dataclass(frozen=True)
@@ -75,28 +77,17 @@ def _streamed(inner: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIt
     return stream
 
 
-class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+class MalformedRequestInterceptor(HandlerInterceptor):
     """Answers a request that does not parse INVALID_ARGUMENT (see the module)."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]
-        ],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.request_streaming:
+    def wrap(self, handler: Handler, method: grpc.HandlerCallDetails) -> Handler:
+        if handler.request_streaming:
             return handler
         deserializer = _tolerant(handler.request_deserializer)
         if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                _unary(handler.unary_unary), request_deserializer=deserializer,
-                response_serializer=handler.response_serializer,
-            )  # fmt: skip
+            return replaced(handler, _unary(handler.unary_unary), request_deserializer=deserializer)
         if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
-            return grpc.unary_stream_rpc_method_handler(
-                _streamed(handler.unary_stream), request_deserializer=deserializer,
-                response_serializer=handler.response_serializer,
-            )  # fmt: skip
+            return replaced(
+                handler, _streamed(handler.unary_stream), request_deserializer=deserializer
+            )
         return handler

@@ -99,6 +99,7 @@ from arena.store.models import (
     conservative_rating,
 )
 from arena.store.paths import ADMIN_TOKEN_NAME, ENV_DATA_DIR, resolve_data_dir
+from arena.store.rejected import RejectedGame, add_rejected_game, rejected_games
 from arena.store.remote import (
     REMOTE_RUNTIME,
     SeatRefusedError,
@@ -175,6 +176,7 @@ __all__ = [
     "Principal",
     "RatingPoint",
     "RecordWithheldError",
+    "RejectedGame",
     "ResultRow",
     "SchemaError",
     "SeatFailures",
@@ -197,6 +199,7 @@ __all__ = [
     "add_bot_version",
     "add_ladder_match",
     "add_live_actions",
+    "add_rejected_game",
     "add_round",
     "add_rounds",
     "add_seat_offer",
@@ -252,6 +255,7 @@ __all__ = [
     "record_games",
     "record_withheld",
     "register_remote_bot",
+    "rejected_games",
     "require_owner",
     "resolve_data_dir",
     "revealed_record",

@@ -50,6 +50,9 @@ def _version_row(row: sqlite3.Row) -> BotVersionRow:
     )  # fmt: skip
 
 
+PERSON_PREFIX = "human-"  # the remote bot a user plays as at /play (arena.web.play)
+
+
 def add_bot_version(
     store: Store, spec: BotSpec, *, owner: str | None = None
 ) -> tuple[BotVersionRow, bool]:
@@ -63,6 +66,9 @@ def add_bot_version(
     """
     if owner is not None:
         check_user_name(owner, "owner")
+    if spec.name.startswith(PERSON_PREFIX) and spec.name != PERSON_PREFIX + str(owner):
+        raise StoreError(f"bot names starting {PERSON_PREFIX!r} are people's seats at /play: "
+                         f"only user {spec.name[len(PERSON_PREFIX):]!r} sits as {spec.name!r}")
     check_bot_source(store, spec.directory)
     target = store.bots_dir / spec.name / spec.version
     with store.transaction() as db:

@@ -41,9 +41,13 @@ History:
       unfinished (``in_play``), its games and its latest opponents (``recent``,
       JSON, newest first, at most ``RECENT_KEPT``). Filled from the history; a
       step written in Python (the opponents in round order).
-  next (``_limits_and_tokens``) token expiry and revocation; per-user limits the admin
-      sets (``user_limits``); the bytes of a version's stored files
-      (``bot_versions.bytes``).
+  v10 token expiry and revocation; per-user limits the admin sets
+      (``user_limits``); the bytes of a version's stored files (``bot_versions.bytes``).
+  v11 when each game began and each of its actions was applied (``games.started_at``,
+      ``action_ms``): what the spectator delay shows a game by.
+  v12 ``rejected_games``: games a Ray node reported that the driver refused (a
+      record not of its match as dealt), with the node that sent each and why;
+      the games themselves are never stored.
 """
 
 from __future__ import annotations
@@ -355,11 +359,27 @@ def _public_timing(connection: sqlite3.Connection) -> None:
     connection.execute("CREATE INDEX games_by_finish ON games(finished_at)")
 
 
+REJECTED_GAMES = """
+CREATE TABLE rejected_games (
+    id          INTEGER PRIMARY KEY,
+    match_id    INTEGER NOT NULL REFERENCES matches(id),
+    game_index  INTEGER NOT NULL,
+    node_ip     TEXT NOT NULL,
+    node_id     TEXT NOT NULL,
+    problem     TEXT NOT NULL,
+    rejected_at TEXT NOT NULL
+);
+CREATE INDEX rejected_games_match ON rejected_games (match_id)
+"""
+"""Games a Ray node reported that the driver's check refused (never stored as games):
+the node that sent each and why (``arena.store.rejected``)."""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
 MIGRATIONS: tuple[Migration, ...] = (
-    V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing,
+    V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing, REJECTED_GAMES,
 )
 CURRENT_VERSION = len(MIGRATIONS)
 

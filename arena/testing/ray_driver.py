@@ -38,9 +38,11 @@ def main() -> int:
         summary = TournamentRunner(
             store, tournament.id, executor=executor, unsafe=args.unsafe
         ).run()
+    executor.leave_cluster()
     args.out.write_text(json.dumps({
         "placements": [dataclasses.asdict(p) for p in executor.placements],
         "resubmitted": executor.resubmitted,
+        "distrusted": executor.distrusted,
         "tasks": executor.tasks_launched,
         "games_recorded": summary.games_recorded,
         "games_discarded": summary.games_discarded,

@@ -15,7 +15,8 @@ What the runner relies on:
 - a ``GameFinished`` comes before its job's ``JobDone``, one per game played,
   in the order the games ended; a game may be reported twice across runs
   (a resumed match): the store discards the second;
-- ``LiveBatch`` and ``WorkerStarted`` are information only, best effort.
+- ``LiveBatch`` and ``WorkerStarted`` are information only, best effort;
+- ``GameRejected``: a game a node sent was refused and will be played again.
 """
 
 from __future__ import annotations
@@ -93,7 +94,19 @@ class JobDone:
         return self.match_id, self.part
 
 
-JobEvent = WorkerStarted | GameFinished | LiveBatch | SeatOffered | JobDone
+@dataclass(frozen=True, slots=True)
+class GameRejected:
+    """A game a node reported failed the driver's check (``arena.tournament.node_trust``):
+    not stored; the run plays it again elsewhere. The runner keeps who sent it."""
+
+    match_id: int
+    index: int
+    node_ip: str
+    node_id: str
+    problem: str
+
+
+JobEvent = WorkerStarted | GameFinished | LiveBatch | SeatOffered | GameRejected | JobDone
 
 
 class MatchExecutor(Protocol):

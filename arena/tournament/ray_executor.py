@@ -30,6 +30,15 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   the driver puts each version's files into the object store once; a node
   unpacks them into its cache under the version hash, checking the hash
   before every use, and fetches the bundle only when its cache lacks it.
+- A node is trusted with its match only (``arena.tournament.node_trust``): its task
+  carries the seeds of its games' deals, never the secret, and every game it
+  streams is checked before the runner sees it. A node that sends a game that
+  fails (or one of a match it was not given, or says a run is done with games
+  missing) is named (``GameRejected``), gets no more tasks (a label selector
+  on its node id; its units are no longer counted) and its task is killed; its
+  matches' unstored games are played again elsewhere, as for a lost node.
+- A task's worker dies with its raylet (``_watch_raylet``), so that its matches
+  stop at once.
 - Exactly once: Ray retries nothing (``max_retries=0``). When a task fails
   for a system reason (its node or worker died, its objects were lost), this
   executor submits each of its matches again with only the game indices it
@@ -42,14 +51,18 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
 from __future__ import annotations
 
 import collections
+import contextlib
+import ctypes
 import dataclasses
 import logging
 import os
 import queue
+import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -58,25 +71,28 @@ from ray.exceptions import RayError, RayTaskError
 from arena.logs import get_logger
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.types import BotSpec
+from arena.store.rejected import MAX_PROBLEM_CHARS
 from arena.tournament.bot_bundles import cache_root, cached_bot, pack
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
+    GameRejected,
     JobDone,
     JobEvent,
     LiveBatch,
     MatchJob,
-    SeatOffered,
     WorkerStarted,
 )
 from arena.tournament.match_chain import chain_length, play_chain
 from arena.tournament.node_slots import NODE_CPUS, configured_slots, node_slot
+from arena.tournament.node_trust import ForgedGame, check_game, deal_seeds, sealed
 
 SANDBOX_RESOURCE = "kahuna_sandbox"
 DEFAULT_MATCH_CPUS = 1.0
 DEFAULT_MAX_ATTEMPTS = 4
 DEFAULT_MAX_CHAIN = 4  # matches a task plays at most (the next waits on its node meanwhile)
 _SLOTS_TTL_S = 1.0  # how long a look at the cluster's slots is trusted
+NODE_ID_LABEL = "ray.io/node-id"  # the label Ray gives every node: its id (RAY_NODE_ID_KEY)
 _GATHER_S = 0.01  # how long a task gathers events after the first before it yields them
 
 
@@ -114,6 +130,7 @@ class _Run:
     prestarted, as the local executor does), in one task at a time."""
 
     jobs: tuple[MatchJob, ...]  # as the runner submitted them
+    seeds: dict[int, int] = field(default_factory=dict)  # deal index -> seed (driver only)
     attempt: int = 1
     reported: set[int] = field(default_factory=set)  # game indices received
     done: set[int] = field(default_factory=set)  # parts whose JobDone was passed on
@@ -137,6 +154,7 @@ class _Task:
 
     runs: list[_Run]
     generator: Any  # ray.ObjectRefGenerator
+    node: tuple[str, str] | None = None  # (ip, id) of its node, once its MatchPlaced came
 
     def run_of(self, match_id: int) -> _Run | None:
         return next((run for run in self.runs if run.match_id == match_id), None)
@@ -169,6 +187,7 @@ class RayExecutor:
         self._waiting: collections.deque[_Run] = collections.deque()  # for a free slot
         self._bundles: dict[str, Any] = {}  # version -> ObjectRef of its bundle
         self._slots_read = (-_SLOTS_TTL_S, 1)  # (when, slots()) of the last look
+        self.distrusted: dict[str, str] = {}  # node id -> ip: nodes that sent a forged game
         if not ray.is_initialized():
             ray.init(
                 address=address, namespace="kahuna", log_to_driver=False,
@@ -193,7 +212,11 @@ class RayExecutor:
                 groups[-1].append(job)
             else:
                 groups.append([job])
-        self._waiting.extend(_Run(tuple(group)) for group in groups)
+        for group in groups:  # the seeds of the match's deals, derived here once
+            seeds: dict[int, int] = {}
+            for job in group:
+                seeds.update(deal_seeds(job.config))
+            self._waiting.append(_Run(tuple(group), seeds))
         self._fill()
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
@@ -216,8 +239,15 @@ class RayExecutor:
         that a cluster whose workers have not joined yet waits for them."""
         now = time.monotonic()
         if now - self._slots_read[0] > _SLOTS_TTL_S:
-            resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-            self._slots_read = (now, max(1, int(resources.get(SANDBOX_RESOURCE, 0))))
+            units: float
+            if self.distrusted:  # their units are not ours to fill
+                nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+                units = sum(node["Resources"].get(SANDBOX_RESOURCE, 0) for node in nodes
+                            if node["Alive"] and node["NodeID"] not in self.distrusted)  # fmt: skip
+            else:
+                resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+                units = resources.get(SANDBOX_RESOURCE, 0)
+            self._slots_read = (now, max(1, int(units)))
         return self._slots_read[1]
 
     def _fill(self) -> None:
@@ -253,6 +283,14 @@ class RayExecutor:
         if self._tasks or self._waiting:
             self.cancel()
 
+    def leave_cluster(self) -> None:
+        """Leave the cluster (``ray.shutdown``): for a process done with Ray, such as
+        `arena tournament run`; Ray's own leaving at exit takes about a second longer.
+        Not for `arena serve`, whose tournaments share one connection."""
+        self.close()
+        if ray.is_initialized():
+            ray.shutdown()
+
     # -------------------------------------------------------------- driver
 
     def _bundle(self, spec: BotSpec) -> Any:
@@ -264,18 +302,16 @@ class RayExecutor:
     def _launch(self, runs: list[_Run]) -> Any:
         """A task for ``runs``, each with its jobs not done yet playing only their
         indices left."""
-        groups = tuple(
-            tuple(dataclasses.replace(job, config=dataclasses.replace(job.config,
-                                                                      game_indices=tuple(left)))
-                  for job, left in run.left())
-            for run in runs
-        )  # fmt: skip
+        groups = tuple(tuple(sealed(job, run.seeds, tuple(left)) for job, left in run.left())
+                       for run in runs)  # fmt: skip
         options: dict[str, Any] = {
             "num_cpus": self.match_cpus,
             "resources": {SANDBOX_RESOURCE: 1},
             "max_retries": 0,
             "name": f"kahuna-match-{groups[0][0].match_id}",
         }
+        if self.distrusted:  # never again on a node that sent a forged game
+            options["label_selector"] = {NODE_ID_LABEL: f"!in({','.join(self.distrusted)})"}
         # The bundles go nested in a dict: Ray then leaves them in the object store
         # until a node whose cache lacks the version asks for them.
         bundles = {spec.version: self._bundle(spec) for group in groups
@@ -307,33 +343,83 @@ class RayExecutor:
             self._fill()
             return
         for event in events:
-            self._handle(task, event)
+            if not self._handle(task, event):
+                return
 
-    def _handle(self, task: _Task, event: object) -> None:
-        """One event of ``task``'s stream."""
+    def _handle(self, task: _Task, event: object) -> bool:
+        """One event of ``task``'s stream; False when it was a forged game (the task is
+        then gone: nothing more of it is read)."""
         owner = task.run_of(getattr(event, "match_id", -1))
         if isinstance(event, MatchPlaced):
+            task.node = (event.node_ip, event.node_id)
             if owner is not None:
                 self._note(owner, "placed")
             self.placements.append(event)
             self.log.info("match_placed", match_id=event.match_id, part=event.part,
                           node=event.node_ip, chain=event.chain, prestarted=event.prestarted,
                           attempt=None if owner is None else owner.attempt)  # fmt: skip
+        elif isinstance(event, (GameFinished, JobDone)) and owner is None:
+            self._reject(task, task.runs[0], getattr(getattr(event, "report", None), "index", -1),
+                         f"it sent a game of match {event.match_id!r}, which it was not given")
+            return False
         elif isinstance(event, GameFinished) and owner is not None:
+            index = getattr(event.report, "index", None)
+            try:
+                job = next((j for j in owner.jobs if index in j.config.indices_to_play), None)
+                if job is None:
+                    raise ForgedGame(f"game index {index!r} is not one of this match's")
+                if index in owner.reported:
+                    raise ForgedGame(f"game {index} reported twice")
+                check_game(job, owner.seeds, event.report)
+            except ForgedGame as forged:
+                self._reject(task, owner, index, str(forged))
+                return False
+            except Exception as failure:  # a report no check foresaw is refused the same
+                self._reject(task, owner, index, f"unreadable report: {failure!r}")
+                return False
             owner.reported.add(event.report.index)
-            part = next((j.key for j in owner.jobs if event.report.index in
-                         j.config.indices_to_play), owner.jobs[0].key)  # fmt: skip
-            timing = self.timings[part]
+            timing = self.timings[job.key]
             timing.last_game = time.monotonic()
             timing.first_game = timing.first_game or timing.last_game
             self._events.append(event)
         elif isinstance(event, JobDone) and owner is not None:
+            done = next((j for j in owner.jobs if j.part == event.part), None)
+            missing = [] if done is None else [
+                i for i in done.config.indices_to_play if i not in owner.reported]
+            if done is None or (event.error is None and missing):  # games withheld
+                self._reject(task, owner, missing[0] if missing else -1,
+                             f"its run {event.part} said it was done without games {missing}")
+                return False
             if event.part not in owner.done:  # exactly one JobDone per job
                 owner.done.add(event.part)
-                job = next(j for j in owner.jobs if j.part == event.part)
-                self._finish(job, event.error)
-        elif isinstance(event, (GameFinished, JobDone, WorkerStarted, LiveBatch, SeatOffered)):
+                self._finish(done, event.error)
+        elif isinstance(event, WorkerStarted) or (
+            isinstance(event, LiveBatch) and owner is not None
+        ):  # information only (a node's live view is not checked)
             self._events.append(event)
+        return True  # anything else (a seat offer: no remote bot plays on Ray) is dropped
+
+    def _reject(self, task: _Task, run: _Run, index: object, problem: str) -> None:
+        """A game of ``run`` failed the driver's check: it is not stored, the node that
+        sent it gets no more matches, its task is killed and each of its matches is
+        played again (the games not stored yet) on other nodes."""
+        ip, node_id = task.node or ("unknown", "unknown")
+        problem = problem[:MAX_PROBLEM_CHARS]  # the node's own text may be in it
+        self.log.error("game_rejected_from_node", match_id=run.match_id, game=index,
+                       node_ip=ip, node_id=node_id, problem=problem)  # fmt: skip
+        if node_id != "unknown":
+            self.distrusted[node_id] = ip
+            self._slots_read = (-_SLOTS_TTL_S, 1)
+        shown = -1  # what the node sent may be no game index at all
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < 2**31:
+            shown = index
+        self._events.append(GameRejected(run.match_id, shown, ip, node_id, problem))
+        with contextlib.suppress(RayError):
+            ray.cancel(task.generator, force=True)
+        self._tasks.remove(task)
+        for lost in reversed(task.runs):
+            self._retry(lost, ForgedGame(f"node {ip} sent a forged game"))
+        self._fill()
 
     def _note(self, run: _Run, moment: str) -> None:
         """Now is ``moment`` (a ``JobTiming`` field) of each of ``run``'s jobs."""
@@ -386,10 +472,34 @@ def _play(
     each next run's bots prestarted, across matches too (``play_chain``), yielding their
     events as they come, gathered (``_gathered``): a ``MatchPlaced`` as each match's turn
     comes, one ``JobDone`` per run."""
+    _watch_raylet()
     # on one of the node's slots, pinned to its CPUs as a local worker is (node_slots)
     with node_slot(cache_root() / ".slots", configured_slots(), NODE_CPUS):
         yield (WorkerStarted(os.getpid(), usable_cpus()),)
         yield from _played(groups, bundles, prestart)
+
+
+_PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def _watch_raylet() -> None:
+    """End this worker process the moment its node's raylet dies: its matches stop at once
+    (the sandbox watchdogs kill the bots of a dead worker), instead of playing on and
+    streaming games for the seconds Ray's worker takes to notice. The kernel sends it
+    SIGKILL when its parent dies (``PR_SET_PDEATHSIG``: no thread of ours must run, nor
+    take the GIL, which a Ray call stuck on the dead raylet may hold). A Ray worker is the
+    raylet's child; one that is not (a local-mode run) is left alone."""
+    parent = os.getppid()
+    try:
+        if Path(f"/proc/{parent}/comm").read_text().strip() != "raylet":
+            return
+    except OSError:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        return
+    if os.getppid() != parent:  # the raylet died before the signal was armed
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _played(

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ from arena.store import (
     TournamentLease,
     TournamentRow,
     acquire_lease,
+    add_rejected_game,
     add_rounds,
     add_seat_offer,
     bot_spec,
@@ -75,6 +77,7 @@ from arena.tournament.config import TournamentError, match_identity
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.executor import (
     GameFinished,
+    GameRejected,
     JobDone,
     JobEvent,
     LiveBatch,
@@ -93,14 +96,25 @@ _DRAIN_MAX_MESSAGES = 500
 """Messages handled before live entries are written out, when workers send faster."""
 
 
+class ProgressKind(StrEnum):
+    """What a ``ProgressEvent`` reports; ``ENDED`` is always a run's last event."""
+
+    GAME_STORED = "game_stored"
+    ROUND_PAIRED = "round_paired"
+    INTERRUPTED = "interrupted"
+    ENDED = "ended"
+
+
 @dataclass(frozen=True, slots=True)
 class ProgressEvent:
-    """What changed: a game stored (``game_id`` set) or a round paired / tournament state."""
+    """What changed (``kind``), in words for people (``message``): a game stored
+    (``game_id`` set), a round paired, why a run stopped, the run's end."""
 
     tournament_id: int
     games_played: int
     games_scheduled: int
     message: str
+    kind: ProgressKind
     game_id: int | None = None
     round: int | None = None
 
@@ -298,8 +312,8 @@ class TournamentRunner:
         # Read once the lease is given up: a stopped run now reads "interrupted".
         summary.tournament = get_tournament(self.store, self.tournament_id)
         if summary.stopped is not None:
-            self._emit(f"interrupted: {summary.stopped}")
-        self._emit("finished" if summary.finished else "stopped")
+            self._emit(ProgressKind.INTERRUPTED, f"interrupted: {summary.stopped}")
+        self._emit(ProgressKind.ENDED, "finished" if summary.finished else "stopped")
         return summary
 
     def _record_interruption(self, reason: str) -> None:
@@ -324,7 +338,7 @@ class TournamentRunner:
         first, last = planned[0].number, planned[-1].number
         self.log.info("round_paired", round=first, rounds=len(planned), bye=planned[0].bye)
         what = f"round {first}" if first == last else f"rounds {first}-{last}"
-        self._emit(f"{what} paired", round_no=first)
+        self._emit(ProgressKind.ROUND_PAIRED, f"{what} paired", round_no=first)
         return True
 
     # ---------------------------------------------------------------- matches
@@ -387,6 +401,8 @@ class TournamentRunner:
             summary.worker_cpus[event.pid] = event.cpus
         elif isinstance(event, GameFinished):
             self._store_games([event], summary)
+        elif isinstance(event, GameRejected):
+            self._game_rejected(event)
         else:
             self._job_done(event, open_jobs, summary)
 
@@ -398,6 +414,12 @@ class TournamentRunner:
             close_seat_offers(self.store, match_id=done.match_id)
         if done.error is not None:
             self._match_failed(done.match_id, done.error, summary)
+
+    def _game_rejected(self, event: GameRejected) -> None:
+        """Keep which node sent a game the driver refused (it is played again elsewhere)."""
+        node = {"node_ip": event.node_ip, "node_id": event.node_id, "problem": event.problem}
+        self.log.error("game_rejected", match_id=event.match_id, game=event.index, **node)
+        add_rejected_game(self.store, match_id=event.match_id, game_index=event.index, **node)
 
     def _offer_seat(self, match_id: int, offer: SeatOffer) -> None:
         """Store a remote bot's seat offer (token hash only), then hand it to `arena serve`."""
@@ -445,6 +467,7 @@ class TournamentRunner:
             if counts is not None:
                 counts[0] += 1
             self._emit(
+                ProgressKind.GAME_STORED,
                 f"{report.bots_by_seat[0]} vs {report.bots_by_seat[1]}: "
                 + (f"{report.winner} won" if report.winner else "draw")
                 + f" ({report.reason})",
@@ -453,8 +476,8 @@ class TournamentRunner:
             )
 
     def _emit(
-        self, message: str, *, game_id: int | None = None, round_no: int | None = None,
-        counts: tuple[int, int] | None = None,
+        self, kind: ProgressKind, message: str, *, game_id: int | None = None,
+        round_no: int | None = None, counts: tuple[int, int] | None = None,
     ) -> None:  # fmt: skip
         """Tell ``on_progress``; ``counts``: (games played, scheduled) if known already."""
         if self.on_progress is None:
@@ -468,6 +491,7 @@ class TournamentRunner:
                 games_played=counts[0],
                 games_scheduled=counts[1],
                 message=message,
+                kind=kind,
                 game_id=game_id,
                 round=round_no,
             )

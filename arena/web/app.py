@@ -60,6 +60,7 @@ from arena.web.models import (
     TournamentSummary,
     WebSource,
 )
+from arena.web.play import PlayRefused, PlayTables, play_api
 from arena.web.plots import llr_svg, rating_history_svg
 from arena.web.submit import (
     AccountSource,
@@ -185,9 +186,11 @@ class WebApp:
         spectator_delay_s: float = 0.0,
         submitter: BotSubmitter | None = None,
         clock: Callable[[], float] = time.time,
+        tables: PlayTables | None = None,
     ) -> None:
         self.source = source
         self.submitter = submitter
+        self.tables = tables  # people playing bots (arena.web.play)
         self.poll_ms = poll_ms
         self.live_poll_ms = live_poll_ms
         self.clock = clock
@@ -231,6 +234,7 @@ class WebApp:
             (re.compile(r"/api/ladder"), self.ladder_json),
             (re.compile(r"/api/ladder/([A-Za-z0-9_.-]+)"), self.ladder_json),
             (re.compile(r"/submit"), self.submit_page),
+            (re.compile(r"/play"), self.play_page),
             (re.compile(r"/live"), self.live_list_page),
             (re.compile(r"/api/live"), self.live_list_json),
             (re.compile(r"/live/(\d{1,18})/(\d{1,4})"), self.live_page),
@@ -266,6 +270,8 @@ class WebApp:
                 return self.submit_upload(body, headers, scheme)
             if method == "GET" and path == "/api/me":
                 return self.me_json(headers)
+            if path == "/api/play" or path.startswith("/api/play/"):
+                return self.play_json(method, path, body, headers, scheme)
             if method not in ("GET", "HEAD"):
                 raise HttpError(405, f"method {method} is not allowed here; use GET")
             for pattern, view in self.routes:
@@ -599,6 +605,22 @@ class WebApp:
             "user": principal.user, "role": principal.role,
             "bots": [bot.to_json() for bot in bots if bot is not None],
         })  # fmt: skip
+
+    def play_page(self, query: Mapping[str, str]) -> Response:
+        return self.page("play.html", title="Play a bot", enabled=self.tables is not None)
+
+    def play_json(
+        self, method: str, path: str, body: bytes, headers: Mapping[str, str], scheme: str
+    ) -> Response:
+        if self.tables is None:
+            raise HttpError(404, "this server seats no people (arena serve --web-port does)")
+        try:
+            status, payload = play_api(
+                self.tables, self._principal, method, path, body, headers, scheme
+            )
+        except PlayRefused as refused:
+            raise HttpError(refused.status, refused.message) from None
+        return json_response(payload, status)
 
     # --- replaying a record someone has --------------------------------------
 

@@ -7,13 +7,16 @@ page has one renderer:
 - perspective ``None`` ("everything"): the true state, both hands, every
   face-down discard, the card each deck draw gave;
 - perspective ``0`` or ``1``: exactly what that seat was shown at that moment,
-  computed with ``arena.kahuna.observe`` (the function the referee uses):
-  the opponent's hand is a size, their face-down discards a count, their deck
+  the seat's view of ``arena.kahuna.view`` (the one the referee sends): the
+  opponent's hand is a size, their face-down discards a count, their deck
   draws "a card from the deck";
-- perspective ``"public"``: what both seats may know, computed with
-  ``arena.kahuna.spectate`` (the live page's only view): both hands are sizes
+- perspective ``"public"``: what both seats may know, the spectators' view of
+  ``arena.kahuna.view`` (the live page's only view): both hands are sizes
   (with Tactical's open cards), both seats' face-down discards counts, every
   deck draw "a card from the deck".
+
+Each frame is that audience's view put in one shape (``arena.kahuna.view.table``)
+and written out by one function.
 """
 
 from __future__ import annotations
@@ -22,18 +25,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from arena.kahuna import (
-    ActionType,
-    Event,
-    MalformedRecordError,
+from arena.kahuna import Event, MalformedRecordError, Record, State, replay_steps
+from arena.kahuna.view import (
+    FULL,
+    SPECTATOR,
+    Audience,
     Observation,
-    Record,
+    PublicEvent,
     SeenEvent,
-    State,
-    observe,
-    replay_steps,
+    SpectatorView,
+    TableView,
+    event_text,
+    position,
+    seen_event,
+    table,
 )
-from arena.kahuna.spectate import PublicEvent, SpectatorView, public_event, spectate
 
 Json = dict[str, object]
 
@@ -98,87 +104,19 @@ def _frame(
     event: Event | None,
     note: str | None,
 ) -> Json:
-    if perspective is None:
-        body = _true_frame(state)
-        action = _true_action(event) if step else None
-    elif perspective == PUBLIC:
-        body = public_frame(spectate(state, history=False))
-        action = public_action(public_event(event)) if step and event is not None else None
-    else:
-        observation = observe(state, perspective)
-        body = _observed_frame(observation)
-        seen = observation.history[-1] if step and observation.history else None
-        action = _seen_action(seen, perspective) if seen is not None else None
-    body.update({"step": step, "action": action, "note": note})
+    audience = perspective if isinstance(perspective, int) else _AUDIENCES[perspective]
+    body = _table_frame(table(position(state, audience)))
+    seen = seen_event(event, audience) if step and event is not None else None
+    body.update({"step": step, "action": None if seen is None else _action(seen), "note": note})
     return body
 
 
-def _common(source: State | Observation) -> Json:
-    outcome = source.outcome
-    return {
-        "round": source.round,
-        "to_move": source.to_move,
-        "points": list(source.points),
-        "bridges": dict(source.bridges),
-        "controlled": dict(source.controlled),
-        "supply": list(source.supply),
-        "faceup": list(source.faceup),
-        "deck_size": source.deck_size,
-        "played_cards": list(source.played_cards),
-        "final_turns": source.final_turns,
-        "finished": source.is_finished,
-        "outcome": None
-        if outcome is None
-        else {
-            "winner": outcome.winner,
-            "reason": str(outcome.termination),
-            "points": list(outcome.points),
-        },
-    }
+_AUDIENCES: Mapping[Literal["public"] | None, Audience] = {None: FULL, PUBLIC: SPECTATOR}
 
 
-def _true_frame(state: State) -> Json:
-    body = _common(state)
-    body.update(
-        {
-            "hands": [list(hand) for hand in state.hands],
-            "hand_sizes": [len(hand) for hand in state.hands],
-            "open_cards": [list(cards) for cards in state.open_cards],
-            "facedown_discards": [list(cards) for cards in state.facedown_discards],
-            "facedown_counts": [len(cards) for cards in state.facedown_discards],
-        }
-    )
-    return body
-
-
-def _observed_frame(obs: Observation) -> Json:
-    seat = obs.seat
-    other = 1 - seat
-    hands: list[list[str] | None] = [None, None]
-    hands[seat] = list(obs.hand)
-    sizes = [0, 0]
-    sizes[seat] = len(obs.hand)
-    sizes[other] = obs.opponent_hand_size
-    facedown: list[list[str] | None] = [None, None]
-    facedown[seat] = list(obs.own_facedown_discards)
-    counts = [0, 0]
-    counts[seat] = len(obs.own_facedown_discards)
-    counts[other] = obs.opponent_facedown_count
-    body = _common(obs)
-    body.update(
-        {
-            "hands": hands,
-            "hand_sizes": sizes,
-            "open_cards": [list(cards) for cards in obs.open_cards],
-            "facedown_discards": facedown,
-            "facedown_counts": counts,
-        }
-    )
-    return body
-
-
-def public_frame(view: SpectatorView) -> Json:
-    """A frame of what both seats may know: built from a ``SpectatorView`` alone."""
+def _table_frame(view: TableView) -> Json:
+    """The one frame shape, whatever the audience: ``None`` where it is not shown."""
+    outcome = view.outcome
     return {
         "round": view.round,
         "to_move": view.to_move,
@@ -192,17 +130,42 @@ def public_frame(view: SpectatorView) -> Json:
         "final_turns": view.final_turns,
         "finished": view.is_finished,
         "outcome": None
-        if view.outcome is None
+        if outcome is None
         else {
-            "winner": view.outcome.winner,
-            "reason": str(view.outcome.termination),
-            "points": list(view.outcome.points),
+            "winner": outcome.winner,
+            "reason": str(outcome.termination),
+            "points": list(outcome.points),
         },
-        "hands": [None, None],
+        "hands": [None if hand is None else list(hand) for hand in view.hands],
         "hand_sizes": list(view.hand_sizes),
         "open_cards": [list(cards) for cards in view.open_cards],
-        "facedown_discards": [None, None],
+        "facedown_discards": [
+            None if cards is None else list(cards) for cards in view.facedown_discards
+        ],
         "facedown_counts": list(view.facedown_counts),
+    }
+
+
+def _true_frame(state: State) -> Json:
+    return _table_frame(table(state))
+
+
+def _observed_frame(obs: Observation) -> Json:
+    return _table_frame(table(obs))
+
+
+def public_frame(view: SpectatorView) -> Json:
+    """A frame of what both seats may know: built from a ``SpectatorView`` alone."""
+    return _table_frame(table(view))
+
+
+def _action(seen: SeenEvent) -> Json:
+    return {
+        "seat": seen.seat,
+        "text": seen_text(seen),
+        "line": seen.line,
+        "drawn": seen.drawn,
+        "hidden": seen.hidden,
     }
 
 
@@ -216,28 +179,6 @@ def public_action(event: PublicEvent) -> Json:
     }
 
 
-def _true_action(event: Event | None) -> Json | None:
-    if event is None:
-        return None
-    return {
-        "seat": event.seat,
-        "text": event.action.text(),
-        "line": event.action.line,
-        "drawn": event.drawn,
-        "hidden": False,
-    }
-
-
-def _seen_action(seen: SeenEvent, observer: int) -> Json:
-    return {
-        "seat": seen.seat,
-        "text": seen_text(seen),
-        "line": seen.line,
-        "drawn": seen.drawn if seen.seat == observer else None,
-        "hidden": seen.hidden,
-    }
-
-
 def seen_text(seen: SeenEvent) -> str:
     """docs/reference/RECORD.md notation for an action as an observer saw it.
 
@@ -245,13 +186,4 @@ def seen_text(seen: SeenEvent) -> str:
     an opponent's face-down discard is ``discard (face down)`` and a deck
     draw is ``draw deck``.
     """
-    if seen.type is ActionType.PLACE:
-        return f"place {seen.card} {seen.line}"
-    if seen.type is ActionType.REMOVE:
-        cards = "+".join(seen.cards) if seen.cards else "?"
-        return f"remove {cards} {seen.line}"
-    if seen.type is ActionType.DISCARD:
-        return "discard (face down)" if seen.card is None else f"discard {seen.card}"
-    if seen.type is ActionType.DRAW:
-        return "draw deck" if seen.card is None else f"draw {seen.card}"
-    return "pass"
+    return event_text(seen.type, seen.card, seen.cards, seen.line)

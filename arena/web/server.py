@@ -40,6 +40,7 @@ from arena.logs import get_logger
 from arena.store import Store
 from arena.web.app import LEADERBOARD_POLL_MS, Response, WebApp
 from arena.web.models import WebSource
+from arena.web.play import PlayTables
 from arena.web.source import StoreSource, open_store
 from arena.web.submit import BotSubmitter
 
@@ -368,6 +369,7 @@ def create_web_server(
     limits: WebLimits | None = None,
     spectator_delay_s: float = 0.0,
     submitter: BotSubmitter | None = None,
+    tables: PlayTables | None = None,
 ) -> tuple[WebServer, int]:
     """Start the web interface in a background thread; return it and its port.
 
@@ -379,11 +381,13 @@ def create_web_server(
     client may cost (``WebLimits``' defaults unless given); ``spectator_delay_s``:
     live games are shown that many seconds late (``arena.web.live``);
     ``submitter``: the server's submission path, for the ``/submit`` page
-    (``arena.web.submit``; without one the page says it takes none).
+    (``arena.web.submit``; without one the page says it takes none); ``tables``: where
+    people play bots (``arena.web.play``; without them ``/play`` says it seats no one).
     """
     source = source_for(store_or_data_dir)
     app = WebApp(
-        source, poll_ms=poll_ms, spectator_delay_s=spectator_delay_s, submitter=submitter
+        source, poll_ms=poll_ms, spectator_delay_s=spectator_delay_s, submitter=submitter,
+        tables=tables,
     )
     server = WebServer((host, port), app, ssl_context, limits)
     server.start()

@@ -7,6 +7,7 @@ reassembled observation must equal ``arena.kahuna.observe(state, seat)``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import pytest
@@ -20,6 +21,7 @@ from kahuna_bot import (
     observation_from_proto,
 )
 from kahuna_bot._gen import game_pb2
+from kahuna_bot.observation import VIEW_FIELDS
 
 from arena import kahuna
 from arena.protocol.convert import observation_to_pb
@@ -92,6 +94,11 @@ def test_sdk_observation_equals_the_engines_at_every_decision(
         assert [seen.engine() for seen in bot.seen] == engine_views[seat]  # engine terms
         assert all(seen.seat == seat for seen in bot.seen)
         assert len(bot.seen[-1].history) > 0
+
+
+def test_the_sdk_observation_is_the_engines_seat_view_plus_the_game_and_clock() -> None:
+    names = [field.name for field in dataclasses.fields(Observation)]
+    assert names == ["game_index", *VIEW_FIELDS, "clock"]
 
 
 def _first_observation(seed: int) -> game_pb2.Observation:

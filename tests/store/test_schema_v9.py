@@ -215,7 +215,7 @@ def test_a_migration_killed_at_any_point_leaves_v8_and_migrates_next_time(
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert killed.returncode == -9, killed.stderr  # the control: it died mid-migration
-    left = version_of(data / "arena.db")  # v8, or a later step's killed after v9's commit
+    left = version_of(data / "arena.db")  # v8, or a later step's start when v9 committed
     assert 8 <= left < CURRENT_VERSION
     assert left > 8 or "ladder_totals" not in tables_of(data / "arena.db")
     assert_totals_from_history(data)
@@ -232,8 +232,8 @@ def disk(tmp_path: Path) -> Iterator[SmallDisk]:
     ("free_kib", "message"),
     [
         (0, "cannot open the database: the data directory has no space left"),
-        (36, f"cannot upgrade the database from schema v8 to v{CURRENT_VERSION}: the data directory"
-         " has no space left ("),
+        (36, f"cannot upgrade the database from schema v8 to v{CURRENT_VERSION}: the data"
+         " directory has no space left ("),
         (36, "); free some, then retry; it is left at v8 as it was"),
     ],
     ids=["no-space-to-open", "space-runs-out-migrating", "space-runs-out-migrating-says-retry"],
@@ -303,7 +303,8 @@ def test_a_read_only_database_file_refuses_the_migration_in_one_line(
     assert "\n" not in str(refused.value)
     assert (
         f"cannot upgrade the database from schema v8 to v{CURRENT_VERSION}: the database is"
-        " read-only (make it writable, then open it again); it is left at v8 as it was"
+        " read-only"
+        " (make it writable, then open it again); it is left at v8 as it was"
     ) in str(refused.value)
     assert (data / "arena.db").read_bytes() == before
     assert_totals_from_history(data)

@@ -44,7 +44,7 @@ from arena.store.tournaments import UNRECORDED_INTERRUPTION
 from arena.testing.waiting import wait_until
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.rounds import create_tournament
-from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.runner import ProgressEvent, ProgressKind, TournamentRunner
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {
@@ -181,6 +181,10 @@ def test_round_robin_plays_every_game_and_rates_it(tmp_path: Path) -> None:
         again = TournamentRunner(store, t.id).run()  # finished: nothing more is played
         assert again.games_recorded == 0
     assert [e.games_played for e in events if e.game_id is not None] == list(range(1, 13))
+    kinds = [e.kind for e in events]
+    assert kinds[-1] is ProgressKind.ENDED
+    assert kinds.count(ProgressKind.GAME_STORED) == 12 and kinds.count(ProgressKind.ENDED) == 1
+    assert all((e.kind is ProgressKind.GAME_STORED) == (e.game_id is not None) for e in events)
     _check_consistent(data)
     _check_deals_keyed(data)  # and no process played both games of a deal
     cpus = usable_cpus()

@@ -11,6 +11,7 @@ bots that search with the engine (``kahuna_bot.sampling``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -88,31 +89,11 @@ class Observation:
 
     def engine(self) -> EngineObservation:
         """The same observation in engine terms (``arena.kahuna.Observation``)."""
-        return EngineObservation(
-            seat=self.seat,
-            variant=self.variant,
-            round=self.round,
-            to_move=self.to_move,
-            points=self.points,
-            bridges=self.bridges,
-            controlled=self.controlled,
-            supply=self.supply,
-            hand=self.hand,
-            opponent_hand_size=self.opponent_hand_size,
-            open_cards=self.open_cards,
-            faceup=self.faceup,
-            deck_size=self.deck_size,
-            played_cards=self.played_cards,
-            own_facedown_discards=self.own_facedown_discards,
-            opponent_facedown_count=self.opponent_facedown_count,
-            final_turns=self.final_turns,
-            opponent_passed=self.opponent_passed,
-            turn_played_card=self.turn_played_card,
-            turn_discarded=self.turn_discarded,
-            history=self.history,
-            is_finished=self.is_finished,
-            outcome=self.outcome,
-        )
+        return EngineObservation(**{name: getattr(self, name) for name in VIEW_FIELDS})
+
+
+VIEW_FIELDS = tuple(field.name for field in dataclasses.fields(EngineObservation))
+"""The engine's seat view, field for field (``Observation`` adds the game and the clock)."""
 
 
 def _pair(values: Sequence[int], what: str) -> tuple[int, int]:

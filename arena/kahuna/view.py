@@ -1,0 +1,355 @@
+"""What an audience may know of a game (docs/reference/RULES.md R9): one builder per audience.
+
+Three audiences see a game: a seat (``0`` or ``1``: the bot playing it, a
+replay from its side), the spectators (``SPECTATOR``: the live page, a public
+replay) and the arena itself (``FULL``: the record, the admin's replay). One
+rule (``shown``) says whose cards an action reveals to whom, and one builder
+per audience reads the state:
+
+- ``observe(state, seat)``: an ``Observation``; the opponent's hand is a size,
+  its face-down discards a count, its deck draws "a card from the deck"
+  (``observe_since``: only the actions not sent yet; ``seat_view``: the same
+  values as a tuple, for the referee's encoder);
+- ``spectate(state)``: a ``SpectatorView``, the columns both seats share;
+- the state itself is the full view.
+
+Hidden information is absent by type: an ``Observation`` has no place for the
+opponent's hand, a ``SpectatorView`` none for any hand, so whatever renders
+one (the protocol's messages, the web's frames, the SDK) cannot show them.
+``table`` puts any audience's view in one shape, a column per seat with
+``None`` where the audience is not shown it, for renderers of every audience.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Final, Literal
+
+from arena.kahuna.actions import ActionType
+from arena.kahuna.state import Event, Outcome, State, Variant
+
+SPECTATOR: Final = "spectator"
+FULL: Final = "full"
+Audience = int | Literal["spectator", "full"]
+"""A seat (0 or 1), the spectators, or everything."""
+
+
+def shown(event: Event, audience: Audience) -> bool:
+    """Whether ``audience`` is shown the card ``event`` hides from its opponent: a
+    face-down discard and a deck draw show their card only to their own seat."""
+    if audience == FULL or audience == event.seat:
+        return True
+    action = event.action
+    if action.type is ActionType.DISCARD:
+        return False
+    return not (action.type is ActionType.DRAW and action.card is None)
+
+
+def event_text(
+    type: ActionType, card: str | None, cards: tuple[str, str] | None, line: str | None
+) -> str:
+    """docs/reference/RECORD.md notation of an action as an audience saw it: what it was
+    not shown is written in words, never guessed (``discard (face down)``, ``draw deck``)."""
+    if type is ActionType.PLACE:
+        return f"place {card} {line}"
+    if type is ActionType.REMOVE:
+        return f"remove {'+'.join(cards) if cards else '?'} {line}"
+    if type is ActionType.DISCARD:
+        return "discard (face down)" if card is None else f"discard {card}"
+    if type is ActionType.DRAW:
+        return "draw deck" if card is None else f"draw {card}"
+    return "pass"
+
+
+# ------------------------------------------------------------------ a seat
+
+
+@dataclass(frozen=True)
+class SeenEvent:
+    """One action as the observer saw it (``hidden``: part of it was masked)."""
+
+    seat: int
+    type: ActionType
+    card: str | None
+    cards: tuple[str, str] | None
+    line: str | None
+    drawn: str | None
+    hidden: bool
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one seat may know: every action in ``history`` from ``observe``, only those
+    not sent yet from ``observe_since`` (what the protocol sends a seat)."""
+
+    seat: int
+    variant: Variant
+    round: int
+    to_move: int | None
+    points: tuple[int, int]
+    bridges: Mapping[str, int]
+    controlled: Mapping[str, int]
+    supply: tuple[int, int]
+    hand: tuple[str, ...]
+    opponent_hand_size: int
+    open_cards: tuple[tuple[str, ...], tuple[str, ...]]
+    faceup: tuple[str | None, str | None, str | None]
+    deck_size: int
+    played_cards: tuple[str, ...]
+    own_facedown_discards: tuple[str, ...]
+    opponent_facedown_count: int
+    final_turns: bool
+    opponent_passed: bool
+    turn_played_card: bool
+    turn_discarded: bool
+    history: tuple[SeenEvent, ...]
+    is_finished: bool
+    outcome: Outcome | None
+
+
+_SEEN: dict[tuple[Audience, int, tuple[int, int, int, int], str | None], SeenEvent] = {}
+"""Seen events by what decides them; bounded by the game (audiences, seats, actions,
+islands): a few thousand at most."""
+
+
+def seen_event(event: Event, observer: Audience) -> SeenEvent:
+    """One event as ``observer`` saw it (``shown``); equal events give the same object."""
+    action = event.action
+    key = (observer, event.seat, action.code, event.drawn)
+    seen = _SEEN.get(key)
+    if seen is None:
+        if shown(event, observer):
+            seen = SeenEvent(
+                event.seat, action.type, action.card, action.cards, action.line, event.drawn, False
+            )
+        else:
+            seen = SeenEvent(event.seat, action.type, None, None, None, None, True)
+        _SEEN[key] = seen
+    return seen
+
+
+def observe(state: State, seat: int, *, history: bool = True) -> Observation:
+    """Everything ``seat`` may know of ``state`` (R9); ``history=False`` leaves the
+    history empty (it costs a step per event), for callers that use only the present."""
+    return observe_since(state, seat, state.history if history else ())
+
+
+def observe_since(state: State, seat: int, new_events: Sequence[Event]) -> Observation:
+    """``observe(state, seat)`` with only ``new_events`` in its history: the actions the
+    seat has not been sent yet, kept by the caller so that a decision costs O(1) in the
+    game's length (the state's history is a linked list)."""
+    values = dict(zip(OBSERVATION_FIELDS, seat_view(state, seat, new_events), strict=True))
+    observation = object.__new__(Observation)  # the frozen __init__ sets field by field
+    object.__setattr__(observation, "__dict__", values)
+    return observation
+
+
+SeatView = tuple[
+    int, Variant, int, int | None, tuple[int, int], Mapping[str, int], Mapping[str, int],
+    tuple[int, int], tuple[str, ...], int, tuple[tuple[str, ...], tuple[str, ...]],
+    tuple[str | None, str | None, str | None], int, tuple[str, ...], tuple[str, ...], int,
+    bool, bool, bool, bool, tuple[SeenEvent, ...], bool, Outcome | None,
+]  # fmt: skip
+"""An ``Observation``'s values in field order (``OBSERVATION_FIELDS``)."""
+
+
+def seat_view(state: State, seat: int, new_events: Sequence[Event]) -> SeatView:
+    """What ``seat`` may know of ``state``: the one place a seat's view is read from the
+    state. ``observe_since`` names the values; the referee's encoder
+    (``arena.protocol.wire``) reads them as they are, without building the object."""
+    if seat not in (0, 1):
+        raise ValueError(f"seat must be 0 or 1, not {seat!r}")
+    opponent = 1 - seat
+    facedown = state.facedown_discards
+    seen = _SEEN.get  # the memo first: one decision's few events are nearly always in it
+    history = tuple(
+        [seen((seat, e.seat, e.action.code, e.drawn)) or seen_event(e, seat) for e in new_events]
+    )
+    return (
+        seat,
+        state.variant,
+        state.round,
+        state.to_move,
+        state.points,
+        state.bridges,
+        state.controlled,
+        state.supply,
+        state.hands[seat],
+        state.hand_sizes[opponent],
+        state.open_cards,
+        state.faceup,
+        state.deck_size,
+        state.played_cards,
+        facedown[seat],
+        len(facedown[opponent]),
+        state.final_turns,
+        state.opponent_passed,
+        state.turn_played_card,
+        state.turn_discarded,
+        history,
+        state.is_finished,
+        state.outcome,
+    )
+
+
+OBSERVATION_FIELDS = tuple(field.name for field in fields(Observation))
+
+
+# -------------------------------------------------------------- spectators
+
+
+@dataclass(frozen=True, slots=True)
+class PublicEvent:
+    """One action as everyone saw it; ``hidden``: its card was not shown (a face-down
+    discard, a deck draw), so ``card`` is None."""
+
+    seat: int
+    type: ActionType
+    card: str | None
+    cards: tuple[str, str] | None
+    line: str | None
+    hidden: bool
+
+    def text(self) -> str:
+        """docs/reference/RECORD.md notation, with what nobody was shown written in words."""
+        return event_text(self.type, self.card, self.cards, self.line)
+
+
+@dataclass(frozen=True, slots=True)
+class SpectatorView:
+    variant: Variant
+    round: int
+    to_move: int | None
+    points: tuple[int, int]
+    bridges: Mapping[str, int]
+    controlled: Mapping[str, int]
+    supply: tuple[int, int]
+    hand_sizes: tuple[int, int]
+    open_cards: tuple[tuple[str, ...], tuple[str, ...]]  # Tactical: drawn face up, still held
+    faceup: tuple[str | None, str | None, str | None]
+    deck_size: int
+    played_cards: tuple[str, ...]
+    facedown_counts: tuple[int, int]
+    final_turns: bool
+    last_turn_passed: bool
+    history: tuple[PublicEvent, ...]
+    is_finished: bool
+    outcome: Outcome | None
+
+
+def public_event(event: Event) -> PublicEvent:
+    """One event as the spectators saw it (``shown``)."""
+    seen = seen_event(event, SPECTATOR)
+    return PublicEvent(seen.seat, seen.type, seen.card, seen.cards, seen.line, seen.hidden)
+
+
+def spectate(state: State, *, history: bool = True) -> SpectatorView:
+    """Everything both seats may know of ``state`` (R9's shared columns); ``history=False``
+    leaves the list of actions out (empty), for a caller that shows only the last one."""
+    facedown = state.facedown_discards
+    return SpectatorView(
+        variant=state.variant,
+        round=state.round,
+        to_move=state.to_move,
+        points=state.points,
+        bridges=state.bridges,
+        controlled=state.controlled,
+        supply=state.supply,
+        hand_sizes=state.hand_sizes,
+        open_cards=state.open_cards,
+        faceup=state.faceup,
+        deck_size=state.deck_size,
+        played_cards=state.played_cards,
+        facedown_counts=(len(facedown[0]), len(facedown[1])),
+        final_turns=state.final_turns,
+        last_turn_passed=state.opponent_passed,
+        history=tuple(public_event(event) for event in state.history) if history else (),
+        is_finished=state.is_finished,
+        outcome=state.outcome,
+    )
+
+
+# --------------------------------------------------------- every audience
+
+Pair = tuple[tuple[str, ...] | None, tuple[str, ...] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """Any audience's view in one shape: a column per seat, ``None`` where the audience
+    is not shown it (a hand, the face-down discards), sizes and counts always."""
+
+    round: int
+    to_move: int | None
+    points: tuple[int, int]
+    bridges: Mapping[str, int]
+    controlled: Mapping[str, int]
+    supply: tuple[int, int]
+    faceup: tuple[str | None, str | None, str | None]
+    deck_size: int
+    played_cards: tuple[str, ...]
+    final_turns: bool
+    is_finished: bool
+    outcome: Outcome | None
+    hands: Pair
+    hand_sizes: tuple[int, int]
+    open_cards: tuple[tuple[str, ...], tuple[str, ...]]
+    facedown_discards: Pair
+    facedown_counts: tuple[int, int]
+
+
+def _by_seat(seat: int, own: tuple[str, ...]) -> Pair:
+    return (own, None) if seat == 0 else (None, own)
+
+
+def table(view: State | Observation | SpectatorView) -> TableView:
+    """``view`` (the full state, a seat's or the spectators') as a ``TableView``: built
+    from the audience's view alone, so it holds nothing that view does not."""
+    if isinstance(view, State):
+        hands: Pair = view.hands
+        facedown: Pair = view.facedown_discards
+        hand_sizes = view.hand_sizes
+        counts = (len(view.facedown_discards[0]), len(view.facedown_discards[1]))
+    elif isinstance(view, Observation):
+        hands = _by_seat(view.seat, view.hand)
+        facedown = _by_seat(view.seat, view.own_facedown_discards)
+        own = (len(view.hand), len(view.own_facedown_discards))
+        other = (view.opponent_hand_size, view.opponent_facedown_count)
+        mine, theirs = (own, other) if view.seat == 0 else (other, own)
+        hand_sizes, counts = (mine[0], theirs[0]), (mine[1], theirs[1])
+    else:
+        hands = facedown = (None, None)
+        hand_sizes, counts = view.hand_sizes, view.facedown_counts
+    return TableView(
+        round=view.round,
+        to_move=view.to_move,
+        points=view.points,
+        bridges=view.bridges,
+        controlled=view.controlled,
+        supply=view.supply,
+        faceup=view.faceup,
+        deck_size=view.deck_size,
+        played_cards=view.played_cards,
+        final_turns=view.final_turns,
+        is_finished=view.is_finished,
+        outcome=view.outcome,
+        hands=hands,
+        hand_sizes=hand_sizes,
+        open_cards=view.open_cards,
+        facedown_discards=facedown,
+        facedown_counts=counts,
+    )
+
+
+def position(state: State, audience: Audience) -> State | Observation | SpectatorView:
+    """``audience``'s view of where ``state`` stands, its history left out (a viewer
+    that shows one position at a time reads the last action with ``seen_event``):
+    ``FULL`` the state itself, ``SPECTATOR`` a ``SpectatorView``, a seat an ``Observation``."""
+    if audience == FULL:
+        return state
+    if audience == SPECTATOR:
+        return spectate(state, history=False)
+    if isinstance(audience, int):
+        return observe_since(state, audience, ())
+    raise ValueError(f"an audience is a seat (0 or 1), {SPECTATOR!r} or {FULL!r}, not {audience!r}")

@@ -1,0 +1,214 @@
+"""What a Ray node is given (its deals' seeds, never the secret) and what the driver checks.
+
+A real match of two sample bots is played from a sealed job, as a node plays it;
+every game it reports passes ``check_game``, and each way a node could forge a
+game (its deal, a reshuffle, its result, its actions, its seats, its index, a
+version, a forfeit) is refused, naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.kahuna import deal_from_seed
+from arena.referee import BotStatus, GameReport, MatchConfig, load_bot, run_match
+from arena.referee.seeds import deal_seed
+from arena.tournament.executor import MatchJob
+from arena.tournament.node_trust import ForgedGame, check_game, deal_seeds, sealed
+
+REPO = Path(__file__).resolve().parents[2]
+SECRET = bytes(range(32))
+
+
+def _job(games: int = 4, indices: tuple[int, ...] | None = None) -> MatchJob:
+    greedy = load_bot(REPO / "sample_bots" / "python_greedy")
+    randomly = load_bot(REPO / "sample_bots" / "python_random")
+    config = MatchConfig(games=games, seed=5, secret=SECRET, game_indices=indices)
+    return MatchJob(7, config, greedy, randomly)
+
+
+# ---------------------------------------------------------------- what a node gets
+
+
+def test_a_sealed_job_carries_its_deals_seeds_and_not_the_secret() -> None:
+    job = _job(games=8, indices=(0, 2, 4, 6))  # the even half of a paired match
+    seeds = deal_seeds(job.config)
+    assert seeds == {d: deal_seed(SECRET, d) for d in range(4)}
+    given = sealed(job, seeds, (4, 6))  # what is left of it after a lost node
+    assert given.config.secret is None
+    assert dict(given.config.deal_seeds or ()) == {2: seeds[2], 3: seeds[3]}
+    assert given.config.indices_to_play == (4, 6)
+    wire = pickle.dumps(given)  # what Ray sends the node
+    assert SECRET not in wire
+    assert all(seeds[d].to_bytes(8, "big") not in wire for d in (0, 1))  # not its deals
+    control = pickle.dumps(dataclasses.replace(given, config=job.config))
+    assert SECRET in control  # the check above can see a secret when it is there
+
+
+@pytest.mark.parametrize(
+    ("change", "refusal"),
+    [
+        ({"secret": None}, "a match secret is 32 bytes"),
+        ({"secret": None, "deal_seeds": ((0, 1),)}, r"lacks the seed of deal\(s\) \[1\]"),
+        ({"secret": None, "deal_seeds": ((0, -1), (1, 2))}, "pairs of whole numbers"),
+        ({"secret": None, "deal_seeds": [(0, 1), (1, 2)]}, "pairs of whole numbers"),
+        ({"secret": b"short", "deal_seeds": ((0, 1), (1, 2))}, "a match secret is 32 bytes"),
+    ],
+    ids=["no-secret-no-seeds", "a-deal-missing", "negative-seed", "not-a-tuple", "bad-secret"],
+)
+def test_a_config_without_its_secret_needs_every_deal_seed(
+    change: dict[str, Any], refusal: str
+) -> None:
+    with pytest.raises(ValueError, match=refusal):
+        MatchConfig(games=4, seed=5, **change)
+
+
+# ---------------------------------------------------------------- what the driver checks
+
+
+@pytest.fixture(scope="module")
+def played() -> tuple[MatchJob, dict[int, int], list[GameReport], list[GameReport]]:
+    """The job, its seeds, and its games played sealed (as a node plays them) and played
+    with the secret (as the local executor does)."""
+    job = _job()
+    seeds = deal_seeds(job.config)
+    node = sealed(job, seeds, job.config.indices_to_play)
+    on_node = run_match(node.config, node.first, node.second).games
+    local = run_match(job.config, job.first, job.second).games
+    return job, seeds, list(on_node), list(local)
+
+
+
+@pytest.mark.slow
+def test_a_node_plays_the_deals_the_secret_derives_and_each_game_passes(
+    played: tuple[MatchJob, dict[int, int], list[GameReport], list[GameReport]],
+) -> None:
+    job, seeds, on_node, local = played
+    assert [g.index for g in on_node] == [0, 1, 2, 3]
+    for node_game, local_game in zip(on_node, local, strict=True):
+        for key in ("deal", "reshuffles"):
+            assert node_game.record.get(key) == local_game.record.get(key)
+        check_game(job, seeds, node_game)
+        check_game(job, seeds, local_game)
+
+
+Forge = Callable[[GameReport, dict[int, int]], GameReport]
+
+
+def _record(report: GameReport) -> dict[str, Any]:
+    return copy.deepcopy(report.record)
+
+
+def _with_record(report: GameReport, record: dict[str, Any], **more: Any) -> GameReport:
+    return dataclasses.replace(report, record=record, **more)
+
+
+def _other_deal(report: GameReport, seeds: dict[int, int]) -> GameReport:
+    record = _record(report)
+    record["deal"] = list(deal_from_seed(seeds[report.index // 2] + 1))
+    return _with_record(report, record)
+
+
+def _reshuffle(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    record = _record(report)
+    record["reshuffles"][0] = list(reversed(record["reshuffles"][0]))
+    return _with_record(report, record)
+
+
+def _other_winner(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    """The loser reported the winner, in the report and the record's metadata alike."""
+    loser = next(name for name in report.bots_by_seat if name != report.winner)
+    record = _record(report)
+    record["match"]["winner"] = loser
+    return _with_record(report, record, winner=loser)
+
+
+def _winner_in_report_only(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    loser = next(name for name in report.bots_by_seat if name != report.winner)
+    return dataclasses.replace(report, winner=loser)
+
+
+def _cut_short(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    record = _record(report)
+    record["actions"] = record["actions"][:-3]
+    return _with_record(report, record, actions=report.actions - 3)
+
+
+def _illegal_action(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    """An action given to the seat that was not to move."""
+    record = _record(report)
+    action = record["actions"][10]
+    action["seat"] = 1 - action["seat"]
+    return _with_record(report, record)
+
+
+def _seats_swapped(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    return dataclasses.replace(report, bots_by_seat=report.bots_by_seat[::-1])
+
+
+def _index_not_given(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    return dataclasses.replace(report, index=9)
+
+
+def _other_version(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    record = _record(report)
+    record["match"]["bots"][0]["version"] = "0" * 64
+    return _with_record(report, record)
+
+
+def _forfeit_claimed(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    """The winner's opponent said to have timed out, with no failure in the record."""
+    loser = next(name for name in report.bots_by_seat if name != report.winner)
+    statuses = {**report.statuses, loser: BotStatus.TIMEOUT}
+    record = _record(report)
+    record["match"]["statuses"] = {k: str(v) for k, v in statuses.items()}
+    return _with_record(report, record, statuses=statuses)
+
+
+def _action_count(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    return dataclasses.replace(report, actions=report.actions + 1)
+
+
+def _result_field(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    record = _record(report)
+    record["result"] = {**record["result"], "points": [99, 0]}
+    return _with_record(report, record)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("forge", "refusal"),
+    [
+        (_other_deal, "the deal is not the one its seed derives"),
+        (_reshuffle, "the reshuffle of round 2 is not the seed's"),
+        (_other_winner, "reported .* the record gives"),
+        (_winner_in_report_only, "the record's winner"),
+        (_cut_short, "stops before the game ends, and no bot failed"),
+        (_illegal_action, "does not replay: action 10"),
+        (_seats_swapped, "seats"),
+        (_index_not_given, "game index 9 is not one this run was given"),
+        (_other_version, "the record's bots"),
+        (_forfeit_claimed, "disagrees with the record's failures"),
+        (_action_count, "actions reported, the record has"),
+        (_result_field, "the record's result is not the one its actions reach"),
+    ],
+    ids=lambda value: getattr(value, "__name__", "")[1:] or None,
+)
+def test_a_forged_game_is_refused_naming_what_is_wrong(
+    played: tuple[MatchJob, dict[int, int], list[GameReport], list[GameReport]],
+    forge: Forge, refusal: str,
+) -> None:  # fmt: skip
+    job, seeds, on_node, _local = played
+    won = [g for g in on_node if g.winner is not None and g.record.get("reshuffles")]
+    assert won, "no game with a winner and a reshuffle to forge"
+    genuine = won[0]
+    check_game(job, seeds, genuine)  # the control: the game before forging passes
+    with pytest.raises(ForgedGame, match=refusal):
+        check_game(job, seeds, forge(genuine, seeds))

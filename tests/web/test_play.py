@@ -1,0 +1,306 @@
+"""/api/play: a person's seat of a referee match, over HTTP.
+
+The view is the bot protocol's observation turned into the engine's JSON (held
+to ``observe`` on random games); whole games are played through the API
+against a sandboxed house bot, every response held to the seat's view, the
+game stored unrated; every refusal names its problem and limit; a person who
+does not move loses on the clock like a bot.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from arena import store as st
+from arena.kahuna import (
+    Variant,
+    observation_to_json,
+    observe,
+    parse_record,
+    play_random_game,
+    replay_steps,
+)
+from arena.protocol.convert import observation_to_pb
+from arena.referee.types import TimeControl
+from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_payload
+from arena.web import create_web_server
+from arena.web.app import WebApp
+from arena.web.play import PlayOptions, PlayTables, event_json, seat_view
+from arena.web.source import StoreSource
+
+Json = dict[str, object]
+
+
+@settings(max_examples=25, deadline=None)
+@given(hs.integers(0, 2**31), hs.booleans(), hs.booleans(), hs.integers(0, 1))
+def test_the_seat_view_is_the_engine_observation(
+    seed: int, strategic: bool, tactical: bool, seat: int
+) -> None:
+    record = play_random_game(seed, Variant(strategic, tactical))
+    history: list[Json] = []
+    sent = 0
+    for step in replay_steps(record):
+        state = step.state
+        obs = observation_to_pb(state, seat, state.history[sent:], sent)
+        sent = len(state.history)
+        del history[obs.history_start:]
+        history.extend(event_json(event) for event in obs.history)
+        assert seat_view(obs, history) == observation_to_json(observe(state, seat))
+
+
+class Client:
+    def __init__(self, port: int, token: str) -> None:
+        self.port = port
+        self.token = token
+
+    def call(
+        self, method: str, path: str, body: object = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Json]:
+        sent = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        sent.update(headers or {})
+        data = None if body is None else body if isinstance(body, bytes) else json.dumps(body)
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}", method=method,
+            data=data.encode() if isinstance(data, str) else data,
+            headers={k: v for k, v in sent.items() if v},
+        )  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+
+@pytest.fixture
+def arena_site(tmp_path: Path) -> Iterator[tuple[st.Store, PlayTables, Client, Client]]:
+    store = st.Store.open(tmp_path / "data")
+    tables = PlayTables(store, PlayOptions(time_control=TimeControl(action_ms=3000, bank_ms=0)))
+    server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
+    ann = Client(port, st.create_token(store, "ann"))
+    bob = Client(port, st.create_token(store, "bob"))
+    try:
+        yield store, tables, ann, bob
+    finally:
+        server.stop()
+        for table in list(tables._tables.values()):
+            table.done.wait(60)
+        store.close()
+
+
+def play_out(client: Client, table_id: str, rng: random.Random) -> list[Json]:
+    """Play random legal actions until the game is stored; every response seen."""
+    seen: list[Json] = []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        status, payload = client.call("GET", f"/api/play/{table_id}")
+        assert status == 200, payload
+        seen.append(payload)
+        if payload["status"] in ("stored", "failed"):
+            return seen
+        if payload["status"] == "your_turn":
+            legal = payload["legal"]
+            assert isinstance(legal, list) and legal
+            move = {"action": rng.choice(legal)["text"], "request": payload["request"]}
+            status, payload = client.call("POST", f"/api/play/{table_id}/action", move)
+            assert status == 200, payload
+            seen.append(payload)
+        time.sleep(0.02)
+    raise AssertionError(f"the game did not end: {seen[-1]}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("seat", "bot", "variant"), [
+    (0, "python_random", {}), (1, "python_greedy", {"strategic": True, "tactical": True}),
+])  # fmt: skip
+def test_a_whole_game_is_played_stored_unrated_and_shows_only_the_seat(
+    arena_site: tuple[st.Store, PlayTables, Client, Client], seat: int, bot: str,
+    variant: dict[str, bool],
+) -> None:  # fmt: skip
+    store, _, ann, _ = arena_site
+    assert bot in ann.call("GET", "/api/play/bots")[1]["bots"]  # type: ignore[operator]
+    status, opened = ann.call("POST", "/api/play", {"bot": bot, "seat": seat, **variant})
+    assert status == 201, opened
+    seen = play_out(ann, str(opened["table"]), random.Random(seat))
+    last = seen[-1]
+    assert last["status"] == "stored", last
+    game_id = last["game"]
+    assert isinstance(game_id, int)
+    record = st.game_record(store, game_id)
+    parsed = parse_record(json.dumps(record))
+    assert parsed.result is not None and parsed.variant == Variant(**variant)
+    assert record["match"]["bots"][seat]["name"] == "human-ann"  # type: ignore[index]
+    truth = SeatTruth(parsed)
+    for payload in seen:
+        check_payload(payload, truth)
+    turns = [p for p in seen if p["status"] == "your_turn"]
+    assert turns and all(p["view"]["seat"] == seat for p in turns)  # type: ignore[index]
+    result = last["result"]
+    assert isinstance(result, dict)
+    winner = parsed.result.winner
+    assert result["winner_seat"] == winner
+    for version in (st.get_version(store, bot), st.get_version(store, "human-ann")):
+        assert (version.mu, version.sigma, version.games) == (25.0, 25.0 / 3, 1), version
+    tournament = st.list_tournaments(store)[-1]
+    assert tournament.name.startswith("play-ann-") and tournament.status == "finished"
+
+
+@pytest.mark.slow
+def test_duplicate_mode_plays_the_same_deal_from_the_persons_seat(
+    arena_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    store, tables, ann, _ = arena_site
+    request = {"bot": "python_random", "seat": 1, "reference": "python_greedy"}
+    status, opened = ann.call("POST", "/api/play", request)
+    assert status == 201 and opened["reference"] == "python_greedy", opened
+    seen = play_out(ann, str(opened["table"]), random.Random(5))
+    last = seen[-1]
+    assert last["status"] == "stored", last
+    record = st.game_record(store, last["game"])  # type: ignore[arg-type]
+    truth = SeatTruth(parse_record(json.dumps(record)))
+    for payload in seen:
+        check_payload(payload, truth)
+    table = tables.table(st.Principal("ann", "user"), str(opened["table"]))
+    duplicate = table.duplicate_record
+    assert duplicate is not None and duplicate["deal"] == record["deal"]
+    bots = duplicate["match"]["bots"]  # type: ignore[index]
+    assert bots[1]["name"] == "python_greedy" and bots[0]["name"] == "python_random"
+    replayed = parse_record(json.dumps(duplicate)).result
+    assert replayed is not None
+    compared = last["duplicate"]
+    assert isinstance(compared, dict)
+    assert compared["points"] == list(replayed.points)
+    assert compared["winner_seat"] == replayed.winner
+    assert compared["person_points"] == record["result"]["points"]  # type: ignore[index]
+    assert len(st.list_games(store)) == 1  # the duplicate is compared, not stored
+
+
+@pytest.mark.slow
+def test_a_planted_field_fails_the_check(
+    arena_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    store, _, ann, _ = arena_site
+    _, opened = ann.call("POST", "/api/play", {"bot": "python_random", "seat": 0})
+    seen = play_out(ann, str(opened["table"]), random.Random(3))
+    truth = SeatTruth(parse_record(json.dumps(st.game_record(store, seen[-1]["game"]))))  # type: ignore[arg-type]
+    turn = next(p for p in seen if p["status"] == "your_turn")
+    view = turn["view"]
+    assert isinstance(view, dict)
+    hidden = list(truth.state_at(len(view["history"])).hands[1])
+    with pytest.raises(SeatLeak, match="keys beyond"):
+        check_payload({**turn, "opponent_hand": hidden}, truth)
+    with pytest.raises(SeatLeak, match="differs"):
+        check_payload({**turn, "view": {**view, "opponent_hand": hidden}}, truth)
+    with pytest.raises(SeatLeak, match="differs"):
+        check_payload({**turn, "view": {**view, "hand": hidden}}, truth)
+
+
+@pytest.mark.slow
+def test_refusals_name_the_problem(
+    arena_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    store, tables, ann, bob = arena_site
+    st.register_remote_bot(store, "far", owner="bob")
+    cases: list[tuple[Client, str, str, object, dict[str, str], int, str]] = [
+        (ann, "POST", "/api/play", {"bot": "nobody"}, {}, 404, "no bot named 'nobody'"),
+        (ann, "POST", "/api/play", {"bot": "far"}, {}, 422, "hosted by its owner"),
+        (ann, "POST", "/api/play", {"bot": "python_random", "seat": 2}, {}, 400,
+         "seat must be 0 or 1"),
+        (ann, "POST", "/api/play", {"bot": "python_random", "tactical": "yes"}, {}, 400,
+         "true or false"),
+        (ann, "POST", "/api/play", b"x" * 5000, {}, 413, "the limit is 4096"),
+        (ann, "POST", "/api/play", b"{", {}, 400, "not JSON"),
+        (ann, "POST", "/api/play", {"bot": "python_random"}, {"Content-Type": "text/plain"},
+         415, "application/json"),
+        (ann, "POST", "/api/play", {"bot": "python_random"}, {"Authorization": ""}, 401,
+         "no token"),
+        (Client(ann.port, "wrong"), "POST", "/api/play", {"bot": "python_random"}, {}, 401,
+         "unknown token"),
+        (ann, "POST", "/api/play", {"bot": "python_random"},
+         {"Origin": "http://evil.example"}, 403, "origin"),
+        (ann, "GET", "/api/play/nosuchtable", None, {}, 404, "no such table of yours"),
+        (ann, "POST", "/api/play/bots", {}, {}, 405, "not allowed"),
+    ]  # fmt: skip
+    for client, method, path, body, headers, status, message in cases:
+        got, payload = client.call(method, path, body, headers)
+        assert (got, message in str(payload["error"])) == (status, True), (path, payload)
+    assert st.list_tournaments(store) == []
+
+    status, opened = ann.call("POST", "/api/play", {"bot": "python_random", "seat": 1})
+    assert status == 201, opened
+    table_id = str(opened["table"])
+    status, payload = ann.call("POST", "/api/play", {"bot": "python_random"})
+    assert status == 429 and "max_tables_per_user" in str(payload["error"])
+    status, payload = bob.call("GET", f"/api/play/{table_id}")
+    assert status == 404, payload  # another user's table is not even named
+    deadline = time.monotonic() + 60
+    while (payload := ann.call("GET", f"/api/play/{table_id}")[1])["status"] != "your_turn":
+        assert time.monotonic() < deadline, payload
+        time.sleep(0.05)
+    move = {"action": "place NOWHERE", "request": payload["request"]}
+    status, refused = ann.call("POST", f"/api/play/{table_id}/action", move)
+    assert status == 422 and "not a legal action" in str(refused["error"])
+    move = {"action": payload["legal"][0]["text"], "request": 999999}  # type: ignore[index]
+    status, refused = ann.call("POST", f"/api/play/{table_id}/action", move)
+    assert status == 409 and "not the open one" in str(refused["error"])
+    status, refused = bob.call("POST", f"/api/play/{table_id}/action", move)
+    assert status == 404
+    # ann never moves: her 3 s clock runs out and she loses on time, as a bot would
+    table = tables.table(st.Principal("ann", "user"), table_id)
+    assert table.done.wait(60)
+    final = ann.call("GET", f"/api/play/{table_id}")[1]
+    assert final["status"] == "stored", final
+    assert final["result"]["your_status"] == "BOT_STATUS_TIMEOUT"  # type: ignore[index]
+    assert final["result"]["winner_seat"] == 0  # type: ignore[index]
+
+
+@pytest.mark.slow
+def test_the_server_wide_table_limit(tmp_path: Path) -> None:
+    store = st.Store.open(tmp_path / "data")
+    options = PlayOptions(time_control=TimeControl(action_ms=1000, bank_ms=0), max_tables=1)
+    tables = PlayTables(store, options)
+    server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
+    try:
+        ann = Client(port, st.create_token(store, "ann"))
+        bob = Client(port, st.create_token(store, "bob"))
+        assert ann.call("POST", "/api/play", {"bot": "python_random"})[0] == 201
+        status, payload = bob.call("POST", "/api/play", {"bot": "python_random"})
+        assert status == 503 and "max_tables" in str(payload["error"]), payload
+    finally:
+        server.stop()
+        for table in list(tables._tables.values()):
+            table.done.wait(60)
+        store.close()
+
+
+def test_a_server_without_tables_says_so(tmp_path: Path) -> None:
+    store = st.Store.open(tmp_path / "data")
+    try:
+        app = WebApp(StoreSource(store))
+        for method, path in (("GET", "/api/play/bots"), ("POST", "/api/play")):
+            response = app.handle(method, path, {})
+            assert response.status == 404 and b"seats no people" in response.body
+        assert b'id="disabled"' in app.handle("GET", "/play", {}).body
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("owner", ["bob", None])
+def test_nobody_else_can_take_a_persons_seat_name(tmp_path: Path, owner: str | None) -> None:
+    """A bot stored first as human-ann would keep ann from ever sitting at a table."""
+    store = st.Store.open(tmp_path / "data")
+    try:
+        with pytest.raises(st.StoreError, match="only user 'ann' sits as 'human-ann'"):
+            st.register_remote_bot(store, "human-ann", owner=owner)
+        assert st.register_remote_bot(store, "human-ann", owner="ann")[1]
+    finally:
+        store.close()

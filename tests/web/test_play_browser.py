@@ -1,0 +1,212 @@
+"""/play in Chromium: a person plays whole games against a sandboxed bot by clicking the
+board's highlighted lines, the cards and the action buttons, until the game is stored;
+every JSON response the page received is held to the seat's view (the engine's
+observation of the stored game), and the page's cards to that view at every turn. The
+control plants the opponent's real hand into the JSON the page fetches and shows the
+check catches it."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena import store as st
+from arena.kahuna import State, apply, new_game, parse_record, record_from_json, start_round
+from arena.referee.live import ActionApplied, GameStarted, LiveEvent, RoundStarted
+from arena.testing.browser import CHROMIUM
+from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_dom, check_payload
+from arena.web import create_web_server
+from arena.web import play as play_module
+from arena.web.play import PlayTables
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is not installed"),
+]
+
+if Path(CHROMIUM).exists():
+    from playwright.sync_api import Browser, Page, Response, expect
+else:  # pragma: no cover - the module is skipped
+    Browser = Page = Response = object  # type: ignore[misc,assignment]
+
+Json = dict[str, Any]
+CARDS_BY_CONTAINER = """() => {
+  const found = {};
+  for (const node of document.querySelectorAll("[data-card]")) {
+    const where = node.parentElement.id || node.parentElement.className;
+    (found[where] = found[where] || []).push(node.dataset.card);
+  }
+  return found;
+}"""
+
+
+def target(action: Json) -> tuple[str, Callable[[Json], bool]] | None:
+    """The board element that stands for ``action``, and which actions clicking it picks
+    (the page's own rule, ``matches`` in play.js); None: only the action's button."""
+    if action.get("line"):
+        line = action["line"]
+        return f"#bridge-{line}", lambda a: a.get("line") == line
+    if action["type"] == "draw" and action.get("card"):
+        card = action["card"]
+        return (f'#faceup .card[data-card="{card}"] >> nth=0',
+                lambda a: a["type"] == "draw" and a.get("card") == card)  # fmt: skip
+    if action["type"] == "discard":
+        card = action["card"]
+        return (f'#hand .card[data-card="{card}"] >> nth=0',
+                lambda a: a["type"] != "draw" and (a.get("card") == card
+                                                   or card in (a.get("cards") or [])))  # fmt: skip
+    return None
+
+
+@pytest.fixture
+def site(tmp_path: Path, browser: Browser) -> Iterator[tuple[Page, st.Store, list[Json]]]:
+    store = st.Store.open(tmp_path / "data")
+    token = st.create_token(store, "ann")
+    tables = PlayTables(store)
+    server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    bodies: list[Json] = []
+
+    def seen(response: Response) -> None:
+        if "/api/play/" in response.url and not response.url.endswith("/bots"):
+            bodies.append(json.loads(response.text()))
+
+    page.on("response", seen)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if "Security Policy" in m.text else None)
+    page.goto(f"http://127.0.0.1:{port}/play")
+    page.fill("#token", token)
+    try:
+        yield page, store, bodies
+        assert context.cookies() == []
+        stored = page.evaluate("() => JSON.stringify([{...localStorage}, {...sessionStorage}])")
+        assert token not in stored
+        assert errors == []
+    finally:
+        context.close()
+        server.stop()
+        for table in list(tables._tables.values()):
+            table.done.wait(150)
+        store.close()
+
+
+def play_game(
+    page: Page, bodies: list[Json], bot: str, seat: int, rng: random.Random, reference: str = ""
+) -> Json:
+    """Start a game and click random legal actions until it is stored; the last state."""
+    page.select_option("#bot", bot)
+    page.select_option("#reference", reference)
+    page.select_option("#seat", str(seat))
+    page.click("#start")
+    section = page.locator("#table")
+    clicks = 0
+    while True:
+        page.wait_for_function(
+            "() => ['your_turn', 'stored', 'failed'].includes("
+            "document.getElementById('table').dataset.status)", timeout=150_000,
+        )  # fmt: skip
+        status = section.get_attribute("data-status")
+        if status != "your_turn":
+            break
+        request = section.get_attribute("data-request")
+        shown = next(b for b in reversed(bodies) if str(b.get("request")) == request)
+        check_dom(page.evaluate(CARDS_BY_CONTAINER), shown["view"])
+        legal = shown["legal"]
+        buttons = page.locator("#choices button.choice")
+        assert sorted(buttons.all_inner_texts()) == sorted(a["text"] for a in legal)
+        action = rng.choice(legal)
+        where = target(action)
+        if where is not None:
+            selector, picks = where
+            expect(page.locator(selector)).to_have_class(re.compile(r"\blegal\b"))
+            picked = [a for a in legal if picks(a)]
+            page.click(selector)
+            clicks += 1
+            if len(picked) > 1:  # the click narrowed the choice to what it picks
+                expect(buttons).to_have_count(len(picked))
+                page.click(f'#choices button[data-action="{action["text"]}"]')
+        else:
+            page.click(f'#choices button[data-action="{action["text"]}"]')
+        page.wait_for_function(
+            f"() => document.getElementById('table').dataset.request !== '{request}'"
+        )
+    assert status == "stored", page.locator("#status").inner_text()
+    assert clicks > 0  # the board and the cards were clicked, not only the buttons
+    return next(b for b in reversed(bodies) if b["status"] == "stored")
+
+
+@pytest.mark.parametrize(("bot", "seat", "reference"), [
+    ("python_random", 0, ""), ("python_greedy", 1, "python_random"),
+])  # fmt: skip
+def test_a_person_plays_whole_games_and_sees_only_the_seat(
+    site: tuple[Page, st.Store, list[Json]], bot: str, seat: int, reference: str
+) -> None:
+    page, store, bodies = site
+    final = play_game(page, bodies, bot, seat, random.Random(seat), reference)
+    record = parse_record(json.dumps(st.game_record(store, final["game"])))
+    assert record.result is not None
+    truth = SeatTruth(record)
+    assert len(bodies) > 10
+    for body in bodies:
+        check_payload(body, truth)
+    if reference:  # duplicate mode: both results of the deal, side by side
+        expect(page.locator("#duplicate")).to_contain_text(
+            "Duplicate, the same deal from your seat: you ", timeout=60_000
+        )
+        expect(page.locator("#duplicate")).to_contain_text(f"; {reference} ")
+    else:
+        expect(page.locator("#duplicate")).to_be_hidden()
+    page.click("#game-link")
+    page.wait_for_url(f"**/games/{final['game']}")
+    expect(page.locator("h1")).to_contain_text(bot)
+
+
+def test_a_planted_hand_in_the_json_is_caught(
+    site: tuple[Page, st.Store, list[Json]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control: the server adds the opponent's real hand (followed from the
+    referee's full-information events) to the view; the same check must fail."""
+    page, store, bodies = site
+    game: dict[str, State] = {}
+    lock = threading.Lock()
+    real_run_match = play_module.run_match
+
+    def follow(event: LiveEvent) -> None:
+        with lock:
+            if isinstance(event, GameStarted):
+                head = record_from_json({**event.head, "actions": []})
+                game["state"] = new_game(head.deal, head.variant, head.handicap)
+            elif isinstance(event, ActionApplied):
+                game["state"] = apply(game["state"], event.action, event.seat)
+            elif isinstance(event, RoundStarted):
+                game["state"] = start_round(game["state"], event.order)
+
+    def run_match(*args: Any, **kwargs: Any) -> Any:
+        return real_run_match(*args, on_event=follow, **kwargs)
+
+    real_view = play_module.seat_view
+
+    def planted_view(obs: Any, history: list[Json]) -> Json:
+        with lock:
+            hidden = list(game["state"].hands[1 - obs.seat])
+        return {**real_view(obs, history), "opponent_hand": hidden}
+
+    monkeypatch.setattr(play_module, "run_match", run_match)
+    monkeypatch.setattr(play_module, "seat_view", planted_view)
+    final = play_game(page, bodies, "python_random", 0, random.Random(7))
+    truth = SeatTruth(parse_record(json.dumps(st.game_record(store, final["game"]))))
+    turn = next(b for b in bodies if b["status"] == "your_turn")
+    events = len(turn["view"]["history"])
+    assert turn["view"]["opponent_hand"] == list(truth.state_at(events).hands[1])
+    with pytest.raises(SeatLeak, match="opponent_hand"):
+        for body in bodies:
+            check_payload(body, truth)
