@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.testing.waiting import wait_until
 from tests.server.test_disk_full import small_disk
 
 TESTBOT = Path(__file__).resolve().parent.parent / "bots" / "testbot.py"
@@ -248,12 +249,20 @@ def test_ctrl_c_stops_the_match_after_the_game_in_play_and_leaves_no_bot(tmp_pat
 
     tmp_path.chmod(0o755)
     first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
+    records = tmp_path / "records"
     process = subprocess.Popen(
-        [sys.executable, "-m", "arena", "match", str(first), str(second), "--games", "300"],
+        [sys.executable, "-m", "arena", "match", str(first), str(second), "--games", "300",
+         "--records", str(records)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
-    time.sleep(4.0)  # both halves are playing by now
+
+    def halves_playing() -> bool:  # one half plays the even games, the other the odd ones
+        assert process.poll() is None, "the match ended before the Ctrl-C"
+        played = {int(p.stem.split("-")[1]) % 2 for p in records.glob("game-*.json")}
+        return played == {0, 1}
+
+    wait_until(halves_playing, "a game stored by each half", 60, interval_s=0.05)
     os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     interrupted = time.monotonic()
     try:

@@ -16,7 +16,6 @@ import stat
 import subprocess
 import sys
 import tarfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from arena.store import (
     get_tournament,
     list_games,
 )
+from arena.testing.waiting import wait_until
 from tests.server.pki import Pki, make_pki
 from tests.server.test_disk_full import small_disk
 
@@ -615,10 +615,11 @@ def test_play_hosts_a_remote_bot_through_the_connector(
         connector.kill()
     assert connector.returncode == 0, stderr
     assert "seat offered" in stderr
-    deadline = time.monotonic() + TOURNAMENT_TIMEOUT_S
-    while get_tournament(arena.store, f"cli-play-{name}").status != "finished":
-        assert time.monotonic() < deadline, "the tournament did not finish"
-        time.sleep(0.1)
+    def status() -> str:
+        return str(get_tournament(arena.store, f"cli-play-{name}").status)
+
+    wait_until(lambda: status() == "finished", "the tournament finished", TOURNAMENT_TIMEOUT_S,
+               interval_s=0.1, state=status)  # fmt: skip
     games = [g for g in list_games(arena.store) if name in g.bots]
     assert len(games) == 2 and all(g.statuses == ("ok", "ok") for g in games)
 

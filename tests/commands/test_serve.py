@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import re
 import signal
+import sqlite3
 import ssl
 import subprocess
 import sys
@@ -17,9 +18,22 @@ import pytest
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.testing.waiting import wait_until
 from tests.server.pki import Pki, make_pki
 
 pytestmark = pytest.mark.slow
+
+
+def _stored_games(data: Path) -> int:
+    """Games in the store (0 while the server has not made it yet)."""
+    try:
+        db = sqlite3.connect(f"file:{data / 'arena.db'}?mode=ro", uri=True, timeout=5)
+        try:
+            return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
 
 
 def _read_line(process: subprocess.Popen[str], pattern: str) -> re.Match[str]:
@@ -302,7 +316,6 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
     by an error: ProgrammingError: Cannot operate on a closed database.'"""
     import json
     import shutil
-    import time
 
     from arena.bots.smoke import SAMPLE_RANDOM_BOT
     from arena.referee import load_bot
@@ -330,7 +343,7 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
                                            bots=["r1", "r2"], games_per_match=100, start=True),
                 metadata=(("authorization", f"Bearer {token}"),),
             )  # fmt: skip
-        time.sleep(3.0)  # games are being played
+        wait_until(lambda: _stored_games(data) >= 1, "a game stored", 60, interval_s=0.05)
         process.send_signal(signal.SIGTERM)
         assert process.wait(60) == 0
     finally:

@@ -25,6 +25,7 @@ from arena.commands.tables import fit
 from arena.referee import load_bot
 from arena.resources import sample_bots_dir
 from arena.store import Store, TournamentConfig, TournamentFormat, add_bot_version
+from arena.testing.examples import examples
 from arena.tournament.rounds import create_tournament
 
 HEADERS = ("#", "bot", "version", "mu-3sigma", "mu", "sigma", "games", "W/D/L",
@@ -50,7 +51,7 @@ def _render(table: Table, width: int) -> list[str]:
     return out.file.getvalue().splitlines()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(width=st.integers(60, 220), names=st.lists(NAME, min_size=1, max_size=6))
 def test_every_name_is_whole_and_no_line_is_wider_than_the_terminal(
     width: int, names: list[str]

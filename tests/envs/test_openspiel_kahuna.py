@@ -20,6 +20,7 @@ def _load(**params: object) -> object:
     return pyspiel.load_game(openspiel_kahuna.SHORT_NAME, {"deals": 50, **params})
 
 
+@pytest.mark.slow  # long: a simulation or many generated cases
 @pytest.mark.parametrize("params", [{}, {"tactical": True, "strategic": True}])
 def test_openspiel_random_simulation_test(params: dict[str, bool]) -> None:
     pyspiel.random_sim_test(_load(**params), num_sims=3, serialize=False, verbose=False)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from arena.kahuna import ISLANDS, Variant, observe
 from arena.kahuna.board import ISLAND_INDEX
 from arena.kahuna.determinize import Completion, opponent_knowledge
+from arena.testing.examples import examples
 
 from .util import playout, pos, run
 
@@ -47,7 +48,7 @@ def _true_counts(cards: tuple[str, ...]) -> list[int]:
     return counts
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 10_000), variant=VARIANTS)
 def test_what_the_history_proves_is_true_at_every_step(seed: int, variant: Variant) -> None:
     for before, _action, _after in playout(seed, variant):
@@ -62,7 +63,7 @@ def test_what_the_history_proves_is_true_at_every_step(seed: int, variant: Varia
             assert all(k <= h for k, h in zip(held, both, strict=True))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 10_000), variant=VARIANTS)
 def test_the_true_hidden_cards_complete_to_the_same_observation(
     seed: int, variant: Variant

@@ -18,6 +18,7 @@ from arena.kahuna.encoding import (
     encode_observation,
 )
 from arena.kahuna.legal import legal_actions
+from arena.testing.examples import examples
 from tests.kahuna.util import playout
 
 VARIANTS = [Variant(), Variant(strategic=True), Variant(tactical=True), Variant(True, True)]
@@ -33,7 +34,7 @@ def test_the_vector_has_the_documented_slots() -> None:
     assert len({name for name, _, _ in FEATURES}) == len(FEATURES)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(seed=st.integers(0, 2**32), variant=st.sampled_from(VARIANTS))
 def test_every_legal_action_of_a_game_is_encoded_and_every_vector_in_bounds(
     seed: int, variant: Variant

@@ -21,6 +21,7 @@ from arena.kahuna import (
 )
 from arena.kahuna.actions import _INTERN
 from arena.kahuna.legal import violation
+from arena.testing.examples import examples
 
 from .util import majority_control, playout
 
@@ -91,7 +92,7 @@ def test_seeded_playouts_keep_invariants(variant: Variant) -> None:
         play_and_check(seed, variant, brute_force=seed < 5)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**64 - 1), variant=st.sampled_from(VARIANTS))
 def test_hypothesis_playouts_end_and_keep_invariants(seed: int, variant: Variant) -> None:
     play_and_check(seed, variant)

@@ -30,6 +30,7 @@ from arena.kahuna import (
     start_round,
     state_summary,
 )
+from arena.testing.examples import examples
 
 
 def base(**changes: Any) -> dict[str, Any]:
@@ -232,7 +233,7 @@ def test_hostile_records_are_malformed_with_one_line(text: str) -> None:
     assert message and "\n" not in message and len(message) < 400
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(

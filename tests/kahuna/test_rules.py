@@ -26,6 +26,7 @@ from arena.kahuna import (
     new_game,
     start_round,
 )
+from arena.testing.examples import examples
 
 from .util import legal_texts, majority_control, playout, pos, run
 
@@ -308,7 +309,7 @@ BRIDGES = st.one_of(JUNK, st.builds(HandicapBridge, st.one_of(st.integers(-1, 2)
                                     st.one_of(st.sampled_from(LINES), JUNK)))  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     deal=st.one_of(JUNK, st.lists(st.one_of(st.sampled_from(ISLANDS), JUNK), max_size=26),
                    st.permutations(list(deal_from_seed(0)))),
@@ -326,7 +327,7 @@ def test_new_game_refuses_anything_with_a_kahuna_error(
         assert state.round == 1 and not state.is_finished
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(order=st.one_of(JUNK, st.lists(st.one_of(st.sampled_from(ISLANDS), JUNK), max_size=22)),
        shuffle=st.randoms(use_true_random=False))  # fmt: skip
 def test_start_round_refuses_anything_with_a_kahuna_error(order: Any, shuffle: Any) -> None:

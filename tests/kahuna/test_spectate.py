@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from arena.kahuna import ActionType, State, Variant, observation_to_json, observe
 from arena.kahuna.spectate import PublicEvent, spectate, spectator_to_json
+from arena.testing.examples import examples
 from arena.testing.worlds import other_worlds
 
 from .util import playout, run
@@ -86,7 +87,7 @@ def test_the_other_worlds_really_differ_in_what_is_hidden() -> None:
     assert total > 20 and changed > total * 0.8
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 50_000), variant=st.sampled_from(VARIANTS))
 def test_no_hidden_card_in_the_json_of_any_position(seed: int, variant: Variant) -> None:
     """Each card a seat holds is in the JSON only as often as the public columns show it."""

@@ -33,6 +33,7 @@ from arena.protocol.convert import (
 )
 from arena.protocol.gen.kahuna.v1 import game_pb2
 from arena.protocol.wire import observation_bytes
+from arena.testing.examples import examples
 from arena.testing.protocol import observation_from_pb
 
 ACTIONS = [
@@ -114,7 +115,7 @@ def _playout(seed: int, variant: Variant) -> list[State]:
     return states
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(seed=st.integers(0, 2**32), strategic=st.booleans(), tactical=st.booleans())
 def test_incremental_observations_decode_to_the_engines(
     seed: int, strategic: bool, tactical: bool

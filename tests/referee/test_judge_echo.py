@@ -14,6 +14,7 @@ from arena.protocol.wire import action_bytes, echoed_action
 from arena.referee.endpoint import Arrival, ArrivalKind
 from arena.referee.game import Clock
 from arena.referee.judge import Phase, ReplyWindow, Verdict, VerdictKind, judge, judge_echo
+from arena.testing.examples import examples
 
 SENT_NS = 1_000_000_000
 STATE = new_game(deal_from_seed(3), Variant(tactical=True))
@@ -101,7 +102,7 @@ def test_no_open_request_no_echo(phase: Phase) -> None:
     assert judge_echo(raw, SENT_NS, _expect(7, phase)) is None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     index=st.integers(0, len(LEGAL) - 1),
     request_id=st.integers(1, 2**33),

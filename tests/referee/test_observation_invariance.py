@@ -49,6 +49,7 @@ from arena.referee.halves import half_configs
 from arena.referee.remote import SeatOffer
 from arena.referee.seeds import deal_seed
 from arena.referee.types import BotSpec
+from arena.testing.examples import examples
 from arena.testing.protocol import observation_from_pb
 
 SDK_DIR = Path(__file__).resolve().parents[2] / "sample_bots" / "sdk" / "python"
@@ -243,7 +244,7 @@ def far(tmp_path_factory: pytest.TempPathFactory) -> tuple[BotSpec, BotSpec]:
     return remote_pair(tmp_path_factory.mktemp("far"))
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(
     secret=st.binary(min_size=32, max_size=32),
     game=st.integers(0, GAMES - 1),

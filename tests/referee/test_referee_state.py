@@ -22,6 +22,7 @@ from arena.kahuna import (
 from arena.protocol.convert import action_to_pb, observation_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.game import RefereeState
+from arena.testing.examples import examples
 
 FLAGS = (False, True)
 VARIANTS = [Variant(strategic, tactical) for strategic in FLAGS for tactical in FLAGS]
@@ -82,7 +83,7 @@ def test_requests_equal_the_generated_messages(
         assert _check_playout(seed, variant, handicap) > 0
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=st.integers(0, 2**32), variant=st.sampled_from(VARIANTS))
 def test_requests_equal_the_generated_messages_on_random_deals(seed: int, variant: Variant) -> None:
     _check_playout(seed, variant, ())

@@ -26,6 +26,7 @@ from arena.referee.results import Failures
 from arena.referee.slots import BotSlot
 from arena.referee.turn_loop import GAME_ENDED, ArrivalQueue, TurnLoop
 from arena.referee.types import BotSpec, BotStatus
+from arena.testing.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
@@ -62,10 +63,7 @@ class Table:
 
     @staticmethod
     def _wait(condition: Callable[[], bool]) -> None:
-        deadline = time.monotonic() + 5
-        while not condition():
-            assert time.monotonic() < deadline, "timed out"
-            time.sleep(0.001)
+        wait_until(condition, "the game loop's next state", 5, interval_s=0.001)
 
     def put(self, kind: ArrivalKind, message: referee_pb2.PlayRequest | None = None) -> None:
         slot = self.game.open_slot

@@ -29,6 +29,7 @@ from arena.kahuna import (
     start_round,
 )
 from arena.kahuna.board import CARDS_PER_ISLAND
+from arena.testing.examples import examples
 from tests.kahuna.util import playout, pos, run
 
 VARIANTS = st.sampled_from([Variant(), Variant(tactical=True), Variant(True, True)])
@@ -67,7 +68,7 @@ def _assert_legal(sample: State, real: State, seat: int) -> None:
         state = apply(state, rng.choice(legal_actions(state)))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 10_000), variant=VARIANTS, pick=st.integers(0, 10**6))
 def test_every_sample_is_legal_and_observed_as_the_observation(
     seed: int, variant: Variant, pick: int

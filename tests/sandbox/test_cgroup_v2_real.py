@@ -12,7 +12,6 @@ import contextlib
 import os
 import secrets
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 
 from arena.sandbox.cgroups import CgroupV2
 from arena.sandbox.process import wait_gone
+from arena.testing.waiting import wait_until
 
 UNIFIED = Path("/sys/fs/cgroup/unified")
 
@@ -58,14 +58,11 @@ def test_v2_kill_empties_and_removes_a_real_group(group_dir: Path, prefer_kill_f
         assert shell.stdin is not None
         shell.stdin.write(b"go\n")
         shell.stdin.close()
-        deadline = time.monotonic() + 10
-        while len(group.pids()) < 4 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        members = group.pids()
-        assert len(members) >= 4 and shell.pid in members
-        time.sleep(0.2)
-        cpu_ms = group.cpu_time_ms()
-        assert cpu_ms is not None and cpu_ms > 0  # the busy daemon, from cpu.stat
+        members = wait_until(lambda: len(group.pids()) >= 4 and group.pids(),
+                             "the whole tree in the group", 10, state=group.pids)  # fmt: skip
+        assert shell.pid in members
+        # the busy daemon, from cpu.stat
+        wait_until(group.cpu_time_ms, "CPU time of the group", 10, state=group.cpu_time_ms)
         group.kill_all()
         assert group.pids() == []
         shell.wait(5)

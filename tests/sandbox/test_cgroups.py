@@ -5,13 +5,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import signal
 import subprocess
-import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -194,28 +193,48 @@ def test_stale_groups_of_dead_creators_are_swept(tmp_path: Path) -> None:
     assert sorted(p.name for p in parent.iterdir()) == [f"bot-{os.getpid()}-1-bb", "unrelated"]
 
 
+class _RemovedOnFirstTouch(type(Path())):  # type: ignore[misc]
+    """A ``kahuna-arena`` parent that another worker removes (remove_parent_if_empty) at
+    the sweep's first touch: right after a look (``is_dir``, ``exists``, ``stat``)
+    answers, or right before a listing. The interleaving is forced, not hoped for."""
+
+    removed = False
+
+    def _remove_once(self) -> None:
+        if self.name == "kahuna-arena" and not _RemovedOnFirstTouch.removed:
+            _RemovedOnFirstTouch.removed = True
+            remove_parent_if_empty(Path(self))
+
+    def is_dir(self) -> bool:
+        answer = bool(super().is_dir())
+        self._remove_once()
+        return answer
+
+    def exists(self) -> bool:
+        answer = bool(super().exists())
+        self._remove_once()
+        return answer
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        answer: os.stat_result = super().stat(follow_symlinks=follow_symlinks)
+        self._remove_once()
+        return answer
+
+    def iterdir(self) -> Iterator[Path]:
+        self._remove_once()
+        return super().iterdir()  # type: ignore[no-any-return]
+
+
 def test_sweeping_while_another_process_removes_the_parent_is_no_error(tmp_path: Path) -> None:
     """Concurrent workers: one removes the empty parent as its last bot ends
     (remove_parent_if_empty) while another sweeps it before making its own group.
     Many fast-failing matches (a full disk) made this race common: the sweep raised
     FileNotFoundError naming /sys/fs/cgroup/cpu/kahuna-arena and failed the match."""
-    parent = tmp_path / "kahuna-arena"
-    stop = threading.Event()
-
-    def churn() -> None:
-        while not stop.is_set():
-            with contextlib.suppress(FileExistsError):
-                parent.mkdir()
-            remove_parent_if_empty(parent)
-
-    thread = threading.Thread(target=churn)
-    thread.start()
-    try:
-        for _ in range(10_000):
-            sweep_stale([parent])
-    finally:
-        stop.set()
-        thread.join()
+    parent = _RemovedOnFirstTouch(tmp_path / "kahuna-arena")
+    parent.mkdir()
+    _RemovedOnFirstTouch.removed = False
+    assert sweep_stale([parent]) == []
+    assert _RemovedOnFirstTouch.removed and not os.path.exists(parent)  # the race did happen
 
 
 def test_empty_parent_is_removed_and_a_busy_one_kept(tmp_path: Path) -> None:

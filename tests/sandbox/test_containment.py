@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from arena.sandbox import HostReport, SandboxLimits
+from arena.testing.waiting import wait_until
 
 from .conftest import Harness, lines_of, marked_pids
 
@@ -36,10 +37,8 @@ FORK_BOMB = "bomb() { bomb | bomb & }; bomb; sleep 30"
 def test_fork_bomb_is_capped_by_the_pids_limit(harness: Harness) -> None:
     limits = SandboxLimits(max_processes=16)
     bot, _ = harness.launch(FORK_BOMB, limits=limits)
-    deadline = time.monotonic() + 10
-    while "processes" not in bot.limits_hit() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert "processes" in bot.limits_hit()
+    wait_until(lambda: "processes" in bot.limits_hit(), "the pids limit hit", 10,
+               state=bot.limits_hit)  # fmt: skip
     assert len(marked_pids(harness.marker)) <= limits.max_processes
     bot.kill()
     assert bot.poll() is not None
@@ -120,10 +119,8 @@ DAEMON = (
 )
 def test_double_forked_daemon_dies_with_the_bot(harness: Harness, main_sleep_s: str) -> None:
     bot, output = harness.launch(DAEMON, lang="python", env={"MAIN_SLEEP_S": main_sleep_s})
-    deadline = time.monotonic() + 10
-    while "daemon" not in output.read_text() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert "daemon" in output.read_text()
+    wait_until(lambda: "daemon" in output.read_text(), "the daemon's line", 10,
+               state=output.read_text)  # fmt: skip
     bot.wait(1.0)
     bot.kill()
     assert marked_pids(harness.marker) == []
@@ -133,12 +130,11 @@ def test_cpu_time_is_accounted_for_the_whole_tree(harness: Harness) -> None:
     # only the two background children burn CPU; the main shell just waits
     script = "for i in 1 2; do (while :; do :; done) & done; sleep 300"
     bot, _ = harness.launch(script, limits=SandboxLimits(cpu_cores=2.0))
-    deadline = time.monotonic() + 15  # a loaded machine gives the loops less CPU
+    # a loaded machine gives the loops less CPU
+    wait_until(lambda: (bot.cpu_time_ms() or 0.0) >= 200, "200 ms of CPU", 15, interval_s=0.05,
+               state=bot.cpu_time_ms)  # fmt: skip
     cpu_ms = bot.cpu_time_ms()
-    while (cpu_ms or 0.0) < 200 and time.monotonic() < deadline:
-        time.sleep(0.05)
-        cpu_ms = bot.cpu_time_ms()
-    assert cpu_ms is not None and cpu_ms >= 200
+    assert cpu_ms is not None
     bot.kill()
     final_ms = bot.cpu_time_ms()
     assert final_ms is not None and final_ms >= cpu_ms
@@ -158,9 +154,8 @@ def test_a_frozen_bot_gets_no_cpu_until_thawed_and_still_dies(harness: Harness) 
     ``freeze(False)`` lets it run again, and a frozen bot is still killed."""
     script = "for i in 1 2; do (while :; do :; done) & done; sleep 300"
     bot, _ = harness.launch(script, limits=SandboxLimits(cpu_cores=2.0))
-    deadline = time.monotonic() + 15
-    while (bot.cpu_time_ms() or 0.0) < 50 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: (bot.cpu_time_ms() or 0.0) >= 50, "50 ms of CPU", 15,
+               state=bot.cpu_time_ms)  # fmt: skip
     assert bot.freeze(True)
     assert bot.frozen_state() == "FROZEN"
     frozen_at = bot.cpu_time_ms()
@@ -169,10 +164,8 @@ def test_a_frozen_bot_gets_no_cpu_until_thawed_and_still_dies(harness: Harness) 
     assert frozen_at is not None and after is not None and after - frozen_at < 5
     assert bot.freeze(False)
     assert bot.frozen_state() == "THAWED"
-    deadline = time.monotonic() + 15
-    while (bot.cpu_time_ms() or 0.0) < after + 50 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert (bot.cpu_time_ms() or 0.0) >= after + 50
+    wait_until(lambda: (bot.cpu_time_ms() or 0.0) >= after + 50, "CPU again once thawed", 15,
+               state=bot.cpu_time_ms)  # fmt: skip
     assert bot.freeze(True)
     bot.kill()
     assert marked_pids(harness.marker) == []

@@ -16,6 +16,7 @@ import pytest
 
 from arena.sandbox import SandboxLimits
 from arena.sandbox.drain import drain_to
+from arena.testing.waiting import wait_until
 
 from .conftest import Harness
 
@@ -41,10 +42,9 @@ def test_each_read_is_in_the_file_at_once(tmp_path: Path) -> None:
     path = tmp_path / "out"
     write_fd, drain = _pipe_to(path, 1 << 20)
     os.write(write_fd, b"first line\n")
-    deadline = time.monotonic() + 5
-    while path.read_bytes() != b"first line\n" and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert path.read_bytes() == b"first line\n"  # the writer is still there
+    # the writer is still there
+    wait_until(lambda: path.read_bytes() == b"first line\n", "the line in the file", 5,
+               interval_s=0.005, state=path.read_bytes)  # fmt: skip
     os.close(write_fd)
     assert drain.wait(5)  # type: ignore[attr-defined]
 
@@ -90,9 +90,11 @@ def test_many_pipes_at_once_each_to_its_file(tmp_path: Path) -> None:
 
 
 def test_a_stopped_drain_closes_its_pipe(tmp_path: Path) -> None:
-    write_fd, drain = _pipe_to(tmp_path / "out", 1 << 20)
+    path = tmp_path / "out"
+    write_fd, drain = _pipe_to(path, 1 << 20)
     os.write(write_fd, b"kept\n")
-    time.sleep(0.05)
+    wait_until(lambda: path.read_bytes() == b"kept\n", "the drain's first read", 5,
+               interval_s=0.005, state=path.read_bytes)  # fmt: skip
     drain.stop()  # type: ignore[attr-defined]
     assert drain.wait(0)  # type: ignore[attr-defined]
     with pytest.raises(BrokenPipeError):
@@ -120,11 +122,8 @@ def _comm(pid: int) -> str:
 def test_a_launch_starts_no_drainer_process(harness: Harness) -> None:
     before = _children()
     bot, output = harness.launch("echo started >&2; sleep 5", limits=SandboxLimits())
-    deadline = time.monotonic() + 10
-    while "started" not in output.read_text() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: "started" in output.read_text(), "the bot's first line", 10)
     started = {_comm(pid) for pid in _children() - before}
     bot.kill()
-    assert "started" in output.read_text()
     assert "bwrap" in started  # the gate, exec'd into bwrap
     assert not started & {"head", "stdbuf"}  # before: a drainer per pipe

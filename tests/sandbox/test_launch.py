@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +26,13 @@ from arena.sandbox import (
 from arena.sandbox.cgroups import CGROUP_ROOT, detect_version, own_cgroup_paths, read_proc_cgroup
 from arena.sandbox.probe import probe_cgroups, probe_namespaces, unavailable_error
 from arena.sandbox.process import wait_gone
+from arena.testing.waiting import wait_until
 
 from .conftest import Harness, cgroup_dirs, lines_of, marked_pids
+
+
+def _cmdline(pid: int) -> bytes:
+    return Path(f"/proc/{pid}/cmdline").read_bytes()
 
 
 @pytest.mark.slow
@@ -171,10 +175,9 @@ def test_unsafe_fallback_kills_its_tree(harness: Harness, cgroup_version: int | 
         f"setsid {child} & {child}"  # only the cgroup can catch a new session
     )
     bot, _ = harness.launch(script, host=host, unsafe=True)
-    deadline = time.monotonic() + 5
-    while len(marked_pids(harness.marker)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(marked_pids(harness.marker)) >= 3  # more while a child is between fork and exec
+    # more while a child is between fork and exec
+    wait_until(lambda: len(marked_pids(harness.marker)) >= 3, "the bot and both children", 5,
+               state=lambda: marked_pids(harness.marker))  # fmt: skip
     assert not bot.sandboxed
     bot.kill()
     assert wait_gone(marked_pids(harness.marker))
@@ -190,12 +193,9 @@ def test_a_bots_cpu_group_has_no_parent_shared_with_other_bots(harness: Harness)
     if detect_version(CGROUP_ROOT) != 1:
         pytest.skip("the flat cpu layout is v1's")
     bots = [harness.launch("sleep 300")[0] for _ in range(2)]
-    deadline = time.monotonic() + 10  # the gate execs bwrap once it is in its groups
-    for bot in bots:
-        while time.monotonic() < deadline:
-            if Path(f"/proc/{bot.pid}/cmdline").read_bytes().startswith(b"/usr/bin/bwrap"):
-                break
-            time.sleep(0.01)
+    # the gate execs bwrap once it is in its groups
+    wait_until(lambda: all(_cmdline(b.pid).startswith(b"/usr/bin/bwrap") for b in bots),
+               "bwrap exec'd in both", 10)  # fmt: skip
     own = own_cgroup_paths(read_proc_cgroup())
     for bot in bots:
         paths = own_cgroup_paths(Path(f"/proc/{bot.pid}/cgroup").read_text())
@@ -215,13 +215,10 @@ def test_a_bots_cpu_group_has_no_parent_shared_with_other_bots(harness: Harness)
 @pytest.mark.slow
 def test_kill_is_idempotent_and_accounting_survives_it(harness: Harness) -> None:
     bot, _ = harness.launch("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 300")
-    deadline = time.monotonic() + 10  # the gate execs bwrap once it is in the cgroup
-    cmdline = b""
-    while not cmdline.startswith(b"/usr/bin/bwrap") and time.monotonic() < deadline:
-        time.sleep(0.01)
-        cmdline = Path(f"/proc/{bot.pid}/cmdline").read_bytes()
-    assert cmdline.startswith(b"/usr/bin/bwrap")
-    time.sleep(0.2)
+    # the gate execs bwrap once it is in the cgroup
+    wait_until(lambda: _cmdline(bot.pid).startswith(b"/usr/bin/bwrap"), "bwrap exec'd", 10,
+               state=lambda: _cmdline(bot.pid))  # fmt: skip
+    wait_until(bot.cpu_time_ms, "the loop's first CPU time", 10)
     bot.kill()
     bot.kill()
     assert bot.poll() is not None
@@ -259,10 +256,9 @@ def test_bots_die_with_their_caller(harness: Harness, ending: str) -> None:
     status = caller.wait(20)
     assert status == (-signal.SIGKILL if ending == "crash" else 0)
     assert wait_gone(marked_pids(harness.marker), timeout_s=5)
-    deadline = time.monotonic() + 5  # after a crash, the caller's watchdog cleans up
-    while any(d.exists() for d in cgroup_dirs(name)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert all(not directory.exists() for directory in cgroup_dirs(name))
+    # after a crash, the caller's watchdog cleans up
+    wait_until(lambda: not any(d.exists() for d in cgroup_dirs(name)), "the cgroups removed", 5,
+               state=lambda: [d for d in cgroup_dirs(name) if d.exists()])  # fmt: skip
     assert os.path.exists(f"/proc/{caller.pid}") is False
 
 
@@ -337,7 +333,6 @@ def test_forked_worker_and_crashed_parent_each_clean_up_their_own(harness: Harne
     caller.stdin.close()
     assert caller.wait(20) == -signal.SIGKILL
     assert wait_gone(marked_pids(harness.marker), timeout_s=10)  # the watchdog's work
-    deadline = time.monotonic() + 10
-    while any(d.exists() for d in cgroup_dirs(parent_name)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not [d for d in cgroup_dirs(parent_name) if d.exists()]
+    wait_until(lambda: not any(d.exists() for d in cgroup_dirs(parent_name)),
+               "the cgroups removed", 10,
+               state=lambda: [d for d in cgroup_dirs(parent_name) if d.exists()])  # fmt: skip

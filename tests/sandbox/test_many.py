@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from arena.sandbox import BotProcess, SandboxLimits
+from arena.testing.waiting import wait_until
 
 from .conftest import Harness, cgroup_dirs, marked_pids
 
@@ -45,10 +46,8 @@ def test_sequential_launches_leak_no_descriptors_or_groups(harness: Harness) -> 
 def test_bots_outlive_the_thread_that_launched_them(harness: Harness) -> None:
     with ThreadPoolExecutor(max_workers=1) as pool:  # the pool's thread exits at the end
         bot, _output = pool.submit(harness.launch, "sleep 300; : $0").result()
-    deadline = time.monotonic() + 10
-    while len(marked_pids(harness.marker)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.3)
+    wait_until(lambda: len(marked_pids(harness.marker)) >= 2, "the bot running", 10)
+    time.sleep(0.3)  # a window for a signal at the thread's exit to land: none may
     assert bot.poll() is None
     bot.kill()
 

@@ -20,6 +20,7 @@ from arena.sandbox.uids import (
     configured_pool,
     uid_is_held,
 )
+from arena.testing.waiting import wait_until
 
 from .conftest import Harness, lines_of
 
@@ -112,15 +113,11 @@ print("status", status, flush=True)
 
 
 def _wait_for_line(path: Path, prefix: str, timeout_s: float = 20.0) -> str:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if path.exists():
-            for line in lines_of(path.read_text()):
-                if line.startswith(prefix):
-                    return line
-        time.sleep(0.05)
-    text = path.read_text() if path.exists() else ""
-    raise AssertionError(f"no {prefix!r} line in {path}: {text}")
+    def line() -> str | None:
+        text = path.read_text() if path.exists() else ""
+        return next((x for x in lines_of(text) if x.startswith(prefix)), None)
+
+    return wait_until(line, f"a {prefix!r} line in {path}", timeout_s, interval_s=0.05)
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ from arena.server.app import ApiServer, create_server
 from arena.server.gateway import PLAY_METHOD
 from arena.server.limits import UNAUTHENTICATED, StreamLimits, token_key
 from arena.store import Store, create_token, ensure_admin_token
+from arena.testing.waiting import wait_until
 
 Code = grpc.StatusCode
 LIMITS = StreamLimits(per_token=6, unauthenticated=6, hello_wait_s=60.0)
@@ -66,10 +67,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {WAIT_S} s: {what}"
-        time.sleep(0.02)
+    wait_until(condition, what, WAIT_S)
 
 
 def _seats(served: Served, token: str, bot: str) -> grpc.Future:

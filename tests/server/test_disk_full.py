@@ -29,6 +29,7 @@ from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.faults import DISK_FULL_MESSAGE
 from arena.store import Store, add_bot_version, create_token, ensure_admin_token
+from arena.testing.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 Code = grpc.StatusCode
@@ -173,11 +174,11 @@ def test_a_full_disk_stops_the_runner_and_resume_finishes_once_there_is_space(
     assert created.returncode == 0, created.stderr
     runner = _cli(data, "resume", "cup", "--no-progress", "--concurrency", "2")
     try:
-        deadline = time.monotonic() + 120
-        while len(_games(data)) < 2:
+        def two_games() -> bool:
             assert runner.poll() is None, runner.stderr.read() if runner.stderr else ""
-            assert time.monotonic() < deadline, "no game stored within 120 s"
-            time.sleep(0.1)
+            return len(_games(data)) >= 2
+
+        wait_until(two_games, "two games stored", 120, interval_s=0.1)
         disk.fill()
         full_at = time.monotonic()
         _, stderr = runner.communicate(timeout=STOP_WITHIN_S)

@@ -46,6 +46,7 @@ from arena.store import (
     revoke_tokens,
 )
 from arena.store.remote import get_seat_offer
+from arena.testing.waiting import wait_until
 from arena.web import WebServer, create_web_server
 
 pytestmark = pytest.mark.slow
@@ -273,10 +274,10 @@ def test_one_check_per_user_and_one_queue_for_grpc_and_the_web(arena: Arena) -> 
         error = refused(lambda: arena.submit(mallory, archive("mal3")))
         assert error.code() == Code.RESOURCE_EXHAUSTED and details(error)[0] == 30
         queued = pool.submit(arena.submit, bob, archive("bob1"))
-        deadline = time.monotonic() + 10
-        while arena.server.quotas is not None and arena.server.quotas.busy()[1] < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        quotas = arena.server.quotas
+        assert quotas is not None
+        wait_until(lambda: quotas.busy()[1] >= 2, "two submissions queued", 10,
+                   interval_s=0.01, state=quotas.busy)  # fmt: skip
         error = refused(lambda: arena.submit(carol, archive("carol1")))
         assert error.details().startswith(
             "limit check_queue: the server is checking 1 submission(s) and 1 wait,"
@@ -353,7 +354,9 @@ def test_revoking_a_token_ends_its_wait_for_seats_stream(
     stream = arena.stub.WaitForSeats(
         pb.WaitForSeatsRequest(bot="far"), metadata=arena.auth(token), timeout=20
     )
-    time.sleep(0.5)
+    service = arena.server.service
+    assert service is not None  # revoked once the stream waits, not before it opens
+    wait_until(lambda: service.seats.waiting.get("far"), "the stream waiting for seats", 10)
     [row] = list_tokens(arena.store, "mallory")
     revoke_tokens(arena.store, token_id=row.id)
     error = refused(lambda: next(iter(stream)))

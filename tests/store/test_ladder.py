@@ -35,6 +35,7 @@ from arena.store import (
 )
 from arena.store.models import TournamentFormat
 from arena.store.schema import MIGRATIONS
+from arena.testing.examples import examples
 from arena.tournament.ladder import contenders, history_after, rated_contenders
 from tests.store.conftest import MakeBot
 
@@ -115,7 +116,7 @@ def test_settings_are_stored_and_names_are_checked(store: Store) -> None:
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 4), st.integers(1, 4)), min_size=1, max_size=40),
     st.integers(1, 3),

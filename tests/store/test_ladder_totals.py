@@ -41,6 +41,7 @@ from arena.store import (
     set_withdrawn,
 )
 from arena.store.totals import LadderTotals, read_ladder_totals
+from arena.testing.examples import examples
 from arena.tournament.results import store_game
 from arena.tournament.rounds import create_tournament
 from tests.store.ladder_history import (
@@ -153,7 +154,7 @@ def seeded_store() -> Iterator[Seeded]:
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 20), st.integers(0, 20)),
                 min_size=1, max_size=30))  # fmt: skip
 def test_the_totals_equal_the_history_after_any_writes(plan: list[Step]) -> None:

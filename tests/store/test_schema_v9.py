@@ -34,6 +34,7 @@ from arena.store import (
 )
 from arena.store.schema import CURRENT_VERSION, MIGRATIONS, migrate
 from arena.store.totals import read_ladder_totals
+from arena.testing.examples import examples
 from tests.server.test_disk_full import SmallDisk, small_disk
 from tests.store.ladder_history import (
     history_entrants,
@@ -126,7 +127,7 @@ matches_strategy = st.lists(
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(matches_strategy, st.integers(1, 5))
 def test_a_v8_store_migrates_to_totals_equal_to_its_history(
     tmp_path_factory: pytest.TempPathFactory, drawn: list[tuple[int, int, int]], versions: int

@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -35,8 +34,9 @@ from arena.store import (
     set_withdrawn,
 )
 from arena.store.totals import read_ladder_totals
+from arena.testing.waiting import wait_until
 from arena.tournament.executor import JobDone, JobEvent, MatchJob
-from arena.tournament.ladder import LadderRunner
+from arena.tournament.ladder import LadderRunner, LadderSummary
 from arena.tournament.local_executor import LocalProcessExecutor
 from tests.store.ladder_history import history_totals, history_tournament_games
 from tests.tournament.test_runner import _descendants
@@ -88,10 +88,7 @@ def _assert_totals_are_the_history(data: Path) -> None:
 
 
 def _wait(what: str, until: Callable[[], bool], timeout_s: float = 240) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not until():
-        assert time.monotonic() < deadline, f"timed out waiting: {what}"
-        time.sleep(0.3)
+    wait_until(until, what, timeout_s, interval_s=0.3)
 
 
 def _serve(data: Path) -> subprocess.Popen[bytes]:
@@ -142,7 +139,9 @@ def test_kill_9_of_the_server_loses_no_game_and_the_ladder_goes_on(tmp_path: Pat
     _assert_totals_are_the_history(data)
 
 
-def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(tmp_path: Path) -> None:
+def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = tmp_path / "data"
     _add(data, tmp_path, "a")  # alone: nobody to play until b comes
     args = argparse.Namespace(
@@ -153,10 +152,18 @@ def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(tmp_path: 
     with Store.open(data) as store:
         ladder = prepare_ladder(store, args)
         runner = LadderRunner(store, ladder, concurrency=2)
+        looked = threading.Event()
+        collect = runner._collect
+
+        def collect_once(summary: LadderSummary) -> None:  # one whole pass with a alone
+            collect(summary)
+            looked.set()
+
+        monkeypatch.setattr(runner, "_collect", collect_once)
         thread = threading.Thread(target=runner.run)
         thread.start()
         try:
-            time.sleep(1)
+            assert looked.wait(60), "the ladder made no pass"
             assert _rows(data, "SELECT COUNT(*) FROM matches") == [(0,)]
             _add(data, tmp_path, "b")
             _wait("a game", lambda: len(_games(data)) >= 1)

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.testing.examples import examples
 from arena.tournament.ladder_schedule import (
     Contender,
     Pick,
@@ -108,7 +109,7 @@ ladders = st.tuples(
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(ladders)
 def test_game_counts_stay_fair_over_time(setup: tuple[int, int, int]) -> None:
     bots, concurrency, seed = setup
@@ -121,7 +122,7 @@ def test_game_counts_stay_fair_over_time(setup: tuple[int, int, int]) -> None:
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(ladders)
 def test_no_entrant_waits_longer_than_a_bounded_number_of_matches(
     setup: tuple[int, int, int],
@@ -137,7 +138,7 @@ def test_no_entrant_waits_longer_than_a_bounded_number_of_matches(
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(ladders, st.integers(1, 4), st.integers(0, 60))
 def test_every_new_version_is_placed_within_a_bounded_number_of_matches(
     setup: tuple[int, int, int], newcomers: int, after: int
@@ -158,7 +159,7 @@ def test_every_new_version_is_placed_within_a_bounded_number_of_matches(
         assert placed[policy.placement_matches - 1] < ladder.joined[version] + bound
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(ladders, st.integers(1, 3))
 def test_the_same_pairing_never_comes_too_often_in_a_row(
     setup: tuple[int, int, int], max_repeat: int

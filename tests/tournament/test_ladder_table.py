@@ -25,6 +25,7 @@ from arena.store import (
     conservative_rating,
     get_tournament,
 )
+from arena.testing.examples import examples
 from arena.tournament.ladder_view import ladder_view
 from arena.tournament.results import tournament_intervals, tournament_standings
 from arena.tournament.table import NO_INTERVALS, tournament_table
@@ -89,7 +90,7 @@ def differences(store: Store, ladder: int, cup: int, source: StoreSource) -> lis
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 20), st.integers(0, 20)),
                 min_size=1, max_size=25))  # fmt: skip
 def test_a_ladders_table_equals_its_ranking_from_the_history(plan: list[Step]) -> None:

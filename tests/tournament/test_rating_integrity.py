@@ -39,6 +39,7 @@ from arena.store import (
     leaderboard,
     list_matches,
 )
+from arena.testing.examples import examples
 from arena.tournament.collusion import collusion_report, likelihood_ratio, report_lines
 from arena.tournament.ladder import (
     LadderRunner,
@@ -73,7 +74,7 @@ def test_the_ladder_never_pairs_two_bots_of_one_owner() -> None:
     assert pick(house, 1) is not None
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     owners=st.lists(st.sampled_from(["a", "b", "c", None]), min_size=2, max_size=9),
     count=st.integers(1, 40),

@@ -19,7 +19,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from arena.testing.ray_cluster import (
     ip_available,
     sandboxes_of,
 )
+from arena.testing.waiting import wait_until
 from arena.tournament.cpu_placement import usable_cpus
 
 from .test_runner import (
@@ -145,20 +145,18 @@ def _stored_games(data: Path) -> int:
 
 
 def _wait_games(data: Path, count: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 240
-    while _stored_games(data) < count:
+    def stored() -> bool:
         assert process.poll() is None, "the driver ended before the moment to kill"
-        assert time.monotonic() < deadline, "no games stored"
-        time.sleep(0.05)
+        return _stored_games(data) >= count
+
+    wait_until(stored, f"{count} games stored", 240, interval_s=0.05)
 
 
 def _no_bots_left(cluster: NetnsCluster) -> None:
-    deadline = time.monotonic() + 30
-    while any(sandboxes_of(node) for node in cluster.nodes):
-        assert time.monotonic() < deadline, {
-            node.name: sandboxes_of(node) for node in cluster.nodes
-        }
-        time.sleep(0.2)
+    def left() -> dict[str, object]:
+        return {node.name: sandboxes_of(node) for node in cluster.nodes if sandboxes_of(node)}
+
+    wait_until(lambda: not left(), "no sandbox left on any node", 30, interval_s=0.2, state=left)
 
 
 def _check_same(data: Path, reference: list[tuple[object, ...]]) -> None:
@@ -271,10 +269,8 @@ def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
     _wait_games(data, 3, process)
     _wait_playing(victim, process)
     cluster.kill_node(victim)
-    deadline = time.monotonic() + 60
-    while sandboxes_of(victim):
-        assert time.monotonic() < deadline, describe(sandboxes_of(victim))
-        time.sleep(0.2)
+    wait_until(lambda: not sandboxes_of(victim), f"no sandbox left on {victim.name}", 60,
+               interval_s=0.2, state=lambda: describe(sandboxes_of(victim)))  # fmt: skip
     result = _finish(process, tmp_path / "out.json")
     _check_same(data, reference)
     assert result["resubmitted"] >= 1, result["log"][-6000:]
@@ -289,13 +285,15 @@ def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
 def _wait_playing(node: Node, process: subprocess.Popen[bytes]) -> None:
     """Until a match is under way on ``node``: both bots of a match in their sandboxes for
     a second (not the last moments of a match that ended: those are gone at once)."""
-    deadline = time.monotonic() + 120
     seen = 0
-    while seen < 10:
-        assert time.monotonic() < deadline and process.poll() is None, "nothing ran there"
-        playing = len(sandboxes_of(node)) >= 2
-        seen = seen + 1 if playing else 0
-        time.sleep(0.1)
+
+    def playing() -> bool:
+        nonlocal seen
+        assert process.poll() is None, "the driver ended before a match ran there"
+        seen = seen + 1 if len(sandboxes_of(node)) >= 2 else 0
+        return seen >= 10
+
+    wait_until(playing, f"a match under way on {node.name}", 120, interval_s=0.1)
 
 
 def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
@@ -425,9 +423,11 @@ def _serve_address(server: subprocess.Popen[str]) -> tuple[int, Path]:
 def _sandboxes_while(cluster: NetnsCluster, process: subprocess.Popen[bytes]) -> dict[str, int]:
     """How often each node was seen running sandboxes until ``process`` ends."""
     seen = {node.name: 0 for node in cluster.nodes}
-    deadline = time.monotonic() + 300
-    while process.poll() is None and time.monotonic() < deadline:
+
+    def ended() -> bool:
         for node in cluster.nodes:
             seen[node.name] += bool(sandboxes_of(node))
-        time.sleep(0.05)
+        return process.poll() is not None
+
+    wait_until(ended, "the watched driver to end", 300, interval_s=0.05, state=lambda: seen)
     return seen

@@ -20,7 +20,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import pytest
 
 from arena.testing.forged_records import node_env
 from arena.testing.ray_cluster import NetnsCluster, ip_available
+from arena.testing.waiting import wait_until
 
 from .test_ray_cluster import _check_same, _driver, _finish, _no_bots_left, _wait_playing
 from .test_runner import DEFINITIONS, _create, _data_dir_with_bots, _played, _run_cli
@@ -166,10 +166,8 @@ def test_a_node_whose_raylet_dies_stops_its_matches_at_once(
     raylet = cluster.raylet_pid(victim)
     assert raylet is not None
     os.kill(raylet, signal.SIGKILL)
-    killed = time.monotonic()
-    while any(_alive(pid) for pid in workers):
-        assert time.monotonic() - killed < 1.5, f"match workers {workers} play on"
-        time.sleep(0.02)
+    wait_until(lambda: not any(_alive(pid) for pid in workers), "the match workers gone",
+               1.5, state=lambda: [pid for pid in workers if _alive(pid)])  # fmt: skip
     _finish(process, out)
     _check_same(data, reference)
     _no_bots_left(cluster)

@@ -41,6 +41,7 @@ from arena.store import (
     tournament_byes,
 )
 from arena.store.tournaments import UNRECORDED_INTERRUPTION
+from arena.testing.waiting import wait_until
 from arena.tournament.cpu_placement import usable_cpus
 from arena.tournament.rounds import create_tournament
 from arena.tournament.runner import ProgressEvent, ProgressKind, TournamentRunner
@@ -363,9 +364,7 @@ def test_resume_plays_only_the_games_a_killed_match_did_not_store(tmp_path: Path
     data = _data_dir_with_bots(tmp_path / "killed", bots)
     _create(data, definition)
     process = _run_cli(data, "resume", "one")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(_stored_rows(data)) < 2:
-        time.sleep(0.02)
+    wait_until(lambda: len(_stored_rows(data)) >= 2, "two games stored", 60)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(10)
     before = _stored_rows(data)
@@ -466,10 +465,7 @@ def _everything(data: Path) -> list[tuple[object, ...]]:
 
 
 def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting: {what}"
-        time.sleep(0.02)
+    wait_until(condition, what, timeout_s)
 
 
 def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.testing.examples import examples
 from arena.tournament.sprt import (
     ELO_LIMITS,
     GAIN,
@@ -226,7 +227,7 @@ def test_bad_parameters_are_refused(kwargs: dict[str, float]) -> None:
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     counts=st.tuples(*[st.sampled_from([0, 1, 2, 7, 100, 10_000, 10**6])] * 5).filter(any),
     model=st.sampled_from(list(EloModel)),
@@ -349,7 +350,7 @@ models = st.sampled_from(list(EloModel))
 bounds = st.tuples(st.floats(-20, 20), st.floats(0.5, 20)).map(lambda b: (b[0], b[0] + b[1]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(pentanomials, models, bounds, st.integers(0, 3))
 def test_llr_rises_when_a_pair_scores_higher(
     counts: tuple[int, ...], model: EloModel, b: tuple[float, float], i: int
@@ -367,7 +368,7 @@ def test_llr_rises_when_a_pair_scores_higher(
     assert after >= before - 1e-5
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(pentanomials, models, bounds)
 def test_swapping_the_bots_negates_the_llr(
     counts: tuple[int, ...], model: EloModel, b: tuple[float, float]

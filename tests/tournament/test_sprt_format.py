@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from arena.testing.examples import examples
 from arena.tournament.config import TournamentError, build_sprt, sprt_params
 from arena.tournament.sprt import Decision, EloModel, SprtParams, llr, sprt_state
 from arena.tournament.sprt_format import (
@@ -81,7 +82,11 @@ def test_plan_stops_at_the_decision_and_the_cap() -> None:
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.large_base_example])
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.large_base_example],
+)
 @given(
     outcomes=st.lists(st.sampled_from([1.0, 1.5, 2.0, 0.5, 0.0]), min_size=30, max_size=30),
     replays=st.lists(st.sampled_from([1.0, 1.5, 2.0, 0.5, 0.0]), min_size=30, max_size=30),

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.testing.examples import examples
 from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
 
@@ -85,7 +86,7 @@ def _check_round(entrants: list[SwissEntrant], rnd: SwissRound) -> None:
 
 
 @pytest.mark.slow  # long: a simulation or many generated cases
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     count=st.integers(min_value=2, max_value=14),
     rounds=st.integers(min_value=1, max_value=7),
@@ -101,7 +102,7 @@ def test_random_tournaments_keep_every_pairing_rule(count: int, rounds: int, see
         tour.play(rnd, rng)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     count=st.integers(min_value=10, max_value=40),
     rounds=st.integers(min_value=1, max_value=5),

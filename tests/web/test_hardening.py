@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena.server.tls import load_server_tls
+from arena.testing.waiting import wait_until
 from arena.web import WebLimits, WebServer, create_web_server
 from tests.server.pki import make_pki
 
@@ -158,9 +159,8 @@ def test_past_the_connection_cap_a_new_connection_gets_503_at_once(server: WebSe
     try:
         for sock in held:  # each one a started, unfinished request: the server holds them all
             sock.sendall(b"GET / HTTP/1.1\r\n")
-        deadline = time.monotonic() + 5
-        while server.open_connections < LIMITS.max_connections and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: server.open_connections >= LIMITS.max_connections,
+                   "every connection open", 5, state=lambda: server.open_connections)  # fmt: skip
         assert server.open_connections == LIMITS.max_connections
         started = time.monotonic()
         answer = read_all(connect(server))
@@ -170,9 +170,9 @@ def test_past_the_connection_cap_a_new_connection_gets_503_at_once(server: WebSe
     finally:
         for sock in held:
             sock.close()
-    deadline = time.monotonic() + 5  # once they are gone, a request is served again
-    while server.open_connections and time.monotonic() < deadline:
-        time.sleep(0.01)
+    # once they are gone, a request is served again
+    wait_until(lambda: not server.open_connections, "every connection closed", 5,
+               state=lambda: server.open_connections)  # fmt: skip
     assert get(server).status == 200
 
 
@@ -214,9 +214,8 @@ def test_a_normal_request_is_answered_while_many_slow_clients_are_connected(
             sock = socket.create_connection(("127.0.0.1", port), timeout=10)
             sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: a")
             slow.append(sock)
-        deadline = time.monotonic() + 20
-        while web.open_connections < 300 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: web.open_connections >= 300, "300 connections open", 20,
+                   interval_s=0.05, state=lambda: web.open_connections)  # fmt: skip
         assert web.open_connections == 300
         latencies = []
         for _ in range(20):

@@ -32,7 +32,9 @@ from arena.kahuna import (
 )
 from arena.protocol.convert import observation_to_pb
 from arena.referee.types import TimeControl
+from arena.testing.examples import examples
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_payload
+from arena.testing.waiting import wait_until
 from arena.web import create_web_server
 from arena.web.app import WebApp
 from arena.web.play import PlayOptions, PlayTables, event_json, seat_view
@@ -41,7 +43,7 @@ from arena.web.source import StoreSource
 Json = dict[str, object]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(hs.integers(0, 2**31), hs.booleans(), hs.booleans(), hs.integers(0, 1))
 def test_the_seat_view_is_the_engine_observation(
     seed: int, strategic: bool, tactical: bool, seat: int
@@ -95,6 +97,12 @@ def arena_site(tmp_path: Path) -> Iterator[tuple[st.Store, PlayTables, Client, C
         for table in list(tables._tables.values()):
             table.done.wait(60)
         store.close()
+
+
+def _your_turn(client: Client, table_id: str) -> Json | None:
+    """The table's state once it is the person's turn (None before)."""
+    payload = client.call("GET", f"/api/play/{table_id}")[1]
+    return payload if payload["status"] == "your_turn" else None
 
 
 def play_out(client: Client, table_id: str, rng: random.Random) -> list[Json]:
@@ -242,10 +250,8 @@ def test_refusals_name_the_problem(
     assert status == 429 and "max_tables_per_user" in str(payload["error"])
     status, payload = bob.call("GET", f"/api/play/{table_id}")
     assert status == 404, payload  # another user's table is not even named
-    deadline = time.monotonic() + 60
-    while (payload := ann.call("GET", f"/api/play/{table_id}")[1])["status"] != "your_turn":
-        assert time.monotonic() < deadline, payload
-        time.sleep(0.05)
+    payload = wait_until(lambda: _your_turn(ann, table_id), "ann's turn", 60, interval_s=0.05,
+                         state=lambda: ann.call("GET", f"/api/play/{table_id}")[1])  # fmt: skip
     move = {"action": "place NOWHERE", "request": payload["request"]}
     status, refused = ann.call("POST", f"/api/play/{table_id}/action", move)
     assert status == 422 and "not a legal action" in str(refused["error"])

@@ -72,13 +72,14 @@ def finish(game: Played) -> None:
 
 
 class Clock:
-    """The real time, moved forward by ``offset`` seconds."""
+    """The real time, or the moment ``at`` when set, moved forward by ``offset`` seconds."""
 
     def __init__(self) -> None:
         self.offset = 0.0
+        self.at: float | None = None
 
     def __call__(self) -> float:
-        return time.time() + self.offset
+        return (time.time() if self.at is None else self.at) + self.offset
 
 
 def get(app: WebApp, path: str, query: dict[str, str] | None = None) -> tuple[int, str]:
@@ -137,14 +138,15 @@ def test_a_game_ended_within_the_delay_plays_on_to_the_cut(played: Played) -> No
     finish(played)
     timing = st.stored_timing(played.store, played.match.id, 0)
     assert timing is not None and timing.started_at is not None and timing.action_ms
-    # An hour after the middle of the game: live, with the actions applied by then only.
-    clock.offset = HOUR - (time.time() - timing_mid)
+    # An hour after the middle of the game, held there however slowly the requests run:
+    # live, with the actions applied by then only.
+    clock.at, clock.offset = timing_mid, HOUR
     live = json.loads(get(app, f"/api/live/{played.match.id}/0")[1])
     assert live["status"] == "live" and live["steps"] == 30 and live["game_id"] is None
     listed = json.loads(get(app, "/api/live")[1])["games"]
     assert [(g["match_id"], g["game_index"]) for g in listed] == [(played.match.id, 0)]
     assert get(app, f"/api/games/{played.game_id}")[0] == 404
-    clock.offset = HOUR + 1
+    clock.at, clock.offset = None, HOUR + 1
     assert json.loads(get(app, "/api/live")[1])["games"] == []
 
 
