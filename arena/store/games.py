@@ -110,7 +110,7 @@ def _record(
             )
     _rate(db, game_id, seat_ids, winner_seat, rate, failures)
     tournament_id, ladder = match["tournament_id"], match["format"] == TournamentFormat.LADDER
-    count_game(db, tournament_id, game_id, seat_ids, ladder=ladder)
+    count_game(db, tournament_id, game_id, seat_ids, winner_seat, ladder=ladder)
     played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
     if played.fetchone()[0] >= match["games"]:
         db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))

@@ -47,6 +47,9 @@ class LadderEntrantRow:
     last_match: int | None  # the sequence number (round) of its latest ladder match
     in_play: int  # its unfinished ladder matches
     recent: tuple[int, ...]  # version ids of its latest ladder opponents, newest first
+    wins: int = 0  # its stored games on this ladder won, drawn and lost
+    draws: int = 0
+    losses: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +165,9 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
             last_match=kept.last_match,
             in_play=kept.in_play,
             recent=kept.recent[:recent],
+            wins=kept.wins,
+            draws=kept.draws,
+            losses=kept.losses,
         )
         for r in entrants
     ]

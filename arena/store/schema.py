@@ -41,6 +41,8 @@ History:
       unfinished (``in_play``), its games and its latest opponents (``recent``,
       JSON, newest first, at most ``RECENT_KEPT``). Filled from the history; a
       step written in Python (the opponents in round order).
+  v10 ``ladder_totals.wins``, ``draws`` and ``losses``: a ladder version's games
+      won, drawn and lost on the ladder, filled from its games.
 """
 
 from __future__ import annotations
@@ -320,10 +322,36 @@ def _v9(connection: sqlite3.Connection) -> None:
     )
 
 
+# each ladder version's games won, drawn and lost on the ladder, counted from its games
+LADDER_RESULTS = """
+ALTER TABLE ladder_totals ADD COLUMN wins INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ladder_totals ADD COLUMN draws INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ladder_totals ADD COLUMN losses INTEGER NOT NULL DEFAULT 0;
+UPDATE ladder_totals SET wins = counted.wins, draws = counted.draws, losses = counted.losses
+FROM (
+    SELECT tournament_id, version_id, SUM(outcome = 'w') AS wins, SUM(outcome = 'd') AS draws,
+           SUM(outcome = 'l') AS losses FROM (
+        SELECT m.tournament_id, g.seat0_id AS version_id,
+               CASE WHEN g.winner_seat IS NULL THEN 'd' WHEN g.winner_seat = 0 THEN 'w'
+                    ELSE 'l' END AS outcome
+        FROM games g JOIN matches m ON m.id = g.match_id
+        JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder'
+        UNION ALL SELECT m.tournament_id, g.seat1_id,
+               CASE WHEN g.winner_seat IS NULL THEN 'd' WHEN g.winner_seat = 1 THEN 'w'
+                    ELSE 'l' END
+        FROM games g JOIN matches m ON m.id = g.match_id
+        JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder'
+    ) GROUP BY tournament_id, version_id
+) AS counted
+WHERE counted.tournament_id = ladder_totals.tournament_id
+  AND counted.version_id = ladder_totals.bot_version_id
+"""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, _v9)
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, _v9, LADDER_RESULTS)
 CURRENT_VERSION = len(MIGRATIONS)
 
 
