@@ -294,7 +294,8 @@ def test_a_forfeited_game_shows_its_failure(site: LiveSite) -> None:
     assert status == 200
     loser = game.bots[game.statuses.index("timeout")]
     assert f"<strong>{loser}</strong>: timeout" in body
-    assert f'data-over="{game.winner} won (timeout)"' in body
+    loser = game.bots[1 - game.bots.index(game.winner)]
+    assert f'data-over="{game.winner} won: {loser} ran out of time"' in body
     status, data = fetch_json(f"{site.base_url}/api/games/{game.id}/frames")
     frames = data["frames"]
     assert isinstance(frames, list) and len(frames) == game.actions + 1
