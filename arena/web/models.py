@@ -170,11 +170,12 @@ class GameSummary:
         """The result in plain words ("a won: b had no bridge left on the board")."""
         if not self.finished:
             return "in progress"
+        reason = self.reason or ""
         if self.winner_seat is None:
-            why = REASON_WORDS.get(self.reason, self.reason)
-            return f"draw: {why}" if why and self.reason != "draw" else "draw"
+            why = REASON_WORDS.get(reason, reason)
+            return f"draw: {why}" if why and reason != "draw" else "draw"
         winner, loser = self.bots[self.winner_seat], self.bots[1 - self.winner_seat]
-        why = REASON_WORDS.get(self.reason)
+        why = REASON_WORDS.get(reason)
         if why is None:
             return f"{winner} won ({self.reason})" if self.reason else f"{winner} won"
         return f"{winner} won: {why.format(winner=winner, loser=loser)}"
