@@ -172,12 +172,12 @@ class GameSummary:
             return "in progress"
         reason = self.reason or ""
         if self.winner_seat is None:
-            why = REASON_WORDS.get(reason, reason)
-            return f"draw: {why}" if why and reason != "draw" else "draw"
+            said = REASON_WORDS.get(reason, reason)
+            return f"draw: {said}" if said and reason != "draw" else "draw"
         winner, loser = self.bots[self.winner_seat], self.bots[1 - self.winner_seat]
         why = REASON_WORDS.get(reason)
         if why is None:
-            return f"{winner} won ({self.reason})" if self.reason else f"{winner} won"
+            return f"{winner} won ({reason})" if reason else f"{winner} won"
         return f"{winner} won: {why.format(winner=winner, loser=loser)}"
 
     def failures(self) -> list[str]:
