@@ -60,7 +60,13 @@ from arena.web.submit import (
     same_origin,
     submission_content,
 )
-from arena.web.upload import MAX_UPLOAD_BYTES, UploadError, form_text, record_from_upload
+from arena.web.upload import (
+    MAX_UPLOAD_BYTES,
+    UploadError,
+    bots_in,
+    form_text,
+    record_from_upload,
+)
 
 Json = dict[str, object]
 
@@ -88,6 +94,9 @@ class HttpError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+RECENT_FINISHED = 10  # finished games listed under the live ones on /live
 
 
 def json_response(payload: object, status: int = 200) -> Response:
@@ -452,9 +461,12 @@ class WebApp:
         """Games in play (of one tournament), for the lists; none without a live source."""
         if self.live is None:
             return []
+        names = {t.id: t.name for t in self.source.tournaments()}
         return [
             {"match_id": g.match_id, "game_index": g.game_index,
              "tournament_id": g.tournament_id, "started_at": g.started_at,
+             "tournament": names.get(g.tournament_id, f"tournament {g.tournament_id}"),
+             "bots": list(bots_in(g.head)), "actions": g.actions,
              "url": f"/live/{g.match_id}/{g.game_index}"}
             for g in self.live.live_games()
             if tournament_id is None or g.tournament_id == tournament_id
@@ -464,6 +476,7 @@ class WebApp:
         return self.page(
             "live_list.html", title="Live games", games=self._live_games(),
             delay_s=self._feed().delay_s, poll_ms=LIVE_LIST_POLL_MS,
+            recent=self.source.recent_games(RECENT_FINISHED),
         )  # fmt: skip
 
     def live_list_json(self, query: Mapping[str, str]) -> Response:

@@ -305,6 +305,10 @@ class StoreSource:
             recent_games=tuple(game_summary(g) for g in recent),
         )
 
+    def recent_games(self, limit: int) -> list[GameSummary]:
+        """The latest finished games of every tournament, newest first."""
+        return [game_summary(g) for g in st.list_games(self.store, limit=limit)]
+
     def game(self, game_id: int) -> GameDetail | None:
         try:
             row = st.get_game(self.store, game_id)

@@ -96,6 +96,14 @@ def test_every_page_fits_the_window(sized: Page, site: LiveSite) -> None:
     assert sized.evaluate(OVERFLOW) != []
 
 
+def test_live_lists_the_recently_finished_games(sized: Page, site: LiveSite) -> None:
+    newest = st.list_games(site.store, limit=1)[0]
+    sized.goto(f"{site.base_url}/live")
+    recent = sized.locator("#recent tr.game-row")
+    expect(recent.first).to_have_attribute("data-game", str(newest.id))
+    expect(recent.first.locator("a.bot")).to_have_text(list(newest.bots))
+
+
 def _open(page: Page, site: LiveSite, game_id: int) -> None:
     page.goto(f"{site.base_url}/games/{game_id}")
     page.wait_for_selector('#viewer[data-ready="true"]')
