@@ -12,7 +12,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from urllib.parse import quote, unquote
@@ -50,8 +50,8 @@ from arena.web.live import (
     NoSuchGameError,
     SpectatorFeed,
 )
-from arena.web.models import GameDetail, TournamentDetail, WebSource
-from arena.web.plots import llr_svg, rating_history_svg
+from arena.web.models import BotVersion, GameDetail, TournamentDetail, WebSource
+from arena.web.plots import RatingPoint, llr_svg, rating_history_svg
 from arena.web.submit import (
     AccountSource,
     BotSubmitter,
@@ -94,6 +94,23 @@ class HttpError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+MAX_HISTORY_POINTS = 2000  # a bot's whole rating history is thinned to this many points
+
+
+def whole_history(versions: Sequence[BotVersion]) -> list[RatingPoint]:
+    """Every rating of every version (``versions`` newest first), oldest first, each labelled
+    with its version; evenly thinned to ``MAX_HISTORY_POINTS``, the latest always kept."""
+    points = [
+        RatingPoint(p.mu, p.sigma, label=f"version {v.version[:12]}, {p.label}")
+        for v in reversed(versions)
+        for p in v.history
+    ]
+    if len(points) <= MAX_HISTORY_POINTS:
+        return points
+    step = len(points) / (MAX_HISTORY_POINTS - 1)
+    return [points[int(i * step)] for i in range(MAX_HISTORY_POINTS - 1)] + [points[-1]]
 
 
 RECENT_FINISHED = 10  # finished games listed under the live ones on /live
@@ -361,6 +378,8 @@ class WebApp:
         if bot is None:
             raise HttpError(404, f"no bot named {name!r}")
         plots = [rating_history_svg(version.history) for version in bot.versions]
+        if plots:  # the first: every version's ratings in the order they were rated
+            plots[0] = rating_history_svg(whole_history(bot.versions))
         return self.page("bot.html", title=bot.name, bot=bot, plots=plots)
 
     def bot_json(self, query: Mapping[str, str], name: str) -> Response:
