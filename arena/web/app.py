@@ -50,7 +50,7 @@ from arena.web.live import (
     NoSuchGameError,
     SpectatorFeed,
 )
-from arena.web.models import BotVersion, GameDetail, TournamentDetail, WebSource
+from arena.web.models import BotVersion, GameDetail, HeadToHead, TournamentDetail, WebSource
 from arena.web.plots import RatingPoint, llr_svg, rating_history_svg
 from arena.web.submit import (
     AccountSource,
@@ -114,6 +114,7 @@ def whole_history(versions: Sequence[BotVersion]) -> list[RatingPoint]:
 
 
 RECENT_FINISHED = 10  # finished games listed under the live ones on /live
+HEAD_TO_HEAD_GAMES = 50  # the latest games of two bots listed on their head-to-head page
 
 
 def json_response(payload: object, status: int = 200) -> Response:
@@ -226,6 +227,8 @@ class WebApp:
             (re.compile(r"/api/tournaments"), self.tournaments_json),
             (re.compile(r"/api/tournaments/(\d{1,18})"), self.tournament_json),
             (re.compile(r"/bots/([^/]+)"), self.bot_page),
+            (re.compile(r"/h2h"), self.head_to_head_page),
+            (re.compile(r"/api/h2h"), self.head_to_head_json),
             (re.compile(r"/api/bots/([^/]+)"), self.bot_json),
             (re.compile(r"/games/(\d{1,18})"), self.game_page),
             (re.compile(r"/api/games/(\d{1,18})"), self.game_json),
@@ -380,7 +383,26 @@ class WebApp:
         plots = [rating_history_svg(version.history) for version in bot.versions]
         if plots:  # the first: every version's ratings in the order they were rated
             plots[0] = rating_history_svg(whole_history(bot.versions))
-        return self.page("bot.html", title=bot.name, bot=bot, plots=plots)
+        others = [n for n in self.source.bot_names() if n != bot.name]
+        return self.page("bot.html", title=bot.name, bot=bot, plots=plots, others=others)
+
+    def _head_to_head(self, query: Mapping[str, str]) -> HeadToHead:
+        bot, opponent = query.get("a", ""), query.get("b", "")
+        if not bot or not opponent:
+            raise HttpError(400, "name two bots: ?a=BOT&b=OTHER_BOT")
+        if bot == opponent:
+            raise HttpError(400, f"pick two different bots, not {bot!r} twice")
+        found = self.source.head_to_head(bot, opponent, HEAD_TO_HEAD_GAMES)
+        if found is None:
+            raise HttpError(404, f"no bot named {bot!r} or {opponent!r}")
+        return found
+
+    def head_to_head_page(self, query: Mapping[str, str]) -> Response:
+        h2h = self._head_to_head(query)
+        return self.page("h2h.html", title=f"{h2h.bot} vs {h2h.opponent}", h2h=h2h)
+
+    def head_to_head_json(self, query: Mapping[str, str]) -> Response:
+        return json_response(self._head_to_head(query).to_json())
 
     def bot_json(self, query: Mapping[str, str], name: str) -> Response:
         bot = self.source.bot(name)

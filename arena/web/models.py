@@ -321,6 +321,29 @@ class BotVersion:
 
 
 @dataclass(frozen=True)
+class HeadToHead:
+    """Two bots' games against each other, counted from the first's side."""
+
+    bot: str
+    opponent: str
+    wins: int
+    draws: int
+    losses: int
+    games: tuple[GameSummary, ...]  # the latest, newest first
+
+    @property
+    def played(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    def to_json(self) -> Json:
+        return {
+            "bot": self.bot, "opponent": self.opponent, "wins": self.wins,
+            "draws": self.draws, "losses": self.losses,
+            "games": [g.to_json() for g in self.games],
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
 class BotDetail:
     name: str
     owner: str | None
@@ -366,3 +389,7 @@ class WebSource(Protocol):
     def game(self, game_id: int) -> GameDetail | None: ...
 
     def recent_games(self, limit: int) -> Sequence[GameSummary]: ...
+
+    def bot_names(self) -> Sequence[str]: ...
+
+    def head_to_head(self, bot: str, opponent: str, limit: int) -> HeadToHead | None: ...

@@ -70,6 +70,7 @@ def _pages(site: LiveSite) -> list[str]:
     return [
         "/", f"/tournaments/{site.demo.tournament_id}", f"/games/{game.id}",
         f"/bots/{game.bots[0]}", "/submit", "/live", "/replay",
+        f"/h2h?a={game.bots[0]}&b={game.bots[1]}",
     ]  # fmt: skip
 
 
