@@ -27,6 +27,7 @@ from arena.web.models import (
     BotDetail,
     GameDetail,
     GameSummary,
+    HeadToHead,
     LeaderboardRow,
     TournamentDetail,
     TournamentSummary,
@@ -271,6 +272,15 @@ class UnfinishedGameSource:
     def game(self, game_id: int) -> GameDetail | None:
         summary = GameSummary(1, ("<b>a</b>", "b"), False, None, None, None)
         return GameDetail(summary, '{"format": "kahuna-record/1"}')
+
+    def recent_games(self, limit: int) -> list[GameSummary]:
+        return []
+
+    def bot_names(self) -> list[str]:
+        return ["<b>x</b>", "<i>y</i>"]
+
+    def head_to_head(self, bot: str, opponent: str, limit: int) -> HeadToHead | None:
+        return None
 
 
 @pytest.mark.parametrize("path", ["/games/1", "/api/games/1", "/api/games/1/frames",
