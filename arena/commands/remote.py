@@ -5,7 +5,9 @@
   arena remote bot list           the arena's bots (latest versions)
   arena remote leaderboard        ratings (--json for machines)
   arena remote tournament list    the arena's tournaments, newest first
-  arena remote watch NAME         a tournament's progress (live table on a terminal)
+  arena remote watch NAME         a tournament's or the ladder's progress, whoever plays it
+  arena remote tournament create NAME BOT...   (admin) create a tournament (--start: play it)
+  arena remote tournament start|stop NAME      (admin) play it in the server, or stop it there
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
   arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
   arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
@@ -738,6 +740,67 @@ def run_watch(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_REMOTE_FORMATS = {
+    "round-robin": pb.TOURNAMENT_FORMAT_ROUND_ROBIN, "swiss": pb.TOURNAMENT_FORMAT_SWISS,
+    "sprt": pb.TOURNAMENT_FORMAT_SPRT, "gauntlet": pb.TOURNAMENT_FORMAT_GAUNTLET,
+}  # fmt: skip
+
+
+def create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
+    """CreateTournament's request from `arena remote tournament create`'s flags (unset: 0,
+    the server's default)."""
+    request = pb.CreateTournamentRequest(
+        name=args.name, format=_REMOTE_FORMATS[args.format], bots=args.bots,
+        games_per_match=args.games or 0, rounds=args.rounds or 0, seed=args.seed or 0,
+        action_ms=args.action_ms or 0, bank_ms=args.bank_ms or 0, start=args.start,
+    )  # fmt: skip
+    if args.sprt is not None or args.elo0 is not None or args.elo1 is not None:
+        sprt = request.sprt
+        sprt.preset = args.sprt or ""
+        if args.elo0 is not None:
+            sprt.elo0 = args.elo0
+        if args.elo1 is not None:
+            sprt.elo1 = args.elo1
+        sprt.max_pairs = args.max_pairs or 0
+    return request
+
+
+def tournament_line(verb: str, t: pb.Tournament) -> str:
+    """One line for a tournament just created, started or stopped."""
+    line = (f"{verb} tournament {t.name!r} (id {t.id}, {_FORMATS.get(t.format, '-')},"
+            f" {len(t.entrants)} entrants): {t.status}, {t.games_played}/{t.games_scheduled}"
+            " games")  # fmt: skip
+    if t.interrupted_reason:
+        line += f"; {t.interrupted_reason}"
+    if t.seed_commitment and verb == "created":
+        line += f"; seed commitment {t.seed_commitment}"
+    return line
+
+
+def run_tournament_create(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.create_tournament(create_request(args))
+    _say([tournament_line("created", reply.tournament)])
+    return EXIT_OK
+
+
+def run_tournament_start(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.start_tournament(args.name)
+    _say([tournament_line("started", reply.tournament)])
+    return EXIT_OK
+
+
+def run_tournament_stop(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.stop_tournament(args.name)
+    _say([tournament_line("stopped", reply.tournament)])
+    return EXIT_OK
+
+
 def _watch_live(events: Iterable[pb.WatchTournamentResponse]) -> None:
     from rich.live import Live
     from rich.table import Table
@@ -863,17 +926,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     board.add_argument("--latest", action="store_true", help="only each bot's latest version")
     board.set_defaults(func=_handled(run_leaderboard))
 
-    tournament_commands = group("tournament", "the arena's tournaments (as `arena tournament`)")
+    tournament_commands = group(
+        "tournament", "the arena's tournaments: list them; the admin creates, starts and stops"
+        " them in the server",
+    )  # fmt: skip
     for tournaments in (
         sub("list", "list the arena's tournaments, newest first", tournament_commands),
         sub("tournaments", "list the arena's tournaments, newest first", listed=False),
     ):
         tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
         tournaments.set_defaults(func=_handled(run_tournaments))
+    _register_tournament(tournament_commands)  # (admin) create, start, stop
 
-    watch = sub("watch", "follow a tournament's progress until it ends")
-    watch.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
+    watch = sub("watch", "follow a tournament's or the ladder's progress until it ends,"
+                " whichever process plays it")  # fmt: skip
+    watch.add_argument("name", metavar="NAME",
+                       help="the tournament's name (or id), or the ladder's (ladder)")  # fmt: skip
     watch.set_defaults(func=_handled(run_watch))
+
 
     record = sub("record", "fetch a finished game's record (JSON)")
     record.add_argument("game_id", metavar="GAME_ID", type=int, help="the game's id")
@@ -905,6 +975,43 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the bot's command line"
     )
     play.set_defaults(func=_handled(run_play))
+
+
+def _register_tournament(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`arena remote tournament create|start|stop`, beside `list` (the admin's)."""
+    create = commands.add_parser(
+        "create", help="create a tournament of stored bots (each plays its latest version)",
+        description="Create a tournament of stored bots; --start plays it in the server at"
+        f" once.\n\n{_EXIT_TABLE}", formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    create.add_argument("name", metavar="NAME", help="tournament name (letters, digits, - _ .)")
+    create.add_argument("bots", nargs="+", metavar="BOT", help="stored bots (latest versions)")
+    create.add_argument("--format", choices=sorted(_REMOTE_FORMATS), default="round-robin")
+    create.add_argument("--games", type=int, metavar="N", help="games per match (server: 2)")
+    create.add_argument("--rounds", type=int, metavar="N",
+                        help="Swiss rounds (default ceil(log2 n) + 1)")  # fmt: skip
+    create.add_argument("--seed", type=int, help="reproducible deals (published with it)")
+    create.add_argument("--action-ms", type=int, metavar="MS", help="per-action limit")
+    create.add_argument("--bank-ms", type=int, metavar="MS", help="time bank per game")
+    create.add_argument("--sprt", metavar="PRESET", help="--format sprt: preset bounds"
+                        " (nonreg or gain)")  # fmt: skip
+    create.add_argument("--elo0", type=float, metavar="E0", help="--format sprt: Elo of H0")
+    create.add_argument("--elo1", type=float, metavar="E1", help="--format sprt: Elo of H1")
+    create.add_argument("--max-pairs", type=int, metavar="N",
+                        help="--format sprt: deal pairs at most")  # fmt: skip
+    create.add_argument("--start", action="store_true", help="play it in the server at once")
+    create.set_defaults(func=_handled(run_tournament_create))
+    for name, help_text, run in (
+        ("start", "play (or resume) a tournament in the server", run_tournament_start),
+        ("stop", "stop a tournament the server plays (resume it later with start)",
+         run_tournament_stop),
+    ):  # fmt: skip
+        command = commands.add_parser(
+            name, help=help_text, description=f"{help_text}.\n\n{_EXIT_TABLE}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )  # fmt: skip
+        command.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
+        command.set_defaults(func=_handled(run))
 
 
 _EXIT_TABLE = __doc__[__doc__.index("Every refusal") :] if __doc__ else ""

@@ -19,6 +19,7 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 CALL_TIMEOUT_S = 30.0
 SUBMIT_TIMEOUT_S = 300.0  # the server plays a smoke match before it answers
 BUNDLE_TIMEOUT_S = 600.0  # a big tournament's every record
+STOP_TIMEOUT_S = 60.0  # the server waits up to 30 s for a stopping runner's matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,22 @@ class Client:
     ) -> Iterator[pb.GetAuditBundleResponse]:
         yield from self.stub.GetAuditBundle(
             request, metadata=self.metadata, timeout=BUNDLE_TIMEOUT_S
+        )
+
+    def create_tournament(
+        self, request: pb.CreateTournamentRequest
+    ) -> pb.CreateTournamentResponse:
+        return self.stub.CreateTournament(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+
+    def start_tournament(self, name: str) -> pb.StartTournamentResponse:
+        return self.stub.StartTournament(
+            pb.StartTournamentRequest(name=name), metadata=self.metadata, timeout=CALL_TIMEOUT_S
+        )
+
+    def stop_tournament(self, name: str) -> pb.StopTournamentResponse:
+        """Waits for the server's runner to stop (up to its own limit, then an error)."""
+        return self.stub.StopTournament(
+            pb.StopTournamentRequest(name=name), metadata=self.metadata, timeout=STOP_TIMEOUT_S
         )
 
     def watch(self, request: pb.WatchTournamentRequest) -> Iterator[pb.WatchTournamentResponse]:

@@ -4,13 +4,15 @@ Authentication: ``authorization: Bearer <token>`` metadata on every call
 (UNAUTHENTICATED when missing or unknown). Roles: the admin may do
 everything; a user submits bots (which they then own), downloads only their
 own bots' files, and reads bots, leaderboards, tournaments and finished games.
-Creating/starting tournaments and creating tokens are the admin's.
+Creating, starting and stopping tournaments and creating tokens are the admin's.
 Remote bots: a user registers a bot they host (RegisterRemoteBot) and waits
 for its seats (WaitForSeats, their own bots only); the bot then plays through
 the referee gateway on the same port (arena.server.gateway). WatchGame shows
 the admin a game live; anyone else gets a game's record once it is over and
 every game of its deal is played (``arena.store.revealed_record``; until then
 FAILED_PRECONDITION names the game it waits for, in WatchGame and GetGameRecord).
+WatchTournament follows a tournament whoever plays it: this server's runner,
+or another process through the games it stores (arena.server.follow).
 Every refusal is a gRPC status with a message naming the problem; nothing is
 stored unless the whole request is valid. Submissions and registrations count
 against each user's limits (arena.server.quotas: RESOURCE_EXHAUSTED naming the
@@ -50,6 +52,7 @@ from arena.server.convert import (
     standing_pb,
     tournament_pb,
 )
+from arena.server.follow import follow_stored
 from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import blocking, off_loop
 from arena.server.quotas import (
@@ -119,6 +122,7 @@ from arena.tournament.table import tournament_table
 WATCH_POLL_S = 0.5
 TOKEN_RECHECK_S = 5.0
 """A WaitForSeats stream checks its token again this often (and before each seat)."""
+STOP_WAIT_S = 30.0  # StopTournament waits this long for the runner's matches to end
 
 _REFUSAL_CODES = {
     RefusalKind.EMPTY: grpc.StatusCode.INVALID_ARGUMENT,
@@ -392,6 +396,28 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             tournament=self._tournament_pb(self._tournament(context, tournament.id))
         )
 
+    @authenticated(admin=True)
+    def StopTournament(
+        self, request: pb.StopTournamentRequest, context: grpc.ServicerContext,
+        principal: Principal,
+    ) -> pb.StopTournamentResponse:  # fmt: skip
+        tournament = self._tournament(context, request.name)
+        ended = self.tournaments.stop(
+            tournament.id, f"stopped by the admin ({principal.user}) through StopTournament",
+            STOP_WAIT_S,
+        )  # fmt: skip
+        if ended is None:
+            where = self._status_message(tournament.id)
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                  f"{tournament.name!r} is not running in this server: {where}")  # fmt: skip
+        if not ended:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED,
+                  f"{tournament.name!r} is still stopping after {STOP_WAIT_S:g} s")  # fmt: skip
+        self.log.info("tournament_stopped", tournament_id=tournament.id, user=principal.user)
+        return pb.StopTournamentResponse(
+            tournament=self._tournament_pb(self._tournament(context, tournament.id))
+        )
+
     @authenticated()
     def ListTournaments(
         self, request: pb.ListTournamentsRequest, context: grpc.ServicerContext,
@@ -464,6 +490,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         inbox = self.tournaments.subscribe(tournament.id, asyncio.get_running_loop())
         try:
             yield await off_loop(self._watch_status, tournament.id)
+            if not self.tournaments.is_running(tournament.id):  # another process plays it
+                async for stored in follow_stored(self.store, tournament.id, self._watch_message):
+                    yield stored
+                yield await off_loop(self._watch_status, tournament.id)
+                return
             while True:  # until the tournament ends; a watcher leaving cancels the stream
                 event = await inbox.get(WATCH_POLL_S)
                 if event is None:
@@ -584,10 +615,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if tournament.status is TournamentStatus.RUNNING and not running_here:
             holder = lease_holder(self.store, tournament_id)
             pid = "unknown" if holder is None or holder.pid is None else holder.pid
-            return (
-                f"tournament is running in another process (pid {pid}):"
-                " its progress is not streamed here"
-            )
+            return f"tournament is running in another process (pid {pid})"
         return f"tournament is {tournament.status}"
 
     def _watch_message(

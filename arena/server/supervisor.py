@@ -79,6 +79,18 @@ class TournamentSupervisor:
             thread.start()
             return True
 
+    def stop(self, tournament_id: int, reason: str, timeout_s: float) -> bool | None:
+        """Stop tournament ``tournament_id`` and wait up to ``timeout_s``: None when this
+        process does not run it, else whether it has ended."""
+        with self.lock:
+            runner = self.runners.get(tournament_id)
+            thread = self.threads.get(tournament_id)
+        if runner is None or thread is None or not thread.is_alive():
+            return None
+        runner.stop(reason)
+        thread.join(timeout_s)
+        return not thread.is_alive()
+
     def stop_all(self, reason: str, timeout_s: float = 30.0) -> None:
         """Stop every running tournament and wait for them up to ``timeout_s`` in all:
         each reads interrupted saying ``reason``, its unstored games left to a resume."""

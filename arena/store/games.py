@@ -116,7 +116,7 @@ def _record(
             )
     _rate(db, game_id, seat_ids, winner_seat, rate, failures)
     tournament_id, ladder = match["tournament_id"], match["format"] == TournamentFormat.LADDER
-    count_game(db, tournament_id, game_id, seat_ids, ladder=ladder)
+    count_game(db, tournament_id, game_id, seat_ids, winner_seat, ladder=ladder)
     played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
     if played.fetchone()[0] >= match["games"]:
         db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))
@@ -220,6 +220,26 @@ _TOURNAMENT_GAME_SELECT = (
 )
 
 
+def head_to_head(store: Store, bot: str, opponent: str) -> tuple[int, int, int]:
+    """``bot``'s games won, drawn and lost against ``opponent`` (every version, every
+    tournament and the ladder)."""
+    with store.reading() as db:
+        row = db.execute(
+            "SELECT SUM(CASE WHEN g.winner_seat IS NULL THEN 0 WHEN (g.winner_seat = 0)"
+            " = (b0.name = :bot) THEN 1 ELSE 0 END),"
+            " SUM(g.winner_seat IS NULL),"
+            " SUM(CASE WHEN g.winner_seat IS NULL THEN 0 WHEN (g.winner_seat = 0)"
+            " = (b0.name = :bot) THEN 0 ELSE 1 END)"
+            " FROM games g JOIN bot_versions v0 ON v0.id = g.seat0_id"
+            " JOIN bots b0 ON b0.id = v0.bot_id JOIN bot_versions v1 ON v1.id = g.seat1_id"
+            " JOIN bots b1 ON b1.id = v1.bot_id"
+            " WHERE (b0.name = :bot AND b1.name = :opponent)"
+            " OR (b0.name = :opponent AND b1.name = :bot)",
+            {"bot": bot, "opponent": opponent},
+        ).fetchone()
+    return (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0))
+
+
 def _game_row(r: sqlite3.Row) -> GameRow:
     return GameRow(
         id=r["id"], tournament_id=r["tournament_id"], tournament=r["tournament"],
@@ -237,8 +257,10 @@ def list_games(
     bot: str | None = None,
     limit: int = 100,
     offset: int = 0,
+    opponent: str | None = None,
 ) -> list[GameRow]:
-    """Finished games, newest first, optionally of one tournament and/or one bot.
+    """Finished games, newest first, optionally of one tournament and/or one bot (and with
+    ``bot``, only those against ``opponent``).
 
     A tournament's are read from its index of games (``tournament_games``), newest
     first: as many rows as asked for, however many games it has.
@@ -249,7 +271,10 @@ def list_games(
     if tournament_id is not None:
         select, order = _TOURNAMENT_GAME_SELECT, "tg.game_id"
         params.append(tournament_id)
-    if bot is not None:
+    if bot is not None and opponent is not None:
+        clauses.append("((b0.name = ? AND b1.name = ?) OR (b0.name = ? AND b1.name = ?))")
+        params += [bot, opponent, opponent, bot]
+    elif bot is not None:
         clauses.append("(b0.name = ? OR b1.name = ?)")
         params += [bot, bot]
     where = " AND ".join(clauses)

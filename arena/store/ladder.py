@@ -49,6 +49,9 @@ class LadderEntrantRow:
     recent: tuple[int, ...]  # version ids of its latest ladder opponents, newest first
     bot_id: int = 0
     bot_matches: int = 0  # ladder matches of every version of its bot (its placement)
+    wins: int = 0  # its stored games on this ladder won, drawn and lost
+    draws: int = 0
+    losses: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +177,9 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
             recent=kept.recent[:recent],
             bot_id=r["bot_id"],
             bot_matches=per_bot.get(r["bot_id"], 0),
+            wins=kept.wins,
+            draws=kept.draws,
+            losses=kept.losses,
         )
         for r in entrants
     ]

@@ -48,6 +48,8 @@ History:
   v12 ``rejected_games``: games a Ray node reported that the driver refused (a
       record not of its match as dealt), with the node that sent each and why;
       the games themselves are never stored.
+  v13 ``ladder_totals.wins``, ``draws`` and ``losses``: a ladder version's games
+      won, drawn and lost on the ladder, filled from its games.
 """
 
 from __future__ import annotations
@@ -375,11 +377,39 @@ CREATE INDEX rejected_games_match ON rejected_games (match_id)
 the node that sent each and why (``arena.store.rejected``)."""
 
 
+# each ladder version's games won, drawn and lost on the ladder, counted from its games
+LADDER_RESULTS = """
+ALTER TABLE ladder_totals ADD COLUMN wins INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ladder_totals ADD COLUMN draws INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ladder_totals ADD COLUMN losses INTEGER NOT NULL DEFAULT 0;
+UPDATE ladder_totals SET wins = counted.wins, draws = counted.draws, losses = counted.losses
+FROM (
+    SELECT tournament_id, version_id, SUM(outcome = 'w') AS wins, SUM(outcome = 'd') AS draws,
+           SUM(outcome = 'l') AS losses FROM (
+        SELECT m.tournament_id, g.seat0_id AS version_id,
+               CASE WHEN g.winner_seat IS NULL THEN 'd' WHEN g.winner_seat = 0 THEN 'w'
+                    ELSE 'l' END AS outcome
+        FROM games g JOIN matches m ON m.id = g.match_id
+        JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder'
+        UNION ALL SELECT m.tournament_id, g.seat1_id,
+               CASE WHEN g.winner_seat IS NULL THEN 'd' WHEN g.winner_seat = 1 THEN 'w'
+                    ELSE 'l' END
+        FROM games g JOIN matches m ON m.id = g.match_id
+        JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder'
+    ) GROUP BY tournament_id, version_id
+) AS counted
+WHERE counted.tournament_id = ladder_totals.tournament_id
+  AND counted.version_id = ladder_totals.bot_version_id
+"""
+
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing, REJECTED_GAMES,
+    LADDER_RESULTS,
 )
 CURRENT_VERSION = len(MIGRATIONS)
 

@@ -3,13 +3,13 @@
 A page reads these instead of every match and game: a tournament's games
 played and scheduled (``tournaments``) and its games by id (``tournament_games``,
 so that its latest are read in order), and per ladder version its matches,
-its latest one (a round), those unfinished, its games and its latest
-opponents (``ladder_totals``). They are written only here, by the store's
-three writers of the history (``_insert_round``, ``add_ladder_match``,
-``games._record``), within their transactions: a game and its totals are
-stored together or not at all. Each total is what the history gives
-(tests/store/test_ladder_totals.py recomputes them from it); a version with no
-ladder match has no row (its totals are zeros).
+its latest one (a round), those unfinished, its games, its latest
+opponents and its games won, drawn and lost (``ladder_totals``). They are
+written only here, by the store's three writers of the history
+(``_insert_round``, ``add_ladder_match``, ``games._record``), within their
+transactions: a game and its totals are stored together or not at all. Each
+total is what the history gives (tests/store/test_ladder_totals.py recomputes
+them from it); a version with no ladder match has no row (its totals are zeros).
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ class LadderTotals:
     in_play: int = 0  # its unfinished ladder matches
     games: int = 0  # its stored games on this ladder
     recent: tuple[int, ...] = ()  # version ids of its latest opponents, newest first
+    wins: int = 0  # its stored games on this ladder won, drawn and lost
+    draws: int = 0
+    losses: int = 0
 
 
 def count_match(
@@ -75,10 +78,12 @@ def count_game(
     tournament_id: int,
     game_id: int,
     seat_ids: tuple[int, int],
+    winner_seat: int | None,
     *,
     ladder: bool,
 ) -> None:
-    """Count game ``game_id``, just stored, its seats' versions ``seat_ids``."""
+    """Count game ``game_id``, just stored, its seats' versions ``seat_ids`` (``winner_seat``
+    None: a draw)."""
     db.execute(
         "UPDATE tournaments SET games_played = games_played + 1 WHERE id = ?", (tournament_id,)
     )
@@ -87,8 +92,11 @@ def count_game(
         (tournament_id, game_id),
     )
     if ladder:
-        for version_id in seat_ids:
-            _update_ladder(db, tournament_id, version_id, "games = games + 1")
+        for seat, version_id in enumerate(seat_ids):
+            won = seat == winner_seat
+            outcome = "draws" if winner_seat is None else "wins" if won else "losses"
+            change = f"games = games + 1, {outcome} = {outcome} + 1"
+            _update_ladder(db, tournament_id, version_id, change)
 
 
 def count_finished(
@@ -103,13 +111,14 @@ def count_finished(
 def read_ladder_totals(db: sqlite3.Connection, tournament_id: int) -> dict[int, LadderTotals]:
     """Every version with a match on the ladder (withdrawn and superseded ones too)."""
     rows = db.execute(
-        "SELECT bot_version_id, matches, last_match, in_play, games, recent FROM ladder_totals"
-        " WHERE tournament_id = ?",
+        "SELECT bot_version_id, matches, last_match, in_play, games, recent, wins, draws, losses"
+        " FROM ladder_totals WHERE tournament_id = ?",
         (tournament_id,),
     )
     return {
         r[0]: LadderTotals(
-            matches=r[1], last_match=r[2], in_play=r[3], games=r[4], recent=tuple(json.loads(r[5]))
+            matches=r[1], last_match=r[2], in_play=r[3], games=r[4],
+            recent=tuple(json.loads(r[5])), wins=r[6], draws=r[7], losses=r[8],
         )
         for r in rows
     }

@@ -7,8 +7,8 @@ GetLadder rank it, from the stored ratings and running totals (schema v9),
 never from its games: a ladder's history grows without end, and scoring it
 whole took seconds per view after 100,000 matches. Its rows carry the
 conservative rating (mu - 3 sigma) as points and the version's ladder games
-as games; wins, draws, losses, byes and tie-breaks are not kept for a ladder
-(0), and no interval is given (a rating's sigma is its uncertainty).
+as games, and its ladder games won, drawn and lost; byes and tie-breaks are
+not kept for a ladder (0), and no interval is given (a rating's sigma is its uncertainty).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def ladder_table(standings: Sequence[LadderStanding]) -> tuple[Standing, ...]:
     return tuple(
         Standing(
             rank=s.rank, bot=s.entrant.bot, points=s.conservative, games=s.entrant.ladder_games,
-            wins=0, draws=0, losses=0, byes=0, buchholz=0.0, sonneborn_berger=0.0,
+            wins=s.entrant.wins, draws=s.entrant.draws, losses=s.entrant.losses, byes=0,
+            buchholz=0.0, sonneborn_berger=0.0,
         )
         for s in standings
     )  # fmt: skip

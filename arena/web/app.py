@@ -54,14 +54,17 @@ from arena.web.live import (
     SpectatorFeed,
 )
 from arena.web.models import (
+    BotVersion,
     GameDetail,
+    GameSummary,
+    HeadToHead,
     LeaderboardRow,
     TournamentDetail,
     TournamentSummary,
     WebSource,
 )
 from arena.web.play import PlayRefused, PlayTables, play_api
-from arena.web.plots import llr_svg, rating_history_svg
+from arena.web.plots import RatingPoint, llr_svg, rating_history_svg
 from arena.web.submit import (
     AccountSource,
     BotSubmitter,
@@ -70,7 +73,13 @@ from arena.web.submit import (
     same_origin,
     submission_content,
 )
-from arena.web.upload import MAX_UPLOAD_BYTES, UploadError, form_text, record_from_upload
+from arena.web.upload import (
+    MAX_UPLOAD_BYTES,
+    UploadError,
+    bots_in,
+    form_text,
+    record_from_upload,
+)
 
 Json = dict[str, object]
 
@@ -98,6 +107,27 @@ class HttpError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+MAX_HISTORY_POINTS = 2000  # a bot's whole rating history is thinned to this many points
+
+
+def whole_history(versions: Sequence[BotVersion]) -> list[RatingPoint]:
+    """Every rating of every version (``versions`` newest first), oldest first, each labelled
+    with its version; evenly thinned to ``MAX_HISTORY_POINTS``, the latest always kept."""
+    points = [
+        RatingPoint(p.mu, p.sigma, label=f"version {v.version[:12]}, {p.label}")
+        for v in reversed(versions)
+        for p in v.history
+    ]
+    if len(points) <= MAX_HISTORY_POINTS:
+        return points
+    step = len(points) / (MAX_HISTORY_POINTS - 1)
+    return [points[int(i * step)] for i in range(MAX_HISTORY_POINTS - 1)] + [points[-1]]
+
+
+RECENT_FINISHED = 10  # finished games listed under the live ones on /live
+HEAD_TO_HEAD_GAMES = 50  # the latest games of two bots listed on their head-to-head page
 
 
 def json_response(payload: object, status: int = 200) -> Response:
@@ -222,6 +252,8 @@ class WebApp:
             (re.compile(r"/api/tournaments"), self.tournaments_json),
             (re.compile(r"/api/tournaments/(\d{1,18})"), self.tournament_json),
             (re.compile(r"/bots/([^/]+)"), self.bot_page),
+            (re.compile(r"/h2h"), self.head_to_head_page),
+            (re.compile(r"/api/h2h"), self.head_to_head_json),
             (re.compile(r"/api/bots/([^/]+)"), self.bot_json),
             (re.compile(r"/games/(\d{1,18})"), self.game_page),
             (re.compile(r"/api/games/(\d{1,18})"), self.game_json),
@@ -400,7 +432,31 @@ class WebApp:
         if bot is None:
             raise HttpError(404, f"no bot named {name!r}")
         plots = [rating_history_svg(version.history) for version in bot.versions]
-        return self.page("bot.html", title=bot.name, bot=bot, plots=plots)
+        if plots:  # the first: every version's ratings in the order they were rated
+            plots[0] = rating_history_svg(whole_history(bot.versions))
+        others = [n for n in self.source.bot_names() if n != bot.name]
+        return self.page("bot.html", title=bot.name, bot=bot, plots=plots, others=others)
+
+    def _head_to_head(self, query: Mapping[str, str]) -> HeadToHead:
+        bot, opponent = query.get("a", ""), query.get("b", "")
+        if not bot or not opponent:
+            raise HttpError(400, "name two bots: ?a=BOT&b=OTHER_BOT")
+        if bot == opponent:
+            raise HttpError(400, f"pick two different bots, not {bot!r} twice")
+        found = self._delayed(  # results: as of the spectator delay's cut, as every page
+            ("h2h", bot, opponent),
+            lambda: self.source.head_to_head(bot, opponent, HEAD_TO_HEAD_GAMES),
+        )
+        if found is None:
+            raise HttpError(404, f"no bot named {bot!r} or {opponent!r}")
+        return found
+
+    def head_to_head_page(self, query: Mapping[str, str]) -> Response:
+        h2h = self._head_to_head(query)
+        return self.page("h2h.html", title=f"{h2h.bot} vs {h2h.opponent}", h2h=h2h)
+
+    def head_to_head_json(self, query: Mapping[str, str]) -> Response:
+        return json_response(self._head_to_head(query).to_json())
 
     def bot_json(self, query: Mapping[str, str], name: str) -> Response:
         bot = self._delayed(("bot", name), lambda: self.source.bot(name))
@@ -504,16 +560,23 @@ class WebApp:
         """Games in play (of one tournament), for the lists; none without a live source."""
         if self.live is None:
             return []
+        names = {t.id: t.name for t in self.source.tournaments()}
         if self.delay is not None and self.timeline is not None:  # in play as of the cut
+            live_bots = {(g.match_id, g.game_index): list(bots_in(g.head))
+                         for g in self.live.live_games()}  # fmt: skip
             return [
                 {"match_id": g.match_id, "game_index": g.game_index,
                  "tournament_id": g.tournament_id, "started_at": g.started_at,
+                 "tournament": names.get(g.tournament_id, f"tournament {g.tournament_id}"),
+                 "bots": live_bots.get((g.match_id, g.game_index), []),
                  "url": f"/live/{g.match_id}/{g.game_index}"}
                 for g in self.timeline.in_play_at(self.delay.cut(), tournament_id)
             ]  # fmt: skip
         return [
             {"match_id": g.match_id, "game_index": g.game_index,
              "tournament_id": g.tournament_id, "started_at": g.started_at,
+             "tournament": names.get(g.tournament_id, f"tournament {g.tournament_id}"),
+             "bots": list(bots_in(g.head)), "actions": g.actions,
              "url": f"/live/{g.match_id}/{g.game_index}"}
             for g in self.live.live_games()
             if tournament_id is None or g.tournament_id == tournament_id
@@ -523,7 +586,16 @@ class WebApp:
         return self.page(
             "live_list.html", title="Live games", games=self._live_games(),
             delay_s=self._feed().delay_s, poll_ms=LIVE_LIST_POLL_MS,
+            recent=self._recent_finished(),
         )  # fmt: skip
+
+    def _recent_finished(self) -> list[GameSummary]:
+        """The latest finished games, newest first: as of the spectator delay's cut."""
+        if self.delay is None:
+            return list(self.source.recent_games(RECENT_FINISHED))
+        cut = self.delay.cut()[:19].replace("T", " ")  # as GameSummary.played_at is written
+        recent = self.source.recent_games(RECENT_FINISHED * 4)
+        return [g for g in recent if g.played_at and g.played_at < cut][:RECENT_FINISHED]
 
     def live_list_json(self, query: Mapping[str, str]) -> Response:
         return json_response({"games": self._live_games(), "delay_s": self._feed().delay_s})

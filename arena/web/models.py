@@ -18,6 +18,22 @@ from arena.web.plots import RatingPoint
 Json = dict[str, object]
 
 
+REASON_WORDS = {  # why a game ended (docs/reference/RULES.md, R7), in words
+    "points": "more points",
+    "final_points": "equal points, more in the final scoring",
+    "bridges": "equal points, more bridges on the board",
+    "no_bridges": "{loser} had no bridge left on the board",
+    "forfeit": "{loser} forfeited",
+    "draw": "equal points and bridges",
+    "timeout": "{loser} ran out of time",
+    "illegal_action": "{loser} made an illegal move",
+    "malformed_message": "{loser} sent a message the referee could not read",
+    "protocol_violation": "{loser} broke the protocol",
+    "crash": "{loser} crashed",
+    "disconnect": "{loser} disconnected",
+}
+
+
 @dataclass(frozen=True)
 class IntervalCells:
     """A row's score against the field with its 95% interval (arena.tournament.intervals),
@@ -151,11 +167,18 @@ class GameSummary:
         return None if self.winner_seat is None else self.bots[self.winner_seat]
 
     def result_text(self) -> str:
+        """The result in plain words ("a won: b had no bridge left on the board")."""
         if not self.finished:
             return "in progress"
+        reason = self.reason or ""
         if self.winner_seat is None:
-            return f"draw ({self.reason})" if self.reason else "draw"
-        return f"{self.bots[self.winner_seat]} won ({self.reason})"
+            said = REASON_WORDS.get(reason, reason)
+            return f"draw: {said}" if said and reason != "draw" else "draw"
+        winner, loser = self.bots[self.winner_seat], self.bots[1 - self.winner_seat]
+        why = REASON_WORDS.get(reason)
+        if why is None:
+            return f"{winner} won ({reason})" if reason else f"{winner} won"
+        return f"{winner} won: {why.format(winner=winner, loser=loser)}"
 
     def failures(self) -> list[str]:
         """``"bot: timeout"`` for each seat whose status is not ok."""
@@ -301,6 +324,29 @@ class BotVersion:
 
 
 @dataclass(frozen=True)
+class HeadToHead:
+    """Two bots' games against each other, counted from the first's side."""
+
+    bot: str
+    opponent: str
+    wins: int
+    draws: int
+    losses: int
+    games: tuple[GameSummary, ...]  # the latest, newest first
+
+    @property
+    def played(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    def to_json(self) -> Json:
+        return {
+            "bot": self.bot, "opponent": self.opponent, "wins": self.wins,
+            "draws": self.draws, "losses": self.losses,
+            "games": [g.to_json() for g in self.games],
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
 class BotDetail:
     name: str
     owner: str | None
@@ -344,3 +390,9 @@ class WebSource(Protocol):
     def bot(self, name: str) -> BotDetail | None: ...
 
     def game(self, game_id: int) -> GameDetail | None: ...
+
+    def recent_games(self, limit: int) -> Sequence[GameSummary]: ...
+
+    def bot_names(self) -> Sequence[str]: ...
+
+    def head_to_head(self, bot: str, opponent: str, limit: int) -> HeadToHead | None: ...

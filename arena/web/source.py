@@ -25,6 +25,7 @@ from arena.web.models import (
     BotVersion,
     GameDetail,
     GameSummary,
+    HeadToHead,
     IntervalCells,
     LeaderboardRow,
     SprtView,
@@ -325,6 +326,24 @@ class StoreSource:
             versions=versions,
             recent_games=tuple(game_summary(g) for g in recent),
         )
+
+    def bot_names(self) -> list[str]:
+        return sorted(b.name for b in st.list_bots(self.store))
+
+    def head_to_head(self, bot: str, opponent: str, limit: int) -> HeadToHead | None:
+        """None when either bot is not stored."""
+        for name in (bot, opponent):
+            try:
+                st.get_bot(self.store, name)
+            except st.NotFoundError:
+                return None
+        wins, draws, losses = st.head_to_head(self.store, bot, opponent)
+        games = st.list_games(self.store, bot=bot, opponent=opponent, limit=limit)
+        return HeadToHead(bot, opponent, wins, draws, losses, tuple(game_summary(g) for g in games))
+
+    def recent_games(self, limit: int) -> list[GameSummary]:
+        """The latest finished games of every tournament, newest first."""
+        return [game_summary(g) for g in st.list_games(self.store, limit=limit)]
 
     def game(self, game_id: int) -> GameDetail | None:
         try:

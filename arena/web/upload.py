@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
@@ -54,8 +55,13 @@ def record_from_upload(body: bytes, content_type: str) -> Upload:
 
 def bots_of(record: Record) -> tuple[str, str]:
     """Bot names from the referee's match metadata (``extra["match"]["bots"]``), else seats."""
+    return bots_in(record.extra)
+
+
+def bots_in(extra: Mapping[str, object]) -> tuple[str, str]:
+    """Bot names from a record's (or its head's) ``match.bots``, else "seat 0", "seat 1"."""
     names = ["seat 0", "seat 1"]
-    match = record.extra.get("match")
+    match = extra.get("match")
     bots = match.get("bots") if isinstance(match, dict) else None
     if isinstance(bots, list):
         for entry in bots:

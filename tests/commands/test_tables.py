@@ -158,6 +158,7 @@ def test_the_remote_tables_fit_the_terminal_and_keep_every_column_in_a_pipe(
         entries=[pb.LeaderboardEntry(rank=i + 1, bot=b) for i, b in enumerate(bots)]
     )
     listed = pb.ListBotsResponse(bots=bots)
+    monkeypatch.delenv("COLUMNS", raising=False)  # pytest-xdist's workers may have it set
     for lines in (remote.leaderboard_lines(board), remote.bots_lines(listed)):
         assert len(lines[0].split()) >= 7  # COLUMNS unset and not a terminal: every column
     monkeypatch.setenv("COLUMNS", "80")

@@ -10,6 +10,8 @@ import shutil
 import sqlite3
 import tarfile
 import tempfile
+import threading
+import time
 import urllib.request
 import uuid
 import zipfile
@@ -707,10 +709,19 @@ def test_a_tournament_run_elsewhere_is_refused_and_shown_interrupted_once_its_ru
         assert code is Code.FAILED_PRECONDITION
         assert f"tournament 'api-held' is already being run by process {runner.pid}" in details
         assert arena.snapshot() == before
-        seen = watch()
-        assert {w.tournament.status for w in seen} == {"running"}
-        assert f"running in another process (pid {runner.pid})" in seen[-1].message
+        followed: list[pb.WatchTournamentResponse] = []
+        request = pb.WatchTournamentRequest(name="api-held")
+        stream = arena.stub.WatchTournament(request, metadata=admin, timeout=60)
+        watcher = threading.Thread(target=lambda: [followed.append(w) for w in stream])
+        watcher.start()
+        deadline = time.monotonic() + 20
+        while not followed and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert followed[0].tournament.status == "running"
+        assert f"running in another process (pid {runner.pid})" in followed[0].message
         kill_9(runner)
+        watcher.join(20)  # the watch follows the other process until it is gone
+    assert [w.tournament.status for w in followed][-1] == "interrupted"
     seen = watch()
     assert {w.tournament.status for w in seen} == {"interrupted"}
     assert "arena tournament resume api-held" in seen[-1].message

@@ -2,7 +2,8 @@
 
 Copied from ``arena/store/ladder.py`` and ``arena/store/tournaments.py`` as they
 were at 459bde5 (every ladder match and game, by SQL over ``matches`` and
-``games``): the reference the running totals are checked against.
+``games``), and each version's ladder games won, drawn and lost counted from its
+games: the reference the running totals are checked against.
 """
 
 from __future__ import annotations
@@ -36,6 +37,18 @@ SELECT version_id, COUNT(*) FROM (
 ) GROUP BY version_id
 """
 
+_LADDER_RESULTS = """
+SELECT version_id, SUM(outcome = 1), SUM(outcome = 0), SUM(outcome = -1) FROM (
+    SELECT g.seat0_id AS version_id,
+           CASE WHEN g.winner_seat IS NULL THEN 0 WHEN g.winner_seat = 0 THEN 1 ELSE -1 END
+           AS outcome
+    FROM games g JOIN matches m ON m.id = g.match_id WHERE m.tournament_id = :t
+    UNION ALL SELECT g.seat1_id,
+           CASE WHEN g.winner_seat IS NULL THEN 0 WHEN g.winner_seat = 1 THEN 1 ELSE -1 END
+    FROM games g JOIN matches m ON m.id = g.match_id WHERE m.tournament_id = :t
+) GROUP BY version_id
+"""
+
 _RECENT = """
 SELECT version_id, opponent FROM (
     SELECT version_id, opponent, ROW_NUMBER() OVER (PARTITION BY version_id ORDER BY round DESC)
@@ -53,6 +66,7 @@ def history_totals(db: sqlite3.Connection, ladder: int, recent: int) -> dict[int
     """Each version's ladder totals, from every ladder match and game."""
     counts = {r[0]: r[1:] for r in db.execute(_MATCH_COUNTS, {"t": ladder})}
     games = {r[0]: r[1] for r in db.execute(_LADDER_GAMES, {"t": ladder})}
+    results = {r[0]: tuple(r[1:]) for r in db.execute(_LADDER_RESULTS, {"t": ladder})}
     opponents: dict[int, list[int]] = {}
     for version_id, opponent in db.execute(_RECENT, {"t": ladder, "recent": recent, "since": -1}):
         opponents.setdefault(version_id, []).append(opponent)
@@ -63,6 +77,9 @@ def history_totals(db: sqlite3.Connection, ladder: int, recent: int) -> dict[int
             in_play=in_play,
             games=games.get(version_id, 0),
             recent=tuple(opponents.get(version_id, ())),
+            wins=(won := results.get(version_id, (0, 0, 0)))[0],
+            draws=won[1],
+            losses=won[2],
         )
         for version_id, (matches, last, in_play) in counts.items()
     }
@@ -92,6 +109,9 @@ def history_entrants(db: sqlite3.Connection, ladder: int, recent: int) -> list[L
             recent=t.recent,
             bot_id=r[7],
             bot_matches=per_bot.get(r[7], 0),
+            wins=t.wins,
+            draws=t.draws,
+            losses=t.losses,
         )
         for r in db.execute(_ENTRANTS)
     ]

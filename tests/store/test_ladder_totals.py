@@ -58,7 +58,10 @@ def differences(store: Store, ladder: int, others: list[int]) -> list[str]:
     db = sqlite3.connect(store.data_dir / "arena.db")
     try:
         stored = {
-            v: LadderTotals(t.matches, t.last_match, t.in_play, t.games, t.recent[:5])
+            v: LadderTotals(
+                t.matches, t.last_match, t.in_play, t.games, t.recent[:5], t.wins, t.draws,
+                t.losses,
+            )
             for v, t in read_ladder_totals(db, ladder).items()
         }
         if stored != history_totals(db, ladder, 5):

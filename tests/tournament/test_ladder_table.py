@@ -5,10 +5,11 @@ history gives them, after any writes.
 The reference ranks the entrants read the way the pages read them before the
 running totals (``tests/store/ladder_history.history_entrants``: every ladder
 match and game, by SQL) by conservative rating, ties by name, with each
-version's ladder games. The writes are test_ladder_totals' random sequences
-(bots added and withdrawn, ladder matches scheduled, games stored and
-replayed, the store reopened, a round robin's games beside). A round robin's
-table stays the one scored from its games (the views' old computation).
+version's ladder games and its ladder games won, drawn and lost. The writes
+are test_ladder_totals' random sequences (bots added and withdrawn, ladder
+matches scheduled, games stored and replayed, the store reopened, a round
+robin's games beside). A round robin's table stays the one scored from its
+games (the views' old computation).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from arena.web.source import StoreSource
 from tests.store.ladder_history import history_entrants
 from tests.store.test_ladder_totals import KINDS, Step, seeded_store
 
-Row = tuple[int, str, float, int]  # rank, bot, points (conservative rating), games
+Row = tuple[int, str, float, int, int, int, int]  # rank, bot, points (mu - 3 sigma), games, W D L
 
 
 def history_table(store: Store, ladder: int) -> list[Row]:
@@ -45,7 +46,8 @@ def history_table(store: Store, ladder: int) -> list[Row]:
         db.close()
     ordered = sorted(entrants, key=lambda e: (-conservative_rating(e.mu, e.sigma), e.bot))
     return [
-        (i + 1, e.bot, conservative_rating(e.mu, e.sigma), e.ladder_games)
+        (i + 1, e.bot, conservative_rating(e.mu, e.sigma), e.ladder_games, e.wins, e.draws,
+         e.losses)
         for i, e in enumerate(ordered)
     ]
 
@@ -56,17 +58,16 @@ def differences(store: Store, ladder: int, cup: int, source: StoreSource) -> lis
     found = []
     expected = history_table(store, ladder)
     standings, intervals = tournament_table(store, get_tournament(store, ladder))
-    table = [(s.rank, s.bot, s.points, s.games) for s in standings]
+    table = [(s.rank, s.bot, s.points, s.games, s.wins, s.draws, s.losses) for s in standings]
     if table != expected:
         found.append(f"ladder table {table} != {expected}")
     if intervals != NO_INTERVALS:
         found.append("a ladder's intervals")
-    if any((s.wins, s.draws, s.losses, s.byes, s.buchholz, s.sonneborn_berger) != (0,) * 6
-           for s in standings):  # fmt: skip
+    if any((s.byes, s.buchholz, s.sonneborn_berger) != (0,) * 3 for s in standings):
         found.append("a ladder row with scores it does not keep")
     shown = source.tournament(ladder)
     assert shown is not None
-    page = [(r.rank, r.bot, r.score, r.played) for r in shown.standings]
+    page = [(r.rank, r.bot, r.score, r.played, r.wins, r.draws, r.losses) for r in shown.standings]
     if page != expected:
         found.append(f"/api/tournaments/{ladder} {page} != {expected}")
     if shown.crosstable or shown.separation_notes:
@@ -74,12 +75,13 @@ def differences(store: Store, ladder: int, cup: int, source: StoreSource) -> lis
     status = status_to_json(store, get_tournament(store, ladder))  # arena tournament status
     rows = status["standings"]
     assert isinstance(rows, list)
-    if [(r["rank"], r["bot"], r["points"], r["games"]) for r in rows] != expected:
+    if [(r["rank"], r["bot"], r["points"], r["games"], r["wins"], r["draws"], r["losses"])
+            for r in rows] != expected:  # fmt: skip
         found.append(f"arena tournament status {rows}")
     if status["crosstable"] or status["separation_notes"]:
         found.append("arena tournament status: a ladder's crosstable or notes")
     on_ladder = [(s.rank, s.entrant.bot) for s in ladder_view(store, "ladder").standings]
-    if on_ladder != [(rank, bot) for rank, bot, _, _ in expected]:
+    if on_ladder != [(row[0], row[1]) for row in expected]:
         found.append(f"/ladder ranks {on_ladder}")
     row = get_tournament(store, cup)
     if tournament_table(store, row) != (

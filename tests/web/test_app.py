@@ -27,6 +27,7 @@ from arena.web.models import (
     BotDetail,
     GameDetail,
     GameSummary,
+    HeadToHead,
     LeaderboardRow,
     TournamentDetail,
     TournamentSummary,
@@ -272,6 +273,15 @@ class UnfinishedGameSource:
         summary = GameSummary(1, ("<b>a</b>", "b"), False, None, None, None)
         return GameDetail(summary, '{"format": "kahuna-record/1"}')
 
+    def recent_games(self, limit: int) -> list[GameSummary]:
+        return []
+
+    def bot_names(self) -> list[str]:
+        return ["<b>x</b>", "<i>y</i>"]
+
+    def head_to_head(self, bot: str, opponent: str, limit: int) -> HeadToHead | None:
+        return None
+
 
 @pytest.mark.parametrize("path", ["/games/1", "/api/games/1", "/api/games/1/frames",
                                   "/api/games/1/record"])
@@ -294,7 +304,8 @@ def test_a_forfeited_game_shows_its_failure(site: LiveSite) -> None:
     assert status == 200
     loser = game.bots[game.statuses.index("timeout")]
     assert f"<strong>{loser}</strong>: timeout" in body
-    assert f'data-over="{game.winner} won (timeout)"' in body
+    loser = game.bots[1 - game.bots.index(game.winner)]
+    assert f'data-over="{game.winner} won: {loser} ran out of time"' in body
     status, data = fetch_json(f"{site.base_url}/api/games/{game.id}/frames")
     frames = data["frames"]
     assert isinstance(frames, list) and len(frames) == game.actions + 1

@@ -219,11 +219,14 @@ def test_the_live_list_and_page_render(live: Live) -> None:
     st.start_live_game(live.store, live.match.id, 0, live.head)
     status, payload = get(f"{live.base_url}/api/live")
     assert status == 200
+    tournament = st.get_tournament(live.store, live.match.tournament_id).name
     assert payload["games"] == [
         {"match_id": live.match.id, "game_index": 0, "tournament_id": live.match.tournament_id,
-         "started_at": payload["games"][0]["started_at"],
+         "started_at": payload["games"][0]["started_at"], "tournament": tournament,
+         "bots": payload["games"][0]["bots"], "actions": 0,
          "url": f"/live/{live.match.id}/0"}
     ]  # fmt: skip
+    assert sorted(payload["games"][0]["bots"]) == sorted([live.match.first, live.match.second])
     with urllib.request.urlopen(f"{live.base_url}/live/{live.match.id}/0", timeout=10) as page:
         html = page.read().decode()
     assert f'data-live="{live.match.id}/0"' in html and live.match.first in html

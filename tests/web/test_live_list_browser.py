@@ -65,6 +65,11 @@ def test_the_live_list_shows_games_that_start_and_drops_games_that_end_without_a
         expect(page.locator(f'tr[data-live="{match.id}/0"] a').first).to_have_attribute(
             "href", f"/live/{match.id}/0"
         )
+        tournament = st.get_tournament(store, match.tournament_id).name
+        for row in (page.locator(f'tr[data-live="{match.id}/0"]'),):  # the names, linked
+            expect(row.locator("a.bot")).to_have_text(["ann", "bob"])
+            expect(row.locator("a.bot").first).to_have_attribute("href", "/bots/ann")
+            expect(row).to_contain_text(tournament)
         page.evaluate("window.loadedOnce = true")  # gone if the page reloads
 
         st.start_live_game(store, match.id, 1, head)  # starts after the page loaded
@@ -72,6 +77,8 @@ def test_the_live_list_shows_games_that_start_and_drops_games_that_end_without_a
         expect(started).to_have_count(1, timeout=WAIT_MS)
         expect(started.locator("a").first).to_have_text(f"game 1 of match {match.id}")
         expect(started.locator("a").first).to_have_attribute("href", f"/live/{match.id}/1")
+        expect(started.locator("a.bot")).to_have_text(["ann", "bob"])  # drawn by the script
+        expect(started).to_contain_text(tournament)
         expect(rows).to_have_count(2)
 
         st.end_live_game(store, match.id, 0)  # over: its row goes

@@ -99,6 +99,8 @@ def test_no_path_shows_a_game_before_the_delay_has_passed(played: Played) -> Non
     control = WebApp(StoreSource(played.store))  # no delay: everything at once
     board_before = get(app, "/api/leaderboard")
     tournament_before = get(app, f"/api/tournaments/{played.tournament_id}")
+    h2h = ("/api/h2h", {"a": played.match.first, "b": played.match.second})
+    h2h_before = get(app, *h2h)
     play_live(played)
     # The start: not in the live list, the game "waiting", as it was an hour ago.
     assert json.loads(get(app, "/api/live")[1])["games"] == []
@@ -118,7 +120,11 @@ def test_no_path_shows_a_game_before_the_delay_has_passed(played: Played) -> Non
     tournament_page = get(app, f"/tournaments/{played.tournament_id}")[1]
     assert f"/games/{played.game_id}" not in tournament_page
     assert f"/games/{played.game_id}" in get(control, f"/tournaments/{played.tournament_id}")[1]
-    assert get(app, "/live")[0] == 200
+    assert get(app, *h2h) == h2h_before  # head to head: as before the game
+    assert get(control, *h2h) != h2h_before
+    live_page = get(app, "/live")
+    assert live_page[0] == 200 and f"/games/{played.game_id}" not in live_page[1]
+    assert f"/games/{played.game_id}" in get(control, "/live")[1]  # recently finished
     assert json.loads(get(app, f"/api/live/{played.match.id}/0")[1])["status"] == "waiting"
     # Once the delay has passed, all of it shows.
     clock.offset = HOUR + 1

@@ -97,9 +97,18 @@ function liveGameRow(g) {
   const tr = document.createElement("tr");
   tr.dataset.live = `${g.match_id}/${g.game_index}`;
   tr.dataset.started = g.started_at;
+  const seat = (index) => {
+    const td = link(`/bots/${encodeURIComponent(g.bots[index])}`, g.bots[index], "bot");
+    const dot = document.createElement("span");
+    dot.className = `seat seat-${index}`;
+    td.prepend(dot);
+    return td;
+  };
   tr.append(
     link(g.url, `game ${g.game_index} of match ${g.match_id}`),
-    link(`/tournaments/${g.tournament_id}`, String(g.tournament_id)),
+    seat(0),
+    seat(1),
+    link(`/tournaments/${g.tournament_id}`, g.tournament),
     cell(g.started_at.slice(0, 19).replace("T", " "), "muted"),
   );
   return tr;
@@ -121,7 +130,7 @@ export function pollLiveGames(intervalMs) {
       const data = await response.json();
       const games = data.games.map((g) => key(`${g.match_id}/${g.game_index}`, g.started_at)).join(",");
       if (games !== shown) {
-        replaceBody(table, data.games.map(liveGameRow), "No game is being played right now.", 3);
+        replaceBody(table, data.games.map(liveGameRow), "No game is being played right now.", 5);
         shown = games;
       }
       badge.classList.remove("stale");

@@ -138,8 +138,8 @@ export function startViewer(root) {
     if (frame.note) notes.push(frame.note);
     if (frame.finished && frame.outcome) {
       const o = frame.outcome;
-      const who = o.winner === null ? "draw" : `${bots[o.winner]} won`;
-      notes.push(`${who} (${o.reason}), points ${o.points[0]}–${o.points[1]}`);
+      const who = o.winner === null ? "draw" : `${bots[o.winner]} won (${o.reason})`;
+      notes.push(`${root.dataset.over || who}, points ${o.points[0]}–${o.points[1]}`);
     } else if (step === frames.length - 1 && root.dataset.over) {
       notes.push(`game over: ${root.dataset.over}`);
     }
@@ -162,6 +162,44 @@ export function startViewer(root) {
 
   let current = { frames: [], error: null };
 
+  // Points after each scoring: at the first frame of the next round (the interim
+  // scoring is added as the round starts), and at the game's last frame.
+  function renderRoundScores() {
+    const rows = [];
+    for (let i = 1; i < frames.length; i += 1) {
+      if (frames[i].round !== frames[i - 1].round) rows.push([`round ${frames[i - 1].round}`, frames[i].points]);
+    }
+    const last = frames[frames.length - 1];
+    if (last && last.finished) rows.push(["the end", last.points]);
+    $("round-scores").tBodies[0].replaceChildren(...rows.map(([label, points]) => {
+      const row = el("tr");
+      row.append(el("td", "", label), el("td", "num", String(points[0])), el("td", "num", String(points[1])));
+      return row;
+    }));
+  }
+
+  // Play: one step per tick at the chosen speed, stopping at the last frame.
+  let timer = null;
+  function pause() {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    $("play").textContent = "▶ Play";
+    $("play").setAttribute("aria-pressed", "false");
+    root.dataset.playing = "false";
+  }
+  function play() {
+    if (frames.length === 0) return;
+    if (step >= frames.length - 1) show(0);
+    if (timer !== null) clearInterval(timer);
+    timer = setInterval(() => {
+      if (step >= frames.length - 1) pause();
+      else show(step + 1);
+    }, Number($("speed").value) || 500);
+    $("play").textContent = "❚❚ Pause";
+    $("play").setAttribute("aria-pressed", "true");
+    root.dataset.playing = "true";
+  }
+
   function show(index) {
     if (frames.length === 0) return;
     step = Math.max(0, Math.min(frames.length - 1, index));
@@ -171,6 +209,8 @@ export function startViewer(root) {
     renderFacts(frame);
     renderAction(frame);
     $("step").textContent = `${step} / ${frames.length - 1}`;
+    $("scrubber").max = String(frames.length - 1);
+    $("scrubber").value = String(step);
     root.dataset.step = String(step);
     const items = $("history").children;
     for (let i = 0; i < items.length; i += 1) items[i].classList.toggle("current", i === step - 1);
@@ -185,10 +225,14 @@ export function startViewer(root) {
     frames = current.frames;
     root.dataset.perspective = name;
     renderHistory();
+    renderRoundScores();
     show(step);
     root.dataset.ready = "true";
   }
 
+  $("play").addEventListener("click", () => (timer === null ? play() : pause()));
+  $("speed").addEventListener("change", () => { if (timer !== null) play(); });
+  $("scrubber").addEventListener("input", () => { pause(); show(Number($("scrubber").value)); });
   $("first").addEventListener("click", () => show(0));
   $("prev").addEventListener("click", () => show(step - 1));
   $("next").addEventListener("click", () => show(step + 1));
@@ -201,7 +245,13 @@ export function startViewer(root) {
   }
   document.addEventListener("keydown", (event) => {
     if (event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.key in KEYS) show(step + KEYS[event.key]);
+    // a focused control handles its own keys (a button's Space, the scrubber's and speed's arrows)
+    const tag = event.target.tagName;
+    if (tag === "SELECT" || (tag === "INPUT" && event.target.type === "range")) return;
+    if (tag === "BUTTON" && (event.key === " " || event.key === "Enter")) return;
+    if (event.key === " ") {
+      if (timer === null) play(); else pause();
+    } else if (event.key in KEYS) show(step + KEYS[event.key]);
     else if (event.key === "Home") show(0);
     else if (event.key === "End") show(frames.length - 1);
     else return;
@@ -256,6 +306,7 @@ export function startViewer(root) {
             }
           }
           current = { frames, error: data.error };
+          renderRoundScores();
           if (following) show(frames.length - 1);
           else $("step").textContent = `${step} / ${frames.length - 1}`;
         }

@@ -60,6 +60,11 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.StartTournamentRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.StartTournamentResponse.FromString,
                 _registered_method=True)
+        self.StopTournament = channel.unary_unary(
+                '/kahuna.v1.ArenaService/StopTournament',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.StopTournamentRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.StopTournamentResponse.FromString,
+                _registered_method=True)
         self.WatchTournament = channel.unary_stream(
                 '/kahuna.v1.ArenaService/WatchTournament',
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.WatchTournamentRequest.SerializeToString,
@@ -179,9 +184,20 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StopTournament(self, request, context):
+        """Stop a tournament this server is playing (admin): its matches are
+        cancelled, its unstored games left to a resume (StartTournament), and it
+        reads interrupted with the reason. FAILED_PRECONDITION when it is not
+        running here (finished, not started, or run by another process: its pid).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchTournament(self, request, context):
         """The tournament's progress: one message now, then one per game stored,
-        until the tournament finishes or stops.
+        until the tournament finishes or stops, whoever plays it (this server, or
+        another process or the ladder: its stored games, read about once a second).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -327,6 +343,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.StartTournament,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.StartTournamentRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.StartTournamentResponse.SerializeToString,
+            ),
+            'StopTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopTournament,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.StopTournamentRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.StopTournamentResponse.SerializeToString,
             ),
             'WatchTournament': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchTournament,
@@ -540,6 +561,33 @@ class ArenaService:
             '/kahuna.v1.ArenaService/StartTournament',
             kahuna_dot_v1_dot_arena__service__pb2.StartTournamentRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.StartTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/StopTournament',
+            kahuna_dot_v1_dot_arena__service__pb2.StopTournamentRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.StopTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

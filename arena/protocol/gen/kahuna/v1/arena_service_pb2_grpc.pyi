@@ -56,9 +56,16 @@ class ArenaServiceStub:
     """Start (or resume) playing a tournament in the background (admin);
     FAILED_PRECONDITION, naming its pid, while another process runs it.
     """
+    StopTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.StopTournamentRequest, _arena_service_pb2.StopTournamentResponse]
+    """Stop a tournament this server is playing (admin): its matches are
+    cancelled, its unstored games left to a resume (StartTournament), and it
+    reads interrupted with the reason. FAILED_PRECONDITION when it is not
+    running here (finished, not started, or run by another process: its pid).
+    """
     WatchTournament: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchTournamentRequest, _arena_service_pb2.WatchTournamentResponse]
     """The tournament's progress: one message now, then one per game stored,
-    until the tournament finishes or stops.
+    until the tournament finishes or stops, whoever plays it (this server, or
+    another process or the ladder: its stored games, read about once a second).
     """
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """TrueSkill leaderboard, one entry per bot version, ordered by mu - 3 sigma."""
@@ -134,9 +141,16 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """Start (or resume) playing a tournament in the background (admin);
     FAILED_PRECONDITION, naming its pid, while another process runs it.
     """
+    StopTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.StopTournamentRequest, _arena_service_pb2.StopTournamentResponse]  # type: ignore[assignment]
+    """Stop a tournament this server is playing (admin): its matches are
+    cancelled, its unstored games left to a resume (StartTournament), and it
+    reads interrupted with the reason. FAILED_PRECONDITION when it is not
+    running here (finished, not started, or run by another process: its pid).
+    """
     WatchTournament: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchTournamentRequest, _arena_service_pb2.WatchTournamentResponse]  # type: ignore[assignment]
     """The tournament's progress: one message now, then one per game stored,
-    until the tournament finishes or stops.
+    until the tournament finishes or stops, whoever plays it (this server, or
+    another process or the ladder: its stored games, read about once a second).
     """
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """TrueSkill leaderboard, one entry per bot version, ordered by mu - 3 sigma."""
@@ -241,13 +255,26 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
+    def StopTournament(
+        self,
+        request: _arena_service_pb2.StopTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.StopTournamentResponse, _abc.Awaitable[_arena_service_pb2.StopTournamentResponse]]:
+        """Stop a tournament this server is playing (admin): its matches are
+        cancelled, its unstored games left to a resume (StartTournament), and it
+        reads interrupted with the reason. FAILED_PRECONDITION when it is not
+        running here (finished, not started, or run by another process: its pid).
+        """
+
+    @_abc_1.abstractmethod
     def WatchTournament(
         self,
         request: _arena_service_pb2.WatchTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.WatchTournamentResponse], _abc.AsyncIterator[_arena_service_pb2.WatchTournamentResponse]]:
         """The tournament's progress: one message now, then one per game stored,
-        until the tournament finishes or stops.
+        until the tournament finishes or stops, whoever plays it (this server, or
+        another process or the ladder: its stored games, read about once a second).
         """
 
     @_abc_1.abstractmethod

@@ -1,0 +1,137 @@
+"""WatchTournament follows a tournament or a ladder that another process plays, from the
+games it stores; StopTournament stops what this server plays, and says why it cannot stop
+anything else.
+
+The other process is real (``tests.store.lease_holder``: it holds the runner lease
+as a runner does); the games are stored into the same store by this test, as that
+runner would store them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import grpc
+import pytest
+
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.referee.types import GameReport
+from arena.store import (
+    TournamentConfig,
+    add_ladder_match,
+    create_ladder,
+    ladder_entrants,
+    list_matches,
+)
+from arena.tournament.results import store_game
+from tests.server.test_arena_service import Arena, _auth, _code, arena  # noqa: F401
+from tests.store.lease_holder import kill_9, lease_holding_process
+
+Code = grpc.StatusCode
+pytestmark = pytest.mark.slow  # a server and other processes
+
+
+def _report(index: int, seats: tuple[str, str], winner: str | None) -> GameReport:
+    return GameReport(
+        index=index, bots_by_seat=seats, winner=winner, reason="points" if winner else "draw",
+        statuses={}, actions=3, time_ms={seats[0]: 1.0, seats[1]: 2.0},
+        record={"format": "kahuna-record/1", "deal": [], "actions": [], "index": index},
+    )  # fmt: skip
+
+
+def _until(condition: Callable[[], bool], what: str, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _ladder_match(served: Arena) -> tuple[int, int]:
+    """A ladder of alice_bot and bob_bot with one match of 2 games: (ladder id, match id)."""
+    ladder = create_ladder(served.store, "ladder", TournamentConfig(), {})
+    ids = {e.bot: e.version_id for e in ladder_entrants(served.store, ladder)}
+    first, second = ids["alice_bot"], ids["bob_bot"]
+    return ladder, add_ladder_match(served.store, ladder, first, second, games=2, seed=1)
+
+
+def _cup_match(served: Arena) -> tuple[int, int]:
+    created = served.stub.CreateTournament(
+        pb.CreateTournamentRequest(name="elsewhere", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                                   bots=["alice_bot", "bob_bot"], games_per_match=2),
+        metadata=_auth(served.admin),
+    )  # fmt: skip
+    return created.tournament.id, list_matches(served.store, created.tournament.id)[0].id
+
+
+@pytest.mark.parametrize("kind", ["tournament", "ladder"])
+def test_a_watch_follows_the_games_another_process_stores_until_its_runner_is_gone(
+    request: pytest.FixtureRequest, kind: str
+) -> None:
+    """Control: the watch would have ended after its first event (no game ever seen)."""
+    served: Arena = request.getfixturevalue("arena")
+    tournament_id, match_id = _ladder_match(served) if kind == "ladder" else _cup_match(served)
+    name = "ladder" if kind == "ladder" else "elsewhere"
+    seen: list[pb.WatchTournamentResponse] = []
+    ended = threading.Event()
+
+    def watch() -> None:
+        asked = pb.WatchTournamentRequest(name=name)
+        try:
+            for event in served.stub.WatchTournament(asked, metadata=_auth(served.bob), timeout=60):
+                seen.append(event)
+        finally:
+            ended.set()
+
+    with lease_holding_process(served.store.data_dir, tournament_id) as runner:
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        _until(lambda: len(seen) > 0 or ended.is_set(), "the first event")
+        time.sleep(0.3)
+        seats = ("alice_bot", "bob_bot")
+        store_game(served.store, match_id, _report(0, seats, "alice_bot"))
+        _until(lambda: any(e.game_id for e in seen) or ended.is_set(), "the first game")
+        store_game(served.store, match_id, _report(1, seats[::-1], None))
+        _until(lambda: sum(1 for e in seen if e.game_id) == 2 or ended.is_set(), "two games")
+        assert not ended.is_set()  # still following while the runner lives
+        kill_9(runner)
+    assert ended.wait(20), "the watch did not end once its runner was gone"
+    watcher.join(5)
+    assert f"running in another process (pid {runner.pid})" in seen[0].message
+    games = [e for e in seen if e.game_id]
+    assert [e.message for e in games] == [
+        "alice_bot vs bob_bot: alice_bot won (points)", "bob_bot vs alice_bot: draw (draw)",
+    ]  # fmt: skip
+    standings = {s.bot: (s.wins, s.draws, s.losses) for s in games[-1].standings}
+    assert standings == {"alice_bot": (1, 1, 0), "bob_bot": (0, 1, 1)}
+    assert seen[-1].tournament.status == "interrupted"
+    assert seen[-1].tournament.games_played == 2
+
+
+def test_the_admin_stops_a_tournament_the_server_plays_and_nothing_else(
+    request: pytest.FixtureRequest,
+) -> None:
+    served: Arena = request.getfixturevalue("arena")
+    admin = _auth(served.admin)
+    served.stub.CreateTournament(
+        pb.CreateTournamentRequest(name="long-one", format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                                   bots=["alice_bot", "bob_bot"], games_per_match=40, start=True),
+        metadata=admin,
+    )  # fmt: skip
+    stop = pb.StopTournamentRequest(name="long-one")
+    code, details = _code(lambda: served.stub.StopTournament(stop, metadata=_auth(served.bob)))
+    assert code is Code.PERMISSION_DENIED
+    stopped = served.stub.StopTournament(stop, metadata=admin)
+    assert stopped.tournament.status == "interrupted"
+    assert "stopped by the admin (admin) through StopTournament" in (
+        stopped.tournament.interrupted_reason
+    )
+    assert stopped.tournament.games_played < 40
+    code, details = _code(lambda: served.stub.StopTournament(stop, metadata=admin))
+    assert code is Code.FAILED_PRECONDITION
+    assert "'long-one' is not running in this server: tournament is interrupted" in details
+    code, details = _code(
+        lambda: served.stub.StopTournament(pb.StopTournamentRequest(name="nope"), metadata=admin)
+    )
+    assert code is Code.NOT_FOUND and "nope" in details
