@@ -8,6 +8,7 @@
   arena remote watch NAME         a tournament's progress (live table on a terminal)
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
   arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
+  arena remote export --out DIR   the public games as Parquet (docs/reference/export.md)
   arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
 
 URL is grpc://HOST:PORT or HOST:PORT (plaintext) or grpcs://HOST:PORT (TLS,
@@ -45,6 +46,7 @@ import getpass
 import importlib
 import io
 import ipaddress
+import itertools
 import json
 import os
 import re
@@ -65,6 +67,7 @@ from arena.commands.tables import fit_rows, terminal_width
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
+from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
 from arena.tournament.audit import audit_bundle
 
@@ -722,6 +725,40 @@ def run_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
 
 
+def run_export(args: argparse.Namespace) -> int:
+    try:
+        from arena.export.writer import write_games
+    except ImportError as error:
+        raise RemoteError("arena remote export needs pyarrow (pip install"
+                          f" 'kahuna-arena[data]'): {error}", EXIT_USAGE) from None  # fmt: skip
+    out: Path = args.out
+    if out.exists() and not out.is_dir():
+        raise RemoteError(f"--out {out} is not a directory", EXIT_USAGE)
+    endpoint = load_login(config_dir())
+    request = pb.ExportGamesRequest(tournament=args.tournament or "")
+    with _calls(endpoint) as client:
+        stream = client.export_games(request)
+        first = next(stream, None)  # a refusal comes before any file is made
+        sent = stream if first is None else itertools.chain([first], stream)
+        games = (stored_game(message) for message in sent)
+        try:
+            summary = write_games(games, out)
+        except OSError as error:
+            raise RemoteError(f"cannot write under {out}: {error.strerror or error}",
+                              EXIT_USAGE) from None  # fmt: skip
+        except ValueError as error:  # a seat list or a record that is not one
+            raise RemoteError("the arena sent a game that cannot be exported:"
+                              f" {visible(str(error))}", EXIT_SERVER) from None  # fmt: skip
+    if args.json:
+        _say_json({"games": summary.games, "decisions": summary.decisions,
+                   "games_path": str(summary.games_path),
+                   "decisions_path": str(summary.decisions_path)})  # fmt: skip
+        return EXIT_OK
+    _say([f"{summary.games} games and {summary.decisions} decisions written to"
+          f" {summary.games_path} and {summary.decisions_path}"])  # fmt: skip
+    return EXIT_OK
+
+
 def run_watch(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
@@ -879,6 +916,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     record.add_argument("game_id", metavar="GAME_ID", type=int, help="the game's id")
     record.add_argument("-o", "--output", type=Path, metavar="FILE", help="write it to FILE")
     record.set_defaults(func=_handled(run_record))
+
+    export = sub("export", "write the arena's public games to Parquet (games and decisions,"
+                 " docs/reference/export.md); needs pip install 'kahuna-arena[data]'")  # fmt: skip
+    export.add_argument(
+        "--tournament", metavar="NAME",
+        help="only this tournament's or ladder's games (default: every game)",
+    )  # fmt: skip
+    export.add_argument(
+        "--out", metavar="DIR", required=True, type=Path,
+        help="directory to write into (created; its two files replaced)",
+    )  # fmt: skip
+    export.add_argument("--json", action="store_true", help="print a JSON summary")
+    export.set_defaults(func=_handled(run_export))
 
     audit = sub("audit", "check a finished tournament from what the arena publishes: its"
                 " commitment, revealed secret, records, results and rating updates")  # fmt: skip

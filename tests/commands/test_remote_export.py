@@ -1,0 +1,155 @@
+"""`arena remote export` against a real server on loopback: the local export's files, only
+what a participant may fetch (no withheld record, nothing within the spectator delay)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from arena import store as st
+from arena.cli import main
+from arena.export.writer import export_public_games
+from arena.server.app import create_server
+from arena.server.arena_service import ServiceOptions
+from arena.store import create_token, ensure_admin_token
+from arena.testing.demo_data import play_demo_tournament
+
+pytestmark = pytest.mark.slow
+
+OLD = "2026-01-01T00:00:00.000+00:00"  # long before any spectator delay's cut
+
+
+@dataclass
+class Data:
+    directory: Path
+    withheld: int  # a game whose deal is still to be played from the other seat
+    recent: int  # the one game that ended just now; every other ended at OLD
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Data:
+    work = tmp_path_factory.mktemp("remote-export")
+    with st.Store.open(work / "data") as store:
+        paired = play_demo_tournament(store, work / "bots", name="pair", bots=("a", "b"),
+                                      games_per_match=4, max_games=3)  # fmt: skip
+        cup = play_demo_tournament(store, work / "bots", name="cup", bots=("a", "b"))
+        withheld = [g for g in paired.game_ids if st.record_withheld(store, g) is not None]
+        assert len(withheld) == 1
+        recent = max(cup.game_ids)
+        with store.transaction() as db:
+            db.execute("UPDATE games SET finished_at = ? WHERE id != ?", (OLD, recent))
+    return Data(work / "data", withheld[0], recent)
+
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def served(
+    data: Data, request: pytest.FixtureRequest, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> Iterator[Callable[[str], Cli]]:  # fmt: skip
+    """A server on loopback with the spectator delay ``request.param``; a CLI logged in."""
+    store = st.Store.open(data.directory)
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(spectator_delay_s=request.param)
+    )
+    server.start()
+    tokens = {"admin": ensure_admin_token(store), "user": create_token(store, "alice")}
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+    def cli_as(who: str) -> Cli:
+        def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+            monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+            capsys.readouterr()
+            status = main(["remote", *argv])
+            out, err = capsys.readouterr()
+            return status, out, err
+
+        status, _, err = run("login", f"grpc://127.0.0.1:{port}", stdin=tokens[who] + "\n")
+        assert status == 0, err
+        return run
+
+    try:
+        yield cli_as
+    finally:
+        server.stop(grace=None)
+        store.close()
+
+
+def _rows(out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    games: list[dict[str, Any]] = pq.read_table(out / "games.parquet").to_pylist()
+    decisions: list[dict[str, Any]] = pq.read_table(out / "decisions.parquet").to_pylist()
+    return games, decisions
+
+
+def _local(data: Data, out: Path, tournament: str | None = None) -> Path:
+    with st.Store.open(data.directory) as store:
+        tid = None if tournament is None else st.get_tournament(store, tournament).id
+        export_public_games(store, out, tid)
+    return out
+
+
+@pytest.mark.parametrize("served", [600.0], indirect=True)
+@pytest.mark.parametrize("tournament", [None, "pair"], ids=["every-game", "one-tournament"])
+def test_the_admins_remote_export_is_the_local_export(
+    data: Data, served: Callable[[str], Cli], tmp_path: Path, tournament: str | None
+) -> None:
+    run = served("admin")
+    scope = [] if tournament is None else ["--tournament", tournament]
+    status, out, err = run("export", *scope, "--out", str(tmp_path / "remote"))
+    assert status == 0, err
+    remote = _rows(tmp_path / "remote")
+    assert remote == _rows(_local(data, tmp_path / "local", tournament))
+    assert data.withheld not in {g["game_id"] for g in remote[0]}
+    assert f"{len(remote[0])} games and {len(remote[1])} decisions written" in out
+    schema = pq.read_schema(tmp_path / "local" / "games.parquet")
+    assert pq.read_schema(tmp_path / "remote" / "games.parquet") == schema
+
+
+@pytest.mark.parametrize(
+    ("served", "recent_sent"), [(600.0, False), (0.0, True)],
+    ids=["within-the-delay", "control: no delay"], indirect=["served"],
+)  # fmt: skip
+def test_a_user_gets_no_withheld_game_and_none_within_the_spectator_delay(
+    data: Data, served: Callable[[str], Cli], tmp_path: Path, recent_sent: bool
+) -> None:
+    status, _, err = served("user")("export", "--out", str(tmp_path / "remote"))
+    assert status == 0, err
+    games, decisions = _rows(tmp_path / "remote")
+    local, local_decisions = _rows(_local(data, tmp_path / "local"))
+    sent = {g["game_id"] for g in games}
+    assert data.withheld not in sent
+    assert (data.recent in sent) is recent_sent
+    expected = [g for g in local if recent_sent or g["game_id"] != data.recent]
+    assert games == expected
+    assert decisions == [d for d in local_decisions if d["game_id"] in sent]
+
+
+@pytest.mark.parametrize("served", [0.0], indirect=True)
+@pytest.mark.parametrize(
+    ("argv", "status", "message"),
+    [
+        (["--tournament", "nope"], 5, "no tournament 'nope'"),
+        (["--out", "FILE"], 2, "is not a directory"),
+    ],
+    ids=["unknown-tournament", "out-is-a-file"],
+)
+def test_bad_requests_are_one_line_naming_the_problem(
+    served: Callable[[str], Cli], tmp_path: Path, argv: list[str], status: int, message: str
+) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    out = [] if "--out" in argv else ["--out", str(tmp_path / "out")]
+    args = [str(a_file) if value == "FILE" else value for value in argv]
+    done, _, err = served("user")("export", *out, *args)
+    assert done == status, err
+    assert err.count("\n") == 1 and err.startswith("arena remote: ") and message in err
+    assert not (tmp_path / "out").exists()
