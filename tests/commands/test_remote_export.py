@@ -10,12 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pyarrow.parquet as pq
 import pytest
 
 from arena import store as st
 from arena.cli import main
 from arena.export.writer import export_public_games
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.store import create_token, ensure_admin_token
@@ -153,3 +156,51 @@ def test_bad_requests_are_one_line_naming_the_problem(
     assert done == status, err
     assert err.count("\n") == 1 and err.startswith("arena remote: ") and message in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture
+def stub(data: Data) -> Iterator[tuple[pb_grpc.ArenaServiceStub, str]]:
+    """ExportGames called directly on a server with no delay, and the admin's token."""
+    store = st.Store.open(data.directory)
+    server, port = create_server("127.0.0.1:0", store=store)
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield pb_grpc.ArenaServiceStub(channel), ensure_admin_token(store)
+    finally:
+        server.stop(grace=None)
+        store.close()
+
+
+def test_after_game_id_resumes_after_the_last_game_received(
+    data: Data, stub: tuple[pb_grpc.ArenaServiceStub, str]
+) -> None:
+    service, token = stub
+    metadata = (("authorization", f"Bearer {token}"),)
+    every = [m.game_id for m in service.ExportGames(pb.ExportGamesRequest(), metadata=metadata)]
+    assert every == sorted(every) and data.withheld not in every and len(every) > 3
+    rest = service.ExportGames(pb.ExportGamesRequest(after_game_id=every[2]), metadata=metadata)
+    assert [m.game_id for m in rest] == every[3:]
+
+
+@pytest.mark.parametrize(
+    ("request_", "token", "code", "message"),
+    [
+        (pb.ExportGamesRequest(), None, grpc.StatusCode.UNAUTHENTICATED, "token"),
+        (pb.ExportGamesRequest(after_game_id=-1), "admin", grpc.StatusCode.INVALID_ARGUMENT,
+         "after_game_id must be 0 or a game id, not -1"),
+        (pb.ExportGamesRequest(tournament="nope"), "admin", grpc.StatusCode.NOT_FOUND,
+         "no tournament 'nope'"),
+    ],
+    ids=["no-token", "negative-after", "unknown-tournament"],
+)  # fmt: skip
+def test_refusals_name_the_problem(
+    stub: tuple[pb_grpc.ArenaServiceStub, str], request_: pb.ExportGamesRequest,
+    token: str | None, code: grpc.StatusCode, message: str,
+) -> None:  # fmt: skip
+    service, admin = stub
+    metadata = () if token is None else (("authorization", f"Bearer {admin}"),)
+    with pytest.raises(grpc.RpcError) as refused:
+        list(service.ExportGames(request_, metadata=metadata, timeout=20))
+    assert refused.value.code() == code
+    assert message in refused.value.details()
