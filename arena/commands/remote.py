@@ -53,6 +53,7 @@ import re
 import shutil
 import sys
 import tarfile
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -83,6 +84,9 @@ EXIT_UNREACHABLE = 8
 EXIT_AUDIT_FAILED = 9
 
 CONFIG_NAME = "remote.json"
+EXPORT_RESUMES = 3
+"""How many times in a row `remote export` reopens a broken stream after its last game."""
+EXPORT_RESUME_WAIT_S = 1.0  # times the attempt's number, before reopening
 MAX_GAME_ID = 2**63 - 1  # GetGameRecordRequest.game_id is an int64
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache"})
 
@@ -725,6 +729,28 @@ def run_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
 
 
+def exported_games(client: Client, tournament: str) -> Iterator[pb.ExportGamesResponse]:
+    """ExportGames' games, each once and in id order (else RemoteError): a stream that
+    breaks (UNAVAILABLE) is reopened after the last game received, up to EXPORT_RESUMES
+    times in a row without a game between."""
+    after = resumes = 0
+    while True:
+        request = pb.ExportGamesRequest(tournament=tournament, after_game_id=after)
+        try:
+            for message in client.export_games(request):
+                if message.game_id <= after:
+                    raise RemoteError(f"the arena sent game {message.game_id} after game"
+                                      f" {after}: not in id order", EXIT_SERVER)  # fmt: skip
+                after, resumes = message.game_id, 0
+                yield message
+            return
+        except grpc.RpcError as error:
+            if error.code() is not grpc.StatusCode.UNAVAILABLE or resumes >= EXPORT_RESUMES:
+                raise
+            resumes += 1
+            time.sleep(EXPORT_RESUME_WAIT_S * resumes)
+
+
 def run_export(args: argparse.Namespace) -> int:
     try:
         from arena.export.writer import write_games
@@ -735,9 +761,8 @@ def run_export(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise RemoteError(f"--out {out} is not a directory", EXIT_USAGE)
     endpoint = load_login(config_dir())
-    request = pb.ExportGamesRequest(tournament=args.tournament or "")
     with _calls(endpoint) as client:
-        stream = client.export_games(request)
+        stream = exported_games(client, args.tournament or "")
         first = next(stream, None)  # a refusal comes before any file is made
         sent = stream if first is None else itertools.chain([first], stream)
         games = (stored_game(message) for message in sent)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable, Iterator
+from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,15 @@ import pytest
 
 from arena import store as st
 from arena.cli import main
+from arena.commands import remote
 from arena.export.writer import export_public_games
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
+from arena.server.exports import game_message
 from arena.store import create_token, ensure_admin_token
+from arena.store.export import stored_games
 from arena.testing.demo_data import play_demo_tournament
 
 pytestmark = pytest.mark.slow
@@ -204,3 +208,100 @@ def test_refusals_name_the_problem(
         list(service.ExportGames(request_, metadata=metadata, timeout=20))
     assert refused.value.code() == code
     assert message in refused.value.details()
+
+
+# ------------------------------------------------------------------ a hostile or flaky arena
+
+
+class Flaky(pb_grpc.ArenaServiceServicer):
+    """ExportGames sending ``games`` as ``mode`` says: a stream that breaks after two games
+    (once, or before any game every time), out of order, with one seat, or a bad record."""
+
+    def __init__(self, games: list[pb.ExportGamesResponse], mode: str) -> None:
+        self.games, self.mode = games, mode
+        self.asked: list[int] = []
+
+    def ListBots(self, request: object, context: grpc.ServicerContext) -> pb.ListBotsResponse:
+        return pb.ListBotsResponse()
+
+    def ExportGames(
+        self, request: pb.ExportGamesRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.ExportGamesResponse]:
+        self.asked.append(request.after_game_id)
+        rest = [g for g in self.games if g.game_id > request.after_game_id]
+        if self.mode == "always-breaks":
+            context.abort(grpc.StatusCode.UNAVAILABLE, "going away")
+        if self.mode == "breaks-once" and len(self.asked) == 1:
+            yield from rest[:2]
+            context.abort(grpc.StatusCode.UNAVAILABLE, "going away")
+        if self.mode == "out-of-order":
+            rest = [rest[1], rest[0], *rest[2:]]
+        if self.mode == "one-seat":
+            del rest[1].bots[1]
+        if self.mode == "bad-record":
+            rest[1].record_json = "{"
+        yield from rest
+
+
+@pytest.fixture
+def flaky_cli(
+    data: Data, request: pytest.FixtureRequest, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> Iterator[tuple[Flaky, Cli]]:  # fmt: skip
+    with st.Store.open(data.directory) as store:
+        games = [game_message(g) for g in stored_games(store)
+                 if st.record_withheld(store, g.game_id) is None]  # fmt: skip
+    service = Flaky(games, request.param)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    pb_grpc.add_ArenaServiceServicer_to_server(service, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(remote, "EXPORT_RESUME_WAIT_S", 0.0)
+
+    def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        capsys.readouterr()
+        status = main(["remote", *argv])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    assert run("login", f"grpc://127.0.0.1:{port}", stdin="token\n")[0] == 0
+    try:
+        yield service, run
+    finally:
+        server.stop(grace=None)
+
+
+@pytest.mark.parametrize("flaky_cli", ["breaks-once"], indirect=True)
+def test_a_broken_stream_is_reopened_after_the_last_game_received(
+    data: Data, flaky_cli: tuple[Flaky, Cli], tmp_path: Path
+) -> None:
+    service, run = flaky_cli
+    status, _, err = run("export", "--out", str(tmp_path / "remote"))
+    assert status == 0, err
+    assert service.asked == [0, service.games[1].game_id]
+    assert _rows(tmp_path / "remote") == _rows(_local(data, tmp_path / "local"))
+
+
+@pytest.mark.parametrize(
+    ("flaky_cli", "status", "message"),
+    [
+        ("always-breaks", remote.EXIT_UNREACHABLE, "going away"),
+        ("out-of-order", remote.EXIT_SERVER, "not in id order"),
+        ("one-seat", remote.EXIT_SERVER, "not of two seats"),
+        ("bad-record", remote.EXIT_SERVER, "cannot be exported"),
+    ],
+    indirect=["flaky_cli"],
+)
+def test_a_bad_stream_is_one_line_and_leaves_no_file(
+    flaky_cli: tuple[Flaky, Cli], tmp_path: Path, status: int, message: str
+) -> None:
+    service, run = flaky_cli
+    done, _, err = run("export", "--out", str(tmp_path / "out"))
+    assert done == status, err
+    assert err.count("\n") == 1 and err.startswith("arena remote: ") and message in err
+    out = tmp_path / "out"
+    assert not out.exists() or not list(out.iterdir())  # not even a partial file
+    if service.mode == "always-breaks":
+        assert service.asked == [0] * (remote.EXPORT_RESUMES + 1)
