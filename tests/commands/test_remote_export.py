@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.exports import game_message
+from arena.server.limits import StreamLimits, token_key
 from arena.store import create_token, ensure_admin_token
 from arena.store.export import stored_games
 from arena.testing.demo_data import play_demo_tournament
@@ -207,7 +209,7 @@ def test_refusals_name_the_problem(
     with pytest.raises(grpc.RpcError) as refused:
         list(service.ExportGames(request_, metadata=metadata, timeout=20))
     assert refused.value.code() == code
-    assert message in refused.value.details()
+    assert message in (refused.value.details() or "")
 
 
 # ------------------------------------------------------------------ a hostile or flaky arena
@@ -251,7 +253,7 @@ def flaky_cli(
     with st.Store.open(data.directory) as store:
         games = [game_message(g) for g in stored_games(store)
                  if st.record_withheld(store, g.game_id) is None]  # fmt: skip
-    service = Flaky(games, request.param)
+    service = Flaky(games, request.param)  # type: ignore[abstract]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     pb_grpc.add_ArenaServiceServicer_to_server(service, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -305,3 +307,30 @@ def test_a_bad_stream_is_one_line_and_leaves_no_file(
     assert not out.exists() or not list(out.iterdir())  # not even a partial file
     if service.mode == "always-breaks":
         assert service.asked == [0] * (remote.EXPORT_RESUMES + 1)
+
+
+def test_an_export_counts_against_the_tokens_open_streams(data: Data) -> None:
+    store = st.Store.open(data.directory)
+    server, port = create_server("127.0.0.1:0", store=store, limits=StreamLimits(per_token=1))
+    server.start()
+    alice, bob = create_token(store, "alice"), create_token(store, "bob")
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            service = pb_grpc.ArenaServiceStub(channel)
+            as_alice = (("authorization", f"Bearer {alice}"),)
+            service.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name="held"), metadata=as_alice)
+            held = service.WaitForSeats(pb.WaitForSeatsRequest(bot="held"), metadata=as_alice)
+            deadline = time.monotonic() + 10
+            while server.counter.held(token_key(as_alice)) < 1:
+                assert time.monotonic() < deadline, "alice's stream did not open"
+                time.sleep(0.02)
+            with pytest.raises(grpc.RpcError) as refused:
+                list(service.ExportGames(pb.ExportGamesRequest(), metadata=as_alice, timeout=20))
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "the limit is 1 streams per token" in (refused.value.details() or "")
+            as_bob = (("authorization", f"Bearer {bob}"),)  # control: a token with room
+            assert list(service.ExportGames(pb.ExportGamesRequest(), metadata=as_bob))
+            held.cancel()  # type: ignore[no-untyped-call]
+    finally:
+        server.stop(grace=None)
+        store.close()
