@@ -11,6 +11,7 @@ the referee gateway on the same port (arena.server.gateway). WatchGame shows
 the admin a game live; anyone else gets a game's record once it is over and
 every game of its deal is played (``arena.store.revealed_record``; until then
 FAILED_PRECONDITION names the game it waits for, in WatchGame and GetGameRecord).
+ExportGames streams only such public games, by the same rules (arena.server.exports).
 Every refusal is a gRPC status with a message naming the problem; nothing is
 stored unless the whole request is valid. Submissions and registrations count
 against each user's limits (arena.server.quotas: RESOURCE_EXHAUSTED naming the
