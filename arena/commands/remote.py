@@ -10,6 +10,7 @@
   arena remote tournament start|stop NAME      (admin) play it in the server, or stop it there
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
   arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
+  arena remote export --out DIR   the public games as Parquet (docs/reference/export.md)
   arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
 
 URL is grpc://HOST:PORT or HOST:PORT (plaintext) or grpcs://HOST:PORT (TLS,
@@ -47,12 +48,14 @@ import getpass
 import importlib
 import io
 import ipaddress
+import itertools
 import json
 import os
 import re
 import shutil
 import sys
 import tarfile
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -67,6 +70,7 @@ from arena.commands.tables import fit_rows, terminal_width
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
+from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
 from arena.tournament.audit import audit_bundle
 
@@ -82,6 +86,9 @@ EXIT_UNREACHABLE = 8
 EXIT_AUDIT_FAILED = 9
 
 CONFIG_NAME = "remote.json"
+EXPORT_RESUMES = 3
+"""How many times in a row `remote export` reopens a broken stream after its last game."""
+EXPORT_RESUME_WAIT_S = 1.0  # times the attempt's number, before reopening
 MAX_GAME_ID = 2**63 - 1  # GetGameRecordRequest.game_id is an int64
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache"})
 
@@ -724,6 +731,61 @@ def run_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
 
 
+def exported_games(client: Client, tournament: str) -> Iterator[pb.ExportGamesResponse]:
+    """ExportGames' games, each once and in id order (else RemoteError): a stream that
+    breaks (UNAVAILABLE) is reopened after the last game received, up to EXPORT_RESUMES
+    times in a row without a game between."""
+    after = resumes = 0
+    while True:
+        request = pb.ExportGamesRequest(tournament=tournament, after_game_id=after)
+        try:
+            for message in client.export_games(request):
+                if message.game_id <= after:
+                    raise RemoteError(f"the arena sent game {message.game_id} after game"
+                                      f" {after}: not in id order", EXIT_SERVER)  # fmt: skip
+                after, resumes = message.game_id, 0
+                yield message
+            return
+        except grpc.RpcError as error:
+            if error.code() is not grpc.StatusCode.UNAVAILABLE or resumes >= EXPORT_RESUMES:
+                raise
+            resumes += 1
+            time.sleep(EXPORT_RESUME_WAIT_S * resumes)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    try:
+        from arena.export.writer import write_games
+    except ImportError as error:
+        raise RemoteError("arena remote export needs pyarrow (pip install"
+                          f" 'kahuna-arena[data]'): {error}", EXIT_USAGE) from None  # fmt: skip
+    out: Path = args.out
+    if out.exists() and not out.is_dir():
+        raise RemoteError(f"--out {out} is not a directory", EXIT_USAGE)
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        stream = exported_games(client, args.tournament or "")
+        first = next(stream, None)  # a refusal comes before any file is made
+        sent = stream if first is None else itertools.chain([first], stream)
+        games = (stored_game(message) for message in sent)
+        try:
+            summary = write_games(games, out)
+        except OSError as error:
+            raise RemoteError(f"cannot write under {out}: {error.strerror or error}",
+                              EXIT_USAGE) from None  # fmt: skip
+        except ValueError as error:  # a seat list or a record that is not one
+            raise RemoteError("the arena sent a game that cannot be exported:"
+                              f" {visible(str(error))}", EXIT_SERVER) from None  # fmt: skip
+    if args.json:
+        _say_json({"games": summary.games, "decisions": summary.decisions,
+                   "games_path": str(summary.games_path),
+                   "decisions_path": str(summary.decisions_path)})  # fmt: skip
+        return EXIT_OK
+    _say([f"{summary.games} games and {summary.decisions} decisions written to"
+          f" {summary.games_path} and {summary.decisions_path}"])  # fmt: skip
+    return EXIT_OK
+
+
 def run_watch(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
@@ -949,6 +1011,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     record.add_argument("game_id", metavar="GAME_ID", type=int, help="the game's id")
     record.add_argument("-o", "--output", type=Path, metavar="FILE", help="write it to FILE")
     record.set_defaults(func=_handled(run_record))
+
+    export = sub("export", "write the arena's public games to Parquet (games and decisions,"
+                 " docs/reference/export.md); needs pip install 'kahuna-arena[data]'")  # fmt: skip
+    export.add_argument(
+        "--tournament", metavar="NAME",
+        help="only this tournament's or ladder's games (default: every game)",
+    )  # fmt: skip
+    export.add_argument(
+        "--out", metavar="DIR", required=True, type=Path,
+        help="directory to write into (created; its two files replaced)",
+    )  # fmt: skip
+    export.add_argument("--json", action="store_true", help="print a JSON summary")
+    export.set_defaults(func=_handled(run_export))
 
     audit = sub("audit", "check a finished tournament from what the arena publishes: its"
                 " commitment, revealed secret, records, results and rating updates")  # fmt: skip

@@ -115,6 +115,10 @@ class Client:
             pb.StopTournamentRequest(name=name), metadata=self.metadata, timeout=STOP_TIMEOUT_S
         )
 
+    def export_games(self, request: pb.ExportGamesRequest) -> Iterator[pb.ExportGamesResponse]:
+        """The public games, one message each (no deadline: an export may be millions)."""
+        yield from self.stub.ExportGames(request, metadata=self.metadata)
+
     def watch(self, request: pb.WatchTournamentRequest) -> Iterator[pb.WatchTournamentResponse]:
         """The tournament's progress until it ends (no deadline: a watch may last hours)."""
         yield from self.stub.WatchTournament(request, metadata=self.metadata)

@@ -7,13 +7,15 @@ size. A game is exported only when ``arena.store.record_withheld`` says its
 record is public now (the gate of the web's and the API's records): a game whose
 deal is still to be played from the other seat is left out, and counted.
 The files are written under temporary names and renamed when complete: an
-interrupted export leaves no partial file under the final names.
+interrupted export leaves no partial file under the final names. ``write_games``
+writes games from any source (``arena remote export`` streams them from an arena).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ import pyarrow.parquet as pq
 
 from arena.export.tables import DECISIONS_SCHEMA, GAMES_SCHEMA, game_rows
 from arena.store import Store, record_withheld
-from arena.store.export import stored_games
+from arena.store.export import StoredGame, stored_games
 
 GAMES_FILE = "games.parquet"
 DECISIONS_FILE = "decisions.parquet"
@@ -80,20 +82,41 @@ def export_public_games(
     """Write ``games.parquet`` and ``decisions.parquet`` under ``out_dir`` (created);
     with ``public_before`` (a store stamp: now minus the spectator delay), a game that
     ended after it is left out like a withheld one."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    games_sink = _Sink(out_dir / GAMES_FILE, GAMES_SCHEMA, batch_games)
-    decisions_sink = _Sink(out_dir / DECISIONS_FILE, DECISIONS_SCHEMA, batch_decisions)
-    games = decisions = withheld = 0
-    try:
+    left_out = [0]
+
+    def public() -> Iterator[StoredGame]:
         for game in stored_games(store, tournament_id):
             recent = public_before is not None and game.finished_at > public_before
             if recent or record_withheld(store, game.game_id) is not None:
-                withheld += 1
+                left_out[0] += 1
                 continue
+            yield game
+
+    summary = write_games(public(), out_dir, batch_games=batch_games,
+                          batch_decisions=batch_decisions)  # fmt: skip
+    return replace(summary, withheld=left_out[0])
+
+
+def write_games(
+    games: Iterable[StoredGame],
+    out_dir: Path,
+    *,
+    batch_games: int = 1000,
+    batch_decisions: int = 20_000,
+) -> ExportSummary:
+    """Write ``games`` (already public: the local store's, or an arena's ExportGames) as
+    ``games.parquet`` and ``decisions.parquet`` under ``out_dir`` (created), one batch in
+    memory at a time; nothing under the final names unless every game is written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    games_sink = _Sink(out_dir / GAMES_FILE, GAMES_SCHEMA, batch_games)
+    decisions_sink = _Sink(out_dir / DECISIONS_FILE, DECISIONS_SCHEMA, batch_decisions)
+    written = decisions = 0
+    try:
+        for game in games:
             row, decision_rows = game_rows(game)
             games_sink.add([row])
             decisions_sink.add(decision_rows)
-            games += 1
+            written += 1
             decisions += len(decision_rows)
         games_sink.finish()
         decisions_sink.finish()
@@ -101,4 +124,4 @@ def export_public_games(
         games_sink.abandon()
         decisions_sink.abandon()
         raise
-    return ExportSummary(games, decisions, withheld, games_sink.path, decisions_sink.path)
+    return ExportSummary(written, decisions, 0, games_sink.path, decisions_sink.path)

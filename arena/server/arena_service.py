@@ -13,6 +13,7 @@ every game of its deal is played (``arena.store.revealed_record``; until then
 FAILED_PRECONDITION names the game it waits for, in WatchGame and GetGameRecord).
 WatchTournament follows a tournament whoever plays it: this server's runner,
 or another process through the games it stores (arena.server.follow).
+ExportGames streams only such public games, by the same rules (arena.server.exports).
 Every refusal is a gRPC status with a message naming the problem; nothing is
 stored unless the whole request is valid. Submissions and registrations count
 against each user's limits (arena.server.quotas: RESOURCE_EXHAUSTED naming the
@@ -52,6 +53,7 @@ from arena.server.convert import (
     standing_pb,
     tournament_pb,
 )
+from arena.server.exports import export_page
 from arena.server.follow import follow_stored
 from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import blocking, off_loop
@@ -521,6 +523,32 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             yield pb.GetAuditBundleResponse(match_json=json.dumps(match))
             for game in played:
                 yield pb.GetAuditBundleResponse(game_json=json.dumps(game))
+
+    async def ExportGames(
+        self, request: pb.ExportGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.ExportGamesResponse]:
+        # one page of games read at a time, off the event loop; the cut is the stream's start's
+        principal, tournament_id = await blocking(context, self._export_scope, request)
+        cut = None if principal.is_admin or self.delay.delay_s == 0 else self.delay.cut()
+        after = request.after_game_id
+        while True:
+            page = await off_loop(export_page, self.store, tournament_id, after, cut)
+            for message in page.games:
+                yield message
+            if page.done:
+                return
+            after = page.last_id
+
+    def _export_scope(
+        self, context: grpc.ServicerContext, request: pb.ExportGamesRequest
+    ) -> tuple[Principal, int | None]:
+        principal = principal_of(self.store, context)
+        if request.after_game_id < 0:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                  f"after_game_id must be 0 or a game id, not {request.after_game_id}")  # fmt: skip
+        if not request.tournament:
+            return principal, None
+        return principal, self._tournament(context, request.tournament).id
 
     def _audit_bundle(
         self, context: grpc.ServicerContext, request: pb.GetAuditBundleRequest

@@ -68,12 +68,12 @@ _BEFORE_GAME = (
 
 
 def stored_games(
-    store: Store, tournament_id: int | None = None, *, page_size: int = 200
+    store: Store, tournament_id: int | None = None, *, page_size: int = 200, after: int = 0
 ) -> Iterator[StoredGame]:
-    """Every stored game (of ``tournament_id`` if given) in id order, ``page_size`` per read."""
+    """Every stored game (of ``tournament_id`` if given) with an id above ``after``, in id
+    order, ``page_size`` per read."""
     if page_size < 1:
         raise ValueError(f"page_size must be at least 1, not {page_size}")
-    after = 0
     while True:
         with store.reading() as db:
             rows = db.execute(_PAGE, (after, tournament_id, tournament_id, page_size)).fetchall()

@@ -1737,6 +1737,137 @@ class GetAuditBundleResponse(_message.Message):
 Global___GetAuditBundleResponse: _TypeAlias = GetAuditBundleResponse  # noqa: Y015
 
 @_typing.final
+class ExportGamesRequest(_message.Message):
+    """ExportGames input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    AFTER_GAME_ID_FIELD_NUMBER: _builtins.int
+    tournament: _builtins.str
+    """Only this tournament's or ladder's games (empty: every game)."""
+    after_game_id: _builtins.int
+    """Only games with a larger id (0: from the first): resumes an interrupted export."""
+    def __init__(
+        self,
+        *,
+        tournament: _builtins.str = ...,
+        after_game_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_game_id", b"after_game_id", "tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportGamesRequest: _TypeAlias = ExportGamesRequest  # noqa: Y015
+
+@_typing.final
+class ExportedRating(_message.Message):
+    """A TrueSkill rating."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MU_FIELD_NUMBER: _builtins.int
+    SIGMA_FIELD_NUMBER: _builtins.int
+    mu: _builtins.float
+    sigma: _builtins.float
+    def __init__(
+        self,
+        *,
+        mu: _builtins.float = ...,
+        sigma: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mu", b"mu", "sigma", b"sigma"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportedRating: _TypeAlias = ExportedRating  # noqa: Y015
+
+@_typing.final
+class ExportGamesResponse(_message.Message):
+    """ExportGames output: one public game. Fields by seat hold two entries, seat 0 first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_FORMAT_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    GAME_INDEX_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    RATING_BEFORE_FIELD_NUMBER: _builtins.int
+    RATING_AFTER_FIELD_NUMBER: _builtins.int
+    WINNER_SEAT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    STATUSES_FIELD_NUMBER: _builtins.int
+    ACTIONS_FIELD_NUMBER: _builtins.int
+    TIME_MS_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    RECORD_JSON_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.int
+    tournament: _builtins.str
+    tournament_format: _builtins.str
+    """round_robin, swiss, sprt, gauntlet or ladder."""
+    match_id: _builtins.int
+    round: _builtins.int
+    game_index: _builtins.int
+    winner_seat: _builtins.int
+    """Unset for a draw."""
+    reason: _builtins.str
+    actions: _builtins.int
+    finished_at: _builtins.str
+    """When the game was stored (UTC, ISO 8601)."""
+    record_json: _builtins.str
+    """The stored kahuna-record/1 (docs/RECORD.md)."""
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def rating_before(self) -> _containers.RepeatedCompositeFieldContainer[Global___ExportedRating]: ...
+    @_builtins.property
+    def rating_after(self) -> _containers.RepeatedCompositeFieldContainer[Global___ExportedRating]: ...
+    @_builtins.property
+    def statuses(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def time_ms(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.int = ...,
+        tournament: _builtins.str = ...,
+        tournament_format: _builtins.str = ...,
+        match_id: _builtins.int = ...,
+        round: _builtins.int = ...,
+        game_index: _builtins.int = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        versions: _abc.Iterable[_builtins.str] | None = ...,
+        rating_before: _abc.Iterable[Global___ExportedRating] | None = ...,
+        rating_after: _abc.Iterable[Global___ExportedRating] | None = ...,
+        winner_seat: _builtins.int | None = ...,
+        reason: _builtins.str = ...,
+        statuses: _abc.Iterable[_builtins.str] | None = ...,
+        actions: _builtins.int = ...,
+        time_ms: _abc.Iterable[_builtins.float] | None = ...,
+        finished_at: _builtins.str = ...,
+        record_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_winner_seat", b"_winner_seat", "winner_seat", b"winner_seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_seat", b"_winner_seat", "actions", b"actions", "bots", b"bots", "finished_at", b"finished_at", "game_id", b"game_id", "game_index", b"game_index", "match_id", b"match_id", "rating_after", b"rating_after", "rating_before", b"rating_before", "reason", b"reason", "record_json", b"record_json", "round", b"round", "statuses", b"statuses", "time_ms", b"time_ms", "tournament", b"tournament", "tournament_format", b"tournament_format", "versions", b"versions", "winner_seat", b"winner_seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__winner_seat: _TypeAlias = _typing.Literal["winner_seat"]  # noqa: Y015
+    _WhichOneofArgType__winner_seat: _TypeAlias = _typing.Literal["_winner_seat", b"_winner_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__winner_seat) -> _WhichOneofReturnType__winner_seat | None: ...
+
+Global___ExportGamesResponse: _TypeAlias = ExportGamesResponse  # noqa: Y015
+
+@_typing.final
 class AuditTournamentResponse(_message.Message):
     """AuditTournament output: a pass, or the first difference found."""
 

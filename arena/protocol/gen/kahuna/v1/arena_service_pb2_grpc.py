@@ -110,6 +110,11 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleResponse.FromString,
                 _registered_method=True)
+        self.ExportGames = channel.unary_stream(
+                '/kahuna.v1.ArenaService/ExportGames',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ExportGamesRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ExportGamesResponse.FromString,
+                _registered_method=True)
         self.ListLiveGames = channel.unary_unary(
                 '/kahuna.v1.ArenaService/ListLiveGames',
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListLiveGamesRequest.SerializeToString,
@@ -266,6 +271,15 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExportGames(self, request, context):
+        """The public games (of one tournament or ladder, or all), in game id order, each with
+        what a data row of it needs (docs/reference/export.md): only games whose record is
+        public now, and for anyone but the admin none that ended within the spectator delay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListLiveGames(self, request, context):
         """The games being played now (admin).
         """
@@ -393,6 +407,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.GetAuditBundle,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleResponse.SerializeToString,
+            ),
+            'ExportGames': grpc.unary_stream_rpc_method_handler(
+                    servicer.ExportGames,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ExportGamesRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.ExportGamesResponse.SerializeToString,
             ),
             'ListLiveGames': grpc.unary_unary_rpc_method_handler(
                     servicer.ListLiveGames,
@@ -831,6 +850,33 @@ class ArenaService:
             '/kahuna.v1.ArenaService/GetAuditBundle',
             kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.GetAuditBundleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/ExportGames',
+            kahuna_dot_v1_dot_arena__service__pb2.ExportGamesRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.ExportGamesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -95,6 +95,11 @@ class ArenaServiceStub:
     audit`, docs/reference/VERIFY.md): the bundle's head (commitment, parameters, the secret
     once finished), then each match, then each stored game of it (any token).
     """
+    ExportGames: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.ExportGamesRequest, _arena_service_pb2.ExportGamesResponse]
+    """The public games (of one tournament or ladder, or all), in game id order, each with
+    what a data row of it needs (docs/reference/export.md): only games whose record is
+    public now, and for anyone but the admin none that ended within the spectator delay.
+    """
     ListLiveGames: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]
     """The games being played now (admin)."""
     WatchGame: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchGameRequest, _arena_service_pb2.WatchGameResponse]
@@ -179,6 +184,11 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """Everything public an audit needs, for a checker of one's own (`arena remote
     audit`, docs/reference/VERIFY.md): the bundle's head (commitment, parameters, the secret
     once finished), then each match, then each stored game of it (any token).
+    """
+    ExportGames: _aio.UnaryStreamMultiCallable[_arena_service_pb2.ExportGamesRequest, _arena_service_pb2.ExportGamesResponse]  # type: ignore[assignment]
+    """The public games (of one tournament or ladder, or all), in game id order, each with
+    what a data row of it needs (docs/reference/export.md): only games whose record is
+    public now, and for anyone but the admin none that ended within the spectator delay.
     """
     ListLiveGames: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListLiveGamesRequest, _arena_service_pb2.ListLiveGamesResponse]  # type: ignore[assignment]
     """The games being played now (admin)."""
@@ -351,6 +361,17 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         """Everything public an audit needs, for a checker of one's own (`arena remote
         audit`, docs/reference/VERIFY.md): the bundle's head (commitment, parameters, the secret
         once finished), then each match, then each stored game of it (any token).
+        """
+
+    @_abc_1.abstractmethod
+    def ExportGames(
+        self,
+        request: _arena_service_pb2.ExportGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.ExportGamesResponse], _abc.AsyncIterator[_arena_service_pb2.ExportGamesResponse]]:
+        """The public games (of one tournament or ladder, or all), in game id order, each with
+        what a data row of it needs (docs/reference/export.md): only games whose record is
+        public now, and for anyone but the admin none that ended within the spectator delay.
         """
 
     @_abc_1.abstractmethod
