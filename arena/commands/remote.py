@@ -66,7 +66,7 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.tls import TlsConfigError, check_client_tls
-from arena.tournament.audit import audit_bundle
+from arena.tournament.policy.audit import audit_bundle
 
 EXIT_OK = 0
 EXIT_SERVER = 1

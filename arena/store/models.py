@@ -15,7 +15,7 @@ from arena.kahuna import Variant
 from arena.referee.types import TimeControl
 
 INITIAL_MU = 25.0
-"""A new bot version's TrueSkill mean (``arena.tournament.ratings`` rates from here)."""
+"""A new bot version's TrueSkill mean (``arena.tournament.rating.ratings`` rates from here)."""
 INITIAL_SIGMA = INITIAL_MU / 3
 
 
@@ -115,7 +115,7 @@ class TournamentStatus(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class SprtConfig:
     """The hypotheses of an SPRT test (format ``sprt``), as stored; checked by
-    ``arena.tournament.config``, read as ``arena.tournament.sprt.SprtParams``."""
+    ``arena.tournament.policy.config``, read as ``arena.tournament.statistics.sprt.SprtParams``."""
 
     elo0: float
     elo1: float
@@ -147,7 +147,7 @@ class TournamentConfig:
     """How a tournament is played (stored as flat JSON with the tournament).
 
     The defaults are the referee's (``TimeControl``, ``Variant``); the limits of
-    each field are ``arena.tournament.config``'s.
+    each field are ``arena.tournament.policy.config``'s.
     """
 
     games_per_match: int = 2

@@ -41,9 +41,9 @@ from arena.store import (
     tournament_byes,
 )
 from arena.store.tournaments import UNRECORDED_INTERRUPTION
-from arena.tournament.cpu_placement import usable_cpus
-from arena.tournament.rounds import create_tournament
-from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.execution.cpu_placement import usable_cpus
+from arena.tournament.orchestration.runner import ProgressEvent, TournamentRunner
+from arena.tournament.policy.rounds import create_tournament
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.tournament.sprt import (
+from arena.tournament.statistics.sprt import (
     ELO_LIMITS,
     GAIN,
     NON_REGRESSION,
@@ -20,7 +20,7 @@ from arena.tournament.sprt import (
     llr,
     sprt_state,
 )
-from arena.tournament.stats import Pentanomial
+from arena.tournament.statistics.stats import Pentanomial
 
 VALUES = (0.0, 0.25, 0.5, 0.75, 1.0)
 NT = 800 / math.log(10)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
+from arena.tournament.pairing.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
 
 @dataclass

@@ -1,10 +1,10 @@
 """What the tournament runner asks of whatever plays its matches: the executor interface.
 
-The runner (``arena.tournament.runner``) decides which match runs are due and
+The runner (``arena.tournament.orchestration.runner``) decides which match runs are due and
 stores what comes back; an executor plays them. It is handed a batch of
 ``MatchJob`` (``submit``), sends back what happens as typed ``JobEvent``
 messages (``next_event``) and can stop everything at once (``cancel``). The
-local executor (``arena.tournament.local_executor``: worker processes on this
+local executor (``arena.tournament.execution.local_executor``: worker processes on this
 machine, each on its own CPUs) is one; a distributed executor (issue 15) is
 another that implements the same four methods, without touching the runner.
 
@@ -66,7 +66,8 @@ class GameFinished:
 
 @dataclass(frozen=True, slots=True)
 class LiveBatch:
-    """Live events of a job's games in progress, gathered for ``arena.tournament.live_feed``."""
+    """Live events of a job's games in progress, gathered for
+    ``arena.tournament.execution.live_feed``."""
 
     match_id: int
     payloads: tuple[LivePayload, ...]

@@ -24,7 +24,7 @@ from arena.store import (
     list_live_games,
     start_live_game,
 )
-from arena.tournament.executor import LiveBatch, LivePayload
+from arena.tournament.execution.executor import LiveBatch, LivePayload
 
 
 class LiveFeed:

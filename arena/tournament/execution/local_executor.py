@@ -6,8 +6,8 @@ server, where fork is unsafe, and a spawned worker would import the referee
 anew (~0.3 s of CPU each). At most ``concurrency`` workers, no more than the
 first batch of jobs (a Swiss round is never bigger than the first), kept from
 one batch to the next, each on its own CPUs when ``pin_cpus``
-(``arena.tournament.cpu_placement``). Workers send their events back over a
-queue as typed messages (``arena.tournament.executor``). Workers die with the
+(``arena.tournament.execution.cpu_placement``). Workers send their events back over a
+queue as typed messages (``arena.tournament.execution.executor``). Workers die with the
 runner however it goes, kill -9 included (a thread waiting on its pidfd:
 ``_die_with``), their bots with them (the sandbox watchdog).
 """
@@ -31,14 +31,14 @@ from typing import Any
 from arena._grpc_env import tune_child_processes
 from arena.logs import get_logger
 from arena.sandbox.running import is_running
-from arena.tournament.cpu_placement import pin_this_process, usable_cpus, worker_cpus
-from arena.tournament.executor import (
+from arena.tournament.execution.cpu_placement import pin_this_process, usable_cpus, worker_cpus
+from arena.tournament.execution.executor import (
     JobDone,
     JobEvent,
     MatchJob,
     WorkerStarted,
 )
-from arena.tournament.match_chain import play_chain
+from arena.tournament.execution.match_chain import play_chain
 
 _PR_SET_PDEATHSIG = 1
 _RUNNER_POLL_S = 0.2

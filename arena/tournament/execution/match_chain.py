@@ -9,8 +9,8 @@ its turn comes. A finished run's processes are shut down while the next one
 plays, whatever match it is of; ``play_chain`` returns once they are all gone.
 
 Two players use it: the local executor's single worker, with its whole batch
-(``arena.tournament.local_executor``), and a Ray task, with the chain of matches
-the driver gave it (``arena.tournament.ray_executor``), whose bots come from
+(``arena.tournament.execution.local_executor``), and a Ray task, with the chain of matches
+the driver gave it (``arena.tournament.execution.ray_executor``), whose bots come from
 its node's cache (``resolve``).
 """
 
@@ -26,11 +26,11 @@ from arena.referee.live import LiveHook
 from arena.referee.match import StartedMatch, start_match
 from arena.referee.remote import SeatOffer
 from arena.referee.types import BotSpec
-from arena.tournament.executor import GameFinished, JobDone, MatchJob, SeatOffered
-from arena.tournament.live_feed import LiveSender
+from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob, SeatOffered
+from arena.tournament.execution.live_feed import LiveSender
 
 Put = Callable[[object], None]
-"""Where a chain's events go (typed messages of ``arena.tournament.executor``)."""
+"""Where a chain's events go (typed messages of ``arena.tournament.execution.executor``)."""
 
 Resolve = Callable[[MatchJob], tuple[BotSpec, BotSpec]]
 """A match's two bots as this worker runs them (e.g. from a node's bot cache)."""

@@ -1,7 +1,7 @@
 """A Ray node's match slots, each on its own CPUs, as the local executor's workers are.
 
 The local executor pins each of its workers (and so the worker's bots) to its
-own share of the CPUs (``arena.tournament.cpu_placement``): a referee and its
+own share of the CPUs (``arena.tournament.execution.cpu_placement``): a referee and its
 bots that the scheduler moves between cores pay a cross-CPU wake-up at every
 hand-off, and two matches on two cores ran at about 60% of twice one match's
 rate unpinned. A Ray task gets CPUs *counted* (``num_cpus``) but not chosen:
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from arena.tournament.cpu_placement import usable_cpus, worker_cpus
+from arena.tournament.execution.cpu_placement import usable_cpus, worker_cpus
 
 SLOTS_ENV = "KAHUNA_RAY_SLOTS"
 

@@ -15,18 +15,18 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   shorten as the queue drains, so that the slots finish together), so a
   match's launch mostly overlaps the match before it: the task plays its
   matches as the local executor's single worker plays its batch
-  (``arena.tournament.match_chain``): each match's halves in turn, the next
+  (``arena.tournament.execution.match_chain``): each match's halves in turn, the next
   half's bots started while the current one plays, and each next match's
   first half started while the current match's last half plays; the driver
   waits for a free slot, Ray places the task and the task takes its slot once
   per chain, not once per match.
 - The task plays on one of its node's slots, pinned to that slot's CPUs as a
-  local worker is (``arena.tournament.node_slots``).
+  local worker is (``arena.tournament.execution.node_slots``).
 - The task is a streaming generator: it yields the jobs' events (typed
-  messages of ``arena.tournament.executor``) as they happen, each finished
+  messages of ``arena.tournament.execution.executor``) as they happen, each finished
   game at once, what comes within 10 ms together (one message to the driver
   instead of several); the driver, the only writer of the store, stores them.
-- Bot versions travel content-addressed (``arena.tournament.bot_bundles``):
+- Bot versions travel content-addressed (``arena.tournament.execution.bot_bundles``):
   the driver puts each version's files into the object store once; a node
   unpacks them into its cache under the version hash, checking the hash
   before every use, and fetches the bundle only when its cache lacks it.
@@ -58,9 +58,9 @@ from ray.exceptions import RayError, RayTaskError
 from arena.logs import get_logger
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.types import BotSpec
-from arena.tournament.bot_bundles import cache_root, cached_bot, pack
-from arena.tournament.cpu_placement import usable_cpus
-from arena.tournament.executor import (
+from arena.tournament.execution.bot_bundles import cache_root, cached_bot, pack
+from arena.tournament.execution.cpu_placement import usable_cpus
+from arena.tournament.execution.executor import (
     GameFinished,
     JobDone,
     JobEvent,
@@ -69,8 +69,8 @@ from arena.tournament.executor import (
     SeatOffered,
     WorkerStarted,
 )
-from arena.tournament.match_chain import chain_length, play_chain
-from arena.tournament.node_slots import NODE_CPUS, configured_slots, node_slot
+from arena.tournament.execution.match_chain import chain_length, play_chain
+from arena.tournament.execution.node_slots import NODE_CPUS, configured_slots, node_slot
 
 SANDBOX_RESOURCE = "kahuna_sandbox"
 DEFAULT_MATCH_CPUS = 1.0

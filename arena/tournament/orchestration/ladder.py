@@ -6,18 +6,18 @@ withdrawn; of a user's bots only the ``entrants_per_user`` latest-submitted,
 (``ladder_ratings``, one read of the bots), so a new submission joins and a
 withdrawn bot leaves without a restart. Their matches are played with
 anonymous opponents (``match_jobs(anonymous=True)``, docs/PROTOCOL.md), and
-two bots of one owner are never paired (``arena.tournament.ladder_schedule``).
+two bots of one owner are never paired (``arena.tournament.pairing.ladder_schedule``).
 Their ladder history (matches, the latest, recent opponents) is read once a
 run (``ladder_history``, the store's running totals) and then kept by the
 runner as it stores each match (``history_after``): it alone adds ladder
 matches (it holds the lease), so the kept history is the stored one, and the
 picks are those of ``ladder_entrants``. Each free
-slot gets the scheduler's next pick (``arena.tournament.ladder_schedule``,
+slot gets the scheduler's next pick (``arena.tournament.pairing.ladder_schedule``,
 from the stored ratings and history only), stored as the ladder's next match
 before it is played, then played by the executor in its halves (paired
 deals: each half with its own bot processes) exactly as a tournament's
 matches are. Each game is stored with its rating update as it ends
-(``arena.tournament.results.store_game``).
+(``arena.tournament.policy.results.store_game``).
 
 One match waits queued per worker (``ahead``, by default ``concurrency``):
 the runner keeps ``concurrency + ahead`` matches scheduled, so a worker whose
@@ -73,9 +73,8 @@ from arena.store import (
     version_bots,
 )
 from arena.store.models import TournamentStatus
-from arena.tournament.config import match_seed
-from arena.tournament.cpu_placement import usable_cpus
-from arena.tournament.executor import (
+from arena.tournament.execution.cpu_placement import usable_cpus
+from arena.tournament.execution.executor import (
     GameFinished,
     JobDone,
     LiveBatch,
@@ -83,12 +82,18 @@ from arena.tournament.executor import (
     MatchJob,
     WorkerStarted,
 )
-from arena.tournament.ladder_config import LadderSettings
-from arena.tournament.ladder_schedule import Contender, pick
-from arena.tournament.live_feed import LiveFeed
-from arena.tournament.local_executor import LocalProcessExecutor
-from arena.tournament.results import store_game
-from arena.tournament.runner import MissingBotCopyError, match_jobs, record_stop, stop_reason
+from arena.tournament.execution.live_feed import LiveFeed
+from arena.tournament.execution.local_executor import LocalProcessExecutor
+from arena.tournament.orchestration.runner import (
+    MissingBotCopyError,
+    match_jobs,
+    record_stop,
+    stop_reason,
+)
+from arena.tournament.pairing.ladder_schedule import Contender, pick
+from arena.tournament.policy.config import match_seed
+from arena.tournament.policy.ladder_config import LadderSettings
+from arena.tournament.policy.results import store_game
 
 POLL_S = 0.2
 

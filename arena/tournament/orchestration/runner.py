@@ -1,12 +1,12 @@
 """Runs a stored tournament: concurrent matches, each game stored and rated as it ends.
 
-Matches are played by an executor (``arena.tournament.executor``: submit
+Matches are played by an executor (``arena.tournament.execution.executor``: submit
 match jobs, receive their games as they end, cancel), by default the local
 one: worker processes, at most ``concurrency`` at a time, each on its own CPUs
-(``arena.tournament.local_executor``), longest expected match first. Each
+(``arena.tournament.execution.local_executor``), longest expected match first. Each
 finished ``GameReport`` is committed with its rating update as it arrives;
 the games that arrive together are committed in one transaction
-(``arena.tournament.results.store_games``): all or none, one wait for the disk.
+(``arena.tournament.policy.results.store_games``): all or none, one wait for the disk.
 
 Resume after an interruption at any moment, even ``kill -9``: games are keyed
 by ``(match, game index)`` with a UNIQUE constraint. A match with unstored
@@ -18,7 +18,7 @@ are separate jobs, each with its own bot processes, so no process plays both
 games of a deal; the two jobs of a match may run at once). Should a report of
 a stored game still arrive it is discarded, never counted twice. Swiss rounds are paired and stored
 whole, so a round is paired once; an SPRT test's pairs are stored a batch at a time (one pair
-per worker, ``arena.tournament.sprt_format``) once the batch before is played, none once the
+per worker, ``arena.tournament.policy.sprt_format``) once the batch before is played, none once the
 test has decided. Workers die with the runner, their bots
 with them.
 
@@ -71,9 +71,8 @@ from arena.store import (
 )
 from arena.store.models import TournamentConfig, TournamentFormat, TournamentStatus
 from arena.store.tournaments import reason_line, record_interruption
-from arena.tournament.config import TournamentError, match_identity
-from arena.tournament.cpu_placement import usable_cpus
-from arena.tournament.executor import (
+from arena.tournament.execution.cpu_placement import usable_cpus
+from arena.tournament.execution.executor import (
     GameFinished,
     JobDone,
     JobEvent,
@@ -83,10 +82,11 @@ from arena.tournament.executor import (
     SeatOffered,
     WorkerStarted,
 )
-from arena.tournament.live_feed import LiveFeed
-from arena.tournament.local_executor import LocalProcessExecutor
-from arena.tournament.results import store_games
-from arena.tournament.rounds import next_rounds
+from arena.tournament.execution.live_feed import LiveFeed
+from arena.tournament.execution.local_executor import LocalProcessExecutor
+from arena.tournament.policy.config import TournamentError, match_identity
+from arena.tournament.policy.results import store_games
+from arena.tournament.policy.rounds import next_rounds
 
 _POLL_S = 0.2
 _DRAIN_MAX_MESSAGES = 500

@@ -40,7 +40,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from arena.tournament.ratings import MU, SIGMA, environment
+from arena.tournament.rating.ratings import MU, SIGMA, environment
 
 SIGMA0 = SIGMA
 """A new version's sigma: the scale of the uncertainty weight."""

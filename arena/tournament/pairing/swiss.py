@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.tournament.schedule import Pairing
+from arena.tournament.pairing.schedule import Pairing
 
 _BYE = "\x00bye"  # graph node standing for "no opponent"
 

@@ -3,7 +3,7 @@
 At creation a tournament publishes ``commitment`` = SHA-256 of its deal secret
 and its parameters (``arena.referee.seeds.seed_commitment``); once it is
 finished the secret is revealed. ``audit_bundle`` checks a bundle
-(``arena.tournament.audit_bundle``: what any user can fetch) in this order and
+(``arena.tournament.policy.audit_bundle``: what any user can fetch) in this order and
 stops at the first difference, which it names:
 
 1. the revealed secret and the published parameters hash to the commitment;
@@ -22,7 +22,7 @@ stops at the first difference, which it names:
    game here may start from its game elsewhere: that one's audit checks it).
 
 Standings and crosstables are computed from the stored results at every read
-(``arena.tournament.results``), so once (4) holds they are the records' own.
+(``arena.tournament.policy.results``), so once (4) holds they are the records' own.
 docs/reference/VERIFY.md states the same steps for a checker written from the docs.
 """
 
@@ -46,12 +46,12 @@ from arena.referee.seeds import (
     secret_from_seed,
 )
 from arena.store import Store
-from arena.tournament.audit_bundle import BUNDLE_FORMAT, tournament_bundle
-from arena.tournament.config import max_swiss_rounds
-from arena.tournament.results import rate
-from arena.tournament.schedule import round_robin
-from arena.tournament.sprt_format import GAMES_PER_PAIR
-from arena.tournament.swiss import SwissEntrant, pair_swiss_round
+from arena.tournament.pairing.schedule import round_robin
+from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
+from arena.tournament.policy.audit_bundle import BUNDLE_FORMAT, tournament_bundle
+from arena.tournament.policy.config import max_swiss_rounds
+from arena.tournament.policy.results import rate
+from arena.tournament.policy.sprt_format import GAMES_PER_PAIR
 
 RATING_TOLERANCE = 1e-9
 _SHOWN = {None: "a draw", 0: "seat 0 won", 1: "seat 1 won"}
@@ -215,7 +215,7 @@ def _check_schedule(
         rounds = _check_swiss_pairings(names, config, games, matches, byes)
         return (
             f"the {len(seen)} matches are the {rounds} Swiss rounds that the standings before"
-            f" each pair (arena.tournament.swiss), each of its {games} games stored"
+            f" each pair (arena.tournament.pairing.swiss), each of its {games} games stored"
         )
     else:
         raise _Mismatch(f"a {kind} is never finished, so it is not audited")

@@ -2,7 +2,7 @@
 
 The arena publishes it (``GetTournamentAudit``; `arena remote audit` fetches it)
 and `arena audit` builds it from the store; both check it with
-``arena.tournament.audit.audit_bundle``, and docs/reference/VERIFY.md describes it field
+``arena.tournament.policy.audit.audit_bundle``, and docs/reference/VERIFY.md describes it field
 by field so that anyone can write their own checker. Before the tournament is
 finished it holds the commitment and the parameters only: the secret, and the
 matches with their records, come once it is finished (a record of a deal whose

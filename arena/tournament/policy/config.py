@@ -17,7 +17,7 @@ from arena.kahuna import Variant
 from arena.referee.seeds import MatchIdentity
 from arena.referee.types import ACTION_MS_RANGE, BANK_MS_RANGE, TimeControl
 from arena.store.models import MatchRow, SprtConfig, TournamentConfig, TournamentFormat
-from arena.tournament.sprt import ELO_LIMITS, PRESETS, EloModel, SprtParams
+from arena.tournament.statistics.sprt import ELO_LIMITS, PRESETS, EloModel, SprtParams
 
 GAMES_PER_MATCH_RANGE = (1, 100)
 SEED_RANGE = (0, 2**31 - 1)

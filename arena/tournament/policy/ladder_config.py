@@ -3,7 +3,7 @@
 ``LadderSettings`` is what `arena serve --ladder` is given (flags) and what
 the store keeps (``arena.store.ladder``): the games of a match and their
 time control (the stored ``TournamentConfig``), and the scheduler's policy
-(``arena.tournament.ladder_schedule.SchedulePolicy``) with the number of
+(``arena.tournament.pairing.ladder_schedule.SchedulePolicy``) with the number of
 matches in play. ``merge`` is the one place flags meet stored settings: a
 flag given replaces the stored value, a flag left out keeps it.
 """
@@ -15,13 +15,13 @@ from dataclasses import dataclass, fields, replace
 
 from arena.store import RECENT_KEPT
 from arena.store.models import TournamentConfig
-from arena.tournament.config import TournamentError, build_config
-from arena.tournament.ladder_schedule import (
+from arena.tournament.pairing.ladder_schedule import (
     MAX_REPEAT,
     PLACEMENT_IN_PLAY,
     PLACEMENT_MATCHES,
     SchedulePolicy,
 )
+from arena.tournament.policy.config import TournamentError, build_config
 
 DEFAULT_NAME = "ladder"
 PLACEMENT_RANGE = (0, 100)

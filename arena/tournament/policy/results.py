@@ -2,7 +2,7 @@
 
 The store writes a game with what it is given (``arena.store.record_game``);
 this says what to give it: which statuses count as a timeout, a crash or an
-illegal action, and the TrueSkill update (``arena.tournament.ratings``),
+illegal action, and the TrueSkill update (``arena.tournament.rating.ratings``),
 applied in the store's transaction to the ratings stored at that moment.
 """
 
@@ -30,9 +30,9 @@ from arena.store.models import (
     TournamentRow,
 )
 from arena.store.pairs import paired_outcomes
-from arena.tournament.intervals import TableGame, TableIntervals
-from arena.tournament.ratings import Rating, rate_game
-from arena.tournament.standings import GameOutcome, Standing, compute_standings, crosstable
+from arena.tournament.rating.ratings import Rating, rate_game
+from arena.tournament.rating.standings import GameOutcome, Standing, compute_standings, crosstable
+from arena.tournament.statistics.intervals import TableGame, TableIntervals
 
 TIMEOUT_STATUSES = frozenset({BotStatus.TIMEOUT})
 CRASH_STATUSES = frozenset({BotStatus.CRASH, BotStatus.DISCONNECT})

@@ -24,7 +24,9 @@ from arena.store import (
 )
 from arena.store.models import PlannedMatch, PlannedRound, TournamentFormat
 from arena.store.tournaments import entrant_version_ids, insert_tournament, latest_version_ids
-from arena.tournament.config import (
+from arena.tournament.pairing.schedule import Pairing, round_robin
+from arena.tournament.pairing.swiss import SwissEntrant, SwissRound, pair_swiss_round
+from arena.tournament.policy.config import (
     NAME_PATTERN,
     TournamentError,
     match_seed,
@@ -32,10 +34,8 @@ from arena.tournament.config import (
     parse_format,
     validate_config,
 )
-from arena.tournament.results import tournament_standings
-from arena.tournament.schedule import Pairing, round_robin
-from arena.tournament.sprt_format import GAMES_PER_PAIR, next_pairs
-from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
+from arena.tournament.policy.results import tournament_standings
+from arena.tournament.policy.sprt_format import GAMES_PER_PAIR, next_pairs
 
 
 def create_tournament(

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from arena.store import MatchRow, Store, TournamentRow, list_matches
 from arena.store.models import PlannedMatch, PlannedRound, SprtConfig, TournamentFormat
 from arena.store.pairs import paired_outcomes
-from arena.tournament.config import match_seed, sprt_params
-from arena.tournament.intervals import LlrPoint
-from arena.tournament.sprt import Decision, SprtParams, llr
-from arena.tournament.stats import Pentanomial
+from arena.tournament.policy.config import match_seed, sprt_params
+from arena.tournament.statistics.intervals import LlrPoint
+from arena.tournament.statistics.sprt import Decision, SprtParams, llr
+from arena.tournament.statistics.stats import Pentanomial
 
 GAMES_PER_PAIR = 2
 INCONCLUSIVE = "inconclusive"

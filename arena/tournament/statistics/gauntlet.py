@@ -3,7 +3,7 @@
 A gauntlet (format ``gauntlet``, ``arena tournament run NAME --format gauntlet
 CANDIDATE OPPONENT...``) is one match of paired deals between the candidate
 (its first entrant) and each other entrant, each in a round of its own
-(``arena.tournament.rounds``). Pure: from the stored games as ``TableGame``,
+(``arena.tournament.policy.rounds``). Pure: from the stored games as ``TableGame``,
 the candidate's record and 95% interval against each opponent, and overall.
 """
 
@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.tournament.intervals import ScoreInterval, TableGame, field_intervals, head_to_head
+from arena.tournament.statistics.intervals import (
+    ScoreInterval,
+    TableGame,
+    field_intervals,
+    head_to_head,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Confidence intervals for result tables: each bot against the field, each pair of bots.
 
 Pure: no I/O. The score is over every game; its interval is
-``arena.tournament.stats.score_interval`` over the full deal pairs, or none
+``arena.tournament.statistics.stats.score_interval`` over the full deal pairs, or none
 ("too few pairs") below ``MIN_PAIRS`` of them; this only groups a table's
 games by who is scored and states the result in table form. A game is one
 ``TableGame``: its deal (any hashable key unique to the deal, e.g. the match id
@@ -23,8 +23,8 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from arena.tournament.sprt import SprtParams, llr
-from arena.tournament.stats import (
+from arena.tournament.statistics.sprt import SprtParams, llr
+from arena.tournament.statistics.stats import (
     MIN_PAIRS,
     NELO_PER_T,
     GameScore,

@@ -17,7 +17,7 @@ constraint of hypothesis H0/H1:
 
 The test accepts H0 when LLR <= log(beta / (1 - alpha)) and H1 when
 LLR >= log((1 - beta) / alpha); otherwise it continues. Zero counts are
-replaced by 1e-3 first, as fishtest does (``arena.tournament.stats``).
+replaced by 1e-3 first, as fishtest does (``arena.tournament.statistics.stats``).
 
 The constrained MLE for a fixed mean ``s`` is ``p_i = phat_i / (1 + x (a_i - s))``
 with x the root of ``sum phat_i (a_i - s) / (1 + x (a_i - s)) = 0`` (see
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from arena.tournament.stats import (
+from arena.tournament.statistics.stats import (
     NELO_PER_T,
     Pentanomial,
     logistic_score,

@@ -10,7 +10,7 @@ cost of a test with and without paired deals:
   pair are independent draws from one per-game (trinomial) distribution,
   which is what unpaired deals give;
 * ``simulate_sprt`` / ``sprt_length``: the pentanomial GSPRT of
-  ``arena.tournament.sprt`` run on pairs drawn from such a distribution,
+  ``arena.tournament.statistics.sprt`` run on pairs drawn from such a distribution,
   until it decides or reaches a cap;
 * ``pairs_for_half_width``: pairs needed for a 95% interval of the score of
   a given half-width, from the variance of one pair's score (scaled to [0, 1]).
@@ -22,8 +22,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.tournament.sprt import Decision, SprtParams, sprt_state
-from arena.tournament.stats import Z95, Pentanomial, Trinomial
+from arena.tournament.statistics.sprt import Decision, SprtParams, sprt_state
+from arena.tournament.statistics.stats import Z95, Pentanomial, Trinomial
 
 
 def _normalized(weights: Sequence[float]) -> tuple[float, ...]:

@@ -2,7 +2,7 @@
 
 Standings (by mu - 3 sigma, with sigma shown), ladder games per bot, the
 recent games and the pairing queue: the scheduler's next picks from the
-stored state (``arena.tournament.ladder_schedule.plan``), what the runner
+stored state (``arena.tournament.pairing.ladder_schedule.plan``), what the runner
 will schedule as slots free up, unless a game ends first and moves a rating.
 """
 
@@ -25,9 +25,9 @@ from arena.store import (
     list_games,
     next_ladder_round,
 )
-from arena.tournament.ladder import active_entrants, contenders
-from arena.tournament.ladder_config import DEFAULT_NAME, LadderSettings
-from arena.tournament.ladder_schedule import plan
+from arena.tournament.orchestration.ladder import active_entrants, contenders
+from arena.tournament.pairing.ladder_schedule import plan
+from arena.tournament.policy.ladder_config import DEFAULT_NAME, LadderSettings
 
 RECENT_GAMES = 20
 QUEUE_LENGTH = 8

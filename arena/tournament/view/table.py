@@ -2,7 +2,7 @@
 WatchTournament).
 
 A round robin, Swiss or SPRT tournament is ranked from its stored games, as
-``arena.tournament.results`` scores them. A ladder is ranked as /ladder and
+``arena.tournament.policy.results`` scores them. A ladder is ranked as /ladder and
 GetLadder rank it, from the stored ratings and running totals (schema v9),
 never from its games: a ladder's history grows without end, and scoring it
 whole took seconds per view after 100,000 matches. Its rows carry the
@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arena.store import Store, TournamentFormat, TournamentRow
-from arena.tournament.intervals import TableIntervals
-from arena.tournament.ladder_view import LadderStanding, ladder_standings
-from arena.tournament.results import tournament_intervals, tournament_standings
-from arena.tournament.standings import Standing
+from arena.tournament.policy.results import tournament_intervals, tournament_standings
+from arena.tournament.rating.standings import Standing
+from arena.tournament.statistics.intervals import TableIntervals
+from arena.tournament.view.ladder_view import LadderStanding, ladder_standings
 
 NO_INTERVALS = TableIntervals({}, {})
 
