@@ -94,7 +94,7 @@ def store_games(store: Store, games: Sequence[tuple[int, GameReport]]) -> list[i
 
 
 def _outcomes(store: Store, tournament_id: int) -> list[GameOutcome]:
-    return game_outcomes(store, tournament_id)
+    return [GameOutcome(o.match_id, o.bots, o.winner) for o in game_outcomes(store, tournament_id)]
 
 
 def tournament_standings(store: Store, tournament_id: int) -> tuple[Standing, ...]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import trueskill
 
-from arena.store.models import INITIAL_MU, INITIAL_SIGMA, conservative_rating
+from arena.rating_scale import INITIAL_MU, INITIAL_SIGMA, conservative_rating
 
 # Kahuna's draw rate (R7.5: equal points, equal final points, equal bridges).
 # Measured with benchmarks/draw_rate.py: 100,000 seeded uniformly random games
@@ -23,7 +23,7 @@ from arena.store.models import INITIAL_MU, INITIAL_SIGMA, conservative_rating
 # the measured random-game rate is the draw probability.
 KAHUNA_DRAW_RATE = 0.0006
 
-MU = INITIAL_MU  # a new version's rating: the store's starting point
+MU = INITIAL_MU  # a new version's rating: where the store starts it
 SIGMA = INITIAL_SIGMA
 
 

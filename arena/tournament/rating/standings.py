@@ -19,14 +19,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from arena.store.models import StoredOutcome
 
-GameOutcome = StoredOutcome
+@dataclass(frozen=True, slots=True)
+class GameOutcome:
+    """One finished game as standings see it: its match, its bots by seat, and the winner
+    (None for a draw)."""
 
-"""One finished game as standings see it: the store's own row (match, bots by seat,
-winner or None for a draw), so results need no copy of it."""
-
-
+    match_id: int
+    bots: tuple[str, str]  # by seat
+    winner: str | None
 
 
 @dataclass(frozen=True, slots=True)
