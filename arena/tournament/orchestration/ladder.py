@@ -44,36 +44,28 @@ copy, and the ladder goes on without it.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from arena.logs import get_logger
 from arena.sandbox import SandboxLimits
 from arena.store import (
     LadderEntrantRow,
     LadderHistory,
     LadderRating,
     MatchRow,
-    StorageFullError,
     Store,
     TournamentLease,
-    acquire_lease,
     add_ladder_match,
-    get_tournament,
     ladder_history,
     ladder_ratings,
     ladder_settings,
     match_version_ids,
     next_ladder_round,
-    set_status,
     set_withdrawn,
     unfinished_matches,
     version_bots,
 )
-from arena.store.models import TournamentStatus
-from arena.tournament.execution.cpu_placement import usable_cpus
 from arena.tournament.execution.executor import (
     GameFinished,
     JobDone,
@@ -82,13 +74,10 @@ from arena.tournament.execution.executor import (
     MatchJob,
     WorkerStarted,
 )
-from arena.tournament.execution.live_feed import LiveFeed
-from arena.tournament.execution.local_executor import LocalProcessExecutor
+from arena.tournament.orchestration.base import RunnerBase, record_stop
 from arena.tournament.orchestration.runner import (
     MissingBotCopyError,
     match_jobs,
-    record_stop,
-    stop_reason,
 )
 from arena.tournament.pairing.ladder_schedule import Contender, pick
 from arena.tournament.policy.config import match_seed
@@ -196,7 +185,9 @@ class LadderSummary:
     stopped: str | None = None
 
 
-class LadderRunner:
+class LadderRunner(RunnerBase):
+    kind = "ladder"
+
     def __init__(
         self,
         store: Store,
@@ -211,66 +202,48 @@ class LadderRunner:
         on_game: Callable[[int], None] | None = None,
         ahead: int | None = None,
     ) -> None:
-        self.store = store
-        self.tournament_id = tournament_id
         _, stored = ladder_settings(store, tournament_id)
         self.settings = LadderSettings.from_json(stored)
-        wanted = concurrency or self.settings.concurrency or len(usable_cpus())
-        self.concurrency = max(1, wanted)
+        super().__init__(
+            store, tournament_id, concurrency=concurrency or self.settings.concurrency,
+            limits=limits, unsafe=unsafe, live=live, pin_cpus=pin_cpus, executor=executor,
+            log_context={"ladder": True},
+        )  # fmt: skip
         self.ahead = self.concurrency if ahead is None else max(0, ahead)  # matches queued
-        self.limits = limits or SandboxLimits()
-        self.unsafe = unsafe
-        self.live = LiveFeed(store, tournament_id) if live else None
-        self.executor: MatchExecutor = executor or LocalProcessExecutor(self.concurrency, pin_cpus)
         self.on_game = on_game  # a game id, as each is stored
-        self.log = get_logger(tournament_id=tournament_id, ladder=True)
         self._open_jobs: set[tuple[int, int]] = set()
         self._open_matches: dict[int, tuple[int, int]] = {}  # match id: its version ids
         self._history: dict[int, LadderHistory] | None = None  # read at the first pick
         self._bot_of: dict[int, int] = {}  # version id: bot id (a bot places once)
-        self._stop = threading.Event()
-        self._stop_reason = "the ladder was stopped"
 
     def stop(self, reason: str = "the ladder was stopped") -> None:
         """Ask ``run`` to end (from any thread): the matches in play are cancelled, and
         the ladder reads interrupted saying ``reason`` until it is started again."""
-        self._stop_reason = reason
-        self._stop.set()
-
-    def take_lease(self) -> TournamentLease:
-        name = get_tournament(self.store, self.tournament_id).name
-        return acquire_lease(self.store, self.tournament_id, name=name)
+        super().stop(reason)
 
     def run(self, lease: TournamentLease | None = None) -> LadderSummary:
         """Play until ``stop``; LeaseHeldError (nothing stored) while another runner runs it."""
         summary = LadderSummary()
         with lease if lease is not None else self.take_lease() as held:
-            set_status(self.store, self.tournament_id, TournamentStatus.RUNNING)
-            if self.live is not None:
-                self.live.drop_all()  # left by a run that was killed
             self.log.info("ladder_started", concurrency=self.concurrency)
-            try:
-                resumed = self._resume(summary)
-                while not self._stop.is_set():
-                    self._fill(summary, resumed)
-                    resumed = []
-                    self._collect(summary)
-                summary.stopped = self._stop_reason
-            except StorageFullError as error:
-                summary.stopped = f"{error}: free space, then start the ladder again"
-                self.log.error("ladder_stopped", reason=str(error))
-            except BaseException as error:
-                self.executor.cancel()  # never wait for matches whose games cannot be stored
-                record_stop(self.store, self.tournament_id, held, stop_reason(error), self.log)
-                raise
-            finally:
-                self.executor.cancel()  # unstored games are played again by the next run
-                self.executor.close()
+            summary.stopped = self._guarded(
+                held, lambda: self._play_on(summary),
+                when_full="free space, then start the ladder again",
+            )  # fmt: skip
             # A ladder never finishes: every run ends interrupted, saying why.
             reason = summary.stopped or self._stop_reason
             record_stop(self.store, self.tournament_id, held, reason, self.log)
-            self.log.info("ladder_stopped", games=summary.games_recorded, reason=reason)
+            self.log.info("ladder_ended", games=summary.games_recorded, reason=reason)
         return summary
+
+    def _play_on(self, summary: LadderSummary) -> None:
+        """Resume the unfinished matches, then keep the slots full until ``stop``."""
+        resumed = self._resume(summary)
+        while True:
+            self._check_stop()
+            self._fill(summary, resumed)
+            resumed = []
+            self._collect(summary)
 
     # --------------------------------------------------------------- matches
 

@@ -41,10 +41,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from arena.conformance import ensure_class_archive
-from arena.logs import get_logger
 from arena.referee import MatchConfig
 from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
@@ -53,12 +51,10 @@ from arena.sandbox import SandboxLimits
 from arena.store import (
     MatchRow,
     SeatOfferRow,
-    StorageFullError,
     Store,
     StoreError,
     TournamentLease,
     TournamentRow,
-    acquire_lease,
     add_rounds,
     add_seat_offer,
     bot_spec,
@@ -70,8 +66,6 @@ from arena.store import (
     tournament_secret,
 )
 from arena.store.models import TournamentConfig, TournamentFormat, TournamentStatus
-from arena.store.tournaments import reason_line, record_interruption
-from arena.tournament.execution.cpu_placement import usable_cpus
 from arena.tournament.execution.executor import (
     GameFinished,
     JobDone,
@@ -82,8 +76,7 @@ from arena.tournament.execution.executor import (
     SeatOffered,
     WorkerStarted,
 )
-from arena.tournament.execution.live_feed import LiveFeed
-from arena.tournament.execution.local_executor import LocalProcessExecutor
+from arena.tournament.orchestration.base import RunnerBase, record_stop
 from arena.tournament.policy.config import TournamentError, match_identity
 from arena.tournament.policy.results import store_games
 from arena.tournament.policy.rounds import next_rounds
@@ -197,11 +190,9 @@ def unstored_indices(match: MatchRow) -> tuple[int, ...] | None:
     return tuple(index for index in range(match.games) if index not in stored)
 
 
-class _StopRequested(Exception):
-    """TournamentRunner.stop was called: the run ends, saying why."""
+class TournamentRunner(RunnerBase):
+    kind = "tournament"
 
-
-class TournamentRunner:
     def __init__(
         self,
         store: Store,
@@ -217,28 +208,13 @@ class TournamentRunner:
         paired_remote: bool = False,
         executor: MatchExecutor | None = None,
     ) -> None:
-        self.store = store
+        super().__init__(
+            store, tournament_id, concurrency=concurrency, limits=limits, unsafe=unsafe,
+            live=live, pin_cpus=pin_cpus, executor=executor,
+        )  # fmt: skip
         self.paired_remote = paired_remote  # pair deals in matches with a remote bot too
-        self.tournament_id = tournament_id
-        self.concurrency = max(1, concurrency or len(usable_cpus()))  # the CPUs we may use
-        self.limits = limits or SandboxLimits()
-        self.unsafe = unsafe
         self.on_progress = on_progress
         self.on_seat_offer = on_seat_offer  # (stored offer, its token): for `arena serve`
-        self.log = get_logger(tournament_id=tournament_id)
-        self._lease: TournamentLease | None = None  # the lease of the run under way
-        self.live = LiveFeed(store, tournament_id) if live else None
-        self.executor: MatchExecutor = executor or LocalProcessExecutor(self.concurrency, pin_cpus)
-        self._stop_reason: str | None = None  # set by stop(), from any thread
-
-    def stop(self, reason: str) -> None:
-        """End the run at once (from any thread): its matches are cancelled, the unstored
-        games left to a resume, and the tournament reads interrupted saying ``reason``."""
-        self._stop_reason = reason
-
-    def _check_stop(self) -> None:
-        if self._stop_reason is not None:
-            raise _StopRequested(self._stop_reason)
 
     def run(self, lease: TournamentLease | None = None) -> RunSummary:
         """Play every unplayed game (pairing Swiss rounds as they come); idempotent.
@@ -248,7 +224,6 @@ class TournamentRunner:
         while another runner holds it, LeaseHeldError and nothing is stored.
         """
         with lease if lease is not None else self.take_lease() as held:
-            self._lease = held
             tournament = get_tournament(self.store, self.tournament_id)
             if tournament.format is TournamentFormat.LADDER:
                 raise TournamentError(
@@ -257,39 +232,10 @@ class TournamentRunner:
             summary = RunSummary(tournament)
             if tournament.status is TournamentStatus.FINISHED:
                 return summary
-            set_status(self.store, self.tournament_id, TournamentStatus.RUNNING)
-            if self.live is not None:
-                self.live.drop_all()  # left by a run that was killed
             self.log.info("tournament_started", name=tournament.name, format=tournament.format)
-            try:
-                while True:
-                    self._check_stop()
-                    pending = [
-                        m for m in list_matches(self.store, self.tournament_id) if not m.finished_at
-                    ]
-                    if not pending and not self._pair_next_round():
-                        break
-                    if pending:
-                        self._play(pending, summary)
-                        if summary.failed_matches:
-                            break
-            except StorageFullError as error:
-                # Nothing more can be stored: stop at once (the games being played would be
-                # lost anyway). The tournament reads interrupted; resume replays what is
-                # not stored, once there is space.
-                self.executor.cancel()
-                summary.stopped = f"{error}: free space, then resume it"
-                self.log.error("tournament_stopped", reason=str(error))
-            except _StopRequested as stopped:
-                self.executor.cancel()  # the games in play are played again by a resume
-                summary.stopped = str(stopped)
-                self.log.info("tournament_stopped", reason=str(stopped))
-            except BaseException as error:
-                self.executor.cancel()  # never wait for matches whose games cannot be stored
-                self._record_interruption(stop_reason(error))
-                raise
-            finally:
-                self.executor.close()
+            summary.stopped = self._guarded(
+                held, lambda: self._play_all(summary), when_full="free space, then resume it"
+            )
             if not summary.failed_matches and summary.stopped is None:
                 set_status(self.store, self.tournament_id, TournamentStatus.FINISHED)
                 self.log.info("tournament_finished", games=summary.games_recorded)
@@ -302,15 +248,21 @@ class TournamentRunner:
         self._emit("finished" if summary.finished else "stopped")
         return summary
 
+    def _play_all(self, summary: RunSummary) -> None:
+        """Play the pending matches, pairing what comes next, until nothing is left or a
+        match failed."""
+        while True:
+            self._check_stop()
+            pending = [m for m in list_matches(self.store, self.tournament_id) if not m.finished_at]
+            if not pending and not self._pair_next_round():
+                return
+            if pending:
+                self._play(pending, summary)
+                if summary.failed_matches:
+                    return
+
     def _record_interruption(self, reason: str) -> None:
         record_stop(self.store, self.tournament_id, self._lease, reason, self.log)
-
-    def take_lease(self) -> TournamentLease:
-        """The tournament's runner lease (LeaseHeldError naming the holder's pid)."""
-        name = get_tournament(self.store, self.tournament_id).name
-        lease = acquire_lease(self.store, self.tournament_id, name=name)
-        self.log.info("tournament_lease_taken", path=str(lease.path))
-        return lease
 
     # ------------------------------------------- rounds paired as play goes
 
@@ -472,30 +424,6 @@ class TournamentRunner:
                 round=round_no,
             )
         )
-
-
-def record_stop(
-    store: Store, tournament_id: int, lease: TournamentLease | None, reason: str,
-    log: Any,
-) -> None:  # fmt: skip
-    """Store why a run (a tournament's or the ladder's) stops early; on a full disk that
-    may fail too (then the lease file keeps it, else the tournament reads the store's
-    "stopped without recording why")."""
-    if lease is not None:  # needs no new space: kept when the database cannot be
-        lease.note(reason_line(reason))
-    try:
-        record_interruption(store, tournament_id, reason)
-    except (StoreError, StorageFullError) as error:
-        log.error("interruption_not_recorded", reason=reason, error=str(error))
-
-
-def stop_reason(error: BaseException) -> str:
-    """Why an error ended a run, as recorded."""
-    if isinstance(error, KeyboardInterrupt):
-        return "stopped by an interrupt (Ctrl-C or SIGINT)"
-    if isinstance(error, SystemExit):
-        return f"stopped: the process exited (status {error.code})"
-    return f"stopped by an error: {type(error).__name__}: {error}"
 
 
 def _failed_reason(summary: RunSummary) -> str:
