@@ -4,7 +4,7 @@
 
 Draws ``--games`` games between random pairs of ``--bots`` bots whose true
 strengths are normal on the Bradley-Terry log10 scale (no collusion), runs
-``arena.tournament.collusion.collusion_report`` on them and prints the pairs
+``arena.tournament.policy.collusion.collusion_report`` on them and prints the pairs
 tested, the seconds it took and how many honest pairs it flagged (about
 alpha of them are expected by chance).
 """
@@ -16,7 +16,7 @@ import random
 import time
 
 from arena.store import ResultRow
-from arena.tournament.collusion import ALPHA, collusion_report
+from arena.tournament.policy.collusion import ALPHA, collusion_report
 
 
 def history(bots: int, games: int, seed: int) -> list[ResultRow]:

@@ -17,7 +17,7 @@ run` has them. Printed: games/s, and where the time goes (a profile of the
 store path).
 
 `verify`: how many games per second the driver checks before storing them
-(``arena.tournament.node_trust.check_game``: the deal and reshuffles from the
+(``arena.tournament.execution.node_trust.check_game``: the deal and reshuffles from the
 seed, a replay with the engine, the result against it), one thread, on the
 reports of a real match of two sandboxed sample bots (python_greedy against
 python_random, --games games) checked --repeat times each. Printed: games/s,
@@ -80,9 +80,9 @@ from arena.kahuna import play_random_game, record_to_json
 from arena.referee import GameReport, load_bot
 from arena.referee.types import BotStatus
 from arena.store import Store, TournamentConfig, add_bot_version
-from arena.tournament.executor import GameFinished, JobDone, JobEvent, MatchJob
-from arena.tournament.rounds import create_tournament
-from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.execution.executor import GameFinished, JobDone, JobEvent, MatchJob
+from arena.tournament.orchestration.runner import ProgressEvent, TournamentRunner
+from arena.tournament.policy.rounds import create_tournament
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_bots"
@@ -361,13 +361,13 @@ def run_one(
         started = time.perf_counter()
         began = time.monotonic()
         if ray is not None:
-            from arena.tournament.ray_executor import RayExecutor
+            from arena.tournament.execution.ray_executor import RayExecutor
 
             chains = {} if max_chain is None else {"max_chain": max_chain}
             executor = RayExecutor(ray, **chains, prestart=prestart)
             joined = time.monotonic() - began
         else:
-            from arena.tournament.local_executor import LocalProcessExecutor
+            from arena.tournament.execution.local_executor import LocalProcessExecutor
 
             executor = LocalProcessExecutor(cpus, pin_cpus=True)  # the runner's default
         stamped = _Stamped(executor)
@@ -419,7 +419,7 @@ def bench_cluster(
     live: bool, max_chain: int, also_chain: int | None, also_prestart: bool,
 ) -> int:  # fmt: skip
     from arena.testing.ray_cluster import NetnsCluster, ip_available
-    from arena.tournament.cpu_placement import cpu_groups, usable_cpus
+    from arena.tournament.execution.cpu_placement import cpu_groups, usable_cpus
 
     problem = ip_available()
     if problem:
@@ -555,7 +555,7 @@ def bench_cluster(
 
 def bench_verify(games: int, repeat: int) -> int:
     from arena.referee import MatchConfig, run_match
-    from arena.tournament.node_trust import check_game, deal_seeds
+    from arena.tournament.execution.node_trust import check_game, deal_seeds
 
     config = MatchConfig(games=games, seed=3)
     job = MatchJob(1, config, load_bot(SAMPLES / "python_greedy"),

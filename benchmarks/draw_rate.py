@@ -1,4 +1,4 @@
-"""Measure Kahuna's draw rate, the TrueSkill draw probability of arena.tournament.ratings.
+"""Measure Kahuna's draw rate, the TrueSkill draw probability of arena.tournament.rating.ratings.
 
     python3 benchmarks/draw_rate.py [--games 20000] [--first-seed 0]
 

@@ -26,7 +26,7 @@ A with its 95% interval over deal pairs and A's iterations per decision::
 swapped, each deal played from both sides): python_greedy vs python_random,
 and python_ismcts at each think budget vs python_greedy and vs
 python_random. For each: the pentanomial score with its 95% interval
-(``arena.tournament.stats``), the plain win rate with a Wilson interval,
+(``arena.tournament.statistics.stats``), the plain win rate with a Wilson interval,
 failure statuses (timeouts must be 0), and the ISMCTS bot's thinking time
 per decision as the referee measured it. ``--save DIR`` keeps each match's
 ``arena match --json`` output there, and a match already saved there is
@@ -82,7 +82,7 @@ from arena.kahuna import (  # noqa: E402
     reshuffle_from_seed,
     start_round,
 )
-from arena.tournament.stats import Z95, GameScore, collect  # noqa: E402
+from arena.tournament.statistics.stats import Z95, GameScore, collect  # noqa: E402
 
 VARIANTS = (Variant(), Variant(tactical=True), Variant(strategic=True, tactical=True))
 

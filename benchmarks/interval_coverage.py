@@ -2,7 +2,7 @@
 
 For 5, 10, 20 and 50 deal pairs and every cell of a grid of true per-game win
 and draw rates (steps of --step, plus rates near 0 and 1), it draws --runs
-pentanomials and counts how often ``arena.tournament.stats.score_interval``
+pentanomials and counts how often ``arena.tournament.statistics.stats.score_interval``
 holds the true score. Pairs are independent; within a pair the two games are
 independent draws from (win, draw, loss), except that with probability
 ``seat`` (0 and 0.5 are both simulated) the deal decides the pair (one game
@@ -21,7 +21,7 @@ import random
 from collections import Counter
 from functools import cache
 
-from arena.tournament.stats import Pentanomial, pentanomial_summary, score_interval
+from arena.tournament.statistics.stats import Pentanomial, pentanomial_summary, score_interval
 
 PAIRS = (5, 10, 20, 50)
 SEAT = (0.0, 0.5)

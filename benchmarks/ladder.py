@@ -8,7 +8,7 @@
     python3 benchmarks/ladder.py games [--bots 20] [--concurrency 2] [--pairs 2] [--games N]
                                        [--before CHECKOUT]
 
-`pick` times ``arena.tournament.ladder_schedule.pick`` on a simulated ladder
+`pick` times ``arena.tournament.pairing.ladder_schedule.pick`` on a simulated ladder
 of --entrants (ratings, match counts, waits and recent opponents spread as on
 a ladder that has run a while; a few placing); target: under 50 ms. It also
 times reading the same entrants from a store: with their whole history
@@ -74,8 +74,8 @@ import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processe
 
 from tournament import _busy_cores, _copy_bot, _field, _timed_round_robin
 
-from arena.tournament.executor import JobDone, JobEvent, MatchExecutor, MatchJob
-from arena.tournament.ladder_schedule import Contender, SchedulePolicy, pick
+from arena.tournament.execution.executor import JobDone, JobEvent, MatchExecutor, MatchJob
+from arena.tournament.pairing.ladder_schedule import Contender, SchedulePolicy, pick
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -427,8 +427,8 @@ class _TimedExecutor:
 def run_ladder(data: Path, name: str, workers: int, games: int, per_match: int) -> int:
     """One ladder until its ``games``th stored game, timed in this (fresh) process; prints JSON."""
     from arena.store import Store, TournamentConfig, create_ladder
-    from arena.tournament.ladder import LadderRunner
-    from arena.tournament.local_executor import LocalProcessExecutor
+    from arena.tournament.execution.local_executor import LocalProcessExecutor
+    from arena.tournament.orchestration.ladder import LadderRunner
 
     with Store.open(data) as store:
         ladder = create_ladder(store, name, TournamentConfig(games_per_match=per_match), {})

@@ -108,8 +108,9 @@ def run_once(data: Path, name: str, mode: str, workers: int, games: int,
     """One timed round robin in this (fresh) process, in ``mode``; prints JSON."""
     accounting = _Accounting(cpuacct)  # first: the workers and bots are counted too
     from arena.store import Store, TournamentConfig, list_bots
-    from arena.tournament import local_executor, runner
-    from arena.tournament.rounds import create_tournament
+    from arena.tournament.execution import local_executor
+    from arena.tournament.orchestration import runner
+    from arena.tournament.policy.rounds import create_tournament
 
     if mode == "before":  # the unprotected baseline: every match is one run
         runner.half_configs = lambda config, remote=False: (config,)  # type: ignore[assignment]

@@ -36,15 +36,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena.referee import BotSpec, BotStatus, MatchConfig, MatchReport, load_bot, run_match
-from arena.tournament.sprt import EloModel, SprtParams
-from arena.tournament.sprt_length import (
+from arena.tournament.statistics.sprt import EloModel, SprtParams
+from arena.tournament.statistics.sprt_length import (
     SprtLength,
     independent_pairs,
     pair_probabilities,
     pairs_for_half_width,
     sprt_length,
 )
-from arena.tournament.stats import (
+from arena.tournament.statistics.stats import (
     Z95,
     GameScore,
     PairedResults,

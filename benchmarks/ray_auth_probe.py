@@ -2,7 +2,7 @@
 
 Starts a head (``arena ray-head``, in a network namespace: run as root) and,
 ten times, a fresh process in its namespace that imports gRPC and asks the
-head for its cluster id without the token (``arena.tournament.ray_auth.
+head for its cluster id without the token (``arena.tournament.execution.ray_auth.
 cluster_auth``, as `--ray` does before joining). Prints the medians of the
 import and of the call, in ms. The arena's CLI has gRPC imported by then, so
 the call is what the check adds to a tournament run's start.
@@ -22,7 +22,7 @@ from arena.testing.ray_cluster import NetnsCluster, ip_available
 CHILD = r"""
 import sys, time
 t0 = time.perf_counter(); import grpc; t1 = time.perf_counter()
-from arena.tournament.ray_auth import cluster_auth
+from arena.tournament.execution.ray_auth import cluster_auth
 t2 = time.perf_counter(); found = cluster_auth(sys.argv[1]); t3 = time.perf_counter()
 print(f"{(t1 - t0) * 1000:.1f} {(t3 - t2) * 1000:.1f} {found.value}")
 """

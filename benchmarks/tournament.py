@@ -32,7 +32,7 @@ import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processe
 
 # isort: split
 
-from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
+from arena.tournament.pairing.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
 
 def _simulate_round(
@@ -119,8 +119,8 @@ def run_round_robin(data: Path, name: str, workers: int, pin: bool, games: int, 
     run` does, so each pays for starting its workers (the forkserver) once.
     """
     from arena.store import Store, TournamentConfig, list_bots
-    from arena.tournament.rounds import create_tournament
-    from arena.tournament.runner import TournamentRunner
+    from arena.tournament.orchestration.runner import TournamentRunner
+    from arena.tournament.policy.rounds import create_tournament
 
     with Store.open(data) as store:
         entrants = sorted(bot.name for bot in list_bots(store))

@@ -22,7 +22,7 @@ DOC = ROOT / "docs" / "design" / "ARCHITECTURE.md"
 
 _ROW = re.compile(r"^\|\s*`(\w+)`\s*\|\s*(.*?)\s*\|\s*$")
 _PICTURE_LINE = re.compile(r"^arena/(\w+)/\s")
-EVERYWHERE_BUT_THE_GAME = {"logs", "_grpc_env", "resources"}
+EVERYWHERE_BUT_THE_GAME = {"logs", "_grpc_env", "resources", "rating_scale"}
 GAME = "kahuna"
 
 
@@ -162,3 +162,144 @@ def test_no_product_module_imports_the_test_helpers() -> None:
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == [], f"product modules import arena.testing: {offenders}"
     assert "testing" in ACTUAL and all("testing" not in ACTUAL[p] for p in ACTUAL if p != "testing")
+
+
+TOURNAMENT = ARENA / "tournament"
+PURE = ("rating", "statistics", "pairing")
+PURE_MAY_IMPORT = {"kahuna", "rating_scale"}  # the game and the rating scale: no I/O
+_SUB_PICTURE_LINE = re.compile(r"^arena/tournament/(\w+)/\s")
+_SUB_ROW = re.compile(r"^\|\s*`(\w+)`\s*\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*$")
+
+
+def tournament_picture() -> list[str]:
+    """The layers of arena/tournament/, top to bottom."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("### The layers of arena/tournament/") :]
+    block = section[section.index("```") + 3 :]
+    block = block[: block.index("```")]
+    return [m.group(1) for line in block.splitlines() if (m := _SUB_PICTURE_LINE.match(line))]
+
+
+def tournament_table() -> dict[str, tuple[set[str], set[str]]]:
+    """layer -> (the tournament layers, the packages of arena) its row names."""
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index("| layer | imports from (arena/tournament/) | imports from (arena/) |")
+    table: dict[str, tuple[set[str], set[str]]] = {}
+    for line in text[start:].splitlines()[2:]:
+        match = _SUB_ROW.match(line)
+        if not match:
+            break
+        inner = set(re.findall(r"`(\w+)`", match.group(2)))
+        outer = set(re.findall(r"`(\w+)`", match.group(3)))
+        table[match.group(1)] = (inner, outer)
+    return table
+
+
+def layer_imports(path: Path) -> tuple[set[str], set[str]]:
+    """The layers of arena/tournament/ and the other packages of arena a module imports."""
+    inner: set[str] = set()
+    outer: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module in ("arena", "arena.tournament"):
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                names = [node.module]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "arena" or len(parts) < 2:
+                continue
+            if parts[1] != "tournament":
+                outer.add(parts[1])
+            elif len(parts) > 2:
+                inner.add(parts[2])
+    return inner, outer
+
+
+def actual_layer_imports() -> dict[str, tuple[set[str], set[str]]]:
+    """layer -> (the other layers of arena/tournament/, the packages of arena) it imports."""
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    for layer in sorted(p for p in TOURNAMENT.iterdir() if (p / "__init__.py").is_file()):
+        inner: set[str] = set()
+        outer: set[str] = set()
+        for path in layer.rglob("*.py"):
+            module_inner, module_outer = layer_imports(path)
+            inner |= module_inner
+            outer |= module_outer
+        found[layer.name] = (inner - {layer.name}, outer)
+    return found
+
+
+ACTUAL_LAYERS = actual_layer_imports()
+TOURNAMENT_LAYERS = tournament_picture()
+
+
+def test_every_tournament_module_is_in_a_layer() -> None:
+    loose = sorted(p.name for p in TOURNAMENT.glob("*.py") if p.name != "__init__.py")
+    assert loose == [], f"arena/tournament/ modules outside a layer subpackage: {loose}"
+
+
+def test_every_tournament_layer_is_in_the_picture_and_the_table() -> None:
+    assert sorted(TOURNAMENT_LAYERS) == sorted(ACTUAL_LAYERS)
+    assert set(tournament_table()) == set(ACTUAL_LAYERS)
+    assert set(PURE) <= set(ACTUAL_LAYERS)
+
+
+@pytest.mark.parametrize("layer", sorted(ACTUAL_LAYERS))
+def test_tournament_row_matches_the_code(layer: str) -> None:
+    documented = tournament_table().get(layer, (set(), set()))
+    actual = ACTUAL_LAYERS[layer]
+    assert documented == actual, (
+        f"docs/design/ARCHITECTURE.md says arena/tournament/{layer}/ imports "
+        f"{sorted(documented[0])} of the package and {sorted(documented[1])} of arena; "
+        f"the code imports {sorted(actual[0])} and {sorted(actual[1])}"
+    )
+
+
+def layer_allowed(importer: str, imported: str, layers: list[str]) -> bool:
+    """Whether the tournament's picture lets layer ``importer`` import layer ``imported``."""
+    if importer not in layers or imported not in layers:
+        return False
+    return layers.index(imported) < layers.index(importer)
+
+
+@pytest.mark.parametrize("layer", sorted(ACTUAL_LAYERS))
+def test_every_tournament_import_points_up_its_picture(layer: str) -> None:
+    inner = ACTUAL_LAYERS[layer][0]
+    wrong = sorted(name for name in inner if not layer_allowed(layer, name, TOURNAMENT_LAYERS))
+    assert not wrong, f"arena/tournament/{layer}/ imports {wrong}, below it in its picture"
+
+
+def pure_allowed(imported: str) -> bool:
+    """Whether a pure tournament layer may import the package ``imported`` of arena."""
+    return imported in PURE_MAY_IMPORT
+
+
+@pytest.mark.parametrize("layer", PURE)
+def test_pure_layers_import_no_store_and_nothing_that_runs(layer: str) -> None:
+    inner, outer = ACTUAL_LAYERS[layer]
+    assert inner <= set(PURE), f"arena/tournament/{layer}/ is pure but imports {sorted(inner)}"
+    wrong = sorted(name for name in outer if not pure_allowed(name))
+    assert not wrong, f"arena/tournament/{layer}/ is pure but imports {wrong} of arena"
+
+
+@pytest.mark.parametrize("imported", ["store", "referee", "sandbox", "server", "web", "logs"])
+def test_pure_layers_may_not_import(imported: str) -> None:
+    assert not pure_allowed(imported)
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported"),
+    [
+        ("rating", "policy"),  # ratings reading the store's policy
+        ("pairing", "execution"),
+        ("policy", "orchestration"),
+        ("execution", "orchestration"),
+        ("orchestration", "view"),
+    ],
+)
+def test_wrong_way_tournament_edges_are_refused(importer: str, imported: str) -> None:
+    assert not layer_allowed(importer, imported, TOURNAMENT_LAYERS)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store
-from arena.tournament.audit import AuditReport, audit_bundle, audit_tournament
+from arena.tournament.policy.audit import AuditReport, audit_bundle, audit_tournament
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -19,8 +19,8 @@ from arena.commands.tournament import add_cpu_pinning, play_tournament, run_opti
 from arena.referee import BotConfigError, BotSpec, load_bot, unbuilt
 from arena.resources import sample_bots_dir
 from arena.store import Store, TournamentFormat, list_tournaments
-from arena.tournament.config import TournamentError, build_config
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.config import TournamentError, build_config
+from arena.tournament.policy.rounds import create_tournament
 
 DEMO_BOTS = ("python_greedy", "python_random", "js_random")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store, get_tournament
-from arena.tournament.spectator_delay import check_delay, stamp
+from arena.tournament.view.spectator_delay import check_delay, stamp
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

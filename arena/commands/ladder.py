@@ -1,13 +1,13 @@
 """The ladder's flags for `arena serve --ladder`, and `arena ladder withdraw|return BOT`.
 
-`arena serve --ladder` runs the ladder (``arena.tournament.ladder``) beside
+`arena serve --ladder` runs the ladder (``arena.tournament.orchestration.ladder``) beside
 the API: its settings are the flags given, else the stored ones, else the
 defaults; the ones it runs with are stored (a flag given once is kept).
 `arena ladder withdraw BOT` takes a bot off the ladder (its matches in play
 finish); `arena ladder return BOT`, or a new version of it, brings it back.
 `arena ladder collusion` lists the pairs of bots whose results against each
 other depart from what their results against everyone else predict
-(``arena.tournament.collusion``; docs/guide/fair-play.md).
+(``arena.tournament.policy.collusion``; docs/guide/fair-play.md).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from arena.store import (
     set_ladder_settings,
     set_withdrawn,
 )
-from arena.tournament.collusion import ALPHA, MIN_GAMES, collusion_report, report_lines
-from arena.tournament.config import NAME_PATTERN, TournamentError
-from arena.tournament.executor import MatchExecutor
-from arena.tournament.ladder import LadderRunner
-from arena.tournament.ladder_config import DEFAULT_NAME, LadderSettings, merge
+from arena.tournament.execution.executor import MatchExecutor
+from arena.tournament.orchestration.ladder import LadderRunner
+from arena.tournament.policy.collusion import ALPHA, MIN_GAMES, collusion_report, report_lines
+from arena.tournament.policy.config import NAME_PATTERN, TournamentError
+from arena.tournament.policy.ladder_config import DEFAULT_NAME, LadderSettings, merge
 
 _GIVEN = (
     # (flag, key, help)

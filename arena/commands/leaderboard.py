@@ -11,8 +11,8 @@ from arena.commands.playflags import whole
 from arena.commands.storeargs import add_data_dir, console, with_store
 from arena.commands.tables import fit
 from arena.store import LeaderboardRow, Store, leaderboard
-from arena.tournament.intervals import ScoreInterval, TableIntervals
-from arena.tournament.results import leaderboard_intervals, version_key
+from arena.tournament.policy.results import leaderboard_intervals, version_key
+from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
 
 DROP_ORDER = ("illegal", "crashes", "timeouts", "pairs", "sigma", "mu", "Elo (95%)", "version",
               "score (95%)", "W/D/L")  # fmt: skip

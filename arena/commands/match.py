@@ -37,8 +37,8 @@ from arena.referee.seeds import STANDALONE, match_seed_material, new_secret, sec
 from arena.referee.timings import decision_stats, seat_walls
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 from arena.store import SchemaError, StoreError
-from arena.tournament.intervals import ScoreInterval, TableGame, field_intervals
-from arena.tournament.stats import MIN_PAIRS
+from arena.tournament.statistics.intervals import ScoreInterval, TableGame, field_intervals
+from arena.tournament.statistics.stats import MIN_PAIRS
 
 EXIT_OK = 0
 EXIT_USAGE = 2

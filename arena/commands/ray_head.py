@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 from arena.commands.storeargs import fail
-from arena.tournament.ray_auth import AUTH_MODE_ENV, TokenError, require_token
+from arena.tournament.execution.ray_auth import AUTH_MODE_ENV, TokenError, require_token
 
 METRICS_ENV = "RAY_enable_metrics_collection"
 DEFAULT_PORT = 6379

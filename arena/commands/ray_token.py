@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.commands.storeargs import fail
-from arena.tournament.ray_auth import TokenError, create_token, token_path
+from arena.tournament.execution.ray_auth import TokenError, create_token, token_path
 
 
 def register(subparsers: Any) -> None:

@@ -14,7 +14,7 @@ nothing and exits 1 (``--unsafe-no-sandbox`` advertises the resource anyway:
 trusted bots only). ``--ray-start-args`` passes more flags to ``ray start``.
 The slots go to the node's Ray processes as ``$KAHUNA_RAY_SLOTS``: each match
 task pins itself to one slot's share of the node's CPUs
-(``arena.tournament.node_slots``). Ray's own CPU is kept from the matches: no
+(``arena.tournament.execution.node_slots``). Ray's own CPU is kept from the matches: no
 log monitor (``--include-log-monitor=false``: it streams workers' logs to
 drivers, which the arena's driver turns off) and no metrics recording
 (``RAY_enable_metrics_collection=0``); and its workers, which play the matches,
@@ -38,11 +38,12 @@ from typing import Any
 
 from arena.commands.storeargs import fail
 from arena.sandbox.probe import probe_host
-from arena.tournament.bot_bundles import CACHE_ENV, CacheError, configured_root, open_root
-from arena.tournament.node_slots import SLOTS_ENV
-from arena.tournament.ray_auth import ClusterAuth, TokenError, cluster_auth, require_token
+from arena.tournament.execution.bot_bundles import CACHE_ENV, CacheError, configured_root, open_root
+from arena.tournament.execution.node_slots import SLOTS_ENV
+from arena.tournament.execution.ray_auth import ClusterAuth, TokenError, cluster_auth, require_token
 
-SANDBOX_RESOURCE = "kahuna_sandbox"  # arena.tournament.ray_executor's, without importing Ray
+# arena.tournament.execution.ray_executor's, without importing Ray
+SANDBOX_RESOURCE = "kahuna_sandbox"
 DESCRIPTION = (
     "Join a Ray cluster as a node that plays matches. Runs `arena sandbox-check` first:"
     " only when every layer of the sandbox works does it start Ray on this node, offering"

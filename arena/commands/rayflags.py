@@ -2,7 +2,7 @@
 
 Ray is an optional extra (``pip install 'kahuna-arena[ray]'``): it is imported
 only when an address is given, by ``ray_executor``. The driver joins only a
-cluster that asks for Ray's token, holding it (``arena.tournament.ray_auth``):
+cluster that asks for Ray's token, holding it (``arena.tournament.execution.ray_auth``):
 it sends the cluster the tournament's bots and stores what the cluster returns.
 ``--ray-insecure`` joins a cluster without authentication.
 """
@@ -14,8 +14,8 @@ import math
 import os
 from collections.abc import Callable
 
-from arena.tournament.executor import MatchExecutor
-from arena.tournament.ray_auth import ClusterAuth, TokenError, cluster_auth, require_token
+from arena.tournament.execution.executor import MatchExecutor
+from arena.tournament.execution.ray_auth import ClusterAuth, TokenError, cluster_auth, require_token
 
 RAY_ADDRESS_ENV = "KAHUNA_RAY_ADDRESS"
 
@@ -94,7 +94,7 @@ def connect(address: str, *, match_cpus: float = 1.0, insecure: bool = False) ->
     if not insecure:
         _token_on(address)
     try:
-        from arena.tournament.ray_executor import RayExecutor
+        from arena.tournament.execution.ray_executor import RayExecutor
     except ImportError as error:
         raise RayUnavailableError(
             f"--ray needs Ray: pip install 'kahuna-arena[ray]' ({error})"

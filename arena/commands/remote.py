@@ -72,7 +72,7 @@ from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
-from arena.tournament.audit import audit_bundle
+from arena.tournament.policy.audit import audit_bundle
 
 EXIT_OK = 0
 EXIT_SERVER = 1

@@ -44,7 +44,7 @@ from arena.store import (
     Store,
     ensure_admin_token,
 )
-from arena.tournament.config import TournamentError
+from arena.tournament.policy.config import TournamentError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051

@@ -7,8 +7,8 @@ import json
 import math
 import sys
 
-from arena.tournament.sprt import ELO_LIMITS, EloModel, SprtParams, sprt_state
-from arena.tournament.stats import (
+from arena.tournament.statistics.sprt import ELO_LIMITS, EloModel, SprtParams, sprt_state
+from arena.tournament.statistics.stats import (
     MIN_PAIRS,
     NELO_PER_T,
     Pentanomial,

@@ -18,7 +18,7 @@ from arena.store import (
     StoreError,
     resolve_data_dir,
 )
-from arena.tournament.config import TournamentError
+from arena.tournament.policy.config import TournamentError
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -43,21 +43,26 @@ from arena.store import (
     list_tournaments,
     rejected_games,
 )
-from arena.tournament.config import DEFAULT_MAX_PAIRS, TournamentError, build_config, build_sprt
-from arena.tournament.executor import MatchExecutor
-from arena.tournament.gauntlet import gauntlet_rows
-from arena.tournament.intervals import ScoreInterval, TableIntervals
-from arena.tournament.ladder_config import CONCURRENCY_RANGE
-from arena.tournament.results import (
+from arena.tournament.execution.executor import MatchExecutor
+from arena.tournament.orchestration.runner import ProgressEvent, TournamentRunner
+from arena.tournament.policy.config import (
+    DEFAULT_MAX_PAIRS,
+    TournamentError,
+    build_config,
+    build_sprt,
+)
+from arena.tournament.policy.ladder_config import CONCURRENCY_RANGE
+from arena.tournament.policy.results import (
     table_games,
     tournament_crosstable,
     tournament_intervals,
 )
-from arena.tournament.rounds import check_format_settings, create_tournament
-from arena.tournament.runner import ProgressEvent, TournamentRunner
-from arena.tournament.sprt import PRESETS, EloModel
-from arena.tournament.sprt_format import sprt_progress
-from arena.tournament.table import tournament_table
+from arena.tournament.policy.rounds import check_format_settings, create_tournament
+from arena.tournament.policy.sprt_format import sprt_progress
+from arena.tournament.statistics.gauntlet import gauntlet_rows
+from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
+from arena.tournament.statistics.sprt import PRESETS, EloModel
+from arena.tournament.view.table import tournament_table
 
 FORMATS = {
     "round-robin": TournamentFormat.ROUND_ROBIN,

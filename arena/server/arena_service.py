@@ -110,16 +110,16 @@ from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
 from arena.store.tokens import check_user_name
-from arena.tournament.audit import audit_tournament
-from arena.tournament.audit_bundle import tournament_bundle
-from arena.tournament.config import TournamentError, build_config, build_sprt
-from arena.tournament.executor import MatchExecutor
-from arena.tournament.results import leaderboard_intervals, version_key
-from arena.tournament.rounds import create_tournament
-from arena.tournament.runner import ProgressKind, TournamentRunner
-from arena.tournament.spectator_delay import DelayLine
-from arena.tournament.sprt_format import sprt_progress
-from arena.tournament.table import tournament_table
+from arena.tournament.execution.executor import MatchExecutor
+from arena.tournament.orchestration.runner import ProgressKind, TournamentRunner
+from arena.tournament.policy.audit import audit_tournament
+from arena.tournament.policy.audit_bundle import tournament_bundle
+from arena.tournament.policy.config import TournamentError, build_config, build_sprt
+from arena.tournament.policy.results import leaderboard_intervals, version_key
+from arena.tournament.policy.rounds import create_tournament
+from arena.tournament.policy.sprt_format import sprt_progress
+from arena.tournament.view.spectator_delay import DelayLine
+from arena.tournament.view.table import tournament_table
 
 WATCH_POLL_S = 0.5
 TOKEN_RECHECK_S = 5.0
@@ -141,7 +141,8 @@ class ServiceOptions:
     """How the service runs tournaments and checks submitted bots."""
 
     concurrency: int | None = None
-    pin_cpus: bool = True  # each concurrent match on its own CPUs (arena.tournament.cpu_placement)
+    # each concurrent match on its own CPUs (arena.tournament.execution.cpu_placement)
+    pin_cpus: bool = True
     unsafe: bool = False
     smoke_check: SmokeCheck | None = None  # None: no smoke match (tests of refusals only)
     paired_remote: bool = False  # pair deals with remote bots too (`arena serve --paired-remote`)

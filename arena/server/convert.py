@@ -10,10 +10,10 @@ from arena.conformance import CheckReport
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.server.seats import PublishedSeat
 from arena.store import BotVersionRow, LiveGameRow, TournamentFormat, TournamentRow
-from arena.tournament.audit import AuditReport
-from arena.tournament.intervals import ScoreInterval
-from arena.tournament.sprt_format import SprtProgress
-from arena.tournament.standings import Standing
+from arena.tournament.policy.audit import AuditReport
+from arena.tournament.policy.sprt_format import SprtProgress
+from arena.tournament.rating.standings import Standing
+from arena.tournament.statistics.intervals import ScoreInterval
 
 FORMAT_NAMES = {
     pb.TOURNAMENT_FORMAT_ROUND_ROBIN: TournamentFormat.ROUND_ROBIN,

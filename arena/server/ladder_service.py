@@ -20,8 +20,8 @@ from arena.store import (
     require_owner,
     set_withdrawn,
 )
-from arena.tournament.ladder_config import DEFAULT_NAME
-from arena.tournament.ladder_view import QUEUE_LENGTH, RECENT_GAMES, LadderView, ladder_view
+from arena.tournament.policy.ladder_config import DEFAULT_NAME
+from arena.tournament.view.ladder_view import QUEUE_LENGTH, RECENT_GAMES, LadderView, ladder_view
 
 MAX_SHOWN = 500
 """At most this many recent games or queued pairings in one answer."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from arena.logs import get_logger
 from arena.server.offloop import LoopInbox
 from arena.store import TournamentLease
-from arena.tournament.runner import ProgressEvent, TournamentRunner
+from arena.tournament.orchestration.runner import ProgressEvent, TournamentRunner
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 The store writes what it is given: the rating update (``rate``) and what each
 seat adds to the failure counters come from the caller
-(``arena.tournament.results.store_game``).
+(``arena.tournament.policy.results.store_game``).
 """
 
 from __future__ import annotations

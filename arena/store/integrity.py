@@ -1,7 +1,7 @@
 """What rating integrity reads: who owns a match's bots, and every game's result by bot.
 
-``arena.tournament.results`` leaves a game between two bots of one owner
-unrated; ``arena.tournament.collusion`` reads every stored game as
+``arena.tournament.policy.results`` leaves a game between two bots of one owner
+unrated; ``arena.tournament.policy.collusion`` reads every stored game as
 ``ResultRow`` to find pairs whose results against each other depart from
 what their results against everyone else predict.
 """

@@ -12,7 +12,7 @@ pages and the runner read of its history (each version's matches, games,
 matches in play, latest opponents) are running totals kept as each match and
 game is stored (``arena.store.totals``, schema v9): one read at any age.
 
-The store decides nothing here: the pairing is ``arena.tournament.ladder_schedule``'s.
+The store decides nothing here: the pairing is ``arena.tournament.pairing.ladder_schedule``'s.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def ladder_history(store: Store, tournament_id: int, *, recent: int) -> dict[int
     """Every version's ladder history (withdrawn and superseded ones too): what
     ``ladder_entrants`` gives each entrant, with its ``recent`` latest opponents. One read of
     the ladder's running totals: a runner reads it once and then keeps it itself
-    (``arena.tournament.ladder``)."""
+    (``arena.tournament.orchestration.ladder``)."""
     with store.reading() as db:
         totals = read_ladder_totals(db, tournament_id)
     return {

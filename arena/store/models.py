@@ -1,5 +1,8 @@
 """What the store's queries return: plain frozen, typed rows.
 
+The rating scale (``INITIAL_MU``, ``conservative_rating``, ...) is ``arena.rating_scale``'s,
+named here too for the store's readers.
+
 Failure counters: ``timeouts`` counts games a version lost on time;
 ``crashes`` counts crash and disconnect; ``illegal_actions`` counts illegal
 action, malformed message and protocol violation (arena.referee.BotStatus).
@@ -12,11 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from arena.kahuna import Variant
+from arena.rating_scale import CONSERVATIVE_SIGMAS as CONSERVATIVE_SIGMAS
+from arena.rating_scale import INITIAL_MU as INITIAL_MU
+from arena.rating_scale import INITIAL_SIGMA as INITIAL_SIGMA
+from arena.rating_scale import conservative_rating as conservative_rating
 from arena.referee.types import TimeControl
-
-INITIAL_MU = 25.0
-"""A new bot version's TrueSkill mean (``arena.tournament.ratings`` rates from here)."""
-INITIAL_SIGMA = INITIAL_MU / 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,19 +46,6 @@ class BotVersionRow:
     def rate(self, count: int) -> float:
         """``count`` as a fraction of games played (0.0 before any game)."""
         return count / self.games if self.games else 0.0
-
-
-CONSERVATIVE_SIGMAS = 3
-"""How many sigmas below mu the conservative rating is (leaderboard order, rating plots)."""
-
-
-def conservative_rating(mu: float, sigma: float) -> float:
-    """mu - 3 sigma: a rating its bot is very likely above; the leaderboard's order.
-
-    The one place it is computed (the leaderboard query orders by the same
-    expression in SQL, with ``CONSERVATIVE_SIGMAS``).
-    """
-    return mu - CONSERVATIVE_SIGMAS * sigma
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +105,7 @@ class TournamentStatus(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class SprtConfig:
     """The hypotheses of an SPRT test (format ``sprt``), as stored; checked by
-    ``arena.tournament.config``, read as ``arena.tournament.sprt.SprtParams``."""
+    ``arena.tournament.policy.config``, read as ``arena.tournament.statistics.sprt.SprtParams``."""
 
     elo0: float
     elo1: float
@@ -147,7 +137,7 @@ class TournamentConfig:
     """How a tournament is played (stored as flat JSON with the tournament).
 
     The defaults are the referee's (``TimeControl``, ``Variant``); the limits of
-    each field are ``arena.tournament.config``'s.
+    each field are ``arena.tournament.policy.config``'s.
     """
 
     games_per_match: int = 2

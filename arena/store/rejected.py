@@ -1,7 +1,7 @@
 """Games a Ray node reported that the driver refused: the node that sent each, and why.
 
 The driver checks every game a node returns before storing it
-(``arena.tournament.node_trust``); a game that fails is never stored as a game.
+(``arena.tournament.execution.node_trust``); a game that fails is never stored as a game.
 What is kept is who sent it, for `arena tournament status` and the operator.
 """
 

@@ -20,9 +20,9 @@ from arena.kahuna import Record, play_random_game, record_of, record_to_json, re
 from arena.referee.botdir import load_bot
 from arena.referee.seeds import deal_seed, match_seed_material
 from arena.referee.types import BotStatus, GameReport
-from arena.tournament.config import match_identity
-from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.config import match_identity
+from arena.tournament.policy.results import store_game
+from arena.tournament.policy.rounds import create_tournament
 
 DEMO_BOTS: tuple[str, ...] = ("greedy_gecko", "random_reef", "tidal_tactician", "lagoon_lurker")
 

@@ -38,7 +38,7 @@ import importlib.machinery
 import os
 import sys
 
-_TARGET = "arena.tournament.match_chain"
+_TARGET = "arena.tournament.execution.match_chain"
 
 
 class _Forger:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from arena import store as st
 from arena.kahuna import Record, record_to_json, replay_steps
 from arena.referee import load_bot
-from arena.tournament.rounds import create_tournament
-from arena.tournament.runner import TournamentRunner
+from arena.tournament.orchestration.runner import TournamentRunner
+from arena.tournament.policy.rounds import create_tournament
 from arena.web import create_web_server
 
 if TYPE_CHECKING:

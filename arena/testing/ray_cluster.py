@@ -36,7 +36,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.tournament.ray_auth import AUTH_MODE_ENV, TOKEN_ENV, TOKEN_PATH_ENV, create_token
+from arena.tournament.execution.ray_auth import (
+    AUTH_MODE_ENV,
+    TOKEN_ENV,
+    TOKEN_PATH_ENV,
+    create_token,
+)
 
 PREFIX = "kray"
 RAY_PORT = 6379

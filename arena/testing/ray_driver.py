@@ -6,7 +6,7 @@ stored tournament NAME of data directory DATA on the cluster at ADDRESS with
 job ran (its node, its place in its task's chain of matches, whether it was
 prestarted), how many tasks played them, how many jobs were submitted again,
 the run's summary, the CPUs the match tasks ran on (each a slot's,
-``arena.tournament.node_slots``). ``--max-chain`` caps the matches a task plays.
+``arena.tournament.execution.node_slots``). ``--max-chain`` caps the matches a task plays.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from arena.logs import configure
 from arena.store import Store, get_tournament
-from arena.tournament.ray_executor import DEFAULT_MAX_CHAIN, RayExecutor
-from arena.tournament.runner import TournamentRunner
+from arena.tournament.execution.ray_executor import DEFAULT_MAX_CHAIN, RayExecutor
+from arena.tournament.orchestration.runner import TournamentRunner
 
 
 def main() -> int:

@@ -32,9 +32,9 @@ from arena.kahuna import (
 )
 from arena.logs import get_logger
 from arena.store import Principal, TokenRefusedError
-from arena.tournament.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
-from arena.tournament.ladder_view import LadderView
-from arena.tournament.spectator_delay import DelayLine
+from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
+from arena.tournament.view.ladder_view import LadderView
+from arena.tournament.view.spectator_delay import DelayLine
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
     PUBLIC,
@@ -229,7 +229,7 @@ class WebApp:
             if isinstance(source, LiveSource) else None
         )  # fmt: skip
         # One delay for every public view: the aggregate pages as of now - delay
-        # (arena.tournament.spectator_delay), games and live lists by their times.
+        # (arena.tournament.view.spectator_delay), games and live lists by their times.
         self.timeline = source if isinstance(source, PublicTimeline) else None
         self.delay: DelayLine[object] | None = None
         if spectator_delay_s > 0 and self.timeline is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from arena.tournament.ladder_view import LadderView
+from arena.tournament.view.ladder_view import LadderView
 
 
 @runtime_checkable

@@ -36,8 +36,9 @@ REASON_WORDS = {  # why a game ended (docs/reference/RULES.md, R7), in words
 
 @dataclass(frozen=True)
 class IntervalCells:
-    """A row's score against the field with its 95% interval (arena.tournament.intervals),
-    as the tables show it and as its JSON says it; ``NO_GAMES`` before any game."""
+    """A row's score against the field with its 95% interval
+    (arena.tournament.statistics.intervals), as the tables show it and as its JSON says it;
+    ``NO_GAMES`` before any game."""
 
     score: str = "-"
     elo: str = "-"
@@ -239,7 +240,7 @@ class StandingRow:
 
 @dataclass(frozen=True)
 class SprtView:
-    """An SPRT test's state as its page shows it (``arena.tournament.sprt_format``)."""
+    """An SPRT test's state as its page shows it (``arena.tournament.policy.sprt_format``)."""
 
     hypotheses: str  # e.g. "H0: normalized Elo 0, H1: 40 (alpha 0.05, beta 0.05)"
     sentence: str  # the decision, or the LLR so far, in words

@@ -68,8 +68,8 @@ from arena.store.tournaments import (
     set_status,
     tournament_secret,
 )
-from arena.tournament.config import match_identity
-from arena.tournament.results import seat_failures
+from arena.tournament.policy.config import match_identity
+from arena.tournament.policy.results import seat_failures
 from arena.web.submit import RequestRefused, same_origin
 
 Json = dict[str, object]

@@ -14,11 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from arena import store as st
-from arena.tournament.intervals import ScoreInterval
-from arena.tournament.ladder_view import LadderView, ladder_view
-from arena.tournament.results import leaderboard_intervals, tournament_crosstable, version_key
-from arena.tournament.sprt_format import sprt_progress
-from arena.tournament.table import tournament_table
+from arena.tournament.policy.results import (
+    leaderboard_intervals,
+    tournament_crosstable,
+    version_key,
+)
+from arena.tournament.policy.sprt_format import sprt_progress
+from arena.tournament.statistics.intervals import ScoreInterval
+from arena.tournament.view.ladder_view import LadderView, ladder_view
+from arena.tournament.view.table import tournament_table
 from arena.web.models import (
     NO_GAMES,
     BotDetail,

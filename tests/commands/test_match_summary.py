@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from arena.commands.match import summary_line
-from arena.tournament.intervals import TableGame, field_intervals
+from arena.tournament.statistics.intervals import TableGame, field_intervals
 
 
 def _line(games: list[TableGame]) -> str:

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from arena.tournament.sprt import EloModel, SprtParams, llr
-from arena.tournament.stats import Pentanomial
+from arena.tournament.statistics.sprt import EloModel, SprtParams, llr
+from arena.tournament.statistics.stats import Pentanomial
 
 pytestmark = pytest.mark.slow  # every test here starts a process or a server
 

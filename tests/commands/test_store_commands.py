@@ -389,9 +389,9 @@ def test_the_resume_hint_names_the_command_that_resumes_it(
     from arena.commands.tournament import resume_hint
     from arena.store import TournamentFormat, get_tournament
     from arena.store.ladder import create_ladder
-    from arena.tournament.config import build_config
-    from arena.tournament.ladder_config import merge
-    from arena.tournament.rounds import create_tournament
+    from arena.tournament.policy.config import build_config
+    from arena.tournament.policy.ladder_config import merge
+    from arena.tournament.policy.rounds import create_tournament
 
     with Store.open(tmp_path / "data") as store:
         if kind == "ladder":

@@ -26,7 +26,7 @@ from arena.referee import load_bot
 from arena.resources import sample_bots_dir
 from arena.store import Store, TournamentConfig, TournamentFormat, add_bot_version
 from arena.testing.examples import examples
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.rounds import create_tournament
 
 HEADERS = ("#", "bot", "version", "mu-3sigma", "mu", "sigma", "games", "W/D/L",
            "score (95%)", "Elo (95%)", "pairs", "timeouts", "crashes", "illegal")  # fmt: skip

@@ -28,7 +28,7 @@ from arena.kahuna.legal import legal_actions
 from arena.store.export import stored_games
 from arena.store.models import INITIAL_MU, INITIAL_SIGMA
 from arena.testing.demo_data import play_demo_tournament, report_for
-from arena.tournament.results import store_game
+from arena.tournament.policy.results import store_game
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 
 from arena.server.supervisor import TournamentSupervisor
 from arena.store import LeaseHeldError
-from arena.tournament.runner import ProgressEvent, ProgressKind
+from arena.tournament.orchestration.runner import ProgressEvent, ProgressKind
 
 
 class _Runner:

@@ -25,7 +25,7 @@ from arena.store import (
     ladder_entrants,
     list_matches,
 )
-from arena.tournament.results import store_game
+from arena.tournament.policy.results import store_game
 from tests.server.test_arena_service import Arena, _auth, _code, arena  # noqa: F401
 from tests.store.lease_holder import kill_9, lease_holding_process
 

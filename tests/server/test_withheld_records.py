@@ -49,8 +49,8 @@ from arena.store import (
     set_status,
 )
 from arena.testing.demo_data import report_for, write_bot_dir
-from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.results import store_game
+from arena.tournament.policy.rounds import create_tournament
 from arena.web import create_web_server
 
 Code = grpc.StatusCode

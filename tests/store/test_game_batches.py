@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from arena.store import Store, StoreError, TournamentConfig, add_bot_version, list_matches
-from arena.tournament.results import store_game, store_games
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.results import store_game, store_games
+from arena.tournament.policy.rounds import create_tournament
 
 from .conftest import MakeBot
 from .test_games import _report, _snapshot

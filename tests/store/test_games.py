@@ -25,10 +25,10 @@ from arena.store import (
     list_matches,
     think_ms_per_game,
 )
-from arena.tournament.config import TournamentError
-from arena.tournament.ratings import Rating, rate_game
-from arena.tournament.results import store_game, tournament_crosstable, tournament_standings
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.config import TournamentError
+from arena.tournament.policy.results import store_game, tournament_crosstable, tournament_standings
+from arena.tournament.policy.rounds import create_tournament
+from arena.tournament.rating.ratings import Rating, rate_game
 
 from .conftest import MakeBot
 

@@ -36,7 +36,7 @@ from arena.store import (
 from arena.store.models import TournamentFormat
 from arena.store.schema import MIGRATIONS
 from arena.testing.examples import examples
-from arena.tournament.ladder import contenders, history_after, rated_contenders
+from arena.tournament.orchestration.ladder import contenders, history_after, rated_contenders
 from tests.store.conftest import MakeBot
 
 

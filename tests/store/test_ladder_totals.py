@@ -42,8 +42,8 @@ from arena.store import (
 )
 from arena.store.totals import LadderTotals, read_ladder_totals
 from arena.testing.examples import examples
-from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.results import store_game
+from arena.tournament.policy.rounds import create_tournament
 from tests.store.ladder_history import (
     history_entrants,
     history_games,

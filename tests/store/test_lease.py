@@ -34,7 +34,7 @@ from arena.store.tournaments import (
     UNRECORDED_INTERRUPTION,
     record_interruption,
 )
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.rounds import create_tournament
 from tests.store.conftest import MakeBot
 from tests.store.lease_holder import kill_9, lease_holding_process
 

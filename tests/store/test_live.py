@@ -20,8 +20,8 @@ from arena.store import (
     live_entries,
     start_live_game,
 )
-from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.results import store_game
+from arena.tournament.policy.rounds import create_tournament
 
 from .conftest import MakeBot
 

@@ -17,7 +17,7 @@ from arena.store import (
 )
 from arena.store.rejected import MAX_PROBLEM_CHARS
 from arena.store.schema import MIGRATIONS, REJECTED_GAMES
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.rounds import create_tournament
 
 from .conftest import MakeBot
 

@@ -23,7 +23,7 @@ from arena.store import (
     take_seat_offer,
 )
 from arena.store.remote import SeatRefusedError, now_ms
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.rounds import create_tournament
 
 from .conftest import MakeBot
 

@@ -15,8 +15,8 @@ import pytest
 from arena import store as st
 from arena.kahuna import play_random_game
 from arena.testing.demo_data import add_demo_bots, report_for
-from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.results import store_game
+from arena.tournament.policy.rounds import create_tournament
 
 ADMIN = st.Principal("root", "admin")
 USER = st.Principal("carol", "user")

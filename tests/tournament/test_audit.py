@@ -19,12 +19,12 @@ from arena.kahuna.records import play_random_game
 from arena.referee.seeds import deal_seed, seed_commitment
 from arena.sandbox import SandboxLimits
 from arena.testing.demo_data import add_demo_bots, play_committed_games, report_for
-from arena.tournament.audit import audit_bundle, audit_tournament
-from arena.tournament.audit_bundle import tournament_bundle
-from arena.tournament.config import build_sprt
-from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament, next_rounds
-from arena.tournament.runner import match_jobs
+from arena.tournament.orchestration.runner import match_jobs
+from arena.tournament.policy.audit import audit_bundle, audit_tournament
+from arena.tournament.policy.audit_bundle import tournament_bundle
+from arena.tournament.policy.config import build_sprt
+from arena.tournament.policy.results import store_game
+from arena.tournament.policy.rounds import create_tournament, next_rounds
 
 BOTS = ("alpha", "beta", "gamma")
 

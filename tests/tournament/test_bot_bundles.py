@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena.referee.botdir import content_hash
-from arena.tournament.bot_bundles import (
+from arena.tournament.execution.bot_bundles import (
     BundleError,
     CacheError,
     cached_bot,

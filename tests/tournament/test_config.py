@@ -1,4 +1,5 @@
-"""arena.tournament.config: one source for each default and range, refusals naming the field."""
+"""arena.tournament.policy.config: one source for each default and range, refusals naming
+the field."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from arena.kahuna import Variant
 from arena.referee.types import ACTION_MS_RANGE, BANK_MS_RANGE, TimeControl
 from arena.store import TournamentConfig, TournamentFormat
-from arena.tournament.config import (
+from arena.tournament.policy.config import (
     GAMES_PER_MATCH_RANGE,
     SEED_RANGE,
     TournamentError,

@@ -1,4 +1,4 @@
-"""Which CPUs each tournament worker gets (arena.tournament.cpu_placement)."""
+"""Which CPUs each tournament worker gets (arena.tournament.execution.cpu_placement)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.tournament.cpu_placement import cpu_groups, pin_this_process, usable_cpus, worker_cpus
+from arena.tournament.execution.cpu_placement import (
+    cpu_groups,
+    pin_this_process,
+    usable_cpus,
+    worker_cpus,
+)
 
 
 @pytest.mark.parametrize(
@@ -58,7 +63,7 @@ def test_pinning_applies_to_the_process_and_what_it_starts() -> None:
     cpus = usable_cpus()
     code = (
         "import os, subprocess, sys\n"
-        "from arena.tournament.cpu_placement import pin_this_process\n"
+        "from arena.tournament.execution.cpu_placement import pin_this_process\n"
         f"assert pin_this_process(frozenset({{{cpus[-1]}}}))\n"
         "print(sorted(os.sched_getaffinity(0)))\n"
         "child = 'import os; print(sorted(os.sched_getaffinity(0)))'\n"

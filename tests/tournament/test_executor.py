@@ -16,9 +16,15 @@ import pytest
 
 from arena.referee import GameReport, run_match
 from arena.store import Store, TournamentConfig, TournamentStatus, get_tournament, list_matches
-from arena.tournament.executor import GameFinished, JobDone, JobEvent, MatchExecutor, MatchJob
-from arena.tournament.rounds import create_tournament
-from arena.tournament.runner import TournamentRunner
+from arena.tournament.execution.executor import (
+    GameFinished,
+    JobDone,
+    JobEvent,
+    MatchExecutor,
+    MatchJob,
+)
+from arena.tournament.orchestration.runner import TournamentRunner
+from arena.tournament.policy.rounds import create_tournament
 
 from .test_runner import _check_consistent, _data_dir_with_bots
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.tournament.intervals import (
+from arena.tournament.statistics.intervals import (
     TableGame,
     TableIntervals,
     field_intervals,
@@ -18,8 +18,8 @@ from arena.tournament.intervals import (
     llr_history,
     pair_scores,
 )
-from arena.tournament.sprt import GAIN, llr
-from arena.tournament.stats import GameScore, PairedResults, Pentanomial, collect
+from arena.tournament.statistics.sprt import GAIN, llr
+from arena.tournament.statistics.stats import GameScore, PairedResults, Pentanomial, collect
 
 Z = 1.959963984540054
 PAIR_SCORES = (0, 0.25, 0.5, 0.75, 1)
@@ -260,7 +260,7 @@ def test_an_interval_is_strict_json_even_when_its_elo_is_infinite(a_points: floa
 def test_elo_text_never_shows_minus_zero(
     elo: float, elo_low: float, elo_high: float, text: str
 ) -> None:
-    from arena.tournament.intervals import ScoreInterval
+    from arena.tournament.statistics.intervals import ScoreInterval
 
     interval = ScoreInterval("pentanomial", 6, 3, 0, 0.5, 0.2, 0.8, elo, elo_low, elo_high,
                              0.0, 0.5)  # fmt: skip

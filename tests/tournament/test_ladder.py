@@ -35,9 +35,9 @@ from arena.store import (
 )
 from arena.store.totals import read_ladder_totals
 from arena.testing.waiting import wait_until
-from arena.tournament.executor import JobDone, JobEvent, MatchJob
-from arena.tournament.ladder import LadderRunner, LadderSummary
-from arena.tournament.local_executor import LocalProcessExecutor
+from arena.tournament.execution.executor import JobDone, JobEvent, MatchJob
+from arena.tournament.execution.local_executor import LocalProcessExecutor
+from arena.tournament.orchestration.ladder import LadderRunner, LadderSummary
 from tests.store.ladder_history import history_totals, history_tournament_games
 from tests.tournament.test_runner import _descendants
 

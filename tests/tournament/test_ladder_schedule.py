@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.testing.examples import examples
-from arena.tournament.ladder_schedule import (
+from arena.tournament.pairing.ladder_schedule import (
     Contender,
     Pick,
     SchedulePolicy,
@@ -28,7 +28,7 @@ from arena.tournament.ladder_schedule import (
     plan,
     scheduled,
 )
-from arena.tournament.ratings import Rating, rate_game
+from arena.tournament.rating.ratings import Rating, rate_game
 
 
 @dataclass

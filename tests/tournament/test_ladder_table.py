@@ -27,9 +27,9 @@ from arena.store import (
     get_tournament,
 )
 from arena.testing.examples import examples
-from arena.tournament.ladder_view import ladder_view
-from arena.tournament.results import tournament_intervals, tournament_standings
-from arena.tournament.table import NO_INTERVALS, tournament_table
+from arena.tournament.policy.results import tournament_intervals, tournament_standings
+from arena.tournament.view.ladder_view import ladder_view
+from arena.tournament.view.table import NO_INTERVALS, tournament_table
 from arena.web.source import StoreSource
 from tests.store.ladder_history import history_entrants
 from tests.store.test_ladder_totals import KINDS, Step, seeded_store

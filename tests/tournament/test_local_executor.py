@@ -16,8 +16,8 @@ import pytest
 from arena.referee import MatchConfig, TimeControl, load_bot
 from arena.referee.halves import half_configs
 from arena.resources import sample_bot
-from arena.tournament.executor import GameFinished, JobDone, MatchJob
-from arena.tournament.local_executor import LocalProcessExecutor
+from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob
+from arena.tournament.execution.local_executor import LocalProcessExecutor
 
 pytestmark = pytest.mark.slow
 

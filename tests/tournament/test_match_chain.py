@@ -1,7 +1,7 @@
 """A chain of matches played by one worker (``play_chain``), and how long the chains are.
 
 ``play_chain`` is what the local executor's single worker and each Ray task play
-(``arena.tournament.match_chain``): real sandboxed bots here, every run reported
+(``arena.tournament.execution.match_chain``): real sandboxed bots here, every run reported
 once, each next match's first half prestarted while the match before it plays,
 a match whose bots cannot be had failing alone. ``chain_length`` is the Ray
 driver's split of the waiting matches into tasks.
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from arena.referee import BotSpec, MatchConfig, TimeControl, load_bot
 from arena.referee.halves import half_configs
-from arena.tournament.executor import GameFinished, JobDone, MatchJob
-from arena.tournament.match_chain import chain_length, play_chain
+from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob
+from arena.tournament.execution.match_chain import chain_length, play_chain
 
 from .test_runner import _bot_copy
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arena.store import MatchRow
-from arena.tournament.runner import GAME_OVERHEAD_MS, longest_first
+from arena.tournament.orchestration.runner import GAME_OVERHEAD_MS, longest_first
 
 
 def _match(match_id: int, first: str, second: str, games: int = 2, played: int = 0) -> MatchRow:

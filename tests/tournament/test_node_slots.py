@@ -1,4 +1,4 @@
-"""A Ray node's match slots (arena.tournament.node_slots): one task per slot, each
+"""A Ray node's match slots (arena.tournament.execution.node_slots): one task per slot, each
 pinned with every thread of its process to the slot's CPUs, released however it ends."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.cpu_placement import usable_cpus
-from arena.tournament.node_slots import SLOTS_ENV, Slot, configured_slots, node_slot
+from arena.tournament.execution.cpu_placement import usable_cpus
+from arena.tournament.execution.node_slots import SLOTS_ENV, Slot, configured_slots, node_slot
 
 REPO = Path(__file__).resolve().parents[2]
 TWO_CPUS = pytest.mark.skipif(len(usable_cpus()) < 2, reason="needs two CPUs to pin apart")
@@ -87,7 +87,7 @@ def test_a_slot_of_a_task_killed_with_sigkill_is_free_again(tmp_path: Path) -> N
         [sys.executable, "-c",
          "import sys, time\n"
          "from pathlib import Path\n"
-         "from arena.tournament.node_slots import node_slot\n"
+         "from arena.tournament.execution.node_slots import node_slot\n"
          f"with node_slot(Path({str(tmp_path)!r}), 1, (0,)) as slot:\n"
          "    print(slot.number, flush=True)\n"
          "    time.sleep(60)\n"],

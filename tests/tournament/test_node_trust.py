@@ -20,8 +20,8 @@ import pytest
 from arena.kahuna import deal_from_seed
 from arena.referee import BotStatus, GameReport, MatchConfig, load_bot, run_match
 from arena.referee.seeds import deal_seed
-from arena.tournament.executor import MatchJob
-from arena.tournament.node_trust import ForgedGame, check_game, deal_seeds, sealed
+from arena.tournament.execution.executor import MatchJob
+from arena.tournament.execution.node_trust import ForgedGame, check_game, deal_seeds, sealed
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = bytes(range(32))

@@ -3,7 +3,7 @@ a placement burst per bot, the public board of latest versions, the collusion re
 
 The "ace and mules" attack of issue 25 is played here on the ladder's own scheduler
 (``pick`` over ``rated_contenders`` of ``active_entrants``) with the arena's TrueSkill
-update (``arena.tournament.results.rate``): a user enters a random bot ("ace") and two
+update (``arena.tournament.policy.results.rate``): a user enters a random bot ("ace") and two
 greedy bots ("mules") that beat everyone else and throw every game against ace, beside
 two honest copies of ace owned by others. Paired as the ladder paired them before (owners
 unseen), ace ends first; as it pairs them now, the attack gains ace nothing.
@@ -40,17 +40,17 @@ from arena.store import (
     list_matches,
 )
 from arena.testing.examples import examples
-from arena.tournament.collusion import collusion_report, likelihood_ratio, report_lines
-from arena.tournament.ladder import (
+from arena.tournament.orchestration.ladder import (
     LadderRunner,
     active_entrants,
     history_after,
     rated_contenders,
 )
-from arena.tournament.ladder_schedule import Contender, SchedulePolicy, pick, plan
-from arena.tournament.ratings import MU, SIGMA
-from arena.tournament.results import rate, store_game, store_games
-from arena.tournament.rounds import create_tournament
+from arena.tournament.pairing.ladder_schedule import Contender, SchedulePolicy, pick, plan
+from arena.tournament.policy.collusion import collusion_report, likelihood_ratio, report_lines
+from arena.tournament.policy.results import rate, store_game, store_games
+from arena.tournament.policy.rounds import create_tournament
+from arena.tournament.rating.ratings import MU, SIGMA
 from arena.web.source import StoreSource
 from tests.store.conftest import MakeBot
 from tests.store.conftest import make_bot as make_bot_fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import trueskill
 
-from arena.tournament.ratings import KAHUNA_DRAW_RATE, Rating, environment, rate_game
+from arena.tournament.rating.ratings import KAHUNA_DRAW_RATE, Rating, environment, rate_game
 
 
 def test_environment_reproduces_the_published_first_game() -> None:

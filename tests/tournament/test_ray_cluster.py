@@ -34,7 +34,7 @@ from arena.testing.ray_cluster import (
     sandboxes_of,
 )
 from arena.testing.waiting import wait_until
-from arena.tournament.cpu_placement import usable_cpus
+from arena.tournament.execution.cpu_placement import usable_cpus
 
 from .test_runner import (
     DEFINITIONS,

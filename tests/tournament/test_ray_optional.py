@@ -28,7 +28,7 @@ print("ray imported" if "ray" in sys.modules else "ray not imported")
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("control", "expected"),
-    [("", "ray not imported"), ("import arena.tournament.ray_executor", "ray imported")],
+    [("", "ray not imported"), ("import arena.tournament.execution.ray_executor", "ray imported")],
     ids=["local-tournament", "control-importing-the-executor"],
 )
 def test_a_local_tournament_never_imports_ray(tmp_path: Path, control: str, expected: str) -> None:

@@ -42,9 +42,9 @@ from arena.store import (
 )
 from arena.store.tournaments import UNRECORDED_INTERRUPTION
 from arena.testing.waiting import wait_until
-from arena.tournament.cpu_placement import usable_cpus
-from arena.tournament.rounds import create_tournament
-from arena.tournament.runner import ProgressEvent, ProgressKind, TournamentRunner
+from arena.tournament.execution.cpu_placement import usable_cpus
+from arena.tournament.orchestration.runner import ProgressEvent, ProgressKind, TournamentRunner
+from arena.tournament.policy.rounds import create_tournament
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from arena.tournament.schedule import round_robin
+from arena.tournament.pairing.schedule import round_robin
 
 
 @pytest.mark.parametrize("count", [2, 3, 4, 5, 8, 9, 16], ids=lambda n: f"{n}-bots")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.testing.examples import examples
-from arena.tournament.sprt import (
+from arena.tournament.statistics.sprt import (
     ELO_LIMITS,
     GAIN,
     NON_REGRESSION,
@@ -21,7 +21,7 @@ from arena.tournament.sprt import (
     llr,
     sprt_state,
 )
-from arena.tournament.stats import Pentanomial
+from arena.tournament.statistics.stats import Pentanomial
 
 VALUES = (0.0, 0.25, 0.5, 0.75, 1.0)
 NT = 800 / math.log(10)

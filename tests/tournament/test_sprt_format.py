@@ -11,16 +11,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.testing.examples import examples
-from arena.tournament.config import TournamentError, build_sprt, sprt_params
-from arena.tournament.sprt import Decision, EloModel, SprtParams, llr, sprt_state
-from arena.tournament.sprt_format import (
+from arena.tournament.policy.config import TournamentError, build_sprt, sprt_params
+from arena.tournament.policy.sprt_format import (
     INCONCLUSIVE,
     RUNNING,
     decide,
     pairs_to_plan,
     progress_of,
 )
-from arena.tournament.stats import Pentanomial
+from arena.tournament.statistics.sprt import Decision, EloModel, SprtParams, llr, sprt_state
+from arena.tournament.statistics.stats import Pentanomial
 
 WIDE = SprtParams(0.0, 150.0, model=EloModel.LOGISTIC)  # decides within a few pairs
 

@@ -1,4 +1,5 @@
-"""SPRT length and interval cost from pair-score distributions (arena.tournament.sprt_length)."""
+"""SPRT length and interval cost from pair-score distributions
+(arena.tournament.statistics.sprt_length)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.tournament.sprt import Decision, EloModel, SprtParams
-from arena.tournament.sprt_length import (
+from arena.tournament.statistics.sprt import Decision, EloModel, SprtParams
+from arena.tournament.statistics.sprt_length import (
     independent_pairs,
     pair_probabilities,
     pair_variance,
@@ -18,7 +19,7 @@ from arena.tournament.sprt_length import (
     simulate_sprt,
     sprt_length,
 )
-from arena.tournament.stats import Pentanomial, Trinomial, trinomial_summary
+from arena.tournament.statistics.stats import Pentanomial, Trinomial, trinomial_summary
 
 LOGISTIC = SprtParams(elo0=0.0, elo1=50.0, model=EloModel.LOGISTIC)
 

@@ -17,8 +17,8 @@ import pytest
 from arena.cli import main
 from arena.referee import load_bot
 from arena.store import Store, add_bot_version
-from arena.tournament.sprt import Decision, EloModel, SprtParams, sprt_state
-from arena.tournament.stats import Pentanomial
+from arena.tournament.statistics.sprt import Decision, EloModel, SprtParams, sprt_state
+from arena.tournament.statistics.stats import Pentanomial
 from tests.tournament.test_runner import _bot_copy, _check_consistent, _kill_runner
 
 TEST = ["--elo0", "0", "--elo1", "150", "--model", "logistic", "--max-pairs", "60"]

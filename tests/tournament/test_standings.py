@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.tournament.standings import GameOutcome, compute_standings, crosstable
+from arena.tournament.rating.standings import GameOutcome, compute_standings, crosstable
 
 # Three bots, two games a match: a beats b 2-0, b and c draw 1-1, a and c split 1-1.
 GAMES = [

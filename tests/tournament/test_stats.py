@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.tournament.stats import (
+from arena.tournament.statistics.stats import (
     GameScore,
     Pentanomial,
     Trinomial,

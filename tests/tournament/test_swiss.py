@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.testing.examples import examples
-from arena.tournament.swiss import SwissEntrant, SwissRound, pair_swiss_round
+from arena.tournament.pairing.swiss import SwissEntrant, SwissRound, pair_swiss_round
 
 
 @dataclass

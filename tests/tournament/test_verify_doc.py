@@ -17,8 +17,8 @@ import trueskill
 from arena import store as st
 from arena.kahuna import parse_record, replay
 from arena.testing.demo_data import add_demo_bots, play_committed_games
-from arena.tournament.audit_bundle import tournament_bundle
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.audit_bundle import tournament_bundle
+from arena.tournament.policy.rounds import create_tournament
 
 DOC = (Path(__file__).parents[2] / "docs" / "reference" / "VERIFY.md").read_text()
 MASK = 2**64 - 1

@@ -15,7 +15,7 @@ import pytest
 
 from arena import store as st
 from arena.kahuna import ISLANDS, LINES
-from arena.tournament.results import (
+from arena.tournament.policy.results import (
     leaderboard_intervals,
     tournament_crosstable,
     tournament_intervals,
@@ -96,7 +96,7 @@ def test_leaderboard_page_and_json_agree(site: LiveSite) -> None:
 @pytest.mark.slow
 def test_leaderboard_and_tournament_show_every_row_with_its_interval(site: LiveSite) -> None:
     """The web tables carry the same 95% intervals as the CLI and the API (one source:
-    arena.tournament.results), as text in the page and as numbers in the JSON."""
+    arena.tournament.policy.results), as text in the page and as numbers in the JSON."""
     rows = st.leaderboard(site.store)
     intervals = leaderboard_intervals(site.store, rows)
     _, data = fetch_json(site.base_url + "/api/leaderboard")
@@ -467,9 +467,9 @@ def test_an_sprt_test_page_charts_its_llr_between_the_bounds(tmp_path: Path) -> 
     """A stored SPRT test (pairs planned by the format, games stored as the runner would):
     its page has the decision and the inline SVG chart, its JSON the same figures."""
     from arena.testing.demo_data import add_demo_bots, play_games
-    from arena.tournament.config import build_sprt
-    from arena.tournament.rounds import create_tournament, next_rounds
-    from arena.tournament.sprt_format import sprt_progress
+    from arena.tournament.policy.config import build_sprt
+    from arena.tournament.policy.rounds import create_tournament, next_rounds
+    from arena.tournament.policy.sprt_format import sprt_progress
     from arena.web.server import create_web_server
 
     store = st.Store.open(tmp_path / "data")

@@ -282,8 +282,8 @@ def test_an_sprt_test_page_draws_its_llr_chart_under_the_csp(page: Page, tmp_pat
     """The chart is inline SVG styled by the page's stylesheet: drawn, with both bounds
     in their colour, and nothing the Content-Security-Policy blocks (the fixture checks)."""
     from arena.testing.demo_data import add_demo_bots, play_games
-    from arena.tournament.config import build_sprt
-    from arena.tournament.rounds import create_tournament, next_rounds
+    from arena.tournament.policy.config import build_sprt
+    from arena.tournament.policy.rounds import create_tournament, next_rounds
 
     store = st.Store.open(tmp_path / "data")
     add_demo_bots(store, tmp_path / "bots", ["cand", "base"])

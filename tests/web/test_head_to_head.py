@@ -14,8 +14,8 @@ from arena import store as st
 from arena.referee import load_bot
 from arena.referee.types import GameReport
 from arena.testing.demo_data import write_bot_dir
-from arena.tournament.results import store_game
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.results import store_game
+from arena.tournament.policy.rounds import create_tournament
 from arena.web.app import WebApp
 from arena.web.source import StoreSource
 

@@ -20,7 +20,7 @@ from arena.store import (
 )
 from arena.testing.browser import CHROMIUM
 from arena.testing.demo_data import report_for
-from arena.tournament.results import store_game
+from arena.tournament.policy.results import store_game
 from arena.web import create_web_server
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is not installed")

@@ -16,7 +16,7 @@ from arena.store import (
     find_ladder,
     ladder_entrants,
 )
-from arena.tournament.rounds import create_tournament
+from arena.tournament.policy.rounds import create_tournament
 from arena.web.app import WebApp
 from arena.web.source import StoreSource
 

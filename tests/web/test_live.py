@@ -22,7 +22,7 @@ from arena.kahuna.spectate import spectate
 from arena.testing.demo_data import play_demo_tournament, report_for
 from arena.testing.live_games import live_parts
 from arena.testing.worlds import other_worlds
-from arena.tournament.results import store_game
+from arena.tournament.policy.results import store_game
 from arena.web import WebServer, create_web_server
 from arena.web.frames import _observed_frame as observed_frame
 from arena.web.frames import _true_frame as true_frame

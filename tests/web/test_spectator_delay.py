@@ -26,8 +26,8 @@ from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.testing.demo_data import play_demo_tournament, report_for
 from arena.testing.live_games import live_parts
-from arena.tournament.results import store_game
-from arena.tournament.spectator_delay import DelayLine, stamp
+from arena.tournament.policy.results import store_game
+from arena.tournament.view.spectator_delay import DelayLine, stamp
 from arena.web.app import WebApp
 from arena.web.source import StoreSource
 

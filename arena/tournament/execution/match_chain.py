@@ -1,0 +1,167 @@
+"""Matches played one after the other by one worker: a chain, each next match prestarted.
+
+A worker that plays several matches in turn launches each next match's first
+run while the current match's last run plays (``play_in_turn``'s ``first`` and
+``then``, ``arena.referee.halves``): its bots say Hello meanwhile, so that their
+launch costs no wall time where the CPUs are idle during a match (a ping-pong
+between the referee and one bot at a time), and the match starts at once when
+its turn comes. A finished run's processes are shut down while the next one
+plays, whatever match it is of; ``play_chain`` returns once they are all gone.
+
+Two players use it: the local executor's single worker, with its whole batch
+(``arena.tournament.execution.local_executor``), and a Ray task, with the chain of matches
+the driver gave it (``arena.tournament.execution.ray_executor``), whose bots come from
+its node's cache (``resolve``).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+
+from arena.referee import GameReport
+from arena.referee.halves import Prestart, play_in_turn
+from arena.referee.live import LiveHook
+from arena.referee.match import StartedMatch, start_match
+from arena.referee.remote import SeatOffer
+from arena.referee.types import BotSpec
+from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob, SeatOffered
+from arena.tournament.execution.live_feed import LiveSender
+
+Put = Callable[[object], None]
+"""Where a chain's events go (typed messages of ``arena.tournament.execution.executor``)."""
+
+Resolve = Callable[[MatchJob], tuple[BotSpec, BotSpec]]
+"""A match's two bots as this worker runs them (e.g. from a node's bot cache)."""
+
+OnTurn = Callable[[tuple[MatchJob, ...], bool], None]
+"""Called as a match's turn comes, with its runs and whether its first run was prestarted."""
+
+
+class MatchHooks:
+    """What one match's runs report through ``put`` (games, runs done, live events, seat
+    offers), made before its first run is launched (a prestart binds them)."""
+
+    def __init__(self, jobs: tuple[MatchJob, ...], put: Put, resolve: Resolve | None) -> None:
+        self.jobs = jobs
+        self.match_id = jobs[0].match_id
+        self.put = put
+        self.sender = LiveSender(self.match_id, put) if jobs[0].live else None
+        self._resolve = resolve
+        self._bots: tuple[BotSpec, BotSpec] | Exception | None = None
+
+    def bots(self) -> tuple[BotSpec, BotSpec]:
+        """The match's bots, resolved once (its prestart and its runs use the same)."""
+        if self._bots is None:
+            job = self.jobs[0]
+            try:
+                self._bots = (
+                    (job.first, job.second) if self._resolve is None else self._resolve(job)
+                )
+            except Exception as failure:  # each of the match's runs fails with it
+                self._bots = failure
+        if isinstance(self._bots, Exception):
+            raise self._bots
+        return self._bots
+
+    def on_game(self, report: GameReport) -> None:
+        if self.sender is not None:
+            self.sender.flush()
+        self.put(GameFinished(self.match_id, report))
+
+    def on_done(self, number: int, _report: object, failure: BaseException | None) -> None:
+        if self.sender is not None:
+            self.sender.flush()
+        error = None if failure is None else f"{type(failure).__name__}: {failure}"
+        self.put(JobDone(self.match_id, self.jobs[number].part, error))
+
+    @property
+    def on_event(self) -> LiveHook | None:
+        return None if self.sender is None else self.sender.event
+
+    def on_seat_offer(self, offer: SeatOffer) -> None:
+        self.put(SeatOffered(self.match_id, offer))
+
+    def start_first(self) -> StartedMatch:
+        """Launch the match's first run (a prestart while the match before it plays)."""
+        first, second = self.bots()
+        return start_match(self.jobs[0].config, first, second,
+                           on_seat_offer=self.on_seat_offer, on_event=self.on_event)  # fmt: skip
+
+    def close(self) -> None:
+        if self.sender is not None:
+            self.sender.close()
+
+
+def play_chain(
+    groups: Sequence[tuple[MatchJob, ...]],
+    put: Put,
+    *,
+    resolve: Resolve | None = None,
+    on_turn: OnTurn | None = None,
+    prestart: bool = True,
+    ahead: bool = True,
+) -> None:
+    """Play matches (each its runs) one after the other: each match's runs in turn
+    (``play_in_turn``), each next match's first run launched together with the last run
+    of the match before it (see the module docstring). A match whose bots cannot be had
+    (``resolve`` raised) reports each of its runs failed, and the next match is played;
+    returns once every process it launched is gone. Without ``prestart`` each match's
+    first run is launched when its turn comes; without ``ahead`` (a worker with one CPU,
+    whose bots' clocks a launch would slow) every run is launched when its turn comes, the
+    next half of a match too (``play_in_turn``)."""
+    if not groups:
+        return
+    hooks = MatchHooks(groups[0], put, resolve)
+    following: MatchHooks | None = None
+    waiting: Prestart = None
+    closing: list[threading.Thread] = []  # finished runs shutting down, the next playing
+    try:
+        for number, group in enumerate(groups):
+            following = (
+                MatchHooks(groups[number + 1], put, resolve) if number + 1 < len(groups) else None
+            )
+            try:
+                if on_turn is not None:
+                    on_turn(group, isinstance(waiting, StartedMatch))
+                try:
+                    first, second = hooks.bots()
+                except Exception as failure:
+                    for run in range(len(group)):
+                        hooks.on_done(run, None, failure)
+                    waiting = None  # its prestart failed with the same error: nothing runs
+                else:
+                    waiting = play_in_turn(
+                        [job.config for job in group], first, second,
+                        on_done=hooks.on_done,
+                        on_game=hooks.on_game,
+                        on_event=hooks.on_event,
+                        on_seat_offer=hooks.on_seat_offer,
+                        first=waiting,
+                        then=None if following is None or not prestart else following.start_first,
+                        closing=closing,
+                        ahead=ahead,
+                    )  # fmt: skip
+            finally:
+                hooks.close()
+            if following is not None:
+                hooks, following = following, None
+    except BaseException:
+        if isinstance(waiting, StartedMatch):
+            waiting.close()
+        if following is not None:
+            following.close()
+        raise
+    finally:
+        for thread in closing:
+            thread.join()
+
+
+def chain_length(waiting: int, slots: int, max_chain: int) -> int:
+    """How many of the ``waiting`` matches the next task plays in turn: an even share of
+    them over the cluster's ``slots`` (rounded up), at least 1 and at most ``max_chain``.
+    The chains shorten as the queue drains (guided self-scheduling), so that the slots
+    finish together; ``max_chain`` bounds how long a slot is kept from other tournaments
+    on the cluster and how many matches wait behind one on a node."""
+    return max(1, min(max_chain, math.ceil(waiting / max(1, slots))))

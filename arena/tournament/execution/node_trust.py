@@ -1,0 +1,157 @@
+"""What a Ray node is trusted with, and what the driver checks of what it returns.
+
+A node is trusted with its match and nothing more. Its task carries the seeds
+of the deals its games play (``sealed``), never the tournament's secret: the
+node learns those deals and no other. Every game it reports is checked by the
+driver before the runner stores it (``check_game``): the record must be a game
+of that match at that index, between its two versions in the seats the index
+gives them, on the deal and with the reshuffles the seed derives, replaying
+legally with the engine to the result, reason, statuses and action count the
+report states. A game that fails is never stored; the executor plays it again
+on another node and names the node that sent it.
+
+What no check can show: which program chose the legal moves of a record (a
+node can play any bot in the place of the one it was sent), and whether a
+forfeit a record claims happened (a timeout or crash is the referee's word).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+
+from arena.kahuna import MalformedRecordError, deal_from_seed, record_from_json, replay
+from arena.kahuna.rng import reshuffle_from_seed
+from arena.referee import GameReport, MatchConfig
+from arena.referee.results import FORFEIT
+from arena.referee.seeds import deal_seed
+from arena.referee.types import BotStatus
+from arena.tournament.execution.executor import MatchJob
+
+DealSeeds = Mapping[int, int]
+"""Deal index -> the seed of that deal (and of its reshuffles)."""
+
+
+def deal_seeds(config: MatchConfig) -> dict[int, int]:
+    """The seeds of the deals ``config``'s games play, derived on the driver from the
+    match's secret: the one place a Ray driver derives a match's seed material."""
+    secret = config.secret
+    if secret is None:
+        raise ValueError("a match without its secret cannot derive its deal seeds")
+    deals = sorted({config.deal_index(index) for index in config.indices_to_play})
+    return {deal: deal_seed(secret, deal) for deal in deals}
+
+
+def sealed(job: MatchJob, seeds: DealSeeds, indices: tuple[int, ...]) -> MatchJob:
+    """``job`` playing only ``indices``, as a node gets it: the seeds of those games'
+    deals instead of the secret."""
+    needed = sorted({job.config.deal_index(index) for index in indices})
+    given = tuple((deal, seeds[deal]) for deal in needed)
+    config = dataclasses.replace(job.config, game_indices=indices, secret=None, deal_seeds=given)
+    return dataclasses.replace(job, config=config)
+
+
+class ForgedGame(Exception):
+    """A reported game that is not a game of its match as dealt (the message says why)."""
+
+
+def check_game(job: MatchJob, seeds: DealSeeds, report: GameReport) -> None:
+    """ForgedGame unless ``report`` is game ``report.index`` of ``job``'s match as the
+    driver dealt it: see the module docstring. ``seeds`` holds the seed of every deal
+    ``job`` plays."""
+    config = job.config
+    index = report.index
+    if isinstance(index, bool) or not isinstance(index, int) or index not in config.indices_to_play:
+        raise ForgedGame(f"game index {index!r} is not one this run was given to play")
+    where = f"game {index}"
+    first, second = job.first.name, job.second.name
+    names = (first, second) if index % 2 == 0 else (second, first)
+    versions = {job.first.name: job.first.version, job.second.name: job.second.version}
+    if tuple(report.bots_by_seat) != names:
+        raise ForgedGame(f"{where}: seats {report.bots_by_seat}, the index gives {names}")
+    _check_figures(where, report, names)
+    if not isinstance(report.record, dict):
+        raise ForgedGame(f"{where}: the record is not a JSON object")
+    try:
+        record = record_from_json(report.record)
+    except MalformedRecordError as exc:
+        raise ForgedGame(f"{where}: the record is malformed: {exc}") from None
+    if record.variant != config.variant or record.handicap != config.handicap:
+        raise ForgedGame(f"{where}: the record's variant or handicap is not the match's")
+    meta = record.extra.get("match")
+    if not isinstance(meta, dict):
+        raise ForgedGame(f"{where}: the record has no match metadata")
+    deal_index = config.deal_index(index)
+    stated = {"game_index": index, "deal_index": deal_index, "paired": config.paired,
+              "bots": [{"seat": seat, "name": name, "version": versions[name]}
+                       for seat, name in enumerate(names)],
+              "winner": report.winner, "reason": report.reason,
+              "statuses": {name: str(s) for name, s in report.statuses.items()}}  # fmt: skip
+    for key, value in stated.items():
+        if meta.get(key) != value:
+            raise ForgedGame(f"{where}: the record's {key} {meta.get(key)!r} is not {value!r}")
+    seed = seeds[deal_index]
+    if record.deal != deal_from_seed(seed):
+        raise ForgedGame(f"{where}: the deal is not the one its seed derives")
+    for k, order in enumerate(record.reshuffles):
+        if reshuffle_from_seed(seed, k + 2, order) != order:
+            raise ForgedGame(f"{where}: the reshuffle of round {k + 2} is not the seed's")
+    if report.actions != len(record.actions):
+        raise ForgedGame(f"{where}: {report.actions} actions reported, the record has"
+                         f" {len(record.actions)}")  # fmt: skip
+    try:
+        replayed = replay(record)
+    except MalformedRecordError as exc:
+        raise ForgedGame(f"{where}: the record does not replay: {exc}") from None
+    if replayed.error is not None:
+        raise ForgedGame(f"{where}: the record does not replay: {replayed.error.message()}")
+    _check_result(where, report, names, meta, replayed.state.outcome, record.result)
+
+
+def _check_figures(where: str, report: GameReport, names: tuple[str, str]) -> None:
+    """The report's per-bot maps name the match's two bots only, with sane values."""
+    if set(report.statuses) != set(names) or not all(
+        isinstance(s, BotStatus) for s in report.statuses.values()
+    ):
+        raise ForgedGame(f"{where}: the statuses are not one per bot of the match")
+    if not set(report.time_ms) <= set(names) or not all(
+        isinstance(t, (int, float)) and math.isfinite(t) and t >= 0
+        for t in report.time_ms.values()
+    ):
+        raise ForgedGame(f"{where}: the clock times are not a time per bot of the match")
+    if not set(report.stderr) <= set(names) or not all(
+        isinstance(text, str) for text in report.stderr.values()
+    ):
+        raise ForgedGame(f"{where}: the stderr excerpts are not one per bot of the match")
+
+
+def _check_result(
+    where: str, report: GameReport, names: tuple[str, str], meta: dict[str, object],
+    outcome: object, stated: object,
+) -> None:  # fmt: skip
+    """The report's winner and reason are the replay's, or the forfeit the record names."""
+    failures = meta.get("failures")
+    if not isinstance(failures, list) or not all(
+        isinstance(f, dict) and f.get("seat") in (0, 1) for f in failures
+    ):
+        raise ForgedGame(f"{where}: the record's failures are unreadable")
+    failed = {int(f["seat"]) for f in failures}
+    for seat, name in enumerate(names):
+        if (report.statuses[name] is not BotStatus.OK) != (seat in failed):
+            raise ForgedGame(f"{where}: {name}'s status {report.statuses[name]} disagrees"
+                             " with the record's failures")  # fmt: skip
+    if failed:
+        winner = None if len(failed) == 2 else names[1 - next(iter(failed))]
+        reason = FORFEIT
+    else:
+        if outcome is None:
+            raise ForgedGame(f"{where}: the record stops before the game ends, and no bot failed")
+        if stated is not None and stated != outcome:
+            raise ForgedGame(f"{where}: the record's result is not the one its actions reach")
+        won: int | None = getattr(outcome, "winner", None)
+        winner = None if won is None else names[won]
+        reason = str(getattr(outcome, "termination", ""))
+    if report.winner != winner or report.reason != reason:
+        raise ForgedGame(f"{where}: reported {report.winner or 'no winner'} ({report.reason}),"
+                         f" the record gives {winner or 'no winner'} ({reason})")  # fmt: skip

@@ -1,0 +1,220 @@
+"""The ladder's scheduler: who plays whom next, a pure function of ratings and history.
+
+``pick`` chooses the next match from the entrants' stored state
+(``Contender``: rating, ladder matches, when each last played, with whom,
+how many of its matches are in play) and nothing else, so the same store
+gives the same choice, after a restart too:
+
+1. **Who plays first.** A new bot (fewer than ``placement_matches``
+   ladder matches, of all its versions together: a new version of a placed
+   bot does not place again) comes first, fewest placement matches first, with up to
+   ``placement_in_play`` matches at once: its placement burst. Then the
+   idle entrant with the highest need, ``wait * (1 + sigma / SIGMA0)``:
+   ``wait`` is how many ladder matches were scheduled since its last one, so
+   every entrant's need grows until it plays (no starvation), and a large
+   sigma (an uncertain rating) at most doubles it (counts stay within a
+   factor of about two of each other).
+2. **Against whom.** An opponent near its mu: among the ``neighbours``
+   entrants on each side of its mu (idle ones first), the one with the
+   lowest ``|mu_a - mu_b| / sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)`` (the
+   distance TrueSkill's match quality falls with) minus its own wait as a
+   share of one round of the ladder, so the same neighbour is not every
+   bot's opponent.
+3. **Never two bots of one owner.** Their games would be rated only if
+   the owner let them be honest; the ladder never pairs them (bots without
+   an owner, the admin's, may meet each other). An entrant whose only
+   possible opponents are its owner's other bots waits.
+4. **Never the same pairing too often in a row.** An opponent that an
+   entrant already met in each of its last ``max_repeat`` matches (or that
+   met it so) is left out while any other opponent exists.
+
+When every entrant is busy (few entrants, many matches at once) the least
+busy are taken: the machine stays busy. ``plan`` is the pairing queue: the
+next picks, each applied to the state as if it had been scheduled.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from arena.tournament.rating.ratings import MU, SIGMA, environment
+
+SIGMA0 = SIGMA
+"""A new version's sigma: the scale of the uncertainty weight."""
+BETA = float(environment().beta)
+
+
+@dataclass(frozen=True, slots=True)
+class Contender:
+    """An entrant as the scheduler sees it (from ``arena.store.ladder_entrants``)."""
+
+    id: int  # the bot version's id
+    mu: float = MU
+    sigma: float = SIGMA
+    matches: int = 0  # ladder matches played or in play
+    last_match: int | None = None  # sequence number of its latest ladder match
+    in_play: int = 0  # its ladder matches in play now
+    recent: tuple[int, ...] = ()  # ids of its latest opponents, newest first
+    owner: str | None = None  # None: the admin's (may meet any bot)
+    placed: int | None = None  # ladder matches of all its bot's versions; None: ``matches``
+
+    @property
+    def placing_matches(self) -> int:
+        """The matches that count toward its placement burst (its bot's, every version)."""
+        return self.matches if self.placed is None else self.placed
+
+
+def rivals(a: Contender, b: Contender) -> bool:
+    """Whether ``a`` and ``b`` may be paired: two bots, not both one user's."""
+    return a.id != b.id and (a.owner is None or a.owner != b.owner)
+
+
+PLACEMENT_MATCHES = 4
+"""A new version's placement burst: this many matches before anyone else's turn."""
+PLACEMENT_IN_PLAY = 2
+MAX_REPEAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulePolicy:
+    placement_matches: int = PLACEMENT_MATCHES
+    placement_in_play: int = PLACEMENT_IN_PLAY  # a placing version's matches at once
+    max_repeat: int = MAX_REPEAT  # the same opponent at most this many times in a row
+    neighbours: int = 4  # opponents looked at on each side of the first's mu
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    first: int  # version ids
+    second: int
+    placement: bool  # the first is a new version in its placement burst
+
+
+def need(contender: Contender, next_match: int) -> float:
+    """How much ``contender`` needs a game: its wait, weighted up to 2x by its sigma."""
+    last = contender.last_match
+    wait = next_match + 1 if last is None else next_match - last
+    return wait * (1.0 + min(contender.sigma, SIGMA0) / SIGMA0)
+
+
+def pick(
+    contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy = SchedulePolicy()
+) -> Pick | None:
+    """The next match (None with fewer than two contenders); ``next_match``: its sequence number."""
+    if len(contenders) < 2:
+        return None
+    first, placement = _first(contenders, next_match, policy)
+    opponent = _opponent(first, contenders, next_match, policy)
+    if opponent is None or _repeats(first, opponent, policy.max_repeat):  # few entrants only
+        fallback: Pick | None = None
+        for other in _ranked(contenders, next_match, policy):
+            found = _opponent(other, contenders, next_match, policy)
+            if found is None:
+                continue
+            chosen = Pick(other.id, found.id, other.placing_matches < policy.placement_matches)
+            if not _repeats(other, found, policy.max_repeat):
+                return chosen
+            fallback = fallback or chosen
+        if opponent is None:
+            return fallback
+    return Pick(first.id, opponent.id, placement)
+
+
+def _ranked(
+    contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy
+) -> list[Contender]:
+    """Every contender in the order ``_first`` prefers them (placing ones first)."""
+
+    def key(c: Contender) -> tuple[int, int, float, int]:
+        placing = (c.placing_matches < policy.placement_matches
+                   and c.in_play < policy.placement_in_play)  # fmt: skip
+        return (0 if placing else 1, c.in_play, -need(c, next_match), c.id)
+
+    return sorted(contenders, key=key)
+
+
+def _first(
+    contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy
+) -> tuple[Contender, bool]:
+    placing = [
+        c
+        for c in contenders
+        if c.placing_matches < policy.placement_matches and c.in_play < policy.placement_in_play
+    ]
+    if placing:
+        return min(placing, key=lambda c: (c.placing_matches, c.id)), True
+    best: Contender | None = None
+    best_key = (0, 0.0, 0)
+    for c in contenders:  # one pass: this runs over every entrant at every pick
+        if c.placing_matches < policy.placement_matches:
+            continue  # placing, with its burst in play: it is not waiting
+        key = (-c.in_play, need(c, next_match), -c.id)
+        if best is None or key > best_key:
+            best, best_key = c, key
+    if best is None:  # everyone is placing and busy: the least busy
+        best = min(contenders, key=lambda c: (c.in_play, c.placing_matches, c.id))
+    return best, False
+
+
+def _repeats(a: Contender, b: Contender, max_repeat: int) -> bool:
+    """Whether a match of ``a`` and ``b`` would be one too many in a row for either."""
+    return _met_in_a_row(a, b.id, max_repeat) or _met_in_a_row(b, a.id, max_repeat)
+
+
+def _met_in_a_row(c: Contender, other: int, max_repeat: int) -> bool:
+    last = c.recent[:max_repeat]
+    return len(last) >= max_repeat and all(o == other for o in last)
+
+
+def _opponent(
+    first: Contender, contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy
+) -> Contender | None:
+    others = [c for c in contenders if rivals(first, c)]
+    if not others:
+        return None
+    allowed = [c for c in others if not _repeats(first, c, policy.max_repeat)] or others
+    least_busy = min(c.in_play for c in allowed)
+    pool = sorted((c for c in allowed if c.in_play == least_busy), key=lambda c: (c.mu, c.id))
+    at = bisect.bisect_left([c.mu for c in pool], first.mu)
+    near = pool[max(0, at - policy.neighbours) : at + policy.neighbours]
+    round_length = max(1.0, len(contenders) / 2)  # matches in which each entrant plays once
+
+    def cost(c: Contender) -> float:
+        spread = math.sqrt(2 * BETA**2 + first.sigma**2 + c.sigma**2)
+        return abs(first.mu - c.mu) / spread - min(2.0, need(c, next_match) / round_length)
+
+    return min(near, key=lambda c: (cost(c), c.id))
+
+
+def scheduled(contender: Contender, opponent: int, match: int) -> Contender:
+    """``contender`` once match number ``match`` against ``opponent`` is scheduled."""
+    return replace(
+        contender,
+        matches=contender.matches + 1,
+        placed=None if contender.placed is None else contender.placed + 1,
+        last_match=match,
+        in_play=contender.in_play + 1,
+        recent=(opponent, *contender.recent),
+    )
+
+
+def plan(
+    contenders: Sequence[Contender],
+    next_match: int,
+    count: int,
+    policy: SchedulePolicy = SchedulePolicy(),
+) -> list[Pick]:
+    """The pairing queue: the next ``count`` picks, as if each were scheduled in turn."""
+    state = {c.id: c for c in contenders}
+    picks: list[Pick] = []
+    for number in range(next_match, next_match + count):
+        chosen = pick(list(state.values()), number, policy)
+        if chosen is None:
+            break
+        picks.append(chosen)
+        state[chosen.first] = scheduled(state[chosen.first], chosen.second, number)
+        state[chosen.second] = scheduled(state[chosen.second], chosen.first, number)
+    return picks

@@ -1,0 +1,421 @@
+"""Auditing a finished tournament from its public audit bundle alone.
+
+At creation a tournament publishes ``commitment`` = SHA-256 of its deal secret
+and its parameters (``arena.referee.seeds.seed_commitment``); once it is
+finished the secret is revealed. ``audit_bundle`` checks a bundle
+(``arena.tournament.policy.audit_bundle``: what any user can fetch) in this order and
+stops at the first difference, which it names:
+
+1. the revealed secret and the published parameters hash to the commitment;
+2. the matches are the ones the parameters schedule (round robin, gauntlet and
+   SPRT from the entrants; Swiss: each round paired again from the results
+   before it), each of the configured number of games, every game stored;
+3. every game's bots sit as the match and its game index say, and its deal and
+   reshuffles are the ones the secret derives for its match and deal index
+   (``match_seed_material`` of the round and bots, then ``deal_seed``): no
+   stored seed enters;
+4. every record replays legally with the engine, and the result it reaches
+   (or, for a game cut short, the forfeit it records) is the stored result;
+5. every rating update is the TrueSkill update of that result applied to the
+   ratings the two versions had before the game, each of which is the initial
+   rating or the one a previous game of this tournament left (a version's first
+   game here may start from its game elsewhere: that one's audit checks it).
+
+Standings and crosstables are computed from the stored results at every read
+(``arena.tournament.policy.results``), so once (4) holds they are the records' own.
+docs/reference/VERIFY.md states the same steps for a checker written from the docs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.kahuna import MalformedRecordError, deal_from_seed, parse_record, replay
+from arena.kahuna.rng import reshuffle_from_seed
+from arena.referee.seeds import (
+    COMMITMENT_PREFIX,
+    SECRET_BYTES,
+    MatchIdentity,
+    deal_seed,
+    match_seed_material,
+    secret_from_seed,
+)
+from arena.store import Store
+from arena.tournament.pairing.schedule import round_robin
+from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
+from arena.tournament.policy.audit_bundle import BUNDLE_FORMAT, tournament_bundle
+from arena.tournament.policy.config import max_swiss_rounds
+from arena.tournament.policy.results import rate
+from arena.tournament.policy.sprt_format import GAMES_PER_PAIR
+
+RATING_TOLERANCE = 1e-9
+_SHOWN = {None: "a draw", 0: "seat 0 won", 1: "seat 1 won"}
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """``ok`` with what was checked (``checked``), or the first difference (``problem``)."""
+
+    tournament: str
+    ok: bool
+    games: int  # games checked before the verdict
+    commitment: str | None
+    revealed_secret: str | None  # hex; None while the tournament is not finished
+    problem: str | None = None
+    checked: tuple[str, ...] = field(default=())
+
+    def text(self) -> str:
+        if self.ok:
+            return f"audit of {self.tournament}: pass: " + "; ".join(self.checked)
+        return f"audit of {self.tournament}: FAIL: {self.problem}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tournament": self.tournament, "ok": self.ok, "games": self.games,
+            "commitment": self.commitment, "revealed_seed": self.revealed_secret,
+            "problem": self.problem, "checked": list(self.checked),
+        }  # fmt: skip
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def audit_tournament(store: Store, ref: int | str) -> AuditReport:
+    """Audit tournament ``ref`` (id or name) of ``store``; NotFoundError when there is none."""
+    return audit_bundle(tournament_bundle(store, ref))
+
+
+def audit_bundle(bundle: Mapping[str, Any]) -> AuditReport:
+    """Audit a tournament from its audit bundle (a JSON object, e.g. fetched from the arena)."""
+    name = str(bundle.get("tournament", "?"))
+    commitment = bundle.get("commitment")
+    secret_hex = bundle.get("secret")
+    progress = _Progress()
+
+    def report(problem: str | None, checked: tuple[str, ...] = ()) -> AuditReport:
+        return AuditReport(
+            name, problem is None, progress.games,
+            commitment if isinstance(commitment, str) else None,
+            secret_hex if isinstance(secret_hex, str) else None, problem, checked,
+        )  # fmt: skip
+
+    try:
+        return report(None, _audit(bundle, progress))
+    except _Mismatch as exc:
+        return report(str(exc))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        return report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
+
+
+@dataclass
+class _Progress:
+    games: int = 0
+
+
+def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
+    if bundle.get("format") != BUNDLE_FORMAT:
+        raise _Mismatch(f"not an audit bundle of format {BUNDLE_FORMAT!r}")
+    status, commitment, secret_hex = bundle["status"], bundle["commitment"], bundle["secret"]
+    if status != "finished" or secret_hex is None:
+        raise _Mismatch(
+            f"the tournament is {status}: its seed is revealed only once it is"
+            " finished, so it cannot be audited yet"
+        )
+    if commitment is None:
+        raise _Mismatch(
+            "the tournament published no seed commitment (it was created before the arena"
+            " stored commitments), so its deals cannot be shown to be fixed in advance"
+        )
+    secret = bytes.fromhex(secret_hex)
+    if len(secret) != SECRET_BYTES:
+        raise _Mismatch(f"the revealed secret is {len(secret)} bytes, not {SECRET_BYTES}")
+    parameters_text: str = bundle["parameters"]
+    expected = hashlib.sha256(COMMITMENT_PREFIX + secret + parameters_text.encode()).hexdigest()
+    if expected != commitment:
+        raise _Mismatch(
+            f"the revealed seed and the published parameters hash to {expected}, not to the"
+            f" published commitment {commitment}"
+        )
+    parameters = json.loads(parameters_text)
+    matches = list(bundle["matches"])
+    schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
+    initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
+    afters: dict[tuple[int, str, str], tuple[float, float]] = {}
+    outside: set[tuple[int, str, str]] = set()
+    for m in matches:
+        _check_one_pairing(m)
+    games = [(m, g) for m in matches for g in m["played"]]
+    for match, game in sorted(games, key=lambda mg: int(mg[1]["game_id"])):
+        _check_game(secret, match, game)
+        _check_rating(game, initial, afters, outside)
+        progress.games += 1
+    checked = [
+        f"the revealed secret and the published parameters hash to the commitment {commitment}",
+        schedule,
+        f"all {progress.games} games are stored, each with its bots in the seats its match"
+        " and game index give, and with the deal and reshuffles the secret derives for its"
+        " match and deal index",
+        "every record replays legally to its stored result",
+        "every rating update is the TrueSkill update of its game's result, from the initial"
+        " rating or the one the version's previous game in this tournament left"
+        + (f" ({len(outside)} start from a game of another tournament or the ladder,"
+           " which that one's audit checks)" if outside else ""),
+    ]
+    if secret == secret_from_seed(int(parameters["config"].get("seed", 0))):
+        checked.append(
+            "note: the secret is the one the published seed gives (created with --seed), so"
+            " anyone who knew the seed could compute the deals in advance"
+        )
+    return tuple(checked)
+
+
+def _check_schedule(
+    parameters: Mapping[str, Any], matches: list[Any], byes: list[Any]
+) -> str:
+    entrants = [(str(e[0]), str(e[1])) for e in parameters["entrants"]]
+    versions = dict(entrants)
+    config, kind = parameters["config"], parameters["format"]
+    games = GAMES_PER_PAIR if kind == "sprt" else int(config["games_per_match"])
+    seen = []
+    for m in matches:
+        where = f"match {m['match_id']} (round {m['round']})"
+        for side in ("first", "second"):
+            bot, version = m[side]
+            if versions.get(bot) != version:
+                raise _Mismatch(f"{where}: {bot} version {version} is not an entrant")
+        if m["first"][0] == m["second"][0]:
+            raise _Mismatch(f"{where}: {m['first'][0]} plays itself")
+        if m["games"] != games:
+            raise _Mismatch(f"{where}: {m['games']} games scheduled, the parameters say {games}")
+        indices = sorted(int(g["game_index"]) for g in m["played"])
+        if indices != list(range(games)):
+            raise _Mismatch(
+                f"{where}: stored games have indices {indices}, a finished match has"
+                f" 0..{games - 1}"
+            )
+        seen.append((int(m["round"]), m["first"][0], m["second"][0]))
+    names = [bot for bot, _ in entrants]
+    if kind == "round_robin":
+        want = [(r.number, p.first, p.second) for r in round_robin(names) for p in r.pairings]
+        what = f"a round robin of the {len(names)} entrants in their published order"
+    elif kind == "gauntlet":
+        want = [(n, names[0], names[n]) for n in range(1, len(names))]
+        what = f"a gauntlet of {names[0]} against the other {len(names) - 1} entrants"
+    elif kind == "sprt":
+        want = [(n, names[0], names[1]) for n in range(1, len(seen) + 1)]
+        what = f"an SPRT test's {len(seen)} pairs, {names[0]} (candidate) first in each"
+    elif kind == "swiss":
+        _check_swiss(seen)
+        rounds = _check_swiss_pairings(names, config, games, matches, byes)
+        return (
+            f"the {len(seen)} matches are the {rounds} Swiss rounds that the standings before"
+            f" each pair (arena.tournament.pairing.swiss), each of its {games} games stored"
+        )
+    else:
+        raise _Mismatch(f"a {kind} is never finished, so it is not audited")
+    if sorted(seen) != sorted(want):
+        extra = sorted(set(seen) - set(want))
+        missing = sorted(set(want) - set(seen))
+        raise _Mismatch(
+            f"the matches are not the schedule of {what}: (round, first, second)"
+            f" {extra[:3] or 'none'} not in it, {missing[:3] or 'none'} of it missing"
+        )
+    return f"the {len(seen)} matches are the schedule of {what}, each of its {games} games stored"
+
+
+def _check_swiss(seen: list[tuple[int, str, str]]) -> None:
+    met: set[frozenset[str]] = set()
+    rounds: dict[int, set[str]] = {}
+    for number, first, second in sorted(seen):
+        playing = rounds.setdefault(number, set())
+        if first in playing or second in playing:
+            raise _Mismatch(f"round {number}: a bot plays two matches in it")
+        playing |= {first, second}
+        pair = frozenset((first, second))
+        if pair in met:
+            raise _Mismatch(f"round {number}: {first} and {second} meet a second time")
+        met.add(pair)
+    if sorted(rounds) != list(range(1, len(rounds) + 1)):
+        raise _Mismatch(f"the rounds played are {sorted(rounds)}, not 1..{len(rounds)}")
+
+
+def _check_one_pairing(match: Mapping[str, Any]) -> None:
+    """A match pairs its deals or does not, for all its games: a record cannot pick for
+    itself between the deal of its pair and a fresh one."""
+    flags = set()
+    for g in match["played"]:
+        try:
+            meta = json.loads(g["record"]).get("match")
+        except (ValueError, AttributeError):  # the game's own check names it
+            continue
+        flags.add(meta.get("paired", True) is not False if isinstance(meta, dict) else True)
+    if len(flags) > 1:
+        raise _Mismatch(
+            f"match {match['match_id']}: some records say its deals are paired, others not"
+        )
+
+
+def _check_swiss_pairings(
+    names: list[str], config: Mapping[str, Any], games: int, matches: list[Any], byes: list[Any]
+) -> int:
+    """Pair every round again from the results before it, as the runner did; the rounds."""
+    wanted = config.get("rounds") or math.ceil(math.log2(len(names))) + 1
+    rounds = min(int(wanted), max_swiss_rounds(len(names)))
+    bye_of = {int(number): str(bot) for number, bot in byes}
+    by_round: dict[int, list[Any]] = {}
+    for m in matches:
+        by_round.setdefault(int(m["round"]), []).append(m)
+    if sorted(set(by_round) | set(bye_of)) != list(range(1, rounds + 1)):
+        raise _Mismatch(f"a Swiss tournament of {len(names)} entrants plays rounds 1..{rounds},"
+                        f" these are {sorted(set(by_round) | set(bye_of))}")  # fmt: skip
+    seed_rank = {bot: i for i, bot in enumerate(names)}
+    points = dict.fromkeys(names, 0.0)
+    opponents: dict[str, set[str]] = {bot: set() for bot in names}
+    had_bye: set[str] = set()
+    for number in range(1, rounds + 1):
+        order = sorted(names, key=lambda b: (-points[b], seed_rank[b]))
+        paired = pair_swiss_round([SwissEntrant(b, points[b], frozenset(opponents[b]),
+                                                b in had_bye) for b in order])  # fmt: skip
+        want = sorted((p.first, p.second) for p in paired.pairings)
+        got = sorted((m["first"][0], m["second"][0]) for m in by_round.get(number, []))
+        if want != got or paired.bye != bye_of.get(number):
+            raise _Mismatch(
+                f"round {number}: the standings before it pair {want} (bye {paired.bye}), the"
+                f" stored round is {got} (bye {bye_of.get(number)})"
+            )
+        for m in by_round.get(number, []):
+            first, second = m["first"][0], m["second"][0]
+            opponents[first].add(second)
+            opponents[second].add(first)
+            for g in m["played"]:
+                seats = [s[0] for s in g["seats"]]
+                winner = g["winner_seat"]
+                for seat, bot in enumerate(seats):
+                    points[bot] += 0.5 if winner is None else float(winner == seat)
+        if paired.bye is not None:
+            had_bye.add(paired.bye)
+            points[paired.bye] += games
+    return rounds
+
+
+def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]) -> None:
+    index = int(game["game_index"])
+    where = f"game {game['game_id']} (match {match['match_id']}, game index {index})"
+    first, second = list(match["first"]), list(match["second"])
+    seats = [first, second] if index % 2 == 0 else [second, first]
+    if [list(s) for s in game["seats"]] != seats:
+        raise _Mismatch(f"{where}: seats {game['seats']}, its match puts {seats} there")
+    try:
+        record = parse_record(game["record"])
+    except MalformedRecordError as exc:
+        raise _Mismatch(f"{where}: the stored record is malformed: {exc}") from None
+    meta = record.extra.get("match")
+    meta = meta if isinstance(meta, dict) else {}
+    named = meta.get("bots")
+    if isinstance(named, list) and [[b.get("name"), b.get("version")] for b in named] != seats:
+        raise _Mismatch(f"{where}: the record names other bots than the match's")
+    paired = meta.get("paired", True) is not False
+    deal_index = index // 2 if paired else index
+    if meta.get("deal_index", deal_index) != deal_index:
+        raise _Mismatch(
+            f"{where}: the record says deal index {meta.get('deal_index')!r}, but a"
+            f" {'paired' if paired else 'unpaired'} match plays deal {deal_index} there"
+        )
+    identity = MatchIdentity(int(match["round"]), (first[0], first[1]), (second[0], second[1]))
+    seed = deal_seed(match_seed_material(secret, identity), deal_index)
+    if record.deal != deal_from_seed(seed):
+        raise _Mismatch(f"{where}: the deal differs from the one the revealed seed derives")
+    for k, order in enumerate(record.reshuffles):
+        if reshuffle_from_seed(seed, k + 2, order) != order:
+            raise _Mismatch(
+                f"{where}: the reshuffle of round {k + 2} differs from the one the seed derives"
+            )
+    try:
+        replayed = replay(record)
+    except MalformedRecordError as exc:
+        raise _Mismatch(f"{where}: the record does not replay: {exc}") from None
+    if replayed.error is not None:
+        raise _Mismatch(f"{where}: the record does not replay: {replayed.error.message()}")
+    state = replayed.state
+    stored = game["winner_seat"]
+    if state.is_finished:
+        outcome = state.outcome
+        assert outcome is not None
+        winner = outcome.winner
+    else:  # cut short: a forfeit, which the stored statuses and record must both say
+        if all(s == "ok" for s in game["statuses"]):
+            raise _Mismatch(
+                f"{where}: the record stops before the game ends, but no bot failed in it"
+            )
+        winner = _forfeit_winner(where, meta, stored)
+    if winner != stored:
+        raise _Mismatch(
+            f"{where}: the record gives {_SHOWN[winner]}, the stored result is"
+            f" {_SHOWN.get(stored, repr(stored))}"
+        )
+
+
+def _check_rating(
+    game: Mapping[str, Any],
+    initial: tuple[float, float],
+    afters: dict[tuple[int, str, str], tuple[float, float]],
+    outside: set[tuple[int, str, str]],
+) -> None:
+    where = f"game {game['game_id']}"
+    rating = game["rating"]
+    after = rating["after"]
+    if None in after:
+        raise _Mismatch(f"{where}: no stored rating update")
+    before = [(float(b[0]), float(b[1])) for b in rating["before"]]
+    for seat in (0, 1):
+        bot, version = game["seats"][seat]
+        source = rating["before_from"][seat]
+        if source is not None and int(source) >= int(game["game_id"]):
+            raise _Mismatch(f"{where}: seat {seat}'s rating before the game comes from a"
+                            f" later game, {source}")  # fmt: skip
+        prior = initial if source is None else afters.get((int(source), bot, version))
+        if prior is None:  # the version's previous game is another tournament's
+            outside.add((int(source), bot, version))
+            continue
+        if not _close(prior, before[seat]):
+            raise _Mismatch(
+                f"{where}: seat {seat}'s rating before the game {before[seat]} is not the one"
+                f" {'its version starts with' if source is None else f'game {source} left'}"
+                f" {prior}"
+            )
+    expected = rate(before[0], before[1], game["winner_seat"])
+    for seat in (0, 1):
+        got = (float(after[seat][0]), float(after[seat][1]))
+        if not _close(expected[seat], got):
+            raise _Mismatch(
+                f"{where}: seat {seat}'s stored rating after the game {got}"
+                f" is not the TrueSkill update of the record's result {expected[seat]}"
+            )
+        bot, version = game["seats"][seat]
+        afters[(int(game["game_id"]), bot, version)] = got
+
+
+def _close(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    pairs = zip(a, b, strict=True)
+    return all(math.isclose(x, y, rel_tol=0, abs_tol=RATING_TOLERANCE) for x, y in pairs)
+
+
+def _forfeit_winner(where: str, meta: dict[object, object], stored: object) -> int | None:
+    failures = meta.get("failures")
+    if not isinstance(failures, list) or not failures:
+        raise _Mismatch(f"{where}: the record stops before the game ends and names no failure")
+    seats = {f.get("seat") for f in failures if isinstance(f, dict)}
+    if seats == {0}:
+        return 1
+    if seats == {1}:
+        return 0
+    if seats == {0, 1} and stored in (0, 1):  # both failed: the referee's order decides
+        return int(stored)
+    raise _Mismatch(f"{where}: the record's failures are unreadable: "
+                    f"{json.dumps(failures)[:80]}")  # fmt: skip
