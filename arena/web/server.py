@@ -245,6 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: WebServer
     protocol_version = "HTTP/1.1"
     server_version = SERVER_NAME
+    disable_nagle_algorithm = True  # the body must not wait for the ACK of the header's segment
     reader: _DeadlineReader
 
     def setup(self) -> None:
