@@ -23,6 +23,7 @@ from typing import TypeVar
 Json = dict[str, object]
 LIVE_ANSWER_S = 0.25  # how long an answer is shared (a live page polls every 0.25 s)
 MAX_ANSWERS = 256  # games whose answers are kept at once
+LOCK_STRIPES = 64  # computations that may run at once, each for keys of its own stripe
 T = TypeVar("T")
 
 
@@ -61,7 +62,9 @@ class LiveAnswers:
         self.clock = clock
         self._answers: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()
         self._lock = threading.Lock()
-        self._computing = threading.Lock()  # one caller computes; the others wait for it
+        # one caller computes a key's answer, the others wait for it; keys of other
+        # stripes (another game, the list) are not held up by a slow or forced miss
+        self._computing = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
 
     def get(self, key: Hashable, compute: Callable[[float], T]) -> T:
         """The answer for ``key``, computed by ``compute(now)`` when none is fresh."""
@@ -70,7 +73,7 @@ class LiveAnswers:
         kept = self._fresh(key)
         if kept is not None:
             return kept[0]  # type: ignore[return-value]
-        with self._computing:
+        with self._computing[hash(key) % LOCK_STRIPES]:
             kept = self._fresh(key)
             if kept is not None:
                 return kept[0]  # type: ignore[return-value]

@@ -173,3 +173,17 @@ def test_a_crowd_arriving_at_once_computes_once() -> None:
     for thread in threads:
         thread.join()
     assert len(computed) == 1
+
+
+def test_a_slow_answer_holds_up_no_other_game() -> None:
+    answers, release = LiveAnswers(60.0, time.time), threading.Event()
+    slow = threading.Thread(target=answers.get, args=(0, lambda now: release.wait(30)))
+    slow.start()
+    other = threading.Thread(target=answers.get, args=(1, lambda now: 1))
+    other.start()
+    other.join(10)
+    blocked = other.is_alive()
+    release.set()
+    slow.join()
+    other.join()
+    assert not blocked
