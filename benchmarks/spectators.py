@@ -2,6 +2,7 @@
 are they answered within 200 ms at the 99th percentile? (issue 25)
 
     python3 benchmarks/spectators.py [--spectators 1000] [--seconds 30] [--think-s 0.2]
+                                     [--baseline-tree DIR [--rounds 3]]
 
 A real sandboxed round robin of two slow random bots is played
 (``arena.testing.live_games.slow_tournament``: the runner and the referee a
@@ -13,6 +14,11 @@ alternately GETting ``/api/live`` and the live game's ``/api/live/M/G?after=N``
 within the first second. Prints count, p50, p99 and max of the response times
 in ms, failures by kind, and the load. Timings on a shared 2-core machine are
 noisy: the load average is printed beside them.
+
+With ``--baseline-tree DIR`` (a checkout of older code, e.g. ``git archive main``
+unpacked), runs alternate ``--rounds`` times between that code (``before``) and
+this checkout (``after``), each in a fresh process with its own code on
+``PYTHONPATH``, so both see the same machine load.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import multiprocessing
 import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,6 +45,7 @@ from arena import store as st
 from arena.testing.live_games import slow_tournament
 
 TARGET_MS = 200.0
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 async def spectator(host: str, port: int, game: str, stop_at: float, offset_s: float,
@@ -102,7 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spectators", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--think-s", type=float, default=0.2, help="each bot's wait per action")
+    parser.add_argument("--baseline-tree", type=Path, metavar="DIR",
+                        help="alternate runs between the code at DIR and this checkout")
+    parser.add_argument("--rounds", type=int, default=3, help="before/after pairs to run")
     args = parser.parse_args(argv)
+    if args.baseline_tree is not None:
+        return alternate(args)
     with tempfile.TemporaryDirectory(prefix="spectators-") as work, \
             slow_tournament(Path(work), think_s=args.think_s) as (store, base_url):  # fmt: skip
         deadline = time.monotonic() + 120
@@ -132,6 +146,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(ordered)} answers ({len(ordered) / args.seconds:.0f}/s): p50"
           f" {statistics.median(ordered):.1f}, p99 {p99:.1f}, max {ordered[-1]:.1f} ms"
           f" ({verdict}); failures {failures or 'none'}")  # fmt: skip
+    return 0
+
+
+def alternate(args: argparse.Namespace) -> int:
+    """Before (the baseline tree's code) and after (this checkout), alternately."""
+    common = ["--spectators", str(args.spectators), "--seconds", str(args.seconds),
+              "--think-s", str(args.think_s)]  # fmt: skip
+    for round_ in range(args.rounds):
+        for label, tree in (("before", args.baseline_tree.resolve()), ("after", CHECKOUT)):
+            print(f"round {round_ + 1} {label} ({tree}):", flush=True)
+            script = tree / "benchmarks" / "spectators.py"
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            subprocess.run([sys.executable, str(script), *common], cwd=tree, env=env, check=True)
     return 0
 
 

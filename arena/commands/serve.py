@@ -233,13 +233,14 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     print(f"remote bots: RefereeService/Play on {args.host}:{port} (seat tokens)", flush=True)
     web = None
     if args.web_port is not None:
+        from arena.web.live_answers import LIVE_ANSWER_S
         from arena.web.play import PlayOptions, PlayTables
         from arena.web.server import create_web_server
 
         try:
             web, web_port = create_web_server(
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
-                spectator_delay_s=args.spectator_delay_s,
+                spectator_delay_s=args.spectator_delay_s, live_answer_s=LIVE_ANSWER_S,
                 submitter=WebSubmitter(store, options.smoke_check, server.quotas),
                 tables=PlayTables(store, PlayOptions(unsafe=args.unsafe_no_sandbox)),
             )  # fmt: skip

@@ -23,6 +23,7 @@ from arena.referee import load_bot
 from arena.tournament.orchestration.runner import TournamentRunner
 from arena.tournament.policy.rounds import create_tournament
 from arena.web import create_web_server
+from arena.web.live_answers import LIVE_ANSWER_S
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -90,7 +91,9 @@ def slow_tournament(
         store, "live-cup", st.TournamentFormat.ROUND_ROBIN, ["slow_ann", "slow_bob"],
         st.TournamentConfig(games_per_match=2),
     )  # fmt: skip
-    server, port = create_web_server(store, "127.0.0.1", 0, spectator_delay_s=spectator_delay_s)
+    server, port = create_web_server(
+        store, "127.0.0.1", 0, spectator_delay_s=spectator_delay_s, live_answer_s=LIVE_ANSWER_S
+    )
     runner = TournamentRunner(store, tournament.id, concurrency=1, pin_cpus=False)
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()

@@ -53,6 +53,7 @@ from arena.web.live import (
     PublicTimeline,
     SpectatorFeed,
 )
+from arena.web.live_answers import GameAnswer, LiveAnswers
 from arena.web.models import (
     BotVersion,
     GameDetail,
@@ -217,6 +218,7 @@ class WebApp:
         submitter: BotSubmitter | None = None,
         clock: Callable[[], float] = time.time,
         tables: PlayTables | None = None,
+        live_answer_s: float = 0.0,
     ) -> None:
         self.source = source
         self.submitter = submitter
@@ -224,6 +226,7 @@ class WebApp:
         self.poll_ms = poll_ms
         self.live_poll_ms = live_poll_ms
         self.clock = clock
+        self.answers = LiveAnswers(live_answer_s, clock)  # the live JSON, shared per interval
         self.live = (
             SpectatorFeed(source, spectator_delay_s, self._stored_frames)
             if isinstance(source, LiveSource) else None
@@ -598,7 +601,12 @@ class WebApp:
         return [g for g in recent if g.played_at and g.played_at < cut][:RECENT_FINISHED]
 
     def live_list_json(self, query: Mapping[str, str]) -> Response:
-        return json_response({"games": self._live_games(), "delay_s": self._feed().delay_s})
+        feed = self._feed()
+
+        def answer(now: float) -> Response:
+            return json_response({"games": self._live_games(), "delay_s": feed.delay_s})
+
+        return self.answers.get("list", answer)
 
     def _stored_frames(self, game_id: int) -> tuple[Frames, tuple[str, str]]:
         """A stored game's public frames and bots (a delayed live page of a game that ended)."""
@@ -607,9 +615,12 @@ class WebApp:
             raise HttpError(404, f"no game with id {game_id}")
         return self._cached_frames(game, PUBLIC), game.summary.bots
 
-    def _live_poll(self, match_id: str, game_index: str, after: int) -> Json:
+    def _live_poll(
+        self, match_id: str, game_index: str, after: int, now_s: float | None = None
+    ) -> Json:
         try:
-            return self._feed().poll(int(match_id), int(game_index), after, self.clock())
+            now = self.clock() if now_s is None else now_s
+            return self._feed().poll(int(match_id), int(game_index), after, now)
         except NoSuchGameError as err:
             raise HttpError(404, str(err)) from None
 
@@ -630,7 +641,11 @@ class WebApp:
             after = int(text)
         except ValueError:
             raise HttpError(400, f"after must be a step number, not {text!r}") from None
-        return json_response(self._live_poll(match_id, game_index, after))
+        answer = self.answers.get(
+            (int(match_id), int(game_index)),
+            lambda now: GameAnswer.of(self._live_poll(match_id, game_index, -1, now)),
+        )
+        return Response(200, "application/json", answer.body(after), {"Cache-Control": "no-store"})
 
     # --- submitting a bot (arena.web.submit) ------------------------------------
 

@@ -245,6 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: WebServer
     protocol_version = "HTTP/1.1"
     server_version = SERVER_NAME
+    disable_nagle_algorithm = True  # the body must not wait for the ACK of the header's segment
     reader: _DeadlineReader
 
     def setup(self) -> None:
@@ -370,6 +371,7 @@ def create_web_server(
     spectator_delay_s: float = 0.0,
     submitter: BotSubmitter | None = None,
     tables: PlayTables | None = None,
+    live_answer_s: float = 0.0,
 ) -> tuple[WebServer, int]:
     """Start the web interface in a background thread; return it and its port.
 
@@ -382,12 +384,15 @@ def create_web_server(
     live games are shown that many seconds late (``arena.web.live``);
     ``submitter``: the server's submission path, for the ``/submit`` page
     (``arena.web.submit``; without one the page says it takes none); ``tables``: where
-    people play bots (``arena.web.play``; without them ``/play`` says it seats no one).
+    people play bots (``arena.web.play``; without them ``/play`` says it seats no one);
+    ``live_answer_s``: how long one computed live JSON answer is shared by every
+    spectator (``arena.web.live_answers``; ``arena serve`` shares each for
+    ``LIVE_ANSWER_S``, 0 computes every answer afresh).
     """
     source = source_for(store_or_data_dir)
     app = WebApp(
         source, poll_ms=poll_ms, spectator_delay_s=spectator_delay_s, submitter=submitter,
-        tables=tables,
+        tables=tables, live_answer_s=live_answer_s,
     )
     server = WebServer((host, port), app, ssl_context, limits)
     server.start()
