@@ -14,6 +14,7 @@ tests run only when ``-m`` names them (for example ``-m soak``).
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -33,6 +34,9 @@ class _Watch:
     """What the running unmarked test started; ``None`` while no such test runs."""
     fixtures: set[str] = set()  # noqa: RUF012  (one set for the process)
     """Fixtures whose set-up started a process or a server."""
+    earlier_threads: frozenset[int] = frozenset()
+    """Threads alive before this test's set-up (the main one aside): what they do is not
+    the test's (a server of an earlier test still shutting down, a reaper)."""
 
     @classmethod
     def note(cls, what: str) -> None:
@@ -42,6 +46,10 @@ class _Watch:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event not in _WATCHED_EVENTS and event != "socket.bind":
+        return
+    if threading.get_ident() in _Watch.earlier_threads:
+        return
     if event in _WATCHED_EVENTS:
         _Watch.note(f"{event} {_describe(args)}")
     elif event == "socket.bind":
@@ -102,6 +110,10 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> Generator[None, 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    main = threading.main_thread().ident
+    _Watch.earlier_threads = frozenset(
+        t.ident for t in threading.enumerate() if t.ident is not None and t.ident != main
+    )
     if _unmarked(item):
         _Watch.started = []
     return (yield)

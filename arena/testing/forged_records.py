@@ -14,7 +14,8 @@ Modes, each a forgery a node operator could send:
 - ``result``: the loser named the winner, in the report and the record alike;
 - ``actions``: the record's last two actions dropped (and the count with them);
 - ``drop``: no game reported at all (its run still says it is done);
-- ``foreign``: each game reported as one of the next match (by id) instead;
+- ``foreign``: each game reported as one of a match the task was not given (an id far past
+  the tournament's own, so never one of the task's chain) instead;
 - ``honest``: nothing changed.
 """
 
@@ -90,7 +91,8 @@ def install(match_chain: ModuleType) -> None:
     def on_game(self: Any, report: GameReport) -> None:
         mode = Path(os.environ[MODE_FILE_ENV]).read_text().strip()
         if mode == "foreign":
-            self.put(match_chain.GameFinished(self.match_id + 1, report))
+            # a match id no tournament here has: never one of the task's own chain
+            self.put(match_chain.GameFinished(self.match_id + 1_000_000, report))
         elif mode != "drop":
             honest(self, forge(report, mode))
 
