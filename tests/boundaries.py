@@ -32,17 +32,24 @@ class _Watch:
     """Boundary crossings so far, whatever runs (a fixture's set-up compares it)."""
     started: list[str] | None = None
     """What the running unmarked test started; ``None`` while no such test runs."""
-    fixtures: set[str] = set()  # noqa: RUF012  (one set for the process)
-    """Fixtures whose set-up started a process or a server."""
+    fixtures: dict[str, str] = {}  # noqa: RUF012  (one for the process)
+    """Fixtures whose set-up started a process or a server, and what."""
     earlier_threads: frozenset[int] = frozenset()
     """Threads alive before this test's set-up (the main one aside): what they do is not
     the test's (a server of an earlier test still shutting down, a reaper)."""
 
     @classmethod
-    def note(cls, what: str) -> None:
-        cls.count += 1
+    def note(cls, what: str, *, own: bool = True) -> None:
+        """Count ``what``; ``own``: it happened in the main thread or is a server made
+        (a fixture's own doing, not another thread's that happened meanwhile)."""
+        if own:
+            cls.count += 1
+            cls.last = what
         if cls.started is not None and len(cls.started) < 5:
             cls.started.append(what)
+
+    last = ""
+    """What was counted last (named when a fixture is found to start something)."""
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -50,10 +57,11 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         return
     if threading.get_ident() in _Watch.earlier_threads:
         return
+    own = threading.current_thread() is threading.main_thread()
     if event in _WATCHED_EVENTS:
-        _Watch.note(f"{event} {_describe(args)}")
+        _Watch.note(f"{event} {_describe(args)}", own=own)
     elif event == "socket.bind":
-        _Watch.note(f"socket.bind {args[1]!r}")
+        _Watch.note(f"socket.bind {args[1]!r}", own=own)
 
 
 def _describe(args: tuple[Any, ...]) -> str:
@@ -104,7 +112,7 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> Generator[None, 
     before = _Watch.count
     result = yield
     if _Watch.count > before:
-        _Watch.fixtures.add(fixturedef.argname)
+        _Watch.fixtures[fixturedef.argname] = _Watch.last
     return result
 
 
@@ -125,9 +133,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     started, _Watch.started = _Watch.started, None
     if started is None:
         return result
-    shared = sorted(_Watch.fixtures & set(getattr(item, "fixturenames", ())))
+    used = set(getattr(item, "fixturenames", ()))
+    shared = sorted(name for name in _Watch.fixtures if name in used)
     if started or shared:
-        what = "; ".join(started + [f"fixture {name!r}" for name in shared])
+        what = "; ".join(
+            started + [f"fixture {name!r} ({_Watch.fixtures[name]})" for name in shared]
+        )
         pytest.fail(
             f"this test starts a process or a server but is not marked slow: {what}"
             " (add @pytest.mark.slow, or keep it in-process)",
