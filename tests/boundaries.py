@@ -60,8 +60,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     own = threading.current_thread() is threading.main_thread()
     if event in _WATCHED_EVENTS:
         _Watch.note(f"{event} {_describe(args)}", own=own)
-    elif event == "socket.bind":
-        _Watch.note(f"socket.bind {args[1]!r}", own=own)
+    elif own:  # a bind: the test's own only (a fixture is held to processes and servers)
+        _Watch.note(f"socket.bind {args[1]!r}", own=False)
 
 
 def _describe(args: tuple[Any, ...]) -> str:

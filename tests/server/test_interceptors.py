@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +12,7 @@ from arena.server.faults import DiskFullInterceptor
 from arena.server.interceptors import Handler, HandlerInterceptor, behaviour_of, replaced
 from arena.server.limits import StreamCounter, StreamLimitInterceptor, StreamLimits
 from arena.server.malformed import MalformedRequestInterceptor
+from arena.testing.aio import run_apart
 
 
 def _serialize(message: Any) -> bytes:
@@ -81,7 +81,7 @@ def test_every_interceptor_passes_an_unknown_method_over(name: str) -> None:
     async def unknown(details: Any) -> Any:
         return None
 
-    assert asyncio.run(interceptor.intercept_service(unknown, _Details("/x.Y/Z"))) is None
+    assert run_apart(interceptor.intercept_service(unknown, _Details("/x.Y/Z"))) is None
 
 
 @pytest.mark.parametrize("name", sorted(INTERCEPTORS))
@@ -93,7 +93,7 @@ def test_every_interceptor_keeps_a_methods_kind_and_serializers(name: str, kind:
     async def found(details: Any) -> Any:
         return original
 
-    new = asyncio.run(interceptor.intercept_service(found, _Details("/x.Y/Z")))
+    new = run_apart(interceptor.intercept_service(found, _Details("/x.Y/Z")))
     assert (new.request_streaming, new.response_streaming) == (
         original.request_streaming, original.response_streaming
     )  # fmt: skip

@@ -11,6 +11,7 @@ import pytest
 
 from arena.server.supervisor import TournamentSupervisor
 from arena.store import LeaseHeldError
+from arena.testing.aio import run_apart
 from arena.tournament.orchestration.runner import ProgressEvent, ProgressKind
 
 
@@ -103,7 +104,7 @@ def test_progress_reaches_the_tournaments_watchers_only() -> None:
         supervisor.publish(_event(1, ProgressKind.GAME_STORED, "a vs b: draw"))
         return [*got, await mine.get(0.05)], [await other.get(0.05)]
 
-    mine, other = asyncio.run(watch())
+    mine, other = run_apart(watch())
     assert [e.kind if e else None for e in mine] == [
         ProgressKind.ROUND_PAIRED, ProgressKind.ENDED, None
     ]  # fmt: skip
