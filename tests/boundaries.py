@@ -76,7 +76,8 @@ def _describe(args: tuple[Any, ...]) -> str:
 
 def _watching(factory: Callable[..., Any], name: str) -> Callable[..., Any]:
     def start(*args: Any, **kwargs: Any) -> Any:
-        _Watch.note(name)
+        if threading.get_ident() not in _Watch.earlier_threads:  # not an earlier test's
+            _Watch.note(name, own=threading.current_thread() is threading.main_thread())
         return factory(*args, **kwargs)
 
     start.__wrapped__ = factory  # type: ignore[attr-defined]
