@@ -76,6 +76,15 @@ UNAUTHENTICATED = None
 """The key of streams that carry no token."""
 
 
+def _count_down(open_by_key: dict[str | None, int], key: str | None) -> None:
+    """One fewer in flight for ``key``; a key at none is forgotten (the map stays small)."""
+    held = open_by_key.get(key, 0) - 1
+    if held > 0:
+        open_by_key[key] = held
+    else:
+        open_by_key.pop(key, None)
+
+
 @dataclass
 class StreamCounter:
     """Open streams by key (a token's digest, or UNAUTHENTICATED); safe from any thread."""
@@ -103,11 +112,7 @@ class StreamCounter:
 
     def release(self, key: str | None) -> None:
         with self.lock:
-            held = self.open.get(key, 0) - 1
-            if held > 0:
-                self.open[key] = held
-            else:
-                self.open.pop(key, None)
+            _count_down(self.open, key)
             self.total -= 1
 
     def held(self, key: str | None) -> int:
@@ -141,11 +146,7 @@ class CallCounter:
 
     def release(self, key: str | None) -> None:
         with self.lock:
-            held = self.open.get(key, 0) - 1
-            if held > 0:
-                self.open[key] = held
-            else:
-                self.open.pop(key, None)
+            _count_down(self.open, key)
 
 
 def counted_call(counter: CallCounter, key: str | None, inner: Any) -> Any:
