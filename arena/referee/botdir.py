@@ -1,4 +1,4 @@
-"""The bot format: a directory with a ``bot.toml`` (issue 3, item 4).
+"""The bot format: a directory with a ``bot.toml``.
 
 ```toml
 name = "greedy"                   # 1-40 chars: letters, digits, - _ .

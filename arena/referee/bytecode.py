@@ -3,9 +3,9 @@
 A Python bot imports ``arena.kahuna``, ``kahuna_bot`` and ``kahuna.v1`` from
 read-only mounts, with ``PYTHONDONTWRITEBYTECODE`` set. Where the installed
 trees hold no ``__pycache__`` (an editable install run with bytecode writes
-off, as on the test machines) every bot process compiled every module of them
+off, as on the test machines) every bot process would compile every module of them
 again: about 25 ms of CPU per launch, paid twice per bot and paired match since
-each half has its own processes (issue 9). ``compiled_tree`` makes, once per
+each half has its own processes. ``compiled_tree`` makes, once per
 arena process, a copy of such a tree of hard links (the sources keep their
 inode, so their mtime and size: a timestamp pyc stays valid) with the bytecode
 compiled beside them, and the sandbox mounts that instead. A tree that already

@@ -23,7 +23,7 @@ History:
       (the ``tournaments`` table is rebuilt with the wider CHECK, every row and
       id kept; migrations run with foreign keys off, and every step ends with
       ``PRAGMA foreign_key_check``: the CHECK also names ``sprt``
-      and ``gauntlet``, the formats of issue 12); its settings (``ladders``);
+      and ``gauntlet``); its settings (``ladders``);
       bots withdrawn from it (``bots.withdrawn_at``).
   v7  ``tournaments.commitment``: the SHA-256 commitment to the deal secret and
       the tournament's parameters, published at creation

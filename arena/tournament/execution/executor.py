@@ -5,7 +5,7 @@ stores what comes back; an executor plays them. It is handed a batch of
 ``MatchJob`` (``submit``), sends back what happens as typed ``JobEvent``
 messages (``next_event``) and can stop everything at once (``cancel``). The
 local executor (``arena.tournament.execution.local_executor``: worker processes on this
-machine, each on its own CPUs) is one; a distributed executor (issue 15) is
+machine, each on its own CPUs) is one; a distributed executor (``ray_executor``) is
 another that implements the same four methods, without touching the runner.
 
 What the runner relies on:
