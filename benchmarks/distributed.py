@@ -141,7 +141,7 @@ class BurstExecutor:
                     time_ms=dict.fromkeys(names, 1000.0), record=record,
                 )  # fmt: skip
                 self._events.put(GameFinished(job.match_id, report))
-            self._events.put(JobDone(job.match_id, job.part, None))
+            self._events.put(JobDone(job.match_id, job.half, None))
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
         if self.one_at_a_time and timeout_s == 0:
@@ -384,7 +384,7 @@ def run_one(
     prestarted = sum(p.prestarted for p in placed)
     if executor is not None:  # per match: from its first half's start to its last's end
         matches: dict[int, list[Any]] = {}
-        for (match_id, _part), timing in sorted(executor.timings.items()):
+        for (match_id, _half), timing in sorted(executor.timings.items()):
             matches.setdefault(match_id, []).append(timing)
         for match_id, halves in matches.items():
             first, last = halves[0], halves[-1]

@@ -15,7 +15,7 @@ import pytest
 
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import MatchConfig, TimeControl, run_match
-from arena.referee.results import deal_replayed_in_run
+from arena.referee.results import deal_replayed_in_half
 
 from .conftest import MakeBot
 
@@ -39,7 +39,7 @@ def test_which_games_replay_their_deal_in_the_same_run(
     games: int, paired: bool, indices: tuple[int, ...] | None, index: int, expected: bool
 ) -> None:
     config = MatchConfig(games=games, paired=paired, game_indices=indices)
-    assert deal_replayed_in_run(config, index) is expected
+    assert deal_replayed_in_half(config, index) is expected
 
 
 @pytest.mark.slow
