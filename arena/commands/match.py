@@ -61,8 +61,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Play GAMES games between two bots (directories with a bot.toml, stored bots or"
             " sample bots, by name): seats swap "
             "every game and each deal is played from both sides: games 2k and 2k+1 share a deal,"
-            " played by separate bot processes (one run for the even games, one for the odd,"
-            " at once). Prints each game, in order, and the score."
+            " played by separate bot processes (one half for the even games, one for the odd,"
+            " at once where a CPU is spare). Prints each game, in order, and the score."
         ),
     )
     parser.add_argument("bot_a", metavar="BOT", help="first bot: a directory, a stored bot's"

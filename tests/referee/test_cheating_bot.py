@@ -320,8 +320,8 @@ def test_a_cheating_bot_predicts_no_better_than_an_honest_one(
 def test_control_one_process_per_match_lets_the_cheat_win(
     tmp_path: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the old referee: one run for the whole match, and every GameOver with its record
-    # (today a run that plays a deal again withholds it: test_game_over_record.py)
+    # the unprotected referee: one half for the whole match, and every GameOver with its
+    # record (a half that plays a deal again withholds it: test_game_over_record.py)
     monkeypatch.setattr(arena.referee.results, "deal_replayed_in_half", lambda *_: False)
     outcome = play_cheaters(one_process, CONFIG, tmp_path, short_tmp)
     assert outcome.p < SIGNIFICANT, outcome

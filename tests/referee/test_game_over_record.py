@@ -1,6 +1,6 @@
 """GameOver carries a game's record only to processes that will not play its deal again.
 
-A paired match played as one run (``run_match``: what a match with a remote bot
+A paired match played as one half (``run_match``: what a match with a remote bot
 under ``--paired-remote`` does) plays games 2k and 2k+1 of one deal with the same
 two processes, so game 2k's record (its whole deal and reshuffles) must not reach
 them before game 2k+1. Halves (``arena.referee.halves``) never replay a deal, so

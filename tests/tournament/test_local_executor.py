@@ -4,7 +4,7 @@ With a single worker the whole batch is one task (``_play_matches``), so that th
 worker launches each next match's first half while the current match's last half
 plays (``play_in_turn``'s ``first``/``then``, tested in tests/referee/test_halves.py);
 with several workers each match is a task of its own, taken by whichever is free.
-Real worker processes and sandboxed bots: every run reports once, every game once.
+Real worker processes and sandboxed bots: every job reports once, every game once.
 """
 
 from __future__ import annotations
