@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 import arena.referee.halves
 import arena.tournament.execution.match_chain
-from arena.referee import BotSpec, MatchConfig, TimeControl, load_bot
+from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl, load_bot
 from arena.referee.halves import half_configs
 from arena.referee.match import StartedMatch, start_match
 from arena.tournament.execution.cpu_placement import usable_cpus
-from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob
+from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob, SeatOffered
 from arena.tournament.execution.match_chain import chain_length, play_chain
 
 from .test_runner import _bot_copy
@@ -191,4 +191,42 @@ def test_a_worker_on_one_cpu_launches_each_half_at_its_turn(
     assert turns == [(1, False), (2, launches is AHEAD)]
     assert [e.error for e in events if isinstance(e, JobDone)] == [None] * 4
     for bot in bots:
+        assert _processes_with(str(bot.directory)) == [], f"{bot.name} left processes"
+
+
+@pytest.mark.slow
+def test_a_remote_bots_match_is_not_prestarted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A match with a remote bot queued behind another in the chain: its seat is offered
+    only once the match before it is over, not while that match's last half plays (its
+    owner would be asked to serve two seats at once). Nobody takes the seat here: the
+    remote bot forfeits its game on the Hello timeout, and the chain goes on."""
+    local = [load_bot(_bot_copy(tmp_path, "random", f"b{n}")) for n in range(2)]
+    (tmp_path / "far").mkdir()
+    (tmp_path / "far" / "bot.toml").write_text('name = "far"\nruntime = "remote"\n')
+    far = load_bot(tmp_path / "far")
+    alone = MatchConfig(games=1, paired=False, hello_timeout_ms=1000, max_restarts=0)
+    groups = [_groups(local)[0], (MatchJob(2, alone, local[0], far, live=False),)]
+    events: list[object] = []
+    seen: list[Launch] = []
+
+    def recording(config: MatchConfig, a: BotSpec, b: BotSpec, **kw: Any) -> StartedMatch:
+        played = [(e.match_id, e.report.index) for e in events if isinstance(e, GameFinished)]
+        seen.append((b.name, config.indices_to_play, played))
+        return start_match(config, a, b, **kw)
+
+    monkeypatch.setattr(arena.referee.halves, "start_match", recording)
+    monkeypatch.setattr(arena.tournament.execution.match_chain, "start_match", recording)
+    play_chain(groups, events.append)
+    assert [played for name, _, played in seen if name == "far"] == [[(1, 0), (1, 1)]]
+    offers = [e for e in events if isinstance(e, SeatOffered)]
+    assert [o.match_id for o in offers] == [2]
+    last = next(n for n, e in enumerate(events) if isinstance(e, GameFinished) and e.match_id == 1
+                and e.report.index == 1)  # fmt: skip
+    assert events.index(offers[0]) > last, "the seat was offered while match 1 played"
+    games = [e.report for e in events if isinstance(e, GameFinished) and e.match_id == 2]
+    assert [g.statuses.get("far") for g in games] == [BotStatus.TIMEOUT]
+    assert [e.error for e in events if isinstance(e, JobDone)] == [None] * 3
+    for bot in local:
         assert _processes_with(str(bot.directory)) == [], f"{bot.name} left processes"
