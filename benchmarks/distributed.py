@@ -45,8 +45,9 @@ many matches were prestarted (a task plays a chain of matches:
 task's first match and the matches queued behind it, the time from submit to
 its first game and from its last game to its end. ``--also-chain N`` adds Ray
 runs with chains of at most N to the alternation (1: a task per match, as
-before chains), ``--also-no-prestart`` makes those without the cross-match
-prestart: an A/B of the chains on the same cluster and load.
+before chains), ``--also-no-prestart`` makes those without any prestart (no
+half's bots launched while another half plays): an A/B on the same cluster and
+load, where the slots have a CPU to spare (on one-CPU slots there is none either way).
 
 Prints figures with the load average; asserts nothing.
 """
@@ -141,7 +142,7 @@ class BurstExecutor:
                     time_ms=dict.fromkeys(names, 1000.0), record=record,
                 )  # fmt: skip
                 self._events.put(GameFinished(job.match_id, report))
-            self._events.put(JobDone(job.match_id, job.part, None))
+            self._events.put(JobDone(job.match_id, job.half, None))
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
         if self.one_at_a_time and timeout_s == 0:
@@ -384,7 +385,7 @@ def run_one(
     prestarted = sum(p.prestarted for p in placed)
     if executor is not None:  # per match: from its first half's start to its last's end
         matches: dict[int, list[Any]] = {}
-        for (match_id, _part), timing in sorted(executor.timings.items()):
+        for (match_id, _half), timing in sorted(executor.timings.items()):
             matches.setdefault(match_id, []).append(timing)
         for match_id, halves in matches.items():
             first, last = halves[0], halves[-1]
@@ -618,8 +619,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     cluster.add_argument(
         "--also-no-prestart", dest="also_prestart", action="store_false",
-        help="those runs without the cross-match prestart (a chain's next match launched"
-        " when its turn comes)",
+        help="those runs without any prestart (each half's bots, the next match's too,"
+        " launched when its turn comes)",
     )  # fmt: skip
     one = sub.add_parser("_one")
     one.add_argument("--data", type=Path, required=True)

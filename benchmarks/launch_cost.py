@@ -54,10 +54,12 @@ from arena.referee import MatchConfig, load_bot, run_match
 from arena.referee.bytecode import compiled_tree
 from arena.referee.endpoint import BotEndpoint
 from arena.referee.halves import run_halves
+from arena.referee.prestart import decide_prestart
 from arena.resources import PYTHON_BOT_MOUNTS, sample_bot
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits, launch_bot, probe_host, running
 from arena.sandbox.cgroups import create_bot_cgroup
 from arena.sandbox.staging import stage_sources
+from arena.tournament.execution.cpu_placement import usable_cpus
 
 PARTS = ("host", "sandbox", "parts", "match")
 SITE = sysconfig.get_paths()["purelib"]  # the interpreter's site-packages
@@ -319,7 +321,10 @@ def bench_match(repeats: int) -> None:
             started, children = _self_cpu_ms(), _children_cpu_ms()
             wall = time.perf_counter()
             config = MatchConfig(games=games)
-            (run_halves if halves else run_match)(config, bot, bot)
+            if halves:  # as `arena match` plays them on this machine's CPUs
+                run_halves(config, bot, bot, prestart=decide_prestart(cpus=len(usable_cpus())))
+            else:
+                run_match(config, bot, bot)
             wall = time.perf_counter() - wall
             referee = _self_cpu_ms() - started
             after = _threads_ns()

@@ -38,6 +38,7 @@ the loss when every CPU is busy (concurrency = CPUs): 1 - before/after.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import math
@@ -138,7 +139,7 @@ def match_once(bots: list[Path], mode: str, games: int, seed: int, cpuacct: Path
 
     first, second = load_bot(bots[0]), load_bot(bots[1])
     run_match(MatchConfig(games=2), first, second)  # warm-up: the compiled trees, imports
-    play = run_match if mode == "before" else run_halves
+    play = run_match if mode == "before" else _as_arena_match(run_halves)
     started, cpu_s = time.perf_counter(), accounting.cpu_s()
     play(MatchConfig(games=games, seed=seed), first, second)
     elapsed, cpu_after = time.perf_counter() - started, accounting.cpu_s()
@@ -148,6 +149,14 @@ def match_once(bots: list[Path], mode: str, games: int, seed: int, cpuacct: Path
 
 
 CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _as_arena_match(run_halves: Any) -> Any:
+    """``run_halves`` with the prestart `arena match` decides on this machine's CPUs."""
+    from arena.referee.prestart import decide_prestart
+    from arena.tournament.execution.cpu_placement import usable_cpus
+
+    return functools.partial(run_halves, prestart=decide_prestart(cpus=len(usable_cpus())))
 
 
 def _tree(mode: str, baseline: Path | None) -> Path:
@@ -251,7 +260,7 @@ def bench(repeats: int, bots: int, games: list[int], concurrency: list[int],
                           f" {cpu:.0f} CPU ms/game")  # fmt: skip
                     continue
                 config = MatchConfig(games=match_games, seed=repeat)
-                play = run_match if mode == "before" else run_halves
+                play = run_match if mode == "before" else _as_arena_match(run_halves)
                 started = time.perf_counter()
                 play(config, first, second)
                 rate = match_games / (time.perf_counter() - started)

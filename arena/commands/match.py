@@ -33,10 +33,12 @@ from arena.referee import (
 from arena.referee.halves import run_halves
 from arena.referee.handicap import FORMAT as HANDICAP_FORMAT
 from arena.referee.handicap import parse_handicap
+from arena.referee.prestart import decide_prestart
 from arena.referee.seeds import STANDALONE, match_seed_material, new_secret, secret_from_seed
 from arena.referee.timings import decision_stats, seat_walls
 from arena.sandbox import SandboxConfigError, SandboxUnavailableError
 from arena.store import SchemaError, StoreError
+from arena.tournament.execution.cpu_placement import usable_cpus
 from arena.tournament.statistics.intervals import ScoreInterval, TableGame, field_intervals
 from arena.tournament.statistics.stats import MIN_PAIRS
 
@@ -59,8 +61,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Play GAMES games between two bots (directories with a bot.toml, stored bots or"
             " sample bots, by name): seats swap "
             "every game and each deal is played from both sides: games 2k and 2k+1 share a deal,"
-            " played by separate bot processes (one run for the even games, one for the odd,"
-            " at once). Prints each game, in order, and the score."
+            " played by separate bot processes (one half for the even games, one for the odd,"
+            " at once where a CPU is spare). Prints each game, in order, and the score."
         ),
     )
     parser.add_argument("bot_a", metavar="BOT", help="first bot: a directory, a stored bot's"
@@ -144,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     )
     on_game = None if records_dir is None else _record_writer(records_dir)
     try:
-        report = run_halves(config, *bots, on_game=on_game)
+        prestart = decide_prestart(cpus=len(usable_cpus()), bots=bots)
+        report = run_halves(config, *bots, prestart=prestart, on_game=on_game)
     except SandboxUnavailableError as error:
         return _fail(f"{error} (pass --unsafe-no-sandbox to run trusted bots without it)")
     except (SandboxConfigError, OSError) as error:

@@ -105,10 +105,9 @@ def start_match(
     on_seat_offer: SeatOfferHook | None = None,
     on_event: LiveHook | None = None,
 ) -> StartedMatch:
-    """Launch the bots of a match in the background (Hello, Welcome), to play it later.
-
-    A prestart: the next half of a paired match gets its processes ready while
-    the previous half is still played (``arena.referee.halves.play_in_turn``).
+    """Launch the bots of a match (a half, ``arena.referee.halves``) in a thread of its
+    own (Hello, Welcome), to play it later: where ``arena.referee.prestart`` says so,
+    while the half before it plays (``play_in_turn``, ``run_halves``).
     The caller must ``run`` or ``close`` what it gets. A bot that fails before
     the first game (no Hello in time, a launch refused) has that game forfeited,
     exactly as if it had been launched when the game began.
@@ -138,7 +137,7 @@ class StartedMatch:
                              on_seat_offer)  # fmt: skip
         self._error: BaseException | None = None
         self._closed = False
-        self._launcher = threading.Thread(target=self._launch, name="prestart", daemon=True)
+        self._launcher = threading.Thread(target=self._launch, name="launch", daemon=True)
         self._launcher.start()
 
     def _launch(self) -> None:

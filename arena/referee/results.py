@@ -123,12 +123,12 @@ class PlayedGame:
 def game_over_messages(result: PlayedGame, report: GameReport) -> list[referee_pb2.PlayResponse]:
     """The GameOver message for slot 0 and slot 1, in that order.
 
-    Both carry the game's full record unless this run will play the same deal
-    again (a paired match played as one run, e.g. with a remote bot under
+    Both carry the game's full record unless this half will play the same deal
+    again (a paired match played as one half, e.g. with a remote bot under
     ``--paired-remote``): then ``record_json`` is empty, since the record holds
     the deal of a game these processes are still to play.
     """
-    withheld = deal_replayed_in_run(result.config, result.game_index)
+    withheld = deal_replayed_in_half(result.config, result.game_index)
     record_json = "" if withheld else json.dumps(report.record, separators=(",", ":"))
     winner = result.winner_slot()
     outcome = result.turns.state.outcome
@@ -146,8 +146,8 @@ def game_over_messages(result: PlayedGame, report: GameReport) -> list[referee_p
     ]
 
 
-def deal_replayed_in_run(config: MatchConfig, game_index: int) -> bool:
-    """Whether a game after ``game_index`` in this run plays the same deal."""
+def deal_replayed_in_half(config: MatchConfig, game_index: int) -> bool:
+    """Whether a game after ``game_index`` in this half plays the same deal."""
     deal = config.deal_index(game_index)
     return any(
         config.deal_index(later) == deal

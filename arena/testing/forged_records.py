@@ -13,7 +13,7 @@ Modes, each a forgery a node operator could send:
   its seed does not give);
 - ``result``: the loser named the winner, in the report and the record alike;
 - ``actions``: the record's last two actions dropped (and the count with them);
-- ``drop``: no game reported at all (its run still says it is done);
+- ``drop``: no game reported at all (its job still says it is done);
 - ``foreign``: each game reported as one of a match the task was not given (an id far past
   the tournament's own, so never one of the task's chain) instead;
 - ``honest``: nothing changed.

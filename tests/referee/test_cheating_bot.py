@@ -40,6 +40,7 @@ import arena.sandbox.probe
 from arena.kahuna import State, parse_record, replay_steps
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl, load_bot, run_match
 from arena.referee.halves import half_configs, play_in_turn, run_halves
+from arena.referee.prestart import decide_prestart
 from arena.referee.types import GameReport, MatchReport
 from arena.sandbox import SandboxLimits, probe_host
 
@@ -245,6 +246,7 @@ def make_cheater(tmp_path: Path, name: str) -> BotSpec:
 
 
 OnGame = Callable[[GameReport], None]
+PRESTART = decide_prestart(cpus=2)  # the next half's processes launched while one plays
 Play = Callable[[MatchConfig, BotSpec, BotSpec, OnGame], MatchReport]
 
 
@@ -259,14 +261,14 @@ def in_turn(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> Mat
         if report is not None:
             games.extend(report.games)
 
-    play_in_turn(half_configs(config), a, b, on_done=done, on_game=on_game)
+    play_in_turn(half_configs(config), a, b, prestart=PRESTART, on_done=done, on_game=on_game)
     assert failures == []
     return MatchReport(games=tuple(sorted(games, key=lambda g: g.index)), score={})
 
 
 def at_once(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
     """`arena match`'s way: both halves at the same time."""
-    return run_halves(config, a, b, on_game=on_game)
+    return run_halves(config, a, b, prestart=PRESTART, on_game=on_game)
 
 
 def one_process(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
@@ -318,9 +320,9 @@ def test_a_cheating_bot_predicts_no_better_than_an_honest_one(
 def test_control_one_process_per_match_lets_the_cheat_win(
     tmp_path: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the old referee: one run for the whole match, and every GameOver with its record
-    # (today a run that plays a deal again withholds it: test_game_over_record.py)
-    monkeypatch.setattr(arena.referee.results, "deal_replayed_in_run", lambda *_: False)
+    # the unprotected referee: one half for the whole match, and every GameOver with its
+    # record (a half that plays a deal again withholds it: test_game_over_record.py)
+    monkeypatch.setattr(arena.referee.results, "deal_replayed_in_half", lambda *_: False)
     outcome = play_cheaters(one_process, CONFIG, tmp_path, short_tmp)
     assert outcome.p < SIGNIFICANT, outcome
     assert outcome.cheat_rate > outcome.honest_rate, outcome

@@ -1,6 +1,6 @@
 """GameOver carries a game's record only to processes that will not play its deal again.
 
-A paired match played as one run (``run_match``: what a match with a remote bot
+A paired match played as one half (``run_match``: what a match with a remote bot
 under ``--paired-remote`` does) plays games 2k and 2k+1 of one deal with the same
 two processes, so game 2k's record (its whole deal and reshuffles) must not reach
 them before game 2k+1. Halves (``arena.referee.halves``) never replay a deal, so
@@ -15,7 +15,7 @@ import pytest
 
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import MatchConfig, TimeControl, run_match
-from arena.referee.results import deal_replayed_in_run
+from arena.referee.results import deal_replayed_in_half
 
 from .conftest import MakeBot
 
@@ -39,7 +39,7 @@ def test_which_games_replay_their_deal_in_the_same_run(
     games: int, paired: bool, indices: tuple[int, ...] | None, index: int, expected: bool
 ) -> None:
     config = MatchConfig(games=games, paired=paired, game_indices=indices)
-    assert deal_replayed_in_run(config, index) is expected
+    assert deal_replayed_in_half(config, index) is expected
 
 
 @pytest.mark.slow

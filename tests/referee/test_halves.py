@@ -1,4 +1,4 @@
-"""Halves: no bot process plays both games of a paired deal (issue 9, item 2).
+"""Halves: no bot process plays both games of a paired deal.
 
 ``halves`` is checked on its own; then a real sandboxed match is played by
 ``run_halves`` with every message each process receives recorded: a process
@@ -25,9 +25,13 @@ from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl
 from arena.referee.endpoint import WireTap
 from arena.referee.halves import half_configs, halves, play_in_turn, run_halves
 from arena.referee.match import StartedMatch, start_match
+from arena.referee.prestart import Prestart, decide_prestart
 from arena.referee.types import GameReport, MatchReport
 
 from .conftest import MakeBot, assert_no_process_left
+
+ON = decide_prestart(cpus=2)  # a worker with a CPU to spare
+OFF = decide_prestart(cpus=1)
 
 
 def test_halves_split_even_and_odd_indices_when_paired() -> None:
@@ -36,22 +40,22 @@ def test_halves_split_even_and_odd_indices_when_paired() -> None:
     assert halves((3,), paired=True) == ((3,),)
     assert halves(range(4), paired=False) == ((0, 1, 2, 3),)
     assert halves((), paired=True) == ()
-    # a remote bot's owner can link its processes: its paired games stay one run
+    # a remote bot's owner can link its processes: its paired games stay one half
     assert halves(range(4), paired=True, remote=True) == ((0, 1, 2, 3),)
 
 
 def test_no_half_holds_both_games_of_a_deal() -> None:
     for games in range(1, 12):
         config = MatchConfig(games=games)
-        runs = half_configs(config)
-        played = sorted(index for run in runs for index in run.indices_to_play)
+        parts = half_configs(config)
+        played = sorted(index for half in parts for index in half.indices_to_play)
         assert played == list(range(games))
-        for run in runs:
-            deals = [run.deal_index(index) for index in run.indices_to_play]
+        for half in parts:
+            deals = [half.deal_index(index) for index in half.indices_to_play]
             assert len(deals) == len(set(deals))
     resumed = half_configs(MatchConfig(games=8, game_indices=(1, 3, 4, 7)))
-    assert [run.indices_to_play for run in resumed] == [(4,), (1, 3, 7)]
-    assert [run.indices_to_play for run in half_configs(MatchConfig(games=5, paired=False))] == [
+    assert [half.indices_to_play for half in resumed] == [(4,), (1, 3, 7)]
+    assert [half.indices_to_play for half in half_configs(MatchConfig(games=5, paired=False))] == [
         (0, 1, 2, 3, 4)
     ]
 
@@ -69,7 +73,7 @@ def test_every_sandboxed_process_sees_each_deal_at_most_once(make_bot: MakeBot) 
         return lambda slot, raw: received[half].append((slot, raw))
 
     order: list[int] = []
-    report = run_halves(config, bot_a, bot_b, wire_tap_of_half=tap_of,
+    report = run_halves(config, bot_a, bot_b, prestart=ON, wire_tap_of_half=tap_of,
                         on_game=lambda game: order.append(game.index))  # fmt: skip
     assert [game.index for game in report.games] == list(range(8))
     assert sorted(order) == list(range(8))
@@ -131,7 +135,7 @@ def _play_in_turn_within(
 
     def play() -> None:
         try:
-            play_in_turn(half_configs(config), bot_a, bot_b,
+            play_in_turn(half_configs(config), bot_a, bot_b, prestart=ON,
                          on_done=lambda *outcome: done.append(outcome), **hooks)  # fmt: skip
         except BaseException as error:  # the test's thread reports it
             failed.append(error)
@@ -210,11 +214,11 @@ def test_a_caller_that_gives_up_after_the_first_half_leaves_no_prestarted_proces
     played: list[int] = []
 
     def give_up(number: int, report: MatchReport | None, error: BaseException | None) -> None:
-        raise KeyboardInterrupt(f"stopped after run {number}")
+        raise KeyboardInterrupt(f"stopped after half {number}")
 
     started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt, match="stopped after run 0"):
-        play_in_turn(half_configs(IN_TURN), bot_a, bot_b, on_done=give_up,
+    with pytest.raises(KeyboardInterrupt, match="stopped after half 0"):
+        play_in_turn(half_configs(IN_TURN), bot_a, bot_b, prestart=ON, on_done=give_up,
                      on_game=lambda game: played.append(game.index))  # fmt: skip
     assert played == [0, 2]
     assert time.monotonic() - started < 40
@@ -225,11 +229,11 @@ def test_a_caller_that_gives_up_after_the_first_half_leaves_no_prestarted_proces
 
 
 @pytest.mark.slow
-def test_the_next_match_launches_while_the_last_run_plays_and_plays_from_that_prestart(
+def test_the_next_match_launches_while_the_last_half_plays_and_plays_from_that_prestart(
     make_bot: MakeBot,
 ) -> None:
-    """``then`` launches the worker's next match (A against C) once the last run of the
-    current one (A against B) is ready: before that run's games, after the first run's;
+    """``then`` launches the worker's next match (A against C) once the last half of the
+    current one (A against B) is ready: before that half's games, after the first half's;
     the next call plays it from there (``first``), and no process is left. Were ``first``
     ignored, its prestarted processes would be left running (the last assertion)."""
     bot_a, bot_b, bot_c = (make_bot("random", name=name) for name in ("a", "b", "c"))
@@ -239,16 +243,16 @@ def test_the_next_match_launches_while_the_last_run_plays_and_plays_from_that_pr
 
     def launch_next() -> StartedMatch:
         seen_at_launch.append(list(played))
-        return start_match(half_configs(IN_TURN)[0], bot_a, bot_c)  # its first run
+        return start_match(half_configs(IN_TURN)[0], bot_a, bot_c)  # its first half
 
-    waiting = play_in_turn(half_configs(IN_TURN), bot_a, bot_b,
+    waiting = play_in_turn(half_configs(IN_TURN), bot_a, bot_b, prestart=ON,
                            on_done=lambda *outcome: done.append(outcome),
                            on_game=lambda game: played.append(game.index),
                            then=launch_next)  # fmt: skip
-    assert seen_at_launch == [[0, 2]], "launched while the last run (games 1, 3) plays"
+    assert seen_at_launch == [[0, 2]], "launched while the last half (games 1, 3) plays"
     assert isinstance(waiting, StartedMatch)
     assert played == [0, 2, 1, 3]
-    nothing = play_in_turn(half_configs(IN_TURN), bot_a, bot_c, first=waiting,
+    nothing = play_in_turn(half_configs(IN_TURN), bot_a, bot_c, prestart=ON, first=waiting,
                            on_done=lambda *outcome: done.append(outcome))  # fmt: skip
     assert nothing is None
     assert [(number, error) for number, _, error in done] == [(0, None), (1, None)] * 2
@@ -260,10 +264,10 @@ def test_the_next_match_launches_while_the_last_run_plays_and_plays_from_that_pr
 
 
 @pytest.mark.slow
-def test_a_caller_that_gives_up_in_the_last_run_leaves_no_next_match_process(
+def test_a_caller_that_gives_up_in_the_last_half_leaves_no_next_match_process(
     make_bot: MakeBot,
 ) -> None:
-    """``on_done`` raises for the last run (a runner stopping) after ``then`` launched the
+    """``on_done`` raises for the last half (a runner stopping) after ``then`` launched the
     next match: ``play_in_turn`` raises, and that prestart is killed, never returned."""
     bot_a, bot_b, bot_c = (make_bot("random", name=name) for name in ("a", "b", "c"))
     launched: list[StartedMatch] = []
@@ -274,45 +278,73 @@ def test_a_caller_that_gives_up_in_the_last_run_leaves_no_next_match_process(
 
     def give_up(number: int, report: MatchReport | None, error: BaseException | None) -> None:
         if number == 1:
-            raise KeyboardInterrupt("stopped after the last run")
+            raise KeyboardInterrupt("stopped after the last half")
 
-    with pytest.raises(KeyboardInterrupt, match="stopped after the last run"):
-        play_in_turn(half_configs(IN_TURN), bot_a, bot_b, on_done=give_up, then=launch_next)
+    with pytest.raises(KeyboardInterrupt, match="stopped after the last half"):
+        play_in_turn(half_configs(IN_TURN), bot_a, bot_b, prestart=ON, on_done=give_up,
+                     then=launch_next)
     assert len(launched) == 1
     assert_no_process_left(bot_a, bot_b, bot_c)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("ahead", "seen"), [(True, [[], []]), (False, [[], [0, 2]])])
-def test_without_ahead_each_run_launches_at_its_turn_and_nothing_follows(
-    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch, ahead: bool, seen: list[list[int]]
+@pytest.mark.parametrize(("prestart", "seen"), [(ON, [[], []]), (OFF, [[], [0, 2]])])
+def test_without_a_prestart_each_half_launches_at_its_turn(
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch, prestart: Prestart, seen: list[list[int]]
 ) -> None:
-    """A worker with one CPU (``ahead=False``) launches the second run's processes once
-    the first run's games are over, not while they play, and does not launch ``then``;
-    the control (``ahead=True``) launches the second run before the first one's games."""
+    """A worker with one CPU (``OFF``) launches the second half's processes once the first
+    half's games are over, not while they play; the control (``ON``) launches the second
+    half before the first one's games. ``then`` is the caller's decision (the next
+    match's prestart): given, it is launched either way, during the last half."""
     bot_a, bot_b = (make_bot("random", name=name) for name in ("a", "b"))
     played: list[int] = []
     seen_at_launch: list[list[int]] = []
-    followed: list[bool] = []
+    followed: list[list[int]] = []
 
     def recording(*args: Any, **kwargs: Any) -> StartedMatch:
         seen_at_launch.append(list(played))
         return start_match(*args, **kwargs)
 
     def launch_next() -> StartedMatch:
-        followed.append(True)
+        followed.append(list(played))
         return start_match(half_configs(IN_TURN)[0], bot_a, bot_b)
 
     monkeypatch.setattr(arena.referee.halves, "start_match", recording)
     done: list[Done] = []
-    waiting = play_in_turn(half_configs(IN_TURN), bot_a, bot_b, ahead=ahead,
+    waiting = play_in_turn(half_configs(IN_TURN), bot_a, bot_b, prestart=prestart,
                            on_done=lambda *outcome: done.append(outcome),
                            on_game=lambda game: played.append(game.index),
                            then=launch_next)  # fmt: skip
     if isinstance(waiting, StartedMatch):
         waiting.close()
     assert seen_at_launch == seen
-    assert followed == ([True] if ahead else [])
+    assert followed == [[0, 2]]
     assert played == [0, 2, 1, 3]
     assert [(number, error) for number, _, error in done] == [(0, None), (1, None)]
+    assert_no_process_left(bot_a, bot_b)
+
+
+@pytest.mark.slow
+def test_arena_match_without_a_prestart_plays_its_halves_one_after_the_other(
+    make_bot: MakeBot,
+) -> None:
+    """``run_halves`` with ``OFF`` (`arena match` on one CPU) launches the odd half only
+    once the even half's games are over; the control (``ON``) launches it while they play."""
+    bot_a, bot_b = (make_bot("random", name=name) for name in ("a", "b"))
+    for prestart, launched_after in ((OFF, [0, 2]), (ON, [])):
+        played: list[int] = []
+        seen: list[int] = []
+
+        def tap_of(half: int, played: list[int] = played, seen: list[int] = seen) -> WireTap:
+            if half == 1:
+                seen.extend(played)  # the odd half's launch: what was played by then
+            return lambda slot, raw: None
+
+        report = run_halves(IN_TURN, bot_a, bot_b, prestart=prestart, wire_tap_of_half=tap_of,
+                            on_game=lambda game, played=played: played.append(game.index))
+        assert sorted(game.index for game in report.games) == [0, 1, 2, 3]
+        if prestart.on:  # launched once the even half was ready, before its games ended
+            assert len(seen) < 2, f"the odd half launched after {seen}"
+        else:
+            assert seen == launched_after
     assert_no_process_left(bot_a, bot_b)

@@ -92,10 +92,10 @@ def offer(seat: SeatOffer, players: list[threading.Thread]) -> None:
 
 
 def play(config: MatchConfig, far: tuple[BotSpec, BotSpec], *, one_process: bool) -> Wire:
-    """Every message each process received, its runs played one after the other."""
-    runs = (config,) if one_process else half_configs(config)
+    """Every message each process received, its halves played one after the other."""
+    parts = (config,) if one_process else half_configs(config)
     wire: Wire = defaultdict(list)
-    for number, run_config in enumerate(runs):
+    for number, half in enumerate(parts):
         players: list[threading.Thread] = []
 
         def tap(slot: int, raw: bytes, number: int = number) -> None:
@@ -104,7 +104,7 @@ def play(config: MatchConfig, far: tuple[BotSpec, BotSpec], *, one_process: bool
         def take(seat: SeatOffer, players: list[threading.Thread] = players) -> None:
             offer(seat, players)
 
-        report = run_match(run_config, *far, wire_tap=tap, on_seat_offer=take)
+        report = run_match(half, *far, wire_tap=tap, on_seat_offer=take)
         for player in players:
             player.join(10)
         for game in report.games:

@@ -28,7 +28,7 @@ from arena.kahuna import (
 from arena.protocol.convert import action_from_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import GameReport, MatchConfig, TimeControl, run_match
-from arena.referee.results import deal_replayed_in_run
+from arena.referee.results import deal_replayed_in_half
 from arena.testing.protocol import observation_from_pb
 
 from .conftest import MakeBot, assert_no_process_left
@@ -97,7 +97,7 @@ def test_every_request_is_exactly_the_seats_observation(
         if kind == "game_over":
             seen_record[message.game_over.game_index].add(slot)
             game = report.games[message.game_over.game_index]
-            if deal_replayed_in_run(config, game.index):  # this run plays the deal again
+            if deal_replayed_in_half(config, game.index):  # this half plays the deal again
                 assert message.game_over.record_json == ""
             else:
                 assert json.loads(message.game_over.record_json) == game.record

@@ -66,7 +66,7 @@ class SequentialExecutor:
 
     def _work(self) -> None:
         while (job := self._jobs.get()) is not None:
-            self._events.put(JobDone(job.match_id, job.part, self._play(job)))
+            self._events.put(JobDone(job.match_id, job.half, self._play(job)))
 
     def _play(self, job: MatchJob) -> str | None:
         if self.lose_jobs:

@@ -4,7 +4,7 @@ With a single worker the whole batch is one task (``_play_matches``), so that th
 worker launches each next match's first half while the current match's last half
 plays (``play_in_turn``'s ``first``/``then``, tested in tests/referee/test_halves.py);
 with several workers each match is a task of its own, taken by whichever is free.
-Real worker processes and sandboxed bots: every run reports once, every game once.
+Real worker processes and sandboxed bots: every job reports once, every game once.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ MATCHES = (1, 2, 3)
 def _jobs() -> list[MatchJob]:
     random = load_bot(sample_bot("python_random"))
     return [
-        MatchJob(match, half, random, random, part=half.indices_to_play[0] % 2, live=False)
+        MatchJob(match, half, random, random, half=half.indices_to_play[0] % 2, live=False)
         for match in MATCHES
         for half in half_configs(CONFIG)
     ]
@@ -54,6 +54,6 @@ def test_a_batch_is_one_task_for_one_worker_and_every_run_reports_once(
                 games.append((event.match_id, event.report.index))
     finally:
         executor.close()
-    assert sorted((event.match_id, event.part) for event in done) == sorted(j.key for j in jobs)
+    assert sorted((event.match_id, event.half) for event in done) == sorted(j.key for j in jobs)
     assert [event.error for event in done] == [None] * len(jobs)
     assert sorted(games) == [(match, index) for match in MATCHES for index in (0, 1)]

@@ -193,7 +193,7 @@ def _result_field(report: GameReport, _seeds: dict[int, int]) -> GameReport:
         (_cut_short, "stops before the game ends, and no bot failed"),
         (_illegal_action, "does not replay: action 10"),
         (_seats_swapped, "seats"),
-        (_index_not_given, "game index 9 is not one this run was given"),
+        (_index_not_given, "game index 9 is not one this job was given"),
         (_other_version, "the record's bots"),
         (_forfeit_claimed, "disagrees with the record's failures"),
         (_action_count, "actions reported, the record has"),

@@ -126,21 +126,22 @@ def _check_deals_keyed(data: Path) -> None:
 
 
 def _check_halves_apart(rows: list[tuple[Any, ...]]) -> None:
-    """No bot process played two games of one deal: the games of one referee run (its
-    ``match_id``, one set of processes per bot, restarts included) are of one half (all
-    even or all odd indices), so every deal at most once; a deal's two games, two runs."""
-    runs: dict[str, list[tuple[int, int, int]]] = {}
-    run_of: dict[tuple[int, int], set[str]] = {}
+    """No bot process played two games of one deal: the games of one launch of the bots
+    (the record's ``match_id``, one set of processes per bot, restarts included) are of
+    one half (all even or all odd indices), so every deal at most once; a deal's two
+    games, two halves."""
+    halves: dict[str, list[tuple[int, int, int]]] = {}
+    half_of: dict[tuple[int, int], set[str]] = {}
     for _secret, match_seed, _first, index, _seat0, text in rows:
         meta = json.loads(text)["match"]
-        runs.setdefault(meta["match_id"], []).append((match_seed, index, meta["deal_index"]))
-        run_of.setdefault((match_seed, meta["deal_index"]), set()).add(meta["match_id"])
-    for run_id, games in runs.items():
-        assert len({seed for seed, _, _ in games}) == 1, f"run {run_id} played two matches"
-        assert len({index % 2 for _, index, _ in games}) == 1, f"run {run_id}: both halves"
+        halves.setdefault(meta["match_id"], []).append((match_seed, index, meta["deal_index"]))
+        half_of.setdefault((match_seed, meta["deal_index"]), set()).add(meta["match_id"])
+    for half_id, games in halves.items():
+        assert len({seed for seed, _, _ in games}) == 1, f"half {half_id} played two matches"
+        assert len({index % 2 for _, index, _ in games}) == 1, f"half {half_id}: both halves"
         deals = [deal for _, _, deal in games]
-        assert len(deals) == len(set(deals)), f"run {run_id} played a deal twice"
-    assert all(len(ids) == 2 for ids in run_of.values()), "a deal's two games in one run"
+        assert len(deals) == len(set(deals)), f"half {half_id} played a deal twice"
+    assert all(len(ids) == 2 for ids in half_of.values()), "a deal's two games in one half"
 
 
 def _check_consistent(data: Path) -> None:

@@ -1,4 +1,4 @@
-"""The local executor: match jobs in worker processes on this machine.
+"""The local executor: match jobs (one per half) in worker processes on this machine.
 
 Workers come from a ``multiprocessing`` forkserver that has imported this
 module (and with it the referee) once: the parent may be a threaded gRPC
@@ -58,14 +58,13 @@ class LocalProcessExecutor:
         self._workers = 0  # how many worker processes the pool has (once started)
 
     def submit(self, jobs: Sequence[MatchJob]) -> None:
-        """Queue ``jobs``; the runs of one match (its halves, next to each other in
-        ``jobs``) go to one worker, which plays them in turn with the next run's
-        processes launched while the current run plays (``play_in_turn``). A single
+        """Queue ``jobs``; the jobs of one match (its halves, next to each other in
+        ``jobs``) go to one worker, which plays them in turn (``play_chain``). A single
         worker gets the whole batch as one task (``_play_matches``), so that each next
-        match's first run is launched while the current match's last run plays: with
-        one worker the other CPUs are mostly idle during a match (a ping-pong between
-        the referee and one bot at a time), and the launch costs no wall time there.
-        Several workers take one match at a time, whichever is free first."""
+        match's first half can be launched while the current match's last half plays:
+        with one worker the other CPUs are mostly idle during a match (a ping-pong
+        between the referee and one bot at a time), and the launch costs no wall time
+        there. Several workers take one match at a time, whichever is free first."""
         groups = _by_match(jobs)
         pool = self._started(len(groups))
         tasks = [tuple(groups)] if self._workers == 1 else [(group,) for group in groups]
@@ -140,7 +139,7 @@ class LocalProcessExecutor:
 
 
 def _by_match(jobs: Sequence[MatchJob]) -> list[tuple[MatchJob, ...]]:
-    """``jobs`` in order, the neighbouring runs of one match grouped together."""
+    """``jobs`` in order, the neighbouring jobs of one match grouped together."""
     groups: list[list[MatchJob]] = []
     for job in jobs:
         if groups and groups[-1][0].match_id == job.match_id:
@@ -153,10 +152,6 @@ def _by_match(jobs: Sequence[MatchJob]) -> list[tuple[MatchJob, ...]]:
 # ------------------------------------------------------------------ worker side
 
 _worker_queue: Any = None
-_launch_ahead = True
-"""Whether this worker launches a run's processes while the run before it plays: only
-where it has a CPU to spare for that (more than one CPU); a worker pinned to a single
-CPU launches each run at its turn (``play_in_turn``'s ``ahead``)."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +189,7 @@ def _die_with(runner_pid: int) -> None:
 
 def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     """Die with the parent (kill -9 included), keep the report queue, take this worker's CPUs."""
-    global _worker_queue, _launch_ahead
+    global _worker_queue
     _worker_queue = reports
     with contextlib.suppress(OSError, AttributeError):  # dies with the forkserver too
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -209,13 +204,12 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
         if cpus is not None and not pin_this_process(cpus):
             get_logger(worker=number).warning("cpu_pinning_refused", cpus=sorted(cpus))
     _die_with(parent_pid)  # after pinning: threads take the affinity they start with
-    _launch_ahead = len(usable_cpus()) > 1
     reports.put(WorkerStarted(os.getpid(), usable_cpus()))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
 def _play_matches(groups: tuple[tuple[MatchJob, ...], ...]) -> None:
-    """Play matches (each its runs, ``_by_match``) one after the other, each next match's
-    first run launched while the match before it plays its last (``play_chain``), where the
-    worker has more than one CPU (``_launch_ahead``); else each run at its turn."""
-    play_chain(groups, _worker_queue.put, ahead=_launch_ahead)
+    """Play matches (each its jobs, ``_by_match``) one after the other (``play_chain``: the
+    next half launched while the current one plays where ``arena.referee.prestart`` says
+    so for this worker's CPUs, read after pinning)."""
+    play_chain(groups, _worker_queue.put)

@@ -1,12 +1,15 @@
 """Matches played one after the other by one worker: a chain, each next match prestarted.
 
-A worker that plays several matches in turn launches each next match's first
-run while the current match's last run plays (``play_in_turn``'s ``first`` and
+A worker that plays several matches in turn may launch each next match's first
+half while the current match's last half plays (``play_in_turn``'s ``first`` and
 ``then``, ``arena.referee.halves``): its bots say Hello meanwhile, so that their
 launch costs no wall time where the CPUs are idle during a match (a ping-pong
 between the referee and one bot at a time), and the match starts at once when
-its turn comes. A finished run's processes are shut down while the next one
-plays, whatever match it is of; ``play_chain`` returns once they are all gone.
+its turn comes. Whether a launch goes ahead of its turn, the next half's or the
+next match's, is ``arena.referee.prestart``'s to say, from the CPUs this worker
+may use and the bots to launch. A finished half's processes are shut down while
+the next one plays, whatever match it is of; ``play_chain`` returns once they
+are all gone.
 
 Two players use it: the local executor's single worker, with its whole batch
 (``arena.tournament.execution.local_executor``), and a Ray task, with the chain of matches
@@ -20,12 +23,15 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 
+from arena.logs import get_logger
 from arena.referee import GameReport
-from arena.referee.halves import Prestart, play_in_turn
+from arena.referee.halves import Launched, play_in_turn
 from arena.referee.live import LiveHook
 from arena.referee.match import StartedMatch, start_match
+from arena.referee.prestart import Prestart, decide_prestart
 from arena.referee.remote import SeatOffer
 from arena.referee.types import BotSpec
+from arena.tournament.execution.cpu_placement import usable_cpus
 from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob, SeatOffered
 from arena.tournament.execution.live_feed import LiveSender
 
@@ -36,12 +42,12 @@ Resolve = Callable[[MatchJob], tuple[BotSpec, BotSpec]]
 """A match's two bots as this worker runs them (e.g. from a node's bot cache)."""
 
 OnTurn = Callable[[tuple[MatchJob, ...], bool], None]
-"""Called as a match's turn comes, with its runs and whether its first run was prestarted."""
+"""Called as a match's turn comes, with its jobs and whether its first half was prestarted."""
 
 
 class MatchHooks:
-    """What one match's runs report through ``put`` (games, runs done, live events, seat
-    offers), made before its first run is launched (a prestart binds them)."""
+    """What one match's halves report through ``put`` (games, jobs done, live events, seat
+    offers), made before its first half is launched (a prestart binds them)."""
 
     def __init__(self, jobs: tuple[MatchJob, ...], put: Put, resolve: Resolve | None) -> None:
         self.jobs = jobs
@@ -52,14 +58,14 @@ class MatchHooks:
         self._bots: tuple[BotSpec, BotSpec] | Exception | None = None
 
     def bots(self) -> tuple[BotSpec, BotSpec]:
-        """The match's bots, resolved once (its prestart and its runs use the same)."""
+        """The match's bots, resolved once (its prestart and its halves use the same)."""
         if self._bots is None:
             job = self.jobs[0]
             try:
                 self._bots = (
                     (job.first, job.second) if self._resolve is None else self._resolve(job)
                 )
-            except Exception as failure:  # each of the match's runs fails with it
+            except Exception as failure:  # each of the match's halves fails with it
                 self._bots = failure
         if isinstance(self._bots, Exception):
             raise self._bots
@@ -74,7 +80,7 @@ class MatchHooks:
         if self.sender is not None:
             self.sender.flush()
         error = None if failure is None else f"{type(failure).__name__}: {failure}"
-        self.put(JobDone(self.match_id, self.jobs[number].part, error))
+        self.put(JobDone(self.match_id, self.jobs[number].half, error))
 
     @property
     def on_event(self) -> LiveHook | None:
@@ -84,7 +90,7 @@ class MatchHooks:
         self.put(SeatOffered(self.match_id, offer))
 
     def start_first(self) -> StartedMatch:
-        """Launch the match's first run (a prestart while the match before it plays)."""
+        """Launch the match's first half (a prestart while the match before it plays)."""
         first, second = self.bots()
         return start_match(self.jobs[0].config, first, second,
                            on_seat_offer=self.on_seat_offer, on_event=self.on_event)  # fmt: skip
@@ -101,22 +107,31 @@ def play_chain(
     resolve: Resolve | None = None,
     on_turn: OnTurn | None = None,
     prestart: bool = True,
-    ahead: bool = True,
+    cpus: int | None = None,
 ) -> None:
-    """Play matches (each its runs) one after the other: each match's runs in turn
-    (``play_in_turn``), each next match's first run launched together with the last run
-    of the match before it (see the module docstring). A match whose bots cannot be had
-    (``resolve`` raised) reports each of its runs failed, and the next match is played;
-    returns once every process it launched is gone. Without ``prestart`` each match's
-    first run is launched when its turn comes; without ``ahead`` (a worker with one CPU,
-    whose bots' clocks a launch would slow) every run is launched when its turn comes, the
-    next half of a match too (``play_in_turn``)."""
+    """Play matches (each its jobs, one per half) one after the other: each match's halves
+    in turn (``play_in_turn``), the next half's or the next match's first half launched
+    while the current half plays where ``decide_prestart`` says so, for this worker's
+    ``cpus`` (None: the CPUs this process may use) and the bots to launch; ``prestart``
+    False turns that off (see the module docstring). A match whose bots cannot be had
+    (``resolve`` raised) reports each of its halves failed, and the next match is played;
+    returns once every process it launched is gone."""
     if not groups:
         return
+    worker_cpus = len(usable_cpus()) if cpus is None else cpus
+    log = get_logger(chain=groups[0][0].match_id)
+
+    def decided(job: MatchJob) -> Prestart:
+        decision = decide_prestart(cpus=worker_cpus, bots=(job.first, job.second), wanted=prestart)
+        log.debug("prestart_decided", match_id=job.match_id, on=decision.on,
+                  reason=decision.reason)  # fmt: skip
+        return decision
+
+    decisions = [decided(group[0]) for group in groups]  # each match's, once
     hooks = MatchHooks(groups[0], put, resolve)
     following: MatchHooks | None = None
-    waiting: Prestart = None
-    closing: list[threading.Thread] = []  # finished runs shutting down, the next playing
+    waiting: Launched = None
+    closing: list[threading.Thread] = []  # finished halves shutting down, the next playing
     try:
         for number, group in enumerate(groups):
             following = (
@@ -128,20 +143,21 @@ def play_chain(
                 try:
                     first, second = hooks.bots()
                 except Exception as failure:
-                    for run in range(len(group)):
-                        hooks.on_done(run, None, failure)
+                    for half in range(len(group)):
+                        hooks.on_done(half, None, failure)
                     waiting = None  # its prestart failed with the same error: nothing runs
                 else:
+                    ahead = number + 1 < len(groups) and decisions[number + 1].on
                     waiting = play_in_turn(
                         [job.config for job in group], first, second,
+                        prestart=decisions[number],
                         on_done=hooks.on_done,
                         on_game=hooks.on_game,
                         on_event=hooks.on_event,
                         on_seat_offer=hooks.on_seat_offer,
                         first=waiting,
-                        then=None if following is None or not prestart else following.start_first,
+                        then=following.start_first if following is not None and ahead else None,
                         closing=closing,
-                        ahead=ahead,
                     )  # fmt: skip
             finally:
                 hooks.close()

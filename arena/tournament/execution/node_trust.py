@@ -63,7 +63,7 @@ def check_game(job: MatchJob, seeds: DealSeeds, report: GameReport) -> None:
     config = job.config
     index = report.index
     if isinstance(index, bool) or not isinstance(index, int) or index not in config.indices_to_play:
-        raise ForgedGame(f"game index {index!r} is not one this run was given to play")
+        raise ForgedGame(f"game index {index!r} is not one this job was given to play")
     where = f"game {index}"
     first, second = job.first.name, job.second.name
     names = (first, second) if index % 2 == 0 else (second, first)

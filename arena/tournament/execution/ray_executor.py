@@ -17,7 +17,8 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   matches as the local executor's single worker plays its batch
   (``arena.tournament.execution.match_chain``): each match's halves in turn, the next
   half's bots started while the current one plays, and each next match's
-  first half started while the current match's last half plays; the driver
+  first half started while the current match's last half plays, where
+  ``arena.referee.prestart`` says so (not on a one-CPU slot); the driver
   waits for a free slot, Ray places the task and the task takes its slot once
   per chain, not once per match.
 - The task plays on one of its node's slots, pinned to that slot's CPUs as a
@@ -33,7 +34,7 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
 - A node is trusted with its match only (``arena.tournament.execution.node_trust``): its task
   carries the seeds of its games' deals, never the secret, and every game it
   streams is checked before the runner sees it. A node that sends a game that
-  fails (or one of a match it was not given, or says a run is done with games
+  fails (or one of a match it was not given, or says a half is done with games
   missing) is named (``GameRejected``), gets no more tasks (a label selector
   on its node id; its units are no longer counted) and its task is killed; its
   matches' unstored games are played again elsewhere, as for a lost node.
@@ -101,7 +102,7 @@ class MatchPlaced:
     """The first message of a task: where its job runs (the driver logs it; tests read it)."""
 
     match_id: int
-    part: int
+    half: int
     node_ip: str
     node_id: str
     pid: int
@@ -125,8 +126,8 @@ class JobTiming:
 
 
 @dataclass
-class _Run:
-    """The runs of one match (its halves, played in turn with the next half's bots
+class _Match:
+    """The jobs of one match (its halves, played in turn with the next half's bots
     prestarted, as the local executor does), in one task at a time."""
 
     jobs: tuple[MatchJob, ...]  # as the runner submitted them
@@ -144,7 +145,7 @@ class _Run:
         return [
             (job, [i for i in job.config.indices_to_play if i not in self.reported])
             for job in self.jobs
-            if job.part not in self.done
+            if job.half not in self.done
         ]
 
 
@@ -152,12 +153,12 @@ class _Run:
 class _Task:
     """One Ray task: the matches it plays in turn (a chain) and its stream of events."""
 
-    runs: list[_Run]
+    matches: list[_Match]
     generator: Any  # ray.ObjectRefGenerator
     node: tuple[str, str] | None = None  # (ip, id) of its node, once its MatchPlaced came
 
-    def run_of(self, match_id: int) -> _Run | None:
-        return next((run for run in self.runs if run.match_id == match_id), None)
+    def match_of(self, match_id: int) -> _Match | None:
+        return next((match for match in self.matches if match.match_id == match_id), None)
 
 
 class RayExecutor:
@@ -176,7 +177,7 @@ class RayExecutor:
         self.match_cpus = match_cpus
         self.max_attempts = max_attempts
         self.max_chain = max(1, max_chain)
-        self.prestart = prestart  # each next match of a chain launched while the one before plays
+        self.prestart = prestart  # False: no bots launched while a half plays (an A/B test)
         self.log = get_logger(executor="ray")
         self.placements: list[MatchPlaced] = []
         self.timings: dict[tuple[int, int], JobTiming] = {}
@@ -184,7 +185,7 @@ class RayExecutor:
         self.tasks_launched = 0
         self._events: collections.deque[JobEvent] = collections.deque()
         self._tasks: list[_Task] = []  # in Ray now
-        self._waiting: collections.deque[_Run] = collections.deque()  # for a free slot
+        self._waiting: collections.deque[_Match] = collections.deque()  # for a free slot
         self._bundles: dict[str, Any] = {}  # version -> ObjectRef of its bundle
         self._slots_read = (-_SLOTS_TTL_S, 1)  # (when, slots()) of the last look
         self.distrusted: dict[str, str] = {}  # node id -> ip: nodes that sent a forged game
@@ -198,7 +199,7 @@ class RayExecutor:
     # ----------------------------------------------------------- interface
 
     def submit(self, jobs: Sequence[MatchJob]) -> None:
-        """Queue ``jobs``, the runs of one match (neighbours in ``jobs``) together; at
+        """Queue ``jobs``, the halves of one match (neighbours in ``jobs``) together; at
         most as many tasks are in Ray at once as the cluster has slots (``kahuna_sandbox``
         units): a task Ray has queued on one node stays there even when another node
         frees up, so the rest wait here and go to whichever node is free first, in
@@ -216,7 +217,7 @@ class RayExecutor:
             seeds: dict[int, int] = {}
             for job in group:
                 seeds.update(deal_seeds(job.config))
-            self._waiting.append(_Run(tuple(group), seeds))
+            self._waiting.append(_Match(tuple(group), seeds))
         self._fill()
 
     def next_event(self, timeout_s: float) -> JobEvent | None:
@@ -259,10 +260,10 @@ class RayExecutor:
         free = slots - len(self._tasks)
         while free > 0 and self._waiting:
             length = chain_length(len(self._waiting), slots, self.max_chain)
-            runs = [self._waiting.popleft() for _ in range(min(length, len(self._waiting)))]
-            task = _Task(runs, self._launch(runs))
-            for run in runs:
-                self._note(run, "launched")
+            matches = [self._waiting.popleft() for _ in range(min(length, len(self._waiting)))]
+            task = _Task(matches, self._launch(matches))
+            for match in matches:
+                self._note(match, "launched")
             self._tasks.append(task)
             self.tasks_launched += 1
             free -= 1
@@ -273,7 +274,7 @@ class RayExecutor:
             try:
                 ray.cancel(task.generator, force=True)
             except RayError as error:
-                matches = [run.match_id for run in task.runs]
+                matches = [match.match_id for match in task.matches]
                 self.log.warning("ray_cancel_failed", matches=matches, error=str(error))
         self._tasks.clear()
         self._waiting.clear()
@@ -299,11 +300,11 @@ class RayExecutor:
             self._bundles[spec.version] = ray.put(pack(spec.directory))
         return self._bundles[spec.version]
 
-    def _launch(self, runs: list[_Run]) -> Any:
-        """A task for ``runs``, each with its jobs not done yet playing only their
+    def _launch(self, matches: list[_Match]) -> Any:
+        """A task for ``matches``, each with its jobs not done yet playing only their
         indices left."""
-        groups = tuple(tuple(sealed(job, run.seeds, tuple(left)) for job, left in run.left())
-                       for run in runs)  # fmt: skip
+        groups = tuple(tuple(sealed(job, match.seeds, tuple(left)) for job, left in match.left())
+                       for match in matches)  # fmt: skip
         options: dict[str, Any] = {
             "num_cpus": self.match_cpus,
             "resources": {SANDBOX_RESOURCE: 1},
@@ -323,23 +324,23 @@ class RayExecutor:
             ref = next(task.generator)
         except StopIteration:  # the task is over: each of its jobs said it was done
             self._tasks.remove(task)
-            self._note(task.runs[-1], "ended")
-            for run in task.runs:
-                for job, _left in run.left():  # cannot happen but for a bug
+            self._note(task.matches[-1], "ended")
+            for match in task.matches:
+                for job, _left in match.left():  # cannot happen but for a bug
                     self._finish(job, "the match's task ended without saying it was done")
             return
         try:
             events: tuple[object, ...] = ray.get(ref)
         except RayTaskError as error:  # the task itself raised (it reports its own errors)
             self._tasks.remove(task)
-            for run in task.runs:
-                for job, _left in run.left():
+            for match in task.matches:
+                for job, _left in match.left():
                     self._finish(job, f"{type(error).__name__}: {error}")
             return
         except RayError as error:  # its node or worker died, its objects were lost
             self._tasks.remove(task)
-            for run in reversed(task.runs):  # back in line in their order
-                self._retry(run, error)
+            for match in reversed(task.matches):  # back in line in their order
+                self._retry(match, error)
             self._fill()
             return
         for event in events:
@@ -349,17 +350,18 @@ class RayExecutor:
     def _handle(self, task: _Task, event: object) -> bool:
         """One event of ``task``'s stream; False when it was a forged game (the task is
         then gone: nothing more of it is read)."""
-        owner = task.run_of(getattr(event, "match_id", -1))
+        owner = task.match_of(getattr(event, "match_id", -1))
         if isinstance(event, MatchPlaced):
             task.node = (event.node_ip, event.node_id)
             if owner is not None:
                 self._note(owner, "placed")
             self.placements.append(event)
-            self.log.info("match_placed", match_id=event.match_id, part=event.part,
+            self.log.info("match_placed", match_id=event.match_id, half=event.half,
                           node=event.node_ip, chain=event.chain, prestarted=event.prestarted,
                           attempt=None if owner is None else owner.attempt)  # fmt: skip
         elif isinstance(event, (GameFinished, JobDone)) and owner is None:
-            self._reject(task, task.runs[0], getattr(getattr(event, "report", None), "index", -1),
+            self._reject(task, task.matches[0],
+                         getattr(getattr(event, "report", None), "index", -1),
                          f"it sent a game of match {event.match_id!r}, which it was not given")
             return False
         elif isinstance(event, GameFinished) and owner is not None:
@@ -383,15 +385,15 @@ class RayExecutor:
             timing.first_game = timing.first_game or timing.last_game
             self._events.append(event)
         elif isinstance(event, JobDone) and owner is not None:
-            done = next((j for j in owner.jobs if j.part == event.part), None)
+            done = next((j for j in owner.jobs if j.half == event.half), None)
             missing = [] if done is None else [
                 i for i in done.config.indices_to_play if i not in owner.reported]
             if done is None or (event.error is None and missing):  # games withheld
                 self._reject(task, owner, missing[0] if missing else -1,
-                             f"its run {event.part} said it was done without games {missing}")
+                             f"its half {event.half} said it was done without games {missing}")
                 return False
-            if event.part not in owner.done:  # exactly one JobDone per job
-                owner.done.add(event.part)
+            if event.half not in owner.done:  # exactly one JobDone per job
+                owner.done.add(event.half)
                 self._finish(done, event.error)
         elif isinstance(event, WorkerStarted) or (
             isinstance(event, LiveBatch) and owner is not None
@@ -399,13 +401,13 @@ class RayExecutor:
             self._events.append(event)
         return True  # anything else (a seat offer: no remote bot plays on Ray) is dropped
 
-    def _reject(self, task: _Task, run: _Run, index: object, problem: str) -> None:
-        """A game of ``run`` failed the driver's check: it is not stored, the node that
+    def _reject(self, task: _Task, match: _Match, index: object, problem: str) -> None:
+        """A game of ``match`` failed the driver's check: it is not stored, the node that
         sent it gets no more matches, its task is killed and each of its matches is
         played again (the games not stored yet) on other nodes."""
         ip, node_id = task.node or ("unknown", "unknown")
         problem = problem[:MAX_PROBLEM_CHARS]  # the node's own text may be in it
-        self.log.error("game_rejected_from_node", match_id=run.match_id, game=index,
+        self.log.error("game_rejected_from_node", match_id=match.match_id, game=index,
                        node_ip=ip, node_id=node_id, problem=problem)  # fmt: skip
         if node_id != "unknown":
             self.distrusted[node_id] = ip
@@ -413,47 +415,47 @@ class RayExecutor:
         shown = -1  # what the node sent may be no game index at all
         if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < 2**31:
             shown = index
-        self._events.append(GameRejected(run.match_id, shown, ip, node_id, problem))
+        self._events.append(GameRejected(match.match_id, shown, ip, node_id, problem))
         with contextlib.suppress(RayError):
             ray.cancel(task.generator, force=True)
         self._tasks.remove(task)
-        for lost in reversed(task.runs):
+        for lost in reversed(task.matches):
             self._retry(lost, ForgedGame(f"node {ip} sent a forged game"))
         self._fill()
 
-    def _note(self, run: _Run, moment: str) -> None:
-        """Now is ``moment`` (a ``JobTiming`` field) of each of ``run``'s jobs."""
+    def _note(self, match: _Match, moment: str) -> None:
+        """Now is ``moment`` (a ``JobTiming`` field) of each of ``match``'s jobs."""
         now = time.monotonic()
-        for job in run.jobs:
+        for job in match.jobs:
             if job.key in self.timings:
                 setattr(self.timings[job.key], moment, now)
 
-    def _retry(self, run: _Run, error: BaseException) -> None:
-        """Put ``run`` back first in line with its games not reported yet (its task was
+    def _retry(self, match: _Match, error: BaseException) -> None:
+        """Put ``match`` back first in line with its games not reported yet (its task was
         lost), unless it has had ``max_attempts``."""
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-        for job, left in run.left():
+        for job, left in match.left():
             if not left:  # every game of it arrived: only its JobDone was lost
-                run.done.add(job.part)
+                match.done.add(job.half)
                 self._finish(job, None)
-            elif run.attempt >= self.max_attempts:
-                run.done.add(job.part)
-                self._finish(job, f"lost {run.attempt} times, last: {reason}")
-        if not run.left():
+            elif match.attempt >= self.max_attempts:
+                match.done.add(job.half)
+                self._finish(job, f"lost {match.attempt} times, last: {reason}")
+        if not match.left():
             return
-        run.attempt += 1
+        match.attempt += 1
         self.resubmitted += 1
         self.log.warning(
-            "match_resubmitted", match_id=run.match_id, attempt=run.attempt, reason=reason,
-            games={job.part: left for job, left in run.left()},
+            "match_resubmitted", match_id=match.match_id, attempt=match.attempt, reason=reason,
+            games={job.half: left for job, left in match.left()},
         )  # fmt: skip
-        self._waiting.appendleft(run)  # first in line for the next free slot
+        self._waiting.appendleft(match)  # first in line for the next free slot
 
     def _finish(self, job: MatchJob, error: str | None) -> None:
         timing = self.timings.get(job.key)
         if timing is not None:
             timing.done = time.monotonic()
-        self._events.append(JobDone(job.match_id, job.part, error))
+        self._events.append(JobDone(job.match_id, job.half, error))
 
 
 # ---------------------------------------------------------------- node side
@@ -468,10 +470,10 @@ def _local_spec(spec: BotSpec, bundle: Any) -> BotSpec:
 def _play(
     groups: tuple[tuple[MatchJob, ...], ...], bundles: dict[str, Any], prestart: bool = True
 ) -> Iterator[tuple[object, ...]]:
-    """A chain of matches (each its runs) on one of the node's slots, played in turn with
-    each next run's bots prestarted, across matches too (``play_chain``), yielding their
-    events as they come, gathered (``_gathered``): a ``MatchPlaced`` as each match's turn
-    comes, one ``JobDone`` per run."""
+    """A chain of matches (each its halves) on one of the node's slots, played in turn
+    (``play_chain``: the next half's bots prestarted where ``arena.referee.prestart`` says
+    so, not on a one-CPU slot), yielding their events as they come, gathered
+    (``_gathered``): a ``MatchPlaced`` as each match's turn comes, one ``JobDone`` per job."""
     _watch_raylet()
     # on one of the node's slots, pinned to its CPUs as a local worker is (node_slots)
     with node_slot(cache_root() / ".slots", configured_slots(), NODE_CPUS):
@@ -526,18 +528,18 @@ def _played(
 
     def on_turn(group: tuple[MatchJob, ...], prestarted: bool) -> None:
         job = group[0]
-        events.put(MatchPlaced(job.match_id, job.part, node_ip, node_id, os.getpid(),
+        events.put(MatchPlaced(job.match_id, job.half, node_ip, node_id, os.getpid(),
                                prestarted, turns[job.match_id]))  # fmt: skip
 
     def play() -> None:
         try:
             play_chain(groups, put, resolve=resolve, on_turn=on_turn, prestart=prestart)
-        except Exception as failure:  # cannot happen but for a bug: every run not over fails
+        except Exception as failure:  # cannot happen but for a bug: every job not over fails
             error = f"{type(failure).__name__}: {failure}"
             for group in groups:
                 for job in group:
                     if job.key not in done:
-                        put(JobDone(job.match_id, job.part, error))
+                        put(JobDone(job.match_id, job.half, error))
         finally:
             events.put(finished)
 

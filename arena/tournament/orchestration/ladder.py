@@ -311,8 +311,8 @@ class LadderRunner(RunnerBase):
         )
 
     def _jobs(self, match: MatchRow, versions: tuple[int, int]) -> list[MatchJob]:
-        """``match``'s runs, now open; none when a bot's stored copy is gone: that bot is
-        withdrawn (the others play on) and the match is left unplayed."""
+        """``match``'s jobs (one per half), now open; none when a bot's stored copy is
+        gone: that bot is withdrawn (the others play on) and the match is left unplayed."""
         config, _ = ladder_settings(self.store, self.tournament_id)
         try:
             jobs = match_jobs(

@@ -15,7 +15,7 @@ games is run again with the same seed, playing only the unstored game indices
 no stored game is played again; the unstored indices are still split into
 their halves (``arena.referee.halves``: even and odd indices of a paired match
 are separate jobs, each with its own bot processes, so no process plays both
-games of a deal; the two jobs of a match may run at once). Should a report of
+games of a deal; one worker plays the two jobs of a match in turn). Should a report of
 a stored game still arrive it is discarded, never counted twice. Swiss rounds are paired and stored
 whole, so a round is paired once; an SPRT test's pairs are stored a batch at a time (one pair
 per worker, ``arena.tournament.policy.sprt_format``) once the batch before is played, none once the
@@ -169,8 +169,8 @@ def match_jobs(
     store: Store, match: MatchRow, config: TournamentConfig, *, limits: SandboxLimits,
     unsafe: bool, live: bool, paired_remote: bool, anonymous: bool = False,
 ) -> list[MatchJob]:  # fmt: skip
-    """The runs of ``match``'s unstored games: its halves when paired, each run with its
-    own bot processes, so that no process plays both games of a deal. A match with a
+    """The jobs of ``match``'s unstored games, one per half (two when paired), each half
+    with its own bot processes, so that no process plays both games of a deal. A match with a
     remote bot pairs its deals only if ``paired_remote``; with ``anonymous`` each bot is
     told its opponent's name as ``ANONYMOUS_OPPONENT`` only (the ladder's matches)."""
     first = bot_spec(store, match.first, match.first_version)
@@ -191,7 +191,7 @@ def match_jobs(
         game_indices=unstored_indices(match), anonymous_opponents=anonymous,
     )  # fmt: skip
     return [
-        MatchJob(match.id, half, first, second, part=half.indices_to_play[0] % 2, live=live)
+        MatchJob(match.id, half, first, second, half=half.indices_to_play[0] % 2, live=live)
         for half in half_configs(match_config, remote=remote)
     ]
 
@@ -362,7 +362,7 @@ class TournamentRunner(RunnerBase):
         self, done: JobDone, open_jobs: set[tuple[int, int]], summary: RunSummary
     ) -> None:
         open_jobs.discard(done.key)
-        if not any(key[0] == done.match_id for key in open_jobs):  # its last run is over
+        if not any(key[0] == done.match_id for key in open_jobs):  # its last half is over
             close_seat_offers(self.store, match_id=done.match_id)
         if done.error is not None:
             self._match_failed(done.match_id, done.error, summary)
