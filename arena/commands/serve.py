@@ -242,7 +242,10 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
                 spectator_delay_s=args.spectator_delay_s, live_answer_s=LIVE_ANSWER_S,
                 submitter=WebSubmitter(store, options.smoke_check, server.quotas),
-                tables=PlayTables(store, PlayOptions(unsafe=args.unsafe_no_sandbox)),
+                tables=PlayTables(store, PlayOptions(
+                    unsafe=args.unsafe_no_sandbox,
+                    rated_play=lambda user: server.quotas.limits_for(user).rated_play == 1,
+                )),
             )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)
