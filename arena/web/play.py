@@ -516,10 +516,12 @@ def pool_json(store: Store) -> Json:
             "bots": [entry.to_json() for entry in bots]}  # fmt: skip
 
 
-def games_json(store: Store, user: str) -> Json:
-    """``user``'s latest games at /play, newest first."""
+def games_json(store: Store, user: str, rated_play: bool) -> Json:
+    """``user``'s latest games at /play, newest first, and whether their next is rated
+    (the admin's rated_play setting for them)."""
     games = play_games(store, user, limit=GAMES_LISTED)
-    return {"user": user, "games": [row.to_json() for row in games]}
+    return {"user": user, "rated_play": rated_play,
+            "games": [row.to_json() for row in games]}  # fmt: skip
 
 
 def read_request(body: bytes, headers: Mapping[str, str]) -> Json:
@@ -575,7 +577,8 @@ def play_api(
     if path == "/api/play/games":
         if posting:
             raise PlayRefused(405, "GET your games at /api/play/games")
-        return 200, games_json(tables.store, principal.user)
+        return 200, games_json(tables.store, principal.user,
+                               tables.options.rated_play(principal.user))  # fmt: skip
     if path == "/api/play":
         if not posting:
             raise PlayRefused(405, "POST the table to open: {\"bot\": NAME, \"seat\": 0 or 1}")

@@ -281,7 +281,9 @@ async function showGames() {
     const rows = payload.games.map(gameRow);
     $("games-table").querySelector("tbody").replaceChildren(...rows);
     $("games-table").hidden = false;
-    $("games-progress").textContent = rows.length ? "" : "no games yet";
+    const rated = payload.rated_play ? "your new games are rated in the people's ratings"
+      : "your new games are unrated";
+    $("games-progress").textContent = rows.length ? rated : `no games yet; ${rated}`;
   } catch (error) {
     $("games-progress").textContent = String(error.message || error);
   }
