@@ -68,6 +68,7 @@ from arena.store.tournaments import (
     set_status,
     tournament_secret,
 )
+from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.policy.config import match_identity
 from arena.tournament.policy.play_pool import store_play_game, why_unrated
 from arena.web.submit import RequestRefused, same_origin
@@ -436,7 +437,9 @@ class PlayTables:
             first, second = (human, table.bot) if table.seat == 0 else (table.bot, human)
             config = TournamentConfig(games_per_match=1, time_control=self.options.time_control,
                                       variant=table.variant)  # fmt: skip
-            entrants = {spec.name: _version_id(self.store, spec) for spec in (first, second)}
+            specs = {spec.name: spec for spec in (first, second)}
+            entrants = {name: _version_id(self.store, specs[name])
+                        for name in seeded(first.name, second.name)}  # fmt: skip
             seat = PlaySeat(table.user, entrants[table.bot.name], table.seat, table.unrated_reason)
             row = insert_play_tournament(
                 self.store, f"play-{table.user}-{table.id[:8]}", entrants, config,
@@ -500,6 +503,16 @@ class PlayTables:
             else None,
         }  # fmt: skip
         table.changed()
+
+
+def seeded(first: str, second: str) -> tuple[str, str]:
+    """The two entrants in the seed order whose round robin (the schedule an audit checks)
+    seats ``first`` in seat 0: the person's seat as they chose it."""
+    for order in ((first, second), (second, first)):
+        [pairing] = round_robin(order)[0].pairings
+        if (pairing.first, pairing.second) == (first, second):
+            return order
+    raise AssertionError("a round robin of two seats one of them first")
 
 
 def _version_id(store: Store, spec: BotSpec) -> int:

@@ -38,7 +38,13 @@ from arena.resources import sample_bot
 from arena.testing.examples import examples
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_payload
 from arena.testing.waiting import wait_until
-from arena.tournament.policy.play_pool import DUPLICATE, OWN_BOT, SETTING_OFF
+from arena.tournament.policy.audit import audit_tournament
+from arena.tournament.policy.play_pool import (
+    DUPLICATE,
+    OWN_BOT,
+    SETTING_OFF,
+    store_play_game,
+)
 from arena.web import create_web_server
 from arena.web.app import WebApp
 from arena.web.play import PlayOptions, PlayTables, event_json, seat_view
@@ -166,6 +172,7 @@ def test_a_whole_game_is_played_stored_unrated_and_shows_only_the_seat(
     [tournament] = st.list_tournaments(store, with_play=True)
     assert tournament.name.startswith("play-ann-") and tournament.status == "finished"
     assert (last["rated"], last["unrated_reason"]) == (False, SETTING_OFF)
+    assert audit_tournament(store, tournament.id).ok
     [listed] = _listed(ann, "/api/play/games", "games")
     assert (listed["game"], listed["rated"], listed["seat"]) == (game_id, False, seat)
     assert ann.call("GET", "/api/play/ratings")[1] == {"people": [], "bots": []}
@@ -377,6 +384,13 @@ def test_a_person_who_leaves_a_rated_game_loses_it_in_the_peoples_pool_only(
     [game] = _listed(ann, "/api/play/games", "games")
     assert (game["result"], game["rated"], game["game"]) == ("loss", True, final["game"])
     assert game["rating_after"]["mu"] == person["mu"]
+    report = audit_tournament(store, game["tournament"])
+    assert report.ok, report.problem  # stored and audited like any tournament
+    assert "every version's rating is left as it was" in report.text()
+    with store.transaction() as db:  # the control: a bot's rating moved by a play game
+        db.execute("UPDATE rating_history SET mu = mu + 1 WHERE game_id = ?", (game["game"],))
+    report = audit_tournament(store, game["tournament"])
+    assert not report.ok and "moves no bot's rating" in str(report.problem)
 
 
 @pytest.mark.slow
@@ -418,7 +432,6 @@ def _stored_pool(store: st.Store) -> None:
     """Two people's rated games and bob's third, stored as /play stores them."""
     from arena.referee.types import GameReport
     from arena.store.play import PlaySeat, insert_play_tournament
-    from arena.tournament.policy.play_pool import store_play_game
 
     st.add_bot_version(store, load_bot(sample_bot("python_random")))
     for number, (user, won) in enumerate((("ann", True), ("bob", False), ("bob", True))):
