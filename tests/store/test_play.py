@@ -276,3 +276,15 @@ def test_the_migration_finds_the_play_games_stored_before(tmp_path: Path) -> Non
         assert all("before" in str(r.unrated_reason) for r in ann)
         assert play_games(store, "bob") == [] and people_pool(store) == ([], [])
         assert len(list_games(store)) == 3
+
+
+def test_every_table_is_dealt_from_a_fresh_secret(people: Store) -> None:
+    """No deal is dealt twice at /play: learning one (duplicate mode shows a deal again,
+    after the game) tells nothing of the next table's."""
+    from arena.store import tournament_secret
+
+    matches = [_table(people, "ann", "rnd", n % 2, RATED) for n in range(6)]
+    tournaments = {m: t.id for t in list_tournaments(people, with_play=True)
+                   for m in [list_matches(people, t.id)[0].id]}  # fmt: skip
+    secrets = {tournament_secret(people, tournaments[m]) for m in matches}
+    assert len(secrets) == len(matches)
