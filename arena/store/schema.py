@@ -445,8 +445,8 @@ CREATE TABLE play_bots (
     losses         INTEGER NOT NULL DEFAULT 0,
     updated_at     TEXT NOT NULL
 );
-INSERT INTO play_games (tournament_id, user, bot_version_id, seat, rated, unrated_reason,
-                        game_id, created_at)
+INSERT OR IGNORE INTO play_games (tournament_id, user, bot_version_id, seat, rated,
+                                  unrated_reason, game_id, created_at)
 SELECT t.id, hb.owner, CASE WHEN m.first_id = hv.id THEN m.second_id ELSE m.first_id END,
        CASE WHEN m.first_id = hv.id THEN 0 ELSE 1 END, 0,
        'played before the people''s pool was kept', g.id, t.created_at

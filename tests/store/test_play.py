@@ -208,9 +208,10 @@ STEP = MIGRATIONS.index(PLAY_POOL)
 
 
 def _before_play_pool(path: Path) -> None:
-    """A database at the version before PLAY_POOL: two bots, a person's remote seat, a
+    """A database at the version before PLAY_POOL: two bots, two people's remote seats, a
     play game stored the way /play stored it then, a tournament named like one (but not
-    a person's), and a person's seat in another user's ``play-`` name."""
+    a person's), a person's seat in another user's ``play-`` name, and a name that both
+    seats' owners prefix (ann's and ann-x's: counted once)."""
     with closing(sqlite3.connect(path, isolation_level=None)) as db:
         for step in MIGRATIONS[:STEP]:
             db.execute("BEGIN")
@@ -224,7 +225,8 @@ def _before_play_pool(path: Path) -> None:
         for bot_id, name, owner, runtime in ((1, "rnd", None, "python"),
                                               (2, "human-ann", "ann", "remote"),
                                               (3, "greedy", "bob", "python"),
-                                              (4, "human-bob", "bob", "remote")):  # fmt: skip
+                                              (4, "human-bob", "bob", "remote"),
+                                              (5, "human-ann-x", "ann-x", "remote")):  # fmt: skip
             db.execute("INSERT INTO bots (id, name, created_at, owner) VALUES (?, ?, ?, ?)",
                        (bot_id, name, now, owner))  # fmt: skip
             db.execute(
@@ -235,7 +237,8 @@ def _before_play_pool(path: Path) -> None:
         for tid, name, first, second, winner in ((1, "play-ann-abcdefgh", 1, 2, 1),
                                                   (2, "play-carol-x", 1, 3, 0),
                                                   (3, "play-ann-bob", 1, 4, 0),
-                                                  (4, "play-ann-open", 2, 3, None)):  # fmt: skip
+                                                  (4, "play-ann-open", 2, 3, None),
+                                                  (5, "play-ann-x-1", 2, 5, 1)):  # fmt: skip
             db.execute(
                 "INSERT INTO tournaments (id, name, format, status, config, created_at)"
                 " VALUES (?, ?, 'round_robin', 'finished', '{}', ?)",
@@ -246,7 +249,7 @@ def _before_play_pool(path: Path) -> None:
                 " VALUES (?, ?, 1, ?, ?, 1, 0)",
                 (tid, tid, first, second),
             )
-            if tid != 4:  # the last one never got its game stored
+            if tid != 4:  # this one never got its game stored
                 db.execute(
                     "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat,"
                     " reason, status0, status1, actions, time0_ms, time1_ms, record,"
@@ -262,20 +265,23 @@ def test_the_migration_finds_the_play_games_stored_before(tmp_path: Path) -> Non
     data.mkdir()
     _before_play_pool(data / "arena.db")
     with closing(sqlite3.connect(data / "arena.db")) as db:
-        assert db.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0] == 4
+        assert db.execute("SELECT COUNT(*) FROM tournaments").fetchone()[0] == 5
     with Store.open(data) as store:
         with closing(sqlite3.connect(data / "arena.db")) as db:
             assert db.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
         assert [t.name for t in list_tournaments(store)] == ["play-ann-bob", "play-carol-x"]
-        assert len(list_tournaments(store, with_play=True)) == 4
-        ann = play_games(store, "ann")
+        assert len(list_tournaments(store, with_play=True)) == 5
+        with closing(sqlite3.connect(data / "arena.db")) as db:
+            assert db.execute("SELECT COUNT(*) FROM play_games WHERE tournament_id = 5"
+                              ).fetchone()[0] == 1  # fmt: skip
+        ann = [r for r in play_games(store, "ann") if r.tournament != "play-ann-x-1"]
         assert [(r.tournament, r.bot, r.seat, r.result, r.rated) for r in ann] == [
             ("play-ann-open", "greedy", 0, None, False),
             ("play-ann-abcdefgh", "rnd", 1, "win", False),
         ]
         assert all("before" in str(r.unrated_reason) for r in ann)
         assert play_games(store, "bob") == [] and people_pool(store) == ([], [])
-        assert len(list_games(store)) == 3
+        assert len(list_games(store)) == 4
 
 
 def test_every_table_is_dealt_from_a_fresh_secret(people: Store) -> None:
