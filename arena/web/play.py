@@ -567,7 +567,8 @@ def play_api(
 ) -> tuple[int, Json]:
     """One request under ``/api/play`` (status, JSON); PlayRefused names what is wrong.
 
-    ``GET /api/play/bots``: the bots one may play (public). With the token:
+    ``GET /api/play/bots``: the bots one may play, ``GET /api/play/ratings``: the people's
+    pool (both public). With the token: ``GET /api/play/games``, the person's own games;
     ``POST /api/play`` ``{"bot", "seat", "strategic", "tactical"}`` opens a table,
     ``GET /api/play/ID`` is its state (the seat's view, the legal actions, the clock),
     ``POST /api/play/ID/action`` ``{"action": TEXT, "request": ID}`` plays.
