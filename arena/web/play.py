@@ -384,6 +384,11 @@ class PlayTables:
             raise PlayRefused(422, f"user name {principal.user!r} is too long to sit at a "
                                    f"table ({HUMAN_PREFIX}USER, the seat's name, has at most 40 "
                                    "characters)")  # fmt: skip
+        unrated_reason = why_unrated(
+            rated_play=self.options.rated_play(principal.user),
+            duplicate=reference_spec is not None,
+            own_bot=get_version(self.store, bot.name, bot.version).owner == principal.user,
+        )  # decided now, shown before the first move
         with self._lock:
             self._forget_old()
             open_tables = [t for t in self._tables.values() if not t.done.is_set()]
@@ -396,11 +401,7 @@ class PlayTables:
                                        "play (max_tables_per_user): finish it first")  # fmt: skip
             table = Table(secrets.token_urlsafe(16), principal.user, bot, int(seat), variant)
             table.reference = reference_spec
-            table.unrated_reason = why_unrated(
-                rated_play=self.options.rated_play(principal.user),
-                duplicate=reference_spec is not None,
-                own_bot=get_version(self.store, bot.name, bot.version).owner == principal.user,
-            )  # fmt: skip
+            table.unrated_reason = unrated_reason
             self._tables[table.id] = table
         try:
             register_remote_bot(self.store, human, owner=principal.user,
