@@ -237,12 +237,19 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         from arena.web.play import PlayOptions, PlayTables
         from arena.web.server import create_web_server
 
+        quotas = server.quotas
+
+        def rated_play(user: str) -> bool:
+            """The admin's rated_play setting for ``user`` (read as every limit is)."""
+            return quotas is not None and quotas.limits_for(user).rated_play == 1
+
         try:
             web, web_port = create_web_server(
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
                 spectator_delay_s=args.spectator_delay_s, live_answer_s=LIVE_ANSWER_S,
                 submitter=WebSubmitter(store, options.smoke_check, server.quotas),
-                tables=PlayTables(store, PlayOptions(unsafe=args.unsafe_no_sandbox)),
+                tables=PlayTables(store, PlayOptions(unsafe=args.unsafe_no_sandbox,
+                                                     rated_play=rated_play)),
             )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)

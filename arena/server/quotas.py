@@ -61,7 +61,9 @@ MAX_CHECK_THREADS = 256
 
 @dataclass(frozen=True, slots=True)
 class UserLimits:
-    """Each user's limits (the first six) and the server's check queue (the last two)."""
+    """Each user's limits (the first six), the server's check queue (the next two), and
+    whether a user's games at /play are rated in the people's pool (a setting of the
+    admin's, stored and overridden per user like the limits)."""
 
     bots: int = 20
     """Bots a user owns (remote ones included)."""
@@ -80,11 +82,15 @@ class UserLimits:
     """Submission checks running at once on the whole server."""
     check_queue: int = 8
     """Submissions waiting for a check on the whole server."""
+    rated_play: int = 0
+    """1: a person's games at /play are rated in the people's pool (0: unrated)."""
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"limit {name} must be a whole number, 0 or more, got {value!r}")
+        if self.rated_play not in (0, 1):
+            raise ValueError(f"limit rated_play must be 0 (off) or 1 (on), got {self.rated_play}")
         if self.checks_total < 1:
             raise ValueError("limit checks_total must be at least 1")
         if self.checks_total + self.check_queue > MAX_CHECK_THREADS:
@@ -113,6 +119,7 @@ _HELP = {
     "checks_per_user": "a user's submissions being checked or waiting at once",
     "checks_total": "submission checks running at once (the whole server)",
     "check_queue": "submissions waiting for a check (the whole server)",
+    "rated_play": "1: a person's games at /play are rated in the people's pool; 0: unrated",
 }
 
 

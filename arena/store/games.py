@@ -48,6 +48,18 @@ def record_game(
         return _record(db, match_id, report, rate, failures)
 
 
+def record_game_in(
+    db: sqlite3.Connection,
+    match_id: int,
+    report: GameReport,
+    *,
+    rate: RateGame,
+    failures: tuple[SeatFailures, SeatFailures],
+) -> int | None:
+    """``record_game`` in the caller's open transaction (with what else it writes)."""
+    return _record(db, match_id, report, rate, failures)
+
+
 def record_games(
     store: Store,
     games: Sequence[tuple[int, GameReport, tuple[SeatFailures, SeatFailures]]],

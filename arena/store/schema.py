@@ -50,6 +50,11 @@ History:
       the games themselves are never stored.
   v13 ``ladder_totals.wins``, ``draws`` and ``losses``: a ladder version's games
       won, drawn and lost on the ladder, filled from its games.
+  v14 games people play at /play (``play_games``: the one-game tournament of each,
+      its person, bot, seat, whether it is rated in the people's pool and why not)
+      and that pool (``play_people`` by user, ``play_bots`` by bot version).
+      Play tournaments stored before are found by their entrant ``human-USER``
+      and name ``play-USER-...``: unrated.
 """
 
 from __future__ import annotations
@@ -403,13 +408,69 @@ WHERE counted.tournament_id = ladder_totals.tournament_id
 """
 
 
+PLAY_POOL = """
+CREATE TABLE play_games (
+    tournament_id  INTEGER PRIMARY KEY REFERENCES tournaments(id),
+    user           TEXT NOT NULL,
+    bot_version_id INTEGER NOT NULL REFERENCES bot_versions(id),
+    seat           INTEGER NOT NULL CHECK (seat IN (0, 1)),
+    rated          INTEGER NOT NULL CHECK (rated IN (0, 1)),
+    unrated_reason TEXT,
+    game_id        INTEGER UNIQUE REFERENCES games(id),
+    person_before  TEXT,
+    person_after   TEXT,
+    bot_before     TEXT,
+    bot_after      TEXT,
+    created_at     TEXT NOT NULL,
+    CHECK ((rated = 1) = (unrated_reason IS NULL))
+);
+CREATE INDEX play_games_by_user ON play_games(user, tournament_id);
+CREATE TABLE play_people (
+    user       TEXT PRIMARY KEY,
+    mu         REAL NOT NULL,
+    sigma      REAL NOT NULL,
+    games      INTEGER NOT NULL DEFAULT 0,
+    wins       INTEGER NOT NULL DEFAULT 0,
+    draws      INTEGER NOT NULL DEFAULT 0,
+    losses     INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE play_bots (
+    bot_version_id INTEGER PRIMARY KEY REFERENCES bot_versions(id),
+    mu             REAL NOT NULL,
+    sigma          REAL NOT NULL,
+    games          INTEGER NOT NULL DEFAULT 0,
+    wins           INTEGER NOT NULL DEFAULT 0,
+    draws          INTEGER NOT NULL DEFAULT 0,
+    losses         INTEGER NOT NULL DEFAULT 0,
+    updated_at     TEXT NOT NULL
+);
+INSERT OR IGNORE INTO play_games (tournament_id, user, bot_version_id, seat, rated,
+                                  unrated_reason, game_id, created_at)
+SELECT t.id, hb.owner, CASE WHEN m.first_id = hv.id THEN m.second_id ELSE m.first_id END,
+       CASE WHEN m.first_id = hv.id THEN 0 ELSE 1 END, 0,
+       'played before the people''s pool was kept', g.id, t.created_at
+FROM tournaments t JOIN matches m ON m.tournament_id = t.id
+JOIN bot_versions hv ON hv.id IN (m.first_id, m.second_id) AND hv.runtime = 'remote'
+JOIN bots hb ON hb.id = hv.bot_id AND hb.owner IS NOT NULL AND hb.name = 'human-' || hb.owner
+LEFT JOIN games g ON g.match_id = m.id
+WHERE t.format = 'round_robin' AND m.games = 1
+  AND (SELECT COUNT(*) FROM matches WHERE tournament_id = t.id) = 1
+  AND substr(t.name, 1, length(hb.owner) + 6) = 'play-' || hb.owner || '-'
+"""
+"""People at /play (``arena.store.play``): each play game's one-game tournament (kept out
+of the tournament lists), whether it is rated in the people's pool (decided when the
+table opens; ``unrated_reason`` says why not; the ratings before and after as
+``[mu, sigma]`` JSON), and the pool: people by user, bots by version, apart from the
+bots' own ratings."""
+
 
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing, REJECTED_GAMES,
-    LADDER_RESULTS,
+    LADDER_RESULTS, PLAY_POOL,
 )
 CURRENT_VERSION = len(MIGRATIONS)
 

@@ -59,27 +59,39 @@ def insert_tournament(
     AlreadyExistsError when the name is taken; nothing is stored then.
     """
     with store.transaction() as db:
-        if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
-            raise AlreadyExistsError(f"a tournament named {name!r} already exists")
-        secret = new_secret() if secret is None else secret
-        tournament_id = db.execute(
-            "INSERT INTO tournaments (name, format, status, config, created_at, secret)"
-            " VALUES (?, ?, 'created', ?, ?, ?)",
-            (name, str(format), json.dumps(config.to_json()), utc_now(), secret),
-        ).lastrowid
-        assert tournament_id is not None
-        for rank, version_id in enumerate(entrants.values()):
-            db.execute(
-                "INSERT INTO entrants (tournament_id, bot_version_id, seed_rank) VALUES (?, ?, ?)",
-                (tournament_id, version_id, rank),
-            )
-        commitment = seed_commitment(secret, committed_parameters(db, tournament_id))
-        db.execute(
-            "UPDATE tournaments SET commitment = ? WHERE id = ?", (commitment, tournament_id)
-        )
-        for planned in rounds:
-            _insert_round(db, tournament_id, planned, entrants)
+        tournament_id = insert_tournament_in(db, name, format, entrants, config, rounds, secret)
     return get_tournament(store, tournament_id)
+
+
+def insert_tournament_in(
+    db: sqlite3.Connection,
+    name: str,
+    format: TournamentFormat,
+    entrants: Mapping[str, int],
+    config: TournamentConfig,
+    rounds: Sequence[PlannedRound],
+    secret: bytes | None,
+) -> int:
+    """``insert_tournament`` in the caller's open transaction; the new tournament's id."""
+    if db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone():
+        raise AlreadyExistsError(f"a tournament named {name!r} already exists")
+    secret = new_secret() if secret is None else secret
+    tournament_id = db.execute(
+        "INSERT INTO tournaments (name, format, status, config, created_at, secret)"
+        " VALUES (?, ?, 'created', ?, ?, ?)",
+        (name, str(format), json.dumps(config.to_json()), utc_now(), secret),
+    ).lastrowid
+    assert tournament_id is not None
+    for rank, version_id in enumerate(entrants.values()):
+        db.execute(
+            "INSERT INTO entrants (tournament_id, bot_version_id, seed_rank) VALUES (?, ?, ?)",
+            (tournament_id, version_id, rank),
+        )
+    commitment = seed_commitment(secret, committed_parameters(db, tournament_id))
+    db.execute("UPDATE tournaments SET commitment = ? WHERE id = ?", (commitment, tournament_id))
+    for planned in rounds:
+        _insert_round(db, tournament_id, planned, entrants)
+    return tournament_id
 
 
 def tournament_secret(store: Store, tournament_id: int) -> bytes:
@@ -246,10 +258,13 @@ def get_tournament(store: Store, ref: int | str) -> TournamentRow:
         return _tournament_row(store, db, row)
 
 
-def list_tournaments(store: Store) -> list[TournamentRow]:
-    """Every tournament, newest first."""
+def list_tournaments(store: Store, *, with_play: bool = False) -> list[TournamentRow]:
+    """Every tournament, newest first; the one-game tournaments of people's games at /play
+    (``play_games``) only ``with_play``: they are stored, audited and shown by id, but a
+    list of them would bury the tournaments (each person's game is one)."""
+    where = "" if with_play else " WHERE id NOT IN (SELECT tournament_id FROM play_games)"
     with store.reading() as db:
-        rows = db.execute("SELECT * FROM tournaments ORDER BY id DESC").fetchall()
+        rows = db.execute(f"SELECT * FROM tournaments{where} ORDER BY id DESC").fetchall()
         return [_tournament_row(store, db, row) for row in rows]
 
 

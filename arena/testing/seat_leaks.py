@@ -25,6 +25,7 @@ from arena.kahuna import (
 TABLE_KEYS = frozenset({
     "table", "bot", "seat", "variant", "status", "game", "error", "version", "view",
     "request", "legal", "clock_ms", "result", "goodbye", "reference", "duplicate",
+    "rated", "unrated_reason",
 })  # fmt: skip
 DUPLICATE_KEYS = frozenset({
     "bot", "winner_seat", "reason", "points", "person_winner_seat", "person_points",

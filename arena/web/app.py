@@ -32,6 +32,7 @@ from arena.kahuna import (
 )
 from arena.logs import get_logger
 from arena.store import Principal, TokenRefusedError
+from arena.store.play import people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.view.ladder_view import LadderView
 from arena.tournament.view.spectator_delay import DelayLine
@@ -270,6 +271,7 @@ class WebApp:
             (re.compile(r"/api/ladder/([A-Za-z0-9_.-]+)"), self.ladder_json),
             (re.compile(r"/submit"), self.submit_page),
             (re.compile(r"/play"), self.play_page),
+            (re.compile(r"/play/ratings"), self.play_ratings_page),
             (re.compile(r"/live"), self.live_list_page),
             (re.compile(r"/api/live"), self.live_list_json),
             (re.compile(r"/live/(\d{1,18})/(\d{1,4})"), self.live_page),
@@ -695,6 +697,13 @@ class WebApp:
 
     def play_page(self, query: Mapping[str, str]) -> Response:
         return self.page("play.html", title="Play a bot", enabled=self.tables is not None)
+
+    def play_ratings_page(self, query: Mapping[str, str]) -> Response:
+        if self.tables is None:
+            raise HttpError(404, "this server seats no people (arena serve --web-port does)")
+        people, bots = people_pool(self.tables.store)
+        return self.page("play_ratings.html", title="The people's ratings", people=people,
+                         bots=bots)  # fmt: skip
 
     def play_json(
         self, method: str, path: str, body: bytes, headers: Mapping[str, str], scheme: str

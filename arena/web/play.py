@@ -11,7 +11,10 @@ actions. The page's JSON is built from those frames alone.
 
 The game is stored as a one-game tournament ``play-USER-ID`` (a record like
 any other, with the deal's seed committed and revealed as for every
-tournament) and unrated: the ratings of both versions are left as they were.
+tournament, kept out of the tournament lists) and never moves the bots'
+ratings; when the admin's ``rated_play`` setting is on for the person, it is
+rated in the people's pool instead (``arena.tournament.policy.play_pool``
+says which games; ``/api/play/ratings`` shows the pool).
 Every request carries the person's token as ``Authorization: Bearer`` (as
 ``/submit`` does); a table is seen and played only by the user who opened it.
 """
@@ -38,7 +41,7 @@ from arena.referee.endpoint import SERVICE_NAME
 from arena.referee.judge import PROTOCOL_VERSION
 from arena.referee.remote import SeatOffer
 from arena.referee.seeds import match_seed_material
-from arena.referee.types import BotSpec, BotStatus, GameReport, MatchConfig, TimeControl
+from arena.referee.types import BotSpec, GameReport, MatchConfig, TimeControl
 from arena.resources import sample_bot
 from arena.store import (
     NotFoundError,
@@ -49,27 +52,25 @@ from arena.store import (
     bot_spec,
     get_version,
     list_bots,
-    record_game,
     register_remote_bot,
 )
 from arena.store.bots import PERSON_PREFIX
 from arena.store.models import (
     PlannedMatch,
     PlannedRound,
-    SeatFailures,
     TournamentConfig,
-    TournamentFormat,
     TournamentStatus,
 )
+from arena.store.play import PlaySeat, insert_play_tournament, people_pool, play_games
 from arena.store.tournaments import (
-    insert_tournament,
     list_matches,
     record_interruption,
     set_status,
     tournament_secret,
 )
+from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.policy.config import match_identity
-from arena.tournament.policy.results import seat_failures
+from arena.tournament.policy.play_pool import store_play_game, why_unrated
 from arena.web.submit import RequestRefused, same_origin
 
 Json = dict[str, object]
@@ -78,6 +79,11 @@ REMOTE_RUNTIME = "remote"
 HUMAN_PREFIX = PERSON_PREFIX  # reserved: only user U may store a bot named human-U
 HOUSE_BOTS = ("python_random", "python_greedy")  # shipped with the arena; stored on first use
 MAX_BODY_BYTES = 4096
+GAMES_LISTED = 50  # a person's latest games on their play page
+
+
+def _never(user: str) -> bool:
+    return False
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,7 @@ class PlayOptions:
     max_tables_per_user: int = 1  # open at once per user
     kept_s: float = 600.0  # how long a finished table stays readable
     unsafe: bool = False  # run the bot without the sandbox (arena serve --unsafe-no-sandbox)
+    rated_play: Callable[[str], bool] = _never  # the admin's rated_play setting, per user
 
 
 class PlayRefused(Exception):
@@ -296,6 +303,7 @@ class Table:
         self.link: SeatLink | None = None
         self.game_id: int | None = None
         self.reference: BotSpec | None = None  # duplicate mode: plays the deal from this seat
+        self.unrated_reason: str | None = "not decided yet"  # None: rated in the people's pool
         self.duplicate: Json | None = None  # its result, once played
         self.duplicate_record: dict[str, object] | None = None  # kept here, never sent
         self.error: str | None = None
@@ -319,7 +327,8 @@ class Table:
             "table": self.id, "bot": self.bot.name, "seat": self.seat,
             "variant": {"strategic": self.variant.strategic, "tactical": self.variant.tactical},
             "status": status, "game": self.game_id, "error": self.error,
-            "version": self.version, "reference": None if self.reference is None
+            "version": self.version, "rated": self.unrated_reason is None,
+            "unrated_reason": self.unrated_reason, "reference": None if self.reference is None
             else self.reference.name, "duplicate": self.duplicate, **({} if link is None else {
                 k: link[k] for k in ("view", "request", "legal", "clock_ms", "result", "goodbye")}),
         }  # fmt: skip
@@ -375,6 +384,11 @@ class PlayTables:
             raise PlayRefused(422, f"user name {principal.user!r} is too long to sit at a "
                                    f"table ({HUMAN_PREFIX}USER, the seat's name, has at most 40 "
                                    "characters)")  # fmt: skip
+        unrated_reason = why_unrated(
+            rated_play=self.options.rated_play(principal.user),
+            duplicate=reference_spec is not None,
+            own_bot=get_version(self.store, bot.name, bot.version).owner == principal.user,
+        )  # decided now, shown before the first move
         with self._lock:
             self._forget_old()
             open_tables = [t for t in self._tables.values() if not t.done.is_set()]
@@ -387,6 +401,7 @@ class PlayTables:
                                        "play (max_tables_per_user): finish it first")  # fmt: skip
             table = Table(secrets.token_urlsafe(16), principal.user, bot, int(seat), variant)
             table.reference = reference_spec
+            table.unrated_reason = unrated_reason
             self._tables[table.id] = table
         try:
             register_remote_bot(self.store, human, owner=principal.user,
@@ -423,10 +438,13 @@ class PlayTables:
             first, second = (human, table.bot) if table.seat == 0 else (table.bot, human)
             config = TournamentConfig(games_per_match=1, time_control=self.options.time_control,
                                       variant=table.variant)  # fmt: skip
-            entrants = {spec.name: _version_id(self.store, spec) for spec in (first, second)}
-            row = insert_tournament(
-                self.store, f"play-{table.user}-{table.id[:8]}", TournamentFormat.ROUND_ROBIN,
-                entrants, config, [PlannedRound(1, (PlannedMatch(first.name, second.name, 1, 0),))],
+            specs = {spec.name: spec for spec in (first, second)}
+            entrants = {name: _version_id(self.store, specs[name])
+                        for name in seeded(first.name, second.name)}  # fmt: skip
+            seat = PlaySeat(table.user, entrants[table.bot.name], table.seat, table.unrated_reason)
+            row = insert_play_tournament(
+                self.store, f"play-{table.user}-{table.id[:8]}", entrants, config,
+                [PlannedRound(1, (PlannedMatch(first.name, second.name, 1, 0),))], seat,
             )  # fmt: skip
             tournament_id = row.id
             set_status(self.store, row.id, TournamentStatus.RUNNING)
@@ -444,8 +462,11 @@ class PlayTables:
 
             report = run_match(match_config, first, second, on_seat_offer=offered)
             game = report.games[0]
-            table.game_id = record_game(self.store, match.id, game, rate=_unrated,
-                                        failures=_failures(game))  # fmt: skip
+            rated_play = table.unrated_reason is None and self.options.rated_play(table.user)
+            table.game_id, after = store_play_game(self.store, match.id, game, human_name,
+                                                   rated_play=rated_play)  # fmt: skip
+            if table.unrated_reason is None:
+                table.unrated_reason = after
             set_status(self.store, row.id, TournamentStatus.FINISHED)
             if table.reference is not None:
                 self._duplicate(table, match_config, game)
@@ -485,6 +506,16 @@ class PlayTables:
         table.changed()
 
 
+def seeded(first: str, second: str) -> tuple[str, str]:
+    """The two entrants in the seed order whose round robin (the schedule an audit checks)
+    seats ``first`` in seat 0: the person's seat as they chose it."""
+    for order in ((first, second), (second, first)):
+        [pairing] = round_robin(order)[0].pairings
+        if (pairing.first, pairing.second) == (first, second):
+            return order
+    raise AssertionError("a round robin of two seats one of them first")
+
+
 def _version_id(store: Store, spec: BotSpec) -> int:
     from arena.store.tournaments import latest_version_ids
 
@@ -492,18 +523,19 @@ def _version_id(store: Store, spec: BotSpec) -> int:
     return latest_version_ids(store, [spec.name])[spec.name]
 
 
-def _unrated(
-    first: tuple[float, float], second: tuple[float, float], winner: int | None
-) -> tuple[tuple[float, float], tuple[float, float]]:
-    """A game with a person rates nobody: both keep their (mu, sigma)."""
-    return first, second
+def pool_json(store: Store) -> Json:
+    """The people's pool: each person's and each bot version's rating there, best first."""
+    people, bots = people_pool(store)
+    return {"people": [entry.to_json() for entry in people],
+            "bots": [entry.to_json() for entry in bots]}  # fmt: skip
 
 
-def _failures(game: GameReport) -> tuple[SeatFailures, SeatFailures]:
-    """What each seat's status adds to its version's failure counters, as in any game."""
-    first, second = (seat_failures(game.statuses.get(bot, BotStatus.OK))
-                     for bot in game.bots_by_seat)  # fmt: skip
-    return first, second
+def games_json(store: Store, user: str, rated_play: bool) -> Json:
+    """``user``'s latest games at /play, newest first, and whether their next is rated
+    (the admin's rated_play setting for them)."""
+    games = play_games(store, user, limit=GAMES_LISTED)
+    return {"user": user, "rated_play": rated_play,
+            "games": [row.to_json() for row in games]}  # fmt: skip
 
 
 def read_request(body: bytes, headers: Mapping[str, str]) -> Json:
@@ -536,14 +568,17 @@ def play_api(
 ) -> tuple[int, Json]:
     """One request under ``/api/play`` (status, JSON); PlayRefused names what is wrong.
 
-    ``GET /api/play/bots``: the bots one may play (public). With the token:
+    ``GET /api/play/bots``: the bots one may play, ``GET /api/play/ratings``: the people's
+    pool (both public). With the token: ``GET /api/play/games``, the person's own games;
     ``POST /api/play`` ``{"bot", "seat", "strategic", "tactical"}`` opens a table,
     ``GET /api/play/ID`` is its state (the seat's view, the legal actions, the clock),
     ``POST /api/play/ID/action`` ``{"action": TEXT, "request": ID}`` plays.
     """
-    if path == "/api/play/bots":
+    if path in ("/api/play/bots", "/api/play/ratings"):
         if method not in ("GET", "HEAD"):
             raise PlayRefused(405, f"method {method} is not allowed here; use GET")
+        if path == "/api/play/ratings":
+            return 200, pool_json(tables.store)
         return 200, {"bots": tables.bots()}
     posting = method == "POST"
     if not posting and method not in ("GET", "HEAD"):
@@ -554,6 +589,11 @@ def play_api(
         except RequestRefused as refused:
             raise PlayRefused(refused.status, refused.message) from None
     principal = principal_of(headers)
+    if path == "/api/play/games":
+        if posting:
+            raise PlayRefused(405, "GET your games at /api/play/games")
+        return 200, games_json(tables.store, principal.user,
+                               tables.options.rated_play(principal.user))  # fmt: skip
     if path == "/api/play":
         if not posting:
             raise PlayRefused(405, "POST the table to open: {\"bot\": NAME, \"seat\": 0 or 1}")

@@ -256,6 +256,7 @@ def test_serve_without_tls_on_a_network_address_warns_that_tokens_travel_in_clea
         (["--calls-per-token", "0"], "argument --calls-per-token: must be at least 1, got 0"),
         (["--limit-bots", "-1"], "argument --limit-bots: must be at least 0, got -1"),
         (["--limit-checks-total", "0"], "argument --limit-checks-total: must be at least 1, got 0"),
+        (["--limit-rated-play", "2"], "limit rated_play must be 0 (off) or 1 (on), got 2"),
         (
             ["--limit-checks-total", "200", "--limit-check-queue", "100"],
             "checks_total + check_queue must be at most 256, got 300",

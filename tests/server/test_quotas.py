@@ -303,6 +303,7 @@ def test_the_admin_sets_and_reads_limits_and_a_user_cannot(arena: Arena) -> None
         (pb.SetLimitRequest(name="checks_total", value=0), "checks_total must be at least 1"),
         (pb.SetLimitRequest(user="ann", name="check_queue", value=1), "the whole server's"),
         (pb.SetLimitRequest(user="../x", name="bots", value=1), "user name '../x'"),
+        (pb.SetLimitRequest(name="rated_play", value=2), "rated_play must be 0 (off) or 1"),
     ):
         error = refused(lambda bad=bad: arena.stub.SetLimit(bad, metadata=admin))
         assert error.code() == Code.INVALID_ARGUMENT and message in error.details()

@@ -63,6 +63,8 @@ def test_the_migration_adds_the_table_to_a_database_of_the_version_before(
         db.execute("DROP TABLE rejected_games")
         for column in ("wins", "draws", "losses"):  # and the ladder's W/D/L, the step after
             db.execute(f"ALTER TABLE ladder_totals DROP COLUMN {column}")
+        for table in ("play_games", "play_people", "play_bots"):  # and the people at /play
+            db.execute(f"DROP TABLE {table}")
         db.execute(f"PRAGMA user_version = {before}")
         db.commit()
     with Store.open(data) as store:

@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -31,10 +32,19 @@ from arena.kahuna import (
     replay_steps,
 )
 from arena.protocol.convert import observation_to_pb
+from arena.referee.botdir import load_bot
 from arena.referee.types import TimeControl
+from arena.resources import sample_bot
 from arena.testing.examples import examples
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_payload
 from arena.testing.waiting import wait_until
+from arena.tournament.policy.audit import audit_tournament
+from arena.tournament.policy.play_pool import (
+    DUPLICATE,
+    OWN_BOT,
+    SETTING_OFF,
+    store_play_game,
+)
 from arena.web import create_web_server
 from arena.web.app import WebApp
 from arena.web.play import PlayOptions, PlayTables, event_json, seat_view
@@ -158,8 +168,14 @@ def test_a_whole_game_is_played_stored_unrated_and_shows_only_the_seat(
     assert result["winner_seat"] == winner
     for version in (st.get_version(store, bot), st.get_version(store, "human-ann")):
         assert (version.mu, version.sigma, version.games) == (25.0, 25.0 / 3, 1), version
-    tournament = st.list_tournaments(store)[-1]
+    assert st.list_tournaments(store) == []  # a person's game is kept out of the lists
+    [tournament] = st.list_tournaments(store, with_play=True)
     assert tournament.name.startswith("play-ann-") and tournament.status == "finished"
+    assert (last["rated"], last["unrated_reason"]) == (False, SETTING_OFF)
+    assert audit_tournament(store, tournament.id).ok
+    [listed] = _listed(ann, "/api/play/games", "games")
+    assert (listed["game"], listed["rated"], listed["seat"]) == (game_id, False, seat)
+    assert ann.call("GET", "/api/play/ratings")[1] == {"people": [], "bots": []}
 
 
 @pytest.mark.slow
@@ -308,5 +324,170 @@ def test_nobody_else_can_take_a_persons_seat_name(tmp_path: Path, owner: str | N
         with pytest.raises(st.StoreError, match="only user 'ann' sits as 'human-ann'"):
             st.register_remote_bot(store, "human-ann", owner=owner)
         assert st.register_remote_bot(store, "human-ann", owner="ann")[1]
+    finally:
+        store.close()
+
+
+# --- the people's pool -----------------------------------------------------------------
+
+
+@pytest.fixture
+def rated_site(tmp_path: Path) -> Iterator[tuple[st.Store, PlayTables, Client, Client]]:
+    """A server whose admin rates everyone's games but bob's (the setting, per user)."""
+    store = st.Store.open(tmp_path / "data")
+    options = PlayOptions(time_control=TimeControl(action_ms=1500, bank_ms=0),
+                          rated_play=lambda user: user != "bob")  # fmt: skip
+    tables = PlayTables(store, options)
+    server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
+    ann = Client(port, st.create_token(store, "ann"))
+    bob = Client(port, st.create_token(store, "bob"))
+    try:
+        yield store, tables, ann, bob
+    finally:
+        server.stop()
+        for table in list(tables._tables.values()):
+            table.done.wait(60)
+        store.close()
+
+
+def _listed(client: Client, path: str, key: str) -> list[dict[str, Any]]:
+    listed = client.call("GET", path)[1][key]
+    assert isinstance(listed, list)
+    return listed
+
+
+def _finished(client: Client, tables: PlayTables, user: str, table_id: str) -> Json:
+    assert tables.table(st.Principal(user, "user"), table_id).done.wait(90)
+    return client.call("GET", f"/api/play/{table_id}")[1]
+
+
+@pytest.mark.slow
+def test_a_person_who_leaves_a_rated_game_loses_it_in_the_peoples_pool_only(
+    rated_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    """ann opens a rated table and never moves (she left): her clock runs out, the bot
+    wins, and the people's pool says so; the bots' ratings have not moved."""
+    store, tables, ann, _ = rated_site
+    status, opened = ann.call("POST", "/api/play", {"bot": "python_random", "seat": 0})
+    assert status == 201 and (opened["rated"], opened["unrated_reason"]) == (True, None)
+    final = _finished(ann, tables, "ann", str(opened["table"]))
+    assert final["status"] == "stored" and final["rated"] is True, final
+    assert final["result"]["your_status"] == "BOT_STATUS_TIMEOUT"  # type: ignore[index]
+    [person] = _listed(ann, "/api/play/ratings", "people")
+    [bot] = _listed(ann, "/api/play/ratings", "bots")
+    assert (person["name"], person["games"], person["losses"]) == ("ann", 1, 1)
+    assert person["mu"] < 25 < bot["mu"] and bot["name"] == "python_random"
+    assert bot["version"] == st.get_version(store, "python_random").version
+    for name in ("python_random", "human-ann"):
+        version = st.get_version(store, name)
+        assert (version.mu, version.sigma) == (25.0, 25 / 3)
+    [game] = _listed(ann, "/api/play/games", "games")
+    assert (game["result"], game["rated"], game["game"]) == ("loss", True, final["game"])
+    assert game["rating_after"]["mu"] == person["mu"]
+    report = audit_tournament(store, game["tournament"])
+    assert report.ok, report.problem  # stored and audited like any tournament
+    assert "every version's rating is left as it was" in report.text()
+    with store.transaction() as db:  # the control: a bot's rating moved by a play game
+        db.execute("UPDATE rating_history SET mu = mu + 1 WHERE game_id = ?", (game["game"],))
+    report = audit_tournament(store, game["tournament"])
+    assert not report.ok and "moves no bot's rating" in str(report.problem)
+
+
+@pytest.mark.slow
+def test_duplicate_own_bot_and_an_unrated_person_are_never_rated(
+    rated_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    store, tables, ann, bob = rated_site
+    status, dup = ann.call("POST", "/api/play",
+                           {"bot": "python_random", "reference": "python_greedy"})  # fmt: skip
+    assert status == 201 and (dup["rated"], dup["unrated_reason"]) == (False, DUPLICATE)
+    status, off = bob.call("POST", "/api/play", {"bot": "python_random"})
+    assert status == 201 and (off["rated"], off["unrated_reason"]) == (False, SETTING_OFF)
+    for client, user, table in ((ann, "ann", dup), (bob, "bob", off)):
+        final = _finished(client, tables, user, str(table["table"]))
+        assert final["status"] == "stored" and final["rated"] is False, final
+    assert ann.call("GET", "/api/play/ratings")[1] == {"people": [], "bots": []}
+    st.add_bot_version(store, load_bot(_own_copy(store, "ann")), owner="ann")
+    status, own = ann.call("POST", "/api/play", {"bot": "anns_bot"})
+    assert status == 201 and (own["rated"], own["unrated_reason"]) == (False, OWN_BOT)
+    assert _finished(ann, tables, "ann", str(own["table"]))["rated"] is False
+    assert ann.call("GET", "/api/play/ratings")[1] == {"people": [], "bots": []}
+    reasons = [g["unrated_reason"] for g in _listed(ann, "/api/play/games", "games")]
+    assert reasons == [OWN_BOT, DUPLICATE]
+
+
+def _own_copy(store: st.Store, user: str) -> Path:
+    """The house random bot, copied as ``anns_bot`` (a bot ``user`` owns)."""
+    import shutil
+
+    source = sample_bot("python_random")
+    target = store.data_dir.parent / "anns_bot"
+    shutil.copytree(source, target)
+    toml = (target / "bot.toml").read_text().replace('"python_random"', '"anns_bot"')
+    (target / "bot.toml").write_text(toml)
+    return target
+
+
+def _stored_pool(store: st.Store) -> None:
+    """Two people's rated games and bob's third, stored as /play stores them."""
+    from arena.referee.types import GameReport
+    from arena.store.play import PlaySeat, insert_play_tournament
+
+    st.add_bot_version(store, load_bot(sample_bot("python_random")))
+    for number, (user, won) in enumerate((("ann", True), ("bob", False), ("bob", True))):
+        human = f"human-{user}"
+        st.register_remote_bot(store, human, owner=user)
+        entrants = st.latest_version_ids(store, [human, "python_random"])
+        row = insert_play_tournament(
+            store, f"play-{user}-{number}", entrants, st.TournamentConfig(games_per_match=1),
+            [st.PlannedRound(1, (st.PlannedMatch(human, "python_random", 1, 0),))],
+            PlaySeat(user, entrants["python_random"], 0, None),
+        )  # fmt: skip
+        match = st.list_matches(store, row.id)[0]
+        report = GameReport(
+            index=0, bots_by_seat=(human, "python_random"),
+            winner=human if won else "python_random", reason="points", statuses={},
+            actions=10, time_ms={}, record={"format": "kahuna-record/1"},
+        )  # fmt: skip
+        store_play_game(store, match.id, report, human, rated_play=True)
+
+
+def test_the_pool_page_and_json_and_each_persons_own_games(tmp_path: Path) -> None:
+    store = st.Store.open(tmp_path / "data")
+    try:
+        _stored_pool(store)
+        ann = {"authorization": f"Bearer {st.create_token(store, 'ann')}"}
+        app = WebApp(StoreSource(store), tables=PlayTables(store))
+        response = app.handle("GET", "/api/play/ratings", {})
+        assert response.status == 200
+        pool = json.loads(response.body)
+        assert [(p["name"], p["games"], p["wins"], p["losses"]) for p in pool["people"]] == [
+            ("ann", 1, 1, 0), ("bob", 2, 1, 1)]
+        [bot] = pool["bots"]
+        assert (bot["name"], bot["games"], bot["wins"], bot["losses"]) == ("python_random", 3, 1, 2)
+        best = pool["people"][0]
+        assert best["rating"] == pytest.approx(best["mu"] - 3 * best["sigma"], abs=0.002)
+        page = app.handle("GET", "/play/ratings", {}).body.decode()
+        assert 'id="pool-people"' in page and "bob" in page and "python_random" in page
+        assert 'href="/play/ratings"' in app.handle("GET", "/play", {}).body.decode()
+        games = json.loads(app.handle("GET", "/api/play/games", {}, headers=ann).body)
+        assert [(g["name"], g["result"], g["rated"]) for g in games["games"]] == [
+            ("play-ann-0", "win", True)]  # ann's alone: bob's games are not hers to list
+        assert app.handle("GET", "/api/play/games", {}).status == 401
+        refused = app.handle("POST", "/api/play/games", {}, b"{}", "application/json",
+                             {**ann, "content-type": "application/json"})  # fmt: skip
+        assert refused.status == 405
+        assert app.handle("POST", "/api/play/ratings", {}, headers=ann).status == 405
+        assert json.loads(app.handle("GET", "/api/tournaments", {}).body) == {"tournaments": []}
+    finally:
+        store.close()
+
+
+def test_a_server_without_tables_has_no_pool_page(tmp_path: Path) -> None:
+    store = st.Store.open(tmp_path / "data")
+    try:
+        app = WebApp(StoreSource(store))
+        for path in ("/play/ratings", "/api/play/ratings"):
+            assert app.handle("GET", path, {}).status == 404
     finally:
         store.close()

@@ -24,7 +24,7 @@ from arena.testing.browser import CHROMIUM
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_dom, check_payload
 from arena.web import create_web_server
 from arena.web import play as play_module
-from arena.web.play import PlayTables
+from arena.web.play import PlayOptions, PlayTables
 
 pytestmark = [
     pytest.mark.slow,
@@ -69,7 +69,7 @@ def target(action: Json) -> tuple[str, Callable[[Json], bool]] | None:
 def site(tmp_path: Path, browser: Browser) -> Iterator[tuple[Page, st.Store, list[Json]]]:
     store = st.Store.open(tmp_path / "data")
     token = st.create_token(store, "ann")
-    tables = PlayTables(store)
+    tables = PlayTables(store, PlayOptions(rated_play=lambda user: True))
     server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
     context = browser.new_context()
     page = context.new_page()
@@ -77,7 +77,9 @@ def site(tmp_path: Path, browser: Browser) -> Iterator[tuple[Page, st.Store, lis
     bodies: list[Json] = []
 
     def seen(response: Response) -> None:
-        if "/api/play/" in response.url and not response.url.endswith("/bots"):
+        if "/api/play/" in response.url and not response.url.endswith(
+            ("/bots", "/games", "/ratings")
+        ):  # a table's JSON (the person's list of games is checked on its own)
             bodies.append(json.loads(response.text()))
 
     page.on("response", seen)
@@ -165,9 +167,24 @@ def test_a_person_plays_whole_games_and_sees_only_the_seat(
         expect(page.locator("#duplicate")).to_contain_text(f"; {reference} ")
     else:
         expect(page.locator("#duplicate")).to_be_hidden()
+    rated = page.locator("#rated")
+    expect(rated).to_have_attribute("data-rated", "false" if reference else "true")
+    expect(rated).to_contain_text("unrated: duplicate mode" if reference else "is rated")
+    games = page.locator("#games-table tbody tr")  # the person's games, listed once it ended
+    expect(games).to_have_count(1)
+    expect(games.locator("a")).to_have_attribute("href", f"/games/{final['game']}")
+    expect(games).to_contain_text("unrated: duplicate" if reference else "rated")
     page.click("#game-link")
     page.wait_for_url(f"**/games/{final['game']}")
     expect(page.locator("h1")).to_contain_text(bot)
+    page.goto(page.url.split("/games/")[0] + "/play/ratings")
+    people = page.locator("#pool-people tbody tr[data-name]")
+    if reference:  # a duplicate-mode game is never rated
+        expect(people).to_have_count(0)
+    else:
+        expect(people).to_have_count(1)
+        expect(people.first).to_have_attribute("data-name", "ann")
+        expect(page.locator(f'#pool-bots tr[data-name="{bot}"]')).to_have_count(1)
 
 
 def test_a_planted_hand_in_the_json_is_caught(

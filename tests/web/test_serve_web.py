@@ -87,3 +87,33 @@ def test_serve_passes_the_spectator_delay_and_its_submission_path_to_the_web(
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 400
         assert "bot refused: not a tar.gz or zip" in json.loads(refused.value.read())["error"]
+
+
+@pytest.mark.timeout(60)
+def test_serve_rates_peoples_games_by_its_flag_and_the_admins_stored_setting(
+    tmp_path: Path,
+) -> None:
+    """--limit-rated-play 1 turns rated play on for everyone; the admin's stored setting
+    (arena limits set rated_play 0 --user bob) turns it off for bob. Control: without
+    the flag, ann's games are unrated."""
+    data_dir = tmp_path / "data"
+    with st.Store.open(data_dir) as store:
+        tokens = {user: st.create_token(store, user) for user in ("ann", "bob")}
+    from arena.cli import main
+
+    assert main(["limits", "set", "rated_play", "0", "--user", "bob",
+                 "--data-dir", str(data_dir)]) == 0  # fmt: skip
+
+    def rated(web_url: str, user: str) -> bool:
+        request = urllib.request.Request(
+            web_url + "api/play/games", headers={"Authorization": f"Bearer {tokens[user]}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            payload = json.loads(response.read())
+        assert payload["games"] == []
+        return bool(payload["rated_play"])
+
+    with _served(data_dir, "--limit-rated-play", "1") as web_url:
+        assert (rated(web_url, "ann"), rated(web_url, "bob")) == (True, False)
+    with _served(data_dir) as web_url:
+        assert (rated(web_url, "ann"), rated(web_url, "bob")) == (False, False)

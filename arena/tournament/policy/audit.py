@@ -146,6 +146,9 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
     matches = list(bundle["matches"])
     schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
+    rated = bundle.get("bots_rated", True)
+    if not isinstance(rated, bool):
+        raise _Mismatch(f"bots_rated must be true or false, not {rated!r}")
     afters: dict[tuple[int, str, str], tuple[float, float]] = {}
     outside: set[tuple[int, str, str]] = set()
     for m in matches:
@@ -153,7 +156,7 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
     games = [(m, g) for m in matches for g in m["played"]]
     for match, game in sorted(games, key=lambda mg: int(mg[1]["game_id"])):
         _check_game(secret, match, game)
-        _check_rating(game, initial, afters, outside)
+        _check_rating(game, initial, afters, outside, rated)
         progress.games += 1
     checked = [
         f"the revealed secret and the published parameters hash to the commitment {commitment}",
@@ -162,8 +165,10 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
         " and game index give, and with the deal and reshuffles the secret derives for its"
         " match and deal index",
         "every record replays legally to its stored result",
-        "every rating update is the TrueSkill update of its game's result, from the initial"
-        " rating or the one the version's previous game in this tournament left"
+        ("every rating update is the TrueSkill update of its game's result, from the initial"
+         if rated else "a person's game at /play: every version's rating is left as it was,"
+         " from the initial")
+        + " rating or the one the version's previous game in this tournament left"
         + (f" ({len(outside)} start from a game of another tournament or the ladder,"
            " which that one's audit checks)" if outside else ""),
     ]
@@ -366,6 +371,7 @@ def _check_rating(
     initial: tuple[float, float],
     afters: dict[tuple[int, str, str], tuple[float, float]],
     outside: set[tuple[int, str, str]],
+    rated: bool = True,
 ) -> None:
     where = f"game {game['game_id']}"
     rating = game["rating"]
@@ -389,13 +395,15 @@ def _check_rating(
                 f" {'its version starts with' if source is None else f'game {source} left'}"
                 f" {prior}"
             )
-    expected = rate(before[0], before[1], game["winner_seat"])
+    expected = rate(before[0], before[1], game["winner_seat"]) if rated else (before[0], before[1])
+    should = ("the TrueSkill update of the record's result" if rated
+              else "its rating before (a game at /play moves no bot's rating)")  # fmt: skip
     for seat in (0, 1):
         got = (float(after[seat][0]), float(after[seat][1]))
         if not _close(expected[seat], got):
             raise _Mismatch(
                 f"{where}: seat {seat}'s stored rating after the game {got}"
-                f" is not the TrueSkill update of the record's result {expected[seat]}"
+                f" is not {should} {expected[seat]}"
             )
         bot, version = game["seats"][seat]
         afters[(int(game["game_id"]), bot, version)] = got

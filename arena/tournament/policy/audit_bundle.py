@@ -23,6 +23,7 @@ from arena.store import (
     tournament_parameters,
 )
 from arena.store.models import INITIAL_MU, INITIAL_SIGMA
+from arena.store.play import is_play_tournament
 
 BUNDLE_FORMAT = "kahuna-arena/audit/1"
 
@@ -45,6 +46,7 @@ def tournament_bundle(store: Store, ref: int | str) -> dict[str, Any]:
         "parameters": parameters,
         "secret": None if secret is None else secret.hex(),
         "initial_rating": [INITIAL_MU, INITIAL_SIGMA],
+        "bots_rated": not is_play_tournament(store, tournament.id),
         "byes": byes,
         "matches": matches,
     }

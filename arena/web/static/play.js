@@ -145,6 +145,11 @@ function renderStatus() {
     status.textContent = "Seating you and the bot";
   }
   renderDuplicate();
+  const rated = $("rated");
+  rated.dataset.rated = String(table.rated);
+  rated.textContent = table.rated
+    ? "This game is rated in the people's ratings: leaving it or running out of time is a loss."
+    : `This game is unrated: ${table.unrated_reason}.`;
   $("clock").textContent = table.clock_ms === null || table.clock_ms === undefined ? "-" : `${Math.ceil(table.clock_ms / 1000)} s`;
 }
 
@@ -182,7 +187,10 @@ async function poll() {
     const next = await api("GET", `/api/play/${tableId}`);
     if (!sending && (next.version !== shown || next.request !== table.request)) render(next);
     else if (!sending) { table.clock_ms = next.clock_ms; renderStatus(); }
-    if (next.status === "stored" || next.status === "failed") return;
+    if (next.status === "stored" || next.status === "failed") {
+      showGames();
+      return;
+    }
   } catch (error) {
     $("status").textContent = String(error.message || error);
   }
@@ -236,6 +244,51 @@ async function start(event) {
   }
 }
 
+function ratingText(rating) {
+  return rating ? `${rating.rating.toFixed(2)} (μ ${rating.mu.toFixed(2)}, σ ${rating.sigma.toFixed(2)})` : "-";
+}
+
+function gameRow(game) {
+  const row = el("tr");
+  row.dataset.tournament = String(game.tournament);
+  const cell = (text, className) => row.append(el("td", className || "", text));
+  const first = el("td");
+  if (game.game !== null) {
+    const link = el("a", "", `game ${game.game}`);
+    link.href = `/games/${game.game}`;
+    first.append(link);
+  } else {
+    first.textContent = "not played";
+  }
+  row.append(first);
+  cell(game.bot);
+  cell(String(game.seat), "num");
+  cell(game.result === null ? "-" : `${game.result}${game.reason ? ` (${game.reason})` : ""}`);
+  cell(game.rated ? "rated" : `unrated: ${game.unrated_reason}`);
+  cell(ratingText(game.rating_after), "num");
+  cell(game.created_at.slice(0, 16).replace("T", " "));
+  return row;
+}
+
+async function showGames() {
+  token = token || $("token").value.trim();
+  if (!token) {
+    $("games-progress").textContent = "give your token first";
+    return;
+  }
+  try {
+    const payload = await api("GET", "/api/play/games");
+    const rows = payload.games.map(gameRow);
+    $("games-table").querySelector("tbody").replaceChildren(...rows);
+    $("games-table").hidden = false;
+    const rated = payload.rated_play ? "your new games are rated in the people's ratings"
+      : "your new games are unrated";
+    $("games-progress").textContent = rows.length ? rated : `no games yet; ${rated}`;
+  } catch (error) {
+    $("games-progress").textContent = String(error.message || error);
+  }
+}
+
 async function loadBots() {
   const response = await fetch("/api/play/bots");
   if (!response.ok) return;
@@ -265,4 +318,5 @@ $("choices").addEventListener("click", (event) => {
   if (button) play(button.dataset.action);
 });
 $("all-actions").addEventListener("click", () => { filter = null; renderLegal(); });
+$("show-games").addEventListener("click", showGames);
 loadBots();
