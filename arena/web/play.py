@@ -71,6 +71,7 @@ from arena.store.tournaments import (
 from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.policy.config import match_identity
 from arena.tournament.policy.play_pool import store_play_game, why_unrated
+from arena.tournament.policy.rounds import PLAY_PREFIX
 from arena.web.submit import RequestRefused, same_origin
 
 Json = dict[str, object]
@@ -443,7 +444,7 @@ class PlayTables:
                         for name in seeded(first.name, second.name)}  # fmt: skip
             seat = PlaySeat(table.user, entrants[table.bot.name], table.seat, table.unrated_reason)
             row = insert_play_tournament(
-                self.store, f"play-{table.user}-{table.id[:8]}", entrants, config,
+                self.store, f"{PLAY_PREFIX}{table.user}-{table.id[:8]}", entrants, config,
                 [PlannedRound(1, (PlannedMatch(first.name, second.name, 1, 0),))], seat,
             )  # fmt: skip
             tournament_id = row.id

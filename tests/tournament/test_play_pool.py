@@ -25,6 +25,7 @@ from arena.store import (
 )
 from arena.store.play import PlaySeat, insert_play_tournament, people_pool, play_games
 from arena.testing.examples import examples
+from arena.tournament.policy.config import TournamentError
 from arena.tournament.policy.play_pool import (
     BOT_FAILED,
     DUPLICATE,
@@ -36,6 +37,7 @@ from arena.tournament.policy.play_pool import (
     why_unrated,
     why_unrated_after,
 )
+from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.rating.ratings import Rating, rate_game
 
 S = BotStatus
@@ -178,3 +180,9 @@ def test_rate_people_is_the_bots_update() -> None:
     (person_mu, person_sigma), (bot_mu, bot_sigma) = rate_people((30, 2), (20, 5), 1)
     assert (person_mu, person_sigma, bot_mu, bot_sigma) == pytest.approx(
         (person.mu, person.sigma, bot.mu, bot.sigma))
+
+
+def test_nobody_creates_a_tournament_under_the_play_pages_names(store: Store) -> None:
+    """A /play game's tournament is named play-USER-ID: a created one may not take the prefix."""
+    with pytest.raises(TournamentError, match=r"'play-ann-0123abcd'.*'play-' are the /play"):
+        create_tournament(store, "play-ann-0123abcd", "round_robin", ["a", "b"], TournamentConfig())

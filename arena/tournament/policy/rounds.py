@@ -37,6 +37,9 @@ from arena.tournament.policy.config import (
 from arena.tournament.policy.results import tournament_standings
 from arena.tournament.policy.sprt_format import GAMES_PER_PAIR, next_pairs
 
+PLAY_PREFIX = "play-"
+"""The names of a person's games at /play; nobody else may create one."""
+
 
 def create_tournament(
     store: Store, name: str, format: str, bots: Sequence[str], config: TournamentConfig,
@@ -52,6 +55,10 @@ def create_tournament(
     """
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise TournamentError(f"tournament name {name!r}: use 1-60 letters, digits, - _ .")
+    if name.startswith(PLAY_PREFIX):
+        raise TournamentError(
+            f"tournament name {name!r}: names starting {PLAY_PREFIX!r} are the /play page's games"
+        )
     kind = parse_format(format)
     if kind is TournamentFormat.LADDER:
         raise TournamentError("a ladder is not created as a tournament: run arena serve --ladder")
