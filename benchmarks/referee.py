@@ -240,6 +240,33 @@ def first_message_s(spec: BotSpec, work: Path, runs: int) -> list[float]:
     return results
 
 
+def per_decision(
+    bots: tuple[BotSpec, BotSpec], work: Path, rounds: int, games: int, *, ponder: bool
+) -> None:
+    """Print 1.: the referee (freezer on, or off with ``ponder``) beside raw gRPC, each
+    round a referee run and a raw run."""
+    referee_ms, raw_ms, referee_cpu, raw_cpu = [], [], [], []
+    decisions, captured = 0, []
+    for _ in range(rounds):
+        wall_ms, cpu_ms, decisions, captured = referee_per_decision(bots, games, ponder)
+        referee_ms.append(wall_ms)
+        referee_cpu.append(cpu_ms)
+        raw_wall_ms, raw_cpu_ms = raw_per_decision(bots[0], captured, work)
+        raw_ms.append(raw_wall_ms)
+        raw_cpu.append(raw_cpu_ms)
+    referee, raw = statistics.median(referee_ms), statistics.median(raw_ms)
+    referee_c, raw_c = statistics.median(referee_cpu), statistics.median(raw_cpu)
+    target = 1.3 if ponder else 1.5
+    print(f"referee: {referee:.3f} ms/decision wall, {referee_c:.3f} "
+          f"ms CPU in the referee process (median of {rounds} runs of {decisions})")
+    print(f"raw gRPC ping-pong: {raw:.3f} ms/round trip wall, "
+          f"{raw_c:.3f} ms CPU in the server ({len(captured)} requests)")
+    print(f"ratio referee/raw: {referee / raw:.2f} wall, {referee_c / raw_c:.2f} CPU "
+          f"(target <= {target})")
+    ratios = [round(r / w, 2) for r, w in zip(referee_ms, raw_ms, strict=True)]
+    print(f"  per-run wall ratios: {ratios}")
+
+
 CHECKOUT = ROOT
 
 
@@ -335,23 +362,10 @@ def main() -> int:
             return 0
 
         print("== 1. cost per decision (same bot, same request bytes)")
-        referee_ms, raw_ms, referee_cpu, raw_cpu = [], [], [], []
-        for _ in range(args.rounds):
-            wall_ms, cpu_ms, decisions, captured = referee_per_decision(bots, args.games)
-            referee_ms.append(wall_ms)
-            referee_cpu.append(cpu_ms)
-            raw_wall_ms, raw_cpu_ms = raw_per_decision(bots[0], captured, work)
-            raw_ms.append(raw_wall_ms)
-            raw_cpu.append(raw_cpu_ms)
-        referee, raw = statistics.median(referee_ms), statistics.median(raw_ms)
-        print(f"referee: {referee:.3f} ms/decision wall, {statistics.median(referee_cpu):.3f} "
-              f"ms CPU in the referee process (median of {args.rounds} runs of {decisions})")
-        print(f"raw gRPC ping-pong: {raw:.3f} ms/round trip wall, "
-              f"{statistics.median(raw_cpu):.3f} ms CPU in the server ({len(captured)} requests)")
-        print(f"ratio referee/raw: {referee / raw:.2f} wall (target <= 1.5), "
-              f"{statistics.median(referee_cpu) / statistics.median(raw_cpu):.2f} CPU")
-        ratios = [round(r / w, 2) for r, w in zip(referee_ms, raw_ms, strict=True)]
-        print(f"  per-run wall ratios: {ratios}")
+        per_decision(bots, work, args.rounds, args.games, ponder=False)
+        if args.ponder:
+            print("== 1. with the freezer off (--ponder)")
+            per_decision(bots, work, args.rounds, args.games, ponder=True)
 
         if args.threads:
             print("== 1b. referee-process CPU per decision, by thread (10 ms clock ticks)")
