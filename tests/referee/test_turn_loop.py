@@ -26,7 +26,7 @@ from arena.referee.live import ActionApplied, LiveEvent
 from arena.referee.play import GameDriver
 from arena.referee.results import Failures
 from arena.referee.slots import EXIT_GRACE_S, BotSlot
-from arena.referee.turn_loop import ArrivalQueue, TurnLoop
+from arena.referee.turn_loop import POLL_S, ArrivalQueue, TurnLoop
 from arena.referee.types import BotSpec, BotStatus
 from arena.testing.waiting import wait_until
 
@@ -233,3 +233,19 @@ def test_a_closed_stream_is_judged_after_the_exit_grace_without_stopping_the_loo
         process.kill()
         process.wait()
     assert t.failures[who][0] is BotStatus.DISCONNECT
+
+
+def test_a_process_that_dies_without_closing_its_stream_is_found_by_the_timer(
+    table: MakeTable,
+) -> None:
+    """No arrival at all: the game's timer looks at the processes every ``POLL_S``, so a
+    death a few polls into a request is judged a crash with its exit status."""
+    t = table()
+    who = t.game.open_slot or 0
+    process = subprocess.Popen(["sh", "-c", f"sleep {3 * POLL_S}; exit 3"])
+    t.slots[who].process = process  # type: ignore[assignment]  # poll() is all it needs
+    try:
+        t.finish()
+    finally:
+        process.wait()
+    assert t.failures[who] == (BotStatus.CRASH, "process exited with status 3")
