@@ -21,9 +21,12 @@ A game's turn, top to bottom (docs/design/ARCHITECTURE.md has the picture):
    found by one timer (``_tick``). The verdict goes to ``GameDriver.settle``, the one
    decision, which sends the next request (step 1).
 
-Only the loop thread touches a game in play, so nothing is locked. The match's main
-thread starts a game (``play``) and waits for its end; between games it judges what
-the bots sent from ``arrivals`` (``wait``: Hellos, failures).
+Only the game's task touches a game in play, so nothing is locked. It settles a
+failure in a worker thread while it waits for it (the bot is cut off: its process
+tree killed, which would stall every stream the loop serves, other matches' too);
+meanwhile whatever comes waits on the inbox. The match's main thread starts a game
+(``play``) and waits for its end; between games it judges what the bots sent from
+``arrivals`` (``wait``: Hellos, failures).
 """
 
 from __future__ import annotations
@@ -164,10 +167,13 @@ class TurnLoop:
                         continue
                     item = parse_arrival(item.slot, item.generation, item.raw, item.received_ns)
                 occurrence = await self._live_in_game(game, item)
-                if occurrence is not None:
-                    verdict = self._judge(occurrence)
-                    if verdict.kind is not VerdictKind.IGNORED:
-                        game.settle(occurrence.slot, verdict)
+                if occurrence is None:
+                    continue
+                verdict = self._judge(occurrence)
+                if verdict.failed:  # a cut-off kills a process tree: not in the loop thread
+                    await asyncio.to_thread(game.settle, occurrence.slot, verdict)
+                elif verdict.kind is not VerdictKind.IGNORED:
+                    game.settle(occurrence.slot, verdict)
         finally:
             self.game = None
             if self._tick is not None:

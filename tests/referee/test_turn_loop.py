@@ -249,3 +249,27 @@ def test_a_process_that_dies_without_closing_its_stream_is_found_by_the_timer(
     finally:
         process.wait()
     assert t.failures[who] == (BotStatus.CRASH, "process exited with status 3")
+
+
+def test_a_failure_is_settled_without_stopping_the_loop(table: MakeTable) -> None:
+    """Settling a failure cuts the bot off (its process tree killed, here a slow hook):
+    the loop thread goes on serving meanwhile (other bots, other matches)."""
+    t = table()
+    settling, release = threading.Event(), threading.Event()
+
+    def slow_fail(who: int, verdict: Verdict, failures: Failures) -> None:
+        settling.set()
+        release.wait(5)
+        failures.setdefault(who, (verdict.status, verdict.reason))
+
+    t.game.fail = slow_fail
+    t.reply(request_id=999)
+    assert settling.wait(5)
+    ran = threading.Event()
+    call_on_loop(ran.set)
+    try:
+        assert ran.wait(1)
+    finally:
+        release.set()
+    t.finish()
+    assert [status for status, _ in t.failures.values()] == [BotStatus.PROTOCOL_VIOLATION]
