@@ -51,12 +51,10 @@ from arena.referee.judge import (
     judge_echo,
 )
 from arena.referee.play import GameDriver
-from arena.referee.slots import EXIT_GRACE_S, BotSlot
+from arena.referee.slots import BotSlot
 
 POLL_S = 0.1
 """How often a waiting referee checks that the bot processes still run."""
-EXIT_POLL_S = 0.005
-"""How often a game's task looks whether a bot whose stream closed has exited."""
 
 
 class ArrivalQueue(queue.SimpleQueue[Arrival]):
@@ -253,7 +251,8 @@ class TurnLoop:
             return None
         if item.kind is ArrivalKind.STREAM_CLOSED:
             self._thaw(slot.index)  # a frozen bot (or its sandbox) cannot finish exiting
-            return Ended(slot.index, await _exit_code(slot))
+            # the exit awaited in a worker thread: the loop goes on serving the other bot
+            return Ended(slot.index, await asyncio.to_thread(slot.exit_code_soon))
         return item
 
     # ------------------------------------------------------------ between games
@@ -321,20 +320,6 @@ class TurnLoop:
                 if code is not None:
                     return Ended(slot.index, code)
         return None
-
-
-async def _exit_code(slot: BotSlot) -> int | None:
-    """The process's exit status if it ends within ``EXIT_GRACE_S``, else None; awaited
-    (the loop goes on serving the other bot meanwhile)."""
-    process = slot.process
-    if process is None:
-        return None
-    give_up = time.monotonic() + EXIT_GRACE_S
-    while True:
-        code = process.poll()
-        if code is not None or time.monotonic() >= give_up:
-            return code
-        await asyncio.sleep(EXIT_POLL_S)
 
 
 def _watched(slot: BotSlot) -> bool:

@@ -115,6 +115,20 @@ class Table:
 MakeTable = Callable[..., Table]
 
 
+class _Process(subprocess.Popen[bytes]):
+    """A real process with ``BotProcess.wait``'s contract (None when it still runs) that
+    says when the referee starts waiting for it."""
+
+    waited = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> int | None:  # type: ignore[override]
+        self.waited.set()
+        try:
+            return super().wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[MakeTable]:
     made: list[Table] = []
@@ -220,10 +234,12 @@ def test_a_closed_stream_is_judged_after_the_exit_grace_without_stopping_the_loo
     running after the grace is a disconnect."""
     t = table()
     who = t.game.open_slot or 0
-    process = subprocess.Popen(["sleep", "30"])
-    t.slots[who].process = process  # type: ignore[assignment]  # poll() is all it needs
+    process = _Process(["sleep", "30"])
+    t.slots[who].process = process  # type: ignore[assignment]  # poll() and wait() it needs
     try:
+        process.waited = threading.Event()
         t.put(ArrivalKind.STREAM_CLOSED)
+        assert process.waited.wait(5)
         ran = threading.Event()
         call_on_loop(ran.set)
         assert ran.wait(EXIT_GRACE_S / 2)
