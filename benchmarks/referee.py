@@ -16,7 +16,10 @@ Prints, all measured in the same run on this machine:
 3. the time from launch_bot to the bot's Hello arriving, for a bare gRPC
    Python bot and for the SDK sample bot; target <= 0.25 s.
 
-``--ponder`` also measures 1. with the freezer off (``MatchConfig.ponder``).
+``--ponder`` also measures 1. with the freezer off (``MatchConfig.ponder``);
+``--raw-aio`` also the same ping-pong through an asyncio gRPC server (the
+referee's own transport, ``grpc.aio``), to tell the transport's cost from the
+referee's.
 ``--baseline-tree DIR`` (a checkout of other code, e.g. ``git worktree add
 /tmp/base main``) measures 1. for that code and this checkout alternately, each
 referee run in a fresh process with ``PYTHONPATH`` at its tree, the order
@@ -29,6 +32,7 @@ Figures are noisy when other work runs on the machine; medians are printed.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import queue
@@ -164,6 +168,46 @@ def raw_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> tuple[
     return timings[0], cpu[0]
 
 
+def raw_aio_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> tuple[float, float]:
+    """``raw_per_decision`` with an asyncio gRPC server (``grpc.aio``, the referee's
+    transport): one coroutine writes each request and reads the reply; wall ms and
+    server-process CPU ms per round trip. What the transport alone costs the referee."""
+    found: dict[str, float] = {}
+    match_over = referee_pb2.PlayResponse(match_over=referee_pb2.MatchOver()).SerializeToString()
+
+    async def play(_requests: object, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+        await context.read()  # Hello
+        start, start_cpu = time.perf_counter(), time.process_time()
+        for raw in requests:
+            await context.write(raw)
+            await context.read()
+        found["wall"] = (time.perf_counter() - start) * 1000 / len(requests)
+        found["cpu"] = (time.process_time() - start_cpu) * 1000 / len(requests)
+        await context.write(match_over)
+
+    async def serve() -> None:
+        handler = grpc.stream_stream_rpc_method_handler(play)
+        server = grpc.aio.server(
+            handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})]
+        )
+        socket_path = work / "raw-aio.sock"
+        server.add_insecure_port(f"unix://{socket_path}")
+        await server.start()
+        process = launch_bot(
+            bot_dir=spec.directory, command=spec.command, runtime=spec.runtime,
+            env=_env("raw"), socket_path=socket_path, limits=SandboxLimits(),
+            extra_ro_binds=_binds(), stderr_path=work / "raw-aio.stderr",
+        )  # fmt: skip
+        try:
+            await asyncio.to_thread(process.wait, 60)
+        finally:
+            process.kill()
+            await server.stop(None)
+
+    asyncio.run(serve())
+    return found["wall"], found["cpu"]
+
+
 # ---------------------------------------------------------------- 1b. CPU per thread
 
 _CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
@@ -238,6 +282,45 @@ def first_message_s(spec: BotSpec, work: Path, runs: int) -> list[float]:
         time.sleep(0.05)
     endpoint.stop()
     return results
+
+
+def per_decision(
+    bots: tuple[BotSpec, BotSpec], work: Path, rounds: int, games: int, *, ponder: bool,
+    raw_aio: bool = False,
+) -> None:  # fmt: skip
+    """Print 1.: the referee (freezer on, or off with ``ponder``) beside raw gRPC, each
+    round a referee run and a raw run (and a raw ``grpc.aio`` run with ``raw_aio``)."""
+    referee_ms, raw_ms, referee_cpu, raw_cpu = [], [], [], []
+    aio_ms: list[float] = []
+    aio_cpu: list[float] = []
+    decisions, captured = 0, list[bytes]()
+    for _ in range(rounds):
+        wall_ms, cpu_ms, decisions, captured = referee_per_decision(bots, games, ponder)
+        referee_ms.append(wall_ms)
+        referee_cpu.append(cpu_ms)
+        raw_wall_ms, raw_cpu_ms = raw_per_decision(bots[0], captured, work)
+        raw_ms.append(raw_wall_ms)
+        raw_cpu.append(raw_cpu_ms)
+        if raw_aio:
+            aio_wall_ms, aio_cpu_ms = raw_aio_per_decision(bots[0], captured, work)
+            aio_ms.append(aio_wall_ms)
+            aio_cpu.append(aio_cpu_ms)
+    referee, raw = statistics.median(referee_ms), statistics.median(raw_ms)
+    referee_c, raw_c = statistics.median(referee_cpu), statistics.median(raw_cpu)
+    target = 1.3 if ponder else 1.5
+    print(f"referee: {referee:.3f} ms/decision wall, {referee_c:.3f} "
+          f"ms CPU in the referee process (median of {rounds} runs of {decisions})")
+    print(f"raw gRPC ping-pong: {raw:.3f} ms/round trip wall, "
+          f"{raw_c:.3f} ms CPU in the server ({len(captured)} requests)")
+    print(f"ratio referee/raw: {referee / raw:.2f} wall, {referee_c / raw_c:.2f} CPU "
+          f"(target <= {target})")
+    ratios = [round(r / w, 2) for r, w in zip(referee_ms, raw_ms, strict=True)]
+    print(f"  per-run wall ratios: {ratios}")
+    if raw_aio:
+        aio, aio_c = statistics.median(aio_ms), statistics.median(aio_cpu)
+        print(f"raw grpc.aio ping-pong: {aio:.3f} ms/round trip wall ({aio / raw:.2f}x raw), "
+              f"{aio_c:.3f} ms CPU ({aio_c / raw_c:.2f}x raw); referee/aio: "
+              f"{referee / aio:.2f} wall, {referee_c / aio_c:.2f} CPU")  # fmt: skip
 
 
 CHECKOUT = ROOT
@@ -321,6 +404,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="referee/raw measurement pairs")
     parser.add_argument("--threads", action="store_true", help="also CPU per thread (1b)")
     parser.add_argument("--ponder", action="store_true", help="1. with the freezer off too")
+    parser.add_argument("--raw-aio", action="store_true",
+                        help="1. beside raw grpc.aio too (the referee's transport)")  # fmt: skip
     parser.add_argument("--baseline-tree", type=Path, default=None,
                         help="1. only, alternating this code with the code at DIR")  # fmt: skip
     args = parser.parse_args()
@@ -335,23 +420,10 @@ def main() -> int:
             return 0
 
         print("== 1. cost per decision (same bot, same request bytes)")
-        referee_ms, raw_ms, referee_cpu, raw_cpu = [], [], [], []
-        for _ in range(args.rounds):
-            wall_ms, cpu_ms, decisions, captured = referee_per_decision(bots, args.games)
-            referee_ms.append(wall_ms)
-            referee_cpu.append(cpu_ms)
-            raw_wall_ms, raw_cpu_ms = raw_per_decision(bots[0], captured, work)
-            raw_ms.append(raw_wall_ms)
-            raw_cpu.append(raw_cpu_ms)
-        referee, raw = statistics.median(referee_ms), statistics.median(raw_ms)
-        print(f"referee: {referee:.3f} ms/decision wall, {statistics.median(referee_cpu):.3f} "
-              f"ms CPU in the referee process (median of {args.rounds} runs of {decisions})")
-        print(f"raw gRPC ping-pong: {raw:.3f} ms/round trip wall, "
-              f"{statistics.median(raw_cpu):.3f} ms CPU in the server ({len(captured)} requests)")
-        print(f"ratio referee/raw: {referee / raw:.2f} wall (target <= 1.5), "
-              f"{statistics.median(referee_cpu) / statistics.median(raw_cpu):.2f} CPU")
-        ratios = [round(r / w, 2) for r, w in zip(referee_ms, raw_ms, strict=True)]
-        print(f"  per-run wall ratios: {ratios}")
+        per_decision(bots, work, args.rounds, args.games, ponder=False, raw_aio=args.raw_aio)
+        if args.ponder:
+            print("== 1. with the freezer off (--ponder)")
+            per_decision(bots, work, args.rounds, args.games, ponder=True, raw_aio=args.raw_aio)
 
         if args.threads:
             print("== 1b. referee-process CPU per decision, by thread (10 ms clock ticks)")

@@ -12,11 +12,11 @@ One turn, top to bottom:
    action is charged to the clock and applied (``rules.apply_legal``: the legal
    map proved it), and the next request goes out; a failure forfeits the game.
 
-``turn_loop.TurnLoop`` runs steps 3 and 4 in the endpoints' loop thread for an
-accepted action of the awaited bot; anything else hands the game over to the
-match's main thread, which settles the rest of it in order, and the clock's
-deadlines and the processes' exits too (``turn_loop``'s docstring, and
-docs/design/ARCHITECTURE.md, "One turn, through the modules").
+``turn_loop.TurnLoop`` plays each game as one task in the endpoints' loop
+thread: it awaits each reply against the clock's deadline and runs steps 3 and
+4 for it, in order, and for deadlines that pass and processes that end too
+(``turn_loop``'s docstring, and docs/design/ARCHITECTURE.md, "One turn, through
+the modules").
 """
 
 from arena.referee.botdir import BotConfigError, content_hash, load_bot, unbuilt

@@ -10,11 +10,12 @@ forged token is charged to the bot that made it.
 
 Every endpoint of the process is an asyncio gRPC server (``grpc.aio``) on one
 event loop thread: both bots' streams are read and written there, and the
-match's turn loop settles a plain reply in that same thread (see
-``arena.referee.turn_loop``) and sends the next request without waking any other
-thread. A synchronous server would wake four Python threads per message (gRPC's
-poller, a stream reader, the response iterator and the poller again for the
-send's completion), more CPU than the referee's own work. ``send`` and
+match's game in play is a task of that same loop (see
+``arena.referee.turn_loop``) that judges each reply and sends the next request
+without waking any other thread. A synchronous server would wake four Python
+threads per message (gRPC's poller, a stream reader, the response iterator and
+the poller again for the send's completion), more CPU than the referee's own
+work. ``send`` and
 ``close_stream`` may be called from any thread.
 
 Since that one thread serves both bots, whatever a bot sends that is not the
@@ -156,6 +157,37 @@ class _LoopThread:
 
 
 _LOOP_THREAD = _LoopThread()
+
+
+def run_on_loop(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coroutine`` on the endpoints' loop and wait, without a limit, for its result
+    (never from the loop); cancelled there if the wait is interrupted (Ctrl-C)."""
+    future = asyncio.run_coroutine_threadsafe(coroutine, _LOOP_THREAD.loop())
+    try:
+        return future.result()
+    except BaseException:
+        future.cancel()
+        raise
+
+
+def call_on_loop(callback: Callable[[], None]) -> None:
+    """Run ``callback`` in the endpoints' loop thread: now if this is that thread, else
+    as soon as the loop gets to it."""
+    if threading.get_ident() == _LOOP_THREAD.thread_id:
+        callback()
+    else:
+        _LOOP_THREAD.loop().call_soon_threadsafe(callback)
+
+
+def parse_arrival(slot: int, generation: int, raw: bytes, received_ns: int) -> Arrival:
+    """The ``Arrival`` of one message's bytes (within the size limit): the parsed
+    ``PlayRequest``, or ``UNDECODABLE``."""
+    message = referee_pb2.PlayRequest()
+    try:
+        message.ParseFromString(raw)
+    except DecodeError:
+        return Arrival(slot, generation, ArrivalKind.UNDECODABLE, received_ns, size_bytes=len(raw))
+    return Arrival(slot, generation, ArrivalKind.MESSAGE, received_ns, message, len(raw))
 
 
 class _Outbox:
@@ -474,10 +506,4 @@ class BotEndpoint:
         take = self.take_raw
         if take is not None and take(self.slot, generation, raw, received_ns):
             return
-        message = referee_pb2.PlayRequest()
-        try:
-            message.ParseFromString(raw)
-        except DecodeError:
-            self._post(generation, ArrivalKind.UNDECODABLE, size_bytes=len(raw))
-            return
-        self._post(generation, ArrivalKind.MESSAGE, message, len(raw), received_ns)
+        self.deliver(parse_arrival(self.slot, generation, raw, received_ns))

@@ -1,12 +1,10 @@
 """One game in play: requests out, replies judged and applied, reshuffles.
 
 Whatever a bot did reaches the game as a verdict, through one method:
-``settle``. A plain reply to the open request, the bulk of a match, is settled
-in the endpoints' event loop thread that read it, which then writes the next
-request itself; the main thread starts a game and settles everything unusual
-(timeouts, failures, processes that end): ``arena.referee.turn_loop``. Every
-method runs under the match's lock (``TurnLoop.lock``), so the two threads
-never interleave.
+``settle``. A game in play is touched only by its task in the endpoints' event
+loop thread (``arena.referee.turn_loop``), which judges each reply, timeout and
+exit in order and settles it here; an accepted action writes the next request
+from there.
 """
 
 from __future__ import annotations
@@ -132,9 +130,9 @@ class GameDriver:
     def settle(self, who: int, verdict: Verdict) -> None:
         """The one decision: what ``verdict``, about what ``who`` did, does to the game.
 
-        Every reply ends here, in whichever thread it was judged: an action of the
-        awaited bot is applied and the game goes on (and the next request goes out);
-        a failure forfeits the game (the open request's late reply is then no fault).
+        Every reply, timeout and exit of a game ends here: an action of the awaited
+        bot is applied and the game goes on (and the next request goes out); a
+        failure forfeits the game (the open request's late reply is then no fault).
         """
         if self.open_slot is None:
             if not verdict.failed:
