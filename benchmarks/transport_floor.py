@@ -1,0 +1,630 @@
+"""The transport's floor for a referee: what serving two bots costs with no referee logic.
+
+    python3 benchmarks/transport_floor.py [--games N] [--rounds N] [--only NAME ...]
+
+A referee serves two bot streams and the turn moves between them. This script
+replays the ActionRequest bytes of a real referee match (both seats, in the
+order the referee wrote them, captured with its wire tap) to the same two
+sandboxed test bots that ``benchmarks/referee.py`` uses, through each
+candidate transport shape, with no judging at all. Each candidate runs in a
+fresh process (gRPC reads its environment once, at import) that serves both
+bots; the figures are that process's wall and CPU time per decision, from the
+first request written to the last reply read. Candidates:
+
+``raw-sync``
+    ``referee.py``'s raw ping-pong: one stream (seat 0's requests only) on a
+    synchronous gRPC server, the reference every ratio is taken to.
+``raw-aio``
+    the same one stream on grpc.aio, one coroutine writing each request and
+    reading its reply (``referee.py --raw-aio``).
+``sync-2``
+    both streams on one synchronous server; while the turn stays with a bot
+    the thread that read its reply writes its next request; when the turn
+    changes it hands over to the other stream's thread (a queue).
+``sync-2-game``
+    the same server with the game in a thread of its own: every request goes
+    to its stream's thread through a queue and every reply comes back through
+    another (a referee whose game does not run in the streams' threads).
+``aio-2``
+    both streams on grpc.aio, the shape of ``arena.referee.endpoint``: per
+    stream a reader task that settles each reply at once in the loop thread
+    (queueing the next request) and a writer, the handler, that parks on a
+    bare future until its outbox has a frame.
+``aio-2-thread``
+    ``aio-2`` with its event loop in a thread of its own while the main thread
+    waits for it, as in the referee.
+``aio-2-direct``
+    grpc.aio with one coroutine per stream that writes its bot's request and
+    reads the reply itself, and wakes the other stream's coroutine when the
+    turn changes (``sync-2``'s shape on the event loop).
+``aio-2-listener`` / ``sync-2-listener``
+    ``aio-2`` / ``sync-2`` with gRPC's ``event_engine_listener`` experiment on
+    (grpcio's default; arena processes switch it off, ``arena._grpc_env``).
+``aio-2-poll``
+    ``aio-2`` with ``GRPC_POLL_STRATEGY=poll`` instead of ``epoll1``.
+
+``--extra LABEL SHAPE VAR=VALUE`` adds a candidate: one of the shapes above
+(``raw_sync``, ``raw_aio``, ``sync_two``, ``sync_game_thread``, ``aio_two``,
+``aio_two_thread``, ``aio_direct``) with one more environment variable for its process.
+
+``referee`` / ``referee-ponder``
+    for scale, the referee itself in the same rounds: ``referee.py``'s figure
+    (a match of the same games and seed, games 2.. timed, the freezer on / off).
+
+Rounds alternate the candidates, the order rotated each round; printed are the
+medians over rounds and each candidate's ratio to ``raw-sync``: the ratio of
+the medians and the median of the per-round ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import itertools
+import json
+import os
+import queue
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+
+import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
+
+# isort: split
+
+import grpc
+from _alternate import load_text, rotated, spread
+from referee import SERVICE, _binds, _env, _referee_in, make_testbot
+
+from arena.logs import configure
+from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.referee import BotSpec, MatchConfig, TimeControl, load_bot, run_match
+from arena.sandbox import BotProcess, SandboxLimits, launch_bot
+
+Sequence = list[tuple[int, bytes]]
+"""The ActionRequests of a match, in the order written: (seat, bytes)."""
+
+MATCH_OVER = referee_pb2.PlayResponse(match_over=referee_pb2.MatchOver()).SerializeToString()
+TOKENS = ("seat-0", "seat-1")
+WAIT_S = 120.0
+HELLO_WAIT_S = 30.0
+ROOT = Path(__file__).resolve().parent.parent
+
+
+REFEREE, REFEREE_PONDER = "referee", "referee_ponder"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str
+    serve: str  # the function of ``SERVERS`` that serves it
+    env: tuple[tuple[str, str], ...] = ()
+
+
+CANDIDATES = (
+    Candidate("raw-sync", "raw_sync"),
+    Candidate("raw-aio", "raw_aio"),
+    Candidate("sync-2", "sync_two"),
+    Candidate("sync-2-game", "sync_game_thread"),
+    Candidate("aio-2", "aio_two"),
+    Candidate("aio-2-thread", "aio_two_thread"),
+    Candidate("aio-2-direct", "aio_direct"),
+    Candidate("aio-2-listener", "aio_two", (("GRPC_EXPERIMENTS", "event_engine_listener"),)),
+    Candidate("sync-2-listener", "sync_two", (("GRPC_EXPERIMENTS", "event_engine_listener"),)),
+    Candidate("aio-2-poll", "aio_two", (("GRPC_POLL_STRATEGY", "poll"),)),
+    Candidate("referee", REFEREE),
+    Candidate("referee-ponder", REFEREE_PONDER),
+)
+
+
+# ---------------------------------------------------------------- the match to replay
+
+
+def capture(bots: tuple[BotSpec, BotSpec], games: int) -> Sequence:
+    """Both seats' ActionRequests of a referee match of ``games`` games, in order."""
+    written: Sequence = []
+
+    def tap(slot: int, raw: bytes) -> None:
+        written.append((slot, raw))  # decoded after the match: the tap must cost nothing
+
+    config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000), ponder=True)
+    run_match(config, *bots, wire_tap=tap)
+    return [
+        (slot, raw) for slot, raw in written
+        if referee_pb2.PlayResponse.FromString(raw).WhichOneof("kind") == "action_request"
+    ]  # fmt: skip
+
+
+def turn_changes(sequence: Sequence) -> int:
+    """How often the seat to move changes along ``sequence`` (turns - 1)."""
+    return sum(1 for (a, _), (b, _) in itertools.pairwise(sequence) if a != b)
+
+
+# ---------------------------------------------------------------- the serving process
+
+
+class Clock:
+    """Wall and this process's CPU from the first request written to the last reply read."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = 0.0
+        self.done = threading.Event()
+
+    def start(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def stop(self) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+        self.done.set()
+
+
+def _seat(hello: bytes) -> int:
+    """The seat a stream plays, from its Hello's token."""
+    return TOKENS.index(referee_pb2.PlayRequest.FromString(hello).hello.token)
+
+
+def _sync_server(work: Path, handler: grpc.RpcMethodHandler[bytes, bytes],
+                 seats: int) -> tuple[grpc.Server, list[Path]]:  # fmt: skip
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=4),
+        handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})],
+    )
+    paths = [work / f"floor-{seat}.sock" for seat in range(seats)]
+    for path in paths:
+        server.add_insecure_port(f"unix://{path}")
+    return server, paths
+
+
+def _launch(bots: tuple[BotSpec, BotSpec], paths: list[Path], work: Path) -> list[BotProcess]:
+    return [
+        launch_bot(
+            bot_dir=spec.directory, command=spec.command, runtime=spec.runtime,
+            env=_env(TOKENS[seat]), socket_path=path, limits=SandboxLimits(),
+            extra_ro_binds=_binds(), stderr_path=work / f"floor-{seat}.stderr",
+        )
+        for seat, (spec, path) in enumerate(zip(bots, paths, strict=False))
+    ]  # fmt: skip
+
+
+def _wait(processes: list[BotProcess]) -> None:
+    try:
+        for process in processes:
+            process.wait(WAIT_S)
+    finally:
+        for process in processes:
+            process.kill()
+
+
+def raw_sync(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock) -> int:
+    """One stream, seat 0's requests, on a synchronous server (``referee.py``'s raw)."""
+    requests = [raw for seat, raw in sequence if seat == 0]
+
+    def play(request_iterator: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+        next(request_iterator)  # Hello
+        clock.start()
+        for raw in requests:
+            yield raw
+            next(request_iterator)
+        clock.stop()
+        yield MATCH_OVER
+
+    server, paths = _sync_server(work, grpc.stream_stream_rpc_method_handler(play), 1)
+    server.start()
+    try:
+        _wait(_launch(bots, paths, work))
+    finally:
+        server.stop(None)
+    return len(requests)
+
+
+def raw_aio(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock) -> int:
+    """One stream, seat 0's requests, on grpc.aio (``referee.py --raw-aio``)."""
+    requests = [raw for seat, raw in sequence if seat == 0]
+
+    async def play(_: object, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+        await context.read()  # Hello
+        clock.start()
+        for raw in requests:
+            await context.write(raw)
+            await context.read()
+        clock.stop()
+        await context.write(MATCH_OVER)
+
+    async def serve() -> None:
+        handler = grpc.stream_stream_rpc_method_handler(play)
+        server = grpc.aio.server(
+            handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})]
+        )
+        path = work / "floor-0.sock"
+        server.add_insecure_port(f"unix://{path}")
+        await server.start()
+        try:
+            await asyncio.to_thread(_wait, _launch(bots, [path], work))
+        finally:
+            await server.stop(None)
+
+    asyncio.run(serve())
+    return len(requests)
+
+
+class _SyncTurns:
+    """Whose turn it is, shared by the two streams' threads of ``sync_two``."""
+
+    def __init__(self, sequence: Sequence) -> None:
+        self.sequence = sequence
+        self.index = 0
+        self.go: tuple[queue.SimpleQueue[bool], ...] = (queue.SimpleQueue(), queue.SimpleQueue())
+        self.ready: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+
+def sync_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock) -> int:
+    """Two streams on one synchronous server; the reading thread writes the next request
+    while the turn stays, the other stream's thread is woken when it changes."""
+    turns = _SyncTurns(sequence)
+
+    def play(request_iterator: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+        seat = _seat(next(request_iterator))
+        turns.ready.put(seat)
+        while turns.go[seat].get():
+            while (index := turns.index) < len(sequence):
+                to_move, raw = sequence[index]
+                if to_move != seat:
+                    turns.go[to_move].put(True)
+                    break
+                yield raw
+                next(request_iterator)
+                turns.index = index + 1
+            else:
+                clock.stop()
+                turns.go[1 - seat].put(False)
+                break
+        yield MATCH_OVER
+
+    server, paths = _sync_server(work, grpc.stream_stream_rpc_method_handler(play), 2)
+    server.start()
+    try:
+        processes = _launch(bots, paths, work)
+        turns.ready.get(timeout=HELLO_WAIT_S)
+        turns.ready.get(timeout=HELLO_WAIT_S)
+        clock.start()
+        turns.go[sequence[0][0]].put(True)
+        _wait(processes)
+    finally:
+        server.stop(None)
+    return len(sequence)
+
+
+def sync_game_thread(
+    bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock
+) -> int:
+    """Two streams on one synchronous server, the game in this (the main) thread: each
+    request goes to its stream's thread through a queue, each reply comes back in one."""
+    outboxes: tuple[queue.SimpleQueue[bytes | None], ...] = (
+        queue.SimpleQueue(), queue.SimpleQueue()
+    )  # fmt: skip
+    replies: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+    def play(request_iterator: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+        seat = _seat(next(request_iterator))
+        replies.put(seat)
+        while (raw := outboxes[seat].get()) is not None:
+            yield raw
+            next(request_iterator)
+            replies.put(seat)
+        yield MATCH_OVER
+
+    server, paths = _sync_server(work, grpc.stream_stream_rpc_method_handler(play), 2)
+    server.start()
+    try:
+        processes = _launch(bots, paths, work)
+        replies.get(timeout=HELLO_WAIT_S)
+        replies.get(timeout=HELLO_WAIT_S)
+        clock.start()
+        for seat, raw in sequence:
+            outboxes[seat].put(raw)
+            replies.get(timeout=WAIT_S)
+        clock.stop()
+        for outbox in outboxes:
+            outbox.put(None)
+        _wait(processes)
+    finally:
+        server.stop(None)
+    return len(sequence)
+
+
+class _Outbox:
+    """A stream's frames to write, in the loop thread; the writer parks on a bare future
+    (as ``arena.referee.endpoint``'s outbox does)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.items: collections.deque[bytes | None] = collections.deque()
+        self.loop = loop
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put(self, item: bytes | None) -> None:
+        self.items.append(item)
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def take(self) -> bytes | None:
+        while not self.items:
+            waiter = self.waiter = self.loop.create_future()
+            try:
+                await waiter
+            finally:
+                self.waiter = None
+        return self.items.popleft()
+
+
+async def _serve_aio(bots: tuple[BotSpec, BotSpec], work: Path,
+                     handler: grpc.RpcMethodHandler[bytes, bytes], started: asyncio.Event,
+                     begin: asyncio.Future[None]) -> None:  # fmt: skip
+    """One grpc.aio server per bot (as the referee has), the bots launched and awaited;
+    ``begin`` is resolved once both streams have said Hello."""
+    servers, paths = [], []
+    for seat in range(2):
+        server = grpc.aio.server(
+            handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})]
+        )
+        paths.append(work / f"floor-{seat}.sock")
+        server.add_insecure_port(f"unix://{paths[-1]}")
+        await server.start()
+        servers.append(server)
+    try:
+        processes = _launch(bots, paths, work)
+        await asyncio.wait_for(started.wait(), HELLO_WAIT_S)
+        begin.set_result(None)
+        await asyncio.to_thread(_wait, processes)
+    finally:
+        for server in servers:
+            await server.stop(None)
+
+
+def aio_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock) -> int:
+    """grpc.aio in the referee's shape: a reader task per stream settles each reply in the
+    loop thread, queueing the next request on its stream's outbox; the handler writes."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        outboxes = (_Outbox(loop), _Outbox(loop))
+        hellos: list[int] = []
+        started, begin = asyncio.Event(), loop.create_future()
+        index = 0
+
+        def settle() -> None:
+            nonlocal index
+            index += 1
+            if index == len(sequence):
+                clock.stop()
+                for outbox in outboxes:
+                    outbox.put(None)
+            else:
+                seat, raw = sequence[index]
+                outboxes[seat].put(raw)
+
+        async def read(context: grpc.aio.ServicerContext[bytes, bytes], seat: int) -> None:
+            while isinstance(await context.read(), bytes):
+                settle()
+
+        async def play(_: object, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+            hello = await context.read()
+            assert isinstance(hello, bytes)
+            seat = _seat(hello)
+            reader = loop.create_task(read(context, seat))
+            hellos.append(seat)
+            if len(hellos) == 2:
+                started.set()
+            try:
+                while (raw := await outboxes[seat].take()) is not None:
+                    await context.write(raw)
+                await context.write(MATCH_OVER)
+            finally:
+                reader.cancel()
+
+        async def kick_off() -> None:
+            await begin
+            clock.start()
+            outboxes[sequence[0][0]].put(sequence[0][1])
+
+        kicker = loop.create_task(kick_off())
+        await _serve_aio(bots, work, grpc.stream_stream_rpc_method_handler(play), started, begin)
+        await kicker
+
+    asyncio.run(main())
+    return len(sequence)
+
+
+def aio_two_thread(
+    bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock
+) -> int:
+    """``aio_two`` with its event loop in a thread of its own while the main thread waits
+    (as the referee's endpoints' loop runs beside the thread that starts its games)."""
+    decisions: list[int] = []
+    thread = threading.Thread(
+        target=lambda: decisions.append(aio_two(bots, sequence, work, clock)), name="loop"
+    )
+    thread.start()
+    thread.join()
+    return decisions[0]
+
+
+def aio_direct(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
+               clock: Clock) -> int:  # fmt: skip
+    """grpc.aio, one coroutine per stream writing and reading its bot's turns itself; the
+    other stream's coroutine is woken (a future) when the turn changes."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        go: list[asyncio.Future[bool]] = [loop.create_future(), loop.create_future()]
+        hellos: list[int] = []
+        started, begin = asyncio.Event(), loop.create_future()
+        index = 0
+
+        def wake(seat: int, more: bool) -> None:
+            go[seat].set_result(more)
+
+        async def play(_: object, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+            nonlocal index
+            hello = await context.read()
+            assert isinstance(hello, bytes)
+            seat = _seat(hello)
+            hellos.append(seat)
+            if len(hellos) == 2:
+                started.set()
+            while await go[seat]:
+                go[seat] = loop.create_future()
+                while index < len(sequence):
+                    to_move, raw = sequence[index]
+                    if to_move != seat:
+                        wake(to_move, True)
+                        break
+                    await context.write(raw)
+                    await context.read()
+                    index += 1
+                else:
+                    clock.stop()
+                    wake(1 - seat, False)
+                    break
+            await context.write(MATCH_OVER)
+
+        async def kick_off() -> None:
+            await begin
+            clock.start()
+            wake(sequence[0][0], True)
+
+        kicker = loop.create_task(kick_off())
+        await _serve_aio(bots, work, grpc.stream_stream_rpc_method_handler(play), started, begin)
+        await kicker
+
+    asyncio.run(main())
+    return len(sequence)
+
+
+SERVERS = {
+    "raw_sync": raw_sync, "raw_aio": raw_aio, "sync_two": sync_two,
+    "sync_game_thread": sync_game_thread, "aio_two": aio_two,
+    "aio_two_thread": aio_two_thread, "aio_direct": aio_direct,
+}  # fmt: skip
+
+
+def _serve_once(serve: str, sequence_file: Path, directories: list[str], work: Path) -> int:
+    """One candidate in this process: prints JSON (wall and CPU ms per decision)."""
+    configure(level="ERROR")
+    sequence: Sequence = [
+        (int(seat), bytes.fromhex(raw)) for seat, raw in json.loads(sequence_file.read_text())
+    ]  # fmt: skip
+    bots = load_bot(Path(directories[0])), load_bot(Path(directories[1]))
+    clock = Clock()
+    decisions = SERVERS[serve](bots, sequence, work, clock)
+    if not clock.done.is_set():
+        raise RuntimeError(f"{serve}: the replay did not finish")
+    print(json.dumps({
+        "wall_ms": clock.wall * 1000 / decisions, "cpu_ms": clock.cpu * 1000 / decisions,
+        "decisions": decisions,
+    }))  # fmt: skip
+    return 0
+
+
+# ---------------------------------------------------------------- the alternating rounds
+
+
+def run_candidate(candidate: Candidate, sequence_file: Path, bots: tuple[BotSpec, BotSpec],
+                  work: Path, games: int) -> tuple[float, float]:  # fmt: skip
+    """Wall and CPU ms per decision of ``candidate`` in a fresh process."""
+    if candidate.serve in (REFEREE, REFEREE_PONDER):
+        try:
+            return _referee_in(ROOT, bots, games, candidate.serve == REFEREE_PONDER)
+        except subprocess.CalledProcessError as error:
+            failure = f"{candidate.name} failed: exit status {error.returncode}"
+            raise RuntimeError(failure) from error
+    command = [sys.executable, __file__, "_serve", candidate.serve, str(sequence_file),
+               str(work), str(bots[0].directory), str(bots[1].directory)]  # fmt: skip
+    env = {**os.environ, **dict(candidate.env)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    if done.returncode != 0:
+        last = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        raise RuntimeError(f"{candidate.name} failed: {last[0]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(result["wall_ms"]), float(result["cpu_ms"])
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "_serve":
+        serve, sequence_arg, work_arg, *directories = sys.argv[2:]
+        return _serve_once(serve, Path(sequence_arg), directories, Path(work_arg))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=12, help="games of the replayed match")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
+    parser.add_argument("--only", nargs="+", choices=[c.name for c in CANDIDATES],
+                        help="these candidates (raw-sync is always run)")  # fmt: skip
+    parser.add_argument("--extra", nargs=3, action="append", default=[],
+                        metavar=("LABEL", "SHAPE", "VAR=VALUE"),
+                        help="one more candidate: a shape and an environment variable")  # fmt: skip
+    args = parser.parse_args()
+    configure(level="ERROR")
+    candidates = [c for c in CANDIDATES if not args.only or c.name in args.only
+                  or c.name == "raw-sync"]  # fmt: skip
+    for label, shape, setting in args.extra:
+        variable, equals, value = setting.partition("=")
+        if shape not in SERVERS or not equals:
+            parser.error(f"--extra {label}: SHAPE is one of {sorted(SERVERS)}, then VAR=VALUE")
+        candidates.append(Candidate(label, shape, ((variable, value),)))
+    with tempfile.TemporaryDirectory(prefix="kfloor-", dir="/tmp") as work_dir:
+        work = Path(work_dir)
+        work.chmod(0o755)
+        bots = make_testbot(work, "a"), make_testbot(work, "b")
+        sequence = capture(bots, args.games)
+        sequence_file = work / "sequence.json"
+        sequence_file.write_text(json.dumps([(seat, raw.hex()) for seat, raw in sequence]))
+        turns = turn_changes(sequence) + 1
+        print(f"replayed: {len(sequence)} requests of a {args.games}-game referee match, "
+              f"{turns} turns, {len(sequence) / turns:.2f} decisions per turn")  # fmt: skip
+        print(load_text())
+        wall: dict[str, list[float]] = {c.name: [] for c in candidates}
+        cpu: dict[str, list[float]] = {c.name: [] for c in candidates}
+        failed: dict[str, str] = {}
+        for round_index in range(args.rounds):
+            for candidate in rotated(candidates, round_index):
+                if candidate.name in failed:
+                    continue
+                try:
+                    wall_ms, cpu_ms = run_candidate(
+                        candidate, sequence_file, bots, work, args.games
+                    )
+                except RuntimeError as error:
+                    if candidate.name == "raw-sync":
+                        raise
+                    failed[candidate.name] = str(error)
+                    print(f"  {error} (dropped)", flush=True)
+                    continue
+                wall[candidate.name].append(wall_ms)
+                cpu[candidate.name].append(cpu_ms)
+            print(f"  round {round_index + 1}: {load_text()}", flush=True)
+        candidates = [c for c in candidates if c.name not in failed]
+    raw_wall, raw_cpu = statistics.median(wall["raw-sync"]), statistics.median(cpu["raw-sync"])
+    print(f"medians of {args.rounds} rounds; x: ratio of medians to raw-sync; "
+          "per-round: the per-round ratios' median [quartiles] (min-max)")  # fmt: skip
+    for candidate in candidates:
+        name = candidate.name
+        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+        print(f"{name:16s} wall {w:.3f} ms ({w / raw_wall:.2f}x)  "
+              f"CPU {c:.3f} ms ({c / raw_cpu:.2f}x) per decision")  # fmt: skip
+        if name != "raw-sync":
+            pairs = zip(wall[name], wall["raw-sync"], strict=True)
+            print(f"{'':16s} per-round wall {spread([a / b for a, b in pairs])}")
+            pairs = zip(cpu[name], cpu["raw-sync"], strict=True)
+            print(f"{'':16s} per-round CPU  {spread([a / b for a, b in pairs])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
