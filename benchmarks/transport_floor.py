@@ -53,7 +53,9 @@ first request written to the last reply read. Candidates:
 
 Rounds alternate the candidates, the order rotated each round; printed are the
 medians over rounds and each candidate's ratio to ``raw-sync``: the ratio of
-the medians and the median of the per-round ratios.
+the medians and the median of the per-round ratios; with ``--threads`` also
+where each transport's CPU goes, per thread (``referee.py --threads`` gives the
+referee's).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ import itertools
 import json
 import os
 import queue
+import re
 import statistics
 import subprocess
 import sys
@@ -82,7 +85,7 @@ import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processe
 
 import grpc
 from _alternate import load_text, rotated, spread
-from referee import SERVICE, _binds, _env, _referee_in, make_testbot
+from referee import SERVICE, _binds, _env, _referee_in, _thread_cpu_s, make_testbot
 
 from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
@@ -152,18 +155,30 @@ def turn_changes(sequence: Sequence) -> int:
 
 
 class Clock:
-    """Wall and this process's CPU from the first request written to the last reply read."""
+    """Wall and this process's CPU from the first request written to the last reply read,
+    in all and per thread (by name, in 10 ms clock ticks)."""
 
     def __init__(self) -> None:
         self.wall = self.cpu = 0.0
+        self.threads: dict[str, float] = {}
         self.done = threading.Event()
 
     def start(self) -> None:
+        self.threads = _thread_cpu_s()
         self.wall, self.cpu = time.perf_counter(), time.process_time()
 
     def stop(self) -> None:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+        before = self.threads
+        self.threads = {
+            _family(name): cpu_s - before.get(name, 0.0) for name, cpu_s in _thread_cpu_s().items()
+        }
         self.done.set()
+
+
+def _family(thread: str) -> str:
+    """A thread's name without its serial numbers (the pool's workers are one family)."""
+    return re.sub(r"[-_]?[0-9]+", "", thread)
 
 
 def _seat(hello: bytes) -> int:
@@ -527,9 +542,10 @@ def _serve_once(serve: str, sequence_file: Path, directories: list[str], work: P
     decisions = SERVERS[serve](bots, sequence, work, clock)
     if not clock.done.is_set():
         raise RuntimeError(f"{serve}: the replay did not finish")
+    threads = {name: cpu_s * 1e6 / decisions for name, cpu_s in clock.threads.items()}
     print(json.dumps({
         "wall_ms": clock.wall * 1000 / decisions, "cpu_ms": clock.cpu * 1000 / decisions,
-        "decisions": decisions,
+        "decisions": decisions, "threads_us": threads,
     }))  # fmt: skip
     return 0
 
@@ -538,11 +554,12 @@ def _serve_once(serve: str, sequence_file: Path, directories: list[str], work: P
 
 
 def run_candidate(candidate: Candidate, sequence_file: Path, bots: tuple[BotSpec, BotSpec],
-                  work: Path, games: int) -> tuple[float, float]:  # fmt: skip
-    """Wall and CPU ms per decision of ``candidate`` in a fresh process."""
+                  work: Path, games: int) -> tuple[float, float, dict[str, float]]:  # fmt: skip
+    """Wall and CPU ms per decision of ``candidate`` in a fresh process, and its CPU us per
+    decision by thread (none for the referee)."""
     if candidate.serve in (REFEREE, REFEREE_PONDER):
         try:
-            return _referee_in(ROOT, bots, games, candidate.serve == REFEREE_PONDER)
+            return *_referee_in(ROOT, bots, games, candidate.serve == REFEREE_PONDER), {}
         except subprocess.CalledProcessError as error:
             failure = f"{candidate.name} failed: exit status {error.returncode}"
             raise RuntimeError(failure) from error
@@ -554,7 +571,16 @@ def run_candidate(candidate: Candidate, sequence_file: Path, bots: tuple[BotSpec
         last = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
         raise RuntimeError(f"{candidate.name} failed: {last[0]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return float(result["wall_ms"]), float(result["cpu_ms"])
+    return float(result["wall_ms"]), float(result["cpu_ms"]), dict(result["threads_us"])
+
+
+def _by_thread(rounds: list[dict[str, float]]) -> str:
+    """The median over rounds of each thread's CPU us per decision (0 in a round without
+    it), the busiest first."""
+    names = {name for found in rounds for name in found}
+    medians = {name: statistics.median(found.get(name, 0.0) for found in rounds) for name in names}
+    shown = sorted(((us, name) for name, us in medians.items() if us > 0), reverse=True)
+    return ", ".join(f"{name} {us:.0f}" for us, name in shown)
 
 
 def main() -> int:
@@ -566,6 +592,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
     parser.add_argument("--only", nargs="+", choices=[c.name for c in CANDIDATES],
                         help="these candidates (raw-sync is always run)")  # fmt: skip
+    parser.add_argument("--threads", action="store_true",
+                        help="also each candidate's CPU by thread (us per decision)")  # fmt: skip
     parser.add_argument("--extra", nargs=3, action="append", default=[],
                         metavar=("LABEL", "SHAPE", "VAR=VALUE"),
                         help="one more candidate: a shape and an environment variable")  # fmt: skip
@@ -591,13 +619,14 @@ def main() -> int:
         print(load_text())
         wall: dict[str, list[float]] = {c.name: [] for c in candidates}
         cpu: dict[str, list[float]] = {c.name: [] for c in candidates}
+        threads: dict[str, list[dict[str, float]]] = {c.name: [] for c in candidates}
         failed: dict[str, str] = {}
         for round_index in range(args.rounds):
             for candidate in rotated(candidates, round_index):
                 if candidate.name in failed:
                     continue
                 try:
-                    wall_ms, cpu_ms = run_candidate(
+                    wall_ms, cpu_ms, by_thread = run_candidate(
                         candidate, sequence_file, bots, work, args.games
                     )
                 except RuntimeError as error:
@@ -608,6 +637,7 @@ def main() -> int:
                     continue
                 wall[candidate.name].append(wall_ms)
                 cpu[candidate.name].append(cpu_ms)
+                threads[candidate.name].append(by_thread)
             print(f"  round {round_index + 1}: {load_text()}", flush=True)
         candidates = [c for c in candidates if c.name not in failed]
     raw_wall, raw_cpu = statistics.median(wall["raw-sync"]), statistics.median(cpu["raw-sync"])
@@ -623,6 +653,8 @@ def main() -> int:
             print(f"{'':16s} per-round wall {spread([a / b for a, b in pairs])}")
             pairs = zip(cpu[name], cpu["raw-sync"], strict=True)
             print(f"{'':16s} per-round CPU  {spread([a / b for a, b in pairs])}")
+        if args.threads and threads[name] and threads[name][0]:
+            print(f"{'':16s} CPU by thread: {_by_thread(threads[name])}")
     return 0
 
 
