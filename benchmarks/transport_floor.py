@@ -17,6 +17,9 @@ first request written to the last reply read. Candidates:
 ``raw-aio``
     the same one stream on grpc.aio, one coroutine writing each request and
     reading its reply (``referee.py --raw-aio``).
+``raw-sync-after``
+    ``raw-sync`` in a process that has just played a two-game referee match,
+    where ``referee.py`` measures its raw figure.
 ``sync-2``
     both streams on one synchronous server; while the turn stays with a bot
     the thread that read its reply writes its next request; when the turn
@@ -44,8 +47,9 @@ first request written to the last reply read. Candidates:
     ``aio-2`` with ``GRPC_POLL_STRATEGY=poll`` instead of ``epoll1``.
 
 ``--extra LABEL SHAPE VAR=VALUE`` adds a candidate: one of the shapes above
-(``raw_sync``, ``raw_aio``, ``sync_two``, ``sync_game_thread``, ``aio_two``,
-``aio_two_thread``, ``aio_direct``) with one more environment variable for its process.
+(``raw_sync``, ``raw_aio``, ``raw_sync_after_referee``, ``sync_two``,
+``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_direct``) with one
+more environment variable for its process.
 
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
@@ -85,7 +89,15 @@ import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processe
 
 import grpc
 from _alternate import load_text, rotated, spread
-from referee import SERVICE, _binds, _env, _referee_in, _thread_cpu_s, make_testbot
+from referee import (
+    SERVICE,
+    _binds,
+    _env,
+    _referee_in,
+    _thread_cpu_s,
+    make_testbot,
+    referee_per_decision,
+)  # fmt: skip
 
 from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
@@ -115,6 +127,7 @@ class Candidate:
 CANDIDATES = (
     Candidate("raw-sync", "raw_sync"),
     Candidate("raw-aio", "raw_aio"),
+    Candidate("raw-sync-after", "raw_sync_after_referee"),
     Candidate("sync-2", "sync_two"),
     Candidate("sync-2-game", "sync_game_thread"),
     Candidate("aio-2", "aio_two"),
@@ -169,10 +182,10 @@ class Clock:
 
     def stop(self) -> None:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
-        before = self.threads
-        self.threads = {
-            _family(name): cpu_s - before.get(name, 0.0) for name, cpu_s in _thread_cpu_s().items()
-        }
+        before, self.threads = self.threads, {}
+        for name, cpu_s in _thread_cpu_s().items():
+            family = _family(name)
+            self.threads[family] = self.threads.get(family, 0.0) + cpu_s - before.get(name, 0.0)
         self.done.set()
 
 
@@ -268,6 +281,15 @@ def raw_aio(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock
 
     asyncio.run(serve())
     return len(requests)
+
+
+def raw_sync_after_referee(
+    bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock
+) -> int:
+    """``raw_sync`` in a process that has just played a referee match (as ``referee.py``
+    measures its raw figure: the referee's endpoints' loop and gRPC's poller still live)."""
+    referee_per_decision(bots, 2, ponder=True)
+    return raw_sync(bots, sequence, work, clock)
 
 
 class _SyncTurns:
@@ -525,7 +547,8 @@ def aio_direct(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
 
 
 SERVERS = {
-    "raw_sync": raw_sync, "raw_aio": raw_aio, "sync_two": sync_two,
+    "raw_sync": raw_sync, "raw_aio": raw_aio, "raw_sync_after_referee": raw_sync_after_referee,
+    "sync_two": sync_two,
     "sync_game_thread": sync_game_thread, "aio_two": aio_two,
     "aio_two_thread": aio_two_thread, "aio_direct": aio_direct,
 }  # fmt: skip
@@ -580,7 +603,7 @@ def _by_thread(rounds: list[dict[str, float]]) -> str:
     names = {name for found in rounds for name in found}
     medians = {name: statistics.median(found.get(name, 0.0) for found in rounds) for name in names}
     shown = sorted(((us, name) for name, us in medians.items() if us > 0), reverse=True)
-    return ", ".join(f"{name} {us:.0f}" for us, name in shown)
+    return ", ".join(f"{name} {us:.0f}" for us, name in shown) or "under one clock tick"
 
 
 def main() -> int:
