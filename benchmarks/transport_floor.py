@@ -36,6 +36,9 @@ first request written to the last reply read. Candidates:
 ``aio-2-thread``
     ``aio-2`` with its event loop in a thread of its own while the main thread
     waits for it, as in the referee.
+``aio-2-options``
+    ``aio-2`` with the referee's server settings: at most 4 calls, 2 streams
+    per connection, 8 MiB messages.
 ``aio-2-direct``
     grpc.aio with one coroutine per stream that writes its bot's request and
     reads the reply itself, and wakes the other stream's coroutine when the
@@ -48,8 +51,8 @@ first request written to the last reply read. Candidates:
 
 ``--extra LABEL SHAPE VAR=VALUE`` adds a candidate: one of the shapes above
 (``raw_sync``, ``raw_aio``, ``raw_sync_after_referee``, ``sync_two``,
-``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_direct``) with one
-more environment variable for its process.
+``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_two_options``,
+``aio_direct``) with one more environment variable for its process.
 
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
@@ -80,7 +83,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
@@ -101,7 +104,7 @@ from referee import (
 
 from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.referee import BotSpec, MatchConfig, TimeControl, load_bot, run_match
+from arena.referee import BotSpec, MatchConfig, TimeControl, endpoint, load_bot, run_match
 from arena.sandbox import BotProcess, SandboxLimits, launch_bot
 
 Sequence = list[tuple[int, bytes]]
@@ -132,6 +135,7 @@ CANDIDATES = (
     Candidate("sync-2-game", "sync_game_thread"),
     Candidate("aio-2", "aio_two"),
     Candidate("aio-2-thread", "aio_two_thread"),
+    Candidate("aio-2-options", "aio_two_options"),
     Candidate("aio-2-direct", "aio_direct"),
     Candidate("aio-2-listener", "aio_two", (("GRPC_EXPERIMENTS", "event_engine_listener"),)),
     Candidate("sync-2-listener", "sync_two", (("GRPC_EXPERIMENTS", "event_engine_listener"),)),
@@ -402,6 +406,18 @@ class _Outbox:
         return self.items.popleft()
 
 
+@dataclass
+class _AioServerSettings:
+    """What the candidates' grpc.aio servers are made with (``aio_two_options``: the
+    referee's own, ``arena.referee.endpoint``)."""
+
+    maximum_concurrent_rpcs: int | None = None
+    options: list[tuple[str, int]] = field(default_factory=list)
+
+
+_AIO_SERVER = _AioServerSettings()
+
+
 async def _serve_aio(bots: tuple[BotSpec, BotSpec], work: Path,
                      handler: grpc.RpcMethodHandler[bytes, bytes], started: asyncio.Event,
                      begin: asyncio.Future[None]) -> None:  # fmt: skip
@@ -410,7 +426,9 @@ async def _serve_aio(bots: tuple[BotSpec, BotSpec], work: Path,
     servers, paths = [], []
     for seat in range(2):
         server = grpc.aio.server(
-            handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})]
+            handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})],
+            maximum_concurrent_rpcs=_AIO_SERVER.maximum_concurrent_rpcs,
+            options=_AIO_SERVER.options,
         )
         paths.append(work / f"floor-{seat}.sock")
         server.add_insecure_port(f"unix://{paths[-1]}")
@@ -478,6 +496,19 @@ def aio_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock
 
     asyncio.run(main())
     return len(sequence)
+
+
+def aio_two_options(
+    bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock
+) -> int:
+    """``aio_two`` with the referee's server settings (its limits on calls, streams and
+    message size)."""
+    _AIO_SERVER.maximum_concurrent_rpcs = endpoint.MAX_STREAMS_PER_ENDPOINT
+    _AIO_SERVER.options = [
+        ("grpc.max_receive_message_length", endpoint.TRANSPORT_MAX_BYTES),
+        ("grpc.max_concurrent_streams", endpoint.STREAMS_PER_CONNECTION),
+    ]
+    return aio_two(bots, sequence, work, clock)
 
 
 def aio_two_thread(
@@ -550,7 +581,8 @@ SERVERS = {
     "raw_sync": raw_sync, "raw_aio": raw_aio, "raw_sync_after_referee": raw_sync_after_referee,
     "sync_two": sync_two,
     "sync_game_thread": sync_game_thread, "aio_two": aio_two,
-    "aio_two_thread": aio_two_thread, "aio_direct": aio_direct,
+    "aio_two_thread": aio_two_thread, "aio_two_options": aio_two_options,
+    "aio_direct": aio_direct,
 }  # fmt: skip
 
 
