@@ -1,6 +1,7 @@
 """The transport's floor for a referee: what serving two bots costs with no referee logic.
 
     python3 benchmarks/transport_floor.py [--games N] [--rounds N] [--only NAME ...]
+                                          [--threads] [--extra LABEL SHAPE VAR=VALUE]
 
 A referee serves two bot streams and the turn moves between them. This script
 replays the ActionRequest bytes of a real referee match (both seats, in the
@@ -49,14 +50,14 @@ first request written to the last reply read. Candidates:
 ``aio-2-poll``
     ``aio-2`` with ``GRPC_POLL_STRATEGY=poll`` instead of ``epoll1``.
 
+``referee`` / ``referee-ponder``
+    for scale, the referee itself in the same rounds: ``referee.py``'s figure
+    (a match of the same games and seed, games 2.. timed, the freezer on / off).
+
 ``--extra LABEL SHAPE VAR=VALUE`` adds a candidate: one of the shapes above
 (``raw_sync``, ``raw_aio``, ``raw_sync_after_referee``, ``sync_two``,
 ``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_two_options``,
 ``aio_direct``) with one more environment variable for its process.
-
-``referee`` / ``referee-ponder``
-    for scale, the referee itself in the same rounds: ``referee.py``'s figure
-    (a match of the same games and seed, games 2.. timed, the freezer on / off).
 
 Rounds alternate the candidates, the order rotated each round; printed are the
 medians over rounds and each candidate's ratio to ``raw-sync``: the ratio of
