@@ -86,6 +86,7 @@ from arena.tournament.execution.executor import (
 from arena.tournament.execution.match_chain import chain_length, play_chain
 from arena.tournament.execution.node_slots import NODE_CPUS, configured_slots, node_slot
 from arena.tournament.execution.node_trust import ForgedGame, check_game, deal_seeds, sealed
+from arena.tournament.execution.slot_players import SlotPlayers
 
 SANDBOX_RESOURCE = "kahuna_sandbox"
 DEFAULT_MATCH_CPUS = 1.0
@@ -155,6 +156,7 @@ class _Task:
     runs: list[_Run]
     generator: Any  # ray.ObjectRefGenerator
     node: tuple[str, str] | None = None  # (ip, id) of its node, once its MatchPlaced came
+    player: str = ""  # the slot player (``slot_players``) that plays it
 
     def run_of(self, match_id: int) -> _Run | None:
         return next((run for run in self.runs if run.match_id == match_id), None)
@@ -193,6 +195,7 @@ class RayExecutor:
                 address=address, namespace="kahuna", log_to_driver=False,
                 logging_level=logging.ERROR, configure_logging=False,
             )  # fmt: skip
+        self._players = SlotPlayers(match_cpus)
         self.log.info("ray_connected", address=address)
 
     # ----------------------------------------------------------- interface
@@ -238,16 +241,8 @@ class RayExecutor:
         """The cluster's ``kahuna_sandbox`` units now (nodes come and go); at least 1, so
         that a cluster whose workers have not joined yet waits for them."""
         now = time.monotonic()
-        if now - self._slots_read[0] > _SLOTS_TTL_S:
-            units: float
-            if self.distrusted:  # their units are not ours to fill
-                nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
-                units = sum(node["Resources"].get(SANDBOX_RESOURCE, 0) for node in nodes
-                            if node["Alive"] and node["NodeID"] not in self.distrusted)  # fmt: skip
-            else:
-                resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-                units = resources.get(SANDBOX_RESOURCE, 0)
-            self._slots_read = (now, max(1, int(units)))
+        if now - self._slots_read[0] > _SLOTS_TTL_S:  # distrusted nodes' are not ours
+            self._slots_read = (now, max(1, self._players.refresh(self.distrusted)))
         return self._slots_read[1]
 
     def _fill(self) -> None:
@@ -258,9 +253,12 @@ class RayExecutor:
         slots = self.slots()
         free = slots - len(self._tasks)
         while free > 0 and self._waiting:
+            player = self._players.pick({task.player for task in self._tasks}, self.distrusted)
+            if player is None:
+                break
             length = chain_length(len(self._waiting), slots, self.max_chain)
             runs = [self._waiting.popleft() for _ in range(min(length, len(self._waiting)))]
-            task = _Task(runs, self._launch(runs))
+            task = _Task(runs, self._launch(runs, player), player=player)
             for run in runs:
                 self._note(run, "launched")
             self._tasks.append(task)
@@ -271,7 +269,7 @@ class RayExecutor:
         """Kill every task at once (their worker processes: the sandbox watchdogs kill the bots)."""
         for task in self._tasks:
             try:
-                ray.cancel(task.generator, force=True)
+                self._players.stop(task.player)
             except RayError as error:
                 matches = [run.match_id for run in task.runs]
                 self.log.warning("ray_cancel_failed", matches=matches, error=str(error))
@@ -299,24 +297,16 @@ class RayExecutor:
             self._bundles[spec.version] = ray.put(pack(spec.directory))
         return self._bundles[spec.version]
 
-    def _launch(self, runs: list[_Run]) -> Any:
-        """A task for ``runs``, each with its jobs not done yet playing only their
-        indices left."""
+    def _launch(self, runs: list[_Run], player: str) -> Any:
+        """``runs`` handed to slot player ``player``, each with its jobs not done yet
+        playing only their indices left."""
         groups = tuple(tuple(sealed(job, run.seeds, tuple(left)) for job, left in run.left())
                        for run in runs)  # fmt: skip
-        options: dict[str, Any] = {
-            "num_cpus": self.match_cpus,
-            "resources": {SANDBOX_RESOURCE: 1},
-            "max_retries": 0,
-            "name": f"kahuna-match-{groups[0][0].match_id}",
-        }
-        if self.distrusted:  # never again on a node that sent a forged game
-            options["label_selector"] = {NODE_ID_LABEL: f"!in({','.join(self.distrusted)})"}
         # The bundles go nested in a dict: Ray then leaves them in the object store
         # until a node whose cache lacks the version asks for them.
         bundles = {spec.version: self._bundle(spec) for group in groups
                    for spec in (group[0].first, group[0].second)}  # fmt: skip
-        return _play_task.options(**options).remote(groups, bundles, self.prestart)
+        return self._players.play(player, groups, bundles, self.prestart)
 
     def _advance(self, task: _Task) -> None:
         try:
@@ -338,6 +328,7 @@ class RayExecutor:
             return
         except RayError as error:  # its node or worker died, its objects were lost
             self._tasks.remove(task)
+            self._players.lost(task.player)
             for run in reversed(task.runs):  # back in line in their order
                 self._retry(run, error)
             self._fill()
@@ -415,7 +406,7 @@ class RayExecutor:
             shown = index
         self._events.append(GameRejected(run.match_id, shown, ip, node_id, problem))
         with contextlib.suppress(RayError):
-            ray.cancel(task.generator, force=True)
+            self._players.stop(task.player)
         self._tasks.remove(task)
         for lost in reversed(task.runs):
             self._retry(lost, ForgedGame(f"node {ip} sent a forged game"))
@@ -564,5 +555,3 @@ def _gathered(events: queue.SimpleQueue[object], finished: object) -> Iterator[t
             return
         yield tuple(batch)
 
-
-_play_task = ray.remote(_play)
