@@ -31,6 +31,7 @@ from arena.testing.ray_cluster import (
     Node,
     describe,
     ip_available,
+    netns_pids,
     sandboxes_of,
 )
 from arena.testing.waiting import wait_until
@@ -221,6 +222,46 @@ def test_chains_of_one_match_are_a_task_each_and_store_the_same(
     assert not any(p["prestarted"] for p in result["placements"])
     with pytest.raises(AssertionError, match="one per match, no chain"):
         _check_chained(result, matches=6)
+    _no_bots_left(cluster)
+
+
+def _slot_players(node: Node) -> set[int]:
+    """The node's slot players (``arena.tournament.execution.slot_players``): idle, or
+    playing a chain (then named after its first match)."""
+    found = set()
+    for pid in netns_pids(node.netns):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline.startswith((b"ray::SlotPlayer", b"ray::kahuna-match")):
+            found.add(pid)
+    return found
+
+
+def test_runs_in_turn_play_on_the_players_made_as_the_nodes_joined(
+    cluster: NetnsCluster, references: References, tmp_path: Path
+) -> None:
+    """Each node's matches are played by its slot players, long-lived processes made as
+    the node joined (`arena ray-worker`), not by worker processes Ray starts for each
+    driver (and ends with it): two drivers in turn play every match on processes that
+    ran before the first driver started, and the same processes serve both."""
+    for node in cluster.nodes[1:]:
+        slots = int(node.resources["kahuna_sandbox"])
+        wait_until(lambda: len(_slot_players(node)) >= slots,  # noqa: B023
+                   f"{slots} slot players on {node.name}", 120, interval_s=0.5)  # fmt: skip
+    before = {pid for node in cluster.nodes[1:] for pid in _slot_players(node)}
+    bots, definition = DEFINITIONS["round-robin"]
+    played = []
+    for run in ("first", "second"):
+        data = _data_dir_with_bots(tmp_path / run, bots)
+        _create(data, definition)
+        out = tmp_path / f"{run}.json"
+        result = _finish(_driver(cluster, data, out), out)
+        _check_same(data, references["round-robin"])
+        played.append({placed["pid"] for placed in result["placements"]})
+    assert played[0] <= before and played[1] <= before, (before, played)
+    assert played[0] & played[1], played
     _no_bots_left(cluster)
 
 

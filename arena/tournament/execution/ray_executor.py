@@ -278,6 +278,9 @@ class RayExecutor:
         self._events.clear()
 
     def close(self) -> None:
+        # A chain whose matches are all done is only closing its bots: its player ends it
+        # alone and stays warm; a player is killed only to stop matches still playing.
+        self._tasks = [task for task in self._tasks if any(run.left() for run in task.runs)]
         if self._tasks or self._waiting:
             self.cancel()
 

@@ -113,6 +113,9 @@ class SlotPlayers:
         self.match_cpus = match_cpus
         self._handles: dict[str, tuple[str, Any]] = {}  # name -> (node id, actor handle)
         self._owner = ray.get_runtime_context().get_job_id()
+        # A process's first ray.put connects it to its node's object store (~120 ms): done
+        # now, while the runner sets up, not as the first chain's bundles go.
+        threading.Thread(target=ray.put, args=(b"",), name="object-store", daemon=True).start()
 
     def refresh(self, distrusted: Mapping[str, str], only: str | None = None) -> int:
         """Look at the cluster's nodes (or node ``only``), make the players missing on the
