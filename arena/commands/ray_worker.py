@@ -164,17 +164,23 @@ def open_cluster_problem(address: str) -> str | None:
     return None
 
 
-def start_warming(args: argparse.Namespace) -> None:
-    """Start the process that makes this node's slot players once its raylet is up (it
-    outlives this one, which becomes `ray start`; its output goes nowhere: a node without
-    them still plays, its players made by the first driver)."""
-    extra = shlex.split(args.ray_start_args)
+def node_ip_of(ray_start_args: str) -> str | None:
+    """The ``--node-ip-address`` given in ``ray_start_args`` (the last), or None."""
+    extra = shlex.split(ray_start_args)
     node_ip = None
     for index, flag in enumerate(extra):
         if flag.startswith("--node-ip-address="):
             node_ip = flag.split("=", 1)[1]
         elif flag == "--node-ip-address" and index + 1 < len(extra):
             node_ip = extra[index + 1]
+    return node_ip
+
+
+def start_warming(args: argparse.Namespace) -> None:
+    """Start the process that makes this node's slot players once its raylet is up (it
+    outlives this one, which becomes `ray start`; its output goes nowhere: a node without
+    them still plays, its players made by the first driver)."""
+    node_ip = node_ip_of(args.ray_start_args)
     argv = [sys.executable, "-m", "arena.tournament.execution.slot_players", args.address]
     subprocess.Popen(
         argv + ([] if node_ip is None else ["--node-ip", node_ip]),

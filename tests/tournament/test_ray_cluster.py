@@ -363,6 +363,40 @@ def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
     _no_bots_left(cluster)
 
 
+def test_a_killed_drivers_chains_stop_on_their_players_at_once(
+    cluster: NetnsCluster, tmp_path: Path
+) -> None:
+    """Ray does not end an actor's call when its caller dies: each slot player watches the
+    driver of the chain it plays and ends itself once that driver is gone. SIGKILL the
+    driver of a tournament of long matches (40 games each: their chains would play on,
+    for nobody, for many seconds): every sandbox of the nodes is gone within seconds, and
+    Ray starts the players again for the next driver."""
+    bots = DEFINITIONS["round-robin"][0]
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, ["cup", *bots, "--games", "40", "--seed", "3"])
+    argv = [sys.executable, "-m", "arena", "tournament", "resume", "cup", "--data-dir",
+            str(data), "--no-progress", "--ray", cluster.address]  # fmt: skip
+    process = subprocess.Popen(
+        cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _wait_games(data, 2, process)
+    for node in cluster.nodes[1:]:
+        _wait_playing(node, process)
+    os.kill(process.pid, signal.SIGKILL)  # nsenter execs the arena: its pid is the driver's
+
+    def left() -> dict[str, object]:
+        return {node.name: sandboxes_of(node) for node in cluster.nodes if sandboxes_of(node)}
+
+    process.wait(30)
+    wait_until(lambda: not left(), "the dead driver's chains stopped", 8, interval_s=0.2,
+               state=left)  # fmt: skip
+    for node in cluster.nodes[1:]:
+        slots = int(node.resources["kahuna_sandbox"])
+        wait_until(lambda: len(_slot_players(node)) >= slots,  # noqa: B023
+                   f"{slots} slot players on {node.name} again", 120, interval_s=0.5)  # fmt: skip
+
+
 def test_a_corrupted_bot_cache_is_detected_by_its_hash_and_refetched(
     cluster: NetnsCluster, references: References, tmp_path: Path
 ) -> None:

@@ -1,15 +1,16 @@
-"""The Ray executor: match jobs as tasks on a Ray cluster (docs/design/DISTRIBUTED.md).
+"""The Ray executor: match jobs on a Ray cluster's slot players (docs/design/DISTRIBUTED.md).
 
 Imported only when a Ray address is given (``arena tournament run --ray``,
 ``arena serve --ray``, ``$KAHUNA_RAY_ADDRESS``): Ray is an optional extra.
 
-- A Ray task plays a chain of matches (each its halves: the submitted
-  ``MatchJob`` of one match) one after the other; it asks for one unit of the
-  custom resource ``kahuna_sandbox`` (advertised only by nodes where ``arena
-  sandbox-check`` passed: ``arena ray-worker``) and ``match_cpus`` CPUs, so
-  that no match lands on a node that cannot sandbox. No more tasks are in Ray
-  at once than the cluster has units (``_fill``): Ray does not move a task
-  queued on a busy node to one that frees up.
+- A task (a call to a slot player, ``arena.tournament.execution.slot_players``:
+  a long-lived actor per unit of the custom resource ``kahuna_sandbox``,
+  advertised only by nodes where ``arena sandbox-check`` passed: ``arena
+  ray-worker``) plays a chain of matches (each its halves: the submitted
+  ``MatchJob`` of one match) one after the other, so that no match lands on
+  a node that cannot sandbox and no fresh driver waits for Ray to start a
+  worker process. Each player has at most one of our tasks at a time
+  (``_fill``); the rest wait here for the first player that frees up.
 - A chain is an even share of the matches waiting over the cluster's slots,
   at most ``max_chain`` (``chain_length``: guided self-scheduling, the chains
   shorten as the queue drains, so that the slots finish together), so a
@@ -34,12 +35,12 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   carries the seeds of its games' deals, never the secret, and every game it
   streams is checked before the runner sees it. A node that sends a game that
   fails (or one of a match it was not given, or says a run is done with games
-  missing) is named (``GameRejected``), gets no more tasks (a label selector
-  on its node id; its units are no longer counted) and its task is killed; its
+  missing) is named (``GameRejected``), gets no more tasks (its players are
+  no longer used or counted) and its task is killed (its player); its
   matches' unstored games are played again elsewhere, as for a lost node.
 - A task's worker dies with its raylet (``_watch_raylet``), so that its matches
   stop at once.
-- Exactly once: Ray retries nothing (``max_retries=0``). When a task fails
+- Exactly once: Ray retries nothing (``max_task_retries=0``). When a task fails
   for a system reason (its node or worker died, its objects were lost), this
   executor submits each of its matches again with only the game indices it
   has not reported yet (same seeds: same deals and seats; a match still
@@ -93,7 +94,6 @@ DEFAULT_MATCH_CPUS = 1.0
 DEFAULT_MAX_ATTEMPTS = 4
 DEFAULT_MAX_CHAIN = 4  # matches a task plays at most (the next waits on its node meanwhile)
 _SLOTS_TTL_S = 1.0  # how long a look at the cluster's slots is trusted
-NODE_ID_LABEL = "ray.io/node-id"  # the label Ray gives every node: its id (RAY_NODE_ID_KEY)
 _GATHER_S = 0.01  # how long a task gathers events after the first before it yields them
 
 

@@ -2,16 +2,16 @@
 
 Ray binds a worker process to one job (one driver) and ends it with that job,
 so every task of a fresh driver first waits for a new worker process on its
-node (Python, Ray's core worker, the import of the arena and the engine: 1.5-3
-s on a one-CPU node), and the first game of a short tournament comes seconds
-late. A slot player is a detached, named actor (``kahuna-slot-<node id>-<k>``
-in the ``kahuna`` namespace), made once per ``kahuna_sandbox`` unit of a node
-as the node joins (``arena ray-worker`` runs ``warm_node``) or by the first
-driver that finds it missing, held on its node (hard node affinity), holding
-one unit of the resource for its life. It imports the match code once, as it
-starts, and plays the chains any driver hands it, one after the other, with
-the same code a match task runs (``ray_executor._play``: the slot lock and
-pinning, the raylet watch, the events as they come).
+node (Python, Ray's core worker, the import of the arena and the engine), and
+the first game of a short tournament comes seconds late. A slot player is a
+detached, named actor (``kahuna-slot-<node id>-<k>`` in the ``kahuna``
+namespace), made once per ``kahuna_sandbox`` unit of a node as the node joins
+(``arena ray-worker`` runs ``warm_node``) or by the first driver that finds it
+missing, held on its node (hard node affinity), holding one unit of the
+resource for its life. It imports the match code once, as it starts, and plays
+the chains any driver hands it, one after the other, with the code a match
+task would run (``ray_executor._play``: the slot lock and pinning, the raylet
+watch, the events as they come).
 
 - A driver hands each player at most one chain at a time and counts the
   players, not the units, as its slots: on each node at most as many as the
@@ -55,13 +55,25 @@ def player_name(node_id: str, slot: int) -> str:
     return f"{PREFIX}-{node_id}-{slot}"
 
 
+def pick_player(
+    players: Mapping[str, str], busy: set[str], distrusted: Mapping[str, str]
+) -> str | None:
+    """Of ``players`` (name -> node id), one not in ``busy`` and not on a node in
+    ``distrusted``: each node's first slot before any node's second, so that chains
+    spread over the nodes; None when there is none."""
+    free = [(int(name.rsplit("-", 1)[1]), name) for name, node_id in players.items()
+            if name not in busy and node_id not in distrusted]  # fmt: skip
+    return min(free)[1] if free else None
+
+
 def _job_alive(job_id: str) -> bool:
     """Whether the job (a driver) ``job_id`` is alive, by Ray's job table; True when the
     table cannot be read (a player never ends a chain on a failed look)."""
     try:
         client = ray._private.worker.global_worker.gcs_client  # type: ignore[attr-defined]
         jobs = client.get_all_job_info(
-            skip_submission_job_info_field=True, skip_is_running_tasks_field=True, timeout=5
+            job_or_submission_id=job_id, skip_submission_job_info_field=True,
+            skip_is_running_tasks_field=True, timeout=5,
         )  # fmt: skip
     except Exception:  # the GCS unreachable for a moment: look again later
         return True
@@ -113,8 +125,8 @@ class SlotPlayers:
         self.match_cpus = match_cpus
         self._handles: dict[str, tuple[str, Any]] = {}  # name -> (node id, actor handle)
         self._owner = ray.get_runtime_context().get_job_id()
-        # A process's first ray.put connects it to its node's object store (~120 ms): done
-        # now, while the runner sets up, not as the first chain's bundles go.
+        # A process's first ray.put connects it to its node's object store: done now,
+        # while the runner sets up, not as the first chain's bundles go.
         threading.Thread(target=ray.put, args=(b"",), name="object-store", daemon=True).start()
 
     def refresh(self, distrusted: Mapping[str, str], only: str | None = None) -> int:
@@ -150,12 +162,9 @@ class SlotPlayers:
         ).remote()  # fmt: skip
 
     def pick(self, busy: set[str], distrusted: Mapping[str, str]) -> str | None:
-        """A player this driver is not using, on a trusted node: each node's first slot
-        before any node's second, so that chains spread over the nodes."""
-        free = [(int(name.rsplit("-", 1)[1]), name)
-                for name, (node_id, _handle) in self._handles.items()
-                if name not in busy and node_id not in distrusted]  # fmt: skip
-        return min(free)[1] if free else None
+        """A player this driver is not using, on a trusted node (``pick_player``)."""
+        nodes = {name: node_id for name, (node_id, _handle) in self._handles.items()}
+        return pick_player(nodes, busy, distrusted)
 
     def play(self, name: str, groups: tuple[Any, ...], bundles: dict[str, Any],
              prestart: bool) -> Any:  # fmt: skip
