@@ -368,12 +368,12 @@ def test_a_killed_drivers_chains_stop_on_their_players_at_once(
 ) -> None:
     """Ray does not end an actor's call when its caller dies: each slot player watches the
     driver of the chain it plays and ends itself once that driver is gone. SIGKILL the
-    driver of a tournament of long matches (40 games each: their chains would play on,
+    driver of a tournament of long matches (100 games each: their chains would play on,
     for nobody, for many seconds): every sandbox of the nodes is gone within seconds, and
     Ray starts the players again for the next driver."""
     bots = DEFINITIONS["round-robin"][0]
     data = _data_dir_with_bots(tmp_path, bots)
-    _create(data, ["cup", *bots, "--games", "40", "--seed", "3"])
+    _create(data, ["cup", *bots, "--games", "100", "--seed", "3"])
     argv = [sys.executable, "-m", "arena", "tournament", "resume", "cup", "--data-dir",
             str(data), "--no-progress", "--ray", cluster.address]  # fmt: skip
     process = subprocess.Popen(
@@ -389,7 +389,7 @@ def test_a_killed_drivers_chains_stop_on_their_players_at_once(
         return {node.name: sandboxes_of(node) for node in cluster.nodes if sandboxes_of(node)}
 
     process.wait(30)
-    wait_until(lambda: not left(), "the dead driver's chains stopped", 8, interval_s=0.2,
+    wait_until(lambda: not left(), "the dead driver's chains stopped", 6, interval_s=0.2,
                state=left)  # fmt: skip
     for node in cluster.nodes[1:]:
         slots = int(node.resources["kahuna_sandbox"])
