@@ -178,15 +178,22 @@ def node_ip_of(ray_start_args: str) -> str | None:
 
 def start_warming(args: argparse.Namespace) -> None:
     """Start the process that makes this node's slot players once its raylet is up (it
-    outlives this one, which becomes `ray start`; its output goes nowhere: a node without
-    them still plays, its players made by the first driver)."""
+    outlives this one, which becomes `ray start`, and is no child of it: nobody there
+    would reap it; its output goes nowhere: a node without them still plays, its players
+    made by the first driver)."""
     node_ip = node_ip_of(args.ray_start_args)
     argv = [sys.executable, "-m", "arena.tournament.execution.slot_players", args.address]
-    subprocess.Popen(
-        argv + ([] if node_ip is None else ["--node-ip", node_ip]),
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
-    )  # fmt: skip
+    middle = os.fork()
+    if middle == 0:  # started from a child that exits at once: the warmer is orphaned
+        try:
+            subprocess.Popen(
+                argv + ([] if node_ip is None else ["--node-ip", node_ip]),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+            )  # fmt: skip
+        finally:
+            os._exit(0)
+    os.waitpid(middle, 0)
 
 
 def run(args: argparse.Namespace) -> int:
