@@ -95,7 +95,6 @@ DEFAULT_MAX_ATTEMPTS = 4
 DEFAULT_MAX_CHAIN = 4  # matches a task plays at most (the next waits on its node meanwhile)
 _SLOTS_TTL_S = 1.0  # how long a look at the cluster's slots is trusted
 _GATHER_S = 0.01  # how long a task gathers events after the first before it yields them
-_FLUSH_ENV = "RAY_task_events_shutdown_flush_timeout_ms"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,9 +190,6 @@ class RayExecutor:
         self._bundles: dict[str, Any] = {}  # version -> ObjectRef of its bundle
         self._slots_read = (-_SLOTS_TTL_S, 1)  # (when, slots()) of the last look
         self.distrusted: dict[str, str] = {}  # node id -> ip: nodes that sent a forged game
-        # No flush of the driver's task events as it leaves: nothing here reads them (no
-        # dashboard), and the flush holds ray.shutdown back about a quarter second.
-        os.environ.setdefault(_FLUSH_ENV, "0")
         if not ray.is_initialized():
             ray.init(
                 address=address, namespace="kahuna", log_to_driver=False,
