@@ -215,10 +215,19 @@ def _commit_run(
 def _play(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     started = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
+    exited = time.monotonic()
     if done.returncode != 0:
         raise RuntimeError(done.stdout[-3000:] + done.stderr[-3000:])
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    result["process_seconds"] = time.monotonic() - started  # its start to its exit
+    result["process_seconds"] = exited - started  # its start to its exit
+    clock = result["clock"]  # the driver's moments on the same (system-wide) monotonic clock
+    result["fixed"] = {
+        "process start -> work begins": clock["began"] - started,
+        "work begins -> first game stored": clock["first_game"] - clock["began"],
+        "last game stored -> the run returns": clock["ran"] - clock["last_game"],
+        "the run returns -> cluster left": clock["left"] - clock["ran"],
+        "cluster left -> process exit": exited - clock["left"],
+    }
     return result
 
 
@@ -375,10 +384,12 @@ def run_one(
         runner = TournamentRunner(store, t.id, concurrency=cpus, executor=stamped, live=live)
         summary = runner.run()
         elapsed = time.perf_counter() - started
+        ran = time.monotonic()
         if ray is None:
             executor = None
         elif hasattr(executor, "leave_cluster"):  # done with Ray, as `arena tournament run` is
             executor.leave_cluster()
+        left = time.monotonic()
     overheads: dict[str, list[float]] = {}
     placed = [] if executor is None else executor.placements
     chained = {p.match_id: p.chain > 0 for p in placed}  # queued behind another in its task
@@ -411,6 +422,8 @@ def run_one(
                       "driver_cpu": usage.ru_utime + usage.ru_stime,
                       "ray_workers": workers, "spans": stamped.spans(),
                       "worker_cpu": stamped.worker_cpu, "prestarted": prestarted,
+                      "clock": {"began": began, "first_game": arrivals[0],
+                                "last_game": arrivals[-1], "ran": ran, "left": left},
                       "tasks": getattr(executor, "tasks_launched", len(placed))}))  # fmt: skip
     return 0
 
@@ -452,6 +465,7 @@ def bench_cluster(
             whole: dict[str, list[float]] = {kind: [] for kind in kinds}
             steps: dict[str, list[float]] = {}
             spans: dict[str, list[float]] = {kind: [] for kind in kinds}
+            fixed: dict[str, dict[str, list[float]]] = {kind: {} for kind in kinds}
             for number in range(runs):
                 for kind in kinds:
                     argv = [sys.executable, __file__, "_one", "--data", str(data),
@@ -492,6 +506,10 @@ def bench_cluster(
                     )
                     print(f"    the whole process, its start to its exit:"
                           f" {result['process_seconds']:.2f} s = {whole[kind][-1]:.2f} games/s")
+                    for part, seconds in result["fixed"].items():
+                        fixed[kind].setdefault(part, []).append(seconds)
+                    print("    fixed costs: " + ", ".join(
+                        f"{part} {seconds:.2f} s" for part, seconds in result["fixed"].items()))
                     print("    the first two games stored after the start: "
                           + ", ".join(f"{t:.2f}" for t in result["first_games"]) + " s"
                           + "".join(f"; {k} {v:.2f} s" for k, v in result["startup"].items()))
@@ -525,6 +543,10 @@ def bench_cluster(
                 print(f"from the first stored game on (each run's start-up apart): local"
                       f" {local_s:.2f}, Ray {ray_s:.2f} games/s; ratio"
                       f" {100 * ray_s / local_s:.1f}%")  # fmt: skip
+            print("the fixed costs of a run (median s over the runs):")
+            for part in fixed["local"]:
+                print(f"    {part}: " + ", ".join(
+                    f"{kind} {statistics.median(fixed[kind][part]):.2f}" for kind in kinds))
             for kind in kinds[2:]:
                 other = statistics.mean(rates[kind])
                 print(f"{kind}: {other:.2f} games/s, {100 * other / local:.1f}% of local")

@@ -23,7 +23,11 @@ bots it starts would otherwise wait for every other process on the node, on
 their own clocks). Ray's workers are told not to kill their
 child processes as they exit
 (``RAY_kill_child_processes_on_worker_exit=0``): the sandbox watchdog, a child
-of the referee, must outlive it to kill its bots.
+of the referee, must outlive it to kill its bots. As Ray starts, a process of
+its own makes the node's slot players (``arena.tournament.execution.slot_players``:
+one long-lived match player per slot, the arena imported once), so that the
+first tournament's matches start from warm processes; it exits once they are
+ready.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 from typing import Any
 
@@ -159,6 +164,38 @@ def open_cluster_problem(address: str) -> str | None:
     return None
 
 
+def node_ip_of(ray_start_args: str) -> str | None:
+    """The ``--node-ip-address`` given in ``ray_start_args`` (the last), or None."""
+    extra = shlex.split(ray_start_args)
+    node_ip = None
+    for index, flag in enumerate(extra):
+        if flag.startswith("--node-ip-address="):
+            node_ip = flag.split("=", 1)[1]
+        elif flag == "--node-ip-address" and index + 1 < len(extra):
+            node_ip = extra[index + 1]
+    return node_ip
+
+
+def start_warming(args: argparse.Namespace) -> None:
+    """Start the process that makes this node's slot players once its raylet is up (it
+    outlives this one, which becomes `ray start`, and is no child of it: nobody there
+    would reap it; its output goes nowhere: a node without them still plays, its players
+    made by the first driver)."""
+    node_ip = node_ip_of(args.ray_start_args)
+    argv = [sys.executable, "-m", "arena.tournament.execution.slot_players", args.address]
+    middle = os.fork()
+    if middle == 0:  # started from a child that exits at once: the warmer is orphaned
+        try:
+            subprocess.Popen(
+                argv + ([] if node_ip is None else ["--node-ip", node_ip]),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+            )  # fmt: skip
+        finally:
+            os._exit(0)
+    os.waitpid(middle, 0)
+
+
 def run(args: argparse.Namespace) -> int:
     problem = flags_problem(args)
     if problem is not None:
@@ -203,6 +240,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault(NICENESS_ENV, "0")
     print(f"sandbox check passed; joining {args.address} with {SANDBOX_RESOURCE}={slots}")
     sys.stdout.flush()
+    start_warming(args)
     try:
         os.execvp(argv[0], argv)
     except OSError as error:

@@ -31,6 +31,7 @@ from arena.testing.ray_cluster import (
     Node,
     describe,
     ip_available,
+    netns_pids,
     sandboxes_of,
 )
 from arena.testing.waiting import wait_until
@@ -228,6 +229,46 @@ def test_chains_of_one_match_are_a_task_each_and_store_the_same(
     _no_bots_left(cluster)
 
 
+def _slot_players(node: Node) -> set[int]:
+    """The node's slot players (``arena.tournament.execution.slot_players``): idle, or
+    playing a chain (then named after its first match)."""
+    found = set()
+    for pid in netns_pids(node.netns):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline.startswith((b"ray::SlotPlayer", b"ray::kahuna-match")):
+            found.add(pid)
+    return found
+
+
+def test_runs_in_turn_play_on_the_players_made_as_the_nodes_joined(
+    cluster: NetnsCluster, references: References, tmp_path: Path
+) -> None:
+    """Each node's matches are played by its slot players, long-lived processes made as
+    the node joined (`arena ray-worker`), not by worker processes Ray starts for each
+    driver (and ends with it): two drivers in turn play every match on processes that
+    ran before the first driver started, and the same processes serve both."""
+    for node in cluster.nodes[1:]:
+        slots = int(node.resources["kahuna_sandbox"])
+        wait_until(lambda: len(_slot_players(node)) >= slots,  # noqa: B023
+                   f"{slots} slot players on {node.name}", 120, interval_s=0.5)  # fmt: skip
+    before = {pid for node in cluster.nodes[1:] for pid in _slot_players(node)}
+    bots, definition = DEFINITIONS["round-robin"]
+    played = []
+    for run in ("first", "second"):
+        data = _data_dir_with_bots(tmp_path / run, bots)
+        _create(data, definition)
+        out = tmp_path / f"{run}.json"
+        result = _finish(_driver(cluster, data, out), out)
+        _check_same(data, references["round-robin"])
+        played.append({placed["pid"] for placed in result["placements"]})
+    assert played[0] <= before and played[1] <= before, (before, played)
+    assert played[0] & played[1], played
+    _no_bots_left(cluster)
+
+
 def test_a_worker_killed_with_matches_queued_in_its_tasks_loses_and_doubles_nothing(
     cluster: NetnsCluster, references: References, tmp_path: Path
 ) -> None:
@@ -324,6 +365,40 @@ def test_the_driver_killed_and_resumed_loses_and_doubles_nothing(
     assert resumed.returncode == 0, resumed.stdout.decode()[-3000:] + resumed.stderr.decode()
     _check_same(data, references["long"])
     _no_bots_left(cluster)
+
+
+def test_a_killed_drivers_chains_stop_on_their_players_at_once(
+    cluster: NetnsCluster, tmp_path: Path
+) -> None:
+    """Ray does not end an actor's call when its caller dies: each slot player watches the
+    driver of the chain it plays and ends itself once that driver is gone. SIGKILL the
+    driver of a tournament of long matches (100 games each: their chains would play on,
+    for nobody, for many seconds): every sandbox of the nodes is gone within seconds, and
+    Ray starts the players again for the next driver."""
+    bots = DEFINITIONS["round-robin"][0]
+    data = _data_dir_with_bots(tmp_path, bots)
+    _create(data, ["cup", *bots, "--games", "100", "--seed", "3"])
+    argv = [sys.executable, "-m", "arena", "tournament", "resume", "cup", "--data-dir",
+            str(data), "--no-progress", "--ray", cluster.address]  # fmt: skip
+    process = subprocess.Popen(
+        cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _wait_games(data, 2, process)
+    for node in cluster.nodes[1:]:
+        _wait_playing(node, process)
+    os.kill(process.pid, signal.SIGKILL)  # nsenter execs the arena: its pid is the driver's
+
+    def left() -> dict[str, object]:
+        return {node.name: sandboxes_of(node) for node in cluster.nodes if sandboxes_of(node)}
+
+    process.wait(30)
+    wait_until(lambda: not left(), "the dead driver's chains stopped", 6, interval_s=0.2,
+               state=left)  # fmt: skip
+    for node in cluster.nodes[1:]:
+        slots = int(node.resources["kahuna_sandbox"])
+        wait_until(lambda: len(_slot_players(node)) >= slots,  # noqa: B023
+                   f"{slots} slot players on {node.name} again", 120, interval_s=0.5)  # fmt: skip
 
 
 def test_a_corrupted_bot_cache_is_detected_by_its_hash_and_refetched(

@@ -5,13 +5,16 @@ a network namespace the test makes, started as docs/DISTRIBUTED.md says) and
 an outsider's host on the same network (``stranger``), which holds none of
 the cluster's settings. Without the cluster's token the outsider neither joins
 as a node nor runs a task; with it (the control) it runs one. Nothing but the
-head's Ray port answers it: no Ray Client, no dashboard. An open head (started
-``--insecure``) is refused by `arena ray-worker` and by the driver.
+head's Ray port answers it: no Ray Client, no dashboard; and every port the
+head and the node listen on asks it for the token (``arena.testing.ray_ports``).
+An open head (started ``--insecure``) is refused by `arena ray-worker` and by
+the driver.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -25,6 +28,8 @@ from pathlib import Path
 import pytest
 
 from arena.testing.ray_cluster import NetnsCluster, Node, ip_available, netns_pids
+from arena.testing.ray_ports import listening
+from arena.testing.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -170,6 +175,57 @@ for port in sys.argv[2:]:
     found = dict(line.split() for line in done.stdout.splitlines())
     # 6379 open: the control that the outsider reaches the head at all
     assert found == ports, f"Ray Client (10001) or the dashboard (8265) answers: {found}"
+
+
+# Ray's processes that may listen on a node's address (``ss`` shows 15 characters of a
+# name): the GCS, the raylet (node manager and object manager), the runtime env agent
+# and Ray's workers (the slot players, a task's worker: each a gRPC server of its own).
+_DAEMONS = {"gcs_server", "raylet", "ray::RuntimeEnv"}
+_NOT_LISTENING = ("ray::Dashboard",)  # the dashboard agent: its HTTP and metrics ports
+
+
+def _may_listen(process: str) -> bool:
+    return process in _DAEMONS or (
+        process.startswith("ray::") and not process.startswith(_NOT_LISTENING)
+    )
+
+
+def test_every_port_of_the_head_and_a_node_asks_an_outsider_for_the_token(
+    cluster: NetnsCluster, outsider: tuple[Node, dict[str, str]]
+) -> None:
+    """Every TCP port the head and the match node listen on, probed from the outsider's
+    host: no dashboard, dashboard agent, metrics exporter or Ray Client listens; each gRPC
+    port refuses every read of Ray's services (the cluster's nodes and drivers, a raylet's
+    configuration and stats, a worker's stats, an object) without the token, and the one
+    HTTP port (the runtime env agent) answers 401."""
+    node, env = outsider
+    for member in cluster.nodes:
+        # the node's slot player, made as it joined (`arena ray-worker`), is probed too
+        ours = {"gcs_server"} if member is cluster.head else {"raylet", "ray::SlotPlayer"}
+        wait_until(lambda: ours <= {listener.process for listener  # noqa: B023
+                                    in listening(cluster.netns_argv(member, []))},  # noqa: B023
+                   f"{ours} listening on {member.name}", 120, interval_s=0.5)  # fmt: skip
+        listeners = listening(cluster.netns_argv(member, []))
+        unexpected = [listener for listener in listeners if not _may_listen(listener.process)]
+        assert not unexpected, f"{member.name}: more listens than Ray's own ports: {unexpected}"
+        reachable = [listener.port for listener in listeners
+                     if listener.address in ("*", "0.0.0.0", "::", member.address)]  # fmt: skip
+        done = subprocess.run(
+            cluster.netns_argv(node, [sys.executable, "-m", "arena.testing.ray_ports",
+                                      member.address, *map(str, reachable)]),
+            env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        found = json.loads(done.stdout)
+        for port, answer in found.items():
+            what = f"{member.name} port {port}: {answer}"
+            assert isinstance(answer, dict), what  # it listens there: the outsider reaches it
+            if answer["http"].startswith("HTTP"):
+                assert answer["http"] == "HTTP 401", what
+                continue
+            codes = set(answer["grpc"].values())
+            assert codes <= {"UNAUTHENTICATED", "UNIMPLEMENTED"}, what
+            assert "UNAUTHENTICATED" in codes, what
 
 
 # ----------------------------------------------------------- an open head

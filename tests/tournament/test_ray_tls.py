@@ -99,7 +99,7 @@ TASK = """
 import os, sys, ray
 ray.init(address=sys.argv[1], logging_level="ERROR")
 
-@ray.remote(resources={"kahuna_sandbox": 0.01})
+@ray.remote(num_cpus=1)  # the head has none: on the match node (its slot player holds no CPU)
 def uid():
     return os.getuid()
 

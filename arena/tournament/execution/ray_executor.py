@@ -1,15 +1,16 @@
-"""The Ray executor: match jobs as tasks on a Ray cluster (docs/design/DISTRIBUTED.md).
+"""The Ray executor: match jobs on a Ray cluster's slot players (docs/design/DISTRIBUTED.md).
 
 Imported only when a Ray address is given (``arena tournament run --ray``,
 ``arena serve --ray``, ``$KAHUNA_RAY_ADDRESS``): Ray is an optional extra.
 
-- A Ray task plays a chain of matches (each its halves: the submitted
-  ``MatchJob`` of one match) one after the other; it asks for one unit of the
-  custom resource ``kahuna_sandbox`` (advertised only by nodes where ``arena
-  sandbox-check`` passed: ``arena ray-worker``) and ``match_cpus`` CPUs, so
-  that no match lands on a node that cannot sandbox. No more tasks are in Ray
-  at once than the cluster has units (``_fill``): Ray does not move a task
-  queued on a busy node to one that frees up.
+- A task (a call to a slot player, ``arena.tournament.execution.slot_players``:
+  a long-lived actor per unit of the custom resource ``kahuna_sandbox``,
+  advertised only by nodes where ``arena sandbox-check`` passed: ``arena
+  ray-worker``) plays a chain of matches (each its halves: the submitted
+  ``MatchJob`` of one match) one after the other, so that no match lands on
+  a node that cannot sandbox and no fresh driver waits for Ray to start a
+  worker process. Each player has at most one of our tasks at a time
+  (``_fill``); the rest wait here for the first player that frees up.
 - A chain is an even share of the matches waiting over the cluster's slots,
   at most ``max_chain`` (``chain_length``: guided self-scheduling, the chains
   shorten as the queue drains, so that the slots finish together), so a
@@ -35,12 +36,12 @@ Imported only when a Ray address is given (``arena tournament run --ray``,
   carries the seeds of its games' deals, never the secret, and every game it
   streams is checked before the runner sees it. A node that sends a game that
   fails (or one of a match it was not given, or says a half is done with games
-  missing) is named (``GameRejected``), gets no more tasks (a label selector
-  on its node id; its units are no longer counted) and its task is killed; its
+  missing) is named (``GameRejected``), gets no more tasks (its players are
+  no longer used or counted) and its task is killed (its player); its
   matches' unstored games are played again elsewhere, as for a lost node.
 - A task's worker dies with its raylet (``_watch_raylet``), so that its matches
   stop at once.
-- Exactly once: Ray retries nothing (``max_retries=0``). When a task fails
+- Exactly once: Ray retries nothing (``max_task_retries=0``). When a task fails
   for a system reason (its node or worker died, its objects were lost), this
   executor submits each of its matches again with only the game indices it
   has not reported yet (same seeds: same deals and seats; a match still
@@ -87,13 +88,13 @@ from arena.tournament.execution.executor import (
 from arena.tournament.execution.match_chain import chain_length, play_chain
 from arena.tournament.execution.node_slots import NODE_CPUS, configured_slots, node_slot
 from arena.tournament.execution.node_trust import ForgedGame, check_game, deal_seeds, sealed
+from arena.tournament.execution.slot_players import SlotPlayers
 
 SANDBOX_RESOURCE = "kahuna_sandbox"
 DEFAULT_MATCH_CPUS = 1.0
 DEFAULT_MAX_ATTEMPTS = 4
 DEFAULT_MAX_CHAIN = 4  # matches a task plays at most (the next waits on its node meanwhile)
 _SLOTS_TTL_S = 1.0  # how long a look at the cluster's slots is trusted
-NODE_ID_LABEL = "ray.io/node-id"  # the label Ray gives every node: its id (RAY_NODE_ID_KEY)
 _GATHER_S = 0.01  # how long a task gathers events after the first before it yields them
 
 
@@ -156,6 +157,7 @@ class _Task:
     matches: list[_Match]
     generator: Any  # ray.ObjectRefGenerator
     node: tuple[str, str] | None = None  # (ip, id) of its node, once its MatchPlaced came
+    player: str = ""  # the slot player (``slot_players``) that plays it
 
     def match_of(self, match_id: int) -> _Match | None:
         return next((match for match in self.matches if match.match_id == match_id), None)
@@ -194,6 +196,7 @@ class RayExecutor:
                 address=address, namespace="kahuna", log_to_driver=False,
                 logging_level=logging.ERROR, configure_logging=False,
             )  # fmt: skip
+        self._players = SlotPlayers(match_cpus)
         self.log.info("ray_connected", address=address)
 
     # ----------------------------------------------------------- interface
@@ -239,16 +242,8 @@ class RayExecutor:
         """The cluster's ``kahuna_sandbox`` units now (nodes come and go); at least 1, so
         that a cluster whose workers have not joined yet waits for them."""
         now = time.monotonic()
-        if now - self._slots_read[0] > _SLOTS_TTL_S:
-            units: float
-            if self.distrusted:  # their units are not ours to fill
-                nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
-                units = sum(node["Resources"].get(SANDBOX_RESOURCE, 0) for node in nodes
-                            if node["Alive"] and node["NodeID"] not in self.distrusted)  # fmt: skip
-            else:
-                resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-                units = resources.get(SANDBOX_RESOURCE, 0)
-            self._slots_read = (now, max(1, int(units)))
+        if now - self._slots_read[0] > _SLOTS_TTL_S:  # distrusted nodes' are not ours
+            self._slots_read = (now, max(1, self._players.refresh(self.distrusted)))
         return self._slots_read[1]
 
     def _fill(self) -> None:
@@ -259,9 +254,12 @@ class RayExecutor:
         slots = self.slots()
         free = slots - len(self._tasks)
         while free > 0 and self._waiting:
+            player = self._players.pick({task.player for task in self._tasks}, self.distrusted)
+            if player is None:
+                break
             length = chain_length(len(self._waiting), slots, self.max_chain)
             matches = [self._waiting.popleft() for _ in range(min(length, len(self._waiting)))]
-            task = _Task(matches, self._launch(matches))
+            task = _Task(matches, self._launch(matches, player), player=player)
             for match in matches:
                 self._note(match, "launched")
             self._tasks.append(task)
@@ -272,7 +270,7 @@ class RayExecutor:
         """Kill every task at once (their worker processes: the sandbox watchdogs kill the bots)."""
         for task in self._tasks:
             try:
-                ray.cancel(task.generator, force=True)
+                self._players.stop(task.player)
             except RayError as error:
                 matches = [match.match_id for match in task.matches]
                 self.log.warning("ray_cancel_failed", matches=matches, error=str(error))
@@ -281,6 +279,9 @@ class RayExecutor:
         self._events.clear()
 
     def close(self) -> None:
+        # A chain whose matches are all done is only closing its bots: its player ends it
+        # alone and stays warm; a player is killed only to stop matches still playing.
+        self._tasks = [task for task in self._tasks if any(match.left() for match in task.matches)]
         if self._tasks or self._waiting:
             self.cancel()
 
@@ -300,24 +301,16 @@ class RayExecutor:
             self._bundles[spec.version] = ray.put(pack(spec.directory))
         return self._bundles[spec.version]
 
-    def _launch(self, matches: list[_Match]) -> Any:
-        """A task for ``matches``, each with its jobs not done yet playing only their
-        indices left."""
+    def _launch(self, matches: list[_Match], player: str) -> Any:
+        """``matches`` handed to slot player ``player``, each with its jobs not done yet
+        playing only their indices left."""
         groups = tuple(tuple(sealed(job, match.seeds, tuple(left)) for job, left in match.left())
                        for match in matches)  # fmt: skip
-        options: dict[str, Any] = {
-            "num_cpus": self.match_cpus,
-            "resources": {SANDBOX_RESOURCE: 1},
-            "max_retries": 0,
-            "name": f"kahuna-match-{groups[0][0].match_id}",
-        }
-        if self.distrusted:  # never again on a node that sent a forged game
-            options["label_selector"] = {NODE_ID_LABEL: f"!in({','.join(self.distrusted)})"}
         # The bundles go nested in a dict: Ray then leaves them in the object store
         # until a node whose cache lacks the version asks for them.
         bundles = {spec.version: self._bundle(spec) for group in groups
                    for spec in (group[0].first, group[0].second)}  # fmt: skip
-        return _play_task.options(**options).remote(groups, bundles, self.prestart)
+        return self._players.play(player, groups, bundles, self.prestart)
 
     def _advance(self, task: _Task) -> None:
         try:
@@ -339,6 +332,7 @@ class RayExecutor:
             return
         except RayError as error:  # its node or worker died, its objects were lost
             self._tasks.remove(task)
+            self._players.lost(task.player)
             for match in reversed(task.matches):  # back in line in their order
                 self._retry(match, error)
             self._fill()
@@ -417,7 +411,7 @@ class RayExecutor:
             shown = index
         self._events.append(GameRejected(match.match_id, shown, ip, node_id, problem))
         with contextlib.suppress(RayError):
-            ray.cancel(task.generator, force=True)
+            self._players.stop(task.player)
         self._tasks.remove(task)
         for lost in reversed(task.matches):
             self._retry(lost, ForgedGame(f"node {ip} sent a forged game"))
@@ -566,5 +560,3 @@ def _gathered(events: queue.SimpleQueue[object], finished: object) -> Iterator[t
             return
         yield tuple(batch)
 
-
-_play_task = ray.remote(_play)
