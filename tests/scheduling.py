@@ -3,13 +3,12 @@
 xdist's default hands out runs of consecutive tests: a module's shared fixture
 (a Ray cluster, a played tournament) can be set up on both workers, and a long
 file reached last leaves the other worker idle at the end. Here every file is
-one unit of work (xdist's own loadfile scheduler), the files that start Ray
-clusters are one unit together (a cluster at a time: each one is a dozen
-processes on a 2-core machine), and the units go out longest first, so the
-last ones handed out are short. ``COSTLIEST`` lists the longest units, longest
-first (from ``pytest -n 2 --durations=0`` on 2 cores: kit builds, Ray clusters,
-wheel and venv installs, browsers); every other file follows in collection
-order. An explicit ``--dist`` other than ``load`` is left to xdist.
+one unit of work (xdist's own loadfile scheduler), and the units go out
+longest first, so the last ones handed out are short. ``COSTLIEST`` lists the
+longest files, longest first (from ``pytest -n 2 --durations=0`` on 2 cores:
+Ray clusters, kit builds, wheel and venv installs, browsers); every other file
+follows in collection order. An explicit ``--dist`` other than ``load`` is
+left to xdist.
 """
 
 from __future__ import annotations
@@ -18,16 +17,11 @@ from typing import Any
 
 import pytest
 
-RAY = (
+COSTLIEST = (
     "tests/tournament/test_ray_cluster.py",
     "tests/tournament/test_ray_node_faults.py",
     "tests/tournament/test_ray_tls.py",
     "tests/tournament/test_ray_security.py",
-)
-"""Files that each start a namespaced Ray cluster: run one after another, on one worker."""
-
-COSTLIEST = (
-    "ray",
     "tests/kits/test_any_name.py",
     "tests/kits/test_kits.py",
     "tests/tournament/test_ladder.py",
@@ -59,15 +53,14 @@ COSTLIEST = (
     "tests/sample_bots/test_typing.py",
     "tests/referee/test_observation_invariance.py",
 )
-"""The longest units of work, longest first (a group by its name, a file by its path)."""
+"""The longest files, longest first."""
 
 _RANK = {unit: rank for rank, unit in enumerate(COSTLIEST)}
 
 
 def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to: its file, or the group its file is in."""
-    path = nodeid.split("::", 1)[0]
-    return "ray" if path in RAY else path
+    """The unit of work a test belongs to: its file."""
+    return nodeid.split("::", 1)[0]
 
 
 @pytest.hookimpl(trylast=True)
@@ -80,7 +73,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist's loadfile scheduler with the Ray files as one unit, units in collection order."""
+    """xdist's loadfile scheduler, handing files out in collection order (sorted above)."""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadFileScheduling

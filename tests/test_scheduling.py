@@ -1,4 +1,4 @@
-"""tests/scheduling.py: whole files to a worker, the Ray files as one unit, the longest first."""
+"""tests/scheduling.py: whole files to a worker, the longest first."""
 
 from __future__ import annotations
 
@@ -6,31 +6,21 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-
 from tests import scheduling
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def test_every_file_named_exists() -> None:
-    named = [unit for unit in scheduling.COSTLIEST if unit != "ray"] + list(scheduling.RAY)
+    named = scheduling.COSTLIEST
     assert [path for path in named if not (REPO / path).is_file()] == []
     assert len(set(scheduling.COSTLIEST)) == len(scheduling.COSTLIEST)
 
 
-@pytest.mark.parametrize(
-    ("nodeid", "unit"),
-    [
-        ("tests/tournament/test_ray_tls.py::test_x[a]", "ray"),
-        ("tests/tournament/test_ray_security.py::test_y", "ray"),
-        ("tests/tournament/test_ray_optional.py::test_z", "tests/tournament/test_ray_optional.py"),
-        ("tests/kits/test_kits.py::test_a[go_random]", "tests/kits/test_kits.py"),
-    ],
-    ids=["ray-tls", "ray-security", "ray-optional-is-its-own", "a-file"],
-)
-def test_a_test_belongs_to_its_file_or_the_ray_group(nodeid: str, unit: str) -> None:
-    assert scheduling.unit_of(nodeid) == unit
+def test_a_test_belongs_to_its_file() -> None:
+    assert scheduling.unit_of("tests/kits/test_kits.py::test_a[go_random]") == (
+        "tests/kits/test_kits.py"
+    )
 
 
 class _Config:
@@ -61,7 +51,7 @@ class _Worker:
 
 COLLECTED = [  # as a worker collects them after the sort: costliest units first
     "tests/tournament/test_ray_cluster.py::test_a",
-    "tests/tournament/test_ray_tls.py::test_b",
+    "tests/tournament/test_ray_cluster.py::test_b",
     "tests/kits/test_any_name.py::test_c[go]",
     "tests/kits/test_any_name.py::test_c[rust]",
     "tests/kahuna/test_rules.py::test_d",
@@ -76,8 +66,8 @@ def test_units_go_out_whole_in_collection_order() -> None:
         scheduler.add_node(worker)
         scheduler.add_node_collection(worker, COLLECTED)
     scheduler.schedule()
-    assert first.sent[0] == [0, 1]  # both Ray files: one unit, the first handed out
-    assert second.sent[0] == [2, 3]  # the next unit, whole
+    assert first.sent[0] == [0, 1]  # the first file, whole
+    assert second.sent[0] == [2, 3]  # the next file, whole
     for worker in (first, second):
         for batch in list(worker.sent):
             for index in batch:
