@@ -5,7 +5,8 @@ in its own: tune gRPC before any test module imports it (``arena._grpc_env``).
 ``tests.boundaries`` keeps the inner loop (``pytest -m "not slow"``) free of
 processes and servers, and soak tests out unless ``-m`` asks for them.
 Property tests try a fifth of their examples unless ``KAHUNA_EXAMPLES=full``
-(``scripts/check`` sets it): ``arena.testing.examples``.
+(``scripts/check`` sets it): ``arena.testing.examples``. ``tests.scheduling``
+shares the suite between ``pytest -n`` workers: whole files, the longest first.
 """
 
 import pytest
@@ -22,6 +23,7 @@ settings.load_profile("full" if full_run() else "quick")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from tests import boundaries
+    from tests import boundaries, scheduling
 
     boundaries.install(config)
+    config.pluginmanager.register(scheduling, "kahuna-scheduling")

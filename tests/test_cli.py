@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from arena.testing.interrupt import start_interruptible
+
 pytestmark = pytest.mark.slow
 
 
 def _interrupted_after(delay_s: float, data: Path) -> subprocess.CompletedProcess[str]:
     """`arena tournament list`, Ctrl-C'd ``delay_s`` after it was started."""
-    process = subprocess.Popen(
+    process = start_interruptible(
         [sys.executable, "-m", "arena", "tournament", "list", "--data-dir", str(data)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     time.sleep(delay_s)
     process.send_signal(signal.SIGINT)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.testing.interrupt import start_interruptible
 from arena.testing.waiting import wait_until
 from tests.server.test_disk_full import small_disk
 
@@ -250,11 +251,10 @@ def test_ctrl_c_stops_the_match_after_the_game_in_play_and_leaves_no_bot(tmp_pat
     tmp_path.chmod(0o755)
     first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
     records = tmp_path / "records"
-    process = subprocess.Popen(
+    process = start_interruptible(
         [sys.executable, "-m", "arena", "match", str(first), str(second), "--games", "300",
          "--records", str(records)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
 
     def halves_playing() -> bool:  # one half plays the even games, the other the odd ones

@@ -17,7 +17,9 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -106,7 +108,7 @@ def uid():
 print("RAN on the match node as uid", ray.get(uid.remote(), timeout=60), flush=True)
 """
 
-CLIENTS = [
+CLIENTS: list[tuple[str, Callable[[Path], dict[str, str]] | None, bool]] = [
     # (case, the client's TLS settings (made in a directory), whether it runs a task)
     ("TLS with the cluster's CA (control)", None, True),
     ("no TLS", lambda directory: {"RAY_USE_TLS": "0"}, False),
@@ -114,22 +116,51 @@ CLIENTS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("tls", "runs"), [c[1:] for c in CLIENTS], ids=[c[0] for c in CLIENTS])
+@dataclass(frozen=True)
+class Outcome:
+    """What one client printed, and how it ended."""
+
+    stdout: str
+    output: str
+    returncode: int
+
+
+@pytest.fixture(scope="module")
+def outcomes(cluster: NetnsCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    """Every client of CLIENTS started at once: a refused one retries the head for minutes,
+    so each gets the same 90 s chance, spent side by side rather than one after another."""
+    started: dict[str, subprocess.Popen[str]] = {}
+    try:
+        for case, tls, _runs in CLIENTS:
+            env = cluster.node_env(cluster.head)  # the token, and the cluster's TLS files
+            if tls is not None:
+                env.update(tls(tmp_path_factory.mktemp("tls")))
+            started[case] = subprocess.Popen(
+                cluster.netns_argv(cluster.head, [sys.executable, "-c", TASK, cluster.address]),
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + 90
+        ended: dict[str, Outcome] = {}
+        for case, process in started.items():
+            try:
+                stdout, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                stdout, stderr = process.communicate()
+            ended[case] = Outcome(stdout, (stdout + stderr)[-3000:], process.returncode)
+        return ended
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+@pytest.mark.parametrize(("case", "runs"), [(c[0], c[2]) for c in CLIENTS],
+                         ids=[c[0] for c in CLIENTS])  # fmt: skip
 def test_only_a_client_with_the_clusters_certificates_runs_a_task(
-    cluster: NetnsCluster, tmp_path: Path, tls: object, runs: bool
+    outcomes: dict[str, Outcome], case: str, runs: bool
 ) -> None:
-    env = cluster.node_env(cluster.head)  # the token, and the cluster's TLS files
-    if tls is not None:
-        env.update(tls(tmp_path / "tls"))  # type: ignore[operator]
-    process = subprocess.Popen(
-        cluster.netns_argv(cluster.head, [sys.executable, "-c", TASK, cluster.address]),
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:  # a client refused by TLS retries the head for minutes: 90 s are its chance
-        stdout, stderr = process.communicate(timeout=90)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        stdout, stderr = process.communicate()
-    output = (stdout + stderr)[-3000:]
-    assert ("RAN on the match node" in stdout) is runs, output
-    assert (process.returncode == 0) is runs, output
+    ended = outcomes[case]
+    assert ("RAN on the match node" in ended.stdout) is runs, ended.output
+    assert (ended.returncode == 0) is runs, ended.output

@@ -1,0 +1,86 @@
+"""How ``pytest -n`` shares the suite between its workers: whole files, the longest first.
+
+xdist's default hands out runs of consecutive tests: a module's shared fixture
+(a Ray cluster, a played tournament) can be set up on both workers, and a long
+file reached last leaves the other worker idle at the end. Here every file is
+one unit of work (xdist's own loadfile scheduler), and the units go out
+longest first, so the last ones handed out are short. ``COSTLIEST`` lists the
+longest files, longest first (from ``pytest -n 2 --durations=0`` on 2 cores:
+Ray clusters, kit builds, wheel and venv installs, browsers); every other file
+follows in collection order. An explicit ``--dist`` other than ``load`` is
+left to xdist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+COSTLIEST = (
+    "tests/tournament/test_ray_cluster.py",
+    "tests/tournament/test_ray_node_faults.py",
+    "tests/tournament/test_ray_tls.py",
+    "tests/tournament/test_ray_security.py",
+    "tests/kits/test_any_name.py",
+    "tests/kits/test_kits.py",
+    "tests/tournament/test_ladder.py",
+    "tests/kits/test_readme_cpp_ts.py",
+    "tests/web/test_play_browser.py",
+    "tests/test_wheel.py",
+    "tests/referee/test_broken_bots.py",
+    "tests/tournament/test_runner.py",
+    "tests/tournament/test_sprt_runner.py",
+    "tests/kits/test_java_cds.py",
+    "tests/store/test_schema_v9.py",
+    "tests/test_install.py",
+    "tests/kits/test_cpp_ts.py",
+    "tests/tournament/test_audit.py",
+    "tests/commands/test_serve.py",
+    "tests/test_docs_site.py",
+    "tests/tournament/test_sprt.py",
+    "tests/commands/test_match.py",
+    "tests/web/test_play.py",
+    "tests/tournament/test_sprt_format.py",
+    "tests/web/test_fit_and_play_browser.py",
+    "tests/tournament/test_ray_optional.py",
+    "tests/commands/test_demo.py",
+    "tests/commands/test_export.py",
+    "tests/tournament/test_ladder_benchmark.py",
+    "tests/web/test_live_browser.py",
+    "tests/commands/test_remote_cli.py",
+    "tests/commands/test_remote_hostile.py",
+    "tests/sample_bots/test_typing.py",
+    "tests/referee/test_observation_invariance.py",
+)
+"""The longest files, longest first."""
+
+_RANK = {unit: rank for rank, unit in enumerate(COSTLIEST)}
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: its file."""
+    return nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In an xdist worker: the costliest units first, in COSTLIEST's order, the rest as
+    collected (every worker sorts alike; the scheduler hands units out in this order)."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: _RANK.get(unit_of(item.nodeid), len(_RANK)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's loadfile scheduler, handing files out in collection order (sorted above)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongestFirst(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    config.option.loadscopereorder = False  # keep the order above, not tests-per-unit
+    return LongestFirst(config, log)
