@@ -104,6 +104,19 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
     return parser
 
 
+def _interrupted(error: BaseException) -> bool:
+    """Whether a Ctrl-C caused ``error``: Python 3.11 wraps one raised while a class
+    is made (``__set_name__``, e.g. a dataclass field during an import) in a RuntimeError."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         tune_this_process()  # before a command imports grpc
@@ -116,6 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler: Handler = args.func
         return handler(args)
     except KeyboardInterrupt:
+        print("arena: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if not _interrupted(error):
+            raise
         print("arena: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from arena import cli
 from arena.testing.interrupt import start_interruptible
 
 pytestmark = pytest.mark.slow
@@ -44,3 +45,34 @@ def test_ctrl_c_while_the_commands_load_is_one_line_not_a_traceback(tmp_path: Pa
             assert done.stderr.endswith("arena: interrupted\n"), done.stderr
         outcomes.append(done.returncode)
     assert 130 in outcomes  # the sweep did land inside the start-up
+
+
+class _CtrlC:
+    """A class attribute whose ``__set_name__`` meets a Ctrl-C, as a dataclass field can."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        raise KeyboardInterrupt
+
+
+def _class_made_during_a_ctrl_c(*_: object) -> None:
+    class Made:
+        attribute = _CtrlC()
+
+
+def _broken_parser(*_: object) -> None:
+    raise RuntimeError("a bug, not a Ctrl-C")
+
+
+def test_a_ctrl_c_while_an_import_makes_a_class_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python 3.11 wraps it in a RuntimeError; it is still the interruption, not a traceback."""
+    monkeypatch.setattr(cli, "build_parser", _class_made_during_a_ctrl_c)
+    assert cli.main(["tournament", "list"]) == 130
+    assert capsys.readouterr().err == "arena: interrupted\n"
+
+
+def test_an_error_that_no_ctrl_c_caused_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "build_parser", _broken_parser)
+    with pytest.raises(RuntimeError, match="a bug, not a Ctrl-C"):
+        cli.main(["tournament", "list"])
