@@ -6,7 +6,12 @@ import pytest
 
 pytest.importorskip("ray")
 
-from arena.tournament.execution.slot_players import pick_player, player_name
+import time
+from collections.abc import Iterator
+
+from arena.tournament.execution import ray_executor, slot_players
+from arena.tournament.execution.executor import JobDone
+from arena.tournament.execution.slot_players import SlotPlayer, pick_player, player_name
 
 A, B = "a" * 8, "b" * 8  # two nodes' ids
 PLAYERS = {player_name(node, slot): node for node in (A, B) for slot in range(2)}
@@ -35,3 +40,26 @@ def test_a_free_player_on_a_trusted_node_first_slots_first(
 def test_slots_past_nine_order_by_number_not_text() -> None:
     players = {player_name(A, slot): A for slot in (2, 10)}
     assert pick_player(players, set(), {}) == player_name(A, 2)
+
+
+@pytest.mark.parametrize(("jobs", "reported", "ends_itself"), [
+    (1, 1, False),  # every job done: only its bots are being closed, the driver may leave
+    (2, 1, True),  # a job still to play for a driver that is gone: the player ends itself
+    (2, 0, True),
+])
+def test_a_player_ends_itself_for_a_dead_driver_only_while_jobs_are_left(
+    monkeypatch: pytest.MonkeyPatch, jobs: int, reported: int, ends_itself: bool
+) -> None:
+    exits: list[int] = []
+    monkeypatch.setattr(slot_players, "_OWNER_CHECK_S", 0.01)
+    monkeypatch.setattr(slot_players, "_job_alive", lambda owner: False)
+    monkeypatch.setattr(slot_players.os, "_exit", exits.append)
+
+    def chain(*_: object) -> Iterator[tuple[object, ...]]:
+        yield tuple(JobDone(1, half, None) for half in range(reported))
+        time.sleep(0.3)  # its bots being closed (or a job playing), the driver gone
+
+    monkeypatch.setattr(ray_executor, "_play", chain)
+    groups = (tuple(object() for _ in range(jobs)),)
+    list(SlotPlayer().play("driver", groups, {}, prestart=False))
+    assert bool(exits) is ends_itself

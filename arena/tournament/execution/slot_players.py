@@ -44,6 +44,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from arena.logs import get_logger
+from arena.tournament.execution.executor import JobDone
 
 SANDBOX_RESOURCE = "kahuna_sandbox"
 NAMESPACE = "kahuna"
@@ -97,7 +98,8 @@ class SlotPlayer:
         self, owner: str, groups: tuple[Any, ...], bundles: dict[str, Any], prestart: bool
     ) -> Iterator[tuple[object, ...]]:
         """``ray_executor._play`` of ``groups`` for the driver of job ``owner``; this process
-        ends itself if that driver dies before the chain is over."""
+        ends itself if that driver dies before every job of the chain is done (after that
+        only the chain's bots are being closed, and the driver may well have left)."""
         from arena.tournament.execution.ray_executor import _play
 
         over = threading.Event()
@@ -109,8 +111,14 @@ class SlotPlayer:
                     os._exit(1)  # its bots' sandbox watchdogs end them
 
         threading.Thread(target=watch, name="owner-watch", daemon=True).start()
+        jobs = sum(len(group) for group in groups)
+        reported = 0
         try:
-            yield from _play(groups, bundles, prestart)
+            for batch in _play(groups, bundles, prestart):
+                reported += sum(isinstance(event, JobDone) for event in batch)
+                if reported >= jobs:
+                    over.set()
+                yield batch
         finally:
             over.set()
 
