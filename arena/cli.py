@@ -131,16 +131,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("arena: interrupted", file=sys.stderr)
         return 130
-    except Exception as error:
-        if not _interrupted(error):
-            raise
-        print("arena: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader went away (`arena replay ... | head`): not an error of ours.
         # Point stdout at devnull so the interpreter's final flush stays quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as error:
+        if not _interrupted(error):
+            raise
+        print("arena: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
