@@ -1,9 +1,12 @@
+"""``python3 -m arena``: the CLI; a Ctrl-C while its modules load ends it with one line
+(``arena._loading``), never an import traceback."""
+
 import sys
 
-try:
-    from arena.cli import main
-except KeyboardInterrupt:  # Ctrl-C as the interpreter loads the CLI: no traceback either
-    print("arena: interrupted", file=sys.stderr)
-    sys.exit(130)
+from arena._loading import quit_while_loading
+
+quit_while_loading()
+
+from arena.cli import main  # noqa: E402  (after the handler: the import is what it covers)
 
 sys.exit(main())

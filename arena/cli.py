@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from arena import __version__
 from arena._grpc_env import tune_this_process
+from arena._loading import quit_while_loading
 
 COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.replay",
@@ -119,13 +120,15 @@ def _interrupted(error: BaseException) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        tune_this_process()  # before a command imports grpc
-        words = list(sys.argv[1:] if argv is None else argv)
-        direct = DIRECT_COMMANDS.get(words[0]) if words else None
-        # Ctrl-C while the commands' modules load (a second or more on a busy machine) is
-        # the same interruption as during the command: one line, not an import traceback.
-        parser = build_parser((direct,) if direct else COMMAND_MODULES)
-        args = parser.parse_args(words)
+        loaded = quit_while_loading()
+        try:
+            tune_this_process()  # before a command imports grpc
+            words = list(sys.argv[1:] if argv is None else argv)
+            direct = DIRECT_COMMANDS.get(words[0]) if words else None
+            parser = build_parser((direct,) if direct else COMMAND_MODULES)
+            args = parser.parse_args(words)
+        finally:
+            loaded()  # the command's own Ctrl-C is a KeyboardInterrupt: it may clean up
         handler: Handler = args.func
         return handler(args)
     except KeyboardInterrupt:

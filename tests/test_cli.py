@@ -5,12 +5,14 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from arena import cli
+from arena._loading import quit_now, quit_while_loading
 from arena.testing.interrupt import start_interruptible
 
 pytestmark = pytest.mark.slow
@@ -76,3 +78,33 @@ def test_an_error_that_no_ctrl_c_caused_is_raised(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(cli, "build_parser", _broken_parser)
     with pytest.raises(RuntimeError, match="a bug, not a Ctrl-C"):
         cli.main(["tournament", "list"])
+
+
+
+def test_loading_ends_at_a_ctrl_c_and_the_command_gets_pythons_handler_back() -> None:
+    """While the modules load a Ctrl-C ends the process (``quit_now``); the command itself
+    gets KeyboardInterrupt again, to stop its matches and store what it has."""
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    undo = quit_while_loading()
+    try:
+        assert signal.getsignal(signal.SIGINT) is quit_now
+    finally:
+        undo()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_handler_of_someone_elses_and_other_threads_are_left_alone() -> None:
+    def theirs(signum: int, frame: object) -> None:
+        pass
+
+    previous = signal.signal(signal.SIGINT, theirs)
+    try:
+        quit_while_loading()()
+        assert signal.getsignal(signal.SIGINT) is theirs
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    seen: list[object] = []
+    thread = threading.Thread(target=lambda: seen.append(quit_while_loading()))
+    thread.start()
+    thread.join()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and len(seen) == 1

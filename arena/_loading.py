@@ -1,0 +1,39 @@
+"""A Ctrl-C while the CLI's modules load: nothing to clean up yet, so the process ends
+at once with one line.
+
+A KeyboardInterrupt raised inside the import machinery or a C extension's import
+comes out as whatever that code makes of it (a RuntimeError from ``__set_name__``, a
+TypeError from ``ssl``), not as itself; exiting from the handler leaves no half-made
+exception to print. Kept apart from ``arena.cli`` so that ``python3 -m arena`` sets it
+before importing anything else.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+
+
+def quit_now(signum: int, frame: object) -> None:
+    os.write(2, b"arena: interrupted\n")
+    os._exit(130)
+
+
+def quit_while_loading() -> Callable[[], None]:
+    """Install ``quit_now`` for SIGINT where Python's own handler (or ``quit_now``) is set
+    and this is the main thread; the returned undo puts Python's handler back, so that
+    the command's own Ctrl-C is a KeyboardInterrupt it may clean up after."""
+    import threading
+
+    current = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or current not in (
+        signal.default_int_handler, quit_now
+    ):
+        return lambda: None
+    signal.signal(signal.SIGINT, quit_now)
+
+    def undo() -> None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    return undo
