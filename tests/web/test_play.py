@@ -95,8 +95,15 @@ class Client:
 
 @pytest.fixture
 def arena_site(tmp_path: Path) -> Iterator[tuple[st.Store, PlayTables, Client, Client]]:
+    yield from _site(tmp_path, PlayOptions(time_control=TimeControl(action_ms=3000, bank_ms=0)))
+
+
+def _site(
+    tmp_path: Path, options: PlayOptions
+) -> Iterator[tuple[st.Store, PlayTables, Client, Client]]:
+    """A web server with play tables of ``options`` and two people, ann and bob."""
     store = st.Store.open(tmp_path / "data")
-    tables = PlayTables(store, PlayOptions(time_control=TimeControl(action_ms=3000, bank_ms=0)))
+    tables = PlayTables(store, options)
     server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
     ann = Client(port, st.create_token(store, "ann"))
     bob = Client(port, st.create_token(store, "bob"))
@@ -334,20 +341,9 @@ def test_nobody_else_can_take_a_persons_seat_name(tmp_path: Path, owner: str | N
 @pytest.fixture
 def rated_site(tmp_path: Path) -> Iterator[tuple[st.Store, PlayTables, Client, Client]]:
     """A server whose admin rates everyone's games but bob's (the setting, per user)."""
-    store = st.Store.open(tmp_path / "data")
     options = PlayOptions(time_control=TimeControl(action_ms=1500, bank_ms=0),
                           rated_play=lambda user: user != "bob")  # fmt: skip
-    tables = PlayTables(store, options)
-    server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
-    ann = Client(port, st.create_token(store, "ann"))
-    bob = Client(port, st.create_token(store, "bob"))
-    try:
-        yield store, tables, ann, bob
-    finally:
-        server.stop()
-        for table in list(tables._tables.values()):
-            table.done.wait(60)
-        store.close()
+    yield from _site(tmp_path, options)
 
 
 def _listed(client: Client, path: str, key: str) -> list[dict[str, Any]]:
