@@ -48,7 +48,8 @@ def why_unrated_after(report: GameReport, person: str, *, rated_play: bool) -> s
 
 
 def rate_people(person: MuSigma, bot: MuSigma, winner: int | None) -> tuple[MuSigma, MuSigma]:
-    """The pool's TrueSkill update: (person, bot) before -> after; winner 0 is the person."""
+    """The pool's TrueSkill update of a person and a bot, the bots' own rule (winner 0 is
+    the person): the new (person, bot) ratings."""
     return rate(person, bot, winner)
 
 
