@@ -2,10 +2,17 @@
 Run: python3 benchmarks/noisy_neighbour.py [--games N] [--rounds R] [--victim python_greedy]
      [--no-ponder]
 
-The victim (a sample bot) plays, sandboxed, against a noisy neighbour (the test
-bot ``spinner``: six children spinning and streaming through memory for the
-whole match) and against a quiet one (the test bot ``random``), with freezing
-on (the default: the bot that is not to move is frozen) and off (``ponder``).
+The victim (a sample bot) plays, sandboxed, against two noisy neighbours and
+against a quiet one (the test bot ``random``), with freezing on (the default:
+the bot that is not to move is frozen) and off (``ponder``). The neighbours:
+``cpu hog`` (the test bot ``cpu_spinner``: six children spinning without
+touching memory for the whole match) and ``spinner`` (six children streaming
+8 MiB each through memory, which also sweeps the caches the CPUs share). A
+hog's own turns are slower than the quiet bot's (its main process shares its
+CPU with its children), and a victim whose opponent is slower pays for it
+alone (its CPU idles longer between requests and comes back colder): the
+``as slow`` setting, a quiet bot that sleeps the hog's own median time per
+decision, measures that part apart from what the hog runs.
 Measured: the victim's thinking time per decision as the referee measured it
 (request sent to reply received), and its CPU time per decision (its cgroup's,
 over each game). Same seeds in every setting; the settings run in alternating
@@ -14,8 +21,10 @@ machine spreads over all of them (``_alternate``). Printed per setting: the
 median over rounds of the round's ratio to the quiet setting (median time
 over median time), with quartiles and range, beside an A/A control (a second
 quiet setting) that shows how far identical settings differ at this load.
-Target: with freezing on, the victim next to the spinner within 10% of its
-time next to the quiet bot (median ratio <= 1.10).
+Target: with freezing on, the victim next to the CPU hog within 10% of its
+time next to the quiet bot (median ratio <= 1.10). The spinner's figure shows
+what a neighbour's use of the shared caches on its own turn leaves the victim
+(docs/design/SANDBOX.md: no allocation of those here).
 """
 
 from __future__ import annotations
@@ -46,12 +55,12 @@ from arena.sandbox import SandboxLimits  # noqa: E402
 TESTBOT = ROOT / "tests" / "bots" / "testbot.py"
 
 
-def make_testbot(root: Path, behaviour: str) -> BotSpec:
-    directory = root / behaviour
+def make_testbot(root: Path, behaviour: str, *args: str) -> BotSpec:
+    directory = root / "-".join((behaviour, *args))
     directory.mkdir(mode=0o755)
     shutil.copy(TESTBOT, directory / "bot.py")
     (directory / "bot.py").chmod(0o644)
-    command = ["python3", "bot.py", f"kt-{uuid.uuid4().hex}", behaviour]
+    command = ["python3", "bot.py", f"kt-{uuid.uuid4().hex}", behaviour, *args]
     (directory / "bot.toml").write_text(
         f"name = {json.dumps(behaviour)}\ncommand = {json.dumps(command)}\nruntime = \"python\"\n"
     )
@@ -65,6 +74,7 @@ class Played:
 
     walls: list[tuple[float, bool]] = field(default_factory=list)
     cpu_per_decision: list[float] = field(default_factory=list)
+    neighbour_walls: list[float] = field(default_factory=list)
 
     def wall(self, first: bool | None = None) -> list[float]:
         return [ms for ms, f in self.walls if first is None or f is first]
@@ -80,6 +90,8 @@ def victim_decisions(config: MatchConfig, victim: BotSpec, neighbour: BotSpec) -
             return
         if event.seat == event.game_index % 2:
             played.walls.append((event.elapsed_ms, last_seat[0] != event.seat))
+        else:
+            played.neighbour_walls.append(event.elapsed_ms)
         last_seat[0] = event.seat
 
     report = run_match(config, victim, neighbour, on_event=on_event)
@@ -103,6 +115,26 @@ PARTS: tuple[tuple[str, bool | None], ...] = (
 )  # fmt: skip
 
 
+def compare(label: str, here: list[Played], base: list[Played]) -> None:
+    """Print ``here`` over ``base`` round by round: wall by part of the turn, victim CPU."""
+    for part, first in PARTS:
+        ratios = [
+            value for b, h in zip(base, here, strict=True)
+            if (value := ratio(h.wall(first), b.wall(first))) is not None
+        ]  # fmt: skip
+        print(f"  {label}, wall, {part}: {spread(ratios)}")
+    cpu = [
+        value for b, h in zip(base, here, strict=True)
+        if (value := ratio(h.cpu_per_decision, b.cpu_per_decision)) is not None
+    ]  # fmt: skip
+    print(f"  {label}, victim CPU per decision: {spread(cpu)}")
+
+
+def own_ms(played: list[Played]) -> str:
+    """The neighbour's own time per decision: the median of each round's median."""
+    return spread([statistics.median(p.neighbour_walls) for p in played if p.neighbour_walls])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=4, help="games per match (default 4)")
@@ -118,9 +150,12 @@ def main() -> None:
         limits=SandboxLimits(max_processes=64),  # six children and gRPC's threads
     )  # fmt: skip
     victim = load_bot(ROOT / "sample_bots" / args.victim)
-    settings: list[Setting] = [("quiet", False), ("quiet again", False), ("spinner", False)]
+    settings: list[Setting] = [
+        ("quiet", False), ("quiet again", False), ("as slow", False), ("cpu hog", False),
+        ("spinner", False),
+    ]  # fmt: skip
     if not args.no_ponder:
-        settings += [("quiet", True), ("spinner", True)]
+        settings += [("quiet", True), ("cpu hog", True), ("spinner", True)]
     rounds: list[dict[Setting, Played]] = []
     loads = [os.getloadavg()[0]]
     print(f"start: {load_text()}", flush=True)
@@ -130,13 +165,22 @@ def main() -> None:
         neighbours = {
             "quiet": make_testbot(root, "random"),
             "spinner": make_testbot(root, "spinner"),
+            "cpu hog": make_testbot(root, "cpu_spinner"),
         }
         neighbours["quiet again"] = neighbours["quiet"]
+        # the hog's own time per decision so far, which the "as slow" bot sleeps
+        hog_ms = victim_decisions(replace(config, games=1), victim, neighbours["cpu hog"])
+        paced: dict[str, BotSpec] = {}
         for round_index in range(args.rounds):
+            sleep_ms = f"{statistics.median(hog_ms.neighbour_walls):.1f}"
+            if sleep_ms not in paced:
+                paced[sleep_ms] = make_testbot(root, "paced", sleep_ms)
+            neighbours["as slow"] = paced[sleep_ms]
             played: dict[Setting, Played] = {}
             for name, ponder in rotated(settings, round_index):
                 run_config = replace(config, ponder=ponder, seed=round_index)
                 played[(name, ponder)] = victim_decisions(run_config, victim, neighbours[name])
+            hog_ms.neighbour_walls += played[("cpu hog", False)].neighbour_walls
             rounds.append(played)
             loads.append(os.getloadavg()[0])
     print(f"end: {load_text()}; 1-minute load over the rounds {spread(loads)}")
@@ -155,23 +199,21 @@ def main() -> None:
         cpus = [statistics.fmean(p.cpu_per_decision) for p in quiet if p.cpu_per_decision]
         print(
             f"  next to the quiet bot: wall ms per decision {spread(walls)};"
-            f" CPU ms per decision {spread(cpus)}"
+            f" CPU ms per decision {spread(cpus)}; the quiet bot's own ms {own_ms(quiet)}"
         )
         for name in names:
             here = [r[(name, ponder)] for r in rounds]
-            for label, first in PARTS:
-                ratios = [
-                    value for q, h in zip(quiet, here, strict=True)
-                    if (value := ratio(h.wall(first), q.wall(first))) is not None
-                ]  # fmt: skip
-                print(f"  {name} / quiet, wall, {label}: {spread(ratios)}")
-            cpu = [
-                value for q, h in zip(quiet, here, strict=True)
-                if (value := ratio(h.cpu_per_decision, q.cpu_per_decision)) is not None
-            ]  # fmt: skip
-            print(f"  {name} / quiet, victim CPU per decision: {spread(cpu)}")
+            compare(f"{name} / quiet", here, quiet)
+            print(f"  {name}: the neighbour's own ms per decision {own_ms(here)}")
         if not ponder:
-            print("  target: spinner / quiet, wall, all decisions <= 1.10 (control: quiet again)")
+            as_slow = [r[("as slow", False)] for r in rounds]
+            for name in ("cpu hog", "spinner"):
+                compare(f"{name} / as slow", [r[(name, False)] for r in rounds], as_slow)
+            print(
+                "  target: cpu hog / quiet, wall, all decisions <= 1.10 (control: quiet"
+                " again); 'as slow' sleeps the hog's own time per decision: the victim's"
+                " cost of a slower opponent, apart from what the hog runs"
+            )
 
 
 if __name__ == "__main__":

@@ -169,7 +169,7 @@ def daemon(bot: Bot, channel: grpc.Channel) -> None:
 
 def spinner(bot: Bot, channel: grpc.Channel) -> None:
     """Six children that spin and stream through memory for the whole match, to
-    slow down whatever shares the CPUs and memory bus (issue 10.6). They run at
+    slow down whatever shares the CPUs, the caches and the memory bus. They run at
     nice 19, so that within the bot's own CPU quota its main process still wins."""
     for _ in range(6):
         if os.fork() == 0:
@@ -177,6 +177,16 @@ def spinner(bot: Bot, channel: grpc.Channel) -> None:
             block = bytearray(8 * 1024 * 1024)
             while True:
                 block[::64] = bytes(len(block[::64]))
+
+
+def cpu_spinner(bot: Bot, channel: grpc.Channel) -> None:
+    """Six children that spin without touching memory for the whole match: a hog of
+    CPU alone (``spinner`` also sweeps the shared caches), at nice 19 as there."""
+    for _ in range(6):
+        if os.fork() == 0:
+            os.nice(19)
+            while True:
+                pass
 
 
 UNKNOWN_METHOD = "/kahuna.v1.RefereeService/Peek"
@@ -222,6 +232,7 @@ ON_WELCOME: dict[str, Callable[[Bot, grpc.Channel], None]] = {
     "fork_bomb": fork_bomb,
     "daemon": daemon,
     "spinner": spinner,
+    "cpu_spinner": cpu_spinner,
     "spinner_crash": spinner,
     "spinner_exit_after_turn": spinner,
     "unknown_method_flood": unknown_method_flood,
@@ -239,6 +250,12 @@ def late_once(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     """Answer the first request too late, every later one at once."""
     if bot.requests_seen == 1:
         time.sleep(float(bot.args[0]))
+    bot.play_random(request)
+
+
+def paced(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Sleep ARG milliseconds before every reply: as slow as a busy bot, using nothing."""
+    time.sleep(float(bot.args[0]) / 1000)
     bot.play_random(request)
 
 
@@ -385,6 +402,7 @@ def four_card_hand(bot: Bot, request: referee_pb2.ActionRequest) -> None:
 ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "sleep_forever": sleep_forever,
     "late_once": late_once,
+    "paced": paced,
     "exit_midgame": exit_midgame,
     "raise_error": raise_error,
     "leak_and_crash": leak_and_crash,
