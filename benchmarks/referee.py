@@ -158,17 +158,21 @@ _CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
 def _thread_cpu_s() -> dict[str, float]:
-    """CPU seconds of each live thread of this process, by thread name."""
+    """CPU seconds of each live thread of this process, by thread name: the scheduler's
+    run time in nanoseconds (``schedstat``), or 10 ms clock ticks where it is not kept."""
     names = {str(thread.native_id): thread.name for thread in threading.enumerate()}
     found: dict[str, float] = {}
     for tid in os.listdir("/proc/self/task"):
+        task = Path(f"/proc/self/task/{tid}")
         try:
-            stat = Path(f"/proc/self/task/{tid}/stat").read_text()
-            comm = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+            comm = (task / "comm").read_text().strip()
+            try:
+                cpu_s = int((task / "schedstat").read_text().split()[0]) / 1e9
+            except (OSError, IndexError, ValueError):
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                cpu_s = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_S
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        cpu_s = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_S
         name = names.get(tid, comm)
         found[name] = found.get(name, 0.0) + cpu_s
     return found
@@ -367,7 +371,7 @@ def main() -> int:
             per_decision(bots, work, args.rounds, args.games, ponder=True, raw_aio=args.raw_aio)
 
         if args.threads:
-            print("== 1b. referee-process CPU per decision, by thread (10 ms clock ticks)")
+            print("== 1b. referee-process CPU per decision, by thread")
             per_thread, decisions = cpu_by_thread(bots, args.games * 2)
             for name, us in sorted(per_thread.items(), key=lambda item: -item[1]):
                 if us > 0:

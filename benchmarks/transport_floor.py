@@ -59,9 +59,10 @@ first request written to the last reply read. Candidates:
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
     (a match of the same games and seed, games 2.. timed, the freezer on / off).
-``probe`` / ``probe-PIECE``
+``probe`` / ``probe-PIECE`` / ``probe-turn``
     the referee in this script's serving process (freezer off, games 2.. timed,
-    its loop thread ``referee-grpc``), whole or with one piece taken out
+    its loop thread ``referee-grpc``; ``probe-turn`` also times its turn in
+    that thread, ``FLOOR_TIME_TURN``), whole or with one piece taken out
     (``PROBES``: its server settings, the deadline timer, the garbage
     collector, the clock at the wire, the observation's encoding; or with the
     freezer on): which of the referee's pieces cost what beside ``aio-2``.
@@ -70,7 +71,8 @@ first request written to the last reply read. Candidates:
 (``raw_sync``, ``raw_aio``, ``raw_sync_after_referee``, ``sync_two``,
 ``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_two_options``,
 ``aio_direct``, ``referee_probe``) with one more environment variable for its
-process (``FLOOR_PROBE=timer,gc`` takes several pieces out).
+process (``FLOOR_PROBE=timer,gc`` takes several pieces out; ``FLOOR_TIME_TURN=1``
+also times the referee's turn in its loop thread).
 
 Rounds alternate the candidates, the order rotated each round; printed are the
 medians over rounds and each candidate's ratio to ``raw-sync``: the ratio of
@@ -99,6 +101,7 @@ from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
 
@@ -184,6 +187,7 @@ CANDIDATES = (
     Candidate("aio-2-poll", "aio_two", (("GRPC_POLL_STRATEGY", "poll"),)),
     Candidate("aio-2-turn", "aio_two", (("FLOOR_TURN_US", "45"),)),
     Candidate("probe", "referee_probe"),
+    Candidate("probe-turn", "referee_probe", (("FLOOR_TIME_TURN", "1"),)),
     *(Candidate(f"probe-{probe}", "referee_probe", (("FLOOR_PROBE", probe),)) for probe in PROBES),
     Candidate("referee", REFEREE),
     Candidate("referee-ponder", REFEREE_PONDER),
@@ -218,7 +222,7 @@ def turn_changes(sequence: Sequence) -> int:
 
 class Clock:
     """Wall and this process's CPU from the first request written to the last reply read,
-    in all and per thread (by name, in 10 ms clock ticks)."""
+    in all and per thread (by name; ``referee._thread_cpu_s``)."""
 
     def __init__(self) -> None:
         self.wall = self.cpu = 0.0
@@ -639,7 +643,9 @@ def referee_probe(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
                   clock: Clock) -> int:  # fmt: skip
     """The referee itself in this process (the same match the sequence was captured from,
     games 1.. timed as ``referee.py`` does), with the pieces named in ``FLOOR_PROBE``
-    taken out (``PROBES``); its loop thread's CPU is ``referee-grpc``."""
+    taken out (``PROBES``); its loop thread's CPU is ``referee-grpc``, and with
+    ``FLOOR_TIME_TURN`` set the part of it in the turn (``TurnLoop._take_raw``: the
+    judgement, the rules, the next request's bytes) is ``turn (of referee-grpc)``."""
     import gc
 
     from arena.referee import game as game_module
@@ -663,6 +669,18 @@ def referee_probe(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
         game_module.Clock.sent = lambda self, wire_ns, free_ns: None  # type: ignore[method-assign]
     if "observation" in probes:
         game_module.observation_bytes = lambda *args: b""  # type: ignore[assignment]
+    turn_ns = [0]
+    if os.environ.get("FLOOR_TIME_TURN"):
+        take_raw = turn_loop.TurnLoop._take_raw
+
+        def timed(self: turn_loop.TurnLoop, *args: Any) -> bool:
+            started = time.thread_time_ns()
+            try:
+                return take_raw(self, *args)
+            finally:
+                turn_ns[0] += time.thread_time_ns() - started
+
+        turn_loop.TurnLoop._take_raw = timed  # type: ignore[method-assign]
     games = int(os.environ.get("FLOOR_GAMES", "12"))
     decisions: list[int] = []
 
@@ -672,8 +690,11 @@ def referee_probe(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
             if "gc" in probes:
                 gc.disable()
             clock.start()
+            turn_ns.append(turn_ns[0])
         elif len(decisions) == games:
             clock.stop()
+            if len(turn_ns) == 2 and os.environ.get("FLOOR_TIME_TURN"):
+                clock.threads["turn (of referee-grpc)"] = (turn_ns[0] - turn_ns[1]) / 1e9
 
     config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000),
                          ponder="freezer" not in probes)  # fmt: skip
@@ -739,8 +760,8 @@ def _by_thread(rounds: list[dict[str, float]]) -> str:
     it), the busiest first."""
     names = {name for found in rounds for name in found}
     medians = {name: statistics.median(found.get(name, 0.0) for found in rounds) for name in names}
-    shown = sorted(((us, name) for name, us in medians.items() if us > 0), reverse=True)
-    return ", ".join(f"{name} {us:.0f}" for us, name in shown) or "under one clock tick"
+    shown = sorted(((us, name) for name, us in medians.items() if us >= 0.5), reverse=True)
+    return ", ".join(f"{name} {us:.0f}" for us, name in shown) or "none measured"
 
 
 def main() -> int:
