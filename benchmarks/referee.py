@@ -3,28 +3,33 @@
 
 Prints, all measured in the same run on this machine:
 
-1. the referee's wall time per decision (request out, reply in, judged,
-   applied) beside a raw gRPC bidirectional ping-pong that sends the very
-   same ActionRequest bytes (captured from a referee match) to the very same
-   sandboxed bot and reads its replies, with no referee logic at all;
-   target: referee <= 1.5 x raw; then where the referee process's CPU goes,
-   per thread (``--threads``: ``referee-grpc``, the endpoints' event loop, reads
-   both bots' streams, judges, applies, builds and writes the next request;
-   ``event_engine`` and ``_poll_wrapper`` are gRPC's own; the main thread only
-   starts and ends games);
+1. the referee's wall time and CPU per decision (request out, reply in,
+   judged, applied) beside two transports with no referee logic that send
+   the very same ActionRequest bytes (captured from a referee match of the
+   same games) to the very same sandboxed test bots and read their replies:
+   ``raw``, one bot's requests on one stream of a synchronous gRPC server
+   (target: referee <= 1.5 x raw, 1.3 x with the freezer off), and ``floor``,
+   both bots' requests on two grpc.aio streams in the referee's shape
+   (``transport_floor.py``'s ``aio-2``: what serving two bots whose turn
+   alternates costs before any judging). The referee, raw and the floor each
+   run in a fresh process (gRPC's poller thread outlives a server: a raw
+   ping-pong in the process that ran a referee costs 1.3-1.7x its cost in a
+   fresh one); then where the referee process's CPU goes, per thread
+   (``--threads``: ``referee-grpc``, the endpoints' event loop, reads both
+   bots' streams, judges, applies, builds and writes the next request;
+   ``_poll_wrapper`` is gRPC's; the main thread only starts and ends games);
 2. games per second, random against random, through the sandbox;
 3. the time from launch_bot to the bot's Hello arriving, for a bare gRPC
    Python bot and for the SDK sample bot; target <= 0.25 s.
 
 ``--ponder`` also measures 1. with the freezer off (``MatchConfig.ponder``);
-``--raw-aio`` also the same ping-pong through an asyncio gRPC server (the
-referee's own transport, ``grpc.aio``), to tell the transport's cost from the
-referee's.
+``--raw-aio`` also the one-stream ping-pong through grpc.aio
+(``transport_floor.py``'s ``raw-aio``).
 ``--baseline-tree DIR`` (a checkout of other code, e.g. ``git worktree add
 /tmp/base main``) measures 1. for that code and this checkout alternately, each
 referee run in a fresh process with ``PYTHONPATH`` at its tree, the order
-rotated every round, the raw figure in every round: per setting the medians and
-the ratios to raw.
+rotated every round, raw and the floor in every round: per setting the
+medians and the ratios to both.
 
 Figures are noisy when other work runs on the machine; medians are printed.
 """
@@ -32,7 +37,6 @@ Figures are noisy when other work runs on the machine; medians are printed.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import queue
@@ -44,15 +48,13 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from concurrent import futures
 from pathlib import Path
 
 import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
 
 # isort: split
 
-import grpc
+from _alternate import load_text, rotated, spread
 
 from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
@@ -96,12 +98,16 @@ def _binds() -> list[tuple[Path, str]]:
 # ---------------------------------------------------------------- 1. per decision
 
 
+Requests = list[tuple[int, bytes]]
+"""A match's ActionRequests as the referee wrote them, in order: (slot, bytes)."""
+
+
 def referee_per_decision(
     bots: tuple[BotSpec, BotSpec], games: int, ponder: bool = False
-) -> tuple[float, float, int, list[bytes]]:
+) -> tuple[float, float, int, Requests]:
     """Referee wall ms and referee-process CPU ms per decision over games 1..
-    (game 0 includes the launch)."""
-    captured: list[bytes] = []
+    (game 0 includes the launch), and the match's requests."""
+    captured: Requests = []
     ends: list[float] = []
     cpu: list[float] = []
     actions: list[int] = []
@@ -112,8 +118,7 @@ def referee_per_decision(
         actions.append(report.actions)
 
     def tap(slot: int, raw: bytes) -> None:
-        if slot == 0:
-            captured.append(raw)  # decoded after the match: the tap must cost nothing
+        captured.append((slot, raw))  # decoded after the match: the tap must cost nothing
 
     config = MatchConfig(
         games=games, seed=1, time_control=TimeControl(5000, 30000), ponder=ponder
@@ -122,90 +127,29 @@ def referee_per_decision(
     decisions = sum(actions[1:])
     wall_ms = (ends[-1] - ends[0]) * 1000 / decisions
     requests = [
-        raw for raw in captured
+        (slot, raw) for slot, raw in captured
         if referee_pb2.PlayResponse.FromString(raw).WhichOneof("kind") == "action_request"
-    ]
+    ]  # fmt: skip
     return wall_ms, (cpu[-1] - cpu[0]) * 1000 / decisions, decisions, requests
 
 
-def raw_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> tuple[float, float]:
-    """A bare gRPC server sending ``requests`` to the same sandboxed bot:
-    wall ms and server-process CPU ms per round trip."""
-    timings: list[float] = []
-    cpu: list[float] = []
-    match_over = referee_pb2.PlayResponse(match_over=referee_pb2.MatchOver()).SerializeToString()
-
-    def play(request_iterator: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
-        next(request_iterator)  # Hello
-        start, start_cpu = time.perf_counter(), time.process_time()
-        for raw in requests:
-            yield raw
-            next(request_iterator)
-        timings.append((time.perf_counter() - start) * 1000 / len(requests))
-        cpu.append((time.process_time() - start_cpu) * 1000 / len(requests))
-        yield match_over
-
-    handler = grpc.stream_stream_rpc_method_handler(
-        play, request_deserializer=bytes, response_serializer=bytes
-    )
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=4),
-        handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})],
-    )
-    socket_path = work / "raw.sock"
-    server.add_insecure_port(f"unix://{socket_path}")
-    server.start()
-    process = launch_bot(
-        bot_dir=spec.directory, command=spec.command, runtime=spec.runtime,
-        env=_env("raw"), socket_path=socket_path, limits=SandboxLimits(),
-        extra_ro_binds=_binds(), stderr_path=work / "raw.stderr",
-    )
-    try:
-        process.wait(60)
-    finally:
-        process.kill()
-        server.stop(None)
-    return timings[0], cpu[0]
+TRANSPORTS = {"raw": "raw_sync", "floor": "aio_two", "raw-aio": "raw_aio"}
+"""The transports without referee logic ``transport_in`` runs, by their name here: the
+shapes of ``benchmarks/transport_floor.py`` (see its docstring)."""
 
 
-def raw_aio_per_decision(spec: BotSpec, requests: list[bytes], work: Path) -> tuple[float, float]:
-    """``raw_per_decision`` with an asyncio gRPC server (``grpc.aio``, the referee's
-    transport): one coroutine writes each request and reads the reply; wall ms and
-    server-process CPU ms per round trip. What the transport alone costs the referee."""
-    found: dict[str, float] = {}
-    match_over = referee_pb2.PlayResponse(match_over=referee_pb2.MatchOver()).SerializeToString()
-
-    async def play(_requests: object, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
-        await context.read()  # Hello
-        start, start_cpu = time.perf_counter(), time.process_time()
-        for raw in requests:
-            await context.write(raw)
-            await context.read()
-        found["wall"] = (time.perf_counter() - start) * 1000 / len(requests)
-        found["cpu"] = (time.process_time() - start_cpu) * 1000 / len(requests)
-        await context.write(match_over)
-
-    async def serve() -> None:
-        handler = grpc.stream_stream_rpc_method_handler(play)
-        server = grpc.aio.server(
-            handlers=[grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})]
-        )
-        socket_path = work / "raw-aio.sock"
-        server.add_insecure_port(f"unix://{socket_path}")
-        await server.start()
-        process = launch_bot(
-            bot_dir=spec.directory, command=spec.command, runtime=spec.runtime,
-            env=_env("raw"), socket_path=socket_path, limits=SandboxLimits(),
-            extra_ro_binds=_binds(), stderr_path=work / "raw-aio.stderr",
-        )  # fmt: skip
-        try:
-            await asyncio.to_thread(process.wait, 60)
-        finally:
-            process.kill()
-            await server.stop(None)
-
-    asyncio.run(serve())
-    return found["wall"], found["cpu"]
+def transport_in(name: str, requests: Requests, bots: tuple[BotSpec, BotSpec],
+                 work: Path) -> tuple[float, float]:  # fmt: skip
+    """Wall and CPU ms per decision of transport ``name`` (``TRANSPORTS``) replaying
+    ``requests`` to ``bots``, in a fresh process (``transport_floor.py _serve``)."""
+    sequence = work / "requests.json"
+    sequence.write_text(json.dumps([(slot, raw.hex()) for slot, raw in requests]))
+    command = [sys.executable, str(Path(__file__).with_name("transport_floor.py")), "_serve",
+               TRANSPORTS[name], str(sequence), str(work), str(bots[0].directory),
+               str(bots[1].directory)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(result["wall_ms"]), float(result["cpu_ms"])
 
 
 # ---------------------------------------------------------------- 1b. CPU per thread
@@ -214,17 +158,21 @@ _CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
 
 def _thread_cpu_s() -> dict[str, float]:
-    """CPU seconds of each live thread of this process, by thread name."""
+    """CPU seconds of each live thread of this process, by thread name: the scheduler's
+    run time in nanoseconds (``schedstat``), or 10 ms clock ticks where it is not kept."""
     names = {str(thread.native_id): thread.name for thread in threading.enumerate()}
     found: dict[str, float] = {}
     for tid in os.listdir("/proc/self/task"):
+        task = Path(f"/proc/self/task/{tid}")
         try:
-            stat = Path(f"/proc/self/task/{tid}/stat").read_text()
-            comm = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+            comm = (task / "comm").read_text().strip()
+            try:
+                cpu_s = int((task / "schedstat").read_text().split()[0]) / 1e9
+            except (OSError, IndexError, ValueError):
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                cpu_s = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_S
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        cpu_s = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_S
         name = names.get(tid, comm)
         found[name] = found.get(name, 0.0) + cpu_s
     return found
@@ -288,39 +236,34 @@ def per_decision(
     bots: tuple[BotSpec, BotSpec], work: Path, rounds: int, games: int, *, ponder: bool,
     raw_aio: bool = False,
 ) -> None:  # fmt: skip
-    """Print 1.: the referee (freezer on, or off with ``ponder``) beside raw gRPC, each
-    round a referee run and a raw run (and a raw ``grpc.aio`` run with ``raw_aio``)."""
-    referee_ms, raw_ms, referee_cpu, raw_cpu = [], [], [], []
-    aio_ms: list[float] = []
-    aio_cpu: list[float] = []
-    decisions, captured = 0, list[bytes]()
-    for _ in range(rounds):
-        wall_ms, cpu_ms, decisions, captured = referee_per_decision(bots, games, ponder)
-        referee_ms.append(wall_ms)
-        referee_cpu.append(cpu_ms)
-        raw_wall_ms, raw_cpu_ms = raw_per_decision(bots[0], captured, work)
-        raw_ms.append(raw_wall_ms)
-        raw_cpu.append(raw_cpu_ms)
-        if raw_aio:
-            aio_wall_ms, aio_cpu_ms = raw_aio_per_decision(bots[0], captured, work)
-            aio_ms.append(aio_wall_ms)
-            aio_cpu.append(aio_cpu_ms)
-    referee, raw = statistics.median(referee_ms), statistics.median(raw_ms)
-    referee_c, raw_c = statistics.median(referee_cpu), statistics.median(raw_cpu)
+    """Print 1.: the referee (freezer on, or off with ``ponder``) beside raw gRPC and the
+    two-stream floor (and raw ``grpc.aio`` with ``raw_aio``), each in a fresh process,
+    in rounds whose order is rotated."""
+    _, _, _, requests = referee_per_decision(bots, games, ponder=True)
+    names = ["referee", "raw", "floor", *(["raw-aio"] if raw_aio else [])]
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    for round_index in range(rounds):
+        for name in rotated(names, round_index):
+            if name == "referee":
+                wall_ms, cpu_ms = _referee_in(CHECKOUT, bots, games, ponder)
+            else:
+                wall_ms, cpu_ms = transport_in(name, requests, bots, work)
+            wall[name].append(wall_ms)
+            cpu[name].append(cpu_ms)
+    w = {name: statistics.median(wall[name]) for name in names}
+    c = {name: statistics.median(cpu[name]) for name in names}
     target = 1.3 if ponder else 1.5
-    print(f"referee: {referee:.3f} ms/decision wall, {referee_c:.3f} "
-          f"ms CPU in the referee process (median of {rounds} runs of {decisions})")
-    print(f"raw gRPC ping-pong: {raw:.3f} ms/round trip wall, "
-          f"{raw_c:.3f} ms CPU in the server ({len(captured)} requests)")
-    print(f"ratio referee/raw: {referee / raw:.2f} wall, {referee_c / raw_c:.2f} CPU "
-          f"(target <= {target})")
-    ratios = [round(r / w, 2) for r, w in zip(referee_ms, raw_ms, strict=True)]
-    print(f"  per-run wall ratios: {ratios}")
-    if raw_aio:
-        aio, aio_c = statistics.median(aio_ms), statistics.median(aio_cpu)
-        print(f"raw grpc.aio ping-pong: {aio:.3f} ms/round trip wall ({aio / raw:.2f}x raw), "
-              f"{aio_c:.3f} ms CPU ({aio_c / raw_c:.2f}x raw); referee/aio: "
-              f"{referee / aio:.2f} wall, {referee_c / aio_c:.2f} CPU")  # fmt: skip
+    print(f"referee: {w['referee']:.3f} ms/decision wall, {c['referee']:.3f} ms CPU in the "
+          f"referee process (median of {rounds} runs of games 2..{games})")  # fmt: skip
+    for name in names[1:]:
+        print(f"{name}: {w[name]:.3f} ms/decision wall, {c[name]:.3f} ms CPU "
+              f"({len(requests)} requests replayed in a fresh process)")  # fmt: skip
+    print(f"ratio referee/raw: {w['referee'] / w['raw']:.2f} wall, {c['referee'] / c['raw']:.2f} "
+          f"CPU (target <= {target}); referee/floor: {w['referee'] / w['floor']:.2f} wall, "
+          f"{c['referee'] / c['floor']:.2f} CPU; floor/raw {c['floor'] / c['raw']:.2f} CPU")
+    ratios = [round(r / x, 2) for r, x in zip(cpu["referee"], cpu["raw"], strict=True)]
+    print(f"  per-round CPU ratios to raw: {ratios}")
 
 
 CHECKOUT = ROOT
@@ -350,42 +293,44 @@ def _referee_in(tree: Path, bots: tuple[BotSpec, BotSpec], games: int,
 
 def alternating(bots: tuple[BotSpec, BotSpec], work: Path, baseline: Path, rounds: int,
                 games: int, ponder: bool) -> None:  # fmt: skip
-    """1. for the baseline's code and this checkout's, alternately, beside raw gRPC."""
+    """1. for the baseline's code and this checkout's, alternately, beside raw gRPC and the
+    two-stream floor (every run in a fresh process)."""
     settings = [(code, off) for code in ("before", "after") for off in (False, True)
                 if off is False or ponder]  # fmt: skip
-    wall: dict[tuple[str, bool], list[float]] = {setting: [] for setting in settings}
-    cpu: dict[tuple[str, bool], list[float]] = {setting: [] for setting in settings}
-    raw_wall: list[float] = []
-    raw_cpu: list[float] = []
-    _, _, _, captured = referee_per_decision(bots, 3)
+    order: list[tuple[str, bool] | str] = [*settings, "raw", "floor"]
+    wall: dict[tuple[str, bool] | str, list[float]] = {setting: [] for setting in order}
+    cpu: dict[tuple[str, bool] | str, list[float]] = {setting: [] for setting in order}
+    _, _, _, requests = referee_per_decision(bots, games, ponder=True)
     print(f"before: the code at {baseline}; after: {CHECKOUT}")
     for round_index in range(rounds):
-        shift = round_index % (len(settings) + 1)
-        order: list[tuple[str, bool] | None] = [*settings, None]
-        for setting in [*order[shift:], *order[:shift]]:
-            if setting is None:
-                raw_ms, raw_cpu_ms = raw_per_decision(bots[0], captured, work)
-                raw_wall.append(raw_ms)
-                raw_cpu.append(raw_cpu_ms)
-                continue
-            tree = baseline if setting[0] == "before" else CHECKOUT
-            wall_ms, cpu_ms = _referee_in(tree, bots, games, setting[1])
+        for setting in rotated(order, round_index):
+            if isinstance(setting, str):
+                wall_ms, cpu_ms = transport_in(setting, requests, bots, work)
+            else:
+                tree = baseline if setting[0] == "before" else CHECKOUT
+                wall_ms, cpu_ms = _referee_in(tree, bots, games, setting[1])
             wall[setting].append(wall_ms)
             cpu[setting].append(cpu_ms)
-        print(f"  round {round_index + 1}: load {os.getloadavg()[0]:.2f}", flush=True)
-    raw, raw_c = statistics.median(raw_wall), statistics.median(raw_cpu)
-    print(f"raw gRPC ping-pong: {raw:.3f} ms wall, {raw_c:.3f} ms CPU per round trip "
-          f"(median of {rounds})")
+        print(f"  round {round_index + 1}: {load_text()}", flush=True)
+    w = {setting: statistics.median(wall[setting]) for setting in order}
+    c = {setting: statistics.median(cpu[setting]) for setting in order}
+    print(f"medians of {rounds} rounds; raw: one stream, synchronous server; floor: two "
+          "grpc.aio streams, no referee logic; both in fresh processes")  # fmt: skip
+    for name in ("raw", "floor"):
+        print(f"{name:32s} {w[name]:.3f} ms wall, {c[name]:.3f} ms CPU per decision "
+              f"({c[name] / c['raw']:.2f}x raw CPU)")  # fmt: skip
     for setting in settings:
         code, off = setting
-        w, c = statistics.median(wall[setting]), statistics.median(cpu[setting])
         label = f"{code} {'ponder (freezer off)' if off else 'freezer on'}"
-        print(f"{label:32s} {w:.3f} ms wall ({w / raw:.2f}x raw), {c:.3f} ms CPU "
-              f"({c / raw_c:.2f}x raw) per decision")
+        print(f"{label:32s} {w[setting]:.3f} ms wall ({w[setting] / w['raw']:.2f}x raw, "
+              f"{w[setting] / w['floor']:.2f}x floor), {c[setting]:.3f} ms CPU "
+              f"({c[setting] / c['raw']:.2f}x raw, {c[setting] / c['floor']:.2f}x floor)")
+        pairs = zip(cpu[setting], cpu["raw"], strict=True)
+        print(f"{'':32s} per-round CPU / raw {spread([a / b for a, b in pairs])}")
     for code in ("before", "after"):
         if ponder:
-            on, off = (statistics.median(wall[(code, freezer)]) for freezer in (False, True))
-            on_c, off_c = (statistics.median(cpu[(code, freezer)]) for freezer in (False, True))
+            on, off = w[(code, False)], w[(code, True)]
+            on_c, off_c = c[(code, False)], c[(code, True)]
             print(f"{code}: the freezer's cost per decision {on - off:+.3f} ms wall, "
                   f"{on_c - off_c:+.3f} ms CPU")
 
@@ -426,7 +371,7 @@ def main() -> int:
             per_decision(bots, work, args.rounds, args.games, ponder=True, raw_aio=args.raw_aio)
 
         if args.threads:
-            print("== 1b. referee-process CPU per decision, by thread (10 ms clock ticks)")
+            print("== 1b. referee-process CPU per decision, by thread")
             per_thread, decisions = cpu_by_thread(bots, args.games * 2)
             for name, us in sorted(per_thread.items(), key=lambda item: -item[1]):
                 if us > 0:

@@ -50,14 +50,29 @@ first request written to the last reply read. Candidates:
 ``aio-2-poll``
     ``aio-2`` with ``GRPC_POLL_STRATEGY=poll`` instead of ``epoll1``.
 
+``aio-2-turn``
+    ``aio-2`` spinning 45 us (``FLOOR_TURN_US``) between each reply and the next
+    request, as long as the referee's turn takes in a warm loop
+    (``referee_turn.py``): does work between a read and the next write make
+    gRPC's own calls dearer?
+
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
     (a match of the same games and seed, games 2.. timed, the freezer on / off).
+``probe`` / ``probe-PIECE`` / ``probe-turn``
+    the referee in this script's serving process (freezer off, games 2.. timed,
+    its loop thread ``referee-grpc``; ``probe-turn`` also times its turn in
+    that thread, ``FLOOR_TIME_TURN``), whole or with one piece taken out
+    (``PROBES``: its server settings, the deadline timer, the garbage
+    collector, the clock at the wire, the observation's encoding; or with the
+    freezer on): which of the referee's pieces cost what beside ``aio-2``.
 
 ``--extra LABEL SHAPE VAR=VALUE`` adds a candidate: one of the shapes above
 (``raw_sync``, ``raw_aio``, ``raw_sync_after_referee``, ``sync_two``,
 ``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_two_options``,
-``aio_direct``) with one more environment variable for its process.
+``aio_direct``, ``referee_probe``) with one more environment variable for its
+process (``FLOOR_PROBE=timer,gc`` takes several pieces out; ``FLOOR_TIME_TURN=1``
+also times the referee's turn in its loop thread).
 
 Rounds alternate the candidates, the order rotated each round; printed are the
 medians over rounds and each candidate's ratio to ``raw-sync``: the ratio of
@@ -86,6 +101,7 @@ from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processes)
 
@@ -105,7 +121,15 @@ from referee import (
 
 from arena.logs import configure
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.referee import BotSpec, MatchConfig, TimeControl, endpoint, load_bot, run_match
+from arena.referee import (
+    BotSpec,
+    GameReport,
+    MatchConfig,
+    TimeControl,
+    endpoint,
+    load_bot,
+    run_match,
+)
 from arena.sandbox import BotProcess, SandboxLimits, launch_bot
 
 Sequence = list[tuple[int, bytes]]
@@ -128,6 +152,26 @@ class Candidate:
     env: tuple[tuple[str, str], ...] = ()
 
 
+PROBES = ("options", "timer", "gc", "on-wire", "observation", "freezer")
+"""What ``referee_probe`` can take out of the referee (``FLOOR_PROBE``, comma-separated):
+
+``options``
+    the endpoints' server settings (``maximum_concurrent_rpcs``, streams per
+    connection, message size): a plain ``grpc.aio.server``.
+``timer``
+    the deadline timer the game's task arms per request (``TurnLoop._arm``).
+``gc``
+    Python's cyclic garbage collector (off for the match).
+``on-wire``
+    the clock's restart as the request goes on the wire (``Clock.sent``).
+``observation``
+    the request's observation (an empty one: the test bot never reads it), to
+    tell the turn's encoding from the rest.
+``freezer``
+    nothing taken out: the freezer on (the other probes run with ``ponder``).
+"""
+
+
 CANDIDATES = (
     Candidate("raw-sync", "raw_sync"),
     Candidate("raw-aio", "raw_aio"),
@@ -141,6 +185,10 @@ CANDIDATES = (
     Candidate("aio-2-listener", "aio_two", (("GRPC_EXPERIMENTS", "event_engine_listener"),)),
     Candidate("sync-2-listener", "sync_two", (("GRPC_EXPERIMENTS", "event_engine_listener"),)),
     Candidate("aio-2-poll", "aio_two", (("GRPC_POLL_STRATEGY", "poll"),)),
+    Candidate("aio-2-turn", "aio_two", (("FLOOR_TURN_US", "45"),)),
+    Candidate("probe", "referee_probe"),
+    Candidate("probe-turn", "referee_probe", (("FLOOR_TIME_TURN", "1"),)),
+    *(Candidate(f"probe-{probe}", "referee_probe", (("FLOOR_PROBE", probe),)) for probe in PROBES),
     Candidate("referee", REFEREE),
     Candidate("referee-ponder", REFEREE_PONDER),
 )
@@ -174,7 +222,7 @@ def turn_changes(sequence: Sequence) -> int:
 
 class Clock:
     """Wall and this process's CPU from the first request written to the last reply read,
-    in all and per thread (by name, in 10 ms clock ticks)."""
+    in all and per thread (by name; ``referee._thread_cpu_s``)."""
 
     def __init__(self) -> None:
         self.wall = self.cpu = 0.0
@@ -382,6 +430,17 @@ def sync_game_thread(
     return len(sequence)
 
 
+TURN_NS = int(float(os.environ.get("FLOOR_TURN_US", "0")) * 1000)
+"""The referee's turn stood in for: ``aio_two`` spins this long between a reply and the
+next request (``aio-2-turn``)."""
+
+
+def _spin(duration_ns: int) -> None:
+    end = time.perf_counter_ns() + duration_ns
+    while time.perf_counter_ns() < end:
+        pass
+
+
 class _Outbox:
     """A stream's frames to write, in the loop thread; the writer parks on a bare future
     (as ``arena.referee.endpoint``'s outbox does)."""
@@ -458,6 +517,8 @@ def aio_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock
 
         def settle() -> None:
             nonlocal index
+            if TURN_NS:
+                _spin(TURN_NS)
             index += 1
             if index == len(sequence):
                 clock.stop()
@@ -578,12 +639,76 @@ def aio_direct(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
     return len(sequence)
 
 
+def referee_probe(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
+                  clock: Clock) -> int:  # fmt: skip
+    """The referee itself in this process (the same match the sequence was captured from,
+    games 1.. timed as ``referee.py`` does), with the pieces named in ``FLOOR_PROBE``
+    taken out (``PROBES``); its loop thread's CPU is ``referee-grpc``, and with
+    ``FLOOR_TIME_TURN`` set the part of it in the turn (``TurnLoop._take_raw``: the
+    judgement, the rules, the next request's bytes) is ``turn (of referee-grpc)``."""
+    import gc
+
+    from arena.referee import game as game_module
+    from arena.referee import turn_loop
+
+    probes = {probe for probe in os.environ.get("FLOOR_PROBE", "").split(",") if probe}
+    unknown = probes - set(PROBES)
+    if unknown:
+        raise ValueError(f"FLOOR_PROBE: unknown {sorted(unknown)}; known: {PROBES}")
+    if "options" in probes:
+
+        async def plain_server(self: endpoint.BotEndpoint) -> grpc.aio.Server:
+            server = grpc.aio.server(handlers=[endpoint._Methods(self)])
+            server.add_insecure_port(f"unix://{self.socket_path}")
+            return server
+
+        endpoint.BotEndpoint._make_server = plain_server  # type: ignore[method-assign]
+    if "timer" in probes:
+        turn_loop.TurnLoop._arm = lambda self, game: None  # type: ignore[method-assign]
+    if "on-wire" in probes:
+        game_module.Clock.sent = lambda self, wire_ns, free_ns: None  # type: ignore[method-assign]
+    if "observation" in probes:
+        game_module.observation_bytes = lambda *args: b""  # type: ignore[assignment]
+    turn_ns = [0]
+    if os.environ.get("FLOOR_TIME_TURN"):
+        take_raw = turn_loop.TurnLoop._take_raw
+
+        def timed(self: turn_loop.TurnLoop, *args: Any) -> bool:
+            started = time.thread_time_ns()
+            try:
+                return take_raw(self, *args)
+            finally:
+                turn_ns[0] += time.thread_time_ns() - started
+
+        turn_loop.TurnLoop._take_raw = timed  # type: ignore[method-assign]
+    games = int(os.environ.get("FLOOR_GAMES", "12"))
+    decisions: list[int] = []
+
+    def on_game(report: GameReport) -> None:
+        decisions.append(report.actions)
+        if len(decisions) == 1:
+            if "gc" in probes:
+                gc.disable()
+            clock.start()
+            turn_ns.append(turn_ns[0])
+        elif len(decisions) == games:
+            clock.stop()
+            if len(turn_ns) == 2 and os.environ.get("FLOOR_TIME_TURN"):
+                clock.threads["turn (of referee-grpc)"] = (turn_ns[0] - turn_ns[1]) / 1e9
+
+    config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000),
+                         ponder="freezer" not in probes)  # fmt: skip
+    run_match(config, *bots, on_game=on_game)
+    gc.enable()
+    return sum(decisions[1:])
+
+
 SERVERS = {
     "raw_sync": raw_sync, "raw_aio": raw_aio, "raw_sync_after_referee": raw_sync_after_referee,
     "sync_two": sync_two,
     "sync_game_thread": sync_game_thread, "aio_two": aio_two,
     "aio_two_thread": aio_two_thread, "aio_two_options": aio_two_options,
-    "aio_direct": aio_direct,
+    "aio_direct": aio_direct, "referee_probe": referee_probe,
 }  # fmt: skip
 
 
@@ -621,7 +746,7 @@ def run_candidate(candidate: Candidate, sequence_file: Path, bots: tuple[BotSpec
             raise RuntimeError(failure) from error
     command = [sys.executable, __file__, "_serve", candidate.serve, str(sequence_file),
                str(work), str(bots[0].directory), str(bots[1].directory)]  # fmt: skip
-    env = {**os.environ, **dict(candidate.env)}
+    env = {**os.environ, "FLOOR_GAMES": str(games), **dict(candidate.env)}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
@@ -635,8 +760,8 @@ def _by_thread(rounds: list[dict[str, float]]) -> str:
     it), the busiest first."""
     names = {name for found in rounds for name in found}
     medians = {name: statistics.median(found.get(name, 0.0) for found in rounds) for name in names}
-    shown = sorted(((us, name) for name, us in medians.items() if us > 0), reverse=True)
-    return ", ".join(f"{name} {us:.0f}" for us, name in shown) or "under one clock tick"
+    shown = sorted(((us, name) for name, us in medians.items() if us >= 0.5), reverse=True)
+    return ", ".join(f"{name} {us:.0f}" for us, name in shown) or "none measured"
 
 
 def main() -> int:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from arena.referee.endpoint import Arrival, ArrivalKind, call_on_loop, parse_arrival, run_on_loop
 from arena.referee.freezer import Freezer
+from arena.referee.heap import frozen_for_game
 from arena.referee.judge import (
     DeadlinePassed,
     Ended,
@@ -143,8 +144,11 @@ class TurnLoop:
     # ------------------------------------------------------------ the game's task
 
     def play(self, game: GameDriver) -> None:
-        """Play ``game`` until it is over (finished or forfeited); main thread."""
-        run_on_loop(self._play(game))
+        """Play ``game`` until it is over (finished or forfeited); main thread. The heap
+        alive as it begins is out of the garbage collector's walks meanwhile
+        (``arena.referee.heap``)."""
+        with frozen_for_game():
+            run_on_loop(self._play(game))
 
     async def _play(self, game: GameDriver) -> None:
         self.game = game

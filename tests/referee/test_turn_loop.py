@@ -9,6 +9,7 @@ what ``BotEndpoint`` would (a message's bytes, an ``Arrival``), while
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import threading
 import time
@@ -154,6 +155,21 @@ def test_replies_are_applied_in_the_loop_thread_that_read_them(table: MakeTable)
         t.applied(applied)
     assert set(t.applied_in) == {"referee-grpc"}
     assert not t.failures
+
+
+def test_a_game_is_played_with_the_heap_it_began_with_frozen(table: MakeTable) -> None:
+    """The collector walks only what the game made while it is played (the loop thread
+    serves both bots: a full collection of the whole heap is time neither asked for), and
+    the heap is thawed once it is over (``arena.referee.heap``)."""
+    gc.unfreeze()
+    t = table()
+    t.reply()
+    t.applied(1)
+    frozen_in_play = gc.get_freeze_count()
+    call_on_loop(lambda: t.turn_loop._post(Ended(0, 1)))
+    t.finish()
+    assert frozen_in_play > 0
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_bots_messages_are_judged_in_order(table: MakeTable) -> None:
