@@ -178,6 +178,32 @@ def cons_events(cell: Cons) -> list[tuple[int, Action, int]]:
     return items
 
 
+_FACEUP_NAMES: dict[tuple[int, int, int], tuple[str | None, str | None, str | None]] = {}
+"""The face-up row's names by its card indices (bounded: at most 7**3 rows)."""
+_CARD_NAMES: dict[int, tuple[Cons, tuple[str, ...]]] = {}
+_CARD_NAMES_MAX_ENTRIES = 4096
+
+
+def cons_names(cell: Cons) -> tuple[str, ...]:
+    """The island names of a cons list of (prev, card) cells, oldest first. A pile only
+    grows by a cell on top of the last, so the names are kept per cell (by identity: the
+    entry keeps the cell alive, so its id is not reused) and a new cell costs one step."""
+    if cell is None:
+        return ()
+    found = _CARD_NAMES.get(id(cell))
+    if found is not None and found[0] is cell:
+        return found[1]
+    below = _CARD_NAMES.get(id(cell[0]))
+    if below is not None and below[0] is cell[0]:
+        names = (*below[1], ISLANDS[cell[1]])
+    else:
+        names = tuple([ISLANDS[card] for card in cons_cards(cell)])
+    if len(_CARD_NAMES) >= _CARD_NAMES_MAX_ENTRIES:
+        _CARD_NAMES.clear()
+    _CARD_NAMES[id(cell)] = (cell, names)
+    return names
+
+
 # Views derived from the bridge masks alone, computed once per position of the
 # bridges (a game has a few dozen) rather than on every access: read-only.
 _VIEWS_MAX_ENTRIES = 50_000
@@ -319,8 +345,11 @@ class State:
 
     @property
     def faceup(self) -> tuple[str | None, str | None, str | None]:
-        a, b, c = (None if card == NO_CARD else ISLANDS[card] for card in self._faceup)
-        return a, b, c
+        names = _FACEUP_NAMES.get(self._faceup)
+        if names is None:
+            a, b, c = (None if card == NO_CARD else ISLANDS[card] for card in self._faceup)
+            names = _FACEUP_NAMES[self._faceup] = (a, b, c)
+        return names
 
     @property
     def deck_size(self) -> int:
@@ -365,12 +394,12 @@ class State:
 
     @property
     def played_cards(self) -> tuple[str, ...]:
-        return tuple(ISLANDS[c] for c in cons_cards(self._played))
+        return cons_names(self._played)
 
     @property
     def facedown_discards(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        first, second = (tuple(ISLANDS[c] for c in cons_cards(cell)) for cell in self._facedown)
-        return first, second
+        first, second = self._facedown
+        return cons_names(first), cons_names(second)
 
     @property
     def final_turns(self) -> bool:

@@ -10,7 +10,6 @@ protocol tests check that.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from types import MappingProxyType
 
 from arena.kahuna import ISLANDS, LINES, Action, Event, State
 from arena.kahuna.view import SeenEvent, seat_view
@@ -110,57 +109,42 @@ def legal_fields(actions: Iterable[Action]) -> bytes:
 
 _Piece = tuple[str, bytes, bytes, Action]
 """What a request needs of one action: (text, legal_actions field, serialised, action)."""
-_PIECES: dict[int, _Piece] = {}
+_PIECES: dict[tuple[int, int, int, int], _Piece] = {}
+"""Pieces by ``Action.code``: bounded by the game's actions (a few hundred)."""
 
 
 def _piece(action: Action) -> _Piece:
-    """``action``'s piece, cached by the action's identity: the engine's actions are
-    interned, and the entry keeps its action alive, so the id is not reused."""
-    found = _PIECES.get(id(action))
-    if found is None or found[3] is not action:
-        found = (action.text(), legal_action_field(action), action_bytes(action), action)
-        if len(_PIECES) >= _LEGAL_SETS_MAX_ENTRIES:
-            _PIECES.clear()
-        _PIECES[id(action)] = found
+    found = _PIECES[action.code] = (
+        action.text(),
+        legal_action_field(action),
+        action_bytes(action),
+        action,
+    )
     return found
-
-
-def _text_of(piece: _Piece) -> str:
-    return piece[0]
 
 
 class LegalActions:
     """A position's legal actions as a request carries them: sorted by text, their
     ``legal_actions`` field bytes, and each action keyed by its serialised form (so a
-    reply that echoes one is found at once). Shared and read-only: see ``legal_set``."""
+    reply that echoes one is found at once).
+
+    Built per decision: the sets recur too rarely for a cache of them to pay (one
+    lookup of the cached pieces per action, one sort of a few tuples by their text)."""
 
     __slots__ = ("by_bytes", "fields", "sorted")
 
     def __init__(self, actions: Iterable[Action]) -> None:
-        pieces = sorted(map(_piece, actions), key=_text_of)
+        get = _PIECES.get
+        # Texts differ between actions, so the tuples sort by text alone.
+        pieces = sorted([get(action.code) or _piece(action) for action in actions])
         self.sorted = tuple([piece[3] for piece in pieces])
         self.fields = b"".join([piece[1] for piece in pieces])
-        self.by_bytes: Mapping[bytes, Action] = MappingProxyType(
-            {piece[2]: piece[3] for piece in pieces}
-        )
-
-
-_LEGAL_SETS: dict[tuple[int, ...], tuple[Sequence[Action], LegalActions]] = {}
-_LEGAL_SETS_MAX_ENTRIES = 100_000
+        self.by_bytes: Mapping[bytes, Action] = {piece[2]: piece[3] for piece in pieces}
 
 
 def legal_set(actions: Sequence[Action]) -> LegalActions:
-    """``LegalActions`` of ``actions`` (cached by the identities of the actions in their
-    order: the same sets of legal actions recur, and sorting and encoding them per
-    decision cost more than the rest of a request). An entry keeps its actions alive, so
-    the ids in its key are not reused while it exists."""
-    key = tuple(map(id, actions))
-    found = _LEGAL_SETS.get(key)
-    if found is None:
-        if len(_LEGAL_SETS) >= _LEGAL_SETS_MAX_ENTRIES:
-            _LEGAL_SETS.clear()
-        found = _LEGAL_SETS[key] = (tuple(actions), LegalActions(actions))
-    return found[1]
+    """``LegalActions`` of ``actions``."""
+    return LegalActions(actions)
 
 
 # ---------------------------------------------------------------- replies
@@ -246,18 +230,22 @@ _CACHE_MAX_ENTRIES = 100_000
 
 class _Strings(dict[tuple[str | None, ...], bytes]):
     """Repeated string field ``field_number`` of a tuple of names (None as ""), by the
-    tuple: hands, rows and piles repeat within and across games."""
+    tuple: hands, rows and piles repeat within and across games. A pile grows by a card
+    at its end, so a tuple whose tuple less its last name is known costs one field."""
 
     def __init__(self, field_number: int) -> None:
         super().__init__()
         self.field_number = field_number
 
     def __missing__(self, texts: tuple[str | None, ...]) -> bytes:
+        below = self.get(texts[:-1]) if texts else None
+        if below is not None:
+            encoded = below + string_field(self.field_number, texts[-1] or "")
+        else:
+            encoded = b"".join([string_field(self.field_number, text or "") for text in texts])
         if len(self) >= _CACHE_MAX_ENTRIES:
             self.clear()
-        encoded = self[texts] = b"".join(
-            [string_field(self.field_number, text or "") for text in texts]
-        )
+        self[texts] = encoded
         return encoded
 
 
