@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields
 from typing import Final, Literal
 
 from arena.kahuna.actions import ActionType
-from arena.kahuna.state import Event, Outcome, State, Variant
+from arena.kahuna.state import Event, Outcome, State, Variant, cons_names, hand_info
 
 SPECTATOR: Final = "spectator"
 FULL: Final = "full"
@@ -157,39 +157,44 @@ SeatView = tuple[
 def seat_view(state: State, seat: int, new_events: Sequence[Event]) -> SeatView:
     """What ``seat`` may know of ``state``: the one place a seat's view is read from the
     state. ``observe_since`` names the values; the referee's encoder
-    (``arena.protocol.wire``) reads them as they are, without building the object."""
+    (``arena.protocol.wire``) reads them as they are, without building the object.
+
+    It runs once per decision in the referee, so it reads the state's fields as the
+    engine keeps them (the public properties' values, without building the opponent's
+    hand or face-down pile): tests/kahuna/test_view.py checks it against them."""
     if seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, not {seat!r}")
     opponent = 1 - seat
-    facedown = state.facedown_discards
     seen = _SEEN.get  # the memo first: one decision's few events are nearly always in it
     history = tuple(
         [seen((seat, e.seat, e.action.code, e.drawn)) or seen_event(e, seat) for e in new_events]
     )
+    hands = state._hands
+    facedown = state._facedown
     return (
         seat,
-        state.variant,
-        state.round,
+        state._variant,
+        state._round,
         state.to_move,
-        state.points,
+        state._points,
         state.bridges,
         state.controlled,
         state.supply,
-        state.hands[seat],
-        state.hand_sizes[opponent],
+        hand_info(hands[seat]).names,
+        hand_info(hands[opponent]).size,
         state.open_cards,
         state.faceup,
-        state.deck_size,
-        state.played_cards,
-        facedown[seat],
-        len(facedown[opponent]),
-        state.final_turns,
-        state.opponent_passed,
-        state.turn_played_card,
-        state.turn_discarded,
+        len(state._deck) - state._dpos,
+        cons_names(state._played),
+        cons_names(facedown[seat]),
+        len(cons_names(facedown[opponent])),
+        state._final > 0,
+        state._opp_passed,
+        state._turn_played,
+        state._turn_discarded,
         history,
-        state.is_finished,
-        state.outcome,
+        state._outcome is not None,
+        state._outcome,
     )
 
 

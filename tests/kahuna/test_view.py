@@ -19,6 +19,7 @@ from arena.kahuna.actions import PASS_ACTION, Action, discard, remove
 from arena.kahuna.spectate import public_event, spectate
 from arena.kahuna.view import (
     FULL,
+    OBSERVATION_FIELDS,
     SPECTATOR,
     Audience,
     Observation,
@@ -26,6 +27,7 @@ from arena.kahuna.view import (
     event_text,
     observe_since,
     position,
+    seat_view,
     seen_event,
     shown,
     table,
@@ -148,3 +150,29 @@ def test_an_unknown_audience_is_refused_by_name(audience: object) -> None:
     state = next(positions(1, Variant()))
     with pytest.raises(ValueError, match=r"seat must be 0 or 1|an audience is"):
         position(state, audience)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=["basic", "tactical", "both"])
+@pytest.mark.parametrize("seed", [1, 8])
+def test_a_seats_view_is_the_states_public_values_it_may_know(variant: Variant, seed: int) -> None:
+    """``seat_view`` reads the engine's fields; each value is the public property's."""
+    for before, _action, after in playout(seed, variant):
+        for state in (before, after):
+            for seat in (0, 1):
+                view = dict(zip(OBSERVATION_FIELDS, seat_view(state, seat, ()), strict=True))
+                other = 1 - seat
+                assert view == {
+                    "seat": seat, "variant": state.variant, "round": state.round,
+                    "to_move": state.to_move, "points": state.points,
+                    "bridges": state.bridges, "controlled": state.controlled,
+                    "supply": state.supply, "hand": state.hands[seat],
+                    "opponent_hand_size": state.hand_sizes[other],
+                    "open_cards": state.open_cards, "faceup": state.faceup,
+                    "deck_size": state.deck_size, "played_cards": state.played_cards,
+                    "own_facedown_discards": state.facedown_discards[seat],
+                    "opponent_facedown_count": len(state.facedown_discards[other]),
+                    "final_turns": state.final_turns, "opponent_passed": state.opponent_passed,
+                    "turn_played_card": state.turn_played_card,
+                    "turn_discarded": state.turn_discarded, "history": (),
+                    "is_finished": state.is_finished, "outcome": state.outcome,
+                }  # fmt: skip
