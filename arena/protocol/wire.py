@@ -381,10 +381,6 @@ _TURN_FLAGS = {
 """Fields 17 to 20 (final turns, opponent passed, card played, discarded), by the flags."""
 
 
-def _small(table: tuple[bytes, ...], field_number: int, value: int) -> bytes:
-    return table[value] if value < _SMALL_FIELD_VALUES else varint_field(field_number, value)
-
-
 def observation_bytes(
     state: State, seat: int, new_events: Sequence[Event], history_start: int
 ) -> bytes:
@@ -394,27 +390,31 @@ def observation_bytes(
     ``observe_since`` names), encoded byte for byte as the generated code does (fields
     in number order, proto3 defaults left out, ``to_move`` present whenever set);
     tests/protocol checks it on playouts. Runs of fields that change together are
-    cached as one piece, by the values they encode.
+    cached as one piece, by the values they encode (flags by truth: ``1`` and ``True``
+    are one key).
     """
     (seat, variant, round_, to_move, points, bridges, controlled, supply, hand,
      opponent_hand_size, open_cards, faceup, deck_size, played_cards, own_facedown,
      opponent_facedown_count, final_turns, opponent_passed, turn_played_card,
      turn_discarded, history, is_finished, outcome) = seat_view(state, seat, new_events)
+    small = _SMALL_FIELD_VALUES
     parts = [
-        _HEADS[(seat, bool(variant.strategic), bool(variant.tactical), round_, to_move)],
+        _HEADS[(seat, variant.strategic, variant.tactical, round_, to_move)],
         _POINTS[points],
         _board(bridges, controlled, supply),
         _HAND[hand],
-        _small(_OPP_HAND_FIELD, _OBS_OPP_HAND, opponent_hand_size),
+        _OPP_HAND_FIELD[opponent_hand_size] if opponent_hand_size < small
+        else varint_field(_OBS_OPP_HAND, opponent_hand_size),
         _OPEN[open_cards],
         _FACEUP[faceup],
-        _small(_DECK_FIELD, _OBS_DECK, deck_size),
+        _DECK_FIELD[deck_size] if deck_size < small else varint_field(_OBS_DECK, deck_size),
         _PLAYED[played_cards],
         _OWN_FACEDOWN[own_facedown],
-        _small(_OPP_FACEDOWN_FIELD, _OBS_OPP_FACEDOWN, opponent_facedown_count),
-        _TURN_FLAGS[(bool(final_turns), bool(opponent_passed), bool(turn_played_card),
-                     bool(turn_discarded))],
-        _small(_HISTORY_START_FIELD, _OBS_HISTORY_START, history_start),
+        _OPP_FACEDOWN_FIELD[opponent_facedown_count] if opponent_facedown_count < small
+        else varint_field(_OBS_OPP_FACEDOWN, opponent_facedown_count),
+        _TURN_FLAGS[(final_turns, opponent_passed, turn_played_card, turn_discarded)],
+        _HISTORY_START_FIELD[history_start] if history_start < small
+        else varint_field(_OBS_HISTORY_START, history_start),
     ]  # fmt: skip
     if history:
         parts += [_history_field(event) for event in history]
