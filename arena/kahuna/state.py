@@ -223,12 +223,15 @@ def _remember(
 
 
 def _bridges_of(masks: tuple[int, int]) -> dict[str, int]:
-    return {
-        LINES[line]: seat
-        for line in range(len(LINES))
-        for seat in (0, 1)
-        if masks[seat] >> line & 1
-    }
+    """Occupied line -> seat, in board order (``LINES``), a step per bridge."""
+    first = masks[0]
+    occupied = first | masks[1]
+    owners: dict[str, int] = {}
+    while occupied:
+        low = occupied & -occupied
+        owners[LINES[low.bit_length() - 1]] = 0 if first & low else 1
+        occupied ^= low
+    return owners
 
 
 def _controlled_of(masks: tuple[int, int]) -> dict[str, int]:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import arena.kahuna.state as state_module
 from arena.kahuna import (
     ISLANDS,
+    LINES,
     State,
     Variant,
     apply,
@@ -71,3 +72,16 @@ def test_the_memo_is_bounded_and_right_after_it_is_cleared(
 
 def test_an_empty_pile_has_no_names() -> None:
     assert cons_names(None) == ()
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(first=st.integers(0, 2 ** len(LINES) - 1), second=st.integers(0, 2 ** len(LINES) - 1))
+def test_bridges_are_named_in_board_order(first: int, second: int) -> None:
+    masks = (first, second & ~first)
+    expected = [
+        (LINES[line], seat)
+        for line in range(len(LINES))
+        for seat in (0, 1)
+        if masks[seat] >> line & 1
+    ]
+    assert list(state_module._bridges_of(masks).items()) == expected
