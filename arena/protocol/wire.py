@@ -91,15 +91,20 @@ def action_request_frame(
     fields = legal.fields if isinstance(legal, LegalActions) else legal_fields(legal)
     request = b"".join(
         (
-            varint_field(_REQUEST_ID, request_id),
-            varint_field(_GAME_INDEX, game_index),
+            _REQUEST_ID_TAG + varint(request_id) if request_id else b"",
+            _GAME_INDEX_TAG + varint(game_index) if game_index else b"",
             len_field(_OBSERVATION, observation),
             fields,
-            varint_field(_DEADLINE_MS, action_deadline_ms),
-            varint_field(_BANK_MS, time_bank_ms),
+            _DEADLINE_MS_TAG + varint(action_deadline_ms) if action_deadline_ms else b"",
+            _BANK_MS_TAG + varint(time_bank_ms) if time_bank_ms else b"",
         )
     )
     return len_field(_PLAY_RESPONSE_ACTION_REQUEST, request)
+
+
+_REQUEST_ID_TAG, _GAME_INDEX_TAG, _DEADLINE_MS_TAG, _BANK_MS_TAG = (
+    _tag(field, _WIRE_VARINT) for field in (_REQUEST_ID, _GAME_INDEX, _DEADLINE_MS, _BANK_MS)
+)
 
 
 def legal_fields(actions: Iterable[Action]) -> bytes:
