@@ -179,7 +179,7 @@ def cons_events(cell: Cons) -> list[tuple[int, Action, int]]:
 
 
 _FACEUP_NAMES: dict[tuple[int, int, int], tuple[str | None, str | None, str | None]] = {}
-"""The face-up row's names by its card indices (bounded: at most 7**3 rows)."""
+"""The face-up row's names by its card indices (bounded: 13**3 rows at most)."""
 _CARD_NAMES: dict[int, tuple[Cons, tuple[str, ...]]] = {}
 _CARD_NAMES_MAX_ENTRIES = 512
 """A few games' piles: the memo serves the game being played, and a larger one would keep
