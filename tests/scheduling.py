@@ -3,8 +3,9 @@
 xdist's default hands out runs of consecutive tests: a module's shared fixture
 (a Ray cluster, a played tournament) can be set up on both workers, and a long
 file reached last leaves the other worker idle at the end. Here every file is
-one unit of work (xdist's own loadfile scheduler), and the units go out
-longest first, so the last ones handed out are short. ``COSTLIEST`` lists the
+one unit of work (xdist's own loadfile scheduler; files that share a session
+fixture are one unit: ``SHARED``), and the units go out longest first, so the
+last ones handed out are short. ``COSTLIEST`` lists the
 longest files, longest first (from ``pytest -n 2 --durations=0`` on 2 cores:
 Ray clusters, kit builds, wheel and venv installs, browsers); every other file
 follows in collection order. An explicit ``--dist`` other than ``load`` is
@@ -19,7 +20,6 @@ import pytest
 
 COSTLIEST = (
     "tests/tournament/test_ray_cluster.py",
-    "tests/tournament/test_ray_node_faults.py",
     "tests/tournament/test_ray_tls.py",
     "tests/tournament/test_ray_security.py",
     "tests/kits/test_any_name.py",
@@ -29,7 +29,6 @@ COSTLIEST = (
     "tests/web/test_play_browser.py",
     "tests/test_wheel.py",
     "tests/referee/test_broken_bots.py",
-    "tests/tournament/test_runner.py",
     "tests/tournament/test_sprt_runner.py",
     "tests/kits/test_java_cds.py",
     "tests/store/test_schema_v9.py",
@@ -55,12 +54,21 @@ COSTLIEST = (
 )
 """The longest files, longest first."""
 
+SHARED = {
+    "tests/tournament/test_ray_node_faults.py": "tests/tournament/test_ray_cluster.py",
+    "tests/tournament/test_runner.py": "tests/tournament/test_ray_cluster.py",
+}
+"""Files that share session fixtures (tests/tournament/conftest.py: one Ray cluster, the
+local executor's reference games): each is part of the unit named here, so that one
+worker makes the fixtures once."""
+
 _RANK = {unit: rank for rank, unit in enumerate(COSTLIEST)}
 
 
 def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to: its file."""
-    return nodeid.split("::", 1)[0]
+    """The unit of work a test belongs to: its file, or the unit its file shares."""
+    path = nodeid.split("::", 1)[0]
+    return SHARED.get(path, path)
 
 
 @pytest.hookimpl(trylast=True)
