@@ -3,8 +3,9 @@
 xdist's default hands out runs of consecutive tests: a module's shared fixture
 (a Ray cluster, a played tournament) can be set up on both workers, and a long
 file reached last leaves the other worker idle at the end. Here every file is
-one unit of work (xdist's own loadfile scheduler), and the units go out
-longest first, so the last ones handed out are short. ``COSTLIEST`` lists the
+one unit of work (xdist's own loadfile scheduler; files that share a session
+fixture are one unit: ``SHARED``), and the units go out longest first, so the
+last ones handed out are short. ``COSTLIEST`` lists the
 longest files, longest first (from ``pytest -n 2 --durations=0`` on 2 cores:
 Ray clusters, kit builds, wheel and venv installs, browsers); every other file
 follows in collection order. An explicit ``--dist`` other than ``load`` is
@@ -19,48 +20,63 @@ import pytest
 
 COSTLIEST = (
     "tests/tournament/test_ray_cluster.py",
-    "tests/tournament/test_ray_node_faults.py",
-    "tests/tournament/test_ray_tls.py",
-    "tests/tournament/test_ray_security.py",
     "tests/kits/test_any_name.py",
-    "tests/kits/test_kits.py",
-    "tests/tournament/test_ladder.py",
-    "tests/kits/test_readme_cpp_ts.py",
     "tests/web/test_play_browser.py",
-    "tests/test_wheel.py",
-    "tests/referee/test_broken_bots.py",
-    "tests/tournament/test_runner.py",
-    "tests/tournament/test_sprt_runner.py",
-    "tests/kits/test_java_cds.py",
-    "tests/store/test_schema_v9.py",
-    "tests/test_install.py",
-    "tests/kits/test_cpp_ts.py",
-    "tests/tournament/test_audit.py",
-    "tests/commands/test_serve.py",
-    "tests/test_docs_site.py",
-    "tests/tournament/test_sprt.py",
+    "tests/kits/test_kits.py",
+    "tests/tournament/test_ray_security.py",
+    "tests/tournament/test_ladder.py",
+    "tests/tournament/test_ray_tls.py",
     "tests/commands/test_match.py",
-    "tests/web/test_play.py",
-    "tests/tournament/test_sprt_format.py",
-    "tests/web/test_fit_and_play_browser.py",
-    "tests/tournament/test_ray_optional.py",
+    "tests/referee/test_broken_bots.py",
     "tests/commands/test_demo.py",
-    "tests/commands/test_export.py",
-    "tests/tournament/test_ladder_benchmark.py",
+    "tests/kits/test_readme_cpp_ts.py",
+    "tests/commands/test_serve.py",
+    "tests/web/test_play.py",
+    "tests/web/test_fit_and_play_browser.py",
+    "tests/referee/test_halves.py",
+    "tests/tournament/test_sprt_runner.py",
+    "tests/tournament/test_sprt.py",
+    "tests/store/test_schema_v9.py",
     "tests/web/test_live_browser.py",
+    "tests/test_wheel.py",
     "tests/commands/test_remote_cli.py",
-    "tests/commands/test_remote_hostile.py",
-    "tests/sample_bots/test_typing.py",
+    "tests/server/test_arena_service.py",
+    "tests/server/test_remote_bots.py",
+    "tests/test_install.py",
+    "tests/referee/test_cheating_bot.py",
+    "tests/tournament/test_match_chain.py",
+    "tests/commands/test_store_commands.py",
+    "tests/web/test_hardening.py",
+    "tests/tournament/test_ray_optional.py",
+    "tests/conformance/test_check_bots.py",
     "tests/referee/test_observation_invariance.py",
+    "tests/server/test_disk_full.py",
+    "tests/web/test_browser.py",
+    "tests/kits/test_java_cds.py",
+    "tests/tournament/test_sprt_format.py",
+    "tests/web/test_submit.py",
+    "tests/commands/test_stats_command.py",
+    "tests/commands/test_ray_nodes.py",
+    "tests/commands/test_export.py",
+    "tests/web/test_live.py",
 )
 """The longest files, longest first."""
+
+SHARED = {
+    "tests/tournament/test_ray_node_faults.py": "tests/tournament/test_ray_cluster.py",
+    "tests/tournament/test_runner.py": "tests/tournament/test_ray_cluster.py",
+}
+"""Files that share session fixtures (tests/tournament/conftest.py: one Ray cluster, the
+local executor's reference games): each is part of the unit named here, so that one
+worker makes the fixtures once."""
 
 _RANK = {unit: rank for rank, unit in enumerate(COSTLIEST)}
 
 
 def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to: its file."""
-    return nodeid.split("::", 1)[0]
+    """The unit of work a test belongs to: its file, or the unit its file shares."""
+    path = nodeid.split("::", 1)[0]
+    return SHARED.get(path, path)
 
 
 @pytest.hookimpl(trylast=True)

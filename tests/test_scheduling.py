@@ -23,6 +23,14 @@ def test_a_test_belongs_to_its_file() -> None:
     )
 
 
+def test_files_that_share_a_fixture_are_one_unit() -> None:
+    named = {*scheduling.SHARED, *scheduling.SHARED.values()}
+    assert [path for path in named if not (REPO / path).is_file()] == []
+    assert not set(scheduling.SHARED) & set(scheduling.COSTLIEST)  # ranked by their unit
+    for path, unit in scheduling.SHARED.items():
+        assert scheduling.unit_of(f"{path}::test_a[x]") == unit == scheduling.unit_of(unit)
+
+
 class _Config:
     """What xdist's schedulers read of pytest's config: two workers, a --dist value."""
 

@@ -1,6 +1,7 @@
 """Tournaments on a real multi-node Ray cluster on this machine (issue 15).
 
-The cluster (``arena.testing.ray_cluster``): a head with CPUs but without the
+The cluster (``arena.testing.ray_cluster``, shared with test_ray_node_faults.py:
+tests/tournament/shared.py): a head with CPUs but without the
 ``kahuna_sandbox`` resource and two worker nodes with it, each node in a
 network namespace made by the test (addresses 10.231.0.0/24 exist only
 there), each with its own Ray temp directory and bot cache. The driver (the
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -37,6 +37,7 @@ from arena.testing.ray_cluster import (
 from arena.testing.waiting import wait_until
 from arena.tournament.execution.cpu_placement import usable_cpus
 
+from .shared import CHAINS, LONG, References, standings
 from .test_runner import (
     DEFINITIONS,
     TEST_SECRET,
@@ -45,73 +46,20 @@ from .test_runner import (
     _create,
     _data_dir_with_bots,
     _played,
-    _run_cli,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
-REPO = Path(__file__).resolve().parents[2]
 _unavailable = ip_available()
 if _unavailable:
     pytest.skip(f"no namespaced Ray cluster here: {_unavailable}", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
-    root = Path(os.environ.get("KAHUNA_TEST_TMP", "/tmp")) / f"kray{os.getpid()}"
-    made = NetnsCluster(
-        root, workers=({"kahuna_sandbox": 2}, {"kahuna_sandbox": 2}), worker_cpus=2,
-        head_cpus=2, env={"PYTHONPATH": str(REPO)},
-    )  # fmt: skip
-    try:
-        with made:
-            yield made
-            for node in made.nodes:
-                assert not sandboxes_of(node), f"a sandbox outlived the tests on {node.name}"
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-LONG = (DEFINITIONS["round-robin"][0], [*DEFINITIONS["round-robin"][1][:-4], "--games", "8",
-        "--seed", "7"])  # fmt: skip
-"""A longer round robin (48 games): long enough to kill something in the middle."""
-
-CHAINS_BOTS = {**DEFINITIONS["round-robin"][0], "r3": "random", "g3": "greedy", "r4": "random"}
-CHAINS = (CHAINS_BOTS, ["cup", *CHAINS_BOTS, "--games", "2", "--seed", "11"])
-"""Many short matches (21 of 2 games): on 4 slots, each first task a chain of 4 matches."""
-
-
-class References:
-    """Each definition's games and byes (NAME) and counts ("NAME standings") as the
-    local executor plays them, computed when first asked for."""
-
-    def __init__(self, root: pytest.TempPathFactory) -> None:
-        self.root = root
-        self.played: dict[str, list[tuple[object, ...]]] = {}
-
-    def __getitem__(self, key: str) -> list[tuple[object, ...]]:
-        name = key.removesuffix(" standings")
-        if name not in self.played:
-            bots, definition = {"long": LONG, "chains": CHAINS}.get(name) or DEFINITIONS[name]
-            data = _data_dir_with_bots(self.root.mktemp(f"local-{name}"), bots)
-            _create(data, definition)
-            done = _run_cli(data, "resume", "cup")
-            assert done.wait(300) == 0, done.stderr.read() if done.stderr else ""
-            self.played[name] = _played(data)
-            self.played[f"{name} standings"] = _standings(data)
-        return self.played[key]
-
-
-@pytest.fixture(scope="module")
-def references(tmp_path_factory: pytest.TempPathFactory) -> References:
-    return References(tmp_path_factory)
-
-
-def _standings(data: Path) -> list[tuple[object, ...]]:
-    db = sqlite3.connect(data / "arena.db")
-    return db.execute(
-        "SELECT id, games, wins, draws, losses, timeouts, crashes FROM bot_versions ORDER BY id"
-    ).fetchall()
+def cluster(shared_ray_cluster: NetnsCluster) -> Iterator[NetnsCluster]:
+    yield shared_ray_cluster
+    for node in shared_ray_cluster.nodes:
+        assert not sandboxes_of(node), f"a sandbox outlived the tests on {node.name}"
 
 
 def _driver(
@@ -178,7 +126,7 @@ def test_a_tournament_on_two_workers_stores_what_the_local_executor_does(
     _create(data, definition)
     result = _finish(_driver(cluster, data, tmp_path / "out.json"), tmp_path / "out.json")
     _check_same(data, references[name])
-    assert _standings(data) == references[f"{name} standings"]
+    assert standings(data) == references[f"{name} standings"]
     workers = {node.address for node in cluster.nodes[1:]}
     used = {placed["node_ip"] for placed in result["placements"]}
     assert used <= workers, f"a match ran on {used - workers}"

@@ -1,13 +1,15 @@
 """Ray nodes that fail the driver: one that forges its games, one whose raylet dies.
 
-A real cluster in network namespaces (``arena.testing.ray_cluster``): a head
-without the sandbox resource, an honest worker and a worker that forges every
-game it reports when told to (``arena.testing.forged_records``: a wrong deal,
-a wrong result or edited actions). The driver must store exactly the games
+A real cluster in network namespaces (``arena.testing.ray_cluster``, shared with
+test_ray_cluster.py: tests/tournament/shared.py): a head without the sandbox
+resource, an honest worker and a worker that forges every game it reports when
+told to (``arena.testing.forged_records``: a wrong deal, a wrong result or
+edited actions). The driver must store exactly the games
 the local executor plays (none lost, none twice, none of the forger's), name
 the forger in its log and in `arena tournament status`, and play the forged
 games' matches again on the honest node. Last, the second worker's raylet is
-killed while it plays: its match workers must end at once, not play on.
+killed while it plays: its match workers must end at once, not play on (and the
+node is replaced by a fresh one for the tests after it).
 """
 
 from __future__ import annotations
@@ -15,59 +17,37 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from arena.testing.forged_records import node_env
-from arena.testing.ray_cluster import NetnsCluster, ip_available
+from arena.testing.ray_cluster import NetnsCluster, Node, ip_available
 from arena.testing.waiting import wait_until
 
+from .shared import References, forger, forging
 from .test_ray_cluster import _check_same, _driver, _finish, _no_bots_left, _wait_playing
-from .test_runner import DEFINITIONS, _create, _data_dir_with_bots, _played, _run_cli
+from .test_runner import DEFINITIONS, _create, _data_dir_with_bots
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-REPO = Path(__file__).resolve().parents[2]
 _unavailable = ip_available()
 if _unavailable:
     pytest.skip(f"no namespaced Ray cluster here: {_unavailable}", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[NetnsCluster]:
-    """Head, honest w1 and forging w2 (2 slots each); the forgery in ``root/forge``."""
-    root = Path(os.environ.get("KAHUNA_TEST_TMP", "/tmp")) / f"kforge{os.getpid()}"
-    mode = root / "forge"
-    root.mkdir(parents=True, exist_ok=True)
-    mode.write_text("honest")
-    env = node_env(root / "site", root / "w2" / "cache", mode, str(REPO))
-    made = NetnsCluster(
-        root, workers=({"kahuna_sandbox": 2}, {"kahuna_sandbox": 2}), worker_cpus=2,
-        head_cpus=2, env=env, subnet=1,
-    )  # fmt: skip
-    try:
-        with made:
-            yield made
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+def cluster(shared_ray_cluster: NetnsCluster) -> NetnsCluster:
+    return shared_ray_cluster
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[object, ...]]:
+@pytest.fixture
+def reference(references: References) -> list[tuple[object, ...]]:
     """The round robin's games as the local executor plays them."""
-    bots, definition = DEFINITIONS["round-robin"]
-    data = _data_dir_with_bots(tmp_path_factory.mktemp("local"), bots)
-    _create(data, definition)
-    done = _run_cli(data, "resume", "cup")
-    assert done.wait(300) == 0, done.stderr.read() if done.stderr else ""
-    return _played(data)
+    return references["round-robin"]
 
 
 def _rejected(data: Path) -> list[tuple[int, int, str, str]]:
@@ -100,35 +80,35 @@ def test_a_node_that_forges_its_games_is_caught_named_and_replayed_elsewhere(
     cluster: NetnsCluster, reference: list[tuple[object, ...]], tmp_path: Path,
     forgery: str, problem: str,
 ) -> None:  # fmt: skip
-    honest, forger = cluster.nodes[1], cluster.nodes[2]
-    (cluster.root / "forge").write_text(forgery)
     bots, definition = DEFINITIONS["round-robin"]
     data = _data_dir_with_bots(tmp_path, bots)
     _create(data, definition)
     out = tmp_path / "out.json"
-    result = _finish(_driver(cluster, data, out), out)
+    with forging(cluster, forgery) as cheat:
+        result = _finish(_driver(cluster, data, out), out)
+    (honest,) = [node for node in cluster.nodes[1:] if node is not cheat]
     _check_same(data, reference)  # every game once, as the local executor plays it
     rejected = _rejected(data)
     assert rejected, "the forger sent no game (or none was caught)"
-    assert {ip for _m, _g, ip, _p in rejected} == {forger.address}
+    assert {ip for _m, _g, ip, _p in rejected} == {cheat.address}
     assert all(re.search(problem, p) for _m, _g, _ip, p in rejected)
     logged = [json.loads(line) for line in result["log"].splitlines()
               if line.startswith("{") and "game_rejected" in line]  # fmt: skip
-    assert any(e.get("node_ip") == forger.address for e in logged), result["log"][-4000:]
+    assert any(e.get("node_ip") == cheat.address for e in logged), result["log"][-4000:]
     for match_id in {m for m, _g, _ip, _p in rejected}:  # played again, on the honest node
         last = [p for p in result["placements"] if p["match_id"] == match_id][-1]
         assert last["node_ip"] == honest.address, result["placements"]
     status = _arena(data, "tournament", "status", "cup")
-    assert forger.address in status and "refused" in status, status
+    assert cheat.address in status and "refused" in status, status
     shown = json.loads(_arena(data, "tournament", "status", "cup", "--json"))
-    assert {r["node_ip"] for r in shown["rejected_games"]} == {forger.address}
+    assert {r["node_ip"] for r in shown["rejected_games"]} == {cheat.address}
     _no_bots_left(cluster)
 
 
-def _match_workers(cluster: NetnsCluster, node_index: int) -> list[int]:
+def _match_workers(cluster: NetnsCluster, node: Node) -> list[int]:
     """The node's Ray workers that play matches (``ray::kahuna-match-N``)."""
     found = []
-    for pid in cluster.processes(cluster.nodes[node_index]):
+    for pid in cluster.processes(node):
         try:
             if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::kahuna-match"):
                 found.append(pid)
@@ -153,15 +133,14 @@ def test_a_node_whose_raylet_dies_stops_its_matches_at_once(
     """SIGKILL only the raylet of a worker that is playing (its Ray workers are left to
     notice): its match workers end within a second, and the driver plays their games
     on the other node, each once."""
-    (cluster.root / "forge").write_text("honest")
-    victim = cluster.nodes[2]
+    victim = next(node for node in cluster.nodes[1:] if node is not forger(cluster))
     bots, definition = DEFINITIONS["round-robin"]
     data = _data_dir_with_bots(tmp_path, bots)
     _create(data, definition)
     out = tmp_path / "out.json"
     process = _driver(cluster, data, out)
     _wait_playing(victim, process)
-    workers = _match_workers(cluster, 2)
+    workers = _match_workers(cluster, victim)
     assert workers, "no match worker on the node"
     raylet = cluster.raylet_pid(victim)
     assert raylet is not None
@@ -171,3 +150,6 @@ def test_a_node_whose_raylet_dies_stops_its_matches_at_once(
     _finish(process, out)
     _check_same(data, reference)
     _no_bots_left(cluster)
+    cluster.kill_node(victim, everything=True)  # what is left of it (Ray's helpers)
+    cluster.remove_dead(victim)  # the next tests get a fresh second worker
+    cluster.add_worker(victim.resources)

@@ -4,7 +4,9 @@ A real cluster (``arena.testing.ray_cluster``: a head and a match node, each in
 a network namespace the test makes, started as docs/DISTRIBUTED.md says) and
 an outsider's host on the same network (``stranger``), which holds none of
 the cluster's settings. Without the cluster's token the outsider neither joins
-as a node nor runs a task; with it (the control) it runs one. Nothing but the
+as a node nor runs a task; with it (the control) it runs one. Each of these tries
+gets Ray's short connection budget (``SHORT_CONNECT``), the control too, so a
+refusal shows in seconds, not after Ray's default retries. Nothing but the
 head's Ray port answers it: no Ray Client, no dashboard; and every port the
 head and the node listen on asks it for the token (``arena.testing.ray_ports``).
 An open head (started ``--insecure``) is refused by `arena ray-worker` and by
@@ -27,7 +29,13 @@ from pathlib import Path
 
 import pytest
 
-from arena.testing.ray_cluster import NetnsCluster, Node, ip_available, netns_pids
+from arena.testing.ray_cluster import (
+    SHORT_CONNECT,
+    NetnsCluster,
+    Node,
+    ip_available,
+    netns_pids,
+)
 from arena.testing.ray_ports import listening
 from arena.testing.waiting import wait_until
 
@@ -120,7 +128,7 @@ def test_a_client_without_the_token_cannot_run_a_task(
     extra = settings(Path(env["HOME"]), cluster)  # type: ignore[operator]
     done = subprocess.run(
         cluster.netns_argv(node, [sys.executable, "-c", TASK, cluster.address]),
-        env={**env, **extra}, capture_output=True, text=True, timeout=180,
+        env={**env, **extra, **SHORT_CONNECT}, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     _kill_all(node)
     output = done.stdout + done.stderr
@@ -143,8 +151,8 @@ def test_a_node_without_the_token_cannot_join(
             '--resources={"kahuna_sandbox": 1}', "--disable-usage-stats"]  # fmt: skip
     try:
         done = subprocess.run(
-            cluster.netns_argv(node, argv), env={**env, **extra}, capture_output=True,
-            text=True, timeout=180,
+            cluster.netns_argv(node, argv), env={**env, **extra, **SHORT_CONNECT},
+            capture_output=True, text=True, timeout=180,
         )  # fmt: skip
         time.sleep(2.0)  # a node that got in would be listed by now
         alive = cluster.alive_nodes()

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -45,6 +45,9 @@ from arena.testing.waiting import wait_until
 from arena.tournament.execution.cpu_placement import usable_cpus
 from arena.tournament.orchestration.runner import ProgressEvent, ProgressKind, TournamentRunner
 from arena.tournament.policy.rounds import create_tournament
+
+if TYPE_CHECKING:  # shared.py imports this module's helpers
+    from .shared import References
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {
@@ -250,15 +253,11 @@ def _played(data: Path) -> list[tuple[object, ...]]:
 
 @pytest.fixture(scope="module", params=sorted(DEFINITIONS))
 def reference(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, references: References
 ) -> tuple[str, list[tuple[object, ...]]]:
-    """A tournament format and its games when played without interruption."""
-    bots, definition = DEFINITIONS[request.param]
-    data = _data_dir_with_bots(tmp_path_factory.mktemp("reference"), bots)
-    _create(data, definition)
-    done = _run_cli(data, "resume", "cup")
-    assert done.wait(120) == 0, done.stderr.read() if done.stderr else ""
-    played = _played(data)
+    """A tournament format and its games when played without interruption (played once
+    for every file that compares with it: tests/tournament/shared.py)."""
+    played = references[request.param]
     assert len(played) == (24 if request.param == "round-robin" else 12 + 3)
     return request.param, played
 
