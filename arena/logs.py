@@ -9,11 +9,26 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import structlog
 
 _configured = False
+
+
+class _StderrNow:
+    """Standard error as it is at each write, not as it was when logging was set up: a
+    harness that swaps ``sys.stderr`` (pytest's capture, a daemon's redirect) and closes
+    the old one must not leave every later event writing to a closed file."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+_STDERR_NOW = cast(TextIO, _StderrNow())  # the two methods a print and a StreamHandler use
 
 
 def configure(*, level: str = "WARNING", json: bool = False, stream: TextIO | None = None) -> None:
@@ -35,10 +50,10 @@ def configure(*, level: str = "WARNING", json: bool = False, stream: TextIO | No
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
-        logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=stream or _STDERR_NOW),
         cache_logger_on_first_use=False,
     )
-    logging.basicConfig(level=numeric_level, stream=stream or sys.stderr)
+    logging.basicConfig(level=numeric_level, stream=stream or _STDERR_NOW)
     _configured = True
 
 

@@ -63,3 +63,25 @@ def test_a_player_ends_itself_for_a_dead_driver_only_while_jobs_are_left(
     groups = (tuple(object() for _ in range(jobs)),)
     list(SlotPlayer().play("driver", groups, {}, prestart=False))
     assert bool(exits) is ends_itself
+
+
+def test_a_player_for_a_dead_driver_ends_itself_even_when_its_log_cannot_be_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    exits: list[int] = []
+    monkeypatch.setattr(slot_players, "_OWNER_CHECK_S", 0.01)
+    monkeypatch.setattr(slot_players, "_job_alive", lambda owner: False)
+    monkeypatch.setattr(slot_players.os, "_exit", exits.append)
+
+    def unwritable(**_: object) -> object:
+        raise ValueError("I/O operation on closed file.")
+
+    monkeypatch.setattr(slot_players, "get_logger", unwritable)
+
+    def chain(*_: object) -> Iterator[tuple[object, ...]]:
+        yield ()
+        time.sleep(0.3)  # a job playing, the driver gone
+
+    monkeypatch.setattr(ray_executor, "_play", chain)
+    list(SlotPlayer().play("driver", ((object(), object()),), {}, prestart=False))
+    assert exits[:1] == [1]  # (os._exit patched: the watch goes on calling it)

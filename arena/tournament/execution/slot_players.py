@@ -32,6 +32,7 @@ watch, the events as they come).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -107,7 +108,8 @@ class SlotPlayer:
         def watch() -> None:
             while not over.wait(_OWNER_CHECK_S):
                 if not _job_alive(owner):
-                    get_logger(executor="ray").warning("slot_player_orphaned", owner=owner)
+                    with contextlib.suppress(Exception):  # its end matters, not its log
+                        get_logger(executor="ray").warning("slot_player_orphaned", owner=owner)
                     os._exit(1)  # its bots' sandbox watchdogs end them
 
         threading.Thread(target=watch, name="owner-watch", daemon=True).start()
