@@ -1,10 +1,12 @@
 """Tables fit the terminal: columns are dropped, least important first, and no name is cut.
 
 The property: for any terminal width from 60 columns and any bot names (up to
-the 40 characters a name may have), every name appears whole on one line of
-the rendered table, no line is wider than the terminal, and the caption names
-each column left out. The commands' own tables (leaderboard, bot list,
-tournament list) at 80 columns, through the CLI with a real store.
+the 40 characters a name may have), no line is wider than the terminal,
+nothing is cut, and every name appears whole on one line wherever the columns
+kept fit; where even they do not (a long name on a narrow terminal), the name
+folds onto more lines of its cell. The caption names each column left out.
+The commands' own tables (leaderboard, bot list, tournament list) at 80
+columns, through the CLI with a real store.
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 from rich.table import Table
 
 from arena.cli import main
 from arena.commands.leaderboard import DROP_ORDER
-from arena.commands.tables import fit
+from arena.commands.tables import fit, fits
 from arena.referee import load_bot
 from arena.resources import sample_bots_dir
 from arena.store import Store, TournamentConfig, TournamentFormat, add_bot_version
@@ -45,21 +47,42 @@ def _leaderboard(names: list[str]) -> Table:
 
 
 def _render(table: Table, width: int) -> list[str]:
+    return _render_fitted(table, width)[0]
+
+
+def _render_fitted(table: Table, width: int) -> tuple[list[str], bool]:
+    """The rendered lines, and whether the columns kept fit the width unwrapped."""
     out = Console(width=width, file=io.StringIO(), color_system=None)
-    out.print(fit(table, out, DROP_ORDER))
+    fitted = fit(table, out, DROP_ORDER)
+    out.print(fitted)
     assert isinstance(out.file, io.StringIO)
-    return out.file.getvalue().splitlines()
+    return out.file.getvalue().splitlines(), fits(fitted, out)
 
 
 @settings(max_examples=examples(60), deadline=None)
 @given(width=st.integers(60, 220), names=st.lists(NAME, min_size=1, max_size=6))
+@example(width=60, names=["0" * 33])  # too wide for the kept columns: folds, uncut
 def test_every_name_is_whole_and_no_line_is_wider_than_the_terminal(
     width: int, names: list[str]
 ) -> None:
-    lines = _render(_leaderboard(names), width)
+    lines, whole_rows = _render_fitted(_leaderboard(names), width)
     assert all(len(line) <= width for line in lines), (width, lines)
-    for name in names:
-        assert any(name in line for line in lines), (name, width, lines)
+    assert not any("…" in line for line in lines), (width, lines)  # nothing cut
+    if whole_rows:
+        for name in names:
+            assert any(name in line for line in lines), (name, width, lines)
+
+
+@pytest.mark.parametrize("width", [60, 64])
+def test_a_name_too_long_for_the_kept_columns_folds_onto_more_lines_uncut(width: int) -> None:
+    name = "N" * 39 + "z"  # the longest name: with rank, rating and games, wider than 64
+    lines, whole_rows = _render_fitted(_leaderboard([name]), width)
+    assert not whole_rows
+    assert all(len(line) <= width for line in lines), lines
+    folded = "".join(
+        cell.strip() for line in lines if "│" in line for cell in line.split("│")[2:3]
+    )
+    assert name in folded, lines
 
 
 WIDTHS = [

@@ -150,14 +150,17 @@ def test_cpu_quota_caps_a_busy_loop(harness: Harness) -> None:
 
 
 def test_a_frozen_bot_gets_no_cpu_until_thawed_and_still_dies(harness: Harness) -> None:
-    """Issue 10.6: ``freeze`` stops the whole tree (children included) at once,
-    ``freeze(False)`` lets it run again, and a frozen bot is still killed."""
+    """``freeze`` stops the whole tree (children included), ``freeze(False)`` lets it
+    run again, and a frozen bot is still killed."""
     script = "for i in 1 2; do (while :; do :; done) & done; sleep 300"
     bot, _ = harness.launch(script, limits=SandboxLimits(cpu_cores=2.0))
     wait_until(lambda: (bot.cpu_time_ms() or 0.0) >= 50, "50 ms of CPU", 15,
                state=bot.cpu_time_ms)  # fmt: skip
-    assert bot.freeze(True)
-    assert bot.frozen_state() == "FROZEN"
+    # True when every task stopped within the referee's 50 ms; on a loaded machine a
+    # task stops when next scheduled, later (the freeze goes on in the kernel)
+    bot.freeze(True)
+    wait_until(lambda: bot.frozen_state() == "FROZEN", "the tree frozen", 10,
+               state=bot.frozen_state)  # fmt: skip
     frozen_at = bot.cpu_time_ms()
     time.sleep(0.5)
     after = bot.cpu_time_ms()
