@@ -18,6 +18,8 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,8 +146,47 @@ def built_copy(kit: Kit, fresh: Path) -> Path:
     return kept
 
 
+ANY_NAME_CASES: list[tuple[str, Kit | None, str]] = [
+    ("python", None, "9-Lives.py"),
+    ("js", JS_KIT, "js-Bot.2"),
+    ("ts", kit("ts_random"), "3d-Typed.bot"),
+    ("go", kit("go_random"), "Gopher-2.0"),
+    ("rust", kit("rust_random"), "2-Ferris.rs"),
+    ("java", kit("java_random"), "Duke--1.x"),
+    ("cpp", kit("cpp_random"), "c-plus.3"),
+]
+"""tests/kits/test_any_name.py's copies: (language as the user types it, the kit it
+copies (None: nothing to build), a name unlike the kit's own)."""
+
+
+def new_copy(language: str, name: str, where: Path) -> subprocess.CompletedProcess[str]:
+    """`arena bot new LANGUAGE NAME` run in ``where``, as a user would."""
+    python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "arena", "bot", "new", language, name], cwd=where,
+        env={**os.environ, "PYTHONPATH": python_path}, capture_output=True, text=True,
+        timeout=BUILD_TIMEOUT_S, check=False,
+    )  # fmt: skip
+
+
+def _build_copies() -> None:
+    """Build test_any_name's copies into the cache (``built_copy``), as its tests do."""
+    for language, copied, name in ANY_NAME_CASES:
+        if copied is None or (copied.optional and missing_tools(copied)):
+            continue
+        with tempfile.TemporaryDirectory(prefix="kahuna-kit-copy-") as tmp:
+            made = new_copy(language, name, Path(tmp))
+            if made.returncode != 0:
+                raise RuntimeError(f"arena bot new {language} {name} failed:\n{made.stderr}")
+            started = time.monotonic()
+            built_copy(copied, Path(tmp) / name)
+            print(f"kits: {name} (a {copied.name} copy) ready in"
+                  f" {time.monotonic() - started:.0f} s", flush=True)  # fmt: skip
+
+
 def main() -> int:
-    """Build every kit now (.ci/run's build step): ``python3 -m tests.kits.building``."""
+    """Build every kit and test_any_name's copies of them now (.ci/run's build step):
+    ``python3 -m tests.kits.building``."""
     for each in KITS:
         missing = missing_tools(each)
         if missing and each.optional:
@@ -154,6 +195,7 @@ def main() -> int:
         seconds = ensure_built(each)
         done = "already built" if seconds is None else f"built in {seconds:.0f} s"
         print(f"kits: {each.name} {done}", flush=True)
+    _build_copies()
     return 0
 
 
