@@ -550,7 +550,7 @@ def sweep_stale(parents: list[Path], prefix: str = "") -> list[str]:
         if _remove_dir(child):
             swept.append(child.name)
     if swept:
-        get_logger().warning("stale_cgroups_removed", groups=sorted(set(swept)))
+        get_logger().info("stale_cgroups_removed", groups=sorted(set(swept)))
     return swept
 
 
