@@ -169,10 +169,12 @@ def main() -> None:
         }
         neighbours["quiet again"] = neighbours["quiet"]
         # the hog's own time per decision so far, which the "as slow" bot sleeps
-        hog_ms = victim_decisions(replace(config, games=1), victim, neighbours["cpu hog"])
+        hog_turns = victim_decisions(
+            replace(config, games=1), victim, neighbours["cpu hog"]
+        ).neighbour_walls
         paced: dict[str, BotSpec] = {}
         for round_index in range(args.rounds):
-            sleep_ms = f"{statistics.median(hog_ms.neighbour_walls):.1f}"
+            sleep_ms = f"{statistics.median(hog_turns):.1f}"
             if sleep_ms not in paced:
                 paced[sleep_ms] = make_testbot(root, "paced", sleep_ms)
             neighbours["as slow"] = paced[sleep_ms]
@@ -180,7 +182,7 @@ def main() -> None:
             for name, ponder in rotated(settings, round_index):
                 run_config = replace(config, ponder=ponder, seed=round_index)
                 played[(name, ponder)] = victim_decisions(run_config, victim, neighbours[name])
-            hog_ms.neighbour_walls += played[("cpu hog", False)].neighbour_walls
+            hog_turns += played[("cpu hog", False)].neighbour_walls
             rounds.append(played)
             loads.append(os.getloadavg()[0])
     print(f"end: {load_text()}; 1-minute load over the rounds {spread(loads)}")

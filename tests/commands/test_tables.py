@@ -46,11 +46,7 @@ def _leaderboard(names: list[str]) -> Table:
     return table
 
 
-def _render(table: Table, width: int) -> list[str]:
-    return _render_fitted(table, width)[0]
-
-
-def _render_fitted(table: Table, width: int) -> tuple[list[str], bool]:
+def _render(table: Table, width: int) -> tuple[list[str], bool]:
     """The rendered lines, and whether the columns kept fit the width unwrapped."""
     out = Console(width=width, file=io.StringIO(), color_system=None)
     fitted = fit(table, out, DROP_ORDER)
@@ -65,7 +61,7 @@ def _render_fitted(table: Table, width: int) -> tuple[list[str], bool]:
 def test_every_name_is_whole_and_no_line_is_wider_than_the_terminal(
     width: int, names: list[str]
 ) -> None:
-    lines, whole_rows = _render_fitted(_leaderboard(names), width)
+    lines, whole_rows = _render(_leaderboard(names), width)
     assert all(len(line) <= width for line in lines), (width, lines)
     assert not any("…" in line for line in lines), (width, lines)  # nothing cut
     if whole_rows:
@@ -76,7 +72,7 @@ def test_every_name_is_whole_and_no_line_is_wider_than_the_terminal(
 @pytest.mark.parametrize("width", [60, 64])
 def test_a_name_too_long_for_the_kept_columns_folds_onto_more_lines_uncut(width: int) -> None:
     name = "N" * 39 + "z"  # the longest name: with rank, rating and games, wider than 64
-    lines, whole_rows = _render_fitted(_leaderboard([name]), width)
+    lines, whole_rows = _render(_leaderboard([name]), width)
     assert not whole_rows
     assert all(len(line) <= width for line in lines), lines
     folded = "".join(

@@ -159,11 +159,11 @@ ANY_NAME_CASES: list[tuple[str, Kit | None, str]] = [
 copies (None: nothing to build), a name unlike the kit's own)."""
 
 
-def new_copy(language: str, name: str, where: Path) -> subprocess.CompletedProcess[str]:
-    """`arena bot new LANGUAGE NAME` run in ``where``, as a user would."""
+def run_arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`arena ARGS...` of this checkout run in ``cwd``, as a user would."""
     python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     return subprocess.run(
-        [sys.executable, "-m", "arena", "bot", "new", language, name], cwd=where,
+        [sys.executable, "-m", "arena", *args], cwd=cwd,
         env={**os.environ, "PYTHONPATH": python_path}, capture_output=True, text=True,
         timeout=BUILD_TIMEOUT_S, check=False,
     )  # fmt: skip
@@ -175,7 +175,7 @@ def _build_copies() -> None:
         if copied is None or (copied.optional and missing_tools(copied)):
             continue
         with tempfile.TemporaryDirectory(prefix="kahuna-kit-copy-") as tmp:
-            made = new_copy(language, name, Path(tmp))
+            made = run_arena("bot", "new", language, name, cwd=Path(tmp))
             if made.returncode != 0:
                 raise RuntimeError(f"arena bot new {language} {name} failed:\n{made.stderr}")
             started = time.monotonic()
