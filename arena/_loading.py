@@ -1,5 +1,5 @@
-"""A Ctrl-C while the CLI's modules load: nothing to clean up yet, so the process ends
-at once with one line.
+"""A Ctrl-C while the CLI's modules load, or after its command has returned: nothing to
+clean up, so the process ends at once with one line.
 
 A KeyboardInterrupt raised inside the import machinery or a C extension's import
 comes out as whatever that code makes of it (a RuntimeError from ``__set_name__``, a
@@ -10,8 +10,10 @@ before importing anything else.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sys
 from collections.abc import Callable
 
 
@@ -37,3 +39,13 @@ def quit_while_loading() -> Callable[[], None]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
     return undo
+
+
+def quit_while_exiting() -> None:
+    """The command has returned: flush what it printed, then let a Ctrl-C during the
+    interpreter's own shutdown (its atexit handlers: logging's, gRPC's) end the process
+    with ``quit_now``'s one line rather than an "Exception ignored in atexit" traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing to say
+            stream.flush()
+    quit_while_loading()

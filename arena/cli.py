@@ -11,12 +11,14 @@ import argparse
 import difflib
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from typing import NoReturn
 
 from arena import __version__
 from arena._grpc_env import tune_this_process
-from arena._loading import quit_while_loading
+from arena._loading import quit_now, quit_while_exiting, quit_while_loading
 
 COMMAND_MODULES: tuple[str, ...] = (
     "arena.commands.replay",
@@ -146,5 +148,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def run() -> NoReturn:
+    """The ``arena`` command as a process: ``main``, then an exit that a Ctrl-C ends with
+    one line, never a traceback from the interpreter's shutdown."""
+    try:
+        code = main()
+        quit_while_exiting()
+    except KeyboardInterrupt:  # between main's return and the handler
+        quit_now(signal.SIGINT, None)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

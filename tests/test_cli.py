@@ -14,6 +14,7 @@ import pytest
 from arena import cli
 from arena._loading import quit_now, quit_while_loading
 from arena.testing.interrupt import start_interruptible
+from arena.testing.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -59,6 +60,45 @@ def test_ctrl_c_while_the_commands_load_is_one_line_not_a_traceback(tmp_path: Pa
             assert done.stderr.endswith("arena: interrupted\n"), done.stderr
         outcomes.append(done.returncode)
     assert 130 in outcomes  # the sweep did land inside the start-up
+
+
+_HELD_AT_EXIT = """
+import atexit, pathlib, runpy, sys, time
+marker = pathlib.Path(sys.argv.pop(1))
+def held():
+    marker.touch()
+    time.sleep(60)
+atexit.register(held)  # first registered, so it runs last: after logging's and gRPC's
+runpy.run_module("arena", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_ctrl_c_while_the_interpreter_exits_is_one_line_and_keeps_the_output(
+    tmp_path: Path,
+) -> None:
+    """The command has returned and printed; a Ctrl-C that lands in the interpreter's
+    shutdown (an atexit handler, held open here until the signal comes) ends the process
+    with one line, not an "Exception ignored in atexit callback" traceback, and what the
+    command printed is all there."""
+    command = ["tournament", "list", "--data-dir", str(tmp_path / "data")]
+    plain = subprocess.run([sys.executable, "-m", "arena", *command],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    marker = tmp_path / "exiting"
+    process = start_interruptible(
+        [sys.executable, "-c", _HELD_AT_EXIT, str(marker), *command],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: marker.exists() or process.poll() is not None,
+                   "the command to reach its atexit handlers", timeout_s=60)  # fmt: skip
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert (process.returncode, err) == (130, "arena: interrupted\n")
+    assert out == plain.stdout
 
 
 class _CtrlC:
