@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 // How often to ask for the table while the bot moves (PlayOptions.poll_ms).
-const POLL_MS = Number(document.querySelector('script[src="/static/play.js"]').dataset.pollMs);
+const POLL_MS = Number(document.querySelector('script[src^="/static/play.js"]').dataset.pollMs);
 let token = "";
 let tableId = null;
 let table = null;
