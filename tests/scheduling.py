@@ -6,9 +6,10 @@ file reached last leaves the other worker idle at the end. Here every file is
 one unit of work (xdist's own loadfile scheduler; files that share a session
 fixture are one unit: ``SHARED``), and the units go out longest first, so the
 last ones handed out are short. ``COSTLIEST`` lists the
-longest files, longest first (from ``pytest -n 2 --durations=0`` on 2 cores:
-Ray clusters, kit builds, wheel and venv installs, browsers); every other file
-follows in collection order. An explicit ``--dist`` other than ``load`` is
+longest files, longest first (the units of 10 s and more of a whole run at
+``-n 4`` on 2 cores, as ``scripts/check`` runs it, timed per unit: Ray clusters,
+kit builds, bots that time out, servers, browsers); every other file follows in
+collection order. An explicit ``--dist`` other than ``load`` is
 left to xdist.
 """
 
@@ -21,44 +22,47 @@ import pytest
 COSTLIEST = (
     "tests/tournament/test_ray_cluster.py",
     "tests/kits/test_any_name.py",
-    "tests/web/test_play_browser.py",
-    "tests/kits/test_kits.py",
-    "tests/tournament/test_ray_security.py",
-    "tests/tournament/test_ladder.py",
-    "tests/tournament/test_ray_tls.py",
-    "tests/commands/test_match.py",
     "tests/referee/test_broken_bots.py",
-    "tests/commands/test_demo.py",
-    "tests/kits/test_readme_cpp_ts.py",
+    "tests/tournament/test_ladder.py",
+    "tests/commands/test_match.py",
+    "tests/tournament/test_ray_security.py",
     "tests/commands/test_serve.py",
-    "tests/web/test_play.py",
-    "tests/web/test_fit_and_play_browser.py",
-    "tests/referee/test_halves.py",
-    "tests/tournament/test_sprt_runner.py",
-    "tests/tournament/test_sprt.py",
+    "tests/kits/test_readme_cpp_ts.py",
+    "tests/commands/test_demo.py",
     "tests/store/test_schema_v9.py",
-    "tests/web/test_live_browser.py",
-    "tests/test_wheel.py",
-    "tests/commands/test_remote_cli.py",
-    "tests/server/test_arena_service.py",
-    "tests/server/test_remote_bots.py",
-    "tests/test_install.py",
+    "tests/referee/test_halves.py",
+    "tests/tournament/test_sprt.py",
     "tests/referee/test_cheating_bot.py",
-    "tests/tournament/test_match_chain.py",
+    "tests/kits/test_kits.py",
+    "tests/commands/test_remote_cli.py",
+    "tests/web/test_play.py",
+    "tests/test_wheel.py",
+    "tests/tournament/test_ray_tls.py",
     "tests/commands/test_store_commands.py",
-    "tests/web/test_hardening.py",
-    "tests/tournament/test_ray_optional.py",
-    "tests/conformance/test_check_bots.py",
-    "tests/referee/test_observation_invariance.py",
-    "tests/server/test_disk_full.py",
-    "tests/web/test_browser.py",
-    "tests/kits/test_java_cds.py",
-    "tests/tournament/test_sprt_format.py",
-    "tests/web/test_submit.py",
-    "tests/commands/test_stats_command.py",
+    "tests/tournament/test_sprt_runner.py",
+    "tests/test_install.py",
     "tests/commands/test_ray_nodes.py",
+    "tests/web/test_play_browser.py",
+    "tests/web/test_fit_and_play_browser.py",
+    "tests/server/test_arena_service.py",
+    "tests/commands/test_stats_command.py",
+    "tests/server/test_disk_full.py",
+    "tests/kits/test_java_cds.py",
+    "tests/server/test_remote_bots.py",
+    "tests/referee/test_observation_invariance.py",
+    "tests/tournament/test_match_chain.py",
+    "tests/tournament/test_ray_optional.py",
+    "tests/tournament/test_sprt_format.py",
+    "tests/web/test_live_browser.py",
+    "tests/conformance/test_check_bots.py",
     "tests/commands/test_export.py",
-    "tests/web/test_live.py",
+    "tests/commands/test_remote_hostile.py",
+    "tests/web/test_browser.py",
+    "tests/web/test_hardening.py",
+    "tests/web/test_submit.py",
+    "tests/test_docs_site.py",
+    "tests/envs/test_openspiel_kahuna.py",
+    "tests/commands/test_rebuilds.py",
 )
 """The longest files, longest first."""
 

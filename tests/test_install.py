@@ -74,8 +74,9 @@ def test_too_old_a_python_is_refused(tmp_path: Path) -> None:
 def test_install_then_demo_in_a_fresh_venv(tmp_path: Path) -> None:
     repo = _tracked_copy(tmp_path / "repo")
     venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True
+    subprocess.run(  # its pip is this Python's, as every other package
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        check=True,
     )
     data = tmp_path / "data"
     env = {

@@ -64,9 +64,10 @@ def install_wheel(work: Path) -> Path:
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
          "--quiet", "-w", dist, source], cwd=work)  # fmt: skip
     (wheel,) = dist.glob("kahuna_arena-*.whl")
-    env_dir = work / "venv"
-    run([sys.executable, "-m", "venv", env_dir], cwd=work)
-    run([env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", wheel], cwd=work)
+    env_dir = work / "venv"  # without pip of its own: this pip installs into it (--python)
+    run([sys.executable, "-m", "venv", "--without-pip", env_dir], cwd=work)
+    run([sys.executable, "-m", "pip", "--python", env_dir / "bin" / "python", "install",
+         "--quiet", wheel], cwd=work)  # fmt: skip
     shutil.copy(wheel, env_dir / "installed.whl")
     shutil.rmtree(source)  # nothing may come from the sources from here on
     return env_dir

@@ -65,7 +65,7 @@ from arena.web.models import (
     TournamentSummary,
     WebSource,
 )
-from arena.web.play import PlayRefused, PlayTables, play_api
+from arena.web.play import PlayOptions, PlayRefused, PlayTables, play_api
 from arena.web.plots import RatingPoint, llr_svg, rating_history_svg
 from arena.web.submit import (
     AccountSource,
@@ -696,7 +696,8 @@ class WebApp:
         })  # fmt: skip
 
     def play_page(self, query: Mapping[str, str]) -> Response:
-        return self.page("play.html", title="Play a bot", enabled=self.tables is not None)
+        return self.page("play.html", title="Play a bot", enabled=self.tables is not None,
+                         poll_ms=(self.tables.options if self.tables else PlayOptions()).poll_ms)
 
     def play_ratings_page(self, query: Mapping[str, str]) -> Response:
         if self.tables is None:

@@ -87,6 +87,12 @@ def _never(user: str) -> bool:
     return False
 
 
+MIN_POLL_MS = 20
+MAX_POLL_MS = 10_000
+"""The /play page's polling interval: often enough to follow a bot, rarely enough to
+leave the server to its tables."""
+
+
 @dataclass(frozen=True)
 class PlayOptions:
     """What a table may cost: the clock (both seats', as in any match) and how many tables."""
@@ -99,6 +105,13 @@ class PlayOptions:
     kept_s: float = 600.0  # how long a finished table stays readable
     unsafe: bool = False  # run the bot without the sandbox (arena serve --unsafe-no-sandbox)
     rated_play: Callable[[str], bool] = _never  # the admin's rated_play setting, per user
+    poll_ms: int = 400  # how often the /play page asks for its table while the bot moves
+
+    def __post_init__(self) -> None:
+        if not MIN_POLL_MS <= self.poll_ms <= MAX_POLL_MS:
+            raise ValueError(
+                f"poll_ms must be from {MIN_POLL_MS} to {MAX_POLL_MS} ms, got {self.poll_ms}"
+            )
 
 
 class PlayRefused(Exception):

@@ -8,7 +8,10 @@ compiler output in) records the hash of the last successful build of that
 directory, so every later session of the run, on any pytest-xdist worker,
 finds the kit built. An exclusive lock per kit directory makes the second
 worker wait for the first's build. ``.ci/run`` builds all five here before the
-tests (``python3 -m tests.kits.building``), outside pytest's per-test timeout.
+tests (``python3 -m tests.kits.building``), outside pytest's per-test timeout,
+with the copies the tests build of them: each kit rebuilt elsewhere from clean
+sources (``rebuilt_elsewhere``) and test_any_name's renamed copies
+(``built_copy``).
 """
 
 from __future__ import annotations
@@ -146,6 +149,42 @@ def built_copy(kit: Kit, fresh: Path) -> Path:
     return kept
 
 
+def clean_copy(kit: Kit, destination: Path) -> None:
+    """The kit's sources, without what its build writes, copied to ``destination``."""
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        relative = Path(directory).relative_to(kit.directory)
+        return {name for name in names
+                if any((relative / name).as_posix() == out.rstrip("/") for out in kit.outputs)}
+
+    shutil.copytree(kit.directory, destination, ignore=ignore)
+
+
+def rebuilt_elsewhere(kit: Kit) -> Path:
+    """The kit's sources copied clean (``clean_copy``) into a directory of the cache and
+    built there by their build.sh: the rebuild elsewhere whose bot version must be the
+    kit's. Kept per kit and checkout with a stamp of the sources it was built from; made
+    again, from a clean copy, whenever the kit's sources differ, so a CI run builds it
+    once (in .ci/run's build step)."""
+    checkout = hashlib.sha256(str(REPO.resolve()).encode()).hexdigest()[:12]
+    home = cache_dir() / "elsewhere" / f"{kit.name}-{checkout}"
+    kept, stamp = home / kit.name, home / "built-from"
+    with (cache_dir() / f"elsewhere-{kit.name}-{checkout}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        wanted = source_hash(kit)
+        built = stamp.read_text() if stamp.is_file() else ""
+        if built == wanted and (kept / kit.artifact).is_file():
+            return kept
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        clean_copy(kit, kept)
+        if (kept / kit.artifact).exists():
+            raise RuntimeError(f"the clean copy of {kit.name} holds its artifact {kit.artifact}")
+        run_build(kept)
+        stamp.write_text(wanted)
+    return kept
+
+
 ANY_NAME_CASES: list[tuple[str, Kit | None, str]] = [
     ("python", None, "9-Lives.py"),
     ("js", JS_KIT, "js-Bot.2"),
@@ -185,7 +224,8 @@ def _build_copies() -> None:
 
 
 def main() -> int:
-    """Build every kit and test_any_name's copies of them now (.ci/run's build step):
+    """Build every kit, its rebuild elsewhere (test_kits.py) and test_any_name's copies
+    of them now (.ci/run's build step):
     ``python3 -m tests.kits.building``."""
     for each in KITS:
         missing = missing_tools(each)
@@ -195,6 +235,10 @@ def main() -> int:
         seconds = ensure_built(each)
         done = "already built" if seconds is None else f"built in {seconds:.0f} s"
         print(f"kits: {each.name} {done}", flush=True)
+        started = time.monotonic()
+        rebuilt_elsewhere(each)
+        print(f"kits: {each.name} rebuilt elsewhere, ready in"
+              f" {time.monotonic() - started:.0f} s", flush=True)  # fmt: skip
     _build_copies()
     return 0
 

@@ -52,9 +52,11 @@ def references(tmp_path_factory: pytest.TempPathFactory) -> shared.References:
     return shared.References(tmp_path_factory)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def shared_ray_cluster() -> NetnsCluster:
-    return _Running.get()
+    """The running shared cluster, whole (``shared.whole``): made for the first test
+    that asks, kept for the next ones."""
+    return shared.whole(_Running.get())
 
 
 @pytest.hookimpl(trylast=True)

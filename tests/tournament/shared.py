@@ -69,15 +69,27 @@ def root_dir() -> Path:
     return Path(os.environ.get("KAHUNA_TEST_TMP", "/tmp")) / f"kray{os.getpid()}"
 
 
+MATCH_NODE = {"kahuna_sandbox": 2.0}
+"""Each match node's resources: two slots."""
+
+
 def ray_cluster(root: Path) -> NetnsCluster:
     """The shared cluster, not started; its first match node forges when told to."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "forge").write_text("honest")
     env = node_env(root / "site", root / "w1" / "cache", root / "forge", str(REPO))
     return NetnsCluster(
-        root, workers=({"kahuna_sandbox": 2}, {"kahuna_sandbox": 2}), worker_cpus=2,
-        head_cpus=2, env=env,
+        root, workers=(MATCH_NODE, MATCH_NODE), worker_cpus=2, head_cpus=2, env=env,
     )  # fmt: skip
+
+
+def whole(cluster: NetnsCluster) -> NetnsCluster:
+    """The cluster with its two match nodes: a node a test killed (and removed) is
+    replaced by a fresh one when the next test asks for the cluster, so that the last
+    test to kill one makes none for nobody."""
+    while len(cluster.nodes) - 1 < len(cluster.workers):
+        cluster.add_worker(MATCH_NODE)
+    return cluster
 
 
 def forger(cluster: NetnsCluster) -> Node:

@@ -55,7 +55,7 @@ if _unavailable:
     pytest.skip(f"no namespaced Ray cluster here: {_unavailable}", allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster(shared_ray_cluster: NetnsCluster) -> Iterator[NetnsCluster]:
     yield shared_ray_cluster
     for node in shared_ray_cluster.nodes:
@@ -243,8 +243,7 @@ def test_a_worker_killed_with_matches_queued_in_its_tasks_loses_and_doubles_noth
     assert whole, f"no queued match was resubmitted whole: {resubmitted}"
     _no_bots_left(cluster)
     cluster.kill_node(victim, everything=True)
-    cluster.remove_dead(victim)
-    cluster.add_worker(victim.resources)
+    cluster.remove_dead(victim)  # the next test that asks gets a fresh one (shared.whole)
 
 
 def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
@@ -271,8 +270,7 @@ def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
     assert result["games_discarded"] == 0
     _no_bots_left(cluster)
     cluster.kill_node(victim, everything=True)  # what is left of it (Ray's helpers)
-    cluster.remove_dead(victim)  # the next tests get a fresh second worker
-    cluster.add_worker(victim.resources)
+    cluster.remove_dead(victim)  # the next test that asks gets a fresh one (shared.whole)
 
 
 def _wait_playing(node: Node, process: subprocess.Popen[bytes]) -> None:

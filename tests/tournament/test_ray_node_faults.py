@@ -8,8 +8,8 @@ edited actions). The driver must store exactly the games
 the local executor plays (none lost, none twice, none of the forger's), name
 the forger in its log and in `arena tournament status`, and play the forged
 games' matches again on the honest node. Last, the second worker's raylet is
-killed while it plays: its match workers must end at once, not play on (and the
-node is replaced by a fresh one for the tests after it).
+killed while it plays: its match workers must end at once, not play on (a test
+that asks for the cluster after it gets a fresh node in its place).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ if _unavailable:
     pytest.skip(f"no namespaced Ray cluster here: {_unavailable}", allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster(shared_ray_cluster: NetnsCluster) -> NetnsCluster:
     return shared_ray_cluster
 
@@ -151,5 +151,4 @@ def test_a_node_whose_raylet_dies_stops_its_matches_at_once(
     _check_same(data, reference)
     _no_bots_left(cluster)
     cluster.kill_node(victim, everything=True)  # what is left of it (Ray's helpers)
-    cluster.remove_dead(victim)  # the next tests get a fresh second worker
-    cluster.add_worker(victim.resources)
+    cluster.remove_dead(victim)  # the next test that asks gets a fresh one (shared.whole)

@@ -47,7 +47,14 @@ from arena.tournament.policy.play_pool import (
 )
 from arena.web import create_web_server
 from arena.web.app import WebApp
-from arena.web.play import PlayOptions, PlayTables, event_json, seat_view
+from arena.web.play import (
+    MAX_POLL_MS,
+    MIN_POLL_MS,
+    PlayOptions,
+    PlayTables,
+    event_json,
+    seat_view,
+)
 from arena.web.source import StoreSource
 
 Json = dict[str, object]
@@ -321,6 +328,24 @@ def test_a_server_without_tables_says_so(tmp_path: Path) -> None:
         assert b'id="disabled"' in app.handle("GET", "/play", {}).body
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("poll_ms", [MIN_POLL_MS, MAX_POLL_MS])
+def test_the_page_polls_as_often_as_the_options_say(tmp_path: Path, poll_ms: int) -> None:
+    store = st.Store.open(tmp_path / "data")
+    try:
+        app = WebApp(StoreSource(store), tables=PlayTables(store, PlayOptions(poll_ms=poll_ms)))
+        assert f'src="/static/play.js" data-poll-ms="{poll_ms}"'.encode() in app.handle(
+            "GET", "/play", {}
+        ).body
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("poll_ms", [MIN_POLL_MS - 1, MAX_POLL_MS + 1, 0, -400])
+def test_a_poll_interval_out_of_range_is_refused_naming_it(poll_ms: int) -> None:
+    with pytest.raises(ValueError, match=f"poll_ms must be from 20 to 10000 ms, got {poll_ms}"):
+        PlayOptions(poll_ms=poll_ms)
 
 
 @pytest.mark.parametrize("owner", ["bob", None])

@@ -69,7 +69,8 @@ def target(action: Json) -> tuple[str, Callable[[Json], bool]] | None:
 def site(tmp_path: Path, browser: Browser) -> Iterator[tuple[Page, st.Store, list[Json]]]:
     store = st.Store.open(tmp_path / "data")
     token = st.create_token(store, "ann")
-    tables = PlayTables(store, PlayOptions(rated_play=lambda user: True))
+    # every 50 ms: at the default 400 ms most of a game goes by in the page's polls
+    tables = PlayTables(store, PlayOptions(rated_play=lambda user: True, poll_ms=50))
     server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
     context = browser.new_context()
     page = context.new_page()

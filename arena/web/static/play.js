@@ -3,7 +3,8 @@
 // the JSON of /api/play/ID, which holds only what the referee sent the seat.
 
 const $ = (id) => document.getElementById(id);
-const POLL_MS = 400;
+// How often to ask for the table while the bot moves (PlayOptions.poll_ms).
+const POLL_MS = Number(document.querySelector('script[src^="/static/play.js"]').dataset.pollMs);
 let token = "";
 let tableId = null;
 let table = null;
