@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sources import parse_source
+
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = ROOT / "arena"
 DOC = ROOT / "docs" / "design" / "ARCHITECTURE.md"
@@ -63,7 +65,7 @@ def allowed(importer: str, imported: str, layers: list[str]) -> bool:
 def module_imports(path: Path) -> set[str]:
     """The top-level names of ``arena`` a module imports (any import, at any depth)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse_source(path)):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -152,7 +154,7 @@ def test_no_product_module_imports_the_test_helpers() -> None:
         parts = path.relative_to(ARENA).parts
         if parts[0] in ("testing", "_data") or "gen" in parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_source(path)):
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -199,7 +201,7 @@ def layer_imports(path: Path) -> tuple[set[str], set[str]]:
     """The layers of arena/tournament/ and the other packages of arena a module imports."""
     inner: set[str] = set()
     outer: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse_source(path)):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]

@@ -15,6 +15,7 @@ from arena.kahuna import ISLANDS, Variant, observe
 from arena.kahuna.board import ISLAND_INDEX
 from arena.kahuna.determinize import Completion, opponent_knowledge
 from arena.testing.examples import examples
+from tests.sources import parse_source
 
 from .util import playout, pos, run
 
@@ -27,7 +28,7 @@ def test_the_engine_imports_only_itself_and_the_standard_library() -> None:
     import sys
 
     for module in sorted(ENGINE.glob("*.py")):
-        tree = ast.parse(module.read_text())
+        tree = parse_source(module)
         for node in ast.walk(tree):
             names: list[str] = []
             if isinstance(node, ast.Import):
