@@ -22,6 +22,7 @@ from arena.kahuna import State, apply, new_game, parse_record, record_from_json,
 from arena.referee.live import ActionApplied, GameStarted, LiveEvent, RoundStarted
 from arena.testing.browser import CHROMIUM
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_dom, check_payload
+from arena.testing.waiting import wait_until
 from arena.web import create_web_server
 from arena.web import play as play_module
 from arena.web.play import PlayOptions, PlayTables
@@ -102,22 +103,37 @@ def site(tmp_path: Path, browser: Browser) -> Iterator[tuple[Page, st.Store, lis
         store.close()
 
 
-def play_game(
-    page: Page, bodies: list[Json], bot: str, seat: int, rng: random.Random, reference: str = ""
-) -> Json:
-    """Start a game and click random legal actions until it is stored; the last state."""
+def open_table(page: Page, bot: str, seat: int, reference: str = "") -> None:
+    """Start a game against ``bot`` from ``seat`` (against ``reference`` too: duplicate)."""
     page.select_option("#bot", bot)
     page.select_option("#reference", reference)
     page.select_option("#seat", str(seat))
     page.click("#start")
+
+
+def wait_for_the_person(page: Page) -> str:
+    """Wait until the page asks the person to move or the game is over; its status."""
+    page.wait_for_function(
+        "() => ['your_turn', 'stored', 'failed'].includes("
+        "document.getElementById('table').dataset.status)", timeout=150_000,
+    )  # fmt: skip
+    return page.locator("#table").get_attribute("data-status") or ""
+
+
+def play_game(
+    page: Page, bodies: list[Json], bot: str, seat: int, rng: random.Random, reference: str = ""
+) -> Json:
+    """Start a game and click random legal actions until it is stored; the last state."""
+    open_table(page, bot, seat, reference)
+    return play_out(page, bodies, rng)
+
+
+def play_out(page: Page, bodies: list[Json], rng: random.Random) -> Json:
+    """Click random legal actions until the open game is stored; its last state."""
     section = page.locator("#table")
     clicks = 0
     while True:
-        page.wait_for_function(
-            "() => ['your_turn', 'stored', 'failed'].includes("
-            "document.getElementById('table').dataset.status)", timeout=150_000,
-        )  # fmt: skip
-        status = section.get_attribute("data-status")
+        status = wait_for_the_person(page)
         if status != "your_turn":
             break
         request = section.get_attribute("data-request")
@@ -186,6 +202,56 @@ def test_a_person_plays_whole_games_and_sees_only_the_seat(
         expect(people).to_have_count(1)
         expect(people.first).to_have_attribute("data-name", "ann")
         expect(page.locator(f'#pool-bots tr[data-name="{bot}"]')).to_have_count(1)
+
+
+RECORD_SHOWN_REQUESTS = """() => {
+  const table = document.getElementById("table");
+  window.shownRequests = [];
+  new MutationObserver(() => window.shownRequests.push(table.dataset.request))
+    .observe(table, {attributes: true, attributeFilter: ["data-request"]});
+}"""
+
+
+def test_a_poll_answered_after_a_move_does_not_bring_its_request_back(
+    site: tuple[Page, st.Store, list[Json]],
+) -> None:
+    """The race, forced: a poll sent while request R is open is held until the move's
+    own answer has been shown, then delivered. The page must drop it (older version)
+    rather than show R again, whose move the server then refuses as settled."""
+    page, _, bodies = site
+    open_table(page, "python_random", 0)
+    assert wait_for_the_person(page) == "your_turn"
+    request = page.locator("#table").get_attribute("data-request")
+    held: list[tuple[Any, Any]] = []
+
+    def hold(route: Any) -> None:
+        if route.request.method == "GET" and not held:
+            held.append((route, route.fetch()))  # the table as it is now, with R open
+        else:
+            route.continue_()
+
+    table_url = re.compile(r"/api/play/[^/]+$")
+    page.route(table_url, hold)
+    wait_until(lambda: held or page.wait_for_timeout(20), "a poll to hold", timeout_s=30)
+    stale = held[0][1].json()
+    assert str(stale["request"]) == request
+    page.evaluate(RECORD_SHOWN_REQUESTS)
+    legal = next(b for b in reversed(bodies) if str(b.get("request")) == request)["legal"]
+    page.click(f'#choices button[data-action="{legal[0]["text"]}"]')
+    page.wait_for_function(
+        f"() => document.getElementById('table').dataset.request !== '{request}'"
+    )
+    route, response = held[0]
+    polls = sum(1 for b in bodies if "version" in b)
+    route.fulfill(response=response)
+    page.unroute(table_url, hold)
+    # the held answer, then the poll the page sends once it has handled it
+    wait_until(lambda: sum(1 for b in bodies if "version" in b) >= polls + 2 or
+               page.wait_for_timeout(20), "the held poll and the next", timeout_s=30)  # fmt: skip
+    shown = page.evaluate("() => window.shownRequests")
+    assert request not in shown, (request, shown)
+    assert page.locator("#status").inner_text().find("not the open one") == -1
+    play_out(page, bodies, random.Random(3))
 
 
 def test_a_planted_hand_in_the_json_is_caught(

@@ -174,6 +174,9 @@ function renderDuplicate() {
 }
 
 function render(next) {
+  // Answers may come back out of order (a poll sent before a move, answered after the
+  // move's own answer): one older than what is shown would bring back a settled request.
+  if (table !== null && next.version < shown) return;
   const fresh = table === null || next.request !== table.request;
   table = next;
   if (fresh) filter = null;
@@ -186,8 +189,12 @@ function render(next) {
 async function poll() {
   try {
     const next = await api("GET", `/api/play/${tableId}`);
-    if (!sending && (next.version !== shown || next.request !== table.request)) render(next);
-    else if (!sending) { table.clock_ms = next.clock_ms; renderStatus(); }
+    if (!sending && (next.version > shown || (next.version === shown && next.request !== table.request))) {
+      render(next);
+    } else if (!sending && next.version === shown) {
+      table.clock_ms = next.clock_ms;
+      renderStatus();
+    }
     if (next.status === "stored" || next.status === "failed") {
       showGames();
       return;
