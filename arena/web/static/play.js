@@ -189,12 +189,8 @@ function render(next) {
 async function poll() {
   try {
     const next = await api("GET", `/api/play/${tableId}`);
-    if (!sending && (next.version > shown || (next.version === shown && next.request !== table.request))) {
-      render(next);
-    } else if (!sending && next.version === shown) {
-      table.clock_ms = next.clock_ms;
-      renderStatus();
-    }
+    if (!sending && (next.version !== shown || next.request !== table.request)) render(next);
+    else if (!sending) { table.clock_ms = next.clock_ms; renderStatus(); }
     if (next.status === "stored" || next.status === "failed") {
       showGames();
       return;
