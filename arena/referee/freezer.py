@@ -6,19 +6,18 @@ A freeze is not free, though: the kernel wakes every thread of the group to
 stop it, and again to thaw it, on every change of turn. A bot that waits on
 its stream for its next request costs its opponent nothing, and freezing it
 buys nothing. So ``Freezer`` watches: each bot's CPU time (its cgroup's, one
-read) is taken as its opponent's turn starts and again as its own starts. A
-bot that waits is still charged a little in between (the end of its reply, its
-runtime's timers: under 0.7 ms a turn and under 2% of the turn's wall time at
-load 20, benchmarks/RESULTS.md), a bot that thinks is charged about the whole
-turn, so a turn's CPU beyond ``BUSY_CPU_MS`` plus ``BUSY_SHARE`` of its wall
-time goes into a bucket that the turns under that allowance drain; a bot whose
-bucket holds more than ``BUSY_LEVEL_MS`` is *busy*, and from then on (for the
-rest of that launch) it is frozen whenever its opponent is to move, before the
-opponent's clock starts. A single slow wake-up does not fill the bucket; a bot
-that thinks a few ms on every opponent turn does within a few turns. A busy
-bot gets one turn of its opponent's time at most, once per launch; one never
-judged busy gets ``BUSY_CPU_MS`` and ``BUSY_SHARE`` of each such turn, on
-average, and ``BUSY_LEVEL_MS`` more once.
+read) and the time are taken as its opponent's turn starts and again as its
+own starts. A bot that waits is still charged a little in between (the end of
+its reply; its runtime's timers, which wake it however long it waits), a bot
+that thinks about the whole turn; so a turn's CPU beyond ``BUSY_CPU_MS`` plus
+``BUSY_SHARE`` of its wall time goes into a bucket that the turns under that
+allowance drain (``next_level``), and a bot whose bucket holds more than
+``BUSY_LEVEL_MS`` is *busy*: from then on (for the rest of that launch) it is
+frozen whenever its opponent is to move, before the opponent's clock starts.
+One slow wake-up does not fill the bucket; thinking a few ms on every opponent
+turn does within a few turns (benchmarks/RESULTS.md has the charges measured).
+A bot takes of its opponent's turns at most the allowance of each, and
+``BUSY_LEVEL_MS`` more, and the whole of the one turn after which it is busy.
 
 ``to_move`` is told, before each request, which slot is to move, and acts only
 when that changes (a seat often acts several times in a row). ``release``
@@ -49,7 +48,7 @@ BUSY_CPU_MS = 0.5
 """CPU a bot is allowed per turn of its opponent's (the end of its own reply, its
 runtime's housekeeping) before the excess counts towards being busy."""
 
-BUSY_SHARE = 0.01
+BUSY_SHARE = 0.02
 """CPU a bot is allowed per ms of its opponent's turn (its runtime's timers: they
 wake it however long the turn), beside ``BUSY_CPU_MS``."""
 

@@ -347,8 +347,8 @@ def _opponent_turns(samples: list[Sample]) -> tuple[float, float]:
 
 def _once_seen(samples: list[Sample], *, launch_per_game: bool) -> list[Sample]:
     """``samples`` of each launch of the spinner from the first in which it is frozen on:
-    before, the freezer is still watching it (it must use its opponent's CPU once, in
-    one run of the opponent's moves, to be seen busy)."""
+    before, the freezer is still watching it (it must use enough of its opponent's
+    time, over a few runs of the opponent's moves, to be seen busy)."""
     kept: list[Sample] = []
     seen: set[int] = set()  # launches (games, or the one match) seen frozen
     for sample in samples:
@@ -362,7 +362,7 @@ def _once_seen(samples: list[Sample], *, launch_per_game: bool) -> list[Sample]:
 
 def test_a_spinning_bot_is_frozen_while_its_opponent_thinks(make_bot: MakeBot) -> None:
     """Issue 10.6: six spinning children must not run on the opponent's time; once
-    seen busy on it (over ``BUSY_CPU_MS`` in one run of the good bot's moves) they are
+    seen busy on it (their CPU on the good bot's turns over ``BUSY_LEVEL_MS``) they are
     frozen on all of it, and the match still ends normally though the spinner is
     frozen whenever the good bot's move ends a game (GameOver) or the match (MatchOver)."""
     config = replace(SPINNER_CONFIG, games=4, seed=5)

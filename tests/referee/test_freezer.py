@@ -21,17 +21,19 @@ def busy_at(turns: list[Turn]) -> int | None:
     return None
 
 
-# Figures from benchmarks/freezer.py --charges (benchmarks/RESULTS.md): a random test
-# bot waiting on its stream is charged ~0.2 ms per 100 ms of its opponent's turn (its
-# runtime's timers), up to 1.15 ms in a 420 ms turn next to six spinning processes;
-# its tail after a fast turn up to 0.65 ms.
+# Figures from benchmarks/freezer.py --charges (benchmarks/RESULTS.md): a bot waiting on
+# its stream is charged for its runtime's timers however long its opponent's turn: the
+# random test bot up to 3.7 ms in 600 ms turns (0.6%), java_random up to 3.1 ms in a
+# 300 ms turn (1.0%); after a fast turn, its own reply's tail, up to 0.65 ms.
 WAITING: list[tuple[str, list[Turn]]] = [
     ("fast turns", [(0.1, 0.7)] * 500),
     ("fast turns, tails up to 0.65 ms", [(0.65, 2.0), (0.0, 0.5)] * 250),
     ("turns of 420 ms", [(1.15, 420.0)] * 200),
-    ("turns of 2 s", [(5.0, 2000.0)] * 100),
+    ("turns of 600 ms", [(3.7, 600.0)] * 200),
+    ("a JVM's turns of 300 ms", [(3.1, 300.0)] * 200),
+    ("turns of 2 s", [(12.0, 2000.0)] * 100),
     ("one 4 ms stall among fast turns", [(0.1, 0.7)] * 10 + [(4.4, 10.0)] + [(0.1, 0.7)] * 10),
-    ("a Java runtime compiling early", [(1.3, 1.5), (1.2, 1.5)] + [(0.05, 1.0)] * 200),
+    ("a JVM compiling early", [(1.3, 1.5), (1.2, 1.5)] + [(0.05, 1.0)] * 200),
 ]
 
 PONDERING: list[tuple[str, list[Turn], int]] = [
