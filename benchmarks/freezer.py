@@ -47,7 +47,6 @@ import _grpc_tuned  # noqa: F401 (first: gRPC's environment as in arena processe
 
 # isort: split
 
-import arena.referee.freezer
 import arena.referee.match
 from arena.logs import configure
 from arena.referee import BotSpec, MatchConfig, TimeControl, load_bot, run_match
@@ -187,16 +186,25 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def judged_at(windows: Sequence[Window]) -> int | None:
-    """The window after which this code's freezer rule (``next_level``) judges the bot
-    busy; None if never, or if this code has no such rule."""
-    next_level = getattr(arena.referee.freezer, "next_level", None)
-    level_ms = getattr(arena.referee.freezer, "BUSY_LEVEL_MS", None)
-    if next_level is None or level_ms is None:
-        return None
+RULES: dict[str, tuple[float, float, float]] = {
+    "one turn over 1 ms": (1.0, 0.0, 0.0),
+    "bucket 0.5 ms + 2%, over 4 ms": (0.5, 0.02, 4.0),
+    "bucket 0.25 ms + 2%, over 4 ms": (0.25, 0.02, 4.0),
+    "bucket 0.15 ms + 2%, over 4 ms": (0.15, 0.02, 4.0),
+    "bucket 0.1 ms + 2%, over 4 ms": (0.1, 0.02, 4.0),
+    "bucket 0.1 ms + 2%, over 2 ms": (0.1, 0.02, 2.0),
+}
+"""Rules judged on recorded windows: (allowance per turn ms, per ms of the turn, level):
+a turn's CPU beyond the allowance fills a bucket that turns under it drain; busy once
+the bucket holds more than the level."""
+
+
+def judged_at(windows: Sequence[Window], rule: tuple[float, float, float]) -> int | None:
+    """The window after which ``rule`` judges the bot busy; None if never."""
+    allowance_ms, share, level_ms = rule
     level = 0.0
     for index, window in enumerate(windows):
-        level = next_level(level, window.cpu_ms, window.wall_ms)
+        level = max(0.0, level + window.cpu_ms - allowance_ms - share * window.wall_ms)
         if level > level_ms:
             return index
     return None
@@ -242,13 +250,12 @@ def charges(bots: dict[str, BotSpec], opponent: BotSpec, args: argparse.Namespac
                 flush=True,
             )
             if args.freezer_off:
-                judged = [judged_at(windows) for windows in Recorder.matches]
+                for rule_name, rule in RULES.items():
+                    judged = [judged_at(windows, rule) for windows in Recorder.matches]
+                    print(f"      {rule_name}: busy after window {judged} (per match)")
                 top = [(round(w.cpu_ms, 2), round(w.wall_ms, 1)) for w in seen]
                 top.sort(reverse=True)
-                print(
-                    f"      judged busy after window {judged} (per match);"
-                    f" top windows (CPU ms, wall ms): {top[:4]}"
-                )
+                print(f"      top windows (CPU ms, wall ms): {top[:4]}")
 
 
 def main() -> int:

@@ -44,7 +44,7 @@ from arena.logs import get_logger
 from arena.referee.slots import BotSlot
 from arena.sandbox import BotProcess
 
-BUSY_CPU_MS = 0.5
+BUSY_CPU_MS = 0.1
 """CPU a bot is allowed per turn of its opponent's (the end of its own reply, its
 runtime's housekeeping) before the excess counts towards being busy."""
 
