@@ -1,4 +1,4 @@
-"""A cheating bot, written as a competitor who wants to win unfairly would (issue 9).
+"""A cheating bot, written as a competitor who wants to win unfairly would.
 
 Run as ``python3 bot.py MARKER TAG`` (MARKER: a unique word that lets a test
 find the processes it left; TAG: names the places where the bot's processes
@@ -54,7 +54,8 @@ FIRST_PILE = 15  # the first round's draw pile (R2)
 
 
 def old_deal_seed(match_seed: int, deal_index: int) -> int:
-    """The deal seed before issue 9: public code, from the match seed alone."""
+    """A deal seed from the match seed alone, with public code: what a bot could compute
+    if deals were not keyed by the tournament's secret."""
     text = f"kahuna-deal/1:{match_seed}:{deal_index}".encode()
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") & ((1 << SEED_BITS) - 1)
 

@@ -1,4 +1,4 @@
-"""`arena bot new LANG NAME` and `arena bot new --list` (issue 13, item 3).
+"""`arena bot new LANG NAME` and `arena bot new --list`.
 
 Every kit of this checkout is copied under a new name: the name is set in
 bot.toml and everywhere else the kit's name appeared, nothing the kit's

@@ -1,4 +1,4 @@
-"""The Go, Rust, Java, C++ and TypeScript starter kits, built by their own build.sh (issue 13).
+"""The Go, Rust, Java, C++ and TypeScript starter kits, built by their own build.sh.
 
 Each kit plays a real sandboxed match against python_random with no failure
 status; launched in the sandbox against a scripted referee it says Hello with

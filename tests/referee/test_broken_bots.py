@@ -2,7 +2,7 @@
 
 Each case: the match finishes, the broken bot gets the right status in each
 game, the good bot is never blamed, every record replays, and no process of
-either bot is left on the machine (issue 3, item 7).
+either bot is left on the machine.
 """
 
 from __future__ import annotations
@@ -356,7 +356,7 @@ def _once_seen(samples: list[Sample], *, launch_per_game: bool) -> list[Sample]:
 
 
 def test_a_spinning_bot_is_frozen_while_its_opponent_thinks(make_bot: MakeBot) -> None:
-    """Issue 10.6: six spinning children must not run on the opponent's time; once
+    """Six spinning children must not run on the opponent's time; once
     seen busy on it (over ``BUSY_CPU_MS`` in one run of the good bot's moves) they are
     frozen on all of it, and the match still ends normally though the spinner is
     frozen whenever the good bot's move ends a game (GameOver) or the match (MatchOver)."""
