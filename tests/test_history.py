@@ -3,9 +3,9 @@
 History (issue numbers, what the code did before a change, figures of a change)
 belongs in commit messages, measured figures in benchmarks/RESULTS.md. This reads
 every docstring (``ast``) and comment (``tokenize``) of every Python file under
-the folders below, and the whole text of the kits' other sources, the protos,
-the scripts and the folders' Markdown (a kit's README is a bot author's first
-page), for the phrases history is written in. Each paragraph is searched as one
+the folders below, the whole text of the kits' other sources, the protos, the
+scripts and the folders' Markdown (a kit's README is a bot author's first page),
+and every command's help, for the phrases history is written in. Each paragraph is searched as one
 line, so a phrase split over two lines is found. A use that is not history
 goes in ``ALLOWED`` with its reason; a word like "now" or "no longer" is not
 searched at all, since the game and the bots use them for their own state.
@@ -13,6 +13,7 @@ searched at all, since the game and the bots use them for their own state.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import io
 import re
@@ -58,6 +59,8 @@ HISTORY = [
     (r"\bused to (be|live|have|take|cost|run|read|say|print|keep|start|go|do)\b",
      "what the code used to do"),
     (r"\b(this|it|that|which) replaced\b", "what this replaced"),
+    (r"\b(was|were) let (through|out)\b|\b(it|each) was (an? )?(traceback|unknown|internal)\b"
+     r"|\bwas an? [\w ]{0,20}traceback\b|\bstopped nothing\b", "what a fixed bug did"),
     (r"\b(is|are) now (\w+ed|the)\b|\bnow has none\b", "a change (is now)"),
     (r"\d\s*(ms|s|%|x)?\s*->\s*\d|\bwas [\d.]+\S*,? now\b|\bwas \d[\d.]*\s*(ms|s|%)|\bwas \[\d",
      "a before -> after figure"),
@@ -111,10 +114,11 @@ def python_words(path: Path) -> Iterator[tuple[int, str]]:
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
         if token.type != tokenize.COMMENT:
             continue
-        if comments and token.start[0] != last + 1:
-            comments.append((0, ""))  # a gap ends the paragraph
+        own_line = token.line.lstrip().startswith("#")
+        if comments and (token.start[0] != last + 1 or not own_line):
+            comments.append((0, ""))  # a gap, or a comment after code, ends the paragraph
         comments.append((token.start[0], token.string.lstrip("#")))
-        last = token.start[0]
+        last = token.start[0] if own_line else -1
     yield from _paragraphs(comments)
 
 
@@ -175,6 +179,39 @@ def test_no_history_in_the_code_s_words(folder: str) -> None:
     assert not found, "history in docstrings, comments or sources:\n" + "\n".join(found)
 
 
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                if sub.prog.endswith(f" {name}"):  # an alias is the same parser again
+                    yield from _parsers(sub)
+
+
+def help_history(top: argparse.ArgumentParser) -> list[str]:
+    """What reads as history in the help of ``top`` and its sub-commands, named."""
+    found = []
+    for parser in _parsers(top):
+        lines = parser.format_help().splitlines()
+        found += history_in(parser.prog, _paragraphs(list(enumerate(lines, start=1))))
+    return found
+
+
+def test_no_history_in_the_help() -> None:
+    from arena.cli import build_parser
+
+    found = help_history(build_parser())
+    assert found == [], "history in the help:\n" + "\n".join(found)
+
+
+def test_history_in_a_sub_command_s_help_is_found() -> None:
+    top = argparse.ArgumentParser(prog="arena")
+    sub = top.add_subparsers().add_parser("kits", description="Launch under 50 ms.")
+    sub.add_argument("--before", help="the code before the fix")
+    found = {line.split(": ")[1] for line in help_history(top)}
+    assert found == {"a change", "what the code did before"}  # the --before flag's help
+
+
 def test_every_allowance_is_still_needed() -> None:
     unused = []
     for name, phrase in ALLOWED:
@@ -194,9 +231,12 @@ HISTORY_CASES = [
     '"""The synchronous server this replaced\nread one request at a time."""',
     "# 0.29 -> 0.23 ms CPU",
     "# before: a drainer per pipe",
+    "assert bwrap  # the gate\nassert not head  # before: a drainer per pipe",
     '"""Control: what the pages gave out before the fix is caught."""',
     '"""The reads of arena/store/ladder.py at 459bde5."""',
     "# the old code cached it only until the next game",
+    '"""It was UNKNOWN ("Unexpected DecodeError"), and a traceback in the log."""',
+    "# nan and inf were let through",
     "# standings are now ranked as /ladder ranks them",
     '"""A history over\ntwo lines: issue\n10.6 said so."""',
     'class A:\n    x = 1\n    """An attribute\'s docstring (session 8)."""',

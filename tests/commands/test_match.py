@@ -243,8 +243,8 @@ def test_records_on_a_full_disk_stop_the_match_naming_the_file_and_leave_no_half
 
 
 def test_ctrl_c_stops_the_match_after_the_game_in_play_and_leaves_no_bot(tmp_path: Path) -> None:
-    """Ctrl-C stopped nothing: both halves played to the last game (300 games, some 35 s
-    here), and only then did `arena match` say it was interrupted."""
+    """Ctrl-C ends the match once the game in play is over, in both halves: not after the
+    last of its 300 games, and with no bot process left."""
     import signal
     import time
 

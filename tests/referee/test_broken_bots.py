@@ -137,7 +137,7 @@ def test_a_flood_of_unknown_methods_is_a_protocol_violation_that_names_them(
 def test_a_single_unknown_call_is_a_protocol_violation(make_bot: MakeBot) -> None:
     """One call at its Welcome and no more: the protocol has no use for any other
     method, and each refused call costs the thread that serves the opponent as much as
-    a fast bot's decision, so there is no allowance (there were 8 at once and 1 a
+    a fast bot's decision, so there is no allowance (not even 8 at once and 1 a
     second)."""
     good = make_bot("random", name="good")
     once = make_bot("unknown_method_flood", "0.001", "1", name="once")

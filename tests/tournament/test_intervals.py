@@ -251,7 +251,7 @@ def test_an_interval_is_strict_json_even_when_its_elo_is_infinite(a_points: floa
 @pytest.mark.parametrize(
     ("elo", "elo_low", "elo_high", "text"),
     [
-        (-0.3, -560.2, 560.4, "+0 [-560, +560]"),  # an even score was "-0 [-560, +560]"
+        (-0.3, -560.2, 560.4, "+0 [-560, +560]"),  # an even score: +0, never "-0"
         (-0.0, -1.0, 1.0, "+0 [-1, +1]"),
         (89.4, 30.0, math.inf, "+89 [+30, +inf]"),  # control
         (-12.6, -math.inf, 3.0, "-13 [-inf, +3]"),  # control
