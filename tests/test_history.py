@@ -4,11 +4,12 @@ History (issue numbers, what the code did before a change, figures of a change)
 belongs in commit messages, measured figures in benchmarks/RESULTS.md. This reads
 every docstring (``ast``) and comment (``tokenize``) of every Python file under
 the folders below, the whole text of the kits' other sources, the protos, the
-scripts and the folders' Markdown (a kit's README is a bot author's first page),
-and every command's help, for the phrases history is written in. Each paragraph is searched as one
-line, so a phrase split over two lines is found. A use that is not history
-goes in ``ALLOWED`` with its reason; a word like "now" or "no longer" is not
-searched at all, since the game and the bots use them for their own state.
+scripts, the web pages' templates and the folders' Markdown (a kit's README is a
+bot author's first page), and every command's help, for the phrases history is
+written in. Each paragraph is searched as one line, so a phrase split over two
+lines is found. A use that is not history goes in ``ALLOWED`` with its reason; a
+word like "now" or "no longer" is not searched at all, since the game and the
+bots use them for their own state.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ SKIPPED_DIRS = frozenset(
     {"__pycache__", "node_modules", "target", "dist", "build", "gen", ".mypy_cache",
      ".ruff_cache", ".hypothesis", ".pytest_cache", ".venv", "venv"}
 )  # fmt: skip
-# Other sources read whole (their comments and strings): the kits, protos and scripts.
+# Other sources read whole (their comments and strings): the kits, protos, scripts, pages.
 OTHER_SOURCES = frozenset(
     {".go", ".rs", ".java", ".ts", ".js", ".cc", ".h", ".proto", ".sh", ".md", ".toml",
-     ".yaml", ".yml"}
+     ".yaml", ".yml", ".html", ".css"}
 )  # fmt: skip
 WHOLE_FILES = ("scripts/check", "scripts/check-proto", "scripts/gen-docs", "scripts/gen-proto",
                "scripts/install", "scripts/screenshots", "scripts/sync-kit-protos",
@@ -97,8 +98,8 @@ def python_words(path: Path) -> Iterator[tuple[int, str]]:
             ):
                 lines = first.value.value.splitlines()
                 yield from _paragraphs([(first.lineno + i, t) for i, t in enumerate(lines)])
-        # an attribute's docstring: a string right after an assignment in a class
-        if isinstance(node, ast.ClassDef):
+        # an attribute's docstring: a string right after an assignment
+        if isinstance(node, ast.Module | ast.ClassDef):
             for before, after in zip(node.body, node.body[1:], strict=False):
                 if (
                     isinstance(before, ast.Assign | ast.AnnAssign)
@@ -240,6 +241,7 @@ HISTORY_CASES = [
     "# standings are now ranked as /ladder ranks them",
     '"""A history over\ntwo lines: issue\n10.6 said so."""',
     'class A:\n    x = 1\n    """An attribute\'s docstring (session 8)."""',
+    'LIMIT = 5\n"""A constant\'s docstring: was 3 ms, now 2 ms."""',
 ]
 LEGITIMATE = [
     '"""An island no longer reachable scores nothing; a new game starts at round 1."""',

@@ -14,7 +14,7 @@ opponent's hand and the next card of the draw pile twice:
   GameOver record any of its processes ever received, and every deal that
   a seed found in any message or in its environment gives through the
   public engine code (``deal_from_seed`` of the number itself, and of the
-  old ``kahuna-deal/1`` derivation from a match seed), carried from game to
+  public ``kahuna-deal/1`` derivation from a match seed), carried from game to
   game in process memory and from process to process through every channel
   it can reach: files in /tmp, /dev/shm, $HOME, its own directory and its
   working directory, and an abstract Unix socket that its first process
@@ -245,7 +245,7 @@ class Cheater(Bot):
             self.memory.seeds.update(fresh)
 
     def seed_deals(self) -> set[tuple[str, ...]]:
-        """The deals every seed known gives, as a number and as an old match seed."""
+        """The deals every seed known gives, as a number and as a match seed (``kahuna-deal/1``)."""
         with self.memory.lock:
             seeds = sorted(self.memory.seeds)
         deals: set[tuple[str, ...]] = set()
