@@ -1,4 +1,4 @@
-"""A cheating bot predicts no better than an honest one (issue 9, the cheating-bot test).
+"""A cheating bot predicts no better than an honest one.
 
 Both bots of a long paired match run ``tests/bots/cheatbot.py``: before every
 reply each predicts the opponent's hand and the next card of the pile twice,
@@ -14,10 +14,9 @@ test, one-sided (is the cheat better?), a fixed secret and fixed seeds.
 Where each half of the deal pairs has its own sandboxed processes (a
 tournament worker's ``play_in_turn``, ``arena match``'s ``run_halves``) the
 cheat is not better. The controls show the test can fail: one process per
-bot for the whole match (the old behaviour, ``run_match`` of a paired
-match) and separate processes without the sandbox (a host without
-namespaces with ``unsafe=True``: one /tmp for all) both let the cheat win
-significantly.
+bot for the whole match (``run_match`` of a paired match, no halves) and
+separate processes without the sandbox (a host without namespaces with
+``unsafe=True``: one /tmp for all) both let the cheat win significantly.
 """
 
 from __future__ import annotations
@@ -272,7 +271,7 @@ def at_once(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> Mat
 
 
 def one_process(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
-    """The old behaviour: one process per bot plays every game, both games of each deal."""
+    """The control: one process per bot plays every game, both games of each deal."""
     return run_match(config, a, b, on_game=on_game)
 
 

@@ -1,4 +1,4 @@
-"""What a bot's endpoint refuses, and what it reports of it (issue 17, item 2).
+"""What a bot's endpoint refuses, and what it reports of it.
 
 A real ``BotEndpoint`` on a Unix socket and a real gRPC client in the test:
 traffic that is not the protocol is refused and reported once per launch of
@@ -99,9 +99,9 @@ def test_calls_in_flight_are_not_served_past_the_first(
     """32 calls in flight beside a Play stream, as the flooding test bot has: the referee
     serves the first, which it reports, and at most the one the bot's client sent as the
     first ended, before the cut took hold (``STREAMS_PER_CONNECTION``: one call at a
-    time beside Play). Before, it served the allowance, the report, and whatever the
-    transport had already taken in (9 and more), each as costly for the thread that
-    serves the opponent as a fast bot's decision."""
+    time beside Play). Each call served costs the thread that serves the opponent as
+    much as a fast bot's decision, so an allowance would not do: the transport may
+    hold 9 and more already."""
     made, arrivals = endpoint
     served: list[str] = []
     refuse = BotEndpoint._refuse_call

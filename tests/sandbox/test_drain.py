@@ -126,4 +126,4 @@ def test_a_launch_starts_no_drainer_process(harness: Harness) -> None:
     started = {_comm(pid) for pid in _children() - before}
     bot.kill()
     assert "bwrap" in started  # the gate, exec'd into bwrap
-    assert not started & {"head", "stdbuf"}  # before: a drainer per pipe
+    assert not started & {"head", "stdbuf"}  # no drainer process: one thread drains every pipe

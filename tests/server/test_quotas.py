@@ -163,7 +163,7 @@ def wait_for_check(arena: Arena) -> None:
     assert arena.checking.acquire(timeout=30), "no check started"
 
 
-# --- item 1: limits --------------------------------------------------------------
+# --- limits --------------------------------------------------------------
 
 
 def test_past_the_bots_limit_a_registration_is_refused_naming_it_and_nothing_is_stored(
@@ -313,7 +313,7 @@ def test_the_admin_sets_and_reads_limits_and_a_user_cannot(arena: Arena) -> None
     assert error.code() == Code.PERMISSION_DENIED
 
 
-# --- item 4: reserved names ------------------------------------------------------
+# --- reserved names ------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["python_random", "Python_Random"])
@@ -331,7 +331,7 @@ def test_a_user_cannot_take_a_sample_bots_name_on_any_path(arena: Arena, name: s
     assert arena.submit(arena.admin, archive(name, "remote")).created  # the admin may
 
 
-# --- item 7: tokens ---------------------------------------------------------------
+# --- tokens ---------------------------------------------------------------
 
 
 def test_a_revoked_token_is_refused_by_grpc_and_the_web_saying_so(arena: Arena) -> None:
@@ -365,7 +365,7 @@ def test_revoking_a_token_ends_its_wait_for_seats_stream(
     assert error.details().startswith("token revoked at ")
 
 
-# --- item 2: one token cannot hold the API's threads -------------------------------------
+# --- one token cannot hold the API's threads -------------------------------------
 
 
 def test_one_token_may_have_only_calls_per_token_calls_in_flight(tmp_path: Path) -> None:

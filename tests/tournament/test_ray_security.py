@@ -1,4 +1,4 @@
-"""A Ray cluster only its operator can use, tried from outside (issue 28).
+"""A Ray cluster only its operator can use, tried from outside.
 
 A real cluster (``arena.testing.ray_cluster``: a head and a match node, each in
 a network namespace the test makes, started as docs/DISTRIBUTED.md says) and
@@ -74,8 +74,8 @@ def outsider(
 
 def _short_temp(cluster: NetnsCluster) -> Path:
     """A Ray temp directory for a host that should never start Ray (short: Ray's socket
-    paths under it must fit in 107 bytes, so that on the code before these checks Ray
-    starts and joins, as it would)."""
+    paths under it must fit in 107 bytes, so that without these checks Ray would start
+    and join: the control that the refusal is the arena's)."""
     return Path(tempfile.mkdtemp(prefix="r", dir=cluster.root))
 
 
