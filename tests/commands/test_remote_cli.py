@@ -78,9 +78,10 @@ def test_each_grpc_code_becomes_one_line_and_its_exit_status(
 
 
 def test_every_exit_status_is_in_the_help_table() -> None:
-    statuses = {v for k, v in vars(remote).items() if k.startswith("EXIT_")}
+    statuses = {v for k, v in vars(remote).items() if k.startswith("EXIT_") and isinstance(v, int)}
+    assert statuses
     for value in statuses:
-        assert f"\n  {value}  " in remote.__doc__
+        assert f"\n  {value}  " in remote.EXIT_STATUSES
 
 
 @pytest.mark.parametrize(
