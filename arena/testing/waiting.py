@@ -74,24 +74,25 @@ def assert_stays(
 ) -> None:
     """Check that ``condition`` holds (is truthy) throughout the next ``seconds``.
 
-    The window stands for "had it happened, it would show by now": it is checked
-    every ``interval_s`` and once more after the window has passed, and fails with
-    :class:`BrokenInWindow` naming ``what`` and the value seen (``state()`` when
-    given) the first time the condition is falsy, without waiting out the rest.
+    The window stands for "had it happened, it would show by now": the condition
+    is checked every ``interval_s``, and once more by a look begun after the window
+    has passed (however slow each look is). It fails with :class:`BrokenInWindow`
+    naming ``what`` and the value seen (``state()`` when given) the first time the
+    condition is falsy, without waiting out the rest.
     """
     _check(seconds, interval_s, "assert_stays", "seconds")
     started = time.monotonic()
     deadline = started + seconds
     while True:
+        looked = time.monotonic()
         value = condition()
         if not value:
             seen = value if state is None else state()
-            raise BrokenInWindow(f"{what} stopped holding {time.monotonic() - started:.2f} s "
+            raise BrokenInWindow(f"{what} stopped holding {looked - started:.2f} s "
                                  f"into a {seconds:g} s window; seen: {seen!r}")  # fmt: skip
-        left = deadline - time.monotonic()
-        if left < 0:  # this check came after the window
+        if looked >= deadline:  # this look began after the window: a slow one counts too
             return
-        pause(min(interval_s, left))
+        pause(min(interval_s, max(0.0, deadline - time.monotonic())))
 
 
 def _check(span_s: float, interval_s: float, helper: str, span: str) -> None:

@@ -235,7 +235,7 @@ def test_a_server_that_goes_away_ends_the_call_unavailable_or_cancelled() -> Non
     def hang(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
         yield next(requests)
         started.set()
-        time.sleep(10)
+        time.sleep(10)  # a server that hangs
         yield b"late"
 
     server = Server(hang)
@@ -345,7 +345,7 @@ class RawServer:
 def _goaway(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
     conn.close_connection(last_stream_id=0)  # the request is refused: GOAWAY before it
     peer.sendall(conn.data_to_send())
-    time.sleep(0.3)
+    time.sleep(0.3)  # the peer lingers, then hangs up
     peer.close()
 
 
@@ -358,7 +358,7 @@ def _reset(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
     conn.send_data(stream_id, frame(b"one"))
     conn.reset_stream(stream_id, h2.errors.ErrorCodes.CANCEL)
     peer.sendall(conn.data_to_send())
-    time.sleep(0.3)
+    time.sleep(0.3)  # the peer lingers, then hangs up
     peer.close()
 
 
@@ -382,7 +382,7 @@ def test_a_peer_that_ends_the_connection_ends_sends_and_reads_with_call_errors(
         with pytest.raises(CallError) as ended:
             for _ in range(200):  # a closed socket may take a write or two before it fails
                 call.send(b"x" * 1000)
-                time.sleep(0.005)
+                time.sleep(0.005)  # the client's pace of writes
             while (message := call.receive()) is not None:
                 received.append(message)
         assert ended.value.code in codes

@@ -109,6 +109,19 @@ def test_the_window_is_checked_once_more_after_it_has_passed() -> None:
     assert time.monotonic() - started < 1
 
 
+def test_a_slow_look_counts_only_if_it_began_after_the_window() -> None:
+    started = time.monotonic()
+    looks: list[float] = []
+
+    def slow() -> bool:
+        looks.append(time.monotonic() - started)
+        time.sleep(0.08)  # a look that takes time (a process asked, say)
+        return True
+
+    assert_stays(slow, 0.1, "quiet", interval_s=0.01)
+    assert looks[-1] >= 0.1 and all(look < 0.1 for look in looks[:-1])
+
+
 def test_a_window_spends_its_intervals_with_the_pause_given() -> None:
     paused: list[float] = []
 
