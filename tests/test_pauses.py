@@ -7,8 +7,9 @@ pipe). A window in which something must *not* happen is ``assert_stays``, which
 watches it throughout. What is left is a pause that *is* the behaviour under
 test: a bot that thinks, a slow client, a peer that lingers, a kill at a random
 moment. This parses every module of tests/ and fails on a pause (``time.sleep``,
-``asyncio.sleep``, Playwright's ``wait_for_timeout``, ``Event().wait(...)``)
-outside ``KEPT``, and on an entry of ``KEPT`` that no longer matches one.
+``asyncio.sleep``, Playwright's ``wait_for_timeout``, ``Event().wait(...)``, a
+``threading.Timer``) outside ``KEPT``, and on an entry of ``KEPT`` that no longer
+matches one.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ KEPT: dict[tuple[str, str], str] = {
 def pauses(tree: ast.Module) -> list[tuple[int, str, str]]:
     """(line, the innermost function around it or "" at module level, the call) of
     every pause in a module."""
-    sleeps = {"time.sleep", "asyncio.sleep"}
+    sleeps = {"time.sleep", "asyncio.sleep", "threading.Timer"}
     names: dict[str, str] = {}  # a local name -> the module or function it stands for
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -139,13 +140,15 @@ def test_every_kept_entry_still_names_a_pause() -> None:
         ("import threading\nthreading.Event().wait(0.005)\n",
          [(2, "", "threading.Event().wait(0.005)")]),
         ("from threading import Event\nEvent().wait(1)\n", [(2, "", "Event().wait(1)")]),
+        ("import threading\nthreading.Timer(0.3, start).start()\n",
+         [(2, "", "threading.Timer(0.3, start)")]),
         # not pauses: a wait on something that happens, a bot's program as text
         ("def f(done, process):\n    done.wait(5)\n    process.wait(5)\n", []),
         ("BOT = 'import time; time.sleep(60)'\n", []),
         ("from arena.testing.waiting import wait_until\nwait_until(lambda: 1, 'x')\n", []),
     ],
     ids=["time.sleep", "an alias", "from time import sleep", "asyncio.sleep",
-         "wait_for_timeout", "Event().wait", "from threading import Event",
+         "wait_for_timeout", "Event().wait", "from threading import Event", "a Timer",
          "waits on things", "a bot's source", "wait_until"],
 )  # fmt: skip
 def test_the_scan_finds_each_kind_of_pause_and_nothing_else(
