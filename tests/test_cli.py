@@ -25,7 +25,7 @@ def _interrupted_after(delay_s: float, data: Path) -> subprocess.CompletedProces
         [sys.executable, "-m", "arena", "tournament", "list", "--data-dir", str(data)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
-    time.sleep(delay_s)
+    time.sleep(delay_s)  # the user's Ctrl-C, at the moment swept
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)

@@ -26,7 +26,6 @@ import json
 import math
 import shutil
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from arena.referee.halves import half_configs, play_in_turn, run_halves
 from arena.referee.prestart import decide_prestart
 from arena.referee.types import GameReport, MatchReport
 from arena.sandbox import SandboxLimits, probe_host
+from arena.testing.waiting import wait_until
 
 from .conftest import assert_no_process_left
 
@@ -144,13 +144,14 @@ class StderrReader:
     def await_game(self, game: GameReport) -> None:
         """Wait until every request of ``game`` has its prediction line."""
         wanted = expected_requests(game)
-        deadline = time.monotonic() + WAIT_FOR_LINES_S
-        while True:
+
+        def missing() -> set[tuple[str, int]]:
             self.read()
-            have = {(bot, events) for bot, index, events in self.found if index == game.index}
-            if wanted <= have or time.monotonic() > deadline:
-                return
-            time.sleep(0.02)
+            return wanted - {(bot, events) for bot, index, events in self.found
+                             if index == game.index}  # fmt: skip
+
+        wait_until(lambda: not missing(), f"game {game.index}'s prediction lines",
+                   WAIT_FOR_LINES_S, state=missing)  # fmt: skip
 
 
 def expected_requests(game: GameReport) -> set[tuple[str, int]]:

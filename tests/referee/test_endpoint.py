@@ -28,6 +28,7 @@ from arena.referee.endpoint import (
 )
 from arena.referee.judge import ReplyWindow, judge
 from arena.referee.types import BotStatus
+from arena.testing.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
@@ -218,8 +219,8 @@ def test_a_bot_may_answer_every_frame_it_is_sent(
         frame = referee_pb2.PlayResponse(welcome=referee_pb2.Welcome()).SerializeToString()
         for sent in range(1, 11):
             assert made.send(frame)
-            while len(stream.received) < sent:
-                threading.Event().wait(0.005)
+            wait_until(lambda n=sent: len(stream.received) >= n, f"frame {sent} received", 10,
+                       interval_s=0.005)  # fmt: skip
             stream.outbox.put(_hello())
             assert arrivals.get(timeout=5).kind is ArrivalKind.MESSAGE
     finally:

@@ -200,10 +200,33 @@ def test_past_the_remote_bots_and_versions_limits_registrations_are_refused(
     )
 
 
-def test_registrations_at_once_cannot_pass_a_limit_together(arena: Arena) -> None:
-    """Twelve registrations of new remote bots at once, with room for two: two are stored."""
+def test_registrations_at_once_cannot_pass_a_limit_together(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twelve registrations of new remote bots at once, with room for two: two are stored.
+
+    The race, forced: a registration whose check of the limit passed is held there
+    until all twelve have been counted (the others then wait to check, or check
+    too if nothing keeps them out), so none is stored before all have arrived."""
     token = arena.user("mallory", remote_bots=2)
     barrier = threading.Barrier(12)
+    quotas, arrived = arena.server.quotas, []
+    assert quotas is not None
+    count, check = quotas.count_submission, quotas.check_holdings
+
+    def counted(*args: Any, **kwargs: Any) -> None:
+        try:
+            count(*args, **kwargs)
+        finally:
+            arrived.append(1)
+
+    def held(*args: Any, **kwargs: Any) -> None:
+        check(*args, **kwargs)
+        wait_until(lambda: len(arrived) == 12, "all twelve registrations counted", 30,
+                   interval_s=0.005, state=lambda: len(arrived))  # fmt: skip
+
+    monkeypatch.setattr(quotas, "count_submission", counted)
+    monkeypatch.setattr(quotas, "check_holdings", held)
 
     def register(name: str) -> str:
         barrier.wait()

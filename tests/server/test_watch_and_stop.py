@@ -10,14 +10,14 @@ runner would store them.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
+from typing import Any
 
 import grpc
 import pytest
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee.types import GameReport
+from arena.server import follow
 from arena.store import (
     TournamentConfig,
     add_ladder_match,
@@ -25,6 +25,7 @@ from arena.store import (
     ladder_entrants,
     list_matches,
 )
+from arena.testing.waiting import wait_until
 from arena.tournament.policy.results import store_game
 from tests.server.test_arena_service import Arena, _auth, _code, arena  # noqa: F401
 from tests.store.lease_holder import kill_9, lease_holding_process
@@ -39,13 +40,6 @@ def _report(index: int, seats: tuple[str, str], winner: str | None) -> GameRepor
         statuses={}, actions=3, time_ms={seats[0]: 1.0, seats[1]: 2.0},
         record={"format": "kahuna-record/1", "deal": [], "actions": [], "index": index},
     )  # fmt: skip
-
-
-def _until(condition: Callable[[], bool], what: str, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def _ladder_match(served: Arena) -> tuple[int, int]:
@@ -67,10 +61,20 @@ def _cup_match(served: Arena) -> tuple[int, int]:
 
 @pytest.mark.parametrize("kind", ["tournament", "ladder"])
 def test_a_watch_follows_the_games_another_process_stores_until_its_runner_is_gone(
-    request: pytest.FixtureRequest, kind: str
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     """Control: the watch would have ended after its first event (no game ever seen)."""
     served: Arena = request.getfixturevalue("arena")
+    baseline = threading.Event()  # the watch has read the games stored before it
+    read_latest = follow.latest_game_id
+
+    def latest(*args: Any) -> int:
+        try:
+            return read_latest(*args)
+        finally:
+            baseline.set()
+
+    monkeypatch.setattr(follow, "latest_game_id", latest)
     tournament_id, match_id = _ladder_match(served) if kind == "ladder" else _cup_match(served)
     name = "ladder" if kind == "ladder" else "elsewhere"
     seen: list[pb.WatchTournamentResponse] = []
@@ -87,13 +91,15 @@ def test_a_watch_follows_the_games_another_process_stores_until_its_runner_is_go
     with lease_holding_process(served.store.data_dir, tournament_id) as runner:
         watcher = threading.Thread(target=watch)
         watcher.start()
-        _until(lambda: len(seen) > 0 or ended.is_set(), "the first event")
-        time.sleep(0.3)
+        wait_until(lambda: len(seen) > 0 or ended.is_set(), "the first event", 20)
+        # a game stored before the watch's first read of the store would count as old
+        assert baseline.wait(20), "the watch never read the store"
         seats = ("alice_bot", "bob_bot")
         store_game(served.store, match_id, _report(0, seats, "alice_bot"))
-        _until(lambda: any(e.game_id for e in seen) or ended.is_set(), "the first game")
+        wait_until(lambda: any(e.game_id for e in seen) or ended.is_set(), "the first game", 20)
         store_game(served.store, match_id, _report(1, seats[::-1], None))
-        _until(lambda: sum(1 for e in seen if e.game_id) == 2 or ended.is_set(), "two games")
+        wait_until(lambda: sum(1 for e in seen if e.game_id) == 2 or ended.is_set(), "two games",
+                   20)  # fmt: skip
         assert not ended.is_set()  # still following while the runner lives
         kill_9(runner)
     assert ended.wait(20), "the watch did not end once its runner was gone"
