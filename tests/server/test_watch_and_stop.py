@@ -10,14 +10,13 @@ runner would store them.
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import grpc
 import pytest
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee.types import GameReport
-from arena.server import follow
+from arena.server.arena_service import ArenaService
 from arena.store import (
     TournamentConfig,
     add_ladder_match,
@@ -63,18 +62,22 @@ def _cup_match(served: Arena) -> tuple[int, int]:
 def test_a_watch_follows_the_games_another_process_stores_until_its_runner_is_gone(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    """Control: the watch would have ended after its first event (no game ever seen)."""
+    """Control: the watch would have ended after its first event (no game ever seen); a
+    game stored just after the watcher was shown where the tournament stands is told."""
     served: Arena = request.getfixturevalue("arena")
-    baseline = threading.Event()  # the watch has read the games stored before it
-    read_latest = follow.latest_game_id
+    first_status = ArenaService._watch_status
+    stored_after_status: list[int] = []
 
-    def latest(*args: Any) -> int:
-        try:
-            return read_latest(*args)
-        finally:
-            baseline.set()
+    def status_then_a_game(service: ArenaService, tournament_id: int) -> pb.WatchTournamentResponse:
+        """The watcher's first event, with a game stored right after it was read: the
+        race of a game that lands between where the tournament stood and the follow."""
+        status = first_status(service, tournament_id)
+        if not stored_after_status:
+            stored_after_status.append(tournament_id)
+            store_game(served.store, match_id, _report(0, ("alice_bot", "bob_bot"), "alice_bot"))
+        return status
 
-    monkeypatch.setattr(follow, "latest_game_id", latest)
+    monkeypatch.setattr(ArenaService, "_watch_status", status_then_a_game)
     tournament_id, match_id = _ladder_match(served) if kind == "ladder" else _cup_match(served)
     name = "ladder" if kind == "ladder" else "elsewhere"
     seen: list[pb.WatchTournamentResponse] = []
@@ -92,10 +95,8 @@ def test_a_watch_follows_the_games_another_process_stores_until_its_runner_is_go
         watcher = threading.Thread(target=watch)
         watcher.start()
         wait_until(lambda: len(seen) > 0 or ended.is_set(), "the first event", 20)
-        # a game stored before the watch's first read of the store would count as old
-        assert baseline.wait(20), "the watch never read the store"
+        assert stored_after_status == [tournament_id]
         seats = ("alice_bot", "bob_bot")
-        store_game(served.store, match_id, _report(0, seats, "alice_bot"))
         wait_until(lambda: any(e.game_id for e in seen) or ended.is_set(), "the first game", 20)
         store_game(served.store, match_id, _report(1, seats[::-1], None))
         wait_until(lambda: sum(1 for e in seen if e.game_id) == 2 or ended.is_set(), "two games",
