@@ -20,32 +20,34 @@ from arena import __version__
 from arena._grpc_env import tune_this_process
 from arena._loading import quit_now, quit_while_exiting, quit_while_loading
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "arena.commands.replay",
-    "arena.commands.bot",
-    "arena.commands.tournament",
-    "arena.commands.audit",
-    "arena.commands.leaderboard",
-    "arena.commands.serve",
-    "arena.commands.ladder",
-    "arena.commands.match",
-    "arena.commands.demo",
-    "arena.commands.stats",
-    "arena.commands.export",
-    "arena.commands.remote",
-    "arena.commands.sandbox_check",
-    "arena.commands.ray_worker",
-    "arena.commands.ray_head",
-    "arena.commands.ray_token",
-)
-
-# Sub-commands run thousands of times in a row (record checkers replay every
-# prefix of every game): `arena NAME ...` imports only their module, which
-# cuts start-up from about 0.4 s to 0.1 s of CPU. Optional; others load all.
-DIRECT_COMMANDS: dict[str, str] = {
+COMMANDS: dict[str, str] = {
     "replay": "arena.commands.replay",
     "play-random": "arena.commands.replay",
+    "bot": "arena.commands.bot",
+    "tournament": "arena.commands.tournament",
+    "audit": "arena.commands.audit",
+    "leaderboard": "arena.commands.leaderboard",
+    "serve": "arena.commands.serve",
+    "token": "arena.commands.serve",
+    "limits": "arena.commands.serve",
+    "ladder": "arena.commands.ladder",
+    "match": "arena.commands.match",
+    "demo": "arena.commands.demo",
+    "stats": "arena.commands.stats",
+    "export": "arena.commands.export",
+    "remote": "arena.commands.remote",
+    "sandbox-check": "arena.commands.sandbox_check",
+    "ray-worker": "arena.commands.ray_worker",
+    "ray-head": "arena.commands.ray_head",
+    "ray-token": "arena.commands.ray_token",
 }
+"""Each top-level command and the module that registers it. `arena NAME ...` imports
+only NAME's module (a command's start-up is then its own imports, not every command's:
+tests and record checkers run thousands of them); anything else (`arena --help`, a
+mistyped command) loads them all, so help and suggestions see every command."""
+
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
+"""Every command module, in the order ``arena --help`` lists their commands."""
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -126,8 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             tune_this_process()  # before a command imports grpc
             words = list(sys.argv[1:] if argv is None else argv)
-            direct = DIRECT_COMMANDS.get(words[0]) if words else None
-            parser = build_parser((direct,) if direct else COMMAND_MODULES)
+            module = COMMANDS.get(words[0]) if words else None
+            parser = build_parser((module,) if module else COMMAND_MODULES)
             args = parser.parse_args(words)
         finally:
             loaded()  # the command's own Ctrl-C is a KeyboardInterrupt: it may clean up

@@ -1,4 +1,4 @@
-"""Distributed tournaments (issue 15): the driver's commit rate, and Ray against local.
+"""Distributed tournaments: the driver's commit rate, and Ray against local.
 
     python3 benchmarks/distributed.py commit  [--games 2000] [--bots 8]
     python3 benchmarks/distributed.py verify  [--games 16] [--repeat 20]
@@ -44,8 +44,8 @@ many matches were prestarted (a task plays a chain of matches:
 ``RayExecutor``'s ``max_chain``, ``--max-chain``), and per match, apart for a
 task's first match and the matches queued behind it, the time from submit to
 its first game and from its last game to its end. ``--also-chain N`` adds Ray
-runs with chains of at most N to the alternation (1: a task per match, as
-before chains), ``--also-no-prestart`` makes those without any prestart (no
+runs with chains of at most N to the alternation (1: a task per match, no
+chain), ``--also-no-prestart`` makes those without any prestart (no
 half's bots launched while another half plays): an A/B on the same cluster and
 load, where the slots have a CPU to spare (on one-CPU slots there is none either way).
 

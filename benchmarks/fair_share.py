@@ -1,5 +1,5 @@
 """While one user floods every submission path, do a remote bot's Hello and the admin's calls
-still answer? (issue 25: p99 under 100 ms on 2 cores)
+still answer? Target: p99 under 100 ms on 2 cores.
 
     python3 benchmarks/fair_share.py [--seconds 30] [--rounds 2] [--baseline-tree DIR]
                                      [--idle-control]
@@ -16,8 +16,8 @@ opening the stream to the gateway's answer: a Goodbye for an unknown seat token,
 the same path a real seat takes up to the store). It prints count, p50, p99 and
 max in ms per call, what the flooder got (answers by status), and the load.
 
-With ``--baseline-tree DIR`` (a checkout of older code, e.g. ``git archive main``)
-the runs alternate between that code (``before``) and this checkout (``after``),
+``--baseline-tree DIR``: the same runs against another checkout (e.g. ``git archive
+main`` unpacked), alternating between that code (``before``) and this one (``after``),
 ``--rounds`` each, in one session: the machine is shared and its load drifts.
 ``--idle-control`` adds a run of this checkout with no flood at all: what the
 probes take at the machine's load alone.

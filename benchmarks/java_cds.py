@@ -1,4 +1,4 @@
-"""Java launch to Hello with and without the arena's class-data archive (issue 13).
+"""Java launch to Hello with and without the arena's class-data archive.
 
     python3 benchmarks/java_cds.py [--rounds N] [--bot DIR] [--before PYTHONPATH]
 
@@ -11,7 +11,7 @@ four launches of a whole check, without its other games; ``--all`` plays
 every scenario), in an order rotated from round to
 round (benchmarks/_alternate.py):
 
-- **before**: the arena as it was (``--before``, a PYTHONPATH such as
+- **before**: another checkout's arena (``--before``, a PYTHONPATH such as
   /work/main; left out when not given);
 - **no archive**: this arena with ``--no-class-archive``;
 - **archive**: this arena with the archive it built for the bot;

@@ -1,4 +1,4 @@
-"""Per-decision latency of the compiled starter kits against raw gRPC ping-pong (issue 13).
+"""Per-decision latency of the compiled starter kits against raw gRPC ping-pong.
 
     python3 benchmarks/kit_latency.py [--games N] [--rounds N] [--only NAME]
 
@@ -26,8 +26,8 @@ alike), all sandboxed with the default limits:
 Printed: medians over the rounds of each figure, the ratios referee/raw
 (same bot) and referee/raw (referee.py's bot), and the load average. Build
 the kits first (python3 -m tests.kits.building). ``--compare ROOT`` adds the
-same kits built under another checkout's sample_bots/ (e.g. the kits before
-a change), labelled ``name@ROOT``, to the same alternating rounds.
+same kits built under another checkout's sample_bots/ (e.g. a worktree of
+main), labelled ``name@ROOT``, to the same alternating rounds.
 """
 
 from __future__ import annotations

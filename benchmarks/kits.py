@@ -14,7 +14,7 @@ the reply's arrival, then MatchOver; the bot must exit 0 by itself.
 Figures are medians and 90th percentiles in milliseconds over the runs (the
 decision figures over every decision of every run). Build the kits first
 (each kit's build.sh); python_random and js_random are shown for comparison.
-Targets (issue 13): launch < 50 ms for Go and Rust, < 400 ms for Java.
+Targets: launch < 50 ms for Go and Rust, < 400 ms for Java.
 """
 
 from __future__ import annotations

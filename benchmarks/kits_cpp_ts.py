@@ -10,7 +10,7 @@ server then sends Welcome and MatchOver, and the bot exits). python_random
 is measured the same way for comparison. Also prints each kit's cold build
 time (wall and CPU) and the size of what it ships. Medians and 90th
 percentiles in milliseconds; other work on the machine makes them noisy.
-Target (issue 13): under 50 ms for the compiled kits.
+Target: under 50 ms for the compiled kits.
 """
 
 from __future__ import annotations

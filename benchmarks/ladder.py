@@ -21,25 +21,24 @@ built as a v8 store and migrated to v9 (the migration is timed too).
 
 `view` times what people read on such a ladder (the last match in play): the
 /ladder page, /api/ladder and GetLadder, each through a real server (web and
-gRPC on 127.0.0.1, port 0), with CHECKOUT's ``arena`` package (e.g. a worktree
-before the running totals) and with this one, alternating, each in a fresh
+gRPC on 127.0.0.1, port 0), with CHECKOUT's ``arena`` package (another
+worktree, e.g. of main) and with this one, alternating, each in a fresh
 process on its own copy of the same v8 store (this checkout migrates its copy
 first, timed). Each run answers every request once untimed, then --repeat
 times; it prints the medians and whether both checkouts' answers are identical
 (SHA-256 of the bodies; GetLadder's message serialized deterministically).
-It times too the ladder's /api/tournaments/ID (each from a fresh web server:
-the old code cached it only until the ladder's next game) and the first
-update of a WatchTournament stream on it (each game's event costs one such
-update). Their answers differ between checkouts by design (a ladder's
-standings are now ranked as /ladder ranks them); it prints whether each side
-answers alike run to run and ranks the ladder's bots as /api/ladder does.
+It times too the ladder's /api/tournaments/ID (each from a fresh web server,
+so that no page cache answers it) and the first update of a WatchTournament
+stream on it (each game's event costs one such update). Their answers may differ
+between checkouts (how a checkout ranks a ladder's standings); it prints whether
+each side answers alike run to run and ranks the ladder's bots as /api/ladder does.
 
 `games` compares the ladder's games/s with a round robin of the same bots
 (copies of python_random and python_greedy), same games per match, same
 concurrency, in alternating runs (round robin, ladder, round robin, ...),
 each in a fresh process as `arena tournament run` and `arena serve` are.
 With --before CHECKOUT a third run in each round plays the ladder with
-CHECKOUT's ``arena`` package (e.g. a worktree before a change).
+CHECKOUT's ``arena`` package (another worktree, e.g. of main).
 The ladder is timed from its start to its Nth stored game, N being the round
 robin's game count (or --games); target: at least 90% of the round robin's rate.
 Beside each run: the load average, the runner process's own CPU, what was
@@ -342,8 +341,8 @@ def run_view(data: Path, repeat: int) -> int:
                 return bytes(r.read())
 
         def fresh_web() -> int:
-            """A new web server (so a new page cache): the old code cached a ladder's answer
-            until its next game, which on a live ladder comes every fraction of a second."""
+            """A new web server (so a new page cache): the time of a first answer, whatever a
+            checkout caches (a live ladder stores a game every fraction of a second)."""
             nonlocal web
             web.stop()
             web, port = create_web_server(store)

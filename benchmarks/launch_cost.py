@@ -1,4 +1,7 @@
-"""Where the CPU of launching and shutting down a bot goes (issue 9 item 4), measured.
+"""Where the CPU of launching and shutting down a bot goes, measured.
+
+A launch is CPU that no game needs, and a paired match launches every bot once per
+half, so the parts are timed one by one to show which to make cheaper.
 
     python3 benchmarks/launch_cost.py [--repeats 10] [--parts host sandbox parts match]
 

@@ -1,4 +1,4 @@
-"""How soon a spectator's page shows an action the referee applied (issue 16: within 1 s).
+"""How soon a spectator's page shows an action the referee applied. Target: within 1 s.
 
     python3 benchmarks/live_latency.py [--runs 3] [--actions 60] [--think-s 0.06]
 

@@ -1,4 +1,4 @@
-"""A bot's activity must not cost its opponent time (issue 10.6).
+"""A bot's activity must not cost its opponent time.
 Run: python3 benchmarks/noisy_neighbour.py [--games N] [--rounds R] [--victim python_greedy]
      [--no-ponder]
 

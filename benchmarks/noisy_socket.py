@@ -1,4 +1,4 @@
-"""Traffic that is not the protocol must not cost the opponent time (issue 17.2).
+"""Traffic that is not the protocol must not cost the opponent time.
 Run: python3 benchmarks/noisy_socket.py [--games N] [--rounds R] [--victim random]
      [--no-ponder]
 
@@ -14,7 +14,7 @@ referee hurts most) plays, sandboxed, against four neighbours:
 - ``paced``: the same bot calling at RATE calls a second (``--rate``, default
   the referee's allowance, ``arena.referee.endpoint.NOT_PROTOCOL_PER_S``, when
   it has one, else 1): with an allowance, the most a bot may do and keep
-  status ok; without (the referee now has none), a bot cut off at its first
+  status ok; without one (a referee that has none), a bot cut off at its first
   call, about a second into the match;
 - ``relaunched``: the test bot ``exit_midgame`` (exits at its sixth request,
   and is launched again for the next game), a control for what the flooder

@@ -1,30 +1,30 @@
-"""What fresh processes for each half of a paired match cost (issue 9), measured.
+"""What fresh processes for each half of a paired match cost, measured.
 
     python3 benchmarks/paired_cost.py [--repeats 3] [--bots 4] [--games 2 8]
                                       [--concurrency 1 2] [--match-games 8]
                                       [--baseline-tree DIR]
 
-Issue 9 gives each bot separate processes for the two halves of the deal pairs
+Each bot gets separate processes for the two halves of the deal pairs
 (``arena.referee.halves``), so that no process plays both games of a deal. This
 compares, in alternating runs (before, after, before, after, ...), games/s of:
 
 * a round robin (``TournamentRunner``, each run in a fresh process as `arena
   tournament run` does; copies of python_random and python_greedy) at each
   ``--games`` per match and ``--concurrency``, in three modes:
-  ``before`` one run per match (one process per bot per match: the unprotected
-  baseline), ``halves`` a job per half with no prestart (what the fix cost
-  first), ``after`` the halves played in turn by one worker, the second half's
+  ``before`` one run per match (one process per bot per match: no protection,
+  the floor), ``halves`` a job per half with no prestart (what the halves cost
+  alone), ``after`` the halves played in turn by one worker, the second half's
   processes launched while the first half plays (``play_in_turn``);
 * `arena match`'s own path (``--match-games`` games, random vs greedy, in this
   process): ``before`` ``run_match`` (one process per bot), ``after``
   ``run_halves`` (the two halves at once, each with its own processes).
 
-With ``--baseline-tree DIR`` (a checkout of older code, e.g. a worktree of main
-before a change), ``before`` runs that code: the round robins and the match path
-then each run in a fresh process, ``PYTHONPATH=DIR`` for ``before`` and this
-checkout for the others, so that the loss is measured against the old one
-process per bot per match with the old launch cost (cheaper launches are a
-win of their own: the target is the loss against the old code).
+``--baseline-tree DIR``: ``before`` runs another checkout's code (e.g. a worktree
+of main): the round robins and the match path then each run in a fresh process,
+``PYTHONPATH=DIR`` for ``before`` and this checkout for the others, so that the
+loss is measured against one process per bot per match with that checkout's
+launch cost (cheaper launches are a win of their own: the target is the loss
+against that checkout).
 
 Prints each run and, per setting, the median games/s of each mode and the loss
 of ``after`` against ``before`` (the target: under 10%). Asserts nothing.

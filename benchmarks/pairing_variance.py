@@ -20,7 +20,7 @@ pairing ignored (two independent games per pair, same mean score): the
 saving. The fresh-deal games, taken two by two, are the control: there the
 two analyses should agree up to sampling error.
 
-Issue 12's target: report the variance reduction and the SPRT length saving
+The target: report the variance reduction and the SPRT length saving
 of paired deals (no threshold is set). Defaults take a few minutes; use
 ``--pairs 500`` or more for tighter figures.
 """

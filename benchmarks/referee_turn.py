@@ -40,7 +40,7 @@ try:  # run_on_loop: the game played as a task of the endpoints' loop
 except ImportError:
     run_on_loop = None  # type: ignore[assignment]
 
-try:  # the turn loop's names before and after issue 11.3, for alternating runs
+try:  # the turn loop under either name a checkout may give it, for alternating runs
     from arena.referee.turn_loop import ArrivalQueue as Queue
     from arena.referee.turn_loop import TurnLoop as Loop
 except ImportError:

@@ -7,9 +7,9 @@ are the measured bot), prints the bot's CPU per decision: its cgroup's CPU
 time over each game (the records' ``match.cpu_ms``) divided by the requests
 it answered; then the decisions per second of one random-against-random
 match (wall time of the whole match, launches included). ``--before TREE``
-(a checkout of an older commit, e.g. ``git worktree add /tmp/sdk-before
-<commit>``) measures that tree's SDK and bots too, interleaved with the
-current ones round by round so that both see the same load; each bot gets
+(another checkout, e.g. ``git worktree add /tmp/sdk-other <commit>``)
+measures that tree's SDK and bots too, interleaved with this checkout's
+round by round so that both see the same load; each bot gets
 its own copy of the SDK in its directory (``kahuna_bot/`` beside
 ``bot.py`` comes first on ``sys.path``). Medians over the rounds are printed;
 figures are noisy while other work runs on the machine.

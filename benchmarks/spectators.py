@@ -1,5 +1,5 @@
 """1,000 spectators polling /api/live and a live game once a second, while games are played:
-are they answered within 200 ms at the 99th percentile? (issue 25)
+are they answered within 200 ms at the 99th percentile (the target)?
 
     python3 benchmarks/spectators.py [--spectators 1000] [--seconds 30] [--think-s 0.2]
                                      [--baseline-tree DIR [--rounds 3]]
@@ -15,8 +15,8 @@ within the first second. Prints count, p50, p99 and max of the response times
 in ms, failures by kind, and the load. Timings on a shared 2-core machine are
 noisy: the load average is printed beside them.
 
-With ``--baseline-tree DIR`` (a checkout of older code, e.g. ``git archive main``
-unpacked), runs alternate ``--rounds`` times between that code (``before``) and
+``--baseline-tree DIR``: the same run against another checkout (e.g. ``git archive
+main`` unpacked): runs alternate ``--rounds`` times between that code (``before``) and
 this checkout (``after``), each in a fresh process with its own code on
 ``PYTHONPATH``, so both see the same machine load.
 """
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def alternate(args: argparse.Namespace) -> int:
-    """Before (the baseline tree's code) and after (this checkout), alternately."""
+    """The baseline tree's code (``before``) and this checkout's (``after``), alternately."""
     common = ["--spectators", str(args.spectators), "--seconds", str(args.seconds),
               "--think-s", str(args.think_s)]  # fmt: skip
     for round_ in range(args.rounds):

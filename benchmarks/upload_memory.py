@@ -1,4 +1,7 @@
-"""How much an upload grows the server's memory (issue 10, item 2).
+"""How much an upload grows the server's memory.
+
+Target: an upload never grows it by more than ``--limit-mib``, whatever the
+archive claims of itself: the server must stay up for everyone else.
 
     python3 benchmarks/upload_memory.py [--limit-mib 64]
 

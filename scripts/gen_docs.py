@@ -272,7 +272,10 @@ def _message(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/gen-docs", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="scripts/gen-docs",
+        description="Generate the CLI and API references of the docs site from their sources.",
+    )
     parser.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if a page is out of date"
     )

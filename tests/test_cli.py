@@ -25,7 +25,7 @@ def _interrupted_after(delay_s: float, data: Path) -> subprocess.CompletedProces
         [sys.executable, "-m", "arena", "tournament", "list", "--data-dir", str(data)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
-    time.sleep(delay_s)
+    time.sleep(delay_s)  # the user's Ctrl-C, at the moment swept
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
@@ -44,11 +44,11 @@ def _before_arena(stderr: str) -> bool:
 
 
 def test_ctrl_c_while_the_commands_load_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    """Start-up imports take 0.1-1.5 s of this machine; a Ctrl-C anywhere in them (swept
-    here) was an import traceback. Before Python's own handler is set, the signal simply
-    ends the process (-2), and inside the interpreter's `site` (before any of arena runs)
-    Python reports a fatal error of its own; once the command has run, nothing is left to
-    interrupt (0)."""
+    """A Ctrl-C anywhere in the start-up imports (swept here, since they take a while on a
+    loaded machine) is one line, not an import traceback. Before Python's own handler is
+    set, the signal simply ends the process (-2), and inside the interpreter's `site`
+    (before any of arena runs) Python reports a fatal error of its own; once the command
+    has run, nothing is left to interrupt (0)."""
     outcomes = []
     for delay_s in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5):
         done = _interrupted_after(delay_s, tmp_path / "data")

@@ -4,7 +4,8 @@ Every help text of every (sub-)command is searched for what belongs to the
 code, not to its users: issue numbers, reST markup (``x``), source paths and
 module names. A mistyped command, choice or flag is answered with the closest
 real one; the formats, the remote commands and the local ones use one name
-per concept.
+per concept. A command loaded alone (`arena NAME ...` imports only its module)
+has the help it has among all the others.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from arena.cli import build_parser, main
+from arena.cli import COMMAND_MODULES, COMMANDS, build_parser, main
 
 INTERNAL = [
     (re.compile(r"\bissue \d+", re.IGNORECASE), "an issue number"),
@@ -39,6 +40,26 @@ def _parsers(
 def _texts() -> Iterator[tuple[str, str]]:
     for path, parser in _parsers(build_parser()):
         yield path, parser.format_help()
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[str]:
+    """The top-level command names ``parser`` takes, aliases included."""
+    found = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return list(found.choices)
+
+
+def test_each_command_loads_alone_with_the_help_it_has_among_all() -> None:
+    """`arena NAME ...` imports only the module ``COMMANDS`` names for NAME: that module
+    registers exactly those names, and every parser under them (help, usage, choices)
+    is the one built with every module loaded."""
+    everything = {path: parser.format_help() for path, parser in _parsers(build_parser())}
+    assert set(_commands(build_parser())) == set(COMMANDS)
+    for module in COMMAND_MODULES:
+        alone = build_parser((module,))
+        assert _commands(alone) == [name for name, owner in COMMANDS.items() if owner == module]
+        for path, parser in _parsers(alone):
+            if path != "arena":
+                assert parser.format_help() == everything[path], path
 
 
 @pytest.mark.parametrize(("pattern", "what"), INTERNAL, ids=[case[1] for case in INTERNAL])

@@ -3,8 +3,8 @@
 A clone is all a bot author has: each ``[text](path#anchor)`` (and image) in a
 Markdown file must name a file or directory of the repository, an ``#anchor``
 into a Markdown file must match one of its headings (GitHub's slugs), and no
-document may point outside the repository (``../shared``, where the rules
-used to live). One case per link, with the file, line and target as its id.
+document may point outside the repository (``../shared``, a directory a
+clone does not have). One case per link, with the file, line and target as its id.
 """
 
 from __future__ import annotations

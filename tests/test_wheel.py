@@ -1,4 +1,4 @@
-"""The arena installed from its wheel, away from any source checkout (issue 11, item 6).
+"""The arena installed from its wheel, away from any source checkout.
 
 Builds the wheel from a copy of the sources, installs it into a fresh venv
 (its dependencies from the package index, through pip's cache) and, from a

@@ -95,8 +95,8 @@ def remove_stale_uploads(parent: Path | None = None) -> list[Path]:
     """Remove this user's upload directories whose process is gone; return what was removed.
 
     A directory named after a live process is left alone (another server's
-    upload in progress); one without a pid (made before uploads were named
-    after their process) only once it is 10 minutes old.
+    upload in progress); one without a pid (no process to ask about) only
+    once it is 10 minutes old.
     """
     parent = Path(parent if parent is not None else tempfile.gettempdir())
     removed: list[Path] = []

@@ -1,10 +1,4 @@
-"""`arena audit NAME`: check a finished tournament against its published seed commitment.
-
-Exit 0 with what passed; exit 1 naming the first difference (a tournament not
-finished yet cannot be audited: its seed is still secret). `--bundle FILE`
-checks a saved audit bundle (`arena remote audit NAME --save FILE`) instead of
-a data directory: docs/reference/VERIFY.md.
-"""
+"""`arena audit NAME`: check a finished tournament against its published seed commitment."""
 
 from __future__ import annotations
 
@@ -16,11 +10,20 @@ from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_st
 from arena.store import Store
 from arena.tournament.policy.audit import AuditReport, audit_bundle, audit_tournament
 
+DESCRIPTION = """\
+`arena audit NAME`: check a finished tournament against its published seed commitment.
+
+Exit 0 with what passed; exit 1 naming the first difference (a tournament not
+finished yet cannot be audited: its seed is still secret). `--bundle FILE`
+checks a saved audit bundle (`arena remote audit NAME --save FILE`) instead of
+a data directory: docs/reference/VERIFY.md.
+"""
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "audit", help="check a finished tournament's seed, deals, results and ratings",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("name", nargs="?", help="tournament name (not with --bundle)")
     parser.add_argument("--bundle", type=Path, metavar="FILE",

@@ -1,17 +1,5 @@
-"""`arena bot add|list|show|check|new`: store bots once they pass their checks, look at
-them, check them and start new ones from a starter kit.
-
-`arena bot add DIR` validates DIR/bot.toml, plays the bot through the
-conformance check's submission scenarios (`arena bot check --submission`: the
-situations a short match may never reach) and then a short smoke match (2
-games, one deal from both seats) against the random sample bot, all in the
-sandbox, and refuses a bot that fails either, saying how it failed. Like an
-uploaded archive, the directory may hold only regular files, directories and
-links that stay inside it (checked before the smoke match). An
-unchanged bot is the version already stored; a changed one is a new version.
-A stored Java version then gets its class-data archive for this JDK (one
-training launch in the sandbox, docs/design/SANDBOX.md), if it has none yet.
-"""
+"""`arena bot add|list|show|check|new`: the bots of a data directory, stored once they pass
+their checks."""
 
 from __future__ import annotations
 
@@ -46,12 +34,31 @@ from arena.store import (
 from arena.store.bots import check_bot_source
 from arena.store.tokens import check_user_name
 
+DESCRIPTION = """\
+`arena bot add|list|show|check|new`: store bots once they pass their checks, look at
+them, check them and start new ones from a starter kit.
+
+`arena bot add DIR` validates DIR/bot.toml, plays the bot through the
+conformance check's submission scenarios (`arena bot check --submission`: the
+situations a short match may never reach) and then a short smoke match (2
+games, one deal from both seats) against the random sample bot, all in the
+sandbox, and refuses a bot that fails either, saying how it failed. Like an
+uploaded archive, the directory may hold only regular files, directories and
+links that stay inside it (checked before the smoke match). An
+unchanged bot is the version already stored; a changed one is a new version.
+A stored Java version then gets its class-data archive for this JDK (one
+training launch in the sandbox, docs/design/SANDBOX.md), if it has none yet.
+"""
+
+
 RECENT_FAILURES = 5
 """How many of a bot's newest failures (with their stderr) `arena bot show` lists."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    bot = subparsers.add_parser("bot", help="add, list, show and start bots", description=__doc__)
+    bot = subparsers.add_parser(
+        "bot", help="add, list, show and start bots", description=DESCRIPTION
+    )
     commands = bot.add_subparsers(dest="bot_command", metavar="SUBCOMMAND")
     commands.required = True
 

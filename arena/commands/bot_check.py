@@ -1,20 +1,4 @@
-"""`arena bot check DIR`: play a bot through every situation the contract allows.
-
-A scripted referee (the real transport, judge and sandbox; positions from the
-real rules engine) plays the bot through each variant and handicap, a
-reshuffle, a forced draw after a pass, a hand of five, the two final turns
-(pass only), a low bank, requests it must answer fast, a forfeit before any
-request, MatchOver and exit. It prints each scenario passed or failed with
-what the bot did, then the bot's launch time and its per-decision latency and
-CPU. Exit status 0 only if every scenario passed, 1 if one failed, 2 if the
-bot could not be checked at all (no usable bot.toml, no sandbox).
-
-A Java bot is launched as the arena launches it in matches: with the
-class-data archive the arena builds for each version on its own JDK
-(docs/design/SANDBOX.md, "Java class-data archives"), kept in the data directory's
-java-cds/; the first check of a version on this JDK builds it first (one
-training launch, said so). --no-class-archive checks it without.
-"""
+"""`arena bot check DIR`: play a bot through every situation the contract allows."""
 
 from __future__ import annotations
 
@@ -50,13 +34,33 @@ from arena.sandbox import SandboxUnavailableError
 from arena.sandbox.javacds import shelf_dir
 from arena.store import resolve_data_dir
 
+DESCRIPTION = """\
+`arena bot check DIR`: play a bot through every situation the contract allows.
+
+A scripted referee (the real transport, judge and sandbox; positions from the
+real rules engine) plays the bot through each variant and handicap, a
+reshuffle, a forced draw after a pass, a hand of five, the two final turns
+(pass only), a low bank, requests it must answer fast, a forfeit before any
+request, MatchOver and exit. It prints each scenario passed or failed with
+what the bot did, then the bot's launch time and its per-decision latency and
+CPU. Exit status 0 only if every scenario passed, 1 if one failed, 2 if the
+bot could not be checked at all (no usable bot.toml, no sandbox).
+
+A Java bot is launched as the arena launches it in matches: with the
+class-data archive the arena builds for each version on its own JDK
+(docs/design/SANDBOX.md, "Java class-data archives"), kept in the data directory's
+java-cds/; the first check of a version on this JDK builds it first (one
+training launch, said so). --no-class-archive checks it without.
+"""
+
+
 NOT_CHECKED = 2
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = commands.add_parser(
         "check", help="play a bot through every situation of the contract (conformance)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     check.add_argument("directory", type=Path, help="bot directory with a bot.toml")
     check.add_argument("--json", action="store_true", help="print the findings as JSON")

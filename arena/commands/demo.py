@@ -1,11 +1,4 @@
-"""`arena demo`: a real round-robin tournament of the sample bots, on the defaults.
-
-Stores the sample bots (each after its checks, as `arena bot add` does;
-an unchanged bot is not played again), creates a round robin named
-`demo-N`, plays it in the sandbox with the default clocks, and prints the
-standings, the crosstable and the leaderboard. Everything lands in the data
-directory like any other tournament, so `arena serve --web-port 8080` shows it.
-"""
+"""`arena demo`: a real round-robin tournament of the sample bots, on the defaults."""
 
 from __future__ import annotations
 
@@ -22,13 +15,24 @@ from arena.store import Store, TournamentFormat, list_tournaments
 from arena.tournament.policy.config import TournamentError, build_config
 from arena.tournament.policy.rounds import create_tournament
 
+DESCRIPTION = """\
+`arena demo`: a real round-robin tournament of the sample bots, on the defaults.
+
+Stores the sample bots (each after its checks, as `arena bot add` does;
+an unchanged bot is not played again), creates a round robin named
+`demo-N`, plays it in the sandbox with the default clocks, and prints the
+standings, the crosstable and the leaderboard. Everything lands in the data
+directory like any other tournament, so `arena serve --web-port 8080` shows it.
+"""
+
+
 DEMO_BOTS = ("python_greedy", "python_random", "js_random")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "demo", help="play a round robin of the sample bots (stored, rated, viewable)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("--games", type=int, default=4, help="games per match (default 4)")
     parser.add_argument(

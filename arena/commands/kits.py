@@ -1,18 +1,4 @@
-"""`arena bot new LANG NAME`: start a bot from a starter kit.
-
-A starter kit is a sample bot (sample_bots/DIR/) that plays a random legal
-action in one language. `bot new` copies it into a new directory, leaving out
-what its build makes (node_modules, compiled output, a native bot's binary),
-and gives it the new name: in bot.toml and everywhere else the kit's name
-appears in its text files (the name the bot says in Hello, its README). The
-project files keep their fixed package names, so any bot name builds. The
-copy is ready to build (its ./build.sh, for every kit but Python's) and to
-play: `arena bot check NAME`, `arena match NAME python_random`.
-
---list shows the languages, with the kits this installation holds (a kit
-whose directory is missing is listed as such, and asking for it is an error
-that says so).
-"""
+"""`arena bot new LANG NAME`: start a bot from a starter kit."""
 
 from __future__ import annotations
 
@@ -28,6 +14,23 @@ from arena.commands.storeargs import fail
 from arena.referee import BotConfigError, load_bot
 from arena.referee.botdir import NAME_PATTERN
 from arena.resources import sample_bots_dir
+
+DESCRIPTION = """\
+`arena bot new LANG NAME`: start a bot from a starter kit.
+
+A starter kit is a sample bot (sample_bots/DIR/) that plays a random legal
+action in one language. `bot new` copies it into a new directory, leaving out
+what its build makes (node_modules, compiled output, a native bot's binary),
+and gives it the new name: in bot.toml and everywhere else the kit's name
+appears in its text files (the name the bot says in Hello, its README). The
+project files keep their fixed package names, so any bot name builds. The
+copy is ready to build (its ./build.sh, for every kit but Python's) and to
+play: `arena bot check NAME`, `arena match NAME python_random`.
+
+--list shows the languages, with the kits this installation holds (a kit
+whose directory is missing is listed as such, and asking for it is an error
+that says so).
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +190,7 @@ def _make_readable(directory: Path) -> None:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     new = commands.add_parser(
         "new", help="start a bot from a starter kit (--list shows the languages)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     new.add_argument("language", nargs="?", help="the kit's language, e.g. python, cpp")
     new.add_argument("name", nargs="?", help="the new bot's name (also its directory)")

@@ -1,10 +1,4 @@
-"""`arena limits show | set | clear`: the per-user limits of `arena serve`, on the data directory.
-
-A setting is stored: for every user, or for one user (`--user`), over the
-server's defaults (its `--limit-*` flags; this command shows the built-in
-defaults). A running server applies it from its next request, as it does the
-admin's SetLimit call. docs/guide/operating.md lists the limits.
-"""
+"""`arena limits show | set | clear`: the per-user limits of `arena serve`, on a data directory."""
 
 from __future__ import annotations
 
@@ -15,11 +9,20 @@ from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_st
 from arena.server.quotas import LIMIT_NAMES, Quotas
 from arena.store import Store
 
+DESCRIPTION = """\
+`arena limits show | set | clear`: the per-user limits of `arena serve`, on the data directory.
+
+A setting is stored: for every user, or for one user (`--user`), over the
+server's defaults (its `--limit-*` flags; this command shows the built-in
+defaults). A running server applies it from its next request, as it does the
+admin's SetLimit call. docs/guide/operating.md lists the limits.
+"""
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     limits = subparsers.add_parser(
         "limits", help="per-user limits of `arena serve` (bots, bytes, submissions)",
-        description=__doc__,
+        description=DESCRIPTION,
     )  # fmt: skip
     commands = limits.add_subparsers(dest="limits_command", metavar="SUBCOMMAND")
     commands.required = True

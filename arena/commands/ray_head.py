@@ -1,4 +1,18 @@
-"""`arena ray-head`: start the head of a Ray cluster for the arena, locked.
+"""`arena ray-head`: start the head of a Ray cluster for the arena, locked."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from typing import Any
+
+from arena.commands.storeargs import fail
+from arena.tournament.execution.ray_auth import AUTH_MODE_ENV, TokenError, require_token
+
+DESCRIPTION = """\
+`arena ray-head`: start the head of a Ray cluster for the arena, locked.
 
 The one head command of docs/design/DISTRIBUTED.md and docker/compose.ray.yaml. It
 starts `ray start --head` with Ray's token authentication on
@@ -15,16 +29,6 @@ whenever its dependencies are installed), so this runs `ray start` in this
 process with Ray told its client is not installed.
 """
 
-from __future__ import annotations
-
-import argparse
-import os
-import shlex
-import sys
-from typing import Any
-
-from arena.commands.storeargs import fail
-from arena.tournament.execution.ray_auth import AUTH_MODE_ENV, TokenError, require_token
 
 METRICS_ENV = "RAY_enable_metrics_collection"
 DEFAULT_PORT = 6379
@@ -33,7 +37,7 @@ DEFAULT_PORT = 6379
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "ray-head", help="start the head of a Ray cluster (token authentication on)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="the head's port (6379)")
     parser.add_argument(

@@ -1,12 +1,4 @@
-"""`arena ray-token create [PATH]`: make a Ray cluster's token, once, on the operator's machine.
-
-Every node, driver and client of an arena cluster proves it holds this token
-(Ray's token authentication, `RAY_AUTH_MODE=token`; docs/design/DISTRIBUTED.md): 256
-random bits written to PATH (default `$RAY_AUTH_TOKEN_PATH`, else
-`~/.ray/auth_token`, where Ray looks) with mode 0600. Copy the file, by a
-channel you trust, to the same place on every machine of the cluster. An
-existing file is never overwritten: every node would need the new token.
-"""
+"""`arena ray-token create [PATH]`: make a Ray cluster's token, once, on the operator's machine."""
 
 from __future__ import annotations
 
@@ -17,11 +9,22 @@ from typing import Any
 from arena.commands.storeargs import fail
 from arena.tournament.execution.ray_auth import TokenError, create_token, token_path
 
+DESCRIPTION = """\
+`arena ray-token create [PATH]`: make a Ray cluster's token, once, on the operator's machine.
+
+Every node, driver and client of an arena cluster proves it holds this token
+(Ray's token authentication, `RAY_AUTH_MODE=token`; docs/design/DISTRIBUTED.md): 256
+random bits written to PATH (default `$RAY_AUTH_TOKEN_PATH`, else
+`~/.ray/auth_token`, where Ray looks) with mode 0600. Copy the file, by a
+channel you trust, to the same place on every machine of the cluster. An
+existing file is never overwritten: every node would need the new token.
+"""
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "ray-token", help="make the token every node and driver of a Ray cluster must hold",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True

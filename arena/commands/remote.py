@@ -1,44 +1,4 @@
-"""`arena remote`: a participant's commands against a running `arena serve` (plain or TLS).
-
-  arena remote login URL          save the arena and your token (stdin, or a prompt)
-  arena remote submit DIR         pack DIR, upload it, print the version and the checks
-  arena remote bot list           the arena's bots (latest versions)
-  arena remote leaderboard        ratings (--json for machines)
-  arena remote tournament list    the arena's tournaments, newest first
-  arena remote watch NAME         a tournament's or the ladder's progress, whoever plays it
-  arena remote tournament create NAME BOT...   (admin) create a tournament (--start: play it)
-  arena remote tournament start|stop NAME      (admin) play it in the server, or stop it there
-  arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
-  arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
-  arena remote export --out DIR   the public games as Parquet (docs/reference/export.md)
-  arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
-
-URL is grpc://HOST:PORT or HOST:PORT (plaintext) or grpcs://HOST:PORT (TLS,
-checked against the system's CA roots, or --tls-ca FILE). A plaintext login to
-an address other than this machine's loopback sends the token in clear: it is
-refused unless --insecure is given. The login is saved
-mode 0600 in $XDG_CONFIG_HOME/kahuna-arena/remote.json (else
-~/.config/kahuna-arena/remote.json); login checks the token with the arena first.
-`remote play` hands the token to the connector in its environment, never in argv,
-and runs at most --max-parallel bots at once (default: the CPUs).
-
-Whatever the arena sends (names, messages, records, refusals) is printed with
-its control characters shown as \\uXXXX: an arena cannot drive your terminal.
-
-Every refusal is one line on standard error, and the exit status says which:
-
-  0  done
-  1  the arena failed otherwise (an internal error)
-  2  bad arguments or local files (no login saved, DIR unusable, bad URL)
-  3  UNAUTHENTICATED: the token is unknown (log in again)
-  4  PERMISSION_DENIED: not yours (another user's bot, an admin-only call)
-  5  NOT_FOUND: no such tournament, game or bot
-  6  the arena refused the request (INVALID_ARGUMENT, FAILED_PRECONDITION,
-     ALREADY_EXISTS: e.g. a bot that fails its smoke match)
-  7  RESOURCE_EXHAUSTED: over a limit (archive size, streams)
-  8  UNAVAILABLE or DEADLINE_EXCEEDED: the arena cannot be reached
-  9  audit: the tournament fails its audit (the first difference is named)
-"""
+"""`arena remote`: a participant's commands against a running `arena serve` (plain or TLS)."""
 
 from __future__ import annotations
 
@@ -73,6 +33,54 @@ from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
 from arena.tournament.policy.audit import audit_bundle
+
+EXIT_STATUSES = """\
+Every refusal is one line on standard error, and the exit status says which:
+
+  0  done
+  1  the arena failed otherwise (an internal error)
+  2  bad arguments or local files (no login saved, DIR unusable, bad URL)
+  3  UNAUTHENTICATED: the token is unknown (log in again)
+  4  PERMISSION_DENIED: not yours (another user's bot, an admin-only call)
+  5  NOT_FOUND: no such tournament, game or bot
+  6  the arena refused the request (INVALID_ARGUMENT, FAILED_PRECONDITION,
+     ALREADY_EXISTS: e.g. a bot that fails its smoke match)
+  7  RESOURCE_EXHAUSTED: over a limit (archive size, streams)
+  8  UNAVAILABLE or DEADLINE_EXCEEDED: the arena cannot be reached
+  9  audit: the tournament fails its audit (the first difference is named)
+"""
+"""What each exit status of `arena remote` means: the end of every remote command's help."""
+
+DESCRIPTION = """\
+`arena remote`: a participant's commands against a running `arena serve` (plain or TLS).
+
+  arena remote login URL          save the arena and your token (stdin, or a prompt)
+  arena remote submit DIR         pack DIR, upload it, print the version and the checks
+  arena remote bot list           the arena's bots (latest versions)
+  arena remote leaderboard        ratings (--json for machines)
+  arena remote tournament list    the arena's tournaments, newest first
+  arena remote watch NAME         a tournament's or the ladder's progress, whoever plays it
+  arena remote tournament create NAME BOT...   (admin) create a tournament (--start: play it)
+  arena remote tournament start|stop NAME      (admin) play it in the server, or stop it there
+  arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
+  arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
+  arena remote export --out DIR   the public games as Parquet (docs/reference/export.md)
+  arena remote play BOT -- CMD    host a remote bot: run CMD for every seat offered
+
+URL is grpc://HOST:PORT or HOST:PORT (plaintext) or grpcs://HOST:PORT (TLS,
+checked against the system's CA roots, or --tls-ca FILE). A plaintext login to
+an address other than this machine's loopback sends the token in clear: it is
+refused unless --insecure is given. The login is saved
+mode 0600 in $XDG_CONFIG_HOME/kahuna-arena/remote.json (else
+~/.config/kahuna-arena/remote.json); login checks the token with the arena first.
+`remote play` hands the token to the connector in its environment, never in argv,
+and runs at most --max-parallel bots at once (default: the CPUs).
+
+Whatever the arena sends (names, messages, records, refusals) is printed with
+its control characters shown as \\uXXXX: an arena cannot drive your terminal.
+
+""" + EXIT_STATUSES
+
 
 EXIT_OK = 0
 EXIT_SERVER = 1
@@ -925,7 +933,7 @@ def _handled(run: Any) -> Any:
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     remote = subparsers.add_parser(
         "remote", help="a participant's commands against a running `arena serve`",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     commands = remote.add_subparsers(dest="remote_command", metavar="SUBCOMMAND")
     commands.required = True
@@ -937,7 +945,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         *,
         listed: bool = True,
     ) -> argparse.ArgumentParser:
-        description = f"{help_text}.\n\n{_EXIT_TABLE}"
+        description = f"{help_text}.\n\n{EXIT_STATUSES}"
         raw = argparse.RawDescriptionHelpFormatter
         if not listed:  # no help: left out of the list, an alias kept working
             return under.add_parser(name, description=description, formatter_class=raw)
@@ -1057,7 +1065,7 @@ def _register_tournament(commands: argparse._SubParsersAction[argparse.ArgumentP
     create = commands.add_parser(
         "create", help="create a tournament of stored bots (each plays its latest version)",
         description="Create a tournament of stored bots; --start plays it in the server at"
-        f" once.\n\n{_EXIT_TABLE}", formatter_class=argparse.RawDescriptionHelpFormatter,
+        f" once.\n\n{EXIT_STATUSES}", formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     create.add_argument("name", metavar="NAME", help="tournament name (letters, digits, - _ .)")
     create.add_argument("bots", nargs="+", metavar="BOT", help="stored bots (latest versions)")
@@ -1082,11 +1090,8 @@ def _register_tournament(commands: argparse._SubParsersAction[argparse.ArgumentP
          run_tournament_stop),
     ):  # fmt: skip
         command = commands.add_parser(
-            name, help=help_text, description=f"{help_text}.\n\n{_EXIT_TABLE}",
+            name, help=help_text, description=f"{help_text}.\n\n{EXIT_STATUSES}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )  # fmt: skip
         command.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
         command.set_defaults(func=_handled(run))
-
-
-_EXIT_TABLE = __doc__[__doc__.index("Every refusal") :] if __doc__ else ""

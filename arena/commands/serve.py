@@ -1,13 +1,5 @@
-"""`arena serve` (the gRPC arena API); `arena token` beside it.
-
-`arena serve` prints where the admin token is kept (DATA_DIR/admin.token,
-created on first use, mode 0600). Clients send `authorization: Bearer TOKEN`.
-With --tls-cert and --tls-key (PEM) the port speaks TLS only, for the API and
-remote bots alike, and the web pages are served over HTTPS with the same
-certificate; --tls-client-ca also requires a client certificate signed by
-that CA on the gRPC port (mutual TLS). Without them, tokens travel in clear:
-bind a loopback address, or put a TLS proxy in front.
-"""
+"""`arena serve`: the gRPC arena API (and its web pages) on a data directory; `arena token` and
+`arena limits` beside it."""
 
 from __future__ import annotations
 
@@ -46,13 +38,27 @@ from arena.store import (
 )
 from arena.tournament.policy.config import TournamentError
 
+DESCRIPTION = """\
+`arena serve` (the gRPC arena API); `arena token` beside it.
+
+`arena serve` prints where the admin token is kept (DATA_DIR/admin.token,
+created on first use, mode 0600). Clients send `authorization: Bearer TOKEN`.
+With --tls-cert and --tls-key (PEM) the port speaks TLS only, for the API and
+remote bots alike, and the web pages are served over HTTPS with the same
+certificate; --tls-client-ca also requires a client certificate signed by
+that CA on the gRPC port (mutual TLS). Without them, tokens travel in clear:
+bind a loopback address, or put a TLS proxy in front.
+"""
+
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = subparsers.add_parser(
-        "serve", help="run the gRPC arena API (bots, tournaments, leaderboard)", description=__doc__
+        "serve", help="run the gRPC arena API (bots, tournaments, leaderboard)",
+        description=DESCRIPTION,
     )
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind ({DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"gRPC port ({DEFAULT_PORT})")

@@ -1,11 +1,4 @@
-"""`arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory.
-
-A token may be made to expire (`--expires-in 30d`); `revoke` ends one token
-(by the id `list` shows) or every token of a user at once. A revoked or
-expired token is refused by the gRPC API, the web and the remote-bot gateway,
-with a message saying which. Only a token's SHA-256 is stored: `list` shows
-its first characters (`sha256sum` of a token one holds starts the same).
-"""
+"""`arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory."""
 
 from __future__ import annotations
 
@@ -16,6 +9,17 @@ from datetime import timedelta
 
 from arena.commands.storeargs import add_data_dir, with_store
 from arena.store import NotFoundError, Store, create_token, list_tokens, revoke_tokens
+
+DESCRIPTION = """\
+`arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory.
+
+A token may be made to expire (`--expires-in 30d`); `revoke` ends one token
+(by the id `list` shows) or every token of a user at once. A revoked or
+expired token is refused by the gRPC API, the web and the remote-bot gateway,
+with a message saying which. Only a token's SHA-256 is stored: `list` shows
+its first characters (`sha256sum` of a token one holds starts the same).
+"""
+
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 _DURATION = re.compile(r"(\d{1,7})([smhd])")
@@ -33,7 +37,7 @@ def duration(text: str) -> timedelta:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     token = subparsers.add_parser(
-        "token", help="manage API tokens for `arena serve`", description=__doc__
+        "token", help="manage API tokens for `arena serve`", description=DESCRIPTION
     )
     commands = token.add_subparsers(dest="token_command", metavar="SUBCOMMAND")
     commands.required = True

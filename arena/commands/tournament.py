@@ -1,15 +1,4 @@
-"""`arena tournament create|run|resume|status|list`.
-
-Formats: round-robin, swiss, gauntlet (the first bot plays each of the others,
-paired deals) and sprt (a sequential test of CANDIDATE against BASELINE, one
-deal pair per match, until the LLR crosses a bound or --max-pairs is reached).
-`run` creates a tournament and plays it; `resume` finishes one that was
-interrupted (even by kill -9) without losing or double-counting a game. One
-process runs a tournament at a time: a second `run`/`resume` of it exits 1
-naming the running process. `status` and `list` show a tournament whose
-runner died as `interrupted`.
-Matches run concurrently (default: one per core), each in its own process.
-"""
+"""`arena tournament`: create, play, resume and show tournaments on the data directory."""
 
 from __future__ import annotations
 
@@ -64,6 +53,21 @@ from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
 from arena.tournament.statistics.sprt import PRESETS, EloModel
 from arena.tournament.view.table import tournament_table
 
+DESCRIPTION = """\
+`arena tournament create|run|resume|status|list`.
+
+Formats: round-robin, swiss, gauntlet (the first bot plays each of the others,
+paired deals) and sprt (a sequential test of CANDIDATE against BASELINE, one
+deal pair per match, until the LLR crosses a bound or --max-pairs is reached).
+`run` creates a tournament and plays it; `resume` finishes one that was
+interrupted (even by kill -9) without losing or double-counting a game. One
+process runs a tournament at a time: a second `run`/`resume` of it exits 1
+naming the running process. `status` and `list` show a tournament whose
+runner died as `interrupted`.
+Matches run concurrently (default: one per core), each in its own process.
+"""
+
+
 FORMATS = {
     "round-robin": TournamentFormat.ROUND_ROBIN,
     "swiss": TournamentFormat.SWISS,
@@ -95,7 +99,7 @@ def _format(text: str) -> str:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("tournament", help="create, run and inspect tournaments",
-                                   description=__doc__)  # fmt: skip
+                                   description=DESCRIPTION)  # fmt: skip
     commands = parser.add_subparsers(dest="tournament_command", metavar="SUBCOMMAND")
     commands.required = True
 

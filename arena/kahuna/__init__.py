@@ -5,7 +5,7 @@ rules, the legal moves, the records and the deals are imported on first use of o
 of their names (PEP 562): a sandboxed Python bot imports the engine at every launch,
 twice per bot and paired match, and the SDK needs only the actions, the
 board, the state and the observation (``tests/kahuna/test_lazy_api.py``). Those are
-imported here as before: ``observe`` names both a submodule and its function, and
+imported here at once: ``observe`` names both a submodule and its function, and
 only an import here, after the submodule's, leaves the name to the function.
 """
 

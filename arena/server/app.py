@@ -17,7 +17,7 @@ The server is gRPC's asyncio server on an event loop thread of its own
 (``ApiServer``, driven like a ``grpc.Server``): an open stream (WatchTournament,
 WaitForSeats, WatchGame, a Play stream) is a coroutine, not a thread, so no
 number of idle or slow streams can keep the other calls waiting. Unary calls
-run in a thread pool as before. Streams are counted per token and without one
+run in a thread pool. Streams are counted per token and without one
 (arena.server.limits: RESOURCE_EXHAUSTED past a limit), a Play stream must say
 Hello within a few seconds, and keepalive pings and an idle limit close dead
 and unused connections.

@@ -54,7 +54,7 @@ from arena.server.convert import (
     tournament_pb,
 )
 from arena.server.exports import export_page
-from arena.server.follow import follow_stored
+from arena.server.follow import follow_stored, latest_game_id
 from arena.server.ladder_service import LadderMethods
 from arena.server.offloop import blocking, off_loop
 from arena.server.quotas import (
@@ -492,12 +492,16 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             return
         inbox = self.tournaments.subscribe(tournament.id, asyncio.get_running_loop())
         try:
-            yield await off_loop(self._watch_status, tournament.id)
             if not self.tournaments.is_running(tournament.id):  # another process plays it
-                async for stored in follow_stored(self.store, tournament.id, self._watch_message):
+                seen = await off_loop(latest_game_id, self.store, tournament.id)
+                yield await off_loop(self._watch_status, tournament.id)
+                async for stored in follow_stored(
+                    self.store, tournament.id, self._watch_message, seen
+                ):
                     yield stored
                 yield await off_loop(self._watch_status, tournament.id)
                 return
+            yield await off_loop(self._watch_status, tournament.id)
             while True:  # until the tournament ends; a watcher leaving cancels the stream
                 event = await inbox.get(WATCH_POLL_S)
                 if event is None:

@@ -73,11 +73,13 @@ def game_line(game: GameRow) -> str:
 
 
 async def follow_stored(
-    store: Store, tournament_id: int, message: Message, poll_s: float = STORE_POLL_S
+    store: Store, tournament_id: int, message: Message, after_game_id: int,
+    poll_s: float = STORE_POLL_S,
 ) -> AsyncIterator[pb.WatchTournamentResponse]:
-    """Each game of the tournament stored from now on, until it is no longer running; then
-    one last event saying where it stands. The watcher leaving cancels it."""
-    seen = await off_loop(latest_game_id, store, tournament_id)
+    """Each game of the tournament stored after ``after_game_id`` (read before the watcher
+    was shown where the tournament stands, so that no game falls between the two), until
+    it is no longer running. The watcher leaving cancels it."""
+    seen = after_game_id
     while True:
         await asyncio.sleep(poll_s)
         now = await off_loop(stored_since, store, tournament_id, seen)

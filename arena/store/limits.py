@@ -4,8 +4,8 @@
 user's name for that user alone (a user's own setting wins over everyone's,
 which wins over the server's defaults: ``arena serve`` flags). What a user
 holds is read from what is stored: their bots, remote bots, the bytes of their
-versions' files (``bot_versions.bytes``; measured on disk for versions stored
-before it was kept).
+versions' files (``bot_versions.bytes``; measured on disk for a version whose row
+has none).
 """
 
 from __future__ import annotations

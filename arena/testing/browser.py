@@ -7,12 +7,12 @@ screenshots script; the web server itself never needs a browser.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = (
@@ -39,3 +39,14 @@ def launch_chromium() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+def pumping(page: Page) -> Callable[[float], None]:
+    """A pause for ``arena.testing.waiting``'s polls that runs Playwright meanwhile: its
+    sync API runs a page's route and event handlers only inside its own calls, so a
+    test that waits on what a handler records must spend the interval in one."""
+
+    def pause(seconds: float) -> None:
+        page.wait_for_timeout(seconds * 1000)
+
+    return pause

@@ -47,14 +47,16 @@ PREFIX = "kray"
 RAY_PORT = 6379
 
 SHORT_CONNECT = {
-    "RAY_gcs_server_port_wait_time_s": "2",  # attempts at the head's GCS (default 20, 1 s apart)
-    "RAY_py_gcs_connect_timeout_s": "5",  # each attempt's wait for the cluster's id (default 30)
+    "RAY_gcs_server_port_wait_time_s": "1",  # attempts at the head's GCS (default 20, 1 s apart)
+    "RAY_py_gcs_connect_timeout_s": "5",  # the attempt's wait for the cluster's id (default 30)
     "RAY_gcs_rpc_server_connect_timeout_s": "2",  # its wait for the gRPC channel (default 5)
 }
-"""Ray's own connection budget, for a client or node a test expects to be refused: a
-refused one then fails in seconds (a minute and more by default: Ray retries the head
-as if it were still starting). Give the test's control, which must get in, the same
-budget: it shows the budget is enough for a client the cluster accepts."""
+"""Ray's own connection budget, for a client or node a test expects to be refused: one
+attempt (ray/_private/node.py: the variable is the number of attempts, floored at one),
+so a refused one fails in seconds (a TLS mismatch waits out the attempt, about 10 s; a
+minute and more by default: Ray retries the head as if it were still starting). Give
+the test's control, which must get in, the same budget: it shows the budget is enough
+for a client the cluster accepts."""
 
 
 def ip_available() -> str | None:

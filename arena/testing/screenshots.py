@@ -66,7 +66,10 @@ def take_screenshots(out_dir: Path) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="README screenshots: a real server on a temporary data dir,"
+        " photographed by chromium"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="directory for the PNGs")
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():

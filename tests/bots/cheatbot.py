@@ -1,4 +1,4 @@
-"""A cheating bot, written as a competitor who wants to win unfairly would (issue 9).
+"""A cheating bot, written as a competitor who wants to win unfairly would.
 
 Run as ``python3 bot.py MARKER TAG`` (MARKER: a unique word that lets a test
 find the processes it left; TAG: names the places where the bot's processes
@@ -14,7 +14,7 @@ opponent's hand and the next card of the draw pile twice:
   GameOver record any of its processes ever received, and every deal that
   a seed found in any message or in its environment gives through the
   public engine code (``deal_from_seed`` of the number itself, and of the
-  old ``kahuna-deal/1`` derivation from a match seed), carried from game to
+  public ``kahuna-deal/1`` derivation from a match seed), carried from game to
   game in process memory and from process to process through every channel
   it can reach: files in /tmp, /dev/shm, $HOME, its own directory and its
   working directory, and an abstract Unix socket that its first process
@@ -54,7 +54,8 @@ FIRST_PILE = 15  # the first round's draw pile (R2)
 
 
 def old_deal_seed(match_seed: int, deal_index: int) -> int:
-    """The deal seed before issue 9: public code, from the match seed alone."""
+    """A deal seed from the match seed alone, with public code: what a bot could compute
+    if deals were not keyed by the tournament's secret."""
     text = f"kahuna-deal/1:{match_seed}:{deal_index}".encode()
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") & ((1 << SEED_BITS) - 1)
 
@@ -244,7 +245,7 @@ class Cheater(Bot):
             self.memory.seeds.update(fresh)
 
     def seed_deals(self) -> set[tuple[str, ...]]:
-        """The deals every seed known gives, as a number and as an old match seed."""
+        """The deals every seed known gives, as a number and as a match seed (``kahuna-deal/1``)."""
         with self.memory.lock:
             seeds = sorted(self.memory.seeds)
         deals: set[tuple[str, ...]] = set()

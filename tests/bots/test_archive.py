@@ -125,7 +125,8 @@ def _corrupt_zip(method: int, corrupt: bool) -> bytes:
 def test_a_zip_whose_data_cannot_be_inflated_is_refused_naming_the_entry(
     tmp_path: Path, method: int, corrupt: bool
 ) -> None:
-    """zlib.error, bz2's OSError and LZMAError were let out as they were (SubmitBot: UNKNOWN)."""
+    """zlib.error, bz2's OSError and LZMAError become a refusal naming the entry, never an
+    error let out as it is (SubmitBot: UNKNOWN)."""
     target = tmp_path / "target"
     target.mkdir()
     data = _corrupt_zip(method, corrupt)

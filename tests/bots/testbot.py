@@ -196,7 +196,7 @@ IN_FLIGHT = 32
 
 def unknown_method_flood(bot: Bot, channel: grpc.Channel) -> None:
     """Call a method the referee does not serve, on the bot's own socket, from a thread
-    of its own while playing well (issue 17.2: making the referee work for it slowed its
+    of its own while playing well (making the referee work for it must not slow its
     opponent). With no ARG as fast as it can, 32 calls in flight; with ARGs PER_SECOND
     [AT_ONCE], AT_ONCE calls back to back (default 0) and then PER_SECOND a second."""
     per_second = float(bot.args[0]) if bot.args else 0.0

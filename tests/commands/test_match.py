@@ -67,8 +67,8 @@ def test_json_output(bots: tuple[Path, Path]) -> None:
 
 
 def test_an_odd_game_is_in_the_score_and_said_to_be_unpaired(bots: tuple[Path, Path]) -> None:
-    """`--games 3` printed "score: mypy 2 - mygo 1" then "mypy: 50.0%" (the pair alone);
-    the percentage and Elo are now the score's, the odd game named as unpaired."""
+    """`--games 3`: the percentage and Elo are the score's (every game, the odd one
+    too), not the pair's alone, and the odd game is named as unpaired."""
     done = _arena("match", str(bots[0]), str(bots[1]), "--games", "3", "--seed", "4")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -243,8 +243,8 @@ def test_records_on_a_full_disk_stop_the_match_naming_the_file_and_leave_no_half
 
 
 def test_ctrl_c_stops_the_match_after_the_game_in_play_and_leaves_no_bot(tmp_path: Path) -> None:
-    """Ctrl-C stopped nothing: both halves played to the last game (300 games, some 35 s
-    here), and only then did `arena match` say it was interrupted."""
+    """Ctrl-C ends the match once the game in play is over, in both halves: not after the
+    last of its 300 games, and with no bot process left."""
     import signal
     import time
 

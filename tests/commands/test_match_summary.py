@@ -16,7 +16,8 @@ def _line(games: list[TableGame]) -> str:
 
 
 def test_two_one_over_three_games_reads_two_thirds() -> None:
-    """The issue's case: a split pair and an odd game won read "mypy 2 - mygo 1", then 50.0%."""
+    """A split pair and an odd game won read "mypy 2 - mygo 1" and two thirds, not the
+    pair's 50.0%."""
     games = [
         TableGame(0, ("mypy", "mygo"), 0),  # deal 0: mypy wins in seat 0
         TableGame(0, ("mygo", "mypy"), 0),  # deal 0: mygo wins in seat 0

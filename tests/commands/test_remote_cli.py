@@ -78,9 +78,10 @@ def test_each_grpc_code_becomes_one_line_and_its_exit_status(
 
 
 def test_every_exit_status_is_in_the_help_table() -> None:
-    statuses = {v for k, v in vars(remote).items() if k.startswith("EXIT_")}
+    statuses = {v for k, v in vars(remote).items() if k.startswith("EXIT_") and isinstance(v, int)}
+    assert statuses
     for value in statuses:
-        assert f"\n  {value}  " in remote.__doc__
+        assert f"\n  {value}  " in remote.EXIT_STATUSES
 
 
 @pytest.mark.parametrize(
@@ -176,7 +177,8 @@ def test_bad_bot_directories_are_refused_before_upload(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("megabytes", [40, 1], ids=["40 MB file", "control: 1 MB"])
 def test_a_bot_too_big_to_upload_is_refused_while_packing(tmp_path: Path, megabytes: int) -> None:
-    """The whole directory was packed in memory first (a 150 MB file: 200 MB of RSS)."""
+    """A directory over the upload limit is refused while it is packed, never packed whole
+    in memory first (a 150 MB file would cost 200 MB of RSS)."""
     import tracemalloc
 
     bot = tmp_path / "heavy"
@@ -413,7 +415,8 @@ def test_broken_logins_and_values_no_call_can_carry_are_one_line(
     arena_cli: Cli, tmp_path: Path, saved: str | None, argv: list[str], stdin: str, status: int,
     words: str,
 ) -> None:  # fmt: skip
-    """Each was a traceback (AttributeError, protobuf's ValueError) or INTERNAL before."""
+    """Each is one line and a status: no traceback (AttributeError, protobuf's ValueError),
+    no INTERNAL."""
     if saved is not None:
         directory = tmp_path / "config" / "kahuna-arena"
         directory.mkdir(parents=True)
@@ -445,8 +448,9 @@ def _login_tls_flags(pki: Pki, tmp_path: Path, case: str) -> tuple[list[str], st
 def test_login_checks_its_tls_files_before_any_call(
     arena_cli: Cli, pki: Pki, tmp_path: Path, case: str
 ) -> None:
-    """A CA that was not PEM read 'the arena cannot be reached ... Failed to create security
-    handshaker' (exit 8), after a line of gRPC's own log."""
+    """Each bad TLS file is named by login before any call (exit 2), not reported as 'the
+    arena cannot be reached ... Failed to create security handshaker' (exit 8) after a line
+    of gRPC's own log."""
     flags, words = _login_tls_flags(pki, tmp_path, case)
     status = remote.EXIT_UNREACHABLE if case.startswith("control") else remote.EXIT_USAGE
     _refusal(arena_cli("login", "grpcs://127.0.0.1:1", *flags, stdin="tok\n"), status, words)
@@ -621,7 +625,7 @@ def test_play_hosts_a_remote_bot_through_the_connector(
 ) -> None:
     config = tmp_path / "config"
     # Only the arena on the path, as for anyone who installed it: `remote play` gives the
-    # sample bot (an SDK bot, as uploaded) its SDK; it crashed importing kahuna_bot before.
+    # sample bot (an SDK bot, as uploaded) its SDK, without which importing kahuna_bot fails.
     env = dict(os.environ, XDG_CONFIG_HOME=str(config), PYTHONPATH=str(REPO))
     url = arena.url.format(port=arena.port)
     login = subprocess.run(

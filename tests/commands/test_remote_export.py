@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import sys
-import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from arena.server.limits import StreamLimits, token_key
 from arena.store import create_token, ensure_admin_token
 from arena.store.export import stored_games
 from arena.testing.demo_data import play_demo_tournament
+from arena.testing.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -320,10 +320,8 @@ def test_an_export_counts_against_the_tokens_open_streams(data: Data) -> None:
             as_alice = (("authorization", f"Bearer {alice}"),)
             service.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name="held"), metadata=as_alice)
             held = service.WaitForSeats(pb.WaitForSeatsRequest(bot="held"), metadata=as_alice)
-            deadline = time.monotonic() + 10
-            while server.counter.held(token_key(as_alice)) < 1:
-                assert time.monotonic() < deadline, "alice's stream did not open"
-                time.sleep(0.02)
+            wait_until(lambda: server.counter.held(token_key(as_alice)) >= 1,
+                       "alice's stream open", 10)  # fmt: skip
             with pytest.raises(grpc.RpcError) as refused:
                 list(service.ExportGames(pb.ExportGamesRequest(), metadata=as_alice, timeout=20))
             assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

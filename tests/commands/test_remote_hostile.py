@@ -183,7 +183,7 @@ class Hostile(pb_grpc.ArenaServiceServicer):
                 bot=request.bot, version="v", match_id=f"{EVIL}{n}", seat_token=f"seat-{n}",
                 deadline_unix_ms=deadline,
             )  # fmt: skip
-        time.sleep(4.0)  # every deadline passed: then a refusal ends the connector
+        time.sleep(4.0)  # the arena holds the stream past every deadline, then refuses
         context.abort(grpc.StatusCode.PERMISSION_DENIED, f"go away {EVIL}")
 
 

@@ -163,7 +163,8 @@ MATCH_SECTIONS = [
 def test_a_referee_record_replays_with_either_match_section(
     record_path: Path, tmp_path: Path, match: dict[str, object]
 ) -> None:
-    """Stored records from before deals were keyed by a secret replay as today's do."""
+    """A record replays alike whether its deals came from the match seed alone or were keyed
+    by a secret (both are stored)."""
     plain = json.loads(arena("replay", str(record_path)).stdout)
     done = arena("replay", write(tmp_path, {**load(record_path), "match": match}))
     assert done.returncode == 0, done.stderr

@@ -418,7 +418,8 @@ def test_the_resume_hint_names_the_command_that_resumes_it(
 def test_leaderboard_min_games_is_a_number_sqlite_can_take(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, status: int, words: str
 ) -> None:
-    """Past 2**63 - 1 it was SQLite's OverflowError, a traceback; a negative was ignored."""
+    """Past 2**63 - 1 SQLite raises OverflowError, and a negative means nothing: both are
+    refused in one line, never a traceback."""
     Store.open(tmp_path / "data").close()
     try:
         got, out, err = _arena(capsys, tmp_path / "data", "leaderboard", "--min-games", value)
@@ -438,7 +439,8 @@ def test_leaderboard_min_games_is_a_number_sqlite_can_take(
 def test_an_empty_data_dir_flag_is_refused_not_read_as_the_default(
     tmp_path: Path, command: list[str], value: str
 ) -> None:
-    """`--data-dir "$UNSET"` used ~/.local/share/kahuna-arena, perhaps another's store."""
+    """`--data-dir "$UNSET"` is refused: read as the default, ~/.local/share/kahuna-arena,
+    it could be another's store."""
     import subprocess
     import sys
 

@@ -1,4 +1,4 @@
-"""Building the starter kits once per CI run (issue 13, item 2): the one build cache.
+"""Building the starter kits once per CI run: the one build cache.
 
 Each kit's ``build.sh`` writes its artifact into the kit directory. A build is
 keyed by the hash of the kit's sources (every file but the build outputs): a

@@ -1,4 +1,4 @@
-"""`arena bot new LANG NAME` and `arena bot new --list` (issue 13, item 3).
+"""`arena bot new LANG NAME` and `arena bot new --list`.
 
 Every kit of this checkout is copied under a new name: the name is set in
 bot.toml and everywhere else the kit's name appeared, nothing the kit's
@@ -171,7 +171,8 @@ DISKS = [
 def test_a_copy_that_cannot_be_written_is_one_line_and_leaves_nothing(
     tmp_path: Path, options: str, fill: bool, error: str | None
 ) -> None:
-    """Was a line of every file's shutil error, and a half copy that blocked a retry."""
+    """One line, not a line per file of shutil's error, and no half copy left to block a
+    retry."""
     import subprocess
 
     root = tmp_path / "disk"

@@ -1,4 +1,4 @@
-"""The Go, Rust, Java, C++ and TypeScript starter kits, built by their own build.sh (issue 13).
+"""The Go, Rust, Java, C++ and TypeScript starter kits, built by their own build.sh.
 
 Each kit plays a real sandboxed match against python_random with no failure
 status; launched in the sandbox against a scripted referee it says Hello with
@@ -33,8 +33,8 @@ from tests.sample_bots.scripted_referee import REQUEST_ID, TOKEN, ScriptedServer
 from .building import BUILD_TIMEOUT_S, SAMPLE_BOTS, Kit, rebuilt_elsewhere, source_hash
 
 RULE_REASONS = {"points", "final_points", "bridges", "draw", "no_bridges"}
-# Generous: on a 2-core machine shared by several test suites (load 40 seen here)
-# a sandboxed JVM took 14 s to its Hello, past the contract's 10 s. What is
+# Generous: on a 2-core machine shared by several test suites a sandboxed JVM can
+# take longer than the contract's 10 s to its Hello. What is
 # tested here is the protocol, not start-up speed (benchmarks/kits.py measures it).
 TIMEOUT_S = 120
 HELLO_TIMEOUT_MS = 60_000

@@ -1,4 +1,4 @@
-"""A newcomer's Go path, run as written (issue 13: a played match in ten minutes).
+"""A newcomer's Go path, run as written: a played match in ten minutes.
 
 In a fresh directory that sees the repository's sample_bots/ (a checkout),
 with `arena` this checkout's: `arena bot new go mybot`, then every command of

@@ -2,7 +2,7 @@
 
 Each case: the match finishes, the broken bot gets the right status in each
 game, the good bot is never blamed, every record replays, and no process of
-either bot is left on the machine (issue 3, item 7).
+either bot is left on the machine.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def test_a_flood_of_unknown_methods_is_a_protocol_violation_that_names_them(
 def test_a_single_unknown_call_is_a_protocol_violation(make_bot: MakeBot) -> None:
     """One call at its Welcome and no more: the protocol has no use for any other
     method, and each refused call costs the thread that serves the opponent as much as
-    a fast bot's decision, so there is no allowance (there were 8 at once and 1 a
+    a fast bot's decision, so there is no allowance (not even 8 at once and 1 a
     second)."""
     good = make_bot("random", name="good")
     once = make_bot("unknown_method_flood", "0.001", "1", name="once")
@@ -361,7 +361,7 @@ def _once_seen(samples: list[Sample], *, launch_per_game: bool) -> list[Sample]:
 
 
 def test_a_spinning_bot_is_frozen_while_its_opponent_thinks(make_bot: MakeBot) -> None:
-    """Issue 10.6: six spinning children must not run on the opponent's time; once
+    """Six spinning children must not run on the opponent's time; once
     seen busy on it (their CPU on the good bot's turns over ``BUSY_LEVEL_MS``) they are
     frozen on all of it, and the match still ends normally though the spinner is
     frozen whenever the good bot's move ends a game (GameOver) or the match (MatchOver)."""

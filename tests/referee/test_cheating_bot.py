@@ -1,4 +1,4 @@
-"""A cheating bot predicts no better than an honest one (issue 9, the cheating-bot test).
+"""A cheating bot predicts no better than an honest one.
 
 Both bots of a long paired match run ``tests/bots/cheatbot.py``: before every
 reply each predicts the opponent's hand and the next card of the pile twice,
@@ -14,10 +14,9 @@ test, one-sided (is the cheat better?), a fixed secret and fixed seeds.
 Where each half of the deal pairs has its own sandboxed processes (a
 tournament worker's ``play_in_turn``, ``arena match``'s ``run_halves``) the
 cheat is not better. The controls show the test can fail: one process per
-bot for the whole match (the old behaviour, ``run_match`` of a paired
-match) and separate processes without the sandbox (a host without
-namespaces with ``unsafe=True``: one /tmp for all) both let the cheat win
-significantly.
+bot for the whole match (``run_match`` of a paired match, no halves) and
+separate processes without the sandbox (a host without namespaces with
+``unsafe=True``: one /tmp for all) both let the cheat win significantly.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ import json
 import math
 import shutil
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,6 +41,7 @@ from arena.referee.halves import half_configs, play_in_turn, run_halves
 from arena.referee.prestart import decide_prestart
 from arena.referee.types import GameReport, MatchReport
 from arena.sandbox import SandboxLimits, probe_host
+from arena.testing.waiting import wait_until
 
 from .conftest import assert_no_process_left
 
@@ -145,13 +144,14 @@ class StderrReader:
     def await_game(self, game: GameReport) -> None:
         """Wait until every request of ``game`` has its prediction line."""
         wanted = expected_requests(game)
-        deadline = time.monotonic() + WAIT_FOR_LINES_S
-        while True:
+
+        def missing() -> set[tuple[str, int]]:
             self.read()
-            have = {(bot, events) for bot, index, events in self.found if index == game.index}
-            if wanted <= have or time.monotonic() > deadline:
-                return
-            time.sleep(0.02)
+            return wanted - {(bot, events) for bot, index, events in self.found
+                             if index == game.index}  # fmt: skip
+
+        wait_until(lambda: not missing(), f"game {game.index}'s prediction lines",
+                   WAIT_FOR_LINES_S, state=missing)  # fmt: skip
 
 
 def expected_requests(game: GameReport) -> set[tuple[str, int]]:
@@ -272,7 +272,7 @@ def at_once(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> Mat
 
 
 def one_process(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
-    """The old behaviour: one process per bot plays every game, both games of each deal."""
+    """The control: one process per bot plays every game, both games of each deal."""
     return run_match(config, a, b, on_game=on_game)
 
 

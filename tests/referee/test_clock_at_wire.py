@@ -4,11 +4,10 @@ Both bots' streams are written by one event-loop thread (``arena.referee.endpoin
 which may first serve the other bot's traffic (a refused call, a flood cut off, the
 other bot's replies) before it writes a request. That delay is the referee's: the
 bot's time is from its request on the wire to its reply (docs/reference/PROTOCOL.md), so a
-noisy neighbour cannot spend its opponent's clock through the referee (issues 10.6
-and 17.2). Here the wire tap, which runs in that thread just before each write,
-holds the thread for a while before some requests: the loop busy with someone
-else's work. Before the clock was started at the wire, each of those decisions
-was charged the whole hold.
+noisy neighbour cannot spend its opponent's clock through the referee. Here the
+wire tap, which runs in that thread just before each write, holds the thread for a
+while before some requests: the loop busy with someone else's work. A clock started
+when the request was queued would charge each of those decisions the whole hold.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a bot's endpoint refuses, and what it reports of it (issue 17, item 2).
+"""What a bot's endpoint refuses, and what it reports of it.
 
 A real ``BotEndpoint`` on a Unix socket and a real gRPC client in the test:
 traffic that is not the protocol is refused and reported once per launch of
@@ -28,6 +28,7 @@ from arena.referee.endpoint import (
 )
 from arena.referee.judge import ReplyWindow, judge
 from arena.referee.types import BotStatus
+from arena.testing.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
@@ -99,9 +100,9 @@ def test_calls_in_flight_are_not_served_past_the_first(
     """32 calls in flight beside a Play stream, as the flooding test bot has: the referee
     serves the first, which it reports, and at most the one the bot's client sent as the
     first ended, before the cut took hold (``STREAMS_PER_CONNECTION``: one call at a
-    time beside Play). Before, it served the allowance, the report, and whatever the
-    transport had already taken in (9 and more), each as costly for the thread that
-    serves the opponent as a fast bot's decision."""
+    time beside Play). Each call served costs the thread that serves the opponent as
+    much as a fast bot's decision, so an allowance would not do: the transport may
+    hold 9 and more already."""
     made, arrivals = endpoint
     served: list[str] = []
     refuse = BotEndpoint._refuse_call
@@ -218,8 +219,8 @@ def test_a_bot_may_answer_every_frame_it_is_sent(
         frame = referee_pb2.PlayResponse(welcome=referee_pb2.Welcome()).SerializeToString()
         for sent in range(1, 11):
             assert made.send(frame)
-            while len(stream.received) < sent:
-                threading.Event().wait(0.005)
+            wait_until(lambda n=sent: len(stream.received) >= n, f"frame {sent} received", 10,
+                       interval_s=0.005)  # fmt: skip
             stream.outbox.put(_hello())
             assert arrivals.get(timeout=5).kind is ArrivalKind.MESSAGE
     finally:

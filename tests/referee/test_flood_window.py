@@ -1,15 +1,14 @@
-"""A flooding bot's calls stay out of its opponent's timed decisions (issue 17.2).
+"""A flooding bot's calls stay out of its opponent's timed decisions.
 
 Both bots' streams are served by one event-loop thread, and every call the
 referee refuses costs that thread 100-200 us of gRPC's own work. A bot frozen
 while its opponent moves cannot send, but whatever it sent before is still in
-the transport: with 32 unknown calls in flight and an allowance of 8, the
-referee served 9 or more of them per launch, some in the opponent's first
-decision of a game (1.27-1.68x its time next to a quiet bot), and served the
-rest of a killed launch's calls against the next launch. Now the first such
-call is reported and cuts the connection, and a bot's socket carries its Play
-stream and at most one call besides (``STREAMS_PER_CONNECTION``: the bot's own
-gRPC client holds the rest).
+the transport: with 32 unknown calls in flight, an allowance of 8 would let the
+referee serve 9 or more of them per launch, some in the opponent's first
+decision of a game, and the rest of a killed launch's calls against the next
+launch. So the first such call is reported and cuts the connection, and a bot's
+socket carries its Play stream and at most one call besides
+(``STREAMS_PER_CONNECTION``: the bot's own gRPC client holds the rest).
 
 Real sandboxed bots: the flooder (``unknown_method_flood``, 32 calls in flight
 from its Welcome on) against ``random``. The endpoint's refusal is wrapped to
@@ -80,8 +79,8 @@ def test_a_flooder_costs_the_referee_a_few_calls_and_never_its_opponents_decisio
     launches = len(report.games)
     assert served, "control: the flooder's calls reached the referee"
     # Each launch: the call reported, and at most the one its client sent as that one
-    # ended, before the cut took hold (before: 9 and more, and then some of the killed
-    # launch's calls against the next one).
+    # ended, before the cut took hold (an allowance would serve 9 and more, and then
+    # some of the killed launch's calls against the next one).
     assert len(served) <= 2 * launches
     # None in a decision the victim was timed on: once one is served, the victim's reply
     # waits behind the report, which forfeits the game.

@@ -1,4 +1,4 @@
-"""Across games, a bot process learns nothing of a deal before it plays it (issue 9).
+"""Across games, a bot process learns nothing of a deal before it plays it.
 
 A property over secrets, games and re-deals (hypothesis): take a paired match
 and a game ``g`` of it, and build a second world in which only ``g``'s deal
@@ -21,7 +21,7 @@ example takes well under a second). The referee's game loop runs on its
 endpoints, so there is no socket-free way to drive it. The second world is
 made by replacing the match's deal derivation for deal ``g // 2`` only.
 
-The control: one process per bot for the whole match (the old behaviour)
+The control: one process per bot for the whole match (no halves)
 fails the first check for every odd ``g``: the GameOver of ``g - 1`` told it
 the deal.
 """

@@ -41,7 +41,8 @@ sys.exit(3)
 @pytest.mark.slow
 def test_a_sandboxed_python_bot_finds_the_bytecode_of_what_it_imports(tmp_path: Path) -> None:
     """Each half of a paired match launches its own processes: none of them compiles
-    the engine, the SDK or the protocol code again (issue 9's launch cost)."""
+    the engine, the SDK or the protocol code again (a launch
+    costs CPU that no game needs)."""
     tmp_path.chmod(0o755)
     probe = tmp_path / "probe"
     probe.mkdir(mode=0o755)

@@ -1,7 +1,7 @@
 """kahuna_bot._gen: a bot process imports only the protocol modules it plays with.
 
 Every launch of a sandboxed Python bot pays its imports in CPU, twice per bot and
-paired match (issue 9: a process per half). The bot's transport is ``kahuna_bot.wire``
+paired match (a process per half). The bot's transport is ``kahuna_bot.wire``
 (on ``h2``), not ``grpcio``: the gRPC stubs (``*_pb2_grpc``, which import ``grpc``)
 and the ``ArenaService`` modules serve the remote-bot client only
 (``kahuna_bot.remote``): they are imported on first use.

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from pathlib import Path
+from typing import Any
 
 import grpc
 import h2.errors
@@ -26,6 +27,7 @@ from h2.config import H2Configuration
 from h2.connection import H2Connection
 from hypothesis import given
 from hypothesis import strategies as st
+from kahuna_bot import wire
 from kahuna_bot.wire import (
     Call,
     CallError,
@@ -235,7 +237,7 @@ def test_a_server_that_goes_away_ends_the_call_unavailable_or_cancelled() -> Non
     def hang(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
         yield next(requests)
         started.set()
-        time.sleep(10)
+        time.sleep(10)  # a server that hangs
         yield b"late"
 
     server = Server(hang)
@@ -251,16 +253,36 @@ def test_a_server_that_goes_away_ends_the_call_unavailable_or_cancelled() -> Non
 
 
 @pytest.mark.slow
-def test_a_server_not_listening_yet_is_waited_for() -> None:
-    server = Server(echo, start=False)
+def test_a_server_not_listening_yet_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race, forced: the server's socket appears only once a first try found none
+    (gRPC listens from the moment it binds, so a server merely not started yet would
+    queue the connection instead of refusing it)."""
+    server = Server(echo)
+    assert server.target.unix_path is not None
+    path = Path(server.target.unix_path)
+    hidden = path.with_name("not-yet.sock")
+    path.rename(hidden)
+    tries: list[int] = []
+
+    class Sockets:
+        """The socket module as the wire sees it: the socket appears at the second try."""
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(socket, name)
+
+        def socket(self, *args: Any) -> socket.socket:
+            tries.append(1)
+            if len(tries) == 2:
+                hidden.rename(path)
+            return socket.socket(*args)
+
+    monkeypatch.setattr(wire, "socket", Sockets())
     try:
-        timer = threading.Timer(0.3, server.start)
-        timer.start()
         call = _call(server.target)
         call.send(b"ab")
         assert call.receive() == b"ba"
         call.cancel()
-        timer.join()
+        assert len(tries) == 2  # refused, then connected
     finally:
         server.stop()
 
@@ -345,7 +367,7 @@ class RawServer:
 def _goaway(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
     conn.close_connection(last_stream_id=0)  # the request is refused: GOAWAY before it
     peer.sendall(conn.data_to_send())
-    time.sleep(0.3)
+    time.sleep(0.3)  # the peer lingers, then hangs up
     peer.close()
 
 
@@ -358,7 +380,7 @@ def _reset(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
     conn.send_data(stream_id, frame(b"one"))
     conn.reset_stream(stream_id, h2.errors.ErrorCodes.CANCEL)
     peer.sendall(conn.data_to_send())
-    time.sleep(0.3)
+    time.sleep(0.3)  # the peer lingers, then hangs up
     peer.close()
 
 
@@ -382,7 +404,7 @@ def test_a_peer_that_ends_the_connection_ends_sends_and_reads_with_call_errors(
         with pytest.raises(CallError) as ended:
             for _ in range(200):  # a closed socket may take a write or two before it fails
                 call.send(b"x" * 1000)
-                time.sleep(0.005)
+                time.sleep(0.005)  # the client's pace of writes
             while (message := call.receive()) is not None:
                 received.append(message)
         assert ended.value.code in codes

@@ -1,4 +1,4 @@
-"""A bot sees as many CPUs as its quota gives it (issue 13, item 5): nproc and
+"""A bot sees as many CPUs as its quota gives it: nproc and
 sched_getaffinity inside the sandbox, not the machine's count."""
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ def test_v1_group_nests_under_the_callers_own_group(tmp_path: Path) -> None:
     assert isinstance(group, CgroupV1)
     assert group.dirs["memory"] == root / "memory/process_api/abc/kahuna-arena/bot-1-5-ee"
     assert group.dirs["freezer"] == root / "freezer/kahuna-arena/bot-1-5-ee"  # own path absent
-    # cpu and cpuacct: beside the arena's other groups, no shared parent (issue 10.6)
+    # cpu and cpuacct: beside the arena's other groups, no shared parent
     assert group.dirs["cpu"] == root / "cpu/kahuna-arena-bot-1-5-ee"
     assert group.dirs["cpuacct"] == root / "cpuacct/kahuna-arena-bot-1-5-ee"
     assert not (root / "cpu" / "kahuna-arena").exists()
@@ -328,9 +328,9 @@ def test_a_parent_removed_while_being_made_is_retried(
 )
 def test_a_stale_frozen_group_is_thawed_killed_and_removed_by_the_sweep() -> None:
     """A bot frozen (not to move) when its arena process was SIGKILLed: the sweep's SIGKILL
-    stays pending until the group is thawed. Before, the group was never removed, and
-    every launch on the host waited 1 s per hierarchy trying (seen on a shared machine:
-    two such groups made each launch take about 10 s)."""
+    stays pending until the group is thawed. A group left frozen is never removed, and
+    every launch on the host waits 1 s per hierarchy trying (two such groups make each
+    launch take about 10 s)."""
     creator = subprocess.Popen(["sleep", "300"])  # alive: no other arena sweeps it yet
     name = f"bot-{creator.pid}-frozen-{secrets.token_hex(3)}"
     group = create_bot_cgroup(name, LIMITS, root=REAL_ROOT)

@@ -1,4 +1,4 @@
-"""What a bot can learn of the host's layout from /proc (issue 17, item 4)."""
+"""What a bot can learn of the host's layout from /proc."""
 
 from __future__ import annotations
 
@@ -161,7 +161,7 @@ def test_output_descriptors_and_mounts_name_no_arena_data_path(
     harness.launched.append(bot)
     assert bot.wait(20) == 0, output.read_text()
     text = output.read_text()
-    assert str(data_dir) not in text  # before: fd 1 and 2 named the output file
+    assert str(data_dir) not in text  # fd 1 and 2 (the output file) name no host path
     lines = text.splitlines()
     links = dict(line.split(" ", 1) for line in lines[lines.index("END-MOUNTINFO") + 1 :])
     assert links["fd0"] == "/dev/null"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from arena.sandbox import SANDBOX_SOCKET, SandboxLimits
 from arena.sandbox.uids import configured_pool
+from arena.testing.waiting import wait_until
 
 from .conftest import Harness, lines_of, marked_pids
 
@@ -53,14 +53,10 @@ def test_a_crash_leaves_no_core_and_the_limit_cannot_be_raised(harness: Harness)
 
 def test_bot_has_its_pool_uid_on_the_host_too(harness: Harness) -> None:
     bot, _ = harness.launch("sleep 300; : $0")
-    deadline = time.monotonic() + 10
-    bot_pids: list[int] = []
-    while not bot_pids and time.monotonic() < deadline:
-        bot_pids = [
-            pid for pid in marked_pids(harness.marker)
-            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"/bin/sh\0-c\0sleep")
-        ]
-    assert bot_pids
+    bot_pids: list[int] = wait_until(lambda: [
+        pid for pid in marked_pids(harness.marker)
+        if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"/bin/sh\0-c\0sleep")
+    ], "the bot's shell", 10)  # fmt: skip
     status = Path(f"/proc/{bot_pids[0]}/status").read_text()
     uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
     assert bot.uid is not None

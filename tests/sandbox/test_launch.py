@@ -185,9 +185,9 @@ def test_unsafe_fallback_kills_its_tree(harness: Harness, cgroup_version: int | 
 
 @pytest.mark.slow
 def test_a_bots_cpu_group_has_no_parent_shared_with_other_bots(harness: Harness) -> None:
-    """Issue 10.6: the scheduler splits a parent group's one weight over the CPUs by its
-    children's recent load, so two bots under one ``kahuna-arena`` cpu group took CPU
-    share from each other even while one was frozen. Each bot's cpu (and cpuacct)
+    """The scheduler splits a parent group's one weight over the CPUs by its children's
+    recent load, so two bots under one ``kahuna-arena`` cpu group would take CPU share
+    from each other even while one is frozen. Each bot's cpu (and cpuacct)
     group is a sibling of the arena's other groups; its memory, pids and freezer
     groups stay under ``kahuna-arena``. Read from the kernel: /proc/PID/cgroup."""
     if detect_version(CGROUP_ROOT) != 1:

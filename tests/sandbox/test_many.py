@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from arena.sandbox import BotProcess, SandboxLimits
-from arena.testing.waiting import wait_until
+from arena.testing.waiting import assert_stays, wait_until
 
 from .conftest import Harness, cgroup_dirs, marked_pids
 
@@ -47,8 +47,9 @@ def test_bots_outlive_the_thread_that_launched_them(harness: Harness) -> None:
     with ThreadPoolExecutor(max_workers=1) as pool:  # the pool's thread exits at the end
         bot, _output = pool.submit(harness.launch, "sleep 300; : $0").result()
     wait_until(lambda: len(marked_pids(harness.marker)) >= 2, "the bot running", 10)
-    time.sleep(0.3)  # a window for a signal at the thread's exit to land: none may
-    assert bot.poll() is None
+    # the thread has exited (the pool joined it): a signal at its exit lands at once
+    assert_stays(lambda: bot.poll() is None, 0.3, "the bot running after its thread's exit",
+                 state=bot.poll)  # fmt: skip
     bot.kill()
 
 
@@ -74,7 +75,7 @@ def test_soak_hundreds_of_launches_from_threads(harness: Harness) -> None:
     def cycle(index: int) -> int | None:
         script = "sleep 300; : $0" if index % 3 else "bomb() { bomb | bomb & }; bomb; : $0"
         bot, _output = harness.launch(script, limits=SandboxLimits(max_processes=12))
-        time.sleep(0.05)
+        time.sleep(0.05)  # the bot's own life: the bomb forks for a while, then is killed
         bot.kill()
         return bot.poll()
 

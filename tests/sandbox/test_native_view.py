@@ -1,4 +1,4 @@
-"""What a native bot sees is exactly what docs/design/SANDBOX.md says (issue 13, item 5):
+"""What a native bot sees is exactly what docs/design/SANDBOX.md says:
 a probe lists the sandbox's directories and prints its environment, and the
 test compares them with the documented block, entry by entry."""
 

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -191,7 +190,7 @@ def test_a_forked_child_does_not_keep_the_uid(harness: Harness) -> None:
     if child == 0:  # a worker forked while the bot runs: it must not hold the lock
         os.close(read_fd)
         os.write(write_fd, b"1" if uid_is_held(bot.uid) else b"0")
-        time.sleep(5)
+        signal.pause()  # alive until the parent kills it
         os._exit(0)
     os.close(write_fd)
     try:
@@ -242,7 +241,4 @@ def test_uid_lock_is_released_when_the_launcher_is_sigkilled(
     assert uid_is_held(300010, pool)
     launcher.send_signal(signal.SIGKILL)
     launcher.wait(10)
-    deadline = time.monotonic() + 5
-    while uid_is_held(300010, pool) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not uid_is_held(300010, pool)
+    wait_until(lambda: not uid_is_held(300010, pool), "uid 300010 let go", 10, interval_s=0.05)

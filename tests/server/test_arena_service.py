@@ -11,7 +11,6 @@ import sqlite3
 import tarfile
 import tempfile
 import threading
-import time
 import urllib.request
 import uuid
 import zipfile
@@ -39,6 +38,7 @@ from arena.store import (
     ensure_admin_token,
     tournament_secret,
 )
+from arena.testing.waiting import wait_until
 from arena.web import create_web_server
 from tests.store.lease_holder import kill_9, lease_holding_process
 
@@ -714,9 +714,7 @@ def test_a_tournament_run_elsewhere_is_refused_and_shown_interrupted_once_its_ru
         stream = arena.stub.WatchTournament(request, metadata=admin, timeout=60)
         watcher = threading.Thread(target=lambda: [followed.append(w) for w in stream])
         watcher.start()
-        deadline = time.monotonic() + 20
-        while not followed and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: followed, "the watch's first event", 20)
         assert followed[0].tournament.status == "running"
         assert f"running in another process (pid {runner.pid})" in followed[0].message
         kill_9(runner)

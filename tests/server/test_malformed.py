@@ -57,7 +57,8 @@ def test_a_request_that_does_not_parse_is_invalid_argument_without_a_traceback(
     served: tuple[int, str], caplog: pytest.LogCaptureFixture, method: str, payload: bytes,
     streaming: bool, message_type: str | None,
 ) -> None:  # fmt: skip
-    """It was UNKNOWN ("Unexpected <class DecodeError>"), and a traceback in the log."""
+    """INVALID_ARGUMENT, not UNKNOWN ("Unexpected <class DecodeError>"), and no traceback in
+    the log."""
     port, admin = served
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel, caplog.at_level(logging.ERROR):
         make = channel.unary_stream if streaming else channel.unary_unary

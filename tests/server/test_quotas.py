@@ -163,7 +163,7 @@ def wait_for_check(arena: Arena) -> None:
     assert arena.checking.acquire(timeout=30), "no check started"
 
 
-# --- item 1: limits --------------------------------------------------------------
+# --- limits --------------------------------------------------------------
 
 
 def test_past_the_bots_limit_a_registration_is_refused_naming_it_and_nothing_is_stored(
@@ -200,10 +200,33 @@ def test_past_the_remote_bots_and_versions_limits_registrations_are_refused(
     )
 
 
-def test_registrations_at_once_cannot_pass_a_limit_together(arena: Arena) -> None:
-    """Twelve registrations of new remote bots at once, with room for two: two are stored."""
+def test_registrations_at_once_cannot_pass_a_limit_together(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twelve registrations of new remote bots at once, with room for two: two are stored.
+
+    The race, forced: a registration whose check of the limit passed is held there
+    until all twelve have been counted (the others then wait to check, or check
+    too if nothing keeps them out), so none is stored before all have arrived."""
     token = arena.user("mallory", remote_bots=2)
     barrier = threading.Barrier(12)
+    quotas, arrived = arena.server.quotas, []
+    assert quotas is not None
+    count, check = quotas.count_submission, quotas.check_holdings
+
+    def counted(*args: Any, **kwargs: Any) -> None:
+        try:
+            count(*args, **kwargs)
+        finally:
+            arrived.append(1)
+
+    def held(*args: Any, **kwargs: Any) -> None:
+        check(*args, **kwargs)
+        wait_until(lambda: len(arrived) == 12, "all twelve registrations counted", 30,
+                   interval_s=0.005, state=lambda: len(arrived))  # fmt: skip
+
+    monkeypatch.setattr(quotas, "count_submission", counted)
+    monkeypatch.setattr(quotas, "check_holdings", held)
 
     def register(name: str) -> str:
         barrier.wait()
@@ -313,7 +336,7 @@ def test_the_admin_sets_and_reads_limits_and_a_user_cannot(arena: Arena) -> None
     assert error.code() == Code.PERMISSION_DENIED
 
 
-# --- item 4: reserved names ------------------------------------------------------
+# --- reserved names ------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["python_random", "Python_Random"])
@@ -331,7 +354,7 @@ def test_a_user_cannot_take_a_sample_bots_name_on_any_path(arena: Arena, name: s
     assert arena.submit(arena.admin, archive(name, "remote")).created  # the admin may
 
 
-# --- item 7: tokens ---------------------------------------------------------------
+# --- tokens ---------------------------------------------------------------
 
 
 def test_a_revoked_token_is_refused_by_grpc_and_the_web_saying_so(arena: Arena) -> None:
@@ -365,7 +388,7 @@ def test_revoking_a_token_ends_its_wait_for_seats_stream(
     assert error.details().startswith("token revoked at ")
 
 
-# --- item 2: one token cannot hold the API's threads -------------------------------------
+# --- one token cannot hold the API's threads -------------------------------------
 
 
 def test_one_token_may_have_only_calls_per_token_calls_in_flight(tmp_path: Path) -> None:

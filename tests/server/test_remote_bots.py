@@ -185,7 +185,7 @@ class Recorder(Bot):
         self.welcomed.set()
 
     def choose(self, observation: Observation, legal_actions: tuple[Action, ...]) -> Action:
-        time.sleep(self.think_s)
+        time.sleep(self.think_s)  # the bot thinking
         if observation.game_index == self.break_in_game:
             raise RuntimeError("the bot breaks: the SDK drops the connection")
         return legal_actions[len(observation.history) % len(legal_actions)]

@@ -10,14 +10,13 @@ runner would store them.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 
 import grpc
 import pytest
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee.types import GameReport
+from arena.server.arena_service import ArenaService
 from arena.store import (
     TournamentConfig,
     add_ladder_match,
@@ -25,6 +24,7 @@ from arena.store import (
     ladder_entrants,
     list_matches,
 )
+from arena.testing.waiting import wait_until
 from arena.tournament.policy.results import store_game
 from tests.server.test_arena_service import Arena, _auth, _code, arena  # noqa: F401
 from tests.store.lease_holder import kill_9, lease_holding_process
@@ -39,13 +39,6 @@ def _report(index: int, seats: tuple[str, str], winner: str | None) -> GameRepor
         statuses={}, actions=3, time_ms={seats[0]: 1.0, seats[1]: 2.0},
         record={"format": "kahuna-record/1", "deal": [], "actions": [], "index": index},
     )  # fmt: skip
-
-
-def _until(condition: Callable[[], bool], what: str, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def _ladder_match(served: Arena) -> tuple[int, int]:
@@ -67,10 +60,24 @@ def _cup_match(served: Arena) -> tuple[int, int]:
 
 @pytest.mark.parametrize("kind", ["tournament", "ladder"])
 def test_a_watch_follows_the_games_another_process_stores_until_its_runner_is_gone(
-    request: pytest.FixtureRequest, kind: str
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    """Control: the watch would have ended after its first event (no game ever seen)."""
+    """Control: the watch would have ended after its first event (no game ever seen); a
+    game stored just after the watcher was shown where the tournament stands is told."""
     served: Arena = request.getfixturevalue("arena")
+    first_status = ArenaService._watch_status
+    stored_after_status: list[int] = []
+
+    def status_then_a_game(service: ArenaService, tournament_id: int) -> pb.WatchTournamentResponse:
+        """The watcher's first event, with a game stored right after it was read: the
+        race of a game that lands between where the tournament stood and the follow."""
+        status = first_status(service, tournament_id)
+        if not stored_after_status:
+            stored_after_status.append(tournament_id)
+            store_game(served.store, match_id, _report(0, ("alice_bot", "bob_bot"), "alice_bot"))
+        return status
+
+    monkeypatch.setattr(ArenaService, "_watch_status", status_then_a_game)
     tournament_id, match_id = _ladder_match(served) if kind == "ladder" else _cup_match(served)
     name = "ladder" if kind == "ladder" else "elsewhere"
     seen: list[pb.WatchTournamentResponse] = []
@@ -87,13 +94,13 @@ def test_a_watch_follows_the_games_another_process_stores_until_its_runner_is_go
     with lease_holding_process(served.store.data_dir, tournament_id) as runner:
         watcher = threading.Thread(target=watch)
         watcher.start()
-        _until(lambda: len(seen) > 0 or ended.is_set(), "the first event")
-        time.sleep(0.3)
+        wait_until(lambda: len(seen) > 0 or ended.is_set(), "the first event", 20)
+        assert stored_after_status == [tournament_id]
         seats = ("alice_bot", "bob_bot")
-        store_game(served.store, match_id, _report(0, seats, "alice_bot"))
-        _until(lambda: any(e.game_id for e in seen) or ended.is_set(), "the first game")
+        wait_until(lambda: any(e.game_id for e in seen) or ended.is_set(), "the first game", 20)
         store_game(served.store, match_id, _report(1, seats[::-1], None))
-        _until(lambda: sum(1 for e in seen if e.game_id) == 2 or ended.is_set(), "two games")
+        wait_until(lambda: sum(1 for e in seen if e.game_id) == 2 or ended.is_set(), "two games",
+                   20)  # fmt: skip
         assert not ended.is_set()  # still following while the runner lives
         kill_9(runner)
     assert ended.wait(20), "the watch did not end once its runner was gone"

@@ -1,4 +1,4 @@
-"""No deal still to be played leaves the arena early (issue 9): a real store, web and API.
+"""No deal still to be played leaves the arena early: a real store, web and API.
 
 Games 2k and 2k+1 of a paired match share a deal (seats swapped). With game 0
 stored and game 1 not, every public way to game 0 (its page, JSON, record,
@@ -123,7 +123,7 @@ def hidden_leaks(text: str, record: dict[str, object]) -> list[str]:
 
 
 def test_the_check_catches_a_full_record_and_every_private_perspective() -> None:
-    """The control: what the pages gave out before the fix is caught."""
+    """The control: a full record, and every private perspective of it, is caught."""
     from arena.web.frames import game_frames, parse_perspective
 
     record = json.loads(json.dumps(_paired_record(3, 0)))

@@ -1,9 +1,9 @@
-"""The ladder's totals as the history gives them: the reads before schema v9.
+"""The ladder's totals as the history gives them: the reference for the running totals.
 
-Copied from ``arena/store/ladder.py`` and ``arena/store/tournaments.py`` as they
-were at 459bde5 (every ladder match and game, by SQL over ``matches`` and
-``games``), and each version's ladder games won, drawn and lost counted from its
-games: the reference the running totals are checked against.
+Every ladder match and game read by SQL over ``matches`` and ``games`` (what a
+v8 store, with no totals, can give), and each version's ladder games won, drawn
+and lost counted from its games: a second, independent way to the same figures,
+which the running totals are checked against.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sqlite3
 from arena.store import LadderEntrantRow
 from arena.store.totals import LadderTotals
 
-# The history-based reads of arena/store/ladder.py at 459bde5 (before the totals).
+# The ladder's reads from the history alone (no running totals).
 _ENTRANTS = """
 SELECT v.id, b.name AS bot, b.owner, v.version, v.mu, v.sigma, v.games, b.id AS bot_id
 FROM bots b JOIN bot_versions v ON v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)
@@ -86,7 +86,7 @@ def history_totals(db: sqlite3.Connection, ladder: int, recent: int) -> dict[int
 
 
 def history_entrants(db: sqlite3.Connection, ladder: int, recent: int) -> list[LadderEntrantRow]:
-    """``ladder_entrants`` as it was before v9."""
+    """``ladder_entrants`` from the history alone."""
     totals = history_totals(db, ladder, recent)
     empty = LadderTotals()
     bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())

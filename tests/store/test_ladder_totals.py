@@ -1,6 +1,6 @@
 """The running totals (schema v9) equal what the history gives, after any sequence of writes.
 
-The reference is the history-based reads the ladder used before v9 (every
+The reference is the ladder's reads from the history alone (every
 ladder match and game, by SQL over ``matches`` and ``games``:
 ``tests/store/ladder_history.py``) and the tournament's games counted and
 summed from its matches. Random sequences of bots added (new

@@ -7,11 +7,11 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
+import arena.store.lease as lease_module
 from arena.store import (
     INTERRUPTED,
     LeaseHeldError,
@@ -127,15 +127,27 @@ def test_a_stale_lock_file_of_a_dead_process_is_taken_over(
 
 
 def test_a_probe_caught_holding_its_shared_lock_delays_a_runner_never_refuses_it(
-    store: Store, tournament_id: int
+    store: Store, tournament_id: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A probe holds a shared lock for an instant (longer if it is descheduled
-    meanwhile): taking the lease retries past it."""
+    meanwhile): taking the lease retries past it. The race, forced: the probe lets go
+    only once the runner's first try has met its lock."""
     acquire_lease(store, tournament_id, name="cup").release()  # the lock file exists
     probe = os.open(lease_path(store, tournament_id), os.O_RDONLY)
     fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)  # what lease_holder does
-    threading.Timer(0.1, os.close, (probe,)).start()
+    tries: list[bool] = []
+    try_lock = lease_module._try_lock
+
+    def trying(fd: int, kind: int) -> bool:
+        got = try_lock(fd, kind)
+        tries.append(got)
+        if tries == [False]:
+            os.close(probe)
+        return got
+
+    monkeypatch.setattr(lease_module, "_try_lock", trying)
     with acquire_lease(store, tournament_id, name="cup"):
+        assert tries[:2] == [False, True]  # refused once, by the probe; then taken
         assert lease_held(store, tournament_id)
 
 

@@ -169,7 +169,7 @@ def test_only_a_play_match_is_recorded_as_one(people: Store) -> None:
 
 
 def test_play_tournaments_are_kept_out_of_the_lists_but_stored(people: Store) -> None:
-    """Control: ``with_play`` lists them (the old list did, always)."""
+    """Control: ``with_play`` lists them."""
     cup = insert_tournament(
         people, "cup", TournamentFormat.ROUND_ROBIN,
         latest_version_ids(people, ["rnd", "mine"]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -182,16 +183,35 @@ def test_a_database_it_cannot_use_is_refused_naming_the_file_and_left_byte_for_b
 
 @pytest.mark.slow
 def test_processes_opening_a_new_data_directory_at_once_migrate_it_once(tmp_path: Path) -> None:
+    """The race, forced and checked: the four openers, imports done, are let go at once
+    (one pipe closed) and must have been inside ``Store.open`` at the same time."""
     data = tmp_path / "data"
-    code = "import sys; from arena.store import Store\nStore.open(sys.argv[1]).close()\n"
+    code = (
+        "import os, sys, time\n"
+        "from arena.store import Store\n"
+        "print('ready', flush=True)\n"
+        "os.read(int(sys.argv[2]), 1)  # the go: end of file once the test closes the pipe\n"
+        "began = time.monotonic()\n"
+        "Store.open(sys.argv[1]).close()\n"
+        "print(began, time.monotonic(), flush=True)\n"
+    )
     for attempt in range(3):
         target = data / str(attempt)
+        go, let_go = os.pipe()
         openers = [
-            subprocess.Popen([sys.executable, "-c", code, str(target)], stderr=subprocess.PIPE)
+            subprocess.Popen([sys.executable, "-c", code, str(target), str(go)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(go,))
             for _ in range(4)
-        ]
-        errors = [opener.communicate()[1].decode() for opener in openers]
+        ]  # fmt: skip
+        os.close(go)
+        ready = [opener.stdout.readline() for opener in openers if opener.stdout]
+        os.close(let_go)
+        done = [opener.communicate() for opener in openers]
+        errors = [err.decode() for _, err in done]
+        assert ready == [b"ready\n"] * 4, errors
         assert [opener.returncode for opener in openers] == [0] * 4, errors
+        spans = [tuple(float(x) for x in out.split()) for out, _ in done]
+        assert max(s[0] for s in spans) < min(s[1] for s in spans), f"no overlap: {spans}"
         check = sqlite3.connect(target / "arena.db")
         assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
 

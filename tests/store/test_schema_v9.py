@@ -1,9 +1,9 @@
 """Schema v8 -> v9: the running totals are filled from the history, whole or not at all.
 
-A v8 database is made as an arena before v9 left it (its eight steps, then
+A v8 database is made as a v8 arena leaves it (its eight steps, then
 the rows its writers stored: bots, versions, a ladder and a round robin with
 matches and games, some unfinished). Opening it migrates it; the totals then
-equal what the history gives (the reads before v9,
+equal what the history gives (the reads from the history alone,
 ``tests/store/ladder_history.py``). A migration killed (SIGKILL) at any point
 leaves v8 as it was, and the next open migrates it; a full disk or a
 read-only store is refused with one line saying so, left at v8.

@@ -265,9 +265,9 @@ def test_the_cli_passes_then_fails_with_exit_1(finished: tuple[Path, int]) -> No
 
 
 def test_a_stored_match_seed_decides_no_deal(tmp_path: Path) -> None:
-    """The issue's attack: rewriting a match's stored seed before play chose its deals.
-    Now the runner keys them by the secret and who meets whom alone, and the audit passes
-    (it reads no stored seed)."""
+    """Rewriting a match's stored seed before play must not choose its deals: the runner
+    keys them by the secret and who meets whom alone, and the audit passes (it reads no
+    stored seed)."""
     with st.Store.open(tmp_path / "d") as store:
         add_demo_bots(store, tmp_path / "bots", BOTS)
         tournament = create_tournament(store, "t", "round_robin", list(BOTS),

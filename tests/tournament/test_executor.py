@@ -2,7 +2,7 @@
 
 ``SequentialExecutor`` plays the submitted jobs one after the other in a
 thread of this process (no worker processes, no forkserver): a real executor,
-the shape a remote one (issue 15) takes, written without touching the runner.
+the shape a remote one takes, written without touching the runner.
 """
 
 from __future__ import annotations

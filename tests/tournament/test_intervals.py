@@ -131,10 +131,10 @@ def test_a_cut_short_pair_is_in_the_score_and_named_beside_the_interval() -> Non
 @pytest.mark.parametrize(
     ("counts", "contains"),
     [
-        ((0, 0, 5, 0, 0), (0.3, 0.7)),  # five drawn pairs: was [0.490, 0.510]
+        ((0, 0, 5, 0, 0), (0.3, 0.7)),  # five drawn pairs: wide, not a point at 0.5
         ((0, 0, 0, 0, 5), (0.6, 1.0)),  # five won pairs: a clean sweep is no certainty
         ((5, 0, 0, 0, 0), (0.0, 0.4)),
-        ((0, 0, 10, 0, 0), (0.4, 0.6)),  # ten pairs, all alike: was 50.0% +- 1.0
+        ((0, 0, 10, 0, 0), (0.4, 0.6)),  # ten pairs, all alike: still wide
         ((0, 0, 0, 0, 50), (0.95, 1.0)),
     ],
     ids=["5-draws", "5-sweeps", "5-swept", "10-alike", "50-sweeps"],
@@ -251,7 +251,7 @@ def test_an_interval_is_strict_json_even_when_its_elo_is_infinite(a_points: floa
 @pytest.mark.parametrize(
     ("elo", "elo_low", "elo_high", "text"),
     [
-        (-0.3, -560.2, 560.4, "+0 [-560, +560]"),  # an even score was "-0 [-560, +560]"
+        (-0.3, -560.2, 560.4, "+0 [-560, +560]"),  # an even score: +0, never "-0"
         (-0.0, -1.0, 1.0, "+0 [-1, +1]"),
         (89.4, 30.0, math.inf, "+89 [+30, +inf]"),  # control
         (-12.6, -math.inf, 3.0, "-13 [-inf, +3]"),  # control

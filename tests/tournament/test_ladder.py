@@ -315,8 +315,8 @@ def test_a_resumed_ladder_with_one_unfinished_match_still_starts_a_worker_per_sl
     tmp_path: Path,
 ) -> None:
     """The executor starts as many workers as its first batch has matches: the resumed
-    match goes in one batch with the new ones, not alone (which left a killed ladder with
-    one unfinished match on one worker for good)."""
+    match goes in one batch with the new ones, not alone (alone, it would hold a killed
+    ladder with one unfinished match to one worker for good)."""
     data = tmp_path / "data"
     _add(data, tmp_path, "a", "b", "c", "d")
     with Store.open(data) as store:

@@ -1,5 +1,5 @@
 """benchmarks/ladder.py's reads and view run end to end on a small ladder (figures are not
-checked: see the script). ``view`` is given this checkout as the one before too, so both
+checked: see the script). ``view`` is given this checkout as the other checkout too, so both
 sides must answer alike."""
 
 from __future__ import annotations

@@ -2,14 +2,14 @@
 status`` (``tournament_table``) equal its standings on /ladder and GetLadder as the
 history gives them, after any writes.
 
-The reference ranks the entrants read the way the pages read them before the
-running totals (``tests/store/ladder_history.history_entrants``: every ladder
+The reference ranks the entrants read from the history alone, with no running
+totals (``tests/store/ladder_history.history_entrants``: every ladder
 match and game, by SQL) by conservative rating, ties by name, with each
 version's ladder games and its ladder games won, drawn and lost. The writes
 are test_ladder_totals' random sequences (bots added and withdrawn, ladder
 matches scheduled, games stored and replayed, the store reopened, a round
 robin's games beside). A round robin's table stays the one scored from its
-games (the views' old computation).
+games (the views' computation from the games).
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """Rating integrity: no rated game between one owner's bots, one ladder entrant per user,
 a placement burst per bot, the public board of latest versions, the collusion report.
 
-The "ace and mules" attack of issue 25 is played here on the ladder's own scheduler
+The "ace and mules" attack is played here on the ladder's own scheduler
 (``pick`` over ``rated_contenders`` of ``active_entrants``) with the arena's TrueSkill
 update (``arena.tournament.policy.results.rate``): a user enters a random bot ("ace") and two
 greedy bots ("mules") that beat everyone else and throw every game against ace, beside
-two honest copies of ace owned by others. Paired as the ladder paired them before (owners
-unseen), ace ends first; as it pairs them now, the attack gains ace nothing.
+two honest copies of ace owned by others. Paired with owners unseen, ace ends first; as
+the ladder pairs them (one entrant per user, no rated game between one owner's bots),
+the attack gains ace nothing.
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ def _conservative(r: tuple[float, float]) -> float:
 
 
 CHEAT = {ACE: "cheat", MULE1: "cheat", MULE2: "cheat", HONEST1: "h1", HONEST2: "h2"}
-UNSEEN = dict.fromkeys(CHEAT, None)  # the ladder before: owners unseen, everyone entered
+UNSEEN = dict.fromkeys(CHEAT, None)  # the control: owners unseen, everyone entered
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -194,7 +195,7 @@ def test_ace_and_mules_pays_when_owners_are_unseen_and_not_any_more(seed: int) -
     # The attack, reproduced: ace (a random bot) tops two identical honest copies.
     before, _ = play_ladder(UNSEEN, 0, 184, seed)
     assert _conservative(before[ACE]) > max(_conservative(before[h]) for h in (HONEST1, HONEST2))
-    # Now: one entrant per user (ace, submitted last, stands alone for its owner)...
+    # The ladder: one entrant per user (ace, submitted last, stands alone for its owner)...
     now, games = play_ladder(CHEAT, 1, 184, seed)
     assert all(NAMES[m] not in r.bots for r in games for m in (MULE1, MULE2))
     # ...and even with every bot of the user entered, ace never meets a mule.

@@ -1,4 +1,4 @@
-"""Tournaments on a real multi-node Ray cluster on this machine (issue 15).
+"""Tournaments on a real multi-node Ray cluster on this machine.
 
 The cluster (``arena.testing.ray_cluster``, shared with test_ray_node_faults.py:
 tests/tournament/shared.py): a head with CPUs but without the

@@ -69,7 +69,7 @@ def test_ray_flag_without_ray_says_so_in_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "data" / "arena.db").exists() or "rr" not in _tournaments(tmp_path)
 
 
-@pytest.mark.parametrize("cpus", ["0", "nan", "inf"])  # nan and inf were let through
+@pytest.mark.parametrize("cpus", ["0", "nan", "inf"])  # nan and inf are no count of CPUs
 def test_ray_match_cpus_must_be_positive(tmp_path: Path, cpus: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "arena", "tournament", "run", "rr", "r1", "r2",
@@ -111,8 +111,8 @@ def test_ray_worker_advertises_the_sandbox_resource_once_the_check_passes(tmp_pa
 
 HEAD = "10.231.255.1:6379"
 BAD_WORKER_FLAGS = [
-    # (case, address, flags, the one line). Each but --slots 0 was let through: a traceback
-    # from shlex or from `ray start`, or a node advertising -3 slots.
+    # (case, address, flags, the one line). Each is refused in one line, never a traceback
+    # from shlex or from `ray start`, nor a node advertising -3 slots.
     ("no slots", HEAD, ["--slots", "0"], "--slots must be at least 1, got 0"),
     ("negative CPUs", HEAD, ["--num-cpus", "-3"], "--num-cpus must be at least 1, got -3"),
     ("no port", "bad:addr", [],

@@ -1,4 +1,4 @@
-"""A Ray cluster only its operator can use, tried from outside (issue 28).
+"""A Ray cluster only its operator can use, tried from outside.
 
 A real cluster (``arena.testing.ray_cluster``: a head and a match node, each in
 a network namespace the test makes, started as docs/DISTRIBUTED.md says) and
@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,7 +36,7 @@ from arena.testing.ray_cluster import (
     netns_pids,
 )
 from arena.testing.ray_ports import listening
-from arena.testing.waiting import wait_until
+from arena.testing.waiting import assert_stays, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -74,20 +73,21 @@ def outsider(
 
 def _short_temp(cluster: NetnsCluster) -> Path:
     """A Ray temp directory for a host that should never start Ray (short: Ray's socket
-    paths under it must fit in 107 bytes, so that on the code before these checks Ray
-    starts and joins, as it would)."""
+    paths under it must fit in 107 bytes, so that without these checks Ray would start
+    and join: the control that the refusal is the arena's)."""
     return Path(tempfile.mkdtemp(prefix="r", dir=cluster.root))
 
 
 def _kill_all(node: Node) -> None:
-    for _ in range(20):
+    def none_left() -> bool:
         pids = netns_pids(node.netns)
-        if not pids:
-            return
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        time.sleep(0.1)
+        return not pids
+
+    wait_until(none_left, f"no process left in {node.netns}", 10, interval_s=0.1,
+               state=lambda: netns_pids(node.netns))  # fmt: skip
 
 
 def _wrong_token(home: Path) -> dict[str, str]:
@@ -154,11 +154,12 @@ def test_a_node_without_the_token_cannot_join(
             cluster.netns_argv(node, argv), env={**env, **extra, **SHORT_CONNECT},
             capture_output=True, text=True, timeout=180,
         )  # fmt: skip
-        time.sleep(2.0)  # a node that got in would be listed by now
-        alive = cluster.alive_nodes()
+        assert done.returncode != 0, done.stderr[-3000:]
+        # a node that got in would be listed within the window
+        assert_stays(lambda: cluster.alive_nodes() == len(cluster.nodes), 2.0,
+                     "no node joined", interval_s=0.5, state=cluster.alive_nodes)  # fmt: skip
     finally:
         _kill_all(node)
-    assert (done.returncode != 0, alive) == (True, len(cluster.nodes)), done.stderr[-3000:]
     assert "InvalidAuthToken" in done.stderr or "authentication" in done.stderr.lower()
 
 

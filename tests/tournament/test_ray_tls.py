@@ -128,7 +128,7 @@ class Outcome:
 @pytest.fixture(scope="module")
 def outcomes(cluster: NetnsCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     """Every client of CLIENTS started at once, each with Ray's short connection budget
-    (``SHORT_CONNECT``: a refused one gives up in about 20 s, not minutes; the control
+    (``SHORT_CONNECT``: a refused one gives up in about 10 s, not minutes; the control
     shows the budget is enough), spent side by side rather than one after another, and
     each ended at 90 s."""
     started: dict[str, subprocess.Popen[str]] = {}

@@ -303,7 +303,7 @@ def _kill_and_resume(
     process = _run_cli(data, "resume", "cup")
     kills = 0
     for _ in range(3):
-        time.sleep(rng.uniform(0.3, 2.5))
+        time.sleep(rng.uniform(0.3, 2.5))  # the kill's random moment: what is tested
         if process.poll() is not None:
             break
         _kill_runner(process)
@@ -399,7 +399,7 @@ def _watch_live(data: Path, running: threading.Event) -> dict[tuple[int, int], t
                 key = (live.match_id, live.game_index)
                 if key not in seen or len(entries) > len(seen[key][1]):
                     seen[key] = (live.head, entries)
-            time.sleep(0.005)
+            time.sleep(0.005)  # the admin's poll pace
     return seen
 
 

@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("ray")
 
-import time
 from collections.abc import Iterator
 
+from arena.testing.waiting import assert_stays, wait_until
 from arena.tournament.execution import ray_executor, slot_players
 from arena.tournament.execution.executor import JobDone
 from arena.tournament.execution.slot_players import SlotPlayer, pick_player, player_name
@@ -57,7 +57,12 @@ def test_a_player_ends_itself_for_a_dead_driver_only_while_jobs_are_left(
 
     def chain(*_: object) -> Iterator[tuple[object, ...]]:
         yield tuple(JobDone(1, half, None) for half in range(reported))
-        time.sleep(0.3)  # its bots being closed (or a job playing), the driver gone
+        # its bots being closed (or a job playing), the driver gone: the owner watch
+        # looks every 10 ms
+        if ends_itself:
+            wait_until(lambda: exits, "the player ending itself", 10, interval_s=0.005)
+        else:
+            assert_stays(lambda: not exits, 0.3, "the player alive", state=lambda: exits)
 
     monkeypatch.setattr(ray_executor, "_play", chain)
     groups = (tuple(object() for _ in range(jobs)),)
@@ -80,7 +85,8 @@ def test_a_player_for_a_dead_driver_ends_itself_even_when_its_log_cannot_be_writ
 
     def chain(*_: object) -> Iterator[tuple[object, ...]]:
         yield ()
-        time.sleep(0.3)  # a job playing, the driver gone
+        # a job playing, the driver gone: the player ends itself all the same
+        wait_until(lambda: exits, "the player ending itself", 10, interval_s=0.005)
 
     monkeypatch.setattr(ray_executor, "_play", chain)
     list(SlotPlayer().play("driver", ((object(), object()),), {}, prestart=False))

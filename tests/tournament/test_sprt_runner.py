@@ -8,7 +8,6 @@ import random
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from arena.cli import main
 from arena.referee import load_bot
 from arena.store import Store, add_bot_version
+from arena.testing.waiting import wait_until
 from arena.tournament.statistics.sprt import Decision, EloModel, SprtParams, sprt_state
 from arena.tournament.statistics.stats import Pentanomial
 from tests.tournament.test_runner import _bot_copy, _check_consistent, _kill_runner
@@ -92,10 +92,9 @@ def test_a_killed_sprt_test_resumes_to_the_same_decision_from_the_same_pairs(
     process = _resume(data, "t")
     for _ in range(2):
         target = rng.randint(1, 16)  # kill once this many games are stored
-        deadline = time.monotonic() + 300
-        while process.poll() is None and len(_stored(data)) < target:
-            assert time.monotonic() < deadline, "no progress"
-            time.sleep(rng.uniform(0.0, 0.3))
+        wait_until(lambda p=process, n=target: p.poll() is not None or len(_stored(data)) >= n,
+                   f"{target} games stored", 300, interval_s=rng.uniform(0.001, 0.3),
+                   state=lambda: len(_stored(data)))  # fmt: skip
         if process.poll() is not None:
             break
         _kill_runner(process)

@@ -395,7 +395,7 @@ def test_a_tournament_whose_runner_died_shows_interrupted_with_the_resume_hint(
     store = st.Store.open(tmp_path / "data")
     demo = play_demo_tournament(store, tmp_path / "bots", name="halted", max_games=2)
     assert demo.lease is not None
-    demo.lease.release()  # the runner is now the process below
+    demo.lease.release()  # the process below is the runner from here on
     server, port = create_web_server(store, "127.0.0.1", 0)
     base = f"http://127.0.0.1:{port}"
 

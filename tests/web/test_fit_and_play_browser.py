@@ -17,6 +17,7 @@ import pytest
 
 from arena import store as st
 from arena.testing.browser import CHROMIUM
+from arena.testing.waiting import assert_stays, wait_until
 from tests.web.conftest import LiveSite
 
 pytestmark = [
@@ -87,7 +88,9 @@ def test_every_page_fits_the_window(sized: Page, site: LiveSite) -> None:
     for path in _pages(site):
         sized.goto(site.base_url + path)
         sized.wait_for_load_state("load")
-        sized.wait_for_timeout(300)  # the page's scripts fill their tables
+        viewer = sized.locator("#viewer")  # the one page script that fills the page at start
+        if viewer.count():
+            expect(viewer).to_have_attribute("data-ready", "true")
         found = sized.evaluate(OVERFLOW)
         if found:
             problems[path] = found
@@ -116,11 +119,8 @@ def _step(page: Page) -> int:
 
 def _until_step(page: Page, at_least: int) -> None:
     """Wait for the viewer to reach a step (the page's CSP forbids wait_for_function)."""
-    for _ in range(100):
-        if _step(page) >= at_least:
-            return
-        page.wait_for_timeout(50)
-    raise AssertionError(f"the viewer stayed at step {_step(page)}, below {at_least}")
+    wait_until(lambda: _step(page) >= at_least, f"the viewer at step {at_least} or later", 10,
+               interval_s=0.05, state=lambda: _step(page))  # fmt: skip
 
 
 def test_the_viewer_plays_pauses_and_scrubs(sized: Page, site: LiveSite) -> None:
@@ -135,8 +135,8 @@ def test_the_viewer_plays_pauses_and_scrubs(sized: Page, site: LiveSite) -> None
     sized.click("#play")
     expect(sized.locator("#viewer")).to_have_attribute("data-playing", "false")
     paused = _step(sized)
-    sized.wait_for_timeout(400)
-    assert _step(sized) == paused  # paused: it stays
+    assert_stays(lambda: _step(sized) == paused, 0.4, "the paused viewer at its step",
+                 interval_s=0.05, state=lambda: _step(sized))  # fmt: skip
     sized.locator("#scrubber").fill(str(last // 2))
     expect(sized.locator("#viewer")).to_have_attribute("data-step", str(last // 2))
     sized.keyboard.press("End")

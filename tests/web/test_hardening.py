@@ -67,7 +67,7 @@ def test_a_header_dribbled_a_byte_at_a_time_is_cut_at_the_total_deadline(
         for byte in request:  # every byte well inside any per-read timeout
             sock.sendall(bytes([byte]))
             sent += 1
-            time.sleep(0.05)
+            time.sleep(0.05)  # the slow client's pace
     except (BrokenPipeError, ConnectionResetError):
         pass
     answer = read_all(sock)
@@ -248,7 +248,7 @@ def test_over_tls_a_stalled_handshake_is_cut_and_a_dribbled_header_too(tmp_path:
         try:
             for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000:
                 sock.sendall(bytes([byte]))
-                time.sleep(0.05)
+                time.sleep(0.05)  # the slow client's pace
         except OSError:
             pass
         answer = read_all(sock)

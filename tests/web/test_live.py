@@ -19,8 +19,10 @@ import pytest
 from arena import store as st
 from arena.kahuna import Record, State, observe, play_random_game, record_from_json, replay_steps
 from arena.kahuna.spectate import spectate
+from arena.store.db import utc_now
 from arena.testing.demo_data import play_demo_tournament, report_for
 from arena.testing.live_games import live_parts
+from arena.testing.waiting import wait_until
 from arena.testing.worlds import other_worlds
 from arena.tournament.policy.results import store_game
 from arena.web import WebServer, create_web_server
@@ -147,8 +149,10 @@ def test_a_delayed_page_shows_only_what_the_store_had_that_long_ago(live: Live) 
     early = feed.poll(live.match.id, 0, -1, started + 29.9)
     assert (early["status"], early["frames"], early["delay_s"]) == ("waiting", [], 30)
     live_id = st.get_live_game(live.store, live.match.id, 0).id
-    first = max(epoch_s(e.added_at) for e in st.live_entries(live.store, live_id))
-    time.sleep(0.01)
+    newest = max(e.added_at for e in st.live_entries(live.store, live_id))
+    first = epoch_s(newest)
+    # stamps are milliseconds: the next actions' must read later
+    wait_until(lambda: utc_now() > newest, "the next millisecond", 5, interval_s=0.001)
     st.add_live_actions(live.store, live.match.id, 0, live.entries[10:20])
     assert feed.poll(live.match.id, 0, -1, first + 30)["steps"] == 10
     assert feed.poll(live.match.id, 0, 10, first + 30)["frames"] == [], "not yet"
@@ -173,7 +177,9 @@ def test_a_game_played_anew_gets_a_new_live_id(live: Live) -> None:
     st.start_live_game(live.store, live.match.id, 0, live.head)
     st.add_live_actions(live.store, live.match.id, 0, live.entries[:5])
     first = api(live)
-    time.sleep(0.002)
+    # a replay in the same millisecond, of a row id SQLite reuses, would be the same run
+    started = st.get_live_game(live.store, live.match.id, 0).started_at
+    wait_until(lambda: utc_now() > started, "the next millisecond", 5, interval_s=0.001)
     st.start_live_game(live.store, live.match.id, 0, live.head)
     again = api(live, after=5)
     assert again["live_id"] != first["live_id"] and again["steps"] == 0

@@ -5,11 +5,13 @@ and a kept answer is never newer than the store was when it was computed."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from arena import store as st
 from arena.kahuna import play_random_game
 from arena.testing.demo_data import play_demo_tournament
 from arena.testing.live_games import live_parts
+from arena.testing.waiting import wait_until
 from arena.web.app import WebApp
 from arena.web.live_answers import MAX_ANSWERS, GameAnswer, LiveAnswers
 from arena.web.source import StoreSource
@@ -154,13 +157,26 @@ def test_kept_answers_are_bounded() -> None:
     assert len(computed) == 1
 
 
+def _inside(code: CodeType) -> int:
+    """How many threads are running ``code`` now, at any depth of their stacks."""
+    count = 0
+    for frame in sys._current_frames().values():
+        while frame is not None and frame.f_code is not code:
+            frame = frame.f_back  # type: ignore[assignment]
+        count += frame is not None
+    return count
+
+
 def test_a_crowd_arriving_at_once_computes_once() -> None:
+    """The race, forced: the first computation is held until all 50 callers are inside
+    ``get`` (the others waiting for it, or computing too if nothing stops them)."""
     answers, computed = LiveAnswers(60.0, time.time), []
     gate = threading.Barrier(50)
 
     def compute(now: float) -> int:
         computed.append(now)
-        time.sleep(0.05)
+        wait_until(lambda: _inside(LiveAnswers.get.__code__) == 50 or len(computed) > 1,
+                   "all 50 callers inside get", 30, interval_s=0.005)  # fmt: skip
         return 7
 
     def poll() -> None:

@@ -3,8 +3,8 @@ the page loaded appears, a finished one goes, without a reload and without inlin
 
 The games are the store's live rows (``start_live_game`` / ``end_live_game``, as the
 runner writes them while it plays) of a real stored match, served by a real web server
-on port 0. Control: the page as it was before it polled ``/api/live`` (no script) keeps
-the rows it was rendered with, and this test fails at the first new game.
+on port 0. Control: a page that does not poll ``/api/live`` (no script) keeps the rows it
+was rendered with, and this test fails at the first new game.
 """
 
 from __future__ import annotations

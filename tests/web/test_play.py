@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -132,22 +131,25 @@ def _your_turn(client: Client, table_id: str) -> Json | None:
 def play_out(client: Client, table_id: str, rng: random.Random) -> list[Json]:
     """Play random legal actions until the game is stored; every response seen."""
     seen: list[Json] = []
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+
+    def moved() -> Json | None:
+        """The table once the person may act or the game is over (None before)."""
         status, payload = client.call("GET", f"/api/play/{table_id}")
         assert status == 200, payload
         seen.append(payload)
+        return payload if payload["status"] in ("your_turn", "stored", "failed") else None
+
+    while True:
+        payload = wait_until(moved, "the person's turn or the game's end", 180,
+                             state=lambda: seen[-1])  # fmt: skip
         if payload["status"] in ("stored", "failed"):
             return seen
-        if payload["status"] == "your_turn":
-            legal = payload["legal"]
-            assert isinstance(legal, list) and legal
-            move = {"action": rng.choice(legal)["text"], "request": payload["request"]}
-            status, payload = client.call("POST", f"/api/play/{table_id}/action", move)
-            assert status == 200, payload
-            seen.append(payload)
-        time.sleep(0.02)
-    raise AssertionError(f"the game did not end: {seen[-1]}")
+        legal = payload["legal"]
+        assert isinstance(legal, list) and legal
+        move = {"action": rng.choice(legal)["text"], "request": payload["request"]}
+        status, payload = client.call("POST", f"/api/play/{table_id}/action", move)
+        assert status == 200, payload
+        seen.append(payload)
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ import pytest
 from arena import store as st
 from arena.kahuna import State, apply, new_game, parse_record, record_from_json, start_round
 from arena.referee.live import ActionApplied, GameStarted, LiveEvent, RoundStarted
-from arena.testing.browser import CHROMIUM
+from arena.testing.browser import CHROMIUM, pumping
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_dom, check_payload
 from arena.testing.waiting import wait_until
 from arena.web import create_web_server
@@ -232,7 +232,7 @@ def test_a_poll_answered_after_a_move_does_not_bring_its_request_back(
 
     table_url = re.compile(r"/api/play/[^/]+$")
     page.route(table_url, hold)
-    wait_until(lambda: held or page.wait_for_timeout(20), "a poll to hold", timeout_s=30)
+    wait_until(lambda: held, "a poll to hold", 30, pause=pumping(page))
     stale = held[0][1].json()
     assert str(stale["request"]) == request
     page.evaluate(RECORD_SHOWN_REQUESTS)
@@ -246,8 +246,8 @@ def test_a_poll_answered_after_a_move_does_not_bring_its_request_back(
     route.fulfill(response=response)
     page.unroute(table_url, hold)
     # the held answer, then the poll the page sends once it has handled it
-    wait_until(lambda: sum(1 for b in bodies if "version" in b) >= polls + 2 or
-               page.wait_for_timeout(20), "the held poll and the next", timeout_s=30)  # fmt: skip
+    wait_until(lambda: sum(1 for b in bodies if "version" in b) >= polls + 2,
+               "the held poll and the next", 30, pause=pumping(page))  # fmt: skip
     shown = page.evaluate("() => window.shownRequests")
     assert request not in shown, (request, shown)
     assert page.locator("#status").inner_text().find("not the open one") == -1

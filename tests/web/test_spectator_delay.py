@@ -72,6 +72,12 @@ def finish(game: Played) -> None:
     game.game_id = stored
 
 
+def next_millisecond() -> None:
+    """Wait until the store's stamps (milliseconds) read later than now."""
+    taken = stamp(time.time())
+    wait_until(lambda: stamp(time.time()) > taken, "the next millisecond", 5, interval_s=0.001)
+
+
 class Clock:
     """The real time, or the moment ``at`` when set, moved forward by ``offset`` seconds."""
 
@@ -104,8 +110,7 @@ def test_no_path_shows_a_game_before_the_delay_has_passed(played: Played) -> Non
     h2h_before = get(app, *h2h)
     # Stamps are milliseconds: an answer taken in the millisecond a game starts may hold
     # it, so the delay line (rightly) keeps none; the game starts in a later one.
-    taken = stamp(time.time())
-    wait_until(lambda: stamp(time.time()) > taken, "the next millisecond", 5, interval_s=0.001)
+    next_millisecond()
     play_live(played)
     # The start: not in the live list, the game "waiting", as it was an hour ago.
     assert json.loads(get(app, "/api/live")[1])["games"] == []
@@ -143,9 +148,9 @@ def test_a_game_ended_within_the_delay_plays_on_to_the_cut(played: Played) -> No
     clock = Clock()
     app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR, clock=clock)
     play_live(played, 30)
-    time.sleep(0.05)
+    next_millisecond()  # stamps are milliseconds: the 30th action's is before the middle
     timing_mid = time.time()
-    time.sleep(0.05)
+    next_millisecond()  # and the end's after it
     finish(played)
     timing = st.stored_timing(played.store, played.match.id, 0)
     assert timing is not None and timing.started_at is not None and timing.action_ms

@@ -10,7 +10,8 @@ from arena.web.source import StoreSource
 
 
 def test_the_submit_page_gives_steps_a_participant_can_follow(tmp_path: Path) -> None:
-    """Control: it no longer tells the participant to create their own token (admin only)."""
+    """The steps end at `arena remote submit`; the participant is never told to create their
+    own token (only the admin can)."""
     with Store.open(tmp_path / "data") as store:
         response = WebApp(StoreSource(store)).handle("GET", "/submit", {})
     assert response.status == 200

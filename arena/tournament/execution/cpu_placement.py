@@ -4,9 +4,10 @@ A match is a ping-pong: the referee asks, one bot answers, the referee asks
 the other. Left to the scheduler, two matches on two cores keep migrating
 between the cores, and every hand-off between a referee and a bot that
 landed on the other core is a cross-CPU wake-up (an inter-processor
-interrupt, expensive in a virtual machine). Measured on the 2-core machines
-here, two concurrent matches then ran at about 60% of twice one match's
-rate; pinned one to a core each, at about twice the rate.
+interrupt, expensive in a virtual machine). On a 2-core virtual machine
+two concurrent matches then run at about 60% of twice one match's rate, and
+pinned one to a core each at about twice the rate (``benchmarks/tournament.py
+games`` times both; its figures go to benchmarks/RESULTS.md).
 
 So each worker gets its own share of the CPUs the runner may use: with
 ``concurrency`` workers and ``n`` CPUs, the CPUs are split into

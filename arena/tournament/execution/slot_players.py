@@ -236,7 +236,10 @@ def warm_node(address: str, node_ip: str | None, timeout_s: float) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m arena.tournament.execution.slot_players ADDRESS [--node-ip IP]``."""
-    parser = argparse.ArgumentParser(description=warm_node.__doc__)
+    parser = argparse.ArgumentParser(
+        description="make this node's slot players as it joins the Ray cluster at ADDRESS;"
+        " exit 0 once they are ready, 1 if not (a driver makes them later)"
+    )
     parser.add_argument("address")
     parser.add_argument("--node-ip")
     parser.add_argument("--timeout", type=float, default=120.0)
