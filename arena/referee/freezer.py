@@ -6,11 +6,18 @@ A freeze is not free, though: the kernel wakes every thread of the group to
 stop it, and again to thaw it, on every change of turn. A bot that waits on
 its stream for its next request costs its opponent nothing, and freezing it
 buys nothing. So ``Freezer`` watches: each bot's CPU time (its cgroup's, one
-read) is taken as its opponent's turn starts and again as its own starts; a
-bot that used more than ``BUSY_CPU_MS`` in between is *busy*, and from then on
-(for the rest of that launch) it is frozen whenever its opponent is to move,
-before the opponent's clock starts. A busy bot gets one turn of the opponent's
-time at most, once per launch.
+read) and the time are taken as its opponent's turn starts and again as its
+own starts. A bot that waits is still charged a little in between (the end of
+its reply; its runtime's timers, which wake it however long it waits), a bot
+that thinks about the whole turn; so a turn's CPU beyond ``BUSY_CPU_MS`` plus
+``BUSY_SHARE`` of its wall time goes into a bucket that the turns under that
+allowance drain (``next_level``), and a bot whose bucket holds more than
+``BUSY_LEVEL_MS`` is *busy*: from then on (for the rest of that launch) it is
+frozen whenever its opponent is to move, before the opponent's clock starts.
+One slow wake-up does not fill the bucket; thinking a few ms on every opponent
+turn does within a few turns (benchmarks/RESULTS.md has the charges measured).
+A bot takes of its opponent's turns at most the allowance of each, and
+``BUSY_LEVEL_MS`` more, and the whole of the one turn after which it is busy.
 
 ``to_move`` is told, before each request, which slot is to move, and acts only
 when that changes (a seat often acts several times in a row). ``release``
@@ -30,15 +37,30 @@ stops when it wakes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from arena.logs import get_logger
 from arena.referee.slots import BotSlot
 from arena.sandbox import BotProcess
 
-BUSY_CPU_MS = 1.0
-"""CPU a bot may use during one turn of its opponent's (finishing its own reply,
-its runtime's housekeeping) before it is frozen on its opponent's turns."""
+BUSY_CPU_MS = 0.1
+"""CPU a bot is allowed per turn of its opponent's (the end of its own reply, its
+runtime's housekeeping) before the excess counts towards being busy."""
+
+BUSY_SHARE = 0.02
+"""CPU a bot is allowed per ms of its opponent's turn (its runtime's timers: they
+wake it however long the turn), beside ``BUSY_CPU_MS``."""
+
+BUSY_LEVEL_MS = 4.0
+"""Excess CPU over the allowances, summed over turns and drained by turns under
+them, beyond which a bot is busy."""
+
+
+def next_level(level_ms: float, cpu_ms: float, wall_ms: float) -> float:
+    """The bucket after a turn of the opponent's in which the bot used ``cpu_ms`` of
+    CPU over ``wall_ms``: its excess over the turn's allowance added, never below 0."""
+    return max(0.0, level_ms + cpu_ms - BUSY_CPU_MS - BUSY_SHARE * wall_ms)
 
 
 class Freezer:
@@ -50,8 +72,10 @@ class Freezer:
         self.mover: int | None = None
         self._frozen: dict[int, BotProcess] = {}  # slot -> the process this froze
         self._busy: dict[int, BotProcess] = {}  # slot -> its launch seen busy off its turn
-        self._off_turn_from: dict[int, tuple[BotProcess, float]] = {}
-        """slot -> its process and CPU ms as its opponent's turn started."""
+        self._off_turn_from: dict[int, tuple[BotProcess, float, float]] = {}
+        """slot -> its process, its CPU ms and the time (s) as its opponent's turn started."""
+        self._level: dict[int, tuple[BotProcess, float]] = {}
+        """slot -> its process and its bucket (ms, ``next_level``)."""
         self.freezes = 0
         self.incomplete = [0, 0]  # per slot: freezes not reported complete in time
 
@@ -76,20 +100,31 @@ class Freezer:
             return
         cpu_ms = process.cpu_time_ms()
         if cpu_ms is not None:
-            self._off_turn_from[other] = (process, cpu_ms)
+            self._off_turn_from[other] = (process, cpu_ms, time.monotonic())
 
     def _judge_off_turn(self, slot_index: int) -> None:
-        """The mover's CPU during its opponent's turn that just ended: busy beyond
-        ``BUSY_CPU_MS``, it is frozen on its opponent's turns from now on."""
+        """The mover's CPU during its opponent's turn that just ended, into its bucket:
+        over ``BUSY_LEVEL_MS``, it is frozen on its opponent's turns from now on."""
         started = self._off_turn_from.pop(slot_index, None)
         process = self.slots[slot_index].process
         if started is None or started[0] is not process or not isinstance(process, BotProcess):
             return
         cpu_ms = process.cpu_time_ms()
-        if cpu_ms is not None and cpu_ms - started[1] > BUSY_CPU_MS:
+        if cpu_ms is None:
+            return
+        cpu_ms -= started[1]
+        wall_ms = (time.monotonic() - started[2]) * 1000
+        held = self._level.get(slot_index)
+        level = held[1] if held is not None and held[0] is process else 0.0
+        level = next_level(level, cpu_ms, wall_ms)
+        self._level[slot_index] = (process, level)
+        if level > BUSY_LEVEL_MS:
             self._busy[slot_index] = process
             get_logger(bot=self.slots[slot_index].name).info(
-                "bot_busy_off_turn", cpu_ms=round(cpu_ms - started[1], 3)
+                "bot_busy_off_turn",
+                cpu_ms=round(cpu_ms, 3),
+                wall_ms=round(wall_ms, 3),
+                level_ms=round(level, 3),
             )
 
     def is_busy(self, slot_index: int) -> bool:

@@ -38,6 +38,7 @@ class Bot:
         self.random = random.Random(7)
         self.requests_seen = 0
         self.last_request_id = 0
+        self.ponder_stop: threading.Event | None = None
 
     def send(self, message: referee_pb2.PlayRequest) -> None:
         self.outbox.put(message.SerializeToString())
@@ -254,8 +255,10 @@ def late_once(bot: Bot, request: referee_pb2.ActionRequest) -> None:
 
 
 def paced(bot: Bot, request: referee_pb2.ActionRequest) -> None:
-    """Sleep ARG milliseconds before every reply: as slow as a busy bot, using nothing."""
-    time.sleep(float(bot.args[0]) / 1000)
+    """Sleep ARG milliseconds before every reply (with a second ARG N, before its first N
+    replies only): as slow as a busy bot, using nothing."""
+    if len(bot.args) < 2 or bot.requests_seen <= int(bot.args[1]):
+        time.sleep(float(bot.args[0]) / 1000)
     bot.play_random(request)
 
 
@@ -391,6 +394,32 @@ def no_final_pass(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     bot.play_random(request)
 
 
+def ponder(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Think on the opponent's time in bursts: once a reply is on its way, spin (in a
+    thread, the GIL handed over every 0.1 ms, so that the next request is read at
+    once) for ARG ms of CPU or until that request arrives, whichever is first; with a
+    second ARG N, only after every Nth reply."""
+    if bot.ponder_stop is not None:
+        bot.ponder_stop.set()  # the request is here: stop thinking on the other's time
+    sys.setswitchinterval(0.0001)
+    bot.play_random(request)
+    every = int(bot.args[1]) if len(bot.args) > 1 else 1
+    if bot.requests_seen % every:
+        bot.ponder_stop = None
+        return
+    stop = bot.ponder_stop = threading.Event()
+    budget_s = float(bot.args[0]) / 1000
+
+    def think() -> None:
+        while not bot.outbox.empty():  # the reply is not yet taken by gRPC's sender
+            time.sleep(0.0001)
+        start = time.thread_time()
+        while not stop.is_set() and time.thread_time() - start < budget_s:
+            pass
+
+    threading.Thread(target=think, daemon=True).start()
+
+
 def four_card_hand(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     """Keeps its hand in a fixed array of four: a hand of five is an IndexError."""
     slots = [""] * 4
@@ -421,6 +450,7 @@ ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "no_final_pass": no_final_pass,
     "panic": panic,
     "four_card_hand": four_card_hand,
+    "ponder": ponder,
 }
 
 

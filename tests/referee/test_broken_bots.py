@@ -304,12 +304,17 @@ deals (and so which seat's move ends each game) are the same in every run."""
 
 
 def _watch_spinner(
-    config: MatchConfig, make_bot: MakeBot, behaviour: str = "spinner"
+    config: MatchConfig,
+    make_bot: MakeBot,
+    behaviour: str = "spinner",
+    *args: str,
+    good: tuple[str, ...] = ("random",),
 ) -> tuple[MatchReport, list[Sample]]:
-    """Play a spinner against a good bot; after every action, whether the spinner's
-    group is frozen and how much CPU it has used (read from its cgroup files)."""
-    good = make_bot("random", name="good")
-    spinner = make_bot(behaviour, name="spinner")
+    """Play a spinner (``behaviour`` with ``args``) against a good bot (``good``: its
+    behaviour and args); after every action, whether the spinner's group is frozen and
+    how much CPU it has used (read from its cgroup files)."""
+    good_bot = make_bot(*good, name="good")
+    spinner = make_bot(behaviour, *args, name="spinner")
     samples: list[Sample] = []
     files: list[tuple[Path, Path, int]] = []
 
@@ -325,8 +330,8 @@ def _watch_spinner(
             _cpu_ms(usage_file), time.monotonic(),
         ))  # fmt: skip
 
-    report = run_match(config, spinner, good, on_event=on_event)
-    assert_no_process_left(spinner, good)
+    report = run_match(config, spinner, good_bot, on_event=on_event)
+    assert_no_process_left(spinner, good_bot)
     return report, samples
 
 
@@ -342,8 +347,8 @@ def _opponent_turns(samples: list[Sample]) -> tuple[float, float]:
 
 def _once_seen(samples: list[Sample], *, launch_per_game: bool) -> list[Sample]:
     """``samples`` of each launch of the spinner from the first in which it is frozen on:
-    before, the freezer is still watching it (it must use its opponent's CPU once, in
-    one run of the opponent's moves, to be seen busy)."""
+    before, the freezer is still watching it (it must use enough of its opponent's
+    time, over a few runs of the opponent's moves, to be seen busy)."""
     kept: list[Sample] = []
     seen: set[int] = set()  # launches (games, or the one match) seen frozen
     for sample in samples:
@@ -357,7 +362,7 @@ def _once_seen(samples: list[Sample], *, launch_per_game: bool) -> list[Sample]:
 
 def test_a_spinning_bot_is_frozen_while_its_opponent_thinks(make_bot: MakeBot) -> None:
     """Six spinning children must not run on the opponent's time; once
-    seen busy on it (over ``BUSY_CPU_MS`` in one run of the good bot's moves) they are
+    seen busy on it (their CPU on the good bot's turns over ``BUSY_LEVEL_MS``) they are
     frozen on all of it, and the match still ends normally though the spinner is
     frozen whenever the good bot's move ends a game (GameOver) or the match (MatchOver)."""
     config = replace(SPINNER_CONFIG, games=4, seed=5)
@@ -409,6 +414,52 @@ def test_a_bot_that_waits_on_its_stream_is_never_frozen(make_bot: MakeBot) -> No
     assert [game.statuses for game in report.games] == [{"spinner": OK, "good": OK}] * 2
     assert any(not sample.spinner_moved for sample in samples)
     assert not any(sample.frozen for sample in samples)
+
+
+def test_a_bot_that_waits_through_long_opponent_turns_is_never_frozen(
+    make_bot: MakeBot,
+) -> None:
+    """A bot that waits is charged a little CPU however long it waits (its runtime's
+    timers wake it: ~0.2 ms per 100 ms for this bot, more on a loaded machine), so
+    opponent turns of seconds, as a slow or starved opponent takes, charge it over
+    1 ms each: that is neither busy nor worth a freeze (``BUSY_SHARE``)."""
+    config = replace(SPINNER_CONFIG, games=1, seed=5, time_control=TimeControl(5000, 5000))
+    report, samples = _watch_spinner(config, make_bot, "random", good=("paced", "1200", "4"))
+    assert [game.statuses for game in report.games] == [{"spinner": OK, "good": OK}]
+    long_turns = sum(
+        1 for before, after in itertools.pairwise(samples)
+        if before.spinner_moved and not after.spinner_moved and after.at_s - before.at_s > 1
+    )  # fmt: skip
+    assert long_turns, "the good bot never took a long turn"
+    assert not any(sample.frozen for sample in samples)
+
+
+@pytest.mark.parametrize(
+    ("args", "turns"),
+    [(("3",), 60), (("8", "3"), 60)],  # 3-5 at load 8, 38 at load 21: a loaded referee
+    # is late to start the opponent's turn, and more of each burst runs on the bot's own
+    # time (test_freezer.py holds the rule's turn counts)
+    ids=["3 ms every turn", "8 ms every third turn"],
+)
+def test_a_bot_that_ponders_in_short_bursts_is_frozen(
+    make_bot: MakeBot, args: tuple[str, ...], turns: int
+) -> None:
+    """A competitor who thinks a few ms on each of its opponent's turns (or more on
+    some), in a thread that stops when its own request comes, is seen busy within a
+    few turns and frozen on its opponent's turns from then on."""
+    config = replace(SPINNER_CONFIG, games=2, seed=5)
+    report, samples = _watch_spinner(config, make_bot, "ponder", *args, good=("paced", "20"))
+    assert [game.statuses for game in report.games] == [{"spinner": OK, "good": OK}] * 2
+    frozen_at = next((index for index, sample in enumerate(samples) if sample.frozen), None)
+    assert frozen_at is not None, "the ponderer was never frozen"
+    seen = samples[: frozen_at + 1]
+    opponent_turns = sum(
+        1 for before, after in itertools.pairwise(seen)
+        if before.spinner_moved and not after.spinner_moved
+    )  # fmt: skip
+    assert opponent_turns <= turns, f"frozen only on opponent turn {opponent_turns}"
+    later = samples[frozen_at:]
+    assert all(sample.frozen for sample in later if not sample.spinner_moved)
 
 
 @pytest.mark.parametrize("behaviour", ["exit_after_turn", "spinner_exit_after_turn"])
