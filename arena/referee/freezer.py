@@ -1,7 +1,7 @@
 """Which bot may run: a bot seen busy on its opponent's time is frozen then.
 
 A bot's activity while its opponent is to move must not cost the opponent
-time (six spinning children made the opponent's decisions 1.5-2x slower).
+time (benchmarks/noisy_neighbour.py measures what a spinning neighbour costs).
 A freeze is not free, though: the kernel wakes every thread of the group to
 stop it, and again to thaw it, on every change of turn. A bot that waits on
 its stream for its next request costs its opponent nothing, and freezing it

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -81,3 +83,13 @@ def test_the_level_never_falls_below_zero_and_grows_with_cpu(t: Turn, level: flo
     cpu_ms, wall_ms = t
     assert next_level(level, cpu_ms, wall_ms) >= 0
     assert next_level(level, cpu_ms + 1, wall_ms) >= next_level(level, cpu_ms, wall_ms)
+
+
+def test_the_bot_contract_states_the_allowance_the_freezer_gives() -> None:
+    """sample_bots/README.md tells bot authors how much they may compute on their
+    opponent's time; it must say what ``next_level`` allows."""
+    contract = Path(__file__).resolve().parents[2] / "sample_bots" / "README.md"
+    words = " ".join(contract.read_text(encoding="utf-8").split())
+    stated = (f"{BUSY_CPU_MS:g} ms plus {BUSY_SHARE:.0%} of each opponent turn,"
+              f" and {BUSY_LEVEL_MS:g} ms more in all")  # fmt: skip
+    assert stated in words
