@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -36,6 +38,35 @@ def _private(path: Path, mode: int) -> None:
 
 class StoreError(Exception):
     """A request the store refuses; the message says what and why."""
+
+
+OPEN_WAIT_S = 30.0
+"""How long an open waits for another process opening the same data directory."""
+
+
+def _opening(path: Path) -> int:
+    """A descriptor of the data directory ``path`` holding its exclusive ``flock``:
+    one process at a time turns a new database to WAL and migrates it. SQLite cannot
+    do that alone: two connections switching one new file to WAL at once get
+    "database is locked" at once, without waiting. The lock is on the directory, not
+    the database file, whose POSIX locks closing another descriptor of it would drop."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise StoreError(f"data directory {path}: cannot open it: {error.strerror}") from None
+    deadline = time.monotonic() + OPEN_WAIT_S
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return descriptor
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(descriptor)
+                raise StoreError(
+                    f"data directory {path}: another process has been opening it for"
+                    f" {OPEN_WAIT_S:g} s (a migration still running, or a stopped process)"
+                ) from None
+            time.sleep(0.005)
 
 
 class StorageFullError(Exception):
@@ -164,6 +195,11 @@ class Store:
             raise StoreError(f"{database}: cannot open the database: {error}") from None
         found = None
         try:
+            opening = _opening(path)
+        except StoreError:
+            connection.close()
+            raise
+        try:
             found = check_usable(connection)  # reads only: a refused file is left as it was
             connection.row_factory = sqlite3.Row
             connection.execute("PRAGMA journal_mode = WAL")
@@ -193,6 +229,8 @@ class Store:
         except SchemaError as error:
             connection.close()
             raise SchemaError(f"{database}: {error}") from None
+        finally:
+            os.close(opening)  # the data directory's lock goes with it
         return cls(path, connection)
 
     def close(self) -> None:

@@ -485,6 +485,13 @@ def check_usable(connection: sqlite3.Connection) -> int:
     Reads only, so a refused file is left exactly as it was: call it before
     anything that writes (even ``PRAGMA journal_mode``).
     """
+    if not connection.in_transaction:  # the version and the tables from one snapshot
+        connection.execute("BEGIN")
+        try:
+            return check_usable(connection)
+        finally:
+            if connection.in_transaction:
+                connection.execute("COMMIT")
     found = int(connection.execute("PRAGMA user_version").fetchone()[0])
     if found > CURRENT_VERSION:
         raise SchemaError(

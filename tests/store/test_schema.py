@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.store import CURRENT_VERSION, Store, StoreError, get_bot, list_bots, resolve_data_dir
+from arena.store import CURRENT_VERSION, Store, StoreError, db, get_bot, list_bots, resolve_data_dir
 from arena.store.schema import V1, SchemaError
 
 
@@ -181,9 +182,14 @@ def test_a_database_it_cannot_use_is_refused_naming_the_file_and_left_byte_for_b
     assert sorted(p.name for p in data.iterdir()) == ["arena.db", "bots"]
 
 
+OPENERS = 6
+"""Openers let go at once per attempt: enough that an open racing another's switch of
+the new file to WAL, or its migration, shows in most runs where nothing serialises them."""
+
+
 @pytest.mark.slow
 def test_processes_opening_a_new_data_directory_at_once_migrate_it_once(tmp_path: Path) -> None:
-    """The race, forced and checked: the four openers, imports done, are let go at once
+    """The race, forced and checked: the openers, imports done, are let go at once
     (one pipe closed) and must have been inside ``Store.open`` at the same time."""
     data = tmp_path / "data"
     code = (
@@ -195,25 +201,43 @@ def test_processes_opening_a_new_data_directory_at_once_migrate_it_once(tmp_path
         "Store.open(sys.argv[1]).close()\n"
         "print(began, time.monotonic(), flush=True)\n"
     )
-    for attempt in range(3):
+    for attempt in range(4):
         target = data / str(attempt)
         go, let_go = os.pipe()
         openers = [
             subprocess.Popen([sys.executable, "-c", code, str(target), str(go)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(go,))
-            for _ in range(4)
+            for _ in range(OPENERS)
         ]  # fmt: skip
         os.close(go)
         ready = [opener.stdout.readline() for opener in openers if opener.stdout]
         os.close(let_go)
         done = [opener.communicate() for opener in openers]
         errors = [err.decode() for _, err in done]
-        assert ready == [b"ready\n"] * 4, errors
-        assert [opener.returncode for opener in openers] == [0] * 4, errors
+        assert ready == [b"ready\n"] * OPENERS, errors
+        assert [opener.returncode for opener in openers] == [0] * OPENERS, errors
         spans = [tuple(float(x) for x in out.split()) for out, _ in done]
         assert max(s[0] for s in spans) < min(s[1] for s in spans), f"no overlap: {spans}"
         check = sqlite3.connect(target / "arena.db")
         assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
+
+
+def test_an_open_waits_for_another_process_opening_the_directory_then_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data directory's lock held elsewhere (a migration still running, a stopped
+    process) is waited for up to ``OPEN_WAIT_S``, then refused naming the wait."""
+    data = tmp_path / "data"
+    Store.open(data).close()
+    monkeypatch.setattr(db, "OPEN_WAIT_S", 0.2)
+    holder = os.open(data, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with pytest.raises(StoreError, match=r"another process has been opening it for 0.2 s"):
+            Store.open(data)
+    finally:
+        os.close(holder)
+    Store.open(data).close()  # the lock gone, the open goes through
 
 
 def test_opening_a_current_database_takes_no_write_lock(tmp_path: Path) -> None:
