@@ -135,7 +135,7 @@ class _Match:
     seeds: dict[int, int] = field(default_factory=dict)  # deal index -> seed (driver only)
     attempt: int = 1
     reported: set[int] = field(default_factory=set)  # game indices received
-    done: set[int] = field(default_factory=set)  # parts whose JobDone was passed on
+    done: set[int] = field(default_factory=set)  # halves whose JobDone was passed on
 
     @property
     def match_id(self) -> int:
