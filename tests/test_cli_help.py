@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from arena.cli import COMMAND_MODULES, COMMANDS, build_parser, main
+from tests.parsers import every_parser
 
 INTERNAL = [
     (re.compile(r"\bissue \d+", re.IGNORECASE), "an issue number"),
@@ -26,19 +27,8 @@ INTERNAL = [
 ]
 
 
-def _parsers(
-    parser: argparse.ArgumentParser, path: str = "arena"
-) -> Iterator[tuple[str, argparse.ArgumentParser]]:
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                if sub.prog.endswith(f" {name}"):  # an alias is the same parser again
-                    yield from _parsers(sub, f"{path} {name}")
-
-
 def _texts() -> Iterator[tuple[str, str]]:
-    for path, parser in _parsers(build_parser()):
+    for path, parser in every_parser(build_parser()):
         yield path, parser.format_help()
 
 
@@ -52,12 +42,12 @@ def test_each_command_loads_alone_with_the_help_it_has_among_all() -> None:
     """`arena NAME ...` imports only the module ``COMMANDS`` names for NAME: that module
     registers exactly those names, and every parser under them (help, usage, choices)
     is the one built with every module loaded."""
-    everything = {path: parser.format_help() for path, parser in _parsers(build_parser())}
+    everything = {path: parser.format_help() for path, parser in every_parser(build_parser())}
     assert set(_commands(build_parser())) == set(COMMANDS)
     for module in COMMAND_MODULES:
         alone = build_parser((module,))
         assert _commands(alone) == [name for name, owner in COMMANDS.items() if owner == module]
-        for path, parser in _parsers(alone):
+        for path, parser in every_parser(alone):
             if path != "arena":
                 assert parser.format_help() == everything[path], path
 
@@ -128,6 +118,7 @@ def test_remote_lists_use_the_local_names() -> None:
         assert parser.parse_args(["remote", *words, "--json"]).json
     listed = parser.parse_args(["remote", "bot", "list"]).func
     assert listed is not None
-    remote_help = next(p for path, p in _parsers(parser) if path == "arena remote").format_help()
+    remote = next(p for path, p in every_parser(parser) if path == "arena remote")
+    remote_help = remote.format_help()
     assert re.search(r"^ +tournament\s+the arena's tournaments", remote_help, re.MULTILINE)
     assert not re.search(r"^ +(bots|tournaments) ", remote_help, re.MULTILINE), remote_help

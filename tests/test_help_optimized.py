@@ -7,7 +7,6 @@ a help built from it loses its description or fails outright.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import build_parser
+from tests.parsers import every_parser
 from tests.sources import parse_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,18 +38,9 @@ def _docstring_reads(tree: ast.Module) -> Iterator[int]:
             yield node.lineno
 
 
-def _walk(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, str]]:
-    yield path, parser.format_help()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                if sub.prog.endswith(f" {name}"):  # an alias is the same parser again
-                    yield from _walk(sub, f"{path} {name}")
-
-
 def helps() -> dict[str, str]:
     """Every (sub-)command's help, as this process builds it."""
-    return dict(_walk(build_parser(), "arena"))
+    return {path: parser.format_help() for path, parser in every_parser(build_parser())}
 
 
 def test_no_code_reads_a_docstring() -> None:

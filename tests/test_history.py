@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.parsers import every_parser
 from tests.sources import parse_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,19 +186,10 @@ def test_no_history_in_the_code_s_words(folder: str) -> None:
     assert not found, "history in docstrings, comments or sources:\n" + "\n".join(found)
 
 
-def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
-    yield parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                if sub.prog.endswith(f" {name}"):  # an alias is the same parser again
-                    yield from _parsers(sub)
-
-
 def help_history(top: argparse.ArgumentParser) -> list[str]:
     """What reads as history in the help of ``top`` and its sub-commands, named."""
     found = []
-    for parser in _parsers(top):
+    for _, parser in every_parser(top):
         lines = parser.format_help().splitlines()
         found += history_in(parser.prog, _paragraphs(list(enumerate(lines, start=1))))
     return found
