@@ -492,16 +492,17 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             return
         inbox = self.tournaments.subscribe(tournament.id, asyncio.get_running_loop())
         try:
-            if not self.tournaments.is_running(tournament.id):  # another process plays it
-                seen = await off_loop(latest_game_id, self.store, tournament.id)
-                yield await off_loop(self._watch_status, tournament.id)
+            elsewhere = not self.tournaments.is_running(tournament.id)  # another process plays it
+            # its stored games read before the status: none can fall between the two reads
+            seen = await off_loop(latest_game_id, self.store, tournament.id) if elsewhere else 0
+            yield await off_loop(self._watch_status, tournament.id)
+            if elsewhere:
                 async for stored in follow_stored(
                     self.store, tournament.id, self._watch_message, seen
                 ):
                     yield stored
                 yield await off_loop(self._watch_status, tournament.id)
                 return
-            yield await off_loop(self._watch_status, tournament.id)
             while True:  # until the tournament ends; a watcher leaving cancels the stream
                 event = await inbox.get(WATCH_POLL_S)
                 if event is None:
