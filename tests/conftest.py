@@ -7,6 +7,8 @@ processes and servers, and soak tests out unless ``-m`` asks for them.
 Property tests try a fifth of their examples unless ``KAHUNA_EXAMPLES=full``
 (``scripts/check`` sets it): ``arena.testing.examples``. ``tests.scheduling``
 shares the suite between ``pytest -n`` workers: whole files, the longest first.
+``tests.exit_watch`` fails a run that hangs on its way out, printing every
+thread's stack.
 """
 
 import pytest
@@ -23,7 +25,8 @@ settings.load_profile("full" if full_run() else "quick")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from tests import boundaries, scheduling
+    from tests import boundaries, exit_watch, scheduling
 
     boundaries.install(config)
     config.pluginmanager.register(scheduling, "kahuna-scheduling")
+    config.pluginmanager.register(exit_watch, "kahuna-exit-watch")

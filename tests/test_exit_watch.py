@@ -1,0 +1,78 @@
+"""tests.exit_watch: a run that hangs on its way out fails naming the thread that holds it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import exit_watch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HANGS = """
+import threading
+
+def held_for_ever(event):
+    event.wait()
+
+def test_leaves_a_thread_behind():
+    threading.Thread(target=held_for_ever, args=(threading.Event(),)).start()
+"""
+
+ENDS = """
+def test_nothing_left_behind():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "limit"),
+    [
+        (None, exit_watch.EXIT_LIMIT_S),
+        ("", exit_watch.EXIT_LIMIT_S),
+        ("2.5", 2.5),
+        ("0", exit_watch.EXIT_LIMIT_S),
+        ("-3", exit_watch.EXIT_LIMIT_S),
+        ("soon", exit_watch.EXIT_LIMIT_S),
+    ],
+)
+def test_the_limit_is_the_variables_positive_number_or_the_default(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, limit: float
+) -> None:
+    if value is None:
+        monkeypatch.delenv(exit_watch.LIMIT_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(exit_watch.LIMIT_VARIABLE, value)
+    assert exit_watch.exit_limit_s() == limit
+
+
+def _run(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    test_file = tmp_path / "test_subject.py"
+    test_file.write_text(source)
+    path = f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    environment = {**os.environ, exit_watch.LIMIT_VARIABLE: "2", "PYTHONPATH": path}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.exit_watch", "-p", "no:cacheprovider",
+         "-q", str(test_file)],
+        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_run_held_open_by_a_thread_fails_with_that_threads_stack(tmp_path: Path) -> None:
+    run = _run(tmp_path, HANGS)
+    assert "1 passed" in run.stdout
+    assert run.returncode == 1
+    assert "Timeout (0:00:02)!" in run.stderr
+    assert "in held_for_ever" in run.stderr
+
+
+@pytest.mark.slow
+def test_a_run_that_exits_is_untouched(tmp_path: Path) -> None:
+    run = _run(tmp_path, ENDS)
+    assert run.returncode == 0, run.stderr
+    assert "Timeout" not in run.stderr
