@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from collections.abc import Awaitable
 from concurrent import futures
 from typing import TypeVar
@@ -46,6 +47,7 @@ from arena.server.faults import DiskFullInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.limits import CallCounter, StreamCounter, StreamLimitInterceptor, StreamLimits
 from arena.server.malformed import MalformedRequestInterceptor
+from arena.server.pool import DrainingPool
 from arena.server.quotas import Quotas
 from arena.server.tls import is_loopback
 from arena.store import Store
@@ -57,6 +59,8 @@ REFEREE_SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"]
 DEFAULT_MAX_WORKERS = 64
 """Threads for unary calls and for the blocking work of streams (a stream holds none)."""
 LOOP_CALL_TIMEOUT_S = 30.0
+DRAIN_S = 5.0
+"""How long a stop keeps the event loop serving the handlers still running, then closes it."""
 T = TypeVar("T")
 
 
@@ -65,7 +69,7 @@ class ApiServer:
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, thread: threading.Thread,
-        server: grpc.aio.Server, pool: futures.ThreadPoolExecutor, counter: StreamCounter,
+        server: grpc.aio.Server, pool: DrainingPool, counter: StreamCounter,
         service: ArenaService | None = None, gateway: RefereeGateway | None = None,
     ) -> None:  # fmt: skip
         self.service = service
@@ -80,6 +84,8 @@ class ApiServer:
         self._stopped = threading.Event()
         self._stopping = threading.Lock()
         self._stop_started = False
+        self.drain_s = DRAIN_S
+        """How long a stop waits for the handlers still running (``DRAIN_S``)."""
 
     @property
     def quotas(self) -> Quotas | None:
@@ -101,16 +107,26 @@ class ApiServer:
         async def stop() -> None:
             await self._server.stop(grace)
 
-        def finish(_: object) -> None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        def finish(_: object) -> None:  # on the loop's thread: the wind-down waits elsewhere
+            threading.Thread(target=wind_down, name="arena-api-stopping", daemon=True).start()
+
+        def wind_down() -> None:
+            pools = [self._pool] if self._gateway is None else [self._pool, self._gateway.pool]
+            for pool in pools:
+                pool.shutdown(wait=False, cancel_futures=True)
             if self.service is not None:
                 self.service.quotas.close()
-            if self._gateway is not None:
-                self._gateway.pool.shutdown(wait=False, cancel_futures=True)
-            threading.Thread(target=closed, name="arena-api-stopped", daemon=True).start()
-
-        def closed() -> None:
+            # The loop keeps running while handlers still in the pools return: an abort or
+            # a reply from one of them waits on the loop, with no timeout of its own.
+            deadline = time.monotonic() + self.drain_s
+            running = sum(pool.drain(max(0.0, deadline - time.monotonic())) for pool in pools)
+            if running:
+                get_logger(service="arena_api").warning(
+                    "api_calls_still_running", calls=running, waited_s=self.drain_s,
+                    message=f"{running} call(s) still running {self.drain_s:g} s after the"
+                    " stop; the server closed without their answers",
+                )  # fmt: skip
+            self._loop.call_soon_threadsafe(self._loop.stop)
             # Stopped once the loop is closed, not before: the process may exit as soon as
             # this is set, and its last references to the grpc.aio server then shut gRPC's
             # poller down (remove its reader, close its socket). With the loop still running,
@@ -151,6 +167,17 @@ def _on_loop(loop: asyncio.AbstractEventLoop, coroutine: Awaitable[T]) -> T:
     return asyncio.run_coroutine_threadsafe(run(), loop).result(LOOP_CALL_TIMEOUT_S)
 
 
+def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks the stopped loop still holds and let them unwind (bounded), as
+    ``asyncio.run`` does: a task closed with the loop would never run its cleanup."""
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.wait(tasks, timeout=DRAIN_S))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+
+
 def _loop_thread(
     pool: futures.ThreadPoolExecutor,
 ) -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
@@ -164,7 +191,10 @@ def _loop_thread(
         try:
             loop.run_forever()
         finally:
-            loop.close()
+            try:
+                _finish_tasks(loop)
+            finally:
+                loop.close()
 
     thread = threading.Thread(target=run, name="arena-api-loop", daemon=True)
     thread.start()
@@ -194,7 +224,7 @@ def create_server(
     counter = StreamCounter(limits)
     service = ArenaService(store, options)
     gateway = RefereeGateway(store, hello_wait_s=limits.hello_wait_s, counter=counter)
-    pool = futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="arena-api")
+    pool = DrainingPool(max_workers, "arena-api")
     loop, thread = _loop_thread(pool)
 
     async def build() -> tuple[grpc.aio.Server, int]:

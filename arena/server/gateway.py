@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from concurrent import futures
 from typing import Any
 
 import grpc
@@ -27,6 +26,7 @@ from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, SERVICE_NAME, TRANSPORT_MAX_BYTES
 from arena.server.limits import UNAUTHENTICATED, StreamCounter, StreamLimits
+from arena.server.pool import DrainingPool
 from arena.store import SeatOfferRow, SeatRefusedError, Store, take_seat_offer
 
 PLAY_METHOD = f"/{SERVICE_NAME}/Play"
@@ -77,7 +77,7 @@ class RefereeGateway:
         self.hello_wait_s = hello_wait_s
         self.counter = counter or StreamCounter(StreamLimits(hello_wait_s=hello_wait_s))
         self.log = get_logger(service="gateway")
-        self.pool = futures.ThreadPoolExecutor(GATEWAY_THREADS, thread_name_prefix="arena-gateway")
+        self.pool = DrainingPool(GATEWAY_THREADS, "arena-gateway")
         """Hellos are admitted here, never behind the API's calls (or a flood of them)."""
 
     def handler(self) -> grpc.GenericRpcHandler:  # type: ignore[type-arg]
