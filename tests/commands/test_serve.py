@@ -313,8 +313,9 @@ def test_serve_holds_the_stream_limit_its_flag_gives(tmp_path: Path) -> None:
 
 
 def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path) -> None:
-    """The store was closed under the running tournament, whose reason then read 'stopped
-    by an error: ProgrammingError: Cannot operate on a closed database.'"""
+    """The tournaments are stopped before the store is closed under them: each reads
+    interrupted, "the server was stopped", never 'stopped by an error: ProgrammingError:
+    Cannot operate on a closed database.'"""
     import json
     import shutil
 

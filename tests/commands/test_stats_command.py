@@ -98,7 +98,8 @@ def test_bad_input_exits_2_with_one_line_naming_the_flag(args: list[str], flag: 
 
 
 def test_pairs_all_alike_get_an_honest_interval_and_too_few_get_none() -> None:
-    """Five drawn pairs printed [0.490, 0.510]; four get no interval at all."""
+    """Five drawn pairs get an interval as wide as five pairs warrant (below 0.3 to above
+    0.7), not the zero width their equal scores would give; four get no interval at all."""
     done = arena_stats("--pentanomial", "0,0,5,0,0", "--elo0", "0", "--elo1", "5", "--json")
     out = json.loads(done.stdout)
     low, high = out["score_interval"]

@@ -344,11 +344,11 @@ def _status(data: Path, name: str = "ladder") -> dict[str, object]:
 
 
 def test_stopping_the_server_interrupts_the_ladder_saying_so(tmp_path: Path) -> None:
-    """A clean stop left the ladder reading "stopped without recording why"; and about
-    one stop in two printed a traceback from the API's event loop ("Exception in callback
-    PollerCompletionQueue._handle_events ... OSError: [Errno 9] Bad file descriptor"):
-    the process exited while that loop still ran. Six stops with matches in play, by
-    SIGTERM and Ctrl-C (SIGINT)."""
+    """A clean stop leaves the ladder reading "interrupted: the server was stopped" (not
+    "stopped without recording why") and prints no traceback from the API's event loop
+    ("Exception in callback PollerCompletionQueue._handle_events ... OSError: [Errno 9]
+    Bad file descriptor", what a process exiting under a running loop prints). Six stops
+    with matches in play, by SIGTERM and Ctrl-C (SIGINT)."""
     data = tmp_path / "data"
     _add(data, tmp_path, "a", "b", "c")
     for stop in (signal.SIGTERM, signal.SIGINT) * 3:
@@ -381,7 +381,8 @@ def test_a_bot_whose_stored_copy_is_gone_is_withdrawn_and_the_ladder_goes_on(
     tmp_path: Path, missing: bool
 ) -> None:
     """match_jobs refuses such a match (each game would be the bot's crash, rated as its
-    loss); on the ladder that stopped the whole ladder thread (ladder_crashed)."""
+    loss); the ladder withdraws the bot and goes on rather than letting the refusal end
+    the whole ladder thread (ladder_crashed)."""
     data = tmp_path / "data"
     _add(data, tmp_path, "a", "b", "c")
     stored = next((data / "bots" / "c").iterdir())
