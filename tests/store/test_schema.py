@@ -185,12 +185,27 @@ def test_a_database_it_cannot_use_is_refused_naming_the_file_and_left_byte_for_b
 OPENERS = 6
 """Openers let go at once per attempt: enough that an open racing another's switch of
 the new file to WAL, or its migration, shows in most runs where nothing serialises them."""
+AT_ONCE = 3
+"""How many of them must have been inside ``Store.open`` together: on a loaded machine
+one opener may be scheduled only after the others are done."""
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most (began, ended) spans that were open at one moment."""
+    edges = sorted([(began, 1) for began, _ in spans] + [(ended, -1) for _, ended in spans],
+                   key=lambda edge: (edge[0], edge[1]))  # fmt: skip
+    inside = most = 0
+    for _, step in edges:
+        inside += step
+        most = max(most, inside)
+    return most
 
 
 @pytest.mark.slow
 def test_processes_opening_a_new_data_directory_at_once_migrate_it_once(tmp_path: Path) -> None:
     """The race, forced and checked: the openers, imports done, are let go at once
-    (one pipe closed) and must have been inside ``Store.open`` at the same time."""
+    (one pipe closed), and at least ``AT_ONCE`` must have been inside ``Store.open`` at
+    the same time."""
     data = tmp_path / "data"
     code = (
         "import os, sys, time\n"
@@ -216,8 +231,8 @@ def test_processes_opening_a_new_data_directory_at_once_migrate_it_once(tmp_path
         errors = [err.decode() for _, err in done]
         assert ready == [b"ready\n"] * OPENERS, errors
         assert [opener.returncode for opener in openers] == [0] * OPENERS, errors
-        spans = [tuple(float(x) for x in out.split()) for out, _ in done]
-        assert max(s[0] for s in spans) < min(s[1] for s in spans), f"no overlap: {spans}"
+        spans = [(float(out.split()[0]), float(out.split()[1])) for out, _ in done]
+        assert _most_at_once(spans) >= AT_ONCE, f"fewer than {AT_ONCE} at once: {spans}"
         check = sqlite3.connect(target / "arena.db")
         assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
 
