@@ -7,6 +7,7 @@ size and the writer gets EPIPE; a launch starts no drainer process.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
@@ -16,6 +17,7 @@ import pytest
 
 from arena.sandbox import SandboxLimits
 from arena.sandbox.drain import drain_to
+from arena.testing.crowd import Crowd
 from arena.testing.waiting import assert_stays, wait_until
 
 from .conftest import Harness
@@ -67,26 +69,54 @@ def test_the_limit_cuts_the_file_at_its_size_and_the_writer_gets_epipe(
 
 
 def test_many_pipes_at_once_each_to_its_file(tmp_path: Path) -> None:
+    """Twelve writers at once, each through a pipe of its own: each file gets its own
+    writer's lines, whole and in order.
+
+    The race, forced: every writer writes more than a pipe holds, then waits until all
+    twelve have got that far, so none gets there unless the one thread drains every pipe
+    at once (a pump that served one pipe to its end first would leave eleven writers
+    blocked); then all write the rest together."""
+    crowd = Crowd(PIPES, "the middle of every writer's output")
     drains = []
+    failed: list[BaseException] = []
 
     def write(index: int, fd: int) -> None:
-        for line in range(100):
-            os.write(fd, f"{index}:{line}\n".encode())
-        os.close(fd)
+        try:
+            for block in range(BLOCKS):
+                if block == BLOCKS // 2:
+                    crowd.arrive()
+                os.write(fd, _block(index, block))
+        except BaseException as error:  # the test's thread reports it
+            failed.append(error)
+        finally:
+            os.close(fd)
 
     threads = []
-    for index in range(12):
-        write_fd, drain = _pipe_to(tmp_path / f"out{index}", 1 << 20)
+    for index in range(PIPES):
+        write_fd, drain = _pipe_to(tmp_path / f"out{index}", 1 << 24)
+        capacity = fcntl.fcntl(write_fd, fcntl.F_GETPIPE_SZ)
+        assert (BLOCKS // 2) * len(_block(index, 0)) > capacity  # the first half overfills it
         drains.append(drain)
-        threads.append(threading.Thread(target=write, args=(index, write_fd)))
+        threads.append(threading.Thread(target=write, args=(index, write_fd), daemon=True))
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(60)
+    assert failed == [] and crowd.arrived == PIPES
     for index, drain in enumerate(drains):
         assert drain.wait(5)  # type: ignore[attr-defined]
-        expected = "".join(f"{index}:{line}\n" for line in range(100))
-        assert (tmp_path / f"out{index}").read_text() == expected
+        expected = b"".join(_block(index, block) for block in range(BLOCKS))
+        assert (tmp_path / f"out{index}").read_bytes() == expected
+
+
+PIPES = 12
+BLOCKS = 20
+
+
+def _block(index: int, block: int) -> bytes:
+    """Lines ``index:line`` numbered on from block to block (a misplaced byte shows)."""
+    first = block * 1000
+    return "".join(f"{index}:{line:06d}\n" for line in range(first, first + 1000)).encode()
 
 
 def test_a_stopped_drain_closes_its_pipe(tmp_path: Path) -> None:
