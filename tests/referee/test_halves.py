@@ -27,6 +27,7 @@ from arena.referee.halves import half_configs, halves, play_in_turn, run_halves
 from arena.referee.match import StartedMatch, start_match
 from arena.referee.prestart import Prestart, decide_prestart
 from arena.referee.types import GameReport, MatchReport
+from arena.testing.waiting import wait_until
 
 from .conftest import MakeBot, assert_no_process_left
 
@@ -150,6 +151,27 @@ def _play_in_turn_within(
     return done
 
 
+def _record_launches(monkeypatch: pytest.MonkeyPatch) -> list[StartedMatch]:
+    """Every half ``play_in_turn`` launches, in the order it launches them."""
+    launched: list[StartedMatch] = []
+
+    def recording(*args: Any, **kwargs: Any) -> StartedMatch:
+        launched.append(start_match(*args, **kwargs))
+        return launched[-1]
+
+    monkeypatch.setattr(arena.referee.halves, "start_match", recording)
+    return launched
+
+
+def _judged_ahead(launched: list[StartedMatch], number: int, within_s: float) -> None:
+    """Wait until half ``number``, launched ahead, has had each bot's Hello judged (said,
+    or failed); called by the half before it while it plays (its ``on_game``)."""
+    assert len(launched) > number, f"half {number} was not launched ahead: {len(launched)}"
+    waiter = threading.Thread(target=launched[number].wait_ready, daemon=True)
+    waiter.start()
+    wait_until(lambda: not waiter.is_alive(), f"half {number}'s Hellos judged", within_s)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("behaviour", "hello_ms", "status"),
@@ -160,14 +182,25 @@ def _play_in_turn_within(
     ],
 )
 def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_nothing(
-    make_bot: MakeBot, behaviour: str, hello_ms: int, status: BotStatus
-) -> None:
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch, behaviour: str, hello_ms: int,
+    status: BotStatus,
+) -> None:  # fmt: skip
     """Every process of bot B fails its Hello: the first half's while it is launched, the
     second half's while it is prestarted (the first half playing). Each half still ends
-    with B forfeiting every game, A never blamed, and no process of either left."""
+    with B forfeiting every game, A never blamed, and no process of either left.
+
+    The overlap, forced: the first half's first game is not over (its ``on_game`` waits)
+    until the second half's Hellos have been judged."""
     good, broken = make_bot("random", name="good"), make_bot(behaviour, name="broken")
     config = dataclasses.replace(IN_TURN, hello_timeout_ms=hello_ms)
-    done = _play_in_turn_within(2 * hello_ms / 1000 + 30, config, good, broken)
+    launched = _record_launches(monkeypatch)
+    limit_s = 2 * hello_ms / 1000 + 30
+
+    def first_half_playing(game: GameReport) -> None:
+        if game.index == 0:
+            _judged_ahead(launched, 1, limit_s)
+
+    done = _play_in_turn_within(limit_s, config, good, broken, on_game=first_half_playing)
     assert [(number, error) for number, _, error in done] == [(0, None), (1, None)]
     games = sorted((g for _, report, _ in done if report for g in report.games),
                    key=lambda g: g.index)  # fmt: skip
@@ -180,17 +213,22 @@ def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_noth
 
 @pytest.mark.slow
 def test_a_half_that_fails_while_the_next_waits_is_reported_and_the_next_still_plays(
-    make_bot: MakeBot,
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first half fails under the caller (its on_game raises, as a store write that
     fails would) while the second half's processes wait, prestarted: the failure is that
-    half's ``on_done``, its processes are killed, and the second half plays in full."""
+    half's ``on_done``, its processes are killed, and the second half plays in full.
+
+    The overlap, forced: the failure is raised only once the second half's bots have
+    said Hello."""
     bot_a, bot_b = make_bot("random", name="a"), make_bot("random", name="b")
     seen: list[int] = []
+    launched = _record_launches(monkeypatch)
 
     def on_game(game: GameReport) -> None:
         seen.append(game.index)
         if game.index == 0:
+            _judged_ahead(launched, 1, 30.0)
             raise OSError("the store could not be written")
 
     done = _play_in_turn_within(40.0, IN_TURN, bot_a, bot_b, on_game=on_game)
