@@ -242,6 +242,55 @@ def test_registrations_at_once_cannot_pass_a_limit_together(
     assert sorted(answers) == ["OK"] * 2 + ["RESOURCE_EXHAUSTED"] * 10
 
 
+UPLOADS = 6
+
+
+def test_uploads_at_once_by_one_user_are_checked_one_at_a_time(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six uploads by one user at once through the web (a thread per request), with
+    checks_per_user 1: one is checked, five are refused naming the limit.
+
+    The race, forced: an admission whose look at the user's count passed is held there
+    (in the hourly count it makes next) until all six uploads have begun theirs, so any
+    that nothing keeps out look at the count before it is raised."""
+    token = arena.user("mallory")
+    quotas = arena.server.quotas
+    assert quotas is not None
+    begun: list[int] = []
+    admit, count = quotas._admit, quotas.count_submission
+
+    def beginning(*args: Any, **kwargs: Any) -> Any:
+        begun.append(1)
+        return admit(*args, **kwargs)
+
+    def held(*args: Any, **kwargs: Any) -> None:
+        wait_until(lambda: len(begun) == UPLOADS, "every upload's admission begun", 30,
+                   interval_s=0.005, state=lambda: len(begun))  # fmt: skip
+        count(*args, **kwargs)
+
+    monkeypatch.setattr(quotas, "_admit", beginning)
+    monkeypatch.setattr(quotas, "count_submission", held)
+    answers: list[tuple[int, str | None]] = []
+
+    def upload(index: int) -> None:
+        status, payload, _ = arena.web_submit(token, archive(f"m{index}"))
+        answers.append((status, payload.get("limit")))
+
+    threads = [threading.Thread(target=upload, args=(i,)) for i in range(UPLOADS)]
+    for thread in threads:
+        thread.start()
+    try:  # the one admitted waits for the gate: the others are answered first
+        wait_until(lambda: len(answers) >= UPLOADS - 1, "the refusals", 30,
+                   state=lambda: answers)  # fmt: skip
+    finally:
+        arena.gate.set()
+        for thread in threads:
+            thread.join(30)
+    assert sorted(answers) == [(200, None)] + [(429, "checks_per_user")] * (UPLOADS - 1)
+    assert len(begun) == UPLOADS
+
+
 def test_past_the_hourly_limit_submissions_are_refused_with_when_to_retry(
     arena: Arena,
 ) -> None:
