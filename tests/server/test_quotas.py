@@ -34,7 +34,7 @@ from arena.server.app import ApiServer, create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.gateway import PLAY_METHOD
 from arena.server.limits import StreamLimits
-from arena.server.quotas import UserLimits
+from arena.server.quotas import Quotas, UserLimits
 from arena.server.submissions import WebSubmitter
 from arena.store import (
     Store,
@@ -289,6 +289,43 @@ def test_uploads_at_once_by_one_user_are_checked_one_at_a_time(
             thread.join(30)
     assert sorted(answers) == [(200, None)] + [(429, "checks_per_user")] * (UPLOADS - 1)
     assert len(begun) == UPLOADS
+
+
+def test_a_limit_set_while_a_call_reads_the_limits_applies_from_the_next_call_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call reads mallory's limits (the default, 20 bots); the admin sets her limit to
+    1 before the call keeps what it read. That call keeps its answer, but the next one
+    reads 1: no limits read before a SetLimit of this server are kept.
+
+    The race, forced: the call's read of the store is held until the setting is done."""
+    with Store.open(tmp_path / "data") as store:
+        quotas = Quotas(store)
+        read = quotas._read_limits
+        have_read, was_set = threading.Event(), threading.Event()
+
+        def held(user: str | None) -> UserLimits:
+            limits = read(user)
+            if threading.current_thread().name == "a-call":
+                have_read.set()
+                assert was_set.wait(30), "the setting never came"
+            return limits
+
+        monkeypatch.setattr(quotas, "_read_limits", held)
+        answers: list[UserLimits] = []
+        call = threading.Thread(target=lambda: answers.append(quotas.limits_for("mallory")),
+                                name="a-call")  # fmt: skip
+        try:
+            call.start()
+            wait_until(have_read.is_set, "the call read the limits", 10)
+            quotas.set("bots", 1, "mallory")
+            was_set.set()
+            call.join(10)
+            assert [limits.bots for limits in answers] == [20]  # read before the setting
+            assert quotas.limits_for("mallory").bots == 1
+        finally:
+            was_set.set()
+            quotas.close()
 
 
 def test_past_the_hourly_limit_submissions_are_refused_with_when_to_retry(
