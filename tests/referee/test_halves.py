@@ -10,6 +10,7 @@ indices and the deals of the GameOver records it receives never repeat.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import threading
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 import arena.referee.halves
+import arena.referee.match
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl
 from arena.referee.endpoint import WireTap
@@ -266,16 +268,40 @@ def test_a_caller_that_gives_up_after_the_first_half_leaves_no_prestarted_proces
 # ------------------------------------------ a worker's next match (first= and then=)
 
 
+def launches_ahead_overlap_play(
+    monkeypatch: pytest.MonkeyPatch, games_ended: Callable[[], int]
+) -> None:
+    """Hold every launch after the first (each one launched ahead of its turn, where this
+    is used) until a game has ended since it was asked for (``games_ended()`` grew): its
+    bots start while the half before it plays. A launch that held up its caller until
+    its bots were ready would wait here for good, and fail its half."""
+    start = arena.referee.match._Match.start
+    launches = itertools.count()
+
+    def overlapping(match: Any) -> None:
+        if next(launches):
+            ended = games_ended()
+            wait_until(lambda: games_ended() > ended, "a game played while this launch waits",
+                       60)  # fmt: skip
+        start(match)
+
+    monkeypatch.setattr(arena.referee.match._Match, "start", overlapping)
+
+
 @pytest.mark.slow
 def test_the_next_match_launches_while_the_last_half_plays_and_plays_from_that_prestart(
-    make_bot: MakeBot,
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``then`` launches the worker's next match (A against C) once the last half of the
     current one (A against B) is ready: before that half's games, after the first half's;
     the next call plays it from there (``first``), and no process is left. Were ``first``
-    ignored, its prestarted processes would be left running (the last assertion)."""
+    ignored, its prestarted processes would be left running (the last assertion).
+
+    The overlap, forced: every launch ahead of its turn (each second half, the next
+    match's first) is not begun until a game of the half playing meanwhile has ended."""
     bot_a, bot_b, bot_c = (make_bot("random", name=name) for name in ("a", "b", "c"))
     played: list[int] = []
+    launches_ahead_overlap_play(monkeypatch, lambda: len(played))
     seen_at_launch: list[list[int]] = []
     done: list[Done] = []
 
@@ -291,7 +317,8 @@ def test_the_next_match_launches_while_the_last_half_plays_and_plays_from_that_p
     assert isinstance(waiting, StartedMatch)
     assert played == [0, 2, 1, 3]
     nothing = play_in_turn(half_configs(IN_TURN), bot_a, bot_c, prestart=ON, first=waiting,
-                           on_done=lambda *outcome: done.append(outcome))  # fmt: skip
+                           on_done=lambda *outcome: done.append(outcome),
+                           on_game=lambda game: played.append(game.index))  # fmt: skip
     assert nothing is None
     assert [(number, error) for number, _, error in done] == [(0, None), (1, None)] * 2
     second = [g for _, report, _ in done[2:] if report for g in report.games]
