@@ -191,14 +191,18 @@ def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_noth
     second half's while it is prestarted (the first half playing). Each half still ends
     with B forfeiting every game, A never blamed, and no process of either left.
 
-    The overlap, forced: the first half's first game is not over (its ``on_game`` waits)
-    until the second half's Hellos have been judged."""
+    The overlap, forced: the second half's launch begins once the first half's first
+    game has ended, and that game's end is not reported (its ``on_game`` waits) until
+    the second half's Hellos have been judged."""
     good, broken = make_bot("random", name="good"), make_bot(behaviour, name="broken")
     config = dataclasses.replace(IN_TURN, hello_timeout_ms=hello_ms)
     launched = _record_launches(monkeypatch)
+    ended: list[int] = []
+    launches_ahead_overlap_play(monkeypatch, lambda: len(ended))
     limit_s = 2 * hello_ms / 1000 + 30
 
     def first_half_playing(game: GameReport) -> None:
+        ended.append(game.index)
         if game.index == 0:
             _judged_ahead(launched, 1, limit_s)
 
@@ -221,11 +225,13 @@ def test_a_half_that_fails_while_the_next_waits_is_reported_and_the_next_still_p
     fails would) while the second half's processes wait, prestarted: the failure is that
     half's ``on_done``, its processes are killed, and the second half plays in full.
 
-    The overlap, forced: the failure is raised only once the second half's bots have
+    The overlap, forced: the second half's launch begins once the first half's first
+    game has ended, and the failure is raised only once the second half's bots have
     said Hello."""
     bot_a, bot_b = make_bot("random", name="a"), make_bot("random", name="b")
     seen: list[int] = []
     launched = _record_launches(monkeypatch)
+    launches_ahead_overlap_play(monkeypatch, lambda: len(seen))
 
     def on_game(game: GameReport) -> None:
         seen.append(game.index)
