@@ -12,10 +12,11 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from arena.sandbox import SandboxLimits
+from arena.sandbox import SandboxLimits, drain
 from arena.sandbox.drain import drain_to
 from arena.testing.crowd import Crowd
 from arena.testing.waiting import assert_stays, wait_until
@@ -117,6 +118,52 @@ def _block(index: int, block: int) -> bytes:
     """Lines ``index:line`` numbered on from block to block (a misplaced byte shows)."""
     first = block * 1000
     return "".join(f"{index}:{line:06d}\n" for line in range(first, first + 1000)).encode()
+
+
+def test_drains_made_at_once_by_a_new_process_share_one_pump(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first drains of a process (a forked worker's first launches), made from eight
+    threads at once: one pump thread serves them all, and each file gets its own line.
+
+    The race, forced: the pump, made on first use, is made only once all eight have
+    asked for it, so any way in for a second pump is taken."""
+    asked: list[int] = []
+    made: list[int] = []
+    pump, pump_class = drain._pump, drain._Pump
+
+    def asking() -> Any:
+        asked.append(1)
+        return pump()
+
+    def making() -> Any:
+        made.append(1)
+        wait_until(lambda: len(asked) == PIPES, "every drain asking for the pump", 10,
+                   interval_s=0.005, state=lambda: len(asked))  # fmt: skip
+        return pump_class()
+
+    monkeypatch.setattr(drain, "_current", None)  # this process's first drains
+    monkeypatch.setattr(drain, "_pump", asking)
+    monkeypatch.setattr(drain, "_Pump", making)
+    crowd = Crowd(PIPES, "a drain's making")
+    made_drains: list[tuple[int, int, Any]] = []
+
+    def make(index: int) -> None:
+        crowd.arrive()
+        made_drains.append((index, *_pipe_to(tmp_path / f"out{index}", 1 << 20)))
+
+    threads = [threading.Thread(target=make, args=(i,)) for i in range(PIPES)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(made_drains) == PIPES
+    assert len(made) == 1, f"{len(made)} pumps made for one process"
+    for index, write_fd, each in made_drains:
+        os.write(write_fd, f"line {index}\n".encode())
+        os.close(write_fd)
+        assert each.wait(5)  # type: ignore[attr-defined]
+        assert (tmp_path / f"out{index}").read_text() == f"line {index}\n"
 
 
 def test_a_stopped_drain_closes_its_pipe(tmp_path: Path) -> None:
