@@ -83,12 +83,28 @@ def _call_unknown(
 
 
 def test_the_first_unknown_call_is_reported_and_cuts_the_connection(
-    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]],
+    channel: grpc.Channel,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Ten unknown calls one after the other: the first is refused and reported, and cuts
+    the connection. The cut (the server's stop) is a task of the loop thread, so the
+    call that follows the first's answer may still be looked up before it takes hold
+    (a loaded machine showed it once in 14 runs): refused too, never reported again;
+    every call after the ones served finds no server."""
     _, arrivals = endpoint
+    served: list[str] = []
+    refuse = BotEndpoint._refuse_call
+
+    def noted(bot_endpoint: BotEndpoint, method: str) -> None:
+        served.append(method)
+        refuse(bot_endpoint, method)
+
+    monkeypatch.setattr(BotEndpoint, "_refuse_call", noted)
     codes = _call_unknown(channel, 10)
-    # refused, the first UNIMPLEMENTED unless the cut is quicker; then no server is there
-    assert set(codes[:1]) <= REFUSED and set(codes[1:]) == {grpc.StatusCode.UNAVAILABLE}
+    assert 1 <= len(served) <= 2, served
+    assert set(codes[: len(served)]) <= REFUSED, codes
+    assert set(codes[len(served) :]) == {grpc.StatusCode.UNAVAILABLE}, codes
     (report,) = _all(arrivals)  # once, however many more come
     assert (report.kind, report.slot, report.generation) == (ArrivalKind.NOT_PROTOCOL, 0, 1)
     assert report.detail == NOT_SERVED
