@@ -74,3 +74,28 @@ class Crowd:
                 self.arrive()
 
         return gathered
+
+
+class WatchedLock:
+    """A lock of the code under test, put in its place by a test, that notes which threads
+    wait for it: a test that holds one party until another has come to the lock (it
+    waits here, or got in where nothing kept it out) can tell the two apart."""
+
+    def __init__(self, lock: threading.Lock | threading.RLock) -> None:
+        self.lock = lock
+        self._waiting: set[int] = set()
+
+    def waits(self, thread: threading.Thread) -> bool:
+        """Whether ``thread`` is waiting for the lock now."""
+        return thread.ident in self._waiting
+
+    def __enter__(self) -> None:
+        me = threading.get_ident()
+        self._waiting.add(me)
+        try:
+            self.lock.acquire()
+        finally:
+            self._waiting.discard(me)
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()

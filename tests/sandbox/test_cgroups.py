@@ -36,6 +36,7 @@ from arena.sandbox.cgroups import (
     v1_group,
     write_control,
 )
+from arena.testing.crowd import WatchedLock
 from arena.testing.waiting import wait_until
 
 LIMITS = SandboxLimits(memory_mb=64, max_processes=20, cpu_cores=0.5)
@@ -135,26 +136,17 @@ def test_v2_accounting_is_read(tmp_path: Path) -> None:
     assert group.limits_hit() == ("memory", "processes")
 
 
-class _Watched:
-    """A reader's lock that notes who waits for it, and ``os`` for the cgroups module whose
-    ``pread`` (the descriptor taken) waits until ``released()`` says so."""
+class _HeldPread:
+    """``os`` for the cgroups module, but ``pread`` (the descriptor taken) waits until
+    ``go()`` says so."""
 
-    def __init__(self, lock: threading.Lock, released: Callable[[], bool]) -> None:
-        self.lock, self.released = lock, released
-        self.waiting: set[int] = set()
-        self.in_pread = threading.Event()
-
-    def __enter__(self) -> None:
-        self.waiting.add(threading.get_ident())
-        self.lock.acquire()
-        self.waiting.discard(threading.get_ident())
-
-    def __exit__(self, *exc: object) -> None:
-        self.lock.release()
+    def __init__(self, go: Callable[[], bool]) -> None:
+        self.go = go
+        self.inside = threading.Event()
 
     def pread(self, fd: int, size: int, offset: int) -> bytes:
-        self.in_pread.set()
-        wait_until(self.released, "the close waiting or done", 10, interval_s=0.005)
+        self.inside.set()
+        wait_until(self.go, "the close waiting or done", 10, interval_s=0.005)
         return os.pread(fd, size, offset)
 
     def __getattr__(self, name: str) -> Any:
@@ -176,13 +168,14 @@ def test_a_control_read_while_its_reader_is_closed_gets_its_own_file(
     assert reader.read() == "usage_usec 2500\n"  # the descriptor kept open
     closer = threading.Thread(target=reader.close)
     closed = threading.Event()
-    watched = _Watched(reader._lock, lambda: closer.ident in watched.waiting or closed.is_set())
+    watched = WatchedLock(reader._lock)
+    held = _HeldPread(lambda: watched.waits(closer) or closed.is_set())
     monkeypatch.setattr(reader, "_lock", watched)
-    monkeypatch.setattr(cgroups, "os", watched)
+    monkeypatch.setattr(cgroups, "os", held)
     read: list[str | None] = []
     reading = threading.Thread(target=lambda: read.append(reader.read()))
     reading.start()
-    wait_until(watched.in_pread.is_set, "the read at its descriptor", 10)
+    wait_until(held.inside.is_set, "the read at its descriptor", 10)
     closer.start()
     closer.join(10)
     closed.set()

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from arena.store import Store, create_token
+from arena.testing.crowd import WatchedLock
 from arena.testing.waiting import wait_until
 
 FULL, NORMAL = 2, 1
@@ -78,27 +79,18 @@ def test_an_existing_data_directory_is_made_private(tmp_path: Path) -> None:
             assert _mode(data / name) == 0o600, name
 
 
-class _Watched:
-    """The store's lock and connection, watched: who waits for the lock, who runs SQL."""
+class _Ran:
+    """The store's connection, noting which threads have run a statement on it."""
 
-    def __init__(self, store: Store) -> None:
-        self.lock, self.connection = store._lock, store._connection
-        self.waiting: set[int] = set()
-        self.ran: set[int] = set()
-
-    def __enter__(self) -> None:
-        self.waiting.add(threading.get_ident())
-        self.lock.acquire()
-        self.waiting.discard(threading.get_ident())
-
-    def __exit__(self, *exc: object) -> None:
-        self.lock.release()
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self.threads: set[int] = set()
 
     def execute(self, *args: Any) -> sqlite3.Cursor:
         try:
             return self.connection.execute(*args)
         finally:  # once it has run (or failed)
-            self.ran.add(threading.get_ident())
+            self.threads.add(threading.get_ident())
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.connection, name)
@@ -114,9 +106,9 @@ def test_two_writers_at_once_each_get_a_transaction_of_their_own(
     would start a transaction inside the first's, and roll back or commit with it)."""
     with store.transaction() as db:
         db.execute("CREATE TABLE scratch (x TEXT)")
-    watched = _Watched(store)
+    watched, ran = WatchedLock(store._lock), _Ran(store._connection)
     monkeypatch.setattr(store, "_lock", watched)
-    monkeypatch.setattr(store, "_connection", watched)
+    monkeypatch.setattr(store, "_connection", ran)
     errors: list[BaseException] = []
 
     def second() -> None:
@@ -131,7 +123,7 @@ def test_two_writers_at_once_each_get_a_transaction_of_their_own(
     with failed, store.transaction() as db:
         db.execute("INSERT INTO scratch VALUES ('first')")
         writer.start()
-        wait_until(lambda: writer.ident in watched.waiting | watched.ran,
+        wait_until(lambda: watched.waits(writer) or writer.ident in ran.threads,
                    "the second writer waiting for the store or writing", 10)  # fmt: skip
         raise RuntimeError("the first unit of work failed")
     writer.join(10)

@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from arena.testing.crowd import Crowd, CrowdIncomplete
+from arena.testing.crowd import Crowd, CrowdIncomplete, WatchedLock
+from arena.testing.waiting import wait_until
 
 
 def test_no_party_passes_before_the_last_has_arrived() -> None:
@@ -98,3 +99,21 @@ def test_gathered_after_the_call_every_party_has_made_it_before_any_goes_on() ->
     for thread in threads:
         thread.join(10)
     assert sorted(made) == [0, 1, 2] and seen_after == [3] * 3
+
+
+def test_a_watched_lock_tells_a_thread_waiting_for_it_from_one_that_is_not() -> None:
+    watched = WatchedLock(threading.Lock())
+    inside = threading.Event()
+
+    def take() -> None:
+        with watched:
+            inside.set()
+
+    with watched:
+        waiter = threading.Thread(target=take)
+        assert not watched.waits(waiter)  # not started: not waiting
+        waiter.start()
+        wait_until(lambda: watched.waits(waiter), "the thread waiting for the lock", 10)
+        assert not inside.is_set()
+    waiter.join(10)
+    assert inside.is_set() and not watched.waits(waiter)

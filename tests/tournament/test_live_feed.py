@@ -8,26 +8,11 @@ from typing import Any
 import pytest
 
 from arena.referee.live import GameStarted, RoundStarted
+from arena.testing.crowd import WatchedLock
 from arena.testing.waiting import wait_until
 from arena.tournament.execution import live_feed
 from arena.tournament.execution.executor import LiveBatch
 from arena.tournament.execution.live_feed import LiveSender
-
-
-class _WatchedLock:
-    """A sender's lock that notes who waits for it."""
-
-    def __init__(self, lock: threading.Lock) -> None:
-        self.lock = lock
-        self.waiting: set[int] = set()
-
-    def __enter__(self) -> None:
-        self.waiting.add(threading.get_ident())
-        self.lock.acquire()
-        self.waiting.discard(threading.get_ident())
-
-    def __exit__(self, *exc: object) -> None:
-        self.lock.release()
 
 
 def test_what_happens_while_a_batch_goes_out_is_sent_after_it(
@@ -48,18 +33,18 @@ def test_what_happens_while_a_batch_goes_out_is_sent_after_it(
         sender.event(GameStarted(1, {"game": 1}))
 
     worker = threading.Thread(target=game_goes_on, name="worker")
-    watched: _WatchedLock | None = None
+    watched: WatchedLock | None = None
 
     def send(batch: LiveBatch) -> None:
         if not sent and threading.current_thread() is not worker:  # the timer's send
             assert watched is not None
             worker.start()
-            wait_until(lambda: worker.ident in watched.waiting or sent,
+            wait_until(lambda: watched.waits(worker) or sent,
                        "the worker waiting for the sender, or its batch sent", 10)  # fmt: skip
         sent.append(batch)
 
     sender = LiveSender(7, send)
-    watched = _WatchedLock(sender._lock)
+    watched = WatchedLock(sender._lock)
     monkeypatch.setattr(sender, "_lock", watched)
     try:
         for round_number in (1, 2):
