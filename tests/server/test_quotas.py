@@ -2,7 +2,8 @@
 real API server and web server on loopback port 0 (one store, one check queue).
 
 Smoke checks here wait on an event the test sets, so a check is "running" exactly as long
-as a test needs; everything else is the server's own path.
+as a test needs; everything else is the server's own path. The limits' cache is also
+checked on its own (``Quotas`` over a store), where a race needs a hold inside it.
 """
 
 from __future__ import annotations
