@@ -220,21 +220,25 @@ class Quotas:
         self._started: dict[str, collections.deque[int]] = {}  # a user's starts in the hour (ms)
         self._user_locks: dict[str, threading.Lock] = {}  # held while a user's bot is stored
         self._limits: dict[str | None, tuple[float, UserLimits]] = {}  # (until, limits) by user
+        self._settings = 0  # the admin's settings so far: limits read across one are not kept
 
     def limits_for(self, user: str | None) -> UserLimits:
         """``user``'s limits: the defaults, everyone's settings, then their own.
 
         Kept for LIMITS_CACHE_S: a refusal reads no store (a flood of them cannot
         wait on the store's lock); SetLimit applies at once, `arena limits set` (another
-        process) within LIMITS_CACHE_S."""
+        process) within LIMITS_CACHE_S. Limits read while a SetLimit was stored are
+        that call's answer only, never kept."""
         now = time.monotonic()
         with self._lock:
             cached = self._limits.get(user)
+            settings = self._settings
         if cached is not None and cached[0] > now:
             return cached[1]
         limits = self._read_limits(user)
         with self._lock:
-            self._limits[user] = (now + LIMITS_CACHE_S, limits)
+            if settings == self._settings:
+                self._limits[user] = (now + LIMITS_CACHE_S, limits)
         return limits
 
     def _read_limits(self, user: str | None) -> UserLimits:
@@ -278,13 +282,12 @@ class Quotas:
             raise ValueError(f"limit {name} is the whole server's: set it for everyone")
         if value is None:
             clear_limit(self.store, name, user=user)
-            with self._lock:
-                self._limits.clear()
-            return
-        replace(self._read_limits(user), **{name: value})  # ValueError naming what is wrong
-        set_limit(self.store, name, value, user=user)
+        else:
+            replace(self._read_limits(user), **{name: value})  # ValueError naming what is wrong
+            set_limit(self.store, name, value, user=user)
         with self._lock:
             self._limits.clear()
+            self._settings += 1
 
     # --- what a user holds --------------------------------------------------
 

@@ -92,16 +92,21 @@ def create_token(
 
 AUTH_CACHE_S = 2.0
 """How long an answer of ``authenticate`` is kept in memory: a flood of calls with one
-token reads the store once per AUTH_CACHE_S. This process's token writes clear it;
+token reads the store once per AUTH_CACHE_S. This process's token writes clear it (an
+answer read before such a write is not kept, even by a call that read it meanwhile);
 another process's (`arena token revoke`) apply within AUTH_CACHE_S."""
 _answers: dict[tuple[str, str], tuple[float, Principal | str]] = {}
 _answers_lock = threading.Lock()
+_writes = 0
+"""Token writes of this process so far: an answer is kept only if none came while it was read."""
 _MAX_ANSWERS = 10_000
 
 
 def _forget_answers() -> None:
+    global _writes
     with _answers_lock:
         _answers.clear()
+        _writes += 1
 
 
 def authenticate(store: Store, token: str) -> Principal:
@@ -110,6 +115,7 @@ def authenticate(store: Store, token: str) -> Principal:
     now = time.monotonic()
     with _answers_lock:
         cached = _answers.get(key)
+        writes = _writes
     if cached is None or cached[0] <= now:
         try:
             answer: Principal | str = _authenticate(store, token)
@@ -118,7 +124,8 @@ def authenticate(store: Store, token: str) -> Principal:
         with _answers_lock:
             if len(_answers) >= _MAX_ANSWERS:
                 _answers.clear()
-            _answers[key] = (now + AUTH_CACHE_S, answer)
+            if writes == _writes:  # no token write since the read began
+                _answers[key] = (now + AUTH_CACHE_S, answer)
     else:
         answer = cached[1]
     if isinstance(answer, str):

@@ -14,14 +14,17 @@ test, one-sided (is the cheat better?), a fixed secret and fixed seeds.
 Where each half of the deal pairs has its own sandboxed processes (a
 tournament worker's ``play_in_turn``, ``arena match``'s ``run_halves``) the
 cheat is not better. The controls show the test can fail: one process per
-bot for the whole match (``run_match`` of a paired match, no halves) and
+bot for the whole match (``run_match`` of a paired match, no halves),
 separate processes without the sandbox (a host without namespaces with
-``unsafe=True``: one /tmp for all) both let the cheat win significantly.
+``unsafe=True``: one /tmp for all) and the halves at once in one network
+namespace (the cheat's abstract socket, served by a live process) all let the
+cheat win significantly.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import shutil
@@ -34,6 +37,7 @@ from pathlib import Path
 import pytest
 
 import arena.referee.results
+import arena.referee.slots
 import arena.sandbox.probe
 from arena.kahuna import State, parse_record, replay_steps
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl, load_bot, run_match
@@ -267,8 +271,23 @@ def in_turn(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> Mat
 
 
 def at_once(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
-    """`arena match`'s way: both halves at the same time."""
-    return run_halves(config, a, b, prestart=PRESTART, on_game=on_game)
+    """`arena match`'s way: both halves at the same time.
+
+    Checked, not held (a hold that keeps one half waiting changes which half is ahead,
+    and with it what a cross-half channel can carry): a game of the second half ends
+    before the first half's last game does, so both halves' processes ran together,
+    the first with GameOver records to pass on (through an abstract socket, say, which
+    only a live peer can serve)."""
+    ended: list[int] = []
+
+    def noted(game: GameReport) -> None:
+        ended.append(game.index)
+        on_game(game)
+
+    report = run_halves(config, a, b, prestart=PRESTART, on_game=noted)
+    last_of_first = max(i for i, index in enumerate(ended) if index % 2 == 0)
+    assert any(index % 2 for index in ended[:last_of_first]), f"the halves in turn: {ended}"
+    return report
 
 
 def one_process(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
@@ -327,6 +346,19 @@ def test_control_one_process_per_match_lets_the_cheat_win(
     assert outcome.p < SIGNIFICANT, outcome
     assert outcome.cheat_rate > outcome.honest_rate, outcome
     assert outcome.from_memory > 10 * GAMES and outcome.memory_rate > 0.8, outcome
+
+
+def test_control_halves_at_once_sharing_a_network_namespace_let_the_cheat_win(
+    tmp_path: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox as it is but for its network namespace (``share_net``, as the seccomp
+    tests use it): the halves played at once reach each other through the cheat's
+    abstract Unix socket, which only a process still running can serve."""
+    shared = functools.partial(arena.referee.slots.launch_bot, share_net=True)
+    monkeypatch.setattr(arena.referee.slots, "launch_bot", shared)
+    outcome = play_cheaters(at_once, CONFIG, tmp_path, short_tmp)
+    assert outcome.p < SIGNIFICANT, outcome
+    assert outcome.cheat_rate > outcome.honest_rate, outcome
 
 
 def test_control_processes_without_the_sandbox_let_the_cheat_win(

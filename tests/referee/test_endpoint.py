@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import h2.connection
+import h2.events
+import h2.settings
 import pytest
 
 from arena.protocol.gen.kahuna.v1 import referee_pb2
@@ -22,6 +26,7 @@ from arena.referee.endpoint import (
     MAX_MESSAGE_BYTES,
     NOT_SERVED,
     PLAY_METHOD,
+    STREAMS_PER_CONNECTION,
     Arrival,
     ArrivalKind,
     BotEndpoint,
@@ -78,18 +83,58 @@ def _call_unknown(
 
 
 def test_the_first_unknown_call_is_reported_and_cuts_the_connection(
-    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]], channel: grpc.Channel
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]],
+    channel: grpc.Channel,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Ten unknown calls one after the other: the first is refused and reported, and cuts
+    the connection. The cut (the server's stop) is a task of the loop thread, so the
+    call that follows the first's answer may still be looked up before it takes hold
+    (a loaded machine showed it once in 14 runs): refused too, never reported again;
+    every call after the ones served finds no server."""
     _, arrivals = endpoint
+    served: list[str] = []
+    refuse = BotEndpoint._refuse_call
+
+    def noted(bot_endpoint: BotEndpoint, method: str) -> None:
+        served.append(method)
+        refuse(bot_endpoint, method)
+
+    monkeypatch.setattr(BotEndpoint, "_refuse_call", noted)
     codes = _call_unknown(channel, 10)
-    # refused, the first UNIMPLEMENTED unless the cut is quicker; then no server is there
-    assert set(codes[:1]) <= REFUSED and set(codes[1:]) == {grpc.StatusCode.UNAVAILABLE}
+    assert 1 <= len(served) <= 2, served
+    assert set(codes[: len(served)]) <= REFUSED, codes
+    assert set(codes[len(served) :]) == {grpc.StatusCode.UNAVAILABLE}, codes
     (report,) = _all(arrivals)  # once, however many more come
     assert (report.kind, report.slot, report.generation) == (ArrivalKind.NOT_PROTOCOL, 0, 1)
     assert report.detail == NOT_SERVED
     verdict = judge(report, ReplyWindow(token="t"))
     assert verdict.status is BotStatus.PROTOCOL_VIOLATION
     assert report.detail in verdict.reason
+
+
+def test_a_bots_socket_carries_its_play_stream_and_one_call_besides(
+    endpoint: tuple[BotEndpoint, queue.SimpleQueue[Arrival]],
+) -> None:
+    """The limit the calls in flight rely on before any cut: the endpoint's server says
+    ``SETTINGS_MAX_CONCURRENT_STREAMS`` 2 to every client, as it connects (a well-behaved
+    client holds any further call; the cut alone would leave a flood's calls racing it)."""
+    made, _ = endpoint
+    connection = h2.connection.H2Connection()
+    connection.initiate_connection()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(5)
+        client.connect(str(made.socket_path))
+        client.sendall(connection.data_to_send())
+        announced: dict[int, int] = {}
+        while not announced:
+            data = client.recv(65536)
+            assert data, "the endpoint closed the connection before its settings"
+            for event in connection.receive_data(data):
+                if isinstance(event, h2.events.RemoteSettingsChanged):
+                    announced = {key: c.new_value for key, c in event.changed_settings.items()}
+    limit = h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS
+    assert announced.get(limit) == STREAMS_PER_CONNECTION == 2, announced
 
 
 def test_calls_in_flight_are_not_served_past_the_first(

@@ -10,6 +10,7 @@ indices and the deals of the GameOver records it receives never repeat.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import threading
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 import arena.referee.halves
+import arena.referee.match
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl
 from arena.referee.endpoint import WireTap
@@ -27,6 +29,7 @@ from arena.referee.halves import half_configs, halves, play_in_turn, run_halves
 from arena.referee.match import StartedMatch, start_match
 from arena.referee.prestart import Prestart, decide_prestart
 from arena.referee.types import GameReport, MatchReport
+from arena.testing.waiting import wait_until
 
 from .conftest import MakeBot, assert_no_process_left
 
@@ -150,6 +153,27 @@ def _play_in_turn_within(
     return done
 
 
+def _record_launches(monkeypatch: pytest.MonkeyPatch) -> list[StartedMatch]:
+    """Every half ``play_in_turn`` launches, in the order it launches them."""
+    launched: list[StartedMatch] = []
+
+    def recording(*args: Any, **kwargs: Any) -> StartedMatch:
+        launched.append(start_match(*args, **kwargs))
+        return launched[-1]
+
+    monkeypatch.setattr(arena.referee.halves, "start_match", recording)
+    return launched
+
+
+def _judged_ahead(launched: list[StartedMatch], number: int, within_s: float) -> None:
+    """Wait until half ``number``, launched ahead, has had each bot's Hello judged (said,
+    or failed); called by the half before it while it plays (its ``on_game``)."""
+    assert len(launched) > number, f"half {number} was not launched ahead: {len(launched)}"
+    waiter = threading.Thread(target=launched[number].wait_ready, daemon=True)
+    waiter.start()
+    wait_until(lambda: not waiter.is_alive(), f"half {number}'s Hellos judged", within_s)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("behaviour", "hello_ms", "status"),
@@ -160,14 +184,29 @@ def _play_in_turn_within(
     ],
 )
 def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_nothing(
-    make_bot: MakeBot, behaviour: str, hello_ms: int, status: BotStatus
-) -> None:
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch, behaviour: str, hello_ms: int,
+    status: BotStatus,
+) -> None:  # fmt: skip
     """Every process of bot B fails its Hello: the first half's while it is launched, the
     second half's while it is prestarted (the first half playing). Each half still ends
-    with B forfeiting every game, A never blamed, and no process of either left."""
+    with B forfeiting every game, A never blamed, and no process of either left.
+
+    The overlap, forced: the second half's launch begins once the first half's first
+    game has ended, and that game's end is not reported (its ``on_game`` waits) until
+    the second half's Hellos have been judged."""
     good, broken = make_bot("random", name="good"), make_bot(behaviour, name="broken")
     config = dataclasses.replace(IN_TURN, hello_timeout_ms=hello_ms)
-    done = _play_in_turn_within(2 * hello_ms / 1000 + 30, config, good, broken)
+    launched = _record_launches(monkeypatch)
+    ended: list[int] = []
+    launches_ahead_overlap_play(monkeypatch, lambda: len(ended))
+    limit_s = 2 * hello_ms / 1000 + 30
+
+    def first_half_playing(game: GameReport) -> None:
+        ended.append(game.index)
+        if game.index == 0:
+            _judged_ahead(launched, 1, limit_s)
+
+    done = _play_in_turn_within(limit_s, config, good, broken, on_game=first_half_playing)
     assert [(number, error) for number, _, error in done] == [(0, None), (1, None)]
     games = sorted((g for _, report, _ in done if report for g in report.games),
                    key=lambda g: g.index)  # fmt: skip
@@ -180,17 +219,24 @@ def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_noth
 
 @pytest.mark.slow
 def test_a_half_that_fails_while_the_next_waits_is_reported_and_the_next_still_plays(
-    make_bot: MakeBot,
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first half fails under the caller (its on_game raises, as a store write that
     fails would) while the second half's processes wait, prestarted: the failure is that
-    half's ``on_done``, its processes are killed, and the second half plays in full."""
+    half's ``on_done``, its processes are killed, and the second half plays in full.
+
+    The overlap, forced: the second half's launch begins once the first half's first
+    game has ended, and the failure is raised only once the second half's bots have
+    said Hello."""
     bot_a, bot_b = make_bot("random", name="a"), make_bot("random", name="b")
     seen: list[int] = []
+    launched = _record_launches(monkeypatch)
+    launches_ahead_overlap_play(monkeypatch, lambda: len(seen))
 
     def on_game(game: GameReport) -> None:
         seen.append(game.index)
         if game.index == 0:
+            _judged_ahead(launched, 1, 30.0)
             raise OSError("the store could not be written")
 
     done = _play_in_turn_within(40.0, IN_TURN, bot_a, bot_b, on_game=on_game)
@@ -228,16 +274,40 @@ def test_a_caller_that_gives_up_after_the_first_half_leaves_no_prestarted_proces
 # ------------------------------------------ a worker's next match (first= and then=)
 
 
+def launches_ahead_overlap_play(
+    monkeypatch: pytest.MonkeyPatch, games_ended: Callable[[], int]
+) -> None:
+    """Hold every launch after the first (each one launched ahead of its turn, where this
+    is used) until a game has ended since it was asked for (``games_ended()`` grew): its
+    bots start while the half before it plays. A launch that held up its caller until
+    its bots were ready would wait here for good, and fail its half."""
+    start = arena.referee.match._Match.start
+    launches = itertools.count()
+
+    def overlapping(match: Any) -> None:
+        if next(launches):
+            ended = games_ended()
+            wait_until(lambda: games_ended() > ended, "a game played while this launch waits",
+                       60)  # fmt: skip
+        start(match)
+
+    monkeypatch.setattr(arena.referee.match._Match, "start", overlapping)
+
+
 @pytest.mark.slow
 def test_the_next_match_launches_while_the_last_half_plays_and_plays_from_that_prestart(
-    make_bot: MakeBot,
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``then`` launches the worker's next match (A against C) once the last half of the
     current one (A against B) is ready: before that half's games, after the first half's;
     the next call plays it from there (``first``), and no process is left. Were ``first``
-    ignored, its prestarted processes would be left running (the last assertion)."""
+    ignored, its prestarted processes would be left running (the last assertion).
+
+    The overlap, forced: every launch ahead of its turn (each second half, the next
+    match's first) is not begun until a game of the half playing meanwhile has ended."""
     bot_a, bot_b, bot_c = (make_bot("random", name=name) for name in ("a", "b", "c"))
     played: list[int] = []
+    launches_ahead_overlap_play(monkeypatch, lambda: len(played))
     seen_at_launch: list[list[int]] = []
     done: list[Done] = []
 
@@ -253,7 +323,8 @@ def test_the_next_match_launches_while_the_last_half_plays_and_plays_from_that_p
     assert isinstance(waiting, StartedMatch)
     assert played == [0, 2, 1, 3]
     nothing = play_in_turn(half_configs(IN_TURN), bot_a, bot_c, prestart=ON, first=waiting,
-                           on_done=lambda *outcome: done.append(outcome))  # fmt: skip
+                           on_done=lambda *outcome: done.append(outcome),
+                           on_game=lambda game: played.append(game.index))  # fmt: skip
     assert nothing is None
     assert [(number, error) for number, _, error in done] == [(0, None), (1, None)] * 2
     second = [g for _, report, _ in done[2:] if report for g in report.games]

@@ -1,8 +1,8 @@
 """kahuna_bot.run in this process, against the scripted referee (a real gRPC server).
 
 The connector for remote bots (``kahuna_bot.remote.serve_seats``) plays
-each seat with ``run`` in a thread of its own: every thread runs its own
-event loop, and matches played at once must not disturb each other.
+each seat with ``run`` in a thread of its own: every thread has its own
+connection, and matches played at once must not disturb each other.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import threading
 
 import pytest
 from kahuna_bot import Action, Observation, run
+
+from arena.testing.crowd import Crowd
 
 from .scripted_referee import REQUEST_ID, TOKEN, ScriptedServer
 
@@ -24,12 +26,17 @@ def first_legal(observation: Observation, legal_actions: tuple[Action, ...]) -> 
 
 
 def test_matches_in_several_threads_at_once_each_end_with_status_0() -> None:
+    """The race, forced: every match's decision waits until all three matches are
+    deciding, so the three are in play together (a run that held the others off until
+    its match was over would leave the crowd short, and its bot cut off)."""
     servers = [ScriptedServer() for _ in range(THREADS)]
     statuses: dict[int, int] = {}
+    deciding = Crowd(THREADS, "every match's decision")
+    choose = deciding.gather(first_legal)
 
     def play(index: int) -> None:
         environ = {"KAHUNA_REFEREE": servers[index].target, "KAHUNA_TOKEN": TOKEN}
-        statuses[index] = run(first_legal, name=f"bot{index}", environ=environ)
+        statuses[index] = run(choose, name=f"bot{index}", environ=environ)
 
     for server in servers:
         server.__enter__()
@@ -43,6 +50,7 @@ def test_matches_in_several_threads_at_once_each_end_with_status_0() -> None:
         for server in servers:
             server.__exit__(None, None, None)
     assert statuses == dict.fromkeys(range(THREADS), 0)
+    assert deciding.arrived == THREADS
     for index, server in enumerate(servers):
         hello, reply = server.conversation.received
         assert hello.hello.bot_name == f"bot{index}"

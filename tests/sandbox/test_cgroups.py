@@ -9,19 +9,22 @@ import os
 import secrets
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from arena.sandbox import SandboxLimits
+from arena.sandbox import SandboxLimits, cgroups
 from arena.sandbox.cgroups import (
     FLAT_PREFIX,
     V1_CONTROLLERS,
     CgroupError,
     CgroupV1,
     CgroupV2,
+    ControlReader,
     create_bot_cgroup,
     detect_version,
     groups_of_creator,
@@ -33,6 +36,8 @@ from arena.sandbox.cgroups import (
     v1_group,
     write_control,
 )
+from arena.testing.crowd import WatchedLock
+from arena.testing.waiting import wait_until
 
 LIMITS = SandboxLimits(memory_mb=64, max_processes=20, cpu_cores=0.5)
 
@@ -129,6 +134,53 @@ def test_v2_accounting_is_read(tmp_path: Path) -> None:
     assert group.cpu_time_ms() == 2.5
     assert group.memory_peak_mb() == 3.0
     assert group.limits_hit() == ("memory", "processes")
+
+
+class _HeldPread:
+    """``os`` for the cgroups module, but ``pread`` (the descriptor taken) waits until
+    ``go()`` says so."""
+
+    def __init__(self, go: Callable[[], bool]) -> None:
+        self.go = go
+        self.inside = threading.Event()
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        self.inside.set()
+        wait_until(self.go, "the close waiting or done", 10, interval_s=0.005)
+        return os.pread(fd, size, offset)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+
+def test_a_control_read_while_its_reader_is_closed_gets_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The referee reads a bot's CPU time (the loop thread) while the bot is released
+    (another thread closes its control files): the read gets the file's own text, not
+    an error, nor another file's through its descriptor closed and reused meanwhile.
+
+    The race, forced: the read, its descriptor taken, is held until the close waits for
+    the reader or is done."""
+    path = tmp_path / "cpu.stat"
+    path.write_text("usage_usec 2500\n")
+    reader = ControlReader(path)
+    assert reader.read() == "usage_usec 2500\n"  # the descriptor kept open
+    closer = threading.Thread(target=reader.close)
+    closed = threading.Event()
+    watched = WatchedLock(reader._lock)
+    held = _HeldPread(lambda: watched.waits(closer) or closed.is_set())
+    monkeypatch.setattr(reader, "_lock", watched)
+    monkeypatch.setattr(cgroups, "os", held)
+    read: list[str | None] = []
+    reading = threading.Thread(target=lambda: read.append(reader.read()))
+    reading.start()
+    wait_until(held.inside.is_set, "the read at its descriptor", 10)
+    closer.start()
+    closer.join(10)
+    closed.set()
+    reading.join(10)
+    assert read == ["usage_usec 2500\n"]
 
 
 @pytest.mark.parametrize(

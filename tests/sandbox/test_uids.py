@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from arena.sandbox import SandboxLimits, SandboxUnavailableError
+from arena.sandbox import BotProcess, SandboxLimits, SandboxUnavailableError, uids
 from arena.sandbox.uids import (
     UID_DIR_ENV,
     UID_RANGE_ENV,
@@ -19,11 +22,13 @@ from arena.sandbox.uids import (
     configured_pool,
     uid_is_held,
 )
+from arena.testing.crowd import Crowd
 from arena.testing.waiting import wait_until
 
 from .conftest import Harness, lines_of
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the uid pool needs root")
+LAUNCHERS = 4
 
 INOTIFY_HOG = """
 import ctypes, os, sys, time
@@ -169,16 +174,46 @@ def test_process_hog_leaves_its_opponent_room_under_rlimit_nproc(harness: Harnes
 
 
 @pytest.mark.slow
-def test_bots_launched_at_once_have_different_uids(harness: Harness) -> None:
-    bots = [harness.launch("sleep 60; : $0")[0] for _ in range(4)]
-    uids = [bot.uid for bot in bots]
+def test_bots_launched_at_once_have_different_uids(
+    harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four launches from four threads at once, over a pool of four uids: each bot its own.
+
+    The race, forced: every launcher starts its search at the pool's first uid (a random
+    start makes launchers rarely meet), and each is held just past its first attempt at a
+    uid file's lock until all four have made theirs: all four contend for the same file
+    together, whatever happens between a look at a lock and its taking."""
+    monkeypatch.setenv(UID_RANGE_ENV, "300020-300023")
+    monkeypatch.setenv(UID_DIR_ENV, str(tmp_path / "uids"))
+    monkeypatch.setattr(uids, "secrets", SimpleNamespace(randbelow=lambda n: 0))
+    crowd = Crowd(LAUNCHERS, "past the first attempt at a uid file's lock")
+    flags = {name: getattr(fcntl, name) for name in ("LOCK_EX", "LOCK_SH", "LOCK_NB")}
+    held = SimpleNamespace(flock=crowd.gather(fcntl.flock, first_only=True, after=True), **flags)
+    monkeypatch.setattr(uids, "fcntl", held)
+    bots: list[BotProcess] = []
+    failed: list[BaseException] = []
+
+    def launch() -> None:
+        try:
+            bots.append(harness.launch("sleep 60; : $0")[0])
+        except BaseException as error:  # the test's thread reports it
+            failed.append(error)
+
+    threads = [threading.Thread(target=launch, daemon=True) for _ in range(LAUNCHERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not any(thread.is_alive() for thread in threads), "a launch still waits for its uid"
+    assert failed == [] and crowd.arrived == LAUNCHERS
+    monkeypatch.setattr(uids, "fcntl", fcntl)  # the checks below take locks of their own
+    uids_taken = sorted(bot.uid for bot in bots if bot.uid is not None)
+    assert uids_taken == list(range(300020, 300020 + LAUNCHERS))
     pool = configured_pool()
-    assert all(uid is not None and pool.first <= uid <= pool.last for uid in uids), uids
-    assert len(set(uids)) == len(uids), uids
-    assert all(uid_is_held(uid) for uid in uids if uid is not None)
+    assert all(uid_is_held(uid, pool) for uid in uids_taken)
     for bot in bots:
         bot.kill()
-    assert not any(uid_is_held(uid) for uid in uids if uid is not None)
+    assert not any(uid_is_held(uid, pool) for uid in uids_taken)
 
 
 @pytest.mark.slow

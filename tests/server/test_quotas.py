@@ -2,7 +2,8 @@
 real API server and web server on loopback port 0 (one store, one check queue).
 
 Smoke checks here wait on an event the test sets, so a check is "running" exactly as long
-as a test needs; everything else is the server's own path.
+as a test needs; everything else is the server's own path. The limits' cache is also
+checked on its own (``Quotas`` over a store), where a race needs a hold inside it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from arena.server.app import ApiServer, create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.gateway import PLAY_METHOD
 from arena.server.limits import StreamLimits
-from arena.server.quotas import UserLimits
+from arena.server.quotas import Quotas, UserLimits
 from arena.server.submissions import WebSubmitter
 from arena.store import (
     Store,
@@ -240,6 +241,92 @@ def test_registrations_at_once_cannot_pass_a_limit_together(
     with futures.ThreadPoolExecutor(12) as pool:
         answers = list(pool.map(register, [f"m{i}" for i in range(12)]))
     assert sorted(answers) == ["OK"] * 2 + ["RESOURCE_EXHAUSTED"] * 10
+
+
+UPLOADS = 6
+
+
+def test_uploads_at_once_by_one_user_are_checked_one_at_a_time(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six uploads by one user at once through the web (a thread per request), with
+    checks_per_user 1: one is checked, five are refused naming the limit.
+
+    The race, forced: an admission whose look at the user's count passed is held there
+    (in the hourly count it makes next) until all six uploads have begun theirs, so any
+    that nothing keeps out look at the count before it is raised."""
+    token = arena.user("mallory")
+    quotas = arena.server.quotas
+    assert quotas is not None
+    begun: list[int] = []
+    admit, count = quotas._admit, quotas.count_submission
+
+    def beginning(*args: Any, **kwargs: Any) -> Any:
+        begun.append(1)
+        return admit(*args, **kwargs)
+
+    def held(*args: Any, **kwargs: Any) -> None:
+        wait_until(lambda: len(begun) == UPLOADS, "every upload's admission begun", 30,
+                   interval_s=0.005, state=lambda: len(begun))  # fmt: skip
+        count(*args, **kwargs)
+
+    monkeypatch.setattr(quotas, "_admit", beginning)
+    monkeypatch.setattr(quotas, "count_submission", held)
+    answers: list[tuple[int, str | None]] = []
+
+    def upload(index: int) -> None:
+        status, payload, _ = arena.web_submit(token, archive(f"m{index}"))
+        answers.append((status, payload.get("limit")))
+
+    threads = [threading.Thread(target=upload, args=(i,)) for i in range(UPLOADS)]
+    for thread in threads:
+        thread.start()
+    try:  # the one admitted waits for the gate: the others are answered first
+        wait_until(lambda: len(answers) >= UPLOADS - 1, "the refusals", 30,
+                   state=lambda: answers)  # fmt: skip
+    finally:
+        arena.gate.set()
+        for thread in threads:
+            thread.join(30)
+    assert sorted(answers) == [(200, None)] + [(429, "checks_per_user")] * (UPLOADS - 1)
+    assert len(begun) == UPLOADS
+
+
+def test_a_limit_set_while_a_call_reads_the_limits_applies_from_the_next_call_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call reads mallory's limits (the default, 20 bots); the admin sets her limit to
+    1 before the call keeps what it read. That call keeps its answer, but the next one
+    reads 1: no limits read before a SetLimit of this server are kept.
+
+    The race, forced: the call's read of the store is held until the setting is done."""
+    with Store.open(tmp_path / "data") as store:
+        quotas = Quotas(store)
+        read = quotas._read_limits
+        have_read, was_set = threading.Event(), threading.Event()
+
+        def held(user: str | None) -> UserLimits:
+            limits = read(user)
+            if threading.current_thread().name == "a-call":
+                have_read.set()
+                assert was_set.wait(30), "the setting never came"
+            return limits
+
+        monkeypatch.setattr(quotas, "_read_limits", held)
+        answers: list[UserLimits] = []
+        call = threading.Thread(target=lambda: answers.append(quotas.limits_for("mallory")),
+                                name="a-call")  # fmt: skip
+        try:
+            call.start()
+            wait_until(have_read.is_set, "the call read the limits", 10)
+            quotas.set("bots", 1, "mallory")
+            was_set.set()
+            call.join(10)
+            assert [limits.bots for limits in answers] == [20]  # read before the setting
+            assert quotas.limits_for("mallory").bots == 1
+        finally:
+            was_set.set()
+            quotas.close()
 
 
 def test_past_the_hourly_limit_submissions_are_refused_with_when_to_retry(

@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena.store import Store, create_token
+from arena.testing.crowd import WatchedLock
+from arena.testing.waiting import wait_until
 
 FULL, NORMAL = 2, 1
 
@@ -73,3 +77,56 @@ def test_an_existing_data_directory_is_made_private(tmp_path: Path) -> None:
         assert _mode(data) == 0o700
         for name in ("arena.db", "arena.db-wal", "arena.db-shm"):
             assert _mode(data / name) == 0o600, name
+
+
+class _Ran:
+    """The store's connection, noting which threads have run a statement on it."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self.threads: set[int] = set()
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return self.connection.execute(*args)
+        finally:  # once it has run (or failed)
+            self.threads.add(threading.get_ident())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.connection, name)
+
+
+def test_two_writers_at_once_each_get_a_transaction_of_their_own(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two threads write through one store (one SQLite connection): the first's unit of
+    work fails and is rolled back, the second's is stored whole, neither sees the
+    other's. The race, forced: the first holds its transaction open, its row written,
+    until the second waits for the store or runs a statement (a store that let it in
+    would start a transaction inside the first's, and roll back or commit with it)."""
+    with store.transaction() as db:
+        db.execute("CREATE TABLE scratch (x TEXT)")
+    watched, ran = WatchedLock(store._lock), _Ran(store._connection)
+    monkeypatch.setattr(store, "_lock", watched)
+    monkeypatch.setattr(store, "_connection", ran)
+    errors: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            with store.transaction() as db:
+                db.execute("INSERT INTO scratch VALUES ('second')")
+        except BaseException as error:  # the test's thread reports it
+            errors.append(error)
+
+    writer = threading.Thread(target=second)
+    failed = pytest.raises(RuntimeError, match="the first unit of work failed")
+    with failed, store.transaction() as db:
+        db.execute("INSERT INTO scratch VALUES ('first')")
+        writer.start()
+        wait_until(lambda: watched.waits(writer) or writer.ident in ran.threads,
+                   "the second writer waiting for the store or writing", 10)  # fmt: skip
+        raise RuntimeError("the first unit of work failed")
+    writer.join(10)
+    assert errors == []
+    with store.reading() as db:
+        assert [row[0] for row in db.execute("SELECT x FROM scratch")] == ["second"]

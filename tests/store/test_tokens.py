@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -18,8 +20,10 @@ from arena.store import (
     create_token,
     list_tokens,
     revoke_tokens,
+    tokens,
     user_has_live_token,
 )
+from arena.testing.waiting import wait_until
 
 
 def _expire_now(store: Store, token_id: int) -> None:
@@ -55,6 +59,37 @@ def test_a_revoked_token_is_refused_saying_so_and_others_still_work(store: Store
     assert revoke_tokens(store, user="alice") == []  # revoking again changes nothing
     assert not user_has_live_token(store, "alice")
     assert authenticate(store, other).user == "bob" and user_has_live_token(store, "bob")
+
+
+def test_a_token_revoked_while_a_call_reads_it_is_refused_from_the_next_call_on(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's check reads the token as valid; a revoke in this process lands before
+    the check keeps its answer. The check's answer stands for that call, but the next
+    call is refused: no answer read before a token write of this process is kept.
+
+    The race, forced: the check's read of the store is held until the revoke is done."""
+    token = create_token(store, "mallory")
+    read = tokens._authenticate
+    have_read, revoked = threading.Event(), threading.Event()
+
+    def held(*args: Any) -> Principal:
+        answer = read(*args)
+        have_read.set()
+        assert revoked.wait(30), "the revoke never came"
+        return answer
+
+    monkeypatch.setattr(tokens, "_authenticate", held)
+    answers: list[object] = []
+    call = threading.Thread(target=lambda: answers.append(authenticate(store, token)))
+    call.start()
+    wait_until(have_read.is_set, "the call's check read the token", 10)
+    revoke_tokens(store, user="mallory")
+    revoked.set()
+    call.join(10)
+    assert answers == [Principal("mallory", "user")]  # read before the revoke
+    with pytest.raises(TokenRefusedError, match=r"token revoked at \d{4}-"):
+        authenticate(store, token)
 
 
 def test_an_expired_token_is_refused_saying_so(store: Store) -> None:

@@ -28,6 +28,7 @@ from arena.tournament.execution.cpu_placement import usable_cpus
 from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob, SeatOffered
 from arena.tournament.execution.match_chain import chain_length, play_chain
 
+from ..referee.test_halves import launches_ahead_overlap_play
 from .test_runner import _bot_copy
 
 CONFIG = MatchConfig(games=2, time_control=TimeControl(2000, 2000))
@@ -172,6 +173,10 @@ def test_a_worker_on_one_cpu_launches_each_half_at_its_turn(
 
     monkeypatch.setattr(arena.referee.halves, "start_match", recording)
     monkeypatch.setattr(arena.tournament.execution.match_chain, "start_match", recording)
+    if launches is AHEAD:  # the overlap, forced: each launch ahead waits for a game meanwhile
+        launches_ahead_overlap_play(
+            monkeypatch, lambda: sum(isinstance(e, GameFinished) for e in events)
+        )
     failed: list[BaseException] = []
 
     def play() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -173,6 +174,62 @@ def test_past_the_connection_cap_a_new_connection_gets_503_at_once(server: WebSe
     # once they are gone, a request is served again
     wait_until(lambda: not server.open_connections, "every connection closed", 5,
                state=lambda: server.open_connections)  # fmt: skip
+    assert get(server).status == 200
+
+
+ENDING = 8
+
+
+@pytest.mark.timeout(60)
+def test_connections_ending_at_once_are_each_counted_off(server: WebServer) -> None:
+    """Eight connections end at once: the count of open connections is back at 0 (a count
+    that lost an end would refuse connections early for good, one that lost a start
+    would let more in than the cap).
+
+    The race, forced: the thread ending each connection reads the count, then is held
+    until all eight have come to the count's update."""
+    held = [connect(server) for _ in range(ENDING)]
+    for sock in held:
+        sock.sendall(b"GET / HTTP/1.1\r\n")  # a request begun: its thread waits for the rest
+    wait_until(lambda: server.open_connections == ENDING, "every connection open", 5,
+               state=lambda: server.open_connections)  # fmt: skip
+    arrived: list[int] = []
+    ending = threading.local()
+    closed_one = server._closed_one
+
+    def counted_off() -> None:
+        arrived.append(1)
+        ending.now = True
+        try:
+            closed_one()
+        finally:
+            ending.now = False
+
+    class Watched(WebServer):
+        @property  # type: ignore[misc]
+        def open_connections(self) -> int:
+            count = int(self.__dict__["open_connections"])
+            if getattr(ending, "now", False):
+                wait_until(lambda: len(arrived) == ENDING, "every connection's end counted", 10,
+                           interval_s=0.005, state=lambda: len(arrived))  # fmt: skip
+            return count
+
+        @open_connections.setter
+        def open_connections(self, value: int) -> None:
+            self.__dict__["open_connections"] = value
+
+    server._closed_one = counted_off  # type: ignore[method-assign]
+    server.__class__ = Watched
+    try:
+        for sock in held:
+            sock.close()
+        wait_until(lambda: len(arrived) == ENDING, "every connection ended", 10,
+                   state=lambda: len(arrived))  # fmt: skip
+        wait_until(lambda: server.open_connections == 0, "the count back at 0", 10,
+                   state=lambda: server.open_connections)  # fmt: skip
+    finally:
+        server.__class__ = WebServer
+        del server._closed_one
     assert get(server).status == 200
 
 
