@@ -16,7 +16,9 @@ fixture, so they run in one pytest here too). Each run waits for its group to em
 (up to ``--linger`` seconds: a daemon that outlives pytest is still the file's CPU),
 reports what was left, ends it, and removes the group. Printed: one line per run as it
 ends, then a table of CPU and wall seconds per unit (the median over rounds), costliest
-first. Needs root (it writes cgroup files).
+first. ``--tests N`` also prints each unit's N costliest tests (setup, call and
+teardown: the group's CPU over each, read by this module as a pytest plugin). Needs
+root (it writes cgroup files).
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -47,6 +52,25 @@ class Run:
     wall_s: float
     left: int
     summary: str
+    tests: dict[str, float] = field(default_factory=dict)  # node id -> CPU s
+
+GROUP_ENV = "SUITE_CPU_GROUP"
+TESTS_ENV = "SUITE_CPU_TESTS"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """As a plugin (``-p benchmarks.suite_cpu``): the group's CPU over each test, appended
+    to ``$SUITE_CPU_TESTS`` as "usec node-id" lines."""
+    group, out = os.environ.get(GROUP_ENV), os.environ.get(TESTS_ENV)
+    if not group or not out:
+        yield
+        return
+    before = read_stat(Path(group))["usage_usec"]
+    yield
+    spent = read_stat(Path(group))["usage_usec"] - before
+    with open(out, "a") as handle:
+        handle.write(f"{spent} {item.nodeid}\n")
 
 
 def unified_root(mounts: str) -> Path:
@@ -86,8 +110,12 @@ def run_unit(files: list[str], root: Path, examples: str, linger_s: float) -> Ru
         with open(procs, "w") as handle:
             handle.write(str(os.getpid()))
 
-    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *files]
-    env = {**os.environ, "KAHUNA_EXAMPLES": examples, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+            "-p", "benchmarks.suite_cpu", *files]  # fmt: skip
+    env = {**os.environ, "KAHUNA_EXAMPLES": examples, "PYTHONPATH": str(ROOT),
+           GROUP_ENV: str(group), TESTS_ENV: f"/tmp/{group.name}.tests"}  # fmt: skip
+    per_test = Path(env[TESTS_ENV])
+    per_test.unlink(missing_ok=True)
     started = time.monotonic()
     try:
         done = subprocess.run(
@@ -106,6 +134,12 @@ def run_unit(files: list[str], root: Path, examples: str, linger_s: float) -> Ru
             time.sleep(0.05)
     finally:
         _remove(group)
+    tests: dict[str, float] = {}
+    if per_test.exists():
+        for line in per_test.read_text().splitlines():
+            usec, nodeid = line.split(" ", 1)
+            tests[nodeid] = int(usec) / 1e6
+        per_test.unlink()
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     summary = lines[-1] if lines else done.stderr.strip()[-200:]
     return Run(
@@ -116,6 +150,7 @@ def run_unit(files: list[str], root: Path, examples: str, linger_s: float) -> Ru
         wall_s=wall,
         left=len(left),
         summary=summary,
+        tests=tests,
     )
 
 
@@ -137,6 +172,8 @@ def main() -> None:
     parser.add_argument("--examples", default="full", help="KAHUNA_EXAMPLES")
     parser.add_argument("--linger", type=float, default=15.0,
                         help="seconds to wait for the group to empty after pytest")  # fmt: skip
+    parser.add_argument("--tests", type=int, default=0,
+                        help="also print each unit's N costliest tests")  # fmt: skip
     parser.add_argument("paths", nargs="*", help="test files, each run alone")
     args = parser.parse_args()
     chosen = [[path] for path in args.paths] if args.paths else units(args.costliest)
@@ -150,6 +187,8 @@ def main() -> None:
                   f"sys {run.system_s:5.1f})  wall {run.wall_s:7.1f} s  left {run.left}  "
                   f"load {os.getloadavg()[0]:4.1f}  {run.unit}: {run.summary}",
                   flush=True)  # fmt: skip
+            for nodeid, cpu in sorted(run.tests.items(), key=lambda t: -t[1])[: args.tests]:
+                print(f"    {cpu:7.1f} s  {nodeid}", flush=True)
     rows = sorted(
         ((statistics.median(r.cpu_s for r in rs), statistics.median(r.wall_s for r in rs), unit)
          for unit, rs in runs.items()),
