@@ -56,6 +56,7 @@ class Run:
     summary: str
     tests: dict[str, float] = field(default_factory=dict)  # node id -> CPU s
 
+
 GROUP_ENV = "SUITE_CPU_GROUP"
 TESTS_ENV = "SUITE_CPU_TESTS"
 
