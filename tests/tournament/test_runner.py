@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from arena.cli import main
 from arena.kahuna import deal_from_seed
 from arena.referee import load_bot
 from arena.referee.seeds import MatchIdentity, deal_seed, match_seed_material
@@ -93,12 +94,9 @@ TEST_SECRET = bytes(range(100, 132))
 
 
 def _create(data: Path, definition: list[str], secret: bytes = TEST_SECRET) -> None:
-    """`arena tournament create`, then give it a known secret (a reference run shares it)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", "tournament", "create", *definition, "--data-dir",
-         str(data)], capture_output=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    """`arena tournament create` (the command, in this process: set-up, not what is
+    tested), then give it a known secret (a reference run shares it)."""
+    assert main(["tournament", "create", *definition, "--data-dir", str(data)]) == 0
     db = sqlite3.connect(data / "arena.db")
     db.execute("UPDATE tournaments SET secret = ?", (secret,))
     db.commit()

@@ -282,7 +282,17 @@ def tilted(target: float, statistic: str) -> list[float]:
     return dist((lo + hi) / 2)
 
 
-def run_tests(params: SprtParams, true_elo: float, n_tests: int, seed: int) -> dict[Decision, int]:
+def run_tests(
+    params: SprtParams,
+    true_elo: float,
+    n_tests: int,
+    seed: int,
+    decided: dict[tuple[int, ...], Decision] | None = None,
+) -> dict[Decision, int]:
+    """``n_tests`` sequential tests with pairs drawn at ``true_elo``: how each ended.
+    ``decided`` holds ``sprt_state``'s decision for counts already judged under
+    ``params`` (a pure function of them): many tests pass through the same counts."""
+    decided = {} if decided is None else decided
     if params.model is EloModel.LOGISTIC:
         probs = tilted(1 / (1 + 10 ** (-true_elo / 400)), "mean")
     else:
@@ -296,7 +306,10 @@ def run_tests(params: SprtParams, true_elo: float, n_tests: int, seed: int) -> d
         while decision is Decision.CONTINUE and sum(counts) < cap:
             for i in rng.choices(range(5), weights=probs, k=batch):
                 counts[i] += 1
-            decision = sprt_state(Pentanomial(tuple(counts)), params).decision  # type: ignore[arg-type]
+            key = tuple(counts)
+            if (known := decided.get(key)) is None:
+                known = decided[key] = sprt_state(Pentanomial(key), params).decision  # type: ignore[arg-type]
+            decision = known
         outcomes[decision] += 1
     return outcomes
 
@@ -312,8 +325,9 @@ def run_tests(params: SprtParams, true_elo: float, n_tests: int, seed: int) -> d
 )
 def test_error_rates_by_simulation(params: SprtParams, n_tests: int) -> None:
     slack = 3 * math.sqrt(0.05 * 0.95 / n_tests)
-    at_h0 = run_tests(params, params.elo0, n_tests, seed=12)
-    at_h1 = run_tests(params, params.elo1, n_tests, seed=13)
+    decided: dict[tuple[int, ...], Decision] = {}
+    at_h0 = run_tests(params, params.elo0, n_tests, seed=12, decided=decided)
+    at_h1 = run_tests(params, params.elo1, n_tests, seed=13, decided=decided)
     # inconclusive tests (at the cap) are rare and never count as the right decision
     assert at_h0[Decision.H1] / n_tests <= params.alpha + slack, at_h0
     assert at_h1[Decision.H0] / n_tests <= params.beta + slack, at_h1
