@@ -70,6 +70,19 @@ def _all(arrivals: queue.SimpleQueue[Arrival]) -> list[Arrival]:
             return found
 
 
+def _note_served_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The methods of the unknown calls the endpoint serves (refuses and reports), in order."""
+    served: list[str] = []
+    refuse = BotEndpoint._refuse_call
+
+    def noted(bot_endpoint: BotEndpoint, method: str) -> None:
+        served.append(method)
+        refuse(bot_endpoint, method)
+
+    monkeypatch.setattr(BotEndpoint, "_refuse_call", noted)
+    return served
+
+
 def _call_unknown(
     channel: grpc.Channel, times: int, method: str = "/x.Y/Peek"
 ) -> list[grpc.StatusCode]:
@@ -93,14 +106,7 @@ def test_the_first_unknown_call_is_reported_and_cuts_the_connection(
     (a loaded machine showed it once in 14 runs): refused too, never reported again;
     every call after the ones served finds no server."""
     _, arrivals = endpoint
-    served: list[str] = []
-    refuse = BotEndpoint._refuse_call
-
-    def noted(bot_endpoint: BotEndpoint, method: str) -> None:
-        served.append(method)
-        refuse(bot_endpoint, method)
-
-    monkeypatch.setattr(BotEndpoint, "_refuse_call", noted)
+    served = _note_served_calls(monkeypatch)
     codes = _call_unknown(channel, 10)
     assert 1 <= len(served) <= 2, served
     assert set(codes[: len(served)]) <= REFUSED, codes
@@ -149,14 +155,7 @@ def test_calls_in_flight_are_not_served_past_the_first(
     much as a fast bot's decision, so an allowance would not do: the transport may
     hold 9 and more already."""
     made, arrivals = endpoint
-    served: list[str] = []
-    refuse = BotEndpoint._refuse_call
-
-    def noted(bot_endpoint: BotEndpoint, method: str) -> None:
-        served.append(method)
-        refuse(bot_endpoint, method)
-
-    monkeypatch.setattr(BotEndpoint, "_refuse_call", noted)
+    served = _note_served_calls(monkeypatch)
     stream = _Stream(channel)
     try:
         stream.outbox.put(_hello())
