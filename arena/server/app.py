@@ -124,8 +124,13 @@ class ApiServer:
                 get_logger(service="arena_api").warning(
                     "api_calls_still_running", calls=running, waited_s=self.drain_s,
                     message=f"{running} call(s) still running {self.drain_s:g} s after the"
-                    " stop; the server closed without their answers",
+                    " stop; the server is stopped, its event loop kept for their answers",
                 )  # fmt: skip
+                # The caller goes on; the loop (a daemon thread, like this one) serves the
+                # calls left until they return: closed under them, one would wait for ever.
+                self._stopped.set()
+                for pool in pools:
+                    pool.drain(None)
             self._loop.call_soon_threadsafe(self._loop.stop)
             # Stopped once the loop is closed, not before: the process may exit as soon as
             # this is set, and its last references to the grpc.aio server then shut gRPC's

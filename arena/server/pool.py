@@ -42,9 +42,9 @@ class DrainingPool(futures.ThreadPoolExecutor):
             self._unfinished -= 1
             self._changed.notify_all()
 
-    def drain(self, timeout_s: float) -> int:
-        """Wait up to ``timeout_s`` for every submission to return or be cancelled; how
-        many are still running then."""
+    def drain(self, timeout_s: float | None) -> int:
+        """Wait up to ``timeout_s`` (None: for as long as it takes) for every submission to
+        return or be cancelled; how many are still running then."""
         with self._changed:
             self._changed.wait_for(lambda: self._unfinished == 0, timeout_s)
             return self._unfinished
