@@ -39,6 +39,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from arena.store import Principal, Store
+from arena.store.kept import KeptAnswers
 from arena.store.limits import (
     EVERYONE,
     clear_limit,
@@ -219,8 +220,7 @@ class Quotas:
         self._running = 0
         self._started: dict[str, collections.deque[int]] = {}  # a user's starts in the hour (ms)
         self._user_locks: dict[str, threading.Lock] = {}  # held while a user's bot is stored
-        self._limits: dict[str | None, tuple[float, UserLimits]] = {}  # (until, limits) by user
-        self._settings = 0  # the admin's settings so far: limits read across one are not kept
+        self._limits: KeptAnswers[str | None, UserLimits] = KeptAnswers(LIMITS_CACHE_S)
 
     def limits_for(self, user: str | None) -> UserLimits:
         """``user``'s limits: the defaults, everyone's settings, then their own.
@@ -229,17 +229,7 @@ class Quotas:
         wait on the store's lock); SetLimit applies at once, `arena limits set` (another
         process) within LIMITS_CACHE_S. Limits read while a SetLimit was stored are
         that call's answer only, never kept."""
-        now = time.monotonic()
-        with self._lock:
-            cached = self._limits.get(user)
-            settings = self._settings
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        limits = self._read_limits(user)
-        with self._lock:
-            if settings == self._settings:
-                self._limits[user] = (now + LIMITS_CACHE_S, limits)
-        return limits
+        return self._limits.get(user, lambda: self._read_limits(user))
 
     def _read_limits(self, user: str | None) -> UserLimits:
         stored = stored_limits(self.store, user)
@@ -285,9 +275,7 @@ class Quotas:
         else:
             replace(self._read_limits(user), **{name: value})  # ValueError naming what is wrong
             set_limit(self.store, name, value, user=user)
-        with self._lock:
-            self._limits.clear()
-            self._settings += 1
+        self._limits.forget()
 
     # --- what a user holds --------------------------------------------------
 

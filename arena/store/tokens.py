@@ -12,12 +12,11 @@ import hashlib
 import os
 import re
 import secrets
-import threading
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
+from arena.store.kept import KeptAnswers
 from arena.store.models import Principal
 from arena.store.paths import ADMIN_TOKEN_NAME
 
@@ -86,7 +85,7 @@ def create_token(
             " VALUES (?, ?, ?, ?, ?)",
             (_digest(token), user, role, utc_now(), expires_at),
         )
-    _forget_answers()
+    _answers.forget()
     return token
 
 
@@ -95,39 +94,19 @@ AUTH_CACHE_S = 2.0
 token reads the store once per AUTH_CACHE_S. This process's token writes clear it (an
 answer read before such a write is not kept, even by a call that read it meanwhile);
 another process's (`arena token revoke`) apply within AUTH_CACHE_S."""
-_answers: dict[tuple[str, str], tuple[float, Principal | str]] = {}
-_answers_lock = threading.Lock()
-_writes = 0
-"""Token writes of this process so far: an answer is kept only if none came while it was read."""
-_MAX_ANSWERS = 10_000
-
-
-def _forget_answers() -> None:
-    global _writes
-    with _answers_lock:
-        _answers.clear()
-        _writes += 1
+_answers: KeptAnswers[tuple[str, str], Principal | str] = KeptAnswers(AUTH_CACHE_S)
 
 
 def authenticate(store: Store, token: str) -> Principal:
     """Who ``token`` belongs to; TokenRefusedError saying why not (unknown, revoked, expired)."""
-    key = (str(store.data_dir), _digest(token))
-    now = time.monotonic()
-    with _answers_lock:
-        cached = _answers.get(key)
-        writes = _writes
-    if cached is None or cached[0] <= now:
+
+    def read() -> Principal | str:
         try:
-            answer: Principal | str = _authenticate(store, token)
+            return _authenticate(store, token)
         except TokenRefusedError as refused:
-            answer = str(refused)
-        with _answers_lock:
-            if len(_answers) >= _MAX_ANSWERS:
-                _answers.clear()
-            if writes == _writes:  # no token write since the read began
-                _answers[key] = (now + AUTH_CACHE_S, answer)
-    else:
-        answer = cached[1]
+            return str(refused)
+
+    answer = _answers.get((str(store.data_dir), _digest(token)), read)
     if isinstance(answer, str):
         raise TokenRefusedError(answer)
     return answer
@@ -212,7 +191,7 @@ def revoke_tokens(
         db.executemany(
             "UPDATE tokens SET revoked_at = ? WHERE rowid = ?", [(utc_now(), i) for i in ids]
         )
-    _forget_answers()
+    _answers.forget()
     return [row for row in list_tokens(store) if row.id in ids]
 
 
