@@ -22,8 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from arena.sandbox.cgroups import read_keyed  # noqa: E402
 from arena.testing.ray_cluster import NetnsCluster  # noqa: E402
-from benchmarks.suite_cpu import members, read_stat, unified_root  # noqa: E402
+from benchmarks.suite_cpu import members, unified_root  # noqa: E402
 
 
 def main() -> None:
@@ -39,7 +40,7 @@ def main() -> None:
     )  # fmt: skip
 
     def used() -> float:
-        return read_stat(group)["usage_usec"] / 1e6
+        return read_keyed(group / "cpu.stat")["usage_usec"] / 1e6
 
     try:
         before, started = used(), time.monotonic()

@@ -42,6 +42,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from arena.sandbox.cgroups import read_keyed  # noqa: E402
 from tests.scheduling import COSTLIEST, SHARED  # noqa: E402
 
 
@@ -69,9 +70,9 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     if not group or not out:
         yield
         return
-    before = read_stat(Path(group))["usage_usec"]
+    before = read_keyed(Path(group) / "cpu.stat")["usage_usec"]
     yield
-    spent = read_stat(Path(group))["usage_usec"] - before
+    spent = read_keyed(Path(group) / "cpu.stat")["usage_usec"] - before
     with open(out, "a") as handle:
         handle.write(f"{spent} {item.nodeid}\n")
 
@@ -91,11 +92,6 @@ def units(costliest: int) -> list[list[str]]:
     for head in COSTLIEST[:costliest]:
         chosen.append([head] + [path for path, unit in SHARED.items() if unit == head])
     return chosen
-
-
-def read_stat(group: Path) -> dict[str, int]:
-    pairs = (line.split() for line in (group / "cpu.stat").read_text().splitlines())
-    return {key: int(value) for key, value in pairs}
 
 
 def members(group: Path) -> list[int]:
@@ -129,7 +125,7 @@ def run_unit(files: list[str], root: Path, examples: str, linger_s: float) -> Ru
         while members(group) and time.monotonic() < deadline:
             time.sleep(0.2)
         left = members(group)
-        stat = read_stat(group)
+        stat = read_keyed(group / "cpu.stat")
         for pid in left:  # outlived pytest and the linger: counted, then ended
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
