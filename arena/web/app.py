@@ -8,10 +8,9 @@ side and are built from the same models (``/bots/x`` and ``/api/bots/x``).
 from __future__ import annotations
 
 import json
+import math
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -247,8 +246,8 @@ class WebApp:
             lstrip_blocks=True,
         )
         self.templates.globals["board"] = board_geometry()
-        self._frames: OrderedDict[tuple[int, Perspective], Frames] = OrderedDict()
-        self._frames_lock = threading.Lock()
+        # a stored game's frames per perspective, built once however many ask at once
+        self._frames = LiveAnswers(math.inf, clock, max_answers=FRAME_CACHE_SIZE)
         self.routes: list[Route] = [
             (re.compile(r"/"), self.leaderboard_page),
             (re.compile(r"/api/leaderboard"), self.leaderboard_json),
@@ -537,22 +536,16 @@ class WebApp:
         return json_response(payload)
 
     def _cached_frames(self, game: GameDetail, perspective: Perspective) -> Frames:
-        key = (game.summary.id, perspective)
-        with self._frames_lock:
-            cached = self._frames.get(key)
-            if cached is not None:
-                self._frames.move_to_end(key)
-                return cached
-        try:
-            record = parse_record(game.record_json)
-        except MalformedRecordError as err:
-            raise HttpError(500, f"game {game.summary.id} has a malformed record: {err}") from None
-        frames = game_frames(record, perspective)
-        with self._frames_lock:
-            self._frames[key] = frames
-            while len(self._frames) > FRAME_CACHE_SIZE:
-                self._frames.popitem(last=False)
-        return frames
+        def build(now: float) -> Frames:
+            try:
+                record = parse_record(game.record_json)
+            except MalformedRecordError as err:
+                raise HttpError(
+                    500, f"game {game.summary.id} has a malformed record: {err}"
+                ) from None
+            return game_frames(record, perspective)
+
+        return self._frames.get((game.summary.id, perspective), build)
 
     # --- public live games (arena.web.live) -------------------------------------
 
