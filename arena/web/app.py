@@ -34,7 +34,7 @@ from arena.store import Principal, TokenRefusedError
 from arena.store.play import people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.view.ladder_view import LadderView
-from arena.tournament.view.spectator_delay import DelayLine
+from arena.tournament.view.spectator_delay import MAX_VIEWS, DelayLine
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
     PUBLIC,
@@ -91,6 +91,7 @@ STATIC_TYPES: Mapping[str, str] = {
 }
 LEADERBOARD_POLL_MS = 5000
 FRAME_CACHE_SIZE = 64
+DELAYED_KINDS = ("tournament", "ladder", "bot", "h2h")  # views keyed (kind, ...), kept apart
 
 
 @dataclass(frozen=True)
@@ -233,10 +234,22 @@ class WebApp:
         )  # fmt: skip
         # One delay for every public view: the aggregate pages as of now - delay
         # (arena.tournament.view.spectator_delay), games and live lists by their times.
+        # Each kind of view keeps its answers apart (``self.delay``: the leaderboard and the
+        # tournament list), so a flood of one kind's views (bots that do not exist, every
+        # pair of bots) pushes out only that kind's history, never the front page's.
         self.timeline = source if isinstance(source, PublicTimeline) else None
         self.delay: DelayLine[object] | None = None
+        self._delay_lines: dict[str, DelayLine[object]] = {}
         if spectator_delay_s > 0 and self.timeline is not None:
-            self.delay = DelayLine(spectator_delay_s, self.timeline.first_event_after, clock=clock)
+            first_event_after = self.timeline.first_event_after
+            self.delay = DelayLine(spectator_delay_s, first_event_after, clock=clock)
+            views_each = MAX_VIEWS // len(DELAYED_KINDS)
+            self._delay_lines = {
+                kind: DelayLine(
+                    spectator_delay_s, first_event_after, clock=clock, max_views=views_each
+                )
+                for kind in DELAYED_KINDS
+            }
         self.log = get_logger(component="web")
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("arena.web", "templates"),
@@ -343,7 +356,8 @@ class WebApp:
         old enough is kept yet: the page's history starts with its first visit)."""
         if self.delay is None:
             return compute()
-        found = self.delay.answer(view, compute)
+        kind = view[0] if isinstance(view, tuple) else view
+        found = self._delay_lines.get(kind, self.delay).answer(view, compute)
         if found is None:
             raise HttpError(
                 503, f"not public yet: the pages show the arena as it was"

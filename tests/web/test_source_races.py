@@ -24,7 +24,7 @@ from arena import store as st
 from arena.store.db import utc_now
 from arena.testing.demo_data import DemoTournament, play_demo_tournament, play_games
 from arena.testing.waiting import wait_until
-from arena.tournament.view.spectator_delay import stamp
+from arena.tournament.view.spectator_delay import MAX_VIEWS, stamp
 from arena.web import source as source_module
 from arena.web.app import WebApp
 from arena.web.live import epoch_s
@@ -139,3 +139,26 @@ def test_a_game_that_ends_while_the_board_is_computed_is_not_shown_before_the_de
     assert response.status == 200, response.body
     board = json.loads(response.body)["leaderboard"]
     assert sum(row["games"] for row in board) == 0, "a game shown before it was public"
+
+
+def test_a_flood_of_bot_pages_leaves_the_delayed_front_page_its_history(
+    running: Running,
+) -> None:
+    """With a spectator delay each view answers from the answers it kept; a stranger asking
+    for more bot pages than are kept (names that do not exist cost nothing to make up)
+    while games end does not push out the leaderboard's: it still answers as of the cut,
+    not "not public yet"."""
+    clock = Clock()
+    app = WebApp(StoreSource(running.store), spectator_delay_s=DELAY_S, clock=clock)
+    assert app.handle("GET", "/api/leaderboard", {}).status == 200  # its first answer, kept
+    asked = utc_now()
+    for number in range(MAX_VIEWS + 1):
+        app.handle("GET", f"/api/bots/nobody-{number}", {})
+    wait_until(lambda: utc_now() > asked, "the next millisecond", 5, interval_s=0.001)
+    game_id = running.rate_a_game()
+    ended = st.get_game(running.store, game_id).finished_at
+    clock.fixed = epoch_s(ended) - 0.0005 + DELAY_S  # the cut: just before the game ended
+    response = app.handle("GET", "/api/leaderboard", {})
+    assert response.status == 200, response.body
+    board = json.loads(response.body)["leaderboard"]
+    assert sum(row["games"] for row in board) == 0
