@@ -94,6 +94,42 @@ def test_a_leaderboard_computed_before_a_game_and_kept_last_is_not_served_after_
     assert games_shown(source.leaderboard()) == 2, "the board from before the game came back"
 
 
+def test_a_tournament_table_computed_before_a_game_is_not_served_after_it(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same race for a tournament's table (standings, crosstable, games), kept per
+    state of the tournament: the one computed before the game and kept last is never
+    the answer once the game is stored.
+
+    The race, forced: the first request, its tournament row read, is held until the game
+    is stored and the newer table kept."""
+    source = StoreSource(running.store)
+    table = source_module.tournament_table
+    row_read, newer_kept = threading.Event(), threading.Event()
+
+    def held(store: st.Store, row: st.TournamentRow) -> Any:
+        if threading.current_thread().name == "stale":
+            row_read.set()
+            assert newer_kept.wait(10), "the newer table was never kept"
+        return table(store, row)
+
+    monkeypatch.setattr(source_module, "tournament_table", held)
+    tournament_id = running.demo.tournament_id
+    stale_details: list[Any] = []
+    stale = threading.Thread(target=lambda: stale_details.append(source.tournament(tournament_id)),
+                             name="stale")  # fmt: skip
+    stale.start()
+    assert row_read.wait(10)
+    running.rate_a_game()
+    newer = source.tournament(tournament_id)
+    assert newer is not None and newer.summary.games_played == 1
+    newer_kept.set()
+    stale.join(20)
+    assert stale_details[0].summary.games_played == 0  # it answers the row it read
+    again = source.tournament(tournament_id)
+    assert again is not None and again.summary.games_played == 1, "the table before the game"
+
+
 class Clock:
     """Real time until ``fixed`` is set."""
 
