@@ -144,10 +144,11 @@ class HeldLegal(dict[str, Any]):
     looked: int = 0
 
     def get(self, key: str, default: Any = None) -> Any:
+        found = super().get(key, default)
         self.looked += 1
         if self.looked == 1:
             self.hold()
-        return super().get(key, default)
+        return found
 
 
 def test_two_clicks_on_one_move_send_one_reply(
