@@ -356,8 +356,8 @@ class WebApp:
         old enough is kept yet: the page's history starts with its first visit)."""
         if self.delay is None:
             return compute()
-        kind = view[0] if isinstance(view, tuple) else None
-        found = self._delay_lines.get(str(kind), self.delay).answer(view, compute)
+        line = self._delay_lines.get(view[0], self.delay) if isinstance(view, tuple) else self.delay
+        found = line.answer(view, compute)
         if found is None:
             raise HttpError(
                 503, f"not public yet: the pages show the arena as it was"
