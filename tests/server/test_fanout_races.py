@@ -12,12 +12,17 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from arena.server.limits import CallCounter, StreamCounter, StreamLimits
+from arena.server.offloop import LoopInbox
+from arena.server.seats import PublishedSeat, SeatHub
 from arena.server.supervisor import TournamentSupervisor
+from arena.store import Store, add_seat_offer, register_remote_bot
+from arena.store.remote import now_ms
 from arena.testing.crowd import WatchedLock
 from arena.testing.waiting import wait_until
 from arena.tournament.orchestration.runner import ProgressEvent, ProgressKind
@@ -112,3 +117,64 @@ def test_callers_at_once_at_a_limit_let_one_in(
     refused = [answer for answer in answers.values() if answer is not None]
     assert len(refused) == 1 and refusal in refused[0], answers
     assert sum(counts.values()) == 1
+
+
+class HeldOnKeep(dict[int, PublishedSeat]):
+    """The hub's open seats, holding the first keeping of one (the test's hook)."""
+
+    hold: Callable[[], None] = staticmethod(lambda: None)
+
+    def __setitem__(self, key: int, value: PublishedSeat) -> None:
+        self.hold()
+        super().__setitem__(key, value)
+
+
+def test_an_offer_made_while_a_connector_subscribes_reaches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connector subscribes to a remote bot's offers and then reads the open ones, as
+    WaitForSeats does, while the runner publishes an offer: the connector gets it (once
+    from its inbox or its read, or both: the SDK's connector skips a seat token it has
+    seen), never neither.
+
+    The race, forced: the runner's publish, about to keep the offer, is held until the
+    connector has subscribed and read the open offers, or waits for the hub's lock."""
+    store = Store.open(tmp_path / "data")
+    loop = asyncio.new_event_loop()
+    try:
+        row, _ = register_remote_bot(store, "far", owner="alice")
+        offer = add_seat_offer(
+            store, bot="far", version=row.version, token="seat-token", match_id=None,
+            referee_match="abc123", slot=0, socket_path="/tmp/x/b0.sock",
+            expires_at_ms=now_ms() + 60_000,
+        )  # fmt: skip
+        hub = SeatHub(store)
+        watched = WatchedLock(hub.lock)
+        monkeypatch.setattr(hub, "lock", watched)
+        kept = HeldOnKeep()
+        monkeypatch.setattr(hub, "seats", kept)
+        read: list[PublishedSeat] = []
+        inboxes: list[LoopInbox[PublishedSeat]] = []
+
+        def connect() -> None:
+            inboxes.append(hub.subscribe("far", loop))
+            read.extend(hub.open_seats("far"))
+
+        connector = threading.Thread(target=connect, name="connector")
+
+        def hold() -> None:
+            connector.start()
+            wait_until(lambda: not connector.is_alive() or watched.waits(connector),
+                       "the connector subscribed and read, or waiting for the hub", 10)  # fmt: skip
+
+        kept.hold = hold
+        hub.publish(offer, "seat-token")
+        connector.join(10)
+        [inbox] = inboxes
+        got = [seat.token for seat in read]
+        while (seat := loop.run_until_complete(inbox.get(0.05))) is not None:
+            got.append(seat.token)
+        assert got and set(got) == {"seat-token"}, got
+    finally:
+        loop.close()
+        store.close()
