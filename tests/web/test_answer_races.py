@@ -205,3 +205,32 @@ def test_a_kept_answer_read_while_another_key_pushes_it_out(
     writer.join(30)
     assert got == ["answer a"]
     assert list(kept) == ["b"]
+
+
+def test_keys_that_share_a_computation_lock_each_get_their_own_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two games whose keys share one of the computation locks: the second waits for the
+    first's computation, then gets its own game's answer, never the first's.
+
+    The race, forced: the first computation is held until the second request waits for
+    the lock they share."""
+    answers = LiveAnswers(60.0, Clock())
+    watched = watch_stripes(answers, monkeypatch)
+    first, second = (7, 0), next((7, g) for g in range(1, 10_000)
+                                 if hash((7, g)) % len(watched) == hash((7, 0)) % len(watched))
+    got: dict[str, object] = {}
+
+    def ask_second() -> None:
+        got["second"] = answers.get(second, lambda now: f"game {second}")
+
+    other = threading.Thread(target=ask_second, name="second")
+
+    def held(now: float) -> str:
+        other.start()
+        wait_until(lambda: waiting(watched, other), "the second request waiting", 10)
+        return f"game {first}"
+
+    got["first"] = answers.get(first, held)
+    other.join(10)
+    assert got == {"first": f"game {first}", "second": f"game {second}"}
