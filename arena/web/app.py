@@ -8,10 +8,9 @@ side and are built from the same models (``/bots/x`` and ``/api/bots/x``).
 from __future__ import annotations
 
 import json
+import math
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -35,7 +34,7 @@ from arena.store import Principal, TokenRefusedError
 from arena.store.play import people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.view.ladder_view import LadderView
-from arena.tournament.view.spectator_delay import DelayLine
+from arena.tournament.view.spectator_delay import MAX_VIEWS, DelayLine
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
     PUBLIC,
@@ -92,6 +91,7 @@ STATIC_TYPES: Mapping[str, str] = {
 }
 LEADERBOARD_POLL_MS = 5000
 FRAME_CACHE_SIZE = 64
+DELAYED_KINDS = ("tournament", "ladder", "bot", "h2h")  # views keyed (kind, ...), kept apart
 
 
 @dataclass(frozen=True)
@@ -234,10 +234,22 @@ class WebApp:
         )  # fmt: skip
         # One delay for every public view: the aggregate pages as of now - delay
         # (arena.tournament.view.spectator_delay), games and live lists by their times.
+        # Each kind of view keeps its answers apart (``self.delay``: the leaderboard and the
+        # tournament list), so a flood of one kind's views (bots that do not exist, every
+        # pair of bots) pushes out only that kind's history, never the front page's.
         self.timeline = source if isinstance(source, PublicTimeline) else None
         self.delay: DelayLine[object] | None = None
+        self._delay_lines: dict[str, DelayLine[object]] = {}
         if spectator_delay_s > 0 and self.timeline is not None:
-            self.delay = DelayLine(spectator_delay_s, self.timeline.first_event_after, clock=clock)
+            first_event_after = self.timeline.first_event_after
+            self.delay = DelayLine(spectator_delay_s, first_event_after, clock=clock)
+            views_each = MAX_VIEWS // len(DELAYED_KINDS)
+            self._delay_lines = {
+                kind: DelayLine(
+                    spectator_delay_s, first_event_after, clock=clock, max_views=views_each
+                )
+                for kind in DELAYED_KINDS
+            }
         self.log = get_logger(component="web")
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("arena.web", "templates"),
@@ -247,8 +259,8 @@ class WebApp:
             lstrip_blocks=True,
         )
         self.templates.globals["board"] = board_geometry()
-        self._frames: OrderedDict[tuple[int, Perspective], Frames] = OrderedDict()
-        self._frames_lock = threading.Lock()
+        # a stored game's frames per perspective, built once however many ask at once
+        self._frames = LiveAnswers(math.inf, clock, max_answers=FRAME_CACHE_SIZE)
         self.routes: list[Route] = [
             (re.compile(r"/"), self.leaderboard_page),
             (re.compile(r"/api/leaderboard"), self.leaderboard_json),
@@ -344,7 +356,8 @@ class WebApp:
         old enough is kept yet: the page's history starts with its first visit)."""
         if self.delay is None:
             return compute()
-        found = self.delay.answer(view, compute)
+        line = self._delay_lines.get(view[0], self.delay) if isinstance(view, tuple) else self.delay
+        found = line.answer(view, compute)
         if found is None:
             raise HttpError(
                 503, f"not public yet: the pages show the arena as it was"
@@ -537,22 +550,16 @@ class WebApp:
         return json_response(payload)
 
     def _cached_frames(self, game: GameDetail, perspective: Perspective) -> Frames:
-        key = (game.summary.id, perspective)
-        with self._frames_lock:
-            cached = self._frames.get(key)
-            if cached is not None:
-                self._frames.move_to_end(key)
-                return cached
-        try:
-            record = parse_record(game.record_json)
-        except MalformedRecordError as err:
-            raise HttpError(500, f"game {game.summary.id} has a malformed record: {err}") from None
-        frames = game_frames(record, perspective)
-        with self._frames_lock:
-            self._frames[key] = frames
-            while len(self._frames) > FRAME_CACHE_SIZE:
-                self._frames.popitem(last=False)
-        return frames
+        def build(now: float) -> Frames:
+            try:
+                record = parse_record(game.record_json)
+            except MalformedRecordError as err:
+                raise HttpError(
+                    500, f"game {game.summary.id} has a malformed record: {err}"
+                ) from None
+            return game_frames(record, perspective)
+
+        return self._frames.get((game.summary.id, perspective), build)
 
     # --- public live games (arena.web.live) -------------------------------------
 

@@ -135,6 +135,11 @@ def live_frames(head: Mapping[str, object], entries: Sequence[Mapping[str, objec
     return Frames(tuple(shown), error)
 
 
+def _started(row: LiveGameRow) -> tuple[str, int]:
+    """The order runs of one game were played in (a later run replaces the row)."""
+    return (row.started_at, row.id)
+
+
 def run_key(row: LiveGameRow) -> str:
     """One run of a live game: its row id and start (a replayed game may get the same id)."""
     return f"{row.id}@{row.started_at}"
@@ -224,10 +229,15 @@ class SpectatorFeed:
             followed = self._games[key] = _Followed(row)
             with contextlib.suppress(MalformedRecordError):  # then "seat 0", "seat 1"
                 followed.bots = bots_of(record_from_json({**row.head, "actions": []}))
-            self._runs[(row.match_id, row.game_index)] = key
+            game = (row.match_id, row.game_index)
+            latest = self._games.get(self._runs.get(game, ""))
+            if latest is None or _started(latest.row) <= _started(row):  # a poll that read
+                self._runs[game] = key  # the row before the game was played anew is not it
             while len(self._games) > CACHE_SIZE:
-                _, dropped = self._games.popitem(last=False)
-                self._runs.pop((dropped.row.match_id, dropped.row.game_index), None)
+                dropped_key, dropped = self._games.popitem(last=False)
+                game = (dropped.row.match_id, dropped.row.game_index)
+                if self._runs.get(game) == dropped_key:  # not a later run's
+                    del self._runs[game]
         self._games.move_to_end(key)
         for entry in self.source.live_entries(row.id, followed.last_seq):
             followed.entries.append((entry.entry, epoch_s(entry.added_at)))

@@ -5,7 +5,9 @@ A thousand spectators polling every second ask the same few questions: which
 games are in play, and what a game looks like now. ``LiveAnswers`` keeps each
 answer for ``interval_s`` (by the app's clock): the first poll after that
 computes it (one caller computes, the others wait for it and share it), the rest
-are served from memory without touching the store. A live game's answer is
+are served from memory without touching the store. A caller that waited for a
+computation begun after it asked takes that answer whatever its age: a computation
+slower than the interval is not repeated once per waiting caller. A live game's answer is
 kept with its frames encoded once, and each poll gets the frames after its own
 ``after`` by slicing. Keeping an answer can only make what the public sees
 older, never newer, so the spectator delay still holds.
@@ -52,14 +54,21 @@ class GameAnswer:
 
 
 class LiveAnswers:
-    """Answers by key, each computed at most once per ``interval_s`` (0: never kept)."""
+    """Answers by key, each computed at most once per ``interval_s`` (0: never kept;
+    ``math.inf``: kept until dropped for room, as a stored game's frames are); at most
+    ``max_answers`` kept, the least recently asked for dropped first."""
 
-    def __init__(self, interval_s: float, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, interval_s: float, clock: Callable[[], float], max_answers: int = MAX_ANSWERS
+    ) -> None:
         if not interval_s >= 0:
             raise ValueError(f"the live answer interval must be 0 or more seconds, not "
                              f"{interval_s!r}")  # fmt: skip
+        if max_answers < 1:
+            raise ValueError(f"at least one answer must be kept, not {max_answers!r}")
         self.interval_s = interval_s
         self.clock = clock
+        self.max_answers = max_answers
         self._answers: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()
         self._lock = threading.Lock()
         # one caller computes a key's answer, the others wait for it; keys of other
@@ -70,11 +79,12 @@ class LiveAnswers:
         """The answer for ``key``, computed by ``compute(now)`` when none is fresh."""
         if self.interval_s == 0:
             return compute(self.clock())
-        kept = self._fresh(key)
+        asked = self.clock()
+        kept = self._fresh(key, asked)
         if kept is not None:
             return kept[0]  # type: ignore[return-value]
         with self._computing[hash(key) % LOCK_STRIPES]:
-            kept = self._fresh(key)
+            kept = self._fresh(key, asked)
             if kept is not None:
                 return kept[0]  # type: ignore[return-value]
             now = self.clock()
@@ -82,15 +92,19 @@ class LiveAnswers:
             with self._lock:
                 self._answers[key] = (now, value)
                 self._answers.move_to_end(key)
-                while len(self._answers) > MAX_ANSWERS:
+                while len(self._answers) > self.max_answers:
                     self._answers.popitem(last=False)
             return value
 
-    def _fresh(self, key: Hashable) -> tuple[object] | None:
-        """The kept answer (in a 1-tuple: an answer may be None) if it is fresh."""
+    def _fresh(self, key: Hashable, asked: float) -> tuple[object] | None:
+        """The kept answer (in a 1-tuple: an answer may be None) if it is fresh: computed
+        within the interval, or begun no earlier than ``asked``, when its caller asked."""
         with self._lock:
             kept = self._answers.get(key)
+            if kept is not None:
+                self._answers.move_to_end(key)
         if kept is None:
             return None
-        age = self.clock() - kept[0]
-        return (kept[1],) if 0 <= age < self.interval_s else None
+        at, value = kept
+        now = self.clock()  # a clock set back makes every answer stale: never a future one
+        return (value,) if 0 <= now - at < self.interval_s or asked <= at <= now else None

@@ -323,12 +323,17 @@ class Table:
         self.error: str | None = None
         self.done = threading.Event()
         self.finished_at = 0.0
-        self.version = 0  # bumped at every change (for the page's polling)
+        self.version = 0  # bumped after every change (for the page's polling)
+        self._version_lock = threading.Lock()  # the seat's, the game's and a request's threads
 
     def changed(self) -> None:
-        self.version += 1
+        with self._version_lock:
+            self.version += 1
 
     def to_json(self) -> Json:
+        """The table as the page shows it; ``version`` is read first, so a change made while
+        this is built is in a later version too (the page redraws at a new version only)."""
+        version = self.version
         link = self.link.snapshot() if self.link is not None else None
         status = "starting"
         if link is not None:
@@ -341,7 +346,7 @@ class Table:
             "table": self.id, "bot": self.bot.name, "seat": self.seat,
             "variant": {"strategic": self.variant.strategic, "tactical": self.variant.tactical},
             "status": status, "game": self.game_id, "error": self.error,
-            "version": self.version, "rated": self.unrated_reason is None,
+            "version": version, "rated": self.unrated_reason is None,
             "unrated_reason": self.unrated_reason, "reference": None if self.reference is None
             else self.reference.name, "duplicate": self.duplicate, **({} if link is None else {
                 k: link[k] for k in ("view", "request", "legal", "clock_ms", "result", "goodbye")}),

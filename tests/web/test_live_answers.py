@@ -147,6 +147,12 @@ def test_a_bad_interval_is_refused(interval_s: float) -> None:
         LiveAnswers(interval_s, time.time)
 
 
+@pytest.mark.parametrize("max_answers", [0, -1])
+def test_keeping_no_answer_is_refused(max_answers: int) -> None:
+    with pytest.raises(ValueError, match="at least one answer must be kept"):
+        LiveAnswers(1.0, time.time, max_answers=max_answers)
+
+
 def test_kept_answers_are_bounded() -> None:
     answers = LiveAnswers(60.0, Clock())
     for key in range(MAX_ANSWERS + 10):
