@@ -281,8 +281,9 @@ def _step_cases(work: Path, listener: _Listener) -> dict[str, Callable[[], dict[
         code = (f"import importlib\nfor name in {names!r}:\n"
                 "    try: importlib.import_module(name)\n"
                 f"    except ImportError: pass\n{signal_code}")  # fmt: skip
-        cases[f"+ {step} ({len(groups[step])} modules)"] = _step(
-            ["python3", "-c", code], work, listener
+        measured = _step(["python3", "-c", code], work, listener)
+        cases[f"+ {step}"] = functools.partial(
+            lambda m, n: {**m(), "modules": float(n)}, measured, len(groups[step])
         )
     return cases
 

@@ -62,7 +62,8 @@ START_UP = (
     "{before}\n"
     "import kahuna_bot\n"
     "print(len(collected), gc.isenabled(), gc.get_freeze_count() > 10_000)\n"
-    "print(sorted(n for n in sys.modules if n in ('kahuna_bot.sampling', 'kahuna_bot.policy')))\n"
+    "print(sorted(n for n in sys.modules if n in ('kahuna_bot.sampling', 'kahuna_bot.policy',"
+    " 'socket', 'selectors')))\n"
     "from kahuna_bot import InfoStateSampler, PolicyError, from_policy, sample_state\n"
     "print(InfoStateSampler.__module__, PolicyError.__module__, from_policy.__name__,"
     " sample_state.__name__)\n"
@@ -76,7 +77,8 @@ def test_the_sdk_import_runs_no_collection_and_freezes_what_it_made(
     tmp_path: Path, before: str, enabled: str
 ) -> None:
     """No cycle collection walks the SDK's imports (they live as long as the process);
-    the collector is left as the bot had it; sampling and policies load on first use."""
+    the collector is left as the bot had it; sampling and policies load on first use, and
+    the ``socket`` module only for a TCP referee."""
     (tmp_path / "arena").mkdir()
     (tmp_path / "arena" / "kahuna").symlink_to(REPO / "arena" / "kahuna")
     done = subprocess.run(
