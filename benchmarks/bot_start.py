@@ -18,8 +18,12 @@ interleaved, and prints the median CPU ms per launch of each part:
   (the gate's shell, bwrap, setpriv, Python, the connect and the Hello); ``launcher``,
   the rest; and the launcher's pieces (thread CPU of the calls, in this process):
   ``endpoint`` (made and started), ``probe``, ``stage`` (the staging links),
-  ``seccomp`` (the filter), ``cgroup`` (created), ``gate`` (forked on the spawner
-  thread: fork, cgroup entry, rlimits, affinity), ``watchdog``; ``release``
+  ``seccomp`` (the filter), ``cgroup`` (created), ``gate`` (its rlimits and
+  affinity), ``watchdog``, and ``thread NAME``, the CPU of this process's threads
+  by their names in the kernel (``comm``) where they spent 0.2 ms or more: gRPC's
+  own threads are named (``event_engine``), Python's threads are all ``python``
+  (the launching thread, the endpoints' event loop that accepts the connection and
+  reads the Hello, the spawner that forks the gate, the output drains); ``release``
   (the kill, the cgroup and links removed, the endpoint stopped) is after the Hello;
 * **the bot's side, step by step** (its cgroup, each step a command that imports
   more and then connects to a socket of this benchmark and writes a byte: measured
