@@ -21,8 +21,6 @@ trained on ``arena.envs.kahuna_v0`` a ``choose``.
 """
 
 import gc as _gc
-import importlib as _importlib
-from typing import TYPE_CHECKING, Any
 
 # What the imports below make (the modules, classes and tables of the SDK, protobuf, h2
 # and the engine: some 50,000 objects) lives as long as the process, so no collection
@@ -32,7 +30,10 @@ from typing import TYPE_CHECKING, Any
 _collecting = _gc.isenabled()
 _gc.disable()
 try:
-    from kahuna_bot import _grpc_env  # noqa: F401 (first: it tunes gRPC before grpc is imported)
+    import importlib as _importlib
+    from typing import TYPE_CHECKING, Any
+
+    from kahuna_bot import _grpc_env  # noqa: F401 (before anything imports grpc: it tunes it)
     from kahuna_bot.actions import (
         PASS,
         Action,
