@@ -27,13 +27,21 @@ from arena.logs import get_logger
 from arena.sandbox.staging import link_tree, stage_root
 
 
-@functools.cache
 def compiled_tree(source: Path) -> Path:
     """``source`` with the bytecode of every module beside it (a per-process copy), or
-    ``source`` itself if the copy cannot be made."""
+    ``source`` itself if the copy cannot be made.
+
+    The sandbox binds the copy itself (it lies in the staging root), so a forked
+    child makes its own: the parent's copy goes when the parent exits.
+    """
+    return _compiled_for(source, os.getpid())
+
+
+@functools.cache
+def _compiled_for(source: Path, pid: int) -> Path:
     base = stage_root()
     # "<pid>-..." like a launch's staging directory: the sweep removes it once we are gone
-    target = base / f"{os.getpid()}-bytecode-{secrets.token_hex(4)}"
+    target = base / f"{pid}-bytecode-{secrets.token_hex(4)}"
     try:
         base.mkdir(parents=True, exist_ok=True, mode=0o711)
         target.mkdir(mode=0o711)

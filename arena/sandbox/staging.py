@@ -12,6 +12,13 @@ no data directory, match id, bot name or installation path. The staging
 directory is removed when the bot is released; one left by a killed arena is
 removed by the next launch (its pid is gone).
 
+An extra tree that is already inside the staging root (``<root>/<pid>-<random>/``:
+the compiled copies of the SDK, the generated code and the engine that
+``arena.referee.bytecode.compiled_tree`` makes there once per arena process) says
+no more than a launch's own directory, and is bound from where it is: linking its
+few hundred files for every launch would cost the launcher more CPU than the rest
+of the staging.
+
 The staging directory also holds an empty file, ``empty``: a Python bot's
 sandbox binds it over each of the host's ``.pth`` start-up hooks
 (``arena.sandbox.bwrap.python_start_hooks``).
@@ -77,6 +84,7 @@ def stage_sources(
     base = root if root is not None else stage_root()
     sweep_stale_once(base)
     base.mkdir(parents=True, exist_ok=True, mode=0o711)
+    neutral = base.resolve()
     directory = base / f"{os.getpid()}-{secrets.token_hex(8)}"
     directory.mkdir(mode=0o711)  # mounts are made by bwrap; the bot never walks this path
     try:
@@ -86,6 +94,9 @@ def stage_sources(
         _link_socket(socket_path, socket)
         extras: list[tuple[Path, str]] = []
         for number, (source, inside) in enumerate(extra_ro_binds):
+            if source.is_relative_to(neutral):  # made here for this process: a neutral name
+                extras.append((source, inside))
+                continue
             staged = directory / f"ro{number}"
             if source.is_dir():
                 link_tree(source, staged)

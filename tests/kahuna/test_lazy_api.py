@@ -46,6 +46,23 @@ def test_an_import_loads_only_what_it_names(code: str, absent: set[str]) -> None
 
 
 @pytest.mark.slow
+def test_the_spectators_and_table_views_are_made_only_when_named() -> None:
+    """A bot imports the engine at every launch and never shows a spectator anything:
+    ``SpectatorView``, ``TableView`` and ``PublicEvent`` are not made by the import."""
+    made = (
+        "import arena.kahuna, arena.kahuna.view as view\n"
+        "print(sorted(set(vars(view)) & {'PublicEvent', 'SpectatorView', 'TableView'}))\n"
+        "from arena.kahuna.view import SpectatorView, spectate, table\n"
+        "print(SpectatorView.__name__, spectate.__name__, table.__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", made], capture_output=True, text=True, timeout=60, check=True,
+        cwd=REPO,
+    )  # fmt: skip
+    assert done.stdout.splitlines() == ["[]", "SpectatorView spectate table"]
+
+
+@pytest.mark.slow
 def test_a_name_loads_its_module_then_stays() -> None:
     assert "records" in _loaded_after("from arena.kahuna import parse_record")  # control
 

@@ -72,3 +72,25 @@ def test_a_compiled_tree_has_every_module_compiled_and_the_same_sources(tmp_path
         assert Path(importlib.util.cache_from_source(str(tree / source))).is_file(), source
         assert os.path.samefile(tree / source, host / source)  # linked, not copied
     assert compiled_tree(host) == tree  # once per process
+
+
+@pytest.mark.slow  # forks a process
+def test_a_forked_child_compiles_a_tree_of_its_own() -> None:
+    """The sandbox binds the compiled tree itself, and a process's tree goes with it: a
+    forked child must not launch its bots on its parent's."""
+    host = SDK_MOUNT.host_dir()
+    parents = compiled_tree(host)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its tree and leave without the parent's exit handlers
+        try:
+            os.write(write_fd, str(compiled_tree(host)).encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as stream:
+        childs = Path(stream.read())
+    os.waitpid(pid, 0)
+    assert childs != parents
+    assert childs.parent.name.startswith(f"{pid}-bytecode-")
+    assert parents.parent.name.startswith(f"{os.getpid()}-bytecode-")

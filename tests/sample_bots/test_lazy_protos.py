@@ -53,3 +53,42 @@ def test_a_bot_process_imports_grpc_and_arena_service_modules_only_when_used(
         "kahuna.v1.WaitForSeatsRequest ArenaServiceStub RefereeServiceStub",
         "module 'kahuna_bot._gen' has no attribute 'nothing_of_the_kind'",
     ]
+
+
+START_UP = (
+    "import gc, sys\n"
+    "collected = []\n"
+    "gc.callbacks.append(lambda phase, info: phase == 'start' and collected.append(info))\n"
+    "{before}\n"
+    "import kahuna_bot\n"
+    "print(len(collected), gc.isenabled(), gc.get_freeze_count() > 10_000)\n"
+    "print(sorted(n for n in sys.modules if n in ('kahuna_bot.sampling', 'kahuna_bot.policy',"
+    " 'socket', 'selectors')))\n"
+    "from kahuna_bot import InfoStateSampler, PolicyError, from_policy, sample_state\n"
+    "print(InfoStateSampler.__module__, PolicyError.__module__, from_policy.__name__,"
+    " sample_state.__name__)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "enabled"), [("pass", "True"), ("gc.disable()", "False")], ids=["on", "off"]
+)
+def test_the_sdk_import_runs_no_collection_and_freezes_what_it_made(
+    tmp_path: Path, before: str, enabled: str
+) -> None:
+    """No cycle collection walks the SDK's imports (they live as long as the process);
+    the collector is left as the bot had it; sampling and policies load on first use, and
+    the ``socket`` module only for a TCP referee."""
+    (tmp_path / "arena").mkdir()
+    (tmp_path / "arena" / "kahuna").symlink_to(REPO / "arena" / "kahuna")
+    done = subprocess.run(
+        [sys.executable, "-c", START_UP.format(before=before)],
+        env={**os.environ, "PYTHONPATH": f"{PYTHONPATH}:{tmp_path}", "KAHUNA_REFEREE": "unix:///x"},
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"0 {enabled} True",
+        "[]",
+        "kahuna_bot.sampling kahuna_bot.policy from_policy sample_state",
+    ]

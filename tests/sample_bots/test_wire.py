@@ -265,7 +265,7 @@ def test_a_server_not_listening_yet_is_waited_for(monkeypatch: pytest.MonkeyPatc
     tries: list[int] = []
 
     class Sockets:
-        """The socket module as the wire sees it: the socket appears at the second try."""
+        """The socket type as the wire sees it: the socket appears at the second try."""
 
         def __getattr__(self, name: str) -> object:
             return getattr(socket, name)
@@ -276,7 +276,7 @@ def test_a_server_not_listening_yet_is_waited_for(monkeypatch: pytest.MonkeyPatc
                 hidden.rename(path)
             return socket.socket(*args)
 
-    monkeypatch.setattr(wire, "socket", Sockets())
+    monkeypatch.setattr(wire, "_socket", Sockets())
     try:
         call = _call(server.target)
         call.send(b"ab")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee.bytecode import compiled_tree
 from arena.resources import PYTHON_BOT_MOUNTS
 from arena.sandbox import BotProcess, SandboxLimits, launch_bot, process
 from arena.sandbox.bwrap import ETC_FILES, python_start_hooks, runtime_trees
@@ -32,11 +33,16 @@ print("cwd", os.getcwd())
 BWRAP_OWN = re.compile(r"^/(newroot|bindfile\S*|irq|bus|null|zero|full|random|urandom|tty)$")
 # a staged source: <stage root>/<pid>-<16 hex>/(bot|referee.sock|ro<N>), seen from its filesystem
 STAGED = re.compile(r"(^|/)stage/\d+-[0-9a-f]{16}/(bot|referee\.sock|ro\d+|empty)$")
+# a tree compiled once per arena process in the stage root (arena/referee/bytecode.py)
+COMPILED = re.compile(r"(^|/)stage/\d+-bytecode-[0-9a-f]{8}/(python|gen|kahuna)$")
 
 
 def _probe(
-    harness: Harness, bot_dir: Path, socket_path: Path, output: Path
+    harness: Harness, bot_dir: Path, socket_path: Path, output: Path, *, compiled: bool = False
 ) -> tuple[BotProcess, Path]:
+    trees = [(mount.host_dir(), mount.inside) for mount in PYTHON_BOT_MOUNTS]
+    if compiled:  # as the referee binds them
+        trees = [(compiled_tree(host), inside) for host, inside in trees]
     bot = launch_bot(
         bot_dir=bot_dir,
         command=["python3", "-c", PROBE, harness.marker],
@@ -44,7 +50,7 @@ def _probe(
         env={},
         socket_path=socket_path,
         limits=SandboxLimits(),
-        extra_ro_binds=[(mount.host_dir(), mount.inside) for mount in PYTHON_BOT_MOUNTS],
+        extra_ro_binds=trees,
         stderr_path=output,
     )
     harness.launched.append(bot)
@@ -112,6 +118,25 @@ def test_mountinfo_names_no_host_path_of_this_bot_or_its_opponent(
         assert opponent.wait(20) == 0
     finally:
         listener.close()
+
+
+def test_the_compiled_trees_are_bound_from_the_stage_under_neutral_names(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """The referee's compiled SDK, generated code and engine are bound from where they
+    were made, once per process, in the stage root: mountinfo names no host path."""
+    bot, output = _probe(
+        harness, harness.bot_dir, harness.socket_path, tmp_path / "bot.out", compiled=True
+    )
+    assert bot.wait(20) == 0, output.read_text()
+    text = output.read_text()
+    roots = _mount_roots(text)
+    compiled = {root for root in roots if COMPILED.search(root)}
+    assert len(compiled) == len(PYTHON_BOT_MOUNTS), roots
+    assert not _unexplained_roots(roots - compiled), roots
+    for secret in (str(tmp_path), str(harness.socket_path.parent),
+                   *(str(m.host_dir()) for m in PYTHON_BOT_MOUNTS)):  # fmt: skip
+        assert secret not in text
 
 
 def test_control_unstaged_binds_show_the_host_paths(

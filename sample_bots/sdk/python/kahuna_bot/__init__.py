@@ -20,55 +20,99 @@ consistent with it, for bots that search, and ``from_policy`` makes a policy
 trained on ``arena.envs.kahuna_v0`` a ``choose``.
 """
 
-from kahuna_bot import _grpc_env  # noqa: F401 (first: it tunes gRPC before grpc is imported)
-from kahuna_bot.actions import (
-    PASS,
-    Action,
-    ActionType,
-    action_from_proto,
-    action_to_proto,
-    discard,
-    draw,
-    parse_action,
-    place,
-    remove,
-)
-from kahuna_bot.board import (
-    BRIDGES_PER_SEAT,
-    HAND_LIMIT,
-    ISLANDS,
-    LINE_ISLANDS,
-    LINES,
-    LINES_OF,
-    MAJORITY,
-    canonical_island,
-    canonical_line,
-)
-from kahuna_bot.client import ConfigError, referee_from_env, run, run_session
-from kahuna_bot.observation import (
-    Clock,
-    HistoryBuffer,
-    Observation,
-    Outcome,
-    ProtocolError,
-    SeenEvent,
-    Termination,
-    Variant,
-    observation_from_proto,
-)
-from kahuna_bot.policy import Policy, PolicyError, from_policy, policy_input
-from kahuna_bot.sampling import InfoStateSampler, sample_state
-from kahuna_bot.session import (
-    Bot,
-    Choose,
-    FunctionBot,
-    GameInfo,
-    GameResult,
-    MatchInfo,
-    MatchResult,
-    Session,
-    TimeControl,
-)
+import gc as _gc
+
+# What the imports below make (the modules, classes and tables of the SDK, protobuf, h2
+# and the engine: some 50,000 objects) lives as long as the process, so no collection
+# needs to walk it: none runs while it is made, and it is handed to ``gc.freeze`` (a
+# bot's collections then walk only what the bot makes). A bot that had switched the
+# collector off before this import finds it off.
+_collecting = _gc.isenabled()
+_gc.disable()
+try:
+    import importlib as _importlib
+    from typing import TYPE_CHECKING, Any
+
+    from kahuna_bot import _grpc_env  # noqa: F401 (before anything imports grpc: it tunes it)
+    from kahuna_bot.actions import (
+        PASS,
+        Action,
+        ActionType,
+        action_from_proto,
+        action_to_proto,
+        discard,
+        draw,
+        parse_action,
+        place,
+        remove,
+    )
+    from kahuna_bot.board import (
+        BRIDGES_PER_SEAT,
+        HAND_LIMIT,
+        ISLANDS,
+        LINE_ISLANDS,
+        LINES,
+        LINES_OF,
+        MAJORITY,
+        canonical_island,
+        canonical_line,
+    )
+    from kahuna_bot.client import ConfigError, referee_from_env, run, run_session
+    from kahuna_bot.observation import (
+        Clock,
+        HistoryBuffer,
+        Observation,
+        Outcome,
+        ProtocolError,
+        SeenEvent,
+        Termination,
+        Variant,
+        observation_from_proto,
+    )
+    from kahuna_bot.session import (
+        Bot,
+        Choose,
+        FunctionBot,
+        GameInfo,
+        GameResult,
+        MatchInfo,
+        MatchResult,
+        Session,
+        TimeControl,
+    )
+finally:
+    _gc.freeze()
+    if _collecting:
+        _gc.enable()
+
+if TYPE_CHECKING:
+    from kahuna_bot.policy import Policy, PolicyError, from_policy, policy_input
+    from kahuna_bot.sampling import InfoStateSampler, sample_state
+
+_ON_FIRST_USE = {
+    "InfoStateSampler": "kahuna_bot.sampling",
+    "sample_state": "kahuna_bot.sampling",
+    "Policy": "kahuna_bot.policy",
+    "PolicyError": "kahuna_bot.policy",
+    "from_policy": "kahuna_bot.policy",
+    "policy_input": "kahuna_bot.policy",
+}
+"""Names whose modules only bots that search or play a policy need: imported on first
+use (PEP 562), not by every bot at its start."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ON_FIRST_USE})
+
 
 __version__ = "1.0.0"
 

@@ -20,10 +20,10 @@ docs/reference/PROTOCOL.md).
 
 from __future__ import annotations
 
+import _socket
 import contextlib
 import errno
 import re
-import socket
 import time
 from dataclasses import dataclass
 
@@ -127,9 +127,14 @@ def parse_target(text: str) -> Target:
     return Target(host=host, port=int(port))
 
 
-def connect(target: Target, timeout_s: float) -> socket.socket:
+def connect(target: Target, timeout_s: float) -> _socket.socket:
     """A connected blocking socket, trying again while the server is not listening yet;
-    TimeoutError once ``timeout_s`` has passed."""
+    TimeoutError once ``timeout_s`` has passed.
+
+    A Unix socket is the interpreter's own socket type (``_socket``): the ``socket``
+    module around it (its enums, ``selectors``) would cost every sandboxed bot's
+    launch more CPU than this whole module, and is imported for a TCP target only.
+    """
     deadline = time.monotonic() + timeout_s
     while True:
         left = deadline - time.monotonic()
@@ -137,7 +142,7 @@ def connect(target: Target, timeout_s: float) -> socket.socket:
             raise TimeoutError(f"no connection within {timeout_s:g} s")
         try:
             if target.unix_path is not None:
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
                 try:
                     sock.settimeout(left)
                     sock.connect(target.unix_path)
@@ -145,6 +150,8 @@ def connect(target: Target, timeout_s: float) -> socket.socket:
                     sock.close()
                     raise
             else:
+                import socket
+
                 sock = socket.create_connection((target.host, target.port), timeout=left)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except (ConnectionRefusedError, FileNotFoundError):
@@ -154,7 +161,7 @@ def connect(target: Target, timeout_s: float) -> socket.socket:
             if error.errno in (errno.ECONNREFUSED, errno.ENOENT, errno.EAGAIN):
                 time.sleep(min(RETRY_CONNECT_S, max(0.0, deadline - time.monotonic())))
                 continue
-            if isinstance(error, socket.timeout):
+            if isinstance(error, TimeoutError):
                 raise TimeoutError(f"no connection within {timeout_s:g} s") from error
             raise
         sock.settimeout(None)
