@@ -6,13 +6,13 @@ import json
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
+from arena.cli import main
 from arena.commands.demo import DEMO_BOTS, sample_bots
-
-pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
@@ -22,6 +22,7 @@ def arena(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow  # arena processes and the sample bots
 def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
     data = str(tmp_path / "data")
     done = arena("demo", "--data-dir", data, "--games", "2", "--no-progress")
@@ -75,11 +76,27 @@ def _games(data: Path, name: str) -> list[tuple[object, ...]]:
     ids=["zero-games", "too-many-games", "negative-seed", "zero-concurrency", "huge-concurrency"],
 )
 def test_demo_refuses_bad_flags_before_storing_anything(
-    tmp_path: Path, flags: list[str], message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
 ) -> None:
-    data = str(tmp_path / "data")
-    done = arena("demo", "--data-dir", data, *flags)
-    assert done.returncode == 2 and done.stdout == ""  # a bad flag value, as argparse's
-    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr
-    assert json.loads(arena("bot", "list", "--data-dir", data, "--json").stdout) == []
-    assert "No tournaments yet" in arena("tournament", "list", "--data-dir", data).stdout
+    """In this process (``arena.cli.main``, what the ``arena`` process runs): the refusal
+    is the command's own, and the store it opened holds no bot and no tournament."""
+    data = tmp_path / "data"
+    try:
+        status = main(["demo", "--data-dir", str(data), *flags])
+    except SystemExit as exit_:  # argparse's own refusals
+        status = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""  # a bad flag value, as argparse's
+    assert err.startswith(message) and err.count("\n") == 1, err
+    assert _stored(data) == (0, 0)
+
+
+def _stored(data: Path) -> tuple[int, int]:
+    """How many bot versions and tournaments ``data`` holds (none: no database)."""
+    if not (data / "arena.db").exists():
+        return 0, 0
+    with closing(sqlite3.connect(data / "arena.db")) as db:
+        versions, tournaments = db.execute(
+            "SELECT (SELECT COUNT(*) FROM bot_versions), (SELECT COUNT(*) FROM tournaments)"
+        ).fetchone()
+    return int(versions), int(tournaments)
