@@ -1,4 +1,5 @@
-"""`arena match` as a user runs it: a real process, real sandboxed bots."""
+"""`arena match` as a user runs it: a real process, real sandboxed bots (its refusals of
+bad arguments in this process, through the same ``arena.cli.main``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli import main
 from arena.testing.interrupt import start_interruptible
 from arena.testing.waiting import wait_until
 from tests.server.test_disk_full import small_disk
@@ -167,16 +169,23 @@ BAD_ARGS = [
 @pytest.mark.parametrize(("args", "needle"), [case[1:] for case in BAD_ARGS],
                          ids=[case[0] for case in BAD_ARGS])
 def test_bad_arguments_give_one_clear_line(
-    tmp_path: Path, bots: tuple[Path, Path], args: list[str], needle: str
-) -> None:
+    tmp_path: Path, bots: tuple[Path, Path], capsys: pytest.CaptureFixture[str],
+    args: list[str], needle: str,
+) -> None:  # fmt: skip
+    """In this process (``arena.cli.main``, what the ``arena`` process runs): refused
+    before any bot starts."""
     (tmp_path / "empty").mkdir()
     paths = {"a": str(bots[0]), "b": str(bots[1]), "empty": str(tmp_path / "empty")}
-    done = _arena(*[arg.format(**paths) for arg in args])
-    assert done.returncode == 2
-    assert done.stdout == ""
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("arena match: ") and needle in last, done.stderr
-    assert "Traceback" not in done.stderr
+    try:
+        status = main([arg.format(**paths) for arg in args])
+    except SystemExit as exit_:  # argparse's own refusals
+        status = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("arena match: ") and needle in last, err
+    assert "Traceback" not in err
 
 
 def test_a_crashed_bots_stderr_goes_to_the_operator_not_the_records(tmp_path: Path) -> None:
