@@ -227,7 +227,7 @@ RECORD_SHOWN_REQUESTS = """() => {
 
 
 @pytest.mark.parametrize(
-    "site", [{"time_control": TimeControl(action_ms=10_000, bank_ms=0)}], indirect=True,
+    "site", [{"time_control": TimeControl(action_ms=15_000, bank_ms=0)}], indirect=True,
     ids=["short-clock"],
 )  # the game is left open after the race: the person's clock ends it
 def test_a_poll_answered_after_a_move_does_not_bring_its_request_back(
