@@ -23,12 +23,17 @@ def arena(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow  # arena processes and the sample bots
-def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
+def test_demo_plays_a_stored_rated_round_robin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo runs as a process; what it stored is read back by the leaderboard and
+    audit commands in this process (``arena.cli.main``)."""
     data = str(tmp_path / "data")
     done = arena("demo", "--data-dir", data, "--games", "2", "--no-progress")
     assert done.returncode == 0, done.stderr
     assert "demo-1: standings (finished" in done.stdout
-    board = json.loads(arena("leaderboard", "--data-dir", data, "--json").stdout)
+    assert main(["leaderboard", "--data-dir", data, "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
     playing = {name for name in DEMO_BOTS if name in {s.name for s in sample_bots()[0]}}
     assert {row["bot"] for row in board} == playing
     # every bot met every other bot in a 2-game match: 2 * (n - 1) games each
@@ -41,9 +46,11 @@ def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
     # the same --seed (the default 1) deals the same cards, and the seeded sample bots
     # play the same games, though demo-2 is another tournament in a fuller directory
     assert _games(tmp_path / "data", "demo-1") == _games(tmp_path / "data", "demo-2")
-    audited = arena("audit", "demo-2", "--data-dir", data)
-    assert audited.returncode == 0 and "pass" in audited.stdout, audited.stderr
-    assert "created with --seed" in audited.stdout
+    capsys.readouterr()
+    audited = main(["audit", "demo-2", "--data-dir", data])
+    out, err = capsys.readouterr()
+    assert audited == 0 and "pass" in out, err
+    assert "created with --seed" in out
 
 
 def _games(data: Path, name: str) -> list[tuple[object, ...]]:
