@@ -6,13 +6,13 @@ import json
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
+from arena.cli import main
 from arena.commands.demo import DEMO_BOTS, sample_bots
-
-pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
@@ -22,12 +22,18 @@ def arena(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
+@pytest.mark.slow  # arena processes and the sample bots
+def test_demo_plays_a_stored_rated_round_robin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo runs as a process; what it stored is read back by the leaderboard and
+    audit commands in this process (``arena.cli.main``)."""
     data = str(tmp_path / "data")
     done = arena("demo", "--data-dir", data, "--games", "2", "--no-progress")
     assert done.returncode == 0, done.stderr
     assert "demo-1: standings (finished" in done.stdout
-    board = json.loads(arena("leaderboard", "--data-dir", data, "--json").stdout)
+    assert main(["leaderboard", "--data-dir", data, "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
     playing = {name for name in DEMO_BOTS if name in {s.name for s in sample_bots()[0]}}
     assert {row["bot"] for row in board} == playing
     # every bot met every other bot in a 2-game match: 2 * (n - 1) games each
@@ -40,9 +46,11 @@ def test_demo_plays_a_stored_rated_round_robin(tmp_path: Path) -> None:
     # the same --seed (the default 1) deals the same cards, and the seeded sample bots
     # play the same games, though demo-2 is another tournament in a fuller directory
     assert _games(tmp_path / "data", "demo-1") == _games(tmp_path / "data", "demo-2")
-    audited = arena("audit", "demo-2", "--data-dir", data)
-    assert audited.returncode == 0 and "pass" in audited.stdout, audited.stderr
-    assert "created with --seed" in audited.stdout
+    capsys.readouterr()
+    audited = main(["audit", "demo-2", "--data-dir", data])
+    out, err = capsys.readouterr()
+    assert audited == 0 and "pass" in out, err
+    assert "created with --seed" in out
 
 
 def _games(data: Path, name: str) -> list[tuple[object, ...]]:
@@ -75,11 +83,27 @@ def _games(data: Path, name: str) -> list[tuple[object, ...]]:
     ids=["zero-games", "too-many-games", "negative-seed", "zero-concurrency", "huge-concurrency"],
 )
 def test_demo_refuses_bad_flags_before_storing_anything(
-    tmp_path: Path, flags: list[str], message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
 ) -> None:
-    data = str(tmp_path / "data")
-    done = arena("demo", "--data-dir", data, *flags)
-    assert done.returncode == 2 and done.stdout == ""  # a bad flag value, as argparse's
-    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr
-    assert json.loads(arena("bot", "list", "--data-dir", data, "--json").stdout) == []
-    assert "No tournaments yet" in arena("tournament", "list", "--data-dir", data).stdout
+    """In this process (``arena.cli.main``, what the ``arena`` process runs): the refusal
+    is the command's own, and the store it opened holds no bot and no tournament."""
+    data = tmp_path / "data"
+    try:
+        status = main(["demo", "--data-dir", str(data), *flags])
+    except SystemExit as exit_:  # argparse's own refusals
+        status = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""  # a bad flag value, as argparse's
+    assert err.startswith(message) and err.count("\n") == 1, err
+    assert _stored(data) == (0, 0)
+
+
+def _stored(data: Path) -> tuple[int, int]:
+    """How many bot versions and tournaments ``data`` holds (none: no database)."""
+    if not (data / "arena.db").exists():
+        return 0, 0
+    with closing(sqlite3.connect(data / "arena.db")) as db:
+        versions, tournaments = db.execute(
+            "SELECT (SELECT COUNT(*) FROM bot_versions), (SELECT COUNT(*) FROM tournaments)"
+        ).fetchone()
+    return int(versions), int(tournaments)

@@ -1,4 +1,6 @@
-"""`arena match` as a user runs it: a real process, real sandboxed bots."""
+"""`arena match` as a user runs it: a real process, real sandboxed bots (its refusals of
+bad arguments, and the replays that check its records, in this process through the same
+``arena.cli.main``)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli import main
 from arena.testing.interrupt import start_interruptible
 from arena.testing.waiting import wait_until
 from tests.server.test_disk_full import small_disk
@@ -38,6 +41,14 @@ def _arena(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=120
     )
+
+
+def _replayed(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`arena replay PATH` in this process (``arena.cli.main``): status, stdout, stderr."""
+    capsys.readouterr()
+    status = main(["replay", str(path)])
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
 @pytest.fixture
@@ -108,7 +119,7 @@ def test_per_decision_timings_per_bot_in_the_json_and_per_seat_in_the_records(
         )
 
 
-def test_records_replay_and_table(tmp_path: Path) -> None:
+def test_records_replay_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tmp_path.chmod(0o755)
     first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
     records = tmp_path / "records"
@@ -125,14 +136,16 @@ def test_records_replay_and_table(tmp_path: Path) -> None:
     paths = sorted(records.iterdir())
     assert [path.name for path in paths] == ["game-000.json", "game-001.json"]
     for path in paths:
-        replayed = _arena("replay", str(path))
-        assert replayed.returncode == 0, replayed.stderr
-        summary = json.loads(replayed.stdout)
+        status, out, err = _replayed(path, capsys)
+        assert status == 0, err
+        summary = json.loads(out)
         assert summary["finished"] and summary["result_matches"]
         assert json.loads(path.read_text())["variant"]["tactical"] is True
 
 
-def test_handicap_is_in_every_record_and_the_json(tmp_path: Path) -> None:
+def test_handicap_is_in_every_record_and_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tmp_path.chmod(0o755)
     first, second = _bot(tmp_path, "alpha"), _bot(tmp_path, "beta")
     records = tmp_path / "records"
@@ -143,9 +156,9 @@ def test_handicap_is_in_every_record_and_the_json(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["handicap"] == handicap
     for path in sorted(records.iterdir()):
         assert json.loads(path.read_text())["handicap"] == handicap
-        replayed = _arena("replay", str(path))
-        assert replayed.returncode == 0, replayed.stderr
-        assert json.loads(replayed.stdout)["result_matches"]
+        status, out, err = _replayed(path, capsys)
+        assert status == 0, err
+        assert json.loads(out)["result_matches"]
 
 
 BAD_ARGS = [
@@ -167,16 +180,23 @@ BAD_ARGS = [
 @pytest.mark.parametrize(("args", "needle"), [case[1:] for case in BAD_ARGS],
                          ids=[case[0] for case in BAD_ARGS])
 def test_bad_arguments_give_one_clear_line(
-    tmp_path: Path, bots: tuple[Path, Path], args: list[str], needle: str
-) -> None:
+    tmp_path: Path, bots: tuple[Path, Path], capsys: pytest.CaptureFixture[str],
+    args: list[str], needle: str,
+) -> None:  # fmt: skip
+    """In this process (``arena.cli.main``, what the ``arena`` process runs): refused
+    before any bot starts."""
     (tmp_path / "empty").mkdir()
     paths = {"a": str(bots[0]), "b": str(bots[1]), "empty": str(tmp_path / "empty")}
-    done = _arena(*[arg.format(**paths) for arg in args])
-    assert done.returncode == 2
-    assert done.stdout == ""
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("arena match: ") and needle in last, done.stderr
-    assert "Traceback" not in done.stderr
+    try:
+        status = main([arg.format(**paths) for arg in args])
+    except SystemExit as exit_:  # argparse's own refusals
+        status = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("arena match: ") and needle in last, err
+    assert "Traceback" not in err
 
 
 def test_a_crashed_bots_stderr_goes_to_the_operator_not_the_records(tmp_path: Path) -> None:
@@ -217,7 +237,7 @@ def test_a_spinning_bot_plays_a_normal_match_frozen_or_pondering(
 
 @pytest.mark.parametrize("size", ["40k", "16m"], ids=["disk fills", "control: room"])
 def test_records_on_a_full_disk_stop_the_match_naming_the_file_and_leave_no_half_record(
-    tmp_path: Path, size: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], size: str
 ) -> None:
     """It said only '[Errno 28] No space left on device' and left a truncated record."""
     tmp_path.chmod(0o755)
@@ -228,8 +248,8 @@ def test_records_on_a_full_disk_stop_the_match_naming_the_file_and_leave_no_half
                       "--records", str(records))  # fixed deals: the same records fill the disk
         written = sorted(records.iterdir())
         for path in written:  # every record there is whole
-            replayed = _arena("replay", str(path))
-            assert replayed.returncode == 0, (path.name, replayed.stderr)
+            status, _, err = _replayed(path, capsys)
+            assert status == 0, (path.name, err)
     if size == "16m":
         assert done.returncode == 0 and len(written) == 12, done.stderr
         return

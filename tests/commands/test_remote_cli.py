@@ -621,18 +621,14 @@ def _second_bot(arena: Served) -> str:
 
 @pytest.mark.slow
 def test_play_hosts_a_remote_bot_through_the_connector(
-    arena: Served, tmp_path: Path, pki: Pki
+    arena: Served, arena_cli: Cli, tmp_path: Path, pki: Pki
 ) -> None:
-    config = tmp_path / "config"
+    config = tmp_path / "config"  # arena_cli's XDG_CONFIG_HOME: the login is saved there
     # Only the arena on the path, as for anyone who installed it: `remote play` gives the
     # sample bot (an SDK bot, as uploaded) its SDK, without which importing kahuna_bot fails.
     env = dict(os.environ, XDG_CONFIG_HOME=str(config), PYTHONPATH=str(REPO))
-    url = arena.url.format(port=arena.port)
-    login = subprocess.run(
-        [sys.executable, "-m", "arena", "remote", "login", url, *arena.login_flags],
-        input=arena.alice + "\n", env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert login.returncode == 0, login.stderr
+    login = _login(arena, arena_cli, arena.alice)  # in this process; the connector reads it
+    assert login.status == 0, login.err
     channel, stub = arena.stub()
     name = f"alice_remote_{'tls' if arena.credentials else 'plain'}"
     with channel:

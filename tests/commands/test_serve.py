@@ -1,4 +1,6 @@
-"""`arena serve` as a real process: port 0, the admin token file, SIGTERM, TLS flags and files."""
+"""`arena serve` as a real process: port 0, the admin token file, SIGTERM, TLS flags and files
+(the refusals of bad flags, made before anything serves, in this process through the
+same ``arena.cli.main``)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from arena.cli import main
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.testing.waiting import wait_until
@@ -80,12 +83,22 @@ def test_serve_prints_its_ports_keeps_an_admin_token_and_stops_on_sigterm(tmp_pa
             process.wait(5)
 
 
-def test_serve_refuses_a_bad_port_by_name(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", "serve", "--port", "70000", "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
-    assert done.returncode == 2 and "--port must be a port number" in done.stderr
+def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """`arena ARGV` in this process (``arena.cli.main``, what the process runs), for a
+    refusal before anything serves: its exit status (argparse's too) and standard error."""
+    capsys.readouterr()
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:  # argparse's own refusals
+        status = int(exit_.code or 0)
+    return status, capsys.readouterr().err
+
+
+def test_serve_refuses_a_bad_port_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, err = _refused(capsys, "serve", "--port", "70000", "--data-dir", str(tmp_path))
+    assert status == 2 and "--port must be a port number" in err
 
 
 def test_serve_refuses_a_port_another_arena_serve_listens_on(tmp_path: Path) -> None:
@@ -160,16 +173,14 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     ],
 )
 def test_serve_refuses_unusable_tls_flags_by_name_before_serving(
-    pki: Pki, tmp_path: Path, flags: list[str], expected: str
-) -> None:
+    pki: Pki, tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str],
+    expected: str,
+) -> None:  # fmt: skip
     directory = pki.ca.cert_path.parent
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(tmp_path),
-         *[f.format(d=directory) for f in flags]],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("arena: ") and expected.format(d=directory) in done.stderr
+    status, err = _refused(capsys, "serve", "--port", "0", "--data-dir", str(tmp_path),
+                           *[f.format(d=directory) for f in flags])  # fmt: skip
+    assert status == 2, err
+    assert err.startswith("arena: ") and expected.format(d=directory) in err
     assert not (tmp_path / "admin.token").exists()  # refused before anything started
 
 
@@ -264,14 +275,10 @@ def test_serve_without_tls_on_a_network_address_warns_that_tokens_travel_in_clea
     ],
 )
 def test_serve_refuses_a_stream_limit_out_of_range_by_name(
-    tmp_path: Path, flags: list[str], message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", "serve", "--port", "0",
-         "--data-dir", str(tmp_path), *flags],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
-    assert done.returncode == 2 and message in done.stderr
+    status, err = _refused(capsys, "serve", "--port", "0", "--data-dir", str(tmp_path), *flags)
+    assert status == 2 and message in err
 
 
 def test_serve_holds_the_stream_limit_its_flag_gives(tmp_path: Path) -> None:

@@ -437,25 +437,27 @@ def test_leaderboard_min_games_is_a_number_sqlite_can_take(
 )  # fmt: skip
 @pytest.mark.parametrize("value", ["", " ", "given (control)"])
 def test_an_empty_data_dir_flag_is_refused_not_read_as_the_default(
-    tmp_path: Path, command: list[str], value: str
-) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    command: list[str], value: str,
+) -> None:  # fmt: skip
     """`--data-dir "$UNSET"` is refused: read as the default, ~/.local/share/kahuna-arena,
-    it could be another's store."""
-    import subprocess
-    import sys
-
+    it could be another's store. In this process (``arena.cli.main``), HOME the test's:
+    the default is resolved from the environment at each call."""
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if k not in ("KAHUNA_ARENA_DATA", "XDG_DATA_HOME")}
-    env["HOME"] = str(home)
+    monkeypatch.delenv("KAHUNA_ARENA_DATA", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
     given = str(tmp_path / "data") if value.startswith("given") else value
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", *command, "--data-dir", given],
-        capture_output=True, text=True, env=env, timeout=60, check=False, cwd=tmp_path,
-    )  # fmt: skip
+    try:
+        status = main([*command, "--data-dir", given])
+    except SystemExit as exit_:  # argparse's own refusal
+        status = int(exit_.code or 0)
+    out, err = capsys.readouterr()
     assert not (home / ".local" / "share" / "kahuna-arena").exists()
     if given == value:
-        assert done.returncode == 2 and done.stdout == "", done.stderr
-        assert done.stderr.splitlines()[-1].endswith(
+        assert status == 2 and out == "", err
+        assert err.splitlines()[-1].endswith(
             "error: argument --data-dir: is empty (an unset variable?): give a directory"
         )
     else:

@@ -10,8 +10,8 @@ finds the kit built. An exclusive lock per kit directory makes the second
 worker wait for the first's build. ``.ci/run`` builds all five here before the
 tests (``python3 -m tests.kits.building``), outside pytest's per-test timeout,
 with the copies the tests build of them: each kit rebuilt elsewhere from clean
-sources (``rebuilt_elsewhere``) and test_any_name's renamed copies
-(``built_copy``).
+sources (``rebuilt_elsewhere``), test_any_name's renamed copies and the
+README's (``built_copy``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -198,6 +199,35 @@ ANY_NAME_CASES: list[tuple[str, Kit | None, str]] = [
 copies (None: nothing to build), a name unlike the kit's own)."""
 
 
+README_KITS = {"cpp": "cpp_random", "ts": "ts_random", "typescript": "ts_random"}
+"""The kits sample_bots/README.md's C++ and TypeScript sections start with `arena bot new
+LANGUAGE NAME` and build (tests/kits/test_readme_cpp_ts.py), by the language typed."""
+_BOT_NEW = re.compile(r"^\s*arena bot new (\S+) (\S+)\s*$", re.MULTILINE)
+
+
+def readme_copies() -> list[tuple[str, Kit, str]]:
+    """The README's `arena bot new` of a README_KITS kit: (language, kit, name)."""
+    text = (SAMPLE_BOTS / "README.md").read_text(encoding="utf-8")
+    return [(language, kit(README_KITS[language]), name)
+            for language, name in _BOT_NEW.findall(text) if language in README_KITS]  # fmt: skip
+
+
+def built_in_place(kit: Kit, directory: Path) -> None:
+    """What ``directory``'s build.sh writes into it (``directory`` a copy of ``kit``, as
+    `arena bot new` made it), taken from ``built_copy``'s build of the same sources under
+    the same name: one build per CI run, and reproducible (the kits' build.sh give the
+    same bytes for the same sources)."""
+    kept = built_copy(kit, directory)
+    for output in (out.rstrip("/") for out in kit.outputs):
+        source, target = kept / output, directory / output
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+        elif source.is_file():
+            shutil.copy2(source, target)
+    if not (directory / kit.artifact).is_file():
+        raise RuntimeError(f"{directory}: no {kit.artifact} after its build")
+
+
 def run_arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """`arena ARGS...` of this checkout run in ``cwd``, as a user would."""
     python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
@@ -209,8 +239,9 @@ def run_arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _build_copies() -> None:
-    """Build test_any_name's copies into the cache (``built_copy``), as its tests do."""
-    for language, copied, name in ANY_NAME_CASES:
+    """Build test_any_name's and the README's copies into the cache (``built_copy``), as
+    their tests do."""
+    for language, copied, name in [*ANY_NAME_CASES, *readme_copies()]:
         if copied is None or (copied.optional and missing_tools(copied)):
             continue
         with tempfile.TemporaryDirectory(prefix="kahuna-kit-copy-") as tmp:
@@ -224,8 +255,8 @@ def _build_copies() -> None:
 
 
 def main() -> int:
-    """Build every kit, its rebuild elsewhere (test_kits.py) and test_any_name's copies
-    of them now (.ci/run's build step):
+    """Build every kit, its rebuild elsewhere (test_kits.py) and test_any_name's and the
+    README's copies of them now (.ci/run's build step):
     ``python3 -m tests.kits.building``."""
     for each in KITS:
         missing = missing_tools(each)

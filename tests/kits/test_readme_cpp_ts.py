@@ -4,8 +4,10 @@ Every shell command in their ```bash blocks runs here, in order, in a fresh
 directory that sees the repository's sample_bots/ (as a newcomer's checkout
 would), with `arena` this checkout's: the kit is started with `arena bot
 new`, its code generated, built, and played against python_random. The
-`apt-get install` lines are what .ci/run installs: each package they name
-must be in .ci/run.
+`NAME/build.sh` line's build is the one cache's (``building.built_in_place``:
+that build.sh run once per CI run on the same sources under the same name, in
+.ci/run's build step). The `apt-get install` lines are what .ci/run installs:
+each package they name must be in .ci/run.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pytest
 
 from arena.referee import BotStatus
 
-from .building import BUILD_TIMEOUT_S, kit, missing_tools
+from .building import BUILD_TIMEOUT_S, built_in_place, kit, missing_tools
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "sample_bots" / "README.md"
@@ -30,6 +32,7 @@ SECTIONS = {
     "cpp_random": "## C++: the `cpp_random` kit",
     "ts_random": "## TypeScript: the `ts_random` kit",
 }
+BUILD_LINE = re.compile(r"(\S+)/build\.sh")
 BLOCK = re.compile(r"^[ \t]*```bash\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL)
 FAILURES = [status.value for status in BotStatus if status is not BotStatus.OK]
 
@@ -86,12 +89,27 @@ def test_every_command_of_the_section_runs(name: str, tmp_path: Path) -> None:
     (work / "sample_bots").symlink_to(REPO / "sample_bots")
     python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": python_path}
-    script = "set -euo pipefail\n" + "\n".join(lines) + "\n"
-    done = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True,
-                          text=True, timeout=2 * BUILD_TIMEOUT_S)  # fmt: skip
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    assert "score:" in done.stdout, done.stdout
-    games = [line for line in done.stdout.splitlines() if re.match(r"\d+\s", line)]
-    assert len(games) == 2, done.stdout
+    segments: list[list[str]] = [[]]  # the lines between the builds, each run by bash
+    builds: list[str] = []
+    for line in lines:
+        build = BUILD_LINE.fullmatch(line)
+        if build is None:
+            segments[-1].append(line)
+        else:
+            builds.append(build.group(1))
+            segments.append([])
+    assert builds, "the section never runs its build.sh"
+    stdout = ""
+    for number, segment in enumerate(segments):
+        if number:  # the build.sh line: its build of these sources (built_in_place)
+            built_in_place(kit(name), work / builds[number - 1])
+        script = "set -euo pipefail\n" + "\n".join(segment) + "\n"
+        done = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True,
+                              text=True, timeout=2 * BUILD_TIMEOUT_S)  # fmt: skip
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        stdout += done.stdout
+    assert "score:" in stdout, stdout
+    games = [line for line in stdout.splitlines() if re.match(r"\d+\s", line)]
+    assert len(games) == 2, stdout
     for game in games:
         assert not any(status in game for status in FAILURES), game

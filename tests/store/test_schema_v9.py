@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 
 from arena.store import (
     RECENT_KEPT,
+    LadderEntrantRow,
     Store,
     StoreError,
     get_tournament,
@@ -33,7 +35,7 @@ from arena.store import (
     list_games,
 )
 from arena.store.schema import CURRENT_VERSION, MIGRATIONS, _apply_next
-from arena.store.totals import read_ladder_totals
+from arena.store.totals import LadderTotals, read_ladder_totals
 from arena.testing.examples import examples
 from tests.server.test_disk_full import SmallDisk, small_disk
 from tests.store.ladder_history import (
@@ -95,20 +97,43 @@ def make_v8(path: Path, matches: list[tuple[int, int, int]], versions: int) -> N
     db.close()
 
 
-def assert_totals_from_history(data: Path, recent: int = 5) -> None:
-    """Open ``data`` (migrating it); its totals and what is read from them are the history's."""
+@dataclass(frozen=True)
+class History:
+    """What the history alone gives (``tests/store/ladder_history.py``): the figures the
+    store's totals and reads must equal."""
+
+    totals: dict[int, LadderTotals]
+    entrants: list[LadderEntrantRow]
+    tournament_games: dict[int, tuple[int, int]]  # tournament -> (played, scheduled)
+    game_ids: dict[int, list[int]]  # tournament -> its games, as listed
+
+    @classmethod
+    def read(cls, db: sqlite3.Connection, recent: int = 5) -> History:
+        return cls(
+            history_totals(db, LADDER, RECENT_KEPT),
+            history_entrants(db, LADDER, recent),
+            {tid: history_tournament_games(db, tid) for tid in (LADDER, CUP)},
+            {tid: [r[0] for r in history_games(db, tid, limit=100_000)] for tid in (LADDER, CUP)},
+        )
+
+
+def assert_totals_from_history(
+    data: Path, recent: int = 5, history: History | None = None
+) -> None:
+    """Open ``data`` (migrating it); its totals and what is read from them are the history's:
+    ``history``, read before from an untouched copy of the same store, or else read here."""
     with Store.open(data) as store, closing(sqlite3.connect(data / "arena.db")) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
-        assert read_ladder_totals(db, LADDER) == history_totals(db, LADDER, RECENT_KEPT)
-        assert ladder_entrants(store, LADDER, recent=recent) == history_entrants(db, LADDER, recent)
+        expected = history if history is not None else History.read(db, recent)
+        assert read_ladder_totals(db, LADDER) == expected.totals
+        assert ladder_entrants(store, LADDER, recent=recent) == expected.entrants
         for tid in (LADDER, CUP):
             row = get_tournament(store, tid)
-            counted = history_tournament_games(db, tid)
-            assert (row.games_played, row.games_scheduled) == counted
+            assert (row.games_played, row.games_scheduled) == expected.tournament_games[tid]
             games = list_games(store, tournament_id=tid, limit=100_000)
-            assert [g.id for g in games] == [r[0] for r in history_games(db, tid, limit=100_000)]
+            assert [g.id for g in games] == expected.game_ids[tid]
 
 
 def version_of(path: Path) -> int:
@@ -182,6 +207,19 @@ def long_v8(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def long_history(tmp_path_factory: pytest.TempPathFactory, long_v8: Path) -> History:
+    """``long_v8``'s history, read once from a copy migrated without a fault: what each
+    faulted store, once migrated, must give."""
+    data = tmp_path_factory.mktemp("untouched")
+    (data / "arena.db").write_bytes(long_v8.read_bytes())
+    Store.open(data).close()
+    with closing(sqlite3.connect(data / "arena.db")) as db:
+        history = History.read(db)
+    assert_totals_from_history(data, history=history)  # the untouched copy agrees with it
+    return history
+
+
+@pytest.fixture(scope="module")
 def migration_steps(tmp_path_factory: pytest.TempPathFactory, long_v8: Path) -> int:
     """How many times SQLite's progress handler runs while ``long_v8`` migrates to v9 (the
     steps after it are not this test's)."""
@@ -203,7 +241,7 @@ def migration_steps(tmp_path_factory: pytest.TempPathFactory, long_v8: Path) -> 
 @pytest.mark.slow
 @pytest.mark.parametrize("share", [0.0, 0.05, 0.3, 0.6, 0.9, 0.999])
 def test_a_migration_killed_at_any_point_leaves_v8_and_migrates_next_time(
-    tmp_path: Path, long_v8: Path, migration_steps: int, share: float
+    tmp_path: Path, long_v8: Path, long_history: History, migration_steps: int, share: float
 ) -> None:
     """The migrating process SIGKILLs itself once SQLite has run ``share`` of the
     migration's steps (by its progress handler). Control: it is killed every time."""
@@ -219,7 +257,7 @@ def test_a_migration_killed_at_any_point_leaves_v8_and_migrates_next_time(
     left = version_of(data / "arena.db")  # v8, or a later step's start when v9 committed
     assert 8 <= left < CURRENT_VERSION
     assert left > 8 or "ladder_totals" not in tables_of(data / "arena.db")
-    assert_totals_from_history(data)
+    assert_totals_from_history(data, history=long_history)
 
 
 @pytest.fixture
@@ -240,7 +278,7 @@ def disk(tmp_path: Path) -> Iterator[SmallDisk]:
     ids=["no-space-to-open", "space-runs-out-migrating", "space-runs-out-migrating-says-retry"],
 )  # fmt: skip
 def test_a_full_disk_refuses_the_migration_in_one_line_and_leaves_v8(
-    disk: SmallDisk, long_v8: Path, free_kib: int, message: str
+    disk: SmallDisk, long_v8: Path, long_history: History, free_kib: int, message: str
 ) -> None:
     """With no space at all SQLite cannot even make its -shm file (32 KiB); with 36 KiB
     it can, and the migration (33 KiB of WAL) runs out of space before its commit."""
@@ -256,12 +294,12 @@ def test_a_full_disk_refuses_the_migration_in_one_line_and_leaves_v8(
     assert message in str(refused.value)
     assert (data / "arena.db").read_bytes() == before
     disk.free()
-    assert_totals_from_history(data)
+    assert_totals_from_history(data, history=long_history)
 
 
 @pytest.mark.slow
 def test_a_read_only_store_refuses_the_migration_in_one_line_and_is_left_alone(
-    disk: SmallDisk, long_v8: Path
+    disk: SmallDisk, long_v8: Path, long_history: History
 ) -> None:
     data = disk.root / "data"
     data.mkdir(mode=0o700)
@@ -277,12 +315,12 @@ def test_a_read_only_store_refuses_the_migration_in_one_line_and_is_left_alone(
     assert (data / "arena.db").read_bytes() == before
     remount[2] = "remount,rw"
     subprocess.run(remount, check=True, capture_output=True)
-    assert_totals_from_history(data)
+    assert_totals_from_history(data, history=long_history)
 
 
 @pytest.mark.slow
 def test_a_read_only_database_file_refuses_the_migration_in_one_line(
-    tmp_path: Path, long_v8: Path
+    tmp_path: Path, long_v8: Path, long_history: History
 ) -> None:
     """The file alone mounted read-only (a writable directory: SQLite opens the file
     read-only and says so at the first write), as root may not be kept from writing by
@@ -308,4 +346,4 @@ def test_a_read_only_database_file_refuses_the_migration_in_one_line(
         " (make it writable, then open it again); it is left at v8 as it was"
     ) in str(refused.value)
     assert (data / "arena.db").read_bytes() == before
-    assert_totals_from_history(data)
+    assert_totals_from_history(data, history=long_history)

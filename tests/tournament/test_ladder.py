@@ -91,10 +91,10 @@ def _wait(what: str, until: Callable[[], bool], timeout_s: float = 240) -> None:
     wait_until(until, what, timeout_s, interval_s=0.3)
 
 
-def _serve(data: Path) -> subprocess.Popen[bytes]:
+def _serve(data: Path, concurrency: int = 2) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "arena", "serve", "--port", "0", "--ladder", "--concurrency", "2",
-         "--ladder-placement-matches", "1", "--data-dir", str(data)],
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--ladder", "--concurrency",
+         str(concurrency), "--ladder-placement-matches", "1", "--data-dir", str(data)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
 
@@ -348,7 +348,8 @@ def test_stopping_the_server_interrupts_the_ladder_saying_so(tmp_path: Path) -> 
     "stopped without recording why") and prints no traceback from the API's event loop
     ("Exception in callback PollerCompletionQueue._handle_events ... OSError: [Errno 9]
     Bad file descriptor", what a process exiting under a running loop prints). Six stops
-    with matches in play, by SIGTERM and Ctrl-C (SIGINT)."""
+    with a match in play, by SIGTERM and Ctrl-C (SIGINT); ``tournament status`` shows the
+    last one."""
     data = tmp_path / "data"
     _add(data, tmp_path, "a", "b", "c")
     for stop in (signal.SIGTERM, signal.SIGINT) * 3:
@@ -357,7 +358,7 @@ def test_stopping_the_server_interrupts_the_ladder_saying_so(tmp_path: Path) -> 
         def played(before: int = before) -> bool:
             return len(_games(data)) > before
 
-        server = _serve(data)
+        server = _serve(data, concurrency=1)  # one match in play is what a stop needs
         try:
             _wait("a stored game", played)
             server.send_signal(stop)
@@ -370,10 +371,15 @@ def test_stopping_the_server_interrupts_the_ladder_saying_so(tmp_path: Path) -> 
         stderr = server.stderr.read().decode(errors="replace")
         for sign in ("Traceback", "Exception in callback", "Bad file descriptor"):
             assert sign not in stderr, f"{stop.name}: {stderr}"
-        shown = _status(data)
-        assert (shown["status"], shown["interrupted_reason"]) == (
-            "interrupted", "the server was stopped"
-        )
+        with Store.open(data) as store:
+            ladder = get_tournament(store, "ladder")
+        assert (ladder.status, ladder.interrupted_reason) == (
+            INTERRUPTED, "the server was stopped"
+        ), f"{stop.name}"
+    shown = _status(data)
+    assert (shown["status"], shown["interrupted_reason"]) == (
+        "interrupted", "the server was stopped"
+    )
 
 
 @pytest.mark.parametrize("missing", [True, False], ids=["copy missing", "control: in place"])

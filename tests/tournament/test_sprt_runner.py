@@ -41,6 +41,17 @@ def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def _in_process(
+    capsys: pytest.CaptureFixture[str], data: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`arena ARGS --data-dir DATA` in this process (``arena.cli.main``, what the process
+    runs): for the commands that set up or read the store around the processes under test."""
+    capsys.readouterr()
+    status = main([*args, "--data-dir", str(data)])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), status, out, err)
+
+
 def _resume(data: Path, name: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "arena", "tournament", "resume", name, "--data-dir", str(data),
@@ -82,10 +93,11 @@ def _independent_decision(stored: dict[int, tuple[Any, ...]]) -> tuple[int | Non
 
 @pytest.mark.slow
 def test_a_killed_sprt_test_resumes_to_the_same_decision_from_the_same_pairs(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _data(tmp_path, {"greedy": "greedy", "random": "random"})
-    done = _cli(data, "create", "t", "greedy", "random", "--format", "sprt", *TEST)
+    done = _in_process(capsys, data, "tournament", "create", "t", "greedy", "random",
+                       "--format", "sprt", *TEST)  # fmt: skip
     assert done.returncode == 0, done.stderr
     rng = random.Random(int.from_bytes(os.urandom(4)))
     kills, seen_decisions, snapshots = 0, [], []
@@ -118,27 +130,28 @@ def test_a_killed_sprt_test_resumes_to_the_same_decision_from_the_same_pairs(
     assert decided_at is not None and decided_at <= scheduled < decided_at + CONCURRENCY
     for seen in seen_decisions:  # a decision seen at a kill is the one reached at the end
         assert seen is None or seen == decided_at
-    status = json.loads(_cli(data, "status", "t", "--json").stdout)
+    status = json.loads(_in_process(capsys, data, "tournament", "status", "t", "--json").stdout)
     sprt = status["sprt"]
     assert status["status"] == "finished" and sprt["verdict"] == "H1 accepted"
     assert (sprt["decided_at"], sprt["pairs_scheduled"]) == (decided_at, scheduled)
     assert sprt["pairs_complete"] == scheduled and len(sprt["llr_history"]) == scheduled
     _check_consistent(data)
-    audit = subprocess.run([sys.executable, "-m", "arena", "audit", "t", "--data-dir", str(data)],
-                           capture_output=True, text=True, check=False, timeout=300)  # fmt: skip
+    audit = _in_process(capsys, data, "audit", "t")
     assert audit.returncode == 0 and "pass" in audit.stdout, audit.stdout + audit.stderr
     print(f"SPRT kill test: {kills} kill(s) at {snapshots and [len(s) for s in snapshots]}"
           f" games, H1 accepted at pair {decided_at}, {scheduled} pairs played")  # fmt: skip
 
 
 @pytest.mark.slow
-def test_a_gauntlet_scores_the_candidate_against_each_opponent(tmp_path: Path) -> None:
+def test_a_gauntlet_scores_the_candidate_against_each_opponent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = _data(tmp_path, {"greedy": "greedy", "r1": "random", "r2": "random"})
     done = _cli(data, "run", "g", "greedy", "r1", "r2", "--format", "gauntlet", "--games", "4",
                 "--no-progress", "--concurrency", "2")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "greedy against the field" in done.stdout and "overall" in done.stdout
-    status = json.loads(_cli(data, "status", "g", "--json").stdout)
+    status = json.loads(_in_process(capsys, data, "tournament", "status", "g", "--json").stdout)
     gauntlet = status["gauntlet"]
     assert gauntlet["candidate"] == "greedy"
     assert [row["opponent"] for row in gauntlet["opponents"]] == ["r1", "r2"]

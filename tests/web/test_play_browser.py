@@ -19,6 +19,7 @@ import pytest
 
 from arena import store as st
 from arena.kahuna import State, apply, new_game, parse_record, record_from_json, start_round
+from arena.referee import TimeControl
 from arena.referee.live import ActionApplied, GameStarted, LiveEvent, RoundStarted
 from arena.testing.browser import CHROMIUM, pumping
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_dom, check_payload
@@ -67,11 +68,17 @@ def target(action: Json) -> tuple[str, Callable[[Json], bool]] | None:
 
 
 @pytest.fixture
-def site(tmp_path: Path, browser: Browser) -> Iterator[tuple[Page, st.Store, list[Json]]]:
+def site(
+    tmp_path: Path, browser: Browser, request: pytest.FixtureRequest
+) -> Iterator[tuple[Page, st.Store, list[Json]]]:
+    """The /play page of a fresh store, logged in as ann; ``request.param``: PlayOptions
+    fields of the test's own (a test that leaves its game open gives a short clock)."""
     store = st.Store.open(tmp_path / "data")
     token = st.create_token(store, "ann")
     # every 50 ms: at the default 400 ms most of a game goes by in the page's polls
-    tables = PlayTables(store, PlayOptions(rated_play=lambda user: True, poll_ms=50))
+    options = PlayOptions(rated_play=lambda user: True, poll_ms=50,
+                          **getattr(request, "param", {}))  # fmt: skip
+    tables = PlayTables(store, options)
     server, port = create_web_server(store, "127.0.0.1", 0, tables=tables)
     context = browser.new_context()
     page = context.new_page()
@@ -130,37 +137,44 @@ def play_game(
 
 def play_out(page: Page, bodies: list[Json], rng: random.Random) -> Json:
     """Click random legal actions until the open game is stored; its last state."""
-    section = page.locator("#table")
     clicks = 0
     while True:
         status = wait_for_the_person(page)
         if status != "your_turn":
             break
-        request = section.get_attribute("data-request")
-        shown = next(b for b in reversed(bodies) if str(b.get("request")) == request)
-        check_dom(page.evaluate(CARDS_BY_CONTAINER), shown["view"])
-        legal = shown["legal"]
-        buttons = page.locator("#choices button.choice")
-        assert sorted(buttons.all_inner_texts()) == sorted(a["text"] for a in legal)
-        action = rng.choice(legal)
-        where = target(action)
-        if where is not None:
-            selector, picks = where
-            expect(page.locator(selector)).to_have_class(re.compile(r"\blegal\b"))
-            picked = [a for a in legal if picks(a)]
-            page.click(selector)
-            clicks += 1
-            if len(picked) > 1:  # the click narrowed the choice to what it picks
-                expect(buttons).to_have_count(len(picked))
-                page.click(f'#choices button[data-action="{action["text"]}"]')
-        else:
-            page.click(f'#choices button[data-action="{action["text"]}"]')
-        page.wait_for_function(
-            f"() => document.getElementById('table').dataset.request !== '{request}'"
-        )
+        clicks += play_turn(page, bodies, rng)
     assert status == "stored", page.locator("#status").inner_text()
     assert clicks > 0  # the board and the cards were clicked, not only the buttons
     return next(b for b in reversed(bodies) if b["status"] == "stored")
+
+
+def play_turn(page: Page, bodies: list[Json], rng: random.Random) -> int:
+    """Check the page's cards and buttons against the open request's JSON, click a random
+    legal action, and wait until the request is answered; how many board or card clicks."""
+    request = page.locator("#table").get_attribute("data-request")
+    shown = next(b for b in reversed(bodies) if str(b.get("request")) == request)
+    check_dom(page.evaluate(CARDS_BY_CONTAINER), shown["view"])
+    legal = shown["legal"]
+    buttons = page.locator("#choices button.choice")
+    assert sorted(buttons.all_inner_texts()) == sorted(a["text"] for a in legal)
+    action = rng.choice(legal)
+    where = target(action)
+    clicks = 0
+    if where is not None:
+        selector, picks = where
+        expect(page.locator(selector)).to_have_class(re.compile(r"\blegal\b"))
+        picked = [a for a in legal if picks(a)]
+        page.click(selector)
+        clicks += 1
+        if len(picked) > 1:  # the click narrowed the choice to what it picks
+            expect(buttons).to_have_count(len(picked))
+            page.click(f'#choices button[data-action="{action["text"]}"]')
+    else:
+        page.click(f'#choices button[data-action="{action["text"]}"]')
+    page.wait_for_function(
+        f"() => document.getElementById('table').dataset.request !== '{request}'"
+    )
+    return clicks
 
 
 @pytest.mark.parametrize(("bot", "seat", "reference"), [
@@ -212,12 +226,17 @@ RECORD_SHOWN_REQUESTS = """() => {
 }"""
 
 
+@pytest.mark.parametrize(
+    "site", [{"time_control": TimeControl(action_ms=15_000, bank_ms=0)}], indirect=True,
+    ids=["short-clock"],
+)  # the game is left open after the race: the person's clock ends it
 def test_a_poll_answered_after_a_move_does_not_bring_its_request_back(
     site: tuple[Page, st.Store, list[Json]],
 ) -> None:
     """The race, forced: a poll sent while request R is open is held until the move's
     own answer has been shown, then delivered. The page must drop it (older version)
-    rather than show R again, whose move the server then refuses as settled."""
+    rather than show R again, whose move the server then refuses as settled; the
+    person's next move is taken."""
     page, _, bodies = site
     open_table(page, "python_random", 0)
     assert wait_for_the_person(page) == "your_turn"
@@ -251,7 +270,11 @@ def test_a_poll_answered_after_a_move_does_not_bring_its_request_back(
     shown = page.evaluate("() => window.shownRequests")
     assert request not in shown, (request, shown)
     assert page.locator("#status").inner_text().find("not the open one") == -1
-    play_out(page, bodies, random.Random(3))
+    assert wait_for_the_person(page) == "your_turn"
+    answered = len(bodies)
+    play_turn(page, bodies, random.Random(3))
+    assert all(b.get("error") is None for b in bodies[answered:])
+    assert page.locator("#status").inner_text().find("not the open one") == -1
 
 
 def test_a_planted_hand_in_the_json_is_caught(
