@@ -14,11 +14,13 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import NoReturn
 
 import grpc
 import pytest
 
 from arena.cli import main
+from arena.commands import serve as serve_command
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.testing.waiting import wait_until
@@ -83,14 +85,26 @@ def test_serve_prints_its_ports_keeps_an_admin_token_and_stops_on_sigterm(tmp_pa
             process.wait(5)
 
 
+class NotRefused(AssertionError):
+    """`arena serve` reached its server: the flags it was given were not refused."""
+
+
+def _no_server(*_args: object, **_kwargs: object) -> NoReturn:
+    raise NotRefused("arena serve went on to start its server instead of refusing")
+
+
 def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     """`arena ARGV` in this process (``arena.cli.main``, what the process runs), for a
-    refusal before anything serves: its exit status (argparse's too) and standard error."""
+    refusal before anything serves: its exit status (argparse's too) and standard error.
+    Reaching the server fails at once (``NotRefused``) rather than serving until the
+    test's timeout."""
     capsys.readouterr()
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:  # argparse's own refusals
-        status = int(exit_.code or 0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(serve_command, "create_server", _no_server)
+        try:
+            status = main(list(argv))
+        except SystemExit as exit_:  # argparse's own refusals
+            status = int(exit_.code or 0)
     return status, capsys.readouterr().err
 
 
