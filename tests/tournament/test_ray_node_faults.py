@@ -19,16 +19,15 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from arena.cli import main
 from arena.testing.ray_cluster import NetnsCluster, Node, ip_available
 from arena.testing.waiting import wait_until
 
-from .shared import References, forger, forging
+from .shared import SMALL, References, forger, forging
 from .test_ray_cluster import _check_same, _driver, _finish, _no_bots_left, _wait_playing
 from .test_runner import DEFINITIONS, _create, _data_dir_with_bots
 
@@ -50,6 +49,12 @@ def reference(references: References) -> list[tuple[object, ...]]:
     return references["round-robin"]
 
 
+@pytest.fixture
+def small(references: References) -> list[tuple[object, ...]]:
+    """The small round robin's games (``shared.SMALL``: a match on each node at least)."""
+    return references["small"]
+
+
 def _rejected(data: Path) -> list[tuple[int, int, str, str]]:
     db = sqlite3.connect(data / "arena.db")
     return db.execute(
@@ -57,13 +62,13 @@ def _rejected(data: Path) -> list[tuple[int, int, str, str]]:
     ).fetchall()
 
 
-def _arena(data: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", *args, "--data-dir", str(data)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+def _arena(capsys: pytest.CaptureFixture[str], data: Path, *args: str) -> str:
+    """What `arena ARGS` prints (the command, in this process)."""
+    capsys.readouterr()
+    code = main([*args, "--data-dir", str(data)])
+    shown = capsys.readouterr()
+    assert code == 0, shown.out + shown.err
+    return shown.out
 
 
 @pytest.mark.parametrize(
@@ -77,17 +82,17 @@ def _arena(data: Path, *args: str) -> str:
     ],
 )
 def test_a_node_that_forges_its_games_is_caught_named_and_replayed_elsewhere(
-    cluster: NetnsCluster, reference: list[tuple[object, ...]], tmp_path: Path,
-    forgery: str, problem: str,
+    cluster: NetnsCluster, small: list[tuple[object, ...]], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], forgery: str, problem: str,
 ) -> None:  # fmt: skip
-    bots, definition = DEFINITIONS["round-robin"]
+    bots, definition = SMALL
     data = _data_dir_with_bots(tmp_path, bots)
     _create(data, definition)
     out = tmp_path / "out.json"
     with forging(cluster, forgery) as cheat:
         result = _finish(_driver(cluster, data, out), out)
     (honest,) = [node for node in cluster.nodes[1:] if node is not cheat]
-    _check_same(data, reference)  # every game once, as the local executor plays it
+    _check_same(data, small)  # every game once, as the local executor plays it
     rejected = _rejected(data)
     assert rejected, "the forger sent no game (or none was caught)"
     assert {ip for _m, _g, ip, _p in rejected} == {cheat.address}
@@ -98,9 +103,9 @@ def test_a_node_that_forges_its_games_is_caught_named_and_replayed_elsewhere(
     for match_id in {m for m, _g, _ip, _p in rejected}:  # played again, on the honest node
         last = [p for p in result["placements"] if p["match_id"] == match_id][-1]
         assert last["node_ip"] == honest.address, result["placements"]
-    status = _arena(data, "tournament", "status", "cup")
+    status = _arena(capsys, data, "tournament", "status", "cup")
     assert cheat.address in status and "refused" in status, status
-    shown = json.loads(_arena(data, "tournament", "status", "cup", "--json"))
+    shown = json.loads(_arena(capsys, data, "tournament", "status", "cup", "--json"))
     assert {r["node_ip"] for r in shown["rejected_games"]} == {cheat.address}
     _no_bots_left(cluster)
 
