@@ -29,7 +29,6 @@ from arena.referee.botdir import content_hash
 from arena.testing.ray_cluster import (
     NetnsCluster,
     Node,
-    describe,
     ip_available,
     netns_pids,
     sandboxes_of,
@@ -37,7 +36,7 @@ from arena.testing.ray_cluster import (
 from arena.testing.waiting import wait_until
 from arena.tournament.execution.cpu_placement import usable_cpus
 
-from .shared import CHAINS, SMALL, References, standings
+from .shared import SMALL, References, standings
 from .test_runner import (
     DEFINITIONS,
     TEST_SECRET,
@@ -217,41 +216,6 @@ def test_runs_in_turn_play_on_the_players_made_as_the_nodes_joined(
     assert played[0] <= before and played[1] <= before, (before, played)
     assert played[0] & played[1], played
     _no_bots_left(cluster)
-
-
-def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
-    cluster: NetnsCluster, references: References, tmp_path: Path
-) -> None:
-    """SIGKILL a worker node's raylet and Ray workers while it plays: a node failure. Its Ray
-    workers die with it and their sandbox watchdogs kill its bots; the driver submits
-    the unstored games of its matches again, to the other worker. 15 short matches on 4
-    slots, so that the victim's first task is a chain of 3 or 4: the matches queued behind
-    the one playing (and the one prestarted) go back to the driver's queue with every
-    game, the one playing with its games not stored; each game is stored once, as the
-    local executor stores them."""
-    bots, definition = CHAINS
-    data = _data_dir_with_bots(tmp_path, bots)
-    _create(data, definition)
-    victim = cluster.nodes[-1]
-    out = tmp_path / "out.json"
-    process = _driver(cluster, data, out)
-    _wait_games(data, 1, process)
-    _wait_playing(victim, process)
-    cluster.kill_node(victim)
-    wait_until(lambda: not sandboxes_of(victim), f"no sandbox left on {victim.name}", 60,
-               interval_s=0.2, state=lambda: describe(sandboxes_of(victim)))  # fmt: skip
-    result = _finish(process, out)
-    _check_same(data, references["chains"])
-    assert result["games_discarded"] == 0
-    assert result["resubmitted"] >= 1, result["log"][-6000:]
-    resubmitted = [json.loads(line) for line in result["log"].splitlines()
-                   if line.startswith("{") and "match_resubmitted" in line]  # fmt: skip
-    assert resubmitted, result["log"][-6000:]
-    whole = [e for e in resubmitted if sum(len(v) for v in e["games"].values()) == 2]
-    assert whole, f"no queued match was resubmitted whole: {resubmitted}"
-    _no_bots_left(cluster)
-    cluster.kill_node(victim, everything=True)  # what is left of it (Ray's helpers)
-    cluster.remove_dead(victim)  # the next test that asks gets a fresh one (shared.whole)
 
 
 def _wait_playing(node: Node, process: subprocess.Popen[bytes]) -> None:
