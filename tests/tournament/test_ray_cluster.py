@@ -266,9 +266,9 @@ def test_a_killed_drivers_chains_stop_on_their_players_at_once(
     """Ray does not end an actor's call when its caller dies: each slot player watches the
     driver of the chain it plays and ends itself once that driver is gone. SIGKILL the
     driver of a tournament of long matches (100 games each: their chains would play on,
-    for nobody, for many seconds): every sandbox of the nodes is gone within seconds, and
-    Ray starts the players again for the next driver."""
-    bots = DEFINITIONS["round-robin"][0]
+    for nobody, for many seconds) while both nodes play: every sandbox of the nodes is
+    gone within seconds, and Ray starts the players again for the next driver."""
+    bots = SMALL[0]  # 3 matches: a chain on each node
     data = _data_dir_with_bots(tmp_path, bots)
     _create(data, ["cup", *bots, "--games", "100", "--seed", "3"])
     argv = [sys.executable, "-m", "arena", "tournament", "resume", "cup", "--data-dir",
