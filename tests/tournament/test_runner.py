@@ -448,10 +448,17 @@ def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def _cli_status(data: Path, name: str) -> dict[str, Any]:
-    done = _cli(data, "status", name, "--json")
-    assert done.returncode == 0, done.stderr
-    status: dict[str, Any] = json.loads(done.stdout)
+def _shown(capsys: pytest.CaptureFixture[str], data: Path, *args: str) -> str:
+    """What `arena tournament ARGS` prints (the command, in this process: it only reads)."""
+    capsys.readouterr()
+    code = main(["tournament", *args, "--data-dir", str(data)])
+    shown = capsys.readouterr()
+    assert code == 0, shown.out + shown.err
+    return shown.out
+
+
+def _cli_status(capsys: pytest.CaptureFixture[str], data: Path, name: str) -> dict[str, Any]:
+    status: dict[str, Any] = json.loads(_shown(capsys, data, "status", name, "--json"))
     return status
 
 
@@ -466,7 +473,9 @@ def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 60) -
     wait_until(condition, what, timeout_s)
 
 
-def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(tmp_path: Path) -> None:
+def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """kill -9 mid-run: status says interrupted (CLI and store); while a resume runs, a
     second one is refused naming its pid and stores nothing; the resume then finishes."""
     bots = {"r1": "random", "g1": "greedy"}
@@ -485,13 +494,13 @@ def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(tmp_path: P
     with Store.open(data) as store:
         assert not lease_held(store, tournament_id)
         assert get_tournament(store, "one").status == INTERRUPTED
-    assert _cli_status(data, "one")["status"] == INTERRUPTED
-    assert _cli_status(data, "one")["interrupted_reason"] == UNRECORDED_INTERRUPTION  # kill -9
+    assert _cli_status(capsys, data, "one")["status"] == INTERRUPTED
+    assert _cli_status(capsys, data, "one")["interrupted_reason"] == UNRECORDED_INTERRUPTION
     hint = "resume it with `arena tournament resume one`"
-    shown = _cli(data, "status", "one")
-    assert "(interrupted," in shown.stdout and hint in shown.stdout, shown.stdout
-    listed = _cli(data, "list")
-    assert "interrupted" in listed.stdout and hint in listed.stdout, listed.stdout
+    shown = _shown(capsys, data, "status", "one")
+    assert "(interrupted," in shown and hint in shown, shown
+    listed = _shown(capsys, data, "list")
+    assert "interrupted" in listed and hint in listed, listed
 
     resume = _run_cli(data, "resume", "one")
     with Store.open(data) as store:
@@ -500,7 +509,7 @@ def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(tmp_path: P
     os.kill(resume.pid, signal.SIGSTOP)  # nothing is written while we look
     try:
         before = _everything(data)
-        assert _cli_status(data, "one")["status"] == "running"
+        assert _cli_status(capsys, data, "one")["status"] == "running"
         second = _cli(data, "resume", "one", "--no-progress")
         assert second.returncode == 1
         assert second.stderr.startswith(
@@ -513,7 +522,7 @@ def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(tmp_path: P
     finally:
         os.kill(resume.pid, signal.SIGCONT)
     assert resume.wait(120) == 0, resume.stderr.read() if resume.stderr else ""
-    status = _cli_status(data, "one")
+    status = _cli_status(capsys, data, "one")
     assert (status["status"], status["games_played"]) == ("finished", 8)
     _check_consistent(data)
 
@@ -539,17 +548,17 @@ def test_a_runner_gives_up_its_lease_when_it_raises(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("missing", [True, False], ids=["copy missing", "control: in place"])
 def test_a_bot_whose_stored_copy_is_gone_stops_the_run_instead_of_losing_every_game(
-    tmp_path: Path, missing: bool
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], missing: bool
 ) -> None:
     """Each game was played and stored as the bot's crash, rated as its loss."""
     data = _data_dir_with_bots(tmp_path, {"r1": "random", "r2": "random"})
-    assert _cli(data, "create", "gone", "r1", "r2", "--games", "2").returncode == 0
+    _shown(capsys, data, "create", "gone", "r1", "r2", "--games", "2")
     stored = next((data / "bots" / "r1").iterdir())
     aside = tmp_path / "aside"
     if missing:
         stored.rename(aside)
     done = _cli(data, "resume", "gone", "--no-progress", "--no-cpu-pinning")
-    status = _cli_status(data, "gone")
+    status = _cli_status(capsys, data, "gone")
     if not missing:
         assert done.returncode == 0 and status["games_played"] == 2, done.stderr
         return
@@ -560,5 +569,5 @@ def test_a_bot_whose_stored_copy_is_gone_stops_the_run_instead_of_losing_every_g
     assert "the stored copy of r1" in status["interrupted_reason"]
     aside.rename(stored)  # restored: the same tournament plays on
     assert _cli(data, "resume", "gone", "--no-progress", "--no-cpu-pinning").returncode == 0
-    assert _cli_status(data, "gone")["games_played"] == 2
+    assert _cli_status(capsys, data, "gone")["games_played"] == 2
     assert [row[8:10] for row in _games(data)] == [("ok", "ok"), ("ok", "ok")]
