@@ -135,7 +135,7 @@ class StderrReader:
         self.found: dict[tuple[str, int, int], Prediction] = {}
 
     def read(self) -> None:
-        for path in self.root.glob("kahuna-*/bot*.stderr"):
+        for path in self._stderr_files():
             try:
                 text = path.read_text(errors="replace")
             except OSError:
@@ -144,6 +144,17 @@ class StderrReader:
                 found = Prediction.from_line(line)
                 if found is not None:
                     self.found[(found.bot, found.game, found.events)] = found
+
+    def _stderr_files(self) -> list[Path]:
+        """The bots' stderr files of the matches still there: a match (the other half's)
+        may be removed between listing its directory and reading it."""
+        files: list[Path] = []
+        for match_dir in self.root.glob("kahuna-*"):
+            try:
+                files += match_dir.glob("bot*.stderr")
+            except OSError:
+                continue  # its match was removed meanwhile: read before
+        return files
 
     def await_game(self, game: GameReport) -> None:
         """Wait until every request of ``game`` has its prediction line."""
