@@ -23,6 +23,7 @@ import re
 import signal
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,6 +127,12 @@ def _match_workers(cluster: NetnsCluster, node: Node) -> list[int]:
     return found
 
 
+def _logged(log: str, event: str) -> list[dict[str, Any]]:
+    """The driver's structured log lines of ``event``."""
+    lines = (json.loads(line) for line in log.splitlines() if line.startswith("{"))
+    return [e for e in lines if e.get("event") == event]
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` runs: a zombie (killed, not reaped yet: this machine's pid 1 reaps
     late) has ended."""
@@ -167,11 +174,13 @@ def test_a_node_whose_raylet_dies_stops_its_matches_at_once_and_loses_nothing(
     _check_same(data, references["chains"])
     assert result["games_discarded"] == 0
     assert result["resubmitted"] >= 1, result["log"][-6000:]
-    resubmitted = [json.loads(line) for line in result["log"].splitlines()
-                   if line.startswith("{") and "match_resubmitted" in line]  # fmt: skip
+    resubmitted = _logged(result["log"], "match_resubmitted")
     assert resubmitted, result["log"][-6000:]
-    whole = [e for e in resubmitted if sum(len(v) for v in e["games"].values()) == 2]
-    assert whole, f"no queued match was resubmitted whole: {resubmitted}"
+    placed = {(e["match_id"], e["attempt"]) for e in _logged(result["log"], "match_placed")}
+    assert placed, result["log"][-6000:]  # the placements are logged: a queued match has none
+    queued = [e for e in resubmitted if (e["match_id"], e["attempt"] - 1) not in placed]
+    whole = [e for e in queued if sum(len(v) for v in e["games"].values()) == 2]
+    assert whole, f"no queued match (never placed on the node) was resubmitted whole: {resubmitted}"
     _no_bots_left(cluster)
     cluster.kill_node(victim, everything=True)  # what is left of it (Ray's helpers)
     cluster.remove_dead(victim)  # a test that asks for the cluster next gets a fresh one
