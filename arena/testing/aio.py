@@ -21,3 +21,10 @@ def run_apart(coroutine: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(coroutine)`` in a thread of its own; its result, or what it raised."""
     with ThreadPoolExecutor(1, thread_name_prefix="run-apart") as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+def complete_apart(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T]) -> T:
+    """``loop.run_until_complete(coroutine)`` in a thread of its own, for a test that
+    needs one loop across several steps (what it was given is bound to that loop)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="run-apart") as pool:
+        return pool.submit(loop.run_until_complete, coroutine).result()

@@ -23,6 +23,7 @@ from arena.server.seats import PublishedSeat, SeatHub
 from arena.server.supervisor import TournamentSupervisor
 from arena.store import Store, add_seat_offer, register_remote_bot
 from arena.store.remote import now_ms
+from arena.testing.aio import complete_apart
 from arena.testing.crowd import WatchedLock
 from arena.testing.waiting import wait_until
 from arena.tournament.orchestration.runner import ProgressEvent, ProgressKind
@@ -56,7 +57,7 @@ def test_a_watcher_leaving_while_the_runner_publishes_leaves_the_others_their_ev
         supervisor.publish(event)
         leaver.join(10)
         assert supervisor.watchers[1] == [staying]
-        assert loop.run_until_complete(staying.get(1.0)) == event
+        assert complete_apart(loop, staying.get(1.0)) == event
     finally:
         loop.close()
 
@@ -172,7 +173,7 @@ def test_an_offer_made_while_a_connector_subscribes_reaches_it(
         connector.join(10)
         [inbox] = inboxes
         got = [seat.token for seat in read]
-        while (seat := loop.run_until_complete(inbox.get(0.05))) is not None:
+        while (seat := complete_apart(loop, inbox.get(0.05))) is not None:
             got.append(seat.token)
         assert got and set(got) == {"seat-token"}, got
     finally:
