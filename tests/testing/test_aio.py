@@ -4,6 +4,7 @@ loop running (as Playwright's sync API leaves one), and hand back what it raised
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -12,7 +13,6 @@ from arena.testing.aio import complete_apart, run_apart
 
 
 async def _answer(value: int) -> int:
-    await asyncio.sleep(0)
     return value
 
 
@@ -21,24 +21,32 @@ async def _refuse() -> int:
 
 
 def _inside_a_running_loop(check: Callable[[], object]) -> None:
-    """Call ``check()`` from a callback of a running loop: this thread then has a running
-    loop, and a plain ``asyncio.run`` or ``run_until_complete`` refuses to start."""
-    outer = asyncio.new_event_loop()
+    """Call ``check()`` from a callback of a running loop, on a thread of its own (the
+    test's thread may hold a running loop already): that thread then has a running loop,
+    and a plain ``asyncio.run`` or ``run_until_complete`` refuses to start there."""
     failures: list[BaseException] = []
 
-    def call() -> None:
-        try:
-            check()
-        except BaseException as error:  # handed to the test below
-            failures.append(error)
-        finally:
-            outer.stop()
+    def in_loop() -> None:
+        outer = asyncio.new_event_loop()
 
-    try:
-        outer.call_soon(call)
-        outer.run_forever()
-    finally:
-        outer.close()
+        def call() -> None:
+            try:
+                check()
+            except BaseException as error:  # handed to the test below
+                failures.append(error)
+            finally:
+                outer.stop()
+
+        try:
+            outer.call_soon(call)
+            outer.run_forever()
+        finally:
+            outer.close()
+
+    thread = threading.Thread(target=in_loop, name="running-loop")
+    thread.start()
+    thread.join(30)
+    assert not thread.is_alive(), "the loop's check did not end"
     if failures:
         raise failures[0]
 
