@@ -11,8 +11,7 @@ only an import here, after the submodule's, leaves the name to the function.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arena.kahuna.actions import (
     PASS_ACTION,
@@ -42,6 +41,7 @@ from arena.kahuna.errors import (
     MalformedRecordError,
     SetupError,
 )
+from arena.kahuna.lazy import on_first_use
 from arena.kahuna.observe import (
     Observation,
     SeenEvent,
@@ -102,17 +102,9 @@ _LAZY: dict[str, str] = {
 """Each name imported on first use, and the submodule that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = on_first_use(
+    globals(), {name: f"{__name__}.{module}" for name, module in _LAZY.items()}
+)
 
 
 __all__ = [

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from arena.kahuna.actions import ActionType
+from arena.kahuna.lazy import on_first_use
 from arena.kahuna.state import Event, Outcome, State, Variant, cons_names, hand_info
 
 SPECTATOR: Final = "spectator"
@@ -213,18 +214,11 @@ if TYPE_CHECKING:
     from arena.kahuna.view_public import spectate as spectate
     from arena.kahuna.view_public import table as table
 
-_PUBLIC = frozenset(
-    {"Pair", "PublicEvent", "SpectatorView", "TableView", "position", "public_event",
-     "spectate", "table"}
+__getattr__, __dir__ = on_first_use(
+    globals(),
+    dict.fromkeys(
+        ("Pair", "PublicEvent", "SpectatorView", "TableView", "position", "public_event",
+         "spectate", "table"),
+        "arena.kahuna.view_public",
+    ),
 )  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    """The spectators' and the table's names, from ``view_public`` on first use (PEP 562)."""
-    if name not in _PUBLIC:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from arena.kahuna import view_public
-
-    value = getattr(view_public, name)
-    globals()[name] = value
-    return value
