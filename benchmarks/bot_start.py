@@ -74,15 +74,6 @@ GROUP_OF = {"google": "protobuf", "kahuna": "protobuf", "h2": "h2", "hpack": "h2
             "hyperframe": "h2", "arena": "engine", "kahuna_bot": "sdk"}  # fmt: skip
 
 
-def unified_root() -> Path:
-    """Where the cgroup v2 hierarchy is mounted (``/sys/fs/cgroup`` or its ``unified``)."""
-    for line in Path("/proc/mounts").read_text().splitlines():
-        fields = line.split()
-        if len(fields) >= 3 and fields[2] == "cgroup2":
-            return Path(fields[1])
-    raise SystemExit("no cgroup2 hierarchy in /proc/mounts: cannot count CPU by cgroup")
-
-
 # ------------------------------------------------------------------ the child
 
 
@@ -360,7 +351,9 @@ def _group(root: Path, name: str) -> Iterator[Path]:
 
 def run_child(tree: Path, args: argparse.Namespace) -> dict[str, dict[str, list[float]]]:
     """One child at ``tree`` in a cgroup of its own; its figures."""
-    with _group(unified_root(), tree.name) as group:
+    from suite_cpu import unified_root  # the parent's only: it puts this checkout on sys.path
+
+    with _group(unified_root(Path("/proc/mounts").read_text()), tree.name) as group:
         procs = str(group / "cgroup.procs")
 
         def enter() -> None:  # in the child before exec: all it starts is counted
