@@ -19,11 +19,11 @@ from typing import NoReturn
 import grpc
 import pytest
 
-from arena.cli import main
 from arena.commands import serve as serve_command
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.testing.waiting import wait_until
+from tests.cli import run_arena
 from tests.server.pki import Pki, make_pki
 
 pytestmark = pytest.mark.slow
@@ -101,11 +101,8 @@ def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     capsys.readouterr()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(serve_command, "create_server", _no_server)
-        try:
-            status = main(list(argv))
-        except SystemExit as exit_:  # argparse's own refusals
-            status = int(exit_.code or 0)
-    return status, capsys.readouterr().err
+        status, _out, err = run_arena(capsys, *argv)
+    return status, err
 
 
 def test_serve_refuses_a_bad_port_by_name(

@@ -15,6 +15,7 @@ from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import main
 from arena.referee import load_bot
 from arena.store import Store, add_bot_version, create_token
+from tests.cli import run_arena
 from tests.server.test_arena_service import LEAKY_BOT
 from tests.server.test_disk_full import SmallDisk
 
@@ -23,9 +24,7 @@ GREEDY = SAMPLE_RANDOM_BOT.parent / "python_greedy"
 
 
 def _arena(capsys: pytest.CaptureFixture[str], data: Path, *args: str) -> tuple[int, str, str]:
-    status = main([*args, "--data-dir", str(data)])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return run_arena(capsys, *args, "--data-dir", str(data))
 
 
 def _bot(tmp: Path, name: str, body: str | None = None, source: Path = SAMPLE_RANDOM_BOT) -> Path:
@@ -421,10 +420,7 @@ def test_leaderboard_min_games_is_a_number_sqlite_can_take(
     """Past 2**63 - 1 SQLite raises OverflowError, and a negative means nothing: both are
     refused in one line, never a traceback."""
     Store.open(tmp_path / "data").close()
-    try:
-        got, out, err = _arena(capsys, tmp_path / "data", "leaderboard", "--min-games", value)
-    except SystemExit as usage:  # argparse's own refusal
-        got, (out, err) = int(str(usage.code)), capsys.readouterr()
+    got, out, err = _arena(capsys, tmp_path / "data", "leaderboard", "--min-games", value)
     assert got == status and words in (out if status == 0 else err), (out, err)
     assert "Traceback" not in err
 
@@ -449,11 +445,7 @@ def test_an_empty_data_dir_flag_is_refused_not_read_as_the_default(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(tmp_path)
     given = str(tmp_path / "data") if value.startswith("given") else value
-    try:
-        status = main([*command, "--data-dir", given])
-    except SystemExit as exit_:  # argparse's own refusal
-        status = int(exit_.code or 0)
-    out, err = capsys.readouterr()
+    status, out, err = run_arena(capsys, *command, "--data-dir", given)
     assert not (home / ".local" / "share" / "kahuna-arena").exists()
     if given == value:
         assert status == 2 and out == "", err

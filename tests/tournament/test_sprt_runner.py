@@ -19,6 +19,7 @@ from arena.store import Store, add_bot_version
 from arena.testing.waiting import wait_until
 from arena.tournament.statistics.sprt import Decision, EloModel, SprtParams, sprt_state
 from arena.tournament.statistics.stats import Pentanomial
+from tests.cli import run_arena
 from tests.tournament.test_runner import _bot_copy, _check_consistent, _kill_runner
 
 TEST = ["--elo0", "0", "--elo1", "150", "--model", "logistic", "--max-pairs", "60"]
@@ -199,11 +200,8 @@ def test_bad_flags_are_refused_in_one_line_and_store_nothing(
 ) -> None:  # fmt: skip
     data = _data(tmp_path, {"a": "random", "b": "random", "c": "random"})
     before = _dump(data)
-    try:
-        status = main(["tournament", command, "t", *args, "--data-dir", str(data)])
-    except SystemExit as exit_:  # argparse's own refusals
-        status = int(exit_.code or 0)
-    out, err = capsys.readouterr()
+    status, out, err = run_arena(capsys, "tournament", command, "t", *args, "--data-dir",
+                                 str(data))  # fmt: skip
     lines = [line for line in err.splitlines() if not line.startswith("usage:")]
     assert status == 2 and out == "" and message in err, err
     assert len([line for line in lines if line.strip() and not line.startswith(" ")]) == 1, err
