@@ -9,7 +9,7 @@ import pytest
 from arena.cli import main
 
 
-def run_arena(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def arena_in_process(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     """The command's exit status (argparse's own refusals' too), standard output and
     standard error, as captured since the test last read them."""
     try:

@@ -13,7 +13,7 @@ import pytest
 
 from arena.cli import main
 from arena.commands.demo import DEMO_BOTS, sample_bots
-from tests.cli import run_arena
+from tests.cli import arena_in_process
 
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
@@ -89,7 +89,7 @@ def test_demo_refuses_bad_flags_before_storing_anything(
     """In this process (``arena.cli.main``, what the ``arena`` process runs): the refusal
     is the command's own, and the store it opened holds no bot and no tournament."""
     data = tmp_path / "data"
-    status, out, err = run_arena(capsys, "demo", "--data-dir", str(data), *flags)
+    status, out, err = arena_in_process(capsys, "demo", "--data-dir", str(data), *flags)
     assert status == 2 and out == ""  # a bad flag value, as argparse's
     assert err.startswith(message) and err.count("\n") == 1, err
     assert _stored(data) == (0, 0)

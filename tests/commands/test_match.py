@@ -18,7 +18,7 @@ import pytest
 from arena.cli import main
 from arena.testing.interrupt import start_interruptible
 from arena.testing.waiting import wait_until
-from tests.cli import run_arena
+from tests.cli import arena_in_process
 from tests.server.test_disk_full import small_disk
 
 TESTBOT = Path(__file__).resolve().parent.parent / "bots" / "testbot.py"
@@ -188,7 +188,7 @@ def test_bad_arguments_give_one_clear_line(
     before any bot starts."""
     (tmp_path / "empty").mkdir()
     paths = {"a": str(bots[0]), "b": str(bots[1]), "empty": str(tmp_path / "empty")}
-    status, out, err = run_arena(capsys, *[arg.format(**paths) for arg in args])
+    status, out, err = arena_in_process(capsys, *[arg.format(**paths) for arg in args])
     assert status == 2
     assert out == ""
     last = err.strip().splitlines()[-1]

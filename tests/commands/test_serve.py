@@ -23,7 +23,7 @@ from arena.commands import serve as serve_command
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.testing.waiting import wait_until
-from tests.cli import run_arena
+from tests.cli import arena_in_process
 from tests.server.pki import Pki, make_pki
 
 pytestmark = pytest.mark.slow
@@ -101,7 +101,7 @@ def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     capsys.readouterr()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(serve_command, "create_server", _no_server)
-        status, _out, err = run_arena(capsys, *argv)
+        status, _out, err = arena_in_process(capsys, *argv)
     return status, err
 
 

@@ -15,7 +15,7 @@ from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import main
 from arena.referee import load_bot
 from arena.store import Store, add_bot_version, create_token
-from tests.cli import run_arena
+from tests.cli import arena_in_process
 from tests.server.test_arena_service import LEAKY_BOT
 from tests.server.test_disk_full import SmallDisk
 
@@ -24,7 +24,7 @@ GREEDY = SAMPLE_RANDOM_BOT.parent / "python_greedy"
 
 
 def _arena(capsys: pytest.CaptureFixture[str], data: Path, *args: str) -> tuple[int, str, str]:
-    return run_arena(capsys, *args, "--data-dir", str(data))
+    return arena_in_process(capsys, *args, "--data-dir", str(data))
 
 
 def _bot(tmp: Path, name: str, body: str | None = None, source: Path = SAMPLE_RANDOM_BOT) -> Path:
@@ -445,7 +445,7 @@ def test_an_empty_data_dir_flag_is_refused_not_read_as_the_default(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(tmp_path)
     given = str(tmp_path / "data") if value.startswith("given") else value
-    status, out, err = run_arena(capsys, *command, "--data-dir", given)
+    status, out, err = arena_in_process(capsys, *command, "--data-dir", given)
     assert not (home / ".local" / "share" / "kahuna-arena").exists()
     if given == value:
         assert status == 2 and out == "", err

@@ -19,7 +19,7 @@ from arena.store import Store, add_bot_version
 from arena.testing.waiting import wait_until
 from arena.tournament.statistics.sprt import Decision, EloModel, SprtParams, sprt_state
 from arena.tournament.statistics.stats import Pentanomial
-from tests.cli import run_arena
+from tests.cli import arena_in_process
 from tests.tournament.test_runner import _bot_copy, _check_consistent, _kill_runner
 
 TEST = ["--elo0", "0", "--elo1", "150", "--model", "logistic", "--max-pairs", "60"]
@@ -200,7 +200,7 @@ def test_bad_flags_are_refused_in_one_line_and_store_nothing(
 ) -> None:  # fmt: skip
     data = _data(tmp_path, {"a": "random", "b": "random", "c": "random"})
     before = _dump(data)
-    status, out, err = run_arena(capsys, "tournament", command, "t", *args, "--data-dir",
+    status, out, err = arena_in_process(capsys, "tournament", command, "t", *args, "--data-dir",
                                  str(data))  # fmt: skip
     lines = [line for line in err.splitlines() if not line.startswith("usage:")]
     assert status == 2 and out == "" and message in err, err
