@@ -9,6 +9,8 @@ Real worker processes and sandboxed bots: every job reports once, every game onc
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from arena.referee import MatchConfig, TimeControl, load_bot
 from arena.referee.halves import half_configs
 from arena.resources import sample_bot
+from arena.testing.waiting import wait_until
 from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob
 from arena.tournament.execution.local_executor import LocalProcessExecutor
 
@@ -57,3 +60,20 @@ def test_a_batch_is_one_task_for_one_worker_and_every_run_reports_once(
     assert sorted((event.match_id, event.half) for event in done) == sorted(j.key for j in jobs)
     assert [event.error for event in done] == [None] * len(jobs)
     assert sorted(games) == [(match, index) for match in MATCHES for index in (0, 1)]
+
+
+def test_a_cancel_kills_unreported_workers_and_ends_the_pool_before_it_returns() -> None:
+    """``cancel`` kills a worker whose start was never read (its pid unknown to the
+    executor) and leaves none of the pool's threads behind: a manager thread still winding
+    down when the process exits races ``concurrent.futures``' exit hook, which then writes
+    to the pipe that thread closed ("Bad file descriptor" as the server stops)."""
+    executor = LocalProcessExecutor(concurrency=1, pin_cpus=False)
+    before = set(threading.enumerate())
+    pool = executor._started(1)
+    busy = pool.submit(time.sleep, 120)  # a worker in a long job, its WorkerStarted unread
+    wait_until(busy.running, "the job handed to the worker")
+    workers = list(pool._processes.values())
+    executor.cancel()
+    assert executor.pids == set()  # nothing was reported: the pool's own list was used
+    assert [t.name for t in threading.enumerate() if t not in before] == []
+    assert [worker.exitcode for worker in workers] == [-signal.SIGKILL]

@@ -86,12 +86,19 @@ class LocalProcessExecutor:
         return event
 
     def cancel(self) -> None:
-        """SIGKILL every worker and forget the pool (Ctrl-C: stop at once)."""
-        for pid in self.pids:
+        """SIGKILL every worker, those that have not reported yet too, then end the pool
+        (Ctrl-C, a stop: at once). Its manager thread is joined here, which takes
+        milliseconds once the workers are dead: one left winding down races the
+        interpreter's exit, whose ``concurrent.futures`` hook then writes to the pipe that
+        thread is closing (a "Bad file descriptor" traceback as the server stops)."""
+        pids = set(self.pids)
+        if self._pool is not None:
+            pids.update(self._pool._processes or {})  # the pool's own list: started, unreported
+        for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
         self._forget()
 
     def close(self) -> None:
