@@ -31,12 +31,14 @@ def _interrupted_after(delay_s: float, data: Path) -> subprocess.CompletedProces
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
-_BEFORE_THE_HANDLER = ("<frozen ", "arena/__init__.py", "arena/__main__.py", "arena/_loading.py")
+_BEFORE_THE_HANDLER = ("<frozen ", "arena/__main__.py")
 
 
 def _before_arena(stderr: str) -> bool:
-    """A KeyboardInterrupt in code that runs before ``arena._loading`` can set its handler:
-    runpy reading the package and ``__main__.py``, nothing of the arena's own."""
+    """A KeyboardInterrupt in code that runs before ``arena/__main__.py`` reaches its
+    ``try``: runpy finding the package and ``__main__.py``. One inside the package's
+    import, ``arena._loading`` or the standard library modules it imports is the
+    arena's to turn into one line."""
     lines = stderr.splitlines()
     files = [line.split('"')[1] for line in lines if line.strip().startswith('File "')]
     ours = all(any(mark in file for mark in _BEFORE_THE_HANDLER) for file in files)
@@ -60,6 +62,45 @@ def test_ctrl_c_while_the_commands_load_is_one_line_not_a_traceback(tmp_path: Pa
             assert done.stderr.endswith("arena: interrupted\n"), done.stderr
         outcomes.append(done.returncode)
     assert 130 in outcomes  # the sweep did land inside the start-up
+
+
+_INTERRUPTED_IMPORT = """
+import runpy, sys
+raised = {"itself": KeyboardInterrupt(), "wrapped": RuntimeError("__set_name__")}
+raised["wrapped"].__cause__ = KeyboardInterrupt()
+raised["a bug"] = ImportError("a bug, not a Ctrl-C")
+class Interrupting:  # the moment a Ctrl-C lands: as arena._loading is looked for
+    def find_spec(self, name, path=None, target=None):
+        if name == "arena._loading":
+            raise raised[sys.argv[1]]
+sys.meta_path.insert(0, Interrupting())
+runpy.run_module("arena", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("raised", "status", "said"),
+    [
+        ("itself", 130, "arena: interrupted\n"),
+        ("wrapped", 130, "arena: interrupted\n"),
+        ("a bug", 1, "ImportError: a bug, not a Ctrl-C"),
+    ],
+)
+def test_a_ctrl_c_before_the_handler_is_set_is_one_line(
+    raised: str, status: int, said: str
+) -> None:
+    """``python3 -m arena`` interrupted while it imports ``arena._loading`` (or the
+    standard library modules that imports), as itself or wrapped by the import machinery:
+    one line; any other error there is raised as it is."""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_IMPORT, raised],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == status, done
+    if status == 130:
+        assert done.stderr == said
+    else:
+        assert said in done.stderr and "arena: interrupted" not in done.stderr
 
 
 _HELD_AT_EXIT = """
