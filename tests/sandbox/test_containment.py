@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from arena.sandbox import HostReport, SandboxLimits
+from arena.sandbox.running import BotProcess
 from arena.testing.waiting import assert_stays, wait_until
 
 from .conftest import Harness, lines_of, marked_pids
@@ -152,6 +153,15 @@ def test_cpu_quota_caps_a_busy_loop(harness: Harness) -> None:
     assert cpu_ms is not None and cpu_ms > start_ms  # control: it ran in the window
 
 
+def _frozen(bot: BotProcess) -> None:
+    """Freeze ``bot`` and wait until the kernel says every task stopped. ``freeze`` says
+    True when that happened within the referee's 50 ms; on a loaded machine a task stops
+    when it is next scheduled, later (the freeze goes on in the kernel)."""
+    bot.freeze(True)
+    wait_until(lambda: bot.frozen_state() == "FROZEN", "the tree frozen", 10,
+               state=bot.frozen_state)  # fmt: skip
+
+
 def test_a_frozen_bot_gets_no_cpu_until_thawed_and_still_dies(harness: Harness) -> None:
     """``freeze`` stops the whole tree (children included), ``freeze(False)`` lets it
     run again, and a frozen bot is still killed."""
@@ -159,11 +169,7 @@ def test_a_frozen_bot_gets_no_cpu_until_thawed_and_still_dies(harness: Harness) 
     bot, _ = harness.launch(script, limits=SandboxLimits(cpu_cores=2.0))
     wait_until(lambda: (bot.cpu_time_ms() or 0.0) >= 50, "50 ms of CPU", 15,
                state=bot.cpu_time_ms)  # fmt: skip
-    # True when every task stopped within the referee's 50 ms; on a loaded machine a
-    # task stops when next scheduled, later (the freeze goes on in the kernel)
-    bot.freeze(True)
-    wait_until(lambda: bot.frozen_state() == "FROZEN", "the tree frozen", 10,
-               state=bot.frozen_state)  # fmt: skip
+    _frozen(bot)
     frozen_at = bot.cpu_time_ms()
     assert frozen_at is not None
     assert_stays(lambda: (bot.cpu_time_ms() or 0.0) - frozen_at < 5, 0.5,
@@ -174,7 +180,7 @@ def test_a_frozen_bot_gets_no_cpu_until_thawed_and_still_dies(harness: Harness) 
     assert bot.frozen_state() == "THAWED"
     wait_until(lambda: (bot.cpu_time_ms() or 0.0) >= after + 50, "CPU again once thawed", 15,
                state=bot.cpu_time_ms)  # fmt: skip
-    assert bot.freeze(True)
+    _frozen(bot)
     bot.kill()
     assert marked_pids(harness.marker) == []
     assert not bot.freeze(False)  # released: nothing left to thaw
