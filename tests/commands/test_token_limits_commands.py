@@ -9,15 +9,13 @@ from pathlib import Path
 import pytest
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
-from arena.cli import main
 from arena.store import Store, get_bot, register_remote_bot
 from arena.store.tokens import authenticate
+from tests.cli import arena_in_process
 
 
 def _arena(capsys: pytest.CaptureFixture[str], data: Path, *args: str) -> tuple[int, str, str]:
-    status = main([*args, "--data-dir", str(data)])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return arena_in_process(capsys, *args, "--data-dir", str(data))
 
 
 def test_tokens_are_listed_revoked_and_may_expire(
@@ -38,10 +36,8 @@ def test_tokens_are_listed_revoked_and_may_expire(
         authenticate(store, token.strip())
     status, _, err = _arena(capsys, data, "token", "revoke", "9")
     assert (status, err) == (1, "arena: no token 9\n")
-    with pytest.raises(SystemExit) as exited:
-        main(["token", "create", "cy", "--expires-in", "soon", "--data-dir", str(data)])
-    assert exited.value.code == 2
-    assert "'soon' is not a duration" in capsys.readouterr().err
+    status, _, err = _arena(capsys, data, "token", "create", "cy", "--expires-in", "soon")
+    assert status == 2 and "'soon' is not a duration" in err
 
 
 def test_limits_are_set_shown_and_cleared(
