@@ -91,13 +91,12 @@ class LocalProcessExecutor:
         milliseconds once the workers are dead: one left winding down races the
         interpreter's exit, whose ``concurrent.futures`` hook then writes to the pipe that
         thread is closing (a "Bad file descriptor" traceback as the server stops)."""
-        pids = set(self.pids)
         if self._pool is not None:
-            pids.update(self._pool._processes or {})  # the pool's own list: started, unreported
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        if self._pool is not None:
+            # The pool's own list (started, reported or not): a Process sends no signal
+            # once it knows its worker has ended, whose pid may be someone else's by then.
+            for worker in list((self._pool._processes or {}).values()):
+                with contextlib.suppress(OSError):
+                    worker.kill()
             self._pool.shutdown(wait=True, cancel_futures=True)
         self._forget()
 
