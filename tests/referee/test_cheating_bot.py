@@ -17,8 +17,8 @@ cheat is not better. The controls show the test can fail: one process per
 bot for the whole match (``run_match`` of a paired match, no halves),
 separate processes without the sandbox (a host without namespaces with
 ``unsafe=True``: one /tmp for all) and the halves at once in one network
-namespace (the cheat's abstract socket, served by a live process) all let the
-cheat win significantly.
+namespace, one a deal behind (the cheat's abstract socket, served by a live
+process) all let the cheat win significantly.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import json
 import math
 import shutil
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -40,7 +41,9 @@ import arena.referee.results
 import arena.referee.slots
 import arena.sandbox.probe
 from arena.kahuna import State, parse_record, replay_steps
+from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl, load_bot, run_match
+from arena.referee.endpoint import WireTap
 from arena.referee.halves import half_configs, play_in_turn, run_halves
 from arena.referee.prestart import decide_prestart
 from arena.referee.types import GameReport, MatchReport
@@ -301,6 +304,67 @@ def at_once(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> Mat
     return report
 
 
+class DealBehind:
+    """Keeps the odd half a deal behind the even one, both halves playing.
+
+    A tap of the even half's wire counts the requests each of its bots was sent per
+    game (it never holds that wire: both halves' streams are written by one loop
+    thread). Once odd game 2k+1 is over, its half's thread waits before game 2k+3
+    until each even-half bot has been sent its second request of game 2k+4: it
+    answered the first, so it has taken game 2k+2's GameOver (deal k+1) and passed
+    it on. Nothing is waited for once the even half has no such game, or is over."""
+
+    def __init__(self) -> None:
+        self.requests: dict[tuple[int, int], int] = {}  # (game, even slot) -> requests sent
+        self.even_over = False
+        self.lock = threading.Lock()  # the tap writes in the loop thread, a half reads
+
+    def tap(self, half: int) -> WireTap | None:
+        return self._even if half == 0 else None
+
+    def _even(self, slot: int, raw: bytes) -> None:
+        message = referee_pb2.PlayResponse.FromString(raw)
+        kind = message.WhichOneof("kind")
+        if kind == "action_request":
+            key = (message.action_request.game_index, slot)
+            with self.lock:
+                self.requests[key] = self.requests.get(key, 0) + 1
+        elif kind == "match_over":
+            self.even_over = True
+
+    def after(self, game: GameReport) -> None:
+        """Called as ``game`` ends, in its half's thread: an odd game holds its half."""
+        after = game.index + 3  # the even game after the next odd game's deal
+        if game.index % 2 == 0 or after >= GAMES:
+            return
+
+        def passed_on() -> bool:
+            with self.lock:
+                answered = all(self.requests.get((after, even), 0) >= 2 for even in (0, 1))
+            return answered or self.even_over
+
+        def seen() -> dict[tuple[int, int], int]:
+            with self.lock:
+                return dict(self.requests)
+
+        wait_until(passed_on, f"the even half's bots into game {after}", 60,
+                   interval_s=0.005, state=seen)  # fmt: skip
+
+
+def one_deal_behind(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
+    """The halves at once, the odd one held a deal behind (``DealBehind``): how far apart
+    two halves started together stay is the scheduler's to decide, and halves that play
+    a deal at the same moment have nothing to pass on to each other."""
+    behind = DealBehind()
+
+    def noted(game: GameReport) -> None:
+        on_game(game)
+        behind.after(game)
+
+    return run_halves(config, a, b, prestart=PRESTART, on_game=noted,
+                      wire_tap_of_half=behind.tap)  # fmt: skip
+
+
 def one_process(config: MatchConfig, a: BotSpec, b: BotSpec, on_game: OnGame) -> MatchReport:
     """The control: one process per bot plays every game, both games of each deal."""
     return run_match(config, a, b, on_game=on_game)
@@ -363,11 +427,12 @@ def test_control_halves_at_once_sharing_a_network_namespace_let_the_cheat_win(
     tmp_path: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The sandbox as it is but for its network namespace (``share_net``, as the seccomp
-    tests use it): the halves played at once reach each other through the cheat's
-    abstract Unix socket, which only a process still running can serve."""
+    tests use it): the halves played at once, the odd one a deal behind, reach each other
+    through the cheat's abstract Unix socket, which only a process still running can
+    serve."""
     shared = functools.partial(arena.referee.slots.launch_bot, share_net=True)
     monkeypatch.setattr(arena.referee.slots, "launch_bot", shared)
-    outcome = play_cheaters(at_once, CONFIG, tmp_path, short_tmp)
+    outcome = play_cheaters(one_deal_behind, CONFIG, tmp_path, short_tmp)
     assert outcome.p < SIGNIFICANT, outcome
     assert outcome.cheat_rate > outcome.honest_rate, outcome
 

@@ -53,5 +53,6 @@ def test_the_loops_delay_before_a_request_is_not_the_bots_time(make_bot: MakeBot
     # a hold charged to it would put each at HOLD_S or more.
     assert len(a_times) > HELD
     assert max(a_times[:HELD]) < HOLD_S * 1000 / 2
-    # What A was charged in all is its decisions' time, not the holds.
-    assert report.games[0].time_ms["a"] < HELD * HOLD_S * 1000
+    # What A was charged in all is its decisions' time, not the holds: the sum of what
+    # each decision was charged (on a loaded machine that sum alone may pass the holds').
+    assert report.games[0].time_ms["a"] == pytest.approx(sum(a_times), abs=0.01)
