@@ -369,17 +369,18 @@ bounds = st.tuples(st.floats(-20, 20), st.floats(0.5, 20)).map(lambda b: (b[0], 
 def test_llr_rises_when_a_pair_scores_higher(
     counts: tuple[int, ...], model: EloModel, b: tuple[float, float], i: int
 ) -> None:
-    if counts[i] == 0:
-        counts = (*counts[:i], 1, *counts[i + 1 :])
+    """Moving one pair up a cell never lowers the LLR, where the move empties and fills no
+    cell. Empty cells are regularised (1e-3 a cell, as fishtest's LLRcalc does), so a
+    move that empties or fills one changes the regulariser too: there the LLR may fall
+    (a sweep of 200,000 such moves: by up to 6e-5 logistic, 0.16 normalized)."""
+    counts = (*counts[:i], max(counts[i], 2), max(counts[i + 1], 1), *counts[i + 2 :])
     better = list(counts)
     better[i] -= 1
     better[i + 1] += 1
     params = SprtParams(b[0], b[1], model=model)
     before = llr(Pentanomial(counts), params)  # type: ignore[arg-type]
     after = llr(Pentanomial(tuple(better)), params)  # type: ignore[arg-type]
-    # empty cells are regularised (as fishtest's LLRcalc does), which moves the LLR of a
-    # pentanomial of one or two pairs by about 1e-6: (1,1,0,0,0) -> (0,2,0,0,0) falls by 1.2e-6
-    assert after >= before - 1e-5
+    assert after >= before - 1e-9 * max(1.0, abs(before))  # rounding only
 
 
 @settings(max_examples=examples(60), deadline=None)
