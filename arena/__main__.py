@@ -8,10 +8,9 @@ try:
 except BaseException as error:  # a Ctrl-C before that handler was set: as itself or wrapped
     import os
 
-    cause: BaseException | None = error  # the import machinery may wrap it (__set_name__)
-    while cause is not None and not isinstance(cause, KeyboardInterrupt):
-        cause = cause.__cause__ or cause.__context__
-    if cause is None:
+    from arena import caused_by_ctrl_c  # loaded already: the package came before this module
+
+    if not caused_by_ctrl_c(error):
         raise
     os.write(2, b"arena: interrupted\n")
     os._exit(130)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 
-from arena import __version__
+from arena import __version__, caused_by_ctrl_c
 from arena._grpc_env import tune_this_process
 from arena._loading import quit_now, quit_while_exiting, quit_while_loading
 
@@ -109,19 +109,6 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
     return parser
 
 
-def _interrupted(error: BaseException) -> bool:
-    """Whether a Ctrl-C caused ``error``: Python 3.11 wraps one raised while a class
-    is made (``__set_name__``, e.g. a dataclass field during an import) in a RuntimeError."""
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
-            return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         loaded = quit_while_loading()
@@ -144,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except Exception as error:
-        if not _interrupted(error):
+        if not caused_by_ctrl_c(error):
             raise
         print("arena: interrupted", file=sys.stderr)
         return 130
