@@ -71,7 +71,9 @@ first request written to the last reply read. Candidates:
     settles each reply (``TurnLoop._settle_echo``: the judgement of its bytes, the
     decision, the rules, the clock) and the game writes the next request through a
     stand-in endpoint; the captured match's deals played afresh, the heap frozen per
-    game. Left out: the deadline timer, the freezer, the work between games.
+    game. Left out: the deadline timer, the freezer, the work between games. With
+    ``FLOOR_TIME_TURN`` set the part of the transport thread's CPU in the turn
+    (``_settle_echo``) is ``turn (of rust-transport)``.
 
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
@@ -808,7 +810,8 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
         slot.expect.phase = Phase.IDLE
     turns = TurnLoop(ArrivalQueue(), slots)
     frozen = contextlib.ExitStack()
-    decisions = 0
+    decisions = turn_ns = 0
+    time_turn = bool(os.environ.get("FLOOR_TIME_TURN"))
 
     def fail(who: int, verdict: Verdict, failures: Failures) -> None:
         failures.setdefault(who, (verdict.status, ""))
@@ -835,9 +838,12 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
         return held
 
     def on_reply(seat: int, raw: bytes) -> list[tuple[int, bytes]] | None:
-        nonlocal game, decisions
+        nonlocal game, decisions, turn_ns
+        started = time.thread_time_ns() if time_turn else 0
         if not turns._settle_echo(game, seat, 0, raw, time.monotonic_ns()):
             raise RuntimeError(f"slot {seat}: a reply that is not a legal, timely echo")
+        if time_turn:
+            turn_ns += time.thread_time_ns() - started
         decisions += 1
         if game.waiting:
             return []
@@ -855,6 +861,8 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
         _serve_rust(bots, work, 2, clock, begin, on_reply)
     finally:
         frozen.close()
+    if time_turn:
+        clock.threads["turn (of rust-transport)"] = turn_ns / 1e9
     return decisions
 
 

@@ -334,6 +334,28 @@ fn serve(
     bound: std::sync::mpsc::Sender<Result<(), String>>,
     stopped: oneshot::Receiver<()>,
 ) {
+    // The thread's Python thread state, made once and kept (the GIL released) for the
+    // thread's life: each callback then only takes the GIL. Without it every `attach`
+    // makes a thread state and frees it again (`KAHUNA_TRANSPORT_FRESH_TSTATE=1`).
+    let kept = std::env::var_os("KAHUNA_TRANSPORT_FRESH_TSTATE").is_none().then(|| unsafe {
+        let gil = pyo3::ffi::PyGILState_Ensure();
+        (gil, pyo3::ffi::PyEval_SaveThread())
+    });
+    serve_on_runtime(paths, shared, bound, stopped);
+    if let Some((gil, saved)) = kept {
+        unsafe {
+            pyo3::ffi::PyEval_RestoreThread(saved);
+            pyo3::ffi::PyGILState_Release(gil);
+        }
+    }
+}
+
+fn serve_on_runtime(
+    paths: Vec<String>,
+    shared: Arc<Shared>,
+    bound: std::sync::mpsc::Sender<Result<(), String>>,
+    stopped: oneshot::Receiver<()>,
+) {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
