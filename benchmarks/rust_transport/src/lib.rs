@@ -105,7 +105,9 @@ impl Shared {
     fn send(&self, seat: usize, frame: Bytes) -> Result<(), String> {
         let outboxes = self.outboxes.lock().unwrap();
         match outboxes.get(seat).and_then(Option::as_ref) {
-            Some(outbox) => outbox.send(Ok(frame)).map_err(|_| format!("seat {seat}: stream gone")),
+            Some(outbox) => outbox
+                .send(Ok(frame))
+                .map_err(|_| format!("seat {seat}: stream gone")),
             None => Err(format!("seat {seat}: no stream")),
         }
     }
@@ -143,24 +145,38 @@ impl Shared {
     }
 
     fn write_pair(&self, pair: &Bound<'_, PyAny>) -> Result<(), String> {
-        let pair = pair.cast::<PyTuple>().map_err(|_| "on_reply: not a (seat, bytes) pair".to_string())?;
-        let seat: usize = pair.get_item(0).and_then(|s| s.extract()).map_err(|e| e.to_string())?;
+        let pair = pair
+            .cast::<PyTuple>()
+            .map_err(|_| "on_reply: not a (seat, bytes) pair".to_string())?;
+        let seat: usize = pair
+            .get_item(0)
+            .and_then(|s| s.extract())
+            .map_err(|e| e.to_string())?;
         let raw = pair.get_item(1).map_err(|e| e.to_string())?;
-        let raw = raw.cast::<PyBytes>().map_err(|_| "on_reply: frame not bytes".to_string())?;
+        let raw = raw
+            .cast::<PyBytes>()
+            .map_err(|_| "on_reply: frame not bytes".to_string())?;
         self.send(seat, Bytes::copy_from_slice(raw.as_bytes()))
     }
 
     /// One reply of `seat`: the Python turn, with the GIL taken.
     fn settle(&self, seat: usize, raw: &[u8]) -> Result<bool, String> {
         Python::attach(|py| {
-            let on_reply = self.on_reply.lock().unwrap().as_ref().map(|f| f.clone_ref(py));
+            let on_reply = self
+                .on_reply
+                .lock()
+                .unwrap()
+                .as_ref()
+                .map(|f| f.clone_ref(py));
             let Some(on_reply) = on_reply else {
                 return Err(format!("seat {seat}: a reply before the match began"));
             };
-            let returned = on_reply.call1(py, (seat, PyBytes::new(py, raw))).map_err(|error| {
-                error.print(py);
-                format!("on_reply raised: {error}")
-            })?;
+            let returned = on_reply
+                .call1(py, (seat, PyBytes::new(py, raw)))
+                .map_err(|error| {
+                    error.print(py);
+                    format!("on_reply raised: {error}")
+                })?;
             self.write_returned(returned.bind(py))
         })
     }
@@ -189,7 +205,10 @@ impl RefereeService for Service {
             .ok_or_else(|| Status::invalid_argument("no Hello"))?;
         let shared = self.shared.clone();
         let seat = Python::attach(|py| -> PyResult<usize> {
-            shared.on_hello.call1(py, (PyBytes::new(py, &hello),))?.extract(py)
+            shared
+                .on_hello
+                .call1(py, (PyBytes::new(py, &hello),))?
+                .extract(py)
         })
         .map_err(|error| Status::invalid_argument(format!("Hello: {error}")))?;
         let (outbox, frames) = mpsc::unbounded_channel();
@@ -205,7 +224,9 @@ impl RefereeService for Service {
         }
         tokio::spawn(read(seat, replies, shared.clone()));
         shared.update(|state| state.hellos += 1);
-        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(frames))))
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(
+            frames,
+        ))))
     }
 }
 
@@ -248,14 +269,18 @@ fn wait_for(
         let state = shared.state.lock().unwrap();
         let (state, _) = shared
             .changed
-            .wait_timeout_while(state, Duration::from_secs_f64(timeout_s), |state| !done(state))
+            .wait_timeout_while(state, Duration::from_secs_f64(timeout_s), |state| {
+                !done(state)
+            })
             .unwrap();
         (done(&state), state.error.clone())
     });
     match outcome {
         (_, Some(error)) => Err(PyRuntimeError::new_err(error)),
         (true, None) => Ok(()),
-        (false, None) => Err(PyRuntimeError::new_err(format!("timed out after {timeout_s} s"))),
+        (false, None) => Err(PyRuntimeError::new_err(format!(
+            "timed out after {timeout_s} s"
+        ))),
     }
 }
 
@@ -263,7 +288,12 @@ fn wait_for(
 impl Transport {
     /// Serve every path of `paths` (Unix sockets) from a runtime thread of its own.
     #[new]
-    fn new(py: Python<'_>, paths: Vec<String>, on_hello: Py<PyAny>, match_over: Vec<u8>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        paths: Vec<String>,
+        on_hello: Py<PyAny>,
+        match_over: Vec<u8>,
+    ) -> PyResult<Self> {
         let shared = Arc::new(Shared {
             on_hello,
             on_reply: Mutex::new(None),
@@ -281,7 +311,11 @@ impl Transport {
             .map_err(|error| PyRuntimeError::new_err(error.to_string()))?;
         let bound = py.detach(move || bound_rx.recv());
         match bound {
-            Ok(Ok(())) => Ok(Transport { shared, stop: Some(stop), thread: Some(thread) }),
+            Ok(Ok(())) => Ok(Transport {
+                shared,
+                stop: Some(stop),
+                thread: Some(thread),
+            }),
             Ok(Err(error)) => Err(PyRuntimeError::new_err(error)),
             Err(_) => Err(PyRuntimeError::new_err("the transport's thread died")),
         }
@@ -311,7 +345,9 @@ impl Transport {
 
     /// Queue `frame` on `seat`'s stream (from `on_reply`, or any thread).
     fn send(&self, seat: usize, frame: &[u8]) -> PyResult<()> {
-        self.shared.send(seat, Bytes::copy_from_slice(frame)).map_err(PyValueError::new_err)
+        self.shared
+            .send(seat, Bytes::copy_from_slice(frame))
+            .map_err(PyValueError::new_err)
     }
 
     /// Stop serving and join the runtime's thread.
@@ -337,10 +373,12 @@ fn serve(
     // The thread's Python thread state, made once and kept (the GIL released) for the
     // thread's life: each callback then only takes the GIL. Without it every `attach`
     // makes a thread state and frees it again (`KAHUNA_TRANSPORT_FRESH_TSTATE=1`).
-    let kept = std::env::var_os("KAHUNA_TRANSPORT_FRESH_TSTATE").is_none().then(|| unsafe {
-        let gil = pyo3::ffi::PyGILState_Ensure();
-        (gil, pyo3::ffi::PyEval_SaveThread())
-    });
+    let kept = std::env::var_os("KAHUNA_TRANSPORT_FRESH_TSTATE")
+        .is_none()
+        .then(|| unsafe {
+            let gil = pyo3::ffi::PyGILState_Ensure();
+            (gil, pyo3::ffi::PyEval_SaveThread())
+        });
     serve_on_runtime(paths, shared, bound, stopped);
     if let Some((gil, saved)) = kept {
         unsafe {
@@ -356,7 +394,10 @@ fn serve_on_runtime(
     bound: std::sync::mpsc::Sender<Result<(), String>>,
     stopped: oneshot::Receiver<()>,
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             let _ = bound.send(Err(error.to_string()));
@@ -374,7 +415,9 @@ fn serve_on_runtime(
                 }
             };
             let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
-            let service = RefereeServiceServer::new(Service { shared: shared.clone() });
+            let service = RefereeServiceServer::new(Service {
+                shared: shared.clone(),
+            });
             servers.push(tokio::spawn(
                 tonic::transport::Server::builder()
                     .add_service(service)
