@@ -56,6 +56,25 @@ first request written to the last reply read. Candidates:
     (``referee_turn.py``): does work between a read and the next write make
     gRPC's own calls dearer?
 
+``rust-1``
+    ``raw-sync``'s one stream on a compiled transport (``benchmarks/rust_transport``,
+    built by its ``build.sh``: tonic and h2 on a tokio runtime of one thread, loaded
+    into this process with pyo3): every reply goes to a Python callback, with the GIL
+    taken, that gives the next request's bytes; the main thread waits without the GIL.
+``rust-2``
+    both streams on the compiled transport, the replay of ``aio-2``: the callback gives
+    the next request to whichever seat is to move.
+``rust-2-turn``
+    ``rust-2`` spinning ``FLOOR_TURN_US`` (45 us) in the callback, as ``aio-2-turn``.
+``rust-2-referee``
+    the compiled transport with the referee's own turn as the callback: the turn loop
+    settles each reply (``TurnLoop._settle_echo``: the judgement of its bytes, the
+    decision, the rules, the clock) and the game writes the next request through a
+    stand-in endpoint; the captured match's deals played afresh, the heap frozen per
+    game. Left out: the deadline timer, the freezer, the work between games. With
+    ``FLOOR_TIME_TURN`` set the part of the transport thread's CPU in the turn
+    (``_settle_echo``) is ``turn (of rust-transport)``.
+
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
     (a match of the same games and seed, games 2.. timed, the freezer on / off).
@@ -70,9 +89,10 @@ first request written to the last reply read. Candidates:
 ``--extra LABEL SHAPE VAR=VALUE`` adds a candidate: one of the shapes above
 (``raw_sync``, ``raw_aio``, ``raw_sync_after_referee``, ``sync_two``,
 ``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_two_options``,
-``aio_direct``, ``referee_probe``) with one more environment variable for its
-process (``FLOOR_PROBE=timer,gc`` takes several pieces out; ``FLOOR_TIME_TURN=1``
-also times the referee's turn in its loop thread).
+``aio_direct``, ``referee_probe``, ``rust_one``, ``rust_two``, ``rust_referee``) with
+one more environment variable for its process (``FLOOR_PROBE=timer,gc`` takes
+several pieces out; ``FLOOR_TIME_TURN=1`` also times the referee's turn in its loop
+thread).
 
 Rounds alternate the candidates, the order rotated each round; printed are the
 medians over rounds and each candidate's ratio to ``raw-sync``: the ratio of
@@ -86,6 +106,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
+import importlib.machinery
+import importlib.util
 import itertools
 import json
 import os
@@ -186,6 +209,10 @@ CANDIDATES = (
     Candidate("sync-2-listener", "sync_two", (("GRPC_EXPERIMENTS", "event_engine_listener"),)),
     Candidate("aio-2-poll", "aio_two", (("GRPC_POLL_STRATEGY", "poll"),)),
     Candidate("aio-2-turn", "aio_two", (("FLOOR_TURN_US", "45"),)),
+    Candidate("rust-1", "rust_one"),
+    Candidate("rust-2", "rust_two"),
+    Candidate("rust-2-turn", "rust_two", (("FLOOR_TURN_US", "45"),)),
+    Candidate("rust-2-referee", "rust_referee"),
     Candidate("probe", "referee_probe"),
     Candidate("probe-turn", "referee_probe", (("FLOOR_TIME_TURN", "1"),)),
     *(Candidate(f"probe-{probe}", "referee_probe", (("FLOOR_PROBE", probe),)) for probe in PROBES),
@@ -639,6 +666,206 @@ def aio_direct(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
     return len(sequence)
 
 
+# ---------------------------------------------------------------- the compiled transport
+
+RUST_CRATE = ROOT / "benchmarks" / "rust_transport"
+RUST_LIBRARY = RUST_CRATE / "target" / "release" / "libkahuna_transport.so"
+RUST_BUILD = "benchmarks/rust_transport/build.sh"
+
+
+def rust_transport() -> Any:
+    """The compiled transport's module (``benchmarks/rust_transport``), loaded from its
+    build; a missing build is a one-line error naming the command that makes it."""
+    if not RUST_LIBRARY.exists():
+        raise RuntimeError(f"no build of benchmarks/rust_transport: run {RUST_BUILD}")
+    loader = importlib.machinery.ExtensionFileLoader("kahuna_transport", str(RUST_LIBRARY))
+    spec = importlib.util.spec_from_file_location("kahuna_transport", RUST_LIBRARY, loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _rust_paths(work: Path, seats: int) -> list[Path]:
+    paths = [work / f"floor-{seat}.sock" for seat in range(seats)]
+    for path in paths:
+        path.unlink(missing_ok=True)  # a socket an earlier candidate left (gRPC's are unlinked)
+    return paths
+
+
+def _serve_rust(bots: tuple[BotSpec, BotSpec], work: Path, seats: int, clock: Clock,
+                begin: Any, on_reply: Any) -> None:  # fmt: skip
+    """The compiled transport serving ``seats`` bots, one socket each: once every stream
+    has said Hello the clock starts, ``begin()`` gives the first (seat, request) and
+    ``on_reply(seat, bytes)`` is called in the transport's thread for every reply after
+    it, returning what to write next (``benchmarks/rust_transport/src/lib.rs``)."""
+    paths = _rust_paths(work, seats)
+    transport = rust_transport().Transport([str(path) for path in paths], _seat, MATCH_OVER)
+    try:
+        processes = _launch(bots, paths, work)
+        try:
+            transport.wait_hellos(seats, HELLO_WAIT_S)
+            clock.start()
+            seat, first = begin(transport)
+            transport.run(seat, first, on_reply, WAIT_S)
+        finally:
+            _wait(processes)
+    finally:
+        transport.close()
+
+
+def rust_one(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock) -> int:
+    """``raw_sync``'s one stream (seat 0's requests) on the compiled transport, the next
+    request written from the Python callback of each reply."""
+    requests = [raw for seat, raw in sequence if seat == 0]
+    index = 0
+
+    def on_reply(seat: int, raw: bytes) -> tuple[int, bytes] | None:
+        nonlocal index
+        index += 1
+        if index == len(requests):
+            clock.stop()
+            return None
+        return 0, requests[index]
+
+    _serve_rust(bots, work, 1, clock, lambda transport: (0, requests[0]), on_reply)
+    return len(requests)
+
+
+def rust_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock) -> int:
+    """Both streams on the compiled transport: each reply's Python callback gives the next
+    request of the sequence, to whichever seat is to move (``aio_two``'s replay; with
+    ``FLOOR_TURN_US`` it spins that long first)."""
+    index = 0
+
+    def on_reply(seat: int, raw: bytes) -> tuple[int, bytes] | None:
+        nonlocal index
+        if TURN_NS:
+            _spin(TURN_NS)
+        index += 1
+        if index == len(sequence):
+            clock.stop()
+            return None
+        return sequence[index]
+
+    _serve_rust(bots, work, 2, clock, lambda transport: sequence[0], on_reply)
+    return len(sequence)
+
+
+class _RustEndpoint:
+    """What the referee's game sees of a bot's endpoint (``BotEndpoint``'s ``send`` and
+    the attributes the turn reads), writing to the compiled transport's stream."""
+
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+        self.generation = 0
+        self.take_raw: Any = None
+        self.deliver: Any = None
+        self.transport: Any = None
+        self.held: list[tuple[int, bytes]] = []  # before the transport runs: its first frame
+
+    @property
+    def connected(self) -> bool:
+        return True
+
+    def send(self, frame: bytes, on_wire: Any = None) -> bool:
+        if on_wire is not None:
+            on_wire(time.monotonic_ns(), 0)  # as the endpoint's writer does, before the write
+        if self.transport is None:
+            self.held.append((self.slot, frame))
+        else:
+            self.transport.send(self.slot, frame)
+        return True
+
+
+def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
+                 clock: Clock) -> int:  # fmt: skip
+    """The compiled transport with the referee's own turn as its Python callback: each
+    reply is settled by the turn loop (``TurnLoop._settle_echo``: the judgement of its
+    bytes, the decision, the rules, the clock) and the game writes the next request
+    (``GameDriver``), through a stand-in endpoint, to the compiled transport; the games
+    of the captured match (its seeds and seats), the heap frozen per game as the referee
+    does. Not in it: the deadline timer, the freezer, what the referee does between
+    games (the captured requests are not used)."""
+    from arena.kahuna import deal_from_seed, new_game
+    from arena.referee.game import GameTiming, RefereeState
+    from arena.referee.heap import frozen_for_game
+    from arena.referee.judge import Phase, Verdict
+    from arena.referee.match import _deal_seed
+    from arena.referee.play import GameDriver
+    from arena.referee.results import Failures
+    from arena.referee.slots import BotSlot
+    from arena.referee.turn_loop import ArrivalQueue, TurnLoop
+
+    games = int(os.environ.get("FLOOR_GAMES", "12"))
+    config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000))
+    control = config.time_control  # as ``capture``'s
+    endpoints = (_RustEndpoint(0), _RustEndpoint(1))
+    slots = tuple(
+        BotSlot(index, bots[index], f"bot{index}", endpoints[index], work)  # type: ignore[arg-type]
+        for index in (0, 1)
+    )
+    for slot in slots:
+        slot.ready = True
+        slot.expect.phase = Phase.IDLE
+    turns = TurnLoop(ArrivalQueue(), slots)
+    frozen = contextlib.ExitStack()
+    decisions = turn_ns = 0
+    time_turn = bool(os.environ.get("FLOOR_TIME_TURN"))
+
+    def fail(who: int, verdict: Verdict, failures: Failures) -> None:
+        failures.setdefault(who, (verdict.status, ""))
+
+    def start_game(index: int) -> GameDriver:
+        seed = _deal_seed(config, index)
+        game = GameDriver(
+            index=index, seed=seed, turns=RefereeState(new_game(deal_from_seed(seed))),
+            slot_at_seat=(0, 1) if index % 2 == 0 else (1, 0),
+            log=GameTiming.start(control.action_ms, control.bank_ms), failures={}, slots=slots,
+            fail=fail,
+        )  # fmt: skip
+        frozen.enter_context(frozen_for_game())
+        turns.game = game
+        game.advance()
+        return game
+
+    game = start_game(0)
+
+    def begin(transport: Any) -> tuple[int, bytes]:
+        for endpoint_ in endpoints:
+            endpoint_.transport = transport
+        (held,) = endpoints[0].held + endpoints[1].held
+        return held
+
+    def on_reply(seat: int, raw: bytes) -> list[tuple[int, bytes]] | None:
+        nonlocal game, decisions, turn_ns
+        started = time.thread_time_ns() if time_turn else 0
+        if not turns._settle_echo(game, seat, 0, raw, time.monotonic_ns()):
+            raise RuntimeError(f"slot {seat}: a reply that is not a legal, timely echo")
+        if time_turn:
+            turn_ns += time.thread_time_ns() - started
+        decisions += 1
+        if game.waiting:
+            return []
+        if game.failures:
+            raise RuntimeError(f"game {game.index}: {game.failures}")
+        turns.game = None
+        frozen.close()
+        if game.index + 1 == games:
+            clock.stop()
+            return None
+        game = start_game(game.index + 1)
+        return []
+
+    try:
+        _serve_rust(bots, work, 2, clock, begin, on_reply)
+    finally:
+        frozen.close()
+    if time_turn:
+        clock.threads["turn (of rust-transport)"] = turn_ns / 1e9
+    return decisions
+
+
 def referee_probe(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
                   clock: Clock) -> int:  # fmt: skip
     """The referee itself in this process (the same match the sequence was captured from,
@@ -709,6 +936,7 @@ SERVERS = {
     "sync_game_thread": sync_game_thread, "aio_two": aio_two,
     "aio_two_thread": aio_two_thread, "aio_two_options": aio_two_options,
     "aio_direct": aio_direct, "referee_probe": referee_probe,
+    "rust_one": rust_one, "rust_two": rust_two, "rust_referee": rust_referee,
 }  # fmt: skip
 
 
@@ -787,6 +1015,9 @@ def main() -> int:
         if shape not in SERVERS or not equals:
             parser.error(f"--extra {label}: SHAPE is one of {sorted(SERVERS)}, then VAR=VALUE")
         candidates.append(Candidate(label, shape, ((variable, value),)))
+    if any(c.serve.startswith("rust_") for c in candidates) and not RUST_LIBRARY.exists():
+        print(f"no build of benchmarks/rust_transport: run {RUST_BUILD}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="kfloor-", dir="/tmp") as work_dir:
         work = Path(work_dir)
         work.chmod(0o755)
