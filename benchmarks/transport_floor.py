@@ -73,7 +73,8 @@ first request written to the last reply read. Candidates:
     stand-in endpoint; the captured match's deals played afresh, the heap frozen per
     game. Left out: the deadline timer, the freezer, the work between games. With
     ``FLOOR_TIME_TURN`` set the part of the transport thread's CPU in the turn
-    (``_settle_echo``) is ``turn (of rust-transport)``.
+    (``_settle_echo``) is ``turn (of rust-transport)``; with ``FLOOR_TIME_PARTS`` set
+    each part of the turn is timed as well (``_turn_parts``, games 2.. only).
 
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
@@ -812,6 +813,11 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
     frozen = contextlib.ExitStack()
     decisions = turn_ns = 0
     time_turn = bool(os.environ.get("FLOOR_TIME_TURN"))
+    parts = None
+    if os.environ.get("FLOOR_TIME_PARTS"):
+        import _turn_parts
+
+        parts = _turn_parts.install()
 
     def fail(who: int, verdict: Verdict, failures: Failures) -> None:
         failures.setdefault(who, (verdict.status, ""))
@@ -855,7 +861,12 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
             clock.stop()
             return None
         game = start_game(game.index + 1)
+        if parts is not None and game.index == 1:  # games 1.. timed by part
+            parts.reset()
+            timed_from[0] = decisions
         return []
+
+    timed_from = [0]
 
     try:
         _serve_rust(bots, work, 2, clock, begin, on_reply)
@@ -863,6 +874,12 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
         frozen.close()
     if time_turn:
         clock.threads["turn (of rust-transport)"] = turn_ns / 1e9
+    if parts is not None:  # as seconds over all decisions, as the threads' figures are
+        parts.uninstall()
+        share = decisions / (decisions - timed_from[0])
+        for part, us in parts.per_decision_us(decisions).items():
+            clock.threads[f"turn: {part}"] = us * share * decisions / 1e6
+        clock.threads["turn: timers"] = parts.wrapped_calls() * 2 * parts.timer_ns * share / 1e9
     return decisions
 
 
@@ -988,8 +1005,15 @@ def _by_thread(rounds: list[dict[str, float]]) -> str:
     it), the busiest first."""
     names = {name for found in rounds for name in found}
     medians = {name: statistics.median(found.get(name, 0.0) for found in rounds) for name in names}
-    shown = sorted(((us, name) for name, us in medians.items() if us >= 0.5), reverse=True)
-    return ", ".join(f"{name} {us:.0f}" for us, name in shown) or "none measured"
+    shown = sorted(
+        ((us, name) for name, us in medians.items() if us >= 0.5 and not name.startswith("turn:")),
+        reverse=True,
+    )
+    text = ", ".join(f"{name} {us:.0f}" for us, name in shown) or "none measured"
+    parts = [name for name in sorted(names) if name.startswith("turn:")]  # FLOOR_TIME_PARTS
+    if parts:
+        text += "; " + ", ".join(f"{name[6:]} {medians[name]:.1f}" for name in parts)
+    return text
 
 
 def main() -> int:
