@@ -65,7 +65,10 @@ first request written to the last reply read. Candidates:
     both streams on the compiled transport, the replay of ``aio-2``: the callback gives
     the next request to whichever seat is to move.
 ``rust-2-turn``
-    ``rust-2`` spinning ``FLOOR_TURN_US`` (45 us) in the callback, as ``aio-2-turn``.
+    ``rust-2`` spinning ``FLOOR_TURN_US`` (45 us) in the callback, as ``aio-2-turn``;
+    with ``FLOOR_WORK`` (``_fixed_work``) a fixed piece of Python work instead, timed
+    beside the bots and warm. ``FLOOR_PIN`` set, every rust candidate has the transport's
+    thread on CPU 0 and the bots on CPU 1.
 ``rust-2-referee``
     the compiled transport with the referee's own turn as the callback: the turn loop
     settles each reply (``TurnLoop._settle_echo``: the judgement of its bytes, the
@@ -91,7 +94,8 @@ first request written to the last reply read. Candidates:
 (``raw_sync``, ``raw_aio``, ``raw_sync_after_referee``, ``sync_two``,
 ``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_two_options``,
 ``aio_direct``, ``referee_probe``, ``rust_one``, ``rust_two``, ``rust_referee``) with
-one more environment variable for its process (``FLOOR_PROBE=timer,gc`` takes
+one more environment variable for its process, or several in one argument
+(``"FLOOR_PIN=1 FLOOR_WORK=observe"``; ``FLOOR_PROBE=timer,gc`` takes
 several pieces out; ``FLOOR_TIME_TURN=1`` also times the referee's turn in its loop
 thread).
 
@@ -114,6 +118,7 @@ import itertools
 import json
 import os
 import queue
+import random
 import re
 import statistics
 import subprocess
@@ -701,8 +706,13 @@ def _serve_rust(bots: tuple[BotSpec, BotSpec], work: Path, seats: int, clock: Cl
     ``on_reply(seat, bytes)`` is called in the transport's thread for every reply after
     it, returning what to write next (``benchmarks/rust_transport/src/lib.rs``)."""
     paths = _rust_paths(work, seats)
+    pinned = bool(os.environ.get("FLOOR_PIN"))  # the transport's thread on CPU 0, the bots on 1
+    if pinned:
+        os.sched_setaffinity(0, {0})
     transport = rust_transport().Transport([str(path) for path in paths], _seat, MATCH_OVER)
     try:
+        if pinned:
+            os.sched_setaffinity(0, {1})
         processes = _launch(bots, paths, work)
         try:
             transport.wait_hellos(seats, HELLO_WAIT_S)
@@ -733,24 +743,113 @@ def rust_one(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, cloc
     return len(requests)
 
 
-def rust_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock) -> int:
+def rust_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work_dir: Path,
+             clock: Clock) -> int:  # fmt: skip
     """Both streams on the compiled transport: each reply's Python callback gives the next
     request of the sequence, to whichever seat is to move (``aio_two``'s replay; with
-    ``FLOOR_TURN_US`` it spins that long first)."""
+    ``FLOOR_TURN_US`` it spins that long first; with ``FLOOR_WORK`` it does a fixed piece
+    of Python work, timed in situ and, before serving, warm: ``_fixed_work``)."""
     index = 0
+    work, work_ns = _fixed_work(), [0]
 
     def on_reply(seat: int, raw: bytes) -> tuple[int, bytes] | None:
         nonlocal index
         if TURN_NS:
             _spin(TURN_NS)
+        if work is not None:
+            started = time.thread_time_ns()
+            work()
+            work_ns[0] += time.thread_time_ns() - started
         index += 1
         if index == len(sequence):
             clock.stop()
             return None
         return sequence[index]
 
-    _serve_rust(bots, work, 2, clock, lambda transport: sequence[0], on_reply)
+    warm_us = 0.0
+    if work is not None:  # the same work back to back first: its cost with warm caches
+        times = []
+        for _ in range(400):
+            started = time.thread_time_ns()
+            work()
+            times.append(time.thread_time_ns() - started)
+        warm_us = statistics.median(times[100:]) / 1000
+    _serve_rust(bots, work_dir, 2, clock, lambda transport: sequence[0], on_reply)
+    if work is not None:  # as seconds over all decisions, as the threads' figures are
+        clock.threads["work (of rust-transport)"] = work_ns[0] / 1e9
+        clock.threads["work, warm"] = warm_us * len(sequence) / 1e6
     return len(sequence)
+
+
+def _fixed_work() -> Any:
+    """``FLOOR_WORK``: a fixed piece of Python work for each reply (``small``: arithmetic
+    in a loop, a working set of a few cache lines; ``large``: a read of the same 1,500
+    tuples scattered over the heap each time, about the turn's number of objects;
+    ``chase``: the same number read one after another; ``observe``: the turn's legal set
+    and observation of one position, the same each time), to
+    tell a turn that costs more beside the bots because its memory is cold from one
+    whose every instruction is slower there."""
+    kind = os.environ.get("FLOOR_WORK")
+    if kind is None:
+        return None
+    if kind == "small":
+
+        def small() -> int:
+            x = 0
+            for i in range(1300):
+                x = (x * 31 + i) & 0xFFFF
+            return x
+
+        return small
+    if kind == "observe":  # the turn's own code on one position, its data the same each time
+        from arena.kahuna import apply, deal_from_seed, legal_actions, new_game
+        from arena.kahuna.legal import _generate
+        from arena.protocol.wire import legal_set, observation_bytes
+
+        state = new_game(deal_from_seed(7))
+        for _ in range(12):
+            state = apply(state, legal_actions(state)[0])
+
+        def observe() -> int:
+            legal = legal_set(_generate(state))
+            return len(observation_bytes(state, state._mover, (), 0)) + len(legal.fields)
+
+        return observe
+    if kind not in ("large", "chase"):
+        raise ValueError(f"FLOOR_WORK: small, large, chase or observe, not {kind!r}")
+    spread_out: list[Any] = []
+    chosen = []
+    for i in range(1500):
+        spread_out.append([bytes(200) for _ in range(8)])  # the tuples 2 KiB apart
+        chosen.append((i, str(i)))
+    objects = tuple(chosen)
+    if kind == "chase":  # each read's address from the last: the misses one after another
+        order = list(range(1500))
+        random.Random(1).shuffle(order)
+        nodes: list[list[Any]] = [[None, i] for i in range(1500)]
+        for before, after in itertools.pairwise(order):
+            nodes[before][0] = nodes[after]
+        spread_out.append(nodes)
+        head = nodes[order[0]]
+
+        def chase() -> int:
+            total, node = 0, head
+            while node is not None:
+                total += node[1]
+                node = node[0]
+            return total
+
+        chase.keep = spread_out  # type: ignore[attr-defined]
+        return chase
+
+    def large() -> int:
+        total = 0
+        for item in objects:
+            total += item[0]
+        return total
+
+    large.keep = spread_out  # type: ignore[attr-defined]
+    return large
 
 
 class _RustEndpoint:
@@ -1029,16 +1128,17 @@ def main() -> int:
                         help="also each candidate's CPU by thread (us per decision)")  # fmt: skip
     parser.add_argument("--extra", nargs=3, action="append", default=[],
                         metavar=("LABEL", "SHAPE", "VAR=VALUE"),
-                        help="one more candidate: a shape and an environment variable")  # fmt: skip
+                        help="one more candidate: a shape and an environment variable"
+                             " (several: 'A=1 B=2')")  # fmt: skip
     args = parser.parse_args()
     configure(level="ERROR")
     candidates = [c for c in CANDIDATES if not args.only or c.name in args.only
                   or c.name == "raw-sync"]  # fmt: skip
-    for label, shape, setting in args.extra:
-        variable, equals, value = setting.partition("=")
-        if shape not in SERVERS or not equals:
+    for label, shape, settings in args.extra:
+        pairs = [setting.partition("=") for setting in settings.split()]  # "A=1 B=2": both
+        if shape not in SERVERS or not pairs or not all(equals for _, equals, _ in pairs):
             parser.error(f"--extra {label}: SHAPE is one of {sorted(SERVERS)}, then VAR=VALUE")
-        candidates.append(Candidate(label, shape, ((variable, value),)))
+        candidates.append(Candidate(label, shape, tuple((name, value) for name, _, value in pairs)))
     if any(c.serve.startswith("rust_") for c in candidates) and not RUST_LIBRARY.exists():
         print(f"no build of benchmarks/rust_transport: run {RUST_BUILD}", file=sys.stderr)
         return 2
