@@ -77,7 +77,8 @@ first request written to the last reply read. Candidates:
     game. Left out: the deadline timer, the freezer, the work between games. With
     ``FLOOR_TIME_TURN`` set the part of the transport thread's CPU in the turn
     (``_settle_echo``) is ``turn (of rust-transport)``; with ``FLOOR_TIME_PARTS`` set
-    each part of the turn is timed as well (``_turn_parts``, games 2.. only).
+    each part of the turn is timed as well (``_turn_parts``, games 2.. only); with
+    ``FLOOR_CUT`` some parts are made free (``_cut_from_turn``).
 
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
@@ -748,9 +749,11 @@ def rust_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work_dir: Path,
     """Both streams on the compiled transport: each reply's Python callback gives the next
     request of the sequence, to whichever seat is to move (``aio_two``'s replay; with
     ``FLOOR_TURN_US`` it spins that long first; with ``FLOOR_WORK`` it does a fixed piece
-    of Python work, timed in situ and, before serving, warm: ``_fixed_work``)."""
+    of Python work, timed in situ and, before serving, warm: ``_fixed_work``; with
+    ``FLOOR_WORK_AGAIN`` as well the same work once more at once, timed apart)."""
     index = 0
-    work, work_ns = _fixed_work(), [0]
+    work, work_ns, again_ns = _fixed_work(), [0], [0]
+    again = bool(os.environ.get("FLOOR_WORK_AGAIN"))  # then once more at once, timed apart
 
     def on_reply(seat: int, raw: bytes) -> tuple[int, bytes] | None:
         nonlocal index
@@ -760,6 +763,10 @@ def rust_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work_dir: Path,
             started = time.thread_time_ns()
             work()
             work_ns[0] += time.thread_time_ns() - started
+            if again:
+                started = time.thread_time_ns()
+                work()
+                again_ns[0] += time.thread_time_ns() - started
         index += 1
         if index == len(sequence):
             clock.stop()
@@ -778,6 +785,8 @@ def rust_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work_dir: Path,
     if work is not None:  # as seconds over all decisions, as the threads' figures are
         clock.threads["work (of rust-transport)"] = work_ns[0] / 1e9
         clock.threads["work, warm"] = warm_us * len(sequence) / 1e6
+        if again:
+            clock.threads["work again (of rust-transport)"] = again_ns[0] / 1e9
     return len(sequence)
 
 
@@ -912,6 +921,7 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
     frozen = contextlib.ExitStack()
     decisions = turn_ns = 0
     time_turn = bool(os.environ.get("FLOOR_TIME_TURN"))
+    _cut_from_turn(os.environ.get("FLOOR_CUT", ""))
     parts = None
     if os.environ.get("FLOOR_TIME_PARTS"):
         import _turn_parts
@@ -980,6 +990,39 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
             clock.threads[f"turn: {part}"] = us * share * decisions / 1e6
         clock.threads["turn: timers"] = parts.wrapped_calls() * 2 * parts.timer_ns * share / 1e9
     return decisions
+
+
+CUTS = ("observation", "sort", "answered", "legal")
+
+
+def _cut_from_turn(cuts: str) -> None:
+    """``FLOOR_CUT``: parts of ``rust_referee``'s turn made free (comma-separated ``CUTS``:
+    an empty observation, the legal set unsorted, no timing record, the legal set of a
+    position's first action only), what the requests then say no longer the referee's:
+    how much of the turn's cost beside the bots each part is at most."""
+    from arena.protocol import wire
+    from arena.referee import game
+
+    chosen = {cut for cut in cuts.split(",") if cut}
+    if chosen - set(CUTS):
+        raise ValueError(f"FLOOR_CUT: unknown {sorted(chosen - set(CUTS))}; known: {CUTS}")
+    if "observation" in chosen:
+        game.observation_bytes = lambda *args: b""  # type: ignore[attr-defined]
+    if "answered" in chosen:
+        game.GameTiming.answered = lambda self, seat, elapsed_ms: None  # type: ignore[method-assign]
+    if "sort" in chosen or "legal" in chosen:
+        get, piece = wire._PIECES.get, wire._piece
+        first_only = "legal" in chosen
+
+        def unsorted(self: wire.LegalActions, actions: Any) -> None:
+            pieces = [get(action.code) or piece(action) for action in actions]
+            if first_only:
+                pieces = pieces[:1]
+            self.sorted = tuple([found[3] for found in pieces])
+            self.fields = b"".join([found[1] for found in pieces])
+            self.by_bytes = {found[2]: found[3] for found in pieces}
+
+        wire.LegalActions.__init__ = unsorted  # type: ignore[method-assign]
 
 
 def referee_probe(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
@@ -1191,6 +1234,10 @@ def main() -> int:
             print(f"{'':16s} per-round CPU  {spread([a / b for a, b in pairs])}")
         if args.threads and threads[name] and threads[name][0]:
             print(f"{'':16s} CPU by thread: {_by_thread(threads[name])}")
+            turn = [f"{value:.0f}" for found in threads[name] for thread, value in found.items()
+                    if thread.startswith("turn (")]  # fmt: skip
+            if turn:  # to pair with another candidate's same round
+                print(f"{'':16s} turn by round: {' '.join(turn)}")
     return 0
 
 
