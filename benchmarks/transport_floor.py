@@ -1178,10 +1178,10 @@ def main() -> int:
     candidates = [c for c in CANDIDATES if not args.only or c.name in args.only
                   or c.name == "raw-sync"]  # fmt: skip
     for label, shape, settings in args.extra:
-        pairs = [setting.partition("=") for setting in settings.split()]  # "A=1 B=2": both
-        if shape not in SERVERS or not pairs or not all(equals for _, equals, _ in pairs):
+        given = [setting.partition("=") for setting in settings.split()]  # "A=1 B=2": both
+        if shape not in SERVERS or not given or not all(equals for _, equals, _ in given):
             parser.error(f"--extra {label}: SHAPE is one of {sorted(SERVERS)}, then VAR=VALUE")
-        candidates.append(Candidate(label, shape, tuple((name, value) for name, _, value in pairs)))
+        candidates.append(Candidate(label, shape, tuple((name, value) for name, _, value in given)))
     if any(c.serve.startswith("rust_") for c in candidates) and not RUST_LIBRARY.exists():
         print(f"no build of benchmarks/rust_transport: run {RUST_BUILD}", file=sys.stderr)
         return 2
