@@ -8,7 +8,9 @@ game, and replies that echo a legal action fed to the loop thread's entry
 point (``_take_raw``, as the endpoint calls it for each message it reads): the
 judgement, the decision, the rules, the clock, the next request's bytes.
 Printed: thread CPU microseconds per decision (median of ``--rounds`` runs of
-``--games`` random games), the reply bytes built outside the timed part.
+``--games`` random games), the reply bytes built outside the timed part; with
+``--parts`` also each part of it (``_turn_parts``: the timers ``transport_floor.py``'s
+``FLOOR_TIME_PARTS`` puts in the turn beside real bots).
 """
 
 from __future__ import annotations
@@ -58,9 +60,7 @@ def cpu_per_decision_us(work: Path, games: int, seed: int) -> tuple[float, int]:
     arrivals = Queue()
     spec = BotSpec("x", "v", work, ("true",), "native")
     endpoints = [BotEndpoint(index, work / f"{seed}-{index}.sock", arrivals) for index in (0, 1)]
-    slots = tuple(
-        BotSlot(index, spec, f"bot{index}", endpoints[index], work) for index in (0, 1)
-    )
+    slots = tuple(BotSlot(index, spec, f"bot{index}", endpoints[index], work) for index in (0, 1))
     for slot in slots:
         slot.ready = True
         slot.expect.phase = Phase.IDLE
@@ -140,17 +140,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=40, help="games per run (default 40)")
     parser.add_argument("--rounds", type=int, default=7, help="runs (default 7)")
+    parser.add_argument("--parts", action="store_true", help="also time each part of the turn")
     args = parser.parse_args()
     figures = []
+    by_part: list[dict[str, float]] = []
+    parts = None
+    if args.parts:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import _turn_parts
+
+        parts = _turn_parts.install()
     with tempfile.TemporaryDirectory(prefix="kturn-", dir="/tmp") as work_dir:
         for round_index in range(args.rounds):
+            if parts is not None:
+                parts.reset()
             us, decisions = cpu_per_decision_us(Path(work_dir), args.games, round_index)
             figures.append(us)
+            if parts is not None:
+                by_part.append(parts.per_decision_us(decisions))
+                by_part[-1]["timers"] = parts.wrapped_calls() * 2 * parts.timer_ns / decisions / 1e3
     print(
         f"referee CPU per decision, in process: {statistics.median(figures):.1f} us median"
         f" (min {min(figures):.1f}, max {max(figures):.1f}; {args.rounds} runs of"
         f" {args.games} games, {decisions} decisions in the last)"
     )
+    if by_part:
+        print("  by part, us (medians):", ", ".join(
+            f"{part} {statistics.median(found[part] for found in by_part):.1f}"
+            for part in by_part[0]
+        ))  # fmt: skip
     return 0
 
 

@@ -65,7 +65,10 @@ first request written to the last reply read. Candidates:
     both streams on the compiled transport, the replay of ``aio-2``: the callback gives
     the next request to whichever seat is to move.
 ``rust-2-turn``
-    ``rust-2`` spinning ``FLOOR_TURN_US`` (45 us) in the callback, as ``aio-2-turn``.
+    ``rust-2`` spinning ``FLOOR_TURN_US`` (45 us) in the callback, as ``aio-2-turn``;
+    with ``FLOOR_WORK`` (``_fixed_work``) a fixed piece of Python work instead, timed
+    beside the bots and warm. ``FLOOR_PIN`` set, every rust candidate has the transport's
+    thread on CPU 0 and the bots on CPU 1.
 ``rust-2-referee``
     the compiled transport with the referee's own turn as the callback: the turn loop
     settles each reply (``TurnLoop._settle_echo``: the judgement of its bytes, the
@@ -73,7 +76,9 @@ first request written to the last reply read. Candidates:
     stand-in endpoint; the captured match's deals played afresh, the heap frozen per
     game. Left out: the deadline timer, the freezer, the work between games. With
     ``FLOOR_TIME_TURN`` set the part of the transport thread's CPU in the turn
-    (``_settle_echo``) is ``turn (of rust-transport)``.
+    (``_settle_echo``) is ``turn (of rust-transport)``; with ``FLOOR_TIME_PARTS`` set
+    each part of the turn is timed as well (``_turn_parts``, games 2.. only); with
+    ``FLOOR_CUT`` some parts are made free (``_cut_from_turn``).
 
 ``referee`` / ``referee-ponder``
     for scale, the referee itself in the same rounds: ``referee.py``'s figure
@@ -90,7 +95,8 @@ first request written to the last reply read. Candidates:
 (``raw_sync``, ``raw_aio``, ``raw_sync_after_referee``, ``sync_two``,
 ``sync_game_thread``, ``aio_two``, ``aio_two_thread``, ``aio_two_options``,
 ``aio_direct``, ``referee_probe``, ``rust_one``, ``rust_two``, ``rust_referee``) with
-one more environment variable for its process (``FLOOR_PROBE=timer,gc`` takes
+one more environment variable for its process, or several in one argument
+(``"FLOOR_PIN=1 FLOOR_WORK=observe"``; ``FLOOR_PROBE=timer,gc`` takes
 several pieces out; ``FLOOR_TIME_TURN=1`` also times the referee's turn in its loop
 thread).
 
@@ -113,6 +119,7 @@ import itertools
 import json
 import os
 import queue
+import random
 import re
 import statistics
 import subprocess
@@ -700,8 +707,13 @@ def _serve_rust(bots: tuple[BotSpec, BotSpec], work: Path, seats: int, clock: Cl
     ``on_reply(seat, bytes)`` is called in the transport's thread for every reply after
     it, returning what to write next (``benchmarks/rust_transport/src/lib.rs``)."""
     paths = _rust_paths(work, seats)
+    pinned = bool(os.environ.get("FLOOR_PIN"))  # the transport's thread on CPU 0, the bots on 1
+    if pinned:
+        os.sched_setaffinity(0, {0})
     transport = rust_transport().Transport([str(path) for path in paths], _seat, MATCH_OVER)
     try:
+        if pinned:
+            os.sched_setaffinity(0, {1})
         processes = _launch(bots, paths, work)
         try:
             transport.wait_hellos(seats, HELLO_WAIT_S)
@@ -732,24 +744,121 @@ def rust_one(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, cloc
     return len(requests)
 
 
-def rust_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path, clock: Clock) -> int:
+def rust_two(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work_dir: Path,
+             clock: Clock) -> int:  # fmt: skip
     """Both streams on the compiled transport: each reply's Python callback gives the next
     request of the sequence, to whichever seat is to move (``aio_two``'s replay; with
-    ``FLOOR_TURN_US`` it spins that long first)."""
+    ``FLOOR_TURN_US`` it spins that long first; with ``FLOOR_WORK`` it does a fixed piece
+    of Python work, timed in situ and, before serving, warm: ``_fixed_work``; with
+    ``FLOOR_WORK_AGAIN`` as well the same work once more at once, timed apart)."""
     index = 0
+    work, work_ns, again_ns = _fixed_work(), [0], [0]
+    again = bool(os.environ.get("FLOOR_WORK_AGAIN"))  # then once more at once, timed apart
 
     def on_reply(seat: int, raw: bytes) -> tuple[int, bytes] | None:
         nonlocal index
         if TURN_NS:
             _spin(TURN_NS)
+        if work is not None:
+            started = time.thread_time_ns()
+            work()
+            work_ns[0] += time.thread_time_ns() - started
+            if again:
+                started = time.thread_time_ns()
+                work()
+                again_ns[0] += time.thread_time_ns() - started
         index += 1
         if index == len(sequence):
             clock.stop()
             return None
         return sequence[index]
 
-    _serve_rust(bots, work, 2, clock, lambda transport: sequence[0], on_reply)
+    warm_us = 0.0
+    if work is not None:  # the same work back to back first: its cost with warm caches
+        times = []
+        for _ in range(400):
+            started = time.thread_time_ns()
+            work()
+            times.append(time.thread_time_ns() - started)
+        warm_us = statistics.median(times[100:]) / 1000
+    _serve_rust(bots, work_dir, 2, clock, lambda transport: sequence[0], on_reply)
+    if work is not None:  # as seconds over all decisions, as the threads' figures are
+        clock.threads["work (of rust-transport)"] = work_ns[0] / 1e9
+        clock.threads["work, warm"] = warm_us * len(sequence) / 1e6
+        if again:
+            clock.threads["work again (of rust-transport)"] = again_ns[0] / 1e9
     return len(sequence)
+
+
+def _fixed_work() -> Any:
+    """``FLOOR_WORK``: a fixed piece of Python work for each reply (``small``: arithmetic
+    in a loop, a working set of a few cache lines; ``large``: a read of the same 1,500
+    tuples scattered over the heap each time, about the turn's number of objects;
+    ``chase``: the same number read one after another; ``observe``: the turn's legal set
+    and observation of one position, the same each time), to
+    tell a turn that costs more beside the bots because its memory is cold from one
+    whose every instruction is slower there."""
+    kind = os.environ.get("FLOOR_WORK")
+    if kind is None:
+        return None
+    if kind == "small":
+
+        def small() -> int:
+            x = 0
+            for i in range(1300):
+                x = (x * 31 + i) & 0xFFFF
+            return x
+
+        return small
+    if kind == "observe":  # the turn's own code on one position, its data the same each time
+        from arena.kahuna import apply, deal_from_seed, legal_actions, new_game
+        from arena.kahuna.legal import _generate
+        from arena.protocol.wire import legal_set, observation_bytes
+
+        state = new_game(deal_from_seed(7))
+        for _ in range(12):
+            state = apply(state, legal_actions(state)[0])
+
+        def observe() -> int:
+            legal = legal_set(_generate(state))
+            return len(observation_bytes(state, state._mover, (), 0)) + len(legal.fields)
+
+        return observe
+    if kind not in ("large", "chase"):
+        raise ValueError(f"FLOOR_WORK: small, large, chase or observe, not {kind!r}")
+    spread_out: list[Any] = []
+    chosen = []
+    for i in range(1500):
+        spread_out.append([bytes(200) for _ in range(8)])  # the tuples 2 KiB apart
+        chosen.append((i, str(i)))
+    objects = tuple(chosen)
+    if kind == "chase":  # each read's address from the last: the misses one after another
+        order = list(range(1500))
+        random.Random(1).shuffle(order)
+        nodes: list[list[Any]] = [[None, i] for i in range(1500)]
+        for before, after in itertools.pairwise(order):
+            nodes[before][0] = nodes[after]
+        spread_out.append(nodes)
+        head = nodes[order[0]]
+
+        def chase() -> int:
+            total, node = 0, head
+            while node is not None:
+                total += node[1]
+                node = node[0]
+            return total
+
+        chase.keep = spread_out  # type: ignore[attr-defined]
+        return chase
+
+    def large() -> int:
+        total = 0
+        for item in objects:
+            total += item[0]
+        return total
+
+    large.keep = spread_out  # type: ignore[attr-defined]
+    return large
 
 
 class _RustEndpoint:
@@ -812,6 +921,12 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
     frozen = contextlib.ExitStack()
     decisions = turn_ns = 0
     time_turn = bool(os.environ.get("FLOOR_TIME_TURN"))
+    _cut_from_turn(os.environ.get("FLOOR_CUT", ""))
+    parts = None
+    if os.environ.get("FLOOR_TIME_PARTS"):
+        import _turn_parts
+
+        parts = _turn_parts.install()
 
     def fail(who: int, verdict: Verdict, failures: Failures) -> None:
         failures.setdefault(who, (verdict.status, ""))
@@ -855,7 +970,12 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
             clock.stop()
             return None
         game = start_game(game.index + 1)
+        if parts is not None and game.index == 1:  # games 1.. timed by part
+            parts.reset()
+            timed_from[0] = decisions
         return []
+
+    timed_from = [0]
 
     try:
         _serve_rust(bots, work, 2, clock, begin, on_reply)
@@ -863,7 +983,46 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
         frozen.close()
     if time_turn:
         clock.threads["turn (of rust-transport)"] = turn_ns / 1e9
+    if parts is not None:  # as seconds over all decisions, as the threads' figures are
+        parts.uninstall()
+        share = decisions / (decisions - timed_from[0])
+        for part, us in parts.per_decision_us(decisions).items():
+            clock.threads[f"turn: {part}"] = us * share * decisions / 1e6
+        clock.threads["turn: timers"] = parts.wrapped_calls() * 2 * parts.timer_ns * share / 1e9
     return decisions
+
+
+CUTS = ("observation", "sort", "answered", "legal")
+
+
+def _cut_from_turn(cuts: str) -> None:
+    """``FLOOR_CUT``: parts of ``rust_referee``'s turn made free (comma-separated ``CUTS``:
+    an empty observation, the legal set unsorted, no timing record, the legal set of a
+    position's first action only), what the requests then say no longer the referee's:
+    how much of the turn's cost beside the bots each part is at most."""
+    from arena.protocol import wire
+    from arena.referee import game
+
+    chosen = {cut for cut in cuts.split(",") if cut}
+    if chosen - set(CUTS):
+        raise ValueError(f"FLOOR_CUT: unknown {sorted(chosen - set(CUTS))}; known: {CUTS}")
+    if "observation" in chosen:
+        game.observation_bytes = lambda *args: b""  # type: ignore[attr-defined]
+    if "answered" in chosen:
+        game.GameTiming.answered = lambda self, seat, elapsed_ms: None  # type: ignore[method-assign]
+    if "sort" in chosen or "legal" in chosen:
+        get, piece = wire._PIECES.get, wire._piece
+        first_only = "legal" in chosen
+
+        def unsorted(self: wire.LegalActions, actions: Any) -> None:
+            pieces = [get(action.code) or piece(action) for action in actions]
+            if first_only:
+                pieces = pieces[:1]
+            self.sorted = tuple([found[3] for found in pieces])
+            self.fields = b"".join([found[1] for found in pieces])
+            self.by_bytes = {found[2]: found[3] for found in pieces}
+
+        wire.LegalActions.__init__ = unsorted  # type: ignore[method-assign]
 
 
 def referee_probe(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
@@ -988,8 +1147,15 @@ def _by_thread(rounds: list[dict[str, float]]) -> str:
     it), the busiest first."""
     names = {name for found in rounds for name in found}
     medians = {name: statistics.median(found.get(name, 0.0) for found in rounds) for name in names}
-    shown = sorted(((us, name) for name, us in medians.items() if us >= 0.5), reverse=True)
-    return ", ".join(f"{name} {us:.0f}" for us, name in shown) or "none measured"
+    shown = sorted(
+        ((us, name) for name, us in medians.items() if us >= 0.5 and not name.startswith("turn:")),
+        reverse=True,
+    )
+    text = ", ".join(f"{name} {us:.0f}" for us, name in shown) or "none measured"
+    parts = [name for name in sorted(names) if name.startswith("turn:")]  # FLOOR_TIME_PARTS
+    if parts:
+        text += "; " + ", ".join(f"{name[6:]} {medians[name]:.1f}" for name in parts)
+    return text
 
 
 def main() -> int:
@@ -1005,16 +1171,17 @@ def main() -> int:
                         help="also each candidate's CPU by thread (us per decision)")  # fmt: skip
     parser.add_argument("--extra", nargs=3, action="append", default=[],
                         metavar=("LABEL", "SHAPE", "VAR=VALUE"),
-                        help="one more candidate: a shape and an environment variable")  # fmt: skip
+                        help="one more candidate: a shape and an environment variable"
+                             " (several: 'A=1 B=2')")  # fmt: skip
     args = parser.parse_args()
     configure(level="ERROR")
     candidates = [c for c in CANDIDATES if not args.only or c.name in args.only
                   or c.name == "raw-sync"]  # fmt: skip
-    for label, shape, setting in args.extra:
-        variable, equals, value = setting.partition("=")
-        if shape not in SERVERS or not equals:
+    for label, shape, settings in args.extra:
+        given = [setting.partition("=") for setting in settings.split()]  # "A=1 B=2": both
+        if shape not in SERVERS or not given or not all(equals for _, equals, _ in given):
             parser.error(f"--extra {label}: SHAPE is one of {sorted(SERVERS)}, then VAR=VALUE")
-        candidates.append(Candidate(label, shape, ((variable, value),)))
+        candidates.append(Candidate(label, shape, tuple((name, value) for name, _, value in given)))
     if any(c.serve.startswith("rust_") for c in candidates) and not RUST_LIBRARY.exists():
         print(f"no build of benchmarks/rust_transport: run {RUST_BUILD}", file=sys.stderr)
         return 2
@@ -1067,6 +1234,10 @@ def main() -> int:
             print(f"{'':16s} per-round CPU  {spread([a / b for a, b in pairs])}")
         if args.threads and threads[name] and threads[name][0]:
             print(f"{'':16s} CPU by thread: {_by_thread(threads[name])}")
+            turn = [f"{value:.0f}" for found in threads[name] for thread, value in found.items()
+                    if thread.startswith("turn (")]  # fmt: skip
+            if turn:  # to pair with another candidate's same round
+                print(f"{'':16s} turn by round: {' '.join(turn)}")
     return 0
 
 
