@@ -103,9 +103,9 @@ def test_the_first_unknown_call_is_reported_and_cuts_the_connection(
     """Ten unknown calls one after the other: the first is refused and reported, and cuts
     the connection. The cut (the server's stop) is a task of the loop thread, so the
     call that follows the first's answer may still be looked up before it takes hold
-    (a loaded machine showed it once in 14 runs): refused too, never reported again; or
-    taken in by the transport and not looked up, ending CANCELLED as the server stops
-    (once in a clean-clone run). Every call after that finds no server."""
+    (on a loaded machine): refused too, never reported again; or taken in by the
+    transport and not looked up, ending CANCELLED as the server stops. Every call after
+    that finds no server."""
     _, arrivals = endpoint
     served = _note_served_calls(monkeypatch)
     codes = _call_unknown(channel, 10)

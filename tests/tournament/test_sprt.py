@@ -371,8 +371,8 @@ def test_llr_rises_when_a_pair_scores_higher(
 ) -> None:
     """Moving one pair up a cell never lowers the LLR, where the move empties and fills no
     cell. Empty cells are regularised (1e-3 a cell, as fishtest's LLRcalc does), so a
-    move that empties or fills one changes the regulariser too: there the LLR may fall
-    (a sweep of 200,000 such moves: by up to 6e-5 logistic, 0.16 normalized)."""
+    move that empties or fills one changes the regulariser too, and there the LLR may
+    fall by more than any rounding."""
     counts = (*counts[:i], max(counts[i], 2), max(counts[i + 1], 1), *counts[i + 2 :])
     better = list(counts)
     better[i] -= 1
