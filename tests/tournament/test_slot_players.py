@@ -51,14 +51,16 @@ def test_a_player_ends_itself_for_a_dead_driver_only_while_jobs_are_left(
     monkeypatch: pytest.MonkeyPatch, jobs: int, reported: int, ends_itself: bool
 ) -> None:
     exits: list[int] = []
+    driver_alive = [True]
     monkeypatch.setattr(slot_players, "_OWNER_CHECK_S", 0.01)
-    monkeypatch.setattr(slot_players, "_job_alive", lambda owner: False)
+    monkeypatch.setattr(slot_players, "_job_alive", lambda owner: driver_alive[0])
     monkeypatch.setattr(slot_players.os, "_exit", exits.append)
 
     def chain(*_: object) -> Iterator[tuple[object, ...]]:
         yield tuple(JobDone(1, half, None) for half in range(reported))
-        # its bots being closed (or a job playing), the driver gone: the owner watch
-        # looks every 10 ms
+        # the batch handed on; now its bots are being closed (or a job plays) and the
+        # driver dies: the owner watch looks every 10 ms
+        driver_alive[0] = False
         if ends_itself:
             wait_until(lambda: exits, "the player ending itself", 10, interval_s=0.005)
         else:
