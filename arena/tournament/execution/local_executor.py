@@ -50,7 +50,6 @@ class LocalProcessExecutor:
     def __init__(self, concurrency: int, pin_cpus: bool) -> None:
         self.concurrency = concurrency
         self.pin_cpus = pin_cpus
-        self.pids: set[int] = set()  # reported by the workers as they start
         self._reports: Any = None
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[Future[None], tuple[tuple[int, int], ...]] = {}
@@ -78,9 +77,7 @@ class LocalProcessExecutor:
             event: JobEvent = self._reports.get(timeout=timeout_s)
         except queue.Empty:
             return self._dead_worker()
-        if isinstance(event, WorkerStarted):
-            self.pids.add(event.pid)
-        elif isinstance(event, JobDone):
+        if isinstance(event, JobDone):
             self._open.discard(event.key)
             self._forget_done(event.key)
         return event
