@@ -28,11 +28,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.kahuna import deal_from_seed, new_game  # noqa: E402
+from _turn_setup import game_of, ready_slots  # noqa: E402
+
 from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2  # noqa: E402
 from arena.referee.endpoint import BotEndpoint  # noqa: E402
-from arena.referee.game import GameTiming, RefereeState  # noqa: E402
-from arena.referee.judge import Phase  # noqa: E402
 from arena.referee.play import GameDriver  # noqa: E402
 from arena.referee.slots import BotSlot  # noqa: E402
 from arena.referee.types import BotSpec  # noqa: E402
@@ -60,22 +59,13 @@ def cpu_per_decision_us(work: Path, games: int, seed: int) -> tuple[float, int]:
     arrivals = Queue()
     spec = BotSpec("x", "v", work, ("true",), "native")
     endpoints = [BotEndpoint(index, work / f"{seed}-{index}.sock", arrivals) for index in (0, 1)]
-    slots = tuple(BotSlot(index, spec, f"bot{index}", endpoints[index], work) for index in (0, 1))
-    for slot in slots:
-        slot.ready = True
-        slot.expect.phase = Phase.IDLE
+    slots = ready_slots((spec, spec), endpoints, work)
     loop: Any = Loop(arrivals, slots)
     chooser = random.Random(seed)
     spent_s, decisions = 0.0, 0
     try:
         for game_index in range(games):
-            game = GameDriver(
-                index=game_index, seed=seed + game_index,
-                turns=RefereeState(new_game(deal_from_seed(seed + game_index))),
-                slot_at_seat=(0, 1) if game_index % 2 == 0 else (1, 0),
-                log=GameTiming.start(60_000, 0), failures={}, slots=slots,
-                fail=lambda who, verdict, failures: failures.setdefault(who, (verdict.status, "")),
-            )  # fmt: skip
+            game = game_of(slots, game_index, seed + game_index, 60_000, 0)
             if hasattr(loop, "lock"):  # a turn loop that settles in the caller's thread
                 spent, played = _play_in_caller(loop, game, slots, chooser)
             else:

@@ -896,27 +896,18 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
     of the captured match (its seeds and seats), the heap frozen per game as the referee
     does. Not in it: the deadline timer, the freezer, what the referee does between
     games (the captured requests are not used)."""
-    from arena.kahuna import deal_from_seed, new_game
-    from arena.referee.game import GameTiming, RefereeState
+    from _turn_setup import game_of, ready_slots
+
     from arena.referee.heap import frozen_for_game
-    from arena.referee.judge import Phase, Verdict
     from arena.referee.match import _deal_seed
     from arena.referee.play import GameDriver
-    from arena.referee.results import Failures
-    from arena.referee.slots import BotSlot
     from arena.referee.turn_loop import ArrivalQueue, TurnLoop
 
     games = int(os.environ.get("FLOOR_GAMES", "12"))
     config = MatchConfig(games=games, seed=1, time_control=TimeControl(5000, 30000))
     control = config.time_control  # as ``capture``'s
     endpoints = (_RustEndpoint(0), _RustEndpoint(1))
-    slots = tuple(
-        BotSlot(index, bots[index], f"bot{index}", endpoints[index], work)  # type: ignore[arg-type]
-        for index in (0, 1)
-    )
-    for slot in slots:
-        slot.ready = True
-        slot.expect.phase = Phase.IDLE
+    slots = ready_slots(bots, endpoints, work)
     turns = TurnLoop(ArrivalQueue(), slots)
     frozen = contextlib.ExitStack()
     decisions = turn_ns = 0
@@ -928,17 +919,9 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
 
         parts = _turn_parts.install()
 
-    def fail(who: int, verdict: Verdict, failures: Failures) -> None:
-        failures.setdefault(who, (verdict.status, ""))
-
     def start_game(index: int) -> GameDriver:
-        seed = _deal_seed(config, index)
-        game = GameDriver(
-            index=index, seed=seed, turns=RefereeState(new_game(deal_from_seed(seed))),
-            slot_at_seat=(0, 1) if index % 2 == 0 else (1, 0),
-            log=GameTiming.start(control.action_ms, control.bank_ms), failures={}, slots=slots,
-            fail=fail,
-        )  # fmt: skip
+        game = game_of(slots, index, _deal_seed(config, index), control.action_ms,
+                       control.bank_ms)  # fmt: skip
         frozen.enter_context(frozen_for_game())
         turns.game = game
         game.advance()
