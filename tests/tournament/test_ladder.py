@@ -35,7 +35,7 @@ from arena.store import (
 )
 from arena.store.totals import read_ladder_totals
 from arena.testing.waiting import wait_until
-from arena.tournament.execution.executor import JobDone, JobEvent, MatchJob
+from arena.tournament.execution.executor import JobDone, JobEvent, MatchJob, WorkerStarted
 from arena.tournament.execution.local_executor import LocalProcessExecutor
 from arena.tournament.orchestration.ladder import LadderRunner, LadderSummary
 from tests.store.ladder_history import history_totals, history_tournament_games
@@ -238,12 +238,14 @@ def test_settings_given_once_are_kept_and_a_flag_replaces_one(tmp_path: Path) ->
 
 class _Recorded:
     """The local executor, with what the runner hands it: each batch's matches (their
-    two bots), and how many matches were open (handed over, not yet done) after it."""
+    two bots), how many matches were open (handed over, not yet done) after it, and
+    the workers that reported their start."""
 
     def __init__(self, concurrency: int) -> None:
         self.inner = LocalProcessExecutor(concurrency, pin_cpus=False)
         self.batches: list[list[tuple[int, str, str]]] = []  # (match id, first, second)
         self.open_after: list[int] = []
+        self.workers: set[int] = set()  # the pids of WorkerStarted
         self._open: dict[int, int] = {}
 
     def submit(self, jobs: Sequence[MatchJob]) -> None:
@@ -262,6 +264,8 @@ class _Recorded:
             self._open[event.match_id] -= 1
             if not self._open[event.match_id]:
                 del self._open[event.match_id]
+        elif isinstance(event, WorkerStarted):
+            self.workers.add(event.pid)
         return event
 
     def cancel(self) -> None:
@@ -326,7 +330,7 @@ def test_a_resumed_ladder_with_one_unfinished_match_still_starts_a_worker_per_sl
         executor = _Recorded(2)
         runner = LadderRunner(store, ladder, concurrency=2, executor=executor, ahead=0)
         _run_until(runner, 6)
-    assert len(executor.inner.pids) == 2, f"workers started: {sorted(executor.inner.pids)}"
+    assert len(executor.workers) == 2, f"workers started: {sorted(executor.workers)}"
     assert executor.batches[0][0][0] == left, "the unfinished match is not played first"
     assert len(executor.batches[0]) == 2, executor.batches
     assert _rows(data, f"SELECT COUNT(*) FROM games WHERE match_id = {left}") == [(2,)]
