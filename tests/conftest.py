@@ -8,8 +8,12 @@ Property tests try a fifth of their examples unless ``KAHUNA_EXAMPLES=full``
 (``scripts/check`` sets it): ``arena.testing.examples``. ``tests.scheduling``
 shares the suite between ``pytest -n`` workers: whole files, the longest first.
 ``tests.exit_watch`` fails a run that hangs on its way out, printing every
-thread's stack.
+thread's stack. A test that leaves a signal's handler changed fails, and the
+handler is put back for the next test on its worker.
 """
+
+import signal
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
@@ -30,3 +34,18 @@ def pytest_configure(config: pytest.Config) -> None:
     boundaries.install(config)
     config.pluginmanager.register(scheduling, "kahuna-scheduling")
     config.pluginmanager.register(exit_watch, "kahuna-exit-watch")
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_as_found() -> Iterator[None]:
+    found = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    left = {signum: signal.getsignal(signum) for signum in found}
+    changed = [signum for signum in found if left[signum] is not found[signum]]
+    for signum in changed:
+        signal.signal(signum, found[signum])  # type: ignore[arg-type]
+    if changed:
+        pytest.fail("the test left these signals' handlers changed: " + ", ".join(
+            f"{signal.Signals(signum).name} {left[signum]!r} (found {found[signum]!r})"
+            for signum in changed
+        ))  # fmt: skip

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -174,10 +175,21 @@ def test_an_error_that_no_ctrl_c_caused_is_raised(monkeypatch: pytest.MonkeyPatc
 
 
 
+@pytest.fixture
+def pythons_handler() -> Iterator[None]:
+    """SIGINT with Python's own handler, as a process started in the foreground has it
+    (one started in the background, ``cmd &`` in a script, inherits it ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("pythons_handler")
 def test_loading_ends_at_a_ctrl_c_and_the_command_gets_pythons_handler_back() -> None:
     """While the modules load a Ctrl-C ends the process (``quit_now``); the command itself
     gets KeyboardInterrupt again, to stop its matches and store what it has."""
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     undo = quit_while_loading()
     try:
         assert signal.getsignal(signal.SIGINT) is quit_now
@@ -186,16 +198,18 @@ def test_loading_ends_at_a_ctrl_c_and_the_command_gets_pythons_handler_back() ->
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_a_handler_of_someone_elses_and_other_threads_are_left_alone() -> None:
-    def theirs(signum: int, frame: object) -> None:
-        pass
+def _theirs(signum: int, frame: object) -> None:
+    pass
 
-    previous = signal.signal(signal.SIGINT, theirs)
-    try:
-        quit_while_loading()()
-        assert signal.getsignal(signal.SIGINT) is theirs
-    finally:
-        signal.signal(signal.SIGINT, previous)
+
+@pytest.mark.parametrize("theirs", [_theirs, signal.SIG_IGN], ids=["a handler", "ignored"])
+@pytest.mark.usefixtures("pythons_handler")
+def test_a_handler_of_someone_elses_and_other_threads_are_left_alone(theirs: object) -> None:
+    """Someone else's handler, or SIGINT ignored (``nohup``, a background job), stays."""
+    signal.signal(signal.SIGINT, theirs)  # type: ignore[arg-type]
+    quit_while_loading()()
+    assert signal.getsignal(signal.SIGINT) is theirs
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     seen: list[object] = []
     thread = threading.Thread(target=lambda: seen.append(quit_while_loading()))
     thread.start()
