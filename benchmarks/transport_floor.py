@@ -68,7 +68,8 @@ first request written to the last reply read. Candidates:
     ``rust-2`` spinning ``FLOOR_TURN_US`` (45 us) in the callback, as ``aio-2-turn``;
     with ``FLOOR_WORK`` (``_fixed_work``) a fixed piece of Python work instead, timed
     beside the bots and warm. ``FLOOR_PIN`` set, every rust candidate has the transport's
-    thread on CPU 0 and the bots on CPU 1.
+    thread on CPU 0 and the bots on CPU 1; so has ``referee_probe`` (every thread of the
+    referee's process on CPU 0).
 ``rust-2-referee``
     the compiled transport with the referee's own turn as the callback: the turn loop
     settles each reply (``TurnLoop._settle_echo``: the judgement of its bytes, the
@@ -1050,6 +1051,14 @@ def referee_probe(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
                 turn_ns[0] += time.thread_time_ns() - started
 
         turn_loop.TurnLoop._take_raw = timed  # type: ignore[method-assign]
+    if os.environ.get("FLOOR_PIN"):  # the referee's threads on CPU 0, the bots on CPU 1
+        from arena.sandbox import process as sandbox_process
+
+        for task in os.listdir("/proc/self/task"):  # those started later inherit it
+            os.sched_setaffinity(int(task), {0})
+        sandbox_process.pin_to_quota = (  # type: ignore[attr-defined]
+            lambda pid, cpu_cores: os.sched_setaffinity(pid, {1})
+        )
     games = int(os.environ.get("FLOOR_GAMES", "12"))
     decisions: list[int] = []
 
