@@ -34,6 +34,7 @@ SKIPPED_DIRS = frozenset(
         ".hypothesis",
         "build",
         "dist",
+        "target",
         "gen",
     }
 )
