@@ -38,12 +38,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _signal_handlers_as_found() -> Iterator[None]:
+    """SIGINT's and SIGTERM's handlers are process-wide: one a test leaves behind would
+    be the next test's on its worker (see the module docstring)."""
     found = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     yield
     left = {signum: signal.getsignal(signum) for signum in found}
     changed = [signum for signum in found if left[signum] is not found[signum]]
     for signum in changed:
-        signal.signal(signum, found[signum])  # type: ignore[arg-type]
+        handler = found[signum]
+        if handler is not None:  # None: set from C, which Python cannot put back
+            signal.signal(signum, handler)
     if changed:
         pytest.fail("the test left these signals' handlers changed: " + ", ".join(
             f"{signal.Signals(signum).name} {left[signum]!r} (found {found[signum]!r})"
