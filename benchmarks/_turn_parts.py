@@ -78,16 +78,15 @@ class TurnParts:
             self.ns[part] = self.calls[part] = 0
 
     def per_decision_us(self, decisions: int) -> dict[str, float]:
-        """Each part's us per decision; an outer part less its inner ones and their timers."""
+        """Each part's us per decision (an outer part less its inner ones and their
+        timers), then ``timers``: what the timers add to a timer around the whole turn,
+        about two clock reads for each call timed at the turn's own level."""
         ns = dict(self.ns)
         for outer, inner in _INNER.items():
             ns[outer] -= ns[inner] + 2 * self.timer_ns * self.calls[inner]
-        return {part: ns[part] / decisions / 1000 for part in PARTS}
-
-    def wrapped_calls(self) -> int:
-        """Calls timed at the turn's own level (inner ones excluded): each adds about two
-        clock reads to a timer around the whole turn."""
-        return sum(self.calls[part] for part in PARTS if part not in _INNER.values())
+        outer_calls = sum(self.calls[part] for part in PARTS if part not in _INNER.values())
+        ns["timers"] = outer_calls * 2 * self.timer_ns
+        return {part: ns[part] / decisions / 1000 for part in (*PARTS, "timers")}
 
     def uninstall(self) -> None:
         while self._undo:

@@ -148,7 +148,6 @@ def main() -> int:
             figures.append(us)
             if parts is not None:
                 by_part.append(parts.per_decision_us(decisions))
-                by_part[-1]["timers"] = parts.wrapped_calls() * 2 * parts.timer_ns / decisions / 1e3
     print(
         f"referee CPU per decision, in process: {statistics.median(figures):.1f} us median"
         f" (min {min(figures):.1f}, max {max(figures):.1f}; {args.rounds} runs of"

@@ -972,7 +972,6 @@ def rust_referee(bots: tuple[BotSpec, BotSpec], sequence: Sequence, work: Path,
         share = decisions / (decisions - timed_from[0])
         for part, us in parts.per_decision_us(decisions).items():
             clock.threads[f"turn: {part}"] = us * share * decisions / 1e6
-        clock.threads["turn: timers"] = parts.wrapped_calls() * 2 * parts.timer_ns * share / 1e9
     return decisions
 
 
