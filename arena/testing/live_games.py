@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,11 +106,14 @@ def slow_tournament(
 
 
 def watch_first_live_game(
-    page: Page, store: st.Store, base_url: str, actions: int = 60
-) -> WatchedGame:
+    page: Page, store: st.Store, base_url: str, actions: int = 60,
+    on_open: Callable[[Page], None] | None = None,
+) -> WatchedGame:  # fmt: skip
     """Open the first live game's page and wait until it shows ``actions`` actions; the
     latency of each action that happened after the page opened (the page's history
-    items carry the referee's ``at_ms`` and their own ``shownMs``)."""
+    items carry the referee's ``at_ms`` and their own ``shownMs``). ``on_open`` looks at
+    the page as soon as it is ready: the one moment the game is sure to be still live
+    (a random game may end a few actions after ``actions``)."""
     deadline = time.monotonic() + 120
     while not st.list_live_games(store):
         if time.monotonic() > deadline:
@@ -120,6 +123,8 @@ def watch_first_live_game(
     page.goto(f"{base_url}/live/{game.match_id}/{game.game_index}")
     page.wait_for_selector('#viewer[data-ready="true"]')
     opened_ms = time.time() * 1000
+    if on_open is not None:
+        on_open(page)
     page.locator("#history li").nth(actions - 1).wait_for(state="attached", timeout=120_000)
     items = page.eval_on_selector_all(
         "#history li",

@@ -23,10 +23,18 @@ pytestmark = [
 ]
 
 if Path(CHROMIUM).exists():
-    from playwright.sync_api import Browser, expect
+    from playwright.sync_api import Browser, Page, expect
 else:  # pragma: no cover - the module is skipped
     Browser = object  # type: ignore[misc,assignment]
 
+
+
+def _shows_a_live_game(page: Page) -> None:
+    """Live, and what the players hold hidden from a spectator."""
+    expect(page.locator("#live-state")).to_have_text("live")
+    expect(page.locator("#hand-0 .card.back").first).to_be_visible()
+    expect(page.locator("#hand-1 .card.back").first).to_be_visible()
+    expect(page.locator("#facedown-cards-0")).to_have_text("")
 
 
 def test_a_spectator_follows_each_action_as_it_is_played_then_sees_the_replay(
@@ -39,11 +47,8 @@ def test_a_spectator_follows_each_action_as_it_is_played_then_sees_the_replay(
     page.on("console", lambda m: errors.append(m.text) if "Security Policy" in m.text else None)
     try:
         with slow_tournament(tmp_path) as (store, base_url):
-            watched = watch_first_live_game(page, store, base_url, actions=40)
-            expect(page.locator("#live-state")).to_have_text("live")
-            expect(page.locator("#hand-0 .card.back").first).to_be_visible()
-            expect(page.locator("#hand-1 .card.back").first).to_be_visible()
-            expect(page.locator("#facedown-cards-0")).to_have_text("")
+            watched = watch_first_live_game(page, store, base_url, actions=40,
+                                            on_open=_shows_a_live_game)  # fmt: skip
             lags = watched.latencies_ms
             assert len(lags) >= 10, "the page did not follow the game as it was played"
             assert min(lags) >= 0, "an action shown before the referee applied it"
