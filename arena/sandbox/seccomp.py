@@ -1,6 +1,6 @@
 """A seccomp filter, written as classic BPF by hand, that refuses IP sockets.
 
-The filter (loaded by bubblewrap through ``--seccomp FD``) does four things:
+The filter (loaded by bubblewrap through ``--seccomp FD``) does these things:
 
 1. kills the process if a system call arrives in another ABI than the host's
    (``seccomp_data.arch``), so i386 ``socketcall`` cannot be used to get round it;
@@ -11,7 +11,12 @@ The filter (loaded by bubblewrap through ``--seccomp FD``) does four things:
    without passing through the ``socket`` system call;
 5. refuses new user namespaces (``clone``/``unshare`` with CLONE_NEWUSER ->
    EPERM; ``clone3``, whose flags BPF cannot read, -> ENOSYS, which makes glibc
-   fall back to ``clone``), keeping the kernel's user-namespace code out of reach.
+   fall back to ``clone``), keeping the kernel's user-namespace code out of reach;
+6. refuses file locks (``flock``, and ``fcntl``'s record-lock commands) with ENOLCK,
+   as a file system without locking does: a lock is kept on the file, and every
+   sandbox sees the same read-only files (``/usr``, the bot's own directory), so a
+   lock one process sets another can see, a channel between sandboxes (the two
+   processes of one bot that play the two games of a deal, say).
 
 No libseccomp: the program is a few dozen bytes packed with :mod:`struct`.
 """
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 OFFSET_NR = 0
 OFFSET_ARCH = 4
 OFFSET_ARG0_LOW = 16  # little-endian: the low half of args[0]
+OFFSET_ARG1_LOW = 24
 
 # classic BPF opcodes
 BPF_LD_W_ABS = 0x20
@@ -43,6 +49,10 @@ SECCOMP_RET_ALLOW = 0x7FFF0000
 AF_UNIX = 1
 CLONE_NEWUSER = 0x10000000
 X32_SYSCALL_BIT = 0x40000000
+F_GETLK, F_SETLK, F_SETLKW = 5, 6, 7  # also the *64 forms on 64-bit ABIs
+F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
+LOCK_COMMANDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
+"""The ``fcntl`` commands that set or test a record lock (refused: see 6. above)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,8 @@ class ArchSpec:
     clone_nr: int
     clone3_nr: int
     unshare_nr: int
+    fcntl_nr: int
+    flock_nr: int
     denied_nrs: tuple[int, ...]  # bpf, perf_event_open, userfaultfd, keyctl, add_key, request_key
     has_x32: bool
 
@@ -63,12 +75,12 @@ class ArchSpec:
 ARCHES: dict[str, ArchSpec] = {
     "x86_64": ArchSpec(
         "x86_64", 0xC000003E, socket_nr=41, io_uring_setup_nr=425,
-        clone_nr=56, clone3_nr=435, unshare_nr=272,
+        clone_nr=56, clone3_nr=435, unshare_nr=272, fcntl_nr=72, flock_nr=73,
         denied_nrs=(321, 298, 323, 250, 248, 249), has_x32=True,
     ),
     "aarch64": ArchSpec(
         "aarch64", 0xC00000B7, socket_nr=198, io_uring_setup_nr=425,
-        clone_nr=220, clone3_nr=435, unshare_nr=97,
+        clone_nr=220, clone3_nr=435, unshare_nr=97, fcntl_nr=25, flock_nr=32,
         denied_nrs=(280, 241, 282, 219, 217, 218), has_x32=False,
     ),
 }
@@ -99,6 +111,7 @@ def _program(arch: ArchSpec) -> list[Op]:
     refuse_family = SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT
     refuse_call = SECCOMP_RET_ERRNO | errno.ENOSYS
     refuse_perm = SECCOMP_RET_ERRNO | errno.EPERM
+    refuse_lock = SECCOMP_RET_ERRNO | errno.ENOLCK
     ops: list[Op] = [
         ("ld", OFFSET_ARCH),
         ("jeq", arch.audit_arch, None, "kill"),
@@ -112,6 +125,8 @@ def _program(arch: ArchSpec) -> list[Op]:
         ("jeq", arch.clone3_nr, "refuse_call", None),
         ("jeq", arch.clone_nr, "check_flags", None),
         ("jeq", arch.unshare_nr, "check_flags", None),
+        ("jeq", arch.flock_nr, "refuse_lock", None),
+        ("jeq", arch.fcntl_nr, "check_fcntl", None),
         *[("jeq", nr, "refuse_perm", None) for nr in arch.denied_nrs],
         ("ret", SECCOMP_RET_ALLOW),
         ("label", "check_flags"),
@@ -119,6 +134,12 @@ def _program(arch: ArchSpec) -> list[Op]:
         ("jset", CLONE_NEWUSER, "refuse_perm", "allow"),
         ("label", "refuse_perm"),
         ("ret", refuse_perm),
+        ("label", "check_fcntl"),
+        ("ld", OFFSET_ARG1_LOW),
+        *[("jeq", command, "refuse_lock", None) for command in LOCK_COMMANDS],
+        ("ret", SECCOMP_RET_ALLOW),
+        ("label", "refuse_lock"),
+        ("ret", refuse_lock),
         ("label", "check_family"),
         ("ld", OFFSET_ARG0_LOW),
         ("jeq", AF_UNIX, "allow", None),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from arena.sandbox import HostReport
 from arena.sandbox import seccomp as sc
+from arena.testing.waiting import wait_until
 
 from .conftest import Harness, lines_of
 
@@ -23,14 +24,15 @@ KILL = sc.SECCOMP_RET_KILL_PROCESS
 REFUSE_FAMILY = sc.SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT
 REFUSE_CALL = sc.SECCOMP_RET_ERRNO | errno.ENOSYS
 REFUSE_PERM = sc.SECCOMP_RET_ERRNO | errno.EPERM
+REFUSE_LOCK = sc.SECCOMP_RET_ERRNO | errno.ENOLCK
 NEWUSER = sc.CLONE_NEWUSER
 SIGCHLD = 17
 THREAD_FLAGS = 0x3D0F00  # what glibc's pthread_create passes to clone
 
 
-def run_filter(program: bytes, *, arch: int, nr: int, arg0: int = 0) -> int:
+def run_filter(program: bytes, *, arch: int, nr: int, arg0: int = 0, arg1: int = 0) -> int:
     """Interpret the classic BPF subset the filter uses over one seccomp_data."""
-    data = struct.pack("=iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    data = struct.pack("=iIQ6Q", nr, arch, 0, arg0, arg1, 0, 0, 0, 0)
     instructions = [struct.unpack_from("=HBBI", program, i) for i in range(0, len(program), 8)]
     accumulator = 0
     pc = 0
@@ -92,9 +94,40 @@ def test_filter_decisions(
     assert run_filter(sc.build_filter(spec), arch=arch, nr=nr, arg0=arg0) == expected
 
 
-@given(nr=st.integers(0, 0x7FFFFFFF), arg0=st.integers(0, 2**64 - 1))
-def test_only_the_listed_calls_are_touched(nr: int, arg0: int) -> None:
-    decision = run_filter(sc.build_filter(X86), arch=X86.audit_arch, nr=nr, arg0=arg0)
+F_GETFL, F_SETFD = 3, 2
+
+
+@pytest.mark.parametrize(
+    ("spec", "nr", "arg1", "expected"),
+    [
+        pytest.param(X86, 73, 0, REFUSE_LOCK, id="x86-flock"),
+        pytest.param(X86, 72, sc.F_GETLK, REFUSE_LOCK, id="x86-fcntl-getlk"),
+        pytest.param(X86, 72, sc.F_SETLK, REFUSE_LOCK, id="x86-fcntl-setlk"),
+        pytest.param(X86, 72, sc.F_SETLKW, REFUSE_LOCK, id="x86-fcntl-setlkw"),
+        pytest.param(X86, 72, sc.F_OFD_GETLK, REFUSE_LOCK, id="x86-fcntl-ofd-getlk"),
+        pytest.param(X86, 72, sc.F_OFD_SETLK, REFUSE_LOCK, id="x86-fcntl-ofd-setlk"),
+        pytest.param(X86, 72, sc.F_OFD_SETLKW, REFUSE_LOCK, id="x86-fcntl-ofd-setlkw"),
+        pytest.param(X86, 72, F_GETFL, ALLOW, id="x86-fcntl-getfl"),
+        pytest.param(X86, 72, F_SETFD, ALLOW, id="x86-fcntl-setfd"),
+        pytest.param(X86, 72, 0x100000000 | sc.F_SETLK, REFUSE_LOCK, id="x86-high-bits-ignored"),
+        pytest.param(ARM, 32, 0, REFUSE_LOCK, id="arm-flock"),
+        pytest.param(ARM, 25, sc.F_OFD_SETLK, REFUSE_LOCK, id="arm-fcntl-ofd-setlk"),
+        pytest.param(ARM, 25, F_GETFL, ALLOW, id="arm-fcntl-getfl"),
+        pytest.param(ARM, 73, 0, ALLOW, id="arm-73-is-not-flock"),
+    ],
+)
+def test_file_locks_are_refused(spec: sc.ArchSpec, nr: int, arg1: int, expected: int) -> None:
+    program = sc.build_filter(spec)
+    assert run_filter(program, arch=spec.audit_arch, nr=nr, arg1=arg1) == expected
+
+
+@given(
+    nr=st.integers(0, 0x7FFFFFFF),
+    arg0=st.integers(0, 2**64 - 1),
+    arg1=st.integers(0, 2**64 - 1),
+)
+def test_only_the_listed_calls_are_touched(nr: int, arg0: int, arg1: int) -> None:
+    decision = run_filter(sc.build_filter(X86), arch=X86.audit_arch, nr=nr, arg0=arg0, arg1=arg1)
     if nr == X86.socket_nr:
         assert decision == (ALLOW if arg0 & 0xFFFFFFFF == sc.AF_UNIX else REFUSE_FAMILY)
     elif nr in (X86.io_uring_setup_nr, X86.clone3_nr) or nr >= 0x40000000:
@@ -103,6 +136,10 @@ def test_only_the_listed_calls_are_touched(nr: int, arg0: int) -> None:
         assert decision == (REFUSE_PERM if arg0 & NEWUSER else ALLOW)
     elif nr in X86.denied_nrs:
         assert decision == REFUSE_PERM
+    elif nr == X86.flock_nr:
+        assert decision == REFUSE_LOCK
+    elif nr == X86.fcntl_nr:
+        assert decision == (REFUSE_LOCK if arg1 & 0xFFFFFFFF in sc.LOCK_COMMANDS else ALLOW)
     else:
         assert decision == ALLOW
 
@@ -195,6 +232,77 @@ def test_x32_io_uring_and_denied_calls_are_refused_for_real(harness: Harness) ->
         "userfaultfd -1 1",
         "perf_event_open -1 1",
     ]
+
+
+# One sandboxed process locks a file every sandbox sees (its bot directory is the same
+# read-only tree for both), then waits; another tries to read the lock. Without the
+# filter the second reads it: a channel between the two processes of one bot, which
+# play the two games of a deal (docs/reference/PROTOCOL.md).
+LOCK_SETTER = (
+    "import fcntl, os, struct, time\n"
+    "fd = os.open('/bot/bot.txt', os.O_RDONLY)\n"
+    "calls = (('flock', lambda: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)),\n"
+    "         ('range', lambda: fcntl.fcntl(fd, fcntl.F_SETLK,\n"
+    "                                       struct.pack('hhqqi', fcntl.F_RDLCK, 0, 4242, 1, 0))))\n"
+    "for name, call in calls:\n"
+    "    try:\n"
+    "        call()\n"
+    "        print(name, 'set', flush=True)\n"
+    "    except OSError as exc:\n"
+    "        print(name, 'refused', exc.errno, flush=True)\n"
+    "print('published', flush=True)\n"
+    "time.sleep(60)\n"
+)
+LOCK_READER = (
+    "import fcntl, os, struct\n"
+    "fd = os.open('/bot/bot.txt', os.O_RDONLY)\n"
+    "try:\n"
+    "    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)\n"
+    "    print('flock free')\n"
+    "except BlockingIOError:\n"
+    "    print('flock SEEN')\n"
+    "except OSError as exc:\n"
+    "    print('flock refused', exc.errno)\n"
+    "try:\n"
+    "    found = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0))\n"
+    "    kind, _, start, _, _ = struct.unpack('hhqqi', found)\n"
+    "    print('range free' if kind == fcntl.F_UNLCK else f'range SEEN {start}')\n"
+    "except OSError as exc:\n"
+    "    print('range refused', exc.errno)\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("seccomp", "set_lines", "read_lines"),
+    [
+        pytest.param(
+            True,
+            [f"flock refused {errno.ENOLCK}", f"range refused {errno.ENOLCK}"],
+            [f"flock refused {errno.ENOLCK}", f"range refused {errno.ENOLCK}"],
+            id="filter",
+        ),
+        pytest.param(
+            False, ["flock set", "range set"], ["flock SEEN", "range SEEN 4242"],
+            id="control-without-filter",
+        ),
+    ],
+)
+def test_no_lock_passes_between_two_sandboxes(
+    harness: Harness, seccomp: bool, set_lines: list[str], read_lines: list[str]
+) -> None:
+    options = {} if seccomp else {"host": HostReport(True, 1, False, ("seccomp",)), "unsafe": True}
+    _setter, set_output = harness.launch(LOCK_SETTER, lang="python", **options)
+    wait_until(
+        lambda: "published" in set_output.read_text(),
+        "the first sandbox to have tried its locks",
+        timeout_s=20,
+        state=set_output.read_text,
+    )
+    status, read_output = harness.run(LOCK_READER, lang="python", **options)
+    assert status == 0, read_output
+    assert lines_of(set_output.read_text())[-3:] == [*set_lines, "published"]
+    assert lines_of(read_output)[-2:] == read_lines
 
 
 I386_GETPID = (
