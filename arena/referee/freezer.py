@@ -22,7 +22,11 @@ A bot takes of its opponent's turns at most the allowance of each, and
 ``to_move`` is told, before each request, which slot is to move, and acts only
 when that changes (a seat often acts several times in a row). ``release``
 thaws a bot whose stream closed (it must be able to exit to be judged), and
-``thaw_all`` lets both run (GameOver, MatchOver, teardown). With
+``thaw_all`` lets both run (the first game, GameOver, MatchOver, teardown).
+``hold_all`` freezes both once they have said Hello, until the first game: a
+half launched ahead of its turn (``arena.referee.prestart``) waits while
+another half plays, on CPUs that half's bots may share, and nothing is the
+waiting bots' to run meanwhile. With
 ``MatchConfig.ponder`` the freezer does nothing. Remote and unsandboxed bots
 (no cgroup) can be neither watched nor frozen.
 
@@ -137,6 +141,17 @@ class Freezer:
         self._off_turn_from.pop(slot_index, None)
         if slot_index in self._frozen:
             self._thaw(slot_index)
+
+    def hold_all(self) -> None:
+        """Freeze every sandboxed bot until ``thaw_all`` (launched, said Hello, waiting for
+        the first game of its half)."""
+        if not self.enabled:
+            return
+        for slot in self.slots:
+            process = slot.process
+            if isinstance(process, BotProcess) and slot.index not in self._frozen:
+                process.freeze(True)
+                self._frozen[slot.index] = process
 
     def thaw_all(self) -> None:
         """Both bots run again (before GameOver, MatchOver and teardown)."""

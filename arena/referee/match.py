@@ -232,16 +232,19 @@ class _Match:
     # ------------------------------------------------------------------ match
 
     def start(self) -> None:
-        """Open the bots' endpoints and launch them: they say Hello before game one."""
+        """Open the bots' endpoints and launch them: they say Hello before game one, and
+        wait for it frozen (``Freezer.hold_all``: launched ahead, they may wait a half)."""
         self._started = True
         for slot in self.slots:
             slot.endpoint.start()
         self._make_ready(self.early_failures)
+        self.freezer.hold_all()
 
     def run(self, on_game: Callable[[GameReport], None] | None) -> MatchReport:
         """Play every game and say MatchOver; the caller shuts the bots down."""
         reports: list[GameReport] = []
         self.log.info("match_started", bots=[slot.name for slot in self.slots])
+        self.freezer.thaw_all()  # held since their Hello (``start``)
         for game_index in self.config.indices_to_play:
             if self.stopping.is_set():
                 raise MatchStoppedError(f"match {self.match_id} stopped before game {game_index}")

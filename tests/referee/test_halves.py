@@ -12,10 +12,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,9 +31,9 @@ from arena.referee.halves import half_configs, halves, play_in_turn, run_halves
 from arena.referee.match import StartedMatch, start_match
 from arena.referee.prestart import Prestart, decide_prestart
 from arena.referee.types import GameReport, MatchReport
-from arena.testing.waiting import wait_until
+from arena.testing.waiting import assert_stays, wait_until
 
-from .conftest import MakeBot, assert_no_process_left
+from .conftest import MakeBot, assert_no_process_left, marker_of, processes_with
 
 ON = decide_prestart(cpus=2)  # a worker with a CPU to spare
 OFF = decide_prestart(cpus=1)
@@ -419,3 +421,40 @@ def test_arena_match_without_a_prestart_plays_its_halves_one_after_the_other(
         else:
             assert seen == launched_after
     assert_no_process_left(bot_a, bot_b)
+
+
+def _cpu_ms(marker: str) -> float:
+    """CPU time (user and system) used so far by the live processes carrying ``marker``."""
+    ticks = 0
+    for pid in processes_with(marker):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue  # ended meanwhile
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.slow
+def test_a_bot_launched_ahead_runs_nothing_until_its_half_plays(make_bot: MakeBot) -> None:
+    """A half launched ahead of its turn waits while the half before it plays, on CPUs the
+    players may share: a bot that spins meanwhile (six children, from its Welcome) is
+    frozen once it has said Hello, and runs again, and plays in full, when its half does."""
+    spinner, good = make_bot("cpu_spinner", name="spinner"), make_bot("random", name="good")
+    started = start_match(half_configs(IN_TURN)[1], spinner, good)
+    try:
+        started.wait_ready()
+        before = _cpu_ms(marker_of(spinner))
+        assert_stays(
+            lambda: _cpu_ms(marker_of(spinner)) - before < 100,
+            1.0,
+            "the waiting spinner using no CPU",
+            state=lambda: _cpu_ms(marker_of(spinner)) - before,
+        )
+        report = started.run()
+    finally:
+        started.close()
+    assert [game.index for game in report.games] == [1, 3]
+    for game in report.games:
+        assert set(game.statuses.values()) == {BotStatus.OK}, game.record["match"]
+    assert_no_process_left(spinner, good)
