@@ -12,7 +12,7 @@ The filter (loaded by bubblewrap through ``--seccomp FD``) does these things:
 5. refuses new user namespaces (``clone``/``unshare`` with CLONE_NEWUSER ->
    EPERM; ``clone3``, whose flags BPF cannot read, -> ENOSYS, which makes glibc
    fall back to ``clone``), keeping the kernel's user-namespace code out of reach;
-6. refuses file locks (``flock``, and ``fcntl``'s record-lock commands) with ENOLCK,
+6. refuses file locks (``flock``, ``fcntl``'s record locks and leases) with ENOLCK,
    as a file system without locking does: a lock is kept on the file, and every
    sandbox sees the same read-only files (``/usr``, the bot's own directory), so a
    lock one process sets another can see, a channel between sandboxes (the two
@@ -51,8 +51,13 @@ CLONE_NEWUSER = 0x10000000
 X32_SYSCALL_BIT = 0x40000000
 F_GETLK, F_SETLK, F_SETLKW = 5, 6, 7  # also the *64 forms on 64-bit ABIs
 F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
-LOCK_COMMANDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW)
-"""The ``fcntl`` commands that set or test a record lock (refused: see 6. above)."""
+F_SETLEASE, F_GETLEASE = 1024, 1025
+LOCK_COMMANDS = (
+    F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE,
+)
+"""The ``fcntl`` commands that set or test a record lock or a lease (refused: see 6.
+above; a write lease is granted only while nobody else has the file open, and broken
+when anybody opens it, so it tells its holder of another sandbox's opens)."""
 
 
 @dataclass(frozen=True)
