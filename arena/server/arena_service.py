@@ -443,7 +443,25 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.AuditTournamentRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.AuditTournamentResponse:  # fmt: skip
-        return audit_pb(audit_tournament(self.store, self._tournament(context, request.name).id))
+        tournament = self._audited_tournament(context, principal, request.name)
+        return audit_pb(audit_tournament(self.store, tournament.id))
+
+    def _audited_tournament(
+        self, context: grpc.ServicerContext, principal: Principal, name: str
+    ) -> TournamentRow:
+        """The tournament to audit or bundle: for anyone but the admin, UNAVAILABLE while its
+        last game ended within the spectator delay (the audit and the bundle hold its secret
+        and its games)."""
+        tournament = self._tournament(context, name)
+        if not principal.is_admin and self.delay.delay_s > 0:
+            last = tournament_last_finish(self.store, tournament.id)
+            if last is not None and last > self.delay.cut():
+                abort(
+                    context, grpc.StatusCode.UNAVAILABLE,
+                    f"not public yet: {tournament.name}'s last game ended less than"
+                    f" {self.delay.delay_s:g} s ago (the spectator delay); retry later",
+                )  # fmt: skip
+        return tournament
 
     def _tournament(self, context: grpc.ServicerContext, ref: int | str) -> TournamentRow:
         if isinstance(ref, str) and not ref:
@@ -560,15 +578,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, context: grpc.ServicerContext, request: pb.GetAuditBundleRequest
     ) -> dict[str, Any]:
         principal = principal_of(self.store, context)
-        tournament = self._tournament(context, request.name)
-        if not principal.is_admin and self.delay.delay_s > 0:
-            last = tournament_last_finish(self.store, tournament.id)
-            if last is not None and last > self.delay.cut():
-                abort(
-                    context, grpc.StatusCode.UNAVAILABLE,
-                    f"not public yet: {tournament.name}'s last game ended less than"
-                    f" {self.delay.delay_s:g} s ago (the spectator delay); retry later",
-                )  # fmt: skip
+        tournament = self._audited_tournament(context, principal, request.name)
         return tournament_bundle(self.store, tournament.id)
 
     async def _watch_delayed(

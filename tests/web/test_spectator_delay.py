@@ -251,11 +251,12 @@ def test_the_api_shows_spectators_the_arena_as_it_was(played: Played) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("delay_s", [HOUR, 0.0], ids=["delayed", "control: no delay"])
-def test_a_finished_tournaments_audit_bundle_waits_for_the_delay(
+def test_a_finished_tournaments_audit_bundle_and_audit_wait_for_the_delay(
     tmp_path: Path, delay_s: float
 ) -> None:
-    """The bundle holds every record and the secret: for anyone but the admin it is public
-    only once the tournament's last game is older than the delay."""
+    """The bundle holds every record and the secret, and AuditTournament's answer is made
+    from it (the secret, the games): for anyone but the admin they are public only once
+    the tournament's last game is older than the delay."""
     store = st.Store.open(tmp_path / "data")
     demo = play_demo_tournament(store, tmp_path / "bots", bots=("ann", "bob"))
     admin = st.ensure_admin_token(store)
@@ -273,15 +274,23 @@ def test_a_finished_tournaments_audit_bundle_waits_for_the_delay(
                 metadata = (("authorization", f"Bearer {token}"),)
                 return list(stub.GetAuditBundle(request, metadata=metadata, timeout=20))
 
+            def audit(token: str) -> pb.AuditTournamentResponse:
+                metadata = (("authorization", f"Bearer {token}"),)
+                named = pb.AuditTournamentRequest(name="demo-round-robin")
+                return stub.AuditTournament(named, metadata=metadata, timeout=20)
+
             assert json.loads(bundle(admin)[0].head_json)["secret"]  # the admin: at once
+            assert audit(admin).revealed_seed
             if delay_s:
-                with pytest.raises(grpc.RpcError) as refused:
-                    bundle(user)
-                assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
-                assert "spectator delay" in str(refused.value.details())
+                for call in (bundle, audit):
+                    with pytest.raises(grpc.RpcError) as refused:
+                        call(user)
+                    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+                    assert "spectator delay" in str(refused.value.details())
             else:
                 parts = bundle(user)
                 assert json.loads(parts[0].head_json)["secret"] and len(parts) > 1
+                assert audit(user).revealed_seed  # (the demo's games are made up: no pass)
     finally:
         server.stop(grace=None)
         if demo.lease is not None:
