@@ -236,6 +236,16 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def ListBots(
         self, request: pb.ListBotsRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.ListBotsResponse:
+        # Ratings and game counts hold game results: other users' bots as of the spectator
+        # delay's cut, the caller's own at once (as the web's /api/me shows them).
+        if principal.is_admin or self.delay.delay_s == 0:
+            return self._list_bots()
+        shown = self.public(context, principal, "bots", self._list_bots)
+        own = [bot_pb(b.latest) for b in list_bots(self.store) if b.owner == principal.user]
+        bots = [bot for bot in shown.bots if bot.owner != principal.user] + own
+        return pb.ListBotsResponse(bots=sorted(bots, key=lambda bot: bot.name))
+
+    def _list_bots(self) -> pb.ListBotsResponse:
         return pb.ListBotsResponse(bots=[bot_pb(b.latest) for b in list_bots(self.store)])
 
     @authenticated()
