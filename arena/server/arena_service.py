@@ -30,6 +30,7 @@ import json
 import tarfile
 import time
 from collections.abc import AsyncIterator, Callable, Hashable
+from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -106,13 +107,14 @@ from arena.store import (
     revealed_record,
     revealed_secret,
 )
+from arena.store.kept import KeptAnswers
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
 from arena.store.tokens import check_user_name
 from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.orchestration.runner import ProgressKind, TournamentRunner
-from arena.tournament.policy.audit import audit_tournament
+from arena.tournament.policy.audit import AuditReport, audit_tournament
 from arena.tournament.policy.audit_bundle import tournament_bundle
 from arena.tournament.policy.config import TournamentError, build_config, build_sprt
 from arena.tournament.policy.results import leaderboard_intervals, version_key
@@ -125,6 +127,9 @@ WATCH_POLL_S = 0.5
 TOKEN_RECHECK_S = 5.0
 """A WaitForSeats stream checks its token again this often (and before each seat)."""
 STOP_WAIT_S = 30.0  # StopTournament waits this long for the runner's matches to end
+AUDIT_KEEP_S = 30.0
+"""An AuditTournament answer is kept this long for the tournament as it was (status and
+games): the audit replays every game, so a flood of calls costs one audit, not one each."""
 
 _REFUSAL_CODES = {
     RefusalKind.EMPTY: grpc.StatusCode.INVALID_ARGUMENT,
@@ -171,6 +176,12 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.tournaments = TournamentSupervisor()
         self.seats = SeatHub(store)
         self.quotas = Quotas(store, self.options.limits)
+        self.audits = futures.ThreadPoolExecutor(1, thread_name_prefix="arena-audit")
+        """Audits run here one at a time (CPU-bound: the API's threads and the admin's calls
+        never wait behind a crowd of them); a call waiting for one holds no API thread."""
+        self._audit_reports: KeptAnswers[tuple[int, str, int], AuditReport] = KeptAnswers(
+            AUDIT_KEEP_S, max_kept=256
+        )
         self.log = get_logger(service="arena")
         self.delay: DelayLine[Message] = DelayLine(
             self.options.spectator_delay_s, functools.partial(first_event_after, store)
@@ -448,13 +459,22 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
         return tournament_pb(row, revealed_secret(self.store, row.id), sprt)
 
-    @authenticated()
-    def AuditTournament(
-        self, request: pb.AuditTournamentRequest, context: grpc.ServicerContext,
-        principal: Principal,
-    ) -> pb.AuditTournamentResponse:  # fmt: skip
-        tournament = self._audited_tournament(context, principal, request.name)
-        return audit_pb(audit_tournament(self.store, tournament.id))
+    async def AuditTournament(
+        self, request: pb.AuditTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.AuditTournamentResponse:
+        tournament = await blocking(context, self._audit_request, request)
+        key = (tournament.id, str(tournament.status), tournament.games_played)
+        audit = functools.partial(audit_tournament, self.store, tournament.id)
+        try:
+            report = self.audits.submit(self._audit_reports.get, key, audit)
+        except RuntimeError:  # the pool is shut down: the server is stopping
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
+        return audit_pb(await asyncio.wrap_future(report))
+
+    def _audit_request(
+        self, context: grpc.ServicerContext, request: pb.AuditTournamentRequest
+    ) -> TournamentRow:
+        return self._audited_tournament(context, principal_of(self.store, context), request.name)
 
     def _audited_tournament(
         self, context: grpc.ServicerContext, principal: Principal, name: str
