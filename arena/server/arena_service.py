@@ -120,7 +120,7 @@ from arena.tournament.policy.config import TournamentError, build_config, build_
 from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.policy.sprt_format import sprt_progress
-from arena.tournament.view.spectator_delay import DelayLine
+from arena.tournament.view.spectator_delay import NOT_PUBLIC, DelayLine
 from arena.tournament.view.table import tournament_table
 
 WATCH_POLL_S = 0.5
@@ -197,7 +197,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if found is None:
             abort(
                 context, grpc.StatusCode.UNAVAILABLE,
-                f"not public yet: you see the arena as it was {self.delay.delay_s:g} s ago, and"
+                f"{NOT_PUBLIC}: you see the arena as it was {self.delay.delay_s:g} s ago, and"
                 " games have started or ended since this was first asked for; retry later",
             )  # fmt: skip
         return found  # type: ignore[return-value]
