@@ -8,8 +8,10 @@ entry, when it breaks a rule:
   long name or long link at most ``MAX_LONG_NAME_BYTES``, a PAX header at
   most ``MAX_PAX_HEADER_BYTES`` (its ``size`` record bounded like any size),
   all of them together at most ``MAX_EXTENDED_BYTES``,
-  every other member at most ``MAX_FILE_BYTES``, at most ``MAX_HEADERS``
-  headers; no GNU sparse files;
+  every other member at most ``MAX_FILE_BYTES`` and all of them together at
+  most ``MAX_TOTAL_BYTES``, at most ``MAX_HEADERS`` headers; no GNU sparse
+  files (so a gzip bomb is refused once its members pass the total, not
+  inflated to its end first);
 * sizes: the upload at most ``MAX_ARCHIVE_BYTES``; at most ``MAX_ENTRIES``
   entries; each file at most ``MAX_FILE_BYTES`` and all of them together at
   most ``MAX_TOTAL_BYTES`` unpacked (zip sizes are also enforced while
@@ -315,10 +317,10 @@ def check_tar_headers(stream: io.BufferedIOBase | gzip.GzipFile) -> None:
     """Walk the raw tar headers of ``stream`` and bound every declared size before it is read.
 
     Reads at most one PAX header (``MAX_PAX_HEADER_BYTES``) into memory at a
-    time; file data is skipped. ArchiveTooLargeError names the header and
-    the limit.
+    time; file data is skipped, and never more than ``MAX_TOTAL_BYTES`` of it.
+    ArchiveTooLargeError names the header and the limit.
     """
-    headers = extended = 0
+    headers = extended = declared = 0
     pax_size: int | None = None
     while True:
         block = stream.read(_BLOCK)
@@ -363,6 +365,12 @@ def check_tar_headers(stream: io.BufferedIOBase | gzip.GzipFile) -> None:
             if size > MAX_FILE_BYTES:
                 raise ArchiveTooLargeError(
                     f"{where}: declares {size} bytes; the limit is {MAX_FILE_BYTES}"
+                )
+            declared += size
+            if declared > MAX_TOTAL_BYTES:
+                raise ArchiveTooLargeError(
+                    f"{where}: the members up to here declare {declared} bytes in all;"
+                    f" the limit is {MAX_TOTAL_BYTES}"
                 )
         _skip(stream, size + (-size % _BLOCK))
 

@@ -33,6 +33,7 @@ from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
 from arena.tournament.policy.audit import audit_bundle
+from arena.tournament.view.spectator_delay import NOT_PUBLIC
 
 EXIT_STATUSES = """\
 Every refusal is one line on standard error, and the exit status says which:
@@ -631,11 +632,23 @@ def run_login(args: argparse.Namespace) -> int:
     token = read_token(sys.stdin)
     endpoint = Endpoint(target.address, token, tls, args.tls_ca, args.tls_cert, args.tls_key)
     with _calls(endpoint) as client:
-        bots = client.list_bots()  # the token works before it is saved
+        try:  # the token works before it is saved
+            bots = f"{len(client.list_bots().bots)} bots"
+        except grpc.RpcError as error:
+            if not _not_public_yet(error):
+                raise
+            bots = "its bots not public yet: the spectator delay"  # the token was let in
     path = save_login(endpoint, config_dir())
     security = "TLS" if tls else "plaintext"
-    _say([f"logged in to {target.address} ({security}; {len(bots.bots)} bots); saved {path}"])
+    _say([f"logged in to {target.address} ({security}; {bots}); saved {path}"])
     return EXIT_OK
+
+
+def _not_public_yet(error: grpc.RpcError) -> bool:
+    """Whether ``error`` is a view refused until the spectator delay has passed: the arena
+    checked the token first, so the token works."""
+    code, details = error.code(), error.details()
+    return code is grpc.StatusCode.UNAVAILABLE and str(details).startswith(NOT_PUBLIC)
 
 
 def run_submit(args: argparse.Namespace) -> int:

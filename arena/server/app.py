@@ -116,6 +116,7 @@ class ApiServer:
                 pool.shutdown(wait=False, cancel_futures=True)
             if self.service is not None:
                 self.service.quotas.close()
+                self.service.audits.shutdown(wait=False, cancel_futures=True)
             # The loop keeps running while handlers still in the pools return: an abort or
             # a reply from one of them waits on the loop, with no timeout of its own.
             deadline = time.monotonic() + self.drain_s

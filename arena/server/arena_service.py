@@ -30,6 +30,7 @@ import json
 import tarfile
 import time
 from collections.abc import AsyncIterator, Callable, Hashable
+from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -106,25 +107,29 @@ from arena.store import (
     revealed_record,
     revealed_secret,
 )
+from arena.store.kept import KeptAnswers
 from arena.store.models import SprtConfig
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
 from arena.store.tokens import check_user_name
 from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.orchestration.runner import ProgressKind, TournamentRunner
-from arena.tournament.policy.audit import audit_tournament
+from arena.tournament.policy.audit import AuditReport, audit_tournament
 from arena.tournament.policy.audit_bundle import tournament_bundle
 from arena.tournament.policy.config import TournamentError, build_config, build_sprt
 from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.policy.sprt_format import sprt_progress
-from arena.tournament.view.spectator_delay import DelayLine
+from arena.tournament.view.spectator_delay import NOT_PUBLIC, DelayLine
 from arena.tournament.view.table import tournament_table
 
 WATCH_POLL_S = 0.5
 TOKEN_RECHECK_S = 5.0
 """A WaitForSeats stream checks its token again this often (and before each seat)."""
 STOP_WAIT_S = 30.0  # StopTournament waits this long for the runner's matches to end
+AUDIT_KEEP_S = 30.0
+"""An AuditTournament answer is kept this long for the tournament as it was (status and
+games): the audit replays every game, so a flood of calls costs one audit, not one each."""
 
 _REFUSAL_CODES = {
     RefusalKind.EMPTY: grpc.StatusCode.INVALID_ARGUMENT,
@@ -171,6 +176,12 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.tournaments = TournamentSupervisor()
         self.seats = SeatHub(store)
         self.quotas = Quotas(store, self.options.limits)
+        self.audits = futures.ThreadPoolExecutor(1, thread_name_prefix="arena-audit")
+        """Audits run here one at a time (CPU-bound: the API's threads and the admin's calls
+        never wait behind a crowd of them); a call waiting for one holds no API thread."""
+        self._audit_reports: KeptAnswers[tuple[int, str, int], AuditReport] = KeptAnswers(
+            AUDIT_KEEP_S, max_kept=256
+        )
         self.log = get_logger(service="arena")
         self.delay: DelayLine[Message] = DelayLine(
             self.options.spectator_delay_s, functools.partial(first_event_after, store)
@@ -186,7 +197,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if found is None:
             abort(
                 context, grpc.StatusCode.UNAVAILABLE,
-                f"not public yet: you see the arena as it was {self.delay.delay_s:g} s ago, and"
+                f"{NOT_PUBLIC}: you see the arena as it was {self.delay.delay_s:g} s ago, and"
                 " games have started or ended since this was first asked for; retry later",
             )  # fmt: skip
         return found  # type: ignore[return-value]
@@ -236,6 +247,16 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def ListBots(
         self, request: pb.ListBotsRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.ListBotsResponse:
+        # Ratings and game counts hold game results: other users' bots as of the spectator
+        # delay's cut, the caller's own at once (as the web's /api/me shows them).
+        if principal.is_admin or self.delay.delay_s == 0:
+            return self._list_bots()
+        shown = self.public(context, principal, "bots", self._list_bots)
+        own = [bot_pb(b.latest) for b in list_bots(self.store) if b.owner == principal.user]
+        bots = [bot for bot in shown.bots if bot.owner != principal.user] + own
+        return pb.ListBotsResponse(bots=sorted(bots, key=lambda bot: bot.name))
+
+    def _list_bots(self) -> pb.ListBotsResponse:
         return pb.ListBotsResponse(bots=[bot_pb(b.latest) for b in list_bots(self.store)])
 
     @authenticated()
@@ -438,12 +459,39 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
         return tournament_pb(row, revealed_secret(self.store, row.id), sprt)
 
-    @authenticated()
-    def AuditTournament(
-        self, request: pb.AuditTournamentRequest, context: grpc.ServicerContext,
-        principal: Principal,
-    ) -> pb.AuditTournamentResponse:  # fmt: skip
-        return audit_pb(audit_tournament(self.store, self._tournament(context, request.name).id))
+    async def AuditTournament(
+        self, request: pb.AuditTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.AuditTournamentResponse:
+        tournament = await blocking(context, self._audit_request, request)
+        key = (tournament.id, str(tournament.status), tournament.games_played)
+        audit = functools.partial(audit_tournament, self.store, tournament.id)
+        try:
+            report = self.audits.submit(self._audit_reports.get, key, audit)
+        except RuntimeError:  # the pool is shut down: the server is stopping
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
+        return audit_pb(await asyncio.wrap_future(report))
+
+    def _audit_request(
+        self, context: grpc.ServicerContext, request: pb.AuditTournamentRequest
+    ) -> TournamentRow:
+        return self._audited_tournament(context, principal_of(self.store, context), request.name)
+
+    def _audited_tournament(
+        self, context: grpc.ServicerContext, principal: Principal, name: str
+    ) -> TournamentRow:
+        """The tournament to audit or bundle: for anyone but the admin, UNAVAILABLE while its
+        last game ended within the spectator delay (the audit and the bundle hold its secret
+        and its games)."""
+        tournament = self._tournament(context, name)
+        if not principal.is_admin and self.delay.delay_s > 0:
+            last = tournament_last_finish(self.store, tournament.id)
+            if last is not None and last > self.delay.cut():
+                abort(
+                    context, grpc.StatusCode.UNAVAILABLE,
+                    f"not public yet: {tournament.name}'s last game ended less than"
+                    f" {self.delay.delay_s:g} s ago (the spectator delay); retry later",
+                )  # fmt: skip
+        return tournament
 
     def _tournament(self, context: grpc.ServicerContext, ref: int | str) -> TournamentRow:
         if isinstance(ref, str) and not ref:
@@ -560,15 +608,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, context: grpc.ServicerContext, request: pb.GetAuditBundleRequest
     ) -> dict[str, Any]:
         principal = principal_of(self.store, context)
-        tournament = self._tournament(context, request.name)
-        if not principal.is_admin and self.delay.delay_s > 0:
-            last = tournament_last_finish(self.store, tournament.id)
-            if last is not None and last > self.delay.cut():
-                abort(
-                    context, grpc.StatusCode.UNAVAILABLE,
-                    f"not public yet: {tournament.name}'s last game ended less than"
-                    f" {self.delay.delay_s:g} s ago (the spectator delay); retry later",
-                )  # fmt: skip
+        tournament = self._audited_tournament(context, principal, request.name)
         return tournament_bundle(self.store, tournament.id)
 
     async def _watch_delayed(

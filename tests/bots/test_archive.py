@@ -20,6 +20,7 @@ from arena.bots.archive import (
     ArchiveError,
     ArchiveTooLargeError,
     check_bot_directory,
+    check_tar_headers,
     detect_format,
     remove_stale_uploads,
     unpack_bot_archive,
@@ -367,6 +368,48 @@ def test_tar_metadata_is_bounded_before_it_is_read(tmp_path: Path, case: str) ->
     assert message in str(raised.value)
     assert peak < 8 * 1024 * 1024, f"{peak} bytes allocated to refuse it"
     assert list(tmp_path.iterdir()) == []
+
+
+class _FullSizeMembers(io.RawIOBase):
+    """A raw tar stream of ``count`` members of 16 MiB (the limit per file), each header
+    followed by its data, made as it is read: what a gzip bomb inflates to."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.served = 0
+        self._pending = b""
+        self._data_left = 0
+        self._members = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if not self._pending and self._data_left == 0:
+            if self._members == self.count:
+                return 0
+            self._members += 1
+            name = f"bot/f{self._members}".encode()
+            self._pending, self._data_left = _raw_header(name, b"0", 16 << 20), 16 << 20
+        if self._pending:
+            count = min(len(buffer), len(self._pending))
+            buffer[:count], self._pending = self._pending[:count], self._pending[count:]
+        else:
+            count = min(len(buffer), self._data_left)
+            buffer[:count] = bytes(count)
+            self._data_left -= count
+        self.served += count
+        return count
+
+
+def test_a_bomb_of_many_full_size_members_is_refused_once_they_pass_the_total() -> None:
+    """Each member within the per-file limit, many of them: the header walk stops once
+    they declare more than the total, without inflating the rest."""
+    stream = _FullSizeMembers(12)
+    with pytest.raises(ArchiveTooLargeError) as raised:
+        check_tar_headers(io.BufferedReader(stream))  # type: ignore[arg-type]
+    assert f"declare {5 * (16 << 20)} bytes in all; the limit is {64 << 20}" in str(raised.value)
+    assert stream.served < (64 << 20) + 64 * 1024 + 5 * 512
 
 
 def test_gnu_sparse_members_are_refused(tmp_path: Path) -> None:

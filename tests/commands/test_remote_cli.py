@@ -44,6 +44,7 @@ from arena.store import (
     get_tournament,
     list_games,
 )
+from arena.testing.demo_data import play_demo_tournament
 from arena.testing.waiting import wait_until
 from tests.server.pki import Pki, make_pki
 from tests.server.test_disk_full import small_disk
@@ -362,6 +363,33 @@ def _refusal(result: Run, status: int, words: str) -> None:
     assert result.err.count("\n") == 1 and result.err.startswith("arena remote: "), result.err
     assert words in result.err
     assert "Traceback" not in result.err
+
+
+@pytest.mark.slow
+def test_login_goes_through_while_the_bots_are_not_public_yet(
+    arena_cli: Cli, tmp_path: Path
+) -> None:
+    """Under a spectator delay, a list first asked for just after a game ended is not
+    public yet (UNAVAILABLE): the arena checked the token before that, so login saves it;
+    a wrong token is still refused."""
+    store = Store.open(tmp_path / "data")
+    demo = play_demo_tournament(store, tmp_path / "bots", bots=("ann", "bob"), max_games=1)
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(spectator_delay_s=3600.0)
+    )
+    server.start()
+    try:
+        login = ("login", f"grpc://127.0.0.1:{port}")
+        _refusal(arena_cli(*login, stdin="wrong\n"), remote.EXIT_UNAUTHENTICATED, "unknown token")
+        result = arena_cli(*login, stdin=create_token(store, "alice") + "\n")
+        assert result.status == 0, result
+        assert "bots not public yet: the spectator delay" in result.out
+        _refusal(arena_cli("bots"), remote.EXIT_UNREACHABLE, "not public yet")
+    finally:
+        server.stop(grace=None)
+        assert demo.lease is not None
+        demo.lease.release()
+        store.close()
 
 
 @pytest.mark.slow

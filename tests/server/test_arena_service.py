@@ -38,7 +38,9 @@ from arena.store import (
     ensure_admin_token,
     tournament_secret,
 )
-from arena.testing.waiting import wait_until
+from arena.testing.demo_data import play_demo_tournament
+from arena.testing.waiting import assert_stays, wait_until
+from arena.tournament.policy.audit import AuditReport, audit_tournament
 from arena.web import create_web_server
 from tests.store.lease_holder import kill_9, lease_holding_process
 
@@ -636,6 +638,56 @@ def test_a_tournament_runs_streams_progress_and_serves_records(arena: Arena) -> 
         pb.CreateUserTokenRequest(user="carol"), metadata=_auth(arena.admin)
     )
     assert arena.stub.ListBots(pb.ListBotsRequest(), metadata=_auth(token.token)).bots
+
+
+def test_audits_run_one_at_a_time_and_a_flood_of_one_costs_one_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An audit replays every game of a tournament (CPU-bound): a user's calls in flight
+    each running one at once made the admin's calls wait seconds. They run one at a
+    time, each answer kept for the tournament as it was, while the admin is answered."""
+    store = Store.open(tmp_path / "data")
+    for name in ("cup-a", "cup-b"):
+        play_demo_tournament(store, tmp_path / "bots", name=name, bots=("ann", "bob"))
+    gate, lock = threading.Event(), threading.Lock()
+    running, ran, most = [0], [0], [0]
+
+    def held_audit(store_: Store, ref: int | str) -> AuditReport:
+        with lock:
+            running[0] += 1
+            ran[0] += 1
+            most[0] = max(most[0], running[0])
+        gate.wait(20)
+        with lock:
+            running[0] -= 1
+        return audit_tournament(store_, ref)
+
+    monkeypatch.setattr("arena.server.arena_service.audit_tournament", held_audit)
+    admin, user = ensure_admin_token(store), create_token(store, "mallory")
+    server, port = create_server("127.0.0.1:0", store=store)
+    server.start()
+    answers: list[pb.AuditTournamentResponse] = []
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            futures = [
+                stub.AuditTournament.future(pb.AuditTournamentRequest(name=name),
+                                            metadata=_auth(user), timeout=30)
+                for name in ["cup-a", "cup-b"] * 6
+            ]  # fmt: skip
+            wait_until(lambda: ran[0] >= 1, "the first audit to start")
+            listed = stub.ListTournaments(pb.ListTournamentsRequest(), metadata=_auth(admin))
+            assert len(listed.tournaments) == 2  # the admin is answered meanwhile
+            assert_stays(lambda: ran[0] == 1, 0.3, "one audit running, the others waiting")
+            gate.set()
+            answers = [future.result() for future in futures]
+    finally:
+        gate.set()
+        server.stop(grace=None)
+        store.close()
+    assert most[0] == 1 and ran[0] == 2, (most, ran)  # one at a time, once per tournament
+    # (the demo's games are made up: each audit fails, naming its tournament)
+    assert [a.text.split(":")[0] for a in answers] == ["audit of cup-a", "audit of cup-b"] * 6
 
 
 def test_the_deal_seed_is_committed_at_creation_and_revealed_only_once_finished(

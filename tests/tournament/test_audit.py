@@ -16,9 +16,15 @@ import pytest
 from arena import store as st
 from arena.kahuna import Record, deal_from_seed
 from arena.kahuna.records import play_random_game
+from arena.referee.botdir import load_bot
 from arena.referee.seeds import deal_seed, seed_commitment
 from arena.sandbox import SandboxLimits
-from arena.testing.demo_data import add_demo_bots, play_committed_games, report_for
+from arena.testing.demo_data import (
+    add_demo_bots,
+    play_committed_games,
+    report_for,
+    write_bot_dir,
+)
 from arena.tournament.orchestration.runner import match_jobs
 from arena.tournament.policy.audit import audit_bundle, audit_tournament
 from arena.tournament.policy.audit_bundle import tournament_bundle
@@ -90,6 +96,46 @@ def test_a_finished_tournament_passes_and_its_commitment_is_the_revealed_seeds(
         st.Store.open(data), tournament_id))  # fmt: skip
     assert parameters["entrants"][0][0] == "alpha" and parameters["config"]["seed"] == 3
     assert "pass" in report.text()
+
+
+def test_games_between_two_bots_of_one_owner_pass_unrated_and_a_rated_one_fails(
+    tmp_path: Path,
+) -> None:
+    """A tournament may seat two bots of one user; their games move no rating (the store's
+    rule, docs/guide/fair-play.md): the bundle names each match's owners, so the audit
+    passes them unrated, and fails one whose ratings moved."""
+    data = tmp_path / "data"
+    with st.Store.open(data) as store:
+        add_demo_bots(store, tmp_path / "bots", ["alpha"])
+        for name in ("beta", "gamma"):
+            bot = load_bot(write_bot_dir(tmp_path / "bots", name))
+            st.add_bot_version(store, bot, owner="mallory")
+        config = st.TournamentConfig(games_per_match=4, seed=3)
+        tournament = create_tournament(store, "owned", "round_robin", list(BOTS), config)
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        _play(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        owners = [m["owners"] for m in tournament_bundle(store, tournament.id)["matches"]]
+        report = audit_tournament(store, "owned")
+    assert sorted(tuple(sorted(map(str, pair))) for pair in owners) == [
+        ("None", "mallory"), ("None", "mallory"), ("mallory", "mallory")
+    ]  # fmt: skip
+    assert report.ok, report.problem
+    assert "4 games between two bots of one owner" in report.text()
+    db = sqlite3.connect(data / "arena.db")
+    db.execute(
+        "UPDATE rating_history SET mu = mu + 0.5 WHERE id = (SELECT MAX(r.id) FROM"
+        " rating_history r JOIN games g ON g.id = r.game_id JOIN matches m ON m.id = g.match_id"
+        " JOIN bot_versions vf ON vf.id = m.first_id JOIN bots bf ON bf.id = vf.bot_id"
+        " JOIN bot_versions vs ON vs.id = m.second_id JOIN bots bs ON bs.id = vs.bot_id"
+        " WHERE bf.owner = 'mallory' AND bs.owner = 'mallory')"
+    )
+    db.commit()
+    db.close()
+    with st.Store.open(data) as store:
+        altered = audit_tournament(store, "owned")
+    assert not altered.ok
+    assert "its rating before (two bots of one owner" in (altered.problem or ""), altered.problem
 
 
 def test_an_unfinished_tournament_cannot_be_audited(tmp_path: Path) -> None:

@@ -22,9 +22,10 @@ from arena import store as st
 from arena.kahuna import Record, play_random_game
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.referee.botdir import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
-from arena.testing.demo_data import play_demo_tournament, report_for
+from arena.testing.demo_data import play_demo_tournament, report_for, write_bot_dir
 from arena.testing.live_games import live_parts
 from arena.testing.waiting import wait_until
 from arena.tournament.policy.results import store_game
@@ -251,11 +252,54 @@ def test_the_api_shows_spectators_the_arena_as_it_was(played: Played) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("delay_s", [HOUR, 0.0], ids=["delayed", "control: no delay"])
-def test_a_finished_tournaments_audit_bundle_waits_for_the_delay(
+def test_list_bots_shows_others_bots_as_of_the_cut_and_the_callers_own_at_once(
     tmp_path: Path, delay_s: float
 ) -> None:
-    """The bundle holds every record and the secret: for anyone but the admin it is public
-    only once the tournament's last game is older than the delay."""
+    """ListBots carries every bot's rating and games: a game's end shows in another user's
+    bot only once the delay has passed, in the caller's own bot at once (as /api/me)."""
+    store = st.Store.open(tmp_path / "data")
+    st.add_bot_version(store, load_bot(write_bot_dir(tmp_path / "bots", "ann")), owner="ann")
+    demo = play_demo_tournament(store, tmp_path / "bots", bots=("ann", "bob"), max_games=0)
+    match = st.list_matches(store, demo.tournament_id)[0]
+    game = Played(store, match, play_random_game(match.seed), demo.tournament_id)
+    tokens = {user: st.create_token(store, user) for user in ("ann", "carol")}
+    admin = st.ensure_admin_token(store)
+    server, port = create_server(
+        "127.0.0.1:0", store=store, options=ServiceOptions(spectator_delay_s=delay_s)
+    )
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+
+            def games(token: str) -> dict[str, int]:
+                metadata = (("authorization", f"Bearer {token}"),)
+                listed = stub.ListBots(pb.ListBotsRequest(), metadata=metadata, timeout=20)
+                assert [b.name for b in listed.bots] == ["ann", "bob"]
+                return {bot.name: bot.games for bot in listed.bots}
+
+            assert games(tokens["carol"]) == games(tokens["ann"]) == {"ann": 0, "bob": 0}
+            play_live(game)
+            finish(game)
+            assert games(admin) == {"ann": 1, "bob": 1}  # the admin: at once
+            assert games(tokens["ann"]) == {"ann": 1, "bob": 1 if not delay_s else 0}
+            assert games(tokens["carol"]) == ({"ann": 0, "bob": 0} if delay_s
+                                              else {"ann": 1, "bob": 1})  # fmt: skip
+    finally:
+        server.stop(grace=None)
+        assert demo.lease is not None
+        demo.lease.release()
+        store.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay_s", [HOUR, 0.0], ids=["delayed", "control: no delay"])
+def test_a_finished_tournaments_audit_bundle_and_audit_wait_for_the_delay(
+    tmp_path: Path, delay_s: float
+) -> None:
+    """The bundle holds every record and the secret, and AuditTournament's answer is made
+    from it (the secret, the games): for anyone but the admin they are public only once
+    the tournament's last game is older than the delay."""
     store = st.Store.open(tmp_path / "data")
     demo = play_demo_tournament(store, tmp_path / "bots", bots=("ann", "bob"))
     admin = st.ensure_admin_token(store)
@@ -273,15 +317,23 @@ def test_a_finished_tournaments_audit_bundle_waits_for_the_delay(
                 metadata = (("authorization", f"Bearer {token}"),)
                 return list(stub.GetAuditBundle(request, metadata=metadata, timeout=20))
 
+            def audit(token: str) -> pb.AuditTournamentResponse:
+                metadata = (("authorization", f"Bearer {token}"),)
+                named = pb.AuditTournamentRequest(name="demo-round-robin")
+                return stub.AuditTournament(named, metadata=metadata, timeout=20)
+
             assert json.loads(bundle(admin)[0].head_json)["secret"]  # the admin: at once
+            assert audit(admin).revealed_seed
             if delay_s:
-                with pytest.raises(grpc.RpcError) as refused:
-                    bundle(user)
-                assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
-                assert "spectator delay" in str(refused.value.details())
+                for call in (bundle, audit):
+                    with pytest.raises(grpc.RpcError) as refused:
+                        call(user)
+                    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+                    assert "spectator delay" in str(refused.value.details())
             else:
                 parts = bundle(user)
                 assert json.loads(parts[0].head_json)["secret"] and len(parts) > 1
+                assert audit(user).revealed_seed  # (the demo's games are made up: no pass)
     finally:
         server.stop(grace=None)
         if demo.lease is not None:

@@ -45,7 +45,7 @@ from arena.referee.seeds import (
     match_seed_material,
     secret_from_seed,
 )
-from arena.store import Store
+from arena.store import Store, same_owner
 from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
 from arena.tournament.policy.audit_bundle import BUNDLE_FORMAT, tournament_bundle
@@ -154,9 +154,12 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
     for m in matches:
         _check_one_pairing(m)
     games = [(m, g) for m in matches for g in m["played"]]
+    one_owner = 0
     for match, game in sorted(games, key=lambda mg: int(mg[1]["game_id"])):
         _check_game(secret, match, game)
-        _check_rating(game, initial, afters, outside, rated)
+        owned = _one_owner(match)
+        one_owner += owned and rated
+        _check_rating(game, initial, afters, outside, rated and not owned, owned)
         progress.games += 1
     checked = [
         f"the revealed secret and the published parameters hash to the commitment {commitment}",
@@ -170,7 +173,9 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
          " from the initial")
         + " rating or the one the version's previous game in this tournament left"
         + (f" ({len(outside)} start from a game of another tournament or the ladder,"
-           " which that one's audit checks)" if outside else ""),
+           " which that one's audit checks)" if outside else "")
+        + (f"; {one_owner} games between two bots of one owner move no rating, as the"
+           " store's rule says" if one_owner else ""),
     ]
     if secret == secret_from_seed(int(parameters["config"].get("seed", 0))):
         checked.append(
@@ -366,12 +371,24 @@ def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]
         )
 
 
+def _one_owner(match: Mapping[str, Any]) -> bool:
+    """Whether one user owns both bots of ``match`` (its games move no rating); a match
+    that names no owners is of the admin's bots."""
+    owners = match.get("owners", [None, None])
+    if not isinstance(owners, list) or len(owners) != 2:
+        raise _Mismatch(f"match {match.get('match_id')}: owners must be a list of two")
+    if not all(owner is None or isinstance(owner, str) for owner in owners):
+        raise _Mismatch(f"match {match.get('match_id')}: an owner is a name or null")
+    return same_owner((owners[0], owners[1]))
+
+
 def _check_rating(
     game: Mapping[str, Any],
     initial: tuple[float, float],
     afters: dict[tuple[int, str, str], tuple[float, float]],
     outside: set[tuple[int, str, str]],
     rated: bool = True,
+    one_owner: bool = False,
 ) -> None:
     where = f"game {game['game_id']}"
     rating = game["rating"]
@@ -396,8 +413,11 @@ def _check_rating(
                 f" {prior}"
             )
     expected = rate(before[0], before[1], game["winner_seat"]) if rated else (before[0], before[1])
-    should = ("the TrueSkill update of the record's result" if rated
-              else "its rating before (a game at /play moves no bot's rating)")  # fmt: skip
+    should = (
+        "the TrueSkill update of the record's result" if rated
+        else "its rating before (two bots of one owner: their game moves no rating)" if one_owner
+        else "its rating before (a game at /play moves no bot's rating)"
+    )  # fmt: skip
     for seat in (0, 1):
         got = (float(after[seat][0]), float(after[seat][1]))
         if not _close(expected[seat], got):

@@ -8,6 +8,8 @@ finished it holds the commitment and the parameters only: the secret, and the
 matches with their records, come once it is finished (a record of a deal whose
 second game is still to be played must not reach anyone: docs/reference/PROTOCOL.md).
 Nothing the arena derives from the secret (seed material, deal seeds) is in it.
+Each match names its bots' owners: a game between two bots of one user moves no
+rating (``arena.store.same_owner``), and the audit checks it so.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def tournament_bundle(store: Store, ref: int | str) -> dict[str, Any]:
 def _matches(db: sqlite3.Connection, tournament_id: int) -> list[dict[str, Any]]:
     rows = db.execute(
         "SELECT m.id, m.round, bf.name, vf.version, bs.name, vs.version, m.games,"
-        " m.first_id, m.second_id FROM matches m"
+        " m.first_id, m.second_id, bf.owner, bs.owner FROM matches m"
         " JOIN bot_versions vf ON vf.id = m.first_id JOIN bots bf ON bf.id = vf.bot_id"
         " JOIN bot_versions vs ON vs.id = m.second_id JOIN bots bs ON bs.id = vs.bot_id"
         " WHERE m.tournament_id = ? ORDER BY m.round, m.id",
@@ -66,7 +68,7 @@ def _matches(db: sqlite3.Connection, tournament_id: int) -> list[dict[str, Any]]
         versions = {r[7]: (r[2], r[3]), r[8]: (r[4], r[5])}
         out.append({
             "match_id": r[0], "round": r[1], "first": [r[2], r[3]], "second": [r[4], r[5]],
-            "games": r[6], "played": _games(db, r[0], versions),
+            "owners": [r[9], r[10]], "games": r[6], "played": _games(db, r[0], versions),
         })  # fmt: skip
     return out
 

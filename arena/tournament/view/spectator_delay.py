@@ -23,6 +23,9 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T")
 MAX_VIEWS = 256  # views kept (each with the answers of at most about one delay)
+NOT_PUBLIC = "not public yet"
+"""How a refusal of a view with no answer as old as the delay yet begins (the API's
+UNAVAILABLE, the web's 503): the caller was let in, the answer waits."""
 
 
 def stamp(epoch_s: float) -> str:
