@@ -22,6 +22,8 @@ from arena.store.paths import ADMIN_TOKEN_NAME
 
 USER_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
 ROLES = ("admin", "user")
+ADMIN_USER = "admin"
+"""The admin's user name (``ensure_admin_token``): no user token is ever made for it."""
 MAX_LIFETIME = timedelta(days=3650)
 
 
@@ -78,8 +80,35 @@ def create_token(
                 f"a token's lifetime must be more than 0 and at most {MAX_LIFETIME.days} days"
             )
         expires_at = (datetime.now(UTC) + lifetime).isoformat(timespec="milliseconds")
+    if role == "user" and user.lower() == ADMIN_USER:
+        raise StoreError(
+            f"user name {user!r} is the admin's: a user token for it would own the admin's"
+            " bots; choose another name"
+        )
+    return _insert_token(store, user, role, expires_at)
+
+
+def _insert_token(store: Store, user: str, role: str, expires_at: str | None) -> str:
+    """Store a new token's hash for ``user`` in ``role``: one name, one role, one spelling.
+
+    Bots, games and limits belong to a user by name, so a name another role holds, or
+    one that differs from a user's only in case, would share or mimic what is theirs.
+    """
     token = secrets.token_urlsafe(32)
     with store.transaction() as db:
+        for other, other_role in db.execute(
+            "SELECT DISTINCT user, role FROM tokens WHERE lower(user) = lower(?)", (user,)
+        ):
+            if other != user:
+                raise StoreError(
+                    f"user name {user!r} differs only in case from the user {other!r}:"
+                    " choose another name (or give that user a token)"
+                )
+            if other_role != role:
+                raise StoreError(
+                    f"{user!r} already holds {other_role} tokens; a name has one role:"
+                    f" a {role} token for it would own what is theirs; choose another name"
+                )
         db.execute(
             "INSERT INTO tokens (token_sha256, user, role, created_at, expires_at)"
             " VALUES (?, ?, ?, ?, ?)",
@@ -203,7 +232,7 @@ def ensure_admin_token(store: Store) -> str:
         principal = check_token(store, token)
         if principal is not None and principal.is_admin:
             return token
-    token = create_token(store, "admin", "admin")
+    token = _insert_token(store, ADMIN_USER, "admin", None)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(token + "\n")

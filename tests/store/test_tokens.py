@@ -127,3 +127,47 @@ def test_revoking_what_does_not_exist_is_named(store: Store) -> None:
     with pytest.raises(StoreError, match="exactly one"):
         revoke_tokens(store)
     assert list_tokens(store)[0].state() == "active"
+
+
+@pytest.mark.parametrize(
+    ("before", "user", "role", "refusal"),
+    [
+        ([], "admin", "user", "is the admin's"),
+        ([], "ADMIN", "user", "is the admin's"),
+        ([("carol", "admin")], "carol", "user", "already holds admin tokens"),
+        ([("dave", "user")], "dave", "admin", "already holds user tokens"),
+        ([("alice", "user")], "Alice", "user", "differs only in case from the user 'alice'"),
+        ([("Bob", "admin")], "bob", "admin", "differs only in case from the user 'Bob'"),
+    ],
+    ids=["admin-name", "admin-name-cased", "admin-as-user", "user-as-admin", "case", "case-admin"],
+)  # fmt: skip
+def test_a_name_has_one_role_and_one_spelling(
+    store: Store, before: list[tuple[str, str]], user: str, role: str, refusal: str
+) -> None:
+    """Bots and games belong to a user by name: a token that would share another role's
+    name, or mimic a user's in another case, is refused, and nothing is stored."""
+    for name, its_role in before:
+        create_token(store, name, its_role)
+    with pytest.raises(StoreError, match=refusal):
+        create_token(store, user, role)
+    assert [(row.user, row.role) for row in list_tokens(store)] == before
+
+
+def test_a_revoked_name_keeps_its_role_and_more_tokens_of_one_role_are_fine(
+    store: Store,
+) -> None:
+    create_token(store, "carol", "admin")
+    revoke_tokens(store, user="carol")
+    with pytest.raises(StoreError, match="already holds admin tokens"):
+        create_token(store, "carol")
+    create_token(store, "carol", "admin")
+    create_token(store, "alice")
+    create_token(store, "alice")
+    assert [row.user for row in list_tokens(store)] == ["carol", "carol", "alice", "alice"]
+
+
+def test_the_admin_token_is_made_for_the_admin_name(store: Store) -> None:
+    token = tokens.ensure_admin_token(store)
+    assert authenticate(store, token) == Principal(tokens.ADMIN_USER, "admin")
+    with pytest.raises(StoreError, match="is the admin's"):
+        create_token(store, tokens.ADMIN_USER)
