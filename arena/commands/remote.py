@@ -726,7 +726,11 @@ def run_audit(args: argparse.Namespace) -> int:
             raise RemoteError(f"{args.save}: cannot be written ({error.strerror})",
                               EXIT_USAGE) from None  # fmt: skip
     report = audit_bundle(bundle)
-    if args.commitment is not None and bundle.get("commitment") != args.commitment.lower():
+    if bundle.get("tournament") != args.name and not args.name.isdigit():  # an id: any name
+        report = replace(report, ok=False, checked=(), problem=(
+            f"the arena sent the bundle of tournament {str(bundle.get('tournament'))[:80]!r},"
+            f" not of {args.name!r}"))  # fmt: skip
+    elif args.commitment is not None and bundle.get("commitment") != args.commitment.lower():
         report = replace(report, ok=False, checked=(), problem=(
             f"the arena now publishes the commitment {bundle.get('commitment')}, not the"
             f" {args.commitment} you noted"))  # fmt: skip
