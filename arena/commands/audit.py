@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from arena.commands.pathargs import given_path
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store
 from arena.tournament.policy.audit import AuditReport, audit_bundle, audit_tournament
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("name", nargs="?", help="tournament name (not with --bundle)")
-    parser.add_argument("--bundle", type=Path, metavar="FILE",
+    parser.add_argument("--bundle", type=given_path, metavar="FILE",
                         help="check this saved audit bundle (JSON) instead")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(parser)
@@ -44,6 +44,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return fail(f"--bundle {args.bundle}: {error.strerror or error}", EXIT_BAD_FLAGS)
     except ValueError as error:
         return fail(f"--bundle {args.bundle}: not JSON ({error})", EXIT_BAD_FLAGS)
+    except RecursionError:
+        return fail(f"--bundle {args.bundle}: not JSON (nested too deeply)", EXIT_BAD_FLAGS)
     if not isinstance(bundle, dict):
         return fail(f"--bundle {args.bundle}: not a JSON object", EXIT_BAD_FLAGS)
     return _show(audit_bundle(bundle), args)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from rich.table import Table
 
@@ -14,6 +13,7 @@ from arena.bots.archive import ArchiveError, check_bot_directory
 from arena.bots.smoke import SAMPLE_RANDOM_BOT, SMOKE_GAMES
 from arena.bots.submission import check_submission
 from arena.commands import bot_check, kits
+from arena.commands.pathargs import given_path
 from arena.commands.rebuilds import binary_only_changes
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.commands.tables import fit
@@ -65,10 +65,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add = commands.add_parser(
         "add", help="validate, check (conformance and a smoke match) and store a bot directory"
     )
-    add.add_argument("directory", type=Path, help="bot directory with a bot.toml")
+    add.add_argument("directory", type=given_path, help="bot directory with a bot.toml")
     add.add_argument("--owner", help="user who owns the bot (for `arena serve`)")
     add.add_argument(
-        "--opponent", type=Path, default=SAMPLE_RANDOM_BOT, metavar="DIR",
+        "--opponent", type=given_path, default=SAMPLE_RANDOM_BOT, metavar="DIR",
         help="smoke-match opponent (default: the random sample bot)",
     )  # fmt: skip
     add.add_argument(

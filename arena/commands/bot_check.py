@@ -7,7 +7,6 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from rich.console import Console
 from rich.progress import (
@@ -19,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from arena.commands.pathargs import given_path
 from arena.commands.storeargs import add_data_dir, fail
 from arena.conformance import (
     SCENARIOS,
@@ -62,7 +62,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "check", help="play a bot through every situation of the contract (conformance)",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    check.add_argument("directory", type=Path, help="bot directory with a bot.toml")
+    check.add_argument("directory", type=given_path, help="bot directory with a bot.toml")
     check.add_argument("--json", action="store_true", help="print the findings as JSON")
     check.add_argument(
         "--scenario", action="append", metavar="NAME", choices=[s.name for s in SCENARIOS],

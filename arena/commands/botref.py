@@ -10,16 +10,35 @@ stored or sample bot.
 from __future__ import annotations
 
 import difflib
+import sqlite3
 from pathlib import Path
 
+from arena.commands.storeargs import damaged, is_damage
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.resources import sample_bots_dir
-from arena.store import NotFoundError, Store, bot_spec, list_bots, resolve_data_dir
+from arena.store import (
+    NotFoundError,
+    Store,
+    StoreError,
+    bot_spec,
+    list_bots,
+    resolve_data_dir,
+)
 from arena.store.paths import DATABASE_NAME
 
 
 def find_bot(text: str, data_dir: str | None) -> BotSpec:
-    """The bot ``text`` names (see the module docstring); BotConfigError saying why not."""
+    """The bot ``text`` names (see the module docstring); BotConfigError saying why not,
+    StoreError when the data directory cannot be read."""
+    try:
+        return _find_bot(text, data_dir)
+    except sqlite3.DatabaseError as error:
+        if not is_damage(error):
+            raise
+        raise StoreError(damaged(data_dir, error)) from None
+
+
+def _find_bot(text: str, data_dir: str | None) -> BotSpec:
     path = Path(text)
     if path.is_dir() or "/" in text or text in (".", ".."):
         return load_bot(path)  # a path: its own errors (no bot.toml, a bad field)

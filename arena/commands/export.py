@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from arena.commands.pathargs import given_path
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store, get_tournament
 from arena.tournament.view.spectator_delay import check_delay, stamp
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--tournament", metavar="NAME",
         help="only this tournament's or ladder's games (default: every game)",
     )  # fmt: skip
-    parser.add_argument("--out", metavar="DIR", required=True, type=Path,
+    parser.add_argument("--out", metavar="DIR", required=True, type=given_path,
                         help="directory to write into (created; its two files replaced)")
     parser.add_argument(
         "--spectator-delay-s", type=float, default=0.0, metavar="S",

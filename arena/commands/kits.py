@@ -10,6 +10,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.commands.pathargs import given_path
 from arena.commands.storeargs import fail
 from arena.referee import BotConfigError, load_bot
 from arena.referee.botdir import NAME_PATTERN
@@ -194,7 +195,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )  # fmt: skip
     new.add_argument("language", nargs="?", help="the kit's language, e.g. python, cpp")
     new.add_argument("name", nargs="?", help="the new bot's name (also its directory)")
-    new.add_argument("--dir", type=Path, help="where to create it (default: ./NAME)")
+    new.add_argument("--dir", type=given_path, help="where to create it (default: ./NAME)")
     new.add_argument("--list", action="store_true", help="list the starter kits")
     new.set_defaults(func=run_new)
 

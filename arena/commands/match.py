@@ -16,6 +16,7 @@ from pathlib import Path
 from arena.commands.bot_check import with_class_archive
 from arena.commands.botref import find_bot
 from arena.commands.outfile import write_whole
+from arena.commands.pathargs import given, given_path
 from arena.commands.playflags import add_play_flags, time_control, variant, whole
 from arena.commands.storeargs import add_data_dir
 from arena.kahuna import HandicapBridge
@@ -65,9 +66,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             " at once where a CPU is spare). Prints each game, in order, and the score."
         ),
     )
-    parser.add_argument("bot_a", metavar="BOT", help="first bot: a directory, a stored bot's"
-                        " name (its latest version) or a sample bot's (e.g. python_random)")
-    parser.add_argument("bot_b", metavar="BOT", help="second bot, the same way")
+    parser.add_argument("bot_a", metavar="BOT", type=given,
+                        help="first bot: a directory, a stored bot's name (its latest version)"
+                        " or a sample bot's (e.g. python_random)")  # fmt: skip
+    parser.add_argument("bot_b", metavar="BOT", type=given, help="second bot, the same way")
     parser.add_argument("--games", type=whole(1, 10_000), default=2, help="games (default 2)")
     parser.add_argument(
         "--seed", type=whole(0, 2**63 - 1), default=None,
@@ -76,7 +78,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " that matters; default: a fresh random secret)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--records", type=Path, metavar="DIR", help="write each game's record")
+    parser.add_argument("--records", type=given_path, metavar="DIR",
+                        help="write each game's record")  # fmt: skip
     add_play_flags(parser)
     parser.add_argument(
         "--max-restarts", type=whole(0, 1000), default=MatchConfig.max_restarts,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from arena.commands.pathargs import given_path
 from arena.commands.storeargs import fail
 from arena.tournament.execution.ray_auth import TokenError, create_token, token_path
 
@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
     actions.required = True
     create = actions.add_parser("create", help="write a new token file (mode 0600)")
     create.add_argument(
-        "path", nargs="?", type=Path,
+        "path", nargs="?", type=given_path,
         help="where (default $RAY_AUTH_TOKEN_PATH, else ~/.ray/auth_token)",
     )  # fmt: skip
     create.set_defaults(func=run_create)

@@ -25,6 +25,7 @@ import grpc
 
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
 from arena.commands.outfile import write_whole
+from arena.commands.pathargs import given, given_path
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.commands.tables import fit_rows, terminal_width
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
@@ -739,7 +740,11 @@ def run_audit(args: argparse.Namespace) -> int:
             raise RemoteError(f"{args.save}: cannot be written ({error.strerror})",
                               EXIT_USAGE) from None  # fmt: skip
     report = audit_bundle(bundle)
-    if args.commitment is not None and bundle.get("commitment") != args.commitment.lower():
+    if bundle.get("tournament") != args.name and not args.name.isdigit():  # an id: any name
+        report = replace(report, ok=False, checked=(), problem=(
+            f"the arena sent the bundle of tournament {str(bundle.get('tournament'))[:80]!r},"
+            f" not of {args.name!r}"))  # fmt: skip
+    elif args.commitment is not None and bundle.get("commitment") != args.commitment.lower():
         report = replace(report, ok=False, checked=(), problem=(
             f"the arena now publishes the commitment {bundle.get('commitment')}, not the"
             f" {args.commitment} you noted"))  # fmt: skip
@@ -975,17 +980,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     login.add_argument("--tls", action="store_true", help="TLS with the system's CA roots")
     login.add_argument(
         "--tls-ca",
-        type=Path,
+        type=given_path,
         metavar="FILE",
         help="check the arena's certificate with this PEM CA (implies TLS)",
     )
     login.add_argument(
         "--tls-cert",
-        type=Path,
+        type=given_path,
         metavar="FILE",
         help="your PEM client certificate, for mutual TLS (implies TLS)",
     )
-    login.add_argument("--tls-key", type=Path, metavar="FILE", help="the key of --tls-cert")
+    login.add_argument("--tls-key", type=given_path, metavar="FILE", help="the key of --tls-cert")
     login.add_argument(
         "--insecure", action="store_true",
         help="allow a plaintext URL to another machine (the token crosses the network in clear)",
@@ -993,7 +998,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     login.set_defaults(func=_handled(run_login))
 
     submit = sub("submit", "pack a bot directory, upload it, print its version and checks")
-    submit.add_argument("directory", metavar="DIR", help="the bot's directory (with bot.toml)")
+    submit.add_argument("directory", metavar="DIR", type=given,
+                        help="the bot's directory (with bot.toml)")  # fmt: skip
     submit.set_defaults(func=_handled(run_submit))
 
     bot_commands = group("bot", "the arena's bots (as `arena bot` on the server)")
@@ -1030,7 +1036,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     record = sub("record", "fetch a finished game's record (JSON)")
     record.add_argument("game_id", metavar="GAME_ID", type=int, help="the game's id")
-    record.add_argument("-o", "--output", type=Path, metavar="FILE", help="write it to FILE")
+    record.add_argument("-o", "--output", type=given_path, metavar="FILE", help="write it to FILE")
     record.set_defaults(func=_handled(run_record))
 
     export = sub("export", "write the arena's public games to Parquet (games and decisions,"
@@ -1040,7 +1046,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="only this tournament's or ladder's games (default: every game)",
     )  # fmt: skip
     export.add_argument(
-        "--out", metavar="DIR", required=True, type=Path,
+        "--out", metavar="DIR", required=True, type=given_path,
         help="directory to write into (created; its two files replaced)",
     )  # fmt: skip
     export.add_argument("--json", action="store_true", help="print a JSON summary")
@@ -1051,7 +1057,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     audit.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
     audit.add_argument("--commitment", metavar="HEX", help="the seed commitment you noted"
                        " when the tournament was created: it must be the one published now")
-    audit.add_argument("--save", type=Path, metavar="FILE",
+    audit.add_argument("--save", type=given_path, metavar="FILE",
                        help="also write the audit bundle (JSON) to FILE")  # fmt: skip
     audit.add_argument("--json", action="store_true", help="the verdict as JSON")
     audit.set_defaults(func=_handled(run_audit))

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from arena.commands.outfile import write_whole
+from arena.commands.pathargs import given_path
 from arena.kahuna import (
     MalformedRecordError,
     Variant,
@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     play.add_argument("--seed", type=int, required=True, help="seed of the deal and the moves")
     play.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")
     play.add_argument("--tactical", action="store_true", help="Tactical variant (R8)")
-    play.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    play.add_argument("--out", type=given_path, help="file to write (default: standard output)")
     play.set_defaults(func=run_play_random)
 
 

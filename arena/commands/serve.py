@@ -13,6 +13,7 @@ from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
 from arena.commands import limits, tokens
 from arena.commands.ladder import LadderThread, add_ladder_flags, start_ladder
+from arena.commands.pathargs import given_path
 from arena.commands.playflags import positive_seconds, whole
 from arena.commands.rayflags import (
     RayUnavailableError,
@@ -87,14 +88,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " deal in every game of such a match (unpaired)",
     )
     serve.add_argument(
-        "--tls-cert", type=Path, metavar="FILE",
+        "--tls-cert", type=given_path, metavar="FILE",
         help="serve TLS with this PEM certificate (chain); needs --tls-key",
     )  # fmt: skip
     serve.add_argument(
-        "--tls-key", type=Path, metavar="FILE", help="the certificate's PEM private key"
+        "--tls-key", type=given_path, metavar="FILE", help="the certificate's PEM private key"
     )
     serve.add_argument(
-        "--tls-client-ca", type=Path, metavar="FILE",
+        "--tls-client-ca", type=given_path, metavar="FILE",
         help="mutual TLS: gRPC clients must present a certificate signed by this PEM CA",
     )  # fmt: skip
     add_stream_limits(serve)

@@ -20,6 +20,9 @@ from arena.tournament.statistics.stats import (
 )
 
 ORDER = "LL,LD,DD/WL,WD,WW"
+MAX_PAIRS = 1_000_000_000
+"""The most pairs the counts may add up to: far past any test (an SPRT stops by 100,000),
+and below where the floating-point statistics of a lopsided count fail."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,6 +81,10 @@ def parse_pentanomial(raw: str | None) -> Pentanomial:
         raise InputError(f"--pentanomial: counts must be non-negative, got {raw!r}")
     if sum(counts) == 0:
         raise InputError("--pentanomial: at least one pair is needed")
+    if sum(counts) > MAX_PAIRS:
+        raise InputError(
+            f"--pentanomial: the counts add up to more than {MAX_PAIRS:,} pairs, the most taken"
+        )
     return Pentanomial((counts[0], counts[1], counts[2], counts[3], counts[4]))
 
 

@@ -6,13 +6,15 @@ and written as record batches of at most ``batch_games`` games and
 size. A game is exported only when ``arena.store.record_withheld`` says its
 record is public now (the gate of the web's and the API's records): a game whose
 deal is still to be played from the other seat is left out, and counted.
-The files are written under temporary names and renamed when complete: an
-interrupted export leaves no partial file under the final names. ``write_games``
+The files are written under temporary names and renamed once both are complete: an
+interrupted export (a full disk as the last file is closed too) leaves no partial file
+under the final names, and a previous export's pair as it was. ``write_games``
 writes games from any source (``arena remote export`` streams them from an arena).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -61,12 +63,16 @@ class _Sink:
             self.rows = []
 
     def finish(self) -> None:
+        """Write the last rows and the footer, still under the partial name."""
         self.flush()
         self.writer.close()
+
+    def publish(self) -> None:
         os.replace(self.partial, self.path)
 
     def abandon(self) -> None:
-        self.writer.close()
+        with contextlib.suppress(Exception):  # a close that failed (a full disk) fails again
+            self.writer.close()
         self.partial.unlink(missing_ok=True)
 
 
@@ -119,7 +125,9 @@ def write_games(
             written += 1
             decisions += len(decision_rows)
         games_sink.finish()
-        decisions_sink.finish()
+        decisions_sink.finish()  # both whole before either replaces a previous export's
+        games_sink.publish()
+        decisions_sink.publish()
     except BaseException:
         games_sink.abandon()
         decisions_sink.abandon()

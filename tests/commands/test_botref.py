@@ -18,6 +18,7 @@ from arena.commands.botref import find_bot
 from arena.referee import BotConfigError, load_bot
 from arena.resources import sample_bots_dir
 from arena.store import Store, add_bot_version
+from tests.commands.test_store_commands import damaged_data_dir
 
 SAMPLES = sample_bots_dir()
 
@@ -104,3 +105,13 @@ def test_the_command_plays_a_stored_bot_against_a_sample_by_name(
     assert set(report["score"]) == {"stored-bot", "python_greedy"}
     assert report["bots"]["python_greedy"]["directory"] == str(SAMPLES.resolve() / "python_greedy")
     assert Path(report["bots"]["stored-bot"]["directory"]).is_relative_to(data.resolve())
+
+
+def test_a_damaged_store_is_named_in_one_line_not_taken_for_no_such_bot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = damaged_data_dir(tmp_path)
+    assert main(["match", "stored-bot", "python_random", "--data-dir", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"arena match: {data / 'arena.db'}: the database is damaged"), err

@@ -78,6 +78,10 @@ def test_decisions(counts: str, decision: str) -> None:
         (["--pentanomial", "1,2,x,4,5", "--elo0", "0", "--elo1", "5"], "--pentanomial"),
         (["--pentanomial", "1,-2,3,4,5", "--elo0", "0", "--elo1", "5"], "--pentanomial"),
         (["--pentanomial", "0,0,0,0,0", "--elo0", "0", "--elo1", "5"], "--pentanomial"),
+        (["--pentanomial", f"1,0,0,0,{10**300}", "--elo0", "0", "--elo1", "5"], "--pentanomial"),
+        (["--pentanomial", f"1,0,0,0,{10**400}", "--elo0", "0", "--elo1", "5"], "--pentanomial"),
+        (["--pentanomial", "500000000,0,0,0,500000001", "--elo0", "0", "--elo1", "5"],
+         "--pentanomial"),
         (["--pentanomial", "1,2,3,4,5", "--elo1", "5"], "--elo0"),
         (["--pentanomial", "1,2,3,4,5", "--elo0", "zero", "--elo1", "5"], "--elo0"),
         (["--pentanomial", "1,2,3,4,5", "--elo0", "5", "--elo1", "0"], "--elo1"),
@@ -87,7 +91,8 @@ def test_decisions(counts: str, decision: str) -> None:
         (["--pentanomial", "1,2,3,4,5", "--elo0", "0", "--elo1", "5", "--model", "bayes"],
          "--model"),
     ],
-    ids=["no-counts", "four-counts", "not-a-number", "negative", "all-zero", "no-elo0",
+    ids=["no-counts", "four-counts", "not-a-number", "negative", "all-zero", "1e300-pairs",
+         "1e400-pairs", "past-the-cap", "no-elo0",
          "bad-elo0", "reversed", "nan", "alpha-0", "beta-1", "bad-model"],
 )  # fmt: skip
 def test_bad_input_exits_2_with_one_line_naming_the_flag(args: list[str], flag: str) -> None:

@@ -280,6 +280,42 @@ def test_an_unusable_data_dir_gets_one_line_naming_it_and_is_left_alone(
     assert after == before
 
 
+def damaged_data_dir(tmp: Path) -> Path:
+    """A data directory whose database opens (its header and schema are whole) but whose
+    tables' pages are overwritten: the damage a failing disk or a copy cut short leaves."""
+    import sqlite3
+
+    data = tmp / "data"
+    with Store.open(data) as store:
+        create_token(store, "alice", "user")
+    with contextlib.closing(sqlite3.connect(data / "arena.db")) as db:
+        page = int(db.execute("PRAGMA page_size").fetchone()[0])
+        roots = [row[0] for row in db.execute(
+            "SELECT rootpage FROM sqlite_master WHERE rootpage > 1")]  # fmt: skip
+    with (data / "arena.db").open("r+b") as file:
+        for root in roots:
+            file.seek((root - 1) * page)
+            file.write(b"\xde\xad" * (page // 2))
+    return data
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["bot", "list"], ["leaderboard"], ["tournament", "list"], ["token", "list"],
+     ["token", "create", "bob"]],
+    ids=" ".join,
+)  # fmt: skip
+def test_a_damaged_database_gets_one_line_naming_it_and_is_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    data = damaged_data_dir(tmp_path)
+    before = (data / "arena.db").read_bytes()
+    status, out, err = _arena(capsys, data, *command)
+    assert status == 1 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"arena: {data / 'arena.db'}: the database is damaged"), err
+    assert (data / "arena.db").read_bytes() == before
+
+
 def test_a_read_only_data_dir_is_named_as_such(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -167,6 +167,34 @@ def test_an_interrupted_export_leaves_no_file(
     assert list((tmp_path / "out").iterdir()) == []
 
 
+def test_an_export_that_fails_at_its_last_file_leaves_the_previous_pair_as_it_was(
+    store: st.Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills as the decisions file is closed (its last row group and footer):
+    games.parquet must not be replaced either, or the directory would pair this export's
+    games with the previous export's decisions."""
+    import errno
+
+    import arena.export.writer as writer
+
+    play_demo_tournament(store, tmp_path / "bots", bots=("a", "b"))
+    out = tmp_path / "out"
+    export_public_games(store, out)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    play_demo_tournament(store, tmp_path / "bots2", bots=("c", "d"), name="second")
+
+    class FullAtClose(pq.ParquetWriter):  # type: ignore[misc]
+        def close(self) -> None:
+            super().close()
+            if "decisions" in str(self.where):
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer.pq, "ParquetWriter", FullAtClose)
+    with pytest.raises(OSError, match="No space left"):
+        export_public_games(store, out)
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
 P = parse_action("pass")
 D = parse_action("draw deck")
 

@@ -4,12 +4,14 @@ differs; the stored match seed decides nothing; the secret stays secret until th
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -370,6 +372,80 @@ def test_the_audit_reads_only_the_bundle(finished: tuple[Path, int]) -> None:
     assert f"game {game['game_id']}" in failed.problem
 
 
+def _relabelled(bundle: dict[str, Any]) -> None:
+    bundle["tournament"] = "spring-open"  # another tournament's bundle, passed off as this
+
+
+def _infinite_game_id(bundle: dict[str, Any]) -> None:
+    bundle["matches"][0]["played"][0]["game_id"] = json.loads("1e400")
+
+
+def _deep_parameters(bundle: dict[str, Any]) -> None:
+    """Parameters nested past the JSON reader's depth, with the commitment to match."""
+    bundle["parameters"] = "[" * 100_000 + "]" * 100_000
+    secret = bytes.fromhex(bundle["secret"])
+    bundle["commitment"] = seed_commitment(secret, bundle["parameters"].encode())
+
+
+@pytest.mark.parametrize(
+    ("alter", "named"),
+    [
+        (_relabelled, "labelled 'spring-open', but its commitment binds the parameters of"
+                      " tournament 'audited'"),
+        (_infinite_game_id, "malformed (OverflowError"),
+        (_deep_parameters, "malformed (nested too deeply)"),
+    ],
+    ids=["relabelled", "infinite-game-id", "deep-parameters"],
+)  # fmt: skip
+def test_a_hostile_bundle_fails_naming_why_and_raises_nothing(
+    finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str
+) -> None:
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
+    alter(bundle)
+    report = audit_bundle(bundle)
+    assert not report.ok and named in (report.problem or ""), report.problem
+
+
+class _Arena:
+    """What `arena remote audit` talks to: an arena that sends ``bundle`` whatever is asked."""
+
+    def __init__(self, bundle: dict[str, Any]) -> None:
+        self.bundle = bundle
+
+    def audit_bundle(self, request: object) -> Iterator[object]:
+        from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+
+        head = {k: v for k, v in self.bundle.items() if k != "matches"}
+        yield pb.GetAuditBundleResponse(head_json=json.dumps(head))
+        for match in self.bundle["matches"]:
+            head = {k: v for k, v in match.items() if k != "played"}
+            yield pb.GetAuditBundleResponse(match_json=json.dumps(head))
+            for game in match["played"]:
+                yield pb.GetAuditBundleResponse(game_json=json.dumps(game))
+
+
+@pytest.mark.parametrize(("asked", "status"), [("audited", 0), ("spring-open", 9)])
+def test_remote_audit_fails_the_bundle_of_another_tournament_than_the_one_asked(
+    finished: tuple[Path, int], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], asked: str, status: int,
+) -> None:  # fmt: skip
+    """A whole, passing bundle of "audited", sent when "spring-open" was asked for."""
+    from arena.cli import main
+    from arena.commands import remote
+
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
+    monkeypatch.setattr(remote, "load_login", lambda directory: None)
+    monkeypatch.setattr(remote, "_calls", lambda endpoint: contextlib.nullcontext(_Arena(bundle)))
+    assert main(["remote", "audit", asked]) == status
+    if status:
+        err = capsys.readouterr().err
+        assert "the arena sent the bundle of tournament 'audited', not of 'spring-open'" in err
+
+
 def test_a_malformed_bundle_is_named_not_raised() -> None:
     report = audit_bundle({"format": "kahuna-arena/audit/1", "tournament": "x"})
     assert not report.ok and "malformed" in (report.problem or "")
@@ -479,5 +555,9 @@ def test_the_cli_checks_a_saved_bundle_without_a_data_directory(
     saved.write_text("[1]")
     refused = subprocess.run(command, capture_output=True, text=True, check=False)
     assert refused.returncode == 2 and "not a JSON object" in refused.stderr
+    saved.write_text("[" * 100_000)
+    deep = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert (deep.returncode, deep.stderr) == (2, f"arena: --bundle {saved}: not JSON (nested"
+                                                 " too deeply)\n")  # fmt: skip
     both = subprocess.run([*command, "audited"], capture_output=True, text=True, check=False)
     assert both.returncode == 2 and "one of them" in both.stderr

@@ -109,7 +109,9 @@ def audit_bundle(bundle: Mapping[str, Any]) -> AuditReport:
         return report(None, _audit(bundle, progress))
     except _Mismatch as exc:
         return report(str(exc))
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except RecursionError:
+        return report("the audit bundle is malformed (nested too deeply)")
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as exc:
         return report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
 
 
@@ -143,6 +145,11 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
             f" published commitment {commitment}"
         )
     parameters = json.loads(parameters_text)
+    if parameters["name"] != bundle["tournament"]:
+        raise _Mismatch(
+            f"the bundle is labelled {str(bundle['tournament'])[:80]!r}, but its commitment binds"
+            f" the parameters of tournament {str(parameters['name'])[:80]!r}"
+        )
     matches = list(bundle["matches"])
     schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
