@@ -39,6 +39,8 @@ from arena.store import (
     StoreError,
     add_bot_version,
     bot_spec,
+    case_twin,
+    case_twin_problem,
     get_bot,
     get_version,
     require_owner,
@@ -166,7 +168,11 @@ def _submit(
 
 
 def name_refusal(store: Store, principal: Principal, name: str) -> str | None:
-    """Why ``principal`` may not take bot name ``name`` (a reserved name no user owns yet)."""
+    """Why ``principal`` may not take bot name ``name`` (a reserved name no user owns yet,
+    a name one case apart from a stored bot's)."""
+    twin = case_twin(store, name)
+    if twin is not None:  # anyone's: two names one case apart pass for one bot
+        return case_twin_problem(name, twin)
     if principal.is_admin:
         return None
     try:

@@ -7,6 +7,8 @@ web pages code against.
 from arena.store.bots import (
     add_bot_version,
     bot_spec,
+    case_twin,
+    case_twin_problem,
     get_bot,
     get_version,
     leaderboard,
@@ -207,6 +209,8 @@ __all__ = [
     "authenticate",
     "bot_failures",
     "bot_spec",
+    "case_twin",
+    "case_twin_problem",
     "check_token",
     "close_seat_offers",
     "conservative_rating",

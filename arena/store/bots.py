@@ -78,6 +78,9 @@ def add_bot_version(
         if bot is not None and owner is None and bot["owner"] is not None:  # an owner-less
             raise NotOwnerError(spec.name, bot["owner"])  # add never takes a user's bot
         if bot is None:
+            twin = _case_twin(db, spec.name)
+            if twin is not None:
+                raise StoreError(case_twin_problem(spec.name, twin))
             bot_id = db.execute(
                 "INSERT INTO bots (name, owner, created_at) VALUES (?, ?, ?)",
                 (spec.name, owner, utc_now()),
@@ -98,6 +101,28 @@ def add_bot_version(
                  INITIAL_MU, INITIAL_SIGMA, directory_bytes(target)),
             )  # fmt: skip
     return get_version(store, spec.name, spec.version), existing is None
+
+
+def case_twin(store: Store, name: str) -> str | None:
+    """The stored bot whose name differs from ``name`` only in case, if there is one."""
+    with store.reading() as db:
+        return _case_twin(db, name)
+
+
+def _case_twin(db: sqlite3.Connection, name: str) -> str | None:
+    row = db.execute(
+        "SELECT name FROM bots WHERE lower(name) = lower(?) AND name != ? LIMIT 1", (name, name)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def case_twin_problem(name: str, twin: str) -> str:
+    """Why a new bot may not be called ``name`` beside ``twin``: on a leaderboard or a
+    crosstable the two would pass for one bot, and one could pose as the other."""
+    return (
+        f"bot name {name!r} differs only in case from the stored bot {twin!r}:"
+        " choose another name"
+    )
 
 
 def check_bot_source(store: Store, directory: Path) -> None:

@@ -441,6 +441,23 @@ def test_a_user_cannot_take_a_sample_bots_name_on_any_path(arena: Arena, name: s
     assert arena.submit(arena.admin, archive(name, "remote")).created  # the admin may
 
 
+def test_a_name_one_case_apart_from_a_stored_bot_is_refused_on_any_path(arena: Arena) -> None:
+    """``AliceBot`` beside ``alicebot`` would pass for it on every page: refused before
+    anything is checked or played, by gRPC and the web, for a user and the admin alike."""
+    arena.gate.set()
+    assert arena.submit(arena.user("alice"), archive("alicebot", "remote")).created
+    token = arena.user("mallory")
+    message = "bot name 'AliceBot' differs only in case from the stored bot 'alicebot'"
+    error = refused(lambda: arena.stub.RegisterRemoteBot(
+        pb.RegisterRemoteBotRequest(name="AliceBot"), metadata=arena.auth(token)))  # fmt: skip
+    assert error.code() == Code.PERMISSION_DENIED and message in error.details()
+    for who in (token, arena.admin):
+        error = refused(lambda who=who: arena.submit(who, archive("AliceBot", "remote")))
+        assert error.code() == Code.PERMISSION_DENIED and message in error.details()
+    status, payload, _ = arena.web_submit(token, archive("AliceBot"))
+    assert status == 403 and message in payload["error"]
+
+
 # --- tokens ---------------------------------------------------------------
 
 

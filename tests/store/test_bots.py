@@ -15,6 +15,7 @@ from arena.store import (
     StoreError,
     add_bot_version,
     bot_spec,
+    case_twin,
     get_bot,
     get_version,
     list_bots,
@@ -64,6 +65,27 @@ def test_another_users_bot_name_is_refused_and_nothing_changes(
         add_bot_version(store, make_bot("alpha", "print('hijack')\n"), owner="bob")
     assert get_bot(store, "alpha") == before
     assert len(list((store.bots_dir / "alpha").iterdir())) == 1
+
+
+@pytest.mark.parametrize(
+    ("first_owner", "twin_owner"),
+    [("ann", "bob"), ("ann", "ann"), (None, "bob"), ("ann", None)],
+    ids=["another-user", "the-same-user", "after-the-admin", "the-admin-after"],
+)  # fmt: skip
+def test_a_name_one_case_apart_from_a_stored_bot_is_refused_and_nothing_is_stored(
+    store: Store, make_bot: MakeBot, first_owner: str | None, twin_owner: str | None
+) -> None:
+    """On a leaderboard ``AliceBot`` and ``alicebot`` pass for one bot: whoever asks, the
+    second name is refused, naming the first; the first takes new versions as before."""
+    add_bot_version(store, make_bot("alicebot"), owner=first_owner)
+    with pytest.raises(StoreError, match="'AliceBot' differs only in case from the stored bot"
+                       " 'alicebot'"):  # fmt: skip
+        add_bot_version(store, make_bot("AliceBot"), owner=twin_owner)
+    assert [bot.name for bot in list_bots(store)] == ["alicebot"]
+    assert not (store.bots_dir / "AliceBot").exists()
+    assert case_twin(store, "ALICEBOT") == "alicebot" and case_twin(store, "alicebot") is None
+    _, is_new = add_bot_version(store, make_bot("alicebot", "print('v2')\n"), owner=first_owner)
+    assert is_new
 
 
 def test_an_owner_less_add_onto_a_users_bot_is_refused_naming_the_owner(
