@@ -302,6 +302,31 @@ def test_refusals_name_the_problem(
 
 
 @pytest.mark.slow
+def test_a_game_in_play_reads_running_and_no_resume_can_play_it_beside_the_person(
+    arena_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    store, tables, ann, _ = arena_site
+    status, opened = ann.call("POST", "/api/play", {"bot": "python_random", "seat": 0})
+    assert status == 201, opened
+    table_id = str(opened["table"])
+    wait_until(lambda: _your_turn(ann, table_id), "ann's turn", 60, interval_s=0.05,
+               state=lambda: ann.call("GET", f"/api/play/{table_id}")[1])  # fmt: skip
+    [listed] = _listed(ann, "/api/play/games", "games")
+    tournament_id = listed["tournament"]
+    assert isinstance(tournament_id, int)
+    status, shown = ann.call("GET", f"/api/tournaments/{tournament_id}")
+    assert (status, shown["tournament"]["status"]) == (200, "running"), shown  # type: ignore[index]
+    name = st.get_tournament(store, tournament_id).name
+    with pytest.raises(st.LeaseHeldError):  # `arena tournament resume` would store a forfeit
+        st.acquire_lease(store, tournament_id, name=name, wait_s=0)
+    table = tables.table(st.Principal("ann", "user"), table_id)
+    assert table.done.wait(60)  # ann never moves: she loses on time
+    assert ann.call("GET", f"/api/play/{table_id}")[1]["status"] == "stored"
+    assert st.get_tournament(store, tournament_id).status == "finished"
+    st.acquire_lease(store, tournament_id, name=name, wait_s=0).release()
+
+
+@pytest.mark.slow
 def test_the_server_wide_table_limit(tmp_path: Path) -> None:
     store = st.Store.open(tmp_path / "data")
     options = PlayOptions(time_control=TimeControl(action_ms=1000, bank_ms=0), max_tables=1)
