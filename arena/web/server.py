@@ -12,7 +12,8 @@ reads through a ``_DeadlineReader``, so the whole request header must arrive
 within a total deadline (a client dribbling a byte a second is cut, not kept
 alive by each byte), a keep-alive connection may idle only so long before its
 next request, a body must arrive whole within its own deadline (408 after),
-the header is bounded in bytes (431) and the body in bytes (413), and the
+the header is bounded in bytes (431) and the body in bytes (413) and taken only
+with a ``Content-Length`` (411 for a chunked one), and the
 number of open connections is capped: past the cap a new connection gets an
 immediate 503 (plain HTTP) or is closed (TLS) instead of a thread. Why still
 threads rather than an ASGI server: with total deadlines a slow client holds
@@ -322,13 +323,28 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(response, send_body=send_body)
 
     def _read_body(self, limit: int) -> tuple[bytes, tuple[int, str] | None]:
-        """The request body, or why it is refused (unread) without reading it."""
-        text = self.headers.get("Content-Length")
-        if text is None:
+        """The request body, or why it is refused (unread) without reading it.
+
+        Only a ``Content-Length`` body is taken: a chunked one would otherwise be left
+        unread and its bytes read as the next request.
+        """
+        coding = self.headers.get("Transfer-Encoding")
+        if coding is not None:
+            return b"", (411, f"Transfer-Encoding {coding[:40]!r} is not taken here:"
+                              " send the body with a Content-Length")  # fmt: skip
+        lengths = set(self.headers.get_all("Content-Length") or [])
+        if not lengths:
             return b"", None
-        if not text.strip().isdigit():
-            return b"", (400, f"Content-Length {text!r} is not a number")
-        length = int(text)
+        if len(lengths) > 1:
+            return b"", (400, f"the request has {len(lengths)} different Content-Lengths")
+        text = lengths.pop().strip()
+        if not (text.isascii() and text.isdigit()):
+            return b"", (400, f"Content-Length {text[:40]!r} is not a number")
+        digits = text.lstrip("0") or "0"  # int() refuses a string of over 4300 digits
+        if len(digits) > 18:
+            return b"", (413, f"the request body's Content-Length has {len(digits)} digits;"
+                              f" the limit is {limit} bytes")  # fmt: skip
+        length = int(digits)
         if length > limit:
             self._discard(length)
             return b"", (413, f"the request body is {length} bytes; the limit is {limit}")

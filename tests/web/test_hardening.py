@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import socket
 import ssl
@@ -29,6 +30,18 @@ LIMITS = WebLimits(
 @pytest.fixture()
 def server(tmp_path: Path) -> Iterator[WebServer]:
     web, _ = create_web_server(tmp_path / "data", "127.0.0.1", 0, limits=LIMITS)
+    try:
+        yield web
+    finally:
+        web.stop()
+
+
+@pytest.fixture()
+def roomy_server(tmp_path: Path) -> Iterator[WebServer]:
+    """``server`` with room in the header for a Content-Length of over 4300 digits
+    (past which ``int()`` refuses a string)."""
+    limits = dataclasses.replace(LIMITS, max_header_bytes=8192)
+    web, _ = create_web_server(tmp_path / "data", "127.0.0.1", 0, limits=limits)
     try:
         yield web
     finally:
@@ -152,6 +165,36 @@ def test_a_body_over_the_limit_is_refused_with_413(server: WebServer) -> None:
     answer = read_all(sock)
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:100]
     assert b"the limit is" in answer
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("headers", "status", "message"), [
+    (b"Transfer-Encoding: chunked\r\n", 411, b"send the body with a Content-Length"),
+    ("Content-Length: \u00b2\r\n".encode("latin-1"), 400, b"is not a number"),
+    (b"Content-Length: 0x10\r\n", 400, b"is not a number"),
+    (b"Content-Length: 5\r\nContent-Length: 6\r\n", 400, b"2 different Content-Lengths"),
+    (b"Content-Length: " + b"9" * 5000 + b"\r\n", 413, b"has 5000 digits; the limit is"),
+], ids=["chunked", "superscript digit", "hex", "two lengths", "5000 digits"])  # fmt: skip
+def test_a_body_whose_length_is_not_plain_gets_one_answer_naming_it_and_a_close(
+    roomy_server: WebServer, headers: bytes, status: int, message: bytes
+) -> None:
+    sock = connect(roomy_server)
+    sock.sendall(b"POST /replay HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n" + headers
+                 + b"\r\n5\r\nhello\r\n0\r\n\r\n")  # fmt: skip
+    answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 %d " % status), answer[:200]
+    assert message in answer and b"Connection: close" in answer
+    assert answer.count(b"HTTP/1.1 ") == 1, answer  # the body's bytes are never a request
+
+
+@pytest.mark.timeout(30)
+def test_a_zero_padded_length_is_still_a_length(roomy_server: WebServer) -> None:
+    sock = connect(roomy_server)
+    sock.sendall(b"POST /replay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                 b"Content-Type: text/plain\r\nContent-Length: " + b"0" * 5000 + b"4\r\n\r\n{}[]")  # fmt: skip
+    answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]  # the record's problem, not the length's
+    assert b"is not a number" not in answer and answer.count(b"HTTP/1.1 ") == 1
 
 
 @pytest.mark.timeout(60)
