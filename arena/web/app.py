@@ -202,6 +202,11 @@ def deal_note(record: object) -> str:
     return ""
 
 
+def _names_nothing(boxed: object) -> bool:
+    """A boxed delayed answer of nothing (``(None,)``: no bot, tournament, ladder by that name)."""
+    return isinstance(boxed, tuple) and boxed[0] is None
+
+
 Route = tuple[re.Pattern[str], Callable[..., Response]]
 T = TypeVar("T")
 
@@ -353,18 +358,21 @@ class WebApp:
 
     def _delayed(self, view: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``'s view as of the spectator delay's cut (HttpError 503 when no answer
-        old enough is kept yet: the page's history starts with its first visit)."""
+        old enough is kept yet: the page's history starts with its first visit). The answer
+        is boxed, so that a view of nothing (None: no bot of that name) is told apart from
+        no answer yet, and is answered at once (its 404) without taking a view's room."""
         if self.delay is None:
             return compute()
         line = self._delay_lines.get(view[0], self.delay) if isinstance(view, tuple) else self.delay
-        found = line.answer(view, compute)
+        found = line.answer(view, lambda: (compute(),), absent=_names_nothing)
         if found is None:
             raise HttpError(
                 503, f"not public yet: the pages show the arena as it was"
                 f" {self.delay.delay_s:g} s ago, and games have started or ended since this"
                 " page was first asked for; try again later",
             )  # fmt: skip
-        return found  # type: ignore[return-value]
+        assert isinstance(found, tuple)
+        return found[0]  # type: ignore[no-any-return]
 
     def _leaderboard(self) -> Sequence[LeaderboardRow]:
         return self._delayed("leaderboard", self.source.leaderboard)
