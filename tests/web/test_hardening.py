@@ -191,9 +191,10 @@ def test_a_body_whose_length_is_not_plain_gets_one_answer_naming_it_and_a_close(
 def test_a_zero_padded_length_is_still_a_length(roomy_server: WebServer) -> None:
     sock = connect(roomy_server)
     sock.sendall(b"POST /replay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                 b"Content-Type: text/plain\r\nContent-Length: " + b"0" * 5000 + b"4\r\n\r\n{}[]")  # fmt: skip
+                 b"Content-Type: text/plain\r\nContent-Length: " + b"0" * 5000 + b"4\r\n\r\n"
+                 b"{}[]")  # fmt: skip
     answer = read_all(sock)
-    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]  # the record's problem, not the length's
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]  # the record's fault, not the length's
     assert b"is not a number" not in answer and answer.count(b"HTTP/1.1 ") == 1
 
 
