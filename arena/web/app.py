@@ -588,7 +588,8 @@ class WebApp:
                 {"match_id": g.match_id, "game_index": g.game_index,
                  "tournament_id": g.tournament_id, "started_at": g.started_at,
                  "tournament": names.get(g.tournament_id, f"tournament {g.tournament_id}"),
-                 "bots": live_bots.get((g.match_id, g.game_index), []),
+                 "bots": live_bots.get((g.match_id, g.game_index))
+                         or self._stored_bots(g.match_id, g.game_index),
                  "url": f"/live/{g.match_id}/{g.game_index}"}
                 for g in self.timeline.in_play_at(self.delay.cut(), tournament_id)
             ]  # fmt: skip
@@ -601,6 +602,14 @@ class WebApp:
             for g in self.live.live_games()
             if tournament_id is None or g.tournament_id == tournament_id
         ]  # fmt: skip
+
+    def _stored_bots(self, match_id: int, game_index: int) -> list[str]:
+        """The seats of a game in play at the delay's cut that is no longer live (stored
+        since: as its live list showed them then), else "seat 0", "seat 1"."""
+        assert self.live is not None
+        stored = self.live.source.stored_game(match_id, game_index)
+        game = None if stored is None else self.source.game(stored[0])
+        return ["seat 0", "seat 1"] if game is None else list(game.summary.bots)
 
     def live_list_page(self, query: Mapping[str, str]) -> Response:
         return self.page(

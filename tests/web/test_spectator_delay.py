@@ -166,6 +166,24 @@ def test_a_game_ended_within_the_delay_plays_on_to_the_cut(played: Played) -> No
     assert json.loads(get(app, "/api/live")[1])["games"] == []
 
 
+def test_a_game_in_play_at_the_cut_and_stored_since_is_listed_with_its_bots(
+    played: Played,
+) -> None:
+    clock = Clock()
+    app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR, clock=clock)
+    play_live(played, 30)
+    next_millisecond()
+    clock.at, clock.offset = time.time(), HOUR  # an hour after the middle of the game
+    next_millisecond()
+    finish(played)  # no longer live: its row is gone
+    bots = [played.match.first, played.match.second]
+    [listed] = json.loads(get(app, "/api/live")[1])["games"]
+    assert listed["bots"] == bots, listed
+    status, page = get(app, "/live")
+    assert status == 200, page
+    assert all(f'href="/bots/{bot}"' in page for bot in bots)
+
+
 def test_a_page_first_asked_for_while_games_end_waits_for_the_delay(played: Played) -> None:
     clock = Clock()
     app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR, clock=clock)
