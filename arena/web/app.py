@@ -64,6 +64,7 @@ from arena.web.models import (
     TournamentSummary,
     WebSource,
 )
+from arena.web.play import MAX_BODY_BYTES as PLAY_BODY_BYTES
 from arena.web.play import PlayOptions, PlayRefused, PlayTables, play_api
 from arena.web.plots import RatingPoint, llr_svg, rating_history_svg
 from arena.web.submit import (
@@ -343,6 +344,8 @@ class WebApp:
         """The largest request body taken at ``path`` (an archive may be larger than a record)."""
         if path == "/api/submit" and self.submitter is not None:
             return self.submitter.max_bytes
+        if path == "/api/play" or path.startswith("/api/play/"):
+            return PLAY_BODY_BYTES  # a table to open or a move
         return MAX_UPLOAD_BYTES
 
     def error(self, status: int, message: str, wants_json: bool) -> Response:

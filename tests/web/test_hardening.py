@@ -198,6 +198,47 @@ def test_a_zero_padded_length_is_still_a_length(roomy_server: WebServer) -> None
     assert b"is not a number" not in answer and answer.count(b"HTTP/1.1 ") == 1
 
 
+@pytest.mark.timeout(30)
+def test_past_the_body_budget_a_large_body_gets_503_unread_and_a_small_one_is_taken(
+    tmp_path: Path,
+) -> None:
+    limits = dataclasses.replace(LIMITS, body_timeout_s=20.0, max_body_bytes_in_flight=3 << 20)
+    web, _ = create_web_server(tmp_path / "data", "127.0.0.1", 0, limits=limits)
+    big = b"POST /replay HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n" \
+          b"Content-Length: %d\r\n\r\n" % (2 << 20)  # fmt: skip
+    try:
+        holding = connect(web)  # 2 MiB promised, half of it sent: held while it is read
+        holding.sendall(big + b"x" * (1 << 20))
+        wait_until(lambda: web.body_bytes == 2 << 20, "the first body's room taken", 10)
+        refused = connect(web)
+        refused.sendall(big)
+        answer = read_all(refused)  # at once, unread: the connection is closed
+        assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
+        assert b"Retry-After: 1" in answer and b"of 3145728 bytes in all" in answer
+        small = connect(web)  # a small body needs no room
+        small.sendall(b"POST /replay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                      b"Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}")  # fmt: skip
+        assert read_all(small).startswith(b"HTTP/1.1 400 ")  # the record's fault: taken
+        holding.sendall(b"x" * (1 << 20))  # the rest: answered, and its room given back
+        assert read_all_until(holding, b"</html>").startswith(b"HTTP/1.1 400 ")
+        wait_until(lambda: web.body_bytes == 0, "the first body's room given back", 10)
+        again = connect(web)
+        again.sendall(big.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
+                      + b"x" * (2 << 20))  # fmt: skip
+        assert read_all(again).startswith(b"HTTP/1.1 400 ")
+        assert web.body_bytes == 0
+    finally:
+        web.stop()
+
+
+def read_all_until(sock: socket.socket, end: bytes) -> bytes:
+    """What the server sends on a kept-alive connection until ``end``."""
+    chunks = b""
+    while end not in chunks and (chunk := sock.recv(65536)):
+        chunks += chunk
+    return chunks
+
+
 @pytest.mark.timeout(60)
 def test_past_the_connection_cap_a_new_connection_gets_503_at_once(server: WebServer) -> None:
     held = [connect(server) for _ in range(LIMITS.max_connections)]
