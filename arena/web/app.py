@@ -33,6 +33,7 @@ from arena.logs import get_logger
 from arena.store import Principal, TokenRefusedError
 from arena.store.play import people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
+from arena.tournament.policy.rounds import PLAY_PREFIX
 from arena.tournament.view.ladder_view import LadderView
 from arena.tournament.view.spectator_delay import MAX_VIEWS, DelayLine
 from arena.web.frames import (
@@ -265,6 +266,7 @@ class WebApp:
             lstrip_blocks=True,
         )
         self.templates.globals["board"] = board_geometry()
+        self.templates.globals["play_prefix"] = PLAY_PREFIX  # a /play game's tournament's name
         # a stored game's frames per perspective, built once however many ask at once
         self._frames = LiveAnswers(math.inf, clock, max_answers=FRAME_CACHE_SIZE)
         self.routes: list[Route] = [

@@ -34,6 +34,7 @@ from arena.protocol.convert import observation_to_pb
 from arena.referee.botdir import load_bot
 from arena.referee.types import TimeControl
 from arena.resources import sample_bot
+from arena.store.play import PlaySeat, insert_play_tournament
 from arena.testing.examples import examples
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_payload
 from arena.testing.waiting import wait_until
@@ -342,6 +343,26 @@ def test_the_server_wide_table_limit(tmp_path: Path) -> None:
         server.stop()
         for table in list(tables._tables.values()):
             table.done.wait(60)
+        store.close()
+
+
+def test_a_stopped_play_game_s_page_says_it_cannot_be_resumed(tmp_path: Path) -> None:
+    store = st.Store.open(tmp_path / "data")
+    try:
+        st.add_bot_version(store, load_bot(sample_bot("python_random")))
+        st.register_remote_bot(store, "human-ann", owner="ann")
+        entrants = st.latest_version_ids(store, ["human-ann", "python_random"])
+        row = insert_play_tournament(
+            store, "play-ann-0123abcd", entrants, st.TournamentConfig(games_per_match=1),
+            [st.PlannedRound(1, (st.PlannedMatch("human-ann", "python_random", 1, 0),))],
+            PlaySeat("ann", entrants["python_random"], 0, SETTING_OFF),
+        )  # fmt: skip
+        st.set_status(store, row.id, st.TournamentStatus.RUNNING)  # no table holds its lease
+        page = WebApp(StoreSource(store)).handle("GET", f"/tournaments/{row.id}", {})
+        body = page.body.decode()
+        assert page.status == 200 and "interrupted" in body
+        assert "person's game at /play" in body and "tournament resume" not in body
+    finally:
         store.close()
 
 
