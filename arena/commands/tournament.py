@@ -46,7 +46,7 @@ from arena.tournament.policy.results import (
     tournament_crosstable,
     tournament_intervals,
 )
-from arena.tournament.policy.rounds import check_format_settings, create_tournament
+from arena.tournament.policy.rounds import PLAY_PREFIX, check_format_settings, create_tournament
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.statistics.gauntlet import gauntlet_rows
 from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
@@ -485,6 +485,8 @@ def resume_hint(tournament: TournamentRow) -> str:
     how = (
         f"start it again with `arena serve --ladder --ladder-name {tournament.name}`"
         if tournament.format is TournamentFormat.LADDER  # `tournament resume` refuses a ladder
+        else "a person's game at /play is played only by its table, which is gone: it stays"
+        " as it is" if tournament.name.startswith(PLAY_PREFIX)  # and refuses one of these
         else f"resume it with `arena tournament resume {tournament.name}`"
     )
     return (

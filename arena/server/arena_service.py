@@ -109,6 +109,7 @@ from arena.store import (
 )
 from arena.store.kept import KeptAnswers
 from arena.store.models import SprtConfig
+from arena.store.play import is_play_tournament
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
 from arena.store.tokens import check_user_name
@@ -414,6 +415,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if tournament.format is TournamentFormat.LADDER:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                   f"{tournament.name!r} is a ladder: arena serve --ladder runs it")  # fmt: skip
+        if tournament.status is not TournamentStatus.FINISHED and is_play_tournament(
+            self.store, tournament.id
+        ):  # its runner refuses it too: said here, not in a thread's log
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"{tournament.name!r} is a"
+                  " person's game at /play: only its table plays it")  # fmt: skip
         if tournament.status is not TournamentStatus.FINISHED:
             self._start(context, tournament)
         return pb.StartTournamentResponse(

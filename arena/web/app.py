@@ -33,6 +33,7 @@ from arena.logs import get_logger
 from arena.store import Principal, TokenRefusedError
 from arena.store.play import people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
+from arena.tournament.policy.rounds import PLAY_PREFIX
 from arena.tournament.view.ladder_view import LadderView
 from arena.tournament.view.spectator_delay import MAX_VIEWS, DelayLine
 from arena.web.frames import (
@@ -64,6 +65,7 @@ from arena.web.models import (
     TournamentSummary,
     WebSource,
 )
+from arena.web.play import MAX_BODY_BYTES as PLAY_BODY_BYTES
 from arena.web.play import PlayOptions, PlayRefused, PlayTables, play_api
 from arena.web.plots import RatingPoint, llr_svg, rating_history_svg
 from arena.web.submit import (
@@ -202,6 +204,11 @@ def deal_note(record: object) -> str:
     return ""
 
 
+def _names_nothing(boxed: object) -> bool:
+    """A boxed delayed answer of nothing (``(None,)``: no bot, tournament, ladder by that name)."""
+    return isinstance(boxed, tuple) and boxed[0] is None
+
+
 Route = tuple[re.Pattern[str], Callable[..., Response]]
 T = TypeVar("T")
 
@@ -259,6 +266,7 @@ class WebApp:
             lstrip_blocks=True,
         )
         self.templates.globals["board"] = board_geometry()
+        self.templates.globals["play_prefix"] = PLAY_PREFIX  # a /play game's tournament's name
         # a stored game's frames per perspective, built once however many ask at once
         self._frames = LiveAnswers(math.inf, clock, max_answers=FRAME_CACHE_SIZE)
         self.routes: list[Route] = [
@@ -338,6 +346,8 @@ class WebApp:
         """The largest request body taken at ``path`` (an archive may be larger than a record)."""
         if path == "/api/submit" and self.submitter is not None:
             return self.submitter.max_bytes
+        if path == "/api/play" or path.startswith("/api/play/"):
+            return PLAY_BODY_BYTES  # a table to open or a move
         return MAX_UPLOAD_BYTES
 
     def error(self, status: int, message: str, wants_json: bool) -> Response:
@@ -353,18 +363,21 @@ class WebApp:
 
     def _delayed(self, view: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``'s view as of the spectator delay's cut (HttpError 503 when no answer
-        old enough is kept yet: the page's history starts with its first visit)."""
+        old enough is kept yet: the page's history starts with its first visit). The answer
+        is boxed, so that a view of nothing (None: no bot of that name) is told apart from
+        no answer yet, and is answered at once (its 404) without taking a view's room."""
         if self.delay is None:
             return compute()
         line = self._delay_lines.get(view[0], self.delay) if isinstance(view, tuple) else self.delay
-        found = line.answer(view, compute)
+        found = line.answer(view, lambda: (compute(),), absent=_names_nothing)
         if found is None:
             raise HttpError(
                 503, f"not public yet: the pages show the arena as it was"
                 f" {self.delay.delay_s:g} s ago, and games have started or ended since this"
                 " page was first asked for; try again later",
             )  # fmt: skip
-        return found  # type: ignore[return-value]
+        assert isinstance(found, tuple)
+        return found[0]  # type: ignore[no-any-return]
 
     def _leaderboard(self) -> Sequence[LeaderboardRow]:
         return self._delayed("leaderboard", self.source.leaderboard)
@@ -580,7 +593,8 @@ class WebApp:
                 {"match_id": g.match_id, "game_index": g.game_index,
                  "tournament_id": g.tournament_id, "started_at": g.started_at,
                  "tournament": names.get(g.tournament_id, f"tournament {g.tournament_id}"),
-                 "bots": live_bots.get((g.match_id, g.game_index), []),
+                 "bots": live_bots.get((g.match_id, g.game_index))
+                         or self._stored_bots(g.match_id, g.game_index),
                  "url": f"/live/{g.match_id}/{g.game_index}"}
                 for g in self.timeline.in_play_at(self.delay.cut(), tournament_id)
             ]  # fmt: skip
@@ -593,6 +607,14 @@ class WebApp:
             for g in self.live.live_games()
             if tournament_id is None or g.tournament_id == tournament_id
         ]  # fmt: skip
+
+    def _stored_bots(self, match_id: int, game_index: int) -> list[str]:
+        """The seats of a game in play at the delay's cut that is no longer live (stored
+        since: as its live list showed them then), else "seat 0", "seat 1"."""
+        assert self.live is not None
+        stored = self.live.source.stored_game(match_id, game_index)
+        game = None if stored is None else self.source.game(stored[0])
+        return ["seat 0", "seat 1"] if game is None else list(game.summary.bots)
 
     def live_list_page(self, query: Mapping[str, str]) -> Response:
         return self.page(

@@ -48,6 +48,8 @@ from arena.store import (
     Principal,
     Store,
     StoreError,
+    TournamentLease,
+    acquire_lease,
     add_bot_version,
     bot_spec,
     get_version,
@@ -450,8 +452,13 @@ class PlayTables:
                 del self._tables[table_id]
 
     def _play(self, table: Table, human_name: str) -> None:
-        """Store the one-game tournament, play it, store its game unrated."""
+        """Store the one-game tournament, play it, store its game unrated.
+
+        The tournament's runner lease is held while its game is played, as any runner
+        holds its tournament's: so it reads ``running`` (not ``interrupted``) and
+        ``arena tournament resume`` cannot play the person's game at the same time."""
         tournament_id = None
+        lease: TournamentLease | None = None
         try:
             human = bot_spec(self.store, human_name)
             first, second = (human, table.bot) if table.seat == 0 else (table.bot, human)
@@ -466,6 +473,7 @@ class PlayTables:
                 [PlannedRound(1, (PlannedMatch(first.name, second.name, 1, 0),))], seat,
             )  # fmt: skip
             tournament_id = row.id
+            lease = acquire_lease(self.store, row.id, name=row.name)
             set_status(self.store, row.id, TournamentStatus.RUNNING)
             match = list_matches(self.store, row.id)[0]
             match_config = MatchConfig(
@@ -495,6 +503,8 @@ class PlayTables:
             if tournament_id is not None:
                 record_interruption(self.store, tournament_id, table.error)
         finally:
+            if lease is not None:
+                lease.release()
             if table.link is not None:
                 table.link.close()
             table.finished_at = time.monotonic()

@@ -12,7 +12,10 @@ reads through a ``_DeadlineReader``, so the whole request header must arrive
 within a total deadline (a client dribbling a byte a second is cut, not kept
 alive by each byte), a keep-alive connection may idle only so long before its
 next request, a body must arrive whole within its own deadline (408 after),
-the header is bounded in bytes (431) and the body in bytes (413), and the
+the header is bounded in bytes (431) and the body in bytes (413) and taken only
+with a ``Content-Length`` (411 for a chunked one), the bodies held at once are
+bounded in bytes together (past it a large one gets 503 unread: the connection
+cap times the largest body would be gigabytes), and the
 number of open connections is capped: past the cap a new connection gets an
 immediate 503 (plain HTTP) or is closed (TLS) instead of a thread. Why still
 threads rather than an ASGI server: with total deadlines a slow client holds
@@ -45,6 +48,7 @@ from arena.web.source import StoreSource, open_store
 from arena.web.submit import BotSubmitter
 
 DISCARD_LIMIT_BYTES = 64 * 1024 * 1024  # past this, a refused body is left unread
+SMALL_BODY_BYTES = 64 * 1024  # a body this small (a move at /play) needs no room in the budget
 SERVER_NAME = "KahunaArena"  # the Server: header; names neither Python nor its version
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": (
@@ -68,6 +72,8 @@ class WebLimits:
     max_header_bytes: int = 16 * 1024  # request line and headers together
     max_connections: int = 1024  # open connections (each one a thread)
     listen_backlog: int = 512
+    # request bodies over SMALL_BODY_BYTES held at once (being received or answered)
+    max_body_bytes_in_flight: int = 256 * 1024 * 1024
 
 
 class _HeaderTooLarge(Exception):
@@ -159,6 +165,8 @@ class WebServer(ThreadingHTTPServer):
         self.request_queue_size = self.limits.listen_backlog
         self._open_lock = threading.Lock()
         self.open_connections = 0
+        self._body_lock = threading.Lock()
+        self.body_bytes = 0  # of the bodies over SMALL_BODY_BYTES held now (under _body_lock)
         super().__init__(address, _Handler)
         self.tls = ssl_context is not None
         if ssl_context is not None:  # accept() yields TLS sockets; handshakes wait for a read
@@ -202,6 +210,22 @@ class WebServer(ThreadingHTTPServer):
     def _closed_one(self) -> None:
         with self._open_lock:
             self.open_connections -= 1
+
+    def reserve_body(self, length: int) -> int | None:
+        """Room for a body of ``length`` bytes (what to ``release_body`` after its answer),
+        or None when the bodies held already leave none."""
+        if length <= SMALL_BODY_BYTES:
+            return 0
+        with self._body_lock:
+            if self.body_bytes + length > self.limits.max_body_bytes_in_flight:
+                return None
+            self.body_bytes += length
+            return length
+
+    def release_body(self, reserved: int) -> None:
+        if reserved:
+            with self._body_lock:
+                self.body_bytes -= reserved
 
     def _refuse(self, request: socket.socket) -> None:
         """Over the cap: answer 503 without reading (plain HTTP) and close, never block."""
@@ -247,6 +271,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = SERVER_NAME
     disable_nagle_algorithm = True  # the body must not wait for the ACK of the header's segment
     reader: _DeadlineReader
+    _reserved: int  # the body budget the request in hand holds (WebServer.reserve_body)
 
     def setup(self) -> None:
         super().setup()
@@ -305,33 +330,62 @@ class _Handler(BaseHTTPRequestHandler):
         query = dict(parse_qsl(url.query, keep_blank_values=True))
         app = self.server.app
         self.reader.start_body()
+        self._reserved = 0
         try:
-            body, refusal = self._read_body(app.body_limit(url.path))
-        except _DeadlineExceeded as exceeded:
-            body, refusal = b"", (408, str(exceeded))
-        if refusal is not None:
-            self.close_connection = True  # any unread body must not be taken for a request
-            response = app.error(refusal[0], refusal[1], url.path.startswith("/api/"))
-        else:
-            content_type = self.headers.get("Content-Type", "")
-            headers = {name.lower(): value for name, value in self.headers.items()}
-            scheme = "https" if self.server.tls else "http"
-            response = app.handle(
-                self.command, url.path, query, body, content_type, headers, scheme
-            )
+            try:
+                body, refusal = self._read_body(app.body_limit(url.path))
+            except _DeadlineExceeded as exceeded:
+                body, refusal = b"", (408, str(exceeded))
+            if refusal is not None:
+                self.close_connection = True  # any unread body must not be taken for a request
+                response = app.error(refusal[0], refusal[1], url.path.startswith("/api/"))
+                if refusal[0] == 503:
+                    response = Response(response.status, response.content_type, response.body,
+                                        {**response.headers, "Retry-After": "1"})  # fmt: skip
+            else:
+                content_type = self.headers.get("Content-Type", "")
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                scheme = "https" if self.server.tls else "http"
+                response = app.handle(
+                    self.command, url.path, query, body, content_type, headers, scheme
+                )
+            del body  # the request's bytes are let go before its answer is written
+        finally:
+            self.server.release_body(self._reserved)
         self._send(response, send_body=send_body)
 
     def _read_body(self, limit: int) -> tuple[bytes, tuple[int, str] | None]:
-        """The request body, or why it is refused (unread) without reading it."""
-        text = self.headers.get("Content-Length")
-        if text is None:
+        """The request body, or why it is refused (unread) without reading it.
+
+        Only a ``Content-Length`` body is taken: a chunked one would otherwise be left
+        unread and its bytes read as the next request.
+        """
+        coding = self.headers.get("Transfer-Encoding")
+        if coding is not None:
+            return b"", (411, f"Transfer-Encoding {coding[:40]!r} is not taken here:"
+                              " send the body with a Content-Length")  # fmt: skip
+        lengths = set(self.headers.get_all("Content-Length") or [])
+        if not lengths:
             return b"", None
-        if not text.strip().isdigit():
-            return b"", (400, f"Content-Length {text!r} is not a number")
-        length = int(text)
+        if len(lengths) > 1:
+            return b"", (400, f"the request has {len(lengths)} different Content-Lengths")
+        text = lengths.pop().strip()
+        if not (text.isascii() and text.isdigit()):
+            return b"", (400, f"Content-Length {text[:40]!r} is not a number")
+        digits = text.lstrip("0") or "0"  # int() refuses a string of over 4300 digits
+        if len(digits) > 18:
+            return b"", (413, f"the request body's Content-Length has {len(digits)} digits;"
+                              f" the limit is {limit} bytes")  # fmt: skip
+        length = int(digits)
         if length > limit:
             self._discard(length)
             return b"", (413, f"the request body is {length} bytes; the limit is {limit}")
+        reserved = self.server.reserve_body(length)
+        if reserved is None:  # left unread: the connection is closed
+            budget = self.server.limits.max_body_bytes_in_flight
+            return b"", (503, f"server busy: request bodies of {budget} bytes in all (the "
+                              "limit) are being received; retry")  # fmt: skip
+        self._reserved = reserved
         return self.rfile.read(length), None
 
     def _discard(self, length: int) -> None:

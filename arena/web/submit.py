@@ -61,14 +61,34 @@ def bearer_token(headers: Mapping[str, str]) -> str:
 
 
 def same_origin(headers: Mapping[str, str], scheme: str) -> None:
-    """Refuse a request a browser says came from another site."""
+    """Refuse a request a browser says came from another site.
+
+    ``Origin`` must name this server: the request's ``Host``, or the
+    ``X-Forwarded-Host`` a proxy in front sets, over ``scheme`` or the
+    ``X-Forwarded-Proto`` it sets. A TLS proxy's page is ``https://`` while the
+    server itself serves ``http``, and a proxy may send the upstream's address as
+    ``Host``. Trusting those headers here gives a cross-site page nothing: a
+    browser sends them from another origin only after a CORS preflight, which this
+    server never answers, and the token is never ambient anyway.
+    """
     site = headers.get("sec-fetch-site")
     if site is not None and site not in ("same-origin", "none"):
         raise RequestRefused(403, f"a request from another site ({site}) is refused")
     origin = headers.get("origin")
-    host = headers.get("host", "")
-    if origin is not None and origin != f"{scheme}://{host}":
-        raise RequestRefused(403, f"a request from origin {origin!r} is refused")
+    if origin is None:
+        return
+    hosts = {_first(headers.get(name)) for name in ("host", "x-forwarded-host")} - {""}
+    schemes = {scheme, _first(headers.get("x-forwarded-proto")).lower()} - {""}
+    if origin not in {f"{s}://{h}" for s in schemes for h in hosts}:
+        host = headers.get("host", "")
+        raise RequestRefused(403, f"a request from origin {origin[:100]!r} is refused: this "
+                                  f"server is {scheme}://{host[:100]} (behind a proxy: "
+                                  "send X-Forwarded-Host and X-Forwarded-Proto)")  # fmt: skip
+
+
+def _first(value: str | None) -> str:
+    """The first of a header's comma-separated values (a proxy chain's first proxy)."""
+    return (value or "").split(",")[0].strip()
 
 
 def submission_content(headers: Mapping[str, str]) -> str | None:

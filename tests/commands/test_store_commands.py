@@ -415,6 +415,8 @@ def test_a_full_disk_gets_one_line_naming_it_and_the_store_keeps_what_it_held(
     [
         ("ladder", "start it again with `arena serve --ladder --ladder-name lad`"),
         ("round-robin (control)", "resume it with `arena tournament resume lad`"),
+        ("play", "a person's game at /play is played only by its table, which is gone: it"
+         " stays as it is"),
     ],
 )
 def test_the_resume_hint_names_the_command_that_resumes_it(
@@ -432,6 +434,23 @@ def test_the_resume_hint_names_the_command_that_resumes_it(
         if kind == "ladder":
             config, settings = merge(None, {})
             row = get_tournament(store, create_ladder(store, "lad", config, settings.to_json()))
+        elif kind == "play":  # its tournament (play-USER-ID) is only its table's to play
+            from arena.store import (
+                PlannedMatch,
+                PlannedRound,
+                latest_version_ids,
+                register_remote_bot,
+            )
+            from arena.store.play import PlaySeat, insert_play_tournament
+
+            add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
+            register_remote_bot(store, "human-ann", owner="ann")
+            entrants = latest_version_ids(store, ["human-ann", "python_random"])
+            row = insert_play_tournament(
+                store, "play-ann-0123abcd", entrants, build_config(),
+                [PlannedRound(1, (PlannedMatch("human-ann", "python_random", 1, 0),))],
+                PlaySeat("ann", entrants["python_random"], 0, "unrated"),
+            )  # fmt: skip
         else:
             add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
             add_bot_version(store, load_bot(GREEDY))

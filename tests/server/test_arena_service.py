@@ -909,3 +909,40 @@ def test_bad_sprt_settings_are_refused_and_store_nothing(
     )
     assert code is Code.INVALID_ARGUMENT and message in details, details
     assert arena.snapshot() == before
+
+
+def test_a_play_game_s_tournament_is_not_started_over_the_api(tmp_path: Path) -> None:
+    """Its runner refuses it (tests/tournament/test_play_pool.py): the caller is told so."""
+    from arena.store import (
+        PlannedMatch,
+        PlannedRound,
+        TournamentConfig,
+        TournamentStatus,
+        add_bot_version,
+        latest_version_ids,
+        register_remote_bot,
+        set_status,
+    )
+    from arena.store.play import PlaySeat, insert_play_tournament
+
+    with Store.open(tmp_path / "data") as store:
+        add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
+        register_remote_bot(store, "human-ann", owner="ann")
+        entrants = latest_version_ids(store, ["human-ann", "python_random"])
+        row = insert_play_tournament(
+            store, "play-ann-0123abcd", entrants, TournamentConfig(games_per_match=1),
+            [PlannedRound(1, (PlannedMatch("human-ann", "python_random", 1, 0),))],
+            PlaySeat("ann", entrants["python_random"], 0, "unrated"),
+        )  # fmt: skip
+        set_status(store, row.id, TournamentStatus.RUNNING)  # its server stopped mid-game
+        server, port = create_server("127.0.0.1:0", store=store)
+        server.start()
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = pb_grpc.ArenaServiceStub(channel)
+                code, details = _code(lambda: stub.StartTournament(
+                    pb.StartTournamentRequest(name=row.name),
+                    metadata=_auth(ensure_admin_token(store))))  # fmt: skip
+        finally:
+            server.stop(grace=None)
+    assert code is Code.FAILED_PRECONDITION and "person's game at /play" in details, details

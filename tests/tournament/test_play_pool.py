@@ -17,14 +17,19 @@ from arena.store import (
     PlannedRound,
     Store,
     TournamentConfig,
+    TournamentStatus,
     add_bot_version,
     get_version,
     latest_version_ids,
+    list_games,
     list_matches,
+    list_tournaments,
     register_remote_bot,
+    set_status,
 )
 from arena.store.play import PlaySeat, insert_play_tournament, people_pool, play_games
 from arena.testing.examples import examples
+from arena.tournament.orchestration.runner import TournamentRunner
 from arena.tournament.policy.config import TournamentError
 from arena.tournament.policy.play_pool import (
     BOT_FAILED,
@@ -186,3 +191,20 @@ def test_nobody_creates_a_tournament_under_the_play_pages_names(store: Store) ->
     """A /play game's tournament is named play-USER-ID: a created one may not take the prefix."""
     with pytest.raises(TournamentError, match=r"'play-ann-0123abcd'.*'play-' are the /play"):
         create_tournament(store, "play-ann-0123abcd", "round_robin", ["a", "b"], TournamentConfig())
+
+
+@pytest.mark.parametrize("status", [TournamentStatus.RUNNING, TournamentStatus.CREATED])
+def test_a_play_game_s_tournament_is_never_run_but_by_its_table(
+    store: Store, status: TournamentStatus
+) -> None:
+    """Stopped (its table's server died: it reads interrupted) or never begun, a run would
+    play the person's remote seat, which nobody takes: a forfeit, rated as a bots' game."""
+    match_id = _table(store, 1)
+    [tournament] = [t for t in list_tournaments(store, with_play=True) if t.name == "play-ann-1"]
+    set_status(store, tournament.id, status)
+    before = [get_version(store, name) for name in ("rnd", "human-ann")]
+    with pytest.raises(TournamentError, match=r"'play-ann-1' is a person's game at /play"):
+        TournamentRunner(store, tournament.id, unsafe=True).run()
+    assert [get_version(store, name) for name in ("rnd", "human-ann")] == before
+    assert list_matches(store, tournament.id)[0].id == match_id
+    assert list_games(store) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import socket
 import ssl
@@ -29,6 +30,18 @@ LIMITS = WebLimits(
 @pytest.fixture()
 def server(tmp_path: Path) -> Iterator[WebServer]:
     web, _ = create_web_server(tmp_path / "data", "127.0.0.1", 0, limits=LIMITS)
+    try:
+        yield web
+    finally:
+        web.stop()
+
+
+@pytest.fixture()
+def roomy_server(tmp_path: Path) -> Iterator[WebServer]:
+    """``server`` with room in the header for a Content-Length of over 4300 digits
+    (past which ``int()`` refuses a string)."""
+    limits = dataclasses.replace(LIMITS, max_header_bytes=8192)
+    web, _ = create_web_server(tmp_path / "data", "127.0.0.1", 0, limits=limits)
     try:
         yield web
     finally:
@@ -152,6 +165,78 @@ def test_a_body_over_the_limit_is_refused_with_413(server: WebServer) -> None:
     answer = read_all(sock)
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:100]
     assert b"the limit is" in answer
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("headers", "status", "message"), [
+    (b"Transfer-Encoding: chunked\r\n", 411, b"send the body with a Content-Length"),
+    ("Content-Length: \u00b2\r\n".encode("latin-1"), 400, b"is not a number"),
+    (b"Content-Length: 0x10\r\n", 400, b"is not a number"),
+    (b"Content-Length: 5\r\nContent-Length: 6\r\n", 400, b"2 different Content-Lengths"),
+    (b"Content-Length: " + b"9" * 5000 + b"\r\n", 413, b"has 5000 digits; the limit is"),
+], ids=["chunked", "superscript digit", "hex", "two lengths", "5000 digits"])  # fmt: skip
+def test_a_body_whose_length_is_not_plain_gets_one_answer_naming_it_and_a_close(
+    roomy_server: WebServer, headers: bytes, status: int, message: bytes
+) -> None:
+    sock = connect(roomy_server)
+    sock.sendall(b"POST /replay HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n" + headers
+                 + b"\r\n5\r\nhello\r\n0\r\n\r\n")  # fmt: skip
+    answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 %d " % status), answer[:200]
+    assert message in answer and b"Connection: close" in answer
+    assert answer.count(b"HTTP/1.1 ") == 1, answer  # the body's bytes are never a request
+
+
+@pytest.mark.timeout(30)
+def test_a_zero_padded_length_is_still_a_length(roomy_server: WebServer) -> None:
+    sock = connect(roomy_server)
+    sock.sendall(b"POST /replay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                 b"Content-Type: text/plain\r\nContent-Length: " + b"0" * 5000 + b"4\r\n\r\n"
+                 b"{}[]")  # fmt: skip
+    answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]  # the record's fault, not the length's
+    assert b"is not a number" not in answer and answer.count(b"HTTP/1.1 ") == 1
+
+
+@pytest.mark.timeout(30)
+def test_past_the_body_budget_a_large_body_gets_503_unread_and_a_small_one_is_taken(
+    tmp_path: Path,
+) -> None:
+    limits = dataclasses.replace(LIMITS, body_timeout_s=20.0, max_body_bytes_in_flight=3 << 20)
+    web, _ = create_web_server(tmp_path / "data", "127.0.0.1", 0, limits=limits)
+    big = b"POST /replay HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n" \
+          b"Content-Length: %d\r\n\r\n" % (2 << 20)  # fmt: skip
+    try:
+        holding = connect(web)  # 2 MiB promised, half of it sent: held while it is read
+        holding.sendall(big + b"x" * (1 << 20))
+        wait_until(lambda: web.body_bytes == 2 << 20, "the first body's room taken", 10)
+        refused = connect(web)
+        refused.sendall(big)
+        answer = read_all(refused)  # at once, unread: the connection is closed
+        assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
+        assert b"Retry-After: 1" in answer and b"of 3145728 bytes in all" in answer
+        small = connect(web)  # a small body needs no room
+        small.sendall(b"POST /replay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                      b"Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}")  # fmt: skip
+        assert read_all(small).startswith(b"HTTP/1.1 400 ")  # the record's fault: taken
+        holding.sendall(b"x" * (1 << 20))  # the rest: answered, and its room given back
+        assert read_all_until(holding, b"</html>").startswith(b"HTTP/1.1 400 ")
+        wait_until(lambda: web.body_bytes == 0, "the first body's room given back", 10)
+        again = connect(web)
+        again.sendall(big.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
+                      + b"x" * (2 << 20))  # fmt: skip
+        assert read_all(again).startswith(b"HTTP/1.1 400 ")
+        assert web.body_bytes == 0
+    finally:
+        web.stop()
+
+
+def read_all_until(sock: socket.socket, end: bytes) -> bytes:
+    """What the server sends on a kept-alive connection until ``end``."""
+    chunks = b""
+    while end not in chunks and (chunk := sock.recv(65536)):
+        chunks += chunk
+    return chunks
 
 
 @pytest.mark.timeout(60)

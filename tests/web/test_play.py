@@ -34,6 +34,7 @@ from arena.protocol.convert import observation_to_pb
 from arena.referee.botdir import load_bot
 from arena.referee.types import TimeControl
 from arena.resources import sample_bot
+from arena.store.play import PlaySeat, insert_play_tournament
 from arena.testing.examples import examples
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_payload
 from arena.testing.waiting import wait_until
@@ -302,6 +303,31 @@ def test_refusals_name_the_problem(
 
 
 @pytest.mark.slow
+def test_a_game_in_play_reads_running_and_no_resume_can_play_it_beside_the_person(
+    arena_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    store, tables, ann, _ = arena_site
+    status, opened = ann.call("POST", "/api/play", {"bot": "python_random", "seat": 0})
+    assert status == 201, opened
+    table_id = str(opened["table"])
+    wait_until(lambda: _your_turn(ann, table_id), "ann's turn", 60, interval_s=0.05,
+               state=lambda: ann.call("GET", f"/api/play/{table_id}")[1])  # fmt: skip
+    [listed] = _listed(ann, "/api/play/games", "games")
+    tournament_id = listed["tournament"]
+    assert isinstance(tournament_id, int)
+    status, shown = ann.call("GET", f"/api/tournaments/{tournament_id}")
+    assert (status, shown["tournament"]["status"]) == (200, "running"), shown  # type: ignore[index]
+    name = st.get_tournament(store, tournament_id).name
+    with pytest.raises(st.LeaseHeldError):  # `arena tournament resume` would store a forfeit
+        st.acquire_lease(store, tournament_id, name=name, wait_s=0)
+    table = tables.table(st.Principal("ann", "user"), table_id)
+    assert table.done.wait(60)  # ann never moves: she loses on time
+    assert ann.call("GET", f"/api/play/{table_id}")[1]["status"] == "stored"
+    assert st.get_tournament(store, tournament_id).status == "finished"
+    st.acquire_lease(store, tournament_id, name=name, wait_s=0).release()
+
+
+@pytest.mark.slow
 def test_the_server_wide_table_limit(tmp_path: Path) -> None:
     store = st.Store.open(tmp_path / "data")
     options = PlayOptions(time_control=TimeControl(action_ms=1000, bank_ms=0), max_tables=1)
@@ -317,6 +343,26 @@ def test_the_server_wide_table_limit(tmp_path: Path) -> None:
         server.stop()
         for table in list(tables._tables.values()):
             table.done.wait(60)
+        store.close()
+
+
+def test_a_stopped_play_game_s_page_says_it_cannot_be_resumed(tmp_path: Path) -> None:
+    store = st.Store.open(tmp_path / "data")
+    try:
+        st.add_bot_version(store, load_bot(sample_bot("python_random")))
+        st.register_remote_bot(store, "human-ann", owner="ann")
+        entrants = st.latest_version_ids(store, ["human-ann", "python_random"])
+        row = insert_play_tournament(
+            store, "play-ann-0123abcd", entrants, st.TournamentConfig(games_per_match=1),
+            [st.PlannedRound(1, (st.PlannedMatch("human-ann", "python_random", 1, 0),))],
+            PlaySeat("ann", entrants["python_random"], 0, SETTING_OFF),
+        )  # fmt: skip
+        st.set_status(store, row.id, st.TournamentStatus.RUNNING)  # no table holds its lease
+        page = WebApp(StoreSource(store)).handle("GET", f"/tournaments/{row.id}", {})
+        body = page.body.decode()
+        assert page.status == 200 and "interrupted" in body
+        assert "person's game at /play" in body and "tournament resume" not in body
+    finally:
         store.close()
 
 

@@ -29,7 +29,7 @@ from arena.testing.demo_data import play_demo_tournament, report_for, write_bot_
 from arena.testing.live_games import live_parts
 from arena.testing.waiting import wait_until
 from arena.tournament.policy.results import store_game
-from arena.tournament.view.spectator_delay import DelayLine, stamp
+from arena.tournament.view.spectator_delay import MAX_VIEWS, DelayLine, stamp
 from arena.web.app import WebApp
 from arena.web.source import StoreSource
 
@@ -167,6 +167,24 @@ def test_a_game_ended_within_the_delay_plays_on_to_the_cut(played: Played) -> No
     assert json.loads(get(app, "/api/live")[1])["games"] == []
 
 
+def test_a_game_in_play_at_the_cut_and_stored_since_is_listed_with_its_bots(
+    played: Played,
+) -> None:
+    clock = Clock()
+    app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR, clock=clock)
+    play_live(played, 30)
+    next_millisecond()
+    clock.at, clock.offset = time.time(), HOUR  # an hour after the middle of the game
+    next_millisecond()
+    finish(played)  # no longer live: its row is gone
+    bots = [played.match.first, played.match.second]
+    [listed] = json.loads(get(app, "/api/live")[1])["games"]
+    assert listed["bots"] == bots, listed
+    status, page = get(app, "/live")
+    assert status == 200, page
+    assert all(f'href="/bots/{bot}"' in page for bot in bots)
+
+
 def test_a_page_first_asked_for_while_games_end_waits_for_the_delay(played: Played) -> None:
     clock = Clock()
     app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR, clock=clock)
@@ -176,6 +194,41 @@ def test_a_page_first_asked_for_while_games_end_waits_for_the_delay(played: Play
     assert status == 503 and "not public yet" in body
     clock.offset = HOUR + 1
     assert get(app, f"/api/bots/{played.match.first}")[0] == 200
+
+
+@pytest.mark.parametrize(("path", "query", "message"), [
+    ("/api/bots/nobody", {}, "no bot named 'nobody'"),
+    ("/bots/nobody", {}, "no bot named &#39;nobody&#39;"),
+    ("/api/tournaments/999", {}, "no tournament with id 999"),
+    ("/tournaments/999", {}, "no tournament with id 999"),
+    ("/api/h2h", {"a": "nobody", "b": "noone"}, "no bot named 'nobody' or 'noone'"),
+    ("/api/ladder/nowhere", {}, "no ladder named 'nowhere'"),
+], ids=["bot json", "bot page", "tournament json", "tournament page", "h2h", "ladder"])  # fmt: skip
+def test_a_name_nothing_answers_to_is_a_404_not_a_wait(
+    played: Played, path: str, query: dict[str, str], message: str
+) -> None:
+    app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR)
+    status, body = get(app, path, query)  # quiet: nothing happened within the delay
+    assert (status, message in body) == (404, True), body
+    next_millisecond()
+    play_live(played)
+    finish(played)
+    status, body = get(app, path, query)  # a game started and ended within the delay
+    assert (status, message in body) == (404, True), body
+
+
+def test_a_flood_of_names_that_do_not_exist_pushes_out_no_page(played: Played) -> None:
+    app = WebApp(StoreSource(played.store), spectator_delay_s=HOUR)
+    bot = f"/api/bots/{played.match.first}"
+    before = get(app, bot)
+    assert before[0] == 200
+    next_millisecond()
+    play_live(played)
+    finish(played)  # from here on a page first asked for waits for the delay
+    for number in range(MAX_VIEWS):
+        assert get(app, f"/api/bots/nobody-{number}")[0] == 404
+        assert get(app, f"/api/tournaments/{10**6 + number}")[0] == 404
+    assert get(app, bot) == before  # still the answer kept from before the game
 
 
 def test_the_delay_line_keeps_the_newest_answer_older_than_the_first_event() -> None:

@@ -18,6 +18,7 @@ import pytest
 from arena import store as st
 from arena.server.submissions import WebSubmitter
 from arena.web import WebServer, create_web_server
+from arena.web.submit import RequestRefused, same_origin
 
 pytestmark = pytest.mark.slow  # every test here starts a process or a server
 
@@ -140,6 +141,44 @@ def test_the_same_origin_and_a_same_origin_fetch_are_taken(site: Site) -> None:
         Sec_Fetch_Site="same-origin",
     )
     assert status == 200, payload
+
+
+def test_behind_a_tls_proxy_the_page_s_own_origin_is_taken(site: Site) -> None:
+    """The proxy serves https://arena.example and reaches the server by its own address."""
+    behind = {"Host": site.base_url.removeprefix("http://"), "X_Forwarded_Host": "arena.example",
+              "X_Forwarded_Proto": "https", "Sec_Fetch_Site": "same-origin"}  # fmt: skip
+    status, payload, _ = submit(site, bot_archive("annbot"), site.token,
+                                Origin="https://arena.example", **behind)  # fmt: skip
+    assert status == 200, payload
+    status, payload, _ = submit(site, bot_archive("annbot"), site.token,
+                                Origin="https://evil.example", **behind)  # fmt: skip
+    assert status == 403 and "https://evil.example" in payload["error"], payload
+
+
+@pytest.mark.parametrize(("headers", "taken"), [
+    ({"origin": "http://a.example", "host": "a.example"}, True),
+    ({"origin": "https://a.example", "host": "a.example"}, False),
+    ({"origin": "https://a.example", "host": "a.example", "x-forwarded-proto": "https"}, True),
+    ({"origin": "https://a.example", "host": "127.0.0.1:8080", "x-forwarded-proto": "https",
+      "x-forwarded-host": "a.example"}, True),
+    ({"origin": "https://a.example", "host": "127.0.0.1:8080", "x-forwarded-proto": "https, http",
+      "x-forwarded-host": "a.example, 10.0.0.2"}, True),
+    ({"origin": "https://b.example", "host": "a.example", "x-forwarded-proto": "https"}, False),
+    ({"origin": "https://a.example:444", "host": "a.example", "x-forwarded-proto": "https"}, False),
+    ({"origin": "null", "host": "a.example"}, False),
+    ({"host": "a.example"}, True),
+    ({"origin": "http://a.example", "host": "a.example", "sec-fetch-site": "same-site"}, False),
+], ids=["same", "https page, http server, no proxy header", "tls proxy", "proxy with its own host",
+        "proxy chain", "other site", "other port", "opaque origin", "no origin",
+        "same-site"])  # fmt: skip
+def test_which_origins_are_this_server(headers: dict[str, str], taken: bool) -> None:
+    try:
+        same_origin(headers, "http")
+    except RequestRefused as refused:
+        assert not taken, refused.message
+        assert refused.status == 403
+    else:
+        assert taken
 
 
 @pytest.mark.parametrize(

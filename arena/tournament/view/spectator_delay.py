@@ -39,6 +39,10 @@ def check_delay(delay_s: float) -> float:
     return delay_s
 
 
+def _never(value: object) -> bool:
+    return False
+
+
 class DelayLine(Generic[T]):
     """Answers of views as of ``clock() - delay_s``; ``first_event_after(cut)``: the stamp of
     the first game start or end after ``cut``, None when there was none."""
@@ -62,9 +66,13 @@ class DelayLine(Generic[T]):
         """Now minus the delay, as a stamp: the public sees nothing newer."""
         return stamp(self.clock() - self.delay_s)
 
-    def answer(self, view: Hashable, compute: Callable[[], T]) -> T | None:
+    def answer(
+        self, view: Hashable, compute: Callable[[], T], *, absent: Callable[[T], bool] = _never
+    ) -> T | None:
         """``view`` as of the cut (``compute()`` gives it now); None when no answer kept
-        holds nothing newer than the cut yet."""
+        holds nothing newer than the cut yet. An answer ``absent`` says names nothing
+        (no bot or tournament by that name) is given as it is and kept for no view
+        not kept already: then names that do not exist cost no room."""
         if self.delay_s == 0:
             return compute()
         value = compute()
@@ -72,6 +80,8 @@ class DelayLine(Generic[T]):
         cut = self.cut()
         first = self.first_event_after(cut)
         with self._lock:
+            if view not in self._views and absent(value):
+                return value
             kept = self._views.setdefault(view, [])
             self._views.move_to_end(view)
             if not kept or not (kept[-1][1] is value or kept[-1][1] == value):
