@@ -32,6 +32,7 @@ from arena.store import (
     list_tournaments,
     rejected_games,
 )
+from arena.store.play import PLAY_NOT_RESUMED
 from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.orchestration.runner import ProgressEvent, TournamentRunner
 from arena.tournament.policy.config import (
@@ -485,8 +486,7 @@ def resume_hint(tournament: TournamentRow) -> str:
     how = (
         f"start it again with `arena serve --ladder --ladder-name {tournament.name}`"
         if tournament.format is TournamentFormat.LADDER  # `tournament resume` refuses a ladder
-        else "a person's game at /play is played only by its table, which is gone: it stays"
-        " as it is" if tournament.name.startswith(PLAY_PREFIX)  # and refuses one of these
+        else PLAY_NOT_RESUMED if tournament.name.startswith(PLAY_PREFIX)  # and refuses these
         else f"resume it with `arena tournament resume {tournament.name}`"
     )
     return (

@@ -109,7 +109,7 @@ from arena.store import (
 )
 from arena.store.kept import KeptAnswers
 from arena.store.models import SprtConfig
-from arena.store.play import is_play_tournament
+from arena.store.play import PLAY_NOT_RESUMED, is_play_tournament
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
 from arena.store.tokens import check_user_name
@@ -686,6 +686,8 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 "ladder is interrupted: no process is running it; start it again with"
                 f" `arena serve --ladder --ladder-name {tournament.name}`"
             )
+        if tournament.status is INTERRUPTED and is_play_tournament(self.store, tournament.id):
+            return f"tournament is interrupted: no process is running it; {PLAY_NOT_RESUMED}"
         if tournament.status is INTERRUPTED:
             return (
                 "tournament is interrupted: no process is running it; resume it with"

@@ -223,6 +223,13 @@ def _rate_people(
     )  # fmt: skip
 
 
+PLAY_NOT_RESUMED = (
+    "a person's game at /play is played only by its table, which is gone: it stays as it is"
+)
+"""What becomes of an interrupted /play game's tournament: nothing resumes it (a resume
+would play the person's seat as a bot's and rate the game)."""
+
+
 def is_play_tournament(store: Store, tournament_id: int) -> bool:
     with store.reading() as db:
         row = db.execute(

@@ -923,7 +923,7 @@ def test_a_play_game_s_tournament_is_not_started_over_the_api(tmp_path: Path) ->
         register_remote_bot,
         set_status,
     )
-    from arena.store.play import PlaySeat, insert_play_tournament
+    from arena.store.play import PLAY_NOT_RESUMED, PlaySeat, insert_play_tournament
 
     with Store.open(tmp_path / "data") as store:
         add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
@@ -943,6 +943,12 @@ def test_a_play_game_s_tournament_is_not_started_over_the_api(tmp_path: Path) ->
                 code, details = _code(lambda: stub.StartTournament(
                     pb.StartTournamentRequest(name=row.name),
                     metadata=_auth(ensure_admin_token(store))))  # fmt: skip
+                watch = stub.WatchTournament(pb.WatchTournamentRequest(name=row.name),
+                                             metadata=_auth(ensure_admin_token(store)),
+                                             timeout=20)  # fmt: skip
+                status = next(iter(watch)).message
+                watch.cancel()
         finally:
             server.stop(grace=None)
     assert code is Code.FAILED_PRECONDITION and "person's game at /play" in details, details
+    assert status == f"tournament is interrupted: no process is running it; {PLAY_NOT_RESUMED}"
