@@ -31,12 +31,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.kahuna import MalformedRecordError, deal_from_seed, parse_record, replay
+from arena.kahuna import (
+    MalformedRecordError,
+    deal_from_seed,
+    outcome_to_json,
+    parse_record,
+    replay,
+)
 from arena.kahuna.rng import reshuffle_from_seed
+from arena.rating_scale import INITIAL_MU, INITIAL_SIGMA
 from arena.referee.seeds import (
     COMMITMENT_PREFIX,
     SECRET_BYTES,
@@ -46,12 +54,13 @@ from arena.referee.seeds import (
     secret_from_seed,
 )
 from arena.store import Store
+from arena.store.models import SprtConfig
 from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
 from arena.tournament.policy.audit_bundle import BUNDLE_FORMAT, tournament_bundle
-from arena.tournament.policy.config import max_swiss_rounds
+from arena.tournament.policy.config import max_swiss_rounds, sprt_params
 from arena.tournament.policy.results import rate
-from arena.tournament.policy.sprt_format import GAMES_PER_PAIR
+from arena.tournament.policy.sprt_format import GAMES_PER_PAIR, decide
 
 RATING_TOLERANCE = 1e-9
 _SHOWN = {None: "a draw", 0: "seat 0 won", 1: "seat 1 won"}
@@ -109,7 +118,7 @@ def audit_bundle(bundle: Mapping[str, Any]) -> AuditReport:
         return report(None, _audit(bundle, progress))
     except _Mismatch as exc:
         return report(str(exc))
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError) as exc:
         return report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
 
 
@@ -143,21 +152,33 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
             f" published commitment {commitment}"
         )
     parameters = json.loads(parameters_text)
+    if bundle["tournament"] != parameters["name"]:
+        raise _Mismatch(f"the bundle is of tournament {bundle['tournament']!r}, its committed"
+                        f" parameters of {parameters['name']!r}")  # fmt: skip
     matches = list(bundle["matches"])
     schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
+    if not _close(initial, (INITIAL_MU, INITIAL_SIGMA)):
+        raise _Mismatch(f"the initial rating {list(initial)} is not the arena's"
+                        f" {[INITIAL_MU, INITIAL_SIGMA]} (mu = 25, sigma = 25/3)")  # fmt: skip
     rated = bundle.get("bots_rated", True)
     if not isinstance(rated, bool):
         raise _Mismatch(f"bots_rated must be true or false, not {rated!r}")
-    afters: dict[tuple[int, str, str], tuple[float, float]] = {}
-    outside: set[tuple[int, str, str]] = set()
     for m in matches:
         _check_one_pairing(m)
-    games = [(m, g) for m in matches for g in m["played"]]
-    for match, game in sorted(games, key=lambda mg: int(mg[1]["game_id"])):
+    games = sorted(((m, g) for m in matches for g in m["played"]),
+                   key=lambda mg: int(mg[1]["game_id"]))  # fmt: skip
+    chain = _RatingChain({int(g["game_id"]): _versions(g) for _, g in games})
+    if len(chain.played) != len(games):
+        twice = sorted(i for i, n in Counter(int(g["game_id"]) for _, g in games).items() if n > 1)
+        raise _Mismatch(f"game {twice[0]} is in the bundle more than once")
+    for match, game in games:
         _check_game(secret, match, game)
-        _check_rating(game, initial, afters, outside, rated)
+        _check_rating(game, initial, chain, rated)
         progress.games += 1
+    outside = chain.outside
+    if parameters["format"] == "sprt":
+        schedule += "; " + _check_sprt_stop(parameters, matches)
     checked = [
         f"the revealed secret and the published parameters hash to the commitment {commitment}",
         schedule,
@@ -169,8 +190,7 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
          if rated else "a person's game at /play: every version's rating is left as it was,"
          " from the initial")
         + " rating or the one the version's previous game in this tournament left"
-        + (f" ({len(outside)} start from a game of another tournament or the ladder,"
-           " which that one's audit checks)" if outside else ""),
+        + _outside_note(outside),
     ]
     if secret == secret_from_seed(int(parameters["config"].get("seed", 0))):
         checked.append(
@@ -206,8 +226,11 @@ def _check_schedule(
             )
         seen.append((int(m["round"]), m["first"][0], m["second"][0]))
     names = [bot for bot, _ in entrants]
+    want_byes: list[list[object]] = []
     if kind == "round_robin":
-        want = [(r.number, p.first, p.second) for r in round_robin(names) for p in r.pairings]
+        circle = round_robin(names)
+        want = [(r.number, p.first, p.second) for r in circle for p in r.pairings]
+        want_byes = [[r.number, r.bye] for r in circle if r.bye is not None]
         what = f"a round robin of the {len(names)} entrants in their published order"
     elif kind == "gauntlet":
         want = [(n, names[0], names[n]) for n in range(1, len(names))]
@@ -225,13 +248,44 @@ def _check_schedule(
     else:
         raise _Mismatch(f"a {kind} is never finished, so it is not audited")
     if sorted(seen) != sorted(want):
-        extra = sorted(set(seen) - set(want))
-        missing = sorted(set(want) - set(seen))
+        extra = sorted((Counter(seen) - Counter(want)).elements())
+        missing = sorted((Counter(want) - Counter(seen)).elements())
+        twice = sorted(m for m, n in Counter(seen).items() if n > 1)
         raise _Mismatch(
             f"the matches are not the schedule of {what}: (round, first, second)"
-            f" {extra[:3] or 'none'} not in it, {missing[:3] or 'none'} of it missing"
+            f" {extra[:3] or 'none'} not in it"
+            + (f" ({twice[:3]} more than once)" if twice else "")
+            + f", {missing[:3] or 'none'} of it missing"
         )
+    if sorted([int(n), str(bot)] for n, bot in byes) != want_byes:
+        raise _Mismatch(f"the byes [round, bot] {byes} are not the {want_byes or 'none'} of"
+                        f" {what}")  # fmt: skip
     return f"the {len(seen)} matches are the schedule of {what}, each of its {games} games stored"
+
+
+def _check_sprt_stop(parameters: Mapping[str, Any], matches: list[Any]) -> str:
+    """An SPRT test stops once a prefix of its pairs decides, or at its cap of pairs: one
+    that stopped early, or went past its cap to find a decision, is not the test run."""
+    sprt = SprtConfig.from_json(parameters["config"]["sprt"])
+    candidate = str(parameters["entrants"][0][0])
+    scores = []
+    for m in sorted(matches, key=lambda m: int(m["round"])):
+        scores.append(sum(0.5 if g["winner_seat"] is None
+                          else float(g["seats"][g["winner_seat"]][0] == candidate)
+                          for g in m["played"]))  # fmt: skip
+    if len(scores) > sprt.max_pairs:
+        raise _Mismatch(f"the SPRT test plays {len(scores)} pairs, past its cap of"
+                        f" {sprt.max_pairs}")  # fmt: skip
+    history, decided_at = decide(scores, sprt_params(sprt))
+    if decided_at is None and len(scores) < sprt.max_pairs:
+        last = f"{history[-1].llr:.3f}" if history else "0"
+        raise _Mismatch(
+            f"the SPRT test stops after {len(scores)} pairs, undecided (LLR {last}, bounds"
+            f" {sprt_params(sprt).lower_bound:.3f} to {sprt_params(sprt).upper_bound:.3f})"
+            f" and short of its cap of {sprt.max_pairs}"
+        )
+    return ("it stops at its cap" if decided_at is None
+            else f"it stops once pair {decided_at} decides")  # fmt: skip
 
 
 def _check_swiss(seen: list[tuple[int, str, str]]) -> None:
@@ -349,12 +403,22 @@ def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]
         raise _Mismatch(f"{where}: the record does not replay: {replayed.error.message()}")
     state = replayed.state
     stored = game["winner_seat"]
+    if record.result is not None and record.result != state.outcome:
+        raise _Mismatch(
+            f"{where}: the record's own result {json.dumps(outcome_to_json(record.result))}"
+            f" is not the one its actions reach, {json.dumps(outcome_to_json(state.outcome))}"
+        )
+    statuses = [str(s) for s in game["statuses"]]
+    _check_statuses(where, statuses, meta, [str(s[0]) for s in seats])
     if state.is_finished:
         outcome = state.outcome
         assert outcome is not None
         winner = outcome.winner
+        if any(s != "ok" for s in statuses):
+            raise _Mismatch(f"{where}: the record plays the game to its end, but the stored"
+                            f" statuses {statuses} say a bot failed in it")  # fmt: skip
     else:  # cut short: a forfeit, which the stored statuses and record must both say
-        if all(s == "ok" for s in game["statuses"]):
+        if all(s == "ok" for s in statuses):
             raise _Mismatch(
                 f"{where}: the record stops before the game ends, but no bot failed in it"
             )
@@ -364,30 +428,100 @@ def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]
             f"{where}: the record gives {_SHOWN[winner]}, the stored result is"
             f" {_SHOWN.get(stored, repr(stored))}"
         )
+    named_winner = meta.get("winner", False)  # the bot's name, None for a draw; False: absent
+    if named_winner is not False and named_winner != (None if winner is None else seats[winner][0]):
+        raise _Mismatch(f"{where}: the record names {named_winner!r} the winner, but"
+                        f" {_SHOWN[winner]}")  # fmt: skip
+
+
+def _check_statuses(
+    where: str, statuses: list[str], meta: Mapping[str, Any], names: list[str]
+) -> None:
+    """The stored statuses (what pages and counts of timeouts show) are the record's own:
+    the seats that failed, and how, are the ones its failures name."""
+    failures = meta.get("failures", [])
+    if isinstance(failures, list):
+        named = {f.get("seat"): f.get("status") for f in failures if isinstance(f, dict)}
+        failed = {seat: s for seat, s in enumerate(statuses) if s != "ok"}
+        if failed != named:
+            raise _Mismatch(
+                f"{where}: the stored statuses {statuses} are not the record's failures"
+                f" {json.dumps(failures)[:160]}"
+            )
+    by_name = meta.get("statuses")
+    if isinstance(by_name, dict) and by_name != dict(zip(names, statuses, strict=True)):
+        raise _Mismatch(f"{where}: the record's statuses {json.dumps(by_name)} are not the"
+                        f" stored ones {statuses}")  # fmt: skip
+
+
+def _versions(game: Mapping[str, Any]) -> tuple[tuple[str, str], tuple[str, str]]:
+    (bot0, version0), (bot1, version1) = game["seats"]
+    return (str(bot0), str(version0)), (str(bot1), str(version1))
+
+
+@dataclass
+class _RatingChain:
+    """Each version's ratings through the bundle's games, taken in ``game_id`` order."""
+
+    played: dict[int, tuple[tuple[str, str], ...]]  # game id -> the versions by seat
+    afters: dict[tuple[int, str, str], tuple[float, float]] = field(default_factory=dict)
+    last: dict[tuple[str, str], int] = field(default_factory=dict)  # the latest game so far
+    outside: dict[tuple[str, str], tuple[int, tuple[float, float]]] = field(default_factory=dict)
+
+    def prior(
+        self, where: str, seat: int, version: tuple[str, str], source: int | None,
+        initial: tuple[float, float],
+    ) -> tuple[float, float] | None:
+        """The rating ``version`` had before this game: the initial one, or what its game
+        ``source`` left; None when ``source`` is a game elsewhere (that one's audit's).
+        Refused: a source that skips one of its games here, or is a game here it did
+        not play (each would leave a result out of its rating)."""
+        previous = self.last.get(version)
+        if source is None:
+            if previous is not None:
+                raise _Mismatch(f"{where}: seat {seat}'s rating before the game is the initial"
+                                f" one, but {version[0]} played game {previous} here before")
+            return initial
+        if source in self.played and version not in self.played[source]:
+            raise _Mismatch(f"{where}: seat {seat}'s rating before the game comes from game"
+                            f" {source}, which {version[0]} {version[1]} did not play")
+        if previous is not None and source < previous:
+            raise _Mismatch(f"{where}: seat {seat}'s rating before the game comes from game"
+                            f" {source}, not from {version[0]}'s later game {previous} here,"
+                            f" whose rating update it leaves out")
+        if source not in self.played:
+            return None
+        return self.afters[(source, *version)]
+
+    def record(self, game_id: int, version: tuple[str, str], after: tuple[float, float]) -> None:
+        self.afters[(game_id, *version)] = after
+        self.last[version] = game_id
 
 
 def _check_rating(
     game: Mapping[str, Any],
     initial: tuple[float, float],
-    afters: dict[tuple[int, str, str], tuple[float, float]],
-    outside: set[tuple[int, str, str]],
+    chain: _RatingChain,
     rated: bool = True,
 ) -> None:
-    where = f"game {game['game_id']}"
+    game_id = int(game["game_id"])
+    where = f"game {game_id}"
     rating = game["rating"]
     after = rating["after"]
     if None in after:
         raise _Mismatch(f"{where}: no stored rating update")
     before = [(float(b[0]), float(b[1])) for b in rating["before"]]
+    versions = _versions(game)
     for seat in (0, 1):
-        bot, version = game["seats"][seat]
         source = rating["before_from"][seat]
-        if source is not None and int(source) >= int(game["game_id"]):
+        if source is not None and int(source) >= game_id:
             raise _Mismatch(f"{where}: seat {seat}'s rating before the game comes from a"
                             f" later game, {source}")  # fmt: skip
-        prior = initial if source is None else afters.get((int(source), bot, version))
+        source = None if source is None else int(source)
+        prior = chain.prior(where, seat, versions[seat], source, initial)
         if prior is None:  # the version's previous game is another tournament's
-            outside.add((int(source), bot, version))
+            assert source is not None
+            chain.outside[versions[seat]] = (source, before[seat])
             continue
         if not _close(prior, before[seat]):
             raise _Mismatch(
@@ -405,8 +539,20 @@ def _check_rating(
                 f"{where}: seat {seat}'s stored rating after the game {got}"
                 f" is not {should} {expected[seat]}"
             )
-        bot, version = game["seats"][seat]
-        afters[(int(game["game_id"]), bot, version)] = got
+        chain.record(game_id, versions[seat], got)
+
+
+def _outside_note(outside: Mapping[tuple[str, str], tuple[int, tuple[float, float]]]) -> str:
+    """Which versions start from a rating this bundle cannot show: each one's owner can
+    tell whether its version did play that game before."""
+    if not outside:
+        return ""
+    shown = [f"{bot} {version} from game {source}, mu {mu:.3f} sigma {sigma:.3f}"
+             for (bot, version), (source, (mu, sigma)) in sorted(outside.items())]  # fmt: skip
+    more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
+    starts = "version starts" if len(shown) == 1 else "versions start"
+    return (f"; {len(shown)} {starts} from a game outside this tournament, which this"
+            f" bundle cannot show: {'; '.join(shown[:5])}{more}")
 
 
 def _close(a: tuple[float, float], b: tuple[float, float]) -> bool:
