@@ -17,7 +17,7 @@ import sys
 import tarfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,7 +32,7 @@ from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
-from arena.tournament.policy.audit import audit_bundle
+from arena.tournament.policy.audit import against_noted, audit_bundle
 
 EXIT_STATUSES = """\
 Every refusal is one line on standard error, and the exit status says which:
@@ -725,11 +725,7 @@ def run_audit(args: argparse.Namespace) -> int:
         except OSError as error:
             raise RemoteError(f"{args.save}: cannot be written ({error.strerror})",
                               EXIT_USAGE) from None  # fmt: skip
-    report = audit_bundle(bundle)
-    if args.commitment is not None and bundle.get("commitment") != args.commitment.lower():
-        report = replace(report, ok=False, checked=(), problem=(
-            f"the arena now publishes the commitment {bundle.get('commitment')}, not the"
-            f" {args.commitment} you noted"))  # fmt: skip
+    report = against_noted(audit_bundle(bundle), bundle.get("commitment"), args.commitment)
     if args.json:
         _say_json(report.to_json())
     elif report.ok:

@@ -621,3 +621,24 @@ def test_an_sprt_test_that_stops_undecided_before_its_cap_fails(tmp_path: Path) 
     bundle["matches"] = bundle["matches"][:-1]
     failed = audit_bundle(bundle)
     assert not failed.ok and "stops after 4 pairs, undecided" in (failed.problem or "")
+
+
+def test_the_cli_checks_the_commitment_noted_at_creation(
+    finished: tuple[Path, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Offline too, `--commitment` holds the bundle (or data directory) to the commitment
+    noted before the games, not to the one it carries itself."""
+    from arena.cli import main
+
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    saved = tmp_path / "bundle.json"
+    saved.write_text(json.dumps(bundle))
+    noted = bundle["commitment"]
+    for where in (["--bundle", str(saved)], ["audited", "--data-dir", str(data)]):
+        assert main(["audit", *where, "--commitment", noted.upper()]) == 0
+        assert "pass" in capsys.readouterr().out
+        assert main(["audit", *where, "--commitment", "0" * 64]) == 1
+        err = capsys.readouterr().err
+        assert f"the published commitment is {noted}, not the {'0' * 64} you noted" in err

@@ -7,19 +7,21 @@ finished the secret is revealed. ``audit_bundle`` checks a bundle
 stops at the first difference, which it names:
 
 1. the revealed secret and the published parameters hash to the commitment;
-2. the matches are the ones the parameters schedule (round robin, gauntlet and
-   SPRT from the entrants; Swiss: each round paired again from the results
-   before it), each of the configured number of games, every game stored;
+2. the matches (and byes) are the ones the parameters schedule (round robin,
+   gauntlet and SPRT from the entrants, an SPRT test stopping once it decides or
+   at its cap; Swiss: each round paired again from the results before it), each
+   of the configured number of games, every game stored once;
 3. every game's bots sit as the match and its game index say, and its deal and
    reshuffles are the ones the secret derives for its match and deal index
    (``match_seed_material`` of the round and bots, then ``deal_seed``): no
    stored seed enters;
 4. every record replays legally with the engine, and the result it reaches
-   (or, for a game cut short, the forfeit it records) is the stored result;
+   (or, for a game cut short, the forfeit it records) is the stored result and
+   the record's own; the stored statuses are the failures the record names;
 5. every rating update is the TrueSkill update of that result applied to the
    ratings the two versions had before the game, each of which is the initial
-   rating or the one a previous game of this tournament left (a version's first
-   game here may start from its game elsewhere: that one's audit checks it).
+   rating or the one the version's previous game here left (or, the version
+   having played elsewhere since, a game this bundle cannot show: named).
 
 Standings and crosstables are computed from the stored results at every read
 (``arena.tournament.policy.results``), so once (4) holds they are the records' own.
@@ -33,7 +35,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.kahuna import (
@@ -93,6 +95,16 @@ class AuditReport:
 
 class _Mismatch(Exception):
     pass
+
+
+def against_noted(report: AuditReport, published: object, noted: str | None) -> AuditReport:
+    """``report``, failed when ``noted`` (the commitment a participant noted at creation;
+    None: none given) is not the ``published`` one: a commitment first seen after the
+    games proves nothing, since it could hash a secret chosen after them."""
+    if noted is None or published == noted.lower():
+        return report
+    return replace(report, ok=False, checked=(), problem=(
+        f"the published commitment is {published}, not the {noted} you noted"))  # fmt: skip
 
 
 def audit_tournament(store: Store, ref: int | str) -> AuditReport:
