@@ -54,6 +54,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return fail(f"--bundle {args.bundle}: {error.strerror or error}", EXIT_BAD_FLAGS)
     except ValueError as error:
         return fail(f"--bundle {args.bundle}: not JSON ({error})", EXIT_BAD_FLAGS)
+    except RecursionError:
+        return fail(f"--bundle {args.bundle}: JSON nested too deeply", EXIT_BAD_FLAGS)
     if not isinstance(bundle, dict):
         return fail(f"--bundle {args.bundle}: not a JSON object", EXIT_BAD_FLAGS)
     report = audit_bundle(bundle)

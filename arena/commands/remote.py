@@ -494,17 +494,29 @@ def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any
     for part in parts:
         kind = part.WhichOneof("part")
         if kind == "head_json" and bundle is None:
-            bundle = {**json.loads(part.head_json), "matches": []}
+            bundle = {**_bundle_part(kind, part.head_json), "matches": []}
         elif kind == "match_json" and bundle is not None:
-            bundle["matches"].append({**json.loads(part.match_json), "played": []})
+            bundle["matches"].append({**_bundle_part(kind, part.match_json), "played": []})
         elif kind == "game_json" and bundle is not None and bundle["matches"]:
-            bundle["matches"][-1]["played"].append(json.loads(part.game_json))
+            bundle["matches"][-1]["played"].append(_bundle_part(kind, part.game_json))
         else:
             raise RemoteError(f"the arena sent the audit bundle out of order ({kind})",
                               EXIT_SERVER)  # fmt: skip
     if bundle is None:
         raise RemoteError("the arena sent no audit bundle", EXIT_SERVER)
     return bundle
+
+
+def _bundle_part(kind: str, text: str) -> dict[str, Any]:
+    """One part of the audit bundle, a JSON object (else RemoteError, exit 1)."""
+    try:
+        part = json.loads(text)
+    except (ValueError, RecursionError):
+        part = None
+    if not isinstance(part, dict):
+        raise RemoteError(f"the arena sent an audit bundle part ({kind}) that is not a JSON"
+                          f" object: {text[:60]!r}", EXIT_SERVER)  # fmt: skip
+    return part
 
 
 def watch_line(event: pb.WatchTournamentResponse) -> str:

@@ -284,3 +284,22 @@ def test_the_connector_refuses_a_token_in_argv(tmp_path: Path) -> None:
     done = subprocess.run([*base, "--user-token-file", str(empty), "--", "true"], env=env,
                           capture_output=True, text=True, timeout=30)  # fmt: skip
     assert done.returncode == 2 and "no token on its first line" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        [pb.GetAuditBundleResponse(head_json="[1]")],
+        [pb.GetAuditBundleResponse(head_json="{}"), pb.GetAuditBundleResponse(match_json="{")],
+        [pb.GetAuditBundleResponse(head_json="{}"), pb.GetAuditBundleResponse(match_json="{}"),
+         pb.GetAuditBundleResponse(game_json="[" * 100_000)],
+    ],
+)  # fmt: skip
+def test_a_bundle_part_that_is_no_json_object_is_the_arenas_fault(
+    parts: list[pb.GetAuditBundleResponse],
+) -> None:
+    """An audit bundle's part that is not a JSON object is refused as the arena's fault
+    (exit 1, naming the part), not a traceback on the participant's machine."""
+    with pytest.raises(remote.RemoteError, match="not a JSON object") as raised:
+        remote.assemble_bundle(parts)
+    assert raised.value.status == remote.EXIT_SERVER

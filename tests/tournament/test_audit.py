@@ -642,3 +642,29 @@ def test_the_cli_checks_the_commitment_noted_at_creation(
         assert main(["audit", *where, "--commitment", "0" * 64]) == 1
         err = capsys.readouterr().err
         assert f"the published commitment is {noted}, not the {'0' * 64} you noted" in err
+
+
+def test_json_nested_too_deeply_is_named_not_raised(
+    finished: tuple[Path, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hostile bundle's JSON (the file, a record, the committed parameters) nested past
+    Python's recursion limit is refused as malformed, never a traceback."""
+    from arena.cli import main
+
+    deep = "[" * 100_000 + "]" * 100_000
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    record = copy.deepcopy(bundle)
+    record["matches"][0]["played"][0]["record"] = deep
+    assert "the stored record is malformed: not JSON: nested too deeply" in str(
+        audit_bundle(record).problem)  # fmt: skip
+    parameters = copy.deepcopy(bundle)
+    parameters["parameters"] = deep
+    parameters["commitment"] = seed_commitment(bytes.fromhex(bundle["secret"]), deep.encode())
+    assert "nested too deeply" in str(audit_bundle(parameters).problem)
+    saved = tmp_path / "deep.json"
+    saved.write_text(deep)
+    assert main(["audit", "--bundle", str(saved)]) == 2
+    assert "JSON nested too deeply" in capsys.readouterr().err
+

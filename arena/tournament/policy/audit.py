@@ -130,6 +130,8 @@ def audit_bundle(bundle: Mapping[str, Any]) -> AuditReport:
         return report(None, _audit(bundle, progress))
     except _Mismatch as exc:
         return report(str(exc))
+    except RecursionError:
+        return report("the audit bundle is malformed (a JSON text in it is nested too deeply)")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError) as exc:
         return report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
 
@@ -323,7 +325,7 @@ def _check_one_pairing(match: Mapping[str, Any]) -> None:
     for g in match["played"]:
         try:
             meta = json.loads(g["record"]).get("match")
-        except (ValueError, AttributeError):  # the game's own check names it
+        except (ValueError, AttributeError, RecursionError):  # the game's own check names it
             continue
         flags.add(meta.get("paired", True) is not False if isinstance(meta, dict) else True)
     if len(flags) > 1:
