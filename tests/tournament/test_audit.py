@@ -541,6 +541,15 @@ def _another_tournaments_name(bundle: dict[str, Any]) -> None:
     bundle["tournament"] = "spring-open"
 
 
+def _ratings_kept_as_if_at_play(bundle: dict[str, Any]) -> None:
+    """Every update undone, as a person's game at /play leaves the bots' ratings."""
+    bundle["bots_rated"] = False
+    for game in _games_by_id(bundle).values():
+        game["rating"]["after"] = game["rating"]["before"] = [
+            list(bundle["initial_rating"]), list(bundle["initial_rating"])]
+        game["rating"]["before_from"] = [None, None]
+
+
 def _byes_moved(bundle: dict[str, Any]) -> None:
     bundle["byes"] = [[number, "alpha"] for number, _ in bundle["byes"]]
 
@@ -560,6 +569,7 @@ def _byes_moved(bundle: dict[str, Any]) -> None:
         (_match_listed_twice, "more than once"),
         (_another_tournaments_name, "the bundle is of tournament 'spring-open'"),
         (_byes_moved, "the byes [round, bot]"),
+        (_ratings_kept_as_if_at_play, "tournament 'audited' is no person's game at /play"),
     ],
 )
 def test_a_bundle_at_odds_with_its_own_games_fails_naming_what(

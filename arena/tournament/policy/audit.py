@@ -56,12 +56,14 @@ from arena.referee.seeds import (
     secret_from_seed,
 )
 from arena.store import Store
+from arena.store.bots import PERSON_PREFIX
 from arena.store.models import SprtConfig
 from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
 from arena.tournament.policy.audit_bundle import BUNDLE_FORMAT, tournament_bundle
 from arena.tournament.policy.config import max_swiss_rounds, sprt_params
 from arena.tournament.policy.results import rate
+from arena.tournament.policy.rounds import PLAY_PREFIX
 from arena.tournament.policy.sprt_format import GAMES_PER_PAIR, decide
 
 RATING_TOLERANCE = 1e-9
@@ -178,6 +180,13 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
     rated = bundle.get("bots_rated", True)
     if not isinstance(rated, bool):
         raise _Mismatch(f"bots_rated must be true or false, not {rated!r}")
+    person = any(str(e[0]).startswith(PERSON_PREFIX) for e in parameters["entrants"])
+    if not rated and not (str(parameters["name"]).startswith(PLAY_PREFIX) and person):
+        raise _Mismatch(
+            f"bots_rated is false, but tournament {parameters['name']!r} is no person's game"
+            f" at /play (named {PLAY_PREFIX}..., with an entrant {PERSON_PREFIX}USER): the"
+            " games of any other tournament move their bots' ratings"
+        )
     for m in matches:
         _check_one_pairing(m)
     games = sorted(((m, g) for m in matches for g in m["played"]),
