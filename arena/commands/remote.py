@@ -17,7 +17,7 @@ import sys
 import tarfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,7 +32,7 @@ from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
-from arena.tournament.policy.audit import against_noted, audit_bundle
+from arena.tournament.policy.audit import AuditReport, against_noted, audit_bundle
 
 EXIT_STATUSES = """\
 Every refusal is one line on standard error, and the exit status says which:
@@ -727,6 +727,15 @@ def run_record(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def of_asked(report: AuditReport, sent: object, asked: str) -> AuditReport:
+    """``report``, failed when the arena sent another tournament's bundle than the one
+    ``asked`` by name (an id, all digits, is not a name the bundle carries)."""
+    if sent == asked or asked.isdigit():
+        return report
+    return replace(report, ok=False, checked=(), problem=(
+        f"the arena sent the audit bundle of tournament {sent!r}, not of {asked!r}"))  # fmt: skip
+
+
 def run_audit(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
@@ -738,6 +747,7 @@ def run_audit(args: argparse.Namespace) -> int:
             raise RemoteError(f"{args.save}: cannot be written ({error.strerror})",
                               EXIT_USAGE) from None  # fmt: skip
     report = against_noted(audit_bundle(bundle), bundle.get("commitment"), args.commitment)
+    report = of_asked(report, bundle.get("tournament"), args.name)
     if args.json:
         _say_json(report.to_json())
     elif report.ok:

@@ -31,6 +31,7 @@ from arena.cli import main
 from arena.commands import remote
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.tournament.policy.audit import AuditReport
 
 REPO = Path(__file__).resolve().parents[2]
 SDK_DIR = REPO / "sample_bots" / "sdk" / "python"
@@ -303,3 +304,15 @@ def test_a_bundle_part_that_is_no_json_object_is_the_arenas_fault(
     with pytest.raises(remote.RemoteError, match="not a JSON object") as raised:
         remote.assemble_bundle(parts)
     assert raised.value.status == remote.EXIT_SERVER
+
+
+def test_an_arena_that_answers_with_another_tournaments_bundle_fails_its_audit() -> None:
+    """`arena remote audit spring` given autumn's bundle (which may well pass its own
+    audit) fails; an id asked for is no name to compare."""
+    passed = AuditReport("autumn", True, 2, "c" * 64, "s" * 64, None, ("all checks",))
+    refused = remote.of_asked(passed, "autumn", "spring")
+    assert not refused.ok and refused.checked == ()
+    assert refused.problem == (
+        "the arena sent the audit bundle of tournament 'autumn', not of 'spring'")
+    assert remote.of_asked(passed, "autumn", "autumn") is passed
+    assert remote.of_asked(passed, "autumn", "17") is passed
