@@ -678,3 +678,23 @@ def test_json_nested_too_deeply_is_named_not_raised(
     assert main(["audit", "--bundle", str(saved)]) == 2
     assert "JSON nested too deeply" in capsys.readouterr().err
 
+
+
+def test_a_rating_from_a_game_elsewhere_is_named_for_its_owner(
+    finished: tuple[Path, int],
+) -> None:
+    """No bundle can show a game of another tournament or the ladder: the audit passes
+    but names the version, the game and the rating it starts from."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    first, seat = _games_of(bundle, "alpha")[0]
+    game = _games_by_id(bundle)[first]
+    game["rating"]["before_from"][seat] = 0
+    game["rating"]["before"][seat] = [40.0, 1.0]
+    _rerate(bundle)
+    report = audit_bundle(bundle)
+    version = game["seats"][seat][1]
+    assert report.ok, report.problem
+    assert (f"1 version starts from a game outside this tournament, which this bundle cannot"
+            f" show: alpha {version} (game 0: mu 40.000 sigma 1.000)") in report.text()

@@ -570,12 +570,12 @@ def _outside_note(outside: Mapping[tuple[str, str], tuple[int, tuple[float, floa
     tell whether its version did play that game before."""
     if not outside:
         return ""
-    shown = [f"{bot} {version} from game {source}, mu {mu:.3f} sigma {sigma:.3f}"
+    shown = [f"{bot} {version} (game {source}: mu {mu:.3f} sigma {sigma:.3f})"
              for (bot, version), (source, (mu, sigma)) in sorted(outside.items())]  # fmt: skip
     more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
     starts = "version starts" if len(shown) == 1 else "versions start"
     return (f"; {len(shown)} {starts} from a game outside this tournament, which this"
-            f" bundle cannot show: {'; '.join(shown[:5])}{more}")
+            f" bundle cannot show: {', '.join(shown[:5])}{more}")
 
 
 def _close(a: tuple[float, float], b: tuple[float, float]) -> bool:
