@@ -8,7 +8,12 @@ import json
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store
-from arena.tournament.policy.audit import AuditReport, audit_bundle, audit_tournament
+from arena.tournament.policy.audit import (
+    AuditReport,
+    against_noted,
+    audit_bundle,
+    audit_tournament,
+)
 
 DESCRIPTION = """\
 `arena audit NAME`: check a finished tournament against its published seed commitment.
@@ -16,7 +21,9 @@ DESCRIPTION = """\
 Exit 0 with what passed; exit 1 naming the first difference (a tournament not
 finished yet cannot be audited: its seed is still secret). `--bundle FILE`
 checks a saved audit bundle (`arena remote audit NAME --save FILE`) instead of
-a data directory: docs/reference/VERIFY.md.
+a data directory, offline: docs/reference/VERIFY.md. Give `--commitment HEX`,
+the commitment you noted when the tournament was created: one first read from
+the bundle itself could hash a secret chosen after the games.
 """
 
 
@@ -28,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("name", nargs="?", help="tournament name (not with --bundle)")
     parser.add_argument("--bundle", type=given_path, metavar="FILE",
                         help="check this saved audit bundle (JSON) instead")  # fmt: skip
+    parser.add_argument("--commitment", metavar="HEX", help="the seed commitment you noted"
+                        " when the tournament was created: it must be the one the bundle or"
+                        " the data directory holds")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(parser)
     parser.set_defaults(func=_dispatch)
@@ -45,14 +55,16 @@ def _dispatch(args: argparse.Namespace) -> int:
     except ValueError as error:
         return fail(f"--bundle {args.bundle}: not JSON ({error})", EXIT_BAD_FLAGS)
     except RecursionError:
-        return fail(f"--bundle {args.bundle}: not JSON (nested too deeply)", EXIT_BAD_FLAGS)
+        return fail(f"--bundle {args.bundle}: JSON nested too deeply", EXIT_BAD_FLAGS)
     if not isinstance(bundle, dict):
         return fail(f"--bundle {args.bundle}: not a JSON object", EXIT_BAD_FLAGS)
-    return _show(audit_bundle(bundle), args)
+    report = audit_bundle(bundle)
+    return _show(against_noted(report, bundle.get("commitment"), args.commitment), args)
 
 
 def run_audit(store: Store, args: argparse.Namespace) -> int:
-    return _show(audit_tournament(store, args.name), args)
+    report = audit_tournament(store, args.name)
+    return _show(against_noted(report, report.commitment, args.commitment), args)
 
 
 def _show(report: AuditReport, args: argparse.Namespace) -> int:

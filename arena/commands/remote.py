@@ -33,7 +33,7 @@ from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
-from arena.tournament.policy.audit import audit_bundle
+from arena.tournament.policy.audit import AuditReport, against_noted, audit_bundle
 from arena.tournament.view.spectator_delay import NOT_PUBLIC
 
 EXIT_STATUSES = """\
@@ -496,17 +496,29 @@ def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any
     for part in parts:
         kind = part.WhichOneof("part")
         if kind == "head_json" and bundle is None:
-            bundle = {**json.loads(part.head_json), "matches": []}
+            bundle = {**_bundle_part(kind, part.head_json), "matches": []}
         elif kind == "match_json" and bundle is not None:
-            bundle["matches"].append({**json.loads(part.match_json), "played": []})
+            bundle["matches"].append({**_bundle_part(kind, part.match_json), "played": []})
         elif kind == "game_json" and bundle is not None and bundle["matches"]:
-            bundle["matches"][-1]["played"].append(json.loads(part.game_json))
+            bundle["matches"][-1]["played"].append(_bundle_part(kind, part.game_json))
         else:
             raise RemoteError(f"the arena sent the audit bundle out of order ({kind})",
                               EXIT_SERVER)  # fmt: skip
     if bundle is None:
         raise RemoteError("the arena sent no audit bundle", EXIT_SERVER)
     return bundle
+
+
+def _bundle_part(kind: str, text: str) -> dict[str, Any]:
+    """One part of the audit bundle, a JSON object (else RemoteError, exit 1)."""
+    try:
+        part = json.loads(text)
+    except (ValueError, RecursionError):
+        part = None
+    if not isinstance(part, dict):
+        raise RemoteError(f"the arena sent an audit bundle part ({kind}) that is not a JSON"
+                          f" object: {text[:60]!r}", EXIT_SERVER)  # fmt: skip
+    return part
 
 
 def watch_line(event: pb.WatchTournamentResponse) -> str:
@@ -729,6 +741,16 @@ def run_record(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def of_asked(report: AuditReport, sent: object, asked: str) -> AuditReport:
+    """``report``, failed when the arena sent another tournament's bundle than the one
+    ``asked`` by name (an id, all digits, is not a name the bundle carries)."""
+    if sent == asked or asked.isdigit():
+        return report
+    return replace(report, ok=False, checked=(), problem=(
+        f"the arena sent the audit bundle of tournament {str(sent)[:80]!r},"
+        f" not of {asked!r}"))  # fmt: skip
+
+
 def run_audit(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
@@ -739,15 +761,8 @@ def run_audit(args: argparse.Namespace) -> int:
         except OSError as error:
             raise RemoteError(f"{args.save}: cannot be written ({error.strerror})",
                               EXIT_USAGE) from None  # fmt: skip
-    report = audit_bundle(bundle)
-    if bundle.get("tournament") != args.name and not args.name.isdigit():  # an id: any name
-        report = replace(report, ok=False, checked=(), problem=(
-            f"the arena sent the bundle of tournament {str(bundle.get('tournament'))[:80]!r},"
-            f" not of {args.name!r}"))  # fmt: skip
-    elif args.commitment is not None and bundle.get("commitment") != args.commitment.lower():
-        report = replace(report, ok=False, checked=(), problem=(
-            f"the arena now publishes the commitment {bundle.get('commitment')}, not the"
-            f" {args.commitment} you noted"))  # fmt: skip
+    report = against_noted(audit_bundle(bundle), bundle.get("commitment"), args.commitment)
+    report = of_asked(report, bundle.get("tournament"), args.name)
     if args.json:
         _say_json(report.to_json())
     elif report.ok:

@@ -31,6 +31,7 @@ from arena.cli import main
 from arena.commands import remote
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.tournament.policy.audit import AuditReport
 
 REPO = Path(__file__).resolve().parents[2]
 SDK_DIR = REPO / "sample_bots" / "sdk" / "python"
@@ -284,3 +285,34 @@ def test_the_connector_refuses_a_token_in_argv(tmp_path: Path) -> None:
     done = subprocess.run([*base, "--user-token-file", str(empty), "--", "true"], env=env,
                           capture_output=True, text=True, timeout=30)  # fmt: skip
     assert done.returncode == 2 and "no token on its first line" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        [pb.GetAuditBundleResponse(head_json="[1]")],
+        [pb.GetAuditBundleResponse(head_json="{}"), pb.GetAuditBundleResponse(match_json="{")],
+        [pb.GetAuditBundleResponse(head_json="{}"), pb.GetAuditBundleResponse(match_json="{}"),
+         pb.GetAuditBundleResponse(game_json="[" * 100_000)],
+    ],
+)  # fmt: skip
+def test_a_bundle_part_that_is_no_json_object_is_the_arenas_fault(
+    parts: list[pb.GetAuditBundleResponse],
+) -> None:
+    """An audit bundle's part that is not a JSON object is refused as the arena's fault
+    (exit 1, naming the part), not a traceback on the participant's machine."""
+    with pytest.raises(remote.RemoteError, match="not a JSON object") as raised:
+        remote.assemble_bundle(parts)
+    assert raised.value.status == remote.EXIT_SERVER
+
+
+def test_an_arena_that_answers_with_another_tournaments_bundle_fails_its_audit() -> None:
+    """`arena remote audit spring` given autumn's bundle (which may well pass its own
+    audit) fails; an id asked for is no name to compare."""
+    passed = AuditReport("autumn", True, 2, "c" * 64, "s" * 64, None, ("all checks",))
+    refused = remote.of_asked(passed, "autumn", "spring")
+    assert not refused.ok and refused.checked == ()
+    assert refused.problem == (
+        "the arena sent the audit bundle of tournament 'autumn', not of 'spring'")
+    assert remote.of_asked(passed, "autumn", "autumn") is passed
+    assert remote.of_asked(passed, "autumn", "17") is passed

@@ -23,6 +23,7 @@ from arena.referee.seeds import deal_seed, seed_commitment
 from arena.sandbox import SandboxLimits
 from arena.testing.demo_data import (
     add_demo_bots,
+    forfeit_report,
     play_committed_games,
     report_for,
     write_bot_dir,
@@ -31,7 +32,7 @@ from arena.tournament.orchestration.runner import match_jobs
 from arena.tournament.policy.audit import audit_bundle, audit_tournament
 from arena.tournament.policy.audit_bundle import tournament_bundle
 from arena.tournament.policy.config import build_sprt
-from arena.tournament.policy.results import store_game
+from arena.tournament.policy.results import rate, store_game
 from arena.tournament.policy.rounds import create_tournament, next_rounds
 
 BOTS = ("alpha", "beta", "gamma")
@@ -443,7 +444,7 @@ def test_remote_audit_fails_the_bundle_of_another_tournament_than_the_one_asked(
     assert main(["remote", "audit", asked]) == status
     if status:
         err = capsys.readouterr().err
-        assert "the arena sent the bundle of tournament 'audited', not of 'spring-open'" in err
+        assert "the arena sent the audit bundle of tournament 'audited', not of 'spring-open'" in err
 
 
 def test_a_malformed_bundle_is_named_not_raised() -> None:
@@ -557,7 +558,264 @@ def test_the_cli_checks_a_saved_bundle_without_a_data_directory(
     assert refused.returncode == 2 and "not a JSON object" in refused.stderr
     saved.write_text("[" * 100_000)
     deep = subprocess.run(command, capture_output=True, text=True, check=False)
-    assert (deep.returncode, deep.stderr) == (2, f"arena: --bundle {saved}: not JSON (nested"
-                                                 " too deeply)\n")  # fmt: skip
+    assert (deep.returncode, deep.stderr) == (2, f"arena: --bundle {saved}: JSON nested"
+                                                 " too deeply\n")  # fmt: skip
     both = subprocess.run([*command, "audited"], capture_output=True, text=True, check=False)
     assert both.returncode == 2 and "one of them" in both.stderr
+
+
+def _games_by_id(bundle: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    return {g["game_id"]: g for m in bundle["matches"] for g in m["played"]}
+
+
+def _rerate(bundle: dict[str, Any]) -> None:
+    """Every rating update made again from the bundle's own ``before_from`` chain, as an
+    operator who changed the chain would, so that only the chain itself is wrong."""
+    afters: dict[tuple[int, str], list[float]] = {}
+    for game_id, game in sorted(_games_by_id(bundle).items()):
+        rating = game["rating"]
+        for seat, source in enumerate(rating["before_from"]):
+            bot = game["seats"][seat][0]
+            if source is None:
+                rating["before"][seat] = list(bundle["initial_rating"])
+            elif (source, bot) in afters:
+                rating["before"][seat] = afters[(source, bot)]
+        after = rate(tuple(rating["before"][0]), tuple(rating["before"][1]), game["winner_seat"])
+        rating["after"] = [list(after[0]), list(after[1])]
+        for seat in (0, 1):
+            afters[(game_id, game["seats"][seat][0])] = list(after[seat])
+
+
+def _games_of(bundle: dict[str, Any], bot: str) -> list[tuple[int, int]]:
+    """(game id, seat) of ``bot``'s games, in id order."""
+    return [(i, [s[0] for s in g["seats"]].index(bot))
+            for i, g in sorted(_games_by_id(bundle).items())
+            if bot in [s[0] for s in g["seats"]]]  # fmt: skip
+
+
+def _skip_a_game_in_the_chain(bundle: dict[str, Any]) -> None:
+    """alpha's third game rated from its first: its second game's update left out."""
+    (first, _), _, (third, seat) = _games_of(bundle, "alpha")[:3]
+    _games_by_id(bundle)[third]["rating"]["before_from"][seat] = first
+    _rerate(bundle)
+
+
+def _chain_from_a_game_it_did_not_play(bundle: dict[str, Any]) -> None:
+    """A game of this tournament passed off as alpha's game elsewhere, at a rating of 40."""
+    alpha = {i for i, _ in _games_of(bundle, "alpha")}
+    other = min(set(_games_by_id(bundle)) - alpha)
+    later, seat = next((i, s) for i, s in _games_of(bundle, "alpha") if i > other)
+    game = _games_by_id(bundle)[later]
+    game["rating"]["before_from"][seat] = other
+    game["rating"]["before"][seat] = [40.0, 1.0]
+    _rerate(bundle)
+
+
+def _start_again_from_the_initial_rating(bundle: dict[str, Any]) -> None:
+    second, seat = _games_of(bundle, "alpha")[1]
+    _games_by_id(bundle)[second]["rating"]["before_from"][seat] = None
+    _rerate(bundle)
+
+
+def _shift_the_initial_rating(bundle: dict[str, Any]) -> None:
+    bundle["initial_rating"] = [30.0, bundle["initial_rating"][1]]
+    _rerate(bundle)
+
+
+def _first_record(bundle: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    game = bundle["matches"][0]["played"][0]
+    return game, json.loads(game["record"])
+
+
+def _timeout_in_a_finished_game(bundle: dict[str, Any]) -> None:
+    bundle["matches"][0]["played"][0]["statuses"] = ["timeout", "ok"]
+
+
+def _record_result_changed(bundle: dict[str, Any]) -> None:
+    game, record = _first_record(bundle)
+    record["result"]["points"] = [9, 0]
+    game["record"] = json.dumps(record)
+
+
+def _record_statuses_changed(bundle: dict[str, Any]) -> None:
+    game, record = _first_record(bundle)
+    record["match"] = {"statuses": {s[0]: "crash" for s in game["seats"]}}
+    game["record"] = json.dumps(record)
+
+
+def _record_winner_renamed(bundle: dict[str, Any]) -> None:
+    game, record = _first_record(bundle)
+    record["match"] = {"winner": "mallory"}
+    game["record"] = json.dumps(record)
+
+
+def _game_listed_twice(bundle: dict[str, Any]) -> None:
+    """Match 2's first game given match 1's first game's id (its ratings then chain twice)."""
+    bundle["matches"][1]["played"][0]["game_id"] = bundle["matches"][0]["played"][0]["game_id"]
+
+
+def _match_listed_twice(bundle: dict[str, Any]) -> None:
+    bundle["matches"].append(copy.deepcopy(bundle["matches"][0]))
+
+
+def _another_tournaments_name(bundle: dict[str, Any]) -> None:
+    bundle["tournament"] = "spring-open"
+
+
+def _ratings_kept_as_if_at_play(bundle: dict[str, Any]) -> None:
+    """Every update undone, as a person's game at /play leaves the bots' ratings."""
+    bundle["bots_rated"] = False
+    for game in _games_by_id(bundle).values():
+        game["rating"]["after"] = game["rating"]["before"] = [
+            list(bundle["initial_rating"]), list(bundle["initial_rating"])]
+        game["rating"]["before_from"] = [None, None]
+
+
+def _byes_moved(bundle: dict[str, Any]) -> None:
+    bundle["byes"] = [[number, "alpha"] for number, _ in bundle["byes"]]
+
+
+@pytest.mark.parametrize(
+    ("alter", "named"),
+    [
+        (_skip_a_game_in_the_chain, "whose rating update it leaves out"),
+        (_chain_from_a_game_it_did_not_play, "comes from game 1, which alpha "),
+        (_start_again_from_the_initial_rating, "is the initial one, but alpha played game"),
+        (_shift_the_initial_rating, "the initial rating [30.0, 8.33"),
+        (_timeout_in_a_finished_game, "the stored statuses ['timeout', 'ok'] are not the record"),
+        (_record_result_changed, "the record's own result"),
+        (_record_statuses_changed, "the record's statuses"),
+        (_record_winner_renamed, "the record names 'mallory' the winner"),
+        (_game_listed_twice, "is in the bundle more than once"),
+        (_match_listed_twice, "more than once"),
+        (_another_tournaments_name, "the bundle is labelled 'spring-open'"),
+        (_byes_moved, "the byes [round, bot]"),
+        (_ratings_kept_as_if_at_play, "tournament 'audited' is no person's game at /play"),
+    ],
+)
+def test_a_bundle_at_odds_with_its_own_games_fails_naming_what(
+    finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str
+) -> None:
+    """What a participant reads beside the deals (ratings, statuses, the records' own
+    results and winners, the byes) must follow from the games, each game counted once."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
+    assert audit_bundle(bundle).ok
+    alter(bundle)
+    report = audit_bundle(bundle)
+    assert not report.ok
+    assert named in (report.problem or ""), report.problem
+
+
+def test_a_forfeit_passes_and_its_statuses_must_blame_the_seat_the_record_does(
+    tmp_path: Path,
+) -> None:
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", BOTS[:2])
+        tournament = create_tournament(store, "t", "round_robin", list(BOTS[:2]),
+                                       st.TournamentConfig(games_per_match=2))  # fmt: skip
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        [match] = st.list_matches(store, tournament.id)
+        material = _material(store, match)
+        for index, seats in enumerate(((match.first, match.second), (match.second, match.first))):
+            record = _game(deal_seed(material, 0), index)
+            if index:
+                report = forfeit_report(index, seats, record, len(record.actions) // 2)
+                del report.record["match"]["bots"]  # type: ignore[attr-defined]  # no versions
+            else:
+                report = report_for(index, seats, record)
+            store_game(store, match.id, report)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        bundle = tournament_bundle(store, "t")
+    assert audit_bundle(bundle).ok, audit_bundle(bundle).problem
+    game = bundle["matches"][0]["played"][1]
+    game["statuses"] = game["statuses"][::-1]  # the page's timeout moved to the winner
+    report = audit_bundle(bundle)
+    assert not report.ok and "are not the record's failures" in (report.problem or "")
+
+
+def test_an_sprt_test_that_stops_undecided_before_its_cap_fails(tmp_path: Path) -> None:
+    """Dropping a test's last pairs (to hide where it was going) leaves a test that neither
+    decided nor reached its cap: not one the runner stops."""
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", BOTS[:2])
+        config = st.TournamentConfig(games_per_match=2, sprt=build_sprt(preset="gain",
+                                                                        max_pairs=5))
+        tournament = create_tournament(store, "s", "sprt", list(BOTS[:2]), config)
+        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+        _play_to_the_end(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        bundle = tournament_bundle(store, "s")
+    passed = audit_bundle(bundle)
+    assert passed.ok and "it stops at its cap" in passed.text(), passed.problem
+    bundle["matches"] = bundle["matches"][:-1]
+    failed = audit_bundle(bundle)
+    assert not failed.ok and "stops after 4 pairs, undecided" in (failed.problem or "")
+
+
+def test_the_cli_checks_the_commitment_noted_at_creation(
+    finished: tuple[Path, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Offline too, `--commitment` holds the bundle (or data directory) to the commitment
+    noted before the games, not to the one it carries itself."""
+    from arena.cli import main
+
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    saved = tmp_path / "bundle.json"
+    saved.write_text(json.dumps(bundle))
+    noted = bundle["commitment"]
+    for where in (["--bundle", str(saved)], ["audited", "--data-dir", str(data)]):
+        assert main(["audit", *where, "--commitment", noted.upper()]) == 0
+        assert "pass" in capsys.readouterr().out
+        assert main(["audit", *where, "--commitment", "0" * 64]) == 1
+        err = capsys.readouterr().err
+        assert f"the published commitment is {noted}, not the {'0' * 64} you noted" in err
+
+
+def test_json_nested_too_deeply_is_named_not_raised(
+    finished: tuple[Path, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hostile bundle's JSON (the file, a record, the committed parameters) nested past
+    Python's recursion limit is refused as malformed, never a traceback."""
+    from arena.cli import main
+
+    deep = "[" * 100_000 + "]" * 100_000
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    record = copy.deepcopy(bundle)
+    record["matches"][0]["played"][0]["record"] = deep
+    assert "the stored record is malformed: not JSON: nested too deeply" in str(
+        audit_bundle(record).problem)  # fmt: skip
+    parameters = copy.deepcopy(bundle)
+    parameters["parameters"] = deep
+    parameters["commitment"] = seed_commitment(bytes.fromhex(bundle["secret"]), deep.encode())
+    assert "nested too deeply" in str(audit_bundle(parameters).problem)
+    saved = tmp_path / "deep.json"
+    saved.write_text(deep)
+    assert main(["audit", "--bundle", str(saved)]) == 2
+    assert "JSON nested too deeply" in capsys.readouterr().err
+
+
+
+def test_a_rating_from_a_game_elsewhere_is_named_for_its_owner(
+    finished: tuple[Path, int],
+) -> None:
+    """No bundle can show a game of another tournament or the ladder: the audit passes
+    but names the version, the game and the rating it starts from."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    first, seat = _games_of(bundle, "alpha")[0]
+    game = _games_by_id(bundle)[first]
+    game["rating"]["before_from"][seat] = 0
+    game["rating"]["before"][seat] = [40.0, 1.0]
+    _rerate(bundle)
+    report = audit_bundle(bundle)
+    version = game["seats"][seat][1]
+    assert report.ok, report.problem
+    assert (f"1 version starts from a game outside this tournament, which this bundle cannot"
+            f" show: alpha {version} (game 0: mu 40.000 sigma 1.000)") in report.text()

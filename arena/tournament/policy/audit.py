@@ -7,19 +7,21 @@ finished the secret is revealed. ``audit_bundle`` checks a bundle
 stops at the first difference, which it names:
 
 1. the revealed secret and the published parameters hash to the commitment;
-2. the matches are the ones the parameters schedule (round robin, gauntlet and
-   SPRT from the entrants; Swiss: each round paired again from the results
-   before it), each of the configured number of games, every game stored;
+2. the matches (and byes) are the ones the parameters schedule (round robin,
+   gauntlet and SPRT from the entrants, an SPRT test stopping once it decides or
+   at its cap; Swiss: each round paired again from the results before it), each
+   of the configured number of games, every game stored once;
 3. every game's bots sit as the match and its game index say, and its deal and
    reshuffles are the ones the secret derives for its match and deal index
    (``match_seed_material`` of the round and bots, then ``deal_seed``): no
    stored seed enters;
 4. every record replays legally with the engine, and the result it reaches
-   (or, for a game cut short, the forfeit it records) is the stored result;
+   (or, for a game cut short, the forfeit it records) is the stored result and
+   the record's own; the stored statuses are the failures the record names;
 5. every rating update is the TrueSkill update of that result applied to the
    ratings the two versions had before the game, each of which is the initial
-   rating or the one a previous game of this tournament left (a version's first
-   game here may start from its game elsewhere: that one's audit checks it).
+   rating or the one the version's previous game here left (or, the version
+   having played elsewhere since, a game this bundle cannot show: named).
 
 Standings and crosstables are computed from the stored results at every read
 (``arena.tournament.policy.results``), so once (4) holds they are the records' own.
@@ -31,12 +33,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arena.kahuna import MalformedRecordError, deal_from_seed, parse_record, replay
+from arena.kahuna import (
+    MalformedRecordError,
+    deal_from_seed,
+    outcome_to_json,
+    parse_record,
+    replay,
+)
 from arena.kahuna.rng import reshuffle_from_seed
+from arena.rating_scale import INITIAL_MU, INITIAL_SIGMA
 from arena.referee.seeds import (
     COMMITMENT_PREFIX,
     SECRET_BYTES,
@@ -46,12 +56,15 @@ from arena.referee.seeds import (
     secret_from_seed,
 )
 from arena.store import Store, same_owner
+from arena.store.bots import PERSON_PREFIX
+from arena.store.models import SprtConfig
 from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
 from arena.tournament.policy.audit_bundle import BUNDLE_FORMAT, tournament_bundle
-from arena.tournament.policy.config import max_swiss_rounds
+from arena.tournament.policy.config import max_swiss_rounds, sprt_params
 from arena.tournament.policy.results import rate
-from arena.tournament.policy.sprt_format import GAMES_PER_PAIR
+from arena.tournament.policy.rounds import PLAY_PREFIX
+from arena.tournament.policy.sprt_format import GAMES_PER_PAIR, decide
 
 RATING_TOLERANCE = 1e-9
 _SHOWN = {None: "a draw", 0: "seat 0 won", 1: "seat 1 won"}
@@ -86,6 +99,16 @@ class _Mismatch(Exception):
     pass
 
 
+def against_noted(report: AuditReport, published: object, noted: str | None) -> AuditReport:
+    """``report``, failed when ``noted`` (the commitment a participant noted at creation;
+    None: none given) is not the ``published`` one: a commitment first seen after the
+    games proves nothing, since it could hash a secret chosen after them."""
+    if noted is None or published == noted.lower():
+        return report
+    return replace(report, ok=False, checked=(), problem=(
+        f"the published commitment is {published}, not the {noted} you noted"))  # fmt: skip
+
+
 def audit_tournament(store: Store, ref: int | str) -> AuditReport:
     """Audit tournament ``ref`` (id or name) of ``store``; NotFoundError when there is none."""
     return audit_bundle(tournament_bundle(store, ref))
@@ -111,7 +134,10 @@ def audit_bundle(bundle: Mapping[str, Any]) -> AuditReport:
         return report(str(exc))
     except RecursionError:
         return report("the audit bundle is malformed (nested too deeply)")
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as exc:
+    except (
+        KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
+        AssertionError,
+    ) as exc:  # fmt: skip
         return report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
 
 
@@ -153,21 +179,37 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
     matches = list(bundle["matches"])
     schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
+    if not _close(initial, (INITIAL_MU, INITIAL_SIGMA)):
+        raise _Mismatch(f"the initial rating {list(initial)} is not the arena's"
+                        f" {[INITIAL_MU, INITIAL_SIGMA]} (mu = 25, sigma = 25/3)")  # fmt: skip
     rated = bundle.get("bots_rated", True)
     if not isinstance(rated, bool):
         raise _Mismatch(f"bots_rated must be true or false, not {rated!r}")
-    afters: dict[tuple[int, str, str], tuple[float, float]] = {}
-    outside: set[tuple[int, str, str]] = set()
+    person = any(str(e[0]).startswith(PERSON_PREFIX) for e in parameters["entrants"])
+    if not rated and not (str(parameters["name"]).startswith(PLAY_PREFIX) and person):
+        raise _Mismatch(
+            f"bots_rated is false, but tournament {parameters['name']!r} is no person's game"
+            f" at /play (named {PLAY_PREFIX}..., with an entrant {PERSON_PREFIX}USER): the"
+            " games of any other tournament move their bots' ratings"
+        )
     for m in matches:
         _check_one_pairing(m)
-    games = [(m, g) for m in matches for g in m["played"]]
+    games = sorted(((m, g) for m in matches for g in m["played"]),
+                   key=lambda mg: int(mg[1]["game_id"]))  # fmt: skip
+    chain = _RatingChain({int(g["game_id"]): _versions(g) for _, g in games})
+    if len(chain.played) != len(games):
+        twice = sorted(i for i, n in Counter(int(g["game_id"]) for _, g in games).items() if n > 1)
+        raise _Mismatch(f"game {twice[0]} is in the bundle more than once")
     one_owner = 0
-    for match, game in sorted(games, key=lambda mg: int(mg[1]["game_id"])):
+    for match, game in games:
         _check_game(secret, match, game)
         owned = _one_owner(match)
         one_owner += owned and rated
-        _check_rating(game, initial, afters, outside, rated and not owned, owned)
+        _check_rating(game, initial, chain, rated and not owned, owned)
         progress.games += 1
+    outside = chain.outside
+    if parameters["format"] == "sprt":
+        schedule += "; " + _check_sprt_stop(parameters, matches)
     checked = [
         f"the revealed secret and the published parameters hash to the commitment {commitment}",
         schedule,
@@ -179,8 +221,7 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
          if rated else "a person's game at /play: every version's rating is left as it was,"
          " from the initial")
         + " rating or the one the version's previous game in this tournament left"
-        + (f" ({len(outside)} start from a game of another tournament or the ladder,"
-           " which that one's audit checks)" if outside else "")
+        + _outside_note(outside)
         + (f"; {one_owner} games between two bots of one owner move no rating, as the"
            " store's rule says" if one_owner else ""),
     ]
@@ -218,8 +259,11 @@ def _check_schedule(
             )
         seen.append((int(m["round"]), m["first"][0], m["second"][0]))
     names = [bot for bot, _ in entrants]
+    want_byes: list[list[object]] = []
     if kind == "round_robin":
-        want = [(r.number, p.first, p.second) for r in round_robin(names) for p in r.pairings]
+        circle = round_robin(names)
+        want = [(r.number, p.first, p.second) for r in circle for p in r.pairings]
+        want_byes = [[r.number, r.bye] for r in circle if r.bye is not None]
         what = f"a round robin of the {len(names)} entrants in their published order"
     elif kind == "gauntlet":
         want = [(n, names[0], names[n]) for n in range(1, len(names))]
@@ -237,13 +281,44 @@ def _check_schedule(
     else:
         raise _Mismatch(f"a {kind} is never finished, so it is not audited")
     if sorted(seen) != sorted(want):
-        extra = sorted(set(seen) - set(want))
-        missing = sorted(set(want) - set(seen))
+        extra = sorted((Counter(seen) - Counter(want)).elements())
+        missing = sorted((Counter(want) - Counter(seen)).elements())
+        twice = sorted(m for m, n in Counter(seen).items() if n > 1)
         raise _Mismatch(
             f"the matches are not the schedule of {what}: (round, first, second)"
-            f" {extra[:3] or 'none'} not in it, {missing[:3] or 'none'} of it missing"
+            f" {extra[:3] or 'none'} not in it"
+            + (f" ({twice[:3]} more than once)" if twice else "")
+            + f", {missing[:3] or 'none'} of it missing"
         )
+    if sorted([int(n), str(bot)] for n, bot in byes) != want_byes:
+        raise _Mismatch(f"the byes [round, bot] {byes} are not the {want_byes or 'none'} of"
+                        f" {what}")  # fmt: skip
     return f"the {len(seen)} matches are the schedule of {what}, each of its {games} games stored"
+
+
+def _check_sprt_stop(parameters: Mapping[str, Any], matches: list[Any]) -> str:
+    """An SPRT test stops once a prefix of its pairs decides, or at its cap of pairs: one
+    that stopped early, or went past its cap to find a decision, is not the test run."""
+    sprt = SprtConfig.from_json(parameters["config"]["sprt"])
+    candidate = str(parameters["entrants"][0][0])
+    scores = []
+    for m in sorted(matches, key=lambda m: int(m["round"])):
+        scores.append(sum(0.5 if g["winner_seat"] is None
+                          else float(g["seats"][g["winner_seat"]][0] == candidate)
+                          for g in m["played"]))  # fmt: skip
+    if len(scores) > sprt.max_pairs:
+        raise _Mismatch(f"the SPRT test plays {len(scores)} pairs, past its cap of"
+                        f" {sprt.max_pairs}")  # fmt: skip
+    history, decided_at = decide(scores, sprt_params(sprt))
+    if decided_at is None and len(scores) < sprt.max_pairs:
+        last = f"{history[-1].llr:.3f}" if history else "0"
+        raise _Mismatch(
+            f"the SPRT test stops after {len(scores)} pairs, undecided (LLR {last}, bounds"
+            f" {sprt_params(sprt).lower_bound:.3f} to {sprt_params(sprt).upper_bound:.3f})"
+            f" and short of its cap of {sprt.max_pairs}"
+        )
+    return ("it stops at its cap" if decided_at is None
+            else f"it stops once pair {decided_at} decides")  # fmt: skip
 
 
 def _check_swiss(seen: list[tuple[int, str, str]]) -> None:
@@ -269,7 +344,7 @@ def _check_one_pairing(match: Mapping[str, Any]) -> None:
     for g in match["played"]:
         try:
             meta = json.loads(g["record"]).get("match")
-        except (ValueError, AttributeError):  # the game's own check names it
+        except (ValueError, AttributeError, RecursionError):  # the game's own check names it
             continue
         flags.add(meta.get("paired", True) is not False if isinstance(meta, dict) else True)
     if len(flags) > 1:
@@ -361,12 +436,22 @@ def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]
         raise _Mismatch(f"{where}: the record does not replay: {replayed.error.message()}")
     state = replayed.state
     stored = game["winner_seat"]
+    if record.result is not None and record.result != state.outcome:
+        raise _Mismatch(
+            f"{where}: the record's own result {json.dumps(outcome_to_json(record.result))}"
+            f" is not the one its actions reach, {json.dumps(outcome_to_json(state.outcome))}"
+        )
+    statuses = [str(s) for s in game["statuses"]]
+    _check_statuses(where, statuses, meta, [str(s[0]) for s in seats])
     if state.is_finished:
         outcome = state.outcome
         assert outcome is not None
         winner = outcome.winner
+        if any(s != "ok" for s in statuses):
+            raise _Mismatch(f"{where}: the record plays the game to its end, but the stored"
+                            f" statuses {statuses} say a bot failed in it")  # fmt: skip
     else:  # cut short: a forfeit, which the stored statuses and record must both say
-        if all(s == "ok" for s in game["statuses"]):
+        if all(s == "ok" for s in statuses):
             raise _Mismatch(
                 f"{where}: the record stops before the game ends, but no bot failed in it"
             )
@@ -376,6 +461,74 @@ def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]
             f"{where}: the record gives {_SHOWN[winner]}, the stored result is"
             f" {_SHOWN.get(stored, repr(stored))}"
         )
+    named_winner = meta.get("winner", False)  # the bot's name, None for a draw; False: absent
+    if named_winner is not False and named_winner != (None if winner is None else seats[winner][0]):
+        raise _Mismatch(f"{where}: the record names {named_winner!r} the winner, but"
+                        f" {_SHOWN[winner]}")  # fmt: skip
+
+
+def _check_statuses(
+    where: str, statuses: list[str], meta: Mapping[str, Any], names: list[str]
+) -> None:
+    """The stored statuses (what pages and counts of timeouts show) are the record's own:
+    the seats that failed, and how, are the ones its failures name."""
+    failures = meta.get("failures", [])
+    if isinstance(failures, list):
+        named = {f.get("seat"): f.get("status") for f in failures if isinstance(f, dict)}
+        failed = {seat: s for seat, s in enumerate(statuses) if s != "ok"}
+        if failed != named:
+            raise _Mismatch(
+                f"{where}: the stored statuses {statuses} are not the record's failures"
+                f" {json.dumps(failures)[:160]}"
+            )
+    by_name = meta.get("statuses")
+    if isinstance(by_name, dict) and by_name != dict(zip(names, statuses, strict=True)):
+        raise _Mismatch(f"{where}: the record's statuses {json.dumps(by_name)} are not the"
+                        f" stored ones {statuses}")  # fmt: skip
+
+
+def _versions(game: Mapping[str, Any]) -> tuple[tuple[str, str], tuple[str, str]]:
+    (bot0, version0), (bot1, version1) = game["seats"]
+    return (str(bot0), str(version0)), (str(bot1), str(version1))
+
+
+@dataclass
+class _RatingChain:
+    """Each version's ratings through the bundle's games, taken in ``game_id`` order."""
+
+    played: dict[int, tuple[tuple[str, str], ...]]  # game id -> the versions by seat
+    afters: dict[tuple[int, str, str], tuple[float, float]] = field(default_factory=dict)
+    last: dict[tuple[str, str], int] = field(default_factory=dict)  # the latest game so far
+    outside: dict[tuple[str, str], tuple[int, tuple[float, float]]] = field(default_factory=dict)
+
+    def prior(
+        self, where: str, seat: int, version: tuple[str, str], source: int | None,
+        initial: tuple[float, float],
+    ) -> tuple[float, float] | None:
+        """The rating ``version`` had before this game: the initial one, or what its game
+        ``source`` left; None when ``source`` is a game elsewhere (that one's audit's).
+        Refused: a source that skips one of its games here, or is a game here it did
+        not play (each would leave a result out of its rating)."""
+        previous = self.last.get(version)
+        if source is None:
+            if previous is not None:
+                raise _Mismatch(f"{where}: seat {seat}'s rating before the game is the initial"
+                                f" one, but {version[0]} played game {previous} here before")
+            return initial
+        if source in self.played and version not in self.played[source]:
+            raise _Mismatch(f"{where}: seat {seat}'s rating before the game comes from game"
+                            f" {source}, which {version[0]} {version[1]} did not play")
+        if previous is not None and source < previous:
+            raise _Mismatch(f"{where}: seat {seat}'s rating before the game comes from game"
+                            f" {source}, not from {version[0]}'s later game {previous} here,"
+                            f" whose rating update it leaves out")
+        if source not in self.played:
+            return None
+        return self.afters[(source, *version)]
+
+    def record(self, game_id: int, version: tuple[str, str], after: tuple[float, float]) -> None:
+        self.afters[(game_id, *version)] = after
+        self.last[version] = game_id
 
 
 def _one_owner(match: Mapping[str, Any]) -> bool:
@@ -392,26 +545,28 @@ def _one_owner(match: Mapping[str, Any]) -> bool:
 def _check_rating(
     game: Mapping[str, Any],
     initial: tuple[float, float],
-    afters: dict[tuple[int, str, str], tuple[float, float]],
-    outside: set[tuple[int, str, str]],
+    chain: _RatingChain,
     rated: bool = True,
     one_owner: bool = False,
 ) -> None:
-    where = f"game {game['game_id']}"
+    game_id = int(game["game_id"])
+    where = f"game {game_id}"
     rating = game["rating"]
     after = rating["after"]
     if None in after:
         raise _Mismatch(f"{where}: no stored rating update")
     before = [(float(b[0]), float(b[1])) for b in rating["before"]]
+    versions = _versions(game)
     for seat in (0, 1):
-        bot, version = game["seats"][seat]
         source = rating["before_from"][seat]
-        if source is not None and int(source) >= int(game["game_id"]):
+        if source is not None and int(source) >= game_id:
             raise _Mismatch(f"{where}: seat {seat}'s rating before the game comes from a"
                             f" later game, {source}")  # fmt: skip
-        prior = initial if source is None else afters.get((int(source), bot, version))
+        source = None if source is None else int(source)
+        prior = chain.prior(where, seat, versions[seat], source, initial)
         if prior is None:  # the version's previous game is another tournament's
-            outside.add((int(source), bot, version))
+            assert source is not None
+            chain.outside[versions[seat]] = (source, before[seat])
             continue
         if not _close(prior, before[seat]):
             raise _Mismatch(
@@ -432,8 +587,20 @@ def _check_rating(
                 f"{where}: seat {seat}'s stored rating after the game {got}"
                 f" is not {should} {expected[seat]}"
             )
-        bot, version = game["seats"][seat]
-        afters[(int(game["game_id"]), bot, version)] = got
+        chain.record(game_id, versions[seat], got)
+
+
+def _outside_note(outside: Mapping[tuple[str, str], tuple[int, tuple[float, float]]]) -> str:
+    """Which versions start from a rating this bundle cannot show: each one's owner can
+    tell whether its version did play that game before."""
+    if not outside:
+        return ""
+    shown = [f"{bot} {version} (game {source}: mu {mu:.3f} sigma {sigma:.3f})"
+             for (bot, version), (source, (mu, sigma)) in sorted(outside.items())]  # fmt: skip
+    more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
+    starts = "version starts" if len(shown) == 1 else "versions start"
+    return (f"; {len(shown)} {starts} from a game outside this tournament, which this"
+            f" bundle cannot show: {', '.join(shown[:5])}{more}")
 
 
 def _close(a: tuple[float, float], b: tuple[float, float]) -> bool:
