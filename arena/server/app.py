@@ -43,7 +43,7 @@ from arena.bots.archive import MAX_ARCHIVE_BYTES, remove_stale_uploads
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
 from arena.server.arena_service import ArenaService, ServiceOptions
-from arena.server.faults import DiskFullInterceptor
+from arena.server.faults import FaultInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.limits import CallCounter, StreamCounter, StreamLimitInterceptor, StreamLimits
 from arena.server.malformed import MalformedRequestInterceptor
@@ -237,7 +237,7 @@ def create_server(
         server = grpc.aio.server(
             migration_thread_pool=pool,
             interceptors=[
-                DiskFullInterceptor(),
+                FaultInterceptor(),
                 StreamLimitInterceptor(counter, frozenset({PLAY_METHOD}), CallCounter(limits)),
                 MalformedRequestInterceptor(),  # innermost: its deserializer is the one used
             ],
