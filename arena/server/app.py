@@ -18,7 +18,8 @@ The server is gRPC's asyncio server on an event loop thread of its own
 WaitForSeats, WatchGame, a Play stream) is a coroutine, not a thread, so no
 number of idle or slow streams can keep the other calls waiting. Unary calls
 run in a thread pool. Streams are counted per token and without one
-(arena.server.limits: RESOURCE_EXHAUSTED past a limit), a Play stream must say
+(arena.server.limits: RESOURCE_EXHAUSTED past a limit), an arena API stream ends
+soon after its token is revoked or expires (arena.server.rechecks), a Play stream must say
 Hello within a few seconds, and keepalive pings and an idle limit close dead
 and unused connections.
 """
@@ -49,6 +50,7 @@ from arena.server.limits import CallCounter, StreamCounter, StreamLimitIntercept
 from arena.server.malformed import MalformedRequestInterceptor
 from arena.server.pool import DrainingPool
 from arena.server.quotas import Quotas
+from arena.server.rechecks import TokenRecheckInterceptor
 from arena.server.tls import is_loopback
 from arena.store import Store
 
@@ -239,6 +241,7 @@ def create_server(
             interceptors=[
                 FaultInterceptor(),
                 StreamLimitInterceptor(counter, frozenset({PLAY_METHOD}), CallCounter(limits)),
+                TokenRecheckInterceptor(store, f"/{ARENA_SERVICE_NAME}/"),
                 MalformedRequestInterceptor(),  # innermost: its deserializer is the one used
             ],
             options=[

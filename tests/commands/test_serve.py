@@ -416,8 +416,9 @@ def test_a_damaged_database_stops_the_ladder_in_one_line_and_every_answer_says_s
         assert "the ladder stopped there: restore the file from a backup" in stopped[0]
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = pb_grpc.ArenaServiceStub(channel)
+            admin = (("authorization", f"Bearer {token}"),)
             with pytest.raises(grpc.RpcError) as refused:
-                stub.ListBots(pb.ListBotsRequest(), metadata=(("authorization", f"Bearer {token}"),))
+                stub.ListBots(pb.ListBotsRequest(), metadata=admin)
         assert (refused.value.code(), refused.value.details()) == (
             grpc.StatusCode.DATA_LOSS, DAMAGED_ANSWER
         )  # fmt: skip
