@@ -15,8 +15,9 @@ revocation by another process (`arena token revoke`) ends the stream within
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, TypeVar
 
 import grpc
@@ -42,7 +43,7 @@ def _check(context: grpc.ServicerContext, store: Store) -> None:
 
 async def while_authorized(
     store: Store, context: grpc.aio.ServicerContext[Any, Any], messages: AsyncIterator[T]
-) -> AsyncIterator[T]:
+) -> AsyncGenerator[T, None]:
     """``messages`` while the call's token stays live, checked every ``TOKEN_RECHECK_S``
     whether messages flow or not; a refused token aborts the call."""
     loop = asyncio.get_running_loop()
@@ -65,9 +66,12 @@ async def while_authorized(
             pending = None
             yield message
     finally:
-        if pending is not None and not pending.done():
-            pending.cancel()  # the stream's own cleanup runs (unsubscribe, ...)
-            await asyncio.wait({pending})
+        if pending is not None:
+            if not pending.done():
+                pending.cancel()  # the stream's own cleanup runs (unsubscribe, ...)
+                await asyncio.wait({pending})
+            if not pending.cancelled():
+                pending.exception()  # seen: the call ends here whatever the stream raised
         aclose = getattr(messages, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -90,7 +94,9 @@ class TokenRecheckInterceptor(HandlerInterceptor):
         async def stream(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
-            async for message in while_authorized(store, context, inner(request, context)):
-                yield message
+            checked = while_authorized(store, context, inner(request, context))
+            async with contextlib.aclosing(checked):  # closed with the call, not when collected
+                async for message in checked:
+                    yield message
 
         return replaced(handler, stream)
