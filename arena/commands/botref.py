@@ -10,13 +10,12 @@ stored or sample bot.
 from __future__ import annotations
 
 import difflib
-import sqlite3
 from pathlib import Path
 
-from arena.commands.storeargs import damaged, is_damage
 from arena.referee import BotConfigError, BotSpec, load_bot
 from arena.resources import sample_bots_dir
 from arena.store import (
+    DamagedDatabaseError,
     NotFoundError,
     Store,
     StoreError,
@@ -32,10 +31,8 @@ def find_bot(text: str, data_dir: str | None) -> BotSpec:
     StoreError when the data directory cannot be read."""
     try:
         return _find_bot(text, data_dir)
-    except sqlite3.DatabaseError as error:
-        if not is_damage(error):
-            raise
-        raise StoreError(damaged(data_dir, error)) from None
+    except DamagedDatabaseError as error:
+        raise StoreError(str(error)) from None
 
 
 def _find_bot(text: str, data_dir: str | None) -> BotSpec:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from arena.commands.storeargs import add_data_dir, with_store
 from arena.logs import get_logger
 from arena.store import (
+    DamagedDatabaseError,
     LeaseHeldError,
     Store,
     create_ladder,
@@ -99,6 +100,11 @@ class LadderThread:
     def _run(self) -> None:
         try:
             self.runner.run(self.lease)
+        except DamagedDatabaseError as error:  # met before the run's loop: nothing to retry
+            get_logger().error(
+                "ladder_stopped", tournament_id=self.runner.tournament_id,
+                reason=error.stopped("the ladder"),
+            )  # fmt: skip
         except Exception:
             get_logger().exception("ladder_crashed", tournament_id=self.runner.tournament_id)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 
@@ -12,6 +11,7 @@ from rich.console import Console
 
 from arena.store import (
     ENV_DATA_DIR,
+    DamagedDatabaseError,
     NotFoundError,
     SchemaError,
     StorageFullError,
@@ -19,7 +19,6 @@ from arena.store import (
     StoreError,
     resolve_data_dir,
 )
-from arena.store.paths import DATABASE_NAME
 from arena.tournament.policy.config import TournamentError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -65,27 +64,10 @@ def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
             return fail(
                 f"data directory {where} has no space left ({error.cause}); nothing was stored"
             )
-        except sqlite3.DatabaseError as error:
-            if not is_damage(error):
-                raise
-            return fail(damaged(args.data_dir, error))
+        except DamagedDatabaseError as error:  # the store writes nothing more
+            return fail(str(error))
 
     return handler
-
-
-def is_damage(error: sqlite3.Error) -> bool:
-    """Whether SQLite found the database file damaged (a page that is no page of it), as
-    a failing disk or a copy cut short leaves it: found on the read that meets the page,
-    any time after the open, whose checks read only the header and schema."""
-    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
-    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
-
-
-def damaged(data_dir: str | None, error: sqlite3.Error) -> str:
-    """The one line for a damaged database (``is_damage``) in ``data_dir``."""
-    database = resolve_data_dir(data_dir) / DATABASE_NAME
-    return (f"{database}: the database is damaged ({error}); the command stopped there:"
-            " restore the file from a backup")  # fmt: skip
 
 
 def console() -> Console:

@@ -18,7 +18,8 @@ The server is gRPC's asyncio server on an event loop thread of its own
 WaitForSeats, WatchGame, a Play stream) is a coroutine, not a thread, so no
 number of idle or slow streams can keep the other calls waiting. Unary calls
 run in a thread pool. Streams are counted per token and without one
-(arena.server.limits: RESOURCE_EXHAUSTED past a limit), a Play stream must say
+(arena.server.limits: RESOURCE_EXHAUSTED past a limit), an arena API stream ends
+soon after its token is revoked or expires (arena.server.rechecks), a Play stream must say
 Hello within a few seconds, and keepalive pings and an idle limit close dead
 and unused connections.
 """
@@ -43,12 +44,13 @@ from arena.bots.archive import MAX_ARCHIVE_BYTES, remove_stale_uploads
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
 from arena.server.arena_service import ArenaService, ServiceOptions
-from arena.server.faults import DiskFullInterceptor
+from arena.server.faults import FaultInterceptor
 from arena.server.gateway import PLAY_METHOD, RefereeGateway
 from arena.server.limits import CallCounter, StreamCounter, StreamLimitInterceptor, StreamLimits
 from arena.server.malformed import MalformedRequestInterceptor
 from arena.server.pool import DrainingPool
 from arena.server.quotas import Quotas
+from arena.server.rechecks import TokenRecheckInterceptor
 from arena.server.tls import is_loopback
 from arena.store import Store
 
@@ -237,8 +239,9 @@ def create_server(
         server = grpc.aio.server(
             migration_thread_pool=pool,
             interceptors=[
-                DiskFullInterceptor(),
+                FaultInterceptor(),
                 StreamLimitInterceptor(counter, frozenset({PLAY_METHOD}), CallCounter(limits)),
+                TokenRecheckInterceptor(store, f"/{ARENA_SERVICE_NAME}/"),
                 MalformedRequestInterceptor(),  # innermost: its deserializer is the one used
             ],
             options=[

@@ -125,8 +125,6 @@ from arena.tournament.view.spectator_delay import NOT_PUBLIC, DelayLine
 from arena.tournament.view.table import tournament_table
 
 WATCH_POLL_S = 0.5
-TOKEN_RECHECK_S = 5.0
-"""A WaitForSeats stream checks its token again this often (and before each seat)."""
 STOP_WAIT_S = 30.0  # StopTournament waits this long for the runner's matches to end
 AUDIT_KEEP_S = 30.0
 """An AuditTournament answer is kept this long for the tournament as it was (status and
@@ -752,8 +750,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             for seat in await off_loop(self.seats.open_seats, request.bot):
                 yield seat_pb(seat)
             while True:  # a connector leaving cancels the stream
-                offered = await inbox.get(TOKEN_RECHECK_S)
-                # a token revoked or expired since ends the stream, saying which
+                # (its token is checked every few seconds: arena.server.rechecks)
+                offered = await inbox.get()
+                # and before each seat: a seat token is handed only to a live token
                 await blocking(context, lambda ctx: principal_of(self.store, ctx))
                 if offered is not None:
                     yield seat_pb(offered)

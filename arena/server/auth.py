@@ -6,7 +6,8 @@ servicer's ``(self, request, context)``: the token in the ``authorization:
 Bearer <token>`` metadata is checked before the method runs (UNAUTHENTICATED
 when missing, unknown, revoked or expired, saying which; PERMISSION_DENIED
 when the call is the admin's).
-Streaming methods are checked before their first message too.
+Streaming methods are checked before their first message too, and again every few
+seconds while they are open (arena.server.rechecks).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from arena.logs import get_logger
 from arena.server.offloop import LoopInbox
-from arena.store import TournamentLease
+from arena.store import DamagedDatabaseError, TournamentLease
 from arena.tournament.orchestration.runner import ProgressEvent, TournamentRunner
 
 
@@ -107,6 +107,11 @@ class TournamentSupervisor:
 def _run(runner: TournamentRunner, lease: TournamentLease) -> None:
     try:
         runner.run(lease)
+    except DamagedDatabaseError as error:  # one line naming the file, no traceback
+        get_logger(service="arena").error(
+            "tournament_stopped", tournament_id=runner.tournament_id,
+            reason=error.stopped("the tournament"),
+        )  # fmt: skip
     except Exception:
         get_logger(service="arena").exception(
             "tournament_crashed", tournament_id=runner.tournament_id

@@ -16,12 +16,16 @@ from arena.store.bots import (
     require_owner,
 )
 from arena.store.db import (
+    DAMAGED_ANSWER,
     AlreadyExistsError,
+    DamagedDatabaseError,
     NotFoundError,
     NotOwnerError,
     StorageFullError,
     Store,
     StoreError,
+    damaged_line,
+    is_damage,
     is_disk_full,
 )
 from arena.store.games import (
@@ -152,6 +156,7 @@ from arena.store.tournaments import (
 __all__ = [
     "ADMIN_TOKEN_NAME",
     "CURRENT_VERSION",
+    "DAMAGED_ANSWER",
     "ENV_DATA_DIR",
     "INTERRUPTED",
     "RECENT_KEPT",
@@ -161,6 +166,7 @@ __all__ = [
     "BotFailure",
     "BotSummary",
     "BotVersionRow",
+    "DamagedDatabaseError",
     "GameRow",
     "InPlay",
     "LadderEntrantRow",
@@ -216,6 +222,7 @@ __all__ = [
     "conservative_rating",
     "create_ladder",
     "create_token",
+    "damaged_line",
     "end_live_game",
     "ensure_admin_token",
     "entrant_version_ids",
@@ -235,6 +242,7 @@ __all__ = [
     "head_to_head",
     "in_play_at",
     "insert_tournament",
+    "is_damage",
     "is_disk_full",
     "is_withdrawn",
     "ladder_entrants",

@@ -82,6 +82,48 @@ class StorageFullError(Exception):
         super().__init__(f"the arena's data directory has no space left ({self.cause})")
 
 
+class DamagedDatabaseError(Exception):
+    """The database file is damaged: SQLite met a page that is no page of it (``is_damage``).
+
+    Not a StoreError (a request the store refuses): the request was fine, the file
+    is not. Its message is the one line every caller shows (``damaged_line``); the
+    store that met it writes nothing more (``Store.transaction``).
+    """
+
+    def __init__(self, database: Path, cause: object) -> None:
+        self.database = database
+        self.cause = str(cause)
+        super().__init__(damaged_line(database, self.cause))
+
+    def stopped(self, what: str) -> str:
+        """The line saying that ``what`` ("the ladder") stopped there."""
+        return damaged_line(self.database, self.cause, what)
+
+
+def damaged_line(database: Path, cause: object, what: str = "the command") -> str:
+    """The one line for a damaged database file: which, what SQLite said, what stopped."""
+    return (f"{database}: the database is damaged ({cause}); {what} stopped there:"
+            " restore the file from a backup")  # fmt: skip
+
+
+DAMAGED_ANSWER = (
+    "the arena's database is damaged: nothing was stored; the admin has to restore it from"
+    " a backup"
+)
+"""What the server answers a caller whose request met the damage (the API, the web):
+``damaged_line`` without the server's path, which its log keeps."""
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether SQLite found the database file damaged (a page that is no page of it), as
+    a failing disk or a copy cut short leaves it: found on the read that meets the page,
+    any time after the open, whose checks read only the header and schema."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    return isinstance(error, sqlite3.Error) and code in (
+        sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB
+    )  # fmt: skip
+
+
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 _IOERR_SHMSIZE = sqlite3.SQLITE_IOERR_SHMSIZE  # what opening in WAL mode on a full disk gives
 
@@ -156,6 +198,18 @@ class Store:
         self.bots_dir = data_dir / BOTS_DIR_NAME
         self._connection = connection
         self._lock = threading.RLock()
+        self._damage: DamagedDatabaseError | None = None  # met once: nothing more is written
+
+    @property
+    def database(self) -> Path:
+        return self.data_dir / DATABASE_NAME
+
+    def _damaged(self, error: sqlite3.Error) -> DamagedDatabaseError:
+        """The error to raise for damage SQLite just met; from now on nothing is written."""
+        with self._lock:
+            if self._damage is None:
+                self._damage = DamagedDatabaseError(self.database, error)
+            return DamagedDatabaseError(self.database, error)
 
     @classmethod
     def open(cls, data_dir: str | Path | None = None) -> Store:
@@ -253,6 +307,8 @@ class Store:
         the next durable commit syncs it along with its own.
         """
         with self._lock:
+            if self._damage is not None:  # a write beside a damaged page may spread it
+                raise DamagedDatabaseError(self.database, self._damage.cause)
             if not durable:
                 self._connection.execute("PRAGMA synchronous = NORMAL")
             try:
@@ -268,6 +324,8 @@ class Store:
             except (sqlite3.Error, OSError) as error:
                 if is_disk_full(error):
                     raise StorageFullError(error) from error
+                if isinstance(error, sqlite3.Error) and is_damage(error):
+                    raise self._damaged(error) from error
                 raise
             finally:
                 if not durable:
@@ -275,10 +333,25 @@ class Store:
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for several queries."""
+        """A consistent snapshot for several queries (DamagedDatabaseError when one meets
+        a damaged page; the reads that do not go on)."""
         with self._lock:
-            self._connection.execute("BEGIN")
             try:
-                yield self._connection
-            finally:
-                self._connection.execute("COMMIT")
+                self._connection.execute("BEGIN")
+                try:
+                    yield self._connection
+                finally:
+                    self._end_reading()
+            except sqlite3.DatabaseError as error:
+                if is_damage(error):
+                    raise self._damaged(error) from error
+                raise
+
+    def _end_reading(self) -> None:
+        try:
+            self._connection.execute("COMMIT")
+        except sqlite3.Error:
+            if self._connection.in_transaction:  # never left open under the next BEGIN
+                with contextlib.suppress(sqlite3.Error):
+                    self._connection.execute("ROLLBACK")
+            raise

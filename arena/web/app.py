@@ -30,7 +30,7 @@ from arena.kahuna import (
     parse_record,
 )
 from arena.logs import get_logger
-from arena.store import Principal, TokenRefusedError
+from arena.store import DAMAGED_ANSWER, DamagedDatabaseError, Principal, TokenRefusedError
 from arena.store.play import people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.policy.rounds import PLAY_PREFIX
@@ -338,6 +338,9 @@ class WebApp:
             raise HttpError(404, f"no page at {path}")
         except HttpError as err:
             return self.error(err.status, err.message, wants_json)
+        except DamagedDatabaseError as damaged:  # its file named in the log, not to visitors
+            self.log.error("database_damaged", path=path, error=damaged.stopped("the request"))
+            return self.error(500, DAMAGED_ANSWER, wants_json)
         except Exception:
             self.log.exception("web_request_failed", path=path)
             return self.error(500, "internal error; the server log has the details", wants_json)

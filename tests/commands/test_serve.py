@@ -380,3 +380,67 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
     reason = ("interrupted", "the server was stopped")
     assert (shown["status"], shown["interrupted_reason"]) == reason
     assert shown["games_played"] < 100
+
+
+def test_a_damaged_database_stops_the_ladder_in_one_line_and_every_answer_says_so(
+    tmp_path: Path,
+) -> None:
+    """`arena serve --ladder` whose database has damaged pages (bot_versions': the server
+    starts, the ladder's first read meets them): one log line names the file and says
+    it is damaged, the ladder stops there for good (no traceback, no retry), the API
+    (DATA_LOSS) and the web (500) say so to calls that meet the damage, and nothing
+    more is written to the file (the ladder's row is left as the run found it)."""
+    from arena.store import DAMAGED_ANSWER
+    from arena.testing.waiting import assert_stays
+    from tests.store.damage import damage_tables
+    from tests.tournament.test_ladder import _add
+
+    data = tmp_path / "data"
+    _add(data, tmp_path, "a", "b")
+    damage_tables(data, "bot_versions")
+    log = tmp_path / "stderr"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "arena", "serve", "--port", "0", "--web-port", "0",
+             "--ladder", "--concurrency", "1", "--data-dir", str(data), "--no-cpu-pinning"],
+            stdout=subprocess.PIPE, stderr=stderr, text=True,
+        )  # fmt: skip
+    try:
+        port = int(_read_line(process, r"listening on 127\.0\.0\.1:(\d+)").group(1))
+        web_port = int(_read_line(process, r"http://127\.0\.0\.1:(\d+)/").group(1))
+        token = Path(_read_line(process, r"admin token: (\S+)").group(1)).read_text().strip()
+        line = f"{data / 'arena.db'}: the database is damaged (database disk image is malformed);"
+        wait_until(lambda: "ladder_stopped" in log.read_text(), "the ladder's stop", 60)
+        stopped = [s for s in log.read_text().splitlines() if "ladder_stopped" in s]
+        assert len(stopped) == 1 and line in stopped[0], stopped
+        assert "the ladder stopped there: restore the file from a backup" in stopped[0]
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ArenaServiceStub(channel)
+            admin = (("authorization", f"Bearer {token}"),)
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.ListBots(pb.ListBotsRequest(), metadata=admin)
+        assert (refused.value.code(), refused.value.details()) == (
+            grpc.StatusCode.DATA_LOSS, DAMAGED_ANSWER
+        )  # fmt: skip
+        with pytest.raises(urllib.error.HTTPError) as page:
+            urllib.request.urlopen(f"http://127.0.0.1:{web_port}/api/leaderboard", timeout=10)
+        assert page.value.code == 500 and DAMAGED_ANSWER in page.value.read().decode()
+        assert_stays(  # stopped for good: not started again
+            lambda: log.read_text().count("ladder_stopped") == 1, 1.0, "one ladder_stopped"
+        )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+    text = log.read_text()
+    for sign in ("Traceback", "ladder_crashed", "Exception"):
+        assert sign not in text, text
+    assert text.count(str(data / "arena.db")) >= 3, text  # the ladder, the API, the web
+    db = sqlite3.connect(data / "arena.db")
+    try:
+        row = db.execute("SELECT status, interrupted_reason FROM tournaments").fetchone()
+    finally:
+        db.close()
+    assert row == ("running", None), row  # the lease file keeps the reason instead

@@ -18,6 +18,7 @@ from arena.store import Store, add_bot_version, create_token
 from tests.cli import arena_in_process
 from tests.server.test_arena_service import LEAKY_BOT
 from tests.server.test_disk_full import SmallDisk
+from tests.store.damage import damage_tables
 
 pytestmark = pytest.mark.slow
 GREEDY = SAMPLE_RANDOM_BOT.parent / "python_greedy"
@@ -283,19 +284,10 @@ def test_an_unusable_data_dir_gets_one_line_naming_it_and_is_left_alone(
 def damaged_data_dir(tmp: Path) -> Path:
     """A data directory whose database opens (its header and schema are whole) but whose
     tables' pages are overwritten: the damage a failing disk or a copy cut short leaves."""
-    import sqlite3
-
     data = tmp / "data"
     with Store.open(data) as store:
         create_token(store, "alice", "user")
-    with contextlib.closing(sqlite3.connect(data / "arena.db")) as db:
-        page = int(db.execute("PRAGMA page_size").fetchone()[0])
-        roots = [row[0] for row in db.execute(
-            "SELECT rootpage FROM sqlite_master WHERE rootpage > 1")]  # fmt: skip
-    with (data / "arena.db").open("r+b") as file:
-        for root in roots:
-            file.seek((root - 1) * page)
-            file.write(b"\xde\xad" * (page // 2))
+    damage_tables(data)
     return data
 
 

@@ -8,10 +8,12 @@ one more is refused with RESOURCE_EXHAUSTED naming the limit.
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 
 import grpc
 import pytest
@@ -20,11 +22,26 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.protocol.gen.kahuna.v1 import referee_pb2
+from arena.server import rechecks
 from arena.server.app import ApiServer, create_server
 from arena.server.gateway import PLAY_METHOD
 from arena.server.limits import UNAUTHENTICATED, StreamLimits, token_key
-from arena.store import Store, create_token, ensure_admin_token
-from arena.testing.waiting import wait_until
+from arena.store import (
+    Store,
+    TournamentConfig,
+    TournamentLease,
+    TournamentStatus,
+    acquire_lease,
+    add_ladder_match,
+    create_ladder,
+    create_token,
+    ensure_admin_token,
+    list_tokens,
+    revoke_tokens,
+    set_status,
+    start_live_game,
+)
+from arena.testing.waiting import assert_stays, wait_until
 
 Code = grpc.StatusCode
 LIMITS = StreamLimits(per_token=6, unauthenticated=6, hello_wait_s=60.0)
@@ -40,6 +57,8 @@ class Served:
     admin: str
     alice: str
     bob: str
+    leases: list[TournamentLease] = field(default_factory=list)
+    """Held by the test: released after it."""
 
     def held(self, token: str | None) -> int:
         key = UNAUTHENTICATED if token is None else token_key(_auth(token))
@@ -60,7 +79,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     alice, bob = create_token(store, "alice"), create_token(store, "bob")
     for token, bot in ((alice, "alice_remote"), (bob, "bob_remote")):
         stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name=bot), metadata=_auth(token))
-    yield Served(server, channel, stub, ensure_admin_token(store), alice, bob)
+    served = Served(server, channel, stub, ensure_admin_token(store), alice, bob)
+    yield served
+    for lease in served.leases:
+        lease.release()
     channel.close()
     server.stop(grace=None).wait(10)
     store.close()
@@ -225,3 +247,85 @@ def test_stream_limits_refuse_nonsense(changes: dict[str, float], problem: str) 
     with pytest.raises(ValueError) as caught:
         StreamLimits(**changes)  # type: ignore[arg-type]
     assert str(caught.value) == problem
+
+
+def _watch_ladder(served: Served, token: str) -> Iterator[object]:
+    """A WatchTournament of a ladder another process runs (its lease held here): its status
+    first, then the store followed until the ladder ends."""
+    store = _store(served)
+    ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+    served.leases.append(acquire_lease(store, ladder, name="ladder"))
+    set_status(store, ladder, TournamentStatus.RUNNING)
+    call = served.stub.WatchTournament(
+        pb.WatchTournamentRequest(name="ladder"), metadata=_auth(token), timeout=30
+    )
+    next(call)  # past the call's own check of the token
+    return call  # type: ignore[no-any-return]
+
+
+def _watch_live(served: Served, token: str) -> Iterator[object]:
+    """The admin's WatchGame of a game in play: its head first, then its entries as they come."""
+    store = _store(served)
+    ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+    with store.reading() as db:  # alice's and bob's remote bots
+        first, second = (row[0] for row in db.execute("SELECT id FROM bot_versions"))
+    match = add_ladder_match(store, ladder, first, second, games=2, seed=1)
+    start_live_game(store, match, 0, {"bots": ["a", "b"]})
+    call = served.stub.WatchGame(
+        pb.WatchGameRequest(match_id=match, game_index=0), metadata=_auth(token), timeout=30
+    )
+    assert next(call).head_json  # type: ignore[attr-defined]
+    return call  # type: ignore[no-any-return]
+
+
+def _wait_for_seats(served: Served, token: str) -> Iterator[object]:
+    service = served.server.service
+    assert service is not None
+    call = _seats(served, token, "alice_remote")
+    _until(lambda: service.seats.waiting.get("alice_remote"), "the stream waiting for seats")
+    return call  # type: ignore[no-any-return]
+
+
+def _store(served: Served) -> Store:
+    assert served.server.service is not None
+    return served.server.service.store
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("open_stream", "role", "ends"),
+    [
+        (_wait_for_seats, "user", "revoked"),
+        (_watch_ladder, "user", "revoked"),
+        (_watch_live, "admin", "revoked"),
+        (_watch_ladder, "user", "expired"),
+        (_watch_ladder, "user", "control: live"),
+    ],
+    ids=["WaitForSeats", "WatchTournament", "WatchGame, the admin's", "expired", "control"],
+)  # fmt: skip
+def test_an_open_stream_ends_once_its_token_is_revoked_or_expires_saying_which(
+    served: Served, monkeypatch: pytest.MonkeyPatch,
+    open_stream: Callable[[Served, str], Iterator[object]], role: str, ends: str,
+) -> None:  # fmt: skip
+    """Every long-lived stream checks its token again while it is open (arena.server.rechecks,
+    here every 0.2 s): a token revoked or expired since ends it UNAUTHENTICATED, saying
+    which; a live one keeps it open."""
+    monkeypatch.setattr(rechecks, "TOKEN_RECHECK_S", 0.2)
+    store = _store(served)
+    user = "alice" if role == "user" else "admin"
+    lifetime = timedelta(seconds=2) if ends == "expired" else None
+    token = create_token(store, user, role, lifetime=lifetime)
+    call = open_stream(served, token)
+    if ends == "revoked":
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        [row] = [r for r in list_tokens(store, user) if r.digest == digest]
+        revoke_tokens(store, token_id=row.id)
+    if ends.startswith("control"):
+        assert_stays(lambda: served.held(token) == 1, 1.0, "the stream open")
+        call.cancel()  # type: ignore[attr-defined]
+        return
+    with pytest.raises(grpc.RpcError) as ended:
+        list(call)
+    assert ended.value.code() == Code.UNAUTHENTICATED  # type: ignore[attr-defined]
+    assert ended.value.details().startswith(f"token {ends} at "), ended.value.details()  # type: ignore[attr-defined]
+    _until(lambda: served.held(token) == 0, "the ended stream uncounted")

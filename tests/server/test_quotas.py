@@ -30,7 +30,6 @@ from arena.bots.submission import SubmissionCheck
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.protocol.gen.kahuna.v1 import referee_pb2
-from arena.server import arena_service
 from arena.server.app import ApiServer, create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.gateway import PLAY_METHOD
@@ -470,26 +469,6 @@ def test_a_revoked_token_is_refused_by_grpc_and_the_web_saying_so(arena: Arena) 
     assert error.details().startswith("token revoked at ")
     status, payload, _ = arena.web_submit(token, archive("m1"))
     assert status == 401 and payload["error"].startswith("token revoked at ")
-
-
-def test_revoking_a_token_ends_its_wait_for_seats_stream(
-    arena: Arena, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(arena_service, "TOKEN_RECHECK_S", 0.2)
-    token = arena.user("mallory")
-    arena.stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name="far"),
-                                 metadata=arena.auth(token))  # fmt: skip
-    stream = arena.stub.WaitForSeats(
-        pb.WaitForSeatsRequest(bot="far"), metadata=arena.auth(token), timeout=20
-    )
-    service = arena.server.service
-    assert service is not None  # revoked once the stream waits, not before it opens
-    wait_until(lambda: service.seats.waiting.get("far"), "the stream waiting for seats", 10)
-    [row] = list_tokens(arena.store, "mallory")
-    revoke_tokens(arena.store, token_id=row.id)
-    error = refused(lambda: next(iter(stream)))
-    assert error.code() == Code.UNAUTHENTICATED
-    assert error.details().startswith("token revoked at ")
 
 
 # --- one token cannot hold the API's threads -------------------------------------

@@ -4,10 +4,10 @@ A runner holds the store and a tournament's id, an executor with ``concurrency``
 workers (the local process pool unless it is given one), the live feed, the runner
 lease and a stop reason that any thread may set. ``_guarded`` is the one run both
 loops go through: the tournament reads running and its stale live views are dropped,
-the loop runs, and however it ends the executor is closed; a stop or a full disk
-cancels the matches in play (their unstored games are played again by the next run)
-and is returned as the reason, any other error is recorded as the reason the run
-stopped and raised.
+the loop runs, and however it ends the executor is closed; a stop, a full disk or a
+damaged database cancels the matches in play (their unstored games are played again
+by the next run) and is returned as the reason, any other error is recorded as the
+reason the run stopped and raised.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from arena.logs import get_logger
 from arena.sandbox import SandboxLimits
 from arena.store import (
+    DamagedDatabaseError,
     StorageFullError,
     Store,
     StoreError,
@@ -91,8 +92,8 @@ class RunnerBase:
     def _guarded(
         self, held: TournamentLease, loop: Callable[[], None], *, when_full: str
     ) -> str | None:
-        """Run ``loop`` under ``held``; why it stopped early (a stop, or a full disk with
-        ``when_full`` as the advice), or None when it ran to its end."""
+        """Run ``loop`` under ``held``; why it stopped early (a stop, a damaged database, or
+        a full disk with ``when_full`` as the advice), or None when it ran to its end."""
         self._lease = held
         set_status(self.store, self.tournament_id, TournamentStatus.RUNNING)
         if self.live is not None:
@@ -105,6 +106,13 @@ class RunnerBase:
             self.executor.cancel()
             self.log.error(f"{self.kind}_stopped", reason=str(error))
             return f"{error}: {when_full}"
+        except DamagedDatabaseError as error:
+            # Nothing more can be read or stored reliably, and a retry would meet the same
+            # page: stop at once, writing nothing (the store refuses writes from now on).
+            self.executor.cancel()
+            reason = error.stopped(f"the {self.kind}")
+            self.log.error(f"{self.kind}_stopped", reason=reason)
+            return reason
         except StopRequested as stopped:
             self.executor.cancel()  # the games in play are played again by the next run
             self.log.info(f"{self.kind}_stopped", reason=str(stopped))
@@ -122,15 +130,20 @@ def record_stop(
     store: Store, tournament_id: int, lease: TournamentLease | None, reason: str,
     log: Any,
 ) -> None:  # fmt: skip
-    """Store why a run (a tournament's or the ladder's) stops early; on a full disk that
-    may fail too (then the lease file keeps it, else the tournament reads the store's
-    "stopped without recording why")."""
+    """Store why a run (a tournament's or the ladder's) stops early; on a full disk or a
+    damaged database that may fail too (then the lease file keeps it, else the tournament
+    reads the store's "stopped without recording why")."""
     if lease is not None:  # needs no new space: kept when the database cannot be
         lease.note(reason_line(reason))
     try:
         record_interruption(store, tournament_id, reason)
     except (StoreError, StorageFullError) as error:
         log.error("interruption_not_recorded", reason=reason, error=str(error))
+    except DamagedDatabaseError:  # refused: nothing more is written to it
+        log.warning(
+            "interruption_not_recorded", reason=reason,
+            error="the database is damaged: the lease file keeps the reason",
+        )  # fmt: skip
 
 
 def stop_reason(error: BaseException) -> str:
