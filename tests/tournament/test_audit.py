@@ -444,7 +444,8 @@ def test_remote_audit_fails_the_bundle_of_another_tournament_than_the_one_asked(
     assert main(["remote", "audit", asked]) == status
     if status:
         err = capsys.readouterr().err
-        assert "the arena sent the audit bundle of tournament 'audited', not of 'spring-open'" in err
+        assert ("the arena sent the audit bundle of tournament 'audited', not of"
+                " 'spring-open'") in err
 
 
 def test_a_malformed_bundle_is_named_not_raised() -> None:
