@@ -26,7 +26,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from arena.quoting import quoted
+from arena.quoting import clipped, quoted
 from arena.referee.types import BotSpec
 
 RUNTIMES = ("python", "node", "java", "native", "remote")
@@ -49,7 +49,11 @@ class BotConfigError(ValueError):
 def load_bot(directory: Path) -> BotSpec:
     """Read and validate ``directory/bot.toml``."""
     directory = Path(directory)
-    if not directory.is_dir():
+    try:
+        is_directory = directory.is_dir()
+    except OSError as error:  # a name longer than the file system takes, say
+        raise BotConfigError(f"{clipped(str(directory))}: {error.strerror}") from None
+    if not is_directory:
         raise BotConfigError(f"{directory}: not a directory")
     config_path = directory / "bot.toml"
     if not config_path.is_file():
