@@ -167,7 +167,6 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.mkdir(mode=0o700, exist_ok=True)  # it holds token hashes: the owner's only
             _private(path, 0o700)
-            (path / BOTS_DIR_NAME).mkdir(exist_ok=True)
         except OSError as error:
             raise StoreError(f"cannot create data directory {path}: {error.strerror}") from None
         if not os.access(path, os.W_OK | os.X_OK):
@@ -231,6 +230,11 @@ class Store:
             raise SchemaError(f"{database}: {error}") from None
         finally:
             os.close(opening)  # the data directory's lock goes with it
+        try:  # once the database is accepted: a refused one leaves nothing beside it
+            (path / BOTS_DIR_NAME).mkdir(exist_ok=True)
+        except OSError as error:
+            connection.close()
+            raise StoreError(f"cannot create {path / BOTS_DIR_NAME}: {error.strerror}") from None
         return cls(path, connection)
 
     def close(self) -> None:
