@@ -14,11 +14,12 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from arena import __version__, caused_by_ctrl_c
 from arena._grpc_env import tune_this_process
 from arena._loading import quit_now, quit_while_exiting, quit_while_loading
+from arena.quoting import clipped, quoted
 
 COMMANDS: dict[str, str] = {
     "replay": "arena.commands.replay",
@@ -67,9 +68,17 @@ class Parser(argparse.ArgumentParser):
         if choices is not None and value not in choices:
             names = [str(choice) for choice in choices]
             raise argparse.ArgumentError(
-                action, f"invalid choice: {value!r}{_suggestion(str(value), names)};"
+                action, f"invalid choice: {quoted(value)}{_suggestion(str(value), names)};"
                 f" choose from {', '.join(names)}",
             )  # fmt: skip
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """argparse's, with a long value quoted shortened in its "invalid value" error."""
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as error:
+            shown = str(error.message).replace(repr(arg_string), quoted(arg_string))
+            raise argparse.ArgumentError(action, shown) from None
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -78,8 +87,8 @@ class Parser(argparse.ArgumentParser):
         if extras:
             parser = self._chosen(parsed)
             flags = [flag for action in parser._actions for flag in action.option_strings]
-            words = [word + _suggestion(word.split("=")[0], flags) if word.startswith("-")
-                     else word for word in extras]  # fmt: skip
+            words = [clipped(word) + _suggestion(word.split("=")[0], flags)
+                     if word.startswith("-") else clipped(word) for word in extras]  # fmt: skip
             parser.error(f"unrecognized arguments: {' '.join(words)}")
         return parsed
 

@@ -24,7 +24,7 @@ DOC = ROOT / "docs" / "design" / "ARCHITECTURE.md"
 
 _ROW = re.compile(r"^\|\s*`(\w+)`\s*\|\s*(.*?)\s*\|\s*$")
 _PICTURE_LINE = re.compile(r"^arena/(\w+)/\s")
-EVERYWHERE_BUT_THE_GAME = {"logs", "_grpc_env", "resources", "rating_scale"}
+EVERYWHERE_BUT_THE_GAME = {"logs", "_grpc_env", "resources", "rating_scale", "quoting"}
 GAME = "kahuna"
 
 

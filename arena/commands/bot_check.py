@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from arena.bots.archive import ArchiveError, check_bot_directory
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import add_data_dir, fail
 from arena.conformance import (
@@ -44,7 +45,10 @@ reshuffle, a forced draw after a pass, a hand of five, the two final turns
 request, MatchOver and exit. It prints each scenario passed or failed with
 what the bot did, then the bot's launch time and its per-decision latency and
 CPU. Exit status 0 only if every scenario passed, 1 if one failed, 2 if the
-bot could not be checked at all (no usable bot.toml, no sandbox).
+bot could not be checked at all (no usable bot.toml, no sandbox) or its
+directory holds what `arena bot add` and an upload refuse (anything but
+regular files, directories and links that stay inside it), said before
+anything is played.
 
 A Java bot is launched as the arena launches it in matches: with the
 class-data archive the arena builds for each version on its own JDK
@@ -131,6 +135,10 @@ def run_check(args: argparse.Namespace) -> int:
         return fail(str(error), NOT_CHECKED)
     if (not_built := unbuilt(spec)) is not None:
         return fail(f"{spec.directory}: {not_built}", NOT_CHECKED)
+    try:
+        check_bot_directory(spec.directory)  # what `arena bot add` and an upload refuse
+    except (ArchiveError, OSError) as error:
+        return fail(f"{spec.directory}: the arena would refuse this bot: {error}", NOT_CHECKED)
     wanted = set(args.scenario or ())
     table = SUBMISSION_SCENARIOS if args.submission else SCENARIOS
     scenarios = [s for s in table if not wanted or s.name in wanted]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import fail
+from arena.quoting import quoted
 from arena.referee import BotConfigError, load_bot
 from arena.referee.botdir import NAME_PATTERN
 from arena.resources import sample_bots_dir
@@ -90,7 +91,7 @@ def new_bot(language: str, name: str, destination: Path) -> Path:
     """Copy the kit for ``language`` to ``destination`` as a bot called ``name``."""
     if not NAME_PATTERN.fullmatch(name):
         raise KitError(
-            f"bot name {name!r} must be 1-40 letters, digits, '-', '_' or '.',"
+            f"bot name {quoted(name)} must be 1-40 letters, digits, '-', '_' or '.',"
             " starting with a letter or digit"
         )
     kit = find_kit(language)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from arena.commands.storeargs import add_data_dir, with_store
 from arena.logs import get_logger
+from arena.quoting import quoted
 from arena.store import (
     DamagedDatabaseError,
     LeaseHeldError,
@@ -72,7 +73,7 @@ def prepare_ladder(store: Store, args: argparse.Namespace) -> int:
     """
     name = args.ladder_name
     if not NAME_PATTERN.fullmatch(name):
-        raise TournamentError(f"--ladder-name {name!r}: use 1-60 letters, digits, - _ .")
+        raise TournamentError(f"--ladder-name {quoted(name)}: use 1-60 letters, digits, - _ .")
     given: dict[str, object | None] = {
         key: getattr(args, f"ladder_{key}", None) for _, key, _ in _GIVEN  # absent: not given
     }

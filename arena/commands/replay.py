@@ -12,7 +12,7 @@ import json
 import sys
 
 from arena.commands.outfile import write_whole
-from arena.commands.pathargs import given_path
+from arena.commands.pathargs import given, given_path
 from arena.kahuna import (
     MalformedRecordError,
     Variant,
@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Replay a game record (docs/reference/RECORD.md) and print the final state as JSON."
         ),
     )
-    check.add_argument("record", help="path of the record, or - for standard input")
+    check.add_argument("record", type=given, help="path of the record, or - for standard input")
     check.add_argument(
         "--legal", action="store_true", help="also print every legal action of the seat to move"
     )

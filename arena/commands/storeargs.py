@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 
+from arena.commands.pathargs import too_long
 from arena.store import (
     ENV_DATA_DIR,
     DamagedDatabaseError,
@@ -38,6 +39,8 @@ def _data_dir(text: str) -> str:
     data directory, someone else's store perhaps: refused."""
     if not text.strip():
         raise argparse.ArgumentTypeError("is empty (an unset variable?): give a directory")
+    if (problem := too_long(text)) is not None:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

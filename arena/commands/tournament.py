@@ -34,6 +34,7 @@ from arena.store import (
 )
 from arena.store.play import PLAY_NOT_RESUMED
 from arena.tournament.execution.executor import MatchExecutor
+from arena.tournament.orchestration.base import Terminated, stop_reason, terminate_as_interrupt
 from arena.tournament.orchestration.runner import ProgressEvent, TournamentRunner
 from arena.tournament.policy.config import (
     DEFAULT_MAX_PAIRS,
@@ -61,7 +62,8 @@ Formats: round-robin, swiss, gauntlet (the first bot plays each of the others,
 paired deals) and sprt (a sequential test of CANDIDATE against BASELINE, one
 deal pair per match, until the LLR crosses a bound or --max-pairs is reached).
 `run` creates a tournament and plays it; `resume` finishes one that was
-interrupted (even by kill -9) without losing or double-counting a game. One
+interrupted (Ctrl-C, SIGTERM, even kill -9) without losing or double-counting
+a game; Ctrl-C and SIGTERM record why (`status`). One
 process runs a tournament at a time: a second `run`/`resume` of it exits 1
 naming the running process. `status` and `list` show a tournament whose
 runner died as `interrupted`.
@@ -79,6 +81,8 @@ FORMATS = {
 format of these: it runs inside ``arena serve --ladder``)."""
 FORMAT_ALIASES = {"round_robin": "round-robin"}
 """Also accepted: the stored name (``--json`` shows it)."""
+EXIT_TERMINATED = 128 + 15
+"""A run stopped by SIGTERM exits as a process that signal ended is reported (143)."""
 
 
 def format_name(kind: TournamentFormat) -> str:
@@ -340,7 +344,12 @@ def play_tournament(
             )  # fmt: skip
 
         runner.on_progress = show
-        summary = runner.run(lease)
+        try:
+            with terminate_as_interrupt():  # a service manager's stop, recorded as a Ctrl-C is
+                summary = runner.run(lease)
+        except Terminated as stopped:
+            return fail(f"tournament {tournament.name} is interrupted: {stop_reason(stopped)}",
+                        EXIT_TERMINATED)  # fmt: skip
     print_results(out, store, summary.tournament)
     if summary.games_discarded:
         print(f"resumed: {summary.games_discarded} replayed game(s) already stored were discarded")

@@ -26,6 +26,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from arena.quoting import clipped, quoted
 from arena.referee.types import BotSpec
 
 RUNTIMES = ("python", "node", "java", "native", "remote")
@@ -48,7 +49,11 @@ class BotConfigError(ValueError):
 def load_bot(directory: Path) -> BotSpec:
     """Read and validate ``directory/bot.toml``."""
     directory = Path(directory)
-    if not directory.is_dir():
+    try:
+        is_directory = directory.is_dir()
+    except OSError as error:  # a name longer than the file system takes, say
+        raise BotConfigError(f"{clipped(str(directory))}: {error.strerror}") from None
+    if not is_directory:
         raise BotConfigError(f"{directory}: not a directory")
     config_path = directory / "bot.toml"
     if not config_path.is_file():
@@ -70,7 +75,7 @@ def load_bot(directory: Path) -> BotSpec:
     if runtime not in RUNTIMES:
         raise BotConfigError(
             f"{config_path}: field 'runtime' must be one of {', '.join(RUNTIMES)}, "
-            f"got {runtime!r}"
+            f"got {quoted(runtime)}"
         )
     texts = {key: config.get(key, "") for key in ("description", "author")}
     for key, value in texts.items():
@@ -115,7 +120,7 @@ def _name(config_path: Path, value: object) -> str:
     if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):
         raise BotConfigError(
             f"{config_path}: field 'name' must be 1-40 letters, digits, '-', '_' or '.', "
-            f"starting with a letter or digit, got {value!r}"
+            f"starting with a letter or digit, got {quoted(value)}"
         )
     return value
 
@@ -130,7 +135,7 @@ def _command(config_path: Path, value: object) -> tuple[str, ...]:
     ):
         raise BotConfigError(
             f"{config_path}: field 'command' must be a non-empty list of non-empty strings, "
-            f"got {value!r}"
+            f"got {quoted(value)}"
         )
     if len(value) > MAX_COMMAND_ARGS:
         raise BotConfigError(

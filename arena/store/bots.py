@@ -9,6 +9,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from arena.quoting import quoted
 from arena.referee.types import BotSpec
 from arena.sandbox.javacds import shelf_dir
 from arena.store.db import (
@@ -169,10 +170,10 @@ def get_version(store: Store, name: str, version: str | None = None) -> BotVersi
             (name, version or "", version or ""),
         ).fetchall()
     if not rows:
-        what = f"bot {name!r}" + (f" version {version!r}" if version else "")
+        what = f"bot {quoted(name)}" + (f" version {quoted(version)}" if version else "")
         raise NotFoundError(f"no {what} in the store")
     if version and len(rows) > 1 and rows[0]["version"] != version:
-        raise NotFoundError(f"version prefix {version!r} of bot {name!r} is ambiguous")
+        raise NotFoundError(f"version prefix {quoted(version)} of bot {quoted(name)} is ambiguous")
     return _version_row(rows[0])
 
 
@@ -217,7 +218,7 @@ def get_bot(store: Store, name: str) -> BotDetail:
             "SELECT id, owner, created_at FROM bots WHERE name = ?", (name,)
         ).fetchone()
         if bot is None:
-            raise NotFoundError(f"no bot {name!r} in the store")
+            raise NotFoundError(f"no bot {quoted(name)} in the store")
         versions = db.execute(
             f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
             " WHERE b.id = ? ORDER BY v.id",

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from arena.quoting import clipped
 from arena.store.paths import BOTS_DIR_NAME, DATABASE_NAME, resolve_data_dir
 from arena.store.schema import CURRENT_VERSION, SchemaError, check_usable, migrate
 
@@ -215,13 +216,16 @@ class Store:
     def open(cls, data_dir: str | Path | None = None) -> Store:
         """Open (creating on first use) the data directory and migrate its database."""
         path = resolve_data_dir(data_dir)
-        if path.exists() and not path.is_dir():
+        try:
+            not_a_directory = path.exists() and not path.is_dir()
+        except OSError as error:  # $KAHUNA_ARENA_DATA with a name too long, say
+            raise StoreError(f"data directory {clipped(str(path))}: {error.strerror}") from None
+        if not_a_directory:
             raise StoreError(f"data directory {path} is not a directory")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.mkdir(mode=0o700, exist_ok=True)  # it holds token hashes: the owner's only
             _private(path, 0o700)
-            (path / BOTS_DIR_NAME).mkdir(exist_ok=True)
         except OSError as error:
             raise StoreError(f"cannot create data directory {path}: {error.strerror}") from None
         if not os.access(path, os.W_OK | os.X_OK):
@@ -285,6 +289,11 @@ class Store:
             raise SchemaError(f"{database}: {error}") from None
         finally:
             os.close(opening)  # the data directory's lock goes with it
+        try:  # once the database is accepted: a refused one leaves nothing beside it
+            (path / BOTS_DIR_NAME).mkdir(exist_ok=True)
+        except OSError as error:
+            connection.close()
+            raise StoreError(f"cannot create {path / BOTS_DIR_NAME}: {error.strerror}") from None
         return cls(path, connection)
 
     def close(self) -> None:

@@ -21,6 +21,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from arena.quoting import quoted
 from arena.referee.botdir import REMOTE_RUNTIME
 from arena.referee.seeds import new_secret
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
@@ -276,14 +277,14 @@ def set_withdrawn(store: Store, bot: str, withdrawn: bool) -> None:
             (utc_now() if withdrawn else None, bot),
         ).rowcount
     if not changed:
-        raise NotFoundError(f"no bot {bot!r} in the store")
+        raise NotFoundError(f"no bot {quoted(bot)} in the store")
 
 
 def is_withdrawn(store: Store, bot: str) -> bool:
     with store.reading() as db:
         row = db.execute("SELECT withdrawn_at FROM bots WHERE name = ?", (bot,)).fetchone()
     if row is None:
-        raise NotFoundError(f"no bot {bot!r} in the store")
+        raise NotFoundError(f"no bot {quoted(bot)} in the store")
     return row[0] is not None
 
 

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.quoting import quoted
 from arena.store.db import Store, StoreError, utc_now
 from arena.store.tokens import check_user_name
 
@@ -44,7 +45,7 @@ def set_limit(store: Store, name: str, value: int, *, user: str | None = None) -
     if user is not None:
         check_user_name(user)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise StoreError(f"limit {name}: must be a whole number, 0 or more, not {value!r}")
+        raise StoreError(f"limit {name}: must be a whole number, 0 or more, not {quoted(value)}")
     scope = EVERYONE if user is None else user
     now = utc_now()
     with store.transaction() as db:

@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from arena.quoting import quoted
 from arena.referee.botdir import NAME_PATTERN, REMOTE_RUNTIME, content_hash
 from arena.referee.types import BotSpec
 from arena.store.bots import add_bot_version
@@ -62,7 +63,7 @@ def register_remote_bot(
     """
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise StoreError(
-            f"bot name {name!r}: use 1-40 letters, digits, '-', '_' or '.', "
+            f"bot name {quoted(name)}: use 1-40 letters, digits, '-', '_' or '.', "
             "starting with a letter or digit"
         )
     if len(description) > MAX_DESCRIPTION_CHARS or "\0" in description:
@@ -102,7 +103,7 @@ def add_seat_offer(
             (bot, version),
         ).fetchone()
         if version_row is None:
-            raise NotFoundError(f"no bot {bot!r} version {version!r} in the store")
+            raise NotFoundError(f"no bot {quoted(bot)} version {quoted(version)} in the store")
         if version_row["runtime"] != REMOTE_RUNTIME:
             raise StoreError(f"bot {bot!r} is not a remote bot")
         offer_id = db.execute(

@@ -15,6 +15,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from arena.quoting import quoted
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.kept import KeptAnswers
 from arena.store.models import Principal
@@ -60,7 +61,7 @@ def _digest(token: str) -> str:
 def check_user_name(user: object, what: str = "user name") -> None:
     """Refuse (StoreError) anything that cannot be a user's name: no token could carry it."""
     if not isinstance(user, str) or not USER_PATTERN.fullmatch(user):
-        raise StoreError(f"{what} {user!r}: use 1-40 letters, digits, - _ .")
+        raise StoreError(f"{what} {quoted(user)}: use 1-40 letters, digits, - _ .")
 
 
 def create_token(
@@ -209,7 +210,7 @@ def revoke_tokens(
         found = db.execute(f"SELECT COUNT(*) FROM tokens WHERE {column} = ?", (value,)).fetchone()
         if found[0] == 0:
             raise NotFoundError(
-                f"no token {token_id}" if user is None else f"no token of user {user!r}"
+                f"no token {token_id}" if user is None else f"no token of user {quoted(user)}"
             )
         ids = [
             r[0]

@@ -15,6 +15,7 @@ import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from arena.quoting import quoted
 from arena.referee.seeds import SECRET_BYTES, new_secret, seed_commitment
 from arena.store.db import AlreadyExistsError, NotFoundError, Store, StoreError, utc_now
 from arena.store.lease import lease_held, lease_note
@@ -149,7 +150,7 @@ def _latest_version_id(db: sqlite3.Connection, bot: str) -> int:
         (bot,),
     ).fetchone()
     if row[0] is None:
-        raise NotFoundError(f"no bot {bot!r} in the store (add it with `arena bot add`)")
+        raise NotFoundError(f"no bot {quoted(bot)} in the store (add it with `arena bot add`)")
     return int(row[0])
 
 
@@ -254,7 +255,7 @@ def get_tournament(store: Store, ref: int | str) -> TournamentRow:
     with store.reading() as db:
         row = db.execute(f"SELECT * FROM tournaments WHERE {column} = ?", (ref,)).fetchone()
         if row is None:
-            raise NotFoundError(f"no tournament {ref!r}")
+            raise NotFoundError(f"no tournament {quoted(ref)}")
         return _tournament_row(store, db, row)
 
 

@@ -45,3 +45,36 @@ def test_an_empty_path_is_refused_naming_it_and_nothing_is_written(
     assert (status, out) == (2, ""), err
     assert err.splitlines()[-1].endswith("is empty (an unset variable?): give a path"), err
     assert list(here.iterdir()) == [] and not data.exists()
+
+
+TOO_LONG = [
+    # (command line with {path}, the argument named)
+    (["bot", "add", "{path}"], "directory"),
+    (["bot", "check", "{path}"], "directory"),
+    (["match", "{path}", "python_random"], "BOT"),
+    (["replay", "{path}"], "record"),
+    (["export", "--out", "{path}"], "--out"),
+    (["tournament", "list", "--data-dir", "{path}"], "--data-dir"),
+    (["remote", "submit", "{path}"], "DIR"),
+]
+NAME_300 = "/tmp/" + "a" * 300
+PATH_5000 = "/tmp/" + "/".join(["a" * 200] * 25)
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    (NAME_300, "has a name of 300 bytes in it; a file or directory name is at most 255"),
+    (PATH_5000, "is 5029 bytes long; a path is at most 4095"),
+], ids=["a long name", "a long path"])  # fmt: skip
+@pytest.mark.parametrize(("argv", "named"), TOO_LONG, ids=[" ".join(a[:2]) for a, _ in TOO_LONG])
+def test_a_path_longer_than_linux_takes_is_refused_saying_which_limit(
+    argv: list[str], named: str, path: str, why: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Not a traceback from wherever the command first touches it, nor the path repeated."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("KAHUNA_ARENA_DATA", str(tmp_path / "data"))
+    words = [word.format(path=path) for word in argv]
+    status, out, err = arena_in_process(capsys, *words)
+    assert (status, out) == (2, ""), err
+    assert err.splitlines()[-1].endswith(f"argument {named}: {why}"), err
+    assert "Traceback" not in err and len(err) < 1_000, err[:300]

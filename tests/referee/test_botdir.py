@@ -92,6 +92,12 @@ def test_not_a_directory(tmp_path: Path) -> None:
         load_bot(tmp_path / "missing")
 
 
+def test_a_name_longer_than_the_file_system_takes_is_refused_shortened(tmp_path: Path) -> None:
+    """The file system's own refusal (ENAMETOOLONG), not a traceback; the path shortened."""
+    with pytest.raises(BotConfigError, match=r"\.\.\. \(\d+ characters\): File name too long$"):
+        load_bot(tmp_path / ("a" * 5000))
+
+
 def test_version_changes_with_any_file_and_ignores_bytecode(tmp_path: Path) -> None:
     directory = _bot(tmp_path, GOOD)
     before = content_hash(directory)

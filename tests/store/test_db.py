@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from arena.store import Store, create_token
+from arena.store import Store, StoreError, create_token
 from arena.testing.crowd import WatchedLock
 from arena.testing.waiting import wait_until
 
@@ -130,3 +130,12 @@ def test_two_writers_at_once_each_get_a_transaction_of_their_own(
     assert errors == []
     with store.reading() as db:
         assert [row[0] for row in db.execute("SELECT x FROM scratch")] == ["second"]
+
+
+def test_a_data_directory_named_longer_than_the_file_system_takes_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$KAHUNA_ARENA_DATA`` bypasses the flag's check: the store says so, shortened."""
+    monkeypatch.setenv("KAHUNA_ARENA_DATA", str(tmp_path / ("a" * 300)))
+    with pytest.raises(StoreError, match=r"\.\.\. \(\d+ characters\): File name too long$"):
+        Store.open()

@@ -69,6 +69,12 @@ def test_a_file_that_is_not_a_database_is_refused_by_name(tmp_path: Path) -> Non
     with pytest.raises(StoreError, match="not a usable arena database"):
         Store.open(data)
     assert (data / "arena.db").read_bytes() == b"not sqlite at all" * 100
+    assert [p.name for p in data.iterdir()] == ["arena.db"]  # no bots/ beside it
+
+
+def test_a_new_data_directory_gets_its_bots_directory(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "data") as store:
+        assert store.bots_dir.is_dir()
 
 
 @pytest.mark.parametrize(
@@ -179,7 +185,7 @@ def test_a_database_it_cannot_use_is_refused_naming_the_file_and_left_byte_for_b
         Store.open(data)
     assert str(data / "arena.db") in str(refused.value)
     assert (data / "arena.db").read_bytes() == before  # no arena tables, still not WAL
-    assert sorted(p.name for p in data.iterdir()) == ["arena.db", "bots"]
+    assert [p.name for p in data.iterdir()] == ["arena.db"]  # no bots/ beside it
 
 
 OPENERS = 6

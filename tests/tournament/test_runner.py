@@ -42,6 +42,7 @@ from arena.store import (
     tournament_byes,
 )
 from arena.store.tournaments import UNRECORDED_INTERRUPTION
+from arena.testing.interrupt import start_interruptible
 from arena.testing.waiting import wait_until
 from arena.tournament.execution.cpu_placement import usable_cpus
 from arena.tournament.orchestration.runner import ProgressEvent, ProgressKind, TournamentRunner
@@ -524,6 +525,51 @@ def test_a_killed_run_is_interrupted_one_runner_at_a_time_resumes_it(
     assert resume.wait(120) == 0, resume.stderr.read() if resume.stderr else ""
     status = _cli_status(capsys, data, "one")
     assert (status["status"], status["games_played"]) == ("finished", 8)
+    _check_consistent(data)
+
+
+STOPS = [
+    # (signal, the reason recorded, exit status, the line said)
+    (signal.SIGTERM, "stopped by SIGTERM (a service manager's stop, or kill)", 143,
+     "arena: tournament one is interrupted: stopped by SIGTERM (a service manager's stop,"
+     " or kill)"),
+    (signal.SIGINT, "stopped by an interrupt (Ctrl-C or SIGINT)", 130, "arena: interrupted"),
+]
+
+
+@pytest.mark.parametrize(("stop", "reason", "status", "said"), STOPS, ids=["SIGTERM", "Ctrl-C"])
+def test_a_run_stopped_by_a_signal_records_why_and_resume_plays_only_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stop: signal.Signals, reason: str,
+    status: int, said: str,
+) -> None:  # fmt: skip
+    """A service manager's SIGTERM stops a run as a Ctrl-C does: the reason is recorded
+    (not "stopped without recording why"), every process below the runner ends, the
+    stored games stay as they are and `resume` plays only the others."""
+    bots = {"r1": "random", "g1": "greedy"}
+    data = _data_dir_with_bots(tmp_path, bots)
+    run = start_interruptible(
+        [sys.executable, "-m", "arena", "tournament", "run", "one", *bots, "--games", "8",
+         "--seed", "3", "--data-dir", str(data), "--no-progress", "--concurrency", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        _wait_for(lambda: len(_stored_rows(data)) >= 1, "a first stored game")
+        family = _descendants(run.pid)
+        run.send_signal(stop)
+        _, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert len(_stored_rows(data)) < 8, "finished before it was stopped"
+    assert run.returncode == status and said in err, err  # beside the watchdog's log lines
+    assert "Traceback" not in err, err
+    assert wait_gone(sorted(family), 10), "a worker, bot or helper outlived the runner"
+    assert _cli_status(capsys, data, "one")["interrupted_reason"] == reason
+    stored = _stored_rows(data)
+    done = _cli(data, "resume", "one", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert "discarded" not in done.stdout, done.stdout
+    after = _stored_rows(data)
+    assert len(after) == 8 and {i: after[i] for i in stored} == stored
     _check_consistent(data)
 
 

@@ -12,8 +12,11 @@ reason the run stopped and raised.
 
 from __future__ import annotations
 
+import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any, ClassVar
 
 from arena.logs import get_logger
@@ -38,6 +41,36 @@ from arena.tournament.execution.local_executor import LocalProcessExecutor
 
 class StopRequested(Exception):
     """``stop`` was called: the run ends, saying why."""
+
+
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM (a service manager's stop, a plain `kill`) raised where a Ctrl-C's
+    KeyboardInterrupt is (``terminate_as_interrupt``): the run stops as it does at a
+    Ctrl-C, its unstored games left to the next run, and the reason names SIGTERM."""
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises ``Terminated`` in the main thread while this lasts (once: a second
+    SIGTERM during the clean-up is ignored; kill -9 still ends it). Elsewhere than the
+    main thread, or where SIGTERM is ignored, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is None or previous == signal.SIG_IGN:  # None: not set from Python
+        yield
+        return
+
+    def raise_terminated(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class RunnerBase:
@@ -148,6 +181,8 @@ def record_stop(
 
 def stop_reason(error: BaseException) -> str:
     """Why an error ended a run, as recorded."""
+    if isinstance(error, Terminated):
+        return "stopped by SIGTERM (a service manager's stop, or kill)"
     if isinstance(error, KeyboardInterrupt):
         return "stopped by an interrupt (Ctrl-C or SIGINT)"
     if isinstance(error, SystemExit):

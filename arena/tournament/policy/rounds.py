@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from arena.quoting import quoted
 from arena.referee.seeds import secret_from_seed
 from arena.store import (
     MatchRow,
@@ -54,7 +55,7 @@ def create_tournament(
     Nothing is stored then.
     """
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        raise TournamentError(f"tournament name {name!r}: use 1-60 letters, digits, - _ .")
+        raise TournamentError(f"tournament name {quoted(name)}: use 1-60 letters, digits, - _ .")
     if name.startswith(PLAY_PREFIX):
         raise TournamentError(
             f"tournament name {name!r}: names starting {PLAY_PREFIX!r} are the /play page's games"
