@@ -934,7 +934,14 @@ def run_play(args: argparse.Namespace) -> int:
     )
     os.environ[TOKEN_ENV] = endpoint.token  # not argv: the connector strips it from the bot's
     connector = importlib.import_module("kahuna_bot.remote")
-    return int(connector.main(argv))
+
+    def refused(error: Any) -> int:
+        """The arena refused the connector: one line, and the status of the table above."""
+        why = refusal(error.code or "UNKNOWN", error.details or str(error), endpoint.address)
+        _say([f"arena remote: {why.message}"], sys.stderr)
+        return why.status
+
+    return int(connector.main(argv, refused=refused))
 
 
 def _handled(run: Any) -> Any:
