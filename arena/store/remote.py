@@ -92,7 +92,11 @@ def add_seat_offer(
     socket_path: str,
     expires_at_ms: int,
 ) -> SeatOfferRow:
-    """Publish an open seat for remote bot version ``bot``/``version`` (hash of ``token`` only)."""
+    """Publish an open seat for remote bot version ``bot``/``version`` (hash of ``token`` only).
+
+    An offer of the same seat of the same match still open is withdrawn: the seat is
+    offered again (after a failure), and only the newest token may open it.
+    """
     if slot not in (0, 1):
         raise StoreError(f"slot must be 0 or 1, got {slot!r}")
     with store.transaction() as db:
@@ -105,6 +109,12 @@ def add_seat_offer(
             raise NotFoundError(f"no bot {bot!r} version {version!r} in the store")
         if version_row["runtime"] != REMOTE_RUNTIME:
             raise StoreError(f"bot {bot!r} is not a remote bot")
+        if match_id is not None:
+            db.execute(
+                "UPDATE seat_offers SET state = 'closed'"
+                " WHERE match_id = ? AND slot = ? AND state = 'open'",
+                (match_id, slot),
+            )
         offer_id = db.execute(
             "INSERT INTO seat_offers (token_sha256, bot_version_id, match_id, referee_match,"
             " slot, socket_path, created_at, expires_at_ms, state)"
@@ -147,9 +157,9 @@ def get_seat_offer(store: Store, offer_id: int) -> SeatOfferRow:
 def take_seat_offer(store: Store, token: str, *, at_ms: int | None = None) -> SeatOfferRow:
     """Mark the open offer of ``token`` taken and return it (the state it had before).
 
-    SeatRefusedError names why otherwise: no such token, already used,
-    withdrawn (the match ended or the seat was relaunched), expired, or a bot
-    whose owner's tokens are all revoked or expired.
+    SeatRefusedError names why otherwise: no such token, already used, withdrawn
+    (the match ended, its tournament was stopped or the seat was offered again),
+    expired, or a bot whose owner's tokens are all revoked or expired.
     A refusal writes nothing.
     """
     at_ms = now_ms() if at_ms is None else at_ms
@@ -189,16 +199,24 @@ def _tokens_all_dead(db: sqlite3.Connection, user: str) -> bool:
 
 
 def close_seat_offers(
-    store: Store, *, match_id: int | None = None, offer_id: int | None = None
+    store: Store,
+    *,
+    match_id: int | None = None,
+    offer_id: int | None = None,
+    tournament_id: int | None = None,
 ) -> int:
-    """Withdraw the open offers of a match (or one offer); the number withdrawn."""
-    if (match_id is None) == (offer_id is None):
-        raise StoreError("close_seat_offers needs exactly one of match_id, offer_id")
-    column, value = ("match_id", match_id) if offer_id is None else ("id", offer_id)
+    """Withdraw the open offers of a match, of one offer, or of every match of a
+    tournament (its runner stopped); the number withdrawn."""
+    given = [(where, value) for where, value in (
+        ("match_id = ?", match_id), ("id = ?", offer_id),
+        ("match_id IN (SELECT id FROM matches WHERE tournament_id = ?)", tournament_id),
+    ) if value is not None]  # fmt: skip
+    if len(given) != 1:
+        raise StoreError("close_seat_offers needs exactly one of match_id, offer_id, tournament_id")
+    ((where, value),) = given
     with store.transaction() as db:
         cursor = db.execute(
-            f"UPDATE seat_offers SET state = 'closed' WHERE {column} = ? AND state = 'open'",
-            (value,),
+            f"UPDATE seat_offers SET state = 'closed' WHERE {where} AND state = 'open'", (value,)
         )
     return cursor.rowcount
 
