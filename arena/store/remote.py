@@ -12,6 +12,7 @@ proxies the stream to the socket. Nothing is written when an offer is refused.
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import tempfile
 import time
@@ -67,8 +68,8 @@ def register_remote_bot(
         )
     if len(description) > MAX_DESCRIPTION_CHARS or "\0" in description:
         raise StoreError(f"description: at most {MAX_DESCRIPTION_CHARS} characters, no NUL")
-    escaped = description.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    toml = f'name = "{name}"\nruntime = "{REMOTE_RUNTIME}"\ndescription = "{escaped}"\n'
+    toml = (f'name = "{name}"\nruntime = "{REMOTE_RUNTIME}"\n'
+            f'description = "{_toml_text(description)}"\n')  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="kahuna-remote-") as work:
         directory = Path(work) / name
         directory.mkdir()
@@ -78,6 +79,16 @@ def register_remote_bot(
             runtime=REMOTE_RUNTIME, description=description,
         )  # fmt: skip
         return add_bot_version(store, spec, owner=owner)
+
+
+def _toml_text(text: str) -> str:
+    """``text`` as the inside of a TOML basic string: a control character TOML refuses
+    there (all but tab) is escaped, so the stored bot.toml loads as it reads."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return _TOML_REFUSED.sub(lambda found: f"\\u{ord(found.group()):04X}", text)
+
+
+_TOML_REFUSED = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def add_seat_offer(

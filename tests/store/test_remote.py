@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from arena.referee import load_bot
 from arena.store import (
     Store,
     StoreError,
@@ -158,3 +159,14 @@ def test_a_seat_offered_again_withdraws_its_earlier_offer(store: Store, match_id
     with pytest.raises(SeatRefusedError, match="no longer offered"):
         take_seat_offer(store, "first-launch")
     assert take_seat_offer(store, "second-launch").state == "open"
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["", "plain", 'quote " and \\ backslash', "two\nlines", "tab\there", "cr\rlf", "bell\x07",
+     "escape \x1b[31mred", "del\x7f", "separator\u2028and \u00e9"],
+)  # fmt: skip
+def test_the_stored_bot_toml_loads_back_to_the_description(store: Store, description: str) -> None:
+    register_remote_bot(store, "far", owner="alice", description=description)
+    loaded = load_bot(bot_spec(store, "far").directory)
+    assert (loaded.name, loaded.runtime, loaded.description) == ("far", "remote", description)
