@@ -8,6 +8,7 @@ commands run through ``arena.cli.main`` with their own config directory;
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -233,6 +234,18 @@ def test_tournaments_are_rows_with_their_progress() -> None:
     ]  # fmt: skip
     assert remote.tournament_json(reply.tournaments[0])["format"] == "swiss"
     assert remote.tournaments_lines(pb.ListTournamentsResponse()) == ["no tournaments yet"]
+
+
+@pytest.mark.parametrize(("flags", "bank"), [([], None), (["--bank-ms", "0"], 0),
+                                           (["--bank-ms", "500"], 500)])  # fmt: skip
+def test_a_bank_of_0_is_sent_and_an_unset_one_left_to_the_server(
+    flags: list[str], bank: int | None
+) -> None:
+    parser = argparse.ArgumentParser()
+    remote.register(parser.add_subparsers())
+    args = parser.parse_args(["remote", "tournament", "create", "t", "a", "b", *flags])
+    request = remote.create_request(args)
+    assert (request.bank_ms if request.HasField("bank_ms") else None) == bank
 
 
 def test_play_passes_the_login_to_the_connector(tmp_path: Path) -> None:
