@@ -851,11 +851,11 @@ _REMOTE_FORMATS = {
 
 def create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
     """CreateTournament's request from `arena remote tournament create`'s flags (unset: 0,
-    the server's default)."""
+    the server's default; an unset bank is left out, so that ``--bank-ms 0`` is no bank)."""
     request = pb.CreateTournamentRequest(
         name=args.name, format=_REMOTE_FORMATS[args.format], bots=args.bots,
         games_per_match=args.games or 0, rounds=args.rounds or 0, seed=args.seed or 0,
-        action_ms=args.action_ms or 0, bank_ms=args.bank_ms or 0, start=args.start,
+        action_ms=args.action_ms or 0, bank_ms=args.bank_ms, start=args.start,
     )  # fmt: skip
     if args.sprt is not None or args.elo0 is not None or args.elo1 is not None:
         sprt = request.sprt
@@ -949,7 +949,14 @@ def run_play(args: argparse.Namespace) -> int:
     )
     os.environ[TOKEN_ENV] = endpoint.token  # not argv: the connector strips it from the bot's
     connector = importlib.import_module("kahuna_bot.remote")
-    return int(connector.main(argv))
+
+    def refused(error: Any) -> int:
+        """The arena refused the connector: one line, and the status of the table above."""
+        why = refusal(error.code or "UNKNOWN", error.details or str(error), endpoint.address)
+        _say([f"arena remote: {why.message}"], sys.stderr)
+        return why.status
+
+    return int(connector.main(argv, refused=refused))
 
 
 def _handled(run: Any) -> Any:
@@ -1109,7 +1116,8 @@ def _register_tournament(commands: argparse._SubParsersAction[argparse.ArgumentP
                         help="Swiss rounds (default ceil(log2 n) + 1)")  # fmt: skip
     create.add_argument("--seed", type=int, help="reproducible deals (published with it)")
     create.add_argument("--action-ms", type=int, metavar="MS", help="per-action limit")
-    create.add_argument("--bank-ms", type=int, metavar="MS", help="time bank per game")
+    create.add_argument("--bank-ms", type=int, metavar="MS",
+                        help="time bank per game (server: 30000; 0: none)")  # fmt: skip
     create.add_argument("--sprt", metavar="PRESET", help="--format sprt: preset bounds"
                         " (nonreg or gain)")  # fmt: skip
     create.add_argument("--elo0", type=float, metavar="E0", help="--format sprt: Elo of H0")

@@ -383,11 +383,12 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if request.format not in FORMAT_NAMES:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                   "format must be ROUND_ROBIN, SWISS, SPRT or GAUNTLET")  # fmt: skip
-        try:  # proto3: 0 means "not set", the default
+        try:  # proto3: 0 means "not set", the default (a bank of 0 is one: bank_ms is optional)
             config = build_config(
                 games_per_match=request.games_per_match or None, rounds=request.rounds or None,
                 seed=request.seed, action_ms=request.action_ms or None,
-                bank_ms=request.bank_ms or None, sprt=_sprt_settings(request),
+                bank_ms=request.bank_ms if request.HasField("bank_ms") else None,
+                sprt=_sprt_settings(request),
             )  # fmt: skip
             tournament = create_tournament(
                 self.store, request.name, FORMAT_NAMES[request.format], list(request.bots), config

@@ -43,6 +43,7 @@ from arena.store.kept import KeptAnswers
 from arena.store.limits import (
     EVERYONE,
     clear_limit,
+    has_remote_version,
     set_limit,
     stored_limits,
     user_usage,
@@ -306,7 +307,10 @@ class Quotas:
         user = principal.user
         if new_bot and usage.bots >= limits.bots:
             raise _held_too_much("bots", limits.bots, f"{user} owns {usage.bots} bots")
-        if new_bot and remote and usage.remote_bots >= limits.remote_bots:
+        if (  # a bot's first remote version makes one more remote bot, a new bot or not
+            remote and usage.remote_bots >= limits.remote_bots
+            and (new_bot or not has_remote_version(self.store, bot))
+        ):  # fmt: skip
             raise _held_too_much(
                 "remote_bots", limits.remote_bots, f"{user} has {usage.remote_bots} remote bots"
             )

@@ -101,6 +101,17 @@ def user_usage(store: Store, user: str) -> Usage:
     return Usage(int(bots["bots"]), int(bots["remote"]), stored)
 
 
+def has_remote_version(store: Store, bot: str) -> bool:
+    """Whether a version of bot ``bot`` is remote: it counts among its owner's remote bots."""
+    with store.reading() as db:
+        row = db.execute(
+            "SELECT EXISTS (SELECT 1 FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
+            " WHERE b.name = ? AND v.runtime = 'remote')",
+            (bot,),
+        ).fetchone()
+    return bool(row[0])
+
+
 def version_count(store: Store, bot: str) -> int:
     """How many versions bot ``bot`` has (0: no such bot)."""
     with store.reading() as db:

@@ -12,6 +12,7 @@ proxies the stream to the socket. Nothing is written when an offer is refused.
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import tempfile
 import time
@@ -68,8 +69,8 @@ def register_remote_bot(
         )
     if len(description) > MAX_DESCRIPTION_CHARS or "\0" in description:
         raise StoreError(f"description: at most {MAX_DESCRIPTION_CHARS} characters, no NUL")
-    escaped = description.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    toml = f'name = "{name}"\nruntime = "{REMOTE_RUNTIME}"\ndescription = "{escaped}"\n'
+    toml = (f'name = "{name}"\nruntime = "{REMOTE_RUNTIME}"\n'
+            f'description = "{_toml_text(description)}"\n')  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="kahuna-remote-") as work:
         directory = Path(work) / name
         directory.mkdir()
@@ -79,6 +80,16 @@ def register_remote_bot(
             runtime=REMOTE_RUNTIME, description=description,
         )  # fmt: skip
         return add_bot_version(store, spec, owner=owner)
+
+
+def _toml_text(text: str) -> str:
+    """``text`` as the inside of a TOML basic string: a control character TOML refuses
+    there (all but tab) is escaped, so the stored bot.toml loads as it reads."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return _TOML_REFUSED.sub(lambda found: f"\\u{ord(found.group()):04X}", text)
+
+
+_TOML_REFUSED = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def add_seat_offer(
@@ -93,7 +104,11 @@ def add_seat_offer(
     socket_path: str,
     expires_at_ms: int,
 ) -> SeatOfferRow:
-    """Publish an open seat for remote bot version ``bot``/``version`` (hash of ``token`` only)."""
+    """Publish an open seat for remote bot version ``bot``/``version`` (hash of ``token`` only).
+
+    An offer of the same seat of the same match still open is withdrawn: the seat is
+    offered again (after a failure), and only the newest token may open it.
+    """
     if slot not in (0, 1):
         raise StoreError(f"slot must be 0 or 1, got {slot!r}")
     with store.transaction() as db:
@@ -106,6 +121,12 @@ def add_seat_offer(
             raise NotFoundError(f"no bot {quoted(bot)} version {quoted(version)} in the store")
         if version_row["runtime"] != REMOTE_RUNTIME:
             raise StoreError(f"bot {bot!r} is not a remote bot")
+        if match_id is not None:
+            db.execute(
+                "UPDATE seat_offers SET state = 'closed'"
+                " WHERE match_id = ? AND slot = ? AND state = 'open'",
+                (match_id, slot),
+            )
         offer_id = db.execute(
             "INSERT INTO seat_offers (token_sha256, bot_version_id, match_id, referee_match,"
             " slot, socket_path, created_at, expires_at_ms, state)"
@@ -148,9 +169,9 @@ def get_seat_offer(store: Store, offer_id: int) -> SeatOfferRow:
 def take_seat_offer(store: Store, token: str, *, at_ms: int | None = None) -> SeatOfferRow:
     """Mark the open offer of ``token`` taken and return it (the state it had before).
 
-    SeatRefusedError names why otherwise: no such token, already used,
-    withdrawn (the match ended or the seat was relaunched), expired, or a bot
-    whose owner's tokens are all revoked or expired.
+    SeatRefusedError names why otherwise: no such token, already used, withdrawn
+    (the match ended, its tournament was stopped or the seat was offered again),
+    expired, or a bot whose owner's tokens are all revoked or expired.
     A refusal writes nothing.
     """
     at_ms = now_ms() if at_ms is None else at_ms
@@ -190,16 +211,24 @@ def _tokens_all_dead(db: sqlite3.Connection, user: str) -> bool:
 
 
 def close_seat_offers(
-    store: Store, *, match_id: int | None = None, offer_id: int | None = None
+    store: Store,
+    *,
+    match_id: int | None = None,
+    offer_id: int | None = None,
+    tournament_id: int | None = None,
 ) -> int:
-    """Withdraw the open offers of a match (or one offer); the number withdrawn."""
-    if (match_id is None) == (offer_id is None):
-        raise StoreError("close_seat_offers needs exactly one of match_id, offer_id")
-    column, value = ("match_id", match_id) if offer_id is None else ("id", offer_id)
+    """Withdraw the open offers of a match, of one offer, or of every match of a
+    tournament (its runner stopped); the number withdrawn."""
+    given = [(where, value) for where, value in (
+        ("match_id = ?", match_id), ("id = ?", offer_id),
+        ("match_id IN (SELECT id FROM matches WHERE tournament_id = ?)", tournament_id),
+    ) if value is not None]  # fmt: skip
+    if len(given) != 1:
+        raise StoreError("close_seat_offers needs exactly one of match_id, offer_id, tournament_id")
+    ((where, value),) = given
     with store.transaction() as db:
         cursor = db.execute(
-            f"UPDATE seat_offers SET state = 'closed' WHERE {column} = ? AND state = 'open'",
-            (value,),
+            f"UPDATE seat_offers SET state = 'closed' WHERE {where} AND state = 'open'", (value,)
         )
     return cursor.rowcount
 

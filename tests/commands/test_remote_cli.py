@@ -8,6 +8,7 @@ commands run through ``arena.cli.main`` with their own config directory;
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -233,6 +234,18 @@ def test_tournaments_are_rows_with_their_progress() -> None:
     ]  # fmt: skip
     assert remote.tournament_json(reply.tournaments[0])["format"] == "swiss"
     assert remote.tournaments_lines(pb.ListTournamentsResponse()) == ["no tournaments yet"]
+
+
+@pytest.mark.parametrize(("flags", "bank"), [([], None), (["--bank-ms", "0"], 0),
+                                           (["--bank-ms", "500"], 500)])  # fmt: skip
+def test_a_bank_of_0_is_sent_and_an_unset_one_left_to_the_server(
+    flags: list[str], bank: int | None
+) -> None:
+    parser = argparse.ArgumentParser()
+    remote.register(parser.add_subparsers())
+    args = parser.parse_args(["remote", "tournament", "create", "t", "a", "b", *flags])
+    request = remote.create_request(args)
+    assert (request.bank_ms if request.HasField("bank_ms") else None) == bank
 
 
 def test_play_passes_the_login_to_the_connector(tmp_path: Path) -> None:
@@ -684,6 +697,34 @@ def test_play_hosts_a_remote_bot_through_the_connector(
                interval_s=0.1, state=status)  # fmt: skip
     games = [g for g in list_games(arena.store) if name in g.bots]
     assert len(games) == 2 and all(g.statuses == ("ok", "ok") for g in games)
+
+
+PLAY_REFUSALS = [
+    # (case, who logs in, bot, exit status, words): the arena refuses the connector
+    ("another user's bot", "alice", "bob_remote", remote.EXIT_PERMISSION, "another user"),
+    ("no such bot", "alice", "no_such_bot", remote.EXIT_NOT_FOUND, "no_such_bot"),
+    ("not a remote bot", "admin", "python_random", remote.EXIT_REFUSED, "not a remote bot"),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("who", "bot", "status", "words"), [case[1:] for case in PLAY_REFUSALS],
+    ids=[case[0] for case in PLAY_REFUSALS],
+)  # fmt: skip
+def test_play_refused_by_the_arena_is_one_line_and_the_status_of_the_table(
+    arena: Served, arena_cli: Cli, monkeypatch: pytest.MonkeyPatch,
+    who: str, bot: str, status: int, words: str,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # play sets both
+    monkeypatch.delenv(remote.TOKEN_ENV, raising=False)
+    channel, stub = arena.stub()
+    with channel:  # again unchanged: the same version
+        stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name="bob_remote"),
+                               metadata=(("authorization", f"Bearer {arena.bob}"),))  # fmt: skip
+    assert _login(arena, arena_cli, getattr(arena, who)).status == 0
+    _refusal(arena_cli("play", bot, "--", sys.executable, str(SAMPLE_RANDOM_BOT / "bot.py")),
+             status, words)  # fmt: skip
 
 
 def test_submit_lines_report_the_conformance_findings() -> None:

@@ -253,7 +253,8 @@ def test_play_runs_at_most_max_parallel_bots_without_the_user_token(
         _, stderr = play.communicate(timeout=60)
     finally:
         play.kill()
-    assert play.returncode == _connector().EXIT_REFUSED, stderr
+    assert play.returncode == remote.EXIT_PERMISSION, stderr  # the table of `arena remote`
+    assert stderr.splitlines()[-1].startswith("arena remote: not allowed: go away "), stderr
     running, most, started = 0, 0, 0
     for line in log.read_text().splitlines():
         word, *rest = line.split()

@@ -36,6 +36,7 @@ from arena.store import (
     add_bot_version,
     create_token,
     ensure_admin_token,
+    get_tournament,
     tournament_secret,
 )
 from arena.testing.demo_data import play_demo_tournament
@@ -597,6 +598,21 @@ def test_malformed_requests_are_refused_with_the_right_status(arena: Arena, case
     assert code is expected, details
     assert details
     assert arena.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("bank_ms", "stored"), [(None, 30_000), (0, 0), (5_000, 5_000)], ids=["unset", "none", "5s"]
+)
+def test_a_tournament_has_the_bank_asked_for_a_bank_of_0_included(
+    arena: Arena, bank_ms: int | None, stored: int
+) -> None:
+    name = f"bank-{bank_ms}"
+    arena.stub.CreateTournament(
+        pb.CreateTournamentRequest(name=name, format=pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                                   bots=["alice_bot", "bob_bot"], bank_ms=bank_ms),
+        metadata=_auth(arena.admin),
+    )  # fmt: skip
+    assert get_tournament(arena.store, name).config.time_control.bank_ms == stored
 
 
 def test_a_tournament_runs_streams_progress_and_serves_records(arena: Arena) -> None:

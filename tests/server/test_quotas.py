@@ -200,6 +200,25 @@ def test_past_the_remote_bots_and_versions_limits_registrations_are_refused(
     )
 
 
+def test_a_sandboxed_bot_made_remote_counts_against_the_remote_bots_limit(
+    arena: Arena,
+) -> None:
+    """At the limit, a remote version of a bot the user already has is one more remote
+    bot, by RegisterRemoteBot as by SubmitBot; another version of a remote bot is not."""
+    token = arena.user("mallory", remote_bots=1)
+    arena.gate.set()  # the sandboxed bot's smoke check passes at once
+    register = lambda name, text: arena.stub.RegisterRemoteBot(  # noqa: E731
+        pb.RegisterRemoteBotRequest(name=name, description=text), metadata=arena.auth(token)
+    )
+    register("m1", "a")
+    arena.submit(token, archive("m2"))
+    limit = "limit remote_bots: mallory has 1 remote bots, the limit is 1"
+    assert refused(lambda: register("m2", "a")).details().startswith(limit)
+    assert refused(lambda: arena.submit(token, archive("m2", "remote"))).details().startswith(limit)
+    assert len(get_bot(arena.store, "m2").versions) == 1  # its sandboxed one, alone
+    assert register("m1", "b").created  # a remote bot's new version: still one remote bot
+
+
 def test_registrations_at_once_cannot_pass_a_limit_together(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,6 +47,7 @@ from arena.store import (
     get_version,
     list_games,
     list_matches,
+    open_seat_offers,
     tournament_secret,
 )
 from tests.referee.leaks import Forbidden, leaks
@@ -427,6 +428,20 @@ def test_a_remote_bot_that_never_connects_times_out(arena: Arena) -> None:
     (game,) = list_games(arena.store, tournament_id=tournament_id)
     assert dict(zip(game.bots, game.statuses, strict=True))["alice_absent"] == "timeout"
     assert game.winner == "python_random"
+
+
+def test_a_stopped_tournament_withdraws_its_open_seats(arena: Arena) -> None:
+    """Its match is no longer played: the seat's token is refused as withdrawn (not taken
+    and sent to a socket nobody serves), and a connector that subscribes is offered nothing."""
+    arena.register(arena.alice, "alice_stopped")
+    tournament_id = arena.tournament("stopped", ["alice_stopped", "python_random"], games=1)
+    (seat,) = _seat_tokens(arena, arena.alice, "alice_stopped", 1)
+    name = get_tournament(arena.store, tournament_id).name
+    arena.stub.StopTournament(pb.StopTournamentRequest(name=name), metadata=_auth(arena.admin))
+    assert open_seat_offers(arena.store, bot="alice_stopped") == []
+    before = arena.snapshot()
+    assert "no longer offered" in _refusal(arena, seat.seat_token)
+    assert arena.snapshot() == before
 
 
 def test_the_referee_gateway_reports_healthy(arena: Arena) -> None:

@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from arena.referee import load_bot
 from arena.store import (
     Store,
     StoreError,
@@ -137,3 +138,35 @@ def test_a_seat_of_a_bot_whose_owner_holds_no_live_token_is_refused(
     assert _snapshot(store) == before
     create_token(store, "alice")  # a new token: its seats open again
     assert take_seat_offer(store, TOKEN).bot == "far"
+
+
+def test_a_tournaments_open_offers_are_withdrawn_and_no_other(store: Store, match_id: int) -> None:
+    other = create_tournament(store, "u", "round_robin", ["far", "near"], TournamentConfig())
+    other_match = list_matches(store, other.id)[0].id
+    _offer(store, match_id, "this-tournament")
+    _offer(store, other_match, "other-tournament")
+    with pytest.raises(StoreError, match="exactly one of"):
+        close_seat_offers(store, match_id=match_id, tournament_id=1)
+    assert close_seat_offers(store, tournament_id=1) == 1
+    assert [o.match_id for o in open_seat_offers(store, bot="far")] == [other_match]
+    with pytest.raises(SeatRefusedError, match="no longer offered"):
+        take_seat_offer(store, "this-tournament")
+
+
+def test_a_seat_offered_again_withdraws_its_earlier_offer(store: Store, match_id: int) -> None:
+    _offer(store, match_id, "first-launch")
+    _offer(store, match_id, "second-launch")
+    with pytest.raises(SeatRefusedError, match="no longer offered"):
+        take_seat_offer(store, "first-launch")
+    assert take_seat_offer(store, "second-launch").state == "open"
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["", "plain", 'quote " and \\ backslash', "two\nlines", "tab\there", "cr\rlf", "bell\x07",
+     "escape \x1b[31mred", "del\x7f", "separator\u2028and \u00e9"],
+)  # fmt: skip
+def test_the_stored_bot_toml_loads_back_to_the_description(store: Store, description: str) -> None:
+    register_remote_bot(store, "far", owner="alice", description=description)
+    loaded = load_bot(bot_spec(store, "far").directory)
+    assert (loaded.name, loaded.runtime, loaded.description) == ("far", "remote", description)

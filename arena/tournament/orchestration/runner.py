@@ -52,6 +52,7 @@ from arena.sandbox import SandboxLimits
 from arena.store import (
     MatchRow,
     SeatOfferRow,
+    StorageFullError,
     Store,
     StoreError,
     TournamentLease,
@@ -257,6 +258,8 @@ class TournamentRunner(RunnerBase):
             summary.stopped = self._guarded(
                 held, lambda: self._play_all(summary), when_full="free space, then resume it"
             )
+            if summary.stopped is not None:
+                self._withdraw_seats()
             if not summary.failed_matches and summary.stopped is None:
                 set_status(self.store, self.tournament_id, TournamentStatus.FINISHED)
                 self.log.info("tournament_finished", games=summary.games_recorded)
@@ -281,6 +284,14 @@ class TournamentRunner(RunnerBase):
                 self._play(pending, summary)
                 if summary.failed_matches:
                     return
+
+    def _withdraw_seats(self) -> None:
+        """A stopped run: its remote bots' open seats are no longer played, so a Hello
+        with their tokens is refused as withdrawn (on a full disk they expire instead)."""
+        try:
+            close_seat_offers(self.store, tournament_id=self.tournament_id)
+        except (StoreError, StorageFullError) as error:
+            self.log.error("seat_offers_not_closed", error=str(error))
 
     def _record_interruption(self, reason: str) -> None:
         record_stop(self.store, self.tournament_id, self._lease, reason, self.log)

@@ -78,7 +78,17 @@ Player = Callable[[Seat], int]  # plays one seat; its exit status
 
 
 class ConnectorError(RuntimeError):
-    """The arena refused the connector (bad token, not the caller's bot ...)."""
+    """The arena refused the connector (bad token, not the caller's bot ...).
+
+    ``code`` is the gRPC status code's name (``"NOT_FOUND"``; empty when there is
+    none) and ``details`` the arena's own words, for a caller with exit statuses of
+    its own (``connect``'s ``refused``).
+    """
+
+    def __init__(self, error: grpc.RpcError) -> None:
+        super().__init__(_describe(error))
+        self.code = error.code().name if isinstance(error, grpc.Call) else ""
+        self.details = (error.details() or "") if isinstance(error, grpc.Call) else ""
 
 
 def _metadata(user_token: str) -> tuple[tuple[str, str], ...]:
@@ -150,7 +160,7 @@ def register(
                 metadata=_metadata(user_token),
             )
         except grpc.RpcError as error:
-            raise ConnectorError(_describe(error)) from None
+            raise ConnectorError(error) from None
     return str(reply.bot.version)
 
 
@@ -166,7 +176,7 @@ def seats(
                 yield from stub.WaitForSeats(request, metadata=_metadata(user_token))
             except grpc.RpcError as error:
                 if isinstance(error, grpc.Call) and error.code() in FATAL_CODES:
-                    raise ConnectorError(_describe(error)) from None
+                    raise ConnectorError(error) from None
                 _say(f"lost the arena ({_describe(error)}); retrying in {RETRY_S:g} s")
         time.sleep(RETRY_S)
 
@@ -180,13 +190,15 @@ def connect(
     max_seats: int | None = None,
     max_parallel: int | None = None,
     credentials: grpc.ChannelCredentials | None = None,
+    refused: Callable[[ConnectorError], int] | None = None,
 ) -> int:
     """Play each offered seat with ``play`` in a thread of its own; stop after ``max_seats``.
 
     At most ``max_parallel`` seats play at once (default: the CPUs): an offer made
     while all are busy waits for one to end until the seat's deadline, then is let
     go (the arena forfeits that seat), so an arena cannot make this machine run
-    more bots than it chose.
+    more bots than it chose. When the arena refuses the connector, ``refused`` says
+    so and gives the exit status (default: a line on stderr, ``EXIT_REFUSED``).
     """
     limit = max_parallel if max_parallel is not None else default_parallel()
     slots = threading.BoundedSemaphore(limit)
@@ -220,11 +232,18 @@ def connect(
             if max_seats is not None and taken >= max_seats:
                 break
     except ConnectorError as error:
-        _say(f"the arena refused: {error}")
-        return EXIT_REFUSED
+        status = _refused(error) if refused is None else refused(error)
+        for thread in threads:  # the seats already playing end as they would have
+            thread.join()
+        return status
     for thread in threads:
         thread.join()
     return EXIT_OK
+
+
+def _refused(error: ConnectorError) -> int:
+    _say(f"the arena refused: {error}")
+    return EXIT_REFUSED
 
 
 def default_parallel() -> int:
@@ -314,7 +333,10 @@ def user_token(token_file: Path | None, environ: Mapping[str, str]) -> str:
     return token
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, refused: Callable[[ConnectorError], int] | None = None
+) -> int:
+    """The connector's command line; its exit status (``refused`` as for ``connect``)."""
     parser = argparse.ArgumentParser(
         prog="python -m kahuna_bot.remote",
         description="Run a bot you host in an arena's tournaments (docs/reference/PROTOCOL.md).",
@@ -368,6 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             version = register(args.arena, token, args.bot, credentials=credentials)
         except ConnectorError as error:
+            if refused is not None:
+                return refused(error)
             _say(f"registration refused: {error}")
             return EXIT_REFUSED
         _say(f"registered {args.bot} (version {version})")
@@ -378,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         player = command_player(referee, args.command)
         return connect(
             args.arena, token, args.bot, player, max_seats=args.max_seats,
-            max_parallel=args.max_parallel, credentials=credentials,
+            max_parallel=args.max_parallel, credentials=credentials, refused=refused,
         )  # fmt: skip
 
 

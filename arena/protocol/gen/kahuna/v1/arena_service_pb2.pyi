@@ -745,7 +745,7 @@ class CreateTournamentRequest(_message.Message):
     action_ms: _builtins.int
     """0: 2000 ms per action."""
     bank_ms: _builtins.int
-    """0: 30000 ms bank per game."""
+    """Time bank per game in ms (0: none); unset: 30000."""
     start: _builtins.bool
     """Start playing at once."""
     @_builtins.property
@@ -766,15 +766,17 @@ class CreateTournamentRequest(_message.Message):
         rounds: _builtins.int = ...,
         seed: _builtins.int = ...,
         action_ms: _builtins.int = ...,
-        bank_ms: _builtins.int = ...,
+        bank_ms: _builtins.int | None = ...,
         start: _builtins.bool = ...,
         sprt: Global___SprtSettings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bank_ms", b"_bank_ms", "bank_ms", b"bank_ms", "sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_ms", b"action_ms", "bank_ms", b"bank_ms", "bots", b"bots", "format", b"format", "games_per_match", b"games_per_match", "name", b"name", "rounds", b"rounds", "seed", b"seed", "sprt", b"sprt", "start", b"start"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bank_ms", b"_bank_ms", "action_ms", b"action_ms", "bank_ms", b"bank_ms", "bots", b"bots", "format", b"format", "games_per_match", b"games_per_match", "name", b"name", "rounds", b"rounds", "seed", b"seed", "sprt", b"sprt", "start", b"start"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__bank_ms: _TypeAlias = _typing.Literal["bank_ms"]  # noqa: Y015
+    _WhichOneofArgType__bank_ms: _TypeAlias = _typing.Literal["_bank_ms", b"_bank_ms"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__bank_ms) -> _WhichOneofReturnType__bank_ms | None: ...
 
 Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: Y015
 
