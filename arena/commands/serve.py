@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import resource
 import signal
+import sys
 import threading
 from pathlib import Path
 from types import FrameType
@@ -138,6 +140,11 @@ def add_stream_limits(parser: argparse.ArgumentParser) -> None:
             help=f"{text}; one more is refused with RESOURCE_EXHAUSTED (default {default})",
         )  # fmt: skip
     parser.add_argument(
+        "--connections", type=whole(1), metavar="N", default=_DEFAULT_LIMITS.connections,
+        help="open connections to the API port; one more is closed as it is accepted"
+        f" (default {_DEFAULT_LIMITS.connections})",
+    )  # fmt: skip
+    parser.add_argument(
         "--hello-wait-s", type=positive_seconds, metavar="S",
         default=_DEFAULT_LIMITS.hello_wait_s,
         help="a remote bot's Play stream must say Hello within S seconds"
@@ -169,8 +176,33 @@ def stream_limits(args: argparse.Namespace) -> StreamLimits:
     return StreamLimits(
         per_token=args.limit_per_token, unauthenticated=args.limit_unauthenticated,
         total=args.limit_total, calls_per_token=args.limit_calls_per_token,
-        hello_wait_s=args.hello_wait_s,
+        hello_wait_s=args.hello_wait_s, connections=args.connections,
     )  # fmt: skip
+
+
+FILES_BESIDE_CONNECTIONS = 1024
+"""Open files `arena serve` keeps for all but its connections: the store, the bots'
+sockets and pipes, logs, a Ray driver's."""
+
+
+def open_files_for(connections: int) -> str | None:
+    """Raise this process's open-file limit (its soft one, up to the hard one) to what
+    ``connections`` and the rest need; the warning to print when the hard limit is lower,
+    else None. Past the limit every accept and open fails, not only the connections'."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + FILES_BESIDE_CONNECTIONS
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return None
+    raised = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
+    if raised > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+    if raised >= wanted:
+        return None
+    return (
+        f"the open-file limit is {raised} (its hard limit), below the {wanted} that"
+        f" {connections} connections and the rest need: raise it (ulimit -Hn, systemd's"
+        " LimitNOFILE=) or lower --connections"
+    )
 
 
 def run_serve(store: Store, args: argparse.Namespace) -> int:
@@ -211,6 +243,16 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         spectator_delay_s=args.spectator_delay_s,
     )  # fmt: skip
     credentials = None if tls is None else tls.grpc_credentials()
+    if args.web_port is not None:
+        from arena.web.server import WebLimits
+
+        web_connections = WebLimits().max_connections
+    else:
+        web_connections = 0
+    warning = open_files_for(limits.connections + web_connections)
+    if warning is not None:
+        print(f"arena: warning: {warning}", file=sys.stderr, flush=True)
+        get_logger().warning("open_files_short", message=warning)
     try:
         server, port = create_server(
             f"{args.host}:{args.port}", store=store, options=options, credentials=credentials,

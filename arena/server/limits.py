@@ -11,8 +11,9 @@ Unary calls are counted too: each token may have ``calls_per_token`` in
 flight, so one user's flood cannot hold the threads the admin's calls need.
 
 The keepalive and idle options close connections whose peer is gone (no
-answer to a ping) and connections that carry no call at all, so a crowd of
-dead or idle connections cannot pile up either.
+answer to a ping) and connections that carry no call at all, and ``connections``
+caps how many are open at once, so a crowd of dead or idle connections cannot
+pile up either.
 """
 
 from __future__ import annotations
@@ -50,9 +51,13 @@ class StreamLimits:
     """Close a connection that has carried no call for this long."""
     min_client_ping_interval_ms: int = 10_000
     """Clients may ping this often while they have no call open (more often: GOAWAY)."""
+    connections: int = 2048
+    """Open connections of the whole server: one more is closed as it is accepted, so a
+    crowd of idle connections cannot take the file descriptors the rest of the process
+    (the store, the bots' sockets and pipes, the web pages) needs."""
 
     def __post_init__(self) -> None:
-        for name in ("per_token", "unauthenticated", "total", "calls_per_token"):
+        for name in ("per_token", "unauthenticated", "total", "calls_per_token", "connections"):
             if getattr(self, name) < 1:
                 raise ValueError(
                     f"stream limit {name} must be at least 1, got {getattr(self, name)}"
@@ -61,7 +66,7 @@ class StreamLimits:
             raise ValueError(f"hello_wait_s must be positive, got {self.hello_wait_s}")
 
     def server_options(self) -> list[tuple[str, int]]:
-        """gRPC server channel arguments for the keepalive and idle limits."""
+        """gRPC server channel arguments for the keepalive, idle and connection limits."""
         return [
             ("grpc.keepalive_time_ms", self.keepalive_time_ms),
             ("grpc.keepalive_timeout_ms", self.keepalive_timeout_ms),
@@ -69,6 +74,7 @@ class StreamLimits:
             ("grpc.max_connection_idle_ms", self.max_connection_idle_ms),
             ("grpc.http2.min_recv_ping_interval_without_data_ms", self.min_client_ping_interval_ms),
             ("grpc.http2.max_ping_strikes", 2),
+            ("grpc.max_allowed_incoming_connections", self.connections),
         ]
 
 

@@ -5,7 +5,9 @@ same ``arena.cli.main``)."""
 from __future__ import annotations
 
 import http.client
+import json
 import re
+import resource
 import signal
 import sqlite3
 import ssl
@@ -266,6 +268,7 @@ def test_serve_without_tls_on_a_network_address_warns_that_tokens_travel_in_clea
             "argument --streams-unauthenticated: must be at least 1",
         ),
         (["--streams-total", "0"], "argument --streams-total: must be at least 1, got 0"),
+        (["--connections", "0"], "argument --connections: must be at least 1, got 0"),
         (
             ["--hello-wait-s", "0"],
             "argument --hello-wait-s: must be a positive number of seconds, got 0",
@@ -444,3 +447,42 @@ def test_a_damaged_database_stops_the_ladder_in_one_line_and_every_answer_says_s
     finally:
         db.close()
     assert row == ("running", None), row  # the lease file keeps the reason instead
+
+
+_OPEN_FILES = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), int(sys.argv[2])))
+from arena.commands.serve import open_files_for
+warning = open_files_for(int(sys.argv[3]))
+print(json.dumps([warning, resource.getrlimit(resource.RLIMIT_NOFILE)[0]]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("soft", "hard", "connections", "after", "warned"),
+    [
+        (1024, 8192, 2048, 3072, False),  # a distribution's default soft limit: raised
+        (1024, 2000, 2048, 2000, True),  # as far as the hard limit goes, and said
+        (8192, 8192, 2048, 8192, False),  # enough already: left alone
+        (1024, 1024, 10, 1024, True),  # no room at all beside the connections
+    ],
+    ids=["raised", "hard-limit-short", "enough", "no-room"],
+)  # fmt: skip
+def test_the_server_raises_its_open_file_limit_for_its_connections_or_says_why_not(
+    soft: int, hard: int, connections: int, after: int, warned: bool
+) -> None:
+    """Past the open-file limit every accept and open fails (the store's, the bots'), not
+    only one more connection's: the server makes room for its connections and the rest."""
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[1] < hard:
+        pytest.skip(f"this host's hard open-file limit is below {hard}")
+    result = subprocess.run(
+        [sys.executable, "-c", _OPEN_FILES, str(soft), str(hard), str(connections)],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    warning, soft_after = json.loads(result.stdout)
+    assert soft_after == after
+    assert (warning is not None) == warned
+    if warned:
+        assert warning.startswith(f"the open-file limit is {after} (its hard limit), below the"
+                                  f" {connections + serve_command.FILES_BESIDE_CONNECTIONS}")
+        assert "lower --connections" in warning

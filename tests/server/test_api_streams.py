@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import queue
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 import grpc
 import pytest
@@ -329,3 +331,63 @@ def test_an_open_stream_ends_once_its_token_is_revoked_or_expires_saying_which(
     assert ended.value.code() == Code.UNAUTHENTICATED  # type: ignore[attr-defined]
     assert ended.value.details().startswith(f"token {ends} at "), ended.value.details()  # type: ignore[attr-defined]
     _until(lambda: served.held(token) == 0, "the ended stream uncounted")
+
+
+_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes.fromhex("000000040000000000")
+"""A client's HTTP/2 connection preface and an empty SETTINGS frame: a connection that
+then says nothing, as a stranger's idle crowd would."""
+
+
+def _health(port: int) -> grpc.StatusCode:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        try:
+            health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=2)
+        except grpc.RpcError as error:
+            return error.code()  # type: ignore[no-any-return]
+    return Code.OK
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cap", [3, 0], ids=["capped", "control: no cap"])
+def test_idle_connections_past_the_cap_are_closed_and_the_server_takes_new_ones_after(
+    tmp_path: Path, cap: int
+) -> None:
+    """A crowd of idle connections holds at most ``connections`` of them: the rest are
+    closed as they are accepted, and once the crowd goes the server takes callers again."""
+    limits = StreamLimits(connections=cap) if cap else StreamLimits()
+    store = Store.open(tmp_path / "data")
+    server, port = create_server("127.0.0.1:0", store=store, limits=limits)
+    server.start()
+    crowd = []
+    try:
+        for _ in range(6):
+            crowd.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            crowd[-1].sendall(_PREFACE)
+
+        def closed(connection: socket.socket) -> bool:
+            connection.settimeout(0.05)
+            try:
+                while data := connection.recv(4096):  # the server's SETTINGS, its GOAWAY
+                    del data
+                return True  # end of stream: closed by the server
+            except TimeoutError:
+                return False
+            except ConnectionResetError:
+                return True
+
+        if cap:
+            wait_until(lambda: sum(closed(c) for c in crowd) >= 6 - cap,
+                       "the connections past the cap closed", WAIT_S)  # fmt: skip
+            assert sum(not closed(c) for c in crowd) == cap
+            assert _health(port) is Code.UNAVAILABLE  # every connection is taken
+        else:
+            assert_stays(lambda: not any(closed(c) for c in crowd), 0.5, "the crowd kept")
+            assert _health(port) is Code.OK
+        for connection in crowd:
+            connection.close()
+        wait_until(lambda: _health(port) is Code.OK, "a caller served after the crowd", WAIT_S)
+    finally:
+        for connection in crowd:
+            connection.close()
+        server.stop(grace=None)
+        store.close()
