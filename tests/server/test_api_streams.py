@@ -8,6 +8,8 @@ one more is refused with RESOURCE_EXHAUSTED naming the limit.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hashlib
 import queue
 import socket
@@ -16,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -391,3 +394,37 @@ def test_idle_connections_past_the_cap_are_closed_and_the_server_takes_new_ones_
             connection.close()
         server.stop(grace=None)
         store.close()
+
+
+class _CountingPool(concurrent.futures.ThreadPoolExecutor):
+    """A real thread pool that counts the work handed to it."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.submitted = 0
+
+    def submit(self, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        self.submitted += 1
+        return super().submit(*args, **kwargs)
+
+
+def test_the_streams_of_one_token_share_each_check(tmp_path: Path) -> None:
+    """A crowd of watchers of one token rechecks it with one hop to the thread pool that
+    unary calls share, not one each; each stream still gets the token's own answer."""
+    with Store.open(tmp_path / "data") as store:
+        alice, bob = create_token(store, "alice"), create_token(store, "bob")
+        revoke_tokens(store, user="bob")
+        checks = rechecks.SharedChecks(store)
+        pool = _CountingPool()
+
+        async def crowd() -> list[str | None]:
+            asyncio.get_running_loop().set_default_executor(pool)
+            asks = [f"Bearer {alice}"] * 40 + [f"Bearer {bob}"] * 40 + [None] * 5
+            return await asyncio.gather(*(checks.refusal(a) for a in asks))
+
+        answers = asyncio.run(crowd())
+        pool.shutdown()
+    assert answers[:40] == [None] * 40
+    assert all(str(a).startswith("token revoked at ") for a in answers[40:80])
+    assert answers[80:] == ["missing 'authorization: Bearer <token>'"] * 5
+    assert pool.submitted == 3
