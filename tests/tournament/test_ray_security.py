@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -75,7 +76,7 @@ def _short_temp(cluster: NetnsCluster) -> Path:
     """A Ray temp directory for a host that should never start Ray (short: Ray's socket
     paths under it must fit in 107 bytes, so that without these checks Ray would start
     and join: the control that the refusal is the arena's)."""
-    return Path(tempfile.mkdtemp(prefix="r", dir=cluster.root))
+    return Path(tempfile.mkdtemp(prefix="r", dir=cluster.root)) / "ray"  # in one 0700
 
 
 def _kill_all(node: Node) -> None:
@@ -235,6 +236,73 @@ def test_every_port_of_the_head_and_a_node_asks_an_outsider_for_the_token(
             codes = set(answer["grpc"].values())
             assert codes <= {"UNAUTHENTICATED", "UNIMPLEMENTED"}, what
             assert "UNAUTHENTICATED" in codes, what
+
+
+# ------------------------------------------------- another user of a node's machine
+
+NOBODY = 65534
+LOCAL_TRIES = [
+    ("list the node's logs", lambda session: os.listdir(session / "logs")),
+    ("read the raylet's log", lambda session: (session / "logs" / "raylet.out").read_bytes()),
+    ("put a file by the raylet's socket", lambda session: (session / "sockets" / "x").touch()),
+    ("put a link where Ray writes its logs",
+     lambda session: os.symlink("/etc/hostname", session / "logs" / "x")),
+]  # fmt: skip
+
+
+def _tried_as_nobody(session: Path) -> dict[str, str]:
+    """What each of LOCAL_TRIES gave a process of another user (uid 65534): ``done``, or
+    the error's name."""
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
+            found = {}
+            for what, attempt in LOCAL_TRIES:
+                try:
+                    attempt(session)
+                    found[what] = "done"
+                except OSError as error:
+                    found[what] = type(error).__name__
+            os.write(write, json.dumps(found).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        found: dict[str, str] = json.loads(answer.read() or "{}")
+    os.waitpid(child, 0)
+    return found
+
+
+def _session_dir(cluster: NetnsCluster, node: Node) -> Path:
+    """The session directory the node's running raylet keeps its socket and logs in."""
+    pid = cluster.raylet_pid(node)
+    assert pid is not None, f"no raylet on {node.name}"
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return Path(next(a for a in argv if a.startswith("--session_dir=")).split("=", 1)[1])
+
+
+def test_another_user_of_a_nodes_machine_cannot_reach_its_ray_files(cluster: NetnsCluster) -> None:
+    """Ray makes its temp directory and every directory in it writable by everyone (no
+    sticky bit): in Ray's own place another user of the machine reads the node's logs,
+    moves its raylet's socket away, or links a file Ray's daemons rewrite to any file
+    the node's user may write. `arena ray-head` and `arena ray-worker` put it inside a
+    directory only the node's user can open."""
+    for member in cluster.nodes:
+        session = _session_dir(cluster, member)
+        assert (session / "sockets" / "raylet").exists(), session  # the control: as root
+        found = _tried_as_nobody(session)
+        assert found == {what: "PermissionError" for what, _ in LOCAL_TRIES}, (
+            f"{member.name}: another user of its machine got into {session}: {found}"
+        )  # fmt: skip
+        private = session.parents[1]  # <tmp>/kahuna-ray-<uid>: the node's user's alone
+        assert stat.S_IMODE(private.stat().st_mode) == 0o700, private
+        # nothing of Ray's outside it, though drivers (alive_nodes) ran on the head
+        assert [p.name for p in member.ray_tmp.iterdir()] == [private.name], member.ray_tmp
 
 
 # ----------------------------------------------------------- an open head
