@@ -9,8 +9,10 @@ gets Ray's short connection budget (``SHORT_CONNECT``), the control too, so a
 refusal shows in seconds, not after Ray's default retries. Nothing but the
 head's Ray port answers it: no Ray Client, no dashboard; and every port the
 head and the node listen on asks it for the token (``arena.testing.ray_ports``).
-An open head (started ``--insecure``) is refused by `arena ray-worker` and by
-the driver.
+Another user of a node's machine cannot reach Ray's files there (its sockets
+and logs), and a bot a match node plays runs as a uid of its own in a network
+namespace that reaches none of Ray's ports. An open head (started
+``--insecure``) is refused by `arena ray-worker` and by the driver.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee.botdir import load_bot
+from arena.store import Store, game_stderr
+from arena.store.bots import add_bot_version
 from arena.testing.ray_cluster import (
     SHORT_CONNECT,
     NetnsCluster,
@@ -303,6 +308,70 @@ def test_another_user_of_a_nodes_machine_cannot_reach_its_ray_files(cluster: Net
         assert stat.S_IMODE(private.stat().st_mode) == 0o700, private
         # nothing of Ray's outside it, though drivers (alive_nodes) ran on the head
         assert [p.name for p in member.ray_tmp.iterdir()] == [private.name], member.ray_tmp
+
+
+# ------------------------------------------------------- a bot on a match node
+
+PROBE_BOT = """
+import json, os, socket, sys
+found = {"uid": os.getuid(), "gid": os.getgid(), "links": sorted(
+    line.split(":")[0].strip() for line in open("/proc/net/dev").readlines()[2:])}
+for target in TARGETS:
+    host, port = target.rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+        found[target] = "open"
+    except OSError as error:
+        found[target] = type(error).__name__
+print("PROBE " + json.dumps(found), file=sys.stderr, flush=True)
+sys.exit(1)  # a crash: the arena keeps the end of its stderr for the bot's owner
+"""
+
+
+def _probe_bot(directory: Path, targets: list[str]) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "bot.py").write_text(f"TARGETS = {targets!r}\n{PROBE_BOT}")
+    (directory / "bot.toml").write_text(
+        'name = "probe"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+    )
+    return directory
+
+
+def test_a_bot_on_a_match_node_has_a_uid_of_its_own_and_no_way_to_the_cluster(
+    cluster: NetnsCluster, tmp_path: Path
+) -> None:
+    """A bot that a match node plays runs sandboxed as on one machine: as a uid of its
+    own, not the node's user (who can run any code on the cluster), in a network
+    namespace of its own that reaches none of Ray's ports, the node's or the head's."""
+    worker = cluster.nodes[1]
+    targets = [f"{cluster.head.address}:6379"] + [
+        f"{worker.address}:{listener.port}"
+        for listener in listening(cluster.netns_argv(worker, []))
+        if listener.address in ("*", "0.0.0.0", "::", worker.address)
+    ]  # fmt: skip
+    data = tmp_path / "data"
+    with Store.open(data) as store:
+        probe = _probe_bot(tmp_path / "probe", targets)
+        for bot in (probe, REPO / "sample_bots" / "python_random"):
+            add_bot_version(store, load_bot(bot))
+    argv = [sys.executable, "-m", "arena", "tournament", "run", "cup", "probe", "python_random",
+            "--games", "2", "--data-dir", str(data), "--no-progress", "--ray", cluster.address,
+            ]  # fmt: skip
+    done = subprocess.run(
+        cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    with Store.open(data) as store:
+        with store.reading() as db:
+            ids = [row[0] for row in db.execute("SELECT id FROM games ORDER BY id")]
+        tails = [tail for game in ids for tail in game_stderr(store, game).values()]
+    assert len(ids) == 2 and len(tails) == 2, (ids, tails)  # both games, the probe's tails
+    for tail in tails:
+        found = json.loads(tail.split("PROBE ", 1)[1].splitlines()[0])
+        assert found.pop("uid") not in (0, os.geteuid()) and found.pop("gid") != 0, found
+        assert found.pop("links") == ["lo"], found  # its own network namespace
+        assert set(found) == set(targets) and "open" not in found.values(), found
 
 
 # ----------------------------------------------------------- an open head
