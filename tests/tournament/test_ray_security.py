@@ -310,6 +310,34 @@ def test_another_user_of_a_nodes_machine_cannot_reach_its_ray_files(cluster: Net
         assert [p.name for p in member.ray_tmp.iterdir()] == [private.name], member.ray_tmp
 
 
+def test_a_driver_on_a_machine_without_a_ray_node_is_told_to_start_one(
+    cluster: NetnsCluster, outsider: tuple[Node, dict[str, str]], tmp_path: Path
+) -> None:
+    """A driver joins the cluster through a Ray node of its own machine; without one Ray
+    waits a minute and says only that it failed to connect to a head it reached. The
+    outsider's host holds the token here and runs no node (a PID namespace of its own:
+    the nodes of this machine are not its)."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("unshare (util-linux) is missing: no machine without the nodes' processes")
+    node, env = outsider
+    argv = [unshare, "--pid", "--fork", "--mount-proc", sys.executable, "-m", "arena",
+            "tournament", "run", "cup", "r1", "r2", "--data-dir", str(tmp_path / "data"),
+            "--ray", cluster.address]  # fmt: skip
+    holder = {**env, "RAY_AUTH_TOKEN_PATH": str(cluster.ray_token), **SHORT_CONNECT}
+    done = subprocess.run(cluster.netns_argv(node, argv), env=holder, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"arena: cannot join the Ray cluster at {cluster.address} from this machine: it runs"
+        " no Ray node, and a driver joins a cluster through a node of its own machine; run"
+        " the driver on the head's machine, or start a node here first"
+        " (docs/design/DISTRIBUTED.md, the driver)"
+    ), done.stderr[-3000:]
+    assert not (tmp_path / "data" / "arena.db").exists() or b"cup" not in (
+        tmp_path / "data" / "arena.db").read_bytes()  # fmt: skip
+
+
 # ------------------------------------------------------- a bot on a match node
 
 PROBE_BOT = """
