@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         print("arena: WARNING: no token authentication: anyone who reaches this head can run"
               " any code on every node of the cluster", file=sys.stderr)  # fmt: skip
     private, temp_dir = with_private_temp_dir(args.ray_start_args)
-    problem = temp_dir_problem(temp_dir)
+    problem = temp_dir_problem(temp_dir, default=bool(private))
     if problem is not None:
         return fail(problem)
     env = head_env(args.insecure)

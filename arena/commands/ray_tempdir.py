@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 CHOOSE = (
-    "or give Ray a temp directory inside a directory only you can open"
+    "give Ray a temp directory inside a directory only you can open"
     ' (--ray-start-args="--temp-dir=DIR/ray", DIR mode 0700)'
 )
 
@@ -73,16 +73,21 @@ def _ancestor_problem(private: Path) -> str | None:
     return None
 
 
-def temp_dir_problem(temp_dir: Path) -> str | None:
+def temp_dir_problem(temp_dir: Path, *, default: bool = False) -> str | None:
     """Why Ray's temp directory ``temp_dir`` would be open to other users, or None: the
     directory that holds it (made mode 0700 if missing) must be this user's, not a
     link, and closed to everyone else, and no directory above it replaceable by
     another user. Ray itself makes ``temp_dir`` writable by everyone: only the one
-    above it can keep others out."""
+    above it can keep others out. Only for the ``default`` one does the answer offer
+    to remove or chmod that directory: a directory given may be anything (``/tmp``)."""
     temp_dir = Path(os.path.abspath(temp_dir))
     private = temp_dir.parent
     if private == temp_dir:
         return f"Ray's temp directory cannot be {temp_dir}; {CHOOSE}"
+    quoted = shlex.quote(str(private))
+    fix = f"remove it (rm -rf {quoted}) and let the node make it again, or {CHOOSE}"
+    if not default:
+        fix = CHOOSE
     try:
         private.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
@@ -91,13 +96,12 @@ def temp_dir_problem(temp_dir: Path) -> str | None:
     except OSError as error:
         if error.errno in (errno.ELOOP, errno.ENOTDIR):
             kind = "a symbolic link" if os.path.islink(private) else "not a directory"
-            return f"{private}, which holds Ray's temp directory, is {kind}; {CHOOSE}"
+            return f"{private}, which holds Ray's temp directory, is {kind}; {fix}"
         return f"cannot make {private} for Ray's temp directory: {error.strerror}; {CHOOSE}"
     try:
         info = os.fstat(fd)
     finally:
         os.close(fd)
-    fix = f"remove it (rm -rf {shlex.quote(str(private))}) and let the node make it again, {CHOOSE}"
     if info.st_uid != os.geteuid():
         return (
             f"{private}, which holds Ray's temp directory, is owned by uid {info.st_uid}, not"
@@ -114,8 +118,8 @@ def temp_dir_problem(temp_dir: Path) -> str | None:
         return (
             f"{private}, which holds Ray's temp directory, is open to other users (mode"
             f" {mode:04o}), and Ray makes the temp directory writable by everyone: they could"
-            f" read and replace the node's sockets and logs; chmod 700"
-            f" {shlex.quote(str(private))}, {CHOOSE}"
+            f" read and replace the node's sockets and logs; "
+            + (f"chmod 700 {quoted}, or {CHOOSE}" if default else CHOOSE)
         )
     return _ancestor_problem(private)
 

@@ -202,8 +202,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(problem)
     if args.cache:  # absolute: the node's Ray workers run elsewhere
         os.environ[CACHE_ENV] = os.path.abspath(args.cache)
-    _, temp_dir = with_private_temp_dir(args.ray_start_args)
-    problem = locked_problem(args) or cache_problem() or temp_dir_problem(temp_dir)
+    private, temp_dir = with_private_temp_dir(args.ray_start_args)
+    problem = (
+        locked_problem(args) or cache_problem()
+        or temp_dir_problem(temp_dir, default=bool(private))
+    )  # fmt: skip
     if problem is not None:
         return fail(problem)
     report = probe_host()

@@ -104,6 +104,12 @@ REFUSED = [
 ]  # fmt: skip
 
 
+CHOOSE = (
+    'give Ray a temp directory inside a directory only you can open (--ray-start-args="'
+    '--temp-dir=DIR/ray", DIR mode 0700)'
+)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="another user's directories need root")
 @pytest.mark.parametrize(("make", "words"), [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
 def test_a_temp_dir_another_user_could_reach_is_refused(
@@ -113,7 +119,30 @@ def test_a_temp_dir_another_user_could_reach_is_refused(
     problem = temp_dir_problem(private / "ray")
     expected = words.format(p=private, above=private.parent)
     assert problem is not None and problem.startswith(expected), problem
-    assert problem.endswith('(--ray-start-args="--temp-dir=DIR/ray", DIR mode 0700)'), problem
+    assert problem.endswith(f"; {CHOOSE}"), problem  # a directory given: nothing removed
+
+
+@pytest.mark.parametrize(
+    ("mode", "fix"),
+    [(0o777, "remove it (rm -rf {p}) and let the node make it again, or "),
+     (0o755, "chmod 700 {p}, or ")],
+)  # fmt: skip
+def test_the_default_directory_may_be_made_again(tmp_path: Path, mode: int, fix: str) -> None:
+    private = _private(mode)(tmp_path)
+    problem = temp_dir_problem(private / "ray", default=True)
+    assert problem is not None and problem.endswith(fix.format(p=private) + CHOOSE), problem
+
+
+def test_a_given_temp_dir_in_tmp_itself_is_refused_and_tmp_left_alone(tmp_path: Path) -> None:
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    problem = temp_dir_problem(shared / "ray")
+    assert problem == (
+        f"{shared}, which holds Ray's temp directory, is writable by other users (mode 1777):"
+        f" someone could have put links in it already; {CHOOSE}"
+    )
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
 
 
 def test_under_a_sticky_directory_such_as_tmp_it_is_fine(tmp_path: Path) -> None:
