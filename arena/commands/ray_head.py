@@ -8,6 +8,7 @@ import shlex
 import sys
 from typing import Any
 
+from arena.commands.ray_tempdir import temp_dir_problem, with_private_temp_dir
 from arena.commands.storeargs import fail
 from arena.tournament.execution.ray_auth import AUTH_MODE_ENV, TokenError, require_token
 
@@ -21,8 +22,11 @@ starts `ray start --head` with Ray's token authentication on
 `--insecure`), no dashboard (`--dashboard HOST` starts one bound to HOST)
 and no Ray Client server (`--ray-client PORT` starts one; it asks for the
 token too). Ray's own CPU is kept low as on the workers: no log monitor, no
-metrics recording. `--ray-start-args` passes more flags to `ray start`
-(`--node-ip-address`, `--block`); `--dry-run` prints the command.
+metrics recording. Ray's files (sockets, logs) go to
+`<tmp>/kahuna-ray-<uid>/ray`, inside a directory only this user can open: Ray
+makes its own temp directory writable by everyone. `--ray-start-args` passes
+more flags to `ray start` (`--node-ip-address`, `--block`, `--temp-dir=DIR/ray`
+with DIR this user's alone); `--dry-run` prints the command.
 
 Ray has no flag that turns its client server off (it starts one on port 10001
 whenever its dependencies are installed), so this runs `ray start` in this
@@ -113,10 +117,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("arena: WARNING: no token authentication: anyone who reaches this head can run"
               " any code on every node of the cluster", file=sys.stderr)  # fmt: skip
+    private, temp_dir = with_private_temp_dir(args.ray_start_args)
+    problem = temp_dir_problem(temp_dir, default=bool(private))
+    if problem is not None:
+        return fail(problem)
     env = head_env(args.insecure)
     argv = head_start_args(
         args.port, args.num_cpus, ray_client=args.ray_client, dashboard=args.dashboard
-    ) + shlex.split(args.ray_start_args)  # fmt: skip
+    ) + private + shlex.split(args.ray_start_args)  # fmt: skip
     if args.dry_run:
         print(" ".join([*(f"{k}={v}" for k, v in env.items()), "ray", *map(shlex.quote, argv)]))
         return 0

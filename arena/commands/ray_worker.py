@@ -5,7 +5,9 @@ token of ``arena ray-token create`` at ``$RAY_AUTH_TOKEN_PATH`` or
 ``~/.ray/auth_token``): without the token it refuses to start, and it asks the
 head first and refuses a head that answers without one, since anyone who
 reaches such a cluster runs any code on this node as its user (``--insecure``
-joins anyway). The node's bot cache (``--cache``) must be this user's alone.
+joins anyway). The node's bot cache (``--cache``) must be this user's alone,
+and so must the directory that holds Ray's temp directory
+(``arena.commands.ray_tempdir``: Ray makes its own writable by everyone).
 Runs the sandbox check next (``arena sandbox-check``); only when every layer
 works does it start Ray on this node with the custom resource
 ``kahuna_sandbox`` (matches ask for one unit each), so that a node that
@@ -41,6 +43,7 @@ import subprocess
 import sys
 from typing import Any
 
+from arena.commands.ray_tempdir import flag_value, temp_dir_problem, with_private_temp_dir
 from arena.commands.storeargs import fail
 from arena.sandbox.probe import probe_host
 from arena.tournament.execution.bot_bundles import CACHE_ENV, CacheError, configured_root, open_root
@@ -55,7 +58,10 @@ DESCRIPTION = (
     " the resource that matches ask for, so that a node that cannot sandbox bots never"
     " gets a match; otherwise it starts nothing and exits 1 (--unsafe-no-sandbox offers"
     " the resource anyway: trusted bots only). --ray-start-args passes more flags to"
-    " `ray start`. Each match runs on its own share of the node's CPUs (--slots)."
+    " `ray start`. Each match runs on its own share of the node's CPUs (--slots). Ray's"
+    " files (sockets, logs) go to <tmp>/kahuna-ray-<uid>/ray, inside a directory only"
+    " this user can open (a --temp-dir=DIR/ray in --ray-start-args: DIR this user's"
+    " alone)."
 )
 """The help's description: the module docstring says how, for the code's readers."""
 KEEP_CHILDREN_ENV = "RAY_kill_child_processes_on_worker_exit"
@@ -94,7 +100,8 @@ def register(subparsers: Any) -> None:
 
 
 def ray_start_argv(args: argparse.Namespace, slots: int) -> list[str]:
-    extra = shlex.split(args.ray_start_args)
+    private, _ = with_private_temp_dir(args.ray_start_args)
+    extra = private + shlex.split(args.ray_start_args)
     ray = shutil.which("ray")
     start = [ray] if ray else [sys.executable, "-m", "ray.scripts.scripts"]
     argv = [*start, "start", f"--address={args.address}",
@@ -166,14 +173,7 @@ def open_cluster_problem(address: str) -> str | None:
 
 def node_ip_of(ray_start_args: str) -> str | None:
     """The ``--node-ip-address`` given in ``ray_start_args`` (the last), or None."""
-    extra = shlex.split(ray_start_args)
-    node_ip = None
-    for index, flag in enumerate(extra):
-        if flag.startswith("--node-ip-address="):
-            node_ip = flag.split("=", 1)[1]
-        elif flag == "--node-ip-address" and index + 1 < len(extra):
-            node_ip = extra[index + 1]
-    return node_ip
+    return flag_value(ray_start_args, "--node-ip-address")
 
 
 def start_warming(args: argparse.Namespace) -> None:
@@ -202,7 +202,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(problem)
     if args.cache:  # absolute: the node's Ray workers run elsewhere
         os.environ[CACHE_ENV] = os.path.abspath(args.cache)
-    problem = locked_problem(args) or cache_problem()
+    private, temp_dir = with_private_temp_dir(args.ray_start_args)
+    problem = (
+        locked_problem(args) or cache_problem()
+        or temp_dir_problem(temp_dir, default=bool(private))
+    )  # fmt: skip
     if problem is not None:
         return fail(problem)
     report = probe_host()

@@ -10,9 +10,11 @@ it sends the cluster the tournament's bots and stores what the cluster returns.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.execution.ray_auth import ClusterAuth, TokenError, cluster_auth, require_token
@@ -90,6 +92,22 @@ def _head_locked(address: str) -> None:
         )
 
 
+def runs_a_ray_node(proc: Path = Path("/proc")) -> bool:
+    """Whether a Ray node (its raylet) runs on this machine: a driver joins a cluster
+    through a node of its own machine, and Ray, without one, waits a minute and then
+    says only that it failed to connect. True where processes cannot be listed."""
+    try:
+        entries = list(proc.iterdir())
+    except OSError:
+        return True
+    for entry in entries:
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "comm").read_text().strip() == "raylet":
+                    return True
+    return not entries
+
+
 def connect(address: str, *, match_cpus: float = 1.0, insecure: bool = False) -> MatchExecutor:
     if not insecure:
         _token_on(address)
@@ -101,6 +119,13 @@ def connect(address: str, *, match_cpus: float = 1.0, insecure: bool = False) ->
         ) from None
     if not insecure:
         _head_locked(address)
+    if not runs_a_ray_node():
+        raise RayUnavailableError(
+            f"cannot join the Ray cluster at {address} from this machine: it runs no Ray"
+            " node, and a driver joins a cluster through a node of its own machine; run the"
+            " driver on the head's machine, or start a node here first"
+            " (docs/design/DISTRIBUTED.md, the driver)"
+        )
     try:
         return RayExecutor(address, match_cpus=match_cpus)
     except (ConnectionError, RuntimeError, ValueError) as error:

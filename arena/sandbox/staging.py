@@ -86,7 +86,10 @@ def stage_sources(
     base.mkdir(parents=True, exist_ok=True, mode=0o711)
     neutral = base.resolve()
     directory = base / f"{os.getpid()}-{secrets.token_hex(8)}"
-    directory.mkdir(mode=0o711)  # mounts are made by bwrap; the bot never walks this path
+    # Closed to everyone else: bwrap's command line, which any user of the machine may
+    # read in /proc, names this directory, and the bot's files in it are world-readable
+    # (for the bot's uid). The mounts are made by bwrap; the bot never walks this path.
+    directory.mkdir(mode=0o700)
     try:
         bot = directory / "bot"
         link_tree(bot_dir, bot)

@@ -7,7 +7,9 @@ them joined by veth pairs to a bridge in a "switch" namespace, with addresses
 in ``10.231.X.0/24`` that exist inside these namespaces only. The driver (the
 arena process under test) runs in the head's namespace (``netns_argv``).
 
-Each node has its own Ray temp directory and its own bot cache
+Each node has its own temporary directory for Ray (``$RAY_TMPDIR``, short: Ray's
+socket paths under it must fit in 107 bytes), where the arena's commands make
+Ray's temp directory as they would in a machine's ``/tmp``, and its own bot cache
 (``$KAHUNA_RAY_CACHE``), as separate machines would. The cluster is started as
 docs/DISTRIBUTED.md says: a token made for it (``ray_token``, in ``root``),
 the head by ``arena ray-head`` and the match nodes by ``arena ray-worker``,
@@ -31,6 +33,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -137,11 +140,17 @@ class Node:
     name: str  # "head", "w1", ...
     netns: str
     address: str  # its 10.231.X.Y
-    temp_dir: Path
+    ray_tmp: Path  # its $RAY_TMPDIR: the machine's own /tmp, as Ray sees it
     cache_dir: Path
     resources: dict[str, float]
     cpus: int
     cpu_set: str | None = None  # the host CPUs its processes may use (taskset -c), None: all
+
+    @property
+    def temp_dir(self) -> Path:
+        """Ray's temp directory on the node (its sessions, sockets and logs), where
+        `arena ray-head` and `arena ray-worker` put it."""
+        return self.ray_tmp / f"kahuna-ray-{os.geteuid()}" / "ray"
 
 
 @dataclass
@@ -161,6 +170,7 @@ class NetnsCluster:
     nodes: list[Node] = field(default_factory=list)
     tag: str = ""
     _added: int = 0
+    _ray_tmps: list[Path] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.tag = f"{os.getpid()}-{id(self) % 100000}"
@@ -205,8 +215,10 @@ class NetnsCluster:
         _run("ip", "-n", netns, "addr", "add", f"{address}/24", "dev", "eth0")
         _run("ip", "-n", netns, "link", "set", "eth0", "up")
         base = self.root / name
-        node = Node(name, netns, address, base / "ray", base / "cache", {}, 0)
-        node.temp_dir.mkdir(parents=True, exist_ok=True)
+        ray_tmp = Path(tempfile.mkdtemp(prefix="kr"))  # short, for Ray's socket paths
+        ray_tmp.chmod(0o755)
+        self._ray_tmps.append(ray_tmp)
+        node = Node(name, netns, address, ray_tmp, base / "cache", {}, 0)
         node.cache_dir.mkdir(parents=True, exist_ok=True)
         return node
 
@@ -223,7 +235,7 @@ class NetnsCluster:
         head = self._make_host(1, "head")
         head.cpus = self.head_cpus
         self.nodes.append(head)
-        start_args = (f"--node-ip-address={head.address} --temp-dir={head.temp_dir}"
+        start_args = (f"--node-ip-address={head.address}"
                       f" --resources={shlex.quote(json.dumps(head.resources))}")  # fmt: skip
         argv = [sys.executable, "-m", "arena", "ray-head", f"--port={RAY_PORT}",
                 f"--num-cpus={head.cpus}", f"--ray-start-args={start_args}",
@@ -247,8 +259,7 @@ class NetnsCluster:
         if slots is None or others:
             self._ray_start(node, [f"--address={self.address}"])
             return
-        start_args = (f"--node-ip-address={node.address} --temp-dir={node.temp_dir}"
-                      " --disable-usage-stats")  # fmt: skip
+        start_args = f"--node-ip-address={node.address} --disable-usage-stats"
         argv = [
             sys.executable, "-m", "arena", "ray-worker", self.address, f"--slots={int(slots)}",
             f"--num-cpus={node.cpus}", f"--cache={node.cache_dir}",
@@ -260,6 +271,7 @@ class NetnsCluster:
         env = dict(os.environ)
         env.update(self.env)
         env["KAHUNA_RAY_CACHE"] = str(node.cache_dir)
+        env["RAY_TMPDIR"] = str(node.ray_tmp)
         env["RAY_USAGE_STATS_ENABLED"] = "0"
         env.setdefault("RAY_enable_metrics_collection", "0")  # as `arena ray-worker` sets it
         # The cluster's own token, whatever ~/.ray/auth_token holds; an open cluster
@@ -281,6 +293,7 @@ class NetnsCluster:
         return ["nsenter", f"--net=/var/run/netns/{node.netns}", "--", *argv]
 
     def _ray_start(self, node: Node, extra: list[str]) -> None:
+        node.temp_dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         argv = [
             sys.executable, "-m", "ray.scripts.scripts", "start", *extra,
             f"--node-ip-address={node.address}", f"--num-cpus={node.cpus}",
@@ -396,6 +409,9 @@ class NetnsCluster:
             _kill_namespace(name)
             subprocess.run(["ip", "netns", "delete", name], capture_output=True)
         self.nodes.clear()
+        for ray_tmp in self._ray_tmps:
+            shutil.rmtree(ray_tmp, ignore_errors=True)
+        self._ray_tmps.clear()
 
 
 def sandboxes_of(node: Node) -> list[int]:

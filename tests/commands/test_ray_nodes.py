@@ -21,7 +21,8 @@ HEAD = "10.231.255.1:6379"  # exists nowhere: every refusal here comes before th
 def arena(*args: str, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(home), **env},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(home),
+             "TMPDIR": str(home), **env},
     )  # fmt: skip
 
 
@@ -111,13 +112,14 @@ def test_the_head_asks_for_the_token_and_starts_no_dashboard_or_ray_client(home:
     assert done.stdout.strip() == (
         "RAY_enable_metrics_collection=0 RAY_AUTH_MODE=token ray start --head --port=6379"
         " --num-cpus=0 --include-log-monitor=false --disable-usage-stats"
-        " --include-dashboard=false"
+        f" --include-dashboard=false --temp-dir={home}/kahuna-ray-{os.geteuid()}/ray"
     )
     asked = arena("ray-head", "--dry-run", "--dashboard", "127.0.0.1", "--ray-client", "10001",
                   home=home, **_token(home))  # fmt: skip
-    assert asked.stdout.strip().endswith(
-        " --include-dashboard=true --dashboard-host=127.0.0.1 --ray-client-server-port=10001"
-    ), asked.stdout
+    asked_for = (
+        " --include-dashboard=true --dashboard-host=127.0.0.1 --ray-client-server-port=10001 "
+    )
+    assert asked_for in asked.stdout, asked.stdout
     insecure = arena("ray-head", "--dry-run", "--insecure", home=home)
     assert insecure.returncode == 0 and "RAY_AUTH_MODE" not in insecure.stdout, insecure.stderr
     assert "WARNING: no token authentication" in insecure.stderr
@@ -143,3 +145,24 @@ def test_a_worker_whose_cache_cannot_be_made_says_so(home: Path, tmp_path: Path)
     assert done.returncode == 1 and "Traceback" not in message, message
     assert message.startswith(f"arena: cannot make the bot cache {cache}: "), message
     assert message.endswith(" (--cache DIR chooses another)"), message
+
+
+@pytest.mark.parametrize(
+    "command", [["ray-worker", HEAD, "--dry-run"], ["ray-head", "--dry-run"]],
+    ids=["ray-worker", "ray-head"],
+)  # fmt: skip
+def test_a_node_whose_ray_directory_others_can_open_does_not_start(
+    home: Path, tmp_path: Path, command: list[str]
+) -> None:
+    """Another user made the directory that would hold Ray's temp directory first (in a
+    shared /tmp), open to everyone: the node refuses it rather than start Ray in it."""
+    planted = home / f"kahuna-ray-{os.geteuid()}"  # where TMPDIR=home puts it
+    planted.mkdir()
+    planted.chmod(0o777)
+    done = arena(*command, "--cache", str(tmp_path / "cache"), home=home, **_token(home)) if (
+        command[0] == "ray-worker") else arena(*command, home=home, **_token(home))  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip().startswith(
+        f"arena: {planted}, which holds Ray's temp directory, is writable by other users"
+        f" (mode 0777): someone could have put links in it already; remove it (rm -rf {planted})"
+    ), done.stderr

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -58,3 +62,48 @@ def test_a_tree_inside_the_stage_root_is_bound_from_where_it_is(
     assert not (staged.directory / "ro0").exists()
     staged.remove()
     assert (tree / "kahuna_bot" / "__init__.py").exists()  # the launch's removal leaves it
+
+
+def _read_as_another_user(path: Path) -> str:
+    """What reading ``path`` gives a process of uid 65534: its text or the error's name."""
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(65534, 65534, 65534)
+            os.setresuid(65534, 65534, 65534)
+            try:
+                answer = path.read_text()
+            except OSError as error:
+                answer = type(error).__name__
+            os.write(write, json.dumps(answer).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        answer: str = json.loads(pipe.read() or '""')
+    os.waitpid(child, 0)
+    return answer
+
+
+@pytest.mark.slow  # another user's process: a fork
+def test_a_launchs_staged_bot_is_closed_to_other_users(sources: tuple[Path, Path, Path]) -> None:
+    """bwrap's command line names the staging directory, and any user of the machine
+    reads it in /proc: the directory itself keeps them from the bot's files, which are
+    world-readable (for the bot's uid)."""
+    bot, sock, _ = sources
+    (bot / "bot.py").chmod(0o644)
+    root = Path(tempfile.mkdtemp(prefix="kahuna-stage-test-"))  # a way in, as /run's is
+    try:
+        root.chmod(0o711)
+        staged = stage_sources(bot, sock, (), root=root)
+        assert stat.S_IMODE(staged.directory.stat().st_mode) == 0o700
+        if os.geteuid() == 0:
+            assert _read_as_another_user(staged.bot_dir / "bot.py") == "PermissionError"
+            staged.directory.chmod(0o711)  # the control: the directory is all that keeps out
+            assert _read_as_another_user(staged.bot_dir / "bot.py") == "pass\n"
+        staged.remove()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -9,8 +9,10 @@ gets Ray's short connection budget (``SHORT_CONNECT``), the control too, so a
 refusal shows in seconds, not after Ray's default retries. Nothing but the
 head's Ray port answers it: no Ray Client, no dashboard; and every port the
 head and the node listen on asks it for the token (``arena.testing.ray_ports``).
-An open head (started ``--insecure``) is refused by `arena ray-worker` and by
-the driver.
+Another user of a node's machine cannot reach Ray's files there (its sockets
+and logs), and a bot a match node plays runs as a uid of its own in a network
+namespace that reaches none of Ray's ports. An open head (started
+``--insecure``) is refused by `arena ray-worker` and by the driver.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -28,6 +31,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee.botdir import load_bot
+from arena.store import Store, game_stderr
+from arena.store.bots import add_bot_version
 from arena.testing.ray_cluster import (
     SHORT_CONNECT,
     NetnsCluster,
@@ -75,7 +81,7 @@ def _short_temp(cluster: NetnsCluster) -> Path:
     """A Ray temp directory for a host that should never start Ray (short: Ray's socket
     paths under it must fit in 107 bytes, so that without these checks Ray would start
     and join: the control that the refusal is the arena's)."""
-    return Path(tempfile.mkdtemp(prefix="r", dir=cluster.root))
+    return Path(tempfile.mkdtemp(prefix="r", dir=cluster.root)) / "ray"  # in one 0700
 
 
 def _kill_all(node: Node) -> None:
@@ -235,6 +241,165 @@ def test_every_port_of_the_head_and_a_node_asks_an_outsider_for_the_token(
             codes = set(answer["grpc"].values())
             assert codes <= {"UNAUTHENTICATED", "UNIMPLEMENTED"}, what
             assert "UNAUTHENTICATED" in codes, what
+
+
+# ------------------------------------------------- another user of a node's machine
+
+NOBODY = 65534
+LOCAL_TRIES = [
+    ("list the node's logs", lambda session: os.listdir(session / "logs")),
+    ("read the raylet's log", lambda session: (session / "logs" / "raylet.out").read_bytes()),
+    ("put a file by the raylet's socket", lambda session: (session / "sockets" / "x").touch()),
+    ("put a link where Ray writes its logs",
+     lambda session: os.symlink("/etc/hostname", session / "logs" / "x")),
+]  # fmt: skip
+
+
+def _tried_as_nobody(session: Path) -> dict[str, str]:
+    """What each of LOCAL_TRIES gave a process of another user (uid 65534): ``done``, or
+    the error's name."""
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
+            found = {}
+            for what, attempt in LOCAL_TRIES:
+                try:
+                    attempt(session)
+                    found[what] = "done"
+                except OSError as error:
+                    found[what] = type(error).__name__
+            os.write(write, json.dumps(found).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        found: dict[str, str] = json.loads(answer.read() or "{}")
+    os.waitpid(child, 0)
+    return found
+
+
+def _session_dir(cluster: NetnsCluster, node: Node) -> Path:
+    """The session directory the node's running raylet keeps its socket and logs in."""
+    pid = cluster.raylet_pid(node)
+    assert pid is not None, f"no raylet on {node.name}"
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return Path(next(a for a in argv if a.startswith("--session_dir=")).split("=", 1)[1])
+
+
+def test_another_user_of_a_nodes_machine_cannot_reach_its_ray_files(cluster: NetnsCluster) -> None:
+    """Ray makes its temp directory and every directory in it writable by everyone (no
+    sticky bit): in Ray's own place another user of the machine reads the node's logs,
+    moves its raylet's socket away, or links a file Ray's daemons rewrite to any file
+    the node's user may write. `arena ray-head` and `arena ray-worker` put it inside a
+    directory only the node's user can open."""
+    for member in cluster.nodes:
+        session = _session_dir(cluster, member)
+        assert (session / "sockets" / "raylet").exists(), session  # the control: as root
+        found = _tried_as_nobody(session)
+        assert found == {what: "PermissionError" for what, _ in LOCAL_TRIES}, (
+            f"{member.name}: another user of its machine got into {session}: {found}"
+        )  # fmt: skip
+        private = session.parents[1]  # <tmp>/kahuna-ray-<uid>: the node's user's alone
+        assert stat.S_IMODE(private.stat().st_mode) == 0o700, private
+        # nothing of Ray's outside it, though drivers (alive_nodes) ran on the head
+        assert [p.name for p in member.ray_tmp.iterdir()] == [private.name], member.ray_tmp
+
+
+def test_a_driver_on_a_machine_without_a_ray_node_is_told_to_start_one(
+    cluster: NetnsCluster, outsider: tuple[Node, dict[str, str]], tmp_path: Path
+) -> None:
+    """A driver joins the cluster through a Ray node of its own machine; without one Ray
+    waits a minute and says only that it failed to connect to a head it reached. The
+    outsider's host holds the token here and runs no node (a PID namespace of its own:
+    the nodes of this machine are not its)."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("unshare (util-linux) is missing: no machine without the nodes' processes")
+    node, env = outsider
+    argv = [unshare, "--pid", "--fork", "--mount-proc", sys.executable, "-m", "arena",
+            "tournament", "run", "cup", "r1", "r2", "--data-dir", str(tmp_path / "data"),
+            "--ray", cluster.address]  # fmt: skip
+    holder = {**env, "RAY_AUTH_TOKEN_PATH": str(cluster.ray_token), **SHORT_CONNECT}
+    done = subprocess.run(cluster.netns_argv(node, argv), env=holder, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"arena: cannot join the Ray cluster at {cluster.address} from this machine: it runs"
+        " no Ray node, and a driver joins a cluster through a node of its own machine; run"
+        " the driver on the head's machine, or start a node here first"
+        " (docs/design/DISTRIBUTED.md, the driver)"
+    ), done.stderr[-3000:]
+    assert not (tmp_path / "data" / "arena.db").exists() or b"cup" not in (
+        tmp_path / "data" / "arena.db").read_bytes()  # fmt: skip
+
+
+# ------------------------------------------------------- a bot on a match node
+
+PROBE_BOT = """
+import json, os, socket, sys
+found = {"uid": os.getuid(), "gid": os.getgid(), "links": sorted(
+    line.split(":")[0].strip() for line in open("/proc/net/dev").readlines()[2:])}
+for target in TARGETS:
+    host, port = target.rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+        found[target] = "open"
+    except OSError as error:
+        found[target] = type(error).__name__
+print("PROBE " + json.dumps(found), file=sys.stderr, flush=True)
+sys.exit(1)  # a crash: the arena keeps the end of its stderr for the bot's owner
+"""
+
+
+def _probe_bot(directory: Path, targets: list[str]) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "bot.py").write_text(f"TARGETS = {targets!r}\n{PROBE_BOT}")
+    (directory / "bot.toml").write_text(
+        'name = "probe"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+    )
+    return directory
+
+
+def test_a_bot_on_a_match_node_has_a_uid_of_its_own_and_no_way_to_the_cluster(
+    cluster: NetnsCluster, tmp_path: Path
+) -> None:
+    """A bot that a match node plays runs sandboxed as on one machine: as a uid of its
+    own, not the node's user (who can run any code on the cluster), in a network
+    namespace of its own that reaches none of Ray's ports, the node's or the head's."""
+    worker = cluster.nodes[1]
+    targets = [f"{cluster.head.address}:6379"] + [
+        f"{worker.address}:{listener.port}"
+        for listener in listening(cluster.netns_argv(worker, []))
+        if listener.address in ("*", "0.0.0.0", "::", worker.address)
+    ]  # fmt: skip
+    data = tmp_path / "data"
+    with Store.open(data) as store:
+        probe = _probe_bot(tmp_path / "probe", targets)
+        for bot in (probe, REPO / "sample_bots" / "python_random"):
+            add_bot_version(store, load_bot(bot))
+    argv = [sys.executable, "-m", "arena", "tournament", "run", "cup", "probe", "python_random",
+            "--games", "2", "--data-dir", str(data), "--no-progress", "--ray", cluster.address,
+            ]  # fmt: skip
+    done = subprocess.run(
+        cluster.netns_argv(cluster.head, argv), env=cluster.node_env(cluster.head),
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    with Store.open(data) as store:
+        with store.reading() as db:
+            ids = [row[0] for row in db.execute("SELECT id FROM games ORDER BY id")]
+        tails = [tail for game in ids for tail in game_stderr(store, game).values()]
+    assert len(ids) == 2 and len(tails) == 2, (ids, tails)  # both games, the probe's tails
+    for tail in tails:
+        found = json.loads(tail.split("PROBE ", 1)[1].splitlines()[0])
+        assert found.pop("uid") not in (0, os.geteuid()) and found.pop("gid") != 0, found
+        assert found.pop("links") == ["lo"], found  # its own network namespace
+        assert set(found) == set(targets) and "open" not in found.values(), found
 
 
 # ----------------------------------------------------------- an open head
