@@ -57,6 +57,16 @@ def _guarded(method: str, inner: Callable[[Any, grpc.ServicerContext], Any]) -> 
     return call
 
 
+async def _abort_if_mapped(
+    method: str, error: Exception, context: grpc.aio.ServicerContext[Any, Any]
+) -> None:
+    """Abort the call with ``error``'s answer, where it has one (``context.abort`` raises);
+    return, for the caller to re-raise, where it has none."""
+    answer = fault_answer(method, error)
+    if answer is not None:
+        await context.abort(*answer)
+
+
 def _guarded_async(method: str, inner: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
     """``inner`` (a unary coroutine handler: SubmitBot) with the faults mapped."""
 
@@ -64,11 +74,8 @@ def _guarded_async(method: str, inner: Callable[..., Awaitable[Any]]) -> Callabl
         try:
             return await inner(request, context)
         except Exception as error:
-            answer = fault_answer(method, error)
-            if answer is None:
-                raise
-            await context.abort(*answer)
-            raise  # context.abort raised already
+            await _abort_if_mapped(method, error, context)
+            raise
 
     return call
 
@@ -83,11 +90,8 @@ def _guarded_stream(method: str, inner: Callable[..., AsyncIterator[Any]]) -> Ca
             async for message in inner(request, context):
                 yield message
         except Exception as error:
-            answer = fault_answer(method, error)
-            if answer is None:
-                raise
-            await context.abort(*answer)
-            raise  # context.abort raised already
+            await _abort_if_mapped(method, error, context)
+            raise
 
     return stream
 

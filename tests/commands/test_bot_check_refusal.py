@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -11,14 +10,9 @@ import pytest
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import main
+from arena.testing.refused_entries import REFUSED_ENTRIES, plant_refused_entry
 
-CASES = [
-    # (case, what both commands say)
-    ("link-absolute", "entry 'secret': link to '/etc/hostname' points outside"),
-    ("link-up", "entry 'lib/up': link to '../../..' points outside"),
-    ("link-chain", "entry 'y': link to 'x/..' resolves outside"),
-    ("fifo", "entry 'pipe': a named pipe (FIFO)"),
-]
+CASES = REFUSED_ENTRIES
 
 
 def _bad_bot(tmp: Path, case: str) -> Path:
@@ -26,17 +20,7 @@ def _bad_bot(tmp: Path, case: str) -> Path:
     shutil.copytree(SAMPLE_RANDOM_BOT, directory, ignore=shutil.ignore_patterns("__pycache__"))
     toml = (directory / "bot.toml").read_text()
     (directory / "bot.toml").write_text(toml.replace('name = "python_random"', 'name = "lnk"'))
-    (directory / "lib").mkdir()
-    (directory / "lib" / "inside").symlink_to("../bot.py")  # allowed: stays inside
-    if case == "link-absolute":
-        (directory / "secret").symlink_to("/etc/hostname")
-    elif case == "link-up":
-        (directory / "lib" / "up").symlink_to("../../..")
-    elif case == "link-chain":  # each harmless by its text; y is the directory above
-        (directory / "x").symlink_to(".")
-        (directory / "y").symlink_to("x/..")
-    else:
-        os.mkfifo(directory / "pipe")
+    plant_refused_entry(directory, case)
     return directory
 
 

@@ -15,6 +15,7 @@ from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import main
 from arena.referee import load_bot
 from arena.store import Store, add_bot_version, create_token
+from arena.testing.refused_entries import REFUSED_ENTRIES, plant_refused_entry
 from tests.cli import arena_in_process
 from tests.server.test_arena_service import LEAKY_BOT
 from tests.server.test_disk_full import SmallDisk
@@ -83,11 +84,8 @@ def test_bot_add_stores_once_and_show_lists_versions(
         ("command-not-found", "failed to execute no-such-program: No such file or directory"),
         ("no-toml", "no bot.toml"),
         ("missing-dir", "not a directory"),
-        ("link-absolute", "entry 'secret': link to '/etc/hostname' points outside"),
-        ("link-up", "entry 'lib/up': link to '../../..' points outside"),
-        ("link-chain", "entry 'y': link to 'x/..' resolves outside"),
         ("command-200KB", "field 'command' argument 2 is 200000 bytes; the limit is 4096"),
-        ("fifo", "entry 'pipe': a named pipe (FIFO)"),
+        *REFUSED_ENTRIES,
         ("bad-owner", "--owner '../eve': use 1-40 letters"),
         ("holds-data-dir", "holds the arena data directory"),
     ],
@@ -97,17 +95,7 @@ def test_bot_add_refuses_saying_why(
 ) -> None:
     if case.startswith("link") or case == "fifo":
         directory = _bot(tmp_path, case)
-        (directory / "lib").mkdir()
-        (directory / "lib" / "inside").symlink_to("../bot.py")  # allowed: stays inside
-        if case == "link-absolute":
-            (directory / "secret").symlink_to("/etc/hostname")
-        elif case == "link-up":
-            (directory / "lib" / "up").symlink_to("../../..")
-        elif case == "link-chain":  # each harmless by its text; y is the directory above
-            (directory / "x").symlink_to(".")
-            (directory / "y").symlink_to("x/..")
-        else:
-            os.mkfifo(directory / "pipe")
+        plant_refused_entry(directory, case)
     elif case == "crashes":
         body = "import sys\nsys.exit('cannot load weights.bin')\n"  # exit status 1
         directory = _bot(tmp_path, "crasher", body)

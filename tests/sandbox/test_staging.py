@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena.sandbox.staging import stage_sources
+from arena.testing.other_user import tried_as_nobody
 
 
 @pytest.fixture
@@ -66,26 +66,7 @@ def test_a_tree_inside_the_stage_root_is_bound_from_where_it_is(
 
 def _read_as_another_user(path: Path) -> str:
     """What reading ``path`` gives a process of uid 65534: its text or the error's name."""
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child reports through the pipe
-        try:
-            os.close(read)
-            os.setgroups([])
-            os.setresgid(65534, 65534, 65534)
-            os.setresuid(65534, 65534, 65534)
-            try:
-                answer = path.read_text()
-            except OSError as error:
-                answer = type(error).__name__
-            os.write(write, json.dumps(answer).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        answer: str = json.loads(pipe.read() or '""')
-    os.waitpid(child, 0)
-    return answer
+    return tried_as_nobody([("read", path.read_text)]).get("read", "")
 
 
 @pytest.mark.slow  # another user's process: a fork

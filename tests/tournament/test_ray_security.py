@@ -18,6 +18,7 @@ namespace that reaches none of Ray's ports. An open head (started
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -34,6 +35,7 @@ import pytest
 from arena.referee.botdir import load_bot
 from arena.store import Store, game_stderr
 from arena.store.bots import add_bot_version
+from arena.testing.other_user import tried_as_nobody
 from arena.testing.ray_cluster import (
     SHORT_CONNECT,
     NetnsCluster,
@@ -245,7 +247,6 @@ def test_every_port_of_the_head_and_a_node_asks_an_outsider_for_the_token(
 
 # ------------------------------------------------- another user of a node's machine
 
-NOBODY = 65534
 LOCAL_TRIES = [
     ("list the node's logs", lambda session: os.listdir(session / "logs")),
     ("read the raylet's log", lambda session: (session / "logs" / "raylet.out").read_bytes()),
@@ -258,29 +259,9 @@ LOCAL_TRIES = [
 def _tried_as_nobody(session: Path) -> dict[str, str]:
     """What each of LOCAL_TRIES gave a process of another user (uid 65534): ``done``, or
     the error's name."""
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child reports through the pipe
-        try:
-            os.close(read)
-            os.setgroups([])
-            os.setresgid(NOBODY, NOBODY, NOBODY)
-            os.setresuid(NOBODY, NOBODY, NOBODY)
-            found = {}
-            for what, attempt in LOCAL_TRIES:
-                try:
-                    attempt(session)
-                    found[what] = "done"
-                except OSError as error:
-                    found[what] = type(error).__name__
-            os.write(write, json.dumps(found).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as answer:
-        found: dict[str, str] = json.loads(answer.read() or "{}")
-    os.waitpid(child, 0)
-    return found
+    return tried_as_nobody(
+        [(what, functools.partial(attempt, session)) for what, attempt in LOCAL_TRIES]
+    )
 
 
 def _session_dir(cluster: NetnsCluster, node: Node) -> Path:
