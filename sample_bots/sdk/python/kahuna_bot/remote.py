@@ -44,7 +44,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 import grpc
 
@@ -271,8 +271,17 @@ def command_player(referee: str, command: Sequence[str]) -> Player:
     return play
 
 
+def seat_player(bot: Bot | Choose | type[Bot]) -> Bot | Choose:
+    """What plays one seat: a new instance of a ``Bot`` class, so that seats in play at
+    once keep their state (``on_match_start``'s, a search tree) apart; an instance or a
+    function as given, shared by every seat."""
+    if isinstance(bot, type) and issubclass(bot, Bot):
+        return bot()
+    return cast("Bot | Choose", bot)
+
+
 def serve_seats(
-    bot: Bot | Choose,
+    bot: Bot | Choose | type[Bot],
     *,
     arena: str,
     user_token: str,
@@ -282,6 +291,11 @@ def serve_seats(
     credentials: grpc.ChannelCredentials | None = None,
 ) -> int:
     """Play every seat offered to remote bot ``name`` in this process with ``bot``.
+
+    Up to ``max_parallel`` seats play at once, each in a thread of its own: pass a
+    ``Bot`` class (``serve_seats(MyBot, ...)``) for an instance per seat; an instance or
+    a ``choose`` function is shared by the seats in play, so it must keep no state of
+    one match or game on itself.
 
     With ``credentials`` (``tls_credentials()``) the arena is reached over TLS,
     the seats' streams through a ``Relay``.
@@ -293,7 +307,7 @@ def serve_seats(
 
         def play(seat: Seat) -> int:
             environ = {"KAHUNA_REFEREE": referee, "KAHUNA_TOKEN": seat.seat_token}
-            return run(bot, name=name, environ=environ)
+            return run(seat_player(bot), name=name, environ=environ)
 
         return connect(arena, user_token, name, play, max_seats=max_seats,
                        max_parallel=max_parallel, credentials=credentials)  # fmt: skip
