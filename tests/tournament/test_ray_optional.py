@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -105,7 +107,8 @@ def test_ray_worker_advertises_the_sandbox_resource_once_the_check_passes(tmp_pa
     line = done.stdout.strip().splitlines()[-1]
     assert line.endswith(
         ' start --address=10.231.255.1:6379 --resources={"kahuna_sandbox": 3}'
-        " --include-log-monitor=false --num-cpus=4 --block"
+        " --include-log-monitor=false --num-cpus=4"
+        f" --temp-dir={tempfile.gettempdir()}/kahuna-ray-{os.getuid()}/ray --block"
     ), line
 
 
