@@ -9,6 +9,7 @@ there the game shows at once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -254,53 +255,59 @@ def test_the_delay_line_keeps_the_newest_answer_older_than_the_first_event() -> 
 # ------------------------------------------------------------------ the gRPC API
 
 
-@pytest.mark.slow
-def test_the_api_shows_spectators_the_arena_as_it_was(played: Played) -> None:
-    admin = st.ensure_admin_token(played.store)
-    user = st.create_token(played.store, "someone")
+@contextlib.contextmanager
+def _api(store: st.Store, delay_s: float) -> Iterator[pb_grpc.ArenaServiceStub]:
+    """A stub of a real API server on ``store`` with spectator delay ``delay_s``."""
     server, port = create_server(
-        "127.0.0.1:0", store=played.store, options=ServiceOptions(spectator_delay_s=HOUR)
+        "127.0.0.1:0", store=store, options=ServiceOptions(spectator_delay_s=delay_s)
     )
     server.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = pb_grpc.ArenaServiceStub(channel)
-
-            def auth(token: str) -> tuple[tuple[str, str], ...]:
-                return (("authorization", f"Bearer {token}"),)
-
-            board = stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(user))
-            listed = stub.ListTournaments(pb.ListTournamentsRequest(), metadata=auth(user))
-            name = listed.tournaments[0].name
-            quiet = list(stub.WatchTournament(pb.WatchTournamentRequest(name=name),
-                                              metadata=auth(user), timeout=20))  # fmt: skip
-            assert len(quiet) == 2  # nothing happened within the delay: no wait for the end
-            play_live(played)
-            finish(played)
-            request = pb.GetGameRecordRequest(game_id=played.game_id)
-            with pytest.raises(grpc.RpcError) as refused:
-                stub.GetGameRecord(request, metadata=auth(user))
-            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
-            assert f"no finished game {played.game_id}" in str(refused.value.details())
-            assert stub.GetGameRecord(request, metadata=auth(admin)).record_json  # the control
-            watch = pb.WatchGameRequest(match_id=played.match.id, game_index=0)
-            with pytest.raises(grpc.RpcError) as not_over:
-                next(iter(stub.WatchGame(watch, metadata=auth(user))))
-            assert not_over.value.code() == grpc.StatusCode.PERMISSION_DENIED
-            assert stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(user)) == board
-            admin_board = stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(admin))
-            assert sum(e.bot.games for e in admin_board.entries) == 2  # the control
-            again = stub.ListTournaments(pb.ListTournamentsRequest(), metadata=auth(user))
-            assert again == listed and again.tournaments[0].games_played == 0
-            events = stub.WatchTournament(
-                pb.WatchTournamentRequest(name=name), metadata=auth(user),
-                timeout=5,
-            )  # fmt: skip
-            first = next(iter(events))
-            assert first.tournament.games_played == 0
-            events.cancel()
+            yield pb_grpc.ArenaServiceStub(channel)
     finally:
         server.stop(grace=None)
+
+
+@pytest.mark.slow
+def test_the_api_shows_spectators_the_arena_as_it_was(played: Played) -> None:
+    admin = st.ensure_admin_token(played.store)
+    user = st.create_token(played.store, "someone")
+    with _api(played.store, HOUR) as stub:
+
+        def auth(token: str) -> tuple[tuple[str, str], ...]:
+            return (("authorization", f"Bearer {token}"),)
+
+        board = stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(user))
+        listed = stub.ListTournaments(pb.ListTournamentsRequest(), metadata=auth(user))
+        name = listed.tournaments[0].name
+        quiet = list(stub.WatchTournament(pb.WatchTournamentRequest(name=name),
+                                          metadata=auth(user), timeout=20))  # fmt: skip
+        assert len(quiet) == 2  # nothing happened within the delay: no wait for the end
+        play_live(played)
+        finish(played)
+        request = pb.GetGameRecordRequest(game_id=played.game_id)
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.GetGameRecord(request, metadata=auth(user))
+        assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+        assert f"no finished game {played.game_id}" in str(refused.value.details())
+        assert stub.GetGameRecord(request, metadata=auth(admin)).record_json  # the control
+        watch = pb.WatchGameRequest(match_id=played.match.id, game_index=0)
+        with pytest.raises(grpc.RpcError) as not_over:
+            next(iter(stub.WatchGame(watch, metadata=auth(user))))
+        assert not_over.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(user)) == board
+        admin_board = stub.GetLeaderboard(pb.GetLeaderboardRequest(), metadata=auth(admin))
+        assert sum(e.bot.games for e in admin_board.entries) == 2  # the control
+        again = stub.ListTournaments(pb.ListTournamentsRequest(), metadata=auth(user))
+        assert again == listed and again.tournaments[0].games_played == 0
+        events = stub.WatchTournament(
+            pb.WatchTournamentRequest(name=name), metadata=auth(user),
+            timeout=5,
+        )  # fmt: skip
+        first = next(iter(events))
+        assert first.tournament.games_played == 0
+        events.cancel()
 
 
 @pytest.mark.slow
@@ -317,13 +324,8 @@ def test_list_bots_shows_others_bots_as_of_the_cut_and_the_callers_own_at_once(
     game = Played(store, match, play_random_game(match.seed), demo.tournament_id)
     tokens = {user: st.create_token(store, user) for user in ("ann", "carol")}
     admin = st.ensure_admin_token(store)
-    server, port = create_server(
-        "127.0.0.1:0", store=store, options=ServiceOptions(spectator_delay_s=delay_s)
-    )
-    server.start()
     try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = pb_grpc.ArenaServiceStub(channel)
+        with _api(store, delay_s) as stub:
 
             def games(token: str) -> dict[str, int]:
                 metadata = (("authorization", f"Bearer {token}"),)
@@ -339,7 +341,6 @@ def test_list_bots_shows_others_bots_as_of_the_cut_and_the_callers_own_at_once(
             assert games(tokens["carol"]) == ({"ann": 0, "bob": 0} if delay_s
                                               else {"ann": 1, "bob": 1})  # fmt: skip
     finally:
-        server.stop(grace=None)
         assert demo.lease is not None
         demo.lease.release()
         store.close()
@@ -357,13 +358,8 @@ def test_a_finished_tournaments_audit_bundle_and_audit_wait_for_the_delay(
     demo = play_demo_tournament(store, tmp_path / "bots", bots=("ann", "bob"))
     admin = st.ensure_admin_token(store)
     user = st.create_token(store, "someone")
-    server, port = create_server(
-        "127.0.0.1:0", store=store, options=ServiceOptions(spectator_delay_s=delay_s)
-    )
-    server.start()
     try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = pb_grpc.ArenaServiceStub(channel)
+        with _api(store, delay_s) as stub:
             request = pb.GetAuditBundleRequest(name="demo-round-robin")
 
             def bundle(token: str) -> list[pb.GetAuditBundleResponse]:
@@ -388,7 +384,6 @@ def test_a_finished_tournaments_audit_bundle_and_audit_wait_for_the_delay(
                 assert json.loads(parts[0].head_json)["secret"] and len(parts) > 1
                 assert audit(user).revealed_seed  # (the demo's games are made up: no pass)
     finally:
-        server.stop(grace=None)
         if demo.lease is not None:
             demo.lease.release()
         store.close()
