@@ -13,7 +13,6 @@ import concurrent.futures
 import hashlib
 import queue
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from arena.store import (
     set_status,
     start_live_game,
 )
+from arena.testing.aio import run_apart
 from arena.testing.waiting import assert_stays, wait_until
 
 Code = grpc.StatusCode
@@ -423,11 +423,7 @@ def test_the_streams_of_one_token_share_each_check(tmp_path: Path) -> None:
             asks = [f"Bearer {alice}"] * 40 + [f"Bearer {bob}"] * 40 + [None] * 5
             return await asyncio.gather(*(checks.refusal(a) for a in asks))
 
-        answers: list[str | None] = []
-        # a loop of its own, in a thread of its own: the test's thread may hold a loop
-        runner = threading.Thread(target=lambda: answers.extend(asyncio.run(crowd())))
-        runner.start()
-        runner.join(30)
+        answers = run_apart(crowd())
         pool.shutdown()
     assert answers[:40] == [None] * 40
     assert all(str(a).startswith("token revoked at ") for a in answers[40:80])
