@@ -109,7 +109,7 @@ from arena.store import (
 )
 from arena.store.kept import KeptAnswers
 from arena.store.models import SprtConfig
-from arena.store.play import PLAY_NOT_RESUMED, is_play_tournament
+from arena.store.play import PLAY_NOT_RESUMED, is_play_tournament, only_its_table
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
 from arena.store.tokens import check_user_name
@@ -417,8 +417,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if tournament.status is not TournamentStatus.FINISHED and is_play_tournament(
             self.store, tournament.id
         ):  # its runner refuses it too: said here, not in a thread's log
-            abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"{tournament.name!r} is a"
-                  " person's game at /play: only its table plays it")  # fmt: skip
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, only_its_table(tournament.name))
         if tournament.status is not TournamentStatus.FINISHED:
             self._start(context, tournament)
         return pb.StartTournamentResponse(
@@ -493,7 +492,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             if last is not None and last > self.delay.cut():
                 abort(
                     context, grpc.StatusCode.UNAVAILABLE,
-                    f"not public yet: {tournament.name}'s last game ended less than"
+                    f"{NOT_PUBLIC}: {tournament.name}'s last game ended less than"
                     f" {self.delay.delay_s:g} s ago (the spectator delay); retry later",
                 )  # fmt: skip
         return tournament
@@ -755,8 +754,8 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 offered = await inbox.get()
                 # and before each seat: a seat token is handed only to a live token
                 await blocking(context, lambda ctx: principal_of(self.store, ctx))
-                if offered is not None:
-                    yield seat_pb(offered)
+                assert offered is not None  # no timeout: get returns an item
+                yield seat_pb(offered)
         finally:
             self.seats.unsubscribe(request.bot, inbox)
 

@@ -230,6 +230,11 @@ PLAY_NOT_RESUMED = (
 would play the person's seat as a bot's and rate the game)."""
 
 
+def only_its_table(name: str) -> str:
+    """Why a run of /play game ``name``'s tournament is refused (a resume, StartTournament)."""
+    return f"{name!r} is a person's game at /play: only its table plays it"
+
+
 def is_play_tournament(store: Store, tournament_id: int) -> bool:
     with store.reading() as db:
         row = db.execute(

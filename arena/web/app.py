@@ -35,7 +35,7 @@ from arena.store.play import people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.policy.rounds import PLAY_PREFIX
 from arena.tournament.view.ladder_view import LadderView
-from arena.tournament.view.spectator_delay import MAX_VIEWS, DelayLine
+from arena.tournament.view.spectator_delay import MAX_VIEWS, NOT_PUBLIC, DelayLine
 from arena.web.frames import (
     PERSPECTIVE_NAMES,
     PUBLIC,
@@ -375,7 +375,7 @@ class WebApp:
         found = line.answer(view, lambda: (compute(),), absent=_names_nothing)
         if found is None:
             raise HttpError(
-                503, f"not public yet: the pages show the arena as it was"
+                503, f"{NOT_PUBLIC}: the pages show the arena as it was"
                 f" {self.delay.delay_s:g} s ago, and games have started or ended since this"
                 " page was first asked for; try again later",
             )  # fmt: skip

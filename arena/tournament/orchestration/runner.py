@@ -69,7 +69,7 @@ from arena.store import (
     tournament_secret,
 )
 from arena.store.models import TournamentConfig, TournamentFormat, TournamentStatus
-from arena.store.play import is_play_tournament
+from arena.store.play import is_play_tournament, only_its_table
 from arena.tournament.execution.executor import (
     GameFinished,
     GameRejected,
@@ -250,9 +250,8 @@ class TournamentRunner(RunnerBase):
                 return summary
             if is_play_tournament(self.store, tournament.id):  # run only by its table
                 raise TournamentError(
-                    f"{tournament.name!r} is a person's game at /play: only its table plays it"
-                    " (the person's seat is gone once it stopped; a run would store their"
-                    " forfeit and rate it as a bots' game)"
+                    f"{only_its_table(tournament.name)} (the person's seat is gone once it"
+                    " stopped; a run would store their forfeit and rate it as a bots' game)"
                 )
             self.log.info("tournament_started", name=tournament.name, format=tournament.format)
             summary.stopped = self._guarded(
