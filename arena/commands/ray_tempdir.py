@@ -16,12 +16,13 @@ user could open, or replace on the way to it.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import shlex
 import stat
 import tempfile
 from pathlib import Path
+
+from arena.tournament.execution.bot_bundles import NotOwnDirectory, open_own_directory
 
 CHOOSE = (
     "give Ray a temp directory inside a directory only you can open"
@@ -92,28 +93,26 @@ def temp_dir_problem(temp_dir: Path, *, default: bool = False) -> str | None:
         private.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
             os.mkdir(private, 0o700)
-        fd = os.open(private, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as error:
-        if error.errno in (errno.ELOOP, errno.ENOTDIR):
-            kind = "a symbolic link" if os.path.islink(private) else "not a directory"
-            return f"{private}, which holds Ray's temp directory, is {kind}; {fix}"
-        return f"cannot make {private} for Ray's temp directory: {error.strerror}; {CHOOSE}"
-    try:
-        info = os.fstat(fd)
-    finally:
-        os.close(fd)
-    if info.st_uid != os.geteuid():
-        return (
-            f"{private}, which holds Ray's temp directory, is owned by uid {info.st_uid}, not"
-            f" by this node's user (uid {os.geteuid()}): its owner could read and replace the"
-            f" node's sockets and logs; {fix}"
-        )
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o022:
+        fd, info = open_own_directory(private)
+    except NotOwnDirectory as refused:
+        seen = refused.info
+        if seen is None:
+            return f"{private}, which holds Ray's temp directory, is {refused.kind}; {fix}"
+        if refused.kind == "owned":
+            return (
+                f"{private}, which holds Ray's temp directory, is owned by uid {seen.st_uid},"
+                f" not by this node's user (uid {os.geteuid()}): its owner could read and"
+                f" replace the node's sockets and logs; {fix}"
+            )
         return (
             f"{private}, which holds Ray's temp directory, is writable by other users (mode"
-            f" {mode:04o}): someone could have put links in it already; {fix}"
+            f" {stat.S_IMODE(seen.st_mode):04o}): someone could have put links in it already;"
+            f" {fix}"
         )
+    except OSError as error:
+        return f"cannot make {private} for Ray's temp directory: {error.strerror}; {CHOOSE}"
+    os.close(fd)
+    mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
         return (
             f"{private}, which holds Ray's temp directory, is open to other users (mode"

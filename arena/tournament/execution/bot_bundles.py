@@ -60,6 +60,40 @@ def _fix(root: Path) -> str:
     )
 
 
+class NotOwnDirectory(Exception):
+    """Why a directory that must be this user's alone is not: ``kind`` is "a symbolic
+    link", "not a directory", "owned" (``info.st_uid``) or "writable" (``info.st_mode``)."""
+
+    def __init__(self, kind: str, info: os.stat_result | None = None) -> None:
+        super().__init__(kind)
+        self.kind = kind
+        self.info = info
+
+
+def open_own_directory(path: Path) -> tuple[int, os.stat_result]:
+    """A descriptor of directory ``path``, opened without following a link, and its
+    status; NotOwnDirectory when it is a link or no directory, is owned by another user
+    or is writable by its group or others; OSError when it cannot be opened. What another
+    user could change inside it (a node's bots, Ray's sockets) is then this user's alone."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            kind = "a symbolic link" if os.path.islink(path) else "not a directory"
+            raise NotOwnDirectory(kind) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid():
+            raise NotOwnDirectory("owned", info)
+        if info.st_mode & 0o022:
+            raise NotOwnDirectory("writable", info)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
 def open_root(root: Path) -> int:
     """A descriptor of cache directory ``root``, made mode 0700 if missing; CacheError
     if it is a link or not a directory, or owned by another user, or writable by its
@@ -68,25 +102,24 @@ def open_root(root: Path) -> int:
     with contextlib.suppress(FileExistsError):
         os.mkdir(root, 0o700)
     try:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as error:
-        if error.errno in (errno.ELOOP, errno.ENOTDIR):
-            kind = "a symbolic link" if os.path.islink(root) else "not a directory"
-            raise CacheError(f"bot cache {root} is {kind}: {_fix(root)}") from None
-        raise CacheError(f"cannot open the bot cache {root}: {error.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if info.st_uid != os.geteuid():
+        fd, _ = open_own_directory(root)
+    except NotOwnDirectory as refused:
+        info = refused.info
+        if info is None:
+            raise CacheError(f"bot cache {root} is {refused.kind}: {_fix(root)}") from None
+        if refused.kind == "owned":
             raise CacheError(
                 f"bot cache {root} is owned by uid {info.st_uid}, not by this node's user"
                 f" (uid {os.geteuid()}): someone else could plant bots in it; {_fix(root)}"
-            )
-        if info.st_mode & 0o022:
-            raise CacheError(
-                f"bot cache {root} is writable by other users (mode"
-                f" {stat.S_IMODE(info.st_mode):04o}): someone else could plant bots in it;"
-                f" {_fix(root)}"
-            )
+            ) from None
+        raise CacheError(
+            f"bot cache {root} is writable by other users (mode"
+            f" {stat.S_IMODE(info.st_mode):04o}): someone else could plant bots in it;"
+            f" {_fix(root)}"
+        ) from None
+    except OSError as error:
+        raise CacheError(f"cannot open the bot cache {root}: {error.strerror}") from None
+    try:
         os.fchmod(fd, 0o700)
     except BaseException:
         os.close(fd)
