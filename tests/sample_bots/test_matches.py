@@ -73,7 +73,8 @@ def test_ismcts_plays_a_clean_sandboxed_match_against_random(tmp_path: Path) -> 
     report = run_match(MatchConfig(games=2, seed=14), ismcts, random_bot)
     assert len(report.games) == 2
     for game in report.games:
-        assert set(game.statuses.values()) == {BotStatus.OK}, game.statuses
+        failures = game.record["match"].get("failures")  # a failure's reason, when one fails
+        assert set(game.statuses.values()) == {BotStatus.OK}, (game.statuses, failures)
         assert game.reason in RULE_REASONS
         result = replay(parse_record(json.dumps(game.record)))
         assert result.error is None and result.state.is_finished
