@@ -634,7 +634,8 @@ def _timeout_in_a_finished_game(bundle: dict[str, Any]) -> None:
 
 def _record_result_changed(bundle: dict[str, Any]) -> None:
     game, record = _first_record(bundle)
-    record["result"]["points"] = [9, 0]
+    # a result its actions do not reach: never the one the game really had
+    record["result"]["points"] = [0, 9] if record["result"]["points"] == [9, 0] else [9, 0]
     game["record"] = json.dumps(record)
 
 
