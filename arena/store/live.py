@@ -6,10 +6,12 @@ dropped), then ``add_live_actions`` as actions are applied. Entries are JSON
 objects (an action in docs/reference/RECORD.md JSON with ``"seat"``, or any other event the
 runner chooses to publish); the head is the record so far without actions
 (format, variant, handicap, deal, bots). ``record_game`` deletes the live game
-in the transaction that stores the finished game, so the live tables only
-ever hold games in progress. Full information: only the admin may see them.
-Written several times a second and worth nothing after a crash (the next run
-drops what a killed one left), they are committed without waiting for the disk
+in the transaction that stores the finished game. A runner that stops (Ctrl-C,
+SIGTERM, a full disk, ``kill -9``) leaves its games' live views until its next
+run drops them; no game is in play there, so the reads here leave out the live
+views of a tournament that reads ``interrupted`` (``in_play``). Full information:
+only the admin may see them. Written several times a second and worth nothing
+after a crash, they are committed without waiting for the disk
 (``Store.transaction(durable=False)``); finished games always are durable.
 """
 
@@ -20,7 +22,8 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
-from arena.store.models import LiveEntry, LiveGameRow
+from arena.store.models import LiveEntry, LiveGameRow, TournamentStatus
+from arena.store.tournaments import shown_status
 
 _COMPACT = (",", ":")
 
@@ -93,9 +96,24 @@ def _entry_count(db: sqlite3.Connection, live_id: int) -> int:
 
 _LIVE_SELECT = (
     "SELECT l.id, l.match_id, l.game_index, m.tournament_id, l.head, l.started_at,"
-    " (SELECT COUNT(*) FROM live_actions a WHERE a.live_game_id = l.id) AS actions"
+    " (SELECT COUNT(*) FROM live_actions a WHERE a.live_game_id = l.id) AS actions,"
+    " t.status AS tournament_status"
     " FROM live_games l JOIN matches m ON m.id = l.match_id"
+    " JOIN tournaments t ON t.id = m.tournament_id"
 )
+
+
+def in_play(store: Store, rows: Sequence[sqlite3.Row]) -> list[sqlite3.Row]:
+    """``rows`` (with ``tournament_id`` and ``tournament_status``) but those of a tournament
+    that reads interrupted: its runner stopped, and its live views are no games in play
+    (shown as such, a spectator would watch a game that never moves again)."""
+    stopped: dict[int, bool] = {}
+    for row in rows:
+        tournament = row["tournament_id"]
+        if tournament not in stopped:
+            status = shown_status(store, tournament, row["tournament_status"])
+            stopped[tournament] = status is TournamentStatus.INTERRUPTED
+    return [row for row in rows if not stopped[row["tournament_id"]]]
 
 
 def _live_row(row: sqlite3.Row) -> LiveGameRow:
@@ -119,7 +137,7 @@ def get_live_game(store: Store, match_id: int, game_index: int) -> LiveGameRow:
         row = db.execute(
             f"{_LIVE_SELECT} WHERE l.match_id = ? AND l.game_index = ?", (match_id, game_index)
         ).fetchone()
-    if row is None:
+    if row is None or not in_play(store, [row]):
         raise NotFoundError(f"game {game_index} of match {match_id} is not being played")
     return _live_row(row)
 
@@ -129,7 +147,7 @@ def list_live_games(store: Store, *, tournament_id: int | None = None) -> list[L
     where, params = ("WHERE m.tournament_id = ?", (tournament_id,)) if tournament_id else ("", ())
     with store.reading() as db:
         rows = db.execute(f"{_LIVE_SELECT} {where} ORDER BY l.id", params).fetchall()
-    return [_live_row(r) for r in rows]
+    return [_live_row(r) for r in in_play(store, rows)]
 
 
 def live_entries(store: Store, live_id: int, *, after_seq: int = -1) -> list[LiveEntry]:

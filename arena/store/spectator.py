@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 
 from arena.store.db import Store
+from arena.store.live import in_play
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,22 +52,26 @@ def first_event_after(store: Store, cut: str) -> str | None:
 
 
 def in_play_at(store: Store, cut: str, *, tournament_id: int | None = None) -> list[InPlay]:
-    """The games being played at ``cut``: live ones begun by then, and stored ones begun by
-    then and ended after it; by start."""
+    """The games being played at ``cut``: live ones begun by then (but those of a tournament
+    that reads interrupted: ``arena.store.live.in_play``), and stored ones begun by then and
+    ended after it; by start."""
     where = "" if tournament_id is None else " AND m.tournament_id = ?"
     extra: tuple[object, ...] = () if tournament_id is None else (tournament_id,)
     with store.reading() as db:
         rows = db.execute(
-            "SELECT l.match_id, l.game_index, m.tournament_id, l.started_at FROM live_games l"
-            f" JOIN matches m ON m.id = l.match_id WHERE l.started_at <= ?{where}"
+            "SELECT l.match_id, l.game_index, m.tournament_id, l.started_at,"
+            " t.status AS tournament_status FROM live_games l"
+            " JOIN matches m ON m.id = l.match_id JOIN tournaments t ON t.id = m.tournament_id"
+            f" WHERE l.started_at <= ?{where}"
             " UNION ALL"
-            " SELECT g.match_id, g.game_index, m.tournament_id, g.started_at FROM games g"
+            " SELECT g.match_id, g.game_index, m.tournament_id, g.started_at, NULL FROM games g"
             " JOIN matches m ON m.id = g.match_id"
             f" WHERE g.finished_at > ? AND g.started_at <= ?{where}"
             " ORDER BY 4, 1, 2",
             (cut, *extra, cut, cut, *extra),
         ).fetchall()
-    return [InPlay(r[0], r[1], r[2], r[3]) for r in rows]
+    live = {(r[0], r[1]) for r in in_play(store, [r for r in rows if r[4] is not None])}
+    return [InPlay(r[0], r[1], r[2], r[3]) for r in rows if r[4] is None or (r[0], r[1]) in live]
 
 
 def stored_timing(store: Store, match_id: int, game_index: int) -> StoredTiming | None:

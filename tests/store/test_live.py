@@ -10,14 +10,18 @@ from arena.store import (
     Store,
     StoreError,
     TournamentConfig,
+    TournamentStatus,
+    acquire_lease,
     add_bot_version,
     add_live_actions,
     end_live_game,
     find_game,
     get_live_game,
+    in_play_at,
     list_live_games,
     list_matches,
     live_entries,
+    set_status,
     start_live_game,
 )
 from arena.tournament.policy.results import store_game
@@ -91,3 +95,24 @@ def test_actions_need_a_started_game_and_end_drops_it(store: Store, match_id: in
     end_live_game(store, match_id, 0)
     with pytest.raises(NotFoundError):
         get_live_game(store, match_id, 0)
+
+
+def test_a_stopped_runner_s_live_views_are_no_games_in_play(store: Store, match_id: int) -> None:
+    """A runner stopped (Ctrl-C, SIGTERM, a full disk, kill -9) leaves its live views until
+    its next run: while no process runs the tournament (it reads interrupted) no page or call
+    offers them as games in play, which would never move again."""
+    set_status(store, 1, TournamentStatus.RUNNING)
+    cut = "9999-01-01T00:00:00.000+00:00"  # every start is before it
+    with acquire_lease(store, 1, name="t"):
+        start_live_game(store, match_id, 0, HEAD)
+        add_live_actions(store, match_id, 0, [{"seat": 0, "type": "pass"}])
+        assert [g.game_index for g in list_live_games(store)] == [0]
+        assert get_live_game(store, match_id, 0).actions == 1
+        assert [(g.match_id, g.game_index) for g in in_play_at(store, cut)] == [(match_id, 0)]
+    # the runner is gone (its lease with it); the live view is still stored
+    assert list_live_games(store) == [] and list_live_games(store, tournament_id=1) == []
+    with pytest.raises(NotFoundError, match="not being played"):
+        get_live_game(store, match_id, 0)
+    assert in_play_at(store, cut) == [] and in_play_at(store, cut, tournament_id=1) == []
+    with acquire_lease(store, 1, name="t"):  # its next run finds it, and drops it
+        assert [g.game_index for g in list_live_games(store, tournament_id=1)] == [0]
