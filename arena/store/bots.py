@@ -143,11 +143,12 @@ def _copy_files(source: Path, target: Path) -> None:
     """Copy to a temporary sibling, then rename: a crash leaves no half copy under the
     version's name. Called under the store's write lock (``add_bot_version``'s
     transaction), so no other copy is under way: a staging sibling there was left by a
-    process killed mid-copy (up to the archive limit each), and is removed first."""
+    process killed mid-copy (up to the archive limit each), and is removed first, whichever
+    bot's it was (``target`` is ``BOTS_DIR/NAME/VERSION``)."""
     if target.exists():  # left by an earlier crash between copy and commit: same content
         shutil.rmtree(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    for left in target.parent.glob(f"{STAGING_PREFIX}*"):
+    for left in target.parent.parent.glob(f"*/{STAGING_PREFIX}*"):
         shutil.rmtree(left, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target.parent))
     try:

@@ -140,15 +140,17 @@ def test_a_half_copy_a_killed_process_left_is_removed_by_the_next_add(
     store: Store, make_bot: MakeBot
 ) -> None:
     """A process killed mid-copy (kill -9, the OOM killer) leaves its staging directory:
-    the next version stored for that bot removes it, the stored versions stay."""
+    the next version stored removes it, whichever bot's it was; stored versions stay."""
     first, _ = add_bot_version(store, make_bot("alpha"))
-    left = store.bots_dir / "alpha" / ".incoming-k1ll3d"
-    (left / "files").mkdir(parents=True)
-    (left / "files" / "bot.py").write_bytes(b"\0" * 4096)
+    for bot in ("alpha", "never-stored"):  # a new bot's first add killed: its only trace
+        left = store.bots_dir / bot / ".incoming-k1ll3d"
+        (left / "files").mkdir(parents=True)
+        (left / "files" / "bot.py").write_bytes(b"\0" * 4096)
     second, _ = add_bot_version(store, make_bot("alpha", "print('v2')\n"))
     assert sorted(p.name for p in (store.bots_dir / "alpha").iterdir()) == sorted(
         [first.version, second.version]
     )
+    assert list((store.bots_dir / "never-stored").iterdir()) == []
     assert (bot_spec(store, "alpha", first.version).directory / "bot.py").is_file()
 
 
