@@ -386,18 +386,26 @@ def test_stopping_the_server_interrupts_the_ladder_saying_so(tmp_path: Path) -> 
     )
 
 
-@pytest.mark.parametrize("missing", [True, False], ids=["copy missing", "control: in place"])
+@pytest.mark.parametrize(
+    "damage", ["missing", "changed", None],
+    ids=["copy missing", "copy changed", "control: in place"],
+)
 def test_a_bot_whose_stored_copy_is_gone_is_withdrawn_and_the_ladder_goes_on(
-    tmp_path: Path, missing: bool
+    tmp_path: Path, damage: str | None
 ) -> None:
     """match_jobs refuses such a match (each game would be the bot's crash, rated as its
-    loss); the ladder withdraws the bot and goes on rather than letting the refusal end
-    the whole ladder thread (ladder_crashed)."""
+    loss, or another program's game counted as this version's); the ladder withdraws the
+    bot and goes on rather than letting the refusal end the whole ladder thread
+    (ladder_crashed)."""
     data = tmp_path / "data"
     _add(data, tmp_path, "a", "b", "c")
     stored = next((data / "bots" / "c").iterdir())
-    if missing:
+    missing = damage is not None
+    if damage == "missing":
         stored.rename(tmp_path / "aside")
+    elif damage == "changed":
+        with (stored / "bot.toml").open("a") as toml:
+            toml.write("# changed on disk\n")
     args = argparse.Namespace(
         ladder_name="ladder", concurrency=2, **{f"ladder_{k}": None for k in (
             "games_per_match", "seed", "action_ms", "bank_ms", "placement_matches",

@@ -29,6 +29,7 @@ from arena.store import (
     Store,
     TournamentConfig,
     add_bot_version,
+    bot_spec,
     game_record,
     get_tournament,
     leaderboard,
@@ -45,7 +46,14 @@ from arena.store.tournaments import UNRECORDED_INTERRUPTION
 from arena.testing.interrupt import start_interruptible
 from arena.testing.waiting import wait_until
 from arena.tournament.execution.cpu_placement import usable_cpus
-from arena.tournament.orchestration.runner import ProgressEvent, ProgressKind, TournamentRunner
+from arena.tournament.orchestration import runner as runner_module
+from arena.tournament.orchestration.runner import (
+    MissingBotCopyError,
+    ProgressEvent,
+    ProgressKind,
+    TournamentRunner,
+    check_stored_copy,
+)
 from arena.tournament.policy.rounds import create_tournament
 
 if TYPE_CHECKING:  # shared.py imports this module's helpers
@@ -592,28 +600,82 @@ def test_a_runner_gives_up_its_lease_when_it_raises(tmp_path: Path) -> None:
         )
 
 
-@pytest.mark.parametrize("missing", [True, False], ids=["copy missing", "control: in place"])
-def test_a_bot_whose_stored_copy_is_gone_stops_the_run_instead_of_losing_every_game(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], missing: bool
+def _unreadable(directory: Path) -> None:
+    raise PermissionError(13, "Permission denied", str(directory / "bot.py"))
+
+
+# (case, what is done to the stored copy, what the refusal says after "version V ").
+STORED_COPY = [
+    ("in place", lambda copy: None, None),
+    ("missing", lambda copy: shutil.rmtree(copy), "is missing from {copy}"),
+    ("changed", lambda copy: (copy / "bot.py").write_text("pass\n"),
+     "in {copy} has changed since it was stored (its files hash to "),
+    ("an extra file", lambda copy: (copy / "cache.bin").write_bytes(b"\0"),
+     "in {copy} has changed since it was stored"),
+    ("unreadable", "unreadable", "in {copy} cannot be read ({copy}/bot.py: Permission denied)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"), [case[1:] for case in STORED_COPY], ids=[c[0] for c in STORED_COPY]
+)
+def test_a_stored_copy_is_checked_against_its_version_before_it_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Any, problem: str | None
 ) -> None:
-    """Each game was played and stored as the bot's crash, rated as its loss."""
+    data = _data_dir_with_bots(tmp_path, {"r1": "random"})
+    with Store.open(data) as store:
+        spec = bot_spec(store, "r1")
+    if damage == "unreadable":
+        monkeypatch.setattr(runner_module, "content_hash", _unreadable)
+    else:
+        damage(spec.directory)
+    if problem is None:
+        check_stored_copy(spec)
+        return
+    with pytest.raises(MissingBotCopyError) as refused:
+        check_stored_copy(spec)
+    assert refused.value.problem.startswith(problem.format(copy=spec.directory))
+    assert str(refused.value).endswith("restore the data directory's bots/ from a backup,"
+                                       " then resume")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "damage", ["missing", "changed", None],
+    ids=["copy missing", "copy changed", "control: in place"],
+)
+def test_a_bot_whose_stored_copy_is_gone_stops_the_run_instead_of_losing_every_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str | None
+) -> None:
+    """Each game was played and stored as the bot's crash, rated as its loss (a copy
+    changed since it was stored: another program's games counted as this version's)."""
     data = _data_dir_with_bots(tmp_path, {"r1": "random", "r2": "random"})
     _shown(capsys, data, "create", "gone", "r1", "r2", "--games", "2")
     stored = next((data / "bots" / "r1").iterdir())
     aside = tmp_path / "aside"
-    if missing:
+    program = stored / "bot.py"
+    kept = program.read_bytes()
+    if damage == "missing":
         stored.rename(aside)
+    elif damage == "changed":
+        program.write_bytes(kept + b"raise SystemExit(1)\n")  # every game its crash
     done = _cli(data, "resume", "gone", "--no-progress", "--no-cpu-pinning")
     status = _cli_status(capsys, data, "gone")
-    if not missing:
+    if damage is None:
         assert done.returncode == 0 and status["games_played"] == 2, done.stderr
         return
-    line = f"the stored copy of r1 version {stored.name} is missing from {stored}"
+    line = {
+        "missing": f"the stored copy of r1 version {stored.name} is missing from {stored}",
+        "changed": f"the stored copy of r1 version {stored.name} in {stored} has changed since"
+        " it was stored (its files hash to ",
+    }[damage]
     assert done.returncode == 1 and done.stderr.startswith(f"arena: {line}"), done.stderr
     assert done.stderr.count("\n") == 1
     assert (status["status"], status["games_played"]) == (INTERRUPTED, 0)
     assert "the stored copy of r1" in status["interrupted_reason"]
-    aside.rename(stored)  # restored: the same tournament plays on
+    if damage == "missing":  # restored: the same tournament plays on
+        aside.rename(stored)
+    else:
+        program.write_bytes(kept)
     assert _cli(data, "resume", "gone", "--no-progress", "--no-cpu-pinning").returncode == 0
     assert _cli_status(capsys, data, "gone")["games_played"] == 2
     assert [row[8:10] for row in _games(data)] == [("ok", "ok"), ("ok", "ok")]

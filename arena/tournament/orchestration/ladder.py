@@ -327,15 +327,15 @@ class LadderRunner(RunnerBase):
         return jobs
 
     def _withdraw_missing(self, match: MatchRow, missing: MissingBotCopyError) -> None:
-        """Take the bot whose stored copy is gone off the ladder, saying why (its games
-        would each be its crash, rated as its loss). ``arena ladder return BOT`` once the
+        """Take the bot whose stored copy is gone or changed off the ladder, saying why (its
+        games would each be its crash, rated as its loss). ``arena ladder return BOT`` once the
         copy is restored, or a new version, brings it back; ``match`` stays unplayed, as
         a withdrawn version's unfinished match does."""
         set_withdrawn(self.store, missing.bot, True)
         self.log.error(
             "ladder_bot_withdrawn", bot=missing.bot, version=missing.version, match_id=match.id,
-            reason=f"the stored copy of {missing.bot} version {missing.version} is missing from"
-            f" {missing.directory}: restore it, then `arena ladder return {missing.bot}`",
+            reason=f"the stored copy of {missing.bot} version {missing.version}"
+            f" {missing.problem}: restore it, then `arena ladder return {missing.bot}`",
         )  # fmt: skip
 
     def _collect(self, summary: LadderSummary) -> None:
