@@ -30,7 +30,13 @@ from arena.kahuna import (
     parse_record,
 )
 from arena.logs import get_logger
-from arena.store import DAMAGED_ANSWER, DamagedDatabaseError, Principal, TokenRefusedError
+from arena.store import (
+    DAMAGED_ANSWER,
+    DamagedDatabaseError,
+    Principal,
+    StoreError,
+    TokenRefusedError,
+)
 from arena.store.play import people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.policy.rounds import PLAY_PREFIX
@@ -352,6 +358,14 @@ class WebApp:
         if path == "/api/play" or path.startswith("/api/play/"):
             return PLAY_BODY_BYTES  # a table to open or a move
         return MAX_UPLOAD_BYTES
+
+    def body_holder(self, authorization: str) -> str | None:
+        """The user a large request body is counted against (``arena.web.body_budget``): the
+        one a valid bearer token in ``authorization`` names, or None for anyone else."""
+        try:
+            return self._principal({"authorization": authorization}).user
+        except (HttpError, StoreError, DamagedDatabaseError):  # then the body is anyone's
+            return None
 
     def error(self, status: int, message: str, wants_json: bool) -> Response:
         if wants_json:

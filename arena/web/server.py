@@ -42,6 +42,7 @@ from urllib.parse import parse_qsl, urlsplit
 from arena.logs import get_logger
 from arena.store import Store
 from arena.web.app import LEADERBOARD_POLL_MS, Response, WebApp
+from arena.web.body_budget import ANYONE, BodyBudget, BodyShares, Reservation
 from arena.web.models import WebSource
 from arena.web.play import PlayTables
 from arena.web.source import StoreSource, open_store
@@ -72,8 +73,15 @@ class WebLimits:
     max_header_bytes: int = 16 * 1024  # request line and headers together
     max_connections: int = 1024  # open connections (each one a thread)
     listen_backlog: int = 512
-    # request bodies over SMALL_BODY_BYTES held at once (being received or answered)
+    # request bodies over SMALL_BODY_BYTES held at once (being received or answered): in
+    # all, sent without a valid token, and by one user (arena.web.body_budget)
     max_body_bytes_in_flight: int = 256 * 1024 * 1024
+    max_body_bytes_without_token: int = 128 * 1024 * 1024
+    max_body_bytes_per_user: int = 64 * 1024 * 1024
+
+    def body_shares(self) -> BodyShares:
+        return BodyShares(self.max_body_bytes_in_flight, self.max_body_bytes_without_token,
+                          self.max_body_bytes_per_user)  # fmt: skip
 
 
 class _HeaderTooLarge(Exception):
@@ -165,8 +173,7 @@ class WebServer(ThreadingHTTPServer):
         self.request_queue_size = self.limits.listen_backlog
         self._open_lock = threading.Lock()
         self.open_connections = 0
-        self._body_lock = threading.Lock()
-        self.body_bytes = 0  # of the bodies over SMALL_BODY_BYTES held now (under _body_lock)
+        self.bodies = BodyBudget(self.limits.body_shares())  # bodies over SMALL_BODY_BYTES
         super().__init__(address, _Handler)
         self.tls = ssl_context is not None
         if ssl_context is not None:  # accept() yields TLS sockets; handshakes wait for a read
@@ -210,22 +217,6 @@ class WebServer(ThreadingHTTPServer):
     def _closed_one(self) -> None:
         with self._open_lock:
             self.open_connections -= 1
-
-    def reserve_body(self, length: int) -> int | None:
-        """Room for a body of ``length`` bytes (what to ``release_body`` after its answer),
-        or None when the bodies held already leave none."""
-        if length <= SMALL_BODY_BYTES:
-            return 0
-        with self._body_lock:
-            if self.body_bytes + length > self.limits.max_body_bytes_in_flight:
-                return None
-            self.body_bytes += length
-            return length
-
-    def release_body(self, reserved: int) -> None:
-        if reserved:
-            with self._body_lock:
-                self.body_bytes -= reserved
 
     def _refuse(self, request: socket.socket) -> None:
         """Over the cap: answer 503 without reading (plain HTTP) and close, never block."""
@@ -271,7 +262,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = SERVER_NAME
     disable_nagle_algorithm = True  # the body must not wait for the ACK of the header's segment
     reader: _DeadlineReader
-    _reserved: int  # the body budget the request in hand holds (WebServer.reserve_body)
+    _reserved: Reservation | None  # the room the request in hand's body holds
 
     def setup(self) -> None:
         super().setup()
@@ -330,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = dict(parse_qsl(url.query, keep_blank_values=True))
         app = self.server.app
         self.reader.start_body()
-        self._reserved = 0
+        self._reserved = None
         try:
             try:
                 body, refusal = self._read_body(app.body_limit(url.path))
@@ -351,7 +342,8 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             del body  # the request's bytes are let go before its answer is written
         finally:
-            self.server.release_body(self._reserved)
+            if self._reserved is not None:
+                self.server.bodies.release(self._reserved)
         self._send(response, send_body=send_body)
 
     def _read_body(self, limit: int) -> tuple[bytes, tuple[int, str] | None]:
@@ -380,12 +372,12 @@ class _Handler(BaseHTTPRequestHandler):
         if length > limit:
             self._discard(length)
             return b"", (413, f"the request body is {length} bytes; the limit is {limit}")
-        reserved = self.server.reserve_body(length)
-        if reserved is None:  # left unread: the connection is closed
-            budget = self.server.limits.max_body_bytes_in_flight
-            return b"", (503, f"server busy: request bodies of {budget} bytes in all (the "
-                              "limit) are being received; retry")  # fmt: skip
-        self._reserved = reserved
+        if length > SMALL_BODY_BYTES:  # a small body (a move at /play) needs no room
+            holder = self.server.app.body_holder(self.headers.get("Authorization", ""))
+            reserved = self.server.bodies.reserve(holder or ANYONE, length)
+            if isinstance(reserved, str):  # left unread: the connection is closed
+                return b"", (503, f"server busy: {reserved}; retry")
+            self._reserved = reserved
         return self.rfile.read(length), None
 
     def _discard(self, length: int) -> None:

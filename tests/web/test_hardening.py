@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from arena import store as st
+from arena.server.submissions import WebSubmitter
 from arena.server.tls import load_server_tls
 from arena.testing.waiting import wait_until
 from arena.web import WebLimits, WebServer, create_web_server
+from arena.web.body_budget import ANYONE
 from tests.server.pki import make_pki
 
 pytestmark = pytest.mark.slow  # every test here starts a process or a server
@@ -209,7 +212,7 @@ def test_past_the_body_budget_a_large_body_gets_503_unread_and_a_small_one_is_ta
     try:
         holding = connect(web)  # 2 MiB promised, half of it sent: held while it is read
         holding.sendall(big + b"x" * (1 << 20))
-        wait_until(lambda: web.body_bytes == 2 << 20, "the first body's room taken", 10)
+        wait_until(lambda: web.bodies.held == 2 << 20, "the first body's room taken", 10)
         refused = connect(web)
         refused.sendall(big)
         answer = read_all(refused)  # at once, unread: the connection is closed
@@ -221,14 +224,76 @@ def test_past_the_body_budget_a_large_body_gets_503_unread_and_a_small_one_is_ta
         assert read_all(small).startswith(b"HTTP/1.1 400 ")  # the record's fault: taken
         holding.sendall(b"x" * (1 << 20))  # the rest: answered, and its room given back
         assert read_all_until(holding, b"</html>").startswith(b"HTTP/1.1 400 ")
-        wait_until(lambda: web.body_bytes == 0, "the first body's room given back", 10)
+        wait_until(lambda: web.bodies.held == 0, "the first body's room given back", 10)
         again = connect(web)
         again.sendall(big.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
                       + b"x" * (2 << 20))  # fmt: skip
         assert read_all(again).startswith(b"HTTP/1.1 400 ")
-        assert web.body_bytes == 0
+        assert web.bodies.held == 0
     finally:
         web.stop()
+
+
+def _post(path: str, length: int, token: str | None = None) -> bytes:
+    auth = b"" if token is None else b"Authorization: Bearer %s\r\n" % token.encode()
+    head = b"POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" % path.encode()
+    kind = b"Content-Type: application/octet-stream\r\n"
+    return head + auth + kind + b"Content-Length: %d\r\n\r\n" % length
+
+
+@pytest.mark.timeout(60)
+def test_strangers_bodies_cannot_keep_out_a_participant_nor_one_participant_the_others(
+    tmp_path: Path,
+) -> None:
+    """Bodies sent without a token hold at most their share of the budget, and each user
+    theirs: past a share the sender gets 503 naming it, and the others are still taken."""
+    store = st.Store.open(tmp_path / "data")
+    ann, bob = st.create_token(store, "ann"), st.create_token(store, "bob")
+    limits = dataclasses.replace(
+        LIMITS, body_timeout_s=30.0, max_body_bytes_in_flight=8 << 20,
+        max_body_bytes_without_token=3 << 20, max_body_bytes_per_user=3 << 20,
+    )  # fmt: skip
+    web, _ = create_web_server(store, "127.0.0.1", 0, limits=limits,
+                               submitter=WebSubmitter(store, smoke_check=None))  # fmt: skip
+    held: list[socket.socket] = []
+
+    def hold(request: bytes, holder: str, room: int) -> None:
+        """A body of 2 MiB promised and half sent: its room is held while it is read."""
+        sock = connect(web)
+        sock.sendall(request + b"x" * (1 << 20))
+        held.append(sock)
+        wait_until(lambda: web.bodies.held_by(holder) == room, f"{holder or 'anyone'}'s room", 10)
+
+    def answer(request: bytes) -> bytes:
+        sock = connect(web)
+        sock.sendall(request + b"x" * (100 << 10))  # a body past the small ones, all sent
+        return read_all(sock)
+
+    try:
+        hold(_post("/replay", 2 << 20), ANYONE, 2 << 20)
+        refused = answer(_post("/replay", 2 << 20))
+        assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in refused
+        assert b"request bodies sent without a token, 3145728 bytes (their limit)" in refused
+        bad_token = answer(_post("/api/submit", 2 << 20, "not-a-token"))  # anyone's, too
+        assert bad_token.startswith(b"HTTP/1.1 503 ") and b"without a token" in bad_token
+        taken = answer(_post("/api/submit", 100 << 10, ann))  # read, and refused as no archive
+        assert taken.startswith(b"HTTP/1.1 4") and not taken.startswith(b"HTTP/1.1 413"), taken
+        assert b"server busy" not in taken
+
+        hold(_post("/api/submit", 2 << 20, ann), "ann", 2 << 20)
+        refused = answer(_post("/api/submit", 2 << 20, ann))
+        assert refused.startswith(b"HTTP/1.1 503 ")
+        assert b"your request bodies of 3145728 bytes (the limit per user)" in refused
+        taken = answer(_post("/api/submit", 100 << 10, bob))
+        assert b"server busy" not in taken and taken.startswith(b"HTTP/1.1 4"), taken
+        for sock in held:  # bodies cut short: answered, their room given back
+            sock.close()
+        wait_until(lambda: web.bodies.held == 0, "every body's room given back", 10)
+    finally:
+        for sock in held:
+            sock.close()
+        web.stop()
+        store.close()
 
 
 def read_all_until(sock: socket.socket, end: bytes) -> bytes:
