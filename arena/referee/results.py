@@ -18,7 +18,7 @@ from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.game import GameTiming, RefereeState
 from arena.referee.timings import decision_stats, seat_walls
-from arena.referee.types import BotStatus, GameReport, MatchConfig
+from arena.referee.types import ANONYMOUS_OPPONENT, BotStatus, GameReport, MatchConfig
 
 Failures = dict[int, tuple[BotStatus, str]]
 """Slot index -> (status, reason) of the bots that failed in a game."""
@@ -129,7 +129,6 @@ def game_over_messages(result: PlayedGame, report: GameReport) -> list[referee_p
     the deal of a game these processes are still to play.
     """
     withheld = deal_replayed_in_half(result.config, result.game_index)
-    record_json = "" if withheld else json.dumps(report.record, separators=(",", ":"))
     winner = result.winner_slot()
     outcome = result.turns.state.outcome
     return [
@@ -138,12 +137,43 @@ def game_over_messages(result: PlayedGame, report: GameReport) -> list[referee_p
             reason=report.reason,
             your_status=result.status(slot),
             opponent_status=result.status(1 - slot),
-            record_json=record_json,
+            record_json="" if withheld else json.dumps(
+                record_for(report.record, result, slot), separators=(",", ":")
+            ),
             winner_seat=None if winner is None else result.slot_at_seat.index(winner),
             outcome=outcome if not result.failures else None,
         )
         for slot in (0, 1)
     ]
+
+
+def record_for(record: dict[str, object], result: PlayedGame, slot: int) -> dict[str, object]:
+    """``record`` as the bot in ``slot`` is sent it. With anonymous opponents (the
+    ladder's) its opponent is ``ANONYMOUS_OPPONENT`` there too, without its version: the
+    record of a match's first games would otherwise name, to a mule, the friend it plays
+    the match's next games against."""
+    if not result.config.anonymous_opponents:
+        return record
+    other = 1 - slot
+    hidden = result.slot_at_seat.index(other)  # the opponent's seat in this game
+    match = record["match"]
+    assert isinstance(match, dict)
+    told = dict(match)
+    told["bots"] = [
+        {**bot, "name": ANONYMOUS_OPPONENT, "version": ""} if bot["seat"] == hidden else bot
+        for bot in match["bots"]
+    ]
+    if result.winner_slot() == other:
+        told["winner"] = ANONYMOUS_OPPONENT
+    told["statuses"] = {
+        result.names[slot]: result.status(slot).value,
+        ANONYMOUS_OPPONENT: result.status(other).value,
+    }
+    told["failures"] = [
+        {**failure, "bot": ANONYMOUS_OPPONENT} if failure["seat"] == hidden else failure
+        for failure in match["failures"]
+    ]
+    return {**record, "match": told}
 
 
 def deal_replayed_in_half(config: MatchConfig, game_index: int) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from arena.quoting import quoted
@@ -53,6 +54,9 @@ class LadderEntrantRow:
     wins: int = 0  # its stored games on this ladder won, drawn and lost
     draws: int = 0
     losses: int = 0
+    # the latest ladder match of each of its owner's bots (every version, on the ladder or
+    # off it), newest first; () for the admin's bots
+    owner_turns: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,12 +160,17 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
         entrants = db.execute(_ENTRANTS).fetchall()
         totals = read_ladder_totals(db, tournament_id)
         bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())
+        owner_of = dict(db.execute("SELECT id, owner FROM bots").fetchall())
     empty = LadderTotals()
     per_bot: dict[int, int] = {}
+    last_of: dict[int, int] = {}  # bot id: its latest ladder match, every version
     for version_id, kept in totals.items():
         bot_id = bot_of.get(version_id)
         if bot_id is not None:
             per_bot[bot_id] = per_bot.get(bot_id, 0) + kept.matches
+            if kept.last_match is not None:
+                last_of[bot_id] = max(last_of.get(bot_id, 0), kept.last_match)
+    turns = owner_turns(last_of, owner_of)
     return [
         LadderEntrantRow(
             version_id=r["id"],
@@ -181,9 +190,29 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
             wins=kept.wins,
             draws=kept.draws,
             losses=kept.losses,
+            owner_turns=() if r["owner"] is None else turns.get(r["owner"], ()),
         )
         for r in entrants
     ]
+
+
+def owner_turns(
+    last_of: Mapping[int, int], owner_of: Mapping[int, str | None]
+) -> dict[str, tuple[int, ...]]:
+    """Each owner's bots' latest ladder matches, newest first (``last_of``: bot id: its latest
+    match; ``owner_of``: bot id: its owner); the admin's bots (owner None) are left out."""
+    turns: dict[str, list[int]] = {}
+    for bot_id, last in last_of.items():
+        owner = owner_of.get(bot_id)
+        if owner is not None:
+            turns.setdefault(owner, []).append(last)
+    return {owner: tuple(sorted(kept, reverse=True)) for owner, kept in turns.items()}
+
+
+def bot_owners(store: Store) -> dict[int, str | None]:
+    """Every bot id's owner (None: the admin's)."""
+    with store.reading() as db:
+        return {int(b): o for b, o in db.execute("SELECT id, owner FROM bots")}
 
 
 def version_bots(store: Store) -> dict[int, int]:

@@ -19,6 +19,7 @@ from arena.store import (
     TournamentConfig,
     add_bot_version,
     add_ladder_match,
+    bot_owners,
     create_ladder,
     find_ladder,
     get_tournament,
@@ -115,6 +116,10 @@ def test_settings_are_stored_and_names_are_checked(store: Store) -> None:
         set_withdrawn(store, "ghost", True)
 
 
+OWNERS = {"a": "uma", "b": None, "c": "uma", "d": "vic", "e": None}
+"""Bot owners: uma's "c" is withdrawn on the way."""
+
+
 @pytest.mark.slow  # long: a simulation or many generated cases
 @settings(max_examples=examples(25), deadline=None)
 @given(
@@ -128,8 +133,9 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
     """What ``LadderRunner`` keeps (``ladder_history`` once, then ``history_after`` per match it
     stores) equals what the store gives after every match, so its picks are those of
     ``ladder_entrants``; one bot is withdrawn on the way (its history is kept, it is no
-    longer an entrant). Control: the history kept before a match differs from the stored
-    one after it, so a runner that stopped keeping it would fail here."""
+    longer an entrant, and its owner's other bot waits from their owner's turn). Control:
+    the history kept before a match differs from the stored one after it, so a runner that
+    stopped keeping it would fail here."""
     with tempfile.TemporaryDirectory(prefix="kahuna-test-") as work, Store.open(
         Path(work) / "data"
     ) as store:
@@ -140,7 +146,7 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
                 f'name = "{name}"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
             )
             (directory / "bot.py").write_text("print('hello')\n")
-            add_bot_version(store, load_bot(directory))
+            add_bot_version(store, load_bot(directory), owner=OWNERS[name])
         ladder = create_ladder(store, "ladder", TournamentConfig(), {})
         ids = [r.version_id for r in ladder_entrants(store, ladder)]
         kept = ladder_history(store, ladder, recent=keep)
@@ -158,6 +164,7 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
                 set_withdrawn(store, "c", True)
             in_play = {ids[a]: number % 3}
             bot_of = version_bots(store)  # a bot's versions place once, together
-            assert rated_contenders(ladder_ratings(store), kept, in_play, bot_of) == contenders(
-                ladder_entrants(store, ladder, recent=keep), in_play
-            )
+            owner_of = bot_owners(store)  # a user's bots share the user's turns
+            assert rated_contenders(
+                ladder_ratings(store), kept, in_play, bot_of, owner_of
+            ) == contenders(ladder_entrants(store, ladder, recent=keep), in_play)

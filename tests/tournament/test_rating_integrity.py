@@ -45,9 +45,16 @@ from arena.tournament.orchestration.ladder import (
     LadderRunner,
     active_entrants,
     history_after,
+    owner_last,
     rated_contenders,
 )
-from arena.tournament.pairing.ladder_schedule import Contender, SchedulePolicy, pick, plan
+from arena.tournament.pairing.ladder_schedule import (
+    Contender,
+    SchedulePolicy,
+    need,
+    pick,
+    plan,
+)
 from arena.tournament.policy.collusion import collusion_report, likelihood_ratio, report_lines
 from arena.tournament.policy.results import rate, store_game, store_games
 from arena.tournament.policy.rounds import create_tournament
@@ -130,6 +137,67 @@ def test_each_user_has_their_latest_submitted_bots_on_the_ladder(
         LadderRating(6, MU, SIGMA, bot_id=6, owner=None),
     ]
     assert {r.version_id for r in active_entrants(rows, per_user)} == kept
+
+
+def _switching(bots: int, *, owners_seen: bool, matches: int = 700) -> tuple[int, float]:
+    """Mallory's ladder matches and an honest user's on average, when she keeps one of her
+    ``bots`` on the ladder and brings the next one on (withdrawing the others, or a new
+    version of the next) each time the one on it is paired; six honest users, one bot
+    each. ``owners_seen`` False: the runner's view without owners (no owner's turn)."""
+    honest = {v: f"h{v}" for v in range(1, 7)}
+    mallory = [100 + k for k in range(bots)]
+    owner_of: dict[int, str | None] = {**honest, **dict.fromkeys(mallory, "mallory")}
+    bot_of = {v: v for v in owner_of}
+    history: dict[int, LadderHistory] = {}
+    counts = dict.fromkeys(owner_of, 0)
+    on = 0
+    for number in range(1, matches + 1):
+        rows = [LadderRating(v, MU, SIGMA, bot_id=v, owner=o) for v, o in honest.items()]
+        rows.append(LadderRating(mallory[on], MU, SIGMA, bot_id=mallory[on], owner="mallory"))
+        state = rated_contenders(rows, history, {}, bot_of, owner_of if owners_seen else None)
+        chosen = pick(state, number, SchedulePolicy(placement_matches=0))
+        assert chosen is not None
+        for version, opponent in ((chosen.first, chosen.second), (chosen.second, chosen.first)):
+            history[version] = history_after(history.get(version, LadderHistory()), opponent,
+                                             number, 1)  # fmt: skip
+            counts[version] += 1
+        if mallory[on] in (chosen.first, chosen.second):
+            on = (on + 1) % bots
+    return sum(counts[v] for v in mallory), sum(counts[v] for v in honest) / len(honest)
+
+
+@pytest.mark.parametrize("bots", [2, 3, 5])
+def test_switching_between_ones_bots_buys_no_extra_ladder_matches(bots: int) -> None:
+    """A bot off the ladder banks no wait: Mallory plays as often as any honest user. The
+    control (no owner's turn) gives her half as much again or more."""
+    played, share = _switching(bots, owners_seen=True)
+    assert played <= 1.05 * share
+    banked, share = _switching(bots, owners_seen=False)
+    assert banked >= 1.4 * share
+
+
+@pytest.mark.parametrize(
+    ("turns", "entrants", "expected"),
+    [
+        ((90, 40, 10), 1, 90),  # one entrant: the owner's latest match
+        ((90, 40, 10), 2, 40),  # two: the second latest (each of two waits from its own)
+        ((90,), 2, None),  # fewer turns than entrants: a new bot waits from its own
+        ((), 1, None),  # the owner never played
+    ],
+)
+def test_an_owners_turn_is_the_latest_match_of_as_many_bots_as_it_enters(
+    turns: tuple[int, ...], entrants: int, expected: int | None
+) -> None:
+    assert owner_last(turns, entrants) == expected
+
+
+def test_an_entrant_waits_from_its_owners_turn_when_that_is_later() -> None:
+    back = Contender(2, last_match=3, owner="mallory", owner_last=95, placed=9)
+    honest = Contender(3, last_match=60, owner="hank", placed=9)
+    other = Contender(4, last_match=99, owner="hana", placed=9)
+    assert need(back, 100) == need(Contender(2, last_match=95), 100)
+    chosen = pick([back, honest, other], 100)
+    assert chosen is not None and chosen.first == 3
 
 
 # ------------------------------------------------------------------ ace and mules

@@ -57,11 +57,13 @@ from arena.store import (
     Store,
     TournamentLease,
     add_ladder_match,
+    bot_owners,
     ladder_history,
     ladder_ratings,
     ladder_settings,
     match_version_ids,
     next_ladder_round,
+    owner_turns,
     set_withdrawn,
     unfinished_matches,
     version_bots,
@@ -116,8 +118,27 @@ def active_entrants(rows: Sequence[E], per_user: int) -> list[E]:
     return [r for r in rows if r.version_id in active]
 
 
+def owner_last(turns: Sequence[int], entrants: int) -> int | None:
+    """An owner's turn (``Contender.owner_last``): with ``entrants`` bots on the ladder, the
+    ``entrants``-th latest of ``turns`` (its bots' latest ladder matches, newest first, bots
+    off the ladder too). Its entrants that played since keep their own wait; one that has
+    been off the ladder waits from there, as if it had played then: a user's bots share
+    the user's turns instead of each banking wait while another plays."""
+    return turns[entrants - 1] if 0 < entrants <= len(turns) else None
+
+
+def _entrants_of(rows: Sequence[_Entrant]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.owner is not None:
+            counts[r.owner] = counts.get(r.owner, 0) + 1
+    return counts
+
+
 def contenders(rows: Sequence[LadderEntrantRow], in_play: dict[int, int]) -> list[Contender]:
-    """The scheduler's view of the stored entrants; ``in_play``: matches this run plays now."""
+    """The scheduler's view of the stored entrants (those that play: ``active_entrants``);
+    ``in_play``: matches this run plays now."""
+    entrants = _entrants_of(rows)
     return [
         Contender(
             id=r.version_id,
@@ -129,6 +150,7 @@ def contenders(rows: Sequence[LadderEntrantRow], in_play: dict[int, int]) -> lis
             recent=r.recent,
             owner=r.owner,
             placed=r.bot_matches,
+            owner_last=None if r.owner is None else owner_last(r.owner_turns, entrants[r.owner]),
         )
         for r in rows
     ]
@@ -139,18 +161,26 @@ def rated_contenders(
     history: Mapping[int, LadderHistory],
     in_play: dict[int, int],
     bot_of: Mapping[int, int] | None = None,
+    owner_of: Mapping[int, str | None] | None = None,
 ) -> list[Contender]:
     """``contenders`` from the entrants' ratings and a history kept up to date by the
     runner (``history_after``): the same list, without reading every ladder match.
     ``bot_of`` (version id: bot id, ``arena.store.version_bots``) sums a bot's versions'
-    matches for its placement burst; without it each version places on its own."""
+    matches for its placement burst; without it each version places on its own.
+    ``owner_of`` (bot id: owner, ``arena.store.bot_owners``, with ``bot_of``) gives each
+    user's entrants their owner's turn (``owner_last``); without it they have none."""
     empty = LadderHistory()
     placed: dict[int, int] = {}
+    last_of: dict[int, int] = {}  # bot id: its latest ladder match, every version
     if bot_of is not None:
         for version_id, kept in history.items():
             bot_id = bot_of.get(version_id)
             if bot_id is not None:
                 placed[bot_id] = placed.get(bot_id, 0) + kept.matches
+                if kept.last_match is not None:
+                    last_of[bot_id] = max(last_of.get(bot_id, 0), kept.last_match)
+    turns = {} if owner_of is None else owner_turns(last_of, owner_of)
+    entrants = _entrants_of(ratings)
     return [
         Contender(
             id=r.version_id,
@@ -162,6 +192,8 @@ def rated_contenders(
             recent=h.recent,
             owner=r.owner,
             placed=None if bot_of is None else placed.get(r.bot_id, 0),
+            owner_last=None if r.owner is None
+            else owner_last(turns.get(r.owner, ()), entrants[r.owner]),
         )
         for r in ratings
     ]
@@ -215,6 +247,7 @@ class LadderRunner(RunnerBase):
         self._open_matches: dict[int, tuple[int, int]] = {}  # match id: its version ids
         self._history: dict[int, LadderHistory] | None = None  # read at the first pick
         self._bot_of: dict[int, int] = {}  # version id: bot id (a bot places once)
+        self._owner_of: dict[int, str | None] = {}  # bot id: owner (a user's turns)
 
     def stop(self, reason: str = "the ladder was stopped") -> None:
         """Ask ``run`` to end (from any thread): the matches in play are cancelled, and
@@ -270,17 +303,19 @@ class LadderRunner(RunnerBase):
         if self._history is None:  # every ladder match, read once a run
             self._history = ladder_history(self.store, self.tournament_id, recent=keep)
             self._bot_of = version_bots(self.store)
+            self._owner_of = bot_owners(self.store)
         while len(self._open_matches) < self.concurrency + self.ahead:
             ratings = active_entrants(  # new versions come, withdrawn ones go
                 ladder_ratings(self.store), self.settings.entrants_per_user
             )
             self._bot_of.update((r.version_id, r.bot_id) for r in ratings)
+            self._owner_of.update((r.bot_id, r.owner) for r in ratings)
             in_play: dict[int, int] = {}
             for versions in self._open_matches.values():
                 for version in versions:
                     in_play[version] = in_play.get(version, 0) + 1
             number = next_ladder_round(self.store, self.tournament_id)
-            state = rated_contenders(ratings, self._history, in_play, self._bot_of)
+            state = rated_contenders(ratings, self._history, in_play, self._bot_of, self._owner_of)
             chosen = pick(state, number, self.settings.policy)
             if chosen is None:
                 break

@@ -13,7 +13,10 @@ gives the same choice, after a restart too:
    ``wait`` is how many ladder matches were scheduled since its last one, so
    every entrant's need grows until it plays (no starvation), and a large
    sigma (an uncertain rating) at most doubles it (counts stay within a
-   factor of about two of each other).
+   factor of about two of each other). A user's entrant waits from no
+   earlier than its owner's turn (``owner_last``): a bot off the ladder
+   (withdrawn, or one of a user's bots past ``entrants_per_user``) banks no
+   wait, so switching between one's bots buys no extra matches.
 2. **Against whom.** An opponent near its mu: among the ``neighbours``
    entrants on each side of its mu (idle ones first), the one with the
    lowest ``|mu_a - mu_b| / sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)`` (the
@@ -60,6 +63,7 @@ class Contender:
     recent: tuple[int, ...] = ()  # ids of its latest opponents, newest first
     owner: str | None = None  # None: the admin's (may meet any bot)
     placed: int | None = None  # ladder matches of all its bot's versions; None: ``matches``
+    owner_last: int | None = None  # its owner's turn: its wait counts from no earlier
 
     @property
     def placing_matches(self) -> int:
@@ -94,8 +98,11 @@ class Pick:
 
 
 def need(contender: Contender, next_match: int) -> float:
-    """How much ``contender`` needs a game: its wait, weighted up to 2x by its sigma."""
-    last = contender.last_match
+    """How much ``contender`` needs a game: its wait (since its latest match, or its owner's
+    turn if that is later), weighted up to 2x by its sigma."""
+    last, turn = contender.last_match, contender.owner_last
+    if turn is not None and (last is None or turn > last):
+        last = turn
     wait = next_match + 1 if last is None else next_match - last
     return wait * (1.0 + min(contender.sigma, SIGMA0) / SIGMA0)
 
