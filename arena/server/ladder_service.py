@@ -11,11 +11,13 @@ from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.server.auth import abort, authenticated
 from arena.server.convert import bot_pb, tournament_pb
 from arena.store import (
+    AdminWithdrawnError,
     BotVersionRow,
     NotFoundError,
     NotOwnerError,
     Principal,
     Store,
+    WithdrawnBy,
     get_version,
     require_owner,
     set_withdrawn,
@@ -105,9 +107,12 @@ class LadderMethods:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, "bot is empty")
         try:
             require_owner(self.store, principal, request.bot)
-            set_withdrawn(self.store, request.bot, request.withdrawn)
+            by: WithdrawnBy = "admin" if principal.is_admin else "owner"
+            set_withdrawn(self.store, request.bot, request.withdrawn, by=by)
         except NotFoundError as error:
             abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+        except AdminWithdrawnError as error:
+            abort(context, grpc.StatusCode.PERMISSION_DENIED, str(error))
         except NotOwnerError as error:
             abort(context, grpc.StatusCode.PERMISSION_DENIED, str(error))
         return pb.SetBotWithdrawnResponse()

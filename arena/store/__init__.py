@@ -47,9 +47,11 @@ from arena.store.games import (
 )
 from arena.store.integrity import ResultRow, game_results, match_owners, same_owner
 from arena.store.ladder import (
+    AdminWithdrawnError,
     LadderEntrantRow,
     LadderHistory,
     LadderRating,
+    WithdrawnBy,
     add_ladder_match,
     bot_owners,
     create_ladder,
@@ -163,6 +165,7 @@ __all__ = [
     "INTERRUPTED",
     "RECENT_KEPT",
     "REMOTE_RUNTIME",
+    "AdminWithdrawnError",
     "AlreadyExistsError",
     "BotDetail",
     "BotFailure",
@@ -205,6 +208,7 @@ __all__ = [
     "TournamentLease",
     "TournamentRow",
     "TournamentStatus",
+    "WithdrawnBy",
     "WithheldRecord",
     "acquire_lease",
     "add_bot_version",

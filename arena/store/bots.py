@@ -92,7 +92,10 @@ def add_bot_version(
             "SELECT id FROM bot_versions WHERE bot_id = ? AND version = ?", (bot_id, spec.version)
         ).fetchone()
         if existing is None:
-            db.execute("UPDATE bots SET withdrawn_at = NULL WHERE id = ?", (bot_id,))  # back
+            db.execute(  # back on the ladder, unless the admin withdrew a user's bot
+                "UPDATE bots SET withdrawn_at = NULL, withdrawn_by = NULL"
+                " WHERE id = ? AND (withdrawn_by IS NOT 'admin' OR owner IS NULL)", (bot_id,),
+            )  # fmt: skip
             _copy_files(spec.directory, target)
             db.execute(
                 "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"

@@ -21,6 +21,7 @@ import json
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from arena.quoting import quoted
 from arena.referee.botdir import REMOTE_RUNTIME
@@ -295,18 +296,42 @@ def match_version_ids(store: Store, match_id: int) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def set_withdrawn(store: Store, bot: str, withdrawn: bool) -> None:
+WithdrawnBy = Literal["owner", "admin", "arena"]
+"""Who took a bot off the ladder: its owner, the arena's admin, or the ladder itself (its
+stored copy gone or changed). Only the admin brings back what the admin withdrew."""
+
+
+class AdminWithdrawnError(StoreError, PermissionError):
+    """The bot's owner asked to bring back a bot the admin withdrew."""
+
+    def __init__(self, bot: str) -> None:
+        super().__init__(
+            f"bot {quoted(bot)} was withdrawn from the ladder by the arena's admin: only the"
+            " admin can bring it back (a new version does not)"
+        )
+
+
+def set_withdrawn(store: Store, bot: str, withdrawn: bool, by: WithdrawnBy = "admin") -> None:
     """Withdraw ``bot`` from the ladder (or bring it back); NotFoundError for an unknown bot.
 
-    A new version of a withdrawn bot brings it back too (``add_bot_version``).
+    A withdrawal by the admin stands until the admin brings the bot back: its owner
+    can neither bring it back (AdminWithdrawnError) nor turn it into their own
+    withdrawal, and a new version of theirs does not bring it back either. A new version
+    of a bot its owner or the ladder withdrew, or of the admin's own, brings it back
+    (``add_bot_version``).
     """
     with store.transaction() as db:
-        changed = db.execute(
-            "UPDATE bots SET withdrawn_at = ? WHERE name = ?",
-            (utc_now() if withdrawn else None, bot),
-        ).rowcount
-    if not changed:
-        raise NotFoundError(f"no bot {quoted(bot)} in the store")
+        row = db.execute("SELECT withdrawn_by FROM bots WHERE name = ?", (bot,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no bot {quoted(bot)} in the store")
+        if row[0] == "admin" and by != "admin":
+            if not withdrawn:
+                raise AdminWithdrawnError(bot)
+            return  # withdrawn already, and the admin's withdrawal stands
+        db.execute(
+            "UPDATE bots SET withdrawn_at = ?, withdrawn_by = ? WHERE name = ?",
+            (utc_now(), by, bot) if withdrawn else (None, None, bot),
+        )
 
 
 def is_withdrawn(store: Store, bot: str) -> bool:

@@ -465,12 +465,21 @@ table opens; ``unrated_reason`` says why not; the ratings before and after as
 bots' own ratings."""
 
 
+WITHDRAWN_BY = """
+ALTER TABLE bots ADD COLUMN withdrawn_by TEXT CHECK (withdrawn_by IN ('owner', 'admin', 'arena'));
+UPDATE bots SET withdrawn_by = CASE WHEN owner IS NULL THEN 'admin' ELSE 'owner' END
+WHERE withdrawn_at IS NOT NULL
+"""
+"""Who withdrew each withdrawn bot (``arena.store.ladder.set_withdrawn``): a withdrawal stored
+before it was kept counts as its owner's (the admin's, for a bot without an owner)."""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing, REJECTED_GAMES,
-    LADDER_RESULTS, PLAY_POOL,
+    LADDER_RESULTS, PLAY_POOL, WITHDRAWN_BY,
 )
 CURRENT_VERSION = len(MIGRATIONS)
 

@@ -100,6 +100,29 @@ def test_an_owner_withdraws_a_bot_and_it_leaves_the_ladder(served: Served) -> No
     assert {s.bot.name for s in answer.standings} == {"a1", "a2", "b1"}
 
 
+def test_a_bot_the_admin_withdrew_stays_off_until_the_admin_brings_it_back(
+    served: Served,
+) -> None:
+    """The owner can neither undo the admin's withdrawal (naming why) nor make it their own."""
+    def withdraw(token: str, withdrawn: bool) -> None:
+        served.stub.SetBotWithdrawn(pb.SetBotWithdrawnRequest(bot="b1", withdrawn=withdrawn),
+                                    metadata=_auth(token))  # fmt: skip
+
+    def on_ladder() -> bool:
+        answer = served.stub.GetLadder(pb.GetLadderRequest(), metadata=_auth(served.alice))
+        return "b1" in {s.bot.name for s in answer.standings}
+
+    withdraw(served.admin, True)
+    withdraw(served.bob, True)  # the owner's own withdrawal on top leaves it the admin's
+    with pytest.raises(grpc.RpcError) as refused:
+        withdraw(served.bob, False)
+    assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    assert "withdrawn from the ladder by the arena's admin" in str(refused.value.details())
+    assert not on_ladder()
+    withdraw(served.admin, False)
+    assert on_ladder()
+
+
 @pytest.mark.parametrize(
     ("who", "request_", "code"),
     [

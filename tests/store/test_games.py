@@ -260,7 +260,8 @@ def test_migrating_to_v4_moves_old_records_stderr_to_the_private_table(
         " ALTER TABLE tournaments DROP COLUMN commitment;"
         " ALTER TABLE tournaments DROP COLUMN interrupted_reason;"
         " DROP TABLE ladders; DROP INDEX matches_by_tournament;"
-        " ALTER TABLE bots DROP COLUMN withdrawn_at; PRAGMA user_version = 3;"
+        " ALTER TABLE bots DROP COLUMN withdrawn_by; ALTER TABLE bots DROP COLUMN withdrawn_at;"
+        " PRAGMA user_version = 3;"
     )
     db.close()
     store.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,12 @@ from hypothesis import strategies as st
 from arena.referee.botdir import load_bot
 from arena.store import (
     CURRENT_VERSION,
+    AdminWithdrawnError,
     LadderHistory,
     Store,
     StoreError,
     TournamentConfig,
+    WithdrawnBy,
     add_bot_version,
     add_ladder_match,
     bot_owners,
@@ -35,7 +38,7 @@ from arena.store import (
     version_bots,
 )
 from arena.store.models import TournamentFormat
-from arena.store.schema import MIGRATIONS
+from arena.store.schema import MIGRATIONS, WITHDRAWN_BY, _run_script
 from arena.testing.examples import examples
 from arena.tournament.orchestration.ladder import contenders, history_after, rated_contenders
 from tests.store.conftest import MakeBot
@@ -114,6 +117,81 @@ def test_settings_are_stored_and_names_are_checked(store: Store) -> None:
         create_ladder(store, "ladder", TournamentConfig(), {})
     with pytest.raises(StoreError, match="no bot 'ghost'"):
         set_withdrawn(store, "ghost", True)
+
+
+@pytest.mark.parametrize(
+    ("owner", "first", "then", "withdrawn_after", "refused"),
+    [
+        ("uma", "owner", (False, "owner"), False, False),
+        ("uma", "arena", (False, "owner"), False, False),
+        ("uma", "admin", (False, "owner"), True, True),  # the admin's withdrawal stands
+        ("uma", "admin", (True, "owner"), True, False),  # ... and stays the admin's
+        ("uma", "admin", (False, "admin"), False, False),
+        ("uma", "owner", (False, "admin"), False, False),
+        (None, "admin", (False, "admin"), False, False),
+    ],
+)
+def test_only_the_admin_brings_back_a_bot_the_admin_withdrew(
+    store: Store, make_bot: MakeBot, owner: str | None, first: WithdrawnBy,
+    then: tuple[bool, WithdrawnBy], withdrawn_after: bool, refused: bool,
+) -> None:  # fmt: skip
+    add_bot_version(store, make_bot("b"), owner=owner)
+    set_withdrawn(store, "b", True, by=first)
+    if refused:
+        words = "withdrawn from the ladder by the arena's admin: only the admin can bring"
+        with pytest.raises(AdminWithdrawnError, match=words):
+            set_withdrawn(store, "b", then[0], by=then[1])
+    else:
+        set_withdrawn(store, "b", then[0], by=then[1])
+    assert is_withdrawn(store, "b") is withdrawn_after
+    if first == "admin" and then == (True, "owner"):  # still not the owner's to undo
+        with pytest.raises(AdminWithdrawnError):
+            set_withdrawn(store, "b", False, by="owner")
+
+
+@pytest.mark.parametrize(
+    ("owner", "by", "back"),
+    [("uma", "owner", True), ("uma", "arena", True), ("uma", "admin", False),
+     (None, "admin", True)],  # the admin's own bot: the admin adds the version
+)  # fmt: skip
+def test_a_new_version_brings_a_bot_back_unless_the_admin_withdrew_a_users_bot(
+    store: Store, make_bot: MakeBot, owner: str | None, by: WithdrawnBy, back: bool
+) -> None:
+    add_bot_version(store, make_bot("b"), owner=owner)
+    set_withdrawn(store, "b", True, by=by)
+    add_bot_version(store, make_bot("b", "print('v2')\n"), owner=owner)
+    assert is_withdrawn(store, "b") is not back
+
+
+def test_withdrawals_stored_before_their_withdrawer_was_kept_are_the_owners(
+    tmp_path: Path,
+) -> None:
+    """A store at the version before WITHDRAWN_BY: a user's withdrawn bot can be brought
+    back by its owner as before; the admin's own withdrawn bot is the admin's."""
+    data = tmp_path / "data"
+    data.mkdir()
+    step = MIGRATIONS.index(WITHDRAWN_BY)
+    with closing(sqlite3.connect(data / "arena.db")) as db:
+        for migration in MIGRATIONS[:step]:
+            if callable(migration):
+                migration(db)
+            else:
+                _run_script(db, migration)
+        db.executemany(
+            "INSERT INTO bots (id, name, owner, created_at, withdrawn_at) VALUES (?, ?, ?, 't', ?)",
+            [(1, "mine", "uma", "t"), (2, "house", None, "t"), (3, "on", "uma", None)],
+        )
+        db.execute(f"PRAGMA user_version = {step}")
+        db.commit()
+    with Store.open(data) as store:
+        set_withdrawn(store, "mine", False, by="owner")
+        with pytest.raises(AdminWithdrawnError):
+            set_withdrawn(store, "house", False, by="owner")
+        assert not is_withdrawn(store, "on") and is_withdrawn(store, "house")
+    with closing(sqlite3.connect(data / "arena.db")) as check:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            check.execute("UPDATE bots SET withdrawn_by = 'mallory' WHERE id = 1")
 
 
 OWNERS = {"a": "uma", "b": None, "c": "uma", "d": "vic", "e": None}

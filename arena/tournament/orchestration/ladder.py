@@ -366,7 +366,7 @@ class LadderRunner(RunnerBase):
         games would each be its crash, rated as its loss). ``arena ladder return BOT`` once the
         copy is restored, or a new version, brings it back; ``match`` stays unplayed, as
         a withdrawn version's unfinished match does."""
-        set_withdrawn(self.store, missing.bot, True)
+        set_withdrawn(self.store, missing.bot, True, by="arena")
         self.log.error(
             "ladder_bot_withdrawn", bot=missing.bot, version=missing.version, match_id=match.id,
             reason=f"the stored copy of {missing.bot} version {missing.version}"
