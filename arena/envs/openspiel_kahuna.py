@@ -25,7 +25,7 @@ import numpy as np
 import pyspiel
 
 from arena.kahuna import State, Variant, observation_to_json, observe
-from arena.kahuna.determinize import Completion
+from arena.kahuna.determinize import Completion, deal_unseen
 from arena.kahuna.encoding import (
     ACTION_COUNT,
     ACTIONS,
@@ -173,15 +173,8 @@ class KahunaState(pyspiel.State):  # type: ignore[misc]
             clone.seed, clone.engine = self.seed, engine
             return clone
         completion = Completion(observe(engine, player))
-        places = completion.places
-        reach = places.opponent_hidden + places.opponent_facedown
-        pool = list(places.pool)
-        for _ in range(10_000):
-            rng.shuffle(pool)
-            if _contains(pool[:reach], places.held):
-                break
-        hidden, facedown = pool[: places.opponent_hidden], pool[places.opponent_hidden : reach]
-        clone.engine = completion.state(hidden, facedown, pool[reach:])
+        hidden, facedown, deck = deal_unseen(completion.places, rng.random)
+        clone.engine = completion.state(hidden, facedown, deck)
         clone.seed = rng.getrandbits(SEED_BITS)  # the later reshuffles: unseen, drawn anew
         return clone
 
@@ -214,15 +207,6 @@ def _deal_rounds(state: State, seed: int | None) -> State:
         order = reshuffle_from_seed(seed, state.round + 1, state.reshuffle_cards)
         state = start_round(state, order)
     return state
-
-
-def _contains(cards: list[int], required: tuple[int, ...]) -> bool:
-    remaining = list(cards)
-    for card in required:
-        if card not in remaining:
-            return False
-        remaining.remove(card)
-    return True
 
 
 def _seed_from(sampler: Any) -> int:
