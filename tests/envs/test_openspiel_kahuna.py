@@ -87,6 +87,37 @@ def test_a_resampled_world_keeps_the_cards_the_history_proves() -> None:
         assert world.information_state_string(player) == state.information_state_string(player)
 
 
+def _finished() -> object:
+    state = _played(6, 0)
+    rng = np.random.default_rng(6)
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    return state
+
+
+@pytest.mark.parametrize(
+    ("state", "action", "refusal"),
+    [
+        (lambda: _load().new_initial_state(), 50, r"chance outcomes 0 to 49, not 50"),
+        (lambda: _load().new_initial_state(), -2, r"chance outcomes 0 to 49, not -2"),
+        (lambda: _played(1, 0), 161, r"an index in \[0, 161\), not 161"),
+        (lambda: _played(1, 0), 0, r"action 0 \(place ALOA ALOA-BARI\) is not legal here"),
+        (_finished, 160, r"action 160 \(pass\) is not legal here: R7: the game is over"),
+    ],
+    ids=["deal-too-high", "deal-negative", "index-too-high", "card-not-held", "game-over"],
+)
+def test_an_action_not_legal_is_refused_and_changes_nothing(
+    state: object, action: int, refusal: str
+) -> None:
+    """An agent's illegal action never becomes a position the rules cannot reach (a
+    third ALOA in a hand)."""
+    position = state()  # type: ignore[operator]
+    before = str(position)
+    with pytest.raises(ValueError, match=refusal):
+        position.apply_action(action)
+    assert str(position) == before
+
+
 def test_ismcts_plays_a_legal_action() -> None:
     game = _load()
     bot = ismcts.ISMCTSBot(
