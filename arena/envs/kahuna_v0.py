@@ -9,8 +9,8 @@ as a Kahuna turn is several actions ending with a draw or a pass (R3). Each
 agent's observation is ``{"observation", "action_mask"}``: the vector of
 ``arena.kahuna.encoding`` built from that seat's ``observe`` (what a bot of
 the seat is sent), and the legal actions' flags (all zero when it is not the
-agent's turn). The game is reproducible from ``reset(seed=...)``: the seed
-gives the deal and the reshuffles exactly as ``arena.kahuna.deal_from_seed``
+agent's turn). The game is reproducible from ``reset(seed=...)`` (an integer in
+[0, 2**63), as ``arena match --seed`` takes): the seed gives the deal and the reshuffles exactly as ``arena.kahuna.deal_from_seed``
 and ``reshuffle_from_seed`` do for the arena. Reward at the end: +1 for the
 winner, -1 for the loser, 0 each for a draw.
 """
@@ -90,8 +90,22 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         return self._action_space
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """A new game: the deal from ``seed`` (a fresh random seed when None)."""
-        self.seed = secrets.randbits(SEED_BITS) if seed is None else int(seed)
+        """A new game: the deal from ``seed`` (a fresh random seed when None); ValueError
+        for a seed that is not an integer in [0, 2**63), the arena's match seeds: the
+        engine reads a seed modulo 2**64, so a larger or negative one would deal another
+        seed's game, and a float or a string would be truncated or parsed unseen."""
+        if seed is None:
+            self.seed = secrets.randbits(SEED_BITS)
+        elif (
+            isinstance(seed, bool)
+            or not isinstance(seed, int | np.integer)
+            or not 0 <= seed < 2**SEED_BITS
+        ):
+            raise ValueError(
+                f"the seed must be an integer in [0, 2**{SEED_BITS}) or None, not {seed!r}"
+            )
+        else:
+            self.seed = int(seed)
         self.state = new_game(deal_from_seed(self.seed), self.variant)
         self.agents = list(AGENTS)
         self._reset_bookkeeping()

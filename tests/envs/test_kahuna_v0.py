@@ -50,6 +50,26 @@ def test_the_seed_is_the_arena_deal() -> None:
     assert env.state.hands != arena.hands
 
 
+@pytest.mark.parametrize(
+    "seed", [-1, 2**63, 2**64 + 7, 3.7, "12", True, np.float64(2.0)],
+    ids=["negative", "2**63", "aliases-7", "float", "text", "bool", "numpy-float"],
+)  # fmt: skip
+def test_a_seed_that_is_not_an_arena_seed_is_refused(seed: object) -> None:
+    """The engine reads seeds modulo 2**64: 2**64 + 7 would deal seed 7's game again,
+    -1 that of 2**64 - 1, and 3.7 that of 3, each without a word."""
+    env = kahuna_v0.env()
+    with pytest.raises(ValueError, match=r"the seed must be an integer in \[0, 2\*\*63\)"):
+        env.reset(seed=seed)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", [0, 2**63 - 1, np.int64(9), np.uint64(2**63 - 1)])
+def test_every_arena_seed_is_taken(seed: int) -> None:
+    env = kahuna_v0.raw_env()
+    env.reset(seed=seed)
+    assert env.seed == int(seed) and type(env.seed) is int
+    assert env.state.hands == new_game(deal_from_seed(int(seed))).hands
+
+
 def _play(env: Any, choose: Callable[[dict[str, np.ndarray]], int], seed: int) -> dict[str, float]:
     env.reset(seed=seed)
     totals = dict.fromkeys(env.possible_agents, 0.0)
