@@ -12,7 +12,10 @@ the seat is sent), and the legal actions' flags (all zero when it is not the
 agent's turn). The game is reproducible from ``reset(seed=...)`` (an integer in
 [0, 2**63), as ``arena match --seed`` takes): the seed gives the deal and the reshuffles exactly as ``arena.kahuna.deal_from_seed``
 and ``reshuffle_from_seed`` do for the arena. Reward at the end: +1 for the
-winner, -1 for the loser, 0 each for a draw.
+winner, -1 for the loser, 0 each for a draw. The engine's position, both hands
+and the pile's order included, is ``raw_env.game``: for the trainer's eyes, never
+an agent's; ``state()``, PettingZoo's global state for centralised critics, is
+not offered (NotImplementedError, as PettingZoo's classic games).
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         self.observation_spaces = dict.fromkeys(AGENTS, self._observation_space)
         self.action_spaces = dict.fromkeys(AGENTS, self._action_space)
         self.seed = 0
-        self.state = new_game(deal_from_seed(0), self.variant)
+        self.game = new_game(deal_from_seed(0), self.variant)
         self._mask = np.zeros(ACTION_COUNT, np.int8)
         self._no_mask = np.zeros(ACTION_COUNT, np.int8)
         self._reset_bookkeeping()
@@ -106,7 +109,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
             )
         else:
             self.seed = int(seed)
-        self.state = new_game(deal_from_seed(self.seed), self.variant)
+        self.game = new_game(deal_from_seed(self.seed), self.variant)
         self.agents = list(AGENTS)
         self._reset_bookkeeping()
 
@@ -120,11 +123,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
 
     def _after_move(self) -> None:
         """Deal the next round if one is due, then point at the seat to act."""
-        state = self.state
+        state = self.game
         while state.needs_reshuffle and not state.is_finished:
             order = reshuffle_from_seed(self.seed, state.round + 1, state.reshuffle_cards)
             state = start_round(state, order)
-        self.state = state
+        self.game = state
         mover = state.to_move
         if mover is not None:
             self.agent_selection = AGENTS[mover]
@@ -132,11 +135,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
 
     def observation_of(self, agent: str) -> Observation:
         """The full engine observation of ``agent``'s seat (with the history)."""
-        return observe(self.state, AGENTS.index(agent))
+        return observe(self.game, AGENTS.index(agent))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENTS.index(agent)
-        vector = encode_observation(observe(self.state, seat, history=False))
+        vector = encode_observation(observe(self.game, seat, history=False))
         acting = self.agent_selection == agent and not self.terminations.get(agent, True)
         return {
             "observation": np.array(vector, np.float32),
@@ -164,9 +167,9 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
             self.terminations = dict.fromkeys(AGENTS, True)
             self._accumulate_rewards()
             return
-        self.state = apply_legal(self.state, ACTIONS[int(action)])
+        self.game = apply_legal(self.game, ACTIONS[int(action)])
         self._after_move()
-        outcome = self.state.outcome
+        outcome = self.game.outcome
         if outcome is not None:
             for seat, name in enumerate(AGENTS):
                 won = outcome.winner == seat
