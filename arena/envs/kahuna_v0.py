@@ -10,12 +10,13 @@ agent's observation is ``{"observation", "action_mask"}``: the vector of
 ``arena.kahuna.encoding`` built from that seat's ``observe`` (what a bot of
 the seat is sent), and the legal actions' flags (all zero when it is not the
 agent's turn). The game is reproducible from ``reset(seed=...)`` (an integer in
-[0, 2**63), as ``arena match --seed`` takes): the seed gives the deal and the reshuffles exactly as ``arena.kahuna.deal_from_seed``
-and ``reshuffle_from_seed`` do for the arena. Reward at the end: +1 for the
-winner, -1 for the loser, 0 each for a draw. The engine's position, both hands
-and the pile's order included, is ``raw_env.game``: for the trainer's eyes, never
-an agent's; ``state()``, PettingZoo's global state for centralised critics, is
-not offered (NotImplementedError, as PettingZoo's classic games).
+[0, 2**63), as ``arena match --seed`` takes): the seed gives the deal and the
+reshuffles exactly as ``arena.kahuna.deal_from_seed`` and ``reshuffle_from_seed``
+do for the arena. Reward at the end: +1 for the winner, -1 for the loser, 0
+each for a draw. The engine's position, both hands and the pile's order
+included, is ``raw_env.game``: for the trainer's eyes, never an agent's;
+``state()``, PettingZoo's global state for centralised critics, is not offered
+(NotImplementedError, as in PettingZoo's classic games).
 """
 
 from __future__ import annotations
