@@ -9,10 +9,14 @@ as a Kahuna turn is several actions ending with a draw or a pass (R3). Each
 agent's observation is ``{"observation", "action_mask"}``: the vector of
 ``arena.kahuna.encoding`` built from that seat's ``observe`` (what a bot of
 the seat is sent), and the legal actions' flags (all zero when it is not the
-agent's turn). The game is reproducible from ``reset(seed=...)``: the seed
-gives the deal and the reshuffles exactly as ``arena.kahuna.deal_from_seed``
-and ``reshuffle_from_seed`` do for the arena. Reward at the end: +1 for the
-winner, -1 for the loser, 0 each for a draw.
+agent's turn). The game is reproducible from ``reset(seed=...)`` (an integer in
+[0, 2**63), as ``arena match --seed`` takes): the seed gives the deal and the
+reshuffles exactly as ``arena.kahuna.deal_from_seed`` and ``reshuffle_from_seed``
+do for the arena. Reward at the end: +1 for the winner, -1 for the loser, 0
+each for a draw. The engine's position, both hands and the pile's order
+included, is ``raw_env.game``: for the trainer's eyes, never an agent's;
+``state()``, PettingZoo's global state for centralised critics, is not offered
+(NotImplementedError, as in PettingZoo's classic games).
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         self.observation_spaces = dict.fromkeys(AGENTS, self._observation_space)
         self.action_spaces = dict.fromkeys(AGENTS, self._action_space)
         self.seed = 0
-        self.state = new_game(deal_from_seed(0), self.variant)
+        self.game = new_game(deal_from_seed(0), self.variant)
         self._mask = np.zeros(ACTION_COUNT, np.int8)
         self._no_mask = np.zeros(ACTION_COUNT, np.int8)
         self._reset_bookkeeping()
@@ -90,9 +94,23 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         return self._action_space
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """A new game: the deal from ``seed`` (a fresh random seed when None)."""
-        self.seed = secrets.randbits(SEED_BITS) if seed is None else int(seed)
-        self.state = new_game(deal_from_seed(self.seed), self.variant)
+        """A new game: the deal from ``seed`` (a fresh random seed when None); ValueError
+        for a seed that is not an integer in [0, 2**63), the arena's match seeds: the
+        engine reads a seed modulo 2**64, so a larger or negative one would deal another
+        seed's game, and a float or a string would be truncated or parsed unseen."""
+        if seed is None:
+            self.seed = secrets.randbits(SEED_BITS)
+        elif (
+            isinstance(seed, bool)
+            or not isinstance(seed, int | np.integer)
+            or not 0 <= seed < 2**SEED_BITS
+        ):
+            raise ValueError(
+                f"the seed must be an integer in [0, 2**{SEED_BITS}) or None, not {seed!r}"
+            )
+        else:
+            self.seed = int(seed)
+        self.game = new_game(deal_from_seed(self.seed), self.variant)
         self.agents = list(AGENTS)
         self._reset_bookkeeping()
 
@@ -106,11 +124,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
 
     def _after_move(self) -> None:
         """Deal the next round if one is due, then point at the seat to act."""
-        state = self.state
+        state = self.game
         while state.needs_reshuffle and not state.is_finished:
             order = reshuffle_from_seed(self.seed, state.round + 1, state.reshuffle_cards)
             state = start_round(state, order)
-        self.state = state
+        self.game = state
         mover = state.to_move
         if mover is not None:
             self.agent_selection = AGENTS[mover]
@@ -118,11 +136,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
 
     def observation_of(self, agent: str) -> Observation:
         """The full engine observation of ``agent``'s seat (with the history)."""
-        return observe(self.state, AGENTS.index(agent))
+        return observe(self.game, AGENTS.index(agent))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENTS.index(agent)
-        vector = encode_observation(observe(self.state, seat, history=False))
+        vector = encode_observation(observe(self.game, seat, history=False))
         acting = self.agent_selection == agent and not self.terminations.get(agent, True)
         return {
             "observation": np.array(vector, np.float32),
@@ -150,9 +168,9 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
             self.terminations = dict.fromkeys(AGENTS, True)
             self._accumulate_rewards()
             return
-        self.state = apply_legal(self.state, ACTIONS[int(action)])
+        self.game = apply_legal(self.game, ACTIONS[int(action)])
         self._after_move()
-        outcome = self.state.outcome
+        outcome = self.game.outcome
         if outcome is not None:
             for seat, name in enumerate(AGENTS):
                 won = outcome.winner == seat

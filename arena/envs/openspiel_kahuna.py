@@ -5,7 +5,9 @@ Importing this module registers the game with ``pyspiel`` (the ``rl`` extra):
 "tactical": False})``. The first move is chance: one of ``deals`` seeds,
 uniformly; the seed gives the deal and the reshuffles exactly as the arena's
 ``deal_from_seed`` and ``reshuffle_from_seed`` do. Players 0 and 1 are the
-seats, their actions the 161 indices of ``arena.kahuna.encoding.ACTIONS``.
+seats, their actions the 161 indices of ``arena.kahuna.encoding.ACTIONS``; an
+action not legal in the position (or a deal not among the chance outcomes) is a
+ValueError naming it.
 A player's information state is its seat's observation with the history
 (``observe``: perfect recall), its observation the same without the history,
 and its observation tensor the ``encode_observation`` vector; nothing is built
@@ -25,7 +27,7 @@ import numpy as np
 import pyspiel
 
 from arena.kahuna import State, Variant, observation_to_json, observe
-from arena.kahuna.determinize import Completion
+from arena.kahuna.determinize import Completion, deal_unseen
 from arena.kahuna.encoding import (
     ACTION_COUNT,
     ACTIONS,
@@ -33,7 +35,7 @@ from arena.kahuna.encoding import (
     action_index,
     encode_observation,
 )
-from arena.kahuna.legal import legal_actions
+from arena.kahuna.legal import legal_actions, violation
 from arena.kahuna.rng import deal_from_seed, reshuffle_from_seed
 from arena.kahuna.rules import apply_legal, new_game, start_round
 
@@ -125,11 +127,23 @@ class KahunaState(pyspiel.State):  # type: ignore[misc]
         return [(seed, p) for seed in range(self._deals)]
 
     def _apply_action(self, action: int) -> None:
+        """The deal (chance) or a seat's action; ValueError for one not legal here, as
+        OpenSpiel's own games refuse it (never a position the rules cannot reach)."""
         if self.engine is None:
+            if not 0 <= action < self._deals:
+                raise ValueError(f"the deal must be one of the chance outcomes 0 to"
+                                 f" {self._deals - 1}, not {action}")  # fmt: skip
             self.seed = int(action)
             self.engine = new_game(deal_from_seed(self.seed), self._variant)
             return
-        self.engine = _deal_rounds(apply_legal(self.engine, ACTIONS[action]), self.seed)
+        if not 0 <= action < ACTION_COUNT:
+            raise ValueError(f"the action must be an index in [0, {ACTION_COUNT}), not {action}")
+        chosen = ACTIONS[action]
+        problem = violation(self.engine, chosen)
+        if problem is not None:
+            raise ValueError(f"action {action} ({chosen.text()}) is not legal here:"
+                             f" {problem[0]}: {problem[1]}")  # fmt: skip
+        self.engine = _deal_rounds(apply_legal(self.engine, chosen), self.seed)
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -173,15 +187,8 @@ class KahunaState(pyspiel.State):  # type: ignore[misc]
             clone.seed, clone.engine = self.seed, engine
             return clone
         completion = Completion(observe(engine, player))
-        places = completion.places
-        reach = places.opponent_hidden + places.opponent_facedown
-        pool = list(places.pool)
-        for _ in range(10_000):
-            rng.shuffle(pool)
-            if _contains(pool[:reach], places.held):
-                break
-        hidden, facedown = pool[: places.opponent_hidden], pool[places.opponent_hidden : reach]
-        clone.engine = completion.state(hidden, facedown, pool[reach:])
+        hidden, facedown, deck = deal_unseen(completion.places, rng.random)
+        clone.engine = completion.state(hidden, facedown, deck)
         clone.seed = rng.getrandbits(SEED_BITS)  # the later reshuffles: unseen, drawn anew
         return clone
 
@@ -214,15 +221,6 @@ def _deal_rounds(state: State, seed: int | None) -> State:
         order = reshuffle_from_seed(seed, state.round + 1, state.reshuffle_cards)
         state = start_round(state, order)
     return state
-
-
-def _contains(cards: list[int], required: tuple[int, ...]) -> bool:
-    remaining = list(cards)
-    for card in required:
-        if card not in remaining:
-            return False
-        remaining.remove(card)
-    return True
 
 
 def _seed_from(sampler: Any) -> int:

@@ -5,8 +5,10 @@ opponent's hand (beyond Tactical open cards), the opponent's face-down
 discards of this round and the draw pile. ``Completion`` reads an
 observation once and then builds, fast and without further checks, the
 ``State`` in which those places hold given cards: the *worlds* a search may
-play in. Which cards may go where (``HiddenPlaces``) is fixed here; drawing
-them at random is the caller's business (the SDK's ``kahuna_bot.sampling``).
+play in. Which cards may go where (``HiddenPlaces``) is fixed here, and
+``deal_unseen`` draws one arrangement of them, every allowed one equally likely,
+for samplers (the SDK's ``kahuna_bot.sampling``, OpenSpiel's resampling) whose
+faster redraws find none.
 
 What the public history proves about the opponent's hand is kept (a
 face-up card the opponent drew stays in its hand until it plays a card of
@@ -31,8 +33,10 @@ the observing seat equals the observation it was made from.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from math import comb
 
 from arena.kahuna.actions import (
     DISCARD_ACTIONS,
@@ -69,6 +73,63 @@ class HiddenPlaces:
     opponent_hidden: int
     opponent_facedown: int
     deck: int
+
+
+def deal_unseen(
+    places: HiddenPlaces, uniform: Callable[[], float]
+) -> tuple[list[int], list[int], list[int]]:
+    """(hidden hand, face-down discards, pile top first): ``places.pool`` dealt so that
+    the hand and the face-down cards together hold ``places.held``, each such
+    arrangement as likely as under a uniform shuffle redrawn until it holds them.
+
+    Exact where redrawing is hopeless (a few proven cards among a large pool leave
+    almost no shuffle that keeps them): the number of cards of each island in
+    the opponent's places is drawn by its count of arrangements, then each side is
+    shuffled. ``uniform`` gives floats in [0, 1) (``random.Random.random``); ValueError
+    when no arrangement keeps ``held``."""
+    reach = places.opponent_hidden + places.opponent_facedown
+    have, need = Counter(places.pool), Counter(places.held)
+    islands = sorted(have)
+    # ways[i][k]: arrangements of islands[i:] putting k of their cards in the opponent's places
+    ways = [[0] * (reach + 1) for _ in range(len(islands) + 1)]
+    ways[-1][0] = 1
+    for i in range(len(islands) - 1, -1, -1):
+        count, least = have[islands[i]], need[islands[i]]
+        for k in range(reach + 1):
+            ways[i][k] = sum(
+                comb(count, m) * ways[i + 1][k - m] for m in range(least, min(count, k) + 1)
+            )
+    if not ways[0][reach]:
+        raise ValueError(
+            f"no arrangement of the {len(places.pool)} unseen cards puts the opponent's "
+            f"proven cards {sorted(places.held)} in its hand or face-down discards"
+        )
+    front: list[int] = []
+    back: list[int] = []
+    k = reach
+    for i, island in enumerate(islands):
+        count, least = have[island], need[island]
+        options = [
+            (m, comb(count, m) * ways[i + 1][k - m])
+            for m in range(least, min(count, k) + 1)
+            if ways[i + 1][k - m]
+        ]
+        target = uniform() * ways[i][k]
+        taken = options[-1][0]  # where rounding carries the target past the last weight
+        for m, weight in options:
+            if target < weight:
+                taken = m
+                break
+            target -= weight
+        front += [island] * taken
+        back += [island] * (count - taken)
+        k -= taken
+    for cards in (front, back):
+        for i in range(len(cards) - 1, 0, -1):  # Fisher-Yates
+            j = int(uniform() * (i + 1))
+            cards[i], cards[j] = cards[j], cards[i]
+    hidden = places.opponent_hidden
+    return front[:hidden], front[hidden:], back
 
 
 def _counts(cards: Sequence[str]) -> list[int]:

@@ -43,11 +43,31 @@ def test_the_seed_is_the_arena_deal() -> None:
     env = kahuna_v0.raw_env(tactical=True)
     env.reset(seed=7)
     arena = new_game(deal_from_seed(7), Variant(tactical=True))
-    assert (env.state.hands, env.state.faceup, env.state.deck) == (
+    assert (env.game.hands, env.game.faceup, env.game.deck) == (
         arena.hands, arena.faceup, arena.deck
     )
     env.reset(seed=8)
-    assert env.state.hands != arena.hands
+    assert env.game.hands != arena.hands
+
+
+@pytest.mark.parametrize(
+    "seed", [-1, 2**63, 2**64 + 7, 3.7, "12", True, np.float64(2.0)],
+    ids=["negative", "2**63", "aliases-7", "float", "text", "bool", "numpy-float"],
+)  # fmt: skip
+def test_a_seed_that_is_not_an_arena_seed_is_refused(seed: object) -> None:
+    """The engine reads seeds modulo 2**64: 2**64 + 7 would deal seed 7's game again,
+    -1 that of 2**64 - 1, and 3.7 that of 3, each without a word."""
+    env = kahuna_v0.env()
+    with pytest.raises(ValueError, match=r"the seed must be an integer in \[0, 2\*\*63\)"):
+        env.reset(seed=seed)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", [0, 2**63 - 1, np.int64(9), np.uint64(2**63 - 1)])
+def test_every_arena_seed_is_taken(seed: int) -> None:
+    env = kahuna_v0.raw_env()
+    env.reset(seed=seed)
+    assert env.seed == int(seed) and type(env.seed) is int
+    assert env.game.hands == new_game(deal_from_seed(int(seed))).hands
 
 
 def _play(env: Any, choose: Callable[[dict[str, np.ndarray]], int], seed: int) -> dict[str, float]:
@@ -61,9 +81,9 @@ def _play(env: Any, choose: Callable[[dict[str, np.ndarray]], int], seed: int) -
             continue
         raw = env.unwrapped
         seat = raw.possible_agents.index(agent)
-        expected = encode_observation(observe(raw.state, seat))
+        expected = encode_observation(observe(raw.game, seat))
         assert observation["observation"].tolist() == expected
-        assert raw.state.to_move == seat
+        assert raw.game.to_move == seat
         env.step(choose(observation))
     return totals
 
@@ -82,7 +102,7 @@ def test_the_waiting_seat_has_an_empty_mask_and_its_own_hand() -> None:
     env.reset(seed=3)
     waiting = env.observe("player_1")
     assert not waiting["action_mask"].any()
-    assert waiting["observation"].tolist() == encode_observation(observe(env.state, 1))
+    assert waiting["observation"].tolist() == encode_observation(observe(env.game, 1))
     assert env.observe("player_0")["observation"].tolist() != waiting["observation"].tolist()
 
 
@@ -96,6 +116,17 @@ def test_an_illegal_action_ends_the_game_against_its_player() -> None:
     assert env.rewards == {"player_0": -1.0, "player_1": 0.0}
     assert env.infos["player_0"] == {"illegal_action": True}
     assert not env.observe("player_0")["action_mask"].any()
+
+
+@pytest.mark.parametrize("wrapped", [True, False], ids=["env", "raw_env"])
+def test_the_global_state_is_not_offered_and_says_so(wrapped: bool) -> None:
+    """PettingZoo's ``state()`` (a centralised critic's input) is named as not implemented,
+    not shadowed by the engine's position ("'State' object is not callable")."""
+    env = kahuna_v0.env() if wrapped else kahuna_v0.raw_env()
+    env.reset(seed=4)
+    with pytest.raises(NotImplementedError, match="kahuna_v0"):
+        env.state()
+    assert env.unwrapped.game.hands == new_game(deal_from_seed(4)).hands
 
 
 @pytest.mark.parametrize("action", [-1, ACTION_COUNT, 2.5, "pass", None, True])

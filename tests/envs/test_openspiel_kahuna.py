@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -12,8 +13,16 @@ pyspiel = pytest.importorskip("pyspiel")  # open_spiel ships wheels for few plat
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
 
 from arena.envs import openspiel_kahuna  # noqa: E402
-from arena.kahuna import deal_from_seed, new_game, observation_to_json, observe  # noqa: E402
+from arena.kahuna import (  # noqa: E402
+    ISLANDS,
+    deal_from_seed,
+    new_game,
+    observation_to_json,
+    observe,
+)
+from arena.kahuna.determinize import Completion  # noqa: E402
 from arena.kahuna.encoding import encode_observation  # noqa: E402
+from tests.kahuna.util import proven_cards_position  # noqa: E402
 
 
 def _load(**params: object) -> object:
@@ -58,6 +67,55 @@ def test_a_seat_sees_its_observation_and_resampled_worlds_look_the_same_to_it(se
     opponent = 1 - player
     hidden = {(w.engine.hands[opponent], w.engine.deck) for w in [state, *worlds]}
     assert len(hidden) > 1
+
+
+def test_a_resampled_world_keeps_the_cards_the_history_proves() -> None:
+    """Even where almost no shuffle of the unseen cards keeps them in the opponent's hand
+    or face-down discards: a world without them is one the player can rule out."""
+    real, player = proven_cards_position()
+    state = _played(0, 0)
+    state.engine = real
+    held = Counter(Completion(observe(real, player)).places.held)
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    for _ in range(20):
+        world = state.resample_from_infostate(player, sampler)
+        engine, opp = world.engine, 1 - player
+        hidden = Counter(
+            ISLANDS.index(c) for c in (*engine.hands[opp], *engine.facedown_discards[opp])
+        )
+        assert not held - hidden
+        assert world.information_state_string(player) == state.information_state_string(player)
+
+
+def _finished() -> object:
+    state = _played(6, 0)
+    rng = np.random.default_rng(6)
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    return state
+
+
+@pytest.mark.parametrize(
+    ("state", "action", "refusal"),
+    [
+        (lambda: _load().new_initial_state(), 50, r"chance outcomes 0 to 49, not 50"),
+        (lambda: _load().new_initial_state(), -2, r"chance outcomes 0 to 49, not -2"),
+        (lambda: _played(1, 0), 161, r"an index in \[0, 161\), not 161"),
+        (lambda: _played(1, 0), 0, r"action 0 \(place ALOA ALOA-BARI\) is not legal here"),
+        (_finished, 160, r"action 160 \(pass\) is not legal here: R7: the game is over"),
+    ],
+    ids=["deal-too-high", "deal-negative", "index-too-high", "card-not-held", "game-over"],
+)
+def test_an_action_not_legal_is_refused_and_changes_nothing(
+    state: object, action: int, refusal: str
+) -> None:
+    """An agent's illegal action never becomes a position the rules cannot reach (a
+    third ALOA in a hand)."""
+    position = state()  # type: ignore[operator]
+    before = str(position)
+    with pytest.raises(ValueError, match=refusal):
+        position.apply_action(action)
+    assert str(position) == before
 
 
 def test_ismcts_plays_a_legal_action() -> None:

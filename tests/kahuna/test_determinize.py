@@ -4,6 +4,8 @@ completions that keep every observation (R9); the engine stays self-contained.""
 from __future__ import annotations
 
 import ast
+import itertools
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -11,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.kahuna import ISLANDS, Variant, observe
+from arena.kahuna import ISLANDS, Observation, Variant, observe
 from arena.kahuna.board import ISLAND_INDEX
-from arena.kahuna.determinize import Completion, opponent_knowledge
+from arena.kahuna.determinize import Completion, HiddenPlaces, deal_unseen, opponent_knowledge
 from arena.testing.examples import examples
 from tests.sources import parse_source
 
-from .util import playout, pos, run
+from .util import playout, pos, proven_cards_position, run
 
 ENGINE = Path(__file__).resolve().parents[2] / "arena" / "kahuna"
 VARIANTS = st.sampled_from([Variant(), Variant(tactical=True), Variant(True, True)])
@@ -118,3 +120,66 @@ def test_a_finished_game_cannot_be_completed() -> None:
     *_, (_before, _action, last) = playout(3)
     with pytest.raises(ValueError, match="game is over"):
         Completion(observe(last, 0))
+
+
+def _hard_places() -> tuple[Observation, Completion, HiddenPlaces]:
+    state, seat = proven_cards_position()
+    seen = observe(state, seat)
+    completion = Completion(seen)
+    places = completion.places
+    assert (len(places.held), places.opponent_hidden + places.opponent_facedown) == (5, 5)
+    return seen, completion, places
+
+
+def test_an_unseen_deal_keeps_the_proven_cards_where_shuffles_almost_never_do() -> None:
+    seen, completion, places = _hard_places()
+    rng = random.Random(1)
+    for _ in range(200):
+        hand, facedown, deck = deal_unseen(places, rng.random)
+        assert (len(hand), len(facedown), len(deck)) == (
+            places.opponent_hidden, places.opponent_facedown, places.deck
+        )  # fmt: skip
+        assert Counter(hand + facedown + deck) == Counter(places.pool)
+        assert not Counter(places.held) - Counter(hand + facedown)
+        assert observe(completion.state(hand, facedown, deck), 1) == seen
+
+
+PLACES = [
+    HiddenPlaces(pool=(0, 0, 1, 1, 2), known=(), held=(0,), opponent_hidden=1,
+                 opponent_facedown=1, deck=3),
+    HiddenPlaces(pool=(0, 1, 1, 2, 2), known=(), held=(1, 2), opponent_hidden=2,
+                 opponent_facedown=0, deck=3),
+    HiddenPlaces(pool=(0, 0, 1, 2), known=(), held=(), opponent_hidden=1,
+                 opponent_facedown=1, deck=2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("places", PLACES, ids=["one-proven", "two-proven", "none-proven"])
+def test_unseen_deals_are_as_likely_as_shuffles_redrawn_until_they_keep_the_proven_cards(
+    places: HiddenPlaces,
+) -> None:
+    """Every arrangement's frequency against its share of the pool's shuffles (its cards
+    told apart) that hold the proven cards in the opponent's places."""
+    reach = places.opponent_hidden + places.opponent_facedown
+    hidden = places.opponent_hidden
+    exact: Counter[tuple[tuple[int, ...], ...]] = Counter()
+    for order in itertools.permutations(places.pool):
+        if not Counter(places.held) - Counter(order[:reach]):
+            exact[order[:hidden], order[hidden:reach], order[reach:]] += 1
+    total = sum(exact.values())
+    rng = random.Random(5)
+    draws = 20_000
+    seen = Counter(
+        tuple(map(tuple, deal_unseen(places, rng.random))) for _ in range(draws)
+    )  # fmt: skip
+    assert set(seen) == set(exact)
+    for arrangement, count in exact.items():
+        expected = draws * count / total
+        assert abs(seen[arrangement] - expected) < 5 * expected**0.5 + 1, arrangement
+
+
+def test_an_unseen_deal_that_cannot_keep_the_proven_cards_is_refused() -> None:
+    places = HiddenPlaces(pool=(0, 1, 2), known=(), held=(0, 1), opponent_hidden=1,
+                          opponent_facedown=0, deck=2)  # fmt: skip
+    with pytest.raises(ValueError, match=r"no arrangement of the 3 unseen cards .* \[0, 1\]"):
+        deal_unseen(places, random.Random(0).random)

@@ -17,6 +17,8 @@ from arena.kahuna import (
     legal_actions,
     new_game,
     parse_action,
+    play_random_game,
+    replay_steps,
     reshuffle_from_seed,
     start_round,
 )
@@ -72,3 +74,13 @@ def playout(
             after = apply(state, action)
             yield state, action, after
         state = after
+
+
+def proven_cards_position() -> tuple[State, int]:
+    """A position and the seat to move in it (seat 1) whose opponent's hand and face-down
+    discards, 5 places, must hold 5 cards the history proves, of 18 unseen: almost no
+    shuffle of the unseen cards puts them there."""
+    record = play_random_game(27, Variant())
+    [step] = [s for s in replay_steps(record) if s.action == 97]
+    assert step.state.to_move == 1
+    return step.state, 1

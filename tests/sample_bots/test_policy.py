@@ -32,7 +32,7 @@ def test_the_policy_sees_in_the_bot_what_it_sees_in_the_environment(seed: int) -
             continue
         seat = state.to_move
         assert seat is not None
-        env.state = state
+        env.game = state
         env._after_move()  # the environment at this position
         in_env = env.observe(kahuna_v0.AGENTS[seat])
         in_bot = policy_input(_sdk_observation(observe(state, seat)), legal_actions(state))

@@ -30,7 +30,7 @@ from arena.kahuna import (
 )
 from arena.kahuna.board import CARDS_PER_ISLAND
 from arena.testing.examples import examples
-from tests.kahuna.util import playout, pos, run
+from tests.kahuna.util import playout, pos, proven_cards_position, run
 
 VARIANTS = st.sampled_from([Variant(), Variant(tactical=True), Variant(True, True)])
 
@@ -94,6 +94,24 @@ def test_a_seed_fixes_every_sample() -> None:
     assert first[0].deck == first[1].deck == twice[0].deck
     assert twice[0].deck != twice[1].deck or twice[0].hands != twice[1].hands
     assert sample_state(obs, random.Random(3)).hands == sample_state(obs, random.Random(3)).hands
+
+
+def test_proven_cards_that_shuffles_almost_never_keep_are_still_dealt() -> None:
+    """Redraws alone would give up here on many samples (a bot's search then crashed);
+    the direct deal of ``arena.kahuna.determinize`` takes over."""
+    real, seat = proven_cards_position()
+    obs = observe(real, seat)
+    sampler = InfoStateSampler(obs, seed=1)
+    held = Counter(sampler.places.held)
+    opp = 1 - seat
+    for _ in range(30):
+        sample = sampler.sample()
+        assert observe(sample, seat) == obs
+        hidden = Counter(
+            ISLANDS.index(c) for c in (*sample.hands[opp], *sample.facedown_discards[opp])
+        )
+        assert not held - hidden
+        _assert_legal(sample, real, seat)
 
 
 # ------------------------------------------------------------- exact distribution

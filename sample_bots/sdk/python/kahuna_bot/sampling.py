@@ -12,8 +12,9 @@ history proves (see ``arena.kahuna.determinize``) is equally likely: a
 Fisher-Yates shuffle of the pool (indices from ``random()``, a bias below
 2**-50), dealt in order, redrawn in the rare case
 that a card proven to be in the opponent's hand or face-down discards went
-to the pile. ``observe(state, seat)`` of every sample equals the
-observation.
+to the pile (and, where redraws keep missing, one allowed arrangement drawn
+directly, ``arena.kahuna.determinize.deal_unseen``). ``observe(state, seat)``
+of every sample equals the observation.
 
 What the sampler does not weigh: how likely each world makes the
 opponent's *choices*. An opponent that placed an ALOA had one, which makes
@@ -30,12 +31,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from arena.kahuna.determinize import Completion, HiddenPlaces
+from arena.kahuna.determinize import Completion, HiddenPlaces, deal_unseen
 from arena.kahuna.observe import Observation as EngineObservation
 from arena.kahuna.state import State
 from kahuna_bot.observation import Observation
 
-MAX_REDRAWS = 10_000
+MAX_REDRAWS = 200
 
 
 class InfoStateSampler:
@@ -65,7 +66,9 @@ class InfoStateSampler:
         The opponent's places (hand, then face-down discards) are filled first by a
         partial Fisher-Yates shuffle, redrawn until they hold the proven cards
         (rejection keeps every allowed arrangement equally likely); only then is the
-        rest of the pool shuffled into the pile, once."""
+        rest of the pool shuffled into the pile, once. After ``MAX_REDRAWS`` misses
+        (proven cards that almost no shuffle keeps) ``deal_unseen`` draws one
+        directly, as likely as a redraw would; ValueError only when none exists."""
         pool, hidden, reach = self._pool, self._hidden, self._reach
         uniform = self._rng.random
         size = len(pool)
@@ -76,11 +79,8 @@ class InfoStateSampler:
                 pool[i], pool[j] = pool[j], pool[i]
             if not held or _holds(pool, reach, held):
                 break
-        else:
-            raise ValueError(
-                f"no arrangement of the {size} unseen cards puts the opponent's proven cards "
-                f"{sorted(held.elements())} in its hand or face-down discards"
-            )
+        else:  # the proven cards rarely land in front: draw an allowed arrangement directly
+            return deal_unseen(self.places, uniform)
         for i in range(size - 1, reach, -1):  # the pile: the rest, uniformly ordered
             j = reach + int(uniform() * (i - reach + 1))
             pool[i], pool[j] = pool[j], pool[i]
