@@ -14,6 +14,7 @@ import pytest
 
 from arena import cli
 from arena._loading import quit_now, quit_while_loading
+from arena.store import Store
 from arena.testing.interrupt import start_interruptible
 from arena.testing.waiting import wait_until
 
@@ -21,7 +22,9 @@ pytestmark = pytest.mark.slow
 
 
 def _interrupted_after(delay_s: float, data: Path) -> subprocess.CompletedProcess[str]:
-    """`arena tournament list`, Ctrl-C'd ``delay_s`` after it was started."""
+    """`arena tournament list` of a store at ``data``, Ctrl-C'd ``delay_s`` after it was
+    started."""
+    Store.open(data).close()
     process = start_interruptible(
         [sys.executable, "-m", "arena", "tournament", "list", "--data-dir", str(data)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -122,6 +125,7 @@ def test_ctrl_c_while_the_interpreter_exits_is_one_line_and_keeps_the_output(
     shutdown (an atexit handler, held open here until the signal comes) ends the process
     with one line, not an "Exception ignored in atexit callback" traceback, and what the
     command printed is all there."""
+    Store.open(tmp_path / "data").close()
     command = ["tournament", "list", "--data-dir", str(tmp_path / "data")]
     plain = subprocess.run([sys.executable, "-m", "arena", *command],
                            capture_output=True, text=True, timeout=60)  # fmt: skip

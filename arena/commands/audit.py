@@ -47,7 +47,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if (args.bundle is None) == (args.name is None):
         return fail("give a tournament NAME or --bundle FILE (one of them)", EXIT_BAD_FLAGS)
     if args.bundle is None:
-        return with_store(run_audit)(args)
+        return with_store(run_audit, existing=True)(args)
     try:
         bundle = json.loads(args.bundle.read_text(encoding="utf-8"))
     except OSError as error:

@@ -82,13 +82,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show_all = commands.add_parser("list", help="every bot with its latest version and rating")
     show_all.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(show_all)
-    show_all.set_defaults(func=with_store(run_list))
+    show_all.set_defaults(func=with_store(run_list, existing=True))
 
     show = commands.add_parser("show", help="a bot's versions, ratings and failure rates")
     show.add_argument("name", help="bot name")
     show.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(show)
-    show.set_defaults(func=with_store(run_show))
+    show.set_defaults(func=with_store(run_show, existing=True))
 
     bot_check.register(commands)
     kits.register(commands)  # bot new

@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " --spectator-delay-s S` keeps them from the public (default 0)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
-    parser.set_defaults(func=with_store(run_export))
+    parser.set_defaults(func=with_store(run_export, existing=True))
 
 
 def run_export(store: Store, args: argparse.Namespace) -> int:

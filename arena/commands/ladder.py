@@ -152,7 +152,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         command = commands.add_parser(name, help=text)
         command.add_argument("bot")
         add_data_dir(command)
-        command.set_defaults(func=with_store(_withdraw_or_return), withdrawn=withdrawn)
+        command.set_defaults(
+            func=with_store(_withdraw_or_return, existing=True), withdrawn=withdrawn
+        )
     report = commands.add_parser(
         "collusion",
         help="pairs whose results against each other depart from their ratings against"
@@ -172,7 +174,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     report.add_argument("--all", action="store_true", help="every pair tested, not the flagged")
     report.add_argument("--json", action="store_true", help="JSON (every pair tested)")
     add_data_dir(report)
-    report.set_defaults(func=with_store(_collusion))
+    report.set_defaults(func=with_store(_collusion, existing=True))
 
 
 def _positive(text: str) -> int:

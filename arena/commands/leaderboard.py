@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--min-games", type=whole(0, MAX_GAMES), default=0, metavar="N",
         help="hide rows with fewer games",
     )  # fmt: skip
-    parser.set_defaults(func=with_store(run_leaderboard))
+    parser.set_defaults(func=with_store(run_leaderboard, existing=True))
 
 
 def row_to_json(

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.add_argument("--user", help="the limits of this user (default: every user's)")
     show.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(show)
-    show.set_defaults(func=with_store(run_show))
+    show.set_defaults(func=with_store(run_show, existing=True))
     put = commands.add_parser("set", help="store a limit for every user (or --user)")
     put.add_argument("name", choices=LIMIT_NAMES, metavar="NAME", help=", ".join(LIMIT_NAMES))
     put.add_argument("value", type=int, help="a whole number, 0 or more")

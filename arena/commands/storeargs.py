@@ -10,6 +10,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from arena.commands.pathargs import too_long
+from arena.quoting import clipped
 from arena.store import (
     ENV_DATA_DIR,
     DamagedDatabaseError,
@@ -20,6 +21,7 @@ from arena.store import (
     StoreError,
     resolve_data_dir,
 )
+from arena.store.paths import DATABASE_NAME
 from arena.tournament.policy.config import TournamentError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -53,10 +55,19 @@ def fail(message: str, status: int = 1) -> int:
     return status
 
 
-def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
-    """Open the store named by ``--data-dir``; turn refusals into one-line errors."""
+def with_store(
+    run: Callable[[Store, argparse.Namespace], int], *, existing: bool = False
+) -> Handler:
+    """Open the store named by ``--data-dir``; turn refusals into one-line errors.
+
+    ``existing``: a command that only reads or changes what is stored refuses a data
+    directory without a database, so that a mistyped ``--data-dir`` is said to be one
+    instead of becoming a new, empty store that answers "nothing here".
+    """
 
     def handler(args: argparse.Namespace) -> int:
+        if existing and (problem := _no_store(args.data_dir)) is not None:
+            return fail(problem)
         try:
             with Store.open(args.data_dir) as store:
                 return run(store, args)
@@ -71,6 +82,20 @@ def with_store(run: Callable[[Store, argparse.Namespace], int]) -> Handler:
             return fail(str(error))
 
     return handler
+
+
+def _no_store(data_dir: str | None) -> str | None:
+    """Why there is no store to read at ``data_dir`` (None: there is a database)."""
+    where = resolve_data_dir(data_dir)
+    try:
+        if (where / DATABASE_NAME).is_file() or where.exists() and not where.is_dir():
+            return None  # a database, or a file in the way: Store.open names the problem
+    except OSError:  # a name too long, a directory that cannot be searched: Store.open says
+        return None
+    named = "--data-dir" if data_dir is not None else (
+        f"${ENV_DATA_DIR}" if os.environ.get(ENV_DATA_DIR) else "the default data directory")
+    return (f"no arena data directory at {clipped(str(where))} ({named}: it holds no"
+            f" {DATABASE_NAME}); check the path, or store something first (arena bot add)")
 
 
 def console() -> Console:

@@ -55,14 +55,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.add_argument("--user", help="only this user's tokens")
     listing.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(listing)
-    listing.set_defaults(func=with_store(run_list))
+    listing.set_defaults(func=with_store(run_list, existing=True))
 
     revoke = commands.add_parser("revoke", help="revoke a token (by id) or all of a user's")
     which = revoke.add_mutually_exclusive_group(required=True)
     which.add_argument("id", nargs="?", type=int, help="the token's id (arena token list)")
     which.add_argument("--user", help="revoke every token of this user")
     add_data_dir(revoke)
-    revoke.set_defaults(func=with_store(run_revoke))
+    revoke.set_defaults(func=with_store(run_revoke, existing=True))
 
 
 def run_create(store: Store, args: argparse.Namespace) -> int:

@@ -123,17 +123,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     resume.add_argument("name", help="tournament name")
     _add_run_options(resume)
     add_data_dir(resume)
-    resume.set_defaults(func=with_store(run_resume))
+    resume.set_defaults(func=with_store(run_resume, existing=True))
 
     status = commands.add_parser("status", help="progress, standings and crosstable")
     status.add_argument("name", help="tournament name")
     status.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(status)
-    status.set_defaults(func=with_store(run_status))
+    status.set_defaults(func=with_store(run_status, existing=True))
 
     listing = commands.add_parser("list", help="every tournament")
     add_data_dir(listing)
-    listing.set_defaults(func=with_store(run_list))
+    listing.set_defaults(func=with_store(run_list, existing=True))
 
 
 def _add_definition(parser: argparse.ArgumentParser) -> None:

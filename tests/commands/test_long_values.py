@@ -12,6 +12,7 @@ import pytest
 
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import main
+from arena.store import Store
 
 NAME = "a" * 5_000
 USER = "u" * 100_000
@@ -56,6 +57,7 @@ def test_a_long_value_is_quoted_by_its_start_and_length(
         toml = (bot / "bot.toml").read_text()
         (bot / "bot.toml").write_text(re.sub(r'name = "[^"]*"', f'name = "{NAME}"', toml, count=1))
     data = tmp_path / "data"
+    Store.open(data).close()  # a store to read: the value, not the store, is refused
     words = [w.format(name=NAME, user=USER, bot=bot, data=data) for w in argv]
     assert _status(words) == status
     err = capsys.readouterr().err

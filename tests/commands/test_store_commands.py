@@ -462,6 +462,38 @@ def test_leaderboard_min_games_is_a_number_sqlite_can_take(
 
 @pytest.mark.parametrize(
     "command",
+    [["audit", "cup"], ["bot", "list"], ["bot", "show", "x"], ["export", "--out", "OUT"],
+     ["ladder", "withdraw", "x"], ["ladder", "return", "x"], ["ladder", "collusion"],
+     ["leaderboard"], ["limits", "show"], ["token", "list"], ["token", "revoke", "1"],
+     ["tournament", "resume", "cup"], ["tournament", "status", "cup"], ["tournament", "list"]],
+    ids=" ".join,
+)  # fmt: skip
+@pytest.mark.parametrize("how", ["--data-dir", "KAHUNA_ARENA_DATA"])
+def test_a_command_that_reads_the_store_refuses_a_directory_with_none_and_makes_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    command: list[str], how: str,
+) -> None:  # fmt: skip
+    """A mistyped data directory is named as one, not made into an empty store that
+    answers "nothing here" (exit 0) and is left behind."""
+    typo = tmp_path / "dta"
+    argv = [str(tmp_path / "out") if word == "OUT" else word for word in command]
+    if how == "--data-dir":
+        argv += ["--data-dir", str(typo)]
+    else:
+        monkeypatch.setenv("KAHUNA_ARENA_DATA", str(typo))
+    status, out, err = arena_in_process(capsys, *argv)
+    assert status == 1 and out == "", (out, err)
+    assert err == (f"arena: no arena data directory at {typo} ({how.replace('KAH', '$KAH')}:"
+                   " it holds no arena.db); check the path, or store something first"
+                   " (arena bot add)\n")  # fmt: skip
+    assert not typo.exists() and not (tmp_path / "out").exists()
+    Store.open(typo).close()  # control: with a store there, the command reads it
+    status, out, err = arena_in_process(capsys, *argv)
+    assert "no arena data directory" not in err
+
+
+@pytest.mark.parametrize(
+    "command",
     [["bot", "list"], ["leaderboard"], ["token", "create", "zoe"], ["tournament", "list"],
      ["ladder", "withdraw", "x"]],
     ids=" ".join,
@@ -487,5 +519,8 @@ def test_an_empty_data_dir_flag_is_refused_not_read_as_the_default(
         assert err.splitlines()[-1].endswith(
             "error: argument --data-dir: is empty (an unset variable?): give a directory"
         )
-    else:
-        assert (tmp_path / "data" / "arena.db").is_file()
+    elif command[:2] == ["token", "create"]:  # a command that stores makes the store
+        assert status == 0 and (tmp_path / "data" / "arena.db").is_file(), err
+    else:  # one that reads refuses a directory with no store, and makes none
+        assert status == 1 and not (tmp_path / "data").exists()
+        assert f"no arena data directory at {tmp_path / 'data'} (--data-dir: it holds no" in err
