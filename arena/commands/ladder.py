@@ -111,7 +111,14 @@ class LadderThread:
 
     def take_lease(self) -> None:
         """Before serving: LeaseHeldError when another process runs this ladder."""
-        self.lease = self.runner.take_lease()
+        try:
+            self.lease = self.runner.take_lease()
+        except LeaseHeldError as held:  # a ladder is never resumed: its server runs it
+            raise LeaseHeldError(
+                held.tournament, held.pid, kind="ladder",
+                then="one server runs a ladder; stop that one to run it here with"
+                " `arena serve --ladder`",
+            ) from None  # fmt: skip
 
     def stop(self, reason: str = "the server was stopped", timeout_s: float = 30.0) -> None:
         """End the ladder, recording ``reason`` (it reads interrupted until started again)."""

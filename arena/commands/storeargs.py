@@ -88,7 +88,7 @@ def _no_store(data_dir: str | None) -> str | None:
     """Why there is no store to read at ``data_dir`` (None: there is a database)."""
     where = resolve_data_dir(data_dir)
     try:
-        if (where / DATABASE_NAME).is_file() or where.exists() and not where.is_dir():
+        if (where / DATABASE_NAME).is_file() or (where.exists() and not where.is_dir()):
             return None  # a database, or a file in the way: Store.open names the problem
     except OSError:  # a name too long, a directory that cannot be searched: Store.open says
         return None

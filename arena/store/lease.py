@@ -42,14 +42,14 @@ _NOTE_BYTES = 1024
 class LeaseHeldError(StoreError):
     """Another runner (this or another process) is running the tournament."""
 
-    def __init__(self, tournament: str, pid: int | None) -> None:
+    def __init__(
+        self, tournament: str, pid: int | None, *, kind: str = "tournament",
+        then: str = "wait for it to end, or stop it and resume",
+    ) -> None:  # fmt: skip
         self.tournament = tournament
         self.pid = pid
         holder = f"process {pid}" if pid is not None else "another process (pid unknown)"
-        super().__init__(
-            f"tournament {tournament!r} is already being run by {holder}:"
-            " wait for it to end, or stop it and resume"
-        )
+        super().__init__(f"{kind} {tournament!r} is already being run by {holder}: {then}")
 
 
 @dataclass(frozen=True, slots=True)

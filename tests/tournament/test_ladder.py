@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import sqlite3
@@ -14,14 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from arena.commands.ladder import prepare_ladder
+from arena.commands.ladder import LadderThread, prepare_ladder
 from arena.referee import load_bot
 from arena.sandbox.process import wait_gone
 from arena.store import (
     INTERRUPTED,
     RECENT_KEPT,
+    LeaseHeldError,
     Store,
     TournamentConfig,
+    acquire_lease,
     add_bot_version,
     add_ladder_match,
     create_ladder,
@@ -234,6 +237,29 @@ def test_settings_given_once_are_kept_and_a_flag_replaces_one(tmp_path: Path) ->
         config, settings = ladder_settings(store, ladder)
     assert config.games_per_match == 4
     assert (settings["max_repeat"], settings["concurrency"]) == (2, 3)
+
+
+def test_a_ladder_another_server_runs_is_refused_saying_how_to_run_it_here(
+    tmp_path: Path,
+) -> None:
+    """A ladder is never resumed by hand: the words say to stop the other server."""
+    args = argparse.Namespace(
+        ladder_name="ladder", concurrency=1, **{f"ladder_{k}": None for k in (
+            "games_per_match", "seed", "action_ms", "bank_ms", "placement_matches",
+            "placement_in_play", "max_repeat")},
+    )  # fmt: skip
+    with Store.open(tmp_path / "data") as store:
+        ladder = prepare_ladder(store, args)
+        held = acquire_lease(store, ladder, name="ladder")
+        try:
+            with pytest.raises(LeaseHeldError) as refused:
+                LadderThread(LadderRunner(store, ladder, concurrency=1)).take_lease()
+        finally:
+            held.release()
+    assert str(refused.value) == (
+        f"ladder 'ladder' is already being run by process {os.getpid()}: one server runs a"
+        " ladder; stop that one to run it here with `arena serve --ladder`"
+    )
 
 
 class _Recorded:
