@@ -57,6 +57,7 @@ from arena.store import (
     register_remote_bot,
 )
 from arena.store.bots import PERSON_PREFIX
+from arena.store.copies import MissingBotCopyError, check_stored_copy
 from arena.store.models import (
     PlannedMatch,
     PlannedRound,
@@ -386,6 +387,13 @@ class PlayTables:
             spec = bot_spec(self.store, name)
         if spec.runtime == REMOTE_RUNTIME or name.startswith(HUMAN_PREFIX):
             raise PlayRefused(422, f"{name!r} is hosted by its owner or a person: pick another")
+        try:
+            check_stored_copy(spec)  # a damaged copy would crash, or be another program
+        except MissingBotCopyError as damaged:  # the path and hash are the admin's to read
+            self.log.error("play_bot_copy_refused", bot=name, reason=str(damaged))
+            raise PlayRefused(503, f"{name[:60]!r} cannot be played now: its stored files are"
+                                   " not the version stored (the arena's admin is told in"
+                                   " the server's log); pick another") from None  # fmt: skip
         return spec
 
     def open(self, principal: Principal, request: Mapping[str, object]) -> Table:

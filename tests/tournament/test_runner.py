@@ -29,7 +29,6 @@ from arena.store import (
     Store,
     TournamentConfig,
     add_bot_version,
-    bot_spec,
     game_record,
     get_tournament,
     leaderboard,
@@ -46,13 +45,10 @@ from arena.store.tournaments import UNRECORDED_INTERRUPTION
 from arena.testing.interrupt import start_interruptible
 from arena.testing.waiting import wait_until
 from arena.tournament.execution.cpu_placement import usable_cpus
-from arena.tournament.orchestration import runner as runner_module
 from arena.tournament.orchestration.runner import (
-    MissingBotCopyError,
     ProgressEvent,
     ProgressKind,
     TournamentRunner,
-    check_stored_copy,
 )
 from arena.tournament.policy.rounds import create_tournament
 
@@ -598,45 +594,6 @@ def test_a_runner_gives_up_its_lease_when_it_raises(tmp_path: Path) -> None:
         assert get_tournament(store, t.id).interrupted_reason == (
             "stopped by an error: RuntimeError: progress display broke at 'round 1 paired'"
         )
-
-
-def _unreadable(directory: Path) -> None:
-    raise PermissionError(13, "Permission denied", str(directory / "bot.py"))
-
-
-# (case, what is done to the stored copy, what the refusal says after "version V ").
-STORED_COPY = [
-    ("in place", lambda copy: None, None),
-    ("missing", lambda copy: shutil.rmtree(copy), "is missing from {copy}"),
-    ("changed", lambda copy: (copy / "bot.py").write_text("pass\n"),
-     "in {copy} has changed since it was stored (its files hash to "),
-    ("an extra file", lambda copy: (copy / "cache.bin").write_bytes(b"\0"),
-     "in {copy} has changed since it was stored"),
-    ("unreadable", "unreadable", "in {copy} cannot be read ({copy}/bot.py: Permission denied)"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("damage", "problem"), [case[1:] for case in STORED_COPY], ids=[c[0] for c in STORED_COPY]
-)
-def test_a_stored_copy_is_checked_against_its_version_before_it_plays(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Any, problem: str | None
-) -> None:
-    data = _data_dir_with_bots(tmp_path, {"r1": "random"})
-    with Store.open(data) as store:
-        spec = bot_spec(store, "r1")
-    if damage == "unreadable":
-        monkeypatch.setattr(runner_module, "content_hash", _unreadable)
-    else:
-        damage(spec.directory)
-    if problem is None:
-        check_stored_copy(spec)
-        return
-    with pytest.raises(MissingBotCopyError) as refused:
-        check_stored_copy(spec)
-    assert refused.value.problem.startswith(problem.format(copy=spec.directory))
-    assert str(refused.value).endswith("restore the data directory's bots/ from a backup,"
-                                       " then resume")  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -246,6 +246,22 @@ def test_a_planted_field_fails_the_check(
 
 
 @pytest.mark.slow
+def test_a_bot_whose_stored_copy_changed_is_not_played_and_its_path_is_not_told(
+    arena_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    store, _, ann, _ = arena_site
+    st.add_bot_version(store, load_bot(sample_bot("python_random")))
+    copy = st.bot_spec(store, "python_random").directory
+    (copy / "bot.py").write_text("raise SystemExit(1)\n")  # changed on disk since it was stored
+    status, payload = ann.call("POST", "/api/play", {"bot": "python_random", "seat": 0})
+    assert status == 503, payload
+    assert "'python_random' cannot be played now: its stored files are not the version" in str(
+        payload["error"])  # fmt: skip
+    assert str(store.data_dir) not in json.dumps(payload)
+    assert st.list_tournaments(store) == [] and st.list_games(store) == []
+
+
+@pytest.mark.slow
 def test_refusals_name_the_problem(
     arena_site: tuple[st.Store, PlayTables, Client, Client],
 ) -> None:

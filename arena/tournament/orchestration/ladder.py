@@ -68,6 +68,7 @@ from arena.store import (
     unfinished_matches,
     version_bots,
 )
+from arena.store.copies import MissingBotCopyError
 from arena.tournament.execution.executor import (
     GameFinished,
     JobDone,
@@ -77,10 +78,7 @@ from arena.tournament.execution.executor import (
     WorkerStarted,
 )
 from arena.tournament.orchestration.base import RunnerBase, record_stop
-from arena.tournament.orchestration.runner import (
-    MissingBotCopyError,
-    match_jobs,
-)
+from arena.tournament.orchestration.runner import match_jobs
 from arena.tournament.pairing.ladder_schedule import Contender, pick
 from arena.tournament.policy.config import match_seed
 from arena.tournament.policy.ladder_config import LadderSettings

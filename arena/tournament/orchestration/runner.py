@@ -41,14 +41,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
 
 from arena.conformance import ensure_class_archive
-from arena.referee import MatchConfig, content_hash
+from arena.referee import MatchConfig
 from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
 from arena.referee.seeds import match_seed_material
-from arena.referee.types import BotSpec
 from arena.sandbox import SandboxLimits
 from arena.store import (
     MatchRow,
@@ -69,6 +67,7 @@ from arena.store import (
     think_ms_per_game,
     tournament_secret,
 )
+from arena.store.copies import check_stored_copy
 from arena.store.models import TournamentConfig, TournamentFormat, TournamentStatus
 from arena.store.play import is_play_tournament, only_its_table
 from arena.tournament.execution.executor import (
@@ -152,47 +151,6 @@ def longest_first(
         return games * (first + second + GAME_OVERHEAD_MS)
 
     return sorted(matches, key=expected_ms, reverse=True)
-
-
-class MissingBotCopyError(StoreError):
-    """A bot version's stored copy (DATA_DIR/bots/NAME/VERSION) is gone, unreadable, or no
-    longer that version (its files hash to another: changed on disk since it was stored):
-    not the bot's fault, so its games are not played (each would be its crash, rated as its
-    loss, or another program's games counted as this version's). ``problem`` says which,
-    after "the stored copy of NAME version VERSION"."""
-
-    def __init__(
-        self, bot: str, version: str, directory: Path, problem: str | None = None
-    ) -> None:
-        self.bot = bot
-        self.version = version
-        self.directory = directory
-        self.problem = problem or f"is missing from {directory}"
-        super().__init__(
-            f"the stored copy of {bot} version {version} {self.problem}:"
-            " restore the data directory's bots/ from a backup, then resume"
-        )
-
-
-def check_stored_copy(spec: BotSpec) -> None:
-    """MissingBotCopyError unless ``spec``'s stored copy is there and hashes to its version
-    (a remote bot has none): checked before each match, as a Ray node checks its copy."""
-    if spec.runtime == REMOTE_RUNTIME:
-        return
-    if not (spec.directory / "bot.toml").is_file():
-        raise MissingBotCopyError(spec.name, spec.version, spec.directory)
-    try:
-        found = content_hash(spec.directory)
-    except OSError as error:
-        raise MissingBotCopyError(
-            spec.name, spec.version, spec.directory,
-            f"in {spec.directory} cannot be read ({error.filename}: {error.strerror})",
-        ) from None  # fmt: skip
-    if found != spec.version:
-        raise MissingBotCopyError(
-            spec.name, spec.version, spec.directory,
-            f"in {spec.directory} has changed since it was stored (its files hash to {found})",
-        )  # fmt: skip
 
 
 def match_jobs(
