@@ -16,7 +16,8 @@ do for the arena. Reward at the end: +1 for the winner, -1 for the loser, 0
 each for a draw. The engine's position, both hands and the pile's order
 included, is ``raw_env.game``: for the trainer's eyes, never an agent's;
 ``state()``, PettingZoo's global state for centralised critics, is not offered
-(NotImplementedError, as in PettingZoo's classic games).
+(NotImplementedError, as in PettingZoo's classic games). ``render_mode="ansi"``
+(or ``"human"``, printed) renders the public position as text.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import secrets
 from typing import Any, ClassVar
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
@@ -41,12 +43,16 @@ from arena.kahuna.encoding import (
 from arena.kahuna.legal import legal_actions
 from arena.kahuna.rng import deal_from_seed, reshuffle_from_seed
 from arena.kahuna.rules import apply_legal, new_game, start_round
+from arena.kahuna.view_public import SpectatorView, spectate
 
 AGENTS = ("player_0", "player_1")
+RENDER_MODES = ("ansi", "human")
 SEED_BITS = 63
 
 
-def env(*, strategic: bool = False, tactical: bool = False) -> AECEnv[str, Any, Any]:
+def env(
+    *, render_mode: str | None = None, strategic: bool = False, tactical: bool = False
+) -> AECEnv[str, Any, Any]:
     """The environment with PettingZoo's order checks (the one to train with).
 
     ``raw_env`` itself ends the game on an illegal action, as PettingZoo's
@@ -54,20 +60,30 @@ def env(*, strategic: bool = False, tactical: bool = False) -> AECEnv[str, Any, 
     as ``AssertOutOfBoundsWrapper`` would: those two wrappers would only
     double the cost of a step.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(strategic=strategic, tactical=tactical))
+    return wrappers.OrderEnforcingWrapper(
+        raw_env(render_mode=render_mode, strategic=strategic, tactical=tactical)
+    )
 
 
 class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
     """Kahuna for two agents; the variants (docs/RULES.md) as keyword arguments."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": [],
+        "render_modes": list(RENDER_MODES),
         "name": "kahuna_v0",
         "is_parallelizable": False,
     }
 
-    def __init__(self, *, strategic: bool = False, tactical: bool = False) -> None:
+    def __init__(
+        self, *, render_mode: str | None = None, strategic: bool = False, tactical: bool = False
+    ) -> None:
         super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode must be one of {', '.join(RENDER_MODES)} or None,"
+                f" not {render_mode!r}"
+            )
+        self.render_mode = render_mode
         self.variant = Variant(strategic=bool(strategic), tactical=bool(tactical))
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -178,8 +194,40 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
             self.terminations = dict.fromkeys(AGENTS, True)
         self._accumulate_rewards()
 
-    def render(self) -> None:
-        return None
+    def render(self) -> str | None:
+        """The position as everyone sees it (``public_text``), never a hand or the pile's
+        order: returned with ``render_mode="ansi"``, printed with ``"human"``."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() without a render_mode: give render_mode='ansi'")
+            return None
+        text = public_text(spectate(self.game, history=False))
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
 
     def close(self) -> None:
         return None
+
+
+def public_text(view: SpectatorView) -> str:
+    """A spectator's view as a few lines of text: what ``render`` shows (no hidden card)."""
+    if view.outcome is not None:
+        winner = view.outcome.winner
+        who = "a draw" if winner is None else f"{AGENTS[winner]} wins"
+        head = f"round {view.round}, finished: {who}"
+    else:
+        head = f"round {view.round}, {AGENTS[view.to_move or 0]} to move"
+    by_seat = [
+        [line for line, seat in sorted(view.bridges.items()) if seat == s] for s in (0, 1)
+    ]
+    held = [[isle for isle, seat in sorted(view.controlled.items()) if seat == s] for s in (0, 1)]
+    lines = [f"{head}; points {view.points[0]}-{view.points[1]}"]
+    for seat, name in enumerate(AGENTS):
+        lines.append(
+            f"{name}: hand {view.hand_sizes[seat]}, supply {view.supply[seat]}; islands"
+            f" {' '.join(held[seat]) or '-'}; bridges {' '.join(by_seat[seat]) or '-'}"
+        )
+    faceup = " ".join(card or "-" for card in view.faceup)
+    lines.append(f"face up: {faceup}; deck {view.deck_size}")
+    return "\n".join(lines)

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import importlib.util
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 from arena.envs import kahuna_v0
+from arena.envs.kahuna_v0 import public_text
 from arena.kahuna import Variant, deal_from_seed, new_game, observe
 from arena.kahuna.encoding import ACTION_COUNT, ACTIONS, encode_observation
+from arena.kahuna.view_public import spectate
+from arena.testing.worlds import other_worlds
 
 POLICY_FILE = Path(__file__).resolve().parents[2] / "sample_bots" / "python_policy" / "policy.py"
 VARIANTS = [
@@ -145,3 +149,38 @@ def test_the_example_policy_plays_in_the_environment_unchanged() -> None:
     totals = _play(kahuna_v0.env(tactical=True), module.policy, seed=11)
     assert sorted(totals.values()) in ([-1.0, 1.0], [0.0, 0.0])
     assert ACTIONS[module.policy({"observation": [0.0] * 200, "action_mask": [0] * 160 + [1]})]
+
+
+def test_the_render_modes_pass_pettingzoo_s_render_test() -> None:
+    render_test(kahuna_v0.env)
+
+
+@pytest.mark.parametrize("mode", ["rgb_array", "ANSI", ""])
+def test_an_unknown_render_mode_is_refused_naming_the_modes(mode: str) -> None:
+    with pytest.raises(ValueError, match="render_mode must be one of ansi, human or None"):
+        kahuna_v0.env(render_mode=mode)
+
+
+def test_the_rendered_text_is_the_public_position_the_same_in_every_world_a_seat_cannot_tell(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Rendering shows no hidden card: the text is the same in every world either seat
+    cannot rule out (the spectator leak test of tests/kahuna/test_spectate.py)."""
+    env = kahuna_v0.raw_env(render_mode="ansi")
+    env.reset(seed=21)
+    rng = random.Random(21)
+    worlds = 0
+    while env.agents and worlds < 60:
+        text = env.render()
+        assert isinstance(text, str) and f"{env.agent_selection} to move" in text
+        state = env.game
+        for seat in (0, 1):
+            for world in other_worlds(state, seat, rng, 2):
+                worlds += 1
+                assert public_text(spectate(world, history=False)) == text
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    assert worlds >= 60
+    human = kahuna_v0.raw_env(render_mode="human")
+    human.reset(seed=21)
+    assert human.render() is None
+    assert capsys.readouterr().out.startswith("round 1, player_")
