@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import hmac
+import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -72,6 +73,9 @@ class Ended:
 
     slot: int
     exit_code: int | None
+    limits: str = ""
+    """The sandbox limits the bot ran into, in words (``BotSlot.limits_words``): why a
+    process was killed when its exit status alone does not say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +132,10 @@ def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
         )
         return _fail(BotStatus.TIMEOUT, f"no {what} within {occurrence.waited_ms:.0f} ms")
     if isinstance(occurrence, Ended):
+        limits = f"; {occurrence.limits}" if occurrence.limits else ""
         if occurrence.exit_code is not None:
-            return _fail(BotStatus.CRASH, f"process exited with status {occurrence.exit_code}")
-        return _fail(BotStatus.DISCONNECT, "stream closed while the process was running")
+            return _fail(BotStatus.CRASH, exit_words(occurrence.exit_code) + limits)
+        return _fail(BotStatus.DISCONNECT, "stream closed while the process was running" + limits)
     kind = occurrence.kind
     if kind is ArrivalKind.OVERSIZED:
         return _fail(
@@ -156,6 +161,19 @@ def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
     if expect.phase is Phase.AWAIT_HELLO:
         return _fail(BotStatus.PROTOCOL_VIOLATION, "action_reply before Hello")
     return _judge_reply(message.action_reply, occurrence.received_ns, expect)
+
+
+def exit_words(code: int) -> str:
+    """A bot process's end in words: its exit status, and the signal that killed it
+    (the sandbox reports 128 + the signal's number, a process of ours minus it)."""
+    number = -code if code < 0 else code - 128 if code > 128 else 0
+    try:
+        name = signal.Signals(number).name if number else ""
+    except ValueError:
+        name = ""
+    if code < 0:
+        return f"process killed by {name or f'signal {number}'}"
+    return f"process exited with status {code}" + (f" (killed by {name})" if name else "")
 
 
 def _judge_hello(hello: referee_pb2.Hello, expect: ReplyWindow) -> Verdict:

@@ -130,6 +130,29 @@ def test_judge(phase: Phase, occurrence: Occurrence, kind: VerdictKind, status: 
         assert verdict.reason  # every failure is named
 
 
+ENDINGS = [
+    # (case, how the bot ended, the reason it is given)
+    ("an exit status", Ended(0, 3), "process exited with status 3"),
+    ("killed, as the sandbox reports it", Ended(0, 137),
+     "process exited with status 137 (killed by SIGKILL)"),
+    ("a segfault", Ended(0, 139), "process exited with status 139 (killed by SIGSEGV)"),
+    ("killed, unsandboxed", Ended(0, -9), "process killed by SIGKILL"),
+    ("out of memory", Ended(0, 137, "out of memory: the sandbox's limit is 512 MiB"),
+     "process exited with status 137 (killed by SIGKILL); out of memory: the sandbox's"
+     " limit is 512 MiB"),
+    ("a limit, process alive", Ended(0, None, "a fork failed"),
+     "stream closed while the process was running; a fork failed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("ended", "reason"), [case[1:] for case in ENDINGS],
+                         ids=[case[0] for case in ENDINGS])  # fmt: skip
+def test_an_ended_bot_is_told_how_it_ended_and_the_limits_it_ran_into(
+    ended: Ended, reason: str
+) -> None:
+    assert judge(ended, _expect(Phase.AWAIT_REPLY)).reason == reason
+
+
 def test_an_accepted_action_is_the_one_sent_with_its_time() -> None:
     verdict = judge(_message(_reply(7, GOOD), after_ms=42), _expect(Phase.AWAIT_REPLY))
     assert verdict.action == LEGAL[0]
