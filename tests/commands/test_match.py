@@ -78,6 +78,17 @@ def test_json_output(bots: tuple[Path, Path]) -> None:
     assert beta["elo"] is None and beta["elo_low"] is None  # -infinity: JSON has none
 
 
+def test_the_table_says_what_each_failed_bot_did(bots: tuple[Path, Path]) -> None:
+    """The action and the rule it breaks, not only its status: an author should not
+    need --json to learn why their bot forfeited."""
+    done = _arena("match", *map(str, bots), "--games", "2")
+    assert done.returncode == 0, done.stderr
+    said = re.findall(r"^game (\d): beta illegal_action: (.+)$", done.stdout, re.MULTILINE)
+    assert [game for game, _ in said] == ["0", "1"], done.stdout
+    for _, detail in said:
+        assert re.fullmatch(r"[a-z]+ .*: [RC]\d+[a-z]*: .+", detail), detail
+
+
 def test_an_odd_game_is_in_the_score_and_said_to_be_unpaired(bots: tuple[Path, Path]) -> None:
     """`--games 3`: the percentage and Elo are the score's (every game, the odd one
     too), not the pair's alone, and the odd game is named as unpaired."""
