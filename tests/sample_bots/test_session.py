@@ -236,3 +236,13 @@ def test_a_status_this_sdk_does_not_know_is_reported_by_its_number() -> None:
     goodbye = referee_pb2.Goodbye(status=42, reason="newer")  # type: ignore[arg-type]
     session.handle(referee_pb2.PlayResponse(goodbye=goodbye))
     assert session.goodbye_reason == "STATUS_42: newer"
+
+
+def test_a_text_that_is_not_an_action_names_choose_and_the_text() -> None:
+    session = Session(ScriptedBot("hello world"), token="t")
+    session.handle(_game_start(0, 0))
+    with pytest.raises(ValueError) as raised:
+        session.handle(_request(1, 0))
+    assert str(raised.value) == (
+        "choose() returned 'hello world', which is not an action: unknown action 'hello'"
+    )

@@ -136,7 +136,11 @@ def _as_action(choice: Action | str) -> Action:
     if isinstance(choice, Action):
         return choice
     if isinstance(choice, str):
-        return parse_action(choice)
+        try:
+            return parse_action(choice)
+        except ValueError as err:  # the engine's words alone do not say whose text it was
+            message = f"choose() returned {choice!r}, which is not an action: {err}"
+            raise ValueError(message) from None
     raise TypeError(f"choose() must return an Action or a text action, not {type(choice).__name__}")
 
 
