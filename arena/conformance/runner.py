@@ -35,7 +35,7 @@ from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
 from arena.referee.game import Clock, GameTiming, RefereeState
-from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
+from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind, exit_words
 from arena.referee.match import KEPT_CONNECTION, STDERR_KEPT_FOR, printable, short_tmp
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.results import Failures, PlayedGame, game_over_messages, score_games
@@ -226,7 +226,11 @@ class _Checker:
         if status is None:
             self.exit.fail(f"still running {self.exit_grace_s:.0f} s after MatchOver")
         elif status != 0:
-            self.exit.fail(f"exited with status {status} after MatchOver" + self._stderr())
+            limits = self.slot.limits_words()
+            self.exit.fail(
+                f"{exit_words(status)} after MatchOver" + (f"; {limits}" if limits else "")
+                + self._stderr()
+            )  # fmt: skip
         else:
             self.report.exit_ms.append((time.monotonic() - sent) * 1000)
             if self.slot.train_class_archive:
