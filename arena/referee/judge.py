@@ -133,6 +133,8 @@ def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
         return _fail(BotStatus.TIMEOUT, f"no {what} within {occurrence.waited_ms:.0f} ms")
     if isinstance(occurrence, Ended):
         limits = f"; {occurrence.limits}" if occurrence.limits else ""
+        if occurrence.exit_code == 0 and expect.phase is Phase.AWAIT_HELLO:
+            limits += NO_HELLO_HINT  # a clean exit before Hello: the program never played
         if occurrence.exit_code is not None:
             return _fail(BotStatus.CRASH, exit_words(occurrence.exit_code) + limits)
         return _fail(BotStatus.DISCONNECT, "stream closed while the process was running" + limits)
@@ -161,6 +163,12 @@ def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
     if expect.phase is Phase.AWAIT_HELLO:
         return _fail(BotStatus.PROTOCOL_VIOLATION, "action_reply before Hello")
     return _judge_reply(message.action_reply, occurrence.received_ns, expect)
+
+
+NO_HELLO_HINT = (
+    "; a bot connects to KAHUNA_REFEREE, says Hello and plays until MatchOver"
+    " (the kits' run() does)"
+)
 
 
 def exit_words(code: int) -> str:

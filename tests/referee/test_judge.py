@@ -140,6 +140,9 @@ ENDINGS = [
     ("out of memory", Ended(0, 137, "out of memory: the sandbox's limit is 512 MiB"),
      "process exited with status 137 (killed by SIGKILL); out of memory: the sandbox's"
      " limit is 512 MiB"),
+    ("a clean exit before Hello", Ended(0, 0),
+     "process exited with status 0; a bot connects to KAHUNA_REFEREE, says Hello and"
+     " plays until MatchOver (the kits' run() does)"),
     ("a limit, process alive", Ended(0, None, "a fork failed"),
      "stream closed while the process was running; a fork failed"),
 ]  # fmt: skip
@@ -150,7 +153,8 @@ ENDINGS = [
 def test_an_ended_bot_is_told_how_it_ended_and_the_limits_it_ran_into(
     ended: Ended, reason: str
 ) -> None:
-    assert judge(ended, _expect(Phase.AWAIT_REPLY)).reason == reason
+    phase = Phase.AWAIT_HELLO if ended.exit_code == 0 else Phase.AWAIT_REPLY
+    assert judge(ended, _expect(phase)).reason == reason
 
 
 def test_an_accepted_action_is_the_one_sent_with_its_time() -> None:
