@@ -95,9 +95,10 @@ def test_an_odd_game_is_in_the_score_and_said_to_be_unpaired(bots: tuple[Path, P
     done = _arena("match", str(bots[0]), str(bots[1]), "--games", "3", "--seed", "4")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-2] == "score: alpha 3 - beta 0"
-    assert lines[-1].startswith("alpha: 100.0% over 3 games (1 deal pair + 1 unpaired game),"
-                                " Elo +inf; too few pairs")  # fmt: skip
+    score = lines.index("score: alpha 3 - beta 0")  # then what each failed bot did
+    assert lines[score + 1].startswith("alpha: 100.0% over 3 games (1 deal pair + 1 unpaired"
+                                       " game), Elo +inf; too few pairs")  # fmt: skip
+    assert all(line.startswith("game ") for line in lines[score + 2 :]), lines
 
 
 def test_per_decision_timings_per_bot_in_the_json_and_per_seat_in_the_records(
