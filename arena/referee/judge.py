@@ -225,6 +225,9 @@ def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Reply
     if expect.phase is not Phase.AWAIT_REPLY:
         if reply.request_id in expect.expired_request_ids:
             return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)
+        if expect.request_id and reply.request_id == expect.request_id:
+            second = _SECOND_REPLY.format(reply.request_id)
+            return _fail(BotStatus.PROTOCOL_VIOLATION, f"{second}; no request is open")
         return _fail(
             BotStatus.PROTOCOL_VIOLATION,
             f"reply to request {reply.request_id} while no request was open",
@@ -232,9 +235,12 @@ def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Reply
     if reply.request_id != expect.request_id:
         if reply.request_id in expect.expired_request_ids:
             return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)
+        if reply.request_id == expect.request_id - 1:  # numbered in order: it was answered
+            what = _SECOND_REPLY.format(reply.request_id) + ";"
+        else:
+            what = f"reply to request {reply.request_id},"
         return _fail(
-            BotStatus.PROTOCOL_VIOLATION,
-            f"reply to request {reply.request_id}, the open request is {expect.request_id}",
+            BotStatus.PROTOCOL_VIOLATION, f"{what} the open request is {expect.request_id}"
         )
     clock = expect.clock
     elapsed_ms = clock.elapsed_ms(received_ns)
@@ -257,6 +263,9 @@ def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Reply
             broken = _rule_broken(expect.state, action)
             return _fail(BotStatus.ILLEGAL_ACTION, f"{action.text()}: {broken}")
     return Verdict(VerdictKind.ACTION, action=action, elapsed_ms=elapsed_ms)
+
+
+_SECOND_REPLY = "a second reply to request {} (it was answered already)"
 
 
 def _rule_broken(state: State | None, action: Action) -> str:

@@ -157,6 +157,28 @@ def test_an_ended_bot_is_told_how_it_ended_and_the_limits_it_ran_into(
     assert judge(ended, _expect(phase)).reason == reason
 
 
+STRAY_REPLIES = [
+    # (case, the phase, the request the reply names, the reason it is given)
+    ("the request before the open one: a second reply", Phase.AWAIT_REPLY, 6,
+     "a second reply to request 6 (it was answered already); the open request is 7"),
+    ("an older request", Phase.AWAIT_REPLY, 5, "reply to request 5, the open request is 7"),
+    ("a request never sent", Phase.AWAIT_REPLY, 9, "reply to request 9, the open request is 7"),
+    ("the last request again, none open", Phase.IDLE, 7,
+     "a second reply to request 7 (it was answered already); no request is open"),
+    ("another request, none open", Phase.IDLE, 5,
+     "reply to request 5 while no request was open"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("phase", "request_id", "reason"), [c[1:] for c in STRAY_REPLIES],
+                         ids=[case[0] for case in STRAY_REPLIES])  # fmt: skip
+def test_a_reply_to_a_request_not_open_says_whether_it_answers_one_twice(
+    phase: Phase, request_id: int, reason: str
+) -> None:
+    verdict = judge(_message(_reply(request_id, GOOD)), _expect(phase))
+    assert (verdict.status, verdict.reason) == (BotStatus.PROTOCOL_VIOLATION, reason)
+
+
 def test_an_accepted_action_is_the_one_sent_with_its_time() -> None:
     verdict = judge(_message(_reply(7, GOOD), after_ms=42), _expect(Phase.AWAIT_REPLY))
     assert verdict.action == LEGAL[0]
