@@ -6,6 +6,7 @@ import argparse
 import difflib
 import os
 import re
+import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,11 +134,11 @@ def copy_sources(source: Path, destination: Path) -> None:
 
 
 def build_hint(directory: Path) -> str | None:
-    """The command that builds a copied kit, if it needs building."""
+    """The command that builds a copied kit, if it needs building (quoted for a shell)."""
     if (directory / "build.sh").is_file():
-        return f"{directory}/build.sh"
+        return shlex.quote(f"{directory}/build.sh")
     if (directory / "package.json").is_file():
-        return f"npm ci --prefix {directory}"
+        return f"npm ci --prefix {shlex.quote(str(directory))}"
     return None
 
 
@@ -217,8 +218,9 @@ def run_new(args: argparse.Namespace) -> int:
     hint = build_hint(created)
     if hint:
         print(f"build it:  {hint}")
-    print(f"check it:  arena bot check {created}")
-    print(f"play it:   arena match {created} python_random")
+    where = shlex.quote(str(created))  # commands to paste into a shell, whatever the path
+    print(f"check it:  arena bot check {where}")
+    print(f"play it:   arena match {where} python_random")
     return 0
 
 

@@ -222,6 +222,17 @@ def _failures(game: GameReport) -> str:
     return ", ".join(failed) or "-"
 
 
+def _failure_lines(game: GameReport) -> list[str]:
+    """Each failure of ``game`` in words: the bot, its status and what it did (the
+    action and the rule it breaks, the limit it ran into, ...)."""
+    details = _failure_details(game)
+    lines = []
+    for failure in details if isinstance(details, list) else []:
+        if isinstance(failure, dict) and failure.get("detail"):
+            lines.append(f"{failure.get('bot')} {failure.get('status')}: {failure['detail']}")
+    return lines
+
+
 def _failure_details(game: GameReport) -> object:
     metadata = game.record.get("match")
     return metadata.get("failures", []) if isinstance(metadata, dict) else []
@@ -312,6 +323,8 @@ def _print_table(
     if interval is not None:
         print(summary_line(names[0], interval))
     for game in report.games:  # the operator runs both bots: their stderr is theirs to see
+        for line in _failure_lines(game):
+            print(f"game {game.index}: {line}")
         for name, tail in game.stderr.items():
             print(f"game {game.index}: {name}'s stderr (first and last lines):")
             print("\n".join(f"  {line}" for line in tail.splitlines()))

@@ -35,7 +35,7 @@ from arena.protocol.convert import variant_to_pb
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
 from arena.referee.game import Clock, GameTiming, RefereeState
-from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind
+from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind, exit_words
 from arena.referee.match import KEPT_CONNECTION, STDERR_KEPT_FOR, printable, short_tmp
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.results import Failures, PlayedGame, game_over_messages, score_games
@@ -60,6 +60,9 @@ it, without a penalty; the check allows for a loaded machine and reports the tim
 SCENARIO_OVER = "the scripted opponent forfeits: the scenario is over"
 MAX_FAILED_LAUNCHES = 2
 """After this many launches in a row without a Hello, the rest is not played."""
+MAX_SILENT_SCENARIOS = 2
+"""After this many scenarios in a row whose first request the bot let time out, the
+rest is not played: each would wait out a whole clock (32 s) to say the same."""
 
 
 def check_bot(
@@ -112,6 +115,8 @@ class _Checker:
             f"itself, status 0, within {exit_grace_s:.0f} s",
         )  # fmt: skip
         self.failed_launches = 0
+        self.silent: list[str] = []
+        """The scenarios in a row, latest last, whose first request timed out."""
         self.log = get_logger(bot=spec.name, check=self.match_id)
         self.on_result: Callable[[ScenarioResult], None] | None = None
 
@@ -136,6 +141,13 @@ class _Checker:
         for index, scenario in enumerate(group):
             result = ScenarioResult(scenario.name, scenario.what)
             results.append(result)
+            if len(self.silent) >= MAX_SILENT_SCENARIOS:
+                result.fail(
+                    f"{NOT_PLAYED}the bot answered no request in {' and '.join(self.silent)}"
+                    " (each timed out at its first decision)"
+                )
+                self._heard(result)
+                continue
             if not self.slot.ready:
                 reports = []  # a new connection: its own MatchOver counts its own games
                 problem = self._connect(scenario, games=len(group) - index)
@@ -226,7 +238,11 @@ class _Checker:
         if status is None:
             self.exit.fail(f"still running {self.exit_grace_s:.0f} s after MatchOver")
         elif status != 0:
-            self.exit.fail(f"exited with status {status} after MatchOver" + self._stderr())
+            limits = self.slot.limits_words()
+            self.exit.fail(
+                f"{exit_words(status)} after MatchOver" + (f"; {limits}" if limits else "")
+                + self._stderr()
+            )  # fmt: skip
         else:
             self.report.exit_ms.append((time.monotonic() - sent) * 1000)
             if self.slot.train_class_archive:
@@ -305,6 +321,8 @@ class _Checker:
             where = _where(playout, seat, result.decisions + 1)
             verdict = self._ask(turns, game_index, log, seat)
             if verdict.kind is not VerdictKind.ACTION:
+                silent = verdict.status is BotStatus.TIMEOUT and result.decisions == 0
+                self.silent = [*self.silent, scenario.name] if silent else []
                 failures[BOT_SLOT] = (verdict.status, verdict.reason)
                 result.fail(self._failure(verdict, f"at {where}"))
                 if verdict.status not in KEPT_CONNECTION:
@@ -313,6 +331,7 @@ class _Checker:
             assert verdict.action is not None
             action = verdict.action
             result.decisions += 1
+            self.silent = []
             ends_turn = action.type in (ActionType.DRAW, ActionType.PASS)
             if first_turn:
                 result.did.append(action.text())

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import hmac
+import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -72,6 +73,9 @@ class Ended:
 
     slot: int
     exit_code: int | None
+    limits: str = ""
+    """The sandbox limits the bot ran into, in words (``BotSlot.limits_words``): why a
+    process was killed when its exit status alone does not say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +132,12 @@ def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
         )
         return _fail(BotStatus.TIMEOUT, f"no {what} within {occurrence.waited_ms:.0f} ms")
     if isinstance(occurrence, Ended):
+        limits = f"; {occurrence.limits}" if occurrence.limits else ""
+        if occurrence.exit_code == 0 and expect.phase is Phase.AWAIT_HELLO:
+            limits += NO_HELLO_HINT  # a clean exit before Hello: the program never played
         if occurrence.exit_code is not None:
-            return _fail(BotStatus.CRASH, f"process exited with status {occurrence.exit_code}")
-        return _fail(BotStatus.DISCONNECT, "stream closed while the process was running")
+            return _fail(BotStatus.CRASH, exit_words(occurrence.exit_code) + limits)
+        return _fail(BotStatus.DISCONNECT, "stream closed while the process was running" + limits)
     kind = occurrence.kind
     if kind is ArrivalKind.OVERSIZED:
         return _fail(
@@ -156,6 +163,25 @@ def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
     if expect.phase is Phase.AWAIT_HELLO:
         return _fail(BotStatus.PROTOCOL_VIOLATION, "action_reply before Hello")
     return _judge_reply(message.action_reply, occurrence.received_ns, expect)
+
+
+NO_HELLO_HINT = (
+    "; a bot connects to KAHUNA_REFEREE, says Hello and plays until MatchOver"
+    " (the kits' run() does)"
+)
+
+
+def exit_words(code: int) -> str:
+    """A bot process's end in words: its exit status, and the signal that killed it
+    (the sandbox reports 128 + the signal's number, a process of ours minus it)."""
+    number = -code if code < 0 else code - 128 if code > 128 else 0
+    try:
+        name = signal.Signals(number).name if number else ""
+    except ValueError:
+        name = ""
+    if code < 0:
+        return f"process killed by {name or f'signal {number}'}"
+    return f"process exited with status {code}" + (f" (killed by {name})" if name else "")
 
 
 def _judge_hello(hello: referee_pb2.Hello, expect: ReplyWindow) -> Verdict:
@@ -199,6 +225,9 @@ def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Reply
     if expect.phase is not Phase.AWAIT_REPLY:
         if reply.request_id in expect.expired_request_ids:
             return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)
+        if expect.request_id and reply.request_id == expect.request_id:
+            second = _SECOND_REPLY.format(reply.request_id)
+            return _fail(BotStatus.PROTOCOL_VIOLATION, f"{second}; no request is open")
         return _fail(
             BotStatus.PROTOCOL_VIOLATION,
             f"reply to request {reply.request_id} while no request was open",
@@ -206,9 +235,12 @@ def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Reply
     if reply.request_id != expect.request_id:
         if reply.request_id in expect.expired_request_ids:
             return Verdict(VerdictKind.IGNORED, late_reply_to=reply.request_id)
+        if reply.request_id == expect.request_id - 1:  # numbered in order: it was answered
+            what = _SECOND_REPLY.format(reply.request_id) + ";"
+        else:
+            what = f"reply to request {reply.request_id},"
         return _fail(
-            BotStatus.PROTOCOL_VIOLATION,
-            f"reply to request {reply.request_id}, the open request is {expect.request_id}",
+            BotStatus.PROTOCOL_VIOLATION, f"{what} the open request is {expect.request_id}"
         )
     clock = expect.clock
     elapsed_ms = clock.elapsed_ms(received_ns)
@@ -231,6 +263,9 @@ def _judge_reply(reply: referee_pb2.ActionReply, received_ns: int, expect: Reply
             broken = _rule_broken(expect.state, action)
             return _fail(BotStatus.ILLEGAL_ACTION, f"{action.text()}: {broken}")
     return Verdict(VerdictKind.ACTION, action=action, elapsed_ms=elapsed_ms)
+
+
+_SECOND_REPLY = "a second reply to request {} (it was answered already)"
 
 
 def _rule_broken(state: State | None, action: Action) -> str:

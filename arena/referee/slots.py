@@ -18,7 +18,7 @@ from arena.protocol import messages
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.bytecode import compiled_tree
 from arena.referee.endpoint import BotEndpoint, OnWire
-from arena.referee.judge import Phase, ReplyWindow
+from arena.referee.judge import Ended, Phase, ReplyWindow
 from arena.referee.remote import (
     REMOTE_RUNTIME,
     RemoteSeat,
@@ -28,7 +28,7 @@ from arena.referee.remote import (
 )
 from arena.referee.types import BotSpec, BotStatus, MatchConfig
 from arena.resources import PYTHON_BOT_MOUNTS
-from arena.sandbox import SANDBOX_SOCKET, BotProcess, javacds, launch_bot
+from arena.sandbox import SANDBOX_SOCKET, BotProcess, SandboxLimits, javacds, launch_bot
 
 STDERR_KEPT_CHARS = 300
 """How much of the start and of the end of a failed bot's stderr is kept (each)."""
@@ -59,6 +59,8 @@ class BotSlot:
     train_class_archive: bool = False
     """A Java bot's launches write a class-data archive at exit (arena/sandbox/javacds.py)
     instead of using one; ``take_class_archive`` keeps it."""
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    """The sandbox limits of its latest launch."""
 
     def can_launch(self, max_restarts: int) -> bool:
         return self.launches <= max_restarts
@@ -67,6 +69,7 @@ class BotSlot:
         """Start the bot (again) with a fresh token; it must now say Hello."""
         self.kill()
         self.launches += 1
+        self.limits = config.limits
         self.endpoint.new_launch()
         self.expect = ReplyWindow(token=secrets.token_urlsafe(24), phase=Phase.AWAIT_HELLO)
         if self.spec.runtime == REMOTE_RUNTIME:
@@ -184,6 +187,25 @@ class BotSlot:
         self.ready = False
         self.kill()
         self.process = None
+
+    def ended(self, exit_code: int | None) -> Ended:
+        """The end of this bot's stream or process, with the limits it ran into."""
+        return Ended(self.index, exit_code, self.limits_words())
+
+    def limits_words(self) -> str:
+        """The sandbox limits the running (or just ended) process ran into, in words the
+        bot's author can act on; "" if none (or no cgroup says so)."""
+        process = self.process
+        hit = process.limits_hit() if isinstance(process, BotProcess) else ()
+        words = []
+        if "memory" in hit:
+            words.append(f"out of memory: the sandbox's limit is {self.limits.memory_mb} MiB")
+        if "processes" in hit:
+            words.append(
+                "a fork or a new thread failed: the sandbox's limit is"
+                f" {self.limits.max_processes} processes and threads"
+            )
+        return "; ".join(words)
 
     def exit_code_soon(self) -> int | None:
         """The process's exit status if it ends within a short grace, else None."""

@@ -256,7 +256,7 @@ class TurnLoop:
         if item.kind is ArrivalKind.STREAM_CLOSED:
             self._thaw(slot.index)  # a frozen bot (or its sandbox) cannot finish exiting
             # the exit awaited in a worker thread: the loop goes on serving the other bot
-            return Ended(slot.index, await asyncio.to_thread(slot.exit_code_soon))
+            return slot.ended(await asyncio.to_thread(slot.exit_code_soon))
         return item
 
     # ------------------------------------------------------------ between games
@@ -310,7 +310,7 @@ class TurnLoop:
                 continue  # from a connection already cut off
             if arrival.kind is ArrivalKind.STREAM_CLOSED:
                 self._thaw(slot.index)
-                return Ended(slot.index, slot.exit_code_soon())
+                return slot.ended(slot.exit_code_soon())
             return arrival
 
     def _thaw(self, slot_index: int) -> None:
@@ -322,7 +322,7 @@ class TurnLoop:
             if _watched(slot) and slot.process is not None:
                 code = slot.process.poll()
                 if code is not None:
-                    return Ended(slot.index, code)
+                    return slot.ended(code)
         return None
 
 

@@ -78,15 +78,27 @@ def test_json_output(bots: tuple[Path, Path]) -> None:
     assert beta["elo"] is None and beta["elo_low"] is None  # -infinity: JSON has none
 
 
+def test_the_table_says_what_each_failed_bot_did(bots: tuple[Path, Path]) -> None:
+    """The action and the rule it breaks, not only its status: an author should not
+    need --json to learn why their bot forfeited."""
+    done = _arena("match", *map(str, bots), "--games", "2")
+    assert done.returncode == 0, done.stderr
+    said = re.findall(r"^game (\d): beta illegal_action: (.+)$", done.stdout, re.MULTILINE)
+    assert [game for game, _ in said] == ["0", "1"], done.stdout
+    for _, detail in said:
+        assert re.fullmatch(r"[a-z]+ .*: [RC]\d+[a-z]*: .+", detail), detail
+
+
 def test_an_odd_game_is_in_the_score_and_said_to_be_unpaired(bots: tuple[Path, Path]) -> None:
     """`--games 3`: the percentage and Elo are the score's (every game, the odd one
     too), not the pair's alone, and the odd game is named as unpaired."""
     done = _arena("match", str(bots[0]), str(bots[1]), "--games", "3", "--seed", "4")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-2] == "score: alpha 3 - beta 0"
-    assert lines[-1].startswith("alpha: 100.0% over 3 games (1 deal pair + 1 unpaired game),"
-                                " Elo +inf; too few pairs")  # fmt: skip
+    score = lines.index("score: alpha 3 - beta 0")  # then what each failed bot did
+    assert lines[score + 1].startswith("alpha: 100.0% over 3 games (1 deal pair + 1 unpaired"
+                                       " game), Elo +inf; too few pairs")  # fmt: skip
+    assert all(line.startswith("game ") for line in lines[score + 2 :]), lines
 
 
 def test_per_decision_timings_per_bot_in_the_json_and_per_seat_in_the_records(

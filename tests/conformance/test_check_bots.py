@@ -129,3 +129,38 @@ def test_the_command_exits_2_when_there_is_no_bot_to_check(tmp_path: Path) -> No
     (tmp_path / "bot.toml").write_text('name = "far"\nruntime = "remote"\n')
     remote = _arena(str(tmp_path))
     assert remote.returncode == 2 and "remote" in remote.stderr, remote.stderr
+
+
+SILENT_CASES = [
+    # (behaviour, its arguments, what each of the four scenarios says)
+    ("sleep_forever", (), [
+        "timeout at decision 1", "timeout at decision 1",
+        "not played: the bot answered no request in plain_seat0 and plain_seat1 (each timed"
+        " out at its first decision)",
+        "not played: the bot answered no request in plain_seat0 and plain_seat1",
+    ]),
+    ("late_once", ("1.2",), ["timeout at decision 1", "", "", ""]),  # it answers after that
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("behaviour", "args", "said"), SILENT_CASES,
+                         ids=[case[0] for case in SILENT_CASES])  # fmt: skip
+def test_a_bot_that_answers_nothing_is_not_waited_for_scenario_after_scenario(
+    make_bot: MakeBot, behaviour: str, args: tuple[str, ...], said: list[str]
+) -> None:
+    """Each scenario it lets time out costs a whole clock (32 s by default): after two
+    in a row without one answer the rest would only say the same, minutes later."""
+    import dataclasses
+
+    from arena.conformance.scenarios import Clock
+
+    spec = make_bot(behaviour, *args)
+    names = ["plain_seat0", "plain_seat1", "reshuffle", "forced_draw"]
+    clock = Clock(action_ms=1000, bank_ms=0)  # late_once's late reply comes before the next
+    report = check_bot(spec, scenarios=[dataclasses.replace(BY_NAME[name], clock=clock)
+                                        for name in names])  # fmt: skip
+    results = _results(report)
+    for name, expected in zip(names, said, strict=True):
+        passed, problem = results[name]
+        assert passed == (not expected) and problem.startswith(expected), (name, problem)
+    assert_no_process_left(spec)

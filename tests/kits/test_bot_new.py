@@ -157,6 +157,25 @@ def test_the_command_creates_the_bot_and_says_how_to_build_it(
     assert "bot new needs LANG and NAME" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("language", ["javascript", "python"])
+def test_the_commands_it_prints_work_pasted_into_a_shell_whatever_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    language: str,
+) -> None:  # fmt: skip
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["bot", "new", language, "mine", "--dir", "my bots/it's mine"]) == 0
+    said = dict(line.split(":  ", 1) for line in capsys.readouterr().out.splitlines()[1:])
+    created = tmp_path / "my bots" / "it's mine"
+    if language == "javascript":
+        assert shlex.split(said["build it"]) == ["my bots/it's mine/build.sh"]
+        assert (created / "build.sh").is_file()
+    assert shlex.split(said["check it"]) == ["arena", "bot", "check", "my bots/it's mine"]
+    assert shlex.split(said["play it"])[:3] == ["arena", "match", "my bots/it's mine"]
+    assert load_bot(created).name == "mine"
+
+
 DISKS = [
     # (case, tmpfs options, fill it first, the error; None: the copy is made)
     ("full disk", "size=256k", True, "cannot copy the java kit to {dest}: No space left on device"),

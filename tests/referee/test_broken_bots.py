@@ -158,6 +158,20 @@ def test_fork_bomb_stays_under_the_process_limit(make_bot: MakeBot) -> None:
     assert_no_process_left(broken, good)
 
 
+def test_a_bot_killed_for_its_memory_is_told_the_limit(make_bot: MakeBot) -> None:
+    """Its exit status alone (137) says nothing its author can act on."""
+    good = make_bot("random", name="good")
+    hog = make_bot("memory_hog", name="hog")
+    report = run_match(CONFIG, hog, good)
+    for game in report.games:
+        (failure,) = game.record["match"]["failures"]  # type: ignore[index]
+        assert failure["status"] == CRASH.value
+        assert "(killed by SIGKILL); out of memory: the sandbox's limit is 160 MiB" in (
+            failure["detail"]
+        ), failure
+    assert_no_process_left(hog, good)
+
+
 def test_the_bank_pays_for_a_slow_action(make_bot: MakeBot) -> None:
     """1.9 s against a 1.5 s limit: no timeout, about 0.4 s leaves the bank."""
     good = make_bot("random", name="good")

@@ -130,6 +130,55 @@ def test_judge(phase: Phase, occurrence: Occurrence, kind: VerdictKind, status: 
         assert verdict.reason  # every failure is named
 
 
+ENDINGS = [
+    # (case, how the bot ended, the reason it is given)
+    ("an exit status", Ended(0, 3), "process exited with status 3"),
+    ("killed, as the sandbox reports it", Ended(0, 137),
+     "process exited with status 137 (killed by SIGKILL)"),
+    ("a segfault", Ended(0, 139), "process exited with status 139 (killed by SIGSEGV)"),
+    ("killed, unsandboxed", Ended(0, -9), "process killed by SIGKILL"),
+    ("out of memory", Ended(0, 137, "out of memory: the sandbox's limit is 512 MiB"),
+     "process exited with status 137 (killed by SIGKILL); out of memory: the sandbox's"
+     " limit is 512 MiB"),
+    ("a clean exit before Hello", Ended(0, 0),
+     "process exited with status 0; a bot connects to KAHUNA_REFEREE, says Hello and"
+     " plays until MatchOver (the kits' run() does)"),
+    ("a limit, process alive", Ended(0, None, "a fork failed"),
+     "stream closed while the process was running; a fork failed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("ended", "reason"), [case[1:] for case in ENDINGS],
+                         ids=[case[0] for case in ENDINGS])  # fmt: skip
+def test_an_ended_bot_is_told_how_it_ended_and_the_limits_it_ran_into(
+    ended: Ended, reason: str
+) -> None:
+    phase = Phase.AWAIT_HELLO if ended.exit_code == 0 else Phase.AWAIT_REPLY
+    assert judge(ended, _expect(phase)).reason == reason
+
+
+STRAY_REPLIES = [
+    # (case, the phase, the request the reply names, the reason it is given)
+    ("the request before the open one: a second reply", Phase.AWAIT_REPLY, 6,
+     "a second reply to request 6 (it was answered already); the open request is 7"),
+    ("an older request", Phase.AWAIT_REPLY, 5, "reply to request 5, the open request is 7"),
+    ("a request never sent", Phase.AWAIT_REPLY, 9, "reply to request 9, the open request is 7"),
+    ("the last request again, none open", Phase.IDLE, 7,
+     "a second reply to request 7 (it was answered already); no request is open"),
+    ("another request, none open", Phase.IDLE, 5,
+     "reply to request 5 while no request was open"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("phase", "request_id", "reason"), [c[1:] for c in STRAY_REPLIES],
+                         ids=[case[0] for case in STRAY_REPLIES])  # fmt: skip
+def test_a_reply_to_a_request_not_open_says_whether_it_answers_one_twice(
+    phase: Phase, request_id: int, reason: str
+) -> None:
+    verdict = judge(_message(_reply(request_id, GOOD)), _expect(phase))
+    assert (verdict.status, verdict.reason) == (BotStatus.PROTOCOL_VIOLATION, reason)
+
+
 def test_an_accepted_action_is_the_one_sent_with_its_time() -> None:
     verdict = judge(_message(_reply(7, GOOD), after_ms=42), _expect(Phase.AWAIT_REPLY))
     assert verdict.action == LEGAL[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from kahuna_bot import (
@@ -172,3 +173,76 @@ def test_choose_returning_something_else_is_a_type_error() -> None:
     session.handle(_game_start(0, 0))
     with pytest.raises(TypeError, match="not int"):
         session.handle(_request(1, 0))
+
+
+def _no_legal(request: referee_pb2.ActionRequest) -> None:
+    del request.legal_actions[:]
+
+
+def _unknown_type(request: referee_pb2.ActionRequest) -> None:
+    request.legal_actions[0].type = 99  # type: ignore[assignment]
+
+
+def _unknown_island(request: referee_pb2.ActionRequest) -> None:
+    request.legal_actions[0].card = "ATLANTIS"
+
+
+HOSTILE_REQUESTS = [
+    ("no legal actions", _no_legal, "action request 1 has no legal actions"),
+    ("an unknown action type", _unknown_type, "action request 1: unknown action type 99"),
+    ("an unknown island", _unknown_island, "action request 1: unknown island 'ATLANTIS'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("spoil", "message"), [case[1:] for case in HOSTILE_REQUESTS],
+                         ids=[case[0] for case in HOSTILE_REQUESTS])  # fmt: skip
+def test_a_request_the_sdk_cannot_read_is_a_protocol_error_before_choose(
+    spoil: Callable[[referee_pb2.ActionRequest], None], message: str
+) -> None:
+    """A protocol error is one line on stderr (kahuna_bot.client); anything else is a
+    traceback that points at the bot's own code, which is not at fault."""
+    bot = ScriptedBot()
+    session = Session(bot, token="t")
+    session.handle(_game_start(0, 0))
+    request = _request(1, 0)
+    spoil(request.action_request)
+    with pytest.raises(ProtocolError) as raised:
+        session.handle(request)
+    assert str(raised.value) == message
+    assert not [event for event in bot.events if isinstance(event, tuple)]  # choose never ran
+
+
+@pytest.mark.parametrize(
+    "record_json", ["{not json", '{"a": ' * 100_000 + "1" + "}" * 100_000],
+    ids=["garbage", "nested past the recursion limit"],
+)  # fmt: skip
+def test_a_game_record_that_is_not_json_is_a_protocol_error(record_json: str) -> None:
+    session = Session(ScriptedBot(), token="t")
+    session.handle(_game_start(0, 0))
+    over = referee_pb2.GameOver(game_index=0, record_json=record_json)
+    with pytest.raises(ProtocolError, match="game 0's record is not JSON"):
+        session.handle(referee_pb2.PlayResponse(game_over=over))
+
+
+def test_a_status_this_sdk_does_not_know_is_reported_by_its_number() -> None:
+    """A newer referee's status: proto3 enums are open, and a bot must not crash on one."""
+    bot = ScriptedBot()
+    session = Session(bot, token="t")
+    session.handle(_game_start(0, 0))
+    over = referee_pb2.GameOver(game_index=0, your_status=42, opponent_status=1)  # type: ignore[arg-type]
+    session.handle(referee_pb2.PlayResponse(game_over=over))
+    (result,) = [event for event in bot.events if isinstance(event, GameResult)]
+    assert (result.your_status, result.opponent_status) == ("STATUS_42", "OK")
+    goodbye = referee_pb2.Goodbye(status=42, reason="newer")  # type: ignore[arg-type]
+    session.handle(referee_pb2.PlayResponse(goodbye=goodbye))
+    assert session.goodbye_reason == "STATUS_42: newer"
+
+
+def test_a_text_that_is_not_an_action_names_choose_and_the_text() -> None:
+    session = Session(ScriptedBot("hello world"), token="t")
+    session.handle(_game_start(0, 0))
+    with pytest.raises(ValueError) as raised:
+        session.handle(_request(1, 0))
+    assert str(raised.value) == (
+        "choose() returned 'hello world', which is not an action: unknown action 'hello'"
+    )

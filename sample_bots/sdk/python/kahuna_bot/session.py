@@ -114,7 +114,13 @@ class FunctionBot(Bot):
 
 
 def _status_name(code: int) -> str:
-    name: str = referee_pb2.BotStatus.Name(code)  # type: ignore[arg-type]
+    """A ``BotStatus`` without its prefix; a value this SDK does not know (a newer
+    referee's) as ``STATUS_<number>``: proto3 enums are open, and a status is only
+    reported, never acted on."""
+    try:
+        name: str = referee_pb2.BotStatus.Name(code)  # type: ignore[arg-type]
+    except ValueError:
+        return f"STATUS_{code}"
     return name.removeprefix("BOT_STATUS_")
 
 
@@ -130,7 +136,11 @@ def _as_action(choice: Action | str) -> Action:
     if isinstance(choice, Action):
         return choice
     if isinstance(choice, str):
-        return parse_action(choice)
+        try:
+            return parse_action(choice)
+        except ValueError as err:  # the engine's words alone do not say whose text it was
+            message = f"choose() returned {choice!r}, which is not an action: {err}"
+            raise ValueError(message) from None
     raise TypeError(f"choose() must return an Action or a text action, not {type(choice).__name__}")
 
 
@@ -208,13 +218,18 @@ class Session:
     def _on_action_request(self, request: referee_pb2.ActionRequest) -> referee_pb2.PlayRequest:
         if self.game is None or request.game_index != self.game.game_index:
             raise ProtocolError(f"action request {request.request_id} for a game never started")
-        observation = observation_from_proto(
-            request.observation,
-            game_index=request.game_index,
-            history=self._history,
-            clock=Clock(request.action_deadline_ms, request.time_bank_ms),
-        )
-        legal = tuple(map(action_from_proto, request.legal_actions))
+        try:
+            observation = observation_from_proto(
+                request.observation,
+                game_index=request.game_index,
+                history=self._history,
+                clock=Clock(request.action_deadline_ms, request.time_bank_ms),
+            )
+            legal = tuple(map(action_from_proto, request.legal_actions))
+        except (ValueError, KeyError) as err:  # the referee's message, not the bot's code
+            raise ProtocolError(f"action request {request.request_id}: {err}") from None
+        if not legal:
+            raise ProtocolError(f"action request {request.request_id} has no legal actions")
         action = _as_action(self.bot.choose(observation, legal))
         if action not in legal:
             _warn(f"request {request.request_id}: {action} is not among the legal actions")
@@ -224,7 +239,10 @@ class Session:
         return referee_pb2.PlayRequest(action_reply=reply)
 
     def _on_game_over(self, over: referee_pb2.GameOver) -> None:
-        record = json.loads(over.record_json) if over.record_json else {}
+        try:
+            record = json.loads(over.record_json) if over.record_json else {}
+        except (ValueError, RecursionError) as err:
+            raise ProtocolError(f"game {over.game_index}'s record is not JSON ({err})") from None
         result = GameResult(
             game_index=over.game_index,
             winner_seat=over.winner_seat if over.HasField("winner_seat") else None,
