@@ -413,3 +413,37 @@ def test_a_peer_that_ends_the_connection_ends_sends_and_reads_with_call_errors(
         call.cancel()
     finally:
         server.close()
+
+
+def _trickle(conn: H2Connection, peer: socket.socket, stream_id: int) -> None:
+    """A peer that keeps the call alive with a byte of a message every 0.2 s, for ever
+    (until the client goes)."""
+    conn.send_headers(stream_id, [(b":status", b"200"), (b"content-type", b"application/grpc")])
+    peer.sendall(conn.data_to_send())
+    conn.send_data(stream_id, frame(b"x" * 10_000))
+    data = conn.data_to_send()
+    try:
+        for byte in range(len(data)):
+            peer.sendall(data[byte : byte + 1])
+            time.sleep(0.2)  # the peer's pace: each byte well inside a read's timeout
+    except OSError:
+        pass  # the client gave up and closed: what the test waits for
+    finally:
+        peer.close()
+
+
+@pytest.mark.slow
+def test_a_deadline_bounds_every_read_together_however_a_peer_spaces_its_bytes() -> None:
+    server = RawServer(_trickle)
+    try:
+        call = _call(server.target)
+        call.set_timeout(1.0)  # each read alone would wait no more than this
+        call.set_deadline(1.5)
+        started = time.monotonic()
+        with pytest.raises(CallError) as ended:
+            call.receive()
+        assert ended.value.code == "DEADLINE_EXCEEDED"
+        assert time.monotonic() - started < 3.0  # not a second per byte for ever
+        call.cancel()
+    finally:
+        server.close()

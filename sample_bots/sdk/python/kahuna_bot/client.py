@@ -28,7 +28,7 @@ from kahuna_bot.session import Bot, Choose, FunctionBot, Session
 from kahuna_bot.wire import Call, CallError, TargetError, parse_target
 
 CONNECT_TIMEOUT_S = 10.0
-CLOSE_TIMEOUT_S = 5.0  # after MatchOver: how long to wait for the referee to close the stream
+CLOSE_TIMEOUT_S = 5.0  # after MatchOver: how long in all to wait for the referee to close
 PLAY_METHOD = "/kahuna.v1.RefereeService/Play"
 MAX_RECEIVE_BYTES = 16 * 1024 * 1024
 
@@ -158,7 +158,7 @@ def _close(call: Call) -> None:
     """Half-close and read until the referee ends the stream; nothing read counts any more."""
     try:
         call.done_writing()
-        call.set_timeout(CLOSE_TIMEOUT_S)
+        call.set_deadline(CLOSE_TIMEOUT_S)
         while (data := call.receive()) is not None:
             response = referee_pb2.PlayResponse.FromString(data)
             if response.WhichOneof("kind") == "goodbye":

@@ -21,6 +21,7 @@ docs/reference/PROTOCOL.md).
 from __future__ import annotations
 
 import _socket
+import collections
 import contextlib
 import errno
 import re
@@ -242,7 +243,8 @@ class Call:
         self._reader = MessageReader(max_receive_bytes)
         self._read_buffer = bytearray(READ_BYTES)
         self._read_view = memoryview(self._read_buffer)
-        self._pending: list[bytes] = []
+        self._pending: collections.deque[bytes] = collections.deque()
+        self._deadline: float | None = None  # monotonic; reads end there (set_deadline)
         self._ended = False
         self._status: CallError | None = None  # the end, once known (code OK: None below)
         self._ok = False
@@ -297,12 +299,18 @@ class Call:
                     raise self._status
                 return None
             self._read_some()
-        return self._pending.pop(0)
+        return self._pending.popleft()
 
     def set_timeout(self, seconds: float | None) -> None:
         """How long a read may wait from now on (None: for ever); past it, the call ends
         (CallError ``DEADLINE_EXCEEDED``)."""
         self._sock.settimeout(seconds)
+
+    def set_deadline(self, seconds: float) -> None:
+        """Every read from now on ends within ``seconds`` in all, however a peer spaces its
+        bytes (a timeout per read would let a byte every few seconds keep the call open);
+        past it, the call ends (CallError ``DEADLINE_EXCEEDED``)."""
+        self._deadline = time.monotonic() + seconds
 
     def done_writing(self) -> None:
         """Half-close: no more messages from us (nothing happens once the call ended)."""
@@ -345,6 +353,12 @@ class Call:
             raise self._status or CallError("INTERNAL", "the call ended") from error
 
     def _read_some(self) -> None:
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                self._end(CallError("DEADLINE_EXCEEDED", "the call's deadline passed"))
+                return
+            self._sock.settimeout(left)
         try:
             size = self._sock.recv_into(self._read_buffer)
         except TimeoutError:
