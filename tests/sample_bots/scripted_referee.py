@@ -35,11 +35,13 @@ class Conversation:
 
 class ScriptedReferee(referee_pb2_grpc.RefereeServiceServicer):
     def __init__(
-        self, conversation: Conversation, *, goodbye: bool, after_match_over: str | None
-    ) -> None:
+        self, conversation: Conversation, *, goodbye: bool, after_match_over: str | None,
+        no_legal: bool = False,
+    ) -> None:  # fmt: skip
         self.conversation = conversation
         self.goodbye = goodbye
         self.after_match_over = after_match_over
+        self.no_legal = no_legal
 
     def Play(
         self, request_iterator: Iterator[referee_pb2.PlayRequest], context: grpc.ServicerContext
@@ -87,7 +89,7 @@ class ScriptedReferee(referee_pb2_grpc.RefereeServiceServicer):
             request_id=REQUEST_ID,
             game_index=0,
             observation=observation_to_pb(state, 0, [], 0),
-            legal_actions=actions_to_pb(legal),
+            legal_actions=actions_to_pb([] if self.no_legal else legal),
             action_deadline_ms=2000,
             time_bank_ms=30000,
         )
@@ -98,18 +100,21 @@ class ScriptedServer:
 
     ``goodbye``: cut the bot off right after its Hello. ``after_match_over``:
     ``"goodbye"`` sends a Goodbye after MatchOver, ``"abort"`` ends the stream
-    with an error status after MatchOver (the match result must stand).
+    with an error status after MatchOver (the match result must stand). ``no_legal``: the
+    request lists no legal action (a referee's bug a bot must not answer with a crash).
     """
 
     def __init__(
-        self, *, goodbye: bool = False, tcp: bool = False, after_match_over: str | None = None
-    ) -> None:
+        self, *, goodbye: bool = False, tcp: bool = False, after_match_over: str | None = None,
+        no_legal: bool = False,
+    ) -> None:  # fmt: skip
         self.conversation = Conversation()
         self._dir = Path(tempfile.mkdtemp(prefix="kb-"))  # short: sun_path < 108 bytes
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
         servicer = ScriptedReferee(
-            self.conversation, goodbye=goodbye, after_match_over=after_match_over
-        )
+            self.conversation, goodbye=goodbye, after_match_over=after_match_over,
+            no_legal=no_legal,
+        )  # fmt: skip
         referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, self._server)
         if tcp:  # a remote bot: host:port, port chosen by the OS
             port = self._server.add_insecure_port("127.0.0.1:0")

@@ -88,6 +88,9 @@ func play(target, token, name string, choose ChooseFunc) error {
 			for _, e := range o.GetHistory() {
 				history = append(history, event(e))
 			}
+			if len(request.GetLegalActions()) == 0 { // choose is promised a choice
+				return fmt.Errorf("protocol error: request %d has no legal actions", request.GetRequestId())
+			}
 			legal := make([]Action, len(request.GetLegalActions()))
 			for i, a := range request.GetLegalActions() {
 				legal[i] = fromProto(a)
