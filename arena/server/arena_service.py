@@ -278,13 +278,14 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def GetLeaderboard(
         self, request: pb.GetLeaderboardRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.GetLeaderboardResponse:
-        # The public board holds each bot's latest version; the admin may ask for all.
+        # The public board holds each bot's latest version, withdrawn bots left out; the
+        # admin may ask for every version of every bot.
         latest_only = request.latest_only or not principal.is_admin
         return self.public(context, principal, ("leaderboard", latest_only),
                            lambda: self._leaderboard(latest_only))  # fmt: skip
 
     def _leaderboard(self, latest_only: bool) -> pb.GetLeaderboardResponse:
-        rows = leaderboard(self.store, latest_only=latest_only)
+        rows = leaderboard(self.store, public=latest_only)
         intervals = leaderboard_intervals(self.store, rows)
         keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
         return pb.GetLeaderboardResponse(

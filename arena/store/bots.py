@@ -268,12 +268,19 @@ def require_owner(
 
 
 def leaderboard(
-    store: Store, *, latest_only: bool = False, min_games: int = 0
+    store: Store, *, latest_only: bool = False, public: bool = False, min_games: int = 0
 ) -> list[LeaderboardRow]:
-    """One row per bot version, ordered by mu - 3 sigma (best first)."""
+    """One row per bot version, ordered by mu - 3 sigma (best first).
+
+    ``public``: the public board, each bot's latest version unless the bot is withdrawn
+    from the ladder: a bot taken off at a lucky high does not keep that rating on the
+    board while it plays no more (its page keeps it, and its return brings it back).
+    """
     where = "v.games >= ?"
-    if latest_only:
+    if latest_only or public:
         where += " AND v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)"
+    if public:
+        where += " AND b.withdrawn_at IS NULL"
     with store.reading() as db:
         rows = db.execute(
             f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"

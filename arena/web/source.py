@@ -138,6 +138,10 @@ def result_points(record: dict[str, object]) -> tuple[int, int] | None:
     return None
 
 
+BoardKey = tuple[tuple[tuple[str, str], ...], int]
+"""The board's versions, in order, and their games in all."""
+
+
 class StoreSource:
     """``WebSource`` over an open ``arena.store.Store``."""
 
@@ -150,8 +154,9 @@ class StoreSource:
             OrderedDict()
         )
         self._lock = threading.Lock()
-        # The leaderboard's intervals read every rated game: kept until a game is rated.
-        self._leaderboard: tuple[tuple[int, int], list[LeaderboardRow]] | None = None
+        # The leaderboard's intervals read every rated game: kept until a game is rated or
+        # the board's versions change (a bot withdrawn, returned or given a new version).
+        self._leaderboard: tuple[BoardKey, list[LeaderboardRow]] | None = None
 
     # --- accounts (arena.web.submit.AccountSource) -------------------------------
 
@@ -207,10 +212,12 @@ class StoreSource:
             return None
 
     def leaderboard(self) -> list[LeaderboardRow]:
-        """The public board: each bot's latest version (older ones keep their rows and
-        history on the bot's page, off the board: nobody keeps a lucky old peak there)."""
-        rows = st.leaderboard(self.store, latest_only=True)
-        key = (len(rows), sum(row.entry.games for row in rows))
+        """The public board: each bot's latest version, withdrawn bots left out (older
+        versions and withdrawn bots keep their rows and history on the bot's page, off the
+        board: nobody keeps a lucky old peak there)."""
+        rows = st.leaderboard(self.store, public=True)
+        key = (tuple((row.entry.bot, row.entry.version) for row in rows),
+               sum(row.entry.games for row in rows))  # fmt: skip
         with self._lock:
             cached = self._leaderboard
         if cached is not None and cached[0] == key:
@@ -306,7 +313,7 @@ class StoreSource:
             return None
         ranks = {  # the public board's rank: older versions are off it (no rank shown)
             row.entry.version: row.rank
-            for row in st.leaderboard(self.store, latest_only=True)
+            for row in st.leaderboard(self.store, public=True)
             if row.entry.bot == name
         }
         history: dict[str, list[RatingPoint]] = defaultdict(list)

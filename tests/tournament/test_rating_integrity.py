@@ -39,6 +39,7 @@ from arena.store import (
     get_version,
     leaderboard,
     list_matches,
+    set_withdrawn,
 )
 from arena.testing.examples import examples
 from arena.tournament.orchestration.ladder import (
@@ -382,6 +383,26 @@ def test_the_public_board_holds_each_bots_latest_version(
     assert len(leaderboard(store)) == 2  # both versions kept (the bot's page shows them)
     page = StoreSource(store).bot("lucky")
     assert page is not None and [v.rating.rank for v in page.versions] == [1, 0]  # newest first
+
+
+def test_a_withdrawn_bot_is_off_the_public_board_and_back_on_it_when_it_returns(
+    store: Store, make_bot: MakeBot
+) -> None:
+    """Withdrawing at a lucky high does not keep that rating on the board while the bot
+    plays no more; its page keeps the rating, and the admin's board every version."""
+    for name in ("lucky", "other", "third"):
+        add_bot_version(store, make_bot(name), owner=name)
+    set_withdrawn(store, "third", True, by="owner")
+    source = StoreSource(store)
+    assert {r.bot for r in source.leaderboard()} == {"lucky", "other"}
+    set_withdrawn(store, "lucky", True, by="owner")
+    set_withdrawn(store, "third", False, by="owner")  # as many bots and games as before
+    assert {r.bot for r in source.leaderboard()} == {"other", "third"}
+    assert len(leaderboard(store, latest_only=True)) == 3
+    page = source.bot("lucky")
+    assert page is not None and [v.rating.rank for v in page.versions] == [0]  # no rank
+    set_withdrawn(store, "lucky", False, by="owner")
+    assert {r.bot for r in source.leaderboard()} == {"lucky", "other", "third"}
 
 
 def test_arena_ladder_collusion_prints_the_evidence(

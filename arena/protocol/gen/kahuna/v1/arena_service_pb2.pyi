@@ -951,7 +951,9 @@ class GetLeaderboardRequest(_message.Message):
 
     LATEST_ONLY_FIELD_NUMBER: _builtins.int
     latest_only: _builtins.bool
-    """Only each bot's latest version."""
+    """The public board: each bot's latest version, withdrawn bots left out (what anyone but
+    the admin always gets).
+    """
     def __init__(
         self,
         *,
