@@ -14,7 +14,7 @@
 using kahuna::Action;
 using kahuna::Observation;
 
-// Called once per request. Return one of `legal` (sorted by text notation).
+// Called once per request. Return one of `legal` (sorted by text notation, never empty).
 // observation.history is the whole game so far; observation.clock says how
 // long you may think (observation.clock.expired() turns true a safe margin
 // before the referee's deadline).

@@ -173,6 +173,9 @@ int run(const Chooser& choose, const std::string& bot_name, const std::string& b
                                     ", " + std::to_string(observation.history.size()) + " events known", 1);
         }
         for (const auto& event : increment.history()) observation.history.push_back(from_proto(event));
+        if (request.legal_actions_size() == 0)  // choose() is promised a choice
+          return fail(bot_name, "protocol error: request " + std::to_string(request.request_id()) +
+                                    " has no legal actions", 1);
         fill(observation, request);
         if (observation.opponent.empty()) observation.opponent = opponent;
         std::vector<Action> legal;

@@ -84,6 +84,7 @@ function main() {
         history.push(...observation.history);
         const random = seededRandom(`${SEED}:${request.game_index}:${history.length}`);
         const legal = request.legal_actions;
+        if (legal.length === 0) fail(`protocol error: request ${request.request_id} has no legal actions`, 1);
         const action = legal[Math.floor(random() * legal.length)];
         call.write({ action_reply: { request_id: request.request_id, action } });
         if (process.env.KAHUNA_DEBUG) console.error(`request ${request.request_id}: ${actionText(action)}`);

@@ -3,7 +3,8 @@
 Each kit plays a real sandboxed match against python_random with no failure
 status; launched in the sandbox against a scripted referee it says Hello with
 its token, echoes a request id beyond 32 bits with a legal action and exits 0
-by itself after MatchOver; a Goodbye makes it exit 1 naming the reason, a
+by itself after MatchOver; a Goodbye makes it exit 1 naming the reason, as
+does a request with no legal actions (one line, no reply sent), a
 missing environment 2 naming the variable; and building a copy of its sources elsewhere gives the
 same bot version (byte-reproducible builds); and the built directory packs, as
 `arena remote submit` packs it, under the upload limit and unpacks on the
@@ -101,6 +102,21 @@ def test_kit_cut_off_by_goodbye_exits_1_with_the_reason(built_kit: tuple[Kit, Bo
         done = _run(kit, bot, server.target)
     assert done.returncode == 1
     assert "PROTOCOL_VIOLATION: scripted" in done.stderr
+
+
+def test_a_request_with_no_legal_actions_ends_the_kit_naming_it(
+    built_kit: tuple[Kit, BotSpec]
+) -> None:
+    # before choose is called (the samples' choose would divide by zero or index nothing)
+    kit, bot = built_kit
+    with ScriptedServer(no_legal=True) as server:
+        done = _run(kit, bot, server.target)
+        assert server.conversation.finished.wait(5)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1:] == [
+        f"{kit.name}: protocol error: request {REQUEST_ID} has no legal actions"
+    ], done.stderr
+    assert [request.WhichOneof("kind") for request in server.conversation.received] == ["hello"]
 
 
 @pytest.mark.parametrize("after", ["goodbye", "abort"])

@@ -5,7 +5,8 @@ exactly as the sandbox lays them out (top-level ``kahuna.v1``, ``arena`` a
 namespace package holding ``arena.kahuna`` alone); the JavaScript bot loads
 its own copy of the protos. Each must say Hello with the token, echo the
 request id (a uint64 beyond 32 bits), answer with a legal action and exit 0
-after MatchOver (whatever follows it), or 1 after a Goodbye; without its environment, exit 2
+after MatchOver (whatever follows it), or 1 after a Goodbye or a request with no
+legal actions (one line naming it, no reply sent); without its environment, exit 2
 naming the missing variable.
 """
 
@@ -110,6 +111,23 @@ def test_bot_cut_off_by_goodbye_exits_1_with_the_reason(bot_dir: Path, command: 
         done = _run(bot_dir, command, server.target)
     assert done.returncode == 1
     assert "PROTOCOL_VIOLATION: scripted" in done.stderr
+
+
+@pytest.mark.parametrize(("bot_dir", "command"), BOTS)
+def test_a_request_with_no_legal_actions_ends_the_bot_naming_it(
+    bot_dir: Path, command: list[str]
+) -> None:
+    with ScriptedServer(no_legal=True) as server:
+        done = _run(bot_dir, command, server.target)
+        assert server.conversation.finished.wait(5)
+    assert done.returncode == 1, done.stderr
+    line = (
+        f"js_random: protocol error: request {REQUEST_ID} has no legal actions"
+        if bot_dir == JS_BOT
+        else f"kahuna_bot: protocol error: action request {REQUEST_ID} has no legal actions"
+    )  # the SDK's own words for the Python bots
+    assert done.stderr.splitlines()[-1:] == [line], done.stderr
+    assert [request.WhichOneof("kind") for request in server.conversation.received] == ["hello"]
 
 
 @pytest.mark.parametrize("after", ["goodbye", "abort"])

@@ -253,6 +253,9 @@ async fn play(
                     let seen = action(e.r#type, &e.card, &e.cards, &e.line);
                     history.push(Event { seat: e.seat as usize, action: seen, drawn: e.drawn.clone(), hidden: e.hidden });
                 }
+                if request.legal_actions.is_empty() { // choose is promised a choice
+                    return Err(format!("protocol error: request {} has no legal actions", request.request_id));
+                }
                 let legal: Vec<Action> =
                     request.legal_actions.iter().map(|a| action(a.r#type, &a.card, &a.cards, &a.line)).collect();
                 let chosen = choose(&observation(&request, &history, received), &legal);

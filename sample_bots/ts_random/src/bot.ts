@@ -8,7 +8,7 @@ import { Action, Observation, run } from "./kahuna";
 
 const SEED = process.env.KAHUNA_RANDOM_SEED ?? "0";
 
-// Called once per request. Return one of `legal` (sorted by text notation).
+// Called once per request. Return one of `legal` (sorted by text notation, never empty).
 // observation.history is the whole game so far; observation.clock says how
 // long you may think (observation.clock.expired() turns true a safe margin
 // before the referee's deadline).

@@ -185,6 +185,9 @@ export function run(choose: Chooser, bot: { name: string; version?: string }): v
           return fail(`history starts at ${increment.history_start}, ${history.length} events known`, 1);
         }
         history.push(...increment.history.map(eventFromWire));
+        if (request.legal_actions.length === 0) { // choose is promised a choice
+          return fail(`protocol error: request ${request.request_id} has no legal actions`, 1);
+        }
         const observation = observationFromWire(request, history, opponent);
         const action = choose(observation, request.legal_actions.map(actionFromWire));
         const reply: PlayRequest = { action_reply: { request_id: request.request_id, action: actionToWire(action) } };

@@ -196,6 +196,10 @@ public final class Kahuna {
           o.getHistoryList().forEach(e -> history.add(new Event(e.getSeat(),
               new Action(e.getType(), e.getCard(), List.copyOf(e.getCardsList()), e.getLine()),
               e.getDrawn(), e.getHidden())));
+          if (request.getLegalActionsCount() == 0) { // the chooser is promised a choice
+            throw new IllegalStateException("protocol error: request "
+                + Long.toUnsignedString(request.getRequestId()) + " has no legal actions");
+          }
           List<Action> legal = request.getLegalActionsList().stream().map(Action::of).toList();
           Action action = chooser.choose(Observation.of(request, history, received), legal);
           out.onNext(PlayRequest.newBuilder().setActionReply(ActionReply.newBuilder()
