@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -293,3 +295,16 @@ def collect_pentanomial(counts: tuple[int, int, int, int, int]) -> PairedResults
     return collect(
         GameScore(deal, score, "finished") for deal, pair in enumerate(deals) for score in pair
     )
+
+
+def test_the_api_documents_the_kinds_of_interval_it_sends() -> None:
+    # ScoreInterval.kind as the proto (and docs/reference/api.md, made from it) states it:
+    # every kind interval_of gives, and no other.
+    proto = (Path(__file__).parents[2] / "proto/kahuna/v1/arena_service.proto").read_text()
+    message = proto.split("message ScoreInterval {", 1)[1].split("}", 1)[0]
+    comment = message.split("string kind = 1;", 1)[0]
+    documented = set(re.findall(r'"([a-z_]+)"', comment))
+    unpaired = collect([GameScore(deal, 1.0) for deal in range(12)])
+    paired = collect([GameScore(deal // 2, 1.0) for deal in range(12)])
+    sent = {interval_of(unpaired).kind, interval_of(paired).kind}
+    assert documented == sent

@@ -49,3 +49,29 @@ def test_crosstable_sums_points_per_opponent() -> None:
     table = crosstable(GAMES)
     assert table[("a", "b")] == 2.0 and table[("b", "a")] == 0.0
     assert table[("b", "c")] == 1.0 and table[("c", "a")] == 1.0
+
+
+def _matches(games_per_match: int, results: list[tuple[str, str, int]]) -> list[GameOutcome]:
+    """Games of matches without draws: (first, second, games the first won)."""
+    out = []
+    for match_id, (first, second, won) in enumerate(results, start=1):
+        for k in range(games_per_match):
+            seats = (first, second) if k % 2 == 0 else (second, first)
+            out.append(GameOutcome(match_id, seats, first if k < won else second))
+    return out
+
+
+def test_equal_sonneborn_berger_falls_to_the_next_tie_break_whatever_the_fractions() -> None:
+    # Three games a match: b1 and b2 tie on points (4), Buchholz (14) and
+    # Sonneborn-Berger (2 * 3/3 + 8 * 1/3 = 4 * 3/3 + 2 * 1/3 = 14/3, summed in another
+    # order) and wins (4): the name decides, b1 first, not the last bit of a float.
+    games = _matches(
+        3,
+        [("b0", "b1", 0), ("b1", "b2", 0), ("b2", "b3", 0),
+         ("b0", "b3", 0), ("b1", "b3", 1), ("b0", "b2", 2)],
+    )  # fmt: skip
+    rows = compute_standings(["b0", "b1", "b2", "b3"], games)
+    tied = {r.bot: (r.points, r.buchholz, r.wins) for r in rows if r.bot in ("b1", "b2")}
+    assert tied == {"b1": (4.0, 14.0, 4), "b2": (4.0, 14.0, 4)}
+    assert [r.bot for r in rows] == ["b3", "b1", "b2", "b0"]
+    assert {r.sonneborn_berger for r in rows if r.bot in ("b1", "b2")} == {14 / 3}

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from arena.testing.examples import examples
 from arena.tournament.pairing.swiss import SwissEntrant, SwissRound, pair_swiss_round
+from arena.tournament.policy.config import max_swiss_rounds
 
 
 @dataclass
@@ -120,6 +121,37 @@ def test_bracket_mode_seats_everyone_once_and_never_gives_a_second_bye(
         seated += [rnd.bye] if rnd.bye else []
         assert sorted(seated) == sorted(e.bot for e in entrants)
         assert rnd.bye is None or rnd.bye not in tour.byes
+        tour.play(rnd, rng)
+
+
+def test_bracket_mode_gives_the_bye_when_only_bots_above_the_last_bracket_lack_one() -> None:
+    # Late in a long Swiss of a large field every bot of the last bracket has had its
+    # bye; the bots still owed one are ranked higher and must not be paired away.
+    entrants = [SwissEntrant("a", 4.0), SwissEntrant("b", 4.0)] + [
+        SwissEntrant(f"c{i}", 0.0, had_bye=True) for i in range(7)
+    ]
+    rnd = pair_swiss_round(entrants, exact_max_players=8, bracket_size=4)
+    assert rnd.bye == "b"
+    seated = sorted(b for p in rnd.pairings for b in (p.first, p.second))
+    assert seated == sorted(e.bot for e in entrants if e.bot != "b")
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    count=st.integers(min_value=5, max_value=21).filter(lambda n: n % 2 == 1),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_bracket_mode_plays_every_round_a_field_may_have(count: int, seed: int) -> None:
+    """An odd field may play as many Swiss rounds as bots (each bot one bye): the
+    pairing must seat everyone in each of them, whoever is still owed a bye."""
+    rng = random.Random(seed)
+    tour = _Field({f"bot{i:02d}": 0.0 for i in range(count)})
+    for _ in range(max_swiss_rounds(count)):
+        entrants = tour.entrants(rng)
+        rnd = pair_swiss_round(entrants, exact_max_players=4, bracket_size=4)
+        seated = [b for p in rnd.pairings for b in (p.first, p.second)]
+        assert rnd.bye is not None and rnd.bye not in tour.byes
+        assert sorted([*seated, rnd.bye]) == sorted(e.bot for e in entrants)
         tour.play(rnd, rng)
 
 

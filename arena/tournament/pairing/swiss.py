@@ -19,7 +19,9 @@ bracket by bracket from the top score group down: each bracket of at most
 ``bracket_size`` bots (a score group, or a slice of a big one, plus bots
 floated down from above) is matched on its own with rematch edges left out;
 whoever stays unpaired floats into the next bracket, and the last bracket is
-paired exactly (rematches penalised, bye included). A field of 1,000 bots then
+paired exactly (rematches penalised, bye included); should every bot of an odd
+last bracket have had its bye (a long Swiss), the lowest-ranked bot still owed
+one is kept back from the brackets above for it. A field of 1,000 bots then
 costs a few dozen small matchings instead of one matching on 500,000 edges.
 """
 
@@ -87,6 +89,30 @@ def _pair_exact(pool: list[SwissEntrant], group_of: dict[str, int], group_count:
 def _pair_by_brackets(
     entrants: list[SwissEntrant], group_of: dict[str, int], group_count: int, bracket_size: int
 ) -> SwissRound:
+    """Bracket by bracket; with an odd field whose last bracket holds nobody still owed
+    a bye, again with the lowest-ranked bot owed one kept back for that bracket."""
+    rank = {e.bot: i for i, e in enumerate(entrants)}
+    paired = _brackets(entrants, group_of, group_count, bracket_size, rank, held=None)
+    if paired is not None:
+        return paired
+    held = next(e for e in reversed(entrants) if not e.had_bye)  # pair_swiss_round checked
+    rest = [e for e in entrants if e is not held]
+    again = _brackets(rest, group_of, group_count, bracket_size, rank, held=held)
+    assert again is not None  # the last bracket now holds a bot without a bye
+    return again
+
+
+def _brackets(
+    entrants: list[SwissEntrant],
+    group_of: dict[str, int],
+    group_count: int,
+    bracket_size: int,
+    rank: dict[str, int],
+    *,
+    held: SwissEntrant | None,
+) -> SwissRound | None:
+    """Upper brackets without rematches, then the last one exactly, ``held`` joining it
+    in its ``rank``; None when an odd last bracket has nobody to give the bye to."""
     pairings: list[Pairing] = []
     pool: list[SwissEntrant] = []
     for index, entrant in enumerate(entrants):
@@ -106,6 +132,10 @@ def _pair_by_brackets(
         paired, _, unpaired = _read_matching(pool, matching)
         pairings.extend(paired)
         pool = [e for e in pool if e.bot in unpaired] + floaters
+    if held is not None:
+        pool = sorted([*pool, held], key=lambda e: rank[e.bot])
+    if len(pool) % 2 and all(e.had_bye for e in pool):
+        return None
     last = _pair_exact(pool, group_of, group_count)
     return SwissRound((*pairings, *last.pairings), last.bye)
 

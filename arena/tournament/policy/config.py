@@ -168,7 +168,8 @@ def parse_format(value: str) -> TournamentFormat:
 
 
 def max_swiss_rounds(bots: int) -> int:
-    """The most Swiss rounds ``bots`` bots can play, each pair meeting at most once."""
+    """The most Swiss rounds ``bots`` bots may play: a round robin's. Past it a rematch is
+    certain; near it one may be too, where the rounds before left no rematch-free pairing."""
     return max(1, bots - 1 if bots % 2 == 0 else bots)
 
 

@@ -73,7 +73,8 @@ def create_tournament(
         if config.rounds > max_swiss_rounds(len(bots)):
             raise TournamentError(
                 f"rounds: a Swiss tournament of {len(bots)} bots has at most"
-                f" {max_swiss_rounds(len(bots))} round(s) without a rematch, got {config.rounds}"
+                f" {max_swiss_rounds(len(bots))} round(s), as many as a round robin of them,"
+                f" got {config.rounds}"
             )
     version_ids = latest_version_ids(store, bots)
     rounds: list[PlannedRound] = []

@@ -11,6 +11,11 @@ Tie-breaks, applied in this order after points:
 2. **Sonneborn-Berger**: for every match, the fraction of that match's games
    the bot scored, times the opponent's final points.
 3. Games won, then the bot's name (so the order is total and stable).
+
+Points and tie-breaks are summed as exact fractions and shown as floats: a
+match of 3 or 10 games scores thirds or tenths, whose float sums depend on
+the order of the matches, and two bots tied on Sonneborn-Berger would be
+ranked by rounding noise instead of by the next tie-break.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +98,18 @@ def compute_standings(
             if bot in counts:
                 value = _game_points(game, bot)
                 counts[bot][0 if value == 1.0 else 1 if value == 0.5 else 2] += 1
+    exact = {bot: Fraction(value) for bot, value in points.items()}
     rows: list[Standing] = []
+    keys: dict[str, tuple[Fraction, Fraction, Fraction, int, str]] = {}
     for bot in bots:
         played = matches.get(bot, [])
         wins, draws, losses = counts[bot]
+        buchholz = sum((exact.get(m.opponent, Fraction(0)) for m in played), Fraction(0))
+        sonneborn_berger = sum(
+            (exact.get(m.opponent, Fraction(0)) * Fraction(m.points) / m.games for m in played),
+            Fraction(0),
+        )
+        keys[bot] = (-exact[bot], -buchholz, -sonneborn_berger, -wins, bot)
         rows.append(
             Standing(
                 rank=0,
@@ -106,13 +120,11 @@ def compute_standings(
                 draws=draws,
                 losses=losses,
                 byes=bye_counts.get(bot, 0),
-                buchholz=sum(points.get(m.opponent, 0.0) for m in played),
-                sonneborn_berger=sum(
-                    points.get(m.opponent, 0.0) * m.points / m.games for m in played
-                ),
+                buchholz=float(buchholz),
+                sonneborn_berger=float(sonneborn_berger),
             )
         )
-    rows.sort(key=lambda r: (-r.points, -r.buchholz, -r.sonneborn_berger, -r.wins, r.bot))
+    rows.sort(key=lambda r: keys[r.bot])
     return tuple(replace(row, rank=i + 1) for i, row in enumerate(rows))
 
 

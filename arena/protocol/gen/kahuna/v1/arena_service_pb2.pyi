@@ -339,8 +339,9 @@ Global___SprtSettings: _TypeAlias = SprtSettings  # noqa: Y015
 
 @_typing.final
 class ScoreInterval(_message.Message):
-    """A per-game score in [0, 1] with its 95% confidence interval, over deal
-    pairs (pentanomial) or, with no full pair, over single games (trinomial).
+    """A per-game score in [0, 1] over every game, with its 95% confidence
+    interval over full deal pairs (pentanomial), or none below 5 full pairs
+    (unpaired games alone never give one).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -358,7 +359,9 @@ class ScoreInterval(_message.Message):
     NORMALIZED_ELO_FIELD_NUMBER: _builtins.int
     LOS_FIELD_NUMBER: _builtins.int
     kind: _builtins.str
-    """"pentanomial" or "trinomial"."""
+    """"pentanomial", or "too_few_pairs": then score_low is 0, score_high 1,
+    the Elo bounds infinite and los NaN.
+    """
     games: _builtins.int
     pairs: _builtins.int
     """Full deal pairs counted; games of pairs cut short are "unpaired"."""
