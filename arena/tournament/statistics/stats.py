@@ -45,8 +45,8 @@ observed score. The pseudo-pairs keep the variance away from 0 when every
 pair is alike (no losses, all draws), where the plain normal interval
 collapses; dividing by the observed pairs (not n + z^2/2) keeps the coverage
 up for two-valued pentanomials (LL and WL pairs only). Its coverage by simulation,
-at least 93% for 5 to 50 pairs over a grid of win and draw rates, is printed
-by benchmarks/interval_coverage.py (figures in benchmarks/RESULTS.md).
+over a grid of win and draw rates and of how far the seat or the deal decides a
+pair, is printed by benchmarks/interval_coverage.py (figures in benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
