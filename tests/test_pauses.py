@@ -37,6 +37,7 @@ KEPT: dict[tuple[str, str], str] = {
     ("tests/sample_bots/test_wire.py", "hang"): "a server that hangs",
     ("tests/sample_bots/test_wire.py", "_goaway"): "a peer that lingers, then hangs up",
     ("tests/sample_bots/test_wire.py", "_reset"): "a peer that lingers, then hangs up",
+    ("tests/sample_bots/test_wire.py", "_trickle"): "a peer that sends a byte at a time",
     ("tests/sample_bots/test_wire.py", "test_a_peer_that_ends_the_connection_ends_sends_and_"
      "reads_with_call_errors"): "a client writing at its own pace",
     ("tests/commands/test_remote_hostile.py", "WaitForSeats"):
