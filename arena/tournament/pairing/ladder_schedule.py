@@ -35,7 +35,8 @@ gives the same choice, after a restart too:
    possible opponents are its owner's other bots waits.
 4. **Never the same pairing too often in a row.** An opponent that an
    entrant already met in each of its last ``max_repeat`` matches (or that
-   met it so) is left out while any other opponent exists.
+   met it so) is left out while any other opponent exists (other than the
+   owner that used the most time: the fair share comes first).
 
 When every entrant is busy (few entrants, many matches at once) the least
 busy are taken: the machine stays busy. ``plan`` is the pairing queue: the
@@ -224,9 +225,9 @@ def _opponent(
     others = [c for c in contenders if rivals(first, c)]
     if not others:
         return None
-    allowed = [c for c in others if not _repeats(first, c, policy.max_repeat)] or others
     most = max(load.values())  # the owner that used the most waits while another can play
-    allowed = [c for c in allowed if load[owner_key(c)] < most] or allowed
+    others = [c for c in others if load[owner_key(c)] < most] or others
+    allowed = [c for c in others if not _repeats(first, c, policy.max_repeat)] or others
     least_busy = min(c.in_play for c in allowed)
     pool = sorted((c for c in allowed if c.in_play == least_busy), key=lambda c: (c.mu, c.id))
     at = bisect.bisect_left([c.mu for c in pool], first.mu)
