@@ -149,7 +149,10 @@ def pick(
     opponent = _opponent(first, contenders, next_match, policy, load)
     if opponent is None or _repeats(first, opponent, policy.max_repeat):  # few entrants only
         fallback: Pick | None = None
+        ceiling = min(load.values()) + _slack(contenders)  # an owner past it waits
         for other in _ranked(contenders, next_match, policy, load):
+            if load[owner_key(other)] > ceiling and other is not first:
+                continue
             found = _opponent(other, contenders, next_match, policy, load)
             if found is None:
                 continue
@@ -205,6 +208,26 @@ def _first(
     return best, False
 
 
+def _slack(contenders: Sequence[Contender]) -> float:
+    """How far past the least-used owner's load an owner may be and still play: the dearest
+    match known (0 while no match cost is known)."""
+    return max((c.match_ms for c in contenders if c.match_ms is not None), default=0.0)
+
+
+def _within_share(
+    rivals_: list[Contender], contenders: Sequence[Contender], load: dict[OwnerKey, float]
+) -> list[Contender]:
+    """Of ``rivals_``, those whose owner's load is within ``_slack`` of the least-used owner's
+    (or else the least-used of them): an owner ahead of everyone by more than a match waits
+    until the others catch up."""
+    ceiling = min(load.values()) + _slack(contenders)
+    kept = [c for c in rivals_ if load[owner_key(c)] <= ceiling]
+    if kept:
+        return kept
+    least = min(load[owner_key(c)] for c in rivals_)
+    return [c for c in rivals_ if load[owner_key(c)] == least]
+
+
 def _repeats(a: Contender, b: Contender, max_repeat: int) -> bool:
     """Whether a match of ``a`` and ``b`` would be one too many in a row for either."""
     return _met_in_a_row(a, b.id, max_repeat) or _met_in_a_row(b, a.id, max_repeat)
@@ -225,8 +248,7 @@ def _opponent(
     others = [c for c in contenders if rivals(first, c)]
     if not others:
         return None
-    most = max(load.values())  # the owner that used the most waits while another can play
-    others = [c for c in others if load[owner_key(c)] < most] or others
+    others = _within_share(others, contenders, load)
     allowed = [c for c in others if not _repeats(first, c, policy.max_repeat)] or others
     least_busy = min(c.in_play for c in allowed)
     pool = sorted((c for c in allowed if c.in_play == least_busy), key=lambda c: (c.mu, c.id))
