@@ -159,7 +159,7 @@ from arena.store.tournaments import (
     tournament_parameters,
     tournament_secret,
 )
-from arena.store.usage import USAGE_HALF_LIFE, LadderUsage
+from arena.store.usage import USAGE_HALF_LIFE_MS, LadderUsage
 
 __all__ = [
     "ADMIN_TOKEN_NAME",
@@ -169,7 +169,7 @@ __all__ = [
     "INTERRUPTED",
     "RECENT_KEPT",
     "REMOTE_RUNTIME",
-    "USAGE_HALF_LIFE",
+    "USAGE_HALF_LIFE_MS",
     "AdminWithdrawnError",
     "AlreadyExistsError",
     "BotDetail",

@@ -87,7 +87,7 @@ def _record(
     failures: tuple[SeatFailures, SeatFailures],
 ) -> int | None:
     match = db.execute(
-        "SELECT m.games, m.round, m.tournament_id, t.format, m.first_id, m.second_id,"
+        "SELECT m.games, m.tournament_id, t.format, m.first_id, m.second_id,"
         " bf.name AS first, bs.name AS second FROM matches m"
         " JOIN tournaments t ON t.id = m.tournament_id"
         " JOIN bot_versions vf ON vf.id = m.first_id"
@@ -134,7 +134,7 @@ def _record(
     tournament_id, ladder = match["tournament_id"], match["format"] == TournamentFormat.LADDER
     count_game(
         db, tournament_id, game_id, seat_ids, winner_seat, ladder=ladder,
-        charges=game_charges(times, started_at, finished_at), round_no=match["round"],
+        charges=game_charges(times, started_at, finished_at),
     )  # fmt: skip
     played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
     if played.fetchone()[0] >= match["games"]:

@@ -32,7 +32,7 @@ from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.models import MatchRow, TournamentConfig, TournamentFormat
 from arena.store.totals import LadderTotals, count_match, read_ladder_totals, read_ladder_usage
 from arena.store.tournaments import get_tournament, match_rows
-from arena.store.usage import LadderUsage
+from arena.store.usage import LadderUsage, clock
 
 JsonSettings = dict[str, object]
 
@@ -62,7 +62,7 @@ class LadderEntrantRow:
     # off it), newest first; () for the admin's bots
     owner_turns: tuple[int, ...] = ()
     # the runner time its owner's bots used on the ladder (every version, on it or off it;
-    # the admin's bots each alone), as of the ladder's next match (``owner_usage``)
+    # the admin's bots each alone), as of now (``owner_usage``)
     owner_used_ms: float = 0.0
     game_ms: float | None = None  # its mean charge per ladder game (None: no game yet)
 
@@ -170,9 +170,8 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
         bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())
         owner_of = dict(db.execute("SELECT id, owner FROM bots").fetchall())
         usage = read_ladder_usage(db, tournament_id)
-        next_round = _next_round(db, tournament_id)
     empty = LadderTotals()
-    used = owner_usage(usage, bot_of, owner_of, next_round)
+    used = owner_usage(usage, bot_of, owner_of)
     per_bot: dict[int, int] = {}
     last_of: dict[int, int] = {}  # bot id: its latest ladder match, every version
     for version_id, kept in totals.items():
@@ -222,17 +221,17 @@ def owner_usage(
     usage: Mapping[int, LadderUsage],
     bot_of: Mapping[int, int],
     owner_of: Mapping[int, str | None],
-    round_no: int,
 ) -> dict[UsageKey, float]:
-    """Each owner's runner time on the ladder as of round ``round_no`` (``usage``: version id:
-    its time; ``bot_of``: version id: bot id; ``owner_of``: bot id: owner), keyed by
+    """Each owner's runner time on the ladder now (``usage``: version id: its time, every
+    version's; ``bot_of``: version id: bot id; ``owner_of``: bot id: owner), keyed by
     ``usage_key``: a user's bots together, every version, on the ladder or off it."""
+    now = clock(usage.values())
     used: dict[UsageKey, float] = {}
     for version_id, kept in usage.items():
         bot_id = bot_of.get(version_id)
         if bot_id is not None:
             key = usage_key(bot_id, owner_of.get(bot_id))
-            used[key] = used.get(key, 0.0) + kept.at(round_no)
+            used[key] = used.get(key, 0.0) + kept.at(now)
     return used
 
 

@@ -56,7 +56,7 @@ History:
       Play tournaments stored before are found by their entrant ``human-USER``
       and name ``play-USER-...``: unrated.
   v15 who withdrew a bot from the ladder (``bots.withdrawn_by``).
-  v16 ``ladder_totals.used_ms``, ``used_round``, ``charged_ms``: the runner time a
+  v16 ``ladder_totals.used_ms``, ``used_at``, ``charged_ms``: the runner time a
       ladder version's games used (``arena.store.usage``), what the ladder's fair
       share of time reads; filled from the stored games (a step in Python).
 """
@@ -482,23 +482,26 @@ before it was kept counts as its owner's (the admin's, for a bot without an owne
 
 def _ladder_usage(connection: sqlite3.Connection) -> None:
     """Each ladder version's runner time (``arena.store.usage.LadderUsage``), charged from its
-    stored ladder games as the store charges each game it stores."""
-    for column in ("used_ms REAL", "used_round INTEGER", "charged_ms REAL"):
+    stored ladder games in the order they were stored, as the store charges each game."""
+    for column in ("used_ms REAL", "used_at REAL", "charged_ms REAL"):
         connection.execute(f"ALTER TABLE ladder_totals ADD COLUMN {column} NOT NULL DEFAULT 0")
-    used: dict[tuple[int, int], tuple[float, int, float]] = {}
+    used: dict[tuple[int, int], tuple[float, float, float]] = {}
+    clocks: dict[int, float] = {}  # each ladder's charges so far
     rows = connection.execute(
-        "SELECT m.tournament_id, m.round, g.seat0_id, g.seat1_id, g.time0_ms, g.time1_ms,"
-        " g.started_at, g.finished_at FROM games g JOIN matches m ON m.id = g.match_id"
+        "SELECT m.tournament_id, g.seat0_id, g.seat1_id, g.time0_ms, g.time1_ms, g.started_at,"
+        " g.finished_at FROM games g JOIN matches m ON m.id = g.match_id"
         " JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder' ORDER BY g.id"
     )
-    for tournament_id, round_no, seat0, seat1, time0, time1, started_at, finished_at in rows:
+    for tournament_id, seat0, seat1, time0, time1, started_at, finished_at in rows:
         charges = game_charges((time0, time1), started_at, finished_at)
+        now = clocks.get(tournament_id, 0.0)
         for version_id, charge in zip((seat0, seat1), charges, strict=True):
-            kept, since, total = used.get((tournament_id, version_id), (0.0, 0, 0.0))
-            kept, since = add_charge(kept, since, charge, round_no)
+            kept, since, total = used.get((tournament_id, version_id), (0.0, 0.0, 0.0))
+            kept, since = add_charge(kept, since, charge, now)
             used[tournament_id, version_id] = (kept, since, total + charge)
+        clocks[tournament_id] = now + sum(charges)
     connection.executemany(
-        "UPDATE ladder_totals SET used_ms = ?, used_round = ?, charged_ms = ?"
+        "UPDATE ladder_totals SET used_ms = ?, used_at = ?, charged_ms = ?"
         " WHERE tournament_id = ? AND bot_version_id = ?",
         [(kept, since, total, t, v) for (t, v), (kept, since, total) in used.items()],
     )

@@ -2,19 +2,22 @@
 
 Pure arithmetic, shared by the running totals (``arena.store.totals``), the schema step
 that fills them from the stored games (``arena.store.schema``) and the ladder's scheduler.
-Time is counted in ladder rounds (each ladder match is its own round), so the same
-store gives the same figures, after a restart too.
+Its clock is the ladder's own work: the sum of every charge of its games so far (``clock``),
+so the same store gives the same figures, after a restart too, and a burst is forgotten
+as the runner works on, not while it stands still.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-USAGE_HALF_LIFE = 100
-"""The ladder's runner time used halves every this many ladder matches (rounds): an old
-burst is forgotten, the recent ones count (``LadderUsage``)."""
+USAGE_HALF_LIFE_MS = 7_200_000.0
+"""An owner's runner time used counts half as much once the ladder has charged this much
+more (two hours of its games' time, everyone's together): an old burst is forgotten, the
+recent ones count (``LadderUsage``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,20 +25,21 @@ class LadderUsage:
     """The runner time a version's ladder games used, what the fair share of time reads.
 
     Each game charges each seat its own thinking time plus half the game's time that
-    neither thought (``game_charges``), as of the round of its match; ``used_ms`` is the
-    sum of those charges as of round ``used_round``, each halved every
-    ``USAGE_HALF_LIFE`` rounds before it (``decayed`` gives it at a later round);
-    ``charged_ms`` is their plain sum over its ``games`` games.
+    neither thought (``game_charges``), as of the ladder's clock when it is stored (the
+    charges of every game before it); ``used_ms`` is the sum of those charges as of clock
+    ``used_at``, each halved for every ``USAGE_HALF_LIFE_MS`` the clock went on since
+    (``at`` gives it at a later clock); ``charged_ms`` is their plain sum over its
+    ``games`` games.
     """
 
     used_ms: float = 0.0
-    used_round: int = 0
+    used_at: float = 0.0
     charged_ms: float = 0.0
     games: int = 0
 
-    def at(self, round_no: int) -> float:
-        """``used_ms`` as of round ``round_no`` (at or after ``used_round``)."""
-        return decayed(self.used_ms, self.used_round, round_no)
+    def at(self, now: float) -> float:
+        """``used_ms`` as of clock ``now`` (at or after ``used_at``)."""
+        return decayed(self.used_ms, self.used_at, now)
 
     @property
     def game_ms(self) -> float | None:
@@ -43,17 +47,24 @@ class LadderUsage:
         return self.charged_ms / self.games if self.games else None
 
 
-def decayed(used_ms: float, since: int, round_no: int) -> float:
-    """``used_ms`` counted as of round ``since``, as of round ``round_no``: halved every
-    ``USAGE_HALF_LIFE`` rounds (never grown: an earlier ``round_no`` leaves it)."""
-    return used_ms * math.pow(0.5, max(0, round_no - since) / USAGE_HALF_LIFE)
+def clock(usage: Iterable[LadderUsage]) -> float:
+    """A ladder's clock: every charge of its games so far (``usage``: all its versions')."""
+    return sum(kept.charged_ms for kept in usage)
 
 
-def add_charge(used_ms: float, since: int, charge_ms: float, round_no: int) -> tuple[float, int]:
-    """``used_ms`` (as of round ``since``) with ``charge_ms`` of round ``round_no`` added, as
-    of the later of the two: the same whatever order the charges come in."""
-    at = max(since, round_no)
-    return decayed(used_ms, since, at) + decayed(charge_ms, round_no, at), at
+def decayed(used_ms: float, since: float, now: float) -> float:
+    """``used_ms`` counted as of clock ``since``, as of clock ``now``: halved every
+    ``USAGE_HALF_LIFE_MS`` (never grown: an earlier ``now`` leaves it)."""
+    return used_ms * math.pow(0.5, max(0.0, now - since) / USAGE_HALF_LIFE_MS)
+
+
+def add_charge(
+    used_ms: float, since: float, charge_ms: float, now: float
+) -> tuple[float, float]:
+    """``used_ms`` (as of clock ``since``) with ``charge_ms`` of clock ``now`` added, as of
+    the later of the two: the same whatever order the charges come in."""
+    at = max(since, now)
+    return decayed(used_ms, since, at) + decayed(charge_ms, now, at), at
 
 
 def _ms_between(start: str, end: str) -> float:

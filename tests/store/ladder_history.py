@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import replace
+from typing import Any
 
-from arena.store import USAGE_HALF_LIFE, LadderEntrantRow
+from arena.store import USAGE_HALF_LIFE_MS, LadderEntrantRow
 from arena.store.totals import LadderTotals
 from arena.store.usage import game_charges
 
@@ -94,30 +95,32 @@ SELECT m.round, v0.bot_id, b0.owner, g.seat0_id, v1.bot_id, b1.owner, g.seat1_id
 FROM games g JOIN matches m ON m.id = g.match_id
 JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id
 JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id
-WHERE m.tournament_id = :t
+WHERE m.tournament_id = :t ORDER BY g.id
 """
 
 
 def history_usage(
     db: sqlite3.Connection, ladder: int
 ) -> tuple[dict[str | int, float], dict[int, float], dict[int, float]]:
-    """Each owner's runner time as of the ladder's next match (a user by name, the admin's
-    bots by bot id), each charge halved every ``USAGE_HALF_LIFE`` matches before it, each
-    version's mean charge per game, and each version's time as the owners': from every
-    ladder game."""
-    (next_round,) = db.execute(
-        "SELECT COALESCE(MAX(round), 0) + 1 FROM matches WHERE tournament_id = ?", (ladder,)
-    ).fetchone()
-    used: dict[str | int, float] = {}
+    """Each owner's runner time now (a user by name, the admin's bots by bot id), each
+    charge halved for every ``USAGE_HALF_LIFE_MS`` of charges after its game's (the games
+    in the order they were stored), each version's mean charge per game, and each
+    version's time as the owners': from every ladder game."""
+    charged_at: list[tuple[float, tuple[Any, ...], tuple[float, float]]] = []
+    now = 0.0
     charged: dict[int, list[float]] = {}
     per_version: dict[int, float] = {}
     kept = {r[1] for r in db.execute("PRAGMA table_info(games)")}  # v11 keeps the starts
     started_at = "g.started_at" if "started_at" in kept else "NULL"
     for row in db.execute(_LADDER_TIMES.format(started_at=started_at), {"t": ladder}):
         charges = game_charges((row[7], row[8]), row[9], row[10])
+        charged_at.append((now, tuple(row), charges))
+        now += sum(charges)
+    used: dict[str | int, float] = {}
+    for at, row, charges in charged_at:
         for (bot_id, owner, version_id), charge in zip((row[1:4], row[4:7]), charges, strict=True):
             key = bot_id if owner is None else owner
-            decay = 0.5 ** ((next_round - row[0]) / USAGE_HALF_LIFE)
+            decay = 0.5 ** ((now - at) / USAGE_HALF_LIFE_MS)
             used[key] = used.get(key, 0.0) + charge * decay
             per_version[version_id] = per_version.get(version_id, 0.0) + charge * decay
             charged.setdefault(version_id, []).append(charge)

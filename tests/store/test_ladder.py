@@ -254,7 +254,7 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
             owner_of = bot_owners(store)  # a user's bots share the user's turns
             usage = ladder_usage(store, ladder)  # the runner time each owner's bots used
             state = rated_contenders(
-                ladder_ratings(store), kept, in_play, bot_of, owner_of, usage, number + 1, 2
+                ladder_ratings(store), kept, in_play, bot_of, owner_of, usage, 2
             )
             assert state == contenders(ladder_entrants(store, ladder, recent=keep), in_play, 2)
             assert any(c.owner_used > 0 for c in state)  # the control: times are compared

@@ -39,10 +39,10 @@ from arena.store import (
     ladder_ratings,
     list_games,
     list_matches,
-    next_ladder_round,
     set_withdrawn,
 )
 from arena.store.totals import LadderTotals, read_ladder_totals, read_ladder_usage
+from arena.store.usage import clock
 from arena.testing.examples import examples
 from arena.tournament.policy.results import store_game
 from arena.tournament.policy.rounds import create_tournament
@@ -71,8 +71,9 @@ def differences(store: Store, ladder: int, others: list[int]) -> list[str]:
         if stored != history_totals(db, ladder, 5):
             found.append(f"ladder totals {stored} != {history_totals(db, ladder, 5)}")
         _, _, per_version = history_usage(db, ladder)
-        now = next_ladder_round(store, ladder)
-        usage = {v: kept.at(now) for v, kept in read_ladder_usage(db, ladder).items()}
+        kept_usage = read_ladder_usage(db, ladder)
+        now = clock(kept_usage.values())
+        usage = {v: kept.at(now) for v, kept in kept_usage.items()}
         if set(per_version) - set(usage) or any(
             not math.isclose(used, per_version.get(v, 0.0), abs_tol=1e-9)
             for v, used in usage.items()

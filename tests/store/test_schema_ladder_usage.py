@@ -17,7 +17,7 @@ from arena.store.usage import add_charge, game_charges
 STEP = MIGRATIONS.index(_ladder_usage)
 LADDER, CUP = 1, 2
 # (match id, tournament, round, first, second)
-MATCHES = [(1, LADDER, 1, 1, 2), (2, LADDER, 2, 2, 3), (3, CUP, 1, 1, 3), (4, LADDER, 150, 1, 3)]
+MATCHES = [(1, LADDER, 1, 1, 2), (2, LADDER, 2, 2, 3), (3, CUP, 1, 1, 3), (4, LADDER, 3, 1, 3)]
 # (game id, match id, index, seat0, seat1, time0_ms, time1_ms, started_at, finished_at)
 GAMES = [
     (1, 1, 0, 1, 2, 900.0, 40.0, "2026-12-06T10:00:00.000+00:00", "2026-12-06T10:00:01.000+00:00"),
@@ -75,17 +75,19 @@ def _store_before(data: Path) -> None:
 
 def _expected() -> dict[int, LadderUsage]:
     """Each ladder version's time, its ladder games charged one by one as the store charges
-    each game it stores (in another order: the games newest first)."""
-    rounds = {m[0]: m[2] for m in MATCHES if m[1] == LADDER}
+    each game it stores, as of the ladder's clock then (every charge before it)."""
+    ladder = {m[0] for m in MATCHES if m[1] == LADDER}
     kept: dict[int, LadderUsage] = {}
-    for _, match, _, seat0, seat1, t0, t1, started, finished in reversed(GAMES):
-        if match not in rounds:
+    now = 0.0
+    for _, match, _, seat0, seat1, t0, t1, started, finished in GAMES:
+        if match not in ladder:
             continue
         charges = game_charges((t0, t1), started, finished)
         for version, charge in zip((seat0, seat1), charges, strict=True):
             old = kept.get(version, LadderUsage())
-            used, at = add_charge(old.used_ms, old.used_round, charge, rounds[match])
+            used, at = add_charge(old.used_ms, old.used_at, charge, now)
             kept[version] = LadderUsage(used, at, old.charged_ms + charge, old.games + 1)
+        now += sum(charges)
     return kept
 
 
@@ -105,7 +107,7 @@ def test_a_store_from_the_step_before_gets_its_ladder_time_from_its_games(
     assert set(stored) == set(expected) == {1, 2, 3}
     for version, usage in stored.items():
         want = expected[version]
-        assert usage.used_round == want.used_round
+        assert math.isclose(usage.used_at, want.used_at)
         assert math.isclose(usage.used_ms, want.used_ms)
         assert math.isclose(usage.charged_ms, want.charged_ms)
     # the first game: 1000 ms of wall time, 940 of it thought: each seat is charged 30 more
@@ -113,3 +115,4 @@ def test_a_store_from_the_step_before_gets_its_ladder_time_from_its_games(
     # the cup's game is no ladder time; a garbled finish charges the thinking only
     assert math.isclose(expected[1].charged_ms, 900 + 30 + 800 + 1000)
     assert stored[1].used_ms < stored[1].charged_ms  # older charges count for less
+    assert math.isclose(stored[3].used_at, sum(u.charged_ms for u in stored.values()) - 1020)

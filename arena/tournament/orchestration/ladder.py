@@ -176,7 +176,6 @@ def rated_contenders(
     bot_of: Mapping[int, int] | None = None,
     owner_of: Mapping[int, str | None] | None = None,
     usage: Mapping[int, LadderUsage] | None = None,
-    next_match: int = 0,
     games_per_match: int = 2,
 ) -> list[Contender]:
     """``contenders`` from the entrants' ratings and a history kept up to date by the
@@ -186,8 +185,8 @@ def rated_contenders(
     ``owner_of`` (bot id: owner, ``arena.store.bot_owners``, with ``bot_of``) gives each
     user's entrants their owner's turn (``owner_last``); without it they have none.
     ``usage`` (version id: its runner time, ``arena.store.ladder_usage``, with ``bot_of`` and
-    ``owner_of``) gives each its owner's time as of match ``next_match`` and what a match
-    of ``games_per_match`` games costs it; without it nobody has used any."""
+    ``owner_of``) gives each its owner's time and what a match of ``games_per_match``
+    games costs it; without it nobody has used any."""
     empty = LadderHistory()
     placed: dict[int, int] = {}
     last_of: dict[int, int] = {}  # bot id: its latest ladder match, every version
@@ -201,7 +200,7 @@ def rated_contenders(
     turns = {} if owner_of is None else owner_turns(last_of, owner_of)
     used = (
         {} if usage is None or bot_of is None or owner_of is None
-        else owner_usage(usage, bot_of, owner_of, next_match)
+        else owner_usage(usage, bot_of, owner_of)
     )  # fmt: skip
     spent = usage or {}
     entrants = _entrants_of(ratings)
@@ -345,7 +344,7 @@ class LadderRunner(RunnerBase):
             config, _ = ladder_settings(self.store, self.tournament_id)
             state = rated_contenders(
                 ratings, self._history, in_play, self._bot_of, self._owner_of,
-                usage, number, config.games_per_match,
+                usage, config.games_per_match,
             )  # fmt: skip
             chosen = pick(state, number, self.settings.policy)
             if chosen is None:

@@ -10,10 +10,10 @@ gives the same choice, after a restart too:
    bot does not place again) comes first, fewest placement matches first, with up to
    ``placement_in_play`` matches at once: its placement burst. Then the
    entrant whose owner has used the least runner time (``load``: the time its
-   owner's bots' ladder games used, halved every ``USAGE_HALF_LIFE`` matches,
-   ``arena.store.usage``, plus an estimate of its matches in play; the admin's
-   bots each count alone): a fair share of the runner's time per owner, so a
-   slow bot plays fewer matches instead of holding a slot. Among equals (a
+   owner's bots' ladder games used, decayed, ``arena.store.usage``, plus an
+   estimate of its matches in play; the admin's bots each count alone): a fair
+   share of the runner's time per owner, so a slow bot plays fewer matches
+   instead of holding a slot. Among equals (a
    user's entrants, or a ladder with no time used yet) the idle one with the
    highest need, ``wait * (1 + sigma / SIGMA0)``: ``wait`` is how many ladder
    matches were scheduled since its last one, so every entrant's need grows
@@ -22,8 +22,9 @@ gives the same choice, after a restart too:
    earlier than its owner's turn (``owner_last``): a bot off the ladder
    (withdrawn, or one of a user's bots past ``entrants_per_user``) banks no
    wait, so switching between one's bots buys no extra matches.
-2. **Against whom.** An opponent near its mu: not of the owner that has used
-   the most runner time (while another rival exists); among the ``neighbours``
+2. **Against whom.** An opponent near its mu: not of an owner more than an
+   average match ahead of the least-used owner (while another rival exists);
+   among the ``neighbours``
    entrants on each side of its mu (idle ones first), the one with the
    lowest ``|mu_a - mu_b| / sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)`` (the
    distance TrueSkill's match quality falls with) minus its own wait as a
@@ -35,8 +36,8 @@ gives the same choice, after a restart too:
    possible opponents are its owner's other bots waits.
 4. **Never the same pairing too often in a row.** An opponent that an
    entrant already met in each of its last ``max_repeat`` matches (or that
-   met it so) is left out while any other opponent exists (other than the
-   owner that used the most time: the fair share comes first).
+   met it so) is left out while any other opponent within the fair share
+   exists (the fair share comes first).
 
 When every entrant is busy (few entrants, many matches at once) the least
 busy are taken: the machine stays busy. ``plan`` is the pairing queue: the
@@ -209,17 +210,18 @@ def _first(
 
 
 def _slack(contenders: Sequence[Contender]) -> float:
-    """How far past the least-used owner's load an owner may be and still play: the dearest
-    match known (0 while no match cost is known)."""
-    return max((c.match_ms for c in contenders if c.match_ms is not None), default=0.0)
+    """How far past the least-used owner's load an owner may be and still play: an average
+    match (the mean of the entrants' ``match_ms``; 0 while none is known)."""
+    known = [c.match_ms for c in contenders if c.match_ms is not None]
+    return sum(known) / len(known) if known else 0.0
 
 
 def _within_share(
     rivals_: list[Contender], contenders: Sequence[Contender], load: dict[OwnerKey, float]
 ) -> list[Contender]:
     """Of ``rivals_``, those whose owner's load is within ``_slack`` of the least-used owner's
-    (or else the least-used of them): an owner ahead of everyone by more than a match waits
-    until the others catch up."""
+    (or else the least-used of them): an owner ahead of everyone by more than an average
+    match waits until the others catch up."""
     ceiling = min(load.values()) + _slack(contenders)
     kept = [c for c in rivals_ if load[owner_key(c)] <= ceiling]
     if kept:
