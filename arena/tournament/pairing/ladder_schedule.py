@@ -72,7 +72,7 @@ class Contender:
     owner: str | None = None  # None: the admin's (may meet any bot)
     placed: int | None = None  # ladder matches of all its bot's versions; None: ``matches``
     owner_last: int | None = None  # its owner's turn: its wait counts from no earlier
-    owner_used: float = 0.0  # the runner time its owner used (ms, decayed to next_match)
+    owner_used: float = 0.0  # the runner time its owner used (ms, decayed: arena.store.usage)
     match_ms: float | None = None  # what a match of its costs it (ms); None: not known yet
 
     @property
