@@ -12,7 +12,8 @@ owners ``quick1``...), each added with `arena bot add --owner`, then runs a real
 prints, per owner: ladder matches, games, the wall time of the games its bot sat in and
 that time's share of all game time (what the slot was held for), its own thinking time, and
 its charge (its thinking plus half of each game's time that neither seat thought) as a
-share of all charges.
+share of all charges, and that share over the games stored in the run's second half
+(``late``: once the first matches, picked before any time was known, are charged).
 
 ``--baseline-tree DIR``: the same runs against another checkout (``git archive main``
 unpacked), alternating between that code (``before``) and this one (``after``), ``--rounds``
@@ -119,7 +120,10 @@ def _shares(data: Path, label: str, load: float) -> dict[str, dict[str, float]]:
     ):
         per[owner_of[first]]["matches"] += 1
         per[owner_of[second]]["matches"] += 1
-    total_game = total_charge = 0.0
+    total_game = total_charge = late_total = 0.0
+    ends = [_epoch(r[0]) for r in db.execute("SELECT finished_at FROM games")]
+    half = (min(ends) + max(ends)) / 2 if ends else 0.0
+    late: dict[str, float] = {o: 0.0 for o in per}
     for seat0, seat1, t0, t1, started, finished in db.execute(
         "SELECT g.seat0_id, g.seat1_id, g.time0_ms, g.time1_ms, g.started_at, g.finished_at"
         " FROM games g JOIN matches m ON m.id = g.match_id JOIN tournaments t"
@@ -135,16 +139,20 @@ def _shares(data: Path, label: str, load: float) -> dict[str, dict[str, float]]:
             row["think_s"] += think / 1000
             row["charge_s"] += (think + fixed / 2) / 1000
             total_charge += think + fixed / 2
+            if _epoch(finished) >= half:
+                late[owner_of[version]] += think + fixed / 2
+                late_total += think + fixed / 2
     db.close()
     print(f"\n[{label}] load {load:.1f}; all game time {total_game / 1000:.1f} s")
     print(f"{'owner':8} {'matches':>7} {'games':>5} {'in games s':>10} {'share':>6}"
-          f" {'think s':>8} {'charge share':>12}")  # fmt: skip
+          f" {'think s':>8} {'charge share':>12} {'late':>6}")  # fmt: skip
     for owner, row in per.items():
         share = row["in_game_s"] * 1000 / total_game if total_game else 0.0
         charged = row["charge_s"] * 1000 / total_charge if total_charge else 0.0
-        row["share"], row["charge_share"] = share, charged
+        later = late[owner] / late_total if late_total else 0.0
+        row["share"], row["charge_share"], row["late"] = share, charged, later
         print(f"{owner:8} {row['matches']:7.0f} {row['games']:5.0f} {row['in_game_s']:10.1f}"
-              f" {share:6.1%} {row['think_s']:8.1f} {charged:12.1%}")  # fmt: skip
+              f" {share:6.1%} {row['think_s']:8.1f} {charged:12.1%} {later:6.1%}")  # fmt: skip
     return per
 
 
