@@ -2,11 +2,11 @@
 
 The rule (``arena.tournament.pairing.ladder_schedule``): after the placement bursts, the
 entrant whose owner has the least load (the runner time its owner's games used, decayed,
-plus an estimate of its matches in play) plays first, and the owner with the most load is
-nobody's opponent while another rival exists. The simulation plays a ladder whose owners'
-bots cost different times per game (one slow bot beside quick ones), charging each match
-as the store charges it (``arena.store.usage``), and checks that no owner's time runs
-away from the others'.
+plus an estimate of its matches in play) plays first, and an owner more than an average
+match ahead of the least-used one is nobody's opponent while another rival exists. The
+simulation plays a ladder whose owners' bots cost different times per game (slow bots
+beside quick ones), charging each match as the store charges it (``arena.store.usage``),
+and checks that no owner's time runs away from the others'.
 """
 
 from __future__ import annotations
