@@ -61,12 +61,15 @@ from arena.store.ladder import (
     ladder_history,
     ladder_ratings,
     ladder_settings,
+    ladder_usage,
     match_version_ids,
     next_ladder_round,
     owner_turns,
+    owner_usage,
     set_ladder_settings,
     set_withdrawn,
     unfinished_matches,
+    usage_key,
     version_bots,
 )
 from arena.store.lease import (
@@ -156,6 +159,7 @@ from arena.store.tournaments import (
     tournament_parameters,
     tournament_secret,
 )
+from arena.store.usage import USAGE_HALF_LIFE_MS, LadderUsage
 
 __all__ = [
     "ADMIN_TOKEN_NAME",
@@ -165,6 +169,7 @@ __all__ = [
     "INTERRUPTED",
     "RECENT_KEPT",
     "REMOTE_RUNTIME",
+    "USAGE_HALF_LIFE_MS",
     "AdminWithdrawnError",
     "AlreadyExistsError",
     "BotDetail",
@@ -177,6 +182,7 @@ __all__ = [
     "LadderEntrantRow",
     "LadderHistory",
     "LadderRating",
+    "LadderUsage",
     "LeaderboardRow",
     "LeaseHeldError",
     "LeaseHolder",
@@ -256,6 +262,7 @@ __all__ = [
     "ladder_history",
     "ladder_ratings",
     "ladder_settings",
+    "ladder_usage",
     "latest_version_ids",
     "leaderboard",
     "lease_held",
@@ -273,6 +280,7 @@ __all__ = [
     "next_ladder_round",
     "open_seat_offers",
     "owner_turns",
+    "owner_usage",
     "record_game",
     "record_games",
     "record_withheld",
@@ -295,6 +303,7 @@ __all__ = [
     "tournament_parameters",
     "tournament_secret",
     "unfinished_matches",
+    "usage_key",
     "user_has_live_token",
     "version_bots",
 ]

@@ -27,6 +27,7 @@ from arena.store.models import (
     TournamentStatus,
 )
 from arena.store.totals import count_finished, count_game
+from arena.store.usage import game_charges
 
 
 def record_game(
@@ -86,8 +87,9 @@ def _record(
     failures: tuple[SeatFailures, SeatFailures],
 ) -> int | None:
     match = db.execute(
-        "SELECT m.games, m.tournament_id, t.format, m.first_id, m.second_id, bf.name AS first,"
-        " bs.name AS second FROM matches m JOIN tournaments t ON t.id = m.tournament_id"
+        "SELECT m.games, m.tournament_id, t.format, m.first_id, m.second_id,"
+        " bf.name AS first, bs.name AS second FROM matches m"
+        " JOIN tournaments t ON t.id = m.tournament_id"
         " JOIN bot_versions vf ON vf.id = m.first_id"
         " JOIN bots bf ON bf.id = vf.bot_id JOIN bot_versions vs ON vs.id = m.second_id"
         " JOIN bots bs ON bs.id = vs.bot_id WHERE m.id = ?",
@@ -109,14 +111,16 @@ def _record(
     seat_ids = (ids[report.bots_by_seat[0]], ids[report.bots_by_seat[1]])
     winner_seat = None if report.winner is None else report.bots_by_seat.index(report.winner)
     statuses = tuple(str(report.statuses.get(b, BotStatus.OK)) for b in report.bots_by_seat)
-    times = tuple(float(report.time_ms.get(b, 0.0)) for b in report.bots_by_seat)
+    times = (float(report.time_ms.get(report.bots_by_seat[0], 0.0)),
+             float(report.time_ms.get(report.bots_by_seat[1], 0.0)))  # fmt: skip
+    finished_at = utc_now()
     game_id = db.execute(
         "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat, reason,"
         " status0, status1, actions, time0_ms, time1_ms, record, finished_at, started_at,"
         " action_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (match_id, report.index, *seat_ids, winner_seat, report.reason, *statuses,
          report.actions, *times, json.dumps(report.record, separators=(",", ":")),
-         utc_now(), started_at, action_ms),
+         finished_at, started_at, action_ms),
     ).lastrowid  # fmt: skip
     assert game_id is not None
     for seat, name in enumerate(report.bots_by_seat):
@@ -128,7 +132,10 @@ def _record(
             )
     _rate(db, game_id, seat_ids, winner_seat, rate, failures)
     tournament_id, ladder = match["tournament_id"], match["format"] == TournamentFormat.LADDER
-    count_game(db, tournament_id, game_id, seat_ids, winner_seat, ladder=ladder)
+    count_game(
+        db, tournament_id, game_id, seat_ids, winner_seat, ladder=ladder,
+        charges=game_charges(times, started_at, finished_at),
+    )  # fmt: skip
     played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
     if played.fetchone()[0] >= match["games"]:
         db.execute("UPDATE matches SET finished_at = ? WHERE id = ?", (utc_now(), match_id))

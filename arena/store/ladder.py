@@ -10,7 +10,9 @@ ladder's sequence number), stored when it is scheduled, so that the
 matches in play are the unfinished ones and a restart resumes them. What the
 pages and the runner read of its history (each version's matches, games,
 matches in play, latest opponents) are running totals kept as each match and
-game is stored (``arena.store.totals``, schema v9): one read at any age.
+game is stored (``arena.store.totals``, schema v9): one read at any age; so is
+the runner time each version's games used (``arena.store.usage``), which the
+scheduler shares out by owner.
 
 The store decides nothing here: the pairing is ``arena.tournament.pairing.ladder_schedule``'s.
 """
@@ -28,8 +30,9 @@ from arena.referee.botdir import REMOTE_RUNTIME
 from arena.referee.seeds import new_secret
 from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.models import MatchRow, TournamentConfig, TournamentFormat
-from arena.store.totals import LadderTotals, count_match, read_ladder_totals
+from arena.store.totals import LadderTotals, count_match, read_ladder_totals, read_ladder_usage
 from arena.store.tournaments import get_tournament, match_rows
+from arena.store.usage import LadderUsage, clock
 
 JsonSettings = dict[str, object]
 
@@ -58,6 +61,10 @@ class LadderEntrantRow:
     # the latest ladder match of each of its owner's bots (every version, on the ladder or
     # off it), newest first; () for the admin's bots
     owner_turns: tuple[int, ...] = ()
+    # the runner time its owner's bots used on the ladder (every version, on it or off it;
+    # the admin's bots each alone), as of now (``owner_usage``)
+    owner_used_ms: float = 0.0
+    game_ms: float | None = None  # its mean charge per ladder game (None: no game yet)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +169,9 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
         totals = read_ladder_totals(db, tournament_id)
         bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())
         owner_of = dict(db.execute("SELECT id, owner FROM bots").fetchall())
+        usage = read_ladder_usage(db, tournament_id)
     empty = LadderTotals()
+    used = owner_usage(usage, bot_of, owner_of)
     per_bot: dict[int, int] = {}
     last_of: dict[int, int] = {}  # bot id: its latest ladder match, every version
     for version_id, kept in totals.items():
@@ -192,9 +201,44 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
             draws=kept.draws,
             losses=kept.losses,
             owner_turns=() if r["owner"] is None else turns.get(r["owner"], ()),
+            owner_used_ms=used.get(usage_key(r["bot_id"], r["owner"]), 0.0),
+            game_ms=usage.get(r["id"], LadderUsage()).game_ms,
         )
         for r in entrants
     ]
+
+
+UsageKey = str | int
+"""Whose runner time it is: a user's name, or the id of one of the admin's bots (each its own
+owner)."""
+
+
+def usage_key(bot_id: int, owner: str | None) -> UsageKey:
+    return bot_id if owner is None else owner
+
+
+def owner_usage(
+    usage: Mapping[int, LadderUsage],
+    bot_of: Mapping[int, int],
+    owner_of: Mapping[int, str | None],
+) -> dict[UsageKey, float]:
+    """Each owner's runner time on the ladder now (``usage``: version id: its time, every
+    version's; ``bot_of``: version id: bot id; ``owner_of``: bot id: owner), keyed by
+    ``usage_key``: a user's bots together, every version, on the ladder or off it."""
+    now = clock(usage.values())
+    used: dict[UsageKey, float] = {}
+    for version_id, kept in usage.items():
+        bot_id = bot_of.get(version_id)
+        if bot_id is not None:
+            key = usage_key(bot_id, owner_of.get(bot_id))
+            used[key] = used.get(key, 0.0) + kept.at(now)
+    return used
+
+
+def ladder_usage(store: Store, tournament_id: int) -> dict[int, LadderUsage]:
+    """Every version's runner time on the ladder (one read of the running totals)."""
+    with store.reading() as db:
+        return read_ladder_usage(db, tournament_id)
 
 
 def owner_turns(

@@ -55,6 +55,10 @@ History:
       and that pool (``play_people`` by user, ``play_bots`` by bot version).
       Play tournaments stored before are found by their entrant ``human-USER``
       and name ``play-USER-...``: unrated.
+  v15 who withdrew a bot from the ladder (``bots.withdrawn_by``).
+  v16 ``ladder_totals.used_ms``, ``used_at``, ``charged_ms``: the runner time a
+      ladder version's games used (``arena.store.usage``), what the ladder's fair
+      share of time reads; filled from the stored games (a step in Python).
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+
+from arena.store.usage import add_charge, game_charges
 
 V1 = """
 CREATE TABLE bots (
@@ -474,12 +480,39 @@ WHERE withdrawn_at IS NOT NULL
 before it was kept counts as its owner's (the admin's, for a bot without an owner)."""
 
 
+def _ladder_usage(connection: sqlite3.Connection) -> None:
+    """Each ladder version's runner time (``arena.store.usage.LadderUsage``), charged from its
+    stored ladder games in the order they were stored, as the store charges each game."""
+    for column in ("used_ms REAL", "used_at REAL", "charged_ms REAL"):
+        connection.execute(f"ALTER TABLE ladder_totals ADD COLUMN {column} NOT NULL DEFAULT 0")
+    used: dict[tuple[int, int], tuple[float, float, float]] = {}
+    clocks: dict[int, float] = {}  # each ladder's charges so far
+    rows = connection.execute(
+        "SELECT m.tournament_id, g.seat0_id, g.seat1_id, g.time0_ms, g.time1_ms, g.started_at,"
+        " g.finished_at FROM games g JOIN matches m ON m.id = g.match_id"
+        " JOIN tournaments t ON t.id = m.tournament_id WHERE t.format = 'ladder' ORDER BY g.id"
+    )
+    for tournament_id, seat0, seat1, time0, time1, started_at, finished_at in rows:
+        charges = game_charges((time0, time1), started_at, finished_at)
+        now = clocks.get(tournament_id, 0.0)
+        for version_id, charge in zip((seat0, seat1), charges, strict=True):
+            kept, since, total = used.get((tournament_id, version_id), (0.0, 0.0, 0.0))
+            kept, since = add_charge(kept, since, charge, now)
+            used[tournament_id, version_id] = (kept, since, total + charge)
+        clocks[tournament_id] = now + sum(charges)
+    connection.executemany(
+        "UPDATE ladder_totals SET used_ms = ?, used_at = ?, charged_ms = ?"
+        " WHERE tournament_id = ? AND bot_version_id = ?",
+        [(kept, since, total, t, v) for (t, v), (kept, since, total) in used.items()],
+    )
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing, REJECTED_GAMES,
-    LADDER_RESULTS, PLAY_POOL, WITHDRAWN_BY,
+    LADDER_RESULTS, PLAY_POOL, WITHDRAWN_BY, _ladder_usage,
 )
 CURRENT_VERSION = len(MIGRATIONS)
 

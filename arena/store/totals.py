@@ -4,7 +4,8 @@ A page reads these instead of every match and game: a tournament's games
 played and scheduled (``tournaments``) and its games by id (``tournament_games``,
 so that its latest are read in order), and per ladder version its matches,
 its latest one (a round), those unfinished, its games, its latest
-opponents and its games won, drawn and lost (``ladder_totals``). They are
+opponents, its games won, drawn and lost, and the runner time its games used
+(``ladder_totals``; the time as ``LadderUsage``). They are
 written only here, by the store's three writers of the history
 (``_insert_round``, ``add_ladder_match``, ``games._record``), within their
 transactions: a game and its totals are stored together or not at all. Each
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from arena.store.db import StoreError
 from arena.store.schema import RECENT_KEPT
+from arena.store.usage import LadderUsage, add_charge
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +83,11 @@ def count_game(
     winner_seat: int | None,
     *,
     ladder: bool,
+    charges: tuple[float, float] = (0.0, 0.0),
 ) -> None:
     """Count game ``game_id``, just stored, its seats' versions ``seat_ids`` (``winner_seat``
-    None: a draw)."""
+    None: a draw); on a ladder each seat's ``charges`` (``game_charges``) are added to its
+    runner time as of the ladder's clock before this game (``arena.store.usage.clock``)."""
     db.execute(
         "UPDATE tournaments SET games_played = games_played + 1 WHERE id = ?", (tournament_id,)
     )
@@ -92,11 +96,16 @@ def count_game(
         (tournament_id, game_id),
     )
     if ladder:
+        (now,) = db.execute(
+            "SELECT COALESCE(SUM(charged_ms), 0) FROM ladder_totals WHERE tournament_id = ?",
+            (tournament_id,),
+        ).fetchone()
         for seat, version_id in enumerate(seat_ids):
             won = seat == winner_seat
             outcome = "draws" if winner_seat is None else "wins" if won else "losses"
             change = f"games = games + 1, {outcome} = {outcome} + 1"
             _update_ladder(db, tournament_id, version_id, change)
+            _charge(db, tournament_id, version_id, charges[seat], float(now))
 
 
 def count_finished(
@@ -122,6 +131,32 @@ def read_ladder_totals(db: sqlite3.Connection, tournament_id: int) -> dict[int, 
         )
         for r in rows
     }
+
+
+def read_ladder_usage(db: sqlite3.Connection, tournament_id: int) -> dict[int, LadderUsage]:
+    """Every version's runner time on the ladder (withdrawn and superseded ones too)."""
+    rows = db.execute(
+        "SELECT bot_version_id, used_ms, used_at, charged_ms, games FROM ladder_totals"
+        " WHERE tournament_id = ?",
+        (tournament_id,),
+    )
+    return {r[0]: LadderUsage(float(r[1]), float(r[2]), float(r[3]), int(r[4])) for r in rows}
+
+
+def _charge(
+    db: sqlite3.Connection, tournament_id: int, version_id: int, charge_ms: float, now: float
+) -> None:
+    used_ms, used_at = db.execute(
+        "SELECT used_ms, used_at FROM ladder_totals WHERE tournament_id = ?"
+        " AND bot_version_id = ?",
+        (tournament_id, version_id),
+    ).fetchone()
+    used_ms, used_at = add_charge(used_ms, used_at, charge_ms, now)
+    db.execute(
+        "UPDATE ladder_totals SET used_ms = ?, used_at = ?, charged_ms = charged_ms + ?"
+        " WHERE tournament_id = ? AND bot_version_id = ?",
+        (used_ms, used_at, charge_ms, tournament_id, version_id),
+    )
 
 
 def _update_ladder(

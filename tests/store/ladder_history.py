@@ -8,10 +8,14 @@ which the running totals are checked against.
 
 from __future__ import annotations
 
+import math
 import sqlite3
+from dataclasses import replace
+from typing import Any
 
-from arena.store import LadderEntrantRow
+from arena.store import USAGE_HALF_LIFE_MS, LadderEntrantRow
 from arena.store.totals import LadderTotals
+from arena.store.usage import game_charges
 
 # The ladder's reads from the history alone (no running totals).
 _ENTRANTS = """
@@ -85,8 +89,47 @@ def history_totals(db: sqlite3.Connection, ladder: int, recent: int) -> dict[int
     }
 
 
+_LADDER_TIMES = """
+SELECT m.round, v0.bot_id, b0.owner, g.seat0_id, v1.bot_id, b1.owner, g.seat1_id, g.time0_ms,
+       g.time1_ms, {started_at}, g.finished_at
+FROM games g JOIN matches m ON m.id = g.match_id
+JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id
+JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id
+WHERE m.tournament_id = :t ORDER BY g.id
+"""
+
+
+def history_usage(
+    db: sqlite3.Connection, ladder: int
+) -> tuple[dict[str | int, float], dict[int, float], dict[int, float]]:
+    """Each owner's runner time now (a user by name, the admin's bots by bot id), each
+    charge halved for every ``USAGE_HALF_LIFE_MS`` of charges after its game's (the games
+    in the order they were stored), each version's mean charge per game, and each
+    version's time as the owners': from every ladder game."""
+    charged_at: list[tuple[float, tuple[Any, ...], tuple[float, float]]] = []
+    now = 0.0
+    charged: dict[int, list[float]] = {}
+    per_version: dict[int, float] = {}
+    kept = {r[1] for r in db.execute("PRAGMA table_info(games)")}  # v11 keeps the starts
+    started_at = "g.started_at" if "started_at" in kept else "NULL"
+    for row in db.execute(_LADDER_TIMES.format(started_at=started_at), {"t": ladder}):
+        charges = game_charges((row[7], row[8]), row[9], row[10])
+        charged_at.append((now, tuple(row), charges))
+        now += sum(charges)
+    used: dict[str | int, float] = {}
+    for at, row, charges in charged_at:
+        for (bot_id, owner, version_id), charge in zip((row[1:4], row[4:7]), charges, strict=True):
+            key = bot_id if owner is None else owner
+            decay = 0.5 ** ((now - at) / USAGE_HALF_LIFE_MS)
+            used[key] = used.get(key, 0.0) + charge * decay
+            per_version[version_id] = per_version.get(version_id, 0.0) + charge * decay
+            charged.setdefault(version_id, []).append(charge)
+    return used, {v: sum(c) / len(c) for v, c in charged.items()}, per_version
+
+
 def history_entrants(db: sqlite3.Connection, ladder: int, recent: int) -> list[LadderEntrantRow]:
-    """``ladder_entrants`` from the history alone."""
+    """``ladder_entrants`` from the history alone (``owner_turns`` left out)."""
+    used, per_game, _ = history_usage(db, ladder)
     totals = history_totals(db, ladder, recent)
     empty = LadderTotals()
     bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())
@@ -112,9 +155,31 @@ def history_entrants(db: sqlite3.Connection, ladder: int, recent: int) -> list[L
             wins=t.wins,
             draws=t.draws,
             losses=t.losses,
+            owner_used_ms=used.get(r[7] if r[2] is None else r[2], 0.0),
+            game_ms=per_game.get(r[0]),
         )
         for r in db.execute(_ENTRANTS)
     ]
+
+
+def same_entrants(stored: list[LadderEntrantRow], history: list[LadderEntrantRow]) -> bool:
+    """Whether the entrants agree: their runner times to rounding (summed in another order),
+    everything else exactly."""
+
+    def rest(row: LadderEntrantRow) -> LadderEntrantRow:
+        return replace(row, owner_used_ms=0.0, game_ms=None)
+
+    if [rest(r) for r in stored] != [rest(r) for r in history]:
+        return False
+    for a, b in zip(stored, history, strict=True):
+        if not math.isclose(a.owner_used_ms, b.owner_used_ms, rel_tol=1e-9, abs_tol=1e-9):
+            return False
+        if a.game_ms is None or b.game_ms is None:
+            if a.game_ms != b.game_ms:
+                return False
+        elif not math.isclose(a.game_ms, b.game_ms):
+            return False
+    return True
 
 
 def history_tournament_games(db: sqlite3.Connection, tournament: int) -> tuple[int, int]:

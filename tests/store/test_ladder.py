@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.referee.botdir import load_bot
+from arena.referee.types import GameReport
 from arena.store import (
     CURRENT_VERSION,
     AdminWithdrawnError,
@@ -31,6 +32,7 @@ from arena.store import (
     ladder_history,
     ladder_ratings,
     ladder_settings,
+    ladder_usage,
     list_matches,
     set_ladder_settings,
     set_withdrawn,
@@ -41,6 +43,7 @@ from arena.store.models import TournamentFormat
 from arena.store.schema import MIGRATIONS, WITHDRAWN_BY, _run_script
 from arena.testing.examples import examples
 from arena.tournament.orchestration.ladder import contenders, history_after, rated_contenders
+from arena.tournament.policy.results import store_game
 from tests.store.conftest import MakeBot
 
 
@@ -211,7 +214,8 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
     """What ``LadderRunner`` keeps (``ladder_history`` once, then ``history_after`` per match it
     stores) equals what the store gives after every match, so its picks are those of
     ``ladder_entrants``; one bot is withdrawn on the way (its history is kept, it is no
-    longer an entrant, and its owner's other bot waits from their owner's turn). Control:
+    longer an entrant, and its owner's other bot waits from their owner's turn); each
+    match's first game is stored, its seats' times charged to their owners. Control:
     the history kept before a match differs from the stored one after it, so a runner that
     stopped keeping it would fail here."""
     with tempfile.TemporaryDirectory(prefix="kahuna-test-") as work, Store.open(
@@ -231,7 +235,12 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
         assert kept == {}
         for number, (a, step) in enumerate(pairs, start=1):
             first, second = ids[a], ids[(a + step) % 5]
-            add_ladder_match(store, ladder, first, second, games=2, seed=number)
+            match_id = add_ladder_match(store, ladder, first, second, games=2, seed=number)
+            seats = ("abcde"[a], "abcde"[(a + step) % 5])
+            store_game(store, match_id, GameReport(
+                index=0, bots_by_seat=seats, winner=seats[0], reason="points", statuses={},
+                actions=3, time_ms={seats[0]: 7.0 * a + step, seats[1]: 1.5}, record={},
+            ))  # fmt: skip
             before = dict(kept)
             for version, opponent in ((first, second), (second, first)):
                 old = kept.get(version, LadderHistory())
@@ -243,6 +252,9 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
             in_play = {ids[a]: number % 3}
             bot_of = version_bots(store)  # a bot's versions place once, together
             owner_of = bot_owners(store)  # a user's bots share the user's turns
-            assert rated_contenders(
-                ladder_ratings(store), kept, in_play, bot_of, owner_of
-            ) == contenders(ladder_entrants(store, ladder, recent=keep), in_play)
+            usage = ladder_usage(store, ladder)  # the runner time each owner's bots used
+            state = rated_contenders(
+                ladder_ratings(store), kept, in_play, bot_of, owner_of, usage, 2
+            )
+            assert state == contenders(ladder_entrants(store, ladder, recent=keep), in_play, 2)
+            assert any(c.owner_used > 0 for c in state)  # the control: times are compared

@@ -13,6 +13,7 @@ tournament rows must equal the reference.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -40,7 +41,8 @@ from arena.store import (
     list_matches,
     set_withdrawn,
 )
-from arena.store.totals import LadderTotals, read_ladder_totals
+from arena.store.totals import LadderTotals, read_ladder_totals, read_ladder_usage
+from arena.store.usage import clock
 from arena.testing.examples import examples
 from arena.tournament.policy.results import store_game
 from arena.tournament.policy.rounds import create_tournament
@@ -49,6 +51,8 @@ from tests.store.ladder_history import (
     history_games,
     history_totals,
     history_tournament_games,
+    history_usage,
+    same_entrants,
 )
 
 
@@ -66,9 +70,18 @@ def differences(store: Store, ladder: int, others: list[int]) -> list[str]:
         }
         if stored != history_totals(db, ladder, 5):
             found.append(f"ladder totals {stored} != {history_totals(db, ladder, 5)}")
+        _, _, per_version = history_usage(db, ladder)
+        kept_usage = read_ladder_usage(db, ladder)
+        now = clock(kept_usage.values())
+        usage = {v: kept.at(now) for v, kept in kept_usage.items()}
+        if set(per_version) - set(usage) or any(
+            not math.isclose(used, per_version.get(v, 0.0), abs_tol=1e-9)
+            for v, used in usage.items()
+        ):
+            found.append(f"runner times {usage} != {per_version}")
         for recent in (1, 3):
-            if ladder_entrants(store, ladder, recent=recent) != history_entrants(
-                db, ladder, recent
+            if not same_entrants(
+                ladder_entrants(store, ladder, recent=recent), history_entrants(db, ladder, recent)
             ):
                 found.append(f"entrants with {recent} recent opponents")
         for tournament in (ladder, *others):
@@ -171,6 +184,16 @@ def test_the_totals_equal_the_history_after_any_writes(plan: list[Step]) -> None
             db.execute("UPDATE tournaments SET games_played = games_played + 1")
             db.execute("DELETE FROM tournament_games WHERE game_id % 2 = 0")
         assert differences(seeded.store, seeded.ladder, [seeded.cup]) != []
+        with seeded.store.transaction() as db:  # the control of the runner times alone
+            db.execute("UPDATE tournaments SET games_played = games_played - 1")
+            db.execute("UPDATE ladder_totals SET games = games - 1")
+            db.execute("INSERT INTO tournament_games SELECT m.tournament_id, g.id FROM games g"
+                       " JOIN matches m ON m.id = g.match_id WHERE g.id % 2 = 0")
+        assert differences(seeded.store, seeded.ladder, [seeded.cup]) == []
+        with seeded.store.transaction() as db:
+            db.execute("UPDATE ladder_totals SET used_ms = used_ms + 1")
+            moved = db.execute("SELECT COUNT(*) FROM ladder_totals").fetchone()[0]
+        assert (differences(seeded.store, seeded.ladder, [seeded.cup]) != []) == (moved > 0)
 
 
 def _apply(

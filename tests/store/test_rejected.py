@@ -66,6 +66,8 @@ def test_the_migration_adds_the_table_to_a_database_of_the_version_before(
         for table in ("play_games", "play_people", "play_bots"):  # and the people at /play
             db.execute(f"DROP TABLE {table}")
         db.execute("ALTER TABLE bots DROP COLUMN withdrawn_by")  # and who withdrew a bot
+        for column in ("used_ms", "used_at", "charged_ms"):  # and the ladder's runner time
+            db.execute(f"ALTER TABLE ladder_totals DROP COLUMN {column}")
         db.execute(f"PRAGMA user_version = {before}")
         db.commit()
     with Store.open(data) as store:

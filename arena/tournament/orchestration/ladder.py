@@ -53,6 +53,7 @@ from arena.store import (
     LadderEntrantRow,
     LadderHistory,
     LadderRating,
+    LadderUsage,
     MatchRow,
     Store,
     TournamentLease,
@@ -61,11 +62,14 @@ from arena.store import (
     ladder_history,
     ladder_ratings,
     ladder_settings,
+    ladder_usage,
     match_version_ids,
     next_ladder_round,
     owner_turns,
+    owner_usage,
     set_withdrawn,
     unfinished_matches,
+    usage_key,
     version_bots,
 )
 from arena.store.copies import MissingBotCopyError
@@ -133,9 +137,16 @@ def _entrants_of(rows: Sequence[_Entrant]) -> dict[str, int]:
     return counts
 
 
-def contenders(rows: Sequence[LadderEntrantRow], in_play: dict[int, int]) -> list[Contender]:
+def match_ms(game_ms: float | None, games_per_match: int) -> float | None:
+    """What a match costs an entrant whose games cost it ``game_ms`` each on average."""
+    return None if game_ms is None else game_ms * games_per_match
+
+
+def contenders(
+    rows: Sequence[LadderEntrantRow], in_play: dict[int, int], games_per_match: int = 2
+) -> list[Contender]:
     """The scheduler's view of the stored entrants (those that play: ``active_entrants``);
-    ``in_play``: matches this run plays now."""
+    ``in_play``: matches this run plays now; ``games_per_match``: the ladder's."""
     entrants = _entrants_of(rows)
     return [
         Contender(
@@ -149,6 +160,8 @@ def contenders(rows: Sequence[LadderEntrantRow], in_play: dict[int, int]) -> lis
             owner=r.owner,
             placed=r.bot_matches,
             owner_last=None if r.owner is None else owner_last(r.owner_turns, entrants[r.owner]),
+            owner_used=r.owner_used_ms,
+            match_ms=match_ms(r.game_ms, games_per_match),
         )
         for r in rows
     ]
@@ -160,13 +173,18 @@ def rated_contenders(
     in_play: dict[int, int],
     bot_of: Mapping[int, int] | None = None,
     owner_of: Mapping[int, str | None] | None = None,
+    usage: Mapping[int, LadderUsage] | None = None,
+    games_per_match: int = 2,
 ) -> list[Contender]:
     """``contenders`` from the entrants' ratings and a history kept up to date by the
     runner (``history_after``): the same list, without reading every ladder match.
     ``bot_of`` (version id: bot id, ``arena.store.version_bots``) sums a bot's versions'
     matches for its placement burst; without it each version places on its own.
     ``owner_of`` (bot id: owner, ``arena.store.bot_owners``, with ``bot_of``) gives each
-    user's entrants their owner's turn (``owner_last``); without it they have none."""
+    user's entrants their owner's turn (``owner_last``); without it they have none.
+    ``usage`` (version id: its runner time, ``arena.store.ladder_usage``, with ``bot_of`` and
+    ``owner_of``) gives each its owner's time and what a match of ``games_per_match``
+    games costs it; without it nobody has used any."""
     empty = LadderHistory()
     placed: dict[int, int] = {}
     last_of: dict[int, int] = {}  # bot id: its latest ladder match, every version
@@ -178,6 +196,11 @@ def rated_contenders(
                 if kept.last_match is not None:
                     last_of[bot_id] = max(last_of.get(bot_id, 0), kept.last_match)
     turns = {} if owner_of is None else owner_turns(last_of, owner_of)
+    used = (
+        {} if usage is None or bot_of is None or owner_of is None
+        else owner_usage(usage, bot_of, owner_of)
+    )  # fmt: skip
+    spent = usage or {}
     entrants = _entrants_of(ratings)
     return [
         Contender(
@@ -192,6 +215,8 @@ def rated_contenders(
             placed=None if bot_of is None else placed.get(r.bot_id, 0),
             owner_last=None if r.owner is None
             else owner_last(turns.get(r.owner, ()), entrants[r.owner]),
+            owner_used=used.get(usage_key(r.bot_id, r.owner), 0.0),
+            match_ms=match_ms(spent.get(r.version_id, LadderUsage()).game_ms, games_per_match),
         )
         for r in ratings
     ]
@@ -313,7 +338,12 @@ class LadderRunner(RunnerBase):
                 for version in versions:
                     in_play[version] = in_play.get(version, 0) + 1
             number = next_ladder_round(self.store, self.tournament_id)
-            state = rated_contenders(ratings, self._history, in_play, self._bot_of, self._owner_of)
+            usage = ladder_usage(self.store, self.tournament_id)  # as each game charged it
+            config, _ = ladder_settings(self.store, self.tournament_id)
+            state = rated_contenders(
+                ratings, self._history, in_play, self._bot_of, self._owner_of,
+                usage, config.games_per_match,
+            )  # fmt: skip
             chosen = pick(state, number, self.settings.policy)
             if chosen is None:
                 break

@@ -9,15 +9,22 @@ gives the same choice, after a restart too:
    ladder matches, of all its versions together: a new version of a placed
    bot does not place again) comes first, fewest placement matches first, with up to
    ``placement_in_play`` matches at once: its placement burst. Then the
-   idle entrant with the highest need, ``wait * (1 + sigma / SIGMA0)``:
-   ``wait`` is how many ladder matches were scheduled since its last one, so
-   every entrant's need grows until it plays (no starvation), and a large
-   sigma (an uncertain rating) at most doubles it (counts stay within a
-   factor of about two of each other). A user's entrant waits from no
+   entrant whose owner has used the least runner time (``load``: the time its
+   owner's bots' ladder games used, decayed, ``arena.store.usage``, plus an
+   estimate of its matches in play; the admin's bots each count alone): a fair
+   share of the runner's time per owner, so a slow bot plays fewer matches
+   instead of holding a slot. Among equals (a
+   user's entrants, or a ladder with no time used yet) the idle one with the
+   highest need, ``wait * (1 + sigma / SIGMA0)``: ``wait`` is how many ladder
+   matches were scheduled since its last one, so every entrant's need grows
+   until it plays (no starvation), and a large sigma (an uncertain rating) at
+   most doubles it. A user's entrant waits from no
    earlier than its owner's turn (``owner_last``): a bot off the ladder
    (withdrawn, or one of a user's bots past ``entrants_per_user``) banks no
    wait, so switching between one's bots buys no extra matches.
-2. **Against whom.** An opponent near its mu: among the ``neighbours``
+2. **Against whom.** An opponent near its mu: not of an owner more than an
+   average match ahead of the least-used owner (while another rival exists);
+   among the ``neighbours``
    entrants on each side of its mu (idle ones first), the one with the
    lowest ``|mu_a - mu_b| / sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)`` (the
    distance TrueSkill's match quality falls with) minus its own wait as a
@@ -29,7 +36,8 @@ gives the same choice, after a restart too:
    possible opponents are its owner's other bots waits.
 4. **Never the same pairing too often in a row.** An opponent that an
    entrant already met in each of its last ``max_repeat`` matches (or that
-   met it so) is left out while any other opponent exists.
+   met it so) is left out while any other opponent within the fair share
+   exists (the fair share comes first).
 
 When every entrant is busy (few entrants, many matches at once) the least
 busy are taken: the machine stays busy. ``plan`` is the pairing queue: the
@@ -64,6 +72,8 @@ class Contender:
     owner: str | None = None  # None: the admin's (may meet any bot)
     placed: int | None = None  # ladder matches of all its bot's versions; None: ``matches``
     owner_last: int | None = None  # its owner's turn: its wait counts from no earlier
+    owner_used: float = 0.0  # the runner time its owner used (ms, decayed: arena.store.usage)
+    match_ms: float | None = None  # what a match of its costs it (ms); None: not known yet
 
     @property
     def placing_matches(self) -> int:
@@ -107,18 +117,44 @@ def need(contender: Contender, next_match: int) -> float:
     return wait * (1.0 + min(contender.sigma, SIGMA0) / SIGMA0)
 
 
+OwnerKey = str | int
+"""A user's name, or the version id of one of the admin's bots (each its own owner)."""
+
+
+def owner_key(contender: Contender) -> OwnerKey:
+    return contender.id if contender.owner is None else contender.owner
+
+
+def loads(contenders: Sequence[Contender]) -> dict[OwnerKey, float]:
+    """Each owner's load: the runner time it used (``owner_used``) plus, for each of its
+    matches in play, what a match of that entrant costs (``match_ms``; the mean over the
+    entrants that have one while it has none), since their time is charged as they end."""
+    known = [c.match_ms for c in contenders if c.match_ms is not None]
+    usual = sum(known) / len(known) if known else 0.0
+    load: dict[OwnerKey, float] = {}
+    for c in contenders:
+        key = owner_key(c)
+        cost = usual if c.match_ms is None else c.match_ms
+        load[key] = load.get(key, c.owner_used) + c.in_play * cost
+    return load
+
+
 def pick(
     contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy = SchedulePolicy()
 ) -> Pick | None:
     """The next match (None with fewer than two contenders); ``next_match``: its sequence number."""
     if len(contenders) < 2:
         return None
-    first, placement = _first(contenders, next_match, policy)
-    opponent = _opponent(first, contenders, next_match, policy)
+    load = loads(contenders)
+    first, placement = _first(contenders, next_match, policy, load)
+    opponent = _opponent(first, contenders, next_match, policy, load)
     if opponent is None or _repeats(first, opponent, policy.max_repeat):  # few entrants only
         fallback: Pick | None = None
-        for other in _ranked(contenders, next_match, policy):
-            found = _opponent(other, contenders, next_match, policy)
+        ceiling = min(load.values()) + _slack(contenders)  # an owner past it waits
+        for other in _ranked(contenders, next_match, policy, load):
+            if load[owner_key(other)] > ceiling and other is not first:
+                continue
+            found = _opponent(other, contenders, next_match, policy, load)
             if found is None:
                 continue
             chosen = Pick(other.id, found.id, other.placing_matches < policy.placement_matches)
@@ -131,20 +167,27 @@ def pick(
 
 
 def _ranked(
-    contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy
+    contenders: Sequence[Contender],
+    next_match: int,
+    policy: SchedulePolicy,
+    load: dict[OwnerKey, float],
 ) -> list[Contender]:
     """Every contender in the order ``_first`` prefers them (placing ones first)."""
 
-    def key(c: Contender) -> tuple[int, int, float, int]:
+    def key(c: Contender) -> tuple[int, float, int, float, int]:
         placing = (c.placing_matches < policy.placement_matches
                    and c.in_play < policy.placement_in_play)  # fmt: skip
-        return (0 if placing else 1, c.in_play, -need(c, next_match), c.id)
+        used = 0.0 if placing else load[owner_key(c)]
+        return (0 if placing else 1, used, c.in_play, -need(c, next_match), c.id)
 
     return sorted(contenders, key=key)
 
 
 def _first(
-    contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy
+    contenders: Sequence[Contender],
+    next_match: int,
+    policy: SchedulePolicy,
+    load: dict[OwnerKey, float],
 ) -> tuple[Contender, bool]:
     placing = [
         c
@@ -154,16 +197,37 @@ def _first(
     if placing:
         return min(placing, key=lambda c: (c.placing_matches, c.id)), True
     best: Contender | None = None
-    best_key = (0, 0.0, 0)
+    best_key = (0.0, 0, 0.0, 0)
     for c in contenders:  # one pass: this runs over every entrant at every pick
         if c.placing_matches < policy.placement_matches:
             continue  # placing, with its burst in play: it is not waiting
-        key = (-c.in_play, need(c, next_match), -c.id)
+        key = (-load[owner_key(c)], -c.in_play, need(c, next_match), -c.id)
         if best is None or key > best_key:
             best, best_key = c, key
     if best is None:  # everyone is placing and busy: the least busy
         best = min(contenders, key=lambda c: (c.in_play, c.placing_matches, c.id))
     return best, False
+
+
+def _slack(contenders: Sequence[Contender]) -> float:
+    """How far past the least-used owner's load an owner may be and still play: an average
+    match (the mean of the entrants' ``match_ms``; 0 while none is known)."""
+    known = [c.match_ms for c in contenders if c.match_ms is not None]
+    return sum(known) / len(known) if known else 0.0
+
+
+def _within_share(
+    rivals_: list[Contender], contenders: Sequence[Contender], load: dict[OwnerKey, float]
+) -> list[Contender]:
+    """Of ``rivals_``, those whose owner's load is within ``_slack`` of the least-used owner's
+    (or else the least-used of them): an owner ahead of everyone by more than an average
+    match waits until the others catch up."""
+    ceiling = min(load.values()) + _slack(contenders)
+    kept = [c for c in rivals_ if load[owner_key(c)] <= ceiling]
+    if kept:
+        return kept
+    least = min(load[owner_key(c)] for c in rivals_)
+    return [c for c in rivals_ if load[owner_key(c)] == least]
 
 
 def _repeats(a: Contender, b: Contender, max_repeat: int) -> bool:
@@ -177,11 +241,16 @@ def _met_in_a_row(c: Contender, other: int, max_repeat: int) -> bool:
 
 
 def _opponent(
-    first: Contender, contenders: Sequence[Contender], next_match: int, policy: SchedulePolicy
+    first: Contender,
+    contenders: Sequence[Contender],
+    next_match: int,
+    policy: SchedulePolicy,
+    load: dict[OwnerKey, float],
 ) -> Contender | None:
     others = [c for c in contenders if rivals(first, c)]
     if not others:
         return None
+    others = _within_share(others, contenders, load)
     allowed = [c for c in others if not _repeats(first, c, policy.max_repeat)] or others
     least_busy = min(c.in_play for c in allowed)
     pool = sorted((c for c in allowed if c.in_play == least_busy), key=lambda c: (c.mu, c.id))

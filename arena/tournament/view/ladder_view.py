@@ -74,8 +74,9 @@ def ladder_view(
     rows, settings = _entrants(store, tournament_id)
     standings = ranked(rows, settings)
     names = {r.version_id: r.bot for r in rows}
+    config, _ = ladder_settings(store, tournament_id)
     picks = plan(
-        contenders(rows, {r.version_id: r.in_play for r in rows}),
+        contenders(rows, {r.version_id: r.in_play for r in rows}, config.games_per_match),
         next_ladder_round(store, tournament_id),
         queue,
         settings.policy,

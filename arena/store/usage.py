@@ -1,0 +1,87 @@
+"""The runner time a ladder's games used: what its fair share of time is kept in.
+
+Pure arithmetic, shared by the running totals (``arena.store.totals``), the schema step
+that fills them from the stored games (``arena.store.schema``) and the ladder's scheduler.
+Its clock is the ladder's own work: the sum of every charge of its games so far (``clock``),
+so the same store gives the same figures, after a restart too, and a burst is forgotten
+as the runner works on, not while it stands still.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+USAGE_HALF_LIFE_MS = 7_200_000.0
+"""An owner's runner time used counts half as much once the ladder has charged this much
+more (two hours of its games' time, everyone's together): an old burst is forgotten, the
+recent ones count (``LadderUsage``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderUsage:
+    """The runner time a version's ladder games used, what the fair share of time reads.
+
+    Each game charges each seat its own thinking time plus half the game's time that
+    neither thought (``game_charges``), as of the ladder's clock when it is stored (the
+    charges of every game before it); ``used_ms`` is the sum of those charges as of clock
+    ``used_at``, each halved for every ``USAGE_HALF_LIFE_MS`` the clock went on since
+    (``at`` gives it at a later clock); ``charged_ms`` is their plain sum over its
+    ``games`` games.
+    """
+
+    used_ms: float = 0.0
+    used_at: float = 0.0
+    charged_ms: float = 0.0
+    games: int = 0
+
+    def at(self, now: float) -> float:
+        """``used_ms`` as of clock ``now`` (at or after ``used_at``)."""
+        return decayed(self.used_ms, self.used_at, now)
+
+    @property
+    def game_ms(self) -> float | None:
+        """Its mean charge per game (None before its first game)."""
+        return self.charged_ms / self.games if self.games else None
+
+
+def clock(usage: Iterable[LadderUsage]) -> float:
+    """A ladder's clock: every charge of its games so far (``usage``: all its versions')."""
+    return sum(kept.charged_ms for kept in usage)
+
+
+def decayed(used_ms: float, since: float, now: float) -> float:
+    """``used_ms`` counted as of clock ``since``, as of clock ``now``: halved every
+    ``USAGE_HALF_LIFE_MS`` (never grown: an earlier ``now`` leaves it)."""
+    return used_ms * math.pow(0.5, max(0.0, now - since) / USAGE_HALF_LIFE_MS)
+
+
+def add_charge(
+    used_ms: float, since: float, charge_ms: float, now: float
+) -> tuple[float, float]:
+    """``used_ms`` (as of clock ``since``) with ``charge_ms`` of clock ``now`` added, as of
+    the later of the two: the same whatever order the charges come in."""
+    at = max(since, now)
+    return decayed(used_ms, since, at) + decayed(charge_ms, now, at), at
+
+
+def _ms_between(start: str, end: str) -> float:
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000
+
+
+def game_charges(
+    time_ms: tuple[float, float], started_at: str | None, finished_at: str
+) -> tuple[float, float]:
+    """What a stored game charges each seat: its own thinking time (``time_ms``) plus half
+    of the game's wall time (``started_at`` to ``finished_at``, ISO) that neither seat
+    thought, the game's fixed cost; without a start (no live view) its thinking only."""
+    first, second = (max(0.0, float(t)) if math.isfinite(t) else 0.0 for t in time_ms)
+    fixed = 0.0
+    if started_at is not None:
+        try:
+            fixed = max(0.0, _ms_between(started_at, finished_at) - first - second)
+        except ValueError:
+            fixed = 0.0
+    return first + fixed / 2, second + fixed / 2

@@ -1,0 +1,279 @@
+"""The ladder's fair share of runner time per owner: the rule, case by case, and simulated.
+
+The rule (``arena.tournament.pairing.ladder_schedule``): after the placement bursts, the
+entrant whose owner has the least load (the runner time its owner's games used, decayed,
+plus an estimate of its matches in play) plays first, and an owner more than an average
+match ahead of the least-used one is nobody's opponent while another rival exists. The
+simulation plays a ladder whose owners' bots cost different times per game (slow bots
+beside quick ones), charging each match as the store charges it (``arena.store.usage``),
+and checks that no owner's time runs away from the others'.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from dataclasses import dataclass, field, replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.store.usage import add_charge, decayed
+from arena.testing.examples import examples
+from arena.tournament.pairing.ladder_schedule import (
+    Contender,
+    Pick,
+    SchedulePolicy,
+    loads,
+    pick,
+)
+
+PLACED = 100  # ladder matches of a placed bot: past any placement burst
+Q = SchedulePolicy()
+
+
+def placed(id: int, owner: str | None, **kw: object) -> Contender:
+    """A placed entrant (its latest match number 50 unless given)."""
+    return replace(Contender(id, owner=owner, matches=PLACED, placed=PLACED, last_match=50), **kw)
+
+
+CASES: list[tuple[str, list[Contender], Pick]] = [
+    (
+        "the least-used owner plays first, though another waited longer",
+        [
+            placed(1, "slow", owner_used=9000.0, last_match=10),
+            placed(2, "uma", owner_used=100.0, last_match=59),
+            placed(3, "vic", owner_used=200.0, last_match=58),
+        ],
+        Pick(2, 3, False),
+    ),
+    (
+        "the most-used owner is nobody's opponent while another rival exists",
+        [
+            placed(1, "slow", owner_used=9000.0, mu=25.0),
+            placed(2, "uma", owner_used=100.0, mu=25.0),
+            placed(3, "vic", owner_used=200.0, mu=40.0),
+        ],
+        Pick(2, 3, False),
+    ),
+    (
+        "the most-used owner plays when it is the only rival",
+        [placed(1, "slow", owner_used=9000.0), placed(2, "uma", owner_used=100.0)],
+        Pick(2, 1, False),
+    ),
+    (
+        "equal use: the longer wait first, as without times",
+        [
+            placed(1, "uma", owner_used=100.0, last_match=40),
+            placed(2, "vic", owner_used=100.0, last_match=59),
+            placed(3, "wes", owner_used=100.0, last_match=55),
+        ],
+        Pick(1, 3, False),
+    ),
+    (
+        "a user's entrants share one load: their owner's turn decides between them",
+        [
+            placed(1, "uma", owner_used=100.0, last_match=40, owner_last=58),
+            placed(2, "uma", owner_used=100.0, last_match=57),
+            placed(3, "vic", owner_used=300.0, last_match=30),
+        ],
+        Pick(2, 3, False),
+    ),
+    (
+        "a match in play counts at what a match of its costs: the busy owner waits",
+        [
+            placed(1, "uma", owner_used=100.0, in_play=1, match_ms=500.0),
+            placed(2, "vic", owner_used=300.0),
+            placed(3, "wes", owner_used=350.0),
+        ],
+        Pick(2, 3, False),
+    ),
+    (
+        "an entrant with no cost known yet counts at the others' mean",
+        [
+            placed(1, "uma", owner_used=100.0, in_play=1),
+            placed(2, "vic", owner_used=300.0, match_ms=100.0),
+            placed(3, "wes", owner_used=350.0, match_ms=500.0),
+        ],
+        Pick(2, 3, False),
+    ),
+    (
+        "the admin's bots each count as their own owner",
+        [
+            placed(1, None, owner_used=50.0),
+            placed(2, None, owner_used=9000.0),
+            placed(3, "uma", owner_used=400.0),
+        ],
+        Pick(1, 3, False),
+    ),
+    (
+        "a placement burst still comes first, whatever its owner used",
+        [
+            Contender(1, owner="slow", owner_used=9000.0),
+            placed(2, "uma", owner_used=100.0),
+            placed(3, "vic", owner_used=200.0),
+        ],
+        Pick(1, 2, True),
+    ),
+    (
+        "the fair share comes before the no-repeat rule",
+        [
+            placed(1, "uma", owner_used=100.0, recent=(2,)),
+            placed(2, "vic", owner_used=200.0, recent=(1,)),
+            placed(3, "slow", owner_used=9000.0),
+        ],
+        Pick(1, 2, False),
+    ),
+]
+
+
+@pytest.mark.parametrize(("contenders", "expected"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_the_rule(contenders: list[Contender], expected: Pick) -> None:
+    assert pick(contenders, 60, Q) == expected
+
+
+def test_loads_sum_each_owners_use_and_matches_in_play() -> None:
+    found = loads([
+        placed(1, "uma", owner_used=100.0, in_play=2, match_ms=10.0),
+        placed(2, "uma", owner_used=100.0, in_play=1, match_ms=30.0),
+        placed(3, None, owner_used=5.0, in_play=1),
+    ])  # fmt: skip
+    assert found == {"uma": 150.0, 3: 25.0}
+
+
+@dataclass
+class Sim:
+    """A ladder of one entrant per owner; ``cost``: what one game costs each owner's bot (ms
+    of thinking); ``slots`` matches run at once and as many more wait queued (the runner's
+    ``ahead``), all counted in play; each match's two games are charged as the store charges
+    them when the match ends."""
+
+    cost: list[float]
+    slots: int
+    seed: int
+    fixed_ms: float = 2.0  # a game's time that neither bot thinks
+    state: dict[int, Contender] = field(default_factory=dict)
+    used: dict[int, tuple[float, float]] = field(default_factory=dict)  # owner: (ms, as of)
+    charged: dict[int, list[float]] = field(default_factory=dict)
+    total: dict[int, float] = field(default_factory=dict)  # undecayed charges per owner
+
+    def __post_init__(self) -> None:
+        rng = random.Random(self.seed)
+        for i in range(len(self.cost)):
+            self.state[i] = placed(i, f"o{i}", mu=rng.gauss(25, 3), last_match=0)
+            self.used[i] = (0.0, 0.0)
+            self.total[i] = 0.0
+        self.rounds = 0
+        self.now = 0.0
+        self.running: list[tuple[float, int, int, int]] = []  # (end, round, first, second)
+        self.queued: list[tuple[int, int, int]] = []
+
+    @property
+    def clock(self) -> float:
+        """The ladder's clock: every charge so far (``arena.store.usage.clock``)."""
+        return sum(self.total.values())
+
+    def contenders(self) -> list[Contender]:
+        out = []
+        for i, c in self.state.items():
+            ms, at = self.used[i]
+            kept = self.charged.get(i)
+            mean = None if not kept else 2 * sum(kept) / len(kept)
+            out.append(replace(c, owner_used=decayed(ms, at, self.clock), match_ms=mean))
+        return out
+
+    def fill(self) -> None:
+        while len(self.running) + len(self.queued) < 2 * self.slots:
+            chosen = pick(self.contenders(), self.rounds + 1, Q)
+            assert chosen is not None
+            self.rounds += 1
+            for me, other in ((chosen.first, chosen.second), (chosen.second, chosen.first)):
+                c = self.state[me]
+                self.state[me] = replace(
+                    c, matches=c.matches + 1, placed=c.matches + 1, last_match=self.rounds,
+                    in_play=c.in_play + 1, recent=(other, *c.recent)[:2],
+                )  # fmt: skip
+            self.queued.append((self.rounds, chosen.first, chosen.second))
+        while len(self.running) < self.slots and self.queued:
+            number, a, b = self.queued.pop(0)
+            length = 2 * (self.cost[a] + self.cost[b] + self.fixed_ms)
+            heapq.heappush(self.running, (self.now + length, number, a, b))
+
+    def finish(self) -> None:
+        self.now, _, a, b = heapq.heappop(self.running)
+        for _ in range(2):  # its games, each charged as of the clock before it
+            now = self.clock
+            for me in (a, b):
+                charge = self.cost[me] + self.fixed_ms / 2
+                self.used[me] = add_charge(*self.used[me], charge, now)
+                self.charged.setdefault(me, []).append(charge)
+                self.total[me] += charge
+        for me in (a, b):
+            self.state[me] = replace(self.state[me], in_play=self.state[me].in_play - 1)
+
+    def spread(self) -> float:
+        """How far the most-used owner's time (decayed, as the scheduler reads it) is ahead of
+        the least-used one's."""
+        now = [decayed(ms, at, self.clock) for ms, at in self.used.values()]
+        return max(now) - min(now)
+
+
+def _bound(cost: list[float], slots: int, fixed_ms: float) -> float:
+    """What one owner may run ahead: its own matches in play and queued, one more, and the
+    slack an opponent is allowed (an average match), at the dearest owner's cost."""
+    dearest = 2 * (max(cost) + fixed_ms / 2)
+    return (2 * slots + 2) * dearest
+
+
+owners = st.tuples(
+    st.lists(st.floats(1.0, 200.0), min_size=1, max_size=4),  # the other owners' costs
+    st.integers(1, 4),  # matches at once
+    st.integers(0, 2**16),
+)
+
+
+@pytest.mark.slow  # long: a simulation or many generated cases
+@settings(max_examples=examples(25), deadline=None)
+@given(owners)
+def test_no_owner_runs_ahead_of_the_others_while_all_wait(
+    setup: tuple[list[float], int, int],
+) -> None:
+    """Two quick owners (a game costs them 1 ms) and up to four others of any cost up to 200x
+    theirs, all waiting all the time: once the first matches are charged, the most-used
+    owner's time (decayed, as the scheduler reads it) stays within a few of the dearest
+    matches of the least-used one's, and no owner is charged more than 1.5 times an equal
+    share of the time since (the slow owner leads by up to a match of its own)."""
+    others, slots, seed = setup
+    sim = Sim([1.0, 1.0, *others], slots, seed)
+    worst = 0.0
+    for step in range(1000):
+        sim.fill()
+        sim.finish()
+        if step == 200:  # the first matches were picked before any time was known
+            before = dict(sim.total)
+        if step >= 200:
+            worst = max(worst, sim.spread())
+    bound = _bound(sim.cost, slots, sim.fixed_ms)
+    assert worst <= bound, (worst, bound)
+    since = {owner: sim.total[owner] - before[owner] for owner in sim.total}
+    fair = sum(since.values()) / len(since)
+    assert max(since.values()) <= 1.5 * fair, since  # matches alone: over 2x (the control)
+
+
+def test_the_simulation_sees_a_runaway_owner() -> None:
+    """The control: the same ladder scheduled by matches alone (no owner's time read) lets
+    the slow owner run far past the bound."""
+    sim = Sim([1.0, 1.0, 1.0, 150.0], 2, 1)
+    blind = sim.contenders
+
+    def matches_only() -> list[Contender]:
+        return [replace(c, owner_used=0.0, match_ms=None) for c in blind()]
+
+    sim.contenders = matches_only  # type: ignore[method-assign]
+    for _ in range(600):
+        sim.fill()
+        sim.finish()
+    assert sim.spread() > _bound(sim.cost, 2, sim.fixed_ms)
+    assert sim.total[3] > 2 * sum(sim.total.values()) / 4  # over twice an equal share
