@@ -573,11 +573,7 @@ def _apply_next(connection: sqlite3.Connection) -> bool:
     try:
         version = check_usable(connection)
         if version < CURRENT_VERSION:
-            step = MIGRATIONS[version]
-            if isinstance(step, str):
-                _run_script(connection, step)
-            else:
-                step(connection)
+            run_step(connection, MIGRATIONS[version])
             broken = connection.execute("PRAGMA foreign_key_check").fetchall()
             if broken:
                 raise SchemaError(
@@ -590,6 +586,15 @@ def _apply_next(connection: sqlite3.Connection) -> bool:
         raise
     connection.execute("COMMIT")
     return version < CURRENT_VERSION
+
+
+def run_step(connection: sqlite3.Connection, step: Migration) -> None:
+    """One step of ``MIGRATIONS`` in the open transaction: a script's statements, or a
+    function (also how a test builds a store as an older arena left it)."""
+    if isinstance(step, str):
+        _run_script(connection, step)
+    else:
+        step(connection)
 
 
 def _run_script(connection: sqlite3.Connection, script: str) -> None:

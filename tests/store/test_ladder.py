@@ -40,7 +40,7 @@ from arena.store import (
     version_bots,
 )
 from arena.store.models import TournamentFormat
-from arena.store.schema import MIGRATIONS, WITHDRAWN_BY, _run_script
+from arena.store.schema import MIGRATIONS, WITHDRAWN_BY, run_step
 from arena.testing.examples import examples
 from arena.tournament.orchestration.ladder import contenders, history_after, rated_contenders
 from arena.tournament.policy.results import store_game
@@ -54,9 +54,7 @@ def test_a_v5_store_is_migrated_with_every_tournament_row_and_reference_kept(
     data.mkdir()
     db = sqlite3.connect(data / "arena.db")
     for step in MIGRATIONS[:5]:
-        for statement in (s.strip() for s in step.split(";")):
-            if statement:
-                db.execute(statement)
+        run_step(db, step)
     db.execute("INSERT INTO bots (id, name, created_at) VALUES (1, 'old', 't')")
     db.execute(
         "INSERT INTO bot_versions (id, bot_id, version, directory, command, runtime, created_at,"
@@ -176,10 +174,7 @@ def test_withdrawals_stored_before_their_withdrawer_was_kept_are_the_owners(
     step = MIGRATIONS.index(WITHDRAWN_BY)
     with closing(sqlite3.connect(data / "arena.db")) as db:
         for migration in MIGRATIONS[:step]:
-            if callable(migration):
-                migration(db)
-            else:
-                _run_script(db, migration)
+            run_step(db, migration)
         db.executemany(
             "INSERT INTO bots (id, name, owner, created_at, withdrawn_at) VALUES (?, ?, ?, 't', ?)",
             [(1, "mine", "uma", "t"), (2, "house", None, "t"), (3, "on", "uma", None)],

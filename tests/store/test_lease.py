@@ -28,7 +28,7 @@ from arena.store import (
 )
 from arena.store.lease import LeaseHolder, lease_path
 from arena.store.models import TournamentStatus
-from arena.store.schema import MIGRATIONS
+from arena.store.schema import MIGRATIONS, run_step
 from arena.store.tournaments import (
     MAX_REASON_CHARS,
     UNRECORDED_INTERRUPTION,
@@ -217,7 +217,7 @@ def test_a_real_v5_store_gains_the_interruption_reason(tmp_path: Path) -> None:
     data.mkdir()
     db = sqlite3.connect(data / "arena.db")
     for step in MIGRATIONS[:5]:
-        db.executescript(step)
+        run_step(db, step)
     db.execute(
         "INSERT INTO tournaments (id, name, format, status, config, created_at)"
         " VALUES (1, 'old', 'round_robin', 'running', '{}', '2026')"

@@ -37,7 +37,7 @@ from arena.store.play import (
     play_games,
     record_play_game,
 )
-from arena.store.schema import CURRENT_VERSION, MIGRATIONS, PLAY_POOL, _run_script
+from arena.store.schema import CURRENT_VERSION, MIGRATIONS, PLAY_POOL, run_step
 
 from .conftest import MakeBot
 
@@ -215,10 +215,7 @@ def _before_play_pool(path: Path) -> None:
     with closing(sqlite3.connect(path, isolation_level=None)) as db:
         for step in MIGRATIONS[:STEP]:
             db.execute("BEGIN")
-            if isinstance(step, str):
-                _run_script(db, step)
-            else:
-                step(db)
+            run_step(db, step)
             db.execute("COMMIT")
         db.execute(f"PRAGMA user_version = {STEP}")
         now = "2026-01-01T00:00:00+00:00"

@@ -14,19 +14,14 @@ from arena.store import (
     in_play_at,
     stored_timing,
 )
-from arena.store.schema import MIGRATIONS
+from arena.store.schema import MIGRATIONS, run_step
 
 
 def _v9_database(data: Path) -> None:
     data.mkdir()
     db = sqlite3.connect(data / "arena.db")
     for step in MIGRATIONS[:9]:
-        if isinstance(step, str):
-            for statement in (s.strip() for s in step.split(";")):
-                if statement:
-                    db.execute(statement)
-        else:
-            step(db)
+        run_step(db, step)
     db.execute("INSERT INTO bots (id, name, created_at) VALUES (1, 'old', 't')")
     db.execute(
         "INSERT INTO bot_versions (id, bot_id, version, directory, command, runtime, created_at,"

@@ -10,7 +10,7 @@ from contextlib import closing
 from pathlib import Path
 
 from arena.store import CURRENT_VERSION, LadderUsage, Store
-from arena.store.schema import MIGRATIONS, _ladder_usage, _run_script
+from arena.store.schema import MIGRATIONS, _ladder_usage, run_step
 from arena.store.totals import read_ladder_usage
 from arena.store.usage import add_charge, game_charges
 
@@ -33,10 +33,7 @@ def _store_before(data: Path) -> None:
     data.mkdir()
     with closing(sqlite3.connect(data / "arena.db")) as db:
         for migration in MIGRATIONS[:STEP]:
-            if callable(migration):
-                migration(db)
-            else:
-                _run_script(db, migration)
+            run_step(db, migration)
         for bot in (1, 2, 3):
             db.execute(
                 "INSERT INTO bots (id, name, created_at) VALUES (?, ?, 't')", (bot, f"b{bot}")

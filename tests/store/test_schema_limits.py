@@ -8,17 +8,14 @@ import sqlite3
 from pathlib import Path
 
 from arena.store import Principal, Store, authenticate, list_tokens
-from arena.store.schema import CURRENT_VERSION, MIGRATIONS, _run_script
+from arena.store.schema import CURRENT_VERSION, MIGRATIONS, run_step
 
 
 def make_v9(path: Path, token: str) -> None:
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("BEGIN")
     for step in MIGRATIONS[:9]:
-        if isinstance(step, str):
-            _run_script(db, step)
-        else:
-            step(db)
+        run_step(db, step)
     db.execute(
         "INSERT INTO tokens (token_sha256, user, role, created_at) VALUES (?, 'alice', 'user',"
         " '2026-01-01T00:00:00.000+00:00')",

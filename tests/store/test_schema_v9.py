@@ -34,7 +34,7 @@ from arena.store import (
     ladder_entrants,
     list_games,
 )
-from arena.store.schema import CURRENT_VERSION, MIGRATIONS, _apply_next
+from arena.store.schema import CURRENT_VERSION, MIGRATIONS, _apply_next, run_step
 from arena.store.totals import LadderTotals, read_ladder_totals
 from arena.testing.examples import examples
 from tests.server.test_disk_full import SmallDisk, small_disk
@@ -57,10 +57,7 @@ def make_v8(path: Path, matches: list[tuple[int, int, int]], versions: int) -> N
     db.execute("PRAGMA journal_mode = WAL")  # as arena's stores are
     db.execute("BEGIN")
     for step in MIGRATIONS[:8]:
-        assert isinstance(step, str)
-        for statement in (s.strip() for s in step.split(";")):
-            if statement:
-                db.execute(statement)
+        run_step(db, step)
     for i in range(1, versions + 1):
         db.execute("INSERT INTO bots (id, name, created_at) VALUES (?, ?, 't')", (i, f"b{i}"))
         db.execute(
