@@ -129,8 +129,7 @@ def loads(contenders: Sequence[Contender]) -> dict[OwnerKey, float]:
     """Each owner's load: the runner time it used (``owner_used``) plus, for each of its
     matches in play, what a match of that entrant costs (``match_ms``; the mean over the
     entrants that have one while it has none), since their time is charged as they end."""
-    known = [c.match_ms for c in contenders if c.match_ms is not None]
-    usual = sum(known) / len(known) if known else 0.0
+    usual = _mean_match_ms(contenders)
     load: dict[OwnerKey, float] = {}
     for c in contenders:
         key = owner_key(c)
@@ -146,15 +145,15 @@ def pick(
     if len(contenders) < 2:
         return None
     load = loads(contenders)
+    ceiling = min(load.values()) + _mean_match_ms(contenders)  # an owner past it waits
     first, placement = _first(contenders, next_match, policy, load)
-    opponent = _opponent(first, contenders, next_match, policy, load)
+    opponent = _opponent(first, contenders, next_match, policy, load, ceiling)
     if opponent is None or _repeats(first, opponent, policy.max_repeat):  # few entrants only
         fallback: Pick | None = None
-        ceiling = min(load.values()) + _slack(contenders)  # an owner past it waits
         for other in _ranked(contenders, next_match, policy, load):
             if load[owner_key(other)] > ceiling and other is not first:
                 continue
-            found = _opponent(other, contenders, next_match, policy, load)
+            found = _opponent(other, contenders, next_match, policy, load, ceiling)
             if found is None:
                 continue
             chosen = Pick(other.id, found.id, other.placing_matches < policy.placement_matches)
@@ -209,20 +208,20 @@ def _first(
     return best, False
 
 
-def _slack(contenders: Sequence[Contender]) -> float:
-    """How far past the least-used owner's load an owner may be and still play: an average
-    match (the mean of the entrants' ``match_ms``; 0 while none is known)."""
+def _mean_match_ms(contenders: Sequence[Contender]) -> float:
+    """An average match: the mean of the entrants' ``match_ms`` (0 while none is known). It
+    stands for a match in play of an entrant with none yet (``loads``), and is how far past
+    the least-used owner's load an owner may be and still play (``pick``'s ceiling)."""
     known = [c.match_ms for c in contenders if c.match_ms is not None]
     return sum(known) / len(known) if known else 0.0
 
 
 def _within_share(
-    rivals_: list[Contender], contenders: Sequence[Contender], load: dict[OwnerKey, float]
+    rivals_: list[Contender], load: dict[OwnerKey, float], ceiling: float
 ) -> list[Contender]:
-    """Of ``rivals_``, those whose owner's load is within ``_slack`` of the least-used owner's
-    (or else the least-used of them): an owner ahead of everyone by more than an average
-    match waits until the others catch up."""
-    ceiling = min(load.values()) + _slack(contenders)
+    """Of ``rivals_``, those whose owner's load is at most ``ceiling`` (the least-used owner's
+    plus an average match), or else the least-used of them: an owner ahead of everyone by
+    more than an average match waits until the others catch up."""
     kept = [c for c in rivals_ if load[owner_key(c)] <= ceiling]
     if kept:
         return kept
@@ -246,11 +245,12 @@ def _opponent(
     next_match: int,
     policy: SchedulePolicy,
     load: dict[OwnerKey, float],
+    ceiling: float,
 ) -> Contender | None:
     others = [c for c in contenders if rivals(first, c)]
     if not others:
         return None
-    others = _within_share(others, contenders, load)
+    others = _within_share(others, load, ceiling)
     allowed = [c for c in others if not _repeats(first, c, policy.max_repeat)] or others
     least_busy = min(c.in_play for c in allowed)
     pool = sorted((c for c in allowed if c.in_play == least_busy), key=lambda c: (c.mu, c.id))
