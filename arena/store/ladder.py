@@ -23,7 +23,7 @@ import json
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from arena.quoting import quoted
 from arena.referee.botdir import REMOTE_RUNTIME
@@ -172,14 +172,7 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
         usage = read_ladder_usage(db, tournament_id)
     empty = LadderTotals()
     used = owner_usage(usage, bot_of, owner_of)
-    per_bot: dict[int, int] = {}
-    last_of: dict[int, int] = {}  # bot id: its latest ladder match, every version
-    for version_id, kept in totals.items():
-        bot_id = bot_of.get(version_id)
-        if bot_id is not None:
-            per_bot[bot_id] = per_bot.get(bot_id, 0) + kept.matches
-            if kept.last_match is not None:
-                last_of[bot_id] = max(last_of.get(bot_id, 0), kept.last_match)
+    per_bot, last_of = bot_matches(totals, bot_of)
     turns = owner_turns(last_of, owner_of)
     return [
         LadderEntrantRow(
@@ -239,6 +232,31 @@ def ladder_usage(store: Store, tournament_id: int) -> dict[int, LadderUsage]:
     """Every version's runner time on the ladder (one read of the running totals)."""
     with store.reading() as db:
         return read_ladder_usage(db, tournament_id)
+
+
+class _Played(Protocol):
+    @property
+    def matches(self) -> int: ...
+
+    @property
+    def last_match(self) -> int | None: ...
+
+
+def bot_matches(
+    history: Mapping[int, _Played], bot_of: Mapping[int, int]
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Each bot's ladder matches and its latest one, over all its versions (``history``:
+    version id: its matches, ``LadderTotals`` or ``LadderHistory``; ``bot_of``: version id:
+    bot id): what its placement burst and its owner's turn are counted from."""
+    matches: dict[int, int] = {}
+    last_of: dict[int, int] = {}
+    for version_id, kept in history.items():
+        bot_id = bot_of.get(version_id)
+        if bot_id is not None:
+            matches[bot_id] = matches.get(bot_id, 0) + kept.matches
+            if kept.last_match is not None:
+                last_of[bot_id] = max(last_of.get(bot_id, 0), kept.last_match)
+    return matches, last_of
 
 
 def owner_turns(

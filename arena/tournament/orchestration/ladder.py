@@ -58,6 +58,7 @@ from arena.store import (
     Store,
     TournamentLease,
     add_ladder_match,
+    bot_matches,
     bot_owners,
     ladder_history,
     ladder_ratings,
@@ -186,15 +187,7 @@ def rated_contenders(
     ``owner_of``) gives each its owner's time and what a match of ``games_per_match``
     games costs it; without it nobody has used any."""
     empty = LadderHistory()
-    placed: dict[int, int] = {}
-    last_of: dict[int, int] = {}  # bot id: its latest ladder match, every version
-    if bot_of is not None:
-        for version_id, kept in history.items():
-            bot_id = bot_of.get(version_id)
-            if bot_id is not None:
-                placed[bot_id] = placed.get(bot_id, 0) + kept.matches
-                if kept.last_match is not None:
-                    last_of[bot_id] = max(last_of.get(bot_id, 0), kept.last_match)
+    placed, last_of = ({}, {}) if bot_of is None else bot_matches(history, bot_of)
     turns = {} if owner_of is None else owner_turns(last_of, owner_of)
     used = (
         {} if usage is None or bot_of is None or owner_of is None
@@ -327,6 +320,8 @@ class LadderRunner(RunnerBase):
             self._history = ladder_history(self.store, self.tournament_id, recent=keep)
             self._bot_of = version_bots(self.store)
             self._owner_of = bot_owners(self.store)
+        usage = ladder_usage(self.store, self.tournament_id)  # as each stored game charged it
+        config, _ = ladder_settings(self.store, self.tournament_id)
         while len(self._open_matches) < self.concurrency + self.ahead:
             ratings = active_entrants(  # new versions come, withdrawn ones go
                 ladder_ratings(self.store), self.settings.entrants_per_user
@@ -338,8 +333,6 @@ class LadderRunner(RunnerBase):
                 for version in versions:
                     in_play[version] = in_play.get(version, 0) + 1
             number = next_ladder_round(self.store, self.tournament_id)
-            usage = ladder_usage(self.store, self.tournament_id)  # as each game charged it
-            config, _ = ladder_settings(self.store, self.tournament_id)
             state = rated_contenders(
                 ratings, self._history, in_play, self._bot_of, self._owner_of,
                 usage, config.games_per_match,
