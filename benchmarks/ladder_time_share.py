@@ -17,7 +17,8 @@ share of all charges, and that share over the games stored in the run's second h
 
 ``--baseline-tree DIR``: the same runs against another checkout (``git archive main``
 unpacked), alternating between that code (``before``) and this one (``after``), ``--rounds``
-each: the machine is shared and its load drifts.
+each, their order rotated each round (``_alternate``): the machine is shared and its load
+drifts.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+
+from _alternate import load_text, rotated
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 SLOW_BOT = '''
@@ -94,7 +97,7 @@ def run_once(tree: Path, args: argparse.Namespace, label: str) -> dict[str, dict
                    "--ladder-placement-matches", "1", "--data-dir", str(data)),
             env=_env(tree), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tree,
         )  # fmt: skip
-        load = os.getloadavg()[0]
+        load = load_text()
         try:
             time.sleep(args.seconds)  # the measurement window, not a synchronisation
         finally:
@@ -103,7 +106,7 @@ def run_once(tree: Path, args: argparse.Namespace, label: str) -> dict[str, dict
         return _shares(data, label, load)
 
 
-def _shares(data: Path, label: str, load: float) -> dict[str, dict[str, float]]:
+def _shares(data: Path, label: str, load: str) -> dict[str, dict[str, float]]:
     db = sqlite3.connect(data / "arena.db")
     owner_of = dict(
         db.execute(
@@ -143,7 +146,7 @@ def _shares(data: Path, label: str, load: float) -> dict[str, dict[str, float]]:
                 late[owner_of[version]] += think + fixed / 2
                 late_total += think + fixed / 2
     db.close()
-    print(f"\n[{label}] load {load:.1f}; all game time {total_game / 1000:.1f} s")
+    print(f"\n[{label}] {load} at the start; all game time {total_game / 1000:.1f} s")
     print(f"{'owner':8} {'matches':>7} {'games':>5} {'in games s':>10} {'share':>6}"
           f" {'think s':>8} {'charge share':>12} {'late':>6}")  # fmt: skip
     for owner, row in per.items():
@@ -170,7 +173,7 @@ def main() -> None:
     if args.baseline_tree is not None:
         trees.insert(0, ("before", args.baseline_tree.resolve()))
     for round_no in range(1, args.rounds + 1):
-        for label, tree in trees:
+        for label, tree in rotated(trees, round_no):
             run_once(tree, args, f"{label} {round_no}")
 
 
