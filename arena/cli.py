@@ -11,6 +11,7 @@ import argparse
 import difflib
 import importlib
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -104,6 +105,28 @@ class Parser(argparse.ArgumentParser):
             parser = action.choices[chosen]
 
 
+OWN_FLAGS = ("-h", "--help", "--version")
+"""The only options `arena` itself takes before a command."""
+
+
+def options_before_command(words: Sequence[str]) -> str | None:
+    """Why ``words`` cannot be parsed when a command's option comes before the command
+    (`arena --data-dir D demo`), with the options moved to the end, where every command
+    takes them; None when they start well.
+
+    argparse would read the option's value as the command and answer "invalid choice: D",
+    which names the wrong word."""
+    if not words or not words[0].startswith("-") or words[0].split("=")[0] in OWN_FLAGS:
+        return None
+    flag = clipped(words[0].split("=")[0])
+    at = next((i for i, word in enumerate(words) if word in COMMANDS), None)
+    if at is None:
+        return (f"{flag} is an option of a command, not of arena itself: put it after"
+                f" the command (arena COMMAND {flag} ...); `arena --help` lists them")  # fmt: skip
+    order = ["arena", *words[at:], *words[:at]]
+    return f"{flag} goes after the command: {shlex.join(clipped(word) for word in order)}"
+
+
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = Parser(
         prog="arena",
@@ -124,6 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             tune_this_process()  # before a command imports grpc
             words = list(sys.argv[1:] if argv is None else argv)
+            misplaced = options_before_command(words)
+            if misplaced is not None:
+                print(f"arena: error: {misplaced}", file=sys.stderr)
+                return 2
             module = COMMANDS.get(words[0]) if words else None
             parser = build_parser((module,) if module else COMMAND_MODULES)
             args = parser.parse_args(words)

@@ -81,6 +81,34 @@ def test_a_typo_is_answered_with_the_closest_name(
     assert message in capsys.readouterr().err
 
 
+MISPLACED = [
+    (["--data-dir", "/tmp/d", "demo"],
+     "--data-dir goes after the command: arena demo --data-dir /tmp/d"),
+    (["--data-dir=/tmp/my dir", "bot", "list"],
+     "--data-dir goes after the command: arena bot list '--data-dir=/tmp/my dir'"),
+    (["--games", "4", "match", "a", "b"], "arena match a b --games 4"),
+    (["--data-dir", "/tmp/d"], "--data-dir is an option of a command, not of arena itself"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "message"), MISPLACED, ids=[" ".join(m[0]) for m in MISPLACED])
+def test_an_option_before_the_command_is_answered_with_the_order_that_works(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not "invalid choice: '/tmp/d'", which names the option's value as the command."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "invalid choice" not in err
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["-h"]])
+def test_arenas_own_options_still_come_first(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 0
+
+
 FORMATS = [
     ("round-robin", None),
     ("round_robin", None),  # the stored name, accepted as an alias
