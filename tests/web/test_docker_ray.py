@@ -90,6 +90,8 @@ ENTRYPOINT_CASES = [
      f"belongs to nobody (uid {HOST_USER}), not to root (uid 0)"),
     ("a mounted token other users of the host can read", 0o644, True, 1,
      "is open to other users of the host (mode 644): chmod 600 it on the host"),
+    ("no token made before `compose up` (docker mounts a directory)", None, True, 1,
+     "no Ray token at {mounted}: make one with `arena ray-token create docker/ray_token`"),
 ]  # fmt: skip
 
 
@@ -100,15 +102,18 @@ ENTRYPOINT_CASES = [
     [c[1:] for c in ENTRYPOINT_CASES], ids=[c[0] for c in ENTRYPOINT_CASES],
 )  # fmt: skip
 def test_the_token_compose_mounts_is_accepted_after_the_entrypoint_copies_it(
-    tmp_path: Path, mode: int, through_entrypoint: bool, code: int, words: str
+    tmp_path: Path, mode: int | None, through_entrypoint: bool, code: int, words: str
 ) -> None:
     """The token as compose mounts it (the host user's file) is what the arena refuses;
     docker/entrypoint.sh, run as the container runs it (as root, the compose environment
     with its paths under ``tmp_path``), hands the arena a copy it accepts."""
     mounted = tmp_path / TOKEN_MOUNTED.lstrip("/")
     mounted.parent.mkdir(parents=True)
-    mounted.write_text("ab" * 32)
-    mounted.chmod(mode)
+    if mode is None:
+        mounted.mkdir()  # what docker mounts for a host path that does not exist
+    else:
+        mounted.write_text("ab" * 32)
+        mounted.chmod(mode)
     os.chown(mounted, HOST_USER, HOST_USER)
     copied = tmp_path / TOKEN_IN_CONTAINER.lstrip("/")
     compose_env = {k: str(v) for k, v in services()["arena"]["environment"].items()}
@@ -120,7 +125,7 @@ def test_the_token_compose_mounts_is_accepted_after_the_entrypoint_copies_it(
         command = ["sh", str(DOCKER / "entrypoint.sh"), *command]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == code, done.stdout + done.stderr
-    assert words in done.stdout + done.stderr, done.stdout + done.stderr
+    assert words.format(mounted=mounted) in done.stdout + done.stderr, done.stdout + done.stderr
     if code == 0 and through_entrypoint:
         assert copied.read_text() == "ab" * 32
         assert copied.stat().st_mode & 0o777 == 0o600 and copied.stat().st_uid == 0
