@@ -37,4 +37,27 @@ else
     echo "arena-entrypoint: not in a private cgroup namespace (--cgroupns=private); cgroups left as they are" >&2
 fi
 
+# A Ray token mounted from the host ($KAHUNA_RAY_TOKEN_FROM, docker/compose.ray.yaml)
+# belongs to the host's user, and the arena refuses a token that is not the file of
+# the user who runs it: copy it to $RAY_AUTH_TOKEN_PATH, this user's, mode 0600 (a
+# mounted token other users of the host can read is refused, as the arena would).
+if [ -n "${KAHUNA_RAY_TOKEN_FROM:-}" ]; then
+    if [ -z "${RAY_AUTH_TOKEN_PATH:-}" ]; then
+        echo "arena-entrypoint: KAHUNA_RAY_TOKEN_FROM needs RAY_AUTH_TOKEN_PATH (where to copy the token)" >&2
+        exit 1
+    fi
+    if [ ! -f "$KAHUNA_RAY_TOKEN_FROM" ] || [ ! -s "$KAHUNA_RAY_TOKEN_FROM" ]; then
+        echo "arena-entrypoint: no Ray token at $KAHUNA_RAY_TOKEN_FROM: make one with \`arena ray-token create docker/ray_token\` before \`docker compose up\`" >&2
+        exit 1
+    fi
+    mode=$(stat -L -c %a "$KAHUNA_RAY_TOKEN_FROM")
+    if [ $((0$mode & 077)) -ne 0 ]; then
+        echo "arena-entrypoint: the Ray token $KAHUNA_RAY_TOKEN_FROM is open to other users of the host (mode $mode): chmod 600 it on the host (docker/ray_token, or the file \$KAHUNA_RAY_TOKEN names)" >&2
+        exit 1
+    fi
+    (umask 077 && mkdir -p "$(dirname "$RAY_AUTH_TOKEN_PATH")" \
+        && rm -f "$RAY_AUTH_TOKEN_PATH" \
+        && cat "$KAHUNA_RAY_TOKEN_FROM" > "$RAY_AUTH_TOKEN_PATH")
+fi
+
 exec "$@"

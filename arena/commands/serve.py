@@ -55,6 +55,8 @@ bind a loopback address, or put a TLS proxy in front.
 
 
 DEFAULT_HOST = "127.0.0.1"
+API_STOP_GRACE_S = 2.0
+"""How long the API's calls still running get when the server stops (gRPC's grace)."""
 DEFAULT_PORT = 50051
 
 
@@ -316,7 +318,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         ladder.stop()
     if web is not None:
         web.stop()
-    server.stop(grace=2.0).wait()
+    server.stop(grace=API_STOP_GRACE_S).wait()
     get_logger().info("server_stopped")
     return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import shutil
@@ -14,6 +15,7 @@ from arena.referee.types import BotSpec
 from arena.sandbox.javacds import shelf_dir
 from arena.store.db import (
     FULL_ERRNOS,
+    DamagedDatabaseError,
     NotFoundError,
     NotOwnerError,
     StorageFullError,
@@ -72,38 +74,46 @@ def add_bot_version(
                          f"only user {spec.name[len(PERSON_PREFIX):]!r} sits as {spec.name!r}")
     check_bot_source(store, spec.directory)
     target = store.bots_dir / spec.name / spec.version
-    with store.transaction() as db:
-        bot = db.execute("SELECT id, owner FROM bots WHERE name = ?", (spec.name,)).fetchone()
-        if bot is not None and bot["owner"] != owner and owner is not None:
-            raise NotOwnerError(spec.name)
-        if bot is not None and owner is None and bot["owner"] is not None:  # an owner-less
-            raise NotOwnerError(spec.name, bot["owner"])  # add never takes a user's bot
-        if bot is None:
-            twin = _case_twin(db, spec.name)
-            if twin is not None:
-                raise StoreError(case_twin_problem(spec.name, twin))
-            bot_id = db.execute(
-                "INSERT INTO bots (name, owner, created_at) VALUES (?, ?, ?)",
-                (spec.name, owner, utc_now()),
-            ).lastrowid
-        else:
-            bot_id = bot["id"]
-        existing = db.execute(
-            "SELECT id FROM bot_versions WHERE bot_id = ? AND version = ?", (bot_id, spec.version)
-        ).fetchone()
-        if existing is None:
-            db.execute(  # back on the ladder, unless the admin withdrew a user's bot
-                "UPDATE bots SET withdrawn_at = NULL, withdrawn_by = NULL"
-                " WHERE id = ? AND (withdrawn_by IS NOT 'admin' OR owner IS NULL)", (bot_id,),
-            )  # fmt: skip
-            _copy_files(spec.directory, target)
-            db.execute(
-                "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"
-                " created_at, mu, sigma, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (bot_id, spec.version, str(target.relative_to(store.data_dir)),
-                 json.dumps(list(spec.command)), spec.runtime, utc_now(),
-                 INITIAL_MU, INITIAL_SIGMA, directory_bytes(target)),
-            )  # fmt: skip
+    copied = False  # set once the files are at ``target``, inside the transaction
+    try:
+        with store.transaction() as db:
+            bot = db.execute("SELECT id, owner FROM bots WHERE name = ?", (spec.name,)).fetchone()
+            if bot is not None and bot["owner"] != owner and owner is not None:
+                raise NotOwnerError(spec.name)
+            if bot is not None and owner is None and bot["owner"] is not None:  # an owner-less
+                raise NotOwnerError(spec.name, bot["owner"])  # add never takes a user's bot
+            if bot is None:
+                twin = _case_twin(db, spec.name)
+                if twin is not None:
+                    raise StoreError(case_twin_problem(spec.name, twin))
+                bot_id = db.execute(
+                    "INSERT INTO bots (name, owner, created_at) VALUES (?, ?, ?)",
+                    (spec.name, owner, utc_now()),
+                ).lastrowid
+            else:
+                bot_id = bot["id"]
+            existing = db.execute(
+                "SELECT id FROM bot_versions WHERE bot_id = ? AND version = ?",
+                (bot_id, spec.version),
+            ).fetchone()
+            if existing is None:
+                db.execute(  # back on the ladder, unless the admin withdrew a user's bot
+                    "UPDATE bots SET withdrawn_at = NULL, withdrawn_by = NULL"
+                    " WHERE id = ? AND (withdrawn_by IS NOT 'admin' OR owner IS NULL)", (bot_id,),
+                )  # fmt: skip
+                _copy_files(spec.directory, target)
+                copied = True
+                db.execute(
+                    "INSERT INTO bot_versions (bot_id, version, directory, command, runtime,"
+                    " created_at, mu, sigma, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (bot_id, spec.version, str(target.relative_to(store.data_dir)),
+                     json.dumps(list(spec.command)), spec.runtime, utc_now(),
+                     INITIAL_MU, INITIAL_SIGMA, directory_bytes(target)),
+                )  # fmt: skip
+    except BaseException:
+        if copied:  # in place, but its row was rolled back (a full disk at the commit)
+            _drop_uncommitted_copy(store, target)
+        raise
     return get_version(store, spec.name, spec.version), existing is None
 
 
@@ -148,7 +158,7 @@ def _copy_files(source: Path, target: Path) -> None:
     transaction), so no other copy is under way: a staging sibling there was left by a
     process killed mid-copy (up to the archive limit each), and is removed first, whichever
     bot's it was (``target`` is ``BOTS_DIR/NAME/VERSION``)."""
-    if target.exists():  # left by an earlier crash between copy and commit: same content
+    if target.exists():  # left by a process killed between copy and commit: same content
         shutil.rmtree(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     for left in target.parent.parent.glob(f"*/{STAGING_PREFIX}*"):
@@ -171,6 +181,26 @@ def _copy_files(source: Path, target: Path) -> None:
         raise StoreError(f"cannot store a copy of {source}: {error}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _drop_uncommitted_copy(store: Store, target: Path) -> None:
+    """Remove the copy at ``target`` (``BOTS_DIR/NAME/VERSION``) of an add whose
+    transaction failed after the copy, and its bot's directory if that is left empty.
+
+    Done under the store's write lock again, and only if no version row names
+    ``target``: every add copies under that lock, so no other add is mid-copy there,
+    and a row means another add of the same version committed its own copy since
+    (kept). The lock's empty transaction writes nothing, so a full disk does not stop
+    it; if it cannot be had (a damaged or busy database), the copy stays for the next
+    add of that version to replace, as a crash's does."""
+    relative = str(target.relative_to(store.data_dir))
+    errors = (StoreError, StorageFullError, DamagedDatabaseError, sqlite3.Error, OSError)
+    with contextlib.suppress(*errors), store.transaction() as db:
+        row = db.execute("SELECT 1 FROM bot_versions WHERE directory = ?", (relative,)).fetchone()
+        if row is None:
+            shutil.rmtree(target, ignore_errors=True)
+            with contextlib.suppress(OSError):  # not empty: the bot's other versions
+                target.parent.rmdir()
 
 
 def get_version(store: Store, name: str, version: str | None = None) -> BotVersionRow:

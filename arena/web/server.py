@@ -50,6 +50,7 @@ from arena.web.submit import BotSubmitter
 
 DISCARD_LIMIT_BYTES = 64 * 1024 * 1024  # past this, a refused body is left unread
 SMALL_BODY_BYTES = 64 * 1024  # a body this small (a move at /play) needs no room in the budget
+STOP_WAIT_S = 5.0  # how long ``WebServer.stop`` waits for the serving thread
 SERVER_NAME = "KahunaArena"  # the Server: header; names neither Python nor its version
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": (
@@ -251,7 +252,7 @@ class WebServer(ThreadingHTTPServer):
         """Stop serving, close the socket and wait for the thread (idempotent)."""
         if self.thread is not None:
             self.shutdown()
-            self.thread.join(timeout=5)
+            self.thread.join(timeout=STOP_WAIT_S)
             self.thread = None
         self.server_close()
 

@@ -24,9 +24,11 @@ import pytest
 from arena.commands import serve as serve_command
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.sandbox.process import wait_gone
 from arena.testing.waiting import wait_until
 from tests.cli import arena_in_process
 from tests.server.pki import Pki, make_pki
+from tests.tournament.test_runner import _descendants
 
 pytestmark = pytest.mark.slow
 
@@ -336,7 +338,9 @@ def test_serve_holds_the_stream_limit_its_flag_gives(tmp_path: Path) -> None:
 def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path) -> None:
     """The tournaments are stopped before the store is closed under them: each reads
     interrupted, "the server was stopped", never 'stopped by an error: ProgrammingError:
-    Cannot operate on a closed database.'"""
+    Cannot operate on a closed database.'; and no worker or bot of the server outlives
+    it (systemd's KillMode=mixed SIGKILLs only what is left in the service's group,
+    and a bot's own control group is outside it on cgroup v2)."""
     import json
     import shutil
 
@@ -367,8 +371,11 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
                 metadata=(("authorization", f"Bearer {token}"),),
             )  # fmt: skip
         wait_until(lambda: _stored_games(data) >= 1, "a game stored", 60, interval_s=0.05)
-        process.send_signal(signal.SIGTERM)
+        family = _descendants(process.pid)  # the forkserver, workers, sandboxes and bots
+        assert family, "no worker or bot under the server"
+        process.send_signal(signal.SIGTERM)  # the server alone, as KillMode=mixed sends it
         assert process.wait(60) == 0
+        assert wait_gone(sorted(family), 10), "a worker or bot outlived the stopped server"
     finally:
         if process.poll() is None:
             process.kill()

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee.types import BotSpec
 from arena.store import (
     NotFoundError,
     NotOwnerError,
     Principal,
+    StorageFullError,
     Store,
     StoreError,
     add_bot_version,
@@ -21,6 +23,9 @@ from arena.store import (
     list_bots,
     require_owner,
 )
+from arena.store import bots as bots_module
+from arena.store.copies import check_stored_copy
+from tests.server.test_disk_full import SmallDisk, small_disk
 
 from .conftest import MakeBot
 
@@ -180,3 +185,79 @@ def test_another_users_bot_is_a_not_owner_error(store: Store, make_bot: MakeBot)
     with pytest.raises(NotOwnerError):
         require_owner(store, Principal("bob", "user"), "mine")
     require_owner(store, Principal("bob", "user"), "new-bot", missing_ok=True)
+
+
+def _fill_after_the_copy(disk: SmallDisk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills between an add's copy and its commit (another writer, logs): the
+    copy lands, the commit meets ENOSPC."""
+    copy = bots_module._copy_files
+
+    def copy_then_fill(source: Path, target: Path) -> None:
+        copy(source, target)
+        disk.fill()
+
+    monkeypatch.setattr(bots_module, "_copy_files", copy_then_fill)
+
+
+def _another_add_before_the_cleanup(
+    disk: SmallDisk, monkeypatch: pytest.MonkeyPatch, spec: BotSpec
+) -> None:
+    """As above, and another process adds the same version once the failed add has let
+    go of the store's lock, before it removes its copy: that process's copy must stay."""
+    _fill_after_the_copy(disk, monkeypatch)
+    drop = bots_module._drop_uncommitted_copy
+
+    def other_add_first(store: Store, target: Path) -> None:
+        monkeypatch.undo()  # the other process's add copies as usual
+        disk.free()
+        with Store.open(store.data_dir) as other:
+            add_bot_version(other, spec)
+        drop(store, target)
+
+    monkeypatch.setattr(bots_module, "_drop_uncommitted_copy", other_add_first)
+
+
+FULL_AT_THE_COMMIT = [
+    # (case, what happens around the add of "beta", is beta stored afterwards)
+    ("the disk fills between the copy and the commit", "fill", False),
+    ("another add of the version commits before the cleanup", "race", True),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+@pytest.mark.parametrize(
+    ("what", "stored"), [c[1:] for c in FULL_AT_THE_COMMIT], ids=[c[0] for c in FULL_AT_THE_COMMIT]
+)
+def test_an_add_whose_commit_meets_a_full_disk_leaves_no_copy_and_loses_nothing(
+    tmp_path: Path, make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch, what: str, stored: bool
+) -> None:
+    """`arena bot add` (and SubmitBot) on a nearly full disk: the copy fits, the commit
+    does not. Nothing is stored, no copy of the refused version is left holding the space
+    until the next add of that version, the stored bots keep their rows and files, and
+    the same add works once there is space; a copy another add committed is kept."""
+    alpha, beta = make_bot("alpha"), make_bot("beta", "print('beta')\n" * 2_000)
+    with small_disk(tmp_path / "small") as disk, Store.open(disk.root / "data") as store:
+        kept, _ = add_bot_version(store, alpha)
+        if what == "fill":
+            _fill_after_the_copy(disk, monkeypatch)
+        else:
+            _another_add_before_the_cleanup(disk, monkeypatch, beta)
+        with pytest.raises(StorageFullError):
+            add_bot_version(store, beta)
+        monkeypatch.undo()
+        left = sorted(str(p.relative_to(store.bots_dir)) for p in store.bots_dir.rglob("*"))
+        if stored:
+            version = get_version(store, "beta").version
+            assert f"beta/{version}/bot.py" in left, left
+            check_stored_copy(bot_spec(store, "beta"))
+        else:
+            assert not any(p.startswith("beta") for p in left), f"left behind: {left}"
+            assert [b.name for b in list_bots(store)] == ["alpha"]
+        assert get_version(store, "alpha") == kept
+        check_stored_copy(bot_spec(store, "alpha"))  # its files hash to its version
+        if disk.filler.exists():
+            disk.free()
+        again, new = add_bot_version(store, beta)
+        assert new is not stored
+        check_stored_copy(bot_spec(store, "beta", again.version))

@@ -4,7 +4,10 @@ the head is `arena ray-head`; no Ray port is published; the token stays out of t
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +16,11 @@ import yaml
 
 from arena.cli import build_parser
 
+REPO = Path(__file__).resolve().parents[2]
+
 DOCKER = Path(__file__).resolve().parents[2] / "docker"
 TOKEN_IN_CONTAINER = "/run/kahuna/ray_token"
+TOKEN_MOUNTED = "/run/kahuna-host/ray_token"
 
 
 def services() -> dict[str, Any]:
@@ -31,7 +37,8 @@ def test_every_container_holds_the_token_with_authentication_on(name: str) -> No
     environment = service["environment"]
     assert environment["RAY_AUTH_MODE"] == "token"
     assert environment["RAY_AUTH_TOKEN_PATH"] == TOKEN_IN_CONTAINER
-    mounts = [v for v in service["volumes"] if v.endswith(f":{TOKEN_IN_CONTAINER}:ro")]
+    assert environment["KAHUNA_RAY_TOKEN_FROM"] == TOKEN_MOUNTED
+    mounts = [v for v in service["volumes"] if v.endswith(f":{TOKEN_MOUNTED}:ro")]
     assert len(mounts) == 1, service["volumes"]
     assert "insecure" not in " ".join(map(str, service["command"]))
 
@@ -71,3 +78,57 @@ def test_the_token_file_stays_out_of_the_image() -> None:
                 for line in (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]  # fmt: skip
     assert any(fnmatch.fnmatch("ray_token", p) for p in patterns), patterns
+
+
+HOST_USER = 65534  # the host's user who made docker/ray_token; the container runs as root
+PROBLEM = "from arena.tournament.execution.ray_auth import token_problem; print(token_problem())"
+
+ENTRYPOINT_CASES = [
+    # (case, mode of the mounted token, through the entrypoint, exit code, words of the output)
+    ("the documented way: a 0600 token of the host's user, copied", 0o600, True, 0, "None"),
+    ("the mounted file itself, another user's (control)", 0o600, False, 0,
+     f"belongs to nobody (uid {HOST_USER}), not to root (uid 0)"),
+    ("a mounted token other users of the host can read", 0o644, True, 1,
+     "is open to other users of the host (mode 644): chmod 600 it on the host"),
+    ("no token made before `compose up` (docker mounts a directory)", None, True, 1,
+     "no Ray token at {mounted}: make one with `arena ray-token create docker/ray_token`"),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="a token of another user needs root's chown")
+@pytest.mark.parametrize(
+    ("mode", "through_entrypoint", "code", "words"),
+    [c[1:] for c in ENTRYPOINT_CASES], ids=[c[0] for c in ENTRYPOINT_CASES],
+)  # fmt: skip
+def test_the_token_compose_mounts_is_accepted_after_the_entrypoint_copies_it(
+    tmp_path: Path, mode: int | None, through_entrypoint: bool, code: int, words: str
+) -> None:
+    """The token as compose mounts it (the host user's file) is what the arena refuses;
+    docker/entrypoint.sh, run as the container runs it (as root, the compose environment
+    with its paths under ``tmp_path``), hands the arena a copy it accepts."""
+    mounted = tmp_path / TOKEN_MOUNTED.lstrip("/")
+    mounted.parent.mkdir(parents=True)
+    if mode is None:
+        mounted.mkdir()  # what docker mounts for a host path that does not exist
+    else:
+        mounted.write_text("ab" * 32)
+        mounted.chmod(mode)
+    os.chown(mounted, HOST_USER, HOST_USER)
+    copied = tmp_path / TOKEN_IN_CONTAINER.lstrip("/")
+    compose_env = {k: str(v) for k, v in services()["arena"]["environment"].items()}
+    env = {**compose_env, "PATH": os.environ["PATH"], "PYTHONPATH": str(REPO),
+           "KAHUNA_RAY_TOKEN_FROM": str(mounted),
+           "RAY_AUTH_TOKEN_PATH": str(copied if through_entrypoint else mounted)}  # fmt: skip
+    command = [sys.executable, "-c", PROBLEM]
+    if through_entrypoint:
+        command = ["sh", str(DOCKER / "entrypoint.sh"), *command]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert words.format(mounted=mounted) in done.stdout + done.stderr, done.stdout + done.stderr
+    if code == 0 and through_entrypoint:
+        assert copied.read_text() == "ab" * 32
+        assert copied.stat().st_mode & 0o777 == 0o600 and copied.stat().st_uid == 0
+        assert copied.parent.stat().st_mode & 0o077 == 0
+    elif code != 0:
+        assert not copied.exists(), "an exposed token was copied"

@@ -15,6 +15,7 @@ imports Ray.
 from __future__ import annotations
 
 import os
+import pwd
 import secrets
 import stat
 from collections.abc import MutableMapping
@@ -30,7 +31,7 @@ MAKE_TOKEN = "make one with `arena ray-token create` and copy it to every machin
 
 
 class TokenError(RuntimeError):
-    """No usable token: missing, empty, or readable by other users."""
+    """No usable token: missing, empty, another user's, or readable by other users."""
 
 
 class ClusterAuth(Enum):
@@ -76,14 +77,34 @@ def token_problem(env: MutableMapping[str, str] | None = None) -> str | None:
         return f"cannot read the Ray token {path}: {error.strerror}"
     if not stat.S_ISREG(info.st_mode):
         return f"the Ray token {path} is not a file"
-    if info.st_mode & 0o077:
+    me = os.geteuid()
+    if info.st_uid != me:
         return (
-            f"the Ray token {path} is readable by other users (mode"
-            f" {stat.S_IMODE(info.st_mode):04o}): chmod 600 {path}"
+            f"the Ray token {path} belongs to {_user(info.st_uid)}, not to {_user(me)} who runs"
+            f" this process, and its owner can read or replace it: chown {_name(me)} {path}"
+            f" && chmod 600 {path}"
         )
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        what = "readable" if mode & 0o044 else "writable" if mode & 0o022 else "executable"
+        return f"the Ray token {path} is {what} by other users (mode {mode:04o}): chmod 600 {path}"
     if info.st_size == 0:
         return f"the Ray token {path} is empty: {MAKE_TOKEN}"
     return None
+
+
+def _name(uid: int) -> str:
+    """The login name of ``uid``, or the number for a uid without one."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _user(uid: int) -> str:
+    """``name (uid N)`` for a message, or ``uid N`` for a uid without a name."""
+    name = _name(uid)
+    return f"uid {uid}" if name == str(uid) else f"{name} (uid {uid})"
 
 
 def require_token(env: MutableMapping[str, str]) -> None:
