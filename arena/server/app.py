@@ -231,7 +231,9 @@ def create_server(
         get_logger(service="arena_api").info("stale_uploads_removed", count=len(stale))
     counter = StreamCounter(limits)
     service = ArenaService(store, options)
-    gateway = RefereeGateway(store, hello_wait_s=limits.hello_wait_s, counter=counter)
+    gateway = RefereeGateway(
+        store, hello_wait_s=limits.hello_wait_s, counter=counter, seats=service.seats
+    )
     pool = DrainingPool(max_workers, "arena-api")
     loop, thread = _loop_thread(pool)
 
