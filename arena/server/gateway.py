@@ -67,6 +67,13 @@ def cut_reason(refusal: str) -> str:
     return "the token its owner obtained the seat with is no longer valid"
 
 
+def _cut(watch: asyncio.Future[str]) -> str:
+    """The refusal for which ``watch`` (``_cut_when_refused``) ended the seat's stream, or ""."""
+    if not watch.done() or watch.cancelled() or watch.exception() is not None:
+        return ""
+    return watch.result()
+
+
 class _Admitted:
     """A Hello's seat, and the bearer tokens its seat token was handed to."""
 
@@ -191,7 +198,11 @@ class RefereeGateway:
         await asyncio.sleep(random.uniform(0.0, TOKEN_RECHECK_S))
         while True:
             for holder in holders:
-                refusal = await self.checks.refusal(holder)
+                try:
+                    refusal = await self.checks.refusal(holder)
+                except Exception as error:  # the store failed to answer: not the bot's fault
+                    self.log.warning("remote_bot_token_check_failed", error=repr(error))
+                    continue
                 if refusal is not None:
                     return refusal
             await asyncio.sleep(TOKEN_RECHECK_S)
@@ -235,10 +246,11 @@ class RefereeGateway:
                 elif code is not grpc.StatusCode.CANCELLED:
                     await context.abort(code, error.details() or "the referee ended the stream")
             except asyncio.CancelledError:
-                if not watch.done():
+                if not _cut(watch):
                     raise  # the bot went away: not the cut below
-            if watch.done() and not watch.cancelled() and watch.result():
-                reason = f"the arena ended this seat's stream: {watch.result()}"
+            refusal = _cut(watch)
+            if refusal:
+                reason = f"the arena ended this seat's stream: {refusal}"
                 yield goodbye_frame(reason, referee_pb2.BOT_STATUS_DISCONNECT)
         finally:
             watch.cancel()
