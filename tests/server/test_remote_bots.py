@@ -51,7 +51,6 @@ from arena.store import (
     list_matches,
     list_tokens,
     open_seat_offers,
-    revoke_tokens,
     tournament_secret,
 )
 from arena.store.remote import token_digest
@@ -580,9 +579,12 @@ def test_paired_remote_pairs_the_deals_of_a_remote_bot_and_the_record_says_so(
 
 
 def _revoke(arena: Arena, token: str) -> None:
-    """Revoke ``token`` as the admin does (`arena token revoke ID`)."""
+    """Revoke ``token`` as the admin does: `arena token revoke ID`, another process (the
+    server learns of it from the store, as it would in production)."""
     (row,) = [row for row in list_tokens(arena.store) if row.digest == token_digest(token)]
-    revoke_tokens(arena.store, token_id=row.id)
+    command = [sys.executable, "-m", "arena", "token", "revoke", str(row.id),
+               "--data-dir", str(arena.store.data_dir)]  # fmt: skip
+    subprocess.run(command, check=True, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=60)
 
 
 def _reader(messages: Iterator[referee_pb2.PlayResponse]) -> queue.SimpleQueue[object]:
