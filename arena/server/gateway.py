@@ -171,10 +171,7 @@ class RefereeGateway:
             refusals = [token_refusal(self.store, holder) for holder in holders]
             refused = sorted(r for r in refusals if r is not None)
             if refused:
-                reason = (
-                    f"this seat token was handed to a token that is refused now ({refused[0]}):"
-                    " the seat is refused"
-                )
+                reason = f"the user token this seat token was handed to is refused: {refused[0]}"
                 self.log.info("remote_bot_refused", reason=reason, peer=peer)
                 return reason
             try:
