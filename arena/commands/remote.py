@@ -42,7 +42,7 @@ Every refusal is one line on standard error, and the exit status says which:
   0  done
   1  the arena failed otherwise (an internal error)
   2  bad arguments or local files (no login saved, DIR unusable, bad URL)
-  3  UNAUTHENTICATED: the token is unknown (log in again)
+  3  UNAUTHENTICATED: the token is unknown, revoked or expired (log in with a new one)
   4  PERMISSION_DENIED: not yours (another user's bot, an admin-only call)
   5  NOT_FOUND: no such tournament, game or bot
   6  the arena refused the request (INVALID_ARGUMENT, FAILED_PRECONDITION,
@@ -137,8 +137,8 @@ def visible(text: str, keep: str = "") -> str:
 # ------------------------------------------------------------------ refusals
 
 _STATUS_OF_CODE: dict[str, tuple[int, str]] = {
-    "UNAUTHENTICATED": (EXIT_UNAUTHENTICATED, "the arena does not know this token"
-                        " (run `arena remote login URL` again)"),
+    "UNAUTHENTICATED": (EXIT_UNAUTHENTICATED, "the arena refuses this token"
+                        " (`arena remote login URL` with a new one)"),
     "PERMISSION_DENIED": (EXIT_PERMISSION, "not allowed"),
     "NOT_FOUND": (EXIT_NOT_FOUND, "not found"),
     "INVALID_ARGUMENT": (EXIT_REFUSED, "refused"),

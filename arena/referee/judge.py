@@ -76,6 +76,9 @@ class Ended:
     limits: str = ""
     """The sandbox limits the bot ran into, in words (``BotSlot.limits_words``): why a
     process was killed when its exit status alone does not say."""
+    cut: str = ""
+    """Why the arena itself ended a remote bot's stream, in words (``RemoteSeat.cut_words``:
+    its owner's token revoked); "" when the bot or its network did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,8 @@ def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
         )
         return _fail(BotStatus.TIMEOUT, f"no {what} within {occurrence.waited_ms:.0f} ms")
     if isinstance(occurrence, Ended):
+        if occurrence.cut:  # the bot left because the arena shut it out, not by a fault
+            return _fail(BotStatus.DISCONNECT, f"the arena ended the stream: {occurrence.cut}")
         limits = f"; {occurrence.limits}" if occurrence.limits else ""
         if occurrence.exit_code == 0 and expect.phase is Phase.AWAIT_HELLO:
             limits += NO_HELLO_HINT  # a clean exit before Hello: the program never played

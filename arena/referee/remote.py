@@ -8,6 +8,12 @@ bot then reaches this seat's private socket through the `arena serve`
 gateway. ``RemoteSeat`` stands where a process would: it never exits (no
 CRASH is possible), so a stream that closes is a DISCONNECT, and a bot that
 never says Hello times out like any other.
+
+When the arena itself ends a remote bot's stream (the gateway, once the token
+its owner obtained the seat with is revoked or expires), the gateway first
+writes why in the seat's cut note (``write_cut_note``, beside the seat's
+private socket, where no bot can write), and the DISCONNECT's recorded reason
+says so instead of a network fault.
 """
 
 from __future__ import annotations
@@ -15,11 +21,22 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from arena.referee.botdir import REMOTE_RUNTIME
 from arena.referee.endpoint import BotEndpoint
 
-__all__ = ["REMOTE_RUNTIME", "RemoteSeat", "SeatOffer", "SeatOfferHook", "expires_at_ms"]
+__all__ = [
+    "REMOTE_RUNTIME",
+    "RemoteSeat",
+    "SeatOffer",
+    "SeatOfferHook",
+    "expires_at_ms",
+    "write_cut_note",
+]
+
+MAX_CUT_NOTE_CHARS = 300
+"""The most of a cut note the referee reads (it goes into the game's record)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +59,20 @@ def expires_at_ms(hello_timeout_ms: int) -> int:
     return time.time_ns() // 1_000_000 + hello_timeout_ms
 
 
+def cut_note_path(socket_path: str | Path) -> Path:
+    """Where the gateway says why it ended the stream of the seat at ``socket_path``."""
+    return Path(f"{socket_path}.cut")
+
+
+def write_cut_note(socket_path: str | Path, reason: str) -> None:
+    """Say why the arena is ending the remote bot's stream on ``socket_path`` (call it
+    before ending the stream: the referee reads it when the stream closes)."""
+    path = cut_note_path(socket_path)
+    incoming = path.with_name(f"{path.name}.incoming")
+    incoming.write_text(reason[:MAX_CUT_NOTE_CHARS], encoding="utf-8")
+    incoming.replace(path)
+
+
 class RemoteSeat:
     """The stand-in for a remote bot's process (same methods the referee uses)."""
 
@@ -50,6 +81,16 @@ class RemoteSeat:
 
     def __init__(self, endpoint: BotEndpoint) -> None:
         self._endpoint = endpoint
+        self._note = cut_note_path(endpoint.socket_path)
+        self._note.unlink(missing_ok=True)  # an earlier offer's: this one is not cut
+
+    def cut_words(self) -> str:
+        """Why the arena ended this seat's stream ("" if it did not: the bot left)."""
+        try:
+            with self._note.open(encoding="utf-8", errors="replace") as note:
+                return note.read(MAX_CUT_NOTE_CHARS).strip()
+        except OSError:
+            return ""
 
     def poll(self) -> int | None:
         return None  # a remote bot has no exit status the referee could see

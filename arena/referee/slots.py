@@ -189,8 +189,11 @@ class BotSlot:
         self.process = None
 
     def ended(self, exit_code: int | None) -> Ended:
-        """The end of this bot's stream or process, with the limits it ran into."""
-        return Ended(self.index, exit_code, self.limits_words())
+        """The end of this bot's stream or process, with the limits it ran into (or, for
+        a remote bot's seat, why the arena ended its stream)."""
+        process = self.process
+        cut = process.cut_words() if isinstance(process, RemoteSeat) else ""
+        return Ended(self.index, exit_code, self.limits_words(), cut)
 
     def limits_words(self) -> str:
         """The sandbox limits the running (or just ended) process ran into, in words the

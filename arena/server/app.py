@@ -20,8 +20,9 @@ number of idle or slow streams can keep the other calls waiting. Unary calls
 run in a thread pool. Streams are counted per token and without one
 (arena.server.limits: RESOURCE_EXHAUSTED past a limit), an arena API stream ends
 soon after its token is revoked or expires (arena.server.rechecks), a Play stream must say
-Hello within a few seconds, and keepalive pings and an idle limit close dead
-and unused connections.
+Hello within a few seconds and ends as soon after a user token its seat token was handed
+to is revoked or expires (arena.server.gateway), and keepalive pings and an idle limit
+close dead and unused connections.
 """
 
 from __future__ import annotations
@@ -231,7 +232,9 @@ def create_server(
         get_logger(service="arena_api").info("stale_uploads_removed", count=len(stale))
     counter = StreamCounter(limits)
     service = ArenaService(store, options)
-    gateway = RefereeGateway(store, hello_wait_s=limits.hello_wait_s, counter=counter)
+    gateway = RefereeGateway(
+        store, hello_wait_s=limits.hello_wait_s, counter=counter, seats=service.seats
+    )
     pool = DrainingPool(max_workers, "arena-api")
     loop, thread = _loop_thread(pool)
 

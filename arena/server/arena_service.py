@@ -41,7 +41,13 @@ from google.protobuf.message import Message
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
-from arena.server.auth import abort, authenticated, cut_details, principal_of
+from arena.server.auth import (
+    abort,
+    authenticated,
+    authorization_of,
+    cut_details,
+    principal_of,
+)
 from arena.server.convert import (
     ARCHIVE_NAMES,
     FORMAT_NAMES,
@@ -748,7 +754,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         await blocking(context, self._check_seats_request, request)
         inbox = self.seats.subscribe(request.bot, asyncio.get_running_loop())
         try:
+            authorization = authorization_of(context)
             for seat in await off_loop(self.seats.open_seats, request.bot):
+                self.seats.hand(seat, authorization)
                 yield seat_pb(seat)
             while True:  # a connector leaving cancels the stream
                 # (its token is checked every few seconds: arena.server.rechecks)
@@ -756,6 +764,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 # and before each seat: a seat token is handed only to a live token
                 await blocking(context, lambda ctx: principal_of(self.store, ctx))
                 assert offered is not None  # no timeout: get returns an item
+                self.seats.hand(offered, authorization)
                 yield seat_pb(offered)
         finally:
             self.seats.unsubscribe(request.bot, inbox)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import NoReturn, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
+import grpc.aio
 
 from arena.store import Principal, Store, TokenRefusedError, authenticate
 
@@ -47,6 +48,15 @@ def abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) ->
     """End the call with ``code`` and ``message`` (cut to MAX_DETAILS_CHARS)."""
     context.abort(code, cut_details(message))
     raise AssertionError("unreachable")  # context.abort raises
+
+
+def authorization_of(
+    context: grpc.ServicerContext | grpc.aio.ServicerContext[Any, Any],
+) -> str | None:
+    """The call's ``authorization`` metadata as sent (None without one): what a later
+    check of the same token reads (``principal_of``, arena.server.rechecks)."""
+    values = [v for k, v in context.invocation_metadata() or () if k == "authorization"]
+    return str(values[0]) if values else None
 
 
 def principal_of(store: Store, context: grpc.ServicerContext) -> Principal:

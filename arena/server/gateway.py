@@ -10,12 +10,22 @@ judges everything (token, request ids, clocks, sizes) exactly as for a
 sandboxed bot; the gateway never interprets a message after the Hello. A
 bot whose connection drops is cut from the seat's socket too, which the
 referee records as a DISCONNECT.
+
+A seat token is only as good as the bearer tokens it was handed to
+(``SeatHub.holders``: the WaitForSeats streams that received it). A Hello is
+refused once one of them is revoked or expired, and a seat being played is
+checked again at the pace of every other open stream (arena.server.rechecks):
+once one of them is refused, the gateway writes why beside the seat's socket
+(``write_cut_note``), ends the seat's stream, which the referee records as a
+DISCONNECT saying the owner's token was revoked (or expired), and tells the bot
+Goodbye. A stolen user token, once revoked, plays no further move.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import random
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 import grpc
@@ -25,8 +35,11 @@ from google.protobuf.message import DecodeError
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, SERVICE_NAME, TRANSPORT_MAX_BYTES
+from arena.referee.remote import write_cut_note
 from arena.server.limits import UNAUTHENTICATED, StreamCounter, StreamLimits
 from arena.server.pool import DrainingPool
+from arena.server.rechecks import TOKEN_RECHECK_S, SharedChecks, token_refusal
+from arena.server.seats import SeatHub
 from arena.store import SeatOfferRow, SeatRefusedError, Store, take_seat_offer
 
 PLAY_METHOD = f"/{SERVICE_NAME}/Play"
@@ -38,9 +51,37 @@ def _identity(frame: bytes) -> bytes:
     return frame
 
 
-def goodbye_frame(reason: str) -> bytes:
-    goodbye = referee_pb2.Goodbye(status=referee_pb2.BOT_STATUS_PROTOCOL_VIOLATION, reason=reason)
+def goodbye_frame(
+    reason: str, status: referee_pb2.BotStatus.ValueType = referee_pb2.BOT_STATUS_PROTOCOL_VIOLATION
+) -> bytes:
+    goodbye = referee_pb2.Goodbye(status=status, reason=reason)
     return referee_pb2.PlayResponse(goodbye=goodbye).SerializeToString()
+
+
+def cut_reason(refusal: str) -> str:
+    """The record's words for a seat ended because ``refusal`` refused a token it was
+    handed to (no date, no advice: the record is public)."""
+    for state in ("revoked", "expired"):
+        if refusal.startswith(f"token {state}"):
+            return f"the token its owner obtained the seat with was {state}"
+    return "the token its owner obtained the seat with is no longer valid"
+
+
+def _cut(watch: asyncio.Future[str]) -> str:
+    """The refusal for which ``watch`` (``_cut_when_refused``) ended the seat's stream, or ""."""
+    if not watch.done() or watch.cancelled() or watch.exception() is not None:
+        return ""
+    return watch.result()
+
+
+class _Admitted:
+    """A Hello's seat, and the bearer tokens its seat token was handed to."""
+
+    __slots__ = ("holders", "offer")
+
+    def __init__(self, offer: SeatOfferRow, holders: Collection[str | None]) -> None:
+        self.offer = offer
+        self.holders = holders
 
 
 def hello_token(frame: bytes) -> str | None:
@@ -72,8 +113,12 @@ class RefereeGateway:
         *,
         hello_wait_s: float = StreamLimits().hello_wait_s,
         counter: StreamCounter | None = None,
+        seats: SeatHub | None = None,
     ) -> None:
         self.store = store
+        self.seats = seats or SeatHub(store)
+        """Who each seat token was handed to (the API's hub: WaitForSeats fills it)."""
+        self.checks = SharedChecks(store)
         self.hello_wait_s = hello_wait_s
         self.counter = counter or StreamCounter(StreamLimits(hello_wait_s=hello_wait_s))
         self.log = get_logger(service="gateway")
@@ -105,16 +150,16 @@ class RefereeGateway:
             self.counter.release(UNAUTHENTICATED)
         if first is None:
             return
-        offer = await asyncio.get_running_loop().run_in_executor(
+        admitted = await asyncio.get_running_loop().run_in_executor(
             self.pool, self._admit, first, context.peer()
         )
-        if isinstance(offer, str):
-            yield goodbye_frame(offer)
+        if isinstance(admitted, str):
+            yield goodbye_frame(admitted)
             return
-        async for frame in self._proxy(offer, first, requests, context):
+        async for frame in self._proxy(admitted, first, requests, context):
             yield frame
 
-    def _admit(self, first: bytes, peer: str) -> SeatOfferRow | str:
+    def _admit(self, first: bytes, peer: str) -> _Admitted | str:
         """The seat the Hello's token opens, or why the connection is refused (blocking)."""
         token = hello_token(first)
         if token is None:
@@ -122,6 +167,13 @@ class RefereeGateway:
         elif not token:
             reason = "Hello without a token (KAHUNA_TOKEN: the seat token of WaitForSeats)"
         else:
+            holders = self.seats.holders(token)
+            refusals = [token_refusal(self.store, holder) for holder in holders]
+            refused = sorted(r for r in refusals if r is not None)
+            if refused:
+                reason = f"the user token this seat token was handed to is refused: {refused[0]}"
+                self.log.info("remote_bot_refused", reason=reason, peer=peer)
+                return reason
             try:
                 offer = take_seat_offer(self.store, token)
             except SeatRefusedError as error:
@@ -131,18 +183,37 @@ class RefereeGateway:
                     "remote_bot_admitted", bot=offer.bot, match=offer.referee_match,
                     slot=offer.slot, peer=peer,
                 )  # fmt: skip
-                return offer
+                # handed out until the take: its stream watches them all
+                return _Admitted(offer, holders | self.seats.holders(token, forget=True))
         self.log.info("remote_bot_refused", reason=reason, peer=peer)
         return reason
 
+    async def _refused_holder(self, holders: Collection[str | None]) -> str:
+        """The first refusal of a token in ``holders``, checked every ``TOKEN_RECHECK_S``
+        (as every open stream's token is): never returns while all are live."""
+        # at a random point of the first period, as the API's streams (rechecks.py)
+        await asyncio.sleep(random.uniform(0.0, TOKEN_RECHECK_S))
+        while True:
+            for holder in holders:
+                try:
+                    refusal = await self.checks.refusal(holder)
+                except Exception as error:  # the store failed to answer: not the bot's fault
+                    self.log.warning("remote_bot_token_check_failed", error=repr(error))
+                    continue
+                if refusal is not None:
+                    return refusal
+            await asyncio.sleep(TOKEN_RECHECK_S)
+
     async def _proxy(
         self,
-        offer: SeatOfferRow,
+        admitted: _Admitted,
         first: bytes,
         requests: AsyncIterator[bytes],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[bytes]:
-        """Both ways, byte for byte; the bot going away cancels this, and its seat's stream."""
+        """Both ways, byte for byte; the bot going away cancels this, and its seat's stream,
+        and so does a token the seat token was handed to being refused (the bot is told)."""
+        offer = admitted.offer
 
         async def upstream() -> AsyncIterator[bytes]:
             yield first
@@ -159,8 +230,9 @@ class RefereeGateway:
         play = channel.stream_stream(
             PLAY_METHOD, request_serializer=_identity, response_deserializer=_identity
         )
+        call = play(upstream())
+        watch = asyncio.ensure_future(self._cut_when_refused(admitted, call))
         try:
-            call = play(upstream())
             try:
                 async for frame in call:
                     yield frame
@@ -170,6 +242,35 @@ class RefereeGateway:
                     yield goodbye_frame("the seat's match is no longer being played")
                 elif code is not grpc.StatusCode.CANCELLED:
                     await context.abort(code, error.details() or "the referee ended the stream")
+            except asyncio.CancelledError:
+                if not _cut(watch):
+                    raise  # the bot went away: not the cut below
+            refusal = _cut(watch)
+            if refusal:
+                reason = f"the arena ended this seat's stream: {refusal}"
+                yield goodbye_frame(reason, referee_pb2.BOT_STATUS_DISCONNECT)
         finally:
+            watch.cancel()
             await channel.close(None)
             self.log.info("remote_bot_left", bot=offer.bot, match=offer.referee_match)
+
+    async def _cut_when_refused(
+        self, admitted: _Admitted, call: grpc.aio.StreamStreamCall[bytes, bytes]
+    ) -> str:
+        """Once a token the seat token was handed to is refused: say why beside the seat's
+        socket, then end the seat's stream; the refusal (for the bot's Goodbye)."""
+        if not admitted.holders:
+            return ""  # handed to nobody we know of (a seat stored by hand): nothing to watch
+        refusal = await self._refused_holder(admitted.holders)
+        offer = admitted.offer
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self.pool, write_cut_note, offer.socket_path, cut_reason(refusal)
+            )
+        except OSError as error:  # the match is gone: its stream ends anyway
+            self.log.info("remote_bot_cut_note_failed", error=str(error))
+        self.log.info(
+            "remote_bot_cut", bot=offer.bot, match=offer.referee_match, reason=refusal
+        )  # fmt: skip
+        call.cancel()
+        return refusal

@@ -26,7 +26,7 @@ from typing import Any, NoReturn, TypeVar, cast
 import grpc
 import grpc.aio
 
-from arena.server.auth import principal_of
+from arena.server.auth import authorization_of, principal_of
 from arena.server.interceptors import Handler, HandlerInterceptor, replaced
 from arena.store import Store
 from arena.store.tokens import AUTH_CACHE_S
@@ -56,7 +56,7 @@ class _Refused(Exception):
     pass
 
 
-def _refusal(store: Store, authorization: str | None) -> str | None:
+def token_refusal(store: Store, authorization: str | None) -> str | None:
     """Why the token in ``authorization`` is refused now (revoked, expired), else None."""
     try:
         principal_of(store, cast(grpc.ServicerContext, _Authorization(authorization)))
@@ -80,15 +80,10 @@ class SharedChecks:
         future = self._under_way.get(authorization)
         if future is None:
             loop = asyncio.get_running_loop()
-            future = loop.run_in_executor(None, _refusal, self.store, authorization)
+            future = loop.run_in_executor(None, token_refusal, self.store, authorization)
             self._under_way[authorization] = future
             future.add_done_callback(lambda _: self._under_way.pop(authorization, None))
         return await asyncio.shield(future)
-
-
-def _authorization_of(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
-    values = [v for k, v in context.invocation_metadata() or () if k == "authorization"]
-    return str(values[0]) if values else None
 
 
 async def while_authorized(
@@ -98,7 +93,7 @@ async def while_authorized(
     """``messages`` while the call's token stays live, checked every ``TOKEN_RECHECK_S``
     whether messages flow or not; a refused token aborts the call."""
     loop = asyncio.get_running_loop()
-    authorization = _authorization_of(context)
+    authorization = authorization_of(context)
     pending: asyncio.Future[T] | None = None
     # the first check at a random point of the first period: streams opened together
     # (a page of watchers, a reconnecting crowd) do not all check at once ever after

@@ -5,6 +5,10 @@ offer and its token to ``SeatHub.publish``. The hub keeps the tokens of open
 offers in memory only, for the ``WaitForSeats`` streams of the bot's owner:
 a connector that subscribes gets the offers still open, then each new one.
 Offers the store says are taken, withdrawn or expired are forgotten.
+
+The hub also remembers which bearer tokens each seat token was handed to
+(``hand``): the gateway refuses a Hello, and ends a seat's game, once one of them
+is revoked or expires (a seat token seen by a dead credential is not trusted).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class SeatHub:
     lock: threading.Lock = field(default_factory=threading.Lock)
     seats: dict[int, PublishedSeat] = field(default_factory=dict)  # by offer id
     waiting: dict[str, list[LoopInbox[PublishedSeat]]] = field(default_factory=dict)
+    handed: dict[str, set[str | None]] = field(default_factory=dict)
+    """By seat token: the ``authorization`` values of the WaitForSeats streams it went to."""
 
     def publish(self, offer: SeatOfferRow, token: str) -> None:
         """A stored offer is open: tell the bot's connectors (called by the runner)."""
@@ -37,7 +43,7 @@ class SeatHub:
         with self.lock:
             expired = [i for i, s in self.seats.items() if s.offer.expires_at_ms < now_ms()]
             for offer_id in expired:  # no Hello can use them any more
-                del self.seats[offer_id]
+                self.handed.pop(self.seats.pop(offer_id).token, None)
             self.seats[offer.id] = seat
             inboxes = list(self.waiting.get(offer.bot, []))
         for inbox in inboxes:
@@ -68,6 +74,20 @@ class SeatHub:
             for offer_id, seat in list(self.seats.items()):
                 if seat.offer.bot == bot and offer_id not in still_open:
                     del self.seats[offer_id]
+                    self.handed.pop(seat.token, None)
             return sorted(
                 (s for s in self.seats.values() if s.offer.bot == bot), key=lambda s: s.offer.id
             )
+
+    def hand(self, seat: PublishedSeat, authorization: str | None) -> None:
+        """``seat``'s token is about to go to the stream of ``authorization`` (its bearer
+        token): from now on, that token dying ends the seat (``holders``)."""
+        with self.lock:
+            self.handed.setdefault(seat.token, set()).add(authorization)
+
+    def holders(self, token: str, *, forget: bool = False) -> frozenset[str | None]:
+        """The bearer tokens seat token ``token`` was handed to (``forget``: and forget
+        them, the seat being taken: its Play stream keeps them)."""
+        with self.lock:
+            held = self.handed.pop(token, set()) if forget else self.handed.get(token, set())
+            return frozenset(held)

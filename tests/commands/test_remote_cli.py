@@ -59,7 +59,7 @@ TOURNAMENT_TIMEOUT_S = 120.0
 @pytest.mark.parametrize(
     ("code", "status", "words"),
     [
-        ("UNAUTHENTICATED", remote.EXIT_UNAUTHENTICATED, "does not know this token"),
+        ("UNAUTHENTICATED", remote.EXIT_UNAUTHENTICATED, "the arena refuses this token"),
         ("PERMISSION_DENIED", remote.EXIT_PERMISSION, "not allowed"),
         ("NOT_FOUND", remote.EXIT_NOT_FOUND, "not found"),
         ("INVALID_ARGUMENT", remote.EXIT_REFUSED, "refused"),

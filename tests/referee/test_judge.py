@@ -115,6 +115,8 @@ CASES: list[tuple[str, Phase, Occurrence, VerdictKind, BotStatus]] = [
     ("process exited", Phase.AWAIT_REPLY, Ended(0, 3), VerdictKind.FAILED, BotStatus.CRASH),
     ("stream closed, process alive", Phase.IDLE, Ended(0, None), VerdictKind.FAILED,
      BotStatus.DISCONNECT),
+    ("stream cut by the arena", Phase.AWAIT_REPLY, Ended(0, None, cut="a token was revoked"),
+     VerdictKind.FAILED, BotStatus.DISCONNECT),
 ]
 
 
@@ -145,6 +147,8 @@ ENDINGS = [
      " plays until MatchOver (the kits' run() does)"),
     ("a limit, process alive", Ended(0, None, "a fork failed"),
      "stream closed while the process was running; a fork failed"),
+    ("a remote bot's stream cut by the arena", Ended(0, None, cut="its owner's token was revoked"),
+     "the arena ended the stream: its owner's token was revoked"),
 ]  # fmt: skip
 
 

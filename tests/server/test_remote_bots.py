@@ -37,19 +37,24 @@ from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.gateway import PLAY_METHOD
 from arena.server.limits import StreamLimits
+from arena.server.rechecks import STREAM_TOKEN_BOUND_S
 from arena.store import (
     Store,
     add_bot_version,
     add_seat_offer,
     create_token,
     ensure_admin_token,
+    game_record,
     get_tournament,
     get_version,
     list_games,
     list_matches,
+    list_tokens,
     open_seat_offers,
     tournament_secret,
 )
+from arena.store.remote import token_digest
+from arena.testing.waiting import assert_stays
 from tests.referee.leaks import Forbidden, leaks
 
 pytestmark = pytest.mark.slow
@@ -571,3 +576,109 @@ def test_paired_remote_pairs_the_deals_of_a_remote_bot_and_the_record_says_so(
         (True, 1),
     ]
     assert records[0]["deal"] != records[1]["deal"]
+
+
+def _revoke(arena: Arena, token: str) -> None:
+    """Revoke ``token`` as the admin does: `arena token revoke ID`, another process (the
+    server learns of it from the store, as it would in production)."""
+    (row,) = [row for row in list_tokens(arena.store) if row.digest == token_digest(token)]
+    command = [sys.executable, "-m", "arena", "token", "revoke", str(row.id),
+               "--data-dir", str(arena.store.data_dir)]  # fmt: skip
+    subprocess.run(command, check=True, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=60)
+
+
+def _reader(messages: Iterator[referee_pb2.PlayResponse]) -> queue.SimpleQueue[object]:
+    """``messages`` read in a thread, onto a queue (then None, or the error the call ended with)."""
+    read: queue.SimpleQueue[object] = queue.SimpleQueue()
+
+    def pump() -> None:
+        try:
+            for message in messages:
+                read.put(message)
+            read.put(None)
+        except grpc.RpcError as error:
+            read.put(error)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return read
+
+
+def _reply(outbox: queue.SimpleQueue[bytes | None], message: object) -> None:
+    """Answer an ActionRequest with its first legal action."""
+    assert isinstance(message, referee_pb2.PlayResponse)
+    request = message.action_request
+    reply = referee_pb2.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
+    outbox.put(referee_pb2.PlayRequest(action_reply=reply).SerializeToString())
+
+
+@pytest.mark.parametrize(
+    "revoked",
+    ["the token that obtained the seat", "another token of the owner"],
+    ids=["seat-token-holder", "control-other-token"],
+)
+def test_revoking_the_token_that_obtained_a_seat_ends_its_game(arena: Arena, revoked: str) -> None:
+    """A stolen user token, revoked, plays no further move: the seat's stream ends within the
+    bound of every open stream, the seat is a DISCONNECT that says why, and the opponent wins
+    as against any disconnect. Revoking a token the seat was not handed to changes nothing."""
+    user = "carol" if revoked.startswith("the token") else "dave"
+    holder, spare = create_token(arena.store, user), create_token(arena.store, user)
+    bot = f"{user}_far"
+    arena.register(holder, bot)
+    tournament_id = arena.tournament(f"revoked-{user}", [bot, "python_random"], games=1)
+    (seat,) = _seat_tokens(arena, holder, bot, 1)
+    outbox, messages = _open_play(arena, seat.seat_token, TOURNAMENT_TIMEOUT_S)
+    read = _reader(messages)
+    message = read.get(timeout=TOURNAMENT_TIMEOUT_S)
+    while not (
+        isinstance(message, referee_pb2.PlayResponse) and message.HasField("action_request")
+    ):
+        message = read.get(timeout=TOURNAMENT_TIMEOUT_S)
+    # the bot's move is asked: the token goes while it thinks (well within its time)
+    _revoke(arena, holder if user == "carol" else spare)
+    try:
+        if user == "dave":  # the control: the game goes on
+            assert_stays(read.empty, 2 * STREAM_TOKEN_BOUND_S, "the seat's stream left alone")
+            while isinstance(message, referee_pb2.PlayResponse):
+                if message.HasField("action_request"):
+                    _reply(outbox, message)
+                elif message.HasField("match_over"):
+                    break
+                message = read.get(timeout=TOURNAMENT_TIMEOUT_S)
+        else:
+            message = read.get(timeout=TOURNAMENT_TIMEOUT_S)
+            assert isinstance(message, referee_pb2.PlayResponse), message
+            assert message.goodbye.status == referee_pb2.BOT_STATUS_DISCONNECT, message
+            assert "token revoked" in message.goodbye.reason
+    finally:
+        outbox.put(None)
+    arena.await_finished(tournament_id)
+    (game,) = list_games(arena.store, tournament_id=tournament_id)
+    status = dict(zip(game.bots, game.statuses, strict=True))[bot]
+    match = game_record(arena.store, game.id)["match"]
+    assert isinstance(match, dict)
+    failures = match["failures"]
+    if user == "dave":
+        assert (status, failures) == ("ok", []), failures
+        return
+    assert (status, game.winner, game.reason) == ("disconnect", "python_random", "forfeit")
+    assert [f["detail"] for f in failures] == [
+        "the arena ended the stream: the token its owner obtained the seat with was revoked"
+    ]
+    with pytest.raises(grpc.RpcError) as caught:  # and no seat is handed out on it again
+        next(iter(arena.stub.WaitForSeats(pb.WaitForSeatsRequest(bot=bot), metadata=_auth(holder))))
+    assert caught.value.code() == Code.UNAUTHENTICATED
+
+
+def test_a_seat_token_handed_to_a_token_since_revoked_is_refused(arena: Arena) -> None:
+    erin = create_token(arena.store, "erin")
+    arena.register(erin, "erin_far")
+    tournament_id = arena.tournament("revoked-unused", ["erin_far", "python_random"], games=1)
+    (seat,) = _seat_tokens(arena, erin, "erin_far", 1)
+    create_token(arena.store, "erin")  # the owner still holds a live token: not that one
+    _revoke(arena, erin)
+    before = arena.snapshot()
+    assert "token revoked" in _refusal(arena, seat.seat_token)
+    assert arena.snapshot() == before
+    arena.await_finished(tournament_id)  # the seat times out, as an absent bot's
+    (game,) = list_games(arena.store, tournament_id=tournament_id)
+    assert dict(zip(game.bots, game.statuses, strict=True))["erin_far"] == "timeout"
