@@ -511,3 +511,17 @@ def test_each_bots_start_up_is_measured_and_carried_by_the_next_game(make_bot: M
     assert set(second.startup_ms) == {"broken"}  # relaunched after its crash
     assert second.startup_ms["broken"] > 0
     assert_no_process_left(slow, good, broken)
+
+
+def test_a_bot_that_never_says_hello_is_measured_the_whole_allowance_per_launch(
+    make_bot: MakeBot,
+) -> None:
+    silent = make_bot("no_hello", name="silent")
+    good = make_bot("random", name="good")
+    config = MatchConfig(games=2, seed=3, time_control=CONFIG.time_control, max_restarts=1,
+                         hello_timeout_ms=1000)  # fmt: skip
+    first, second = run_match(config, silent, good).games
+    assert [g.statuses["silent"] for g in (first, second)] == [TIMEOUT, TIMEOUT]
+    assert 1000 <= first.startup_ms["silent"] < 3000
+    assert 1000 <= second.startup_ms["silent"] < 3000  # its relaunch
+    assert_no_process_left(silent, good)
