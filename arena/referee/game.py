@@ -119,6 +119,11 @@ class Clock:
         """A request that expired unanswered: its whole allowance was used."""
         self.used_ms += self.allowance_ms
 
+    def charge_failed(self, at_ns: int) -> None:
+        """A request its bot failed (a crash, an illegal or malformed reply) at ``at_ns``:
+        the time it took is its own (at most its allowance), not the game's."""
+        self.used_ms += min(self.allowance_ms, max(0.0, self.elapsed_ms(at_ns)))
+
 
 @dataclass
 class GameTiming:

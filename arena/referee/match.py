@@ -225,6 +225,8 @@ class _Match:
         self.log = get_logger(match_id=self.match_id)
         self.stderr_tails: dict[int, str] = {}  # slot -> its stderr's first and last lines
         self.early_failures: Failures = {}  # failed before the first game: it forfeits that one
+        self.startup_ns: dict[int, int] = {}  # slot -> its launches' time to Hello, not yet
+        # charged to a game: the next game's report carries it (``GameReport.startup_ms``)
         self._started = False
         self._shut = False
         self.stopping = threading.Event()  # StartedMatch.stop: no further game
@@ -291,6 +293,7 @@ class _Match:
     def _make_ready(self, failures: Failures) -> None:
         """Launch every bot that is not connected (within its restarts); await Hellos."""
         launching: list[BotSlot] = []
+        launched_ns: dict[int, int] = {}  # slot -> when its launch began (monotonic)
         for slot in self.slots:
             if slot.ready or slot.index in failures:
                 continue
@@ -298,6 +301,7 @@ class _Match:
                 status = slot.last_failure or BotStatus.CRASH
                 failures[slot.index] = (status, "restart limit reached: forfeits the rest")
                 continue
+            launched_ns[slot.index] = time.monotonic_ns()
             try:
                 slot.launch(self.config, self.sandboxed_paths)
             except (OSError, SandboxConfigError) as error:
@@ -327,6 +331,17 @@ class _Match:
                 self._welcome(self.slots[who])
             else:
                 self._fail(who, verdict, failures)
+            self._started_up(launched_ns, who)
+        for index in list(launched_ns):  # a launch refused, or a bot cut off otherwise
+            self._started_up(launched_ns, index)
+
+    def _started_up(self, launched_ns: dict[int, int], index: int) -> None:
+        """Count slot ``index``'s launch, from its start to now (its Hello, its failure), as
+        its start-up time: the slot's runner time it spent before the game (once)."""
+        began = launched_ns.pop(index, None)
+        if began is not None:
+            spent = time.monotonic_ns() - began
+            self.startup_ns[index] = self.startup_ns.get(index, 0) + spent
 
     def _welcome(self, slot: BotSlot) -> None:
         slot.ready = True
@@ -387,6 +402,7 @@ class _Match:
         self.stderr_tails = {w: kept for w, kept in self.stderr_tails.items() if w in failures}
         self._drain(failures)
         self._make_ready(failures)
+        startup_ns, self.startup_ns = self.startup_ns, {}
         control = self.config.time_control
         log = GameTiming.start(control.action_ms, control.bank_ms)
         turns = RefereeState(new_game(deal, self.config.variant, self.config.handicap))
@@ -422,6 +438,7 @@ class _Match:
             log=log,
             failures=failures,
             stderr_tails=dict(self.stderr_tails),
+            startup_ms={slot: spent / NS_PER_MS for slot, spent in startup_ns.items()},
         )
         report = result.report()
         for slot, message in zip(self.slots, game_over_messages(result, report), strict=True):

@@ -152,5 +152,7 @@ class GameDriver:
             expect.expired_request_ids.add(expect.request_id)  # its late reply is not a fault
         if who == slot.index and verdict.status is BotStatus.TIMEOUT:
             expect.clock.charge_expired()
+        elif who == slot.index:  # it failed on its own turn: the time it took is its own
+            expect.clock.charge_failed(time.monotonic_ns())
         self.open_slot = None
         self.fail(who, verdict, self.failures)

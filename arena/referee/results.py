@@ -39,6 +39,9 @@ class PlayedGame:
     failures: Failures
     stderr_tails: dict[int, str] = field(default_factory=dict)
     """Slot -> the end of a failed bot's stderr: private to its owner, not in the record."""
+    startup_ms: dict[int, float] = field(default_factory=dict)
+    """Slot -> its launches' time to Hello (or to failing) since the game before: the
+    referee's measure, not in the record (``GameReport.startup_ms``)."""
 
     def winner_slot(self) -> int | None:
         if self.failures:
@@ -75,6 +78,9 @@ class PlayedGame:
             },
             record=self.record(),
             stderr={self.names[slot]: tail for slot, tail in sorted(self.stderr_tails.items())},
+            startup_ms={
+                self.names[slot]: round(spent, 3) for slot, spent in sorted(self.startup_ms.items())
+            },
         )
 
     def record(self) -> dict[str, object]:

@@ -185,6 +185,11 @@ class GameReport:
     Private to the bot's owner (and the admin): never in ``record``, which
     the opponent receives and the public sees.
     """
+    startup_ms: Mapping[str, float] = field(default_factory=dict)
+    """Bot name -> the time its launches took to say Hello (or to fail) since the game
+    before, as the referee measured it: the first game of a half carries the half's
+    launch, a game after a crash the relaunch. The ladder charges it to the bot
+    (``arena.store.usage.game_charges``); a bot that was not launched is absent."""
 
 
 @dataclass(frozen=True)

@@ -113,14 +113,17 @@ def _record(
     statuses = tuple(str(report.statuses.get(b, BotStatus.OK)) for b in report.bots_by_seat)
     times = (float(report.time_ms.get(report.bots_by_seat[0], 0.0)),
              float(report.time_ms.get(report.bots_by_seat[1], 0.0)))  # fmt: skip
+    startup = (float(report.startup_ms.get(report.bots_by_seat[0], 0.0)),
+               float(report.startup_ms.get(report.bots_by_seat[1], 0.0)))  # fmt: skip
     finished_at = utc_now()
     game_id = db.execute(
         "INSERT INTO games (match_id, game_index, seat0_id, seat1_id, winner_seat, reason,"
         " status0, status1, actions, time0_ms, time1_ms, record, finished_at, started_at,"
-        " action_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " action_ms, startup0_ms, startup1_ms)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (match_id, report.index, *seat_ids, winner_seat, report.reason, *statuses,
          report.actions, *times, json.dumps(report.record, separators=(",", ":")),
-         finished_at, started_at, action_ms),
+         finished_at, started_at, action_ms, *startup),
     ).lastrowid  # fmt: skip
     assert game_id is not None
     for seat, name in enumerate(report.bots_by_seat):
@@ -134,7 +137,7 @@ def _record(
     tournament_id, ladder = match["tournament_id"], match["format"] == TournamentFormat.LADDER
     count_game(
         db, tournament_id, game_id, seat_ids, winner_seat, ladder=ladder,
-        charges=game_charges(times, started_at, finished_at),
+        charges=game_charges(times, started_at, finished_at, startup),
     )  # fmt: skip
     played = db.execute("SELECT COUNT(*) FROM games WHERE match_id = ?", (match_id,))
     if played.fetchone()[0] >= match["games"]:

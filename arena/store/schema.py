@@ -59,6 +59,9 @@ History:
   v16 ``ladder_totals.used_ms``, ``used_at``, ``charged_ms``: the runner time a
       ladder version's games used (``arena.store.usage``), what the ladder's fair
       share of time reads; filled from the stored games (a step in Python).
+  v17 ``games.startup0_ms``, ``startup1_ms``: each seat's launch-to-Hello time the game
+      carries (``GameReport.startup_ms``), charged to it on a ladder; 0 for games stored
+      before (their start-up was charged to nobody).
 """
 
 from __future__ import annotations
@@ -507,12 +510,19 @@ def _ladder_usage(connection: sqlite3.Connection) -> None:
     )
 
 
+GAME_STARTUP = """
+ALTER TABLE games ADD COLUMN startup0_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE games ADD COLUMN startup1_ms REAL NOT NULL DEFAULT 0
+"""
+"""Each seat's start-up time a game carries (``arena.referee.types.GameReport.startup_ms``)."""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing, REJECTED_GAMES,
-    LADDER_RESULTS, PLAY_POOL, WITHDRAWN_BY, _ladder_usage,
+    LADDER_RESULTS, PLAY_POOL, WITHDRAWN_BY, _ladder_usage, GAME_STARTUP,
 )
 CURRENT_VERSION = len(MIGRATIONS)
 

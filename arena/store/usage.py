@@ -24,8 +24,8 @@ recent ones count (``LadderUsage``)."""
 class LadderUsage:
     """The runner time a version's ladder games used, what the fair share of time reads.
 
-    Each game charges each seat its own thinking time plus half the game's time that
-    neither thought (``game_charges``), as of the ladder's clock when it is stored (the
+    Each game charges each seat its own thinking time and start-up plus half the game's
+    time that neither thought (``game_charges``), as of the ladder's clock when it is stored (the
     charges of every game before it); ``used_ms`` is the sum of those charges as of clock
     ``used_at``, each halved for every ``USAGE_HALF_LIFE_MS`` the clock went on since
     (``at`` gives it at a later clock); ``charged_ms`` is their plain sum over its
@@ -71,17 +71,26 @@ def _ms_between(start: str, end: str) -> float:
     return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000
 
 
+def _ms(value: float) -> float:
+    return max(0.0, float(value)) if math.isfinite(value) else 0.0
+
+
 def game_charges(
-    time_ms: tuple[float, float], started_at: str | None, finished_at: str
+    time_ms: tuple[float, float],
+    started_at: str | None,
+    finished_at: str,
+    startup_ms: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[float, float]:
-    """What a stored game charges each seat: its own thinking time (``time_ms``) plus half
-    of the game's wall time (``started_at`` to ``finished_at``, ISO) that neither seat
-    thought, the game's fixed cost; without a start (no live view) its thinking only."""
-    first, second = (max(0.0, float(t)) if math.isfinite(t) else 0.0 for t in time_ms)
+    """What a stored game charges each seat: its own thinking time (``time_ms``) and its own
+    start-up before the game (``startup_ms``: launch to Hello, the referee's measure), plus
+    half of the game's wall time (``started_at`` to ``finished_at``, ISO) that neither seat
+    thought, the game's fixed cost; without a start (no live view) no fixed cost."""
+    first, second = (_ms(t) for t in time_ms)
+    launch = tuple(_ms(t) for t in startup_ms)
     fixed = 0.0
     if started_at is not None:
         try:
             fixed = max(0.0, _ms_between(started_at, finished_at) - first - second)
         except ValueError:
             fixed = 0.0
-    return first + fixed / 2, second + fixed / 2
+    return first + launch[0] + fixed / 2, second + launch[1] + fixed / 2

@@ -66,6 +66,8 @@ class Bot:
             token = "forged-" + token[::-1]
         if self.behaviour == "no_hello":
             time.sleep(3600)
+        if self.behaviour == "slow_hello":  # takes ARG seconds to start, then plays at once
+            time.sleep(float(self.args[0]))
         if self.behaviour == "exit_before_hello":
             raise SystemExit(3)
         if self.behaviour == "malformed_bytes":

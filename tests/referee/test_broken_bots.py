@@ -493,3 +493,35 @@ def test_a_bot_that_exits_right_after_ending_its_turn_is_judged_a_crash(
         assert "exited with status 3" in failures[0]["detail"], failures  # type: ignore[index]
     assert_no_process_left(quitter, good)
 
+
+
+def test_each_bots_start_up_is_measured_and_carried_by_the_next_game(make_bot: MakeBot) -> None:
+    """The referee's launch-to-Hello time (``GameReport.startup_ms``): the first game carries
+    each bot's launch, a game after a crash the relaunch, a game without a launch nothing."""
+    slow = make_bot("slow_hello", "1.5", name="slow")
+    good = make_bot("random", name="good")
+    broken = make_bot("exit_midgame", name="broken")
+    config = MatchConfig(games=2, seed=3, time_control=CONFIG.time_control, max_restarts=1)
+    first, second = run_match(config, slow, good).games
+    assert 1500 <= first.startup_ms["slow"] < 4000
+    assert first.startup_ms["good"] < first.startup_ms["slow"] - 500
+    assert second.startup_ms == {}
+    first, second = run_match(config, broken, good).games
+    assert set(first.startup_ms) == {"broken", "good"}
+    assert set(second.startup_ms) == {"broken"}  # relaunched after its crash
+    assert second.startup_ms["broken"] > 0
+    assert_no_process_left(slow, good, broken)
+
+
+def test_a_bot_that_never_says_hello_is_measured_the_whole_allowance_per_launch(
+    make_bot: MakeBot,
+) -> None:
+    silent = make_bot("no_hello", name="silent")
+    good = make_bot("random", name="good")
+    config = MatchConfig(games=2, seed=3, time_control=CONFIG.time_control, max_restarts=1,
+                         hello_timeout_ms=1000)  # fmt: skip
+    first, second = run_match(config, silent, good).games
+    assert [g.statuses["silent"] for g in (first, second)] == [TIMEOUT, TIMEOUT]
+    assert 1000 <= first.startup_ms["silent"] < 3000
+    assert 1000 <= second.startup_ms["silent"] < 3000  # its relaunch
+    assert_no_process_left(silent, good)

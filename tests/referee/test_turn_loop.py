@@ -281,6 +281,17 @@ def test_a_process_that_dies_without_closing_its_stream_is_found_by_the_timer(
     finally:
         process.wait()
     assert t.failures[who] == (BotStatus.CRASH, "process exited with status 3")
+    assert t.game.log.clocks[who].used_ms >= 3 * POLL_S * 1000  # its time to the crash
+
+
+def test_a_bad_reply_is_charged_the_time_it_took(table: MakeTable) -> None:
+    t = table()
+    who = t.game.open_slot or 0
+    opened = t.game.log.clocks[who].started_ns
+    t.reply(request_id=999)
+    t.finish()
+    assert t.failures[who][0] is BotStatus.PROTOCOL_VIOLATION
+    assert 0 < t.game.log.clocks[who].used_ms <= (time.monotonic_ns() - opened) / 1e6
 
 
 def test_a_failure_is_settled_without_stopping_the_loop(table: MakeTable) -> None:

@@ -91,7 +91,7 @@ def history_totals(db: sqlite3.Connection, ladder: int, recent: int) -> dict[int
 
 _LADDER_TIMES = """
 SELECT m.round, v0.bot_id, b0.owner, g.seat0_id, v1.bot_id, b1.owner, g.seat1_id, g.time0_ms,
-       g.time1_ms, {started_at}, g.finished_at
+       g.time1_ms, {started_at}, g.finished_at, {startup}
 FROM games g JOIN matches m ON m.id = g.match_id
 JOIN bot_versions v0 ON v0.id = g.seat0_id JOIN bots b0 ON b0.id = v0.bot_id
 JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id
@@ -112,8 +112,10 @@ def history_usage(
     per_version: dict[int, float] = {}
     kept = {r[1] for r in db.execute("PRAGMA table_info(games)")}  # v11 keeps the starts
     started_at = "g.started_at" if "started_at" in kept else "NULL"
-    for row in db.execute(_LADDER_TIMES.format(started_at=started_at), {"t": ladder}):
-        charges = game_charges((row[7], row[8]), row[9], row[10])
+    startup = "g.startup0_ms, g.startup1_ms" if "startup0_ms" in kept else "0, 0"  # v17
+    query = _LADDER_TIMES.format(started_at=started_at, startup=startup)
+    for row in db.execute(query, {"t": ladder}):
+        charges = game_charges((row[7], row[8]), row[9], row[10], (row[11], row[12]))
         charged_at.append((now, tuple(row), charges))
         now += sum(charges)
     used: dict[str | int, float] = {}

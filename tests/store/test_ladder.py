@@ -253,3 +253,38 @@ def test_the_history_a_runner_keeps_is_the_stored_one_and_gives_the_same_contend
             )
             assert state == contenders(ladder_entrants(store, ladder, recent=keep), in_play, 2)
             assert any(c.owner_used > 0 for c in state)  # the control: times are compared
+
+
+USAGE_RESETS = [
+    ("withdrawn and returned", "a", lambda store, make: (
+        set_withdrawn(store, "a", True, by="owner"), set_withdrawn(store, "a", False, by="owner"))),
+    ("a new version", "a", lambda store, make: add_bot_version(
+        store, make("a", "print('new')\n"), owner="uma")),
+    ("a new bot", "a2", lambda store, make: add_bot_version(store, make("a2"), owner="uma")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("then", "entrant"), [c[1:][::-1] for c in USAGE_RESETS], ids=[c[0] for c in USAGE_RESETS]
+)
+def test_nothing_an_owner_does_to_its_bots_resets_its_runner_time(
+    store: Store, make_bot: MakeBot, then: object, entrant: str
+) -> None:
+    """An owner's time is every game of all its bots and versions: withdrawing and returning
+    a bot, a new version or a new bot starts from it (and a new version does not place
+    again), so none buys the owner turns ahead of the others."""
+    add_bot_version(store, make_bot("a"), owner="uma")
+    add_bot_version(store, make_bot("b"), owner="vic")
+    ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+    first, second = (r.version_id for r in ladder_entrants(store, ladder))
+    match_id = add_ladder_match(store, ladder, first, second, games=2, seed=1)
+    store_game(store, match_id, GameReport(
+        index=0, bots_by_seat=("a", "b"), winner="a", reason="points", statuses={},
+        actions=3, time_ms={"a": 900.0, "b": 100.0}, record={}, startup_ms={"a": 5000.0},
+    ))  # fmt: skip
+    used = {r.bot: r.owner_used_ms for r in ladder_entrants(store, ladder)}["a"]
+    assert used > 5000.0  # its start-up with its thinking (decayed by the game's charges)
+    then(store, make_bot)  # type: ignore[operator]
+    after = {r.bot: r for r in ladder_entrants(store, ladder)}[entrant]
+    assert after.owner_used_ms == used
+    assert after.bot_matches == (1 if entrant == "a" else 0)

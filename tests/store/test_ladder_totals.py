@@ -121,6 +121,7 @@ def _report(index: int, seats: tuple[str, str], outcome: int) -> GameReport:
     return GameReport(
         index=index, bots_by_seat=seats, winner=winner, reason="points" if winner else "draw",
         statuses={}, actions=3, time_ms={seats[0]: 1.0, seats[1]: 2.0},
+        startup_ms={} if index % 2 else {seats[0]: 40.0 + outcome},  # a half's first game
         record={"format": "kahuna-record/1", "deal": [], "actions": [], "index": index},
     )  # fmt: skip
 

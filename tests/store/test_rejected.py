@@ -68,6 +68,8 @@ def test_the_migration_adds_the_table_to_a_database_of_the_version_before(
         db.execute("ALTER TABLE bots DROP COLUMN withdrawn_by")  # and who withdrew a bot
         for column in ("used_ms", "used_at", "charged_ms"):  # and the ladder's runner time
             db.execute(f"ALTER TABLE ladder_totals DROP COLUMN {column}")
+        for column in ("startup0_ms", "startup1_ms"):  # and the games' start-up times
+            db.execute(f"ALTER TABLE games DROP COLUMN {column}")
         db.execute(f"PRAGMA user_version = {before}")
         db.commit()
     with Store.open(data) as store:

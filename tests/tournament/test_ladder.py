@@ -464,3 +464,32 @@ def test_a_bot_whose_stored_copy_is_gone_is_withdrawn_and_the_ladder_goes_on(
             "the ladder was stopped"
         )
     assert len(_games(data)) >= 6
+
+
+def test_a_slow_starting_bot_is_charged_its_start_up(tmp_path: Path) -> None:
+    """A bot that takes seconds to say Hello and then plays: each game that launched it
+    (the first of each half) carries its start-up, measured by the referee, and its ladder
+    time holds it; the quick bot is charged its own launch only."""
+    data = tmp_path / "data"
+    slow = _bot(tmp_path, "slowstart")
+    (slow / "bot.py").write_text(
+        "import time\ntime.sleep(1.5)\n" + (slow / "bot.py").read_text()
+    )
+    with Store.open(data) as store:
+        add_bot_version(store, load_bot(slow))
+        add_bot_version(store, load_bot(_bot(tmp_path, "quick")))
+        ladder = create_ladder(store, "ladder", TournamentConfig(games_per_match=2), {})
+        _run_until(LadderRunner(store, ladder, concurrency=1, ahead=0), 2)
+    (slow_id,) = _rows(data, "SELECT v.id FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
+                       " WHERE b.name = 'slowstart'")[0]  # fmt: skip
+    games = _rows(data, "SELECT seat0_id, startup0_ms, startup1_ms FROM games ORDER BY id")
+    assert len(games) == 2
+    for seat0, start0, start1 in games:
+        slow_start, quick_start = (start0, start1) if seat0 == slow_id else (start1, start0)
+        assert isinstance(slow_start, float) and isinstance(quick_start, float)
+        assert 1500 <= slow_start < 10_000 and quick_start < slow_start - 500
+    ((charged,),) = _rows(
+        data, f"SELECT charged_ms FROM ladder_totals WHERE bot_version_id = {slow_id}"
+    )
+    assert isinstance(charged, float) and charged >= 3000  # two launches, whatever the games
+    _assert_totals_are_the_history(data)

@@ -108,13 +108,58 @@ CASES: list[tuple[str, list[Contender], Pick]] = [
         Pick(1, 3, False),
     ),
     (
-        "a placement burst still comes first, whatever its owner used",
+        "a new bot waits for its owner's turn: its burst takes no other owner's",
         [
             Contender(1, owner="slow", owner_used=9000.0),
             placed(2, "uma", owner_used=100.0),
             placed(3, "vic", owner_used=200.0),
         ],
-        Pick(1, 2, True),
+        Pick(2, 3, False),
+    ),
+    (
+        "a new bot of the least-used owner places first",
+        [
+            placed(1, "uma", owner_used=100.0, last_match=10),
+            placed(2, "vic", owner_used=200.0),
+            Contender(3, owner="wes", owner_used=50.0),
+        ],
+        Pick(3, 1, True),
+    ),
+    (
+        "a new bot places before its owner's placed bots, however long they waited",
+        [
+            placed(1, "uma", owner_used=100.0, last_match=10),
+            Contender(2, owner="uma", owner_used=100.0),
+            placed(3, "vic", owner_used=500.0),
+        ],
+        Pick(2, 3, True),
+    ),
+    (
+        "equal loads: a new bot first, the fewest placement matches first",
+        [
+            Contender(1, owner="uma", matches=2, placed=2, last_match=30),
+            Contender(2, owner="vic", matches=1, placed=1, last_match=58),
+            placed(3, "wes", last_match=10),
+        ],
+        Pick(2, 1, True),
+    ),
+    (
+        "a new bot with its burst in play waits as a placed one does",
+        [
+            Contender(1, owner="uma", in_play=2, matches=2, placed=2),
+            placed(2, "vic", last_match=40),
+            placed(3, "wes", last_match=55),
+        ],
+        Pick(2, 3, False),
+    ),
+    (
+        "a new version of a placed bot does not place again",
+        [
+            placed(1, "uma", owner_used=100.0, matches=0, last_match=None),
+            placed(2, "vic", owner_used=50.0),
+            placed(3, "wes", owner_used=70.0),
+        ],
+        Pick(2, 3, False),
     ),
     (
         "the fair share comes before the no-repeat rule",
@@ -260,6 +305,25 @@ def test_no_owner_runs_ahead_of_the_others_while_all_wait(
     since = {owner: sim.total[owner] - before[owner] for owner in sim.total}
     fair = sum(since.values()) / len(since)
     assert max(since.values()) <= 1.5 * fair, since  # matches alone: over 2x (the control)
+
+
+def test_an_owner_who_keeps_submitting_new_bots_gets_no_more_than_a_fair_share() -> None:
+    """Owner 3 puts a new bot on the ladder whenever its latest is placed (twenty bots
+    each, as a user may own): each new bot's placement burst orders its owner's turns,
+    so the owner's time stays near an equal share of the eight owners' (placement first,
+    whatever the owner used, gave it twice that: two placement matches at once)."""
+    sim = Sim([10.0] * 8, 2, 7)
+    for step in range(1000):
+        c = sim.state[3]
+        if c.placing_matches >= Q.placement_matches:  # placed: the next new bot joins
+            sim.state[3] = replace(c, matches=0, placed=0, recent=(), last_match=None)
+        sim.fill()
+        sim.finish()
+        if step == 200:
+            before = dict(sim.total)
+    since = {owner: sim.total[owner] - before[owner] for owner in sim.total}
+    fair = sum(since.values()) / len(since)
+    assert since[3] <= 1.25 * fair, since
 
 
 def test_the_simulation_sees_a_runaway_owner() -> None:

@@ -182,6 +182,11 @@ def _result_field(report: GameReport, _seeds: dict[int, int]) -> GameReport:
     return _with_record(report, record)
 
 
+def _negative_start_up(report: GameReport, _seeds: dict[int, int]) -> GameReport:
+    """A start-up time below nothing, to take runner time off a bot's ladder charge."""
+    return dataclasses.replace(report, startup_ms={report.bots_by_seat[0]: -60_000.0})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("forge", "refusal"),
@@ -198,6 +203,7 @@ def _result_field(report: GameReport, _seeds: dict[int, int]) -> GameReport:
         (_forfeit_claimed, "disagrees with the record's failures"),
         (_action_count, "actions reported, the record has"),
         (_result_field, "the record's result is not the one its actions reach"),
+        (_negative_start_up, "the start-up times are not a time per bot"),
     ],
     ids=lambda value: getattr(value, "__name__", "")[1:] or None,
 )

@@ -120,6 +120,11 @@ def _check_figures(where: str, report: GameReport, names: tuple[str, str]) -> No
         for t in report.time_ms.values()
     ):
         raise ForgedGame(f"{where}: the clock times are not a time per bot of the match")
+    if not set(report.startup_ms) <= set(names) or not all(
+        isinstance(t, (int, float)) and math.isfinite(t) and t >= 0
+        for t in report.startup_ms.values()
+    ):
+        raise ForgedGame(f"{where}: the start-up times are not a time per bot of the match")
     if not set(report.stderr) <= set(names) or not all(
         isinstance(text, str) for text in report.stderr.values()
     ):

@@ -5,17 +5,18 @@
 how many of its matches are in play) and nothing else, so the same store
 gives the same choice, after a restart too:
 
-1. **Who plays first.** A new bot (fewer than ``placement_matches``
-   ladder matches, of all its versions together: a new version of a placed
-   bot does not place again) comes first, fewest placement matches first, with up to
-   ``placement_in_play`` matches at once: its placement burst. Then the
-   entrant whose owner has used the least runner time (``load``: the time its
-   owner's bots' ladder games used, decayed, ``arena.store.usage``, plus an
-   estimate of its matches in play; the admin's bots each count alone): a fair
-   share of the runner's time per owner, so a slow bot plays fewer matches
-   instead of holding a slot. Among equals (a
-   user's entrants, or a ladder with no time used yet) the idle one with the
-   highest need, ``wait * (1 + sigma / SIGMA0)``: ``wait`` is how many ladder
+1. **Who plays first.** The entrant whose owner has used the least runner
+   time (``load``: the time its owner's bots' ladder games used, decayed,
+   ``arena.store.usage``, plus an estimate of its matches in play; the admin's
+   bots each count alone): a fair share of the runner's time per owner, so a
+   slow bot plays fewer matches instead of holding a slot. Among equals (a
+   user's entrants, or a ladder with no time used yet) a new bot first (fewer
+   than ``placement_matches`` ladder matches, of all its versions together: a
+   new version of a placed bot does not place again), fewest placement
+   matches first, with up to ``placement_in_play`` matches at once: its
+   placement burst, which orders its owner's turns and never takes another
+   owner's (an owner's twenty new bots place at their owner's share). Then the
+   idle one with the highest need, ``wait * (1 + sigma / SIGMA0)``: ``wait`` is how many ladder
    matches were scheduled since its last one, so every entrant's need grows
    until it plays (no starvation), and a large sigma (an uncertain rating) at
    most doubles it. A user's entrant waits from no
@@ -87,7 +88,7 @@ def rivals(a: Contender, b: Contender) -> bool:
 
 
 PLACEMENT_MATCHES = 4
-"""A new version's placement burst: this many matches before anyone else's turn."""
+"""A new bot's placement burst: this many matches before its owner's other entrants."""
 PLACEMENT_IN_PLAY = 2
 MAX_REPEAT = 1
 
@@ -165,21 +166,29 @@ def pick(
     return Pick(first.id, opponent.id, placement)
 
 
+Order = tuple[float, int, int, int, float, int]
+
+
+def _order(
+    c: Contender, next_match: int, policy: SchedulePolicy, load: dict[OwnerKey, float]
+) -> Order:
+    """Where ``c`` stands in line to play first (least first): its owner's load, then, among
+    equal loads (an owner's own entrants), a placement burst with room for another match
+    (fewest placement matches first), then the least busy, the highest need."""
+    if c.placing_matches < policy.placement_matches and c.in_play < policy.placement_in_play:
+        return (load[owner_key(c)], 0, c.placing_matches, 0, 0.0, c.id)
+    return (load[owner_key(c)], 1, 0, c.in_play, -need(c, next_match), c.id)
+
+
 def _ranked(
     contenders: Sequence[Contender],
     next_match: int,
     policy: SchedulePolicy,
     load: dict[OwnerKey, float],
 ) -> list[Contender]:
-    """Every contender in the order ``_first`` prefers them (placing ones first)."""
-
-    def key(c: Contender) -> tuple[int, float, int, float, int]:
-        placing = (c.placing_matches < policy.placement_matches
-                   and c.in_play < policy.placement_in_play)  # fmt: skip
-        used = 0.0 if placing else load[owner_key(c)]
-        return (0 if placing else 1, used, c.in_play, -need(c, next_match), c.id)
-
-    return sorted(contenders, key=key)
+    """Every contender in the order ``_first`` prefers them (a placing one with its burst in
+    play among them, as a placed one)."""
+    return sorted(contenders, key=lambda c: _order(c, next_match, policy, load))
 
 
 def _first(
@@ -188,24 +197,19 @@ def _first(
     policy: SchedulePolicy,
     load: dict[OwnerKey, float],
 ) -> tuple[Contender, bool]:
-    placing = [
-        c
-        for c in contenders
-        if c.placing_matches < policy.placement_matches and c.in_play < policy.placement_in_play
-    ]
-    if placing:
-        return min(placing, key=lambda c: (c.placing_matches, c.id)), True
     best: Contender | None = None
-    best_key = (0.0, 0, 0.0, 0)
+    best_key: Order | None = None
     for c in contenders:  # one pass: this runs over every entrant at every pick
-        if c.placing_matches < policy.placement_matches:
+        if (c.placing_matches < policy.placement_matches
+                and c.in_play >= policy.placement_in_play):  # fmt: skip
             continue  # placing, with its burst in play: it is not waiting
-        key = (-load[owner_key(c)], -c.in_play, need(c, next_match), -c.id)
-        if best is None or key > best_key:
+        key = _order(c, next_match, policy, load)
+        if best_key is None or key < best_key:
             best, best_key = c, key
-    if best is None:  # everyone is placing and busy: the least busy
+    if best is None or best_key is None:  # everyone is placing and busy: the least busy
         best = min(contenders, key=lambda c: (c.in_play, c.placing_matches, c.id))
-    return best, False
+        return best, False
+    return best, best_key[1] == 0
 
 
 def _mean_match_ms(contenders: Sequence[Contender]) -> float:
