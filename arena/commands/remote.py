@@ -28,6 +28,7 @@ from arena.commands.outfile import write_whole
 from arena.commands.pathargs import given, given_path
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.commands.tables import fit_rows, terminal_width
+from arena.commands.tokens import duration, revoked_lines, token_lines
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
@@ -64,6 +65,9 @@ DESCRIPTION = """\
   arena remote watch NAME         a tournament's or the ladder's progress, whoever plays it
   arena remote tournament create NAME BOT...   (admin) create a tournament (--start: play it)
   arena remote tournament start|stop NAME      (admin) play it in the server, or stop it there
+  arena remote token create USER  (admin) a user's token, printed once (--expires-in 30d)
+  arena remote token list         (admin) the tokens: id, user, role, state, sha256 prefix
+  arena remote token revoke ID    (admin) revoke a token, or every one of a user (--user NAME)
   arena remote record GAME_ID     a finished game's record (JSON; -o FILE)
   arena remote audit NAME         check a finished tournament yourself (docs/reference/VERIFY.md)
   arena remote export --out DIR   the public games as Parquet (docs/reference/export.md)
@@ -100,6 +104,7 @@ EXPORT_RESUMES = 3
 """How many times in a row `remote export` reopens a broken stream after its last game."""
 EXPORT_RESUME_WAIT_S = 1.0  # times the attempt's number, before reopening
 MAX_GAME_ID = 2**63 - 1  # GetGameRecordRequest.game_id is an int64
+MAX_TOKEN_ID = 2**63 - 1  # RevokeUserTokenRequest.id is an int64
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache"})
 
 
@@ -904,6 +909,51 @@ def run_tournament_stop(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def remote_token_json(token: pb.UserToken) -> dict[str, object]:
+    """A token the arena lists, as `arena token list --json` prints a stored one."""
+    return {"id": token.id, "user": token.user, "role": token.role, "state": token.state,
+            "created_at": token.created_at, "expires_at": token.expires_at or None,
+            "revoked_at": token.revoked_at or None,
+            "sha256_prefix": token.sha256_prefix}  # fmt: skip
+
+
+def revoke_request(args: argparse.Namespace) -> pb.RevokeUserTokenRequest:
+    """RevokeUserToken's request from `arena remote token revoke` (ID, or --user NAME)."""
+    if args.user is not None:
+        return pb.RevokeUserTokenRequest(user=args.user)
+    if not 0 < args.id <= MAX_TOKEN_ID:
+        raise RemoteError(f"ID must be a positive token id, at most {MAX_TOKEN_ID},"
+                          f" got {args.id}", EXIT_USAGE)  # fmt: skip
+    return pb.RevokeUserTokenRequest(id=args.id)
+
+
+def run_token_create(args: argparse.Namespace) -> int:
+    lifetime = args.expires_in
+    request = pb.CreateUserTokenRequest(
+        user=args.user, expires_in_s=0 if lifetime is None else int(lifetime.total_seconds())
+    )
+    with _calls(load_login(config_dir())) as client:
+        reply = client.create_token(request)
+    _say([reply.token])
+    return EXIT_OK
+
+
+def run_token_list(args: argparse.Namespace) -> int:
+    with _calls(load_login(config_dir())) as client:
+        reply = client.list_tokens(args.user or "")
+    rows = [remote_token_json(token) for token in reply.tokens]
+    _say(json.dumps(rows, indent=2).splitlines() if args.json else token_lines(rows))
+    return EXIT_OK
+
+
+def run_token_revoke(args: argparse.Namespace) -> int:
+    request = revoke_request(args)
+    with _calls(load_login(config_dir())) as client:
+        reply = client.revoke_tokens(request)
+    _say(revoked_lines([remote_token_json(token) for token in reply.revoked]))
+    return EXIT_OK
+
+
 def _watch_live(events: Iterable[pb.WatchTournamentResponse]) -> None:
     from rich.live import Live
     from rich.table import Table
@@ -1049,6 +1099,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         tournaments.set_defaults(func=_handled(run_tournaments))
     _register_tournament(tournament_commands)  # (admin) create, start, stop
 
+    _register_token(group("token", "the arena's API tokens (the admin's, as `arena token`"
+                          " on the server)"))  # fmt: skip
+
     watch = sub("watch", "follow a tournament's or the ladder's progress until it ends,"
                 " whichever process plays it")  # fmt: skip
     watch.add_argument("name", metavar="NAME",
@@ -1099,6 +1152,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the bot's command line"
     )
     play.set_defaults(func=_handled(run_play))
+
+
+def _register_token(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`arena remote token create|list|revoke`: `arena token`'s words, through the API."""
+
+    def sub(name: str, help_text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name, help=help_text, description=f"{help_text}.\n\n{EXIT_STATUSES}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )  # fmt: skip
+
+    create = sub("create", "create a user's token and print it (shown once)")
+    create.add_argument("user", help="user name (letters, digits, - _ .)")
+    create.add_argument(
+        "--expires-in", type=duration, metavar="DURATION",
+        help="the token is refused after this long (e.g. 30d, 12h; default: never)",
+    )  # fmt: skip
+    create.set_defaults(func=_handled(run_token_create))
+
+    listing = sub("list", "the stored tokens: id, user, role, state")
+    listing.add_argument("--user", help="only this user's tokens")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(func=_handled(run_token_list))
+
+    revoke = sub("revoke", "revoke a token (by id) or all of a user's; never the token of"
+                 " your login (`arena token revoke` on the server does)")  # fmt: skip
+    which = revoke.add_mutually_exclusive_group(required=True)
+    which.add_argument("id", nargs="?", type=int, help="the token's id (arena remote token list)")
+    which.add_argument("--user", help="revoke every token of this user")
+    revoke.set_defaults(func=_handled(run_token_revoke))
 
 
 def _register_tournament(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

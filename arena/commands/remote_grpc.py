@@ -104,6 +104,17 @@ class Client:
     ) -> pb.CreateTournamentResponse:
         return self.stub.CreateTournament(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
 
+    def create_token(self, request: pb.CreateUserTokenRequest) -> pb.CreateUserTokenResponse:
+        return self.stub.CreateUserToken(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+
+    def list_tokens(self, user: str) -> pb.ListUserTokensResponse:
+        return self.stub.ListUserTokens(
+            pb.ListUserTokensRequest(user=user), metadata=self.metadata, timeout=CALL_TIMEOUT_S
+        )
+
+    def revoke_tokens(self, request: pb.RevokeUserTokenRequest) -> pb.RevokeUserTokenResponse:
+        return self.stub.RevokeUserToken(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+
     def start_tournament(self, name: str) -> pb.StartTournamentResponse:
         return self.stub.StartTournament(
             pb.StartTournamentRequest(name=name), metadata=self.metadata, timeout=CALL_TIMEOUT_S

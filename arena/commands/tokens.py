@@ -6,9 +6,17 @@ import argparse
 import json
 import re
 from datetime import timedelta
+from typing import Any
 
 from arena.commands.storeargs import add_data_dir, with_store
-from arena.store import NotFoundError, Store, create_token, list_tokens, revoke_tokens
+from arena.store import (
+    NotFoundError,
+    Store,
+    TokenRow,
+    create_token,
+    list_tokens,
+    revoke_tokens,
+)
 
 DESCRIPTION = """\
 `arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory.
@@ -72,28 +80,39 @@ def run_create(store: Store, args: argparse.Namespace) -> int:
 
 
 def run_list(store: Store, args: argparse.Namespace) -> int:
-    rows = list_tokens(store, args.user)
-    if args.json:
-        print(json.dumps([
-            {"id": r.id, "user": r.user, "role": r.role, "state": r.state(),
-             "created_at": r.created_at, "expires_at": r.expires_at,
-             "revoked_at": r.revoked_at, "sha256_prefix": r.digest[:12]}
-            for r in rows
-        ], indent=2))  # fmt: skip
-        return 0
-    print(f"{'id':>4}  {'user':<20} {'role':<5}  {'state':<7}  {'sha256':<12}  expires / revoked")
-    for r in rows:
-        when = r.revoked_at or r.expires_at or "-"
-        print(f"{r.id:>4}  {r.user:<20} {r.role:<5}  {r.state():<7}  {r.digest[:12]}  {when}")
+    rows = [token_json(r) for r in list_tokens(store, args.user)]
+    print(json.dumps(rows, indent=2) if args.json else "\n".join(token_lines(rows)))
     return 0
+
+
+def token_json(row: TokenRow) -> dict[str, object]:
+    """A stored token as `list --json` prints it (`arena remote token list` too)."""
+    return {"id": row.id, "user": row.user, "role": row.role, "state": row.state(),
+            "created_at": row.created_at, "expires_at": row.expires_at,
+            "revoked_at": row.revoked_at, "sha256_prefix": row.shown_digest}  # fmt: skip
+
+
+def token_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The table of `list` (and of `arena remote token list`), from ``token_json``'s rows."""
+    head = f"{'id':>4}  {'user':<20} {'role':<5}  {'state':<7}  {'sha256':<12}  expires / revoked"
+    lines = [head]
+    for r in rows:
+        when = r["revoked_at"] or r["expires_at"] or "-"
+        lines.append(f"{r['id']:>4}  {r['user']:<20} {r['role']:<5}  {r['state']:<7}"
+                     f"  {r['sha256_prefix']}  {when}")  # fmt: skip
+    return lines
+
+
+def revoked_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """What `revoke` (and `arena remote token revoke`) prints of the tokens it revoked."""
+    if not rows:
+        return ["already revoked: nothing changed"]
+    return [f"revoked token {r['id']} of {r['user']} ({r['role']})" for r in rows]
 
 
 def run_revoke(store: Store, args: argparse.Namespace) -> int:
     if args.id is not None and args.id < 1:
         raise NotFoundError(f"no token {args.id}")
     revoked = revoke_tokens(store, token_id=args.id, user=args.user)
-    for r in revoked:
-        print(f"revoked token {r.id} of {r.user} ({r.role})")
-    if not revoked:
-        print("already revoked: nothing changed")
+    print("\n".join(revoked_lines([token_json(r) for r in revoked])))
     return 0

@@ -4,7 +4,9 @@ Authentication: ``authorization: Bearer <token>`` metadata on every call
 (UNAUTHENTICATED when missing or unknown). Roles: the admin may do
 everything; a user submits bots (which they then own), downloads only their
 own bots' files, and reads bots, leaderboards, tournaments and finished games.
-Creating, starting and stopping tournaments and creating tokens are the admin's.
+Creating, starting and stopping tournaments and creating, listing and revoking
+tokens are the admin's (never revoking the token of the call itself: that would lock
+the caller out).
 Remote bots: a user registers a bot they host (RegisterRemoteBot) and waits
 for its seats (WaitForSeats, their own bots only); the bot then plays through
 the referee gateway on the same port (arena.server.gateway). WatchGame shows
@@ -58,6 +60,7 @@ from arena.server.convert import (
     live_game_pb,
     seat_pb,
     standing_pb,
+    token_pb,
     tournament_pb,
 )
 from arena.server.exports import export_page
@@ -107,18 +110,20 @@ from arena.store import (
     lease_holder,
     list_bots,
     list_live_games,
+    list_tokens,
     list_tournaments,
     register_remote_bot,
     require_owner,
     revealed_record,
     revealed_secret,
+    revoke_tokens,
 )
 from arena.store.kept import KeptAnswers
 from arena.store.models import SprtConfig
 from arena.store.play import PLAY_NOT_RESUMED, is_play_tournament, only_its_table
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
-from arena.store.tokens import check_user_name
+from arena.store.tokens import SparedTokenError, check_user_name, token_digest
 from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.orchestration.runner import ProgressKind, TournamentRunner
 from arena.tournament.policy.audit import AuditReport, audit_tournament
@@ -381,6 +386,49 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         except StoreError as error:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         return pb.CreateUserTokenResponse(token=token)
+
+    @authenticated(admin=True)
+    def ListUserTokens(
+        self, request: pb.ListUserTokensRequest, context: grpc.ServicerContext,
+        principal: Principal,
+    ) -> pb.ListUserTokensResponse:  # fmt: skip
+        user = request.user or None
+        if user is not None:
+            try:
+                check_user_name(user)
+            except StoreError as error:
+                abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return pb.ListUserTokensResponse(
+            tokens=[token_pb(row) for row in list_tokens(self.store, user)]
+        )
+
+    @authenticated(admin=True)
+    def RevokeUserToken(
+        self, request: pb.RevokeUserTokenRequest, context: grpc.ServicerContext,
+        principal: Principal,
+    ) -> pb.RevokeUserTokenResponse:  # fmt: skip
+        which = request.WhichOneof("which")
+        if which is None:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                  "name the token to revoke: its id (ListUserTokens) or a user")  # fmt: skip
+        if which == "id" and request.id <= 0:
+            abort(context, grpc.StatusCode.NOT_FOUND, f"no token {request.id}")
+        try:
+            if which == "user":
+                check_user_name(request.user)
+            revoked = revoke_tokens(
+                self.store, token_id=request.id if which == "id" else None,
+                user=request.user if which == "user" else None,
+                spare=_caller_digest(context),
+            )  # fmt: skip
+        except NotFoundError as error:
+            abort(context, grpc.StatusCode.NOT_FOUND, str(error))
+        except SparedTokenError as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(error))
+        except StoreError as error:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        self.log.info("tokens_revoked", ids=[row.id for row in revoked], by=principal.user)
+        return pb.RevokeUserTokenResponse(revoked=[token_pb(row) for row in revoked])
 
     @authenticated(admin=True)
     def CreateTournament(
@@ -839,6 +887,12 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
 
 
 __all__ = ["ArenaService", "ServiceOptions"]
+
+
+def _caller_digest(context: grpc.ServicerContext) -> str | None:
+    """The SHA-256 of the call's bearer token, read as ``principal_of`` reads it."""
+    _, _, token = (authorization_of(context) or "").partition(" ")
+    return token_digest(token.strip()) if token.strip() else None
 
 
 def _sprt_settings(request: pb.CreateTournamentRequest) -> SprtConfig | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from arena.conformance import CheckReport
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.server.seats import PublishedSeat
-from arena.store import BotVersionRow, LiveGameRow, TournamentFormat, TournamentRow
+from arena.store import BotVersionRow, LiveGameRow, TokenRow, TournamentFormat, TournamentRow
 from arena.tournament.policy.audit import AuditReport
 from arena.tournament.policy.sprt_format import SprtProgress
 from arena.tournament.rating.standings import Standing
@@ -98,6 +98,15 @@ def seat_pb(seat: PublishedSeat) -> pb.WaitForSeatsResponse:
         bot=offer.bot, version=offer.version, match_id=offer.referee_match,
         seat_token=seat.token, deadline_unix_ms=offer.expires_at_ms,
         tournament_match_id=offer.match_id or 0,
+    )  # fmt: skip
+
+
+def token_pb(row: TokenRow) -> pb.UserToken:
+    """A stored token as the API shows it: never the token, only the start of its hash."""
+    return pb.UserToken(
+        id=row.id, user=row.user, role=row.role, state=row.state(),
+        created_at=row.created_at, expires_at=row.expires_at or "",
+        revoked_at=row.revoked_at or "", sha256_prefix=row.shown_digest,
     )  # fmt: skip
 
 

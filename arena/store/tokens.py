@@ -26,10 +26,16 @@ ROLES = ("admin", "user")
 ADMIN_USER = "admin"
 """The admin's user name (``ensure_admin_token``): no user token is ever made for it."""
 MAX_LIFETIME = timedelta(days=3650)
+SHOWN_DIGEST_CHARS = 12
+"""How many hex digits of a token's SHA-256 a list shows (`arena token list`, the API)."""
 
 
 class TokenRefusedError(StoreError):
     """A token that is unknown, revoked or expired; the message says which."""
+
+
+class SparedTokenError(StoreError):
+    """A revocation that would take the one token it must spare (the caller's own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +51,11 @@ class TokenRow:
     revoked_at: str | None
     digest: str
 
+    @property
+    def shown_digest(self) -> str:
+        """The start of ``digest`` that lists show: enough to tell a user's tokens apart."""
+        return self.digest[:SHOWN_DIGEST_CHARS]
+
     def state(self, now: str | None = None) -> str:
         """``active``, ``revoked`` or ``expired`` (at ``now``, ISO UTC; default: now)."""
         if self.revoked_at is not None:
@@ -54,8 +65,12 @@ class TokenRow:
         return "active"
 
 
-def _digest(token: str) -> str:
+def token_digest(token: str) -> str:
+    """The SHA-256 (hex) of ``token``: what the store keeps of it (``TokenRow.digest``)."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+_digest = token_digest
 
 
 def check_user_name(user: object, what: str = "user name") -> None:
@@ -197,11 +212,14 @@ def list_tokens(store: Store, user: str | None = None) -> list[TokenRow]:
 
 
 def revoke_tokens(
-    store: Store, *, token_id: int | None = None, user: str | None = None
-) -> list[TokenRow]:
+    store: Store, *, token_id: int | None = None, user: str | None = None,
+    spare: str | None = None,
+) -> list[TokenRow]:  # fmt: skip
     """Revoke one token (by id) or every token of ``user``; the tokens revoked now.
 
     NotFoundError when the id or the user names no token; one already revoked stays as it was.
+    ``spare``: the digest of a token that must stay live (the caller's own, whose loss
+    would lock the caller out): SparedTokenError, and nothing revoked, when it is among them.
     """
     if (token_id is None) == (user is None):
         raise StoreError("revoke needs exactly one of a token id and a user")
@@ -212,12 +230,18 @@ def revoke_tokens(
             raise NotFoundError(
                 f"no token {token_id}" if user is None else f"no token of user {quoted(user)}"
             )
-        ids = [
-            r[0]
-            for r in db.execute(
-                f"SELECT rowid FROM tokens WHERE {column} = ? AND revoked_at IS NULL", (value,)
-            )
-        ]
+        live = db.execute(
+            f"SELECT rowid, token_sha256 FROM tokens WHERE {column} = ? AND revoked_at IS NULL",
+            (value,),
+        ).fetchall()
+        for row_id, digest in live:
+            if spare is not None and digest == spare:
+                raise SparedTokenError(
+                    f"token {row_id} is the token of this call: revoked, it would lock you"
+                    " out; revoke it from another admin token, or on the server"
+                    f" (`arena token revoke {row_id}`)"
+                )
+        ids = [row_id for row_id, _ in live]
         db.executemany(
             "UPDATE tokens SET revoked_at = ? WHERE rowid = ?", [(utc_now(), i) for i in ids]
         )

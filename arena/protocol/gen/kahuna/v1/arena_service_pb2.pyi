@@ -1154,6 +1154,152 @@ class CreateUserTokenResponse(_message.Message):
 Global___CreateUserTokenResponse: _TypeAlias = CreateUserTokenResponse  # noqa: Y015
 
 @_typing.final
+class UserToken(_message.Message):
+    """A stored token: never the token itself, only what tells it apart."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    ROLE_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    REVOKED_AT_FIELD_NUMBER: _builtins.int
+    SHA256_PREFIX_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    user: _builtins.str
+    role: _builtins.str
+    """"admin" or "user"."""
+    state: _builtins.str
+    """"active", "revoked" or "expired" (by the server's clock)."""
+    created_at: _builtins.str
+    """UTC, ISO 8601."""
+    expires_at: _builtins.str
+    """Empty: it never expires."""
+    revoked_at: _builtins.str
+    """Empty: not revoked."""
+    sha256_prefix: _builtins.str
+    """The first 12 hex digits of the token's SHA-256: `printf %s TOKEN |
+    sha256sum` of a token one holds starts the same.
+    """
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        user: _builtins.str = ...,
+        role: _builtins.str = ...,
+        state: _builtins.str = ...,
+        created_at: _builtins.str = ...,
+        expires_at: _builtins.str = ...,
+        revoked_at: _builtins.str = ...,
+        sha256_prefix: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expires_at", b"expires_at", "id", b"id", "revoked_at", b"revoked_at", "role", b"role", "sha256_prefix", b"sha256_prefix", "state", b"state", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UserToken: _TypeAlias = UserToken  # noqa: Y015
+
+@_typing.final
+class ListUserTokensRequest(_message.Message):
+    """ListUserTokens input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    """Empty: every token; else this user's."""
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListUserTokensRequest: _TypeAlias = ListUserTokensRequest  # noqa: Y015
+
+@_typing.final
+class ListUserTokensResponse(_message.Message):
+    """ListUserTokens output, oldest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKENS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tokens(self) -> _containers.RepeatedCompositeFieldContainer[Global___UserToken]: ...
+    def __init__(
+        self,
+        *,
+        tokens: _abc.Iterable[Global___UserToken] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tokens", b"tokens"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListUserTokensResponse: _TypeAlias = ListUserTokensResponse  # noqa: Y015
+
+@_typing.final
+class RevokeUserTokenRequest(_message.Message):
+    """RevokeUserToken input: one of a token's id and a user."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """The token's id (ListUserTokens)."""
+    user: _builtins.str
+    """Every token of this user."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        user: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "user", b"user", "which", b"which"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "user", b"user", "which", b"which"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_which: _TypeAlias = _typing.Literal["id", "user"]  # noqa: Y015
+    _WhichOneofArgType_which: _TypeAlias = _typing.Literal["which", b"which"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_which) -> _WhichOneofReturnType_which | None: ...
+
+Global___RevokeUserTokenRequest: _TypeAlias = RevokeUserTokenRequest  # noqa: Y015
+
+@_typing.final
+class RevokeUserTokenResponse(_message.Message):
+    """RevokeUserToken output: the tokens revoked by this call (empty: every one
+    named was revoked already).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REVOKED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def revoked(self) -> _containers.RepeatedCompositeFieldContainer[Global___UserToken]: ...
+    def __init__(
+        self,
+        *,
+        revoked: _abc.Iterable[Global___UserToken] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["revoked", b"revoked"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeUserTokenResponse: _TypeAlias = RevokeUserTokenResponse  # noqa: Y015
+
+@_typing.final
 class RegisterRemoteBotRequest(_message.Message):
     """RegisterRemoteBot input."""
 

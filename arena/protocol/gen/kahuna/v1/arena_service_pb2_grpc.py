@@ -85,6 +85,16 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenResponse.FromString,
                 _registered_method=True)
+        self.ListUserTokens = channel.unary_unary(
+                '/kahuna.v1.ArenaService/ListUserTokens',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListUserTokensRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListUserTokensResponse.FromString,
+                _registered_method=True)
+        self.RevokeUserToken = channel.unary_unary(
+                '/kahuna.v1.ArenaService/RevokeUserToken',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.RevokeUserTokenRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.RevokeUserTokenResponse.FromString,
+                _registered_method=True)
         self.RegisterRemoteBot = channel.unary_unary(
                 '/kahuna.v1.ArenaService/RegisterRemoteBot',
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.RegisterRemoteBotRequest.SerializeToString,
@@ -225,6 +235,24 @@ class ArenaServiceServicer:
 
     def CreateUserToken(self, request, context):
         """A new bearer token for a user (admin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListUserTokens(self, request, context):
+        """The stored tokens, admin and user (admin): id, user, role, state, dates and
+        the start of each token's SHA-256, never a token itself.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeUserToken(self, request, context):
+        """Revoke one token (by id) or every token of a user (admin): refused from
+        then on by every call, the web and the remote-bot gateway; its open streams
+        and the seats it obtained end within 5 s. The token of this very call is
+        never revoked (FAILED_PRECONDITION): `arena token revoke` on the server does.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -382,6 +410,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.CreateUserToken,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenResponse.SerializeToString,
+            ),
+            'ListUserTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListUserTokens,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListUserTokensRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListUserTokensResponse.SerializeToString,
+            ),
+            'RevokeUserToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeUserToken,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.RevokeUserTokenRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.RevokeUserTokenResponse.SerializeToString,
             ),
             'RegisterRemoteBot': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterRemoteBot,
@@ -715,6 +753,60 @@ class ArenaService:
             '/kahuna.v1.ArenaService/CreateUserToken',
             kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.CreateUserTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListUserTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/ListUserTokens',
+            kahuna_dot_v1_dot_arena__service__pb2.ListUserTokensRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.ListUserTokensResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeUserToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kahuna.v1.ArenaService/RevokeUserToken',
+            kahuna_dot_v1_dot_arena__service__pb2.RevokeUserTokenRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.RevokeUserTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -75,6 +75,16 @@ class ArenaServiceStub:
     """
     CreateUserToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]
     """A new bearer token for a user (admin)."""
+    ListUserTokens: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListUserTokensRequest, _arena_service_pb2.ListUserTokensResponse]
+    """The stored tokens, admin and user (admin): id, user, role, state, dates and
+    the start of each token's SHA-256, never a token itself.
+    """
+    RevokeUserToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RevokeUserTokenRequest, _arena_service_pb2.RevokeUserTokenResponse]
+    """Revoke one token (by id) or every token of a user (admin): refused from
+    then on by every call, the web and the remote-bot gateway; its open streams
+    and the seats it obtained end within 5 s. The token of this very call is
+    never revoked (FAILED_PRECONDITION): `arena token revoke` on the server does.
+    """
     RegisterRemoteBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterRemoteBotRequest, _arena_service_pb2.RegisterRemoteBotResponse]
     """Register a bot its owner hosts: the arena launches nothing for it and
     offers its seats through WaitForSeats (docs/reference/PROTOCOL.md, "Remote bots").
@@ -165,6 +175,16 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """
     CreateUserToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateUserTokenRequest, _arena_service_pb2.CreateUserTokenResponse]  # type: ignore[assignment]
     """A new bearer token for a user (admin)."""
+    ListUserTokens: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListUserTokensRequest, _arena_service_pb2.ListUserTokensResponse]  # type: ignore[assignment]
+    """The stored tokens, admin and user (admin): id, user, role, state, dates and
+    the start of each token's SHA-256, never a token itself.
+    """
+    RevokeUserToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RevokeUserTokenRequest, _arena_service_pb2.RevokeUserTokenResponse]  # type: ignore[assignment]
+    """Revoke one token (by id) or every token of a user (admin): refused from
+    then on by every call, the web and the remote-bot gateway; its open streams
+    and the seats it obtained end within 5 s. The token of this very call is
+    never revoked (FAILED_PRECONDITION): `arena token revoke` on the server does.
+    """
     RegisterRemoteBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterRemoteBotRequest, _arena_service_pb2.RegisterRemoteBotResponse]  # type: ignore[assignment]
     """Register a bot its owner hosts: the arena launches nothing for it and
     offers its seats through WaitForSeats (docs/reference/PROTOCOL.md, "Remote bots").
@@ -312,6 +332,28 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.CreateUserTokenResponse, _abc.Awaitable[_arena_service_pb2.CreateUserTokenResponse]]:
         """A new bearer token for a user (admin)."""
+
+    @_abc_1.abstractmethod
+    def ListUserTokens(
+        self,
+        request: _arena_service_pb2.ListUserTokensRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListUserTokensResponse, _abc.Awaitable[_arena_service_pb2.ListUserTokensResponse]]:
+        """The stored tokens, admin and user (admin): id, user, role, state, dates and
+        the start of each token's SHA-256, never a token itself.
+        """
+
+    @_abc_1.abstractmethod
+    def RevokeUserToken(
+        self,
+        request: _arena_service_pb2.RevokeUserTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RevokeUserTokenResponse, _abc.Awaitable[_arena_service_pb2.RevokeUserTokenResponse]]:
+        """Revoke one token (by id) or every token of a user (admin): refused from
+        then on by every call, the web and the remote-bot gateway; its open streams
+        and the seats it obtained end within 5 s. The token of this very call is
+        never revoked (FAILED_PRECONDITION): `arena token revoke` on the server does.
+        """
 
     @_abc_1.abstractmethod
     def RegisterRemoteBot(
