@@ -303,11 +303,13 @@ def _store(served: Served) -> Store:
     [
         (_wait_for_seats, "user", "revoked"),
         (_watch_ladder, "user", "revoked"),
+        (_watch_ladder, "user", "revoked through the API"),
         (_watch_live, "admin", "revoked"),
         (_watch_ladder, "user", "expired"),
         (_watch_ladder, "user", "control: live"),
     ],
-    ids=["WaitForSeats", "WatchTournament", "WatchGame, the admin's", "expired", "control"],
+    ids=["WaitForSeats", "WatchTournament", "WatchTournament, RevokeUserToken",
+         "WatchGame, the admin's", "expired", "control"],
 )  # fmt: skip
 def test_an_open_stream_ends_once_its_token_is_revoked_or_expires_saying_which(
     served: Served, monkeypatch: pytest.MonkeyPatch,
@@ -322,10 +324,14 @@ def test_an_open_stream_ends_once_its_token_is_revoked_or_expires_saying_which(
     lifetime = timedelta(seconds=2) if ends == "expired" else None
     token = create_token(store, user, role, lifetime=lifetime)
     call = open_stream(served, token)
-    if ends == "revoked":
+    if ends.startswith("revoked"):
         digest = hashlib.sha256(token.encode()).hexdigest()
         [row] = [r for r in list_tokens(store, user) if r.digest == digest]
-        revoke_tokens(store, token_id=row.id)
+        if ends == "revoked":
+            revoke_tokens(store, token_id=row.id)
+        else:  # the admin, away from the server (`arena remote token revoke ID`)
+            request = pb.RevokeUserTokenRequest(id=row.id)
+            served.stub.RevokeUserToken(request, metadata=_auth(served.admin), timeout=10)
     if ends.startswith("control"):
         assert_stays(lambda: served.held(token) == 1, 1.0, "the stream open")
         call.cancel()  # type: ignore[attr-defined]
@@ -333,7 +339,7 @@ def test_an_open_stream_ends_once_its_token_is_revoked_or_expires_saying_which(
     with pytest.raises(grpc.RpcError) as ended:
         list(call)
     assert ended.value.code() == Code.UNAUTHENTICATED  # type: ignore[attr-defined]
-    assert ended.value.details().startswith(f"token {ends} at "), ended.value.details()  # type: ignore[attr-defined]
+    assert ended.value.details().startswith(f"token {ends.split()[0]} at "), ended.value.details()  # type: ignore[attr-defined]
     _until(lambda: served.held(token) == 0, "the ended stream uncounted")
 
 
