@@ -123,7 +123,12 @@ from arena.store.models import SprtConfig
 from arena.store.play import PLAY_NOT_RESUMED, is_play_tournament, only_its_table
 from arena.store.remote import REMOTE_RUNTIME
 from arena.store.spectator import first_event_after, game_finished_at, tournament_last_finish
-from arena.store.tokens import SparedTokenError, check_user_name, token_digest
+from arena.store.tokens import (
+    MAX_LIFETIME,
+    SparedTokenError,
+    check_user_name,
+    token_digest,
+)
 from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.orchestration.runner import ProgressKind, TournamentRunner
 from arena.tournament.policy.audit import AuditReport, audit_tournament
@@ -380,6 +385,11 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     ) -> pb.CreateUserTokenResponse:  # fmt: skip
         if request.expires_in_s < 0:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, "expires_in_s must be 0 or more")
+        most = int(MAX_LIFETIME.total_seconds())  # (a larger int64 is past any timedelta)
+        if request.expires_in_s > most:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                  f"expires_in_s must be at most {most} ({MAX_LIFETIME.days} days),"
+                  f" got {request.expires_in_s}")  # fmt: skip
         lifetime = timedelta(seconds=request.expires_in_s) if request.expires_in_s else None
         try:
             token = create_token(self.store, request.user, "user", lifetime=lifetime)

@@ -177,3 +177,25 @@ def test_another_admin_token_may_revoke_the_admin_token(arena: Arena) -> None:
     listed = arena.stub.ListUserTokens(pb.ListUserTokensRequest(), metadata=_auth(ops))
     assert [(t.user, t.state) for t in listed.tokens] == [("admin", "revoked"), ("alice", "active"),
                                                           ("bob", "active"), ("ops", "active")]
+
+
+PAST_LIFETIME = "expires_in_s must be at most 315360000 (3650 days), got "
+
+
+@pytest.mark.parametrize(
+    ("expires_in_s", "words"),
+    [
+        (-1, "expires_in_s must be 0 or more"),
+        (3650 * 86_400 + 1, PAST_LIFETIME),
+        (10**14, PAST_LIFETIME),
+        (2**63 - 1, PAST_LIFETIME),  # past any timedelta (an OverflowError, not INTERNAL)
+    ],
+)
+def test_a_lifetime_past_the_limit_is_refused_naming_it(
+    arena: Arena, expires_in_s: int, words: str
+) -> None:
+    before = arena.tokens()
+    request = pb.CreateUserTokenRequest(user="carol", expires_in_s=expires_in_s)
+    got = _refused(lambda: arena.stub.CreateUserToken(request, metadata=_auth(arena.admin)))
+    assert got[0] is Code.INVALID_ARGUMENT and got[1].startswith(words), got
+    assert arena.tokens() == before

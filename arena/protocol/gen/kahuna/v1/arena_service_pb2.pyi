@@ -1117,7 +1117,9 @@ class CreateUserTokenRequest(_message.Message):
     EXPIRES_IN_S_FIELD_NUMBER: _builtins.int
     user: _builtins.str
     expires_in_s: _builtins.int
-    """The token is refused this many seconds after it is made (0: never expires)."""
+    """The token is refused this many seconds after it is made (0: never expires;
+    at most 3650 days).
+    """
     def __init__(
         self,
         *,
