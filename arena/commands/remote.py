@@ -28,7 +28,7 @@ from arena.commands.outfile import write_whole
 from arena.commands.pathargs import given, given_path
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.commands.tables import fit_rows, terminal_width
-from arena.commands.tokens import duration, revoked_lines, token_lines
+from arena.commands.tokens import duration, revoked_lines, token_id, token_lines
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
@@ -1179,7 +1179,8 @@ def _register_token(commands: argparse._SubParsersAction[argparse.ArgumentParser
     revoke = sub("revoke", "revoke a token (by id) or all of a user's; never the token of"
                  " your login (`arena token revoke` on the server does)")  # fmt: skip
     which = revoke.add_mutually_exclusive_group(required=True)
-    which.add_argument("id", nargs="?", type=int, help="the token's id (arena remote token list)")
+    which.add_argument("id", nargs="?", type=token_id,
+                       help="the token's id (arena remote token list)")
     which.add_argument("--user", help="revoke every token of this user")
     revoke.set_defaults(func=_handled(run_token_revoke))
 

@@ -43,6 +43,17 @@ def duration(text: str) -> timedelta:
     return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
 
 
+def token_id(text: str) -> int:
+    """`revoke`'s ID: a token's number as `list` shows it (a user's name goes with --user)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a token id (the number `list` shows); every token of a user:"
+            f" --user {text}"
+        ) from None
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     token = subparsers.add_parser(
         "token", help="manage API tokens for `arena serve`", description=DESCRIPTION
@@ -67,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     revoke = commands.add_parser("revoke", help="revoke a token (by id) or all of a user's")
     which = revoke.add_mutually_exclusive_group(required=True)
-    which.add_argument("id", nargs="?", type=int, help="the token's id (arena token list)")
+    which.add_argument("id", nargs="?", type=token_id, help="the token's id (arena token list)")
     which.add_argument("--user", help="revoke every token of this user")
     add_data_dir(revoke)
     revoke.set_defaults(func=with_store(run_revoke, existing=True))

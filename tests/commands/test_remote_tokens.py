@@ -56,6 +56,24 @@ def test_an_id_no_call_can_carry_is_refused_before_any_call(token_id: int, words
     )
 
 
+@pytest.mark.parametrize("words", [["token", "revoke"], ["remote", "token", "revoke"]])
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("alice", "'alice' is not a token id (the number `list` shows); every token of a user:"
+                  " --user alice"),
+        ("3x", "'3x' is not a token id"),
+    ],
+)  # fmt: skip
+def test_a_name_given_as_the_id_says_to_use_user(
+    capsys: pytest.CaptureFixture[str], words: list[str], given: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        main([*words, given])
+    assert ended.value.code == 2
+    assert f"error: argument id: {message}" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------ a real arena serve
 
 
