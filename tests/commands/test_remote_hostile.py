@@ -175,6 +175,17 @@ class Hostile(pb_grpc.ArenaServiceServicer):
             tournament=t, message=EVIL, standings=[pb.Standing(rank=1, bot=EVIL)]
         )
 
+    def CreateUserToken(self, request: object, context: grpc.ServicerContext) -> object:
+        return pb.CreateUserTokenResponse(token=EVIL)
+
+    def ListUserTokens(self, request: object, context: grpc.ServicerContext) -> object:
+        token = pb.UserToken(id=1, user=EVIL, role=EVIL, state=EVIL, created_at=EVIL,
+                             expires_at=EVIL, sha256_prefix=EVIL)  # fmt: skip
+        return pb.ListUserTokensResponse(tokens=[token])
+
+    def RevokeUserToken(self, request: object, context: grpc.ServicerContext) -> object:
+        return pb.RevokeUserTokenResponse(revoked=[pb.UserToken(id=1, user=EVIL, role=EVIL)])
+
     def WaitForSeats(self, request: pb.WaitForSeatsRequest, context: grpc.ServicerContext
                      ) -> Iterator[pb.WaitForSeatsResponse]:  # fmt: skip
         self._seen(context)
@@ -216,7 +227,8 @@ def test_nothing_a_hostile_arena_sends_reaches_the_terminal_raw(
     assert status == 0, err
     for argv in (["bots"], ["bots", "--json"], ["tournaments"], ["tournaments", "--json"],
                  ["leaderboard"], ["leaderboard", "--json"], ["record", "1"],
-                 ["record", "2"], ["watch", "t"]):  # fmt: skip
+                 ["record", "2"], ["watch", "t"], ["token", "create", "ann"], ["token", "list"],
+                 ["token", "list", "--json"], ["token", "revoke", "1"]):  # fmt: skip
         status, out, err = run(*argv)
         _no_escapes(out + err)
     assert status == 0 and "\\u001b]0;owned\\u0007" in out
