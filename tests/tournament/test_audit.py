@@ -560,7 +560,7 @@ def test_the_cli_checks_a_saved_bundle_without_a_data_directory(
     saved.write_text("[" * 100_000)
     deep = subprocess.run(command, capture_output=True, text=True, check=False)
     assert (deep.returncode, deep.stderr) == (2, f"arena: --bundle {saved}: JSON nested"
-                                                 " too deeply\n")  # fmt: skip
+                                                 " too deeply (at character 0)\n")  # fmt: skip
     both = subprocess.run([*command, "audited"], capture_output=True, text=True, check=False)
     assert both.returncode == 2 and "one of them" in both.stderr
 

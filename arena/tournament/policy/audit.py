@@ -26,6 +26,10 @@ stops at the first difference, which it names:
 Standings and crosstables are computed from the stored results at every read
 (``arena.tournament.policy.results``), so once (4) holds they are the records' own.
 docs/reference/VERIFY.md states the same steps for a checker written from the docs.
+
+``audit_parts`` reads a bundle part by part (``audit_bundle.bundle_parts``): each
+game's record is checked (3, 4) as it comes and dropped, its verdict kept to be given
+in its turn, so a bundle of any length is audited keeping only each game's summary.
 """
 
 from __future__ import annotations
@@ -34,12 +38,13 @@ import hashlib
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.kahuna import (
     MalformedRecordError,
+    Outcome,
     deal_from_seed,
     outcome_to_json,
     parse_record,
@@ -47,6 +52,7 @@ from arena.kahuna import (
 )
 from arena.kahuna.rng import reshuffle_from_seed
 from arena.rating_scale import INITIAL_MU, INITIAL_SIGMA
+from arena.referee.results import FORFEIT
 from arena.referee.seeds import (
     COMMITMENT_PREFIX,
     SECRET_BYTES,
@@ -60,7 +66,16 @@ from arena.store.bots import PERSON_PREFIX
 from arena.store.models import SprtConfig
 from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
-from arena.tournament.policy.audit_bundle import BUNDLE_FORMAT, tournament_bundle
+from arena.tournament.policy.audit_bundle import (
+    BUNDLE_FORMAT,
+    FORMAT_WITHOUT_REASONS,
+    MAX_BUNDLE_GAMES,
+    MAX_BUNDLE_MATCHES,
+    MAX_SUMMARY_BYTES,
+    READABLE_FORMATS,
+    BundlePart,
+    bundle_parts,
+)
 from arena.tournament.policy.config import max_swiss_rounds, sprt_params
 from arena.tournament.policy.results import rate
 from arena.tournament.policy.rounds import PLAY_PREFIX
@@ -111,44 +126,125 @@ def against_noted(report: AuditReport, published: object, noted: str | None) -> 
 
 def audit_tournament(store: Store, ref: int | str) -> AuditReport:
     """Audit tournament ``ref`` (id or name) of ``store``; NotFoundError when there is none."""
-    return audit_bundle(tournament_bundle(store, ref))
+    return audit_parts(bundle_parts(store, ref))
 
 
 def audit_bundle(bundle: Mapping[str, Any]) -> AuditReport:
     """Audit a tournament from its audit bundle (a JSON object, e.g. fetched from the arena)."""
-    name = str(bundle.get("tournament", "?"))
-    commitment = bundle.get("commitment")
-    secret_hex = bundle.get("secret")
+    return audit_parts(_parts_of(bundle))
+
+
+def _parts_of(bundle: Mapping[str, Any]) -> Iterator[BundlePart]:
+    yield "head", {key: value for key, value in bundle.items() if key != "matches"}
+    for match in bundle.get("matches", []):
+        yield "match", {key: value for key, value in match.items() if key != "played"}
+        for game in match["played"]:
+            yield "game", game
+
+
+def audit_parts(parts: Iterable[BundlePart]) -> AuditReport:
+    """Audit a tournament from its audit bundle's parts (``bundle_parts``: the head, then
+    each match and its games), read once, in order, and only as far as the verdict needs.
+    What the parts' source raises (a file that is no bundle) is raised as it is."""
     progress = _Progress()
+    parts = iter(parts)
 
     def report(problem: str | None, checked: tuple[str, ...] = ()) -> AuditReport:
+        head = progress.head
+        commitment, secret_hex = head.get("commitment"), head.get("secret")
         return AuditReport(
-            name, problem is None, progress.games,
+            str(head.get("tournament", "?")), problem is None, progress.games,
             commitment if isinstance(commitment, str) else None,
             secret_hex if isinstance(secret_hex, str) else None, problem, checked,
         )  # fmt: skip
 
     try:
-        return report(None, _audit(bundle, progress))
+        kind, head = next(parts, ("head", {}))
+        if kind != "head" or not isinstance(head, dict):
+            raise _Mismatch("the bundle does not start with its head")
+        progress.head = head
+        return report(None, _audit(head, parts, progress))
     except _Mismatch as exc:
         return report(str(exc))
     except RecursionError:
         return report("the audit bundle is malformed (nested too deeply)")
-    except (
-        KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
-        AssertionError,
-    ) as exc:  # fmt: skip
+    except _MALFORMED as exc:
         return report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
 
 
 @dataclass
 class _Progress:
     games: int = 0
+    head: dict[str, Any] = field(default_factory=dict)
 
 
-def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
-    if bundle.get("format") != BUNDLE_FORMAT:
-        raise _Mismatch(f"not an audit bundle of format {BUNDLE_FORMAT!r}")
+_MALFORMED = (
+    KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
+    AssertionError, RecursionError,
+)  # fmt: skip
+_KEPT = ("game_id", "game_index", "seats", "winner_seat", "statuses", "rating")
+"""What the audit keeps of a game once its record is checked."""
+
+
+def _read_matches(
+    secret: bytes, parts: Iterator[BundlePart], reasons: bool
+) -> list[dict[str, Any]]:
+    """The bundle's matches, each with its games' summaries (``_KEPT``), each game's
+    record checked (``_check_game``) as it is read and its verdict (None, or what it
+    raised) kept under "verdict" to be given in game id order."""
+    matches: list[dict[str, Any]] = []
+    games = 0
+    for kind, part in parts:
+        if kind == "match":
+            if len(matches) == MAX_BUNDLE_MATCHES:
+                raise _Mismatch(f"the bundle holds more than {MAX_BUNDLE_MATCHES} matches, the"
+                                " most an audit reads (MAX_BUNDLE_MATCHES)")  # fmt: skip
+            match = dict(part)
+            _check_summary(match, f"match {str(match.get('match_id'))[:40]}")
+            match["played"] = []
+            matches.append(match)
+        elif kind == "game" and matches:
+            games += 1
+            if games > MAX_BUNDLE_GAMES:
+                raise _Mismatch(f"the bundle holds more than {MAX_BUNDLE_GAMES} games, the"
+                                " most an audit reads (MAX_BUNDLE_GAMES)")  # fmt: skip
+            summary = {key: part[key] for key in _KEPT if key in part}
+            _check_summary(summary, f"game {str(part.get('game_id'))[:40]}")
+            summary["paired"] = _paired(part)
+            try:
+                _check_game(secret, matches[-1], part, reasons)
+                summary["verdict"] = None
+            except (_Mismatch, *_MALFORMED) as exc:
+                summary["verdict"] = exc
+            matches[-1]["played"].append(summary)
+        else:
+            raise _Mismatch(f"the bundle has a {kind} part where a match or game belongs")
+    return matches
+
+
+def _check_summary(part: Mapping[str, Any], what: str) -> None:
+    size = len(json.dumps(part))
+    if size > MAX_SUMMARY_BYTES:
+        raise _Mismatch(f"{what} takes {size} bytes of JSON without its"
+                        f" {'games' if what.startswith('match') else 'record'}, more than"
+                        f" the {MAX_SUMMARY_BYTES} an audit keeps (MAX_SUMMARY_BYTES)")  # fmt: skip
+
+
+def _paired(game: Mapping[str, Any]) -> bool | None:
+    """What ``game``'s record says of its match's pairing (None: it cannot say)."""
+    try:
+        meta = json.loads(game["record"]).get("match")
+    except (ValueError, AttributeError, RecursionError, KeyError, TypeError):
+        return None  # the game's own check names it
+    return meta.get("paired", True) is not False if isinstance(meta, dict) else True
+
+
+def _audit(
+    bundle: Mapping[str, Any], parts: Iterator[BundlePart], progress: _Progress
+) -> tuple[str, ...]:
+    if bundle.get("format") not in READABLE_FORMATS:
+        raise _Mismatch(f"not an audit bundle of format {BUNDLE_FORMAT!r} (or"
+                        f" {FORMAT_WITHOUT_REASONS!r})")  # fmt: skip
     status, commitment, secret_hex = bundle["status"], bundle["commitment"], bundle["secret"]
     if status != "finished" or secret_hex is None:
         raise _Mismatch(
@@ -176,7 +272,8 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
             f"the bundle is labelled {str(bundle['tournament'])[:80]!r}, but its commitment binds"
             f" the parameters of tournament {str(parameters['name'])[:80]!r}"
         )
-    matches = list(bundle["matches"])
+    reasons = bundle["format"] != FORMAT_WITHOUT_REASONS
+    matches = _read_matches(secret, parts, reasons)
     schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
     if not _close(initial, (INITIAL_MU, INITIAL_SIGMA)):
@@ -202,7 +299,8 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
         raise _Mismatch(f"game {twice[0]} is in the bundle more than once")
     one_owner = 0
     for match, game in games:
-        _check_game(secret, match, game)
+        if game["verdict"] is not None:
+            raise game["verdict"]
         owned = _one_owner(match)
         one_owner += owned and rated
         _check_rating(game, initial, chain, rated and not owned, owned)
@@ -216,7 +314,8 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
         f"all {progress.games} games are stored, each with its bots in the seats its match"
         " and game index give, and with the deal and reshuffles the secret derives for its"
         " match and deal index",
-        "every record replays legally to its stored result",
+        "every record replays legally to its stored result"
+        + (" and reason" if reasons else " (a bundle of format 1: games' reasons not in it)"),
         ("every rating update is the TrueSkill update of its game's result, from the initial"
          if rated else "a person's game at /play: every version's rating is left as it was,"
          " from the initial")
@@ -340,13 +439,7 @@ def _check_swiss(seen: list[tuple[int, str, str]]) -> None:
 def _check_one_pairing(match: Mapping[str, Any]) -> None:
     """A match pairs its deals or does not, for all its games: a record cannot pick for
     itself between the deal of its pair and a fresh one."""
-    flags = set()
-    for g in match["played"]:
-        try:
-            meta = json.loads(g["record"]).get("match")
-        except (ValueError, AttributeError, RecursionError):  # the game's own check names it
-            continue
-        flags.add(meta.get("paired", True) is not False if isinstance(meta, dict) else True)
+    flags = {g["paired"] for g in match["played"]} - {None}
     if len(flags) > 1:
         raise _Mismatch(
             f"match {match['match_id']}: some records say its deals are paired, others not"
@@ -396,7 +489,9 @@ def _check_swiss_pairings(
     return rounds
 
 
-def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]) -> None:
+def _check_game(
+    secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any], reasons: bool = True
+) -> None:
     index = int(game["game_index"])
     where = f"game {game['game_id']} (match {match['match_id']}, game index {index})"
     first, second = list(match["first"]), list(match["second"])
@@ -465,6 +560,32 @@ def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]
     if named_winner is not False and named_winner != (None if winner is None else seats[winner][0]):
         raise _Mismatch(f"{where}: the record names {named_winner!r} the winner, but"
                         f" {_SHOWN[winner]}")  # fmt: skip
+    _check_reason(where, game, meta, state.outcome if state.is_finished else None, statuses,
+                  reasons)  # fmt: skip
+
+
+def _check_reason(
+    where: str, game: Mapping[str, Any], meta: Mapping[str, Any], outcome: Outcome | None,
+    statuses: list[str], stored: bool,
+) -> None:
+    """Why the game ended (the stored ``reason``, when ``stored``, and the record's own
+    ``match.reason`` when it has one) is how its replay ends: the rule that ended it, or
+    for a game cut short a forfeit (or the failure that forfeited it)."""
+    if outcome is not None:
+        allowed = [str(outcome.termination)]
+    else:
+        allowed = [FORFEIT, *sorted({s for s in statuses if s != "ok"})]
+    own = meta.get("reason", False)  # False: the record names none
+    if own is not False and own not in allowed:
+        raise _Mismatch(f"{where}: the record says it ended by {own!r}, its actions end it"
+                        f" by {' or '.join(map(repr, allowed))}")  # fmt: skip
+    if not stored:
+        return
+    reason = game.get("reason")
+    if reason not in allowed or (own is not False and reason != own):
+        why = repr(own) if own is not False else " or ".join(map(repr, allowed))
+        raise _Mismatch(f"{where}: the stored reason {reason!r} is not why its record ends,"
+                        f" {why}")  # fmt: skip
 
 
 def _check_statuses(
