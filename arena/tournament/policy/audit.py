@@ -45,6 +45,7 @@ from typing import Any
 from arena.kahuna import (
     MalformedRecordError,
     Outcome,
+    Record,
     deal_from_seed,
     outcome_to_json,
     parse_record,
@@ -63,7 +64,7 @@ from arena.referee.seeds import (
 )
 from arena.store import Store, same_owner
 from arena.store.bots import PERSON_PREFIX
-from arena.store.models import SprtConfig
+from arena.store.models import SprtConfig, TournamentConfig
 from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
 from arena.tournament.policy.audit_bundle import (
@@ -187,7 +188,7 @@ _KEPT = ("game_id", "game_index", "seats", "winner_seat", "statuses", "rating")
 
 
 def _read_matches(
-    secret: bytes, parts: Iterator[BundlePart], reasons: bool
+    secret: bytes, config: TournamentConfig, parts: Iterator[BundlePart], reasons: bool
 ) -> list[dict[str, Any]]:
     """The bundle's matches, each with its games' summaries (``_KEPT``), each game's
     record checked (``_check_game``) as it is read and its verdict (None, or what it
@@ -212,7 +213,7 @@ def _read_matches(
             _check_summary(summary, f"game {str(part.get('game_id'))[:40]}")
             summary["paired"] = _paired(part)
             try:
-                _check_game(secret, matches[-1], part, reasons)
+                _check_game(secret, config, matches[-1], part, reasons)
                 summary["verdict"] = None
             except (_Mismatch, *_MALFORMED) as exc:
                 summary["verdict"] = exc
@@ -273,7 +274,8 @@ def _audit(
             f" the parameters of tournament {str(parameters['name'])[:80]!r}"
         )
     reasons = bundle["format"] != FORMAT_WITHOUT_REASONS
-    matches = _read_matches(secret, parts, reasons)
+    config = TournamentConfig.from_json(parameters["config"])
+    matches = _read_matches(secret, config, parts, reasons)
     schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
     if not _close(initial, (INITIAL_MU, INITIAL_SIGMA)):
@@ -490,7 +492,8 @@ def _check_swiss_pairings(
 
 
 def _check_game(
-    secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any], reasons: bool = True
+    secret: bytes, config: TournamentConfig, match: Mapping[str, Any], game: Mapping[str, Any],
+    reasons: bool = True,
 ) -> None:
     index = int(game["game_index"])
     where = f"game {game['game_id']} (match {match['match_id']}, game index {index})"
@@ -504,6 +507,7 @@ def _check_game(
         raise _Mismatch(f"{where}: the stored record is malformed: {exc}") from None
     meta = record.extra.get("match")
     meta = meta if isinstance(meta, dict) else {}
+    _check_rules(where, config, record, meta, index)
     named = meta.get("bots")
     if isinstance(named, list) and [[b.get("name"), b.get("version")] for b in named] != seats:
         raise _Mismatch(f"{where}: the record names other bots than the match's")
@@ -586,6 +590,34 @@ def _check_reason(
         why = repr(own) if own is not False else " or ".join(map(repr, allowed))
         raise _Mismatch(f"{where}: the stored reason {reason!r} is not why its record ends,"
                         f" {why}")  # fmt: skip
+
+
+def _check_rules(
+    where: str, config: TournamentConfig, record: Record, meta: Mapping[str, Any], index: int
+) -> None:
+    """The record is of a game the committed parameters describe: their variant, no
+    handicap, their time control (when the record states one), and its own game index
+    (when it states one). A game under other rules may replay legally and still not be
+    one the tournament should have played."""
+    if record.variant != config.variant:
+        raise _Mismatch(
+            f"{where}: the record is of the variant strategic={record.variant.strategic},"
+            f" tactical={record.variant.tactical}; the committed parameters say"
+            f" strategic={config.variant.strategic}, tactical={config.variant.tactical}"
+        )
+    if record.handicap:
+        bridges = ", ".join(f"seat {h.seat} {h.line}" for h in record.handicap)
+        raise _Mismatch(f"{where}: the record gives a handicap ({bridges}); a tournament's"
+                        " games are played without one")  # fmt: skip
+    committed = {"action_ms": config.time_control.action_ms,
+                 "bank_ms": config.time_control.bank_ms}  # fmt: skip
+    control = meta.get("time_control", committed)
+    if control != committed:
+        raise _Mismatch(f"{where}: the record's time control {json.dumps(control)[:120]} is not"
+                        f" the committed {json.dumps(committed)}")  # fmt: skip
+    if meta.get("game_index", index) != index:
+        raise _Mismatch(f"{where}: the record says it is game index"
+                        f" {str(meta.get('game_index'))[:40]} of its match")  # fmt: skip
 
 
 def _check_statuses(
