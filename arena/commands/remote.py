@@ -35,7 +35,7 @@ from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
 from arena.tournament.policy.audit import AuditReport, against_noted, audit_parts
 from arena.tournament.policy.audit_bundle import BundlePart, whole_bundle
-from arena.tournament.policy.bundle_file import BundleText
+from arena.tournament.policy.bundle_file import BundleText, loads_once
 from arena.tournament.view.spectator_delay import NOT_PUBLIC
 
 EXIT_STATUSES = """\
@@ -522,12 +522,14 @@ def _bundle_part(kind: str, text: str, sent_apart: str | None = None) -> dict[st
     """One part of the audit bundle, a JSON object without ``sent_apart`` (the parts
     that follow it), else RemoteError, exit 1."""
     try:
-        part = json.loads(text)
-    except (ValueError, RecursionError):
-        part = None
+        part = loads_once(text)
+    except (ValueError, RecursionError) as error:
+        part, why = None, f" ({error})" if "given twice" in str(error) else ""
+    else:
+        why = ""
     if not isinstance(part, dict):
         raise RemoteError(f"the arena sent an audit bundle part ({kind}) that is not a JSON"
-                          f" object: {text[:60]!r}", EXIT_SERVER)  # fmt: skip
+                          f" object{why}: {text[:60]!r}", EXIT_SERVER)  # fmt: skip
     if sent_apart is not None and sent_apart in part:
         raise RemoteError(f"the arena sent an audit bundle part ({kind}) with {sent_apart!r}"
                           " inside: they come as parts of their own", EXIT_SERVER)  # fmt: skip

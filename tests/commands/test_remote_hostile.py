@@ -317,3 +317,35 @@ def test_an_arena_that_answers_with_another_tournaments_bundle_fails_its_audit()
         "the arena sent the audit bundle of tournament 'autumn', not of 'spring'")
     assert remote.of_asked(passed, "autumn", "autumn") is passed
     assert remote.of_asked(passed, "autumn", "17") is passed
+
+
+def test_a_bundle_part_with_a_key_twice_is_the_arenas_fault() -> None:
+    """Two checkers must not read two bundles from one stream (one the first "winner_seat",
+    the other the last)."""
+    parts = [pb.GetAuditBundleResponse(head_json='{"status": "finished", "status": "x"}')]
+    with pytest.raises(remote.RemoteError, match="key 'status' given twice"):
+        remote.assemble_bundle(parts)
+
+
+def _broken_stream() -> Iterator[pb.GetAuditBundleResponse]:
+    yield pb.GetAuditBundleResponse(head_json='{"format": "kahuna-arena/audit/2"}')
+    yield pb.GetAuditBundleResponse(match_json='{"match_id": 1}')
+    raise remote.RemoteError("the arena went away", remote.EXIT_SERVER)
+
+
+def test_audit_save_writes_the_whole_bundle_or_nothing(tmp_path: Path) -> None:
+    """`arena remote audit --save FILE` writes each part as it comes: the file is the
+    bundle whole once the stream ends, and nothing (no partial file either) when the
+    stream breaks, whatever the audit read of it."""
+    saved = tmp_path / "bundle.json"
+    parts = [pb.GetAuditBundleResponse(head_json='{"format": "other"}'),
+             pb.GetAuditBundleResponse(match_json='{"match_id": 1}'),
+             pb.GetAuditBundleResponse(game_json='{"game_id": 2}')]  # fmt: skip
+    report = remote._audited_and_saved(remote.audit_parts_of(parts), saved)
+    assert not report.ok and "not an audit bundle" in (report.problem or "")
+    assert json.loads(saved.read_text()) == {
+        "format": "other", "matches": [{"match_id": 1, "played": [{"game_id": 2}]}]}
+    broken = tmp_path / "broken.json"
+    with pytest.raises(remote.RemoteError, match="went away"):
+        remote._audited_and_saved(remote.audit_parts_of(_broken_stream()), broken)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle.json"]

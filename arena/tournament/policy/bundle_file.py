@@ -104,6 +104,14 @@ class _TwiceError(ValueError):
     pass
 
 
+def loads_once(text: str) -> Any:
+    """``json.loads``, a key given twice in an object refused (ValueError naming it)."""
+    try:
+        return json.loads(text, object_pairs_hook=_refuse_twice)
+    except _TwiceError as error:
+        raise ValueError(f"key {str(error)[:80]!r} given twice") from None
+
+
 class _Scanner:
     """The text of a stream, decoded as UTF-8 a window at a time."""
 
