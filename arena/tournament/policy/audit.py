@@ -34,6 +34,7 @@ in its turn, so a bundle of any length is audited keeping only each game's summa
 
 from __future__ import annotations
 
+import array
 import hashlib
 import json
 import math
@@ -185,6 +186,68 @@ _MALFORMED = (
 )  # fmt: skip
 _KEPT = ("game_id", "game_index", "seats", "winner_seat", "statuses", "rating")
 """What the audit keeps of a game once its record is checked."""
+_ABSENT = object()
+
+
+class _Summary:
+    """What the audit keeps of a game once its record is checked, read as the bundle's
+    game is (``game["seats"]``, ``game["rating"]["after"]``): its fields, lists as tuples
+    (seats and statuses shared between the games that give the same), its record's
+    ``paired`` flag and the verdict of its record's checks. A few hundred bytes a game,
+    whatever its record's length."""
+
+    __slots__ = (
+        "after",
+        "before",
+        "before_from",
+        "game_id",
+        "game_index",
+        "paired",
+        "seats",
+        "statuses",
+        "verdict",
+        "winner_seat",
+    )  # fmt: skip
+
+    def __init__(self, game: Mapping[str, Any], shared: dict[str, Any]) -> None:
+        for key in ("game_id", "game_index", "winner_seat"):
+            setattr(self, key, _frozen(game[key]) if key in game else _ABSENT)
+        for key in ("seats", "statuses"):
+            setattr(self, key, _shared(game[key], shared) if key in game else _ABSENT)
+        rating = game.get("rating")
+        for key in ("before", "before_from", "after"):
+            present = isinstance(rating, Mapping) and key in rating
+            setattr(self, key, _packed(rating[key]) if present else _ABSENT)  # type: ignore[index]
+        self.paired: bool | None = None
+        self.verdict: BaseException | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        value = self if key == "rating" else getattr(self, key, _ABSENT)
+        if value is _ABSENT:
+            raise KeyError(key)
+        if isinstance(value, array.array):  # two [mu, sigma]
+            return ((value[0], value[1]), (value[2], value[3]))
+        return value
+
+
+def _packed(value: Any) -> Any:
+    """Two ratings ([[mu, sigma], [mu, sigma]], numbers) as 4 doubles; anything else frozen."""
+    if (isinstance(value, list) and len(value) == 2
+            and all(isinstance(r, list) and len(r) == 2 for r in value)
+            and all(type(x) in (int, float) for r in value for x in r)):  # fmt: skip
+        return array.array("d", [float(x) for r in value for x in r])
+    return _frozen(value)
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _shared(value: Any, shared: dict[str, Any]) -> Any:
+    """``value`` frozen, the one object kept for every game that gives an equal value."""
+    return shared.setdefault(json.dumps(value), _frozen(value))
 
 
 def _read_matches(
@@ -195,6 +258,7 @@ def _read_matches(
     raised) kept under "verdict" to be given in game id order."""
     matches: list[dict[str, Any]] = []
     games = 0
+    shared: dict[str, Any] = {}
     for kind, part in parts:
         if kind == "match":
             if len(matches) == MAX_BUNDLE_MATCHES:
@@ -209,14 +273,14 @@ def _read_matches(
             if games > MAX_BUNDLE_GAMES:
                 raise _Mismatch(f"the bundle holds more than {MAX_BUNDLE_GAMES} games, the"
                                 " most an audit reads (MAX_BUNDLE_GAMES)")  # fmt: skip
-            summary = {key: part[key] for key in _KEPT if key in part}
-            _check_summary(summary, f"game {str(part.get('game_id'))[:40]}")
-            summary["paired"] = _paired(part)
+            _check_summary({key: part[key] for key in _KEPT if key in part},
+                           f"game {str(part.get('game_id'))[:40]}")  # fmt: skip
+            summary = _Summary(part, shared)
+            summary.paired = _paired(part)
             try:
                 _check_game(secret, config, matches[-1], part, reasons)
-                summary["verdict"] = None
             except (_Mismatch, *_MALFORMED) as exc:
-                summary["verdict"] = exc
+                summary.verdict = exc
             matches[-1]["played"].append(summary)
         else:
             raise _Mismatch(f"the bundle has a {kind} part where a match or game belongs")
@@ -295,7 +359,9 @@ def _audit(
         _check_one_pairing(m)
     games = sorted(((m, g) for m in matches for g in m["played"]),
                    key=lambda mg: int(mg[1]["game_id"]))  # fmt: skip
-    chain = _RatingChain({int(g["game_id"]): _versions(g) for _, g in games})
+    pairs: dict[Any, Any] = {}  # each pair of versions kept once, not once a game
+    chain = _RatingChain({int(g["game_id"]): pairs.setdefault(v, v)
+                          for _, g in games for v in (_versions(g),)})  # fmt: skip
     if len(chain.played) != len(games):
         twice = sorted(i for i, n in Counter(int(g["game_id"]) for _, g in games).items() if n > 1)
         raise _Mismatch(f"game {twice[0]} is in the bundle more than once")
@@ -647,10 +713,12 @@ def _versions(game: Mapping[str, Any]) -> tuple[tuple[str, str], tuple[str, str]
 
 @dataclass
 class _RatingChain:
-    """Each version's ratings through the bundle's games, taken in ``game_id`` order."""
+    """Each version's ratings through the bundle's games, taken in ``game_id`` order: of
+    each version only its latest game here and the rating that game left, the only one
+    a later game of it may start from."""
 
     played: dict[int, tuple[tuple[str, str], ...]]  # game id -> the versions by seat
-    afters: dict[tuple[int, str, str], tuple[float, float]] = field(default_factory=dict)
+    afters: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
     last: dict[tuple[str, str], int] = field(default_factory=dict)  # the latest game so far
     outside: dict[tuple[str, str], tuple[int, tuple[float, float]]] = field(default_factory=dict)
 
@@ -677,10 +745,11 @@ class _RatingChain:
                             f" whose rating update it leaves out")
         if source not in self.played:
             return None
-        return self.afters[(source, *version)]
+        assert source == previous, "a game here that the version played is its latest so far"
+        return self.afters[version]
 
     def record(self, game_id: int, version: tuple[str, str], after: tuple[float, float]) -> None:
-        self.afters[(game_id, *version)] = after
+        self.afters[version] = after
         self.last[version] = game_id
 
 

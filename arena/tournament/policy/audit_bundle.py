@@ -37,10 +37,10 @@ BUNDLE_FORMAT = "kahuna-arena/audit/2"
 FORMAT_WITHOUT_REASONS = "kahuna-arena/audit/1"
 READABLE_FORMATS = (BUNDLE_FORMAT, FORMAT_WITHOUT_REASONS)
 
-MAX_BUNDLE_MATCHES = 1_000_000
+MAX_BUNDLE_MATCHES = 500_000
 """The most matches a bundle may hold: each is kept through the audit (the schedule is
 checked once all are in)."""
-MAX_BUNDLE_GAMES = 4_000_000
+MAX_BUNDLE_GAMES = 2_000_000
 """The most games a bundle may hold: each game's summary (seats, result, ratings; not its
 record) is kept through the audit, the rating chain being checked in game id order."""
 MAX_SUMMARY_BYTES = 4096
