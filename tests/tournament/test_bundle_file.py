@@ -113,12 +113,16 @@ def _played_not_last(text: str) -> str:
         (lambda text: "[" * 100_000, "JSON nested too deeply"),
         (lambda text: text[: len(text) // 2], "not JSON"),
         (lambda text: text + "{}", "more text after its end"),
+        (lambda text: text.replace('"round": 1', '"round": 1' + "0" * 5000, 1),
+         "not JSON (Exceeds the limit"),
+        (lambda text: "\x00" * 100, "not JSON (Expecting value at character 0)"),
         (_game_key_twice, "key 'winner_seat' given twice"),
         (_head_key_twice, "key 'status' given twice"),
         (_matches_not_last, '"matches" must be its last key'),
         (_played_not_last, '"played" must be its last key'),
     ],
     ids=["zip", "tar", "gzip", "utf-16", "empty", "array", "deep", "cut", "trailing",
+         "long-integer", "nul",
          "game-key-twice", "head-key-twice", "matches-not-last", "played-not-last"],
 )  # fmt: skip
 def test_a_file_that_is_no_bundle_is_refused_naming_why(

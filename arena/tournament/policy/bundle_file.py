@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
@@ -28,7 +29,7 @@ record, or one field of the head or of a match), and the head or a match without
 its games in all."""
 
 _READ_CHARS = 1 << 20
-_WHITESPACE = " \t\r\n"
+_BLANKS = re.compile(r"[ \t\r\n]*")
 _ARCHIVES = (
     (0, b"PK\x03\x04", "a zip archive"), (0, b"\x1f\x8b", "gzip-compressed"),
     (0, b"BZh", "bzip2-compressed"), (0, b"\xfd7zXZ\x00", "xz-compressed"),
@@ -160,8 +161,7 @@ class _Scanner:
     def peek(self) -> str:
         """The next character that is not whitespace ("" at the end), not consumed."""
         while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in _WHITESPACE:
-                self.pos += 1
+            self.pos = _BLANKS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
             if self.pos < len(self.buf) or self.eof:
                 return self.buf[self.pos:self.pos + 1]
             self._more()
@@ -188,6 +188,8 @@ class _Scanner:
                                           ) from None  # fmt: skip
             except RecursionError:
                 raise self.error(what, "JSON nested too deeply") from None
+            except ValueError as error:  # an integer past Python's digits limit, say
+                raise self.error(what, f"not JSON ({str(error)[:120]})") from None
             else:
                 if end < len(self.buf) or self.eof:  # a number at the window's end may go on
                     if end - self.pos > MAX_PART_CHARS:
