@@ -388,15 +388,26 @@ def _deep_parameters(bundle: dict[str, Any]) -> None:
     bundle["commitment"] = seed_commitment(secret, bundle["parameters"].encode())
 
 
+def _parameters_with_a_key_twice(bundle: dict[str, Any]) -> None:
+    """Parameters committed with games_per_match twice: 4 to a checker that keeps the
+    last, 1 to one that keeps the first."""
+    bundle["parameters"] = bundle["parameters"].replace(
+        '"games_per_match":4', '"games_per_match":1,"games_per_match":4')
+    secret = bytes.fromhex(bundle["secret"])
+    bundle["commitment"] = seed_commitment(secret, bundle["parameters"].encode())
+
+
 @pytest.mark.parametrize(
     ("alter", "named"),
     [
         (_relabelled, "labelled 'spring-open', but its commitment binds the parameters of"
                       " tournament 'audited'"),
+        (_parameters_with_a_key_twice, "the committed parameters give key 'games_per_match'"
+                                       " given twice"),
         (_infinite_game_id, "malformed (OverflowError"),
         (_deep_parameters, "malformed (nested too deeply)"),
     ],
-    ids=["relabelled", "infinite-game-id", "deep-parameters"],
+    ids=["relabelled", "key-twice", "infinite-game-id", "deep-parameters"],
 )  # fmt: skip
 def test_a_hostile_bundle_fails_naming_why_and_raises_nothing(
     finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str

@@ -78,6 +78,7 @@ from arena.tournament.policy.audit_bundle import (
     BundlePart,
     bundle_parts,
 )
+from arena.tournament.policy.bundle_file import loads_once
 from arena.tournament.policy.config import max_swiss_rounds, sprt_params
 from arena.tournament.policy.results import rate
 from arena.tournament.policy.rounds import PLAY_PREFIX
@@ -331,7 +332,13 @@ def _audit(
             f"the revealed seed and the published parameters hash to {expected}, not to the"
             f" published commitment {commitment}"
         )
-    parameters = json.loads(parameters_text)
+    try:
+        parameters = loads_once(parameters_text)
+    except ValueError as exc:
+        if "given twice" not in str(exc):
+            raise
+        raise _Mismatch(f"the committed parameters give {exc}: checkers that keep the first"
+                        " and ones that keep the last would audit two tournaments") from None
     if parameters["name"] != bundle["tournament"]:
         raise _Mismatch(
             f"the bundle is labelled {str(bundle['tournament'])[:80]!r}, but its commitment binds"
