@@ -246,9 +246,16 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+_SHARED_VALUES = 4096
+
+
 def _shared(value: Any, shared: dict[str, Any]) -> Any:
-    """``value`` frozen, the one object kept for every game that gives an equal value."""
-    return shared.setdefault(json.dumps(value), _frozen(value))
+    """``value`` frozen, the one object kept for every game that gives an equal value
+    (of the first ``_SHARED_VALUES`` values: a real bundle has a few, seats and statuses)."""
+    key = json.dumps(value)
+    if key in shared or len(shared) < _SHARED_VALUES:
+        return shared.setdefault(key, _frozen(value))
+    return _frozen(value)
 
 
 def _read_matches(
