@@ -11,7 +11,9 @@ game's real timings are) to make the file about MB megabytes. Each file is audit
 by ``python3 -m arena audit --bundle FILE`` in a process of its own, whose peak RSS
 (``wait4``) and wall time are printed; with ``--compare ROOT`` the same files are
 audited by the checkout at ROOT too (its arena package), e.g. one that reads a
-bundle whole. The files are of format 1 (no reasons), which both read.
+bundle whole. The files are of format 1 (no reasons), which both read. They are
+made by this script in a process of its own (``--make DIR``), and this one imports
+no arena module: a child's peak RSS counts what its parent held when it forked.
 """
 
 from __future__ import annotations
@@ -25,17 +27,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena import store as st
-from arena.testing.demo_data import add_demo_bots, play_committed_games
-from arena.tournament.policy.audit_bundle import FORMAT_WITHOUT_REASONS, bundle_parts
-from arena.tournament.policy.bundle_file import BundleText, bundle_text
-from arena.tournament.policy.rounds import create_tournament
-
 HERE = Path(__file__).resolve().parents[1]
 
 
 def saved_bundles(work: Path, bots: int, games: int, large_mb: int) -> tuple[Path, Path, int]:
     """The small bundle's file, the large one's, and the number of games in each."""
+    from arena import store as st
+    from arena.testing.demo_data import add_demo_bots, play_committed_games
+    from arena.tournament.policy.audit_bundle import FORMAT_WITHOUT_REASONS, bundle_parts
+    from arena.tournament.policy.bundle_file import BundleText, bundle_text
+    from arena.tournament.policy.rounds import create_tournament
+
     names = [f"bot{i}" for i in range(bots)]
     with st.Store.open(work / "data") as store:
         add_demo_bots(store, work / "bots", names)
@@ -85,10 +87,21 @@ def main() -> None:
     parser.add_argument("--games-per-match", type=int, default=4)
     parser.add_argument("--large-mb", type=int, default=400)
     parser.add_argument("--compare", type=Path, help="another checkout to audit the files with")
+    parser.add_argument("--make", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        small, large, played = saved_bundles(Path(tmp), args.bots, args.games_per_match,
+    sizes = ["--bots", str(args.bots), "--games-per-match", str(args.games_per_match),
+             "--large-mb", str(args.large_mb)]  # fmt: skip
+    if args.make:
+        small, large, played = saved_bundles(args.make, args.bots, args.games_per_match,
                                              args.large_mb)  # fmt: skip
+        print(json.dumps([str(small), str(large), played]))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        made = subprocess.run([sys.executable, __file__, *sizes, "--make", tmp], check=True,
+                              capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(HERE)})  # fmt: skip
+        small_name, large_name, played = json.loads(made.stdout)
+        small, large = Path(small_name), Path(large_name)
         print(f"{played} games; small {small.stat().st_size / 1e6:.2f} MB,"
               f" large {large.stat().st_size / 1e6:.1f} MB; load {os.getloadavg()[0]:.1f}")
         roots = [("this tree", HERE)] + ([("compare", args.compare.resolve())]
