@@ -15,11 +15,12 @@ import re
 import shutil
 import sys
 import tarfile
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 import grpc
 
@@ -34,8 +35,13 @@ from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
 from arena.tournament.policy.audit import AuditReport, against_noted, audit_parts
-from arena.tournament.policy.audit_bundle import BundlePart, whole_bundle
-from arena.tournament.policy.bundle_file import BundleText, loads_once
+from arena.tournament.policy.audit_bundle import (
+    MAX_BUNDLE_GAMES,
+    MAX_BUNDLE_MATCHES,
+    BundlePart,
+    whole_bundle,
+)
+from arena.tournament.policy.bundle_file import BundleReadError, BundleText, loads_once, read_parts
 from arena.tournament.view.spectator_delay import NOT_PUBLIC
 
 EXIT_STATUSES = """\
@@ -766,38 +772,48 @@ def of_asked(report: AuditReport, sent: object, asked: str) -> AuditReport:
         f" not of {asked!r}"))  # fmt: skip
 
 
-def _audited_and_saved(parts: Iterator[BundlePart], path: Path) -> AuditReport:
-    """The audit of ``parts``, each written to ``path`` as it comes (all of them, the
-    audit having stopped at a difference or not): the file is the bundle whole, or
-    nothing when the arena's stream breaks."""
+def spool_bundle(parts: Iterable[pb.GetAuditBundleResponse], out: BinaryIO) -> None:
+    """Write the bundle GetAuditBundle sends to ``out`` as its JSON text (a saved
+    bundle's), a part at a time: the stream is received whole within its deadline, and
+    audited from the file after, however long the audit takes. RemoteError (exit 1)
+    for parts out of order or past the audit's limits (a disk is not filled for nothing)."""
     text = BundleText()
-    with written_whole(path) as out:
+    most = MAX_BUNDLE_MATCHES + MAX_BUNDLE_GAMES + 1
+    for count, (kind, part) in enumerate(audit_parts_of(parts), 1):
+        if count > most:
+            raise RemoteError(f"the arena sent more than {MAX_BUNDLE_MATCHES} matches and"
+                              f" {MAX_BUNDLE_GAMES} games, the most an audit reads",
+                              EXIT_SERVER)  # fmt: skip
+        out.write(text.piece(kind, part).encode("ascii"))
+    out.write(text.end().encode("ascii"))
 
-        def kept() -> Iterator[BundlePart]:
-            for kind, part in parts:
-                out.write(text.piece(kind, part))
-                yield kind, part
 
-        passing = kept()
-        report = audit_parts(passing)
-        for _ in passing:  # what the audit did not need to read
-            pass
-        out.write(text.end())
+def audited_spool(spool: BinaryIO, save: Path | None) -> AuditReport:
+    """The audit of the bundle ``spool_bundle`` wrote to ``spool``, and the bundle
+    copied to ``save`` (whole, or not at all) when given."""
+    spool.seek(0)
+    try:
+        report = audit_parts(read_parts(spool))
+    except BundleReadError as error:
+        raise RemoteError(f"the arena's audit bundle: {error}", EXIT_SERVER) from None
+    if save is not None:
+        spool.seek(0)
+        try:
+            with written_whole(save) as out:
+                while chunk := spool.read(1 << 20):
+                    out.write(chunk.decode("ascii"))
+        except OSError as error:
+            raise RemoteError(f"{save}: cannot be written ({error.strerror})",
+                              EXIT_USAGE) from None  # fmt: skip
     return report
 
 
 def run_audit(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
-    with _calls(endpoint) as client:
-        parts = audit_parts_of(client.audit_bundle(pb.GetAuditBundleRequest(name=args.name)))
-        if args.save is None:
-            report = audit_parts(parts)
-        else:
-            try:
-                report = _audited_and_saved(parts, Path(args.save))
-            except OSError as error:
-                raise RemoteError(f"{args.save}: cannot be written ({error.strerror})",
-                                  EXIT_USAGE) from None  # fmt: skip
+    with tempfile.TemporaryFile() as spool:
+        with _calls(endpoint) as client:
+            spool_bundle(client.audit_bundle(pb.GetAuditBundleRequest(name=args.name)), spool)
+        report = audited_spool(spool, None if args.save is None else Path(args.save))
     report = against_noted(report, report.commitment, args.commitment)
     report = of_asked(report, report.tournament, args.name)
     if args.json:

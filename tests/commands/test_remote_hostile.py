@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent import futures
@@ -334,18 +335,38 @@ def _broken_stream() -> Iterator[pb.GetAuditBundleResponse]:
 
 
 def test_audit_save_writes_the_whole_bundle_or_nothing(tmp_path: Path) -> None:
-    """`arena remote audit --save FILE` writes each part as it comes: the file is the
-    bundle whole once the stream ends, and nothing (no partial file either) when the
-    stream breaks, whatever the audit read of it."""
+    """`arena remote audit --save FILE` receives the stream whole into a spool (the
+    deadline is the transfer's, not the audit's), audits it from there, and copies it to
+    FILE; a stream that breaks leaves no file (and no partial file either)."""
     saved = tmp_path / "bundle.json"
     parts = [pb.GetAuditBundleResponse(head_json='{"format": "other"}'),
              pb.GetAuditBundleResponse(match_json='{"match_id": 1}'),
              pb.GetAuditBundleResponse(game_json='{"game_id": 2}')]  # fmt: skip
-    report = remote._audited_and_saved(remote.audit_parts_of(parts), saved)
+    with tempfile.TemporaryFile() as spool:
+        remote.spool_bundle(parts, spool)
+        report = remote.audited_spool(spool, saved)
     assert not report.ok and "not an audit bundle" in (report.problem or "")
     assert json.loads(saved.read_text()) == {
         "format": "other", "matches": [{"match_id": 1, "played": [{"game_id": 2}]}]}
-    broken = tmp_path / "broken.json"
-    with pytest.raises(remote.RemoteError, match="went away"):
-        remote._audited_and_saved(remote.audit_parts_of(_broken_stream()), broken)
+    with tempfile.TemporaryFile() as spool, pytest.raises(remote.RemoteError, match="went away"):
+        remote.spool_bundle(_broken_stream(), spool)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle.json"]
+
+
+def test_an_arena_that_sends_past_the_audits_limits_is_cut_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream of parts without end is not spooled to disk without end."""
+    monkeypatch.setattr(remote, "MAX_BUNDLE_GAMES", 3)
+    monkeypatch.setattr(remote, "MAX_BUNDLE_MATCHES", 1)
+
+    def endless() -> Iterator[pb.GetAuditBundleResponse]:
+        yield pb.GetAuditBundleResponse(head_json="{}")
+        yield pb.GetAuditBundleResponse(match_json="{}")
+        while True:
+            yield pb.GetAuditBundleResponse(game_json="{}")
+
+    with tempfile.TemporaryFile() as spool, pytest.raises(
+        remote.RemoteError, match="more than 1 matches and 3 games, the most an audit reads"
+    ):
+        remote.spool_bundle(endless(), spool)
