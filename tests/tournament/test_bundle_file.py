@@ -116,13 +116,15 @@ def _played_not_last(text: str) -> str:
         (lambda text: text.replace('"round": 1', '"round": 1' + "0" * 5000, 1),
          "not JSON (Exceeds the limit"),
         (lambda text: "\x00" * 100, "not JSON (Expecting value at character 0)"),
+        (lambda text: "{" + ",".join(f'"k{i}": 1' for i in range(1001)) + "}",
+         "more than 1000 keys, the most the audit reads in one object (MAX_OBJECT_KEYS)"),
         (_game_key_twice, "key 'winner_seat' given twice"),
         (_head_key_twice, "key 'status' given twice"),
         (_matches_not_last, '"matches" must be its last key'),
         (_played_not_last, '"played" must be its last key'),
     ],
     ids=["zip", "tar", "gzip", "utf-16", "empty", "array", "deep", "cut", "trailing",
-         "long-integer", "nul",
+         "long-integer", "nul", "many-keys",
          "game-key-twice", "head-key-twice", "matches-not-last", "played-not-last"],
 )  # fmt: skip
 def test_a_file_that_is_no_bundle_is_refused_naming_why(

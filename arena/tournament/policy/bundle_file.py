@@ -28,6 +28,9 @@ MAX_PART_CHARS = 16 * 1024 * 1024
 record, or one field of the head or of a match), and the head or a match without
 its games in all."""
 
+MAX_OBJECT_KEYS = 1000
+"""The most keys the bundle's object, or a match's, may have (they hold about ten)."""
+
 _READ_CHARS = 1 << 20
 _BLANKS = re.compile(r"[ \t\r\n]*")
 _ARCHIVES = (
@@ -189,7 +192,7 @@ class _Scanner:
             except RecursionError:
                 raise self.error(what, "JSON nested too deeply") from None
             except ValueError as error:  # an integer past Python's digits limit, say
-                raise self.error(what, f"not JSON ({str(error)[:120]})") from None
+                raise self.error(what, f"not JSON ({str(error).split(':')[0][:120]})") from None
             else:
                 if end < len(self.buf) or self.eof:  # a number at the window's end may go on
                     if end - self.pos > MAX_PART_CHARS:
@@ -218,6 +221,9 @@ class _Scanner:
                 raise self.error(what, "a key is not a string")
             if key in keys or key in seen:
                 raise self.error(what, f"key {key[:80]!r} given twice")
+            if len(keys) == MAX_OBJECT_KEYS:
+                raise self.error(what, f"more than {MAX_OBJECT_KEYS} keys, the most the audit"
+                                       " reads in one object (MAX_OBJECT_KEYS)")  # fmt: skip
             keys.add(key)
             self.expect(":", what)
             yield key
