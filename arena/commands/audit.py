@@ -11,9 +11,10 @@ from arena.store import Store
 from arena.tournament.policy.audit import (
     AuditReport,
     against_noted,
-    audit_bundle,
+    audit_parts,
     audit_tournament,
 )
+from arena.tournament.policy.bundle_file import BundleReadError, read_parts
 
 DESCRIPTION = """\
 `arena audit NAME`: check a finished tournament against its published seed commitment.
@@ -21,7 +22,9 @@ DESCRIPTION = """\
 Exit 0 with what passed; exit 1 naming the first difference (a tournament not
 finished yet cannot be audited: its seed is still secret). `--bundle FILE`
 checks a saved audit bundle (`arena remote audit NAME --save FILE`) instead of
-a data directory, offline: docs/reference/VERIFY.md. Give `--commitment HEX`,
+a data directory, offline: docs/reference/VERIFY.md. It is read a part at a
+time, each game's record checked and dropped as it comes; a bundle over the
+limits that page names is refused. Give `--commitment HEX`,
 the commitment you noted when the tournament was created: one first read from
 the bundle itself could hash a secret chosen after the games.
 """
@@ -49,17 +52,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.bundle is None:
         return with_store(run_audit, existing=True)(args)
     try:
-        bundle = json.loads(args.bundle.read_text(encoding="utf-8"))
+        with args.bundle.open("rb") as stream:
+            report = audit_parts(read_parts(stream))
     except OSError as error:
         return fail(f"--bundle {args.bundle}: {error.strerror or error}", EXIT_BAD_FLAGS)
-    except ValueError as error:
-        return fail(f"--bundle {args.bundle}: not JSON ({error})", EXIT_BAD_FLAGS)
-    except RecursionError:
-        return fail(f"--bundle {args.bundle}: JSON nested too deeply", EXIT_BAD_FLAGS)
-    if not isinstance(bundle, dict):
-        return fail(f"--bundle {args.bundle}: not a JSON object", EXIT_BAD_FLAGS)
-    report = audit_bundle(bundle)
-    return _show(against_noted(report, bundle.get("commitment"), args.commitment), args)
+    except BundleReadError as error:
+        return fail(f"--bundle {args.bundle}: {error}", EXIT_BAD_FLAGS)
+    return _show(against_noted(report, report.commitment, args.commitment), args)
 
 
 def run_audit(store: Store, args: argparse.Namespace) -> int:

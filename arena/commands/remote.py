@@ -15,16 +15,17 @@ import re
 import shutil
 import sys
 import tarfile
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 import grpc
 
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
-from arena.commands.outfile import write_whole
+from arena.commands.outfile import write_whole, written_whole
 from arena.commands.pathargs import given, given_path
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.commands.tables import fit_rows, terminal_width
@@ -34,7 +35,14 @@ from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
-from arena.tournament.policy.audit import AuditReport, against_noted, audit_bundle
+from arena.tournament.policy.audit import AuditReport, against_noted, audit_parts
+from arena.tournament.policy.audit_bundle import (
+    MAX_BUNDLE_GAMES,
+    MAX_BUNDLE_MATCHES,
+    BundlePart,
+    whole_bundle,
+)
+from arena.tournament.policy.bundle_file import BundleReadError, BundleText, loads_once, read_parts
 from arena.tournament.view.spectator_delay import NOT_PUBLIC
 
 EXIT_STATUSES = """\
@@ -495,34 +503,47 @@ def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
 
 
 def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any]:
-    """The audit bundle from GetAuditBundle's parts: the head, then each match and its
-    games (RemoteError, exit 1, when the arena sends them out of that order)."""
-    bundle: dict[str, Any] | None = None
+    """The whole audit bundle from GetAuditBundle's parts (``audit_parts_of``)."""
+    return whole_bundle(audit_parts_of(parts))
+
+
+def audit_parts_of(parts: Iterable[pb.GetAuditBundleResponse]) -> Iterator[BundlePart]:
+    """GetAuditBundle's parts as the audit reads them, one at a time: the head, then each
+    match and its games (RemoteError, exit 1, when the arena sends them out of that
+    order, or a head with its matches or a match with its games inside)."""
+    head = match = False
     for part in parts:
         kind = part.WhichOneof("part")
-        if kind == "head_json" and bundle is None:
-            bundle = {**_bundle_part(kind, part.head_json), "matches": []}
-        elif kind == "match_json" and bundle is not None:
-            bundle["matches"].append({**_bundle_part(kind, part.match_json), "played": []})
-        elif kind == "game_json" and bundle is not None and bundle["matches"]:
-            bundle["matches"][-1]["played"].append(_bundle_part(kind, part.game_json))
+        if kind == "head_json" and not head:
+            head = True
+            yield "head", _bundle_part(kind, part.head_json, "matches")
+        elif kind == "match_json" and head:
+            match = True
+            yield "match", _bundle_part(kind, part.match_json, "played")
+        elif kind == "game_json" and match:
+            yield "game", _bundle_part(kind, part.game_json)
         else:
             raise RemoteError(f"the arena sent the audit bundle out of order ({kind})",
                               EXIT_SERVER)  # fmt: skip
-    if bundle is None:
+    if not head:
         raise RemoteError("the arena sent no audit bundle", EXIT_SERVER)
-    return bundle
 
 
-def _bundle_part(kind: str, text: str) -> dict[str, Any]:
-    """One part of the audit bundle, a JSON object (else RemoteError, exit 1)."""
+def _bundle_part(kind: str, text: str, sent_apart: str | None = None) -> dict[str, Any]:
+    """One part of the audit bundle, a JSON object without ``sent_apart`` (the parts
+    that follow it), else RemoteError, exit 1."""
     try:
-        part = json.loads(text)
-    except (ValueError, RecursionError):
-        part = None
+        part = loads_once(text)
+    except (ValueError, RecursionError) as error:
+        part, why = None, f" ({error})" if "given twice" in str(error) else ""
+    else:
+        why = ""
     if not isinstance(part, dict):
         raise RemoteError(f"the arena sent an audit bundle part ({kind}) that is not a JSON"
-                          f" object: {text[:60]!r}", EXIT_SERVER)  # fmt: skip
+                          f" object{why}: {text[:60]!r}", EXIT_SERVER)  # fmt: skip
+    if sent_apart is not None and sent_apart in part:
+        raise RemoteError(f"the arena sent an audit bundle part ({kind}) with {sent_apart!r}"
+                          " inside: they come as parts of their own", EXIT_SERVER)  # fmt: skip
     return part
 
 
@@ -756,18 +777,50 @@ def of_asked(report: AuditReport, sent: object, asked: str) -> AuditReport:
         f" not of {asked!r}"))  # fmt: skip
 
 
+def spool_bundle(parts: Iterable[pb.GetAuditBundleResponse], out: BinaryIO) -> None:
+    """Write the bundle GetAuditBundle sends to ``out`` as its JSON text (a saved
+    bundle's), a part at a time: the stream is received whole within its deadline, and
+    audited from the file after, however long the audit takes. RemoteError (exit 1)
+    for parts out of order or past the audit's limits (a disk is not filled for nothing)."""
+    text = BundleText()
+    most = MAX_BUNDLE_MATCHES + MAX_BUNDLE_GAMES + 1
+    for count, (kind, part) in enumerate(audit_parts_of(parts), 1):
+        if count > most:
+            raise RemoteError(f"the arena sent more than {MAX_BUNDLE_MATCHES} matches and"
+                              f" {MAX_BUNDLE_GAMES} games, the most an audit reads",
+                              EXIT_SERVER)  # fmt: skip
+        out.write(text.piece(kind, part).encode("ascii"))
+    out.write(text.end().encode("ascii"))
+
+
+def audited_spool(spool: BinaryIO, save: Path | None) -> AuditReport:
+    """The audit of the bundle ``spool_bundle`` wrote to ``spool``, and the bundle
+    copied to ``save`` (whole, or not at all) when given."""
+    spool.seek(0)
+    try:
+        report = audit_parts(read_parts(spool))
+    except BundleReadError as error:
+        raise RemoteError(f"the arena's audit bundle: {error}", EXIT_SERVER) from None
+    if save is not None:
+        spool.seek(0)
+        try:
+            with written_whole(save) as out:
+                while chunk := spool.read(1 << 20):
+                    out.write(chunk.decode("ascii"))
+        except OSError as error:
+            raise RemoteError(f"{save}: cannot be written ({error.strerror})",
+                              EXIT_USAGE) from None  # fmt: skip
+    return report
+
+
 def run_audit(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
-    with _calls(endpoint) as client:
-        bundle = assemble_bundle(client.audit_bundle(pb.GetAuditBundleRequest(name=args.name)))
-    if args.save is not None:
-        try:
-            write_whole(Path(args.save), json.dumps(bundle, indent=1) + "\n")
-        except OSError as error:
-            raise RemoteError(f"{args.save}: cannot be written ({error.strerror})",
-                              EXIT_USAGE) from None  # fmt: skip
-    report = against_noted(audit_bundle(bundle), bundle.get("commitment"), args.commitment)
-    report = of_asked(report, bundle.get("tournament"), args.name)
+    with tempfile.TemporaryFile() as spool:
+        with _calls(endpoint) as client:
+            spool_bundle(client.audit_bundle(pb.GetAuditBundleRequest(name=args.name)), spool)
+        report = audited_spool(spool, None if args.save is None else Path(args.save))
+    report = against_noted(report, report.commitment, args.commitment)
+    report = of_asked(report, report.tournament, args.name)
     if args.json:
         _say_json(report.to_json())
     elif report.ok:

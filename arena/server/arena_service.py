@@ -28,10 +28,11 @@ import asyncio
 import collections
 import functools
 import io
+import itertools
 import json
 import tarfile
 import time
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -132,7 +133,7 @@ from arena.store.tokens import (
 from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.orchestration.runner import ProgressKind, TournamentRunner
 from arena.tournament.policy.audit import AuditReport, audit_tournament
-from arena.tournament.policy.audit_bundle import tournament_bundle
+from arena.tournament.policy.audit_bundle import BundlePart, bundle_parts
 from arena.tournament.policy.config import TournamentError, build_config, build_sprt
 from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
@@ -638,14 +639,14 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     async def GetAuditBundle(
         self, request: pb.GetAuditBundleRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.GetAuditBundleResponse]:
-        bundle = await blocking(context, self._audit_bundle, request)
-        matches = bundle.pop("matches")
-        yield pb.GetAuditBundleResponse(head_json=json.dumps(bundle))
-        for match in matches:
-            played = match.pop("played")
-            yield pb.GetAuditBundleResponse(match_json=json.dumps(match))
-            for game in played:
-                yield pb.GetAuditBundleResponse(game_json=json.dumps(game))
+        # a match's games read at a time (bundle_parts), off the loop: never the bundle whole
+        parts = await blocking(context, self._audit_bundle, request)
+        while batch := await off_loop(_next_parts, parts):
+            for kind, part in batch:
+                text = json.dumps(part)
+                yield (pb.GetAuditBundleResponse(head_json=text) if kind == "head"
+                       else pb.GetAuditBundleResponse(match_json=text) if kind == "match"
+                       else pb.GetAuditBundleResponse(game_json=text))  # fmt: skip
 
     async def ExportGames(
         self, request: pb.ExportGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -675,10 +676,10 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
 
     def _audit_bundle(
         self, context: grpc.ServicerContext, request: pb.GetAuditBundleRequest
-    ) -> dict[str, Any]:
+    ) -> Iterator[BundlePart]:
         principal = principal_of(self.store, context)
         tournament = self._audited_tournament(context, principal, request.name)
-        return tournament_bundle(self.store, tournament.id)
+        return bundle_parts(self.store, tournament.id)
 
     async def _watch_delayed(
         self, tournament: TournamentRow
@@ -918,3 +919,11 @@ def _sprt_settings(request: pb.CreateTournamentRequest) -> SprtConfig | None:
         alpha=s.alpha or None, beta=s.beta or None, model=s.model or None,
         max_pairs=s.max_pairs or None,
     )  # fmt: skip
+
+
+BUNDLE_PARTS_AT_ONCE = 64
+"""GetAuditBundle's parts taken from the store per trip off the event loop."""
+
+
+def _next_parts(parts: Iterator[BundlePart]) -> list[BundlePart]:
+    return list(itertools.islice(parts, BUNDLE_PARTS_AT_ONCE))

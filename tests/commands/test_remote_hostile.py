@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent import futures
@@ -329,3 +330,55 @@ def test_an_arena_that_answers_with_another_tournaments_bundle_fails_its_audit()
         "the arena sent the audit bundle of tournament 'autumn', not of 'spring'")
     assert remote.of_asked(passed, "autumn", "autumn") is passed
     assert remote.of_asked(passed, "autumn", "17") is passed
+
+
+def test_a_bundle_part_with_a_key_twice_is_the_arenas_fault() -> None:
+    """Two checkers must not read two bundles from one stream (one the first "winner_seat",
+    the other the last)."""
+    parts = [pb.GetAuditBundleResponse(head_json='{"status": "finished", "status": "x"}')]
+    with pytest.raises(remote.RemoteError, match="key 'status' given twice"):
+        remote.assemble_bundle(parts)
+
+
+def _broken_stream() -> Iterator[pb.GetAuditBundleResponse]:
+    yield pb.GetAuditBundleResponse(head_json='{"format": "kahuna-arena/audit/2"}')
+    yield pb.GetAuditBundleResponse(match_json='{"match_id": 1}')
+    raise remote.RemoteError("the arena went away", remote.EXIT_SERVER)
+
+
+def test_audit_save_writes_the_whole_bundle_or_nothing(tmp_path: Path) -> None:
+    """`arena remote audit --save FILE` receives the stream whole into a spool (the
+    deadline is the transfer's, not the audit's), audits it from there, and copies it to
+    FILE; a stream that breaks leaves no file (and no partial file either)."""
+    saved = tmp_path / "bundle.json"
+    parts = [pb.GetAuditBundleResponse(head_json='{"format": "other"}'),
+             pb.GetAuditBundleResponse(match_json='{"match_id": 1}'),
+             pb.GetAuditBundleResponse(game_json='{"game_id": 2}')]  # fmt: skip
+    with tempfile.TemporaryFile() as spool:
+        remote.spool_bundle(parts, spool)
+        report = remote.audited_spool(spool, saved)
+    assert not report.ok and "not an audit bundle" in (report.problem or "")
+    assert json.loads(saved.read_text()) == {
+        "format": "other", "matches": [{"match_id": 1, "played": [{"game_id": 2}]}]}
+    with tempfile.TemporaryFile() as spool, pytest.raises(remote.RemoteError, match="went away"):
+        remote.spool_bundle(_broken_stream(), spool)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle.json"]
+
+
+def test_an_arena_that_sends_past_the_audits_limits_is_cut_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream of parts without end is not spooled to disk without end."""
+    monkeypatch.setattr(remote, "MAX_BUNDLE_GAMES", 3)
+    monkeypatch.setattr(remote, "MAX_BUNDLE_MATCHES", 1)
+
+    def endless() -> Iterator[pb.GetAuditBundleResponse]:
+        yield pb.GetAuditBundleResponse(head_json="{}")
+        yield pb.GetAuditBundleResponse(match_json="{}")
+        while True:
+            yield pb.GetAuditBundleResponse(game_json="{}")
+
+    with tempfile.TemporaryFile() as spool, pytest.raises(
+        remote.RemoteError, match="more than 1 matches and 3 games, the most an audit reads"
+    ):
+        remote.spool_bundle(endless(), spool)

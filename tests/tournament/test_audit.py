@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from arena import store as st
-from arena.kahuna import Record, deal_from_seed
+from arena.kahuna import LINES, Record, deal_from_seed, outcome_to_json, parse_record, replay
 from arena.kahuna.records import play_random_game
 from arena.referee.botdir import load_bot
 from arena.referee.seeds import deal_seed, seed_commitment
@@ -388,15 +388,26 @@ def _deep_parameters(bundle: dict[str, Any]) -> None:
     bundle["commitment"] = seed_commitment(secret, bundle["parameters"].encode())
 
 
+def _parameters_with_a_key_twice(bundle: dict[str, Any]) -> None:
+    """Parameters committed with games_per_match twice: 4 to a checker that keeps the
+    last, 1 to one that keeps the first."""
+    bundle["parameters"] = bundle["parameters"].replace(
+        '"games_per_match":4', '"games_per_match":1,"games_per_match":4')
+    secret = bytes.fromhex(bundle["secret"])
+    bundle["commitment"] = seed_commitment(secret, bundle["parameters"].encode())
+
+
 @pytest.mark.parametrize(
     ("alter", "named"),
     [
         (_relabelled, "labelled 'spring-open', but its commitment binds the parameters of"
                       " tournament 'audited'"),
+        (_parameters_with_a_key_twice, "the committed parameters give key 'games_per_match'"
+                                       " given twice"),
         (_infinite_game_id, "malformed (OverflowError"),
         (_deep_parameters, "malformed (nested too deeply)"),
     ],
-    ids=["relabelled", "infinite-game-id", "deep-parameters"],
+    ids=["relabelled", "key-twice", "infinite-game-id", "deep-parameters"],
 )  # fmt: skip
 def test_a_hostile_bundle_fails_naming_why_and_raises_nothing(
     finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str
@@ -560,7 +571,7 @@ def test_the_cli_checks_a_saved_bundle_without_a_data_directory(
     saved.write_text("[" * 100_000)
     deep = subprocess.run(command, capture_output=True, text=True, check=False)
     assert (deep.returncode, deep.stderr) == (2, f"arena: --bundle {saved}: JSON nested"
-                                                 " too deeply\n")  # fmt: skip
+                                                 " too deeply (at character 0)\n")  # fmt: skip
     both = subprocess.run([*command, "audited"], capture_output=True, text=True, check=False)
     assert both.returncode == 2 and "one of them" in both.stderr
 
@@ -821,3 +832,149 @@ def test_a_rating_from_a_game_elsewhere_is_named_for_its_owner(
     assert report.ok, report.problem
     assert (f"1 version starts from a game outside this tournament, which this bundle cannot"
             f" show: alpha {version} (game 0: mu 40.000 sigma 1.000)") in report.text()
+
+
+def _first_game_record(bundle: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    game = bundle["matches"][0]["played"][0]
+    return game, json.loads(game["record"])
+
+
+def _with_record(
+    change: Callable[[dict[str, Any]], None],
+) -> Callable[[dict[str, Any]], None]:
+    """An alteration of the first game's record, its result, reason and every rating made
+    again to follow from it (as an operator who wanted it to pass would)."""
+
+    def alter(bundle: dict[str, Any]) -> None:
+        game, record = _first_game_record(bundle)
+        change(record)
+        replayed = replay(parse_record(json.dumps({**record, "result": None})))
+        assert replayed.error is None and replayed.state.outcome is not None
+        outcome = replayed.state.outcome
+        record["result"] = outcome_to_json(outcome)
+        game["record"] = json.dumps(record)
+        game["winner_seat"], game["reason"] = outcome.winner, str(outcome.termination)
+        _rerate(bundle)
+
+    return alter
+
+
+def _handicap(record: dict[str, Any]) -> None:
+    """A bridge for a seat before the first move, on a line where the game's actions
+    still replay legally."""
+    for seat, line in itertools.product((0, 1), LINES):
+        record["handicap"] = [{"seat": seat, "line": line}]
+        replayed = replay(parse_record(json.dumps({**record, "result": None})))
+        if replayed.error is None and replayed.state.outcome is not None:
+            return
+    raise AssertionError("no handicap bridge leaves this game legal")
+
+
+def _other_variant(record: dict[str, Any]) -> None:
+    record["variant"] = {"strategic": False, "tactical": True}
+
+
+def _match_meta(**meta: object) -> Callable[[dict[str, Any]], None]:
+    def change(record: dict[str, Any]) -> None:
+        record["match"] = {**record.get("match", {}), **meta}
+
+    return change
+
+
+def _reason(reason: object) -> Callable[[dict[str, Any]], None]:
+    def alter(bundle: dict[str, Any]) -> None:
+        bundle["matches"][0]["played"][0]["reason"] = reason
+
+    return alter
+
+
+def _without_reasons(bundle: dict[str, Any]) -> None:
+    for game in _games_by_id(bundle).values():
+        del game["reason"]
+
+
+@pytest.mark.parametrize(
+    ("alter", "named"),
+    [
+        (_with_record(_handicap), "the record gives a handicap (seat "),
+        (_with_record(_other_variant), "the record is of the variant strategic=False,"
+                                       " tactical=True; the committed parameters say"
+                                       " strategic=False, tactical=False"),
+        (_with_record(_match_meta(time_control={"action_ms": 10, "bank_ms": 0})),
+         'the record\'s time control {"action_ms": 10, "bank_ms": 0} is not the committed'),
+        (_with_record(_match_meta(game_index=3)), "the record says it is game index 3"),
+        (_with_record(_match_meta(reason="bridges")), "the record says it ended by 'bridges'"),
+        (_reason("forfeit"), "the stored reason 'forfeit' is not why its record ends"),
+        (_reason(None), "the stored reason None is not why its record ends"),
+        (_without_reasons, "the stored reason None is not why its record ends"),
+    ],
+    ids=["handicap", "variant", "time-control", "game-index", "record-reason",
+         "stored-reason", "no-reason", "no-reasons"],
+)  # fmt: skip
+def test_a_game_under_other_rules_or_reasons_fails_naming_the_game(
+    finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str
+) -> None:
+    """A record that replays legally but under other rules than the committed ones (a
+    handicap, another variant, another clock), or whose reason for ending (stored or its
+    own) is not how its actions end, fails even with its result and ratings made to match."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    assert bundle["format"] == "kahuna-arena/audit/2"
+    alter(bundle)
+    report = audit_bundle(bundle)
+    first = bundle["matches"][0]["played"][0]["game_id"]
+    assert not report.ok and f"game {first} " in (report.problem or ""), report.problem
+    assert named in (report.problem or ""), report.problem
+
+
+def test_a_bundle_of_format_1_is_read_and_says_its_reasons_are_unchecked(
+    finished: tuple[Path, int],
+) -> None:
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    assert audit_bundle(bundle).ok
+    assert all(isinstance(g["reason"], str) for g in _games_by_id(bundle).values())
+    _without_reasons(bundle)
+    bundle["format"] = "kahuna-arena/audit/1"
+    report = audit_bundle(bundle)
+    assert report.ok, report.problem
+    assert "(a bundle of format 1: games' reasons not in it)" in report.text()
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "named"),
+    [
+        ("MAX_BUNDLE_GAMES", 5, "the bundle holds more than 5 games, the most an audit reads"
+                                " (MAX_BUNDLE_GAMES)"),
+        ("MAX_BUNDLE_MATCHES", 2, "the bundle holds more than 2 matches, the most an audit"
+                                  " reads (MAX_BUNDLE_MATCHES)"),
+    ],
+)  # fmt: skip
+def test_a_bundle_over_a_count_limit_fails_naming_it(
+    finished: tuple[Path, int], monkeypatch: pytest.MonkeyPatch, limit: str, value: int,
+    named: str,
+) -> None:  # fmt: skip
+    from arena.tournament.policy import audit
+
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    monkeypatch.setattr(audit, limit, value)
+    report = audit_bundle(bundle)
+    assert not report.ok and report.problem == named
+
+
+def test_a_game_summary_over_its_limit_fails_naming_it(finished: tuple[Path, int]) -> None:
+    """What the audit keeps of each game (all but its record) is bounded, so that a
+    bundle's length, not its games' padding, decides the memory the audit takes."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = tournament_bundle(store, "audited")
+    game = bundle["matches"][0]["played"][0]
+    game["statuses"] = ["ok"] * 2000
+    problem = audit_bundle(bundle).problem or ""
+    assert problem.startswith(f"game {game['game_id']} takes ")
+    assert "bytes of JSON without its record, more than the 4096 an audit keeps" \
+        " (MAX_SUMMARY_BYTES)" in problem

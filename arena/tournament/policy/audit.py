@@ -26,20 +26,27 @@ stops at the first difference, which it names:
 Standings and crosstables are computed from the stored results at every read
 (``arena.tournament.policy.results``), so once (4) holds they are the records' own.
 docs/reference/VERIFY.md states the same steps for a checker written from the docs.
+
+``audit_parts`` reads a bundle part by part (``audit_bundle.bundle_parts``): each
+game's record is checked (3, 4) as it comes and dropped, its verdict kept to be given
+in its turn, so a bundle of any length is audited keeping only each game's summary.
 """
 
 from __future__ import annotations
 
+import array
 import hashlib
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.kahuna import (
     MalformedRecordError,
+    Outcome,
+    Record,
     deal_from_seed,
     outcome_to_json,
     parse_record,
@@ -47,6 +54,7 @@ from arena.kahuna import (
 )
 from arena.kahuna.rng import reshuffle_from_seed
 from arena.rating_scale import INITIAL_MU, INITIAL_SIGMA
+from arena.referee.results import FORFEIT
 from arena.referee.seeds import (
     COMMITMENT_PREFIX,
     SECRET_BYTES,
@@ -57,10 +65,20 @@ from arena.referee.seeds import (
 )
 from arena.store import Store, same_owner
 from arena.store.bots import PERSON_PREFIX
-from arena.store.models import SprtConfig
+from arena.store.models import SprtConfig, TournamentConfig
 from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
-from arena.tournament.policy.audit_bundle import BUNDLE_FORMAT, tournament_bundle
+from arena.tournament.policy.audit_bundle import (
+    BUNDLE_FORMAT,
+    FORMAT_WITHOUT_REASONS,
+    MAX_BUNDLE_GAMES,
+    MAX_BUNDLE_MATCHES,
+    MAX_SUMMARY_BYTES,
+    READABLE_FORMATS,
+    BundlePart,
+    bundle_parts,
+)
+from arena.tournament.policy.bundle_file import loads_once
 from arena.tournament.policy.config import max_swiss_rounds, sprt_params
 from arena.tournament.policy.results import rate
 from arena.tournament.policy.rounds import PLAY_PREFIX
@@ -111,44 +129,195 @@ def against_noted(report: AuditReport, published: object, noted: str | None) -> 
 
 def audit_tournament(store: Store, ref: int | str) -> AuditReport:
     """Audit tournament ``ref`` (id or name) of ``store``; NotFoundError when there is none."""
-    return audit_bundle(tournament_bundle(store, ref))
+    return audit_parts(bundle_parts(store, ref))
 
 
 def audit_bundle(bundle: Mapping[str, Any]) -> AuditReport:
     """Audit a tournament from its audit bundle (a JSON object, e.g. fetched from the arena)."""
-    name = str(bundle.get("tournament", "?"))
-    commitment = bundle.get("commitment")
-    secret_hex = bundle.get("secret")
+    return audit_parts(_parts_of(bundle))
+
+
+def _parts_of(bundle: Mapping[str, Any]) -> Iterator[BundlePart]:
+    yield "head", {key: value for key, value in bundle.items() if key != "matches"}
+    for match in bundle.get("matches", []):
+        yield "match", {key: value for key, value in match.items() if key != "played"}
+        for game in match["played"]:
+            yield "game", game
+
+
+def audit_parts(parts: Iterable[BundlePart]) -> AuditReport:
+    """Audit a tournament from its audit bundle's parts (``bundle_parts``: the head, then
+    each match and its games), read once, in order, and only as far as the verdict needs.
+    What the parts' source raises (a file that is no bundle) is raised as it is."""
     progress = _Progress()
+    parts = iter(parts)
 
     def report(problem: str | None, checked: tuple[str, ...] = ()) -> AuditReport:
+        head = progress.head
+        commitment, secret_hex = head.get("commitment"), head.get("secret")
         return AuditReport(
-            name, problem is None, progress.games,
+            str(head.get("tournament", "?")), problem is None, progress.games,
             commitment if isinstance(commitment, str) else None,
             secret_hex if isinstance(secret_hex, str) else None, problem, checked,
         )  # fmt: skip
 
     try:
-        return report(None, _audit(bundle, progress))
+        kind, head = next(parts, ("head", {}))
+        if kind != "head" or not isinstance(head, dict):
+            raise _Mismatch("the bundle does not start with its head")
+        progress.head = head
+        return report(None, _audit(head, parts, progress))
     except _Mismatch as exc:
         return report(str(exc))
     except RecursionError:
         return report("the audit bundle is malformed (nested too deeply)")
-    except (
-        KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
-        AssertionError,
-    ) as exc:  # fmt: skip
+    except _MALFORMED as exc:
         return report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
 
 
 @dataclass
 class _Progress:
     games: int = 0
+    head: dict[str, Any] = field(default_factory=dict)
 
 
-def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
-    if bundle.get("format") != BUNDLE_FORMAT:
-        raise _Mismatch(f"not an audit bundle of format {BUNDLE_FORMAT!r}")
+_MALFORMED = (
+    KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError,
+    AssertionError, RecursionError,
+)  # fmt: skip
+_KEPT = ("game_id", "game_index", "seats", "winner_seat", "statuses", "rating")
+"""What the audit keeps of a game once its record is checked."""
+_ABSENT = object()
+
+
+class _Summary:
+    """What the audit keeps of a game once its record is checked, read as the bundle's
+    game is (``game["seats"]``, ``game["rating"]["after"]``): its fields, lists as tuples
+    (seats and statuses shared between the games that give the same), its record's
+    ``paired`` flag and the verdict of its record's checks. A few hundred bytes a game,
+    whatever its record's length."""
+
+    __slots__ = (
+        "after",
+        "before",
+        "before_from",
+        "game_id",
+        "game_index",
+        "paired",
+        "seats",
+        "statuses",
+        "verdict",
+        "winner_seat",
+    )  # fmt: skip
+
+    def __init__(self, game: Mapping[str, Any], shared: dict[str, Any]) -> None:
+        for key in ("game_id", "game_index", "winner_seat"):
+            setattr(self, key, _frozen(game[key]) if key in game else _ABSENT)
+        for key in ("seats", "statuses"):
+            setattr(self, key, _shared(game[key], shared) if key in game else _ABSENT)
+        rating = game.get("rating")
+        for key in ("before", "before_from", "after"):
+            present = isinstance(rating, Mapping) and key in rating
+            setattr(self, key, _packed(rating[key]) if present else _ABSENT)  # type: ignore[index]
+        self.paired: bool | None = None
+        self.verdict: BaseException | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        value = self if key == "rating" else getattr(self, key, _ABSENT)
+        if value is _ABSENT:
+            raise KeyError(key)
+        if isinstance(value, array.array):  # two [mu, sigma]
+            return ((value[0], value[1]), (value[2], value[3]))
+        return value
+
+
+def _packed(value: Any) -> Any:
+    """Two ratings ([[mu, sigma], [mu, sigma]], numbers) as 4 doubles; anything else frozen."""
+    if (isinstance(value, list) and len(value) == 2
+            and all(isinstance(r, list) and len(r) == 2 for r in value)
+            and all(type(x) in (int, float) for r in value for x in r)):  # fmt: skip
+        return array.array("d", [float(x) for r in value for x in r])
+    return _frozen(value)
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+_SHARED_VALUES = 4096
+
+
+def _shared(value: Any, shared: dict[str, Any]) -> Any:
+    """``value`` frozen, the one object kept for every game that gives an equal value
+    (of the first ``_SHARED_VALUES`` values: a real bundle has a few, seats and statuses)."""
+    key = json.dumps(value)
+    if key in shared or len(shared) < _SHARED_VALUES:
+        return shared.setdefault(key, _frozen(value))
+    return _frozen(value)
+
+
+def _read_matches(
+    secret: bytes, config: TournamentConfig, parts: Iterator[BundlePart], reasons: bool
+) -> list[dict[str, Any]]:
+    """The bundle's matches, each with its games' summaries (``_KEPT``), each game's
+    record checked (``_check_game``) as it is read and its verdict (None, or what it
+    raised) kept under "verdict" to be given in game id order."""
+    matches: list[dict[str, Any]] = []
+    games = 0
+    shared: dict[str, Any] = {}
+    for kind, part in parts:
+        if kind == "match":
+            if len(matches) == MAX_BUNDLE_MATCHES:
+                raise _Mismatch(f"the bundle holds more than {MAX_BUNDLE_MATCHES} matches, the"
+                                " most an audit reads (MAX_BUNDLE_MATCHES)")  # fmt: skip
+            match = dict(part)
+            _check_summary(match, f"match {str(match.get('match_id'))[:40]}")
+            match["played"] = []
+            matches.append(match)
+        elif kind == "game" and matches:
+            games += 1
+            if games > MAX_BUNDLE_GAMES:
+                raise _Mismatch(f"the bundle holds more than {MAX_BUNDLE_GAMES} games, the"
+                                " most an audit reads (MAX_BUNDLE_GAMES)")  # fmt: skip
+            _check_summary({key: part[key] for key in _KEPT if key in part},
+                           f"game {str(part.get('game_id'))[:40]}")  # fmt: skip
+            summary = _Summary(part, shared)
+            summary.paired = _paired(part)
+            try:
+                _check_game(secret, config, matches[-1], part, reasons)
+            except (_Mismatch, *_MALFORMED) as exc:
+                summary.verdict = exc
+            matches[-1]["played"].append(summary)
+        else:
+            raise _Mismatch(f"the bundle has a {kind} part where a match or game belongs")
+    return matches
+
+
+def _check_summary(part: Mapping[str, Any], what: str) -> None:
+    size = len(json.dumps(part))
+    if size > MAX_SUMMARY_BYTES:
+        raise _Mismatch(f"{what} takes {size} bytes of JSON without its"
+                        f" {'games' if what.startswith('match') else 'record'}, more than"
+                        f" the {MAX_SUMMARY_BYTES} an audit keeps (MAX_SUMMARY_BYTES)")  # fmt: skip
+
+
+def _paired(game: Mapping[str, Any]) -> bool | None:
+    """What ``game``'s record says of its match's pairing (None: it cannot say)."""
+    try:
+        meta = json.loads(game["record"]).get("match")
+    except (ValueError, AttributeError, RecursionError, KeyError, TypeError):
+        return None  # the game's own check names it
+    return meta.get("paired", True) is not False if isinstance(meta, dict) else True
+
+
+def _audit(
+    bundle: Mapping[str, Any], parts: Iterator[BundlePart], progress: _Progress
+) -> tuple[str, ...]:
+    if bundle.get("format") not in READABLE_FORMATS:
+        raise _Mismatch(f"not an audit bundle of format {BUNDLE_FORMAT!r} (or"
+                        f" {FORMAT_WITHOUT_REASONS!r})")  # fmt: skip
     status, commitment, secret_hex = bundle["status"], bundle["commitment"], bundle["secret"]
     if status != "finished" or secret_hex is None:
         raise _Mismatch(
@@ -170,13 +339,21 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
             f"the revealed seed and the published parameters hash to {expected}, not to the"
             f" published commitment {commitment}"
         )
-    parameters = json.loads(parameters_text)
+    try:
+        parameters = loads_once(parameters_text)
+    except ValueError as exc:
+        if "given twice" not in str(exc):
+            raise
+        raise _Mismatch(f"the committed parameters give {exc}: checkers that keep the first"
+                        " and ones that keep the last would audit two tournaments") from None
     if parameters["name"] != bundle["tournament"]:
         raise _Mismatch(
             f"the bundle is labelled {str(bundle['tournament'])[:80]!r}, but its commitment binds"
             f" the parameters of tournament {str(parameters['name'])[:80]!r}"
         )
-    matches = list(bundle["matches"])
+    reasons = bundle["format"] != FORMAT_WITHOUT_REASONS
+    config = TournamentConfig.from_json(parameters["config"])
+    matches = _read_matches(secret, config, parts, reasons)
     schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
     if not _close(initial, (INITIAL_MU, INITIAL_SIGMA)):
@@ -196,13 +373,16 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
         _check_one_pairing(m)
     games = sorted(((m, g) for m in matches for g in m["played"]),
                    key=lambda mg: int(mg[1]["game_id"]))  # fmt: skip
-    chain = _RatingChain({int(g["game_id"]): _versions(g) for _, g in games})
+    pairs: dict[Any, Any] = {}  # each pair of versions kept once, not once a game
+    chain = _RatingChain({int(g["game_id"]): pairs.setdefault(v, v)
+                          for _, g in games for v in (_versions(g),)})  # fmt: skip
     if len(chain.played) != len(games):
         twice = sorted(i for i, n in Counter(int(g["game_id"]) for _, g in games).items() if n > 1)
         raise _Mismatch(f"game {twice[0]} is in the bundle more than once")
     one_owner = 0
     for match, game in games:
-        _check_game(secret, match, game)
+        if game["verdict"] is not None:
+            raise game["verdict"]
         owned = _one_owner(match)
         one_owner += owned and rated
         _check_rating(game, initial, chain, rated and not owned, owned)
@@ -216,7 +396,8 @@ def _audit(bundle: Mapping[str, Any], progress: _Progress) -> tuple[str, ...]:
         f"all {progress.games} games are stored, each with its bots in the seats its match"
         " and game index give, and with the deal and reshuffles the secret derives for its"
         " match and deal index",
-        "every record replays legally to its stored result",
+        "every record replays legally to its stored result"
+        + (" and reason" if reasons else " (a bundle of format 1: games' reasons not in it)"),
         ("every rating update is the TrueSkill update of its game's result, from the initial"
          if rated else "a person's game at /play: every version's rating is left as it was,"
          " from the initial")
@@ -340,13 +521,7 @@ def _check_swiss(seen: list[tuple[int, str, str]]) -> None:
 def _check_one_pairing(match: Mapping[str, Any]) -> None:
     """A match pairs its deals or does not, for all its games: a record cannot pick for
     itself between the deal of its pair and a fresh one."""
-    flags = set()
-    for g in match["played"]:
-        try:
-            meta = json.loads(g["record"]).get("match")
-        except (ValueError, AttributeError, RecursionError):  # the game's own check names it
-            continue
-        flags.add(meta.get("paired", True) is not False if isinstance(meta, dict) else True)
+    flags = {g["paired"] for g in match["played"]} - {None}
     if len(flags) > 1:
         raise _Mismatch(
             f"match {match['match_id']}: some records say its deals are paired, others not"
@@ -396,7 +571,10 @@ def _check_swiss_pairings(
     return rounds
 
 
-def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]) -> None:
+def _check_game(
+    secret: bytes, config: TournamentConfig, match: Mapping[str, Any], game: Mapping[str, Any],
+    reasons: bool = True,
+) -> None:
     index = int(game["game_index"])
     where = f"game {game['game_id']} (match {match['match_id']}, game index {index})"
     first, second = list(match["first"]), list(match["second"])
@@ -409,6 +587,7 @@ def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]
         raise _Mismatch(f"{where}: the stored record is malformed: {exc}") from None
     meta = record.extra.get("match")
     meta = meta if isinstance(meta, dict) else {}
+    _check_rules(where, config, record, meta, index)
     named = meta.get("bots")
     if isinstance(named, list) and [[b.get("name"), b.get("version")] for b in named] != seats:
         raise _Mismatch(f"{where}: the record names other bots than the match's")
@@ -465,6 +644,60 @@ def _check_game(secret: bytes, match: Mapping[str, Any], game: Mapping[str, Any]
     if named_winner is not False and named_winner != (None if winner is None else seats[winner][0]):
         raise _Mismatch(f"{where}: the record names {named_winner!r} the winner, but"
                         f" {_SHOWN[winner]}")  # fmt: skip
+    _check_reason(where, game, meta, state.outcome if state.is_finished else None, statuses,
+                  reasons)  # fmt: skip
+
+
+def _check_reason(
+    where: str, game: Mapping[str, Any], meta: Mapping[str, Any], outcome: Outcome | None,
+    statuses: list[str], stored: bool,
+) -> None:
+    """Why the game ended (the stored ``reason``, when ``stored``, and the record's own
+    ``match.reason`` when it has one) is how its replay ends: the rule that ended it, or
+    for a game cut short a forfeit (or the failure that forfeited it)."""
+    if outcome is not None:
+        allowed = [str(outcome.termination)]
+    else:
+        allowed = [FORFEIT, *sorted({s for s in statuses if s != "ok"})]
+    own = meta.get("reason", False)  # False: the record names none
+    if own is not False and own not in allowed:
+        raise _Mismatch(f"{where}: the record says it ended by {own!r}, its actions end it"
+                        f" by {' or '.join(map(repr, allowed))}")  # fmt: skip
+    if not stored:
+        return
+    reason = game.get("reason")
+    if reason not in allowed or (own is not False and reason != own):
+        why = repr(own) if own is not False else " or ".join(map(repr, allowed))
+        raise _Mismatch(f"{where}: the stored reason {reason!r} is not why its record ends,"
+                        f" {why}")  # fmt: skip
+
+
+def _check_rules(
+    where: str, config: TournamentConfig, record: Record, meta: Mapping[str, Any], index: int
+) -> None:
+    """The record is of a game the committed parameters describe: their variant, no
+    handicap, their time control (when the record states one), and its own game index
+    (when it states one). A game under other rules may replay legally and still not be
+    one the tournament should have played."""
+    if record.variant != config.variant:
+        raise _Mismatch(
+            f"{where}: the record is of the variant strategic={record.variant.strategic},"
+            f" tactical={record.variant.tactical}; the committed parameters say"
+            f" strategic={config.variant.strategic}, tactical={config.variant.tactical}"
+        )
+    if record.handicap:
+        bridges = ", ".join(f"seat {h.seat} {h.line}" for h in record.handicap)
+        raise _Mismatch(f"{where}: the record gives a handicap ({bridges}); a tournament's"
+                        " games are played without one")  # fmt: skip
+    committed = {"action_ms": config.time_control.action_ms,
+                 "bank_ms": config.time_control.bank_ms}  # fmt: skip
+    control = meta.get("time_control", committed)
+    if control != committed:
+        raise _Mismatch(f"{where}: the record's time control {json.dumps(control)[:120]} is not"
+                        f" the committed {json.dumps(committed)}")  # fmt: skip
+    if meta.get("game_index", index) != index:
+        raise _Mismatch(f"{where}: the record says it is game index"
+                        f" {str(meta.get('game_index'))[:40]} of its match")  # fmt: skip
 
 
 def _check_statuses(
@@ -494,10 +727,12 @@ def _versions(game: Mapping[str, Any]) -> tuple[tuple[str, str], tuple[str, str]
 
 @dataclass
 class _RatingChain:
-    """Each version's ratings through the bundle's games, taken in ``game_id`` order."""
+    """Each version's ratings through the bundle's games, taken in ``game_id`` order: of
+    each version only its latest game here and the rating that game left, the only one
+    a later game of it may start from."""
 
     played: dict[int, tuple[tuple[str, str], ...]]  # game id -> the versions by seat
-    afters: dict[tuple[int, str, str], tuple[float, float]] = field(default_factory=dict)
+    afters: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
     last: dict[tuple[str, str], int] = field(default_factory=dict)  # the latest game so far
     outside: dict[tuple[str, str], tuple[int, tuple[float, float]]] = field(default_factory=dict)
 
@@ -524,10 +759,11 @@ class _RatingChain:
                             f" whose rating update it leaves out")
         if source not in self.played:
             return None
-        return self.afters[(source, *version)]
+        assert source == previous, "a game here that the version played is its latest so far"
+        return self.afters[version]
 
     def record(self, game_id: int, version: tuple[str, str], after: tuple[float, float]) -> None:
-        self.afters[(game_id, *version)] = after
+        self.afters[version] = after
         self.last[version] = game_id
 
 
