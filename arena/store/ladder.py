@@ -12,7 +12,8 @@ pages and the runner read of its history (each version's matches, games,
 matches in play, latest opponents) are running totals kept as each match and
 game is stored (``arena.store.totals``, schema v9): one read at any age; so is
 the runner time each version's games used (``arena.store.usage``), which the
-scheduler shares out by owner.
+scheduler shares out by owner. An owner who joins the ladder or comes back to it is
+lifted to the least-used owner's time (``join_owners``, kept in ``ladder_owners``).
 
 The store decides nothing here: the pairing is ``arena.tournament.pairing.ladder_schedule``'s.
 """
@@ -32,7 +33,7 @@ from arena.store.db import NotFoundError, Store, StoreError, utc_now
 from arena.store.models import MatchRow, TournamentConfig, TournamentFormat
 from arena.store.totals import LadderTotals, count_match, read_ladder_totals, read_ladder_usage
 from arena.store.tournaments import get_tournament, match_rows
-from arena.store.usage import LadderUsage, clock
+from arena.store.usage import LadderUsage, add_charge, clock, decayed, joining_lifts
 
 JsonSettings = dict[str, object]
 
@@ -162,7 +163,8 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
     (``recent``: how many latest opponents each carries, at most ``RECENT_KEPT``).
 
     Two reads, of the bots and of the ladder's running totals (``arena.store.totals``),
-    however long the ladder has run.
+    however long the ladder has run. An owner who joined since the runner's last look
+    (``join_owners``) has the time the runner will lift it to.
     """
     with store.reading() as db:
         entrants = db.execute(_ENTRANTS).fetchall()
@@ -170,8 +172,12 @@ def ladder_entrants(store: Store, tournament_id: int, *, recent: int = 2) -> lis
         bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())
         owner_of = dict(db.execute("SELECT id, owner FROM bots").fetchall())
         usage = read_ladder_usage(db, tournament_id)
+        lifts, present = _read_owners(db, tournament_id)
     empty = LadderTotals()
-    used = owner_usage(usage, bot_of, owner_of)
+    used = owner_usage(usage, bot_of, owner_of, lifts)
+    active = {usage_key(r["bot_id"], r["owner"]) for r in entrants}
+    for key, lift in joining_lifts(used, present, active).items():  # as the runner will
+        used[key] = used.get(key, 0.0) + lift
     per_bot, last_of = bot_matches(totals, bot_of)
     turns = owner_turns(last_of, owner_of)
     return [
@@ -210,14 +216,21 @@ def usage_key(bot_id: int, owner: str | None) -> UsageKey:
     return bot_id if owner is None else owner
 
 
+Lift = tuple[float, float]
+"""What an owner was lifted by on joining the ladder: ms, as of the ladder's clock (it is
+halved with the owner's charges, ``arena.store.usage.decayed``)."""
+
+
 def owner_usage(
     usage: Mapping[int, LadderUsage],
     bot_of: Mapping[int, int],
     owner_of: Mapping[int, str | None],
+    lifts: Mapping[UsageKey, Lift] | None = None,
 ) -> dict[UsageKey, float]:
     """Each owner's runner time on the ladder now (``usage``: version id: its time, every
     version's; ``bot_of``: version id: bot id; ``owner_of``: bot id: owner), keyed by
-    ``usage_key``: a user's bots together, every version, on the ladder or off it."""
+    ``usage_key``: a user's bots together, every version, on the ladder or off it, with
+    what it was lifted by on joining (``lifts``, ``join_owners``)."""
     now = clock(usage.values())
     used: dict[UsageKey, float] = {}
     for version_id, kept in usage.items():
@@ -225,7 +238,68 @@ def owner_usage(
         if bot_id is not None:
             key = usage_key(bot_id, owner_of.get(bot_id))
             used[key] = used.get(key, 0.0) + kept.at(now)
+    for key, (lift_ms, lift_at) in (lifts or {}).items():
+        used[key] = used.get(key, 0.0) + decayed(lift_ms, lift_at, now)
     return used
+
+
+def _owner_column(key: UsageKey) -> str:
+    """``ladder_owners.owner_key``: ``user:NAME``, or ``bot:ID`` for one of the admin's bots."""
+    return f"bot:{key}" if isinstance(key, int) else f"user:{key}"
+
+
+def _read_owners(
+    db: sqlite3.Connection, tournament_id: int
+) -> tuple[dict[UsageKey, Lift], set[UsageKey]]:
+    """Each owner's lift, and the owners active at the runner's last look."""
+    lifts: dict[UsageKey, Lift] = {}
+    present: set[UsageKey] = set()
+    rows = db.execute(
+        "SELECT owner_key, active, lift_ms, lift_at FROM ladder_owners WHERE tournament_id = ?",
+        (tournament_id,),
+    )
+    for column, active, lift_ms, lift_at in rows:
+        kind, _, name = str(column).partition(":")
+        key: UsageKey = int(name) if kind == "bot" else name
+        lifts[key] = (float(lift_ms), float(lift_at))
+        if active:
+            present.add(key)
+    return lifts, present
+
+
+def join_owners(
+    store: Store, tournament_id: int
+) -> tuple[dict[UsageKey, Lift], frozenset[UsageKey]]:
+    """Note who is on the ladder now, lifting each owner who joined since the last look
+    (``joining_lifts``: a new owner, or one back after having no entrant, to the least-used
+    time among the owners that stayed); every owner's lift and the owners on it now.
+
+    An owner is on the ladder while one of its bots is an entrant (not withdrawn, not
+    remote), whether it plays or waits behind its newer bot (``entrants_per_user``): moving
+    between one's own bots is no joining. The runner calls it when the owners it sees
+    change; what it stores keeps across a restart, and the ladder's first look (nobody
+    seen before) lifts nobody.
+    """
+    with store.transaction() as db:
+        active = frozenset(usage_key(r["bot_id"], r["owner"]) for r in db.execute(_ENTRANTS))
+        usage = read_ladder_usage(db, tournament_id)
+        bot_of = dict(db.execute("SELECT id, bot_id FROM bot_versions").fetchall())
+        owner_of = dict(db.execute("SELECT id, owner FROM bots").fetchall())
+        lifts, present = _read_owners(db, tournament_id)
+        now = clock(usage.values())
+        used = owner_usage(usage, bot_of, owner_of, lifts)
+        for key, lift in joining_lifts(used, present, active).items():
+            lifts[key] = add_charge(*lifts.get(key, (0.0, 0.0)), lift, now)
+        db.executemany(
+            "INSERT INTO ladder_owners (tournament_id, owner_key, active, lift_ms, lift_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tournament_id, owner_key) DO UPDATE SET"
+            " active = excluded.active, lift_ms = excluded.lift_ms, lift_at = excluded.lift_at",
+            [
+                (tournament_id, _owner_column(key), int(key in active), *lifts.get(key, (0.0, 0.0)))
+                for key in active | present | lifts.keys()
+            ],
+        )
+    return lifts, active
 
 
 def ladder_usage(store: Store, tournament_id: int) -> dict[int, LadderUsage]:

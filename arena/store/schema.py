@@ -62,6 +62,11 @@ History:
   v17 ``games.startup0_ms``, ``startup1_ms``: each seat's launch-to-Hello time the game
       carries (``GameReport.startup_ms``), charged to it on a ladder; 0 for games stored
       before (their start-up was charged to nobody).
+  v18 ``ladder_owners``: each ladder owner (``owner_key``: ``user:NAME``, or ``bot:ID`` for
+      one of the admin's bots) the runner saw with an entrant at its last look (``active``),
+      and the time it was lifted by on joining or coming back (``lift_ms`` as of the
+      ladder's clock ``lift_at``: ``arena.store.usage.joining_lifts``). Empty at first:
+      the owners on the ladder at the runner's first look are lifted by nothing.
 """
 
 from __future__ import annotations
@@ -517,12 +522,26 @@ ALTER TABLE games ADD COLUMN startup1_ms REAL NOT NULL DEFAULT 0
 """Each seat's start-up time a game carries (``arena.referee.types.GameReport.startup_ms``)."""
 
 
+LADDER_OWNERS = """
+CREATE TABLE ladder_owners (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+    owner_key     TEXT NOT NULL,
+    active        INTEGER NOT NULL CHECK (active IN (0, 1)),
+    lift_ms       REAL NOT NULL DEFAULT 0,
+    lift_at       REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (tournament_id, owner_key)
+)
+"""
+"""Who the ladder's runner saw on the ladder, and the time each owner was lifted by on
+joining it (``arena.store.ladder.join_owners``)."""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A step: SQL statements separated by ``;`` (none inside them), or a function."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     V1, V2, V3, V4, V5, V6, V7, V8, _v9, _limits_and_tokens, _public_timing, REJECTED_GAMES,
-    LADDER_RESULTS, PLAY_POOL, WITHDRAWN_BY, _ladder_usage, GAME_STARTUP,
+    LADDER_RESULTS, PLAY_POOL, WITHDRAWN_BY, _ladder_usage, GAME_STARTUP, LADDER_OWNERS,
 )
 CURRENT_VERSION = len(MIGRATIONS)
 

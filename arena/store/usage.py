@@ -4,15 +4,17 @@ Pure arithmetic, shared by the running totals (``arena.store.totals``), the sche
 that fills them from the stored games (``arena.store.schema``) and the ladder's scheduler.
 Its clock is the ladder's own work: the sum of every charge of its games so far (``clock``),
 so the same store gives the same figures, after a restart too, and a burst is forgotten
-as the runner works on, not while it stands still.
+as the runner works on, not while it stands still. An owner who joins the ladder, or comes
+back to it, starts from the least-used owner's time (``joining_lifts``), not from nothing.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 USAGE_HALF_LIFE_MS = 7_200_000.0
 """An owner's runner time used counts half as much once the ladder has charged this much
@@ -65,6 +67,31 @@ def add_charge(
     the later of the two: the same whatever order the charges come in."""
     at = max(since, now)
     return decayed(used_ms, since, at) + decayed(charge_ms, now, at), at
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def joining_lifts(
+    used: Mapping[K, float], present: Collection[K], active: Collection[K]
+) -> dict[K, float]:
+    """How much each owner joining the ladder now is lifted by, as the Linux scheduler lifts a
+    waking task's vruntime to min_vruntime: an owner ``active`` now (it has an entrant) but
+    not ``present`` (the owners active at the last look; a new owner, or one back after
+    having none) is raised to the lowest time (``used``, as of now) among the owners active
+    then and still, if below it. Without the lift its time, nothing or what the half-life left
+    of it, would be the least by far, and it would play first in every match until it caught
+    up: the others' matches among themselves starved, and a burst banked by anyone who
+    withdraws and returns. Nobody is lifted when nobody stayed (the ladder's first owners)."""
+    stayed = [used.get(key, 0.0) for key in active if key in present]
+    if not stayed:
+        return {}
+    floor = min(stayed)
+    return {
+        key: floor - used.get(key, 0.0)
+        for key in active
+        if key not in present and used.get(key, 0.0) < floor
+    }
 
 
 def _ms_between(start: str, end: str) -> float:

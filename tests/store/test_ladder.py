@@ -28,6 +28,7 @@ from arena.store import (
     find_ladder,
     get_tournament,
     is_withdrawn,
+    join_owners,
     ladder_entrants,
     ladder_history,
     ladder_ratings,
@@ -288,3 +289,71 @@ def test_nothing_an_owner_does_to_its_bots_resets_its_runner_time(
     after = {r.bot: r for r in ladder_entrants(store, ladder)}[entrant]
     assert after.owner_used_ms == used
     assert after.bot_matches == (1 if entrant == "a" else 0)
+
+
+def _play(store: Store, ladder: int, first: str, second: str, ms: tuple[float, float]) -> None:
+    """Store a ladder match of bots ``first`` and ``second``, its one game charging ``ms``."""
+    ids = {r.bot: r.version_id for r in ladder_entrants(store, ladder)}
+    match_id = add_ladder_match(store, ladder, ids[first], ids[second], games=1, seed=1)
+    store_game(store, match_id, GameReport(
+        index=0, bots_by_seat=(first, second), winner=first, reason="points", statuses={},
+        actions=3, time_ms={first: ms[0], second: ms[1]}, record={},
+    ))  # fmt: skip
+
+
+def _away(store: Store, make: MakeBot, ladder: int) -> None:
+    set_withdrawn(store, "c", True, by="owner")
+    join_owners(store, ladder)  # the runner sees wes leave
+    for _ in range(3):
+        _play(store, ladder, "a", "b", (4000.0, 2000.0))
+    set_withdrawn(store, "c", False, by="owner")
+
+
+JOINS = [
+    ("a new owner starts from the least-used owner's time", "d", True,
+     lambda store, make, ladder: add_bot_version(store, make("d"), owner="xan")),
+    ("an owner back after time away starts from the least-used owner's time", "c", True,
+     _away),
+    ("an owner's new bot beside its other is no joining", "c2", False,
+     lambda store, make, ladder: add_bot_version(store, make("c2"), owner="wes")),
+    ("moving to one's other bot is no joining", "c2", False,
+     lambda store, make, ladder: (add_bot_version(store, make("c2"), owner="wes"),
+                                  join_owners(store, ladder),
+                                  set_withdrawn(store, "c", True, by="owner"))),
+    ("a new bot of the admin's is its own owner, lifted too", "h", True,
+     lambda store, make, ladder: add_bot_version(store, make("h"))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("bot", "lifted", "then"), [c[1:] for c in JOINS], ids=[c[0] for c in JOINS]
+)
+def test_an_owner_joining_the_ladder_starts_from_the_least_used_owners_time(
+    tmp_path: Path, store: Store, make_bot: MakeBot, bot: str, lifted: bool, then: object
+) -> None:
+    """An owner who joins (new, or back after having no entrant) is lifted to the lowest
+    time among the owners that stayed, so it does not play first in every match until its
+    time catches up; the page shows it at once, the runner's look stores it, a restart
+    keeps it; an owner that stayed (whatever it does among its own bots) is left as it is."""
+    for name, owner in (("a", "uma"), ("b", "vic"), ("c", "wes")):
+        add_bot_version(store, make_bot(name), owner=owner)
+    ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+    _play(store, ladder, "a", "b", (9000.0, 3000.0))
+    _play(store, ladder, "c", "b", (2000.0, 3000.0))
+    join_owners(store, ladder)  # the runner's first look: nobody is lifted
+    used = {r.bot: r.owner_used_ms for r in ladder_entrants(store, ladder)}
+    assert used["c"] < used["b"] < used["a"]  # wes has used the least, and keeps it
+    then(store, make_bot, ladder)  # type: ignore[operator]
+    rows = {r.bot: r for r in ladder_entrants(store, ladder)}
+    owner = rows[bot].owner or rows[bot].bot_id
+    floor = min(r.owner_used_ms for r in rows.values() if (r.owner or r.bot_id) != owner)
+    shown = rows[bot].owner_used_ms
+    lifts, on = join_owners(store, ladder)
+    with Store.open(tmp_path / "data") as reopened:  # a restart keeps the lift
+        stored = {r.bot: r.owner_used_ms for r in ladder_entrants(reopened, ladder)}[bot]
+    assert join_owners(store, ladder) == (lifts, on)  # lifted once, not at every look
+    if lifted:
+        assert shown == pytest.approx(floor, rel=1e-12)
+        assert stored == pytest.approx(floor, rel=1e-12)
+    else:
+        assert shown == stored == used["c"] < floor

@@ -1,4 +1,5 @@
-"""The ladder's fair share of runner time per owner: the rule, case by case, and simulated.
+"""The ladder's fair share of runner time per owner: the rule, case by case, and simulated;
+an owner joining the ladder (new, or back) starts from the least-used owner's time.
 
 The rule (``arena.tournament.pairing.ladder_schedule``): after the placement bursts, the
 entrant whose owner has the least load (the runner time its owner's games used, decayed,
@@ -13,14 +14,29 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.store.usage import add_charge, decayed
+from arena.referee import load_bot
+from arena.referee.types import BotSpec, GameReport
+from arena.store import (
+    Store,
+    TournamentConfig,
+    add_bot_version,
+    add_ladder_match,
+    create_ladder,
+    ladder_entrants,
+    set_withdrawn,
+)
+from arena.store.usage import add_charge, decayed, joining_lifts
 from arena.testing.examples import examples
+from arena.tournament.execution.executor import JobEvent, MatchJob
+from arena.tournament.orchestration.ladder import LadderRunner, LadderSummary
 from arena.tournament.pairing.ladder_schedule import (
     Contender,
     Pick,
@@ -28,6 +44,7 @@ from arena.tournament.pairing.ladder_schedule import (
     loads,
     pick,
 )
+from arena.tournament.policy.results import store_game
 
 PLACED = 100  # ladder matches of a placed bot: past any placement burst
 Q = SchedulePolicy()
@@ -203,6 +220,8 @@ class Sim:
     used: dict[int, tuple[float, float]] = field(default_factory=dict)  # owner: (ms, as of)
     charged: dict[int, list[float]] = field(default_factory=dict)
     total: dict[int, float] = field(default_factory=dict)  # undecayed charges per owner
+    away: set[int] = field(default_factory=set)  # owners with no entrant on the ladder now
+    picks: list[Pick] = field(default_factory=list)  # every match scheduled, in order
 
     def __post_init__(self) -> None:
         rng = random.Random(self.seed)
@@ -223,6 +242,8 @@ class Sim:
     def contenders(self) -> list[Contender]:
         out = []
         for i, c in self.state.items():
+            if i in self.away:
+                continue
             ms, at = self.used[i]
             kept = self.charged.get(i)
             mean = None if not kept else 2 * sum(kept) / len(kept)
@@ -241,6 +262,7 @@ class Sim:
                     in_play=c.in_play + 1, recent=(other, *c.recent)[:2],
                 )  # fmt: skip
             self.queued.append((self.rounds, chosen.first, chosen.second))
+            self.picks.append(chosen)
         while len(self.running) < self.slots and self.queued:
             number, a, b = self.queued.pop(0)
             length = 2 * (self.cost[a] + self.cost[b] + self.fixed_ms)
@@ -257,6 +279,16 @@ class Sim:
                 self.total[me] += charge
         for me in (a, b):
             self.state[me] = replace(self.state[me], in_play=self.state[me].in_play - 1)
+
+    def join(self, owner: int, *, lift: bool) -> None:
+        """``owner`` comes onto the ladder (``lift``: starting from the least-used owner's
+        time, ``joining_lifts``, as the store's ``join_owners`` does)."""
+        present = set(self.state) - self.away
+        self.away.discard(owner)
+        if lift:
+            used = {i: decayed(*self.used[i], self.clock) for i in self.state}
+            for i, more in joining_lifts(used, present, present | {owner}).items():
+                self.used[i] = add_charge(*self.used[i], more, self.clock)
 
     def spread(self) -> float:
         """How far the most-used owner's time (decayed, as the scheduler reads it) is ahead of
@@ -341,3 +373,104 @@ def test_the_simulation_sees_a_runaway_owner() -> None:
         sim.finish()
     assert sim.spread() > _bound(sim.cost, 2, sim.fixed_ms)
     assert sim.total[3] > 2 * sum(sim.total.values()) / 4  # over twice an equal share
+
+
+JOINING = [  # (case, owner's bot is new, step it leaves, step it joins)
+    ("a new owner", True, 0, 400),
+    ("an owner back after time away", False, 100, 400),
+]
+
+
+def _share_after_joining(new_bot: bool, leaves: int, joins: int, *, lift: bool) -> float:
+    """The share of the 100 matches scheduled after owner 7 joins (eight owners, bots of
+    equal cost) that owner 7 plays in: an equal share is 2/8 of them."""
+    sim = Sim([1000.0] * 8, 2, 7)
+    for step in range(joins + 100):
+        if step == leaves:
+            sim.away.add(7)
+        if step == joins:
+            if new_bot:
+                sim.state[7] = Contender(7, owner="o7")
+            sim.join(7, lift=lift)
+            start = len(sim.picks)
+        sim.fill()
+        sim.finish()
+    after = sim.picks[start : start + 100]
+    return sum(7 in (p.first, p.second) for p in after) / len(after)
+
+
+@pytest.mark.parametrize(("new_bot", "leaves", "joins"), [c[1:] for c in JOINING],
+                         ids=[c[0] for c in JOINING])  # fmt: skip
+def test_an_owner_who_joins_plays_its_share_not_every_match(
+    new_bot: bool, leaves: int, joins: int
+) -> None:
+    """An owner who joins the ladder, new or back after time away, is lifted to the
+    least-used owner's time (``joining_lifts``), so it plays about an equal share of the
+    matches after it joins; from its own time (the control) it played in nearly every one
+    until it caught up, the other owners' matches among themselves starved."""
+    unlifted = _share_after_joining(new_bot, leaves, joins, lift=False)
+    lifted = _share_after_joining(new_bot, leaves, joins, lift=True)
+    assert unlifted > 0.9, unlifted  # the control: every match until it caught up
+    assert lifted < 0.35, lifted
+
+
+class _Held:
+    """An executor that takes the runner's matches and plays none (what was handed over is
+    all a test of the runner's picks needs)."""
+
+    def __init__(self) -> None:
+        self.matches: list[tuple[str, str]] = []
+
+    def submit(self, jobs: Sequence[MatchJob]) -> None:
+        self.matches += [(job.first.name, job.second.name) for job in jobs if job.half == 0]
+
+    def next_event(self, timeout_s: float) -> JobEvent | None:
+        return None
+
+    def cancel(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_runner_lifts_an_owner_who_joins_and_keeps_it_stored(tmp_path: Path) -> None:
+    """The ladder's runner notes who is on the ladder as it picks: a new owner's bot joins
+    at the least-used owner's time, stored (the /ladder page and a restart read it), and
+    its first match comes at once (its placement among equal loads); an owner with no
+    entrant left is noted gone."""
+    data = tmp_path / "data"
+
+    def bot(name: str) -> BotSpec:
+        directory = tmp_path / "sources" / name
+        directory.mkdir(parents=True)
+        (directory / "bot.toml").write_text(
+            f'name = "{name}"\ncommand = ["python3", "bot.py"]\nruntime = "python"\n'
+        )
+        (directory / "bot.py").write_text("print('hello')\n")
+        return load_bot(directory)
+
+    with Store.open(data) as store:
+        for name, owner in (("a", "uma"), ("b", "vic"), ("c", "wes")):
+            add_bot_version(store, bot(name), owner=owner)
+        ladder = create_ladder(store, "ladder", TournamentConfig(), {})
+        ids = {r.bot: r.version_id for r in ladder_entrants(store, ladder)}
+        for first, second, ms in (("a", "b", (9000.0, 3000.0)), ("c", "b", (2000.0, 3000.0))):
+            match_id = add_ladder_match(store, ladder, ids[first], ids[second], games=1, seed=1)
+            store_game(store, match_id, GameReport(
+                index=0, bots_by_seat=(first, second), winner=first, reason="points",
+                statuses={}, actions=3, time_ms={first: ms[0], second: ms[1]}, record={},
+            ))  # fmt: skip
+        executor = _Held()
+        runner = LadderRunner(store, ladder, concurrency=1, executor=executor, ahead=0)
+        runner._fill(LadderSummary())  # its first look: uma, vic and wes, nobody lifted
+        add_bot_version(store, bot("d"), owner="xan")
+        set_withdrawn(store, "b", True, by="owner")
+        runner._open_matches.clear()  # the match in play ended: a slot is free
+        runner._fill(LadderSummary())
+        used = {r.bot: r.owner_used_ms for r in ladder_entrants(store, ladder)}
+        with store.reading() as db:
+            kept = dict(db.execute("SELECT owner_key, active FROM ladder_owners").fetchall())
+    assert used["d"] == pytest.approx(used["c"], rel=1e-12)  # wes: the least-used owner
+    assert kept == {"user:uma": 1, "user:vic": 0, "user:wes": 1, "user:xan": 1}
+    assert "d" in executor.matches[-1], executor.matches

@@ -60,6 +60,7 @@ from arena.store import (
     add_ladder_match,
     bot_matches,
     bot_owners,
+    join_owners,
     ladder_history,
     ladder_ratings,
     ladder_settings,
@@ -176,6 +177,7 @@ def rated_contenders(
     owner_of: Mapping[int, str | None] | None = None,
     usage: Mapping[int, LadderUsage] | None = None,
     games_per_match: int = 2,
+    lifts: Mapping[str | int, tuple[float, float]] | None = None,
 ) -> list[Contender]:
     """``contenders`` from the entrants' ratings and a history kept up to date by the
     runner (``history_after``): the same list, without reading every ladder match.
@@ -185,13 +187,14 @@ def rated_contenders(
     user's entrants their owner's turn (``owner_last``); without it they have none.
     ``usage`` (version id: its runner time, ``arena.store.ladder_usage``, with ``bot_of`` and
     ``owner_of``) gives each its owner's time and what a match of ``games_per_match``
-    games costs it; without it nobody has used any."""
+    games costs it, with what each owner was lifted by on joining the ladder (``lifts``,
+    ``arena.store.join_owners``); without it nobody has used any."""
     empty = LadderHistory()
     placed, last_of = ({}, {}) if bot_of is None else bot_matches(history, bot_of)
     turns = {} if owner_of is None else owner_turns(last_of, owner_of)
     used = (
         {} if usage is None or bot_of is None or owner_of is None
-        else owner_usage(usage, bot_of, owner_of)
+        else owner_usage(usage, bot_of, owner_of, lifts)
     )  # fmt: skip
     spent = usage or {}
     entrants = _entrants_of(ratings)
@@ -264,6 +267,8 @@ class LadderRunner(RunnerBase):
         self._history: dict[int, LadderHistory] | None = None  # read at the first pick
         self._bot_of: dict[int, int] = {}  # version id: bot id (a bot places once)
         self._owner_of: dict[int, str | None] = {}  # bot id: owner (a user's turns)
+        self._present: frozenset[str | int] | None = None  # owners on the ladder at the last look
+        self._lifts: dict[str | int, tuple[float, float]] = {}  # each owner's lift on joining
 
     def stop(self, reason: str = "the ladder was stopped") -> None:
         """Ask ``run`` to end (from any thread): the matches in play are cancelled, and
@@ -328,6 +333,9 @@ class LadderRunner(RunnerBase):
             )
             self._bot_of.update((r.version_id, r.bot_id) for r in ratings)
             self._owner_of.update((r.bot_id, r.owner) for r in ratings)
+            if frozenset(usage_key(r.bot_id, r.owner) for r in ratings) != self._present:
+                # an owner joined or left: a joining one starts from the least-used's time
+                self._lifts, self._present = join_owners(self.store, self.tournament_id)
             in_play: dict[int, int] = {}
             for versions in self._open_matches.values():
                 for version in versions:
@@ -335,7 +343,7 @@ class LadderRunner(RunnerBase):
             number = next_ladder_round(self.store, self.tournament_id)
             state = rated_contenders(
                 ratings, self._history, in_play, self._bot_of, self._owner_of,
-                usage, config.games_per_match,
+                usage, config.games_per_match, self._lifts,
             )  # fmt: skip
             chosen = pick(state, number, self.settings.policy)
             if chosen is None:

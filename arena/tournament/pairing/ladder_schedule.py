@@ -5,21 +5,22 @@
 how many of its matches are in play) and nothing else, so the same store
 gives the same choice, after a restart too:
 
-1. **Who plays first.** The entrant whose owner has used the least runner
-   time (``load``: the time its owner's bots' ladder games used, decayed,
+1. **Who plays first.** The entrant whose owner has used the least runner time
+   (``load``: the time its owner's bots' ladder games used, decayed,
    ``arena.store.usage``, plus an estimate of its matches in play; the admin's
-   bots each count alone): a fair share of the runner's time per owner, so a
-   slow bot plays fewer matches instead of holding a slot. Among equals (a
-   user's entrants, or a ladder with no time used yet) a new bot first (fewer
-   than ``placement_matches`` ladder matches, of all its versions together: a
-   new version of a placed bot does not place again), fewest placement
-   matches first, with up to ``placement_in_play`` matches at once: its
-   placement burst, which orders its owner's turns and never takes another
-   owner's (an owner's twenty new bots place at their owner's share). Then the
-   idle one with the highest need, ``wait * (1 + sigma / SIGMA0)``: ``wait`` is how many ladder
-   matches were scheduled since its last one, so every entrant's need grows
-   until it plays (no starvation), and a large sigma (an uncertain rating) at
-   most doubles it. A user's entrant waits from no
+   bots each count alone; an owner joining the ladder, new or back, starts from
+   the least-used owner's, ``arena.store.join_owners``): a fair share of the
+   runner's time per owner, so a slow bot plays fewer matches instead of holding
+   a slot. Among equals (a user's entrants, or a ladder with no time used yet) a
+   new bot first (fewer than ``placement_matches`` ladder matches, of all its
+   versions together: a new version of a placed bot does not place again),
+   fewest placement matches first, with up to ``placement_in_play`` matches at
+   once: its placement burst, which orders its owner's turns and never takes
+   another owner's (an owner's twenty new bots place at their owner's share).
+   Then the idle one with the highest need, ``wait * (1 + sigma / SIGMA0)``:
+   ``wait`` is how many ladder matches were scheduled since its last one, so
+   every entrant's need grows until it plays (no starvation), and a large sigma
+   (an uncertain rating) at most doubles it. A user's entrant waits from no
    earlier than its owner's turn (``owner_last``): a bot off the ladder
    (withdrawn, or one of a user's bots past ``entrants_per_user``) banks no
    wait, so switching between one's bots buys no extra matches.
