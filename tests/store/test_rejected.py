@@ -70,6 +70,7 @@ def test_the_migration_adds_the_table_to_a_database_of_the_version_before(
             db.execute(f"ALTER TABLE ladder_totals DROP COLUMN {column}")
         for column in ("startup0_ms", "startup1_ms"):  # and the games' start-up times
             db.execute(f"ALTER TABLE games DROP COLUMN {column}")
+        db.execute("DROP TABLE ladder_owners")  # and who is on the ladder
         db.execute(f"PRAGMA user_version = {before}")
         db.commit()
     with Store.open(data) as store:
