@@ -191,7 +191,7 @@ class StartedMatch:
         if self._closed:
             return
         self._closed = True
-        self.its_turn()  # a launch ahead waits for its Hello no longer than its allowance
+        self._match.stopping.set()  # a launch still ahead of its turn waits for no Hello
         self.wait_ready()
         self._match.shut_down()
         self._work.cleanup()
@@ -359,6 +359,8 @@ class _Match:
             )
             turn_ns = self.turn_ns
             if turn_ns is None:  # ahead of its turn: its Hello allowance starts with the turn
+                if self.stopping.is_set():
+                    break  # closed before its turn: the bots yet to say Hello are killed
                 found = self.turn_loop.wait(None, time.monotonic_ns() + AHEAD_POLL_NS)
                 if found is None:
                     continue

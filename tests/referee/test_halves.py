@@ -535,3 +535,22 @@ def test_a_start_up_ahead_of_its_turn_is_not_charged_nor_timed(make_bot: MakeBot
     assert set(first.statuses.values()) == {BotStatus.OK}, first.record["match"]
     assert (dict(first.startup_ms), dict(second.startup_ms)) == ({}, {})
     assert_no_process_left(slow, good)
+
+
+@pytest.mark.slow
+def test_closing_a_launch_ahead_waits_for_no_hello(make_bot: MakeBot) -> None:
+    """A half launched ahead and closed before its turn (its caller gave up) waits for no
+    Hello: its silent bot is killed at once, not after its Hello allowance."""
+    silent, good = make_bot("no_hello", name="silent"), make_bot("random", name="good")
+    config = dataclasses.replace(half_configs(IN_TURN)[1], hello_timeout_ms=300_000)
+    started = start_match(config, silent, good)
+    closing = threading.Thread(target=started.close, daemon=True)
+    try:
+        wait_until(lambda: len(_processes(started)) == 2, "both bots launched", 60)
+        closing.start()
+        wait_until(lambda: not closing.is_alive(), "the half closed", 60)
+    except BaseException:
+        for process in _processes(started):
+            process.kill()  # the close that waits ends with them
+        raise
+    assert_no_process_left(silent, good)
