@@ -191,6 +191,7 @@ def play_in_turn(
             if isinstance(current, BaseException):
                 on_done(number, None, current)
                 continue
+            current.its_turn()  # launched ahead, it was idle and its start-up not yet timed
             current.wait_ready()
             # the next half's processes launch once the current half's are ready (not with
             # them: on a busy machine both launches would share the CPUs, and the current

@@ -49,7 +49,7 @@ from arena.referee.types import (
     MatchConfig,
     MatchReport,
 )
-from arena.sandbox import SandboxConfigError, probe_host
+from arena.sandbox import BotProcess, SandboxConfigError, probe_host
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
@@ -117,6 +117,10 @@ def start_match(
     return StartedMatch(config, (bot_a, bot_b), wire_tap, on_event, on_seat_offer)
 
 
+AHEAD_POLL_NS = 50_000_000
+"""How often a launch ahead of its turn, Hello still awaited, looks whether its turn came."""
+
+
 class MatchStoppedError(RuntimeError):
     """A match told to stop (``StartedMatch.stop``) before its next game."""
 
@@ -150,6 +154,12 @@ class StartedMatch:
         """Return once every bot has said Hello (or failed to)."""
         self._launcher.join()
 
+    def its_turn(self) -> None:
+        """The match's turn has come (``play`` says so too): until now its bots were
+        launched ahead of it, in the idle scheduling class, and their start-up was not
+        theirs to be charged or timed (``_Match.its_turn``)."""
+        self._match.its_turn()
+
     def run(self, on_game: Callable[[GameReport], None] | None = None) -> MatchReport:
         """Play the match (once its bots are ready), then shut them down."""
         try:
@@ -162,6 +172,7 @@ class StartedMatch:
         moment to exit, the endpoints' stop) to the caller, e.g. while the next half
         plays; a match that fails is closed at once."""
         try:
+            self.its_turn()
             self.wait_ready()
             if self._error is not None:
                 raise self._error
@@ -180,6 +191,7 @@ class StartedMatch:
         if self._closed:
             return
         self._closed = True
+        self._match.stopping.set()  # a launch still ahead of its turn waits for no Hello
         self.wait_ready()
         self._match.shut_down()
         self._work.cleanup()
@@ -227,6 +239,8 @@ class _Match:
         self.early_failures: Failures = {}  # failed before the first game: it forfeits that one
         self.startup_ns: dict[int, int] = {}  # slot -> its launches' time to Hello, not yet
         # charged to a game: the next game's report carries it (``GameReport.startup_ms``)
+        self.turn_ns: int | None = None  # when its turn came (``its_turn``); None: ahead
+        self._turn_lock = threading.Lock()  # its_turn (the caller) beside a launch (``start``)
         self._started = False
         self._shut = False
         self.stopping = threading.Event()  # StartedMatch.stop: no further game
@@ -242,8 +256,23 @@ class _Match:
         self._make_ready(self.early_failures)
         self.freezer.hold_all()
 
+    def its_turn(self) -> None:
+        """The match may play now (from any thread; once). Until then it was launched ahead
+        of its turn, beside a half being played: each bot ran in the idle scheduling class
+        (on CPU no playing bot wanted), and its start-up neither counted towards its Hello
+        allowance nor was charged to it (``_started_up``); from now on both count, and it
+        runs as any bot does."""
+        with self._turn_lock:
+            if self.turn_ns is not None:
+                return
+            self.turn_ns = time.monotonic_ns()
+            for slot in self.slots:
+                if isinstance(slot.process, BotProcess):
+                    slot.process.set_idle(False)
+
     def run(self, on_game: Callable[[GameReport], None] | None) -> MatchReport:
         """Play every game and say MatchOver; the caller shuts the bots down."""
+        self.its_turn()
         reports: list[GameReport] = []
         self.log.info("match_started", bots=[slot.name for slot in self.slots])
         self.freezer.thaw_all()  # held since their Hello (``start``)
@@ -302,8 +331,13 @@ class _Match:
                 failures[slot.index] = (status, "restart limit reached: forfeits the rest")
                 continue
             launched_ns[slot.index] = time.monotonic_ns()
+            with self._turn_lock:
+                ahead = self.turn_ns is None
             try:
-                slot.launch(self.config, self.sandboxed_paths)
+                slot.launch(self.config, self.sandboxed_paths, idle=ahead)
+                with self._turn_lock:  # its turn came during the launch: run normally
+                    if ahead and self.turn_ns is not None and isinstance(slot.process, BotProcess):
+                        slot.process.set_idle(False)
             except (OSError, SandboxConfigError) as error:
                 # the bot's command cannot be started (E2BIG, ENOENT, ...): that bot's
                 # crash, never the match's failure; it counts as a launch (restart limit)
@@ -316,7 +350,6 @@ class _Match:
             launching.append(slot)
         hello = Clock(self.config.hello_timeout_ms)  # one wait for every launched bot
         hello.start(time.monotonic_ns())
-        deadline_ns = hello.deadline_ns
         for slot in launching:
             slot.expect.clock = hello
         while any(slot.expect.phase is Phase.AWAIT_HELLO and slot.process for slot in launching):
@@ -324,7 +357,16 @@ class _Match:
                 slot.index for slot in launching if slot.expect.phase is Phase.AWAIT_HELLO
                 and slot.process
             )
-            found = self.turn_loop.wait(awaited, deadline_ns)
+            turn_ns = self.turn_ns
+            if turn_ns is None:  # ahead of its turn: its Hello allowance starts with the turn
+                if self.stopping.is_set():
+                    break  # closed before its turn: the bots yet to say Hello are killed
+                found = self.turn_loop.wait(None, time.monotonic_ns() + AHEAD_POLL_NS)
+                if found is None:
+                    continue
+            else:
+                hello.start(max(hello.started_ns, turn_ns))
+                found = self.turn_loop.wait(awaited, hello.deadline_ns)
             assert found is not None
             who, verdict = found
             if verdict.kind is VerdictKind.HELLO:
@@ -339,8 +381,9 @@ class _Match:
         """Count slot ``index``'s launch, from its start to now (its Hello, its failure), as
         its start-up time: the slot's runner time it spent before the game (once)."""
         began = launched_ns.pop(index, None)
-        if began is not None:
-            spent = time.monotonic_ns() - began
+        turn_ns = self.turn_ns
+        if began is not None and turn_ns is not None:  # ahead of its turn: nobody waited
+            spent = max(0, time.monotonic_ns() - max(began, turn_ns))
             self.startup_ns[index] = self.startup_ns.get(index, 0) + spent
 
     def _welcome(self, slot: BotSlot) -> None:

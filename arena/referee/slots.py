@@ -65,8 +65,9 @@ class BotSlot:
     def can_launch(self, max_restarts: int) -> bool:
         return self.launches <= max_restarts
 
-    def launch(self, config: MatchConfig, sandboxed_paths: bool) -> None:
-        """Start the bot (again) with a fresh token; it must now say Hello."""
+    def launch(self, config: MatchConfig, sandboxed_paths: bool, *, idle: bool = False) -> None:
+        """Start the bot (again) with a fresh token; it must now say Hello. ``idle``: in the
+        idle scheduling class (launched ahead of its turn, ``BotProcess.set_idle``)."""
         self.kill()
         self.launches += 1
         self.limits = config.limits
@@ -109,6 +110,7 @@ class BotSlot:
             stdout_path=Path(os.devnull),
             unsafe=config.unsafe,
             writable_file=writable,
+            idle=idle,
         )
         get_logger(bot=self.name, slot=self.index).info(
             "bot_launched", launch=self.launches, pid=self.process.pid,

@@ -234,6 +234,12 @@ class BotCgroup(ABC):
         write is kept: the group finishes freezing on its own) or was refused."""
 
     @abstractmethod
+    def set_idle(self, idle: bool) -> bool:
+        """Put the group in the idle scheduling class (``cpu.idle``, kernel 5.15+; else the
+        least CPU weight) or back to normal: idle, it runs only on CPU that no other group
+        wants (a bot launched ahead of its turn). True once written, False if refused."""
+
+    @abstractmethod
     def frozen_state(self) -> str | None:
         """The group's freezer state as the kernel reports it (v1: FROZEN, FREEZING,
         THAWED; v2: FROZEN or THAWED); None if unreadable."""
@@ -391,6 +397,9 @@ class CgroupV1(BotCgroup):
             time.sleep(0.0002)
         return True
 
+    def set_idle(self, idle: bool) -> bool:
+        return _set_idle(self.dirs["cpu"], idle, "cpu.shares", V1_SHARES)
+
     def frozen_state(self) -> str | None:
         text = self._freezer_state.read()
         return text.strip() if text else None
@@ -480,6 +489,9 @@ class CgroupV2(BotCgroup):
             time.sleep(0.0005)
         return True
 
+    def set_idle(self, idle: bool) -> bool:
+        return _set_idle(self.directory, idle, "cpu.weight", V2_WEIGHTS)
+
     def frozen_state(self) -> str | None:
         events = read_keyed(self.directory / "cgroup.events")
         if "frozen" not in events:
@@ -505,6 +517,27 @@ class CgroupV2(BotCgroup):
         removed = _remove_dir(self.directory)
         remove_parent_if_empty(self.directory.parent)
         return removed
+
+
+V1_SHARES = ("1024", "2")
+"""``cpu.shares``: a group's normal weight and the least the kernel takes (v1)."""
+V2_WEIGHTS = ("100", "1")
+"""``cpu.weight``: a group's normal weight and the least the kernel takes (v2)."""
+
+
+def _set_idle(directory: Path, idle: bool, weight_file: str, weights: tuple[str, str]) -> bool:
+    """``cpu.idle`` where the kernel has it (a group that yields to every non-idle one);
+    else the weight: the least while idle, the normal one after (``weights``)."""
+    if (directory / "cpu.idle").exists():
+        control, value = directory / "cpu.idle", "1" if idle else "0"
+    else:
+        control, value = directory / weight_file, weights[1] if idle else weights[0]
+    try:
+        write_control(control, value)
+    except CgroupError as exc:
+        get_logger().warning("cgroup_idle_refused", error=str(exc))
+        return False
+    return True
 
 
 def _enable_controllers(directory: Path, enable: str) -> None:

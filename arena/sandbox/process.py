@@ -199,14 +199,18 @@ def _start_gated(
     stderr_path: Path | None,
     use_cgroup: bool,
     piped_output: bool = False,
+    idle: bool = False,
 ) -> Resources:
-    """Fork the gate, put it in the cgroup and set rlimits, then let it exec ``argv``."""
+    """Fork the gate, put it in the cgroup (in the idle class first, with ``idle``) and set
+    rlimits, then let it exec ``argv``."""
     if use_cgroup:
         ensure_watchdog()
     try:
         cgroup = create_bot_cgroup(name, limits) if use_cgroup else None
     except CgroupError as exc:
         raise SandboxUnavailableError(f"cgroups: {exc}") from exc
+    if idle and cgroup is not None:
+        cgroup.set_idle(True)  # refused: it runs as any bot does (logged)
     try:
         outputs = _Outputs(stdout_path, stderr_path, limits, piped=piped_output)
     except BaseException:
@@ -268,6 +272,7 @@ def launch_bot(
     host: HostReport | None = None,
     share_net: bool = False,
     writable_file: str | None = None,
+    idle: bool = False,
 ) -> BotProcess:
     """Start ``command`` in ``bot_dir`` inside the sandbox; see docs/design/SANDBOX.md.
 
@@ -278,6 +283,8 @@ def launch_bot(
     ``writable_file``: where an empty file the bot may write appears inside (a
     Java class-data archive written at exit); ``BotProcess.take_written`` moves
     what it wrote out once it has exited. Sandboxed launches only.
+    ``idle``: the bot's cgroup is in the idle scheduling class from before its first
+    instruction (``BotProcess.set_idle``: a launch ahead of its turn).
     """
     bot_dir = Path(bot_dir)
     socket_path = Path(socket_path)
@@ -297,6 +304,7 @@ def launch_bot(
         return _launch_unsafe(
             words, bot_dir, env, socket_path, limits, report, name,
             stdout_path=stdout_path, stderr_path=stderr_path, use_cgroup=use_cgroup,
+            idle=idle,
         )
     # As root each bot gets a host uid of its own (per-user kernel limits are not
     # shared); unprivileged, bwrap maps the arena's own uid and there is no choice.
@@ -332,7 +340,7 @@ def launch_bot(
     )
     try:
         resources = _launch_sandboxed(
-            plan, report, name, stdout_path=stdout_path, stderr_path=stderr_path
+            plan, report, name, stdout_path=stdout_path, stderr_path=stderr_path, idle=idle
         )
     except BaseException:
         staged.remove()
@@ -358,6 +366,7 @@ def _launch_sandboxed(
     *,
     stdout_path: Path | None,
     stderr_path: Path | None,
+    idle: bool = False,
 ) -> Resources:
     """bwrap with its data (passwd, group, seccomp program) on inherited memfds."""
     try:
@@ -376,7 +385,7 @@ def _launch_sandboxed(
         return _start_gated(
             bwrap_argv(plan, fds), name=name, limits=plan.limits, pass_fds=open_fds,
             cwd=None, env=None, stdout_path=stdout_path, stderr_path=stderr_path,
-            use_cgroup=report.cgroup_version is not None, piped_output=True,
+            use_cgroup=report.cgroup_version is not None, piped_output=True, idle=idle,
         )
     finally:
         for fd in open_fds:
@@ -395,6 +404,7 @@ def _launch_unsafe(
     stdout_path: Path | None,
     stderr_path: Path | None,
     use_cgroup: bool,
+    idle: bool = False,
 ) -> BotProcess:
     """No namespaces: a plain process in its own session, rlimits and cgroup if any."""
     real_socket = str(socket_path.resolve())
@@ -403,7 +413,7 @@ def _launch_unsafe(
     argv = [SETPRIV, "--pdeathsig", "KILL", "--", *words]
     resources = _start_gated(
         argv, name=name, limits=limits, pass_fds=(), cwd=bot_dir, env=bot_env,
-        stdout_path=stdout_path, stderr_path=stderr_path, use_cgroup=use_cgroup,
+        stdout_path=stdout_path, stderr_path=stderr_path, use_cgroup=use_cgroup, idle=idle,
     )
     get_logger(bot=name).warning(
         "sandbox_unsafe_launched",

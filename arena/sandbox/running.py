@@ -161,6 +161,14 @@ class BotProcess:
             return False
         return cgroup.freeze(frozen)
 
+    def set_idle(self, idle: bool) -> bool:
+        """Run the whole tree in the idle scheduling class (True) or normally (False):
+        ``BotCgroup.set_idle``. False without a cgroup, or if the kernel refused."""
+        cgroup = self._resources.cgroup
+        if cgroup is None or self._resources.released:
+            return False
+        return cgroup.set_idle(idle)
+
     def frozen_state(self) -> str | None:
         cgroup = self._resources.cgroup
         return None if cgroup is None or self._resources.released else cgroup.frozen_state()

@@ -68,6 +68,9 @@ class Bot:
             time.sleep(3600)
         if self.behaviour == "slow_hello":  # takes ARG seconds to start, then plays at once
             time.sleep(float(self.args[0]))
+        if self.behaviour == "spin_before_hello":  # a start-up that never ends, on the CPU
+            while True:
+                pass
         if self.behaviour == "exit_before_hello":
             raise SystemExit(3)
         if self.behaviour == "malformed_bytes":

@@ -31,6 +31,7 @@ from arena.referee.halves import half_configs, halves, play_in_turn, run_halves
 from arena.referee.match import StartedMatch, start_match
 from arena.referee.prestart import Prestart, decide_prestart
 from arena.referee.types import GameReport, MatchReport
+from arena.sandbox import BotProcess
 from arena.testing.waiting import assert_stays, wait_until
 
 from .conftest import MakeBot, assert_no_process_left, marker_of, processes_with
@@ -178,16 +179,17 @@ def _judged_ahead(launched: list[StartedMatch], number: int, within_s: float) ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("behaviour", "hello_ms", "status"),
+    ("behaviour", "hello_ms", "status", "judged_ahead"),
     [
-        ("no_hello", 5000, BotStatus.TIMEOUT),
+        # its Hello allowance starts with its half's turn: judged once the half begins
+        ("no_hello", 5000, BotStatus.TIMEOUT, False),
         # a Hello window long enough that a loaded machine still starts Python within it
-        ("exit_before_hello", 15_000, BotStatus.CRASH),
+        ("exit_before_hello", 15_000, BotStatus.CRASH, True),
     ],
 )
 def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_nothing(
     make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch, behaviour: str, hello_ms: int,
-    status: BotStatus,
+    status: BotStatus, judged_ahead: bool,
 ) -> None:  # fmt: skip
     """Every process of bot B fails its Hello: the first half's while it is launched, the
     second half's while it is prestarted (the first half playing). Each half still ends
@@ -195,7 +197,8 @@ def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_noth
 
     The overlap, forced: the second half's launch begins once the first half's first
     game has ended, and that game's end is not reported (its ``on_game`` waits) until
-    the second half's Hellos have been judged."""
+    the second half's Hellos have been judged (where they are judged ahead: a crash; a
+    silent bot's allowance runs from its half's turn)."""
     good, broken = make_bot("random", name="good"), make_bot(behaviour, name="broken")
     config = dataclasses.replace(IN_TURN, hello_timeout_ms=hello_ms)
     launched = _record_launches(monkeypatch)
@@ -205,7 +208,7 @@ def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_noth
 
     def first_half_playing(game: GameReport) -> None:
         ended.append(game.index)
-        if game.index == 0:
+        if game.index == 0 and judged_ahead:
             _judged_ahead(launched, 1, limit_s)
 
     done = _play_in_turn_within(limit_s, config, good, broken, on_game=first_half_playing)
@@ -458,3 +461,96 @@ def test_a_bot_launched_ahead_runs_nothing_until_its_half_plays(make_bot: MakeBo
     for game in report.games:
         assert set(game.statuses.values()) == {BotStatus.OK}, game.record["match"]
     assert_no_process_left(spinner, good)
+
+
+def _processes(started: StartedMatch) -> list[BotProcess]:
+    """The match's bots launched so far."""
+    processes = [slot.process for slot in started._match.slots]
+    return [process for process in processes if isinstance(process, BotProcess)]
+
+
+def _cpu_of(started: StartedMatch) -> float:
+    """CPU time of the match's bots so far, from their cgroups."""
+    return sum(process.cpu_time_ms() or 0.0 for process in _processes(started))
+
+
+@pytest.mark.slow
+def test_a_bot_launched_ahead_starts_up_only_on_cpu_no_playing_bot_wants(
+    make_bot: MakeBot,
+) -> None:
+    """Before its Hello, a bot launched ahead of its turn runs in the idle scheduling class:
+    bots that spin in their start-up for ever, launched ahead, take next to nothing of one
+    CPU from two spinning bots whose turn has come (standing for a half being played); once
+    their own turn comes (the control), they take their share. Every launch is pinned to
+    one CPU, and the shares are the bots' cgroups' CPU time."""
+    config = dataclasses.replace(half_configs(IN_TURN)[0], hello_timeout_ms=300_000)
+    spin = [make_bot("spin_before_hello", name=f"spin-{n}") for n in range(4)]
+    affinity = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(affinity)})  # the launches below inherit it: one CPU
+    try:
+        playing = start_match(config, spin[0], spin[1])
+        playing.its_turn()
+        ahead = start_match(config, spin[2], spin[3])
+    finally:
+        os.sched_setaffinity(0, affinity)
+    try:
+        for started in (playing, ahead):
+            wait_until(lambda s=started: len(_processes(s)) == 2 and _cpu_of(s) > 0,
+                       "both bots launched and running", 60)  # fmt: skip
+
+        def shares(least_ms: float) -> tuple[float, float]:
+            """Each match's CPU time until the playing bots have used ``least_ms`` more."""
+            before = _cpu_of(playing), _cpu_of(ahead)
+            wait_until(lambda: _cpu_of(playing) - before[0] >= least_ms,
+                       f"the playing bots using {least_ms} ms of CPU", 120)  # fmt: skip
+            return _cpu_of(playing) - before[0], _cpu_of(ahead) - before[1]
+
+        used, taken = shares(1500)
+        assert taken < 0.1 * used, f"launched ahead: {taken:.0f} ms beside {used:.0f} ms"
+        ahead.its_turn()
+        used, taken = shares(1500)
+        assert taken > 0.5 * used, f"its turn come: {taken:.0f} ms beside {used:.0f} ms"
+    finally:
+        for started in (playing, ahead):
+            for process in _processes(started):
+                process.kill()  # never says Hello: no waiting out its allowance
+            started.close()
+    assert_no_process_left(*spin)
+
+
+@pytest.mark.slow
+def test_a_start_up_ahead_of_its_turn_is_not_charged_nor_timed(make_bot: MakeBot) -> None:
+    """A bot launched ahead that takes longer than its Hello allowance to start, all of it
+    before its half's turn, is neither timed out nor charged a start-up (nobody waited for
+    it); launched at its turn it would be (``test_broken_bots``: the charge)."""
+    slow, good = make_bot("slow_hello", "2", name="slow"), make_bot("random", name="good")
+    config = dataclasses.replace(half_configs(IN_TURN)[1], hello_timeout_ms=1000)
+    started = start_match(config, slow, good)
+    try:
+        started.wait_ready()  # Hellos said ahead of its turn, after more than the allowance
+        report = started.run()
+    finally:
+        started.close()
+    first, second = report.games
+    assert set(first.statuses.values()) == {BotStatus.OK}, first.record["match"]
+    assert (dict(first.startup_ms), dict(second.startup_ms)) == ({}, {})
+    assert_no_process_left(slow, good)
+
+
+@pytest.mark.slow
+def test_closing_a_launch_ahead_waits_for_no_hello(make_bot: MakeBot) -> None:
+    """A half launched ahead and closed before its turn (its caller gave up) waits for no
+    Hello: its silent bot is killed at once, not after its Hello allowance."""
+    silent, good = make_bot("no_hello", name="silent"), make_bot("random", name="good")
+    config = dataclasses.replace(half_configs(IN_TURN)[1], hello_timeout_ms=300_000)
+    started = start_match(config, silent, good)
+    closing = threading.Thread(target=started.close, daemon=True)
+    try:
+        wait_until(lambda: len(_processes(started)) == 2, "both bots launched", 60)
+        closing.start()
+        wait_until(lambda: not closing.is_alive(), "the half closed", 60)
+    except BaseException:
+        for process in _processes(started):
+            process.kill()  # the close that waits ends with them
+        raise
+    assert_no_process_left(silent, good)

@@ -434,3 +434,37 @@ def test_v1_flat_groups_are_swept_by_prefix_and_found_by_creator(tmp_path: Path)
     assert not (root / "cpu" / f"kahuna-arena-{stale}").exists()  # swept
     assert not (root / "memory" / "kahuna-arena" / stale).exists()
     assert stranger.is_dir()  # not the arena's
+
+
+@pytest.mark.parametrize(
+    ("version", "has_idle", "control", "idle", "normal"),
+    [
+        (1, True, "cpu.idle", "1", "0"),
+        (1, False, "cpu.shares", "2", "1024"),  # a kernel before 5.15: the least weight
+        (2, True, "cpu.idle", "1", "0"),
+        (2, False, "cpu.weight", "1", "100"),
+    ],
+)
+def test_a_group_is_put_in_the_idle_class_and_back(
+    tmp_path: Path, version: int, has_idle: bool, control: str, idle: str, normal: str
+) -> None:
+    if version == 1:
+        group: CgroupV1 | CgroupV2 = CgroupV1.create(
+            "bot-1-9-ii", LIMITS, root=fake_v1(tmp_path), proc_cgroup_text="1:cpu:/\n"
+        )
+        directory = group.dirs["cpu"]
+    else:
+        group = CgroupV2.create("bot-1-9-ii", LIMITS, root=fake_v2(tmp_path))
+        directory = group.directory
+    if has_idle:
+        (directory / "cpu.idle").write_text("0\n")  # the kernel's file, present where it has it
+    assert group.set_idle(True)
+    assert (directory / control).read_text() == idle
+    assert group.set_idle(False)
+    assert (directory / control).read_text() == normal
+
+
+def test_an_idle_class_the_kernel_refuses_is_reported_not_raised(tmp_path: Path) -> None:
+    group = CgroupV2.create("bot-1-9-jj", LIMITS, root=fake_v2(tmp_path))
+    (group.directory / "cpu.idle").mkdir()  # unwritable as a file
+    assert not group.set_idle(True)
