@@ -248,7 +248,8 @@ def test_migrating_to_v4_moves_old_records_stderr_to_the_private_table(
         # v9's totals, the limits and token expiry, the games' public timing, rejected games,
         # the games people play at /play and their pool, the games' start-up times, the
         # ladder's owners
-        "DROP TABLE ladder_owners; ALTER TABLE games DROP COLUMN startup0_ms; ALTER TABLE games DROP COLUMN startup1_ms;"
+        "DROP TABLE ladder_owners;"
+        " ALTER TABLE games DROP COLUMN startup0_ms; ALTER TABLE games DROP COLUMN startup1_ms;"
         " DROP TABLE play_games; DROP TABLE play_people; DROP TABLE play_bots;"
         " DROP TABLE user_limits; ALTER TABLE tokens DROP COLUMN expires_at;"
         " ALTER TABLE tokens DROP COLUMN revoked_at; ALTER TABLE bot_versions DROP COLUMN bytes;"
