@@ -9,8 +9,9 @@ it starts, and every process those start, is counted in that group's ``cpu.stat`
 ``usage_usec`` whoever reaps it. The kernel keeps that count without the cpu
 controller, so a hybrid machine's ``/sys/fs/cgroup/unified`` serves as well.
 
-The package is byte-compiled first, as ``scripts/check`` does before pytest (with
-``PYTHONDONTWRITEBYTECODE`` set, every process would otherwise compile what it imports).
+The package and the bots' SDK are byte-compiled first, as ``scripts/check`` does before
+pytest (with ``PYTHONDONTWRITEBYTECODE`` set, every process would otherwise compile what
+it imports).
 PATHs are run one at a time, each alone (never the whole suite, never ``-n``). With no
 PATH, the first N units of ``tests/scheduling.py``'s ``COSTLIEST``, a unit being the
 files ``pytest -n`` hands to one worker together (``SHARED``: they share a session
@@ -175,11 +176,11 @@ def main() -> None:
                         help="also print each unit's N costliest tests")  # fmt: skip
     parser.add_argument("paths", nargs="*", help="test files, each run alone")
     parser.add_argument("--no-compile", action="store_true",
-                        help="do not byte-compile arena first")  # fmt: skip
+                        help="do not byte-compile arena and the SDK first")  # fmt: skip
     args = parser.parse_args()
     if not args.no_compile:  # as scripts/check does: every process then loads it compiled
-        subprocess.run([sys.executable, "-m", "compileall", "-q", "-x", "/_data/", "arena"],
-                       cwd=ROOT, check=True)  # fmt: skip
+        for tree in (["-x", "/_data/", "arena"], ["sample_bots/sdk/python"]):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", *tree], cwd=ROOT, check=True)
     chosen = [[path] for path in args.paths] if args.paths else units(args.costliest)
     root = unified_root(Path("/proc/mounts").read_text())
     runs: dict[str, list[Run]] = {}

@@ -20,6 +20,7 @@ import ast
 import io
 import re
 import tokenize
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,10 +91,21 @@ def _paragraphs(lines: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
             start, words = 0, []
 
 
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module and every statement in it, nested ones too, breadth first: what can
+    hold a docstring (a class or function is only ever a statement), without walking
+    every expression's nodes as ``ast.walk`` does."""
+    found: deque[ast.AST] = deque([tree])
+    while found:
+        node = found.popleft()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            found.extend(getattr(node, field, ()))
+
+
 def python_words(path: Path) -> Iterator[tuple[int, str]]:
     """The docstrings and comments of a Python file, a paragraph at a time."""
-    tree = parse_source(path)
-    for node in ast.walk(tree):
+    for node in _statements(parse_source(path)):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             first = node.body[0] if node.body else None
             if (

@@ -15,6 +15,7 @@ matches one.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -93,13 +94,14 @@ def pauses(tree: ast.Module) -> list[tuple[int, str, str]]:
     return found
 
 
-def every_pause() -> list[tuple[str, int, str, str]]:
+@functools.cache  # both tests read it: tests/ parsed once
+def every_pause() -> tuple[tuple[str, int, str, str], ...]:
     """(file, line, function, call) of every pause under tests/."""
-    return [
+    return tuple(
         (path.relative_to(ROOT).as_posix(), line, function, call)
         for path in sorted(TESTS.rglob("*.py"))
         for line, function, call in pauses(parse_source(path))
-    ]
+    )
 
 
 def kept_as(file: str, function: str) -> tuple[str, str] | None:

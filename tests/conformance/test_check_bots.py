@@ -4,10 +4,8 @@ scenario; deliberately broken bots fail the scenario their bug is about, saying 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from arena.conformance import SCENARIOS, CheckReport, check_bot
 from arena.conformance.report import EXIT, HELLO
 from arena.referee import BotSpec, load_bot
+from tests.cli import arena_in_process
 from tests.referee.conftest import MakeBot, assert_no_process_left
 
 pytestmark = pytest.mark.slow
@@ -100,21 +99,30 @@ def test_a_bot_that_never_says_hello_is_not_launched_again_and_again(make_bot: M
     assert_no_process_left(spec)
 
 
-def _arena(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    return subprocess.run([sys.executable, "-m", "arena", "bot", "check", *args],
-                          capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+@dataclass(frozen=True)
+class Checked:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def test_the_command_exits_0_only_when_every_scenario_passed(make_bot: MakeBot) -> None:
-    good = _arena(str(SAMPLE_BOTS / "python_random"), "--scenario", "final_turn_second")
+def _arena(capsys: pytest.CaptureFixture[str], *args: str) -> Checked:
+    """`arena bot check ARGS` in this process (``arena.cli.main``, what the process runs)."""
+    capsys.readouterr()
+    return Checked(*arena_in_process(capsys, "bot", "check", *args))
+
+
+def test_the_command_exits_0_only_when_every_scenario_passed(
+    make_bot: MakeBot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = _arena(capsys, str(SAMPLE_BOTS / "python_random"), "--scenario", "final_turn_second")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "pass  final_turn_second" in good.stdout
     announced = "checking python_random: 1 scenario, its launches and its exits (3 checks) ..."
     assert good.stdout.startswith(announced)  # the count announced is the count reported
     assert "\nall 3 checks passed (1 scenario, its launches and its exits)\n" in good.stdout
     broken = make_bot("no_final_pass")
-    bad = _arena(str(broken.directory), "--scenario", "final_turn_first", "--json")
+    bad = _arena(capsys, str(broken.directory), "--scenario", "final_turn_first", "--json")
     assert bad.returncode == 1, bad.stdout + bad.stderr
     found = json.loads(bad.stdout)
     assert found["passed"] is False
@@ -123,11 +131,13 @@ def test_the_command_exits_0_only_when_every_scenario_passed(make_bot: MakeBot) 
     assert found["timing"]["launches"] == 1
 
 
-def test_the_command_exits_2_when_there_is_no_bot_to_check(tmp_path: Path) -> None:
-    missing = _arena(str(tmp_path))
+def test_the_command_exits_2_when_there_is_no_bot_to_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = _arena(capsys, str(tmp_path))
     assert missing.returncode == 2 and "no bot.toml" in missing.stderr
     (tmp_path / "bot.toml").write_text('name = "far"\nruntime = "remote"\n')
-    remote = _arena(str(tmp_path))
+    remote = _arena(capsys, str(tmp_path))
     assert remote.returncode == 2 and "remote" in remote.stderr, remote.stderr
 
 
