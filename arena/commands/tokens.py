@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 from datetime import timedelta
 from typing import Any
 
 from arena.commands.storeargs import add_data_dir, with_store
+from arena.quoting import PATH_CHARS
 from arena.store import (
     NotFoundError,
     Store,
@@ -50,7 +52,7 @@ def token_id(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a token id (the number `list` shows); every token of a user:"
-            f" --user {text}"
+            f" --user {shlex.quote(text) if len(text) <= PATH_CHARS else 'NAME'}"
         ) from None
 
 

@@ -31,7 +31,7 @@ CASES = [
      "no token of user 'uuuu"),
     ("bot new", ["bot", "new", "python", "{name}", "--dir", "{data}"], 1, "bot name 'aaaa"),
     ("bot.toml name", ["bot", "check", "{bot}", *DATA], 2, "field 'name' must be"),
-    ("not an int", ["token", "revoke", "{user}", *DATA], 2, "invalid int value: 'uuuu"),
+    ("not an int", ["token", "revoke", "{user}", *DATA], 2, "'uuuu"),
     ("not a choice", ["limits", "set", "{user}", "3", *DATA], 2, "invalid choice: 'uuuu"),
     ("unrecognized", ["stats", "{user}", *DATA], 2, "unrecognized arguments: uuuu"),
 ]
