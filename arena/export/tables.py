@@ -52,6 +52,8 @@ GAMES_SCHEMA = pa.schema(
         pa.field("rounds", pa.int32(), nullable=False),
         pa.field("seat0_time_ms", pa.float64(), nullable=False),
         pa.field("seat1_time_ms", pa.float64(), nullable=False),
+        pa.field("seat0_startup_ms", pa.float64(), nullable=False),
+        pa.field("seat1_startup_ms", pa.float64(), nullable=False),
         pa.field("finished_at", pa.string(), nullable=False),
         pa.field("record", pa.string(), nullable=False),
     ]
@@ -141,6 +143,8 @@ def game_rows(game: StoredGame) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "rounds": 1 if state is None else state.round,
         "seat0_time_ms": game.time_ms[0],
         "seat1_time_ms": game.time_ms[1],
+        "seat0_startup_ms": game.startup_ms[0],
+        "seat1_startup_ms": game.startup_ms[1],
         "finished_at": game.finished_at,
         "record": game.record_json,
     }

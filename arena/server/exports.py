@@ -63,17 +63,21 @@ def game_message(game: StoredGame) -> pb.ExportGamesResponse:
         statuses=game.statuses,
         actions=game.actions,
         time_ms=game.time_ms,
+        startup_ms=game.startup_ms,
         finished_at=game.finished_at,
         record_json=game.record_json,
     )
 
 
 def stored_game(message: pb.ExportGamesResponse) -> StoredGame:
-    """The game an ExportGames message describes (ValueError when it is not two seats')."""
+    """The game an ExportGames message describes (ValueError when it is not two seats');
+    no start-up times (an arena that does not send them) read as 0, as a game stored
+    before the arena kept them."""
     seated = (message.bots, message.versions, message.rating_before, message.rating_after,
               message.statuses, message.time_ms)  # fmt: skip
-    if any(len(field) != 2 for field in seated):
+    if any(len(field) != 2 for field in seated) or len(message.startup_ms) not in (0, 2):
         raise ValueError(f"game {message.game_id}: the arena sent a seat list not of two seats")
+    startup = (message.startup_ms[0], message.startup_ms[1]) if message.startup_ms else (0.0, 0.0)
     before, after = message.rating_before, message.rating_after
     return StoredGame(
         game_id=message.game_id,
@@ -91,6 +95,7 @@ def stored_game(message: pb.ExportGamesResponse) -> StoredGame:
         statuses=(message.statuses[0], message.statuses[1]),
         actions=message.actions,
         time_ms=(message.time_ms[0], message.time_ms[1]),
+        startup_ms=startup,
         finished_at=message.finished_at,
         record_json=message.record_json,
     )

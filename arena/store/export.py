@@ -35,6 +35,7 @@ class StoredGame:
     statuses: tuple[str, str]
     actions: int
     time_ms: tuple[float, float]
+    startup_ms: tuple[float, float]  # launch to Hello before the game (0: not kept)
     finished_at: str
     record_json: str
 
@@ -43,7 +44,7 @@ _PAGE = """
 SELECT g.id, t.name AS tournament, t.format, g.match_id, m.round, g.game_index,
        b0.name AS bot0, v0.version AS version0, b1.name AS bot1, v1.version AS version1,
        g.seat0_id, g.seat1_id, g.winner_seat, g.reason, g.status0, g.status1, g.actions,
-       g.time0_ms, g.time1_ms, g.finished_at, g.record
+       g.time0_ms, g.time1_ms, g.startup0_ms, g.startup1_ms, g.finished_at, g.record
 FROM games g
 JOIN matches m ON m.id = g.match_id
 JOIN tournaments t ON t.id = m.tournament_id
@@ -116,6 +117,7 @@ def _game(
         statuses=(r["status0"], r["status1"]),
         actions=r["actions"],
         time_ms=(float(r["time0_ms"]), float(r["time1_ms"])),
+        startup_ms=(float(r["startup0_ms"]), float(r["startup1_ms"])),
         finished_at=r["finished_at"],
         record_json=r["record"],
     )

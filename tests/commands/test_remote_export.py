@@ -54,6 +54,9 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Data:
         recent = max(cup.game_ids)
         with store.transaction() as db:
             db.execute("UPDATE games SET finished_at = ? WHERE id != ?", (OLD, recent))
+            # start-up carried by some games, by either seat (the rest, 0: none carried)
+            db.execute("UPDATE games SET startup0_ms = id * 100.25 WHERE id % 2 = 1")
+            db.execute("UPDATE games SET startup1_ms = id * 7.5 WHERE id % 2 = 0")
     return Data(work / "data", withheld[0], recent)
 
 
@@ -119,6 +122,8 @@ def test_the_admins_remote_export_is_the_local_export(
     assert remote == _rows(_local(data, tmp_path / "local", tournament))
     assert data.withheld not in {g["game_id"] for g in remote[0]}
     assert f"{len(remote[0])} games and {len(remote[1])} decisions written" in out
+    startups = {(g["seat0_startup_ms"], g["seat1_startup_ms"]) for g in remote[0]}
+    assert any(s0 > 0 for s0, _ in startups) and any(s1 > 0 for _, s1 in startups)
     schema = pq.read_schema(tmp_path / "local" / "games.parquet")
     assert pq.read_schema(tmp_path / "remote" / "games.parquet") == schema
 

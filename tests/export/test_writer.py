@@ -263,3 +263,51 @@ def test_the_writer_never_buffers_more_than_a_batch(
     longest = max(g["actions"] for g in _read(summary.games_path))
     assert buffered["games.parquet"] < 3
     assert buffered["decisions.parquet"] < 300 + longest
+
+
+@pytest.mark.parametrize(
+    ("carried", "expected"),
+    [
+        ({}, (0.0, 0.0)),
+        ({0: 1250.5}, (1250.5, 0.0)),
+        ({1: 40.25}, (0.0, 40.25)),
+        ({0: 812.0, 1: 3.5}, (812.0, 3.5)),
+    ],
+    ids=["none-carried", "seat0-launched", "seat1-launched", "both-launched"],
+)
+def test_each_seats_start_up_is_its_column_in_milliseconds(
+    store: st.Store, tmp_path: Path, carried: dict[int, float], expected: tuple[float, float]
+) -> None:
+    """The start-up time the game carries (``games.startup{0,1}_ms``) by seat, as the
+    thinking time is; a game without any (the bots already running) reads 0."""
+    tournament = play_demo_tournament(
+        store, tmp_path / "bots", name="boot", bots=("a", "b"), max_games=0, finish=False
+    )
+    [match] = st.list_matches(store, tournament.tournament_id)
+    seats = (match.second, match.first)  # seat 0 is not the match's first bot
+    report = report_for(0, seats, play_random_game(11))
+    report = replace(report, startup_ms={seats[seat]: ms for seat, ms in carried.items()})
+    game_id = store_game(store, match.id, report)
+    st.set_status(store, tournament.tournament_id, st.TournamentStatus.FINISHED)
+    [row] = _read(export_public_games(store, tmp_path / "out", tournament.tournament_id).games_path)
+    assert row["game_id"] == game_id
+    assert (row["seat0_startup_ms"], row["seat1_startup_ms"]) == expected
+    assert list(row)[list(row).index("seat1_time_ms") + 1 :][:2] == [
+        "seat0_startup_ms", "seat1_startup_ms"
+    ]
+    assert tournament.lease is not None
+    tournament.lease.release()
+
+
+def test_a_game_stored_before_start_up_was_kept_exports_zero(
+    store: st.Store, tmp_path: Path
+) -> None:
+    """The column's default for an older store's games (schema v17 adds it as 0)."""
+    play_demo_tournament(store, tmp_path / "bots", bots=("a", "b"))
+    with store.reading() as db:
+        defaults = {row["name"]: row["dflt_value"]
+                    for row in db.execute("PRAGMA table_info(games)")}  # fmt: skip
+    assert defaults["startup0_ms"] == defaults["startup1_ms"] == "0"
+    games = _read(export_public_games(store, tmp_path / "out").games_path)
+    assert games and all((g["seat0_startup_ms"], g["seat1_startup_ms"]) == (0.0, 0.0)
+                         for g in games)  # fmt: skip

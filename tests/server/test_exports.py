@@ -52,13 +52,28 @@ def test_games_ended_after_the_cut_are_not_sent(store: st.Store) -> None:
     assert len(sent) < len(games)  # the cut leaves some out
 
 
-@pytest.mark.parametrize("winner", [0, 1, None], ids=["seat0", "seat1", "draw"])
-def test_a_message_gives_back_the_stored_game(store: st.Store, winner: int | None) -> None:
-    game = replace(next(stored_games(store)), winner_seat=winner)
+@pytest.mark.parametrize(
+    ("winner", "startup"),
+    [(0, (0.0, 0.0)), (1, (1250.5, 0.0)), (None, (0.0, 40.25)), (0, (812.0, 3.5))],
+    ids=["seat0", "seat1-seat0-launched", "draw-seat1-launched", "both-launched"],
+)
+def test_a_message_gives_back_the_stored_game(
+    store: st.Store, winner: int | None, startup: tuple[float, float]
+) -> None:
+    game = replace(next(stored_games(store)), winner_seat=winner, startup_ms=startup)
     assert stored_game(game_message(game)) == game
 
 
-@pytest.mark.parametrize("field", ["bots", "versions", "rating_before", "statuses", "time_ms"])
+def test_a_message_from_an_arena_that_sends_no_start_up_reads_zero(store: st.Store) -> None:
+    game = replace(next(stored_games(store)), startup_ms=(5.0, 6.0))
+    message = game_message(game)
+    del message.startup_ms[:]
+    assert stored_game(message) == replace(game, startup_ms=(0.0, 0.0))
+
+
+@pytest.mark.parametrize(
+    "field", ["bots", "versions", "rating_before", "statuses", "time_ms", "startup_ms"]
+)
 def test_a_message_without_two_seats_is_refused(store: st.Store, field: str) -> None:
     message = game_message(next(stored_games(store)))
     getattr(message, field).pop()

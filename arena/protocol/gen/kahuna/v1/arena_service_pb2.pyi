@@ -1964,6 +1964,7 @@ class ExportGamesResponse(_message.Message):
     TIME_MS_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     RECORD_JSON_FIELD_NUMBER: _builtins.int
+    STARTUP_MS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.int
     tournament: _builtins.str
     tournament_format: _builtins.str
@@ -1991,6 +1992,13 @@ class ExportGamesResponse(_message.Message):
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def time_ms(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    @_builtins.property
+    def startup_ms(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Each bot's start-up before the game (launch to Hello, the referee's measure,
+        milliseconds): 0 for a game that carried none, or stored before the arena
+        kept it. Empty from an arena that does not send it.
+        """
+
     def __init__(
         self,
         *,
@@ -2011,10 +2019,11 @@ class ExportGamesResponse(_message.Message):
         time_ms: _abc.Iterable[_builtins.float] | None = ...,
         finished_at: _builtins.str = ...,
         record_json: _builtins.str = ...,
+        startup_ms: _abc.Iterable[_builtins.float] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_winner_seat", b"_winner_seat", "winner_seat", b"winner_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_seat", b"_winner_seat", "actions", b"actions", "bots", b"bots", "finished_at", b"finished_at", "game_id", b"game_id", "game_index", b"game_index", "match_id", b"match_id", "rating_after", b"rating_after", "rating_before", b"rating_before", "reason", b"reason", "record_json", b"record_json", "round", b"round", "statuses", b"statuses", "time_ms", b"time_ms", "tournament", b"tournament", "tournament_format", b"tournament_format", "versions", b"versions", "winner_seat", b"winner_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_seat", b"_winner_seat", "actions", b"actions", "bots", b"bots", "finished_at", b"finished_at", "game_id", b"game_id", "game_index", b"game_index", "match_id", b"match_id", "rating_after", b"rating_after", "rating_before", b"rating_before", "reason", b"reason", "record_json", b"record_json", "round", b"round", "startup_ms", b"startup_ms", "statuses", b"statuses", "time_ms", b"time_ms", "tournament", b"tournament", "tournament_format", b"tournament_format", "versions", b"versions", "winner_seat", b"winner_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner_seat: _TypeAlias = _typing.Literal["winner_seat"]  # noqa: Y015
     _WhichOneofArgType__winner_seat: _TypeAlias = _typing.Literal["_winner_seat", b"_winner_seat"]  # noqa: Y015
