@@ -12,6 +12,9 @@ from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_st
 from arena.store import Store, get_tournament
 from arena.tournament.view.spectator_delay import check_delay, stamp
 
+MAX_DELAY_S = 86_400
+"""The longest ``--spectator-delay-s``: what ``arena serve --spectator-delay-s`` takes."""
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
@@ -34,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--spectator-delay-s", type=float, default=0.0, metavar="S",
         help="leave out games that ended less than S seconds ago, as `arena serve"
-        " --spectator-delay-s S` keeps them from the public (default 0)",
+        f" --spectator-delay-s S` keeps them from the public (0 to {MAX_DELAY_S}; default 0)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     parser.set_defaults(func=with_store(run_export, existing=True))
@@ -52,6 +55,10 @@ def run_export(store: Store, args: argparse.Namespace) -> int:
         delay_s = check_delay(args.spectator_delay_s)
     except ValueError as error:
         return fail(f"--spectator-delay-s: {error}", EXIT_BAD_FLAGS)
+    if delay_s > MAX_DELAY_S:  # a cut before year 1 has no stamp
+        return fail(f"--spectator-delay-s: the spectator delay must be at most {MAX_DELAY_S}"
+                    f" seconds (a day, as arena serve takes), not {delay_s:g}",
+                    EXIT_BAD_FLAGS)  # fmt: skip
     public_before = stamp(time.time() - delay_s) if delay_s > 0 else None
     out: Path = args.out
     if out.exists() and not out.is_dir():
