@@ -8,14 +8,21 @@ record is public now (the gate of the web's and the API's records): a game whose
 deal is still to be played from the other seat is left out, and counted.
 The files are written under temporary names and renamed once both are complete: an
 interrupted export (a full disk as the last file is closed too) leaves no partial file
-under the final names, and a previous export's pair as it was. ``write_games``
-writes games from any source (``arena remote export`` streams them from an arena).
+under the final names, and a previous export's pair as it was. Each export's temporary
+names are its own (made new, never an existing file or link followed), and the pair is
+renamed under a lock on the directory: two exports into one directory at once each write
+their own files, and the directory ends with one export's pair, never a mix.
+``write_games`` writes games from any source (``arena remote export`` streams them from
+an arena).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
+import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,11 +53,18 @@ class _Sink:
 
     def __init__(self, path: Path, schema: pa.Schema, rows_per_batch: int) -> None:
         self.path = path
-        self.partial = path.with_name(f".{path.name}.partial")
+        self.partial = path.with_name(f".{path.name}.{secrets.token_hex(8)}.partial")
         self.schema = schema
         self.rows_per_batch = rows_per_batch
         self.rows: list[dict[str, Any]] = []
-        self.writer = pq.ParquetWriter(self.partial, schema, compression="zstd")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        self.file = os.fdopen(os.open(self.partial, flags, 0o666), "wb")
+        try:
+            self.writer = pq.ParquetWriter(self.file, schema, compression="zstd")
+        except BaseException:
+            self.file.close()
+            self.partial.unlink(missing_ok=True)
+            raise
 
     def add(self, rows: list[dict[str, Any]]) -> None:
         self.rows.extend(rows)
@@ -66,6 +80,7 @@ class _Sink:
         """Write the last rows and the footer, still under the partial name."""
         self.flush()
         self.writer.close()
+        self.file.close()
 
     def publish(self) -> None:
         os.replace(self.partial, self.path)
@@ -73,6 +88,8 @@ class _Sink:
     def abandon(self) -> None:
         with contextlib.suppress(Exception):  # a close that failed (a full disk) fails again
             self.writer.close()
+        with contextlib.suppress(Exception):
+            self.file.close()
         self.partial.unlink(missing_ok=True)
 
 
@@ -114,8 +131,16 @@ def write_games(
     ``games.parquet`` and ``decisions.parquet`` under ``out_dir`` (created), one batch in
     memory at a time; nothing under the final names unless every game is written."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    for name in (GAMES_FILE, DECISIONS_FILE):  # else one file replaced, the other refused
+        if (out_dir / name).is_dir():
+            raise IsADirectoryError(errno.EISDIR, f"{name} there is a directory",
+                                    str(out_dir / name))  # fmt: skip
     games_sink = _Sink(out_dir / GAMES_FILE, GAMES_SCHEMA, batch_games)
-    decisions_sink = _Sink(out_dir / DECISIONS_FILE, DECISIONS_SCHEMA, batch_decisions)
+    try:
+        decisions_sink = _Sink(out_dir / DECISIONS_FILE, DECISIONS_SCHEMA, batch_decisions)
+    except BaseException:
+        games_sink.abandon()
+        raise
     written = decisions = 0
     try:
         for game in games:
@@ -126,10 +151,22 @@ def write_games(
             decisions += len(decision_rows)
         games_sink.finish()
         decisions_sink.finish()  # both whole before either replaces a previous export's
-        games_sink.publish()
-        decisions_sink.publish()
+        with _locked(out_dir):  # another export's pair is renamed before or after, never between
+            games_sink.publish()
+            decisions_sink.publish()
     except BaseException:
         games_sink.abandon()
         decisions_sink.abandon()
         raise
     return ExportSummary(written, decisions, 0, games_sink.path, decisions_sink.path)
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """An exclusive lock on ``directory`` (its own flock: no lock file), held a moment."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -13,7 +13,7 @@ import pytest
 
 from arena import store as st
 from arena.export.tables import DECISIONS_SCHEMA, GAMES_SCHEMA, _walls
-from arena.export.writer import export_public_games
+from arena.export.writer import export_public_games, write_games
 from arena.kahuna import (
     Action,
     observation_to_json,
@@ -186,7 +186,7 @@ def test_an_export_that_fails_at_its_last_file_leaves_the_previous_pair_as_it_wa
     class FullAtClose(pq.ParquetWriter):  # type: ignore[misc]
         def close(self) -> None:
             super().close()
-            if "decisions" in str(self.where):
+            if self.schema.equals(DECISIONS_SCHEMA):
                 raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(writer.pq, "ParquetWriter", FullAtClose)
@@ -311,3 +311,99 @@ def test_a_game_stored_before_start_up_was_kept_exports_zero(
     games = _read(export_public_games(store, tmp_path / "out").games_path)
     assert games and all((g["seat0_startup_ms"], g["seat1_startup_ms"]) == (0.0, 0.0)
                          for g in games)  # fmt: skip
+
+
+def test_two_exports_into_one_directory_at_once_each_write_their_own_pair(
+    store: st.Store, tmp_path: Path
+) -> None:
+    """A second export runs to its end while the first is writing (a cron run that
+    overlaps the last): neither writes into the other's files, and the directory ends
+    with the pair of the export that finished last, whole and matched."""
+    first = play_demo_tournament(store, tmp_path / "bots", name="one", bots=("a", "b"))
+    play_demo_tournament(store, tmp_path / "bots", name="two", bots=("a", "b", "c"))
+    out = tmp_path / "out"
+    every = list(stored_games(store))
+
+    def overlapped() -> Iterator[Any]:
+        for index, game in enumerate(every):
+            if index == 2:
+                inner = export_public_games(store, out, first.tournament_id, batch_games=1)
+                assert inner.games == len(first.game_ids)
+            yield game
+
+    outer = write_games(overlapped(), out, batch_games=1, batch_decisions=10)
+    assert outer.games == len(every)
+    assert sorted(path.name for path in out.iterdir()) == ["decisions.parquet", "games.parquet"]
+    games = _read(out / "games.parquet")
+    assert [g["game_id"] for g in games] == [g.game_id for g in every]
+    assert {d["game_id"] for d in _read(out / "decisions.parquet")} == {
+        g.game_id for g in every
+    }
+
+
+@pytest.mark.parametrize("planted", ["link", "file"])
+def test_nothing_already_in_the_directory_is_written_through_or_removed(
+    store: st.Store, tmp_path: Path, planted: str
+) -> None:
+    """A name in --out that someone made beforehand (a link to another file, a file) is no
+    export's temporary file: the export neither writes through it nor deletes it."""
+    play_demo_tournament(store, tmp_path / "bots", bots=("a", "b"))
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    names = [f".{name}.partial" for name in ("games.parquet", "decisions.parquet")]
+    for name in names:
+        if planted == "link":
+            (out / name).symlink_to(victim)
+        else:
+            (out / name).write_text("keep me")
+    summary = export_public_games(store, out)
+    assert summary.games == 2 and len(_read(summary.games_path)) == 2
+    assert victim.read_text() == "keep me"
+    for name in names:
+        assert (out / name).is_symlink() is (planted == "link")
+        assert (out / name).read_text() == "keep me"
+
+
+@pytest.mark.parametrize("taken", ["games.parquet", "decisions.parquet"])
+def test_a_directory_at_a_files_name_is_refused_before_anything_is_replaced(
+    store: st.Store, tmp_path: Path, taken: str
+) -> None:
+    play_demo_tournament(store, tmp_path / "bots", bots=("a", "b"))
+    out = tmp_path / "out"
+    export_public_games(store, out)
+    kept = {path.name: path.read_bytes() for path in out.iterdir()}
+    play_demo_tournament(store, tmp_path / "bots2", name="second", bots=("c", "d"))
+    (out / taken).unlink()
+    (out / taken).mkdir()
+    with pytest.raises(IsADirectoryError, match=f"{taken} there is a directory"):
+        export_public_games(store, out)
+    other = "decisions.parquet" if taken == "games.parquet" else "games.parquet"
+    assert (out / other).read_bytes() == kept[other]
+    assert sorted(path.name for path in out.iterdir()) == ["decisions.parquet", "games.parquet"]
+
+
+def test_the_pair_is_renamed_into_place_only_under_the_directorys_lock(
+    store: st.Store, tmp_path: Path
+) -> None:
+    """Another export holding the lock (renaming its own pair) keeps this one's files out
+    of the final names until it lets go: the two pairs never interleave."""
+    import threading
+
+    from arena.export.writer import _locked
+    from arena.testing.waiting import assert_stays, wait_until
+
+    play_demo_tournament(store, tmp_path / "bots", bots=("a", "b"))
+    out = tmp_path / "out"
+    out.mkdir()
+    done: list[object] = []
+    with _locked(out):
+        worker = threading.Thread(target=lambda: done.append(export_public_games(store, out)))
+        worker.start()
+        wait_until(lambda: len(list(out.glob(".decisions.parquet.*.partial"))) == 1 or None,
+                   "the export writing its files")  # fmt: skip
+        assert_stays(lambda: not (out / "games.parquet").exists() and not done, 0.3,
+                     "no file renamed while another export holds the lock")  # fmt: skip
+    worker.join(timeout=30)
+    assert done and (out / "games.parquet").exists() and (out / "decisions.parquet").exists()
