@@ -48,7 +48,8 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Data:
     with st.Store.open(work / "data") as store:
         paired = play_demo_tournament(store, work / "bots", name="pair", bots=("a", "b"),
                                       games_per_match=4, max_games=3)  # fmt: skip
-        cup = play_demo_tournament(store, work / "bots", name="cup", bots=("a", "b"))
+        cup = play_demo_tournament(store, work / "bots", name="cup", bots=("a", "b"),
+                                   forfeits=1)  # its last game lost on time  # fmt: skip
         withheld = [g for g in paired.game_ids if st.record_withheld(store, g) is not None]
         assert len(withheld) == 1
         recent = max(cup.game_ids)
@@ -122,6 +123,9 @@ def test_the_admins_remote_export_is_the_local_export(
     assert remote == _rows(_local(data, tmp_path / "local", tournament))
     assert data.withheld not in {g["game_id"] for g in remote[0]}
     assert f"{len(remote[0])} games and {len(remote[1])} decisions written" in out
+    if tournament is None:  # the edge cases are in it: a forfeit (no points)
+        forfeit = [g for g in remote[0] if g["reason"] == "timeout"]
+        assert forfeit and forfeit[0]["seat0_points"] is None
     startups = {(g["seat0_startup_ms"], g["seat1_startup_ms"]) for g in remote[0]}
     assert any(s0 > 0 for s0, _ in startups) and any(s1 > 0 for _, s1 in startups)
     schema = pq.read_schema(tmp_path / "local" / "games.parquet")
