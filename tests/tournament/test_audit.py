@@ -397,6 +397,13 @@ def _parameters_with_a_key_twice(bundle: dict[str, Any]) -> None:
     bundle["commitment"] = seed_commitment(secret, bundle["parameters"].encode())
 
 
+def _record_with_a_key_twice(bundle: dict[str, Any]) -> None:
+    """A record whose actions are given twice: none to a checker that keeps the first (a
+    game cut short that no failure explains), every one to a checker that keeps the last."""
+    game = bundle["matches"][0]["played"][0]
+    game["record"] = '{"actions":[],' + game["record"].lstrip()[1:]
+
+
 @pytest.mark.parametrize(
     ("alter", "named"),
     [
@@ -406,8 +413,9 @@ def _parameters_with_a_key_twice(bundle: dict[str, Any]) -> None:
                                        " given twice"),
         (_infinite_game_id, "malformed (OverflowError"),
         (_deep_parameters, "malformed (nested too deeply)"),
+        (_record_with_a_key_twice, "the stored record gives key 'actions' given twice"),
     ],
-    ids=["relabelled", "key-twice", "infinite-game-id", "deep-parameters"],
+    ids=["relabelled", "key-twice", "infinite-game-id", "deep-parameters", "record-key-twice"],
 )  # fmt: skip
 def test_a_hostile_bundle_fails_naming_why_and_raises_nothing(
     finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str

@@ -49,7 +49,7 @@ from arena.kahuna import (
     Record,
     deal_from_seed,
     outcome_to_json,
-    parse_record,
+    record_from_json,
     replay,
 )
 from arena.kahuna.rng import reshuffle_from_seed
@@ -581,10 +581,7 @@ def _check_game(
     seats = [first, second] if index % 2 == 0 else [second, first]
     if [list(s) for s in game["seats"]] != seats:
         raise _Mismatch(f"{where}: seats {game['seats']}, its match puts {seats} there")
-    try:
-        record = parse_record(game["record"])
-    except MalformedRecordError as exc:
-        raise _Mismatch(f"{where}: the stored record is malformed: {exc}") from None
+    record = _read_record(where, game["record"])
     meta = record.extra.get("match")
     meta = meta if isinstance(meta, dict) else {}
     _check_rules(where, config, record, meta, index)
@@ -646,6 +643,28 @@ def _check_game(
                         f" {_SHOWN[winner]}")  # fmt: skip
     _check_reason(where, game, meta, state.outcome if state.is_finished else None, statuses,
                   reasons)  # fmt: skip
+
+
+def _read_record(where: str, text: object) -> Record:
+    """The game's stored record, read as ``parse_record`` reads it but for a key given twice
+    in one of its objects, refused as the bundle's own are: a checker that keeps the first
+    and one that keeps the last would replay two different games."""
+    malformed = f"{where}: the stored record is malformed"
+    try:
+        data = loads_once(text)  # type: ignore[arg-type]  # not text: TypeError names it
+    except RecursionError:
+        raise _Mismatch(f"{malformed}: not JSON: nested too deeply") from None
+    except (ValueError, TypeError) as exc:
+        if "given twice" in str(exc):
+            raise _Mismatch(f"{where}: the stored record gives {exc}: checkers that keep the"
+                            " first and ones that keep the last would replay two different"
+                            " games") from None  # fmt: skip
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _Mismatch(f"{malformed}: not JSON: {reason}") from None
+    try:
+        return record_from_json(data)
+    except MalformedRecordError as exc:
+        raise _Mismatch(f"{malformed}: {exc}") from None
 
 
 def _check_reason(
