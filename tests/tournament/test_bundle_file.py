@@ -5,6 +5,7 @@ limit, exit 2, never a traceback; the parts are handed on before the rest is rea
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
@@ -56,6 +57,7 @@ def test_the_text_the_arena_writes_reads_back_part_for_part_and_passes(
     assert json.loads(text) == bundle  # one JSON object, as VERIFY.md describes
     assert _parts(text) == list(audit_module._parts_of(bundle))
     assert _parts(json.dumps(bundle, indent=1)) == _parts(text)  # any layout
+    assert _parts(codecs.BOM_UTF8 + text.encode()) == _parts(text)  # as some editors save it
     report = audit_parts(read_parts(io.BytesIO(text.encode())))
     assert report.ok and report.games == 6, report.problem
 

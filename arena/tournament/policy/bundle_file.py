@@ -121,7 +121,7 @@ class _Scanner:
 
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
-        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.utf8 = codecs.getincrementaldecoder("utf-8-sig")()  # a leading BOM: skipped
         self.json = json.JSONDecoder(object_pairs_hook=_refuse_twice)
         self.buf = ""
         self.pos = 0
