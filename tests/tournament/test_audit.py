@@ -404,6 +404,12 @@ def _record_with_a_key_twice(bundle: dict[str, Any]) -> None:
     game["record"] = '{"actions":[],' + game["record"].lstrip()[1:]
 
 
+def _record_with_nan(bundle: dict[str, Any]) -> None:
+    """A record with a NaN, which Python's reader takes and a strict JSON reader refuses."""
+    game = bundle["matches"][0]["played"][0]
+    game["record"] = game["record"].rstrip()[:-1] + ', "note": NaN}'
+
+
 def _set_first_game(key: str, value: object) -> Callable[[dict[str, Any]], None]:
     def alter(bundle: dict[str, Any]) -> None:
         bundle["matches"][0]["played"][0][key] = value
@@ -472,8 +478,10 @@ def test_a_number_of_another_kind_than_verify_gives_fails(
         (_infinite_game_id, "game_id is Infinity, not an integer"),
         (_deep_parameters, "malformed (nested too deeply)"),
         (_record_with_a_key_twice, "the stored record gives key 'actions' given twice"),
+        (_record_with_nan, "the stored record is malformed: not JSON: NaN is not JSON"),
     ],
-    ids=["relabelled", "key-twice", "infinite-game-id", "deep-parameters", "record-key-twice"],
+    ids=["relabelled", "key-twice", "infinite-game-id", "deep-parameters", "record-key-twice",
+         "record-nan"],
 )  # fmt: skip
 def test_a_hostile_bundle_fails_naming_why_and_raises_nothing(
     finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str

@@ -118,6 +118,9 @@ def _played_not_last(text: str) -> str:
         (lambda text: text.replace('"round": 1', '"round": 1' + "0" * 5000, 1),
          "not JSON (Exceeds the limit"),
         (lambda text: "\x00" * 100, "not JSON (Expecting value at character 0)"),
+        (lambda text: text.replace("{", '{"note": NaN, ', 1), "not JSON (NaN is not JSON)"),
+        (lambda text: text.replace('"round": 1', '"round": 1, "x": -Infinity', 1),
+         "not JSON (-Infinity is not JSON)"),
         (lambda text: "{" + ",".join(f'"k{i}": 1' for i in range(1001)) + "}",
          "more than 1000 keys, the most the audit reads in one object (MAX_OBJECT_KEYS)"),
         (_game_key_twice, "key 'winner_seat' given twice"),
@@ -126,7 +129,7 @@ def _played_not_last(text: str) -> str:
         (_played_not_last, '"played" must be its last key'),
     ],
     ids=["zip", "tar", "gzip", "utf-16", "empty", "array", "deep", "cut", "trailing",
-         "long-integer", "nul", "many-keys",
+         "long-integer", "nul", "nan", "infinity", "many-keys",
          "game-key-twice", "head-key-twice", "matches-not-last", "played-not-last"],
 )  # fmt: skip
 def test_a_file_that_is_no_bundle_is_refused_naming_why(
