@@ -29,7 +29,13 @@ from arena.commands.outfile import write_whole, written_whole
 from arena.commands.pathargs import given, given_path
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.commands.tables import fit_rows, terminal_width
-from arena.commands.tokens import duration, revoked_lines, token_id, token_lines
+from arena.commands.tokens import (
+    MAX_TOKEN_ID,
+    duration,
+    revoked_lines,
+    token_id,
+    token_lines,
+)
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
@@ -112,7 +118,6 @@ EXPORT_RESUMES = 3
 """How many times in a row `remote export` reopens a broken stream after its last game."""
 EXPORT_RESUME_WAIT_S = 1.0  # times the attempt's number, before reopening
 MAX_GAME_ID = 2**63 - 1  # GetGameRecordRequest.game_id is an int64
-MAX_TOKEN_ID = 2**63 - 1  # RevokeUserTokenRequest.id is an int64
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache"})
 
 

@@ -45,15 +45,23 @@ def duration(text: str) -> timedelta:
     return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
 
 
+MAX_TOKEN_ID = 2**63 - 1
+"""The largest token id: the store's ids are SQLite's 64-bit integers (the API's an int64)."""
+
+
 def token_id(text: str) -> int:
     """`revoke`'s ID: a token's number as `list` shows it (a user's name goes with --user)."""
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a token id (the number `list` shows); every token of a user:"
             f" --user {shlex.quote(text) if len(text) <= PATH_CHARS else 'NAME'}"
         ) from None
+    if value > MAX_TOKEN_ID:
+        shown = text.strip() if len(text) <= 40 else f"a number of {len(text.strip())} digits"
+        raise argparse.ArgumentTypeError(f"{shown} is past the largest token id, {MAX_TOKEN_ID}")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

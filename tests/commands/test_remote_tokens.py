@@ -74,6 +74,27 @@ def test_a_name_given_as_the_id_says_to_use_user(
     assert f"error: argument id: {message}" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("words", [["token", "revoke"], ["remote", "token", "revoke"]])
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (str(2**63), f"{2**63} is past the largest token id, {2**63 - 1}"),
+        ("9" * 60, f"a number of 60 digits is past the largest token id, {2**63 - 1}"),
+    ],
+    ids=["one-past", "sixty-digits"],
+)  # fmt: skip
+def test_an_id_past_the_largest_is_refused_naming_the_limit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, words: list[str], given: str,
+    message: str,
+) -> None:  # fmt: skip
+    """The store's ids are SQLite's 64-bit integers: a larger number is no token's."""
+    with pytest.raises(SystemExit) as ended:
+        main([*words, given, *(["--data-dir", str(tmp_path)] if words[0] == "token" else [])])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument id: {message}" in err and "Traceback" not in err, err
+
+
 # ------------------------------------------------------------------ a real arena serve
 
 

@@ -397,6 +397,77 @@ def _parameters_with_a_key_twice(bundle: dict[str, Any]) -> None:
     bundle["commitment"] = seed_commitment(secret, bundle["parameters"].encode())
 
 
+def _record_with_a_key_twice(bundle: dict[str, Any]) -> None:
+    """A record whose actions are given twice: none to a checker that keeps the first (a
+    game cut short that no failure explains), every one to a checker that keeps the last."""
+    game = bundle["matches"][0]["played"][0]
+    game["record"] = '{"actions":[],' + game["record"].lstrip()[1:]
+
+
+def _record_with_nan(bundle: dict[str, Any]) -> None:
+    """A record with a NaN, which Python's reader takes and a strict JSON reader refuses."""
+    game = bundle["matches"][0]["played"][0]
+    game["record"] = game["record"].rstrip()[:-1] + ', "note": NaN}'
+
+
+def _set_first_game(key: str, value: object) -> Callable[[dict[str, Any]], None]:
+    def alter(bundle: dict[str, Any]) -> None:
+        bundle["matches"][0]["played"][0][key] = value
+    return alter
+
+
+def _winner_as_true(bundle: dict[str, Any]) -> None:
+    """Seat 1's wins given as true (1 to a checker whose true == 1, not to others)."""
+    for match in bundle["matches"]:
+        for game in match["played"]:
+            if game["winner_seat"] == 1:
+                game["winner_seat"] = True
+
+
+def _round_as_text(bundle: dict[str, Any]) -> None:
+    bundle["matches"][0]["round"] = str(bundle["matches"][0]["round"])
+
+
+def _rating_as_text(bundle: dict[str, Any]) -> None:
+    rating = bundle["matches"][0]["played"][0]["rating"]
+    rating["before"][0][0] = str(rating["before"][0][0])
+
+
+def _initial_rating_as_text(bundle: dict[str, Any]) -> None:
+    bundle["initial_rating"] = [str(x) for x in bundle["initial_rating"]]
+
+
+def _bye_round_as_text(bundle: dict[str, Any]) -> None:
+    bundle["byes"] = [[str(number), bot] for number, bot in bundle["byes"]] or [["1", "alpha"]]
+
+
+@pytest.mark.parametrize(
+    ("alter", "named"),
+    [
+        (_set_first_game("game_index", 0.5), "game_index is 0.5, not an integer"),
+        (_set_first_game("game_id", "1"), 'game_id is "1", not an integer'),
+        (_winner_as_true, "winner_seat is true, not 0, 1 or null"),
+        (_round_as_text, 'round is "1", not an integer'),
+        (_rating_as_text, "a rating before the game is \"25.0\", not a finite number"),
+        (_initial_rating_as_text, 'the initial rating ["25.0", "8.333333333333334"] is not two'),
+        (_bye_round_as_text, "not [round, bot]: an integer and a name"),
+    ],
+    ids=["index-half", "id-text", "winner-true", "round-text", "rating-text", "initial-text",
+         "bye-text"],
+)  # fmt: skip
+def test_a_number_of_another_kind_than_verify_gives_fails(
+    finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str
+) -> None:
+    """Python reads 0.5 as index 0 through int(), "1" as 1 and true as 1; a checker in
+    another language reads each otherwise, so the audit takes the kinds VERIFY.md gives."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
+    alter(bundle)
+    report = audit_bundle(bundle)
+    assert not report.ok and named in (report.problem or ""), report.problem
+
+
 @pytest.mark.parametrize(
     ("alter", "named"),
     [
@@ -404,10 +475,13 @@ def _parameters_with_a_key_twice(bundle: dict[str, Any]) -> None:
                       " tournament 'audited'"),
         (_parameters_with_a_key_twice, "the committed parameters give key 'games_per_match'"
                                        " given twice"),
-        (_infinite_game_id, "malformed (OverflowError"),
+        (_infinite_game_id, "game_id is Infinity, not an integer"),
         (_deep_parameters, "malformed (nested too deeply)"),
+        (_record_with_a_key_twice, "the stored record gives key 'actions' given twice"),
+        (_record_with_nan, "the stored record is malformed: not JSON: NaN is not JSON"),
     ],
-    ids=["relabelled", "key-twice", "infinite-game-id", "deep-parameters"],
+    ids=["relabelled", "key-twice", "infinite-game-id", "deep-parameters", "record-key-twice",
+         "record-nan"],
 )  # fmt: skip
 def test_a_hostile_bundle_fails_naming_why_and_raises_nothing(
     finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str

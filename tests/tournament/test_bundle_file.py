@@ -5,6 +5,7 @@ limit, exit 2, never a traceback; the parts are handed on before the rest is rea
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
@@ -56,6 +57,7 @@ def test_the_text_the_arena_writes_reads_back_part_for_part_and_passes(
     assert json.loads(text) == bundle  # one JSON object, as VERIFY.md describes
     assert _parts(text) == list(audit_module._parts_of(bundle))
     assert _parts(json.dumps(bundle, indent=1)) == _parts(text)  # any layout
+    assert _parts(codecs.BOM_UTF8 + text.encode()) == _parts(text)  # as some editors save it
     report = audit_parts(read_parts(io.BytesIO(text.encode())))
     assert report.ok and report.games == 6, report.problem
 
@@ -116,6 +118,9 @@ def _played_not_last(text: str) -> str:
         (lambda text: text.replace('"round": 1', '"round": 1' + "0" * 5000, 1),
          "not JSON (Exceeds the limit"),
         (lambda text: "\x00" * 100, "not JSON (Expecting value at character 0)"),
+        (lambda text: text.replace("{", '{"note": NaN, ', 1), "not JSON (NaN is not JSON)"),
+        (lambda text: text.replace('"round": 1', '"round": 1, "x": -Infinity', 1),
+         "not JSON (-Infinity is not JSON)"),
         (lambda text: "{" + ",".join(f'"k{i}": 1' for i in range(1001)) + "}",
          "more than 1000 keys, the most the audit reads in one object (MAX_OBJECT_KEYS)"),
         (_game_key_twice, "key 'winner_seat' given twice"),
@@ -124,7 +129,7 @@ def _played_not_last(text: str) -> str:
         (_played_not_last, '"played" must be its last key'),
     ],
     ids=["zip", "tar", "gzip", "utf-16", "empty", "array", "deep", "cut", "trailing",
-         "long-integer", "nul", "many-keys",
+         "long-integer", "nul", "nan", "infinity", "many-keys",
          "game-key-twice", "head-key-twice", "matches-not-last", "played-not-last"],
 )  # fmt: skip
 def test_a_file_that_is_no_bundle_is_refused_naming_why(

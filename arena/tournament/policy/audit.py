@@ -49,7 +49,7 @@ from arena.kahuna import (
     Record,
     deal_from_seed,
     outcome_to_json,
-    parse_record,
+    record_from_json,
     replay,
 )
 from arena.kahuna.rng import reshuffle_from_seed
@@ -301,6 +301,50 @@ def _check_summary(part: Mapping[str, Any], what: str) -> None:
         raise _Mismatch(f"{what} takes {size} bytes of JSON without its"
                         f" {'games' if what.startswith('match') else 'record'}, more than"
                         f" the {MAX_SUMMARY_BYTES} an audit keeps (MAX_SUMMARY_BYTES)")  # fmt: skip
+    _check_numbers(part, what)
+
+
+_INTEGERS = ("match_id", "round", "games", "game_id", "game_index")
+"""The fields of a match or a game that are JSON integers (docs/reference/VERIFY.md)."""
+
+
+def _check_numbers(part: Mapping[str, Any], what: str) -> None:
+    """The numbers of a match or a game are of the kind VERIFY.md gives them: ids, rounds,
+    counts and indices integers (not 1.0, "1" or true), a winner 0, 1 or null, ratings
+    finite numbers. This checker would read 0.5 as 0 and true as 1; another one reads
+    them otherwise, and two checkers must not read two bundles from one file."""
+    for key in _INTEGERS:
+        if key in part and not _integer(part[key]):
+            raise _Mismatch(f"{what}: {key} is {_shown(part[key])}, not an integer")
+    winner = part.get("winner_seat")
+    if winner is not None and not (_integer(winner) and winner in (0, 1)):
+        raise _Mismatch(f"{what}: winner_seat is {_shown(winner)}, not 0, 1 or null")
+    rating = part.get("rating")
+    if not isinstance(rating, Mapping):
+        return  # the game's check names what is missing
+    for key in ("before", "after"):
+        pairs = rating.get(key)
+        for pair in pairs if isinstance(pairs, list) else ():
+            for value in pair if isinstance(pair, list) else ():
+                if not _finite(value):
+                    raise _Mismatch(f"{what}: a rating {key} the game is {_shown(value)},"
+                                    " not a finite number")  # fmt: skip
+    sources = rating.get("before_from")
+    for source in sources if isinstance(sources, list) else ():
+        if source is not None and not _integer(source):
+            raise _Mismatch(f"{what}: before_from gives {_shown(source)}, not a game id or null")
+
+
+def _integer(value: object) -> bool:
+    return type(value) is int
+
+
+def _finite(value: object) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)  # type: ignore[arg-type]
+
+
+def _shown(value: object) -> str:
+    return json.dumps(value)[:40]
 
 
 def _paired(game: Mapping[str, Any]) -> bool | None:
@@ -354,7 +398,15 @@ def _audit(
     reasons = bundle["format"] != FORMAT_WITHOUT_REASONS
     config = TournamentConfig.from_json(parameters["config"])
     matches = _read_matches(secret, config, parts, reasons)
-    schedule = _check_schedule(parameters, matches, list(bundle.get("byes", [])))
+    byes = list(bundle.get("byes", []))
+    for bye in byes:
+        if not (isinstance(bye, list) and len(bye) == 2 and _integer(bye[0])
+                and isinstance(bye[1], str)):  # fmt: skip
+            raise _Mismatch(f"a bye is {_shown(bye)}, not [round, bot]: an integer and a name")
+    schedule = _check_schedule(parameters, matches, byes)
+    if not all(_finite(x) for x in bundle["initial_rating"]):
+        raise _Mismatch(f"the initial rating {_shown(bundle['initial_rating'])} is not two"
+                        " finite numbers")  # fmt: skip
     initial = (float(bundle["initial_rating"][0]), float(bundle["initial_rating"][1]))
     if not _close(initial, (INITIAL_MU, INITIAL_SIGMA)):
         raise _Mismatch(f"the initial rating {list(initial)} is not the arena's"
@@ -581,10 +633,7 @@ def _check_game(
     seats = [first, second] if index % 2 == 0 else [second, first]
     if [list(s) for s in game["seats"]] != seats:
         raise _Mismatch(f"{where}: seats {game['seats']}, its match puts {seats} there")
-    try:
-        record = parse_record(game["record"])
-    except MalformedRecordError as exc:
-        raise _Mismatch(f"{where}: the stored record is malformed: {exc}") from None
+    record = _read_record(where, game["record"])
     meta = record.extra.get("match")
     meta = meta if isinstance(meta, dict) else {}
     _check_rules(where, config, record, meta, index)
@@ -646,6 +695,28 @@ def _check_game(
                         f" {_SHOWN[winner]}")  # fmt: skip
     _check_reason(where, game, meta, state.outcome if state.is_finished else None, statuses,
                   reasons)  # fmt: skip
+
+
+def _read_record(where: str, text: object) -> Record:
+    """The game's stored record, read as ``parse_record`` reads it but for a key given twice
+    in one of its objects, refused as the bundle's own are: a checker that keeps the first
+    and one that keeps the last would replay two different games."""
+    malformed = f"{where}: the stored record is malformed"
+    try:
+        data = loads_once(text)  # type: ignore[arg-type]  # not text: TypeError names it
+    except RecursionError:
+        raise _Mismatch(f"{malformed}: not JSON: nested too deeply") from None
+    except (ValueError, TypeError) as exc:
+        if "given twice" in str(exc):
+            raise _Mismatch(f"{where}: the stored record gives {exc}: checkers that keep the"
+                            " first and ones that keep the last would replay two different"
+                            " games") from None  # fmt: skip
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _Mismatch(f"{malformed}: not JSON: {reason}") from None
+    try:
+        return record_from_json(data)
+    except MalformedRecordError as exc:
+        raise _Mismatch(f"{malformed}: {exc}") from None
 
 
 def _check_reason(

@@ -108,10 +108,17 @@ class _TwiceError(ValueError):
     pass
 
 
+def _refuse_constant(name: str) -> Any:
+    """Python's reader takes NaN, Infinity and -Infinity; JSON has none of them, and a
+    checker with a strict reader would refuse the file this one audits."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def loads_once(text: str) -> Any:
-    """``json.loads``, a key given twice in an object refused (ValueError naming it)."""
+    """``json.loads``, a key given twice in an object refused (ValueError naming it), and
+    NaN or Infinity too, which JSON does not have."""
     try:
-        return json.loads(text, object_pairs_hook=_refuse_twice)
+        return json.loads(text, object_pairs_hook=_refuse_twice, parse_constant=_refuse_constant)
     except _TwiceError as error:
         raise ValueError(f"key {str(error)[:80]!r} given twice") from None
 
@@ -121,8 +128,10 @@ class _Scanner:
 
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
-        self.utf8 = codecs.getincrementaldecoder("utf-8")()
-        self.json = json.JSONDecoder(object_pairs_hook=_refuse_twice)
+        self.utf8 = codecs.getincrementaldecoder("utf-8-sig")()  # a leading BOM: skipped
+        self.json = json.JSONDecoder(
+            object_pairs_hook=_refuse_twice, parse_constant=_refuse_constant
+        )
         self.buf = ""
         self.pos = 0
         self.offset = 0  # characters before buf[0]
