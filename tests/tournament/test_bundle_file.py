@@ -62,6 +62,19 @@ def test_the_text_the_arena_writes_reads_back_part_for_part_and_passes(
     assert report.ok and report.games == 6, report.problem
 
 
+@pytest.mark.parametrize("window", [1, 2, 3, 5, 7, 64])
+def test_a_window_may_end_anywhere_inside_a_number(
+    window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is read a window at a time: one ending inside ``-12.5e-3`` (after ``-12``,
+    ``-12.``, ``-12.5e`` or ``-12.5e-``) reads on, never two tokens or a refusal."""
+    text = '{"x": -12.5e-3, "y": [1.25, 30, 4E+2], "z": 7.0, "matches": []}'
+    whole = _parts(text)
+    assert whole[0] == ("head", {"x": -12.5e-3, "y": [1.25, 30, 400.0], "z": 7.0})
+    monkeypatch.setattr(bundle_file, "_READ_CHARS", window)
+    assert _parts(text) == whole
+
+
 def test_the_head_is_handed_on_before_the_games_are_read(bundle: dict[str, Any]) -> None:
     """Streaming: the first part comes while most of a long file is still unread."""
     text = _text(bundle).encode() + b" " * (8 << 20)

@@ -203,7 +203,7 @@ class _Scanner:
             except ValueError as error:  # an integer past Python's digits limit, say
                 raise self.error(what, f"not JSON ({str(error).split(':')[0][:120]})") from None
             else:
-                if end < len(self.buf) or self.eof:  # a number at the window's end may go on
+                if self.eof or not _may_go_on(value, len(self.buf) - end):
                     if end - self.pos > MAX_PART_CHARS:
                         raise self._too_long(what)
                     self.pos = end
@@ -261,6 +261,13 @@ class _Scanner:
             if following != ",":
                 self.pos -= 1
                 raise self.error(what, f"expected ',' or ']', found {following or 'the end'!r}")
+
+
+def _may_go_on(value: Any, left: int) -> bool:
+    """Whether ``value``, read with ``left`` characters of the window after it, may be the
+    start of a longer number: the window may end inside ``1.5e-3`` after ``1``, ``1.`` or
+    ``1.5e-`` (the decoder then reads ``1`` and leaves up to two characters)."""
+    return left <= 2 and isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _cut_short(error: json.JSONDecodeError, length: int) -> bool:
