@@ -98,13 +98,18 @@ def check(bundle: dict[str, Any], noted: str) -> None:
         assert m["games"] == games and sorted(g["game_index"] for g in m["played"]) == list(
             range(games)
         )
+    fresh = params["config"].get("fresh_deals")
     for m, g in played:
         identity = json.dumps([m["round"], m["first"], m["second"]], separators=(",", ":"))
         material = hmac.new(secret, b"kahuna-arena/match/1\n" + identity.encode(),
                             hashlib.sha256).digest()  # fmt: skip
         record = json.loads(g["record"])
         i = g["game_index"]
-        k = i if record.get("match", {}).get("paired") is False else i // 2
+        paired = record.get("match", {}).get("paired", True) is not False
+        if fresh is not None:  # the committed rule, not the record's word
+            rule = not {m["first"][0], m["second"][0]} & set(fresh)
+            assert paired == m["paired"] == rule, f"match {m['match_id']}: pairing"
+        k = i // 2 if paired else i
         digest = hmac.new(material, f"kahuna-deal/3:{k}".encode(), hashlib.sha256).digest()
         seed = int.from_bytes(digest[:8], "big") & (2**63 - 1)
         order = [m["first"], m["second"]]
