@@ -18,6 +18,7 @@ from pathlib import Path
 from arena import store as st
 from arena.kahuna import Record, play_random_game, record_of, record_to_json, replay
 from arena.referee.botdir import load_bot
+from arena.referee.results import FORFEIT
 from arena.referee.seeds import deal_seed, match_seed_material
 from arena.referee.types import BotStatus, GameReport
 from arena.tournament.policy.config import match_identity
@@ -88,7 +89,7 @@ def forfeit_report(
     metadata = {
         "bots": [{"seat": seat, "name": bots_by_seat[seat]} for seat in (0, 1)],
         "winner": winner,
-        "reason": "timeout",
+        "reason": FORFEIT,
         "failures": [failure],
     }
     reached = record.reshuffles[: state.round - 1]
@@ -97,7 +98,7 @@ def forfeit_report(
         index=index,
         bots_by_seat=bots_by_seat,
         winner=winner,
-        reason="timeout",
+        reason=FORFEIT,
         statuses={
             bots_by_seat[loser]: BotStatus.TIMEOUT,
             bots_by_seat[1 - loser]: BotStatus.OK,
