@@ -86,7 +86,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument(
         "--paired-remote",
         action="store_true",
-        help="pair deals (games 2k and 2k+1 share one) in matches with a remote bot too. Risk:"
+        help="pair deals (games 2k and 2k+1 share one) in matches with a remote bot too, in the"
+        " tournaments created here (committed with each, so it holds for all their games). Risk:"
         " a remote bot's owner can link its processes, so the bot plays the second game of a"
         " pair knowing the whole deal (hands and draw order) from the first; default: a fresh"
         " deal in every game of such a match (unpaired)",

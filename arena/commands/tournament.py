@@ -158,6 +158,13 @@ def _add_definition(parser: argparse.ArgumentParser) -> None:
         " so anyone can compute its deals. Left out (the default), the deals are keyed by a fresh"
         " random secret, revealed once the tournament is finished",
     )
+    parser.add_argument(
+        "--paired-remote", action="store_true",
+        help="pair deals (games 2k and 2k+1 share one) in matches with a remote bot too,"
+        " committed with the tournament. Risk: a remote bot's owner can link its processes,"
+        " so the bot plays the second game of a pair knowing the whole deal from the first;"
+        " default: a fresh deal in every game of such a match (unpaired)",
+    )  # fmt: skip
     add_play_flags(parser)
 
 
@@ -241,7 +248,7 @@ def _create(store: Store, args: argparse.Namespace) -> TournamentRow | int:
     except TournamentError as error:
         return fail(str(error), EXIT_BAD_FLAGS)
     return create_tournament(store, args.name, kind, args.bots, config,
-                             seeded=args.seed is not None)
+                             seeded=args.seed is not None, paired_remote=args.paired_remote)
 
 
 def run_create(store: Store, args: argparse.Namespace) -> int:

@@ -457,7 +457,8 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 sprt=_sprt_settings(request),
             )  # fmt: skip
             tournament = create_tournament(
-                self.store, request.name, FORMAT_NAMES[request.format], list(request.bots), config
+                self.store, request.name, FORMAT_NAMES[request.format], list(request.bots), config,
+                paired_remote=self.options.paired_remote,
             )
         except AlreadyExistsError as error:
             abort(context, grpc.StatusCode.ALREADY_EXISTS, str(error))

@@ -146,10 +146,23 @@ class TournamentConfig:
     time_control: TimeControl = field(default_factory=TimeControl)
     variant: Variant = field(default_factory=Variant)
     sprt: SprtConfig | None = None  # format sprt only
+    # The entrants whose matches deal afresh every game (the rest pair deals: games 2k and
+    # 2k+1 share deal k), fixed when the tournament is created and so committed with it
+    # (``deals_paired``); None: a tournament created before the rule was committed, whose
+    # matches the runner pairs by its bots' runtimes and its own flag.
+    fresh_deals: tuple[str, ...] | None = None
+
+    def deals_paired(self, first: str, second: str) -> bool | None:
+        """Whether the match of bots ``first`` and ``second`` pairs its deals under the
+        committed rule: unless one of them deals afresh; None when no rule is committed."""
+        if self.fresh_deals is None:
+            return None
+        return first not in self.fresh_deals and second not in self.fresh_deals
 
     def to_json(self) -> dict[str, object]:
-        """The stored form (flat, times in ms, as since schema v1; ``sprt`` only when set,
-        so an older tournament's stored form, and its commitment, are unchanged)."""
+        """The stored form (flat, times in ms, as since schema v1; ``sprt`` and
+        ``fresh_deals`` only when set, so an older tournament's stored form, and its
+        commitment, are unchanged)."""
         out: dict[str, object] = {
             "games_per_match": self.games_per_match, "rounds": self.rounds, "seed": self.seed,
             "action_ms": self.time_control.action_ms, "bank_ms": self.time_control.bank_ms,
@@ -157,6 +170,8 @@ class TournamentConfig:
         }  # fmt: skip
         if self.sprt is not None:
             out["sprt"] = self.sprt.to_json()
+        if self.fresh_deals is not None:
+            out["fresh_deals"] = list(self.fresh_deals)
         return out
 
     @classmethod
@@ -170,6 +185,9 @@ class TournamentConfig:
         assert rounds is None or isinstance(rounds, int), f"stored rounds is {rounds!r}"
         sprt = data.get("sprt")
         assert sprt is None or isinstance(sprt, dict), f"stored sprt is {sprt!r}"
+        fresh = data.get("fresh_deals")
+        assert fresh is None or (isinstance(fresh, list) and all(
+            isinstance(name, str) for name in fresh)), f"stored fresh_deals is {fresh!r}"
         return cls(
             games_per_match=number("games_per_match", cls.games_per_match),
             rounds=rounds,
@@ -183,6 +201,7 @@ class TournamentConfig:
                 tactical=bool(data.get("tactical", False)),
             ),
             sprt=None if sprt is None else SprtConfig.from_json(sprt),
+            fresh_deals=None if fresh is None else tuple(fresh),
         )
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from arena import store as st
 from arena.kahuna import Record, play_random_game, record_of, record_to_json, replay
 from arena.referee.botdir import load_bot
+from arena.referee.results import FORFEIT
 from arena.referee.seeds import deal_seed, match_seed_material
 from arena.referee.types import BotStatus, GameReport
 from arena.tournament.policy.config import match_identity
@@ -88,7 +89,7 @@ def forfeit_report(
     metadata = {
         "bots": [{"seat": seat, "name": bots_by_seat[seat]} for seat in (0, 1)],
         "winner": winner,
-        "reason": "timeout",
+        "reason": FORFEIT,
         "failures": [failure],
     }
     reached = record.reshuffles[: state.round - 1]
@@ -97,7 +98,7 @@ def forfeit_report(
         index=index,
         bots_by_seat=bots_by_seat,
         winner=winner,
-        reason="timeout",
+        reason=FORFEIT,
         statuses={
             bots_by_seat[loser]: BotStatus.TIMEOUT,
             bots_by_seat[1 - loser]: BotStatus.OK,
@@ -167,17 +168,24 @@ def play_games(
 
 def play_committed_games(store: st.Store, tournament_id: int) -> tuple[int, ...]:
     """Store every game of the tournament's matches on the deals a runner plays (its
-    secret and each match's identity, ``arena.referee.seeds``), so that it passes an
-    audit once finished; the actions are random, chosen by the match id and game index."""
+    secret and each match's identity, ``arena.referee.seeds``; paired deals or fresh ones
+    as the tournament committed, a fresh deal's record saying so), so that it passes an audit
+    once finished; the actions are random, chosen by the match id and game index."""
     secret = st.tournament_secret(store, tournament_id)
+    config = st.get_tournament(store, tournament_id).config
     game_ids = []
     for match in st.list_matches(store, tournament_id):
         material = match_seed_material(secret, match_identity(match))
+        paired = config.deals_paired(match.first, match.second) is not False
         for index in range(match.games):
             seats = (match.first, match.second) if index % 2 == 0 else (match.second, match.first)
-            record = play_random_game(deal_seed(material, index // 2),
+            deal = index // 2 if paired else index
+            record = play_random_game(deal_seed(material, deal),
                                       choices=match.id * 1000 + index)  # fmt: skip
-            game_id = store_game(store, match.id, report_for(index, seats, record))
+            report = report_for(index, seats, record)
+            if not paired:  # as the referee's records say (a paired record may say nothing)
+                report.record["match"] = {"paired": False, "deal_index": deal}
+            game_id = store_game(store, match.id, report)
             if game_id is not None:
                 game_ids.append(game_id)
     return tuple(game_ids)

@@ -176,6 +176,9 @@ class GameSummary:
             said = REASON_WORDS.get(reason, reason)
             return f"draw: {said}" if said and reason != "draw" else "draw"
         winner, loser = self.bots[self.winner_seat], self.bots[1 - self.winner_seat]
+        failed = self.statuses[1 - self.winner_seat]
+        if reason == "forfeit" and failed in REASON_WORDS:  # the referee's reason for any
+            reason = failed  # failure: the loser's status says which ("ran out of time")
         why = REASON_WORDS.get(reason)
         if why is None:
             return f"{winner} won ({reason})" if reason else f"{winner} won"

@@ -470,8 +470,10 @@ class PlayTables:
         try:
             human = bot_spec(self.store, human_name)
             first, second = (human, table.bot) if table.seat == 0 else (table.bot, human)
-            config = TournamentConfig(games_per_match=1, time_control=self.options.time_control,
-                                      variant=table.variant)  # fmt: skip
+            config = TournamentConfig(  # one game, on a fresh deal (its record says so)
+                games_per_match=1, time_control=self.options.time_control, variant=table.variant,
+                fresh_deals=(first.name, second.name),
+            )  # fmt: skip
             specs = {spec.name: spec for spec in (first, second)}
             entrants = {name: _version_id(self.store, specs[name])
                         for name in seeded(first.name, second.name)}  # fmt: skip

@@ -16,6 +16,7 @@ import trueskill
 
 from arena import store as st
 from arena.kahuna import parse_record, replay
+from arena.store.remote import register_remote_bot
 from arena.testing.demo_data import add_demo_bots, play_committed_games
 from arena.tournament.policy.audit_bundle import tournament_bundle
 from arena.tournament.policy.rounds import create_tournament
@@ -98,13 +99,18 @@ def check(bundle: dict[str, Any], noted: str) -> None:
         assert m["games"] == games and sorted(g["game_index"] for g in m["played"]) == list(
             range(games)
         )
+    fresh = params["config"].get("fresh_deals")
     for m, g in played:
         identity = json.dumps([m["round"], m["first"], m["second"]], separators=(",", ":"))
         material = hmac.new(secret, b"kahuna-arena/match/1\n" + identity.encode(),
                             hashlib.sha256).digest()  # fmt: skip
         record = json.loads(g["record"])
         i = g["game_index"]
-        k = i if record.get("match", {}).get("paired") is False else i // 2
+        paired = record.get("match", {}).get("paired", True) is not False
+        if fresh is not None:  # the committed rule, not the record's word
+            rule = not {m["first"][0], m["second"][0]} & set(fresh)
+            assert paired == m["paired"] == rule, f"match {m['match_id']}: pairing"
+        k = i // 2 if paired else i
         digest = hmac.new(material, f"kahuna-deal/3:{k}".encode(), hashlib.sha256).digest()
         seed = int.from_bytes(digest[:8], "big") & (2**63 - 1)
         order = [m["first"], m["second"]]
@@ -171,3 +177,26 @@ def test_and_catches_a_deal_the_commitment_does_not_give(
         check(data, noted)
     with pytest.raises(AssertionError):
         check(bundle[0], "0" * 64)
+
+
+def test_and_holds_each_match_to_the_committed_pairing(tmp_path: Path) -> None:
+    """A remote bot's matches deal afresh (committed ``fresh_deals``): the checker passes
+    them, and fails one whose records claim paired deals on the deals pairing gives."""
+    with st.Store.open(tmp_path / "d") as store:
+        add_demo_bots(store, tmp_path / "bots", ("alpha", "beta"))
+        register_remote_bot(store, "faraway", owner="rita")
+        tournament = create_tournament(store, "doc", "round_robin", ["alpha", "beta", "faraway"],
+                                       st.TournamentConfig(games_per_match=2))  # fmt: skip
+        assert tournament.commitment is not None
+        play_committed_games(store, tournament.id)
+        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        data = json.loads(json.dumps(tournament_bundle(store, "doc")))
+    assert [m["paired"] for m in data["matches"]].count(False) == 2
+    check(data, tournament.commitment)
+    match = next(m for m in data["matches"] if m["paired"] is False)
+    game = next(g for g in match["played"] if g["game_index"] == 1)
+    record = json.loads(game["record"])
+    record["match"] = {"paired": True, "deal_index": 0}
+    game["record"] = json.dumps(record)
+    with pytest.raises(AssertionError, match=f"match {match['match_id']}: pairing"):
+        check(data, tournament.commitment)

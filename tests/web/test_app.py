@@ -294,7 +294,7 @@ def test_a_game_in_progress_is_never_revealed(path: str) -> None:
 
 def forfeited_game(site: LiveSite) -> st.GameRow:
     games = st.list_games(site.store, tournament_id=site.demo.tournament_id)
-    return next(g for g in games if g.reason == "timeout")
+    return next(g for g in games if g.reason == "forfeit")
 
 
 @pytest.mark.slow

@@ -206,7 +206,7 @@ def test_leaderboard_updates_while_a_tournament_runs(
 @pytest.mark.slow
 def test_forfeit_is_shown_on_the_last_frame(page: Page, site: LiveSite) -> None:
     games = st.list_games(site.store, tournament_id=site.demo.tournament_id)
-    game = next(g for g in games if g.reason == "timeout")
+    game = next(g for g in games if g.reason == "forfeit")
     open_viewer(page, site, game.id)
     page.keyboard.press("End")
     expect(page.locator("#note")).to_contain_text(f"game over: {game.winner} won: ")

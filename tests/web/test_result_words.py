@@ -9,8 +9,12 @@ from arena.referee.types import BotStatus
 from arena.web.models import REASON_WORDS, GameSummary
 
 
-def _game(winner_seat: int | None, reason: str | None, finished: bool = True) -> GameSummary:
-    return GameSummary(1, ("reef", "gecko"), finished, winner_seat, reason, (3, 1))
+def _game(
+    winner_seat: int | None, reason: str | None, finished: bool = True,
+    statuses: tuple[str, str] = ("ok", "ok"),
+) -> GameSummary:  # fmt: skip
+    return GameSummary(1, ("reef", "gecko"), finished, winner_seat, reason, (3, 1),
+                       statuses=statuses)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -30,6 +34,23 @@ def _game(winner_seat: int | None, reason: str | None, finished: bool = True) ->
 )
 def test_results_read_as_words(winner_seat: int | None, reason: str | None, text: str) -> None:
     assert _game(winner_seat, reason).result_text() == text
+
+
+@pytest.mark.parametrize(
+    ("winner_seat", "statuses", "text"),
+    [
+        (1, ("timeout", "ok"), "gecko won: reef ran out of time"),
+        (0, ("ok", "crash"), "reef won: gecko crashed"),
+        (0, ("ok", "disconnect"), "reef won: gecko disconnected"),
+        (0, ("ok", "ok"), "reef won: gecko forfeited"),  # no status to say how
+    ],
+)
+def test_a_forfeit_reads_as_the_losers_failure(
+    winner_seat: int, statuses: tuple[str, str], text: str
+) -> None:
+    """The referee stores every game a failure ended as "forfeit"; the page says which
+    failure from the loser's status."""
+    assert _game(winner_seat, "forfeit", statuses=statuses).result_text() == text
 
 
 def test_every_way_a_game_ends_has_words() -> None:

@@ -158,9 +158,11 @@ def match_jobs(
     unsafe: bool, live: bool, paired_remote: bool, anonymous: bool = False,
 ) -> list[MatchJob]:  # fmt: skip
     """The jobs of ``match``'s unstored games, one per half (two when paired), each half
-    with its own bot processes, so that no process plays both games of a deal. A match with a
-    remote bot pairs its deals only if ``paired_remote``; with ``anonymous`` each bot is
-    told its opponent's name as ``ANONYMOUS_OPPONENT`` only (the ladder's matches)."""
+    with its own bot processes, so that no process plays both games of a deal. Whether the
+    match pairs its deals is the rule its tournament committed (``config.deals_paired``);
+    a tournament that committed none pairs a match with a remote bot only if
+    ``paired_remote``. With ``anonymous`` each bot is told its opponent's name as
+    ``ANONYMOUS_OPPONENT`` only (the ladder's matches)."""
     first = bot_spec(store, match.first, match.first_version)
     second = bot_spec(store, match.second, match.second_version)
     for spec in (first, second):
@@ -168,11 +170,12 @@ def match_jobs(
     for spec in (first, second):  # a Java version without its class-data archive for this
         ensure_class_archive(spec, limits=limits)  # JDK: built now, out of any match clock
     remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
+    paired = config.deals_paired(match.first, match.second)
     match_config = MatchConfig(
         games=match.games, seed=match.seed,
         secret=match_seed_material(tournament_secret(store, match.tournament_id),
                                    match_identity(match)),
-        paired=paired_remote or not remote, variant=config.variant,
+        paired=(paired_remote or not remote) if paired is None else paired, variant=config.variant,
         time_control=config.time_control, limits=limits, unsafe=unsafe,
         game_indices=unstored_indices(match), anonymous_opponents=anonymous,
     )  # fmt: skip
@@ -212,7 +215,8 @@ class TournamentRunner(RunnerBase):
             store, tournament_id, concurrency=concurrency, limits=limits, unsafe=unsafe,
             live=live, pin_cpus=pin_cpus, executor=executor,
         )  # fmt: skip
-        self.paired_remote = paired_remote  # pair deals in matches with a remote bot too
+        # pair deals in matches with a remote bot too, in a tournament that committed no rule
+        self.paired_remote = paired_remote
         self.on_progress = on_progress
         self.on_seat_offer = on_seat_offer  # (stored offer, its token): for `arena serve`
 

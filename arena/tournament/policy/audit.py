@@ -14,7 +14,10 @@ stops at the first difference, which it names:
 3. every game's bots sit as the match and its game index say, and its deal and
    reshuffles are the ones the secret derives for its match and deal index
    (``match_seed_material`` of the round and bots, then ``deal_seed``): no
-   stored seed enters;
+   stored seed enters; the deal index is the game index halved (paired deals) or
+   the game index (fresh ones) as the committed parameters' ``fresh_deals`` say
+   for that match, whatever its record claims (a tournament that committed none:
+   as its records say, one way for all of a match's games, and the verdict says so);
 4. every record replays legally with the engine, and the result it reaches
    (or, for a game cut short, the forfeit it records) is the stored result and
    the record's own; the stored statuses are the failures the record names;
@@ -70,6 +73,7 @@ from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.pairing.swiss import SwissEntrant, pair_swiss_round
 from arena.tournament.policy.audit_bundle import (
     BUNDLE_FORMAT,
+    FORMAT_WITHOUT_PAIRING,
     FORMAT_WITHOUT_REASONS,
     MAX_BUNDLE_GAMES,
     MAX_BUNDLE_MATCHES,
@@ -259,7 +263,8 @@ def _shared(value: Any, shared: dict[str, Any]) -> Any:
 
 
 def _read_matches(
-    secret: bytes, config: TournamentConfig, parts: Iterator[BundlePart], reasons: bool
+    secret: bytes, config: TournamentConfig, parts: Iterator[BundlePart], reasons: bool,
+    pairing_shown: bool = False,
 ) -> list[dict[str, Any]]:
     """The bundle's matches, each with its games' summaries (``_KEPT``), each game's
     record checked (``_check_game``) as it is read and its verdict (None, or what it
@@ -274,6 +279,8 @@ def _read_matches(
                                 " most an audit reads (MAX_BUNDLE_MATCHES)")  # fmt: skip
             match = dict(part)
             _check_summary(match, f"match {str(match.get('match_id'))[:40]}")
+            if pairing_shown:
+                _check_shown_pairing(config, match)
             match["played"] = []
             matches.append(match)
         elif kind == "game" and matches:
@@ -293,6 +300,20 @@ def _read_matches(
         else:
             raise _Mismatch(f"the bundle has a {kind} part where a match or game belongs")
     return matches
+
+
+def _check_shown_pairing(config: TournamentConfig, match: Mapping[str, Any]) -> None:
+    """A bundle's ``paired`` of ``match`` is what the committed rule says of it."""
+    rule = config.deals_paired(str(match["first"][0]), str(match["second"][0]))
+    if match.get("paired", _ABSENT) is not rule:
+        raise _Mismatch(f"match {str(match.get('match_id'))[:40]}: the bundle says paired"
+                        f" {json.dumps(match.get('paired'))[:20]}, but the committed parameters"
+                        f" {_rule_says(rule)}")  # fmt: skip
+
+
+def _rule_says(rule: bool | None) -> str:
+    return {True: "pair its deals", False: "deal it afresh every game (fresh_deals)",
+            None: "commit no rule (null)"}[rule]  # fmt: skip
 
 
 def _check_summary(part: Mapping[str, Any], what: str) -> None:
@@ -361,7 +382,7 @@ def _audit(
 ) -> tuple[str, ...]:
     if bundle.get("format") not in READABLE_FORMATS:
         raise _Mismatch(f"not an audit bundle of format {BUNDLE_FORMAT!r} (or"
-                        f" {FORMAT_WITHOUT_REASONS!r})")  # fmt: skip
+                        f" {FORMAT_WITHOUT_PAIRING!r}, {FORMAT_WITHOUT_REASONS!r})")  # fmt: skip
     status, commitment, secret_hex = bundle["status"], bundle["commitment"], bundle["secret"]
     if status != "finished" or secret_hex is None:
         raise _Mismatch(
@@ -397,7 +418,9 @@ def _audit(
         )
     reasons = bundle["format"] != FORMAT_WITHOUT_REASONS
     config = TournamentConfig.from_json(parameters["config"])
-    matches = _read_matches(secret, config, parts, reasons)
+    _check_fresh_deals(config, parameters)
+    pairing_shown = bundle["format"] == BUNDLE_FORMAT
+    matches = _read_matches(secret, config, parts, reasons, pairing_shown)
     byes = list(bundle.get("byes", []))
     for bye in byes:
         if not (isinstance(bye, list) and len(bye) == 2 and _integer(bye[0])
@@ -421,7 +444,7 @@ def _audit(
             f" at /play (named {PLAY_PREFIX}..., with an entrant {PERSON_PREFIX}USER): the"
             " games of any other tournament move their bots' ratings"
         )
-    for m in matches:
+    for m in matches if config.fresh_deals is None else ():  # else each game's rule's
         _check_one_pairing(m)
     games = sorted(((m, g) for m in matches for g in m["played"]),
                    key=lambda mg: int(mg[1]["game_id"]))  # fmt: skip
@@ -447,7 +470,7 @@ def _audit(
         schedule,
         f"all {progress.games} games are stored, each with its bots in the seats its match"
         " and game index give, and with the deal and reshuffles the secret derives for its"
-        " match and deal index",
+        " match and deal index" + _pairing_note(config, matches),
         "every record replays legally to its stored result"
         + (" and reason" if reasons else " (a bundle of format 1: games' reasons not in it)"),
         ("every rating update is the TrueSkill update of its game's result, from the initial"
@@ -464,6 +487,31 @@ def _audit(
             " anyone who knew the seed could compute the deals in advance"
         )
     return tuple(checked)
+
+
+def _check_fresh_deals(config: TournamentConfig, parameters: Mapping[str, Any]) -> None:
+    """The committed ``fresh_deals`` name entrants, each once."""
+    if config.fresh_deals is None:
+        return
+    names = {str(e[0]) for e in parameters["entrants"]}
+    for name in config.fresh_deals:
+        if name not in names:
+            raise _Mismatch(f"the committed fresh_deals name {name[:60]!r}, not an entrant")
+    if len(set(config.fresh_deals)) != len(config.fresh_deals):
+        raise _Mismatch("the committed fresh_deals name an entrant more than once")
+
+
+def _pairing_note(config: TournamentConfig, matches: list[dict[str, Any]]) -> str:
+    """How the games' deal indices were checked: by the committed rule, or (none committed)
+    by each match's records, which an auditor cannot hold to anything committed."""
+    if config.fresh_deals is None:
+        return ("; not checked: which matches pair their deals, since the tournament committed"
+                " no rule for it (created before the arena committed one): each match's deals"
+                " are paired or fresh as its records say, one way for all its games")
+    fresh = sum(1 for m in matches
+                if config.deals_paired(str(m["first"][0]), str(m["second"][0])) is False)
+    return (f", paired (deal = game index halved) or fresh as the committed fresh_deals say:"
+            f" {len(matches) - fresh} of the {len(matches)} matches paired, {fresh} fresh")
 
 
 def _check_schedule(
@@ -640,17 +688,27 @@ def _check_game(
     named = meta.get("bots")
     if isinstance(named, list) and [[b.get("name"), b.get("version")] for b in named] != seats:
         raise _Mismatch(f"{where}: the record names other bots than the match's")
-    paired = meta.get("paired", True) is not False
+    claimed = meta.get("paired", True) is not False
+    rule = config.deals_paired(str(first[0]), str(second[0]))
+    if rule is not None and claimed != rule:
+        raise _Mismatch(f"match {match['match_id']}: the committed parameters"
+                        f" {_rule_says(rule)}, but the record of game {game['game_id']}"
+                        f" (game index {index}) says its deals are"
+                        f" {'paired' if claimed else 'fresh'}")  # fmt: skip
+    paired = claimed if rule is None else rule
     deal_index = index // 2 if paired else index
     if meta.get("deal_index", deal_index) != deal_index:
         raise _Mismatch(
-            f"{where}: the record says deal index {meta.get('deal_index')!r}, but a"
-            f" {'paired' if paired else 'unpaired'} match plays deal {deal_index} there"
+            f"{where}: the record says deal index {meta.get('deal_index')!r}, but"
+            f" {'a paired' if paired else 'an unpaired'} match plays deal {deal_index} there"
         )
     identity = MatchIdentity(int(match["round"]), (first[0], first[1]), (second[0], second[1]))
     seed = deal_seed(match_seed_material(secret, identity), deal_index)
     if record.deal != deal_from_seed(seed):
-        raise _Mismatch(f"{where}: the deal differs from the one the revealed seed derives")
+        raise _Mismatch(f"{where}: the deal differs from the one the revealed seed derives for"
+                        f" deal index {deal_index}"
+                        + ("" if rule is None else f" (the committed parameters"
+                           f" {_rule_says(rule)})"))  # fmt: skip
     for k, order in enumerate(record.reshuffles):
         if reshuffle_from_seed(seed, k + 2, order) != order:
             raise _Mismatch(

@@ -9,7 +9,8 @@ matches with their records, come once it is finished (a record of a deal whose
 second game is still to be played must not reach anyone: docs/reference/PROTOCOL.md).
 Nothing the arena derives from the secret (seed material, deal seeds) is in it.
 Each match names its bots' owners: a game between two bots of one user moves no
-rating (``arena.store.same_owner``), and the audit checks it so.
+rating (``arena.store.same_owner``), and the audit checks it so; and whether it pairs
+its deals, as the rule its tournament committed says (``TournamentConfig.fresh_deals``).
 
 ``bundle_parts`` gives the bundle one part at a time (the head, then each match followed
 by its games), reading one match's games at a time: a long tournament's bundle is never
@@ -29,13 +30,16 @@ from arena.store import (
     tournament_byes,
     tournament_parameters,
 )
-from arena.store.models import INITIAL_MU, INITIAL_SIGMA
+from arena.store.models import INITIAL_MU, INITIAL_SIGMA, TournamentConfig
 from arena.store.play import is_play_tournament
 
-BUNDLE_FORMAT = "kahuna-arena/audit/2"
-"""The format the arena writes: format 1 and each game's ``reason`` (why it ended so)."""
+BUNDLE_FORMAT = "kahuna-arena/audit/3"
+"""The format the arena writes: format 2 and each match's ``paired`` (whether the rule its
+tournament committed pairs its deals; null: the tournament committed none)."""
+FORMAT_WITHOUT_PAIRING = "kahuna-arena/audit/2"
+"""Format 1 and each game's ``reason`` (why it ended so)."""
 FORMAT_WITHOUT_REASONS = "kahuna-arena/audit/1"
-READABLE_FORMATS = (BUNDLE_FORMAT, FORMAT_WITHOUT_REASONS)
+READABLE_FORMATS = (BUNDLE_FORMAT, FORMAT_WITHOUT_PAIRING, FORMAT_WITHOUT_REASONS)
 
 MAX_BUNDLE_MATCHES = 500_000
 """The most matches a bundle may hold: each is kept through the audit (the schedule is
@@ -95,17 +99,17 @@ def bundle_parts(store: Store, ref: int | str) -> Iterator[BundlePart]:
         "bots_rated": not is_play_tournament(store, tournament.id),
         "byes": byes,
     }
-    return _parts(store, head, matches)
+    return _parts(store, head, matches, tournament.config)
 
 
-def _parts(store: Store, head: dict[str, Any], matches: list[tuple[Any, ...]]
-           ) -> Iterator[BundlePart]:  # fmt: skip
+def _parts(store: Store, head: dict[str, Any], matches: list[tuple[Any, ...]],
+           config: TournamentConfig) -> Iterator[BundlePart]:  # fmt: skip
     yield "head", head
     for r in matches:
         versions = {r[7]: (r[2], r[3]), r[8]: (r[4], r[5])}
         yield "match", {
             "match_id": r[0], "round": r[1], "first": [r[2], r[3]], "second": [r[4], r[5]],
-            "owners": [r[9], r[10]], "games": r[6],
+            "owners": [r[9], r[10]], "games": r[6], "paired": config.deals_paired(r[2], r[4]),
         }  # fmt: skip
         with store.reading() as db:
             games = _games(db, r[0], versions)

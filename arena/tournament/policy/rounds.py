@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from arena.quoting import quoted
+from arena.referee.botdir import REMOTE_RUNTIME
 from arena.referee.seeds import secret_from_seed
 from arena.store import (
     MatchRow,
@@ -23,6 +25,7 @@ from arena.store import (
     list_matches,
     tournament_byes,
 )
+from arena.store.bots import bot_spec
 from arena.store.models import PlannedMatch, PlannedRound, TournamentFormat
 from arena.store.tournaments import entrant_version_ids, insert_tournament, latest_version_ids
 from arena.tournament.pairing.schedule import Pairing, round_robin
@@ -44,9 +47,14 @@ PLAY_PREFIX = "play-"
 
 def create_tournament(
     store: Store, name: str, format: str, bots: Sequence[str], config: TournamentConfig,
-    *, seeded: bool = False,
+    *, seeded: bool = False, paired_remote: bool = False,
 ) -> TournamentRow:
     """A new tournament of the latest version of each of ``bots`` (seed order as given).
+
+    Whose matches pair their deals is fixed here and committed with the parameters
+    (``TournamentConfig.fresh_deals``): a remote bot's matches deal afresh every game
+    (its owner can link what its processes see of both games of a deal), unless
+    ``paired_remote``; every other match pairs them.
 
     Its deal secret is fresh and random, or with ``seeded`` ``secret_from_seed`` of
     ``config.seed``: the same games in any data directory, but deals that anyone who
@@ -77,6 +85,8 @@ def create_tournament(
                 f" got {config.rounds}"
             )
     version_ids = latest_version_ids(store, bots)
+    config = replace(config, fresh_deals=() if paired_remote else tuple(
+        bot for bot in bots if bot_spec(store, bot).runtime == REMOTE_RUNTIME))  # fmt: skip
     rounds: list[PlannedRound] = []
     if kind is TournamentFormat.ROUND_ROBIN:
         for rnd in round_robin(list(bots)):
