@@ -23,6 +23,8 @@ A bot takes of its opponent's turns at most the allowance of each, and
 when that changes (a seat often acts several times in a row). ``release``
 thaws a bot whose stream closed (it must be able to exit to be judged), and
 ``thaw_all`` lets both run (the first game, GameOver, MatchOver, teardown).
+``hold`` freezes a bot that is ready while the other starts up (each launch's
+start-up is charged to its bot, so the ready one must not take its CPU), and
 ``hold_all`` freezes both once they have said Hello, until the first game: a
 half launched ahead of its turn (``arena.referee.prestart``) waits while
 another half plays, on CPUs that half's bots may share, and nothing is the
@@ -145,13 +147,17 @@ class Freezer:
     def hold_all(self) -> None:
         """Freeze every sandboxed bot until ``thaw_all`` (launched, said Hello, waiting for
         the first game of its half)."""
-        if not self.enabled:
-            return
         for slot in self.slots:
-            process = slot.process
-            if isinstance(process, BotProcess) and slot.index not in self._frozen:
-                process.freeze(True)
-                self._frozen[slot.index] = process
+            self.hold(slot.index)
+
+    def hold(self, slot_index: int) -> None:
+        """Freeze ``slot_index``'s sandboxed bot until ``thaw_all``: it is ready while the
+        other starts up, whose start-up time is charged to it, so it must not take the CPU
+        that start-up needs."""
+        process = self.slots[slot_index].process
+        if self.enabled and isinstance(process, BotProcess) and slot_index not in self._frozen:
+            process.freeze(True)
+            self._frozen[slot_index] = process
 
     def thaw_all(self) -> None:
         """Both bots run again (before GameOver, MatchOver and teardown)."""

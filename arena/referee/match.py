@@ -348,6 +348,9 @@ class _Match:
                 self.log.info("bot_launch_failed", bot=slot.name, reason=reason)
                 continue
             launching.append(slot)
+        for slot in self.slots:  # ready beside a start-up charged to another: held
+            if launching and slot.ready and slot not in launching:
+                self.freezer.hold(slot.index)
         hello = Clock(self.config.hello_timeout_ms)  # one wait for every launched bot
         hello.start(time.monotonic_ns())
         for slot in launching:
@@ -371,6 +374,8 @@ class _Match:
             who, verdict = found
             if verdict.kind is VerdictKind.HELLO:
                 self._welcome(self.slots[who])
+                if any(s.expect.phase is Phase.AWAIT_HELLO and s.process for s in launching):
+                    self.freezer.hold(who)  # ready while the other still starts up
             else:
                 self._fail(who, verdict, failures)
             self._started_up(launched_ns, who)
@@ -445,6 +450,7 @@ class _Match:
         self.stderr_tails = {w: kept for w, kept in self.stderr_tails.items() if w in failures}
         self._drain(failures)
         self._make_ready(failures)
+        self.freezer.thaw_all()  # held while a relaunched bot started up
         startup_ns, self.startup_ns = self.startup_ns, {}
         control = self.config.time_control
         log = GameTiming.start(control.action_ms, control.bank_ms)

@@ -463,6 +463,41 @@ def test_a_bot_launched_ahead_runs_nothing_until_its_half_plays(make_bot: MakeBo
     assert_no_process_left(spinner, good)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("ponder", [False, True], ids=["freezer", "ponder"])
+def test_a_bot_ready_first_runs_nothing_while_its_opponent_starts_up(
+    make_bot: MakeBot, ponder: bool
+) -> None:
+    """A bot's start-up is charged to it, so the bot that said Hello first is frozen until
+    the other has too: a spinner (six children, from its Welcome) beside a bot that takes
+    20 s to say Hello uses no CPU meanwhile. With ``ponder`` (the freezer off: the
+    control) it spins."""
+    spinner = make_bot("cpu_spinner", name="spinner")
+    slow = make_bot("slow_hello", "20", name="slow")
+    config = dataclasses.replace(IN_TURN, hello_timeout_ms=60_000, ponder=ponder)
+    started = start_match(config, spinner, slow)
+    started.its_turn()
+    slots = started._match.slots
+    try:
+        wait_until(lambda: slots[0].ready, "the spinner's Hello", 60)
+        if ponder:
+            before = _cpu_ms(marker_of(spinner))
+            wait_until(lambda: _cpu_ms(marker_of(spinner)) - before > 300,
+                       "the pondering spinner using CPU", 30)  # fmt: skip
+        else:
+            wait_until(lambda: 0 in started._match.freezer._frozen, "the spinner held", 30)
+            before = _cpu_ms(marker_of(spinner))
+            assert_stays(lambda: _cpu_ms(marker_of(spinner)) - before < 50, 1.0,
+                         "the held spinner using no CPU",
+                         state=lambda: _cpu_ms(marker_of(spinner)) - before)  # fmt: skip
+        assert not slots[1].ready, "the slow bot said Hello within the check"
+    finally:
+        for process in _processes(started):
+            process.kill()
+        started.close()
+    assert_no_process_left(spinner, slow)
+
+
 def _processes(started: StartedMatch) -> list[BotProcess]:
     """The match's bots launched so far."""
     processes = [slot.process for slot in started._match.slots]
