@@ -118,6 +118,10 @@ EXPORT_RESUMES = 3
 """How many times in a row `remote export` reopens a broken stream after its last game."""
 EXPORT_RESUME_WAIT_S = 1.0  # times the attempt's number, before reopening
 MAX_GAME_ID = 2**63 - 1  # GetGameRecordRequest.game_id is an int64
+SPOOL_KEEPS_FREE = 256 << 20
+"""The free bytes `remote audit` leaves on the disk that holds the bundle it receives."""
+SPOOL_CHECK_BYTES = 16 << 20
+"""How much of the bundle `remote audit` writes between two looks at that disk's room."""
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache"})
 
 
@@ -782,20 +786,50 @@ def of_asked(report: AuditReport, sent: object, asked: str) -> AuditReport:
         f" not of {asked!r}"))  # fmt: skip
 
 
-def spool_bundle(parts: Iterable[pb.GetAuditBundleResponse], out: BinaryIO) -> None:
+def spool_bundle(
+    parts: Iterable[pb.GetAuditBundleResponse], out: BinaryIO, where: str | None = None
+) -> None:
     """Write the bundle GetAuditBundle sends to ``out`` as its JSON text (a saved
     bundle's), a part at a time: the stream is received whole within its deadline, and
     audited from the file after, however long the audit takes. RemoteError (exit 1)
-    for parts out of order or past the audit's limits (a disk is not filled for nothing)."""
+    for parts out of order or past the audit's limits, or once the disk holding ``out``
+    (in directory ``where``: the temporary directory) would keep less than
+    SPOOL_KEEPS_FREE bytes free: an arena's stream does not fill the user's disk."""
+    where = tempfile.gettempdir() if where is None else where
     text = BundleText()
     most = MAX_BUNDLE_MATCHES + MAX_BUNDLE_GAMES + 1
-    for count, (kind, part) in enumerate(audit_parts_of(parts), 1):
-        if count > most:
-            raise RemoteError(f"the arena sent more than {MAX_BUNDLE_MATCHES} matches and"
-                              f" {MAX_BUNDLE_GAMES} games, the most an audit reads",
-                              EXIT_SERVER)  # fmt: skip
-        out.write(text.piece(kind, part).encode("ascii"))
-    out.write(text.end().encode("ascii"))
+    written = checked = 0
+    try:
+        for count, (kind, part) in enumerate(audit_parts_of(parts), 1):
+            if count > most:
+                raise RemoteError(f"the arena sent more than {MAX_BUNDLE_MATCHES} matches and"
+                                  f" {MAX_BUNDLE_GAMES} games, the most an audit reads",
+                                  EXIT_SERVER)  # fmt: skip
+            piece = text.piece(kind, part).encode("ascii")
+            if written + len(piece) >= checked + SPOOL_CHECK_BYTES:
+                checked = written
+                _keep_free(out, where, written + len(piece))
+            out.write(piece)
+            written += len(piece)
+        out.write(text.end().encode("ascii"))
+        out.flush()
+    except OSError as error:
+        raise RemoteError(f"the audit bundle cannot be kept in {where} after {written} bytes"
+                          f" ({error.strerror}): set TMPDIR to a directory with room for it",
+                          EXIT_SERVER) from None  # fmt: skip
+
+
+def _keep_free(out: BinaryIO, where: str, after: int) -> None:
+    """RemoteError when writing up to ``after`` bytes of the bundle to ``out`` would leave
+    its disk less than SPOOL_KEEPS_FREE bytes free."""
+    out.flush()
+    disk = os.fstatvfs(out.fileno())
+    free = disk.f_bavail * disk.f_frsize
+    if free - (after - out.tell()) < SPOOL_KEEPS_FREE:
+        raise RemoteError(
+            f"the arena's audit bundle has reached {after} bytes and would leave {where}"
+            f" less than {SPOOL_KEEPS_FREE >> 20} MiB free (SPOOL_KEEPS_FREE): set TMPDIR"
+            " to a directory with room for it", EXIT_SERVER)  # fmt: skip
 
 
 def audited_spool(spool: BinaryIO, save: Path | None) -> AuditReport:

@@ -33,6 +33,7 @@ from arena.commands import remote
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.tournament.policy.audit import AuditReport
+from tests.server.test_disk_full import small_disk
 
 REPO = Path(__file__).resolve().parents[2]
 SDK_DIR = REPO / "sample_bots" / "sdk" / "python"
@@ -382,3 +383,34 @@ def test_an_arena_that_sends_past_the_audits_limits_is_cut_off(
         remote.RemoteError, match="more than 1 matches and 3 games, the most an audit reads"
     ):
         remote.spool_bundle(endless(), spool)
+
+
+@pytest.mark.slow  # mounts a tmpfs
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+@pytest.mark.parametrize(("keep_free", "said"), [
+    (4 << 20, "would leave {where} less than 4 MiB free (SPOOL_KEEPS_FREE)"),
+    (0, "cannot be kept in {where} after"),  # nothing kept free: the disk fills
+])  # fmt: skip
+def test_an_arena_that_sends_more_than_the_disk_holds_is_cut_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_free: int, said: str
+) -> None:
+    """A stream of large games, within the audit's counts, is spooled only while the disk
+    that holds it keeps SPOOL_KEEPS_FREE bytes free (a full disk, with nothing kept, is
+    named too); the spool is gone after, and the disk's room with it."""
+    monkeypatch.setattr(remote, "SPOOL_KEEPS_FREE", keep_free)
+    monkeypatch.setattr(remote, "SPOOL_CHECK_BYTES", 256 << 10)
+    game = json.dumps({"game_id": 1, "pad": "x" * (100 << 10)})
+
+    def large() -> Iterator[pb.GetAuditBundleResponse]:
+        yield pb.GetAuditBundleResponse(head_json="{}")
+        yield pb.GetAuditBundleResponse(match_json="{}")
+        for _ in range(1000):  # 100 MB in all, on a disk of 16 MiB
+            yield pb.GetAuditBundleResponse(game_json=game)
+
+    with small_disk(tmp_path / "small") as disk:
+        where = str(disk.root)
+        with tempfile.TemporaryFile(dir=where) as spool, pytest.raises(remote.RemoteError) as cut:
+            remote.spool_bundle(large(), spool, where)
+        assert said.format(where=where) in str(cut.value)
+        room = os.statvfs(where)
+        assert room.f_bavail * room.f_frsize > 15 << 20  # the spool's room given back
