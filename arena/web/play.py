@@ -48,7 +48,6 @@ from arena.referee.remote import SeatOffer, write_cut_note
 from arena.referee.seeds import match_seed_material
 from arena.referee.types import BotSpec, GameReport, MatchConfig, TimeControl
 from arena.resources import sample_bot
-from arena.server.rechecks import TOKEN_RECHECK_S
 from arena.store import (
     NotFoundError,
     Principal,
@@ -71,7 +70,7 @@ from arena.store.models import (
     TournamentStatus,
 )
 from arena.store.play import PlaySeat, insert_play_tournament, people_pool, play_games
-from arena.store.tokens import TokenRefusedError, authenticate
+from arena.store.tokens import AUTH_CACHE_S, TokenRefusedError, authenticate
 from arena.store.tournaments import (
     list_matches,
     record_interruption,
@@ -96,6 +95,12 @@ GAMES_LISTED = 50  # a person's latest games on their play page
 def _never(user: str) -> bool:
     return False
 
+
+TABLE_TOKEN_BOUND_S = 5.0
+"""A table's game ends at most this long after the token that opened it is revoked or
+expires (the bound of the API's open streams, arena.server.rechecks)."""
+TOKEN_RECHECK_S = TABLE_TOKEN_BOUND_S - AUTH_CACHE_S
+"""How often a table's token is checked again (a kept answer may be AUTH_CACHE_S old)."""
 
 MIN_POLL_MS = 20
 MAX_POLL_MS = 10_000

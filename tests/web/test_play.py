@@ -35,7 +35,6 @@ from arena.protocol.convert import observation_to_pb
 from arena.referee.botdir import load_bot
 from arena.referee.types import TimeControl
 from arena.resources import sample_bot
-from arena.server.rechecks import STREAM_TOKEN_BOUND_S
 from arena.store.play import PlaySeat, insert_play_tournament
 from arena.store.tokens import token_digest
 from arena.testing.examples import examples
@@ -53,6 +52,7 @@ from arena.web.app import WebApp
 from arena.web.play import (
     MAX_POLL_MS,
     MIN_POLL_MS,
+    TABLE_TOKEN_BOUND_S,
     PlayOptions,
     PlayTables,
     event_json,
@@ -603,7 +603,7 @@ def test_revoking_the_token_that_opened_a_table_ends_its_game_at_once(
     (row,) = [r for r in st.list_tokens(store) if r.digest == token_digest(ann.token)]
     st.revoke_tokens(store, token_id=row.id)
     table = tables.table(st.Principal("ann", "user"), opened["ann"])
-    assert table.done.wait(STREAM_TOKEN_BOUND_S + 10), "ann's game still in play"
+    assert table.done.wait(TABLE_TOKEN_BOUND_S + 10), "ann's game still in play"
     assert ann.call("GET", f"/api/play/{opened['ann']}")[0] == 401  # her token is dead
     assert table.game_id is not None, table.error
     game = st.get_game(store, table.game_id)
@@ -618,4 +618,4 @@ def test_revoking_the_token_that_opened_a_table_ends_its_game_at_once(
     assert bob.call("GET", f"/api/play/{opened['bob']}")[1]["status"] == "your_turn"
     st.revoke_tokens(store, user="bob")  # his game ends the same way (not on his clock)
     bobs = tables.table(st.Principal("bob", "user"), opened["bob"])
-    assert bobs.done.wait(STREAM_TOKEN_BOUND_S + 10), "bob's game still in play"
+    assert bobs.done.wait(TABLE_TOKEN_BOUND_S + 10), "bob's game still in play"
