@@ -253,6 +253,11 @@ def create_server(
                 # gRPC sets SO_REUSEPORT by default on Linux: a second `arena serve` on the
                 # same port would then start too and share its connections. Refuse instead.
                 ("grpc.so_reuseport", 0),
+                # No window grown by gRPC's bandwidth probe (to 4 MiB at once on a fast
+                # link): a stream's window stays HTTP/2's 64 KiB until a read waits for a
+                # larger message, so what a stranger's stream can make the server hold
+                # is what the gateway chooses to read (arena.server.gateway).
+                ("grpc.http2.bdp_probe", 0),
                 *limits.server_options(),
             ],
         )

@@ -19,11 +19,23 @@ once one of them is refused, the gateway writes why beside the seat's socket
 (``write_cut_note``), ends the seat's stream, which the referee records as a
 DISCONNECT saying the owner's token was revoked (or expired), and tells the bot
 Goodbye. A stolen user token, once revoked, plays no further move.
+
+Before its Hello a stream is a stranger's, and its first message may be as
+large as the server's receive limit: gRPC buffers a message whole before the
+gateway sees it, and opens the stream's flow-control window to the size the
+message's header announces as soon as a read is waiting for it. So the
+gateway reads at most ``StreamLimits.hello_reads`` first messages at once
+(``hello_reads_per_peer`` per peer address: ``HelloReads``); the other streams
+wait for a turn within their Hello deadline, their peer held to the 64 KiB
+window HTTP/2 starts with (the server grows no window on its own:
+arena.server.app turns gRPC's bandwidth probe off). A Hello is tiny, and
+already sent when its turn comes, so a turn lasts a moment for a real bot.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator, Collection
 from typing import Any
@@ -84,6 +96,63 @@ class _Admitted:
         self.holders = holders
 
 
+def peer_address(peer: str) -> str:
+    """The address of a gRPC peer (``ipv4:10.0.0.1:5555``, ``ipv6:[::1]:5555``) without
+    its port: the connections of one host share it."""
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return rest.rpartition(":")[0] or rest
+    return peer
+
+
+class HelloReads:
+    """Turns at reading a Play stream's first message: at most ``total`` at once and
+    ``per_peer`` per peer address (on the server's event loop)."""
+
+    def __init__(self, total: int, per_peer: int) -> None:
+        self.total = total
+        self.per_peer = per_peer
+        self.reading = 0
+        self.by_peer: dict[str, int] = {}
+        self._changed = asyncio.Condition()
+
+    def _free(self, peer: str) -> bool:
+        return self.reading < self.total and self.by_peer.get(peer, 0) < self.per_peer
+
+    @contextlib.asynccontextmanager
+    async def turn(self, peer: str) -> AsyncIterator[None]:
+        """Wait for a turn of ``peer``'s, and hold it while the body runs."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self._free(peer))
+            self.reading += 1
+            self.by_peer[peer] = self.by_peer.get(peer, 0) + 1
+        try:
+            yield
+        finally:
+            self.reading -= 1
+            left = self.by_peer.pop(peer) - 1
+            if left:
+                self.by_peer[peer] = left
+            async with self._changed:
+                self._changed.notify_all()
+
+    def busy(self) -> str:
+        """Why a stream that never had a turn was not read, naming the limits."""
+        return (
+            f"the gateway reads at most {self.total} first messages at once"
+            f" ({self.per_peer} per address), and none was free"
+        )
+
+
+async def _let_go(requests: AsyncIterator[bytes]) -> None:
+    """Close a refused stream's incoming messages: gRPC's reader keeps the last message it
+    read until then (or until the cyclic collector finds it, which large messages do not
+    hasten), so a stranger's refused message would stay in memory."""
+    aclose = getattr(aiter(requests), "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
 def hello_token(frame: bytes) -> str | None:
     """The token of a Hello frame, or None when the frame is not a Hello."""
     if len(frame) > MAX_MESSAGE_BYTES:
@@ -121,6 +190,9 @@ class RefereeGateway:
         self.checks = SharedChecks(store)
         self.hello_wait_s = hello_wait_s
         self.counter = counter or StreamCounter(StreamLimits(hello_wait_s=hello_wait_s))
+        limits = self.counter.limits
+        self.reads = HelloReads(limits.hello_reads, limits.hello_reads_per_peer)
+        """Turns at reading a first message (what strangers can make the server hold)."""
         self.log = get_logger(service="gateway")
         self.pool = DrainingPool(GATEWAY_THREADS, "arena-gateway")
         """Hellos are admitted here, never behind the API's calls (or a flood of them)."""
@@ -138,11 +210,27 @@ class RefereeGateway:
         if refused is not None:
             self.log.info("remote_bot_refused", reason=refused, peer=context.peer())
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        turns: list[bool] = []
+
+        async def first_message() -> bytes | int | None:
+            """The first message; past a Hello's limit, its size only (it is let go of
+            before the turn is: the turns bound what strangers' messages hold)."""
+            async with self.reads.turn(peer_address(context.peer())):
+                turns.append(True)
+                message = await anext(aiter(requests), None)  # gRPC's reader: made on first use
+                if message is not None and len(message) > MAX_MESSAGE_BYTES:
+                    await _let_go(requests)
+                    return len(message)
+                return message
+
         try:
-            first = await asyncio.wait_for(anext(aiter(requests), None), self.hello_wait_s)
+            first = await asyncio.wait_for(first_message(), self.hello_wait_s)
         except TimeoutError:
             self.log.info("remote_bot_silent", peer=context.peer(), wait_s=self.hello_wait_s)
-            yield goodbye_frame(f"no Hello within {self.hello_wait_s:g} s")
+            reason = f"no Hello within {self.hello_wait_s:g} s"
+            if not turns:
+                reason = f"no Hello read within {self.hello_wait_s:g} s: {self.reads.busy()}"
+            yield goodbye_frame(reason)
             return
         except grpc.RpcError:
             return
@@ -150,10 +238,19 @@ class RefereeGateway:
             self.counter.release(UNAUTHENTICATED)
         if first is None:
             return
+        if isinstance(first, int):
+            reason = (
+                f"a first message of {first} bytes: a Hello has at most {MAX_MESSAGE_BYTES} bytes"
+            )
+            self.log.info("remote_bot_refused", reason=reason, peer=context.peer())
+            yield goodbye_frame(reason)
+            return
         admitted = await asyncio.get_running_loop().run_in_executor(
             self.pool, self._admit, first, context.peer()
         )
         if isinstance(admitted, str):
+            del first
+            await _let_go(requests)
             yield goodbye_frame(admitted)
             return
         async for frame in self._proxy(admitted, first, requests, context):

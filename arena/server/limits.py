@@ -43,6 +43,13 @@ class StreamLimits:
     """Unary calls in flight per bearer token: one token cannot hold the API's threads."""
     hello_wait_s: float = 3.0
     """How long a Play stream may stay silent before its Hello."""
+    hello_reads: int = 16
+    """Play streams whose first message the gateway reads at once, between them all: each
+    may be up to the server's receive limit before it can be judged a Hello or not, so
+    these bound what strangers can make the server hold; the other streams wait, their
+    peers held to the transport's 64 KiB window (arena.server.gateway)."""
+    hello_reads_per_peer: int = 4
+    """...and per peer address, so that one host cannot take them all."""
     keepalive_time_ms: int = 60_000
     """Ping a connection after this long without traffic..."""
     keepalive_timeout_ms: int = 20_000
@@ -57,7 +64,10 @@ class StreamLimits:
     (the store, the bots' sockets and pipes, the web pages) needs."""
 
     def __post_init__(self) -> None:
-        for name in ("per_token", "unauthenticated", "total", "calls_per_token", "connections"):
+        for name in (
+            "per_token", "unauthenticated", "total", "calls_per_token", "connections",
+            "hello_reads", "hello_reads_per_peer",
+        ):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(
                     f"stream limit {name} must be at least 1, got {getattr(self, name)}"

@@ -17,6 +17,11 @@ rated in the people's pool instead (``arena.tournament.policy.play_pool``
 says which games; ``/api/play/ratings`` shows the pool).
 Every request carries the person's token as ``Authorization: Bearer`` (as
 ``/submit`` does); a table is seen and played only by the user who opened it.
+The token that opened a table is checked again every ``TOKEN_RECHECK_S`` while
+its game is played, as a remote bot's owner's token is (arena.server.gateway):
+once it is revoked or expires, the arena ends the person's seat at once, a
+DISCONNECT whose recorded reason says the person's token was revoked (or
+expired), and the bot wins; the clock is not left to run out.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.referee import load_bot, run_match
 from arena.referee.endpoint import SERVICE_NAME
 from arena.referee.judge import PROTOCOL_VERSION
-from arena.referee.remote import SeatOffer
+from arena.referee.remote import SeatOffer, write_cut_note
 from arena.referee.seeds import match_seed_material
 from arena.referee.types import BotSpec, GameReport, MatchConfig, TimeControl
 from arena.resources import sample_bot
@@ -65,6 +70,7 @@ from arena.store.models import (
     TournamentStatus,
 )
 from arena.store.play import PlaySeat, insert_play_tournament, people_pool, play_games
+from arena.store.tokens import AUTH_CACHE_S, TokenRefusedError, authenticate
 from arena.store.tournaments import (
     list_matches,
     record_interruption,
@@ -75,7 +81,7 @@ from arena.tournament.pairing.schedule import round_robin
 from arena.tournament.policy.config import match_identity
 from arena.tournament.policy.play_pool import store_play_game, why_unrated
 from arena.tournament.policy.rounds import PLAY_PREFIX
-from arena.web.submit import RequestRefused, same_origin
+from arena.web.submit import RequestRefused, bearer_token, same_origin
 
 Json = dict[str, object]
 PLAY_METHOD = f"/{SERVICE_NAME}/Play"
@@ -89,6 +95,12 @@ GAMES_LISTED = 50  # a person's latest games on their play page
 def _never(user: str) -> bool:
     return False
 
+
+TABLE_TOKEN_BOUND_S = 5.0
+"""A table's game ends at most this long after the token that opened it is revoked or
+expires (the bound of the API's open streams, arena.server.rechecks)."""
+TOKEN_RECHECK_S = TABLE_TOKEN_BOUND_S - AUTH_CACHE_S
+"""How often a table's token is checked again (a kept answer may be AUTH_CACHE_S old)."""
 
 MIN_POLL_MS = 20
 MAX_POLL_MS = 10_000
@@ -218,6 +230,8 @@ class SeatLink:
         self.deadline_ns = 0
         self.result: Json | None = None
         self.goodbye: str | None = None
+        self._call: grpc.CallIterator[bytes] | None = None
+        self._cut = False
         self._thread = threading.Thread(target=self._run, name="play-seat", daemon=True)
         self._thread.start()
 
@@ -234,7 +248,12 @@ class SeatLink:
         channel = grpc.insecure_channel(f"unix:{self.offer.socket_path}")
         try:
             play = channel.stream_stream(PLAY_METHOD, _raw, _raw)
-            for raw in play(self._requests()):
+            call = play(self._requests())
+            with self._lock:
+                self._call = call
+                if self._cut:  # cut before the call was made
+                    call.cancel()  # type: ignore[no-untyped-call]
+            for raw in call:
                 self._take(referee_pb2.PlayResponse.FromString(raw))
         except grpc.RpcError as error:
             with self._lock:
@@ -307,13 +326,33 @@ class SeatLink:
     def close(self) -> None:
         self._outbox.put(None)
 
+    def cut(self, record_words: str, goodbye: str) -> None:
+        """End the seat's stream for the arena's reason: ``record_words`` go beside the
+        seat's socket (the referee records them with the DISCONNECT), ``goodbye`` to the
+        page."""
+        write_cut_note(self.offer.socket_path, record_words)
+        with self._lock:
+            self._cut = True
+            self.legal, self.request_id = {}, None
+            if self.result is None:
+                self.goodbye = goodbye
+            if self._call is not None:
+                self._call.cancel()  # type: ignore[no-untyped-call]
+        self._changed()
+
 
 class Table:
     """One game between a person and a bot: its match thread, its seat link, its outcome."""
 
-    def __init__(self, table_id: str, user: str, bot: BotSpec, seat: int, variant: Variant) -> None:
+    def __init__(
+        self, table_id: str, user: str, bot: BotSpec, seat: int, variant: Variant,
+        token: str | None = None,
+    ) -> None:  # fmt: skip
         self.id = table_id
         self.user = user
+        self.token = token
+        """The bearer token that opened the table (kept in memory only): its game lasts
+        while it stays live."""
         self.bot = bot
         self.seat = seat
         self.variant = variant
@@ -396,8 +435,11 @@ class PlayTables:
                                    " the server's log); pick another") from None  # fmt: skip
         return spec
 
-    def open(self, principal: Principal, request: Mapping[str, object]) -> Table:
-        """Start a game of ``principal`` against ``request["bot"]`` from ``request["seat"]``."""
+    def open(
+        self, principal: Principal, request: Mapping[str, object], token: str | None = None
+    ) -> Table:
+        """Start a game of ``principal`` against ``request["bot"]`` from ``request["seat"]``;
+        ``token``, the one the request carried, is watched while the game is played."""
         bot = self._bot(request.get("bot"))
         reference = request.get("reference")
         reference_spec = None if reference in (None, "") else self._bot(reference)
@@ -428,7 +470,9 @@ class PlayTables:
             if mine >= self.options.max_tables_per_user:
                 raise PlayRefused(429, f"you have {self.options.max_tables_per_user} game(s) in "
                                        "play (max_tables_per_user): finish it first")  # fmt: skip
-            table = Table(secrets.token_urlsafe(16), principal.user, bot, int(seat), variant)
+            table = Table(
+                secrets.token_urlsafe(16), principal.user, bot, int(seat), variant, token
+            )
             table.reference = reference_spec
             table.unrated_reason = unrated_reason
             self._tables[table.id] = table
@@ -442,6 +486,9 @@ class PlayTables:
         thread = threading.Thread(target=self._play, args=(table, human), daemon=True,
                                   name=f"play-{table.id[:6]}")  # fmt: skip
         thread.start()
+        if token is not None:
+            threading.Thread(target=self._watch_token, args=(table, token), daemon=True,
+                             name=f"play-token-{table.id[:6]}").start()  # fmt: skip
         self.log.info("play_table_opened", user=principal.user, bot=bot.name, seat=seat)
         return table
 
@@ -452,6 +499,30 @@ class PlayTables:
             raise PlayRefused(404, "no such table of yours (tables are kept "
                                    f"{self.options.kept_s:g} s after their game)")  # fmt: skip
         return table
+
+    def _watch_token(self, table: Table, token: str) -> None:
+        """Check ``token`` every ``TOKEN_RECHECK_S`` while ``table``'s game is played; once it
+        is refused, end the person's seat (a forfeit, its reason recorded)."""
+        wait_s = TOKEN_RECHECK_S
+        while not table.done.wait(wait_s):
+            try:
+                authenticate(self.store, token)
+                continue
+            except TokenRefusedError as refused:
+                refusal = str(refused)
+            except Exception as error:  # the store failed to answer: not the person's fault
+                self.log.warning("play_token_check_failed", error=repr(error))
+                continue
+            link = table.link
+            if link is None:  # the seat is not offered yet: cut it as soon as it is
+                wait_s = 0.05
+                continue
+            self.log.info("play_table_cut", table=table.id[:6], user=table.user, reason=refusal)
+            try:
+                link.cut(play_cut_reason(refusal), f"the arena ended your game: {refusal}")
+            except OSError as error:  # the match is gone: its seat ends anyway
+                self.log.info("play_cut_note_failed", error=str(error))
+            return
 
     def _forget_old(self) -> None:
         now = time.monotonic()
@@ -545,6 +616,15 @@ class PlayTables:
         table.changed()
 
 
+def play_cut_reason(refusal: str) -> str:
+    """The record's words for a person's seat ended because their token was refused (no
+    date, no advice: the record is public)."""
+    for state in ("revoked", "expired"):
+        if refusal.startswith(f"token {state}"):
+            return f"the token the person played with was {state}"
+    return "the token the person played with is no longer valid"
+
+
 def seeded(first: str, second: str) -> tuple[str, str]:
     """The two entrants in the seed order whose round robin (the schedule an audit checks)
     seats ``first`` in seat 0: the person's seat as they chose it."""
@@ -593,6 +673,14 @@ def read_request(body: bytes, headers: Mapping[str, str]) -> Json:
     return obj
 
 
+def _bearer(headers: Mapping[str, str]) -> str | None:
+    """The request's bearer token (``principal_of`` has accepted it), or None."""
+    try:
+        return bearer_token(headers)
+    except RequestRefused:
+        return None
+
+
 _TABLE_PATH = re.compile(r"/api/play/([A-Za-z0-9_-]{1,64})(/action)?")
 
 
@@ -636,7 +724,7 @@ def play_api(
     if path == "/api/play":
         if not posting:
             raise PlayRefused(405, "POST the table to open: {\"bot\": NAME, \"seat\": 0 or 1}")
-        table = tables.open(principal, read_request(body, headers))
+        table = tables.open(principal, read_request(body, headers), _bearer(headers))
         return 201, table.to_json()
     match = _TABLE_PATH.fullmatch(path)
     if match is None:

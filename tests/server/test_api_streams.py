@@ -246,6 +246,11 @@ def test_health_watch_streams_count_as_streams_without_a_token(served: Served) -
         ({"per_token": 0}, "stream limit per_token must be at least 1, got 0"),
         ({"unauthenticated": -1}, "stream limit unauthenticated must be at least 1, got -1"),
         ({"total": 0}, "stream limit total must be at least 1, got 0"),
+        ({"hello_reads": 0}, "stream limit hello_reads must be at least 1, got 0"),
+        (
+            {"hello_reads_per_peer": -2},
+            "stream limit hello_reads_per_peer must be at least 1, got -2",
+        ),
         ({"hello_wait_s": 0.0}, "hello_wait_s must be positive, got 0.0"),
     ],
 )

@@ -14,6 +14,7 @@ import random
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from arena.referee.botdir import load_bot
 from arena.referee.types import TimeControl
 from arena.resources import sample_bot
 from arena.store.play import PlaySeat, insert_play_tournament
+from arena.store.tokens import token_digest
 from arena.testing.examples import examples
 from arena.testing.seat_leaks import SeatLeak, SeatTruth, check_payload
 from arena.testing.waiting import wait_until
@@ -50,6 +52,7 @@ from arena.web.app import WebApp
 from arena.web.play import (
     MAX_POLL_MS,
     MIN_POLL_MS,
+    TABLE_TOKEN_BOUND_S,
     PlayOptions,
     PlayTables,
     event_json,
@@ -576,3 +579,43 @@ def test_a_server_without_tables_has_no_pool_page(tmp_path: Path) -> None:
             assert app.handle("GET", path, {}).status == 404
     finally:
         store.close()
+
+
+@pytest.fixture
+def slow_clock_site(tmp_path: Path) -> Iterator[tuple[st.Store, PlayTables, Client, Client]]:
+    yield from _site(tmp_path, PlayOptions(time_control=TimeControl(action_ms=120_000, bank_ms=0)))
+
+
+@pytest.mark.slow
+def test_revoking_the_token_that_opened_a_table_ends_its_game_at_once(
+    slow_clock_site: tuple[st.Store, PlayTables, Client, Client],
+) -> None:
+    """ann's token is revoked on her turn: her seat is ended within the recheck period,
+    not when her two-minute clock runs out; the bot wins by forfeit and the record says
+    her token was revoked. bob (the control), whose token stays live, plays on."""
+    store, tables, ann, bob = slow_clock_site
+    opened: dict[str, str] = {}
+    for name, client in (("ann", ann), ("bob", bob)):
+        code, payload = client.call("POST", "/api/play", {"bot": "python_random", "seat": 0})
+        assert code == 201, payload
+        table_id = opened[name] = str(payload["table"])
+        wait_until(partial(_your_turn, client, table_id), f"{name}'s turn", 60)
+    (row,) = [r for r in st.list_tokens(store) if r.digest == token_digest(ann.token)]
+    st.revoke_tokens(store, token_id=row.id)
+    table = tables.table(st.Principal("ann", "user"), opened["ann"])
+    assert table.done.wait(TABLE_TOKEN_BOUND_S + 10), "ann's game still in play"
+    assert ann.call("GET", f"/api/play/{opened['ann']}")[0] == 401  # her token is dead
+    assert table.game_id is not None, table.error
+    game = st.get_game(store, table.game_id)
+    ann_status = dict(zip(game.bots, game.statuses, strict=True))["human-ann"]
+    assert (ann_status, game.winner, game.reason) == ("disconnect", "python_random", "forfeit")
+    match = st.game_record(store, table.game_id)["match"]
+    assert isinstance(match, dict)
+    assert [f["detail"] for f in match["failures"]] == [
+        "the arena ended the stream: the token the person played with was revoked"
+    ]
+    assert table.link is not None and "token revoked" in str(table.link.goodbye)
+    assert bob.call("GET", f"/api/play/{opened['bob']}")[1]["status"] == "your_turn"
+    st.revoke_tokens(store, user="bob")  # his game ends the same way (not on his clock)
+    bobs = tables.table(st.Principal("bob", "user"), opened["bob"])
+    assert bobs.done.wait(TABLE_TOKEN_BOUND_S + 10), "bob's game still in play"
