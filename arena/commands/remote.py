@@ -528,7 +528,8 @@ def tournament_lines(t: pb.Tournament) -> list[str]:
         return [*lines, "committed parameters: none published (a ladder, or no commitment)"]
     lines.append("committed parameters:")
     try:
-        lines += [f"  {label + ':':<17} {value}" for label, value in parameter_fields(text)]
+        lines += [f"  {label + ':':<17} {value}" for label, value in parameter_fields(
+            text, t.seed_commitment or None)]
     except ValueError as error:
         lines.append(f"  (the arena sent text that does not read as parameters: {error})")
     lines.append(f"  exact text:       {text}")

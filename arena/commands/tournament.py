@@ -567,7 +567,8 @@ def print_committed(console: Console, store: Store, tournament: TournamentRow) -
     if tournament.commitment is None or not isinstance(parameters, str):
         return
     lines = [f"seed commitment   {tournament.commitment}", "committed parameters:"]
-    lines += [f"  {label + ':':<17} {value}" for label, value in parameter_fields(parameters)]
+    lines += [f"  {label + ':':<17} {value}" for label, value in parameter_fields(
+        parameters, tournament.commitment)]
     lines.append(f"  exact text:       {parameters}")
     secret = committed["revealed_secret"]
     lines.append(f"revealed secret   {secret}" if secret

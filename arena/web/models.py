@@ -274,7 +274,8 @@ class TournamentDetail:
 
     def parameter_fields(self) -> list[tuple[str, str]]:
         """``parameters`` field by field, as the page shows them."""
-        return [] if self.parameters is None else parameter_fields(self.parameters)
+        return [] if self.parameters is None else parameter_fields(
+            self.parameters, self.summary.commitment)
 
     def crosstable_bots(self) -> list[str]:
         return [row.bot for row in self.standings]

@@ -94,3 +94,20 @@ def test_a_ladder_shows_no_parameters(tmp_path: Path) -> None:
         ladder = st.TournamentRow(**{**{f: getattr(cup, f) for f in cup.__slots__},
                                      "format": st.TournamentFormat.LADDER})
         assert shown_parameters(store, ladder) is None
+
+
+@pytest.mark.parametrize(("seeded", "told"), [(True, True), (False, False)])
+def test_a_seeded_tournament_says_that_anyone_can_compute_its_deals(
+    tmp_path: Path, seeded: bool, told: bool
+) -> None:
+    """Created with --seed, its secret is the one the published seed gives: the seed line
+    says so (from the text and the commitment alone); with a fresh secret it does not."""
+    with st.Store.open(tmp_path / "data") as store:
+        add_demo_bots(store, tmp_path / "bots", ["ann", "bob"])
+        cup = create_tournament(store, "cup", "round_robin", ["ann", "bob"],
+                                st.TournamentConfig(seed=5), seeded=seeded)  # fmt: skip
+        text = shown_parameters(store, cup)
+    assert text is not None
+    seed = dict(parameter_fields(text, cup.commitment))["seed"]
+    assert seed.startswith("5") and ("anyone can compute every deal in advance" in seed) is told
+    assert dict(parameter_fields(text))["seed"] == "5"  # without the commitment: not checked

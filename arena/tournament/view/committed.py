@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from arena.referee.seeds import secret_from_seed, seed_commitment
 from arena.store import Store, TournamentFormat, TournamentRow, tournament_parameters
 
 
@@ -27,15 +28,29 @@ def shown_parameters(store: Store, row: TournamentRow) -> str | None:
     return tournament_parameters(store, row.id).decode()
 
 
-def parameter_fields(text: str) -> list[tuple[str, str]]:
+def parameter_fields(text: str, commitment: str | None = None) -> list[tuple[str, str]]:
     """The parameters ``text`` as (label, value) lines a person reads, every field of it.
 
-    ValueError when it is not a parameters text (an arena's answer is read with this too).
+    With its ``commitment``, the seed says when the deal secret is the one it gives
+    (``secret_from_seed``: a tournament created with --seed): anyone can then compute
+    every deal before play, an entrant's author too, and everyone is told so. That
+    takes only published things (the seed, the text, the commitment), so saying it
+    tells nothing that is not already public. ValueError when ``text`` is not a
+    parameters text (an arena's answer is read with this too).
     """
     try:
-        return _fields(json.loads(text))
+        fields = _fields(json.loads(text))
+        seed = json.loads(text)["config"].get("seed")
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"not a parameters text ({type(error).__name__}: {error})") from None
+    if commitment is not None and isinstance(seed, int) and seed >= 0 and seed_commitment(
+            secret_from_seed(seed), text.encode()) == commitment:  # fmt: skip
+        fields = [(label, f"{value} ({PREDICTABLE})" if label == "seed" else value)
+                  for label, value in fields]  # fmt: skip
+    return fields
+
+
+PREDICTABLE = "the deal secret is the one this seed gives: anyone can compute every deal in advance"
 
 
 def _fields(parameters: Mapping[str, Any]) -> list[tuple[str, str]]:
