@@ -38,6 +38,7 @@ from arena.commands.tokens import (
 )
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.referee import BotConfigError, load_bot, unbuilt
+from arena.referee.seeds import seed_commitment
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
@@ -49,6 +50,7 @@ from arena.tournament.policy.audit_bundle import (
     whole_bundle,
 )
 from arena.tournament.policy.bundle_file import BundleReadError, BundleText, loads_once, read_parts
+from arena.tournament.view.committed import parameter_fields
 from arena.tournament.view.spectator_delay import NOT_PUBLIC
 
 EXIT_STATUSES = """\
@@ -76,6 +78,7 @@ DESCRIPTION = """\
   arena remote bot list           the arena's bots (latest versions)
   arena remote leaderboard        ratings (--json for machines)
   arena remote tournament list    the arena's tournaments, newest first
+  arena remote tournament show NAME   its seed commitment and the parameters it binds
   arena remote watch NAME         a tournament's or the ladder's progress, whoever plays it
   arena remote tournament create NAME BOT...   (admin) create a tournament (--start: play it)
   arena remote tournament start|stop NAME      (admin) play it in the server, or stop it there
@@ -490,6 +493,7 @@ def tournament_json(t: pb.Tournament) -> dict[str, object]:
         "status": t.status, "entrants": list(t.entrants), "games_played": t.games_played,
         "games_scheduled": t.games_scheduled, "seed_commitment": t.seed_commitment or None,
         "revealed_seed": t.revealed_seed or None,
+        "committed_parameters": t.committed_parameters or None,
         **({"sprt": {"verdict": t.sprt.verdict, "llr": t.sprt.llr,
                      "lower_bound": t.sprt.lower_bound, "upper_bound": t.sprt.upper_bound,
                      "decided_at": t.sprt.decided_at or None,
@@ -509,6 +513,51 @@ def tournaments_lines(reply: pb.ListTournamentsResponse) -> list[str]:
     # as `arena tournament list`, and the seed commitment (docs/reference/VERIFY.md)
     header = ("id", "name", "format", "status", "bots", "games", "seed commitment")
     return columns(header, rows, ("seed commitment", "bots", "format"))
+
+
+def tournament_lines(t: pb.Tournament) -> list[str]:
+    """One tournament as `arena remote tournament show` prints it: its state, its seed
+    commitment, the parameters the commitment binds (field by field and the exact text)
+    and, once it is finished, whether the revealed secret and that text give the
+    commitment (docs/reference/VERIFY.md)."""
+    lines = [f"{t.name} (id {t.id}, {_FORMATS.get(t.format, '-')}, {t.status},"
+             f" {t.games_played}/{t.games_scheduled} games)",
+             f"seed commitment   {t.seed_commitment or '- (none published)'}"]  # fmt: skip
+    text = t.committed_parameters
+    if not text:
+        return [*lines, "committed parameters: none published (a ladder, or no commitment)"]
+    lines.append("committed parameters:")
+    try:
+        lines += [f"  {label + ':':<17} {value}" for label, value in parameter_fields(
+            text, t.seed_commitment or None)]
+    except ValueError as error:
+        lines.append(f"  (the arena sent text that does not read as parameters: {error})")
+    lines.append(f"  exact text:       {text}")
+    if not t.revealed_seed:
+        return [*lines, "the secret is revealed once the tournament is finished"]
+    try:
+        given = seed_commitment(bytes.fromhex(t.revealed_seed), text.encode())
+    except ValueError:  # not hex, or not a secret's length
+        given = None
+    verdict = ("the revealed secret and this text give the seed commitment"
+               if given is not None and given == t.seed_commitment
+               else "the revealed secret and this text do NOT give the seed commitment")
+    return [*lines, f"revealed secret   {t.revealed_seed}", verdict]  # fmt: skip
+
+
+def run_tournament_show(args: argparse.Namespace) -> int:
+    endpoint = load_login(config_dir())
+    with _calls(endpoint) as client:
+        reply = client.tournaments()
+    found = [t for t in reply.tournaments if args.name in (t.name, str(t.id))]
+    if not found:
+        raise RemoteError(f"no tournament named {args.name!r} (see `arena remote tournament"
+                          " list`)", EXIT_NOT_FOUND)  # fmt: skip
+    if args.json:
+        _say_json(tournament_json(found[0]))
+    else:
+        _say(tournament_lines(found[0]))
+    return EXIT_OK
 
 
 def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any]:
@@ -1189,6 +1238,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ):
         tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
         tournaments.set_defaults(func=_handled(run_tournaments))
+    show = sub("show", "one tournament: its seed commitment and the parameters it binds"
+               " (time control, variant, who deals afresh), from creation", tournament_commands)
+    show.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
+    show.add_argument("--json", action="store_true", help="JSON instead of text")
+    show.set_defaults(func=_handled(run_tournament_show))
     _register_tournament(tournament_commands)  # (admin) create, start, stop
 
     _register_token(group("token", "the arena's API tokens (the admin's, as `arena token`"

@@ -31,6 +31,7 @@ from arena.store import (
     get_tournament,
     list_tournaments,
     rejected_games,
+    revealed_secret,
 )
 from arena.store.play import PLAY_NOT_RESUMED
 from arena.tournament.execution.executor import MatchExecutor
@@ -53,6 +54,7 @@ from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.statistics.gauntlet import gauntlet_rows
 from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
 from arena.tournament.statistics.sprt import PRESETS, EloModel
+from arena.tournament.view.committed import parameter_fields, shown_parameters
 from arena.tournament.view.table import tournament_table
 
 DESCRIPTION = """\
@@ -544,7 +546,35 @@ def status_to_json(store: Store, tournament: TournamentRow) -> dict[str, object]
         "separation_notes": intervals.notes(order),
         "rejected_games": [dataclasses.asdict(r) for r in rejected_games(store, tournament.id)],
         **_format_json(store, tournament),
+        **_committed_json(store, tournament),
     }  # fmt: skip
+
+
+def _committed_json(store: Store, tournament: TournamentRow) -> dict[str, object]:
+    """The seed commitment, the exact parameters text it binds, and the secret once
+    finished (None before: it stays unknown until the end)."""
+    secret = revealed_secret(store, tournament.id)
+    return {"commitment": tournament.commitment,
+            "parameters": shown_parameters(store, tournament),
+            "revealed_secret": None if secret is None else secret.hex()}  # fmt: skip
+
+
+def print_committed(console: Console, store: Store, tournament: TournamentRow) -> None:
+    """What the seed commitment binds, field by field and as the exact text hashed, so an
+    entrant can question it before play (docs/reference/VERIFY.md)."""
+    committed = _committed_json(store, tournament)
+    parameters = committed["parameters"]
+    if tournament.commitment is None or not isinstance(parameters, str):
+        return
+    lines = [f"seed commitment   {tournament.commitment}", "committed parameters:"]
+    lines += [f"  {label + ':':<17} {value}" for label, value in parameter_fields(
+        parameters, tournament.commitment)]
+    lines.append(f"  exact text:       {parameters}")
+    secret = committed["revealed_secret"]
+    lines.append(f"revealed secret   {secret}" if secret
+                 else "the secret is revealed once the tournament is finished")  # fmt: skip
+    for line in lines:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _format_json(store: Store, tournament: TournamentRow) -> dict[str, object]:
@@ -568,7 +598,9 @@ def run_status(store: Store, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status_to_json(store, tournament), indent=2))
         return 0
-    print_results(console(), store, tournament)
+    out = console()
+    print_results(out, store, tournament)
+    print_committed(out, store, tournament)
     return 0
 
 

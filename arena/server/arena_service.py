@@ -138,6 +138,7 @@ from arena.tournament.policy.config import TournamentError, build_config, build_
 from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.policy.sprt_format import sprt_progress
+from arena.tournament.view.committed import shown_parameters
 from arena.tournament.view.spectator_delay import NOT_PUBLIC, DelayLine
 from arena.tournament.view.table import tournament_table
 
@@ -526,9 +527,10 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
 
     def _tournament_pb(self, row: TournamentRow) -> pb.Tournament:
         """The message of ``row``: its deal seed only once it is finished (never before);
-        an SPRT test's LLR, bounds and decision."""
+        an SPRT test's LLR, bounds and decision; the parameters its commitment binds."""
         sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
-        return tournament_pb(row, revealed_secret(self.store, row.id), sprt)
+        return tournament_pb(row, revealed_secret(self.store, row.id), sprt,
+                             shown_parameters(self.store, row))  # fmt: skip
 
     async def AuditTournament(
         self, request: pb.AuditTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]

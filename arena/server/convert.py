@@ -36,17 +36,18 @@ def bot_pb(row: BotVersionRow) -> pb.BotVersion:
 
 
 def tournament_pb(
-    row: TournamentRow, revealed_seed: bytes | None = None, sprt: SprtProgress | None = None
+    row: TournamentRow, revealed_seed: bytes | None = None, sprt: SprtProgress | None = None,
+    parameters: str | None = None,
 ) -> pb.Tournament:
     """``revealed_seed``: the deal secret, given only for a finished tournament;
-    ``sprt``: an SPRT test's progress."""
+    ``sprt``: an SPRT test's progress; ``parameters``: the text its commitment binds."""
     return pb.Tournament(
         id=row.id, name=row.name, format=FORMAT_VALUES[row.format], status=row.status,
         entrants=list(row.entrants), games_played=row.games_played,
         games_scheduled=row.games_scheduled, seed_commitment=row.commitment or "",
         revealed_seed="" if revealed_seed is None else revealed_seed.hex(),
         interrupted_reason=row.interrupted_reason or "",
-        sprt=None if sprt is None else sprt_pb(sprt),
+        sprt=None if sprt is None else sprt_pb(sprt), committed_parameters=parameters or "",
     )  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from arena.store.models import conservative_rating
+from arena.tournament.view.committed import parameter_fields
 from arena.web.plots import RatingPoint
 
 Json = dict[str, object]
@@ -267,6 +268,14 @@ class TournamentDetail:
     sprt: SprtView | None = None  # format sprt only
     unrated_games: tuple[GameSummary, ...] = ()
     """Games between two bots of one owner: played and counted here, never rated."""
+    parameters: str | None = None
+    """The exact text its commitment binds (``arena.tournament.view.committed``), public
+    from creation; None for a ladder or a tournament without a commitment."""
+
+    def parameter_fields(self) -> list[tuple[str, str]]:
+        """``parameters`` field by field, as the page shows them."""
+        return [] if self.parameters is None else parameter_fields(
+            self.parameters, self.summary.commitment)
 
     def crosstable_bots(self) -> list[str]:
         return [row.bot for row in self.standings]
@@ -283,7 +292,7 @@ class TournamentDetail:
     def to_json(self) -> Json:
         bots = self.crosstable_bots()
         return {
-            "tournament": self.summary.to_json(),
+            "tournament": {**self.summary.to_json(), "parameters": self.parameters},
             "standings": [row.to_json() for row in self.standings],
             "crosstable": {
                 "bots": bots,

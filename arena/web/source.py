@@ -21,6 +21,7 @@ from arena.tournament.policy.results import (
 )
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.statistics.intervals import ScoreInterval
+from arena.tournament.view.committed import shown_parameters
 from arena.tournament.view.ladder_view import LadderView, ladder_view
 from arena.tournament.view.table import tournament_table
 from arena.web.models import (
@@ -290,6 +291,7 @@ class StoreSource:
             unrated_games=tuple(g for g, one_owner in shown if one_owner),
             separation_notes=tuple(intervals.notes(order)),
             sprt=sprt_view(self.store, row) if row.format is st.TournamentFormat.SPRT else None,
+            parameters=shown_parameters(self.store, row),
         )
 
     def _crosstable(self, tournament_id: int) -> dict[tuple[str, str], tuple[float, int]]:

@@ -769,3 +769,37 @@ def test_record_to_a_full_disk_leaves_no_truncated_file(
         return
     _refusal(fetched, remote.EXIT_USAGE, f"{out}: cannot be written (No space left on device)")
     assert left == []
+
+
+def test_tournament_show_prints_the_committed_parameters_and_checks_them_once_revealed(
+    tmp_path: Path,
+) -> None:
+    """From creation: every field in words and the exact text; once finished, whether the
+    revealed secret and that text give the commitment (a changed text does not); text
+    that is not parameters is named, never a traceback."""
+    from arena import store as st
+    from arena.server.convert import tournament_pb
+    from arena.tournament.view.committed import shown_parameters
+    from tests.tournament.test_committed import committed_cup
+
+    with st.Store.open(tmp_path / "data") as store:
+        cup = committed_cup(store, tmp_path / "bots")
+        text = shown_parameters(store, cup)
+        secret = st.tournament_secret(store, cup.id)
+    created = tournament_pb(cup, None, None, text)
+    lines = remote.tournament_lines(created)
+    assert "  time control:     750 ms per action, 9000 ms bank" in lines
+    assert f"  exact text:       {text}" in lines
+    assert lines[-1] == "the secret is revealed once the tournament is finished"
+    assert remote.tournament_json(created)["committed_parameters"] == text
+    finished = tournament_pb(cup, secret, None, text)
+    assert remote.tournament_lines(finished)[-1] == (
+        "the revealed secret and this text give the seed commitment")
+    finished.committed_parameters = text.replace('"action_ms":750', '"action_ms":751')
+    assert "do NOT give" in remote.tournament_lines(finished)[-1]
+    finished.committed_parameters = "\x1b]52;c;aGk=\x07{"
+    said = remote.tournament_lines(finished)
+    assert any("does not read as parameters" in line for line in said)
+    assert "do NOT give" in said[-1]
+    bare = remote.tournament_lines(pb.Tournament(name="old", status="finished"))
+    assert bare[-1].startswith("committed parameters: none published")

@@ -29,6 +29,7 @@ from arena.bots.submission import SubmissionCheck, check_submission
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
+from arena.referee.seeds import seed_commitment
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.store import (
@@ -723,6 +724,8 @@ def test_the_deal_seed_is_committed_at_creation_and_revealed_only_once_finished(
     forms = (secret, secret.hex().encode(), secret.hex().upper().encode())
     commitment = created.tournament.seed_commitment
     assert len(commitment) == 64 and created.tournament.revealed_seed == ""
+    parameters = created.tournament.committed_parameters  # public from creation
+    assert [name for name, _ in json.loads(parameters)["entrants"]] == ["alice_bot", "bob_bot"]
     before = [
         created,
         arena.stub.ListTournaments(pb.ListTournamentsRequest(), metadata=_auth(arena.bob)),
@@ -734,6 +737,8 @@ def test_the_deal_seed_is_committed_at_creation_and_revealed_only_once_finished(
         wire = answer.SerializeToString()
         assert not any(form in wire for form in forms), type(answer).__name__
     assert not before[2].ok and before[2].revealed_seed == ""
+    (listed,) = [t for t in before[1].tournaments if t.name == "sealed"]
+    assert listed.committed_parameters == parameters  # to any user, before play
     arena.stub.StartTournament(
         pb.StartTournamentRequest(name="sealed"), metadata=_auth(arena.admin)
     )
@@ -747,6 +752,8 @@ def test_the_deal_seed_is_committed_at_creation_and_revealed_only_once_finished(
     final = events[-1].tournament
     assert final.status == "finished" and final.seed_commitment == commitment
     assert final.revealed_seed == secret.hex()
+    assert final.committed_parameters == parameters
+    assert seed_commitment(bytes.fromhex(final.revealed_seed), parameters.encode()) == commitment
     audit = arena.stub.AuditTournament(
         pb.AuditTournamentRequest(name="sealed"), metadata=_auth(arena.bob)
     )

@@ -547,3 +547,30 @@ def test_the_tournament_page_publishes_its_commitment_and_once_finished_its_secr
     summary = data["tournament"]
     assert isinstance(summary, dict)
     assert (summary["commitment"], summary["revealed_secret"]) == (row.commitment, secret.hex())
+
+
+def test_the_tournament_page_shows_its_committed_parameters_before_play(tmp_path: Path) -> None:
+    """Before any game: every field in words (the time control, the remote bot dealt
+    afresh) and the exact text, in the page and its JSON; no secret, no owner, no
+    remote bot's description."""
+    from arena.web.source import StoreSource
+    from tests.tournament.test_committed import PRIVATE, committed_cup
+
+    with st.Store.open(tmp_path / "data") as store:
+        cup = committed_cup(store, tmp_path / "bots")
+        text = st.tournament_parameters(store, cup.id).decode()
+        secret = st.tournament_secret(store, cup.id).hex()
+        app = WebApp(StoreSource(store))
+        page = app.handle("GET", f"/tournaments/{cup.id}", {})
+        data = json.loads(app.handle("GET", f"/api/tournaments/{cup.id}", {}).body)
+    body = page.body.decode()
+    assert page.status == 200 and cup.status == "created"
+    assert {"parameters", "parameter-fields", "parameters-text"} <= parse_page(body).ids
+    words = " ".join(parse_page(body).text)
+    assert "750 ms per action, 9000 ms bank" in words
+    assert "eve: their matches deal afresh every game" in words
+    shown = body.split('<pre id="parameters-text">')[1].split("</pre>")[0]
+    assert json.loads(shown.replace("&#34;", '"').replace("&quot;", '"')) == json.loads(text)
+    assert data["tournament"]["parameters"] == text
+    for private in (secret, *PRIVATE):
+        assert private not in body and private not in json.dumps(data)

@@ -157,6 +157,7 @@ class Tournament(_message.Message):
     REVEALED_SEED_FIELD_NUMBER: _builtins.int
     INTERRUPTED_REASON_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
+    COMMITTED_PARAMETERS_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     name: _builtins.str
     format: Global___TournamentFormat.ValueType
@@ -178,6 +179,13 @@ class Tournament(_message.Message):
     runner recorded as it stopped (a full disk, a failed match, a signal), or
     that it stopped without recording why (killed). Host paths read "<path>".
     """
+    committed_parameters: _builtins.str
+    """The exact parameters text the seed commitment binds (canonical JSON of
+    name, format, config and entrants with versions; docs/reference/VERIFY.md),
+    public from creation: the time control, the variant and which entrants'
+    matches deal afresh (config.fresh_deals) as committed. Empty for a ladder
+    and for a tournament without a commitment.
+    """
     @_builtins.property
     def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -198,10 +206,11 @@ class Tournament(_message.Message):
         revealed_seed: _builtins.str = ...,
         interrupted_reason: _builtins.str = ...,
         sprt: Global___SprtStatus | None = ...,
+        committed_parameters: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "interrupted_reason", b"interrupted_reason", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["committed_parameters", b"committed_parameters", "entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "interrupted_reason", b"interrupted_reason", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
