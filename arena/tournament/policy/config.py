@@ -14,7 +14,7 @@ import math
 import re
 
 from arena.kahuna import Variant
-from arena.referee.seeds import MatchIdentity
+from arena.referee.seeds import MatchIdentity, secret_from_seed, seed_commitment
 from arena.referee.types import ACTION_MS_RANGE, BANK_MS_RANGE, TimeControl
 from arena.store.models import MatchRow, SprtConfig, TournamentConfig, TournamentFormat
 from arena.tournament.statistics.sprt import ELO_LIMITS, PRESETS, EloModel, SprtParams
@@ -186,3 +186,11 @@ def match_identity(match: MatchRow) -> MatchIdentity:
     return MatchIdentity(
         match.round, (match.first, match.first_version), (match.second, match.second_version)
     )
+
+
+def seeded_commitment(seed: int, parameters_text: str, commitment: str) -> bool:
+    """Whether ``commitment`` binds ``parameters_text`` with the secret ``seed`` gives (a
+    tournament created with --seed): anyone who knows the seed can compute its deals."""
+    if seed < 0:
+        return False
+    return seed_commitment(secret_from_seed(seed), parameters_text.encode()) == commitment

@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from arena.referee.seeds import secret_from_seed, seed_commitment
 from arena.store import Store, TournamentFormat, TournamentRow, tournament_parameters
+from arena.tournament.policy.config import seeded_commitment
 
 
 def shown_parameters(store: Store, row: TournamentRow) -> str | None:
@@ -32,7 +32,7 @@ def parameter_fields(text: str, commitment: str | None = None) -> list[tuple[str
     """The parameters ``text`` as (label, value) lines a person reads, every field of it.
 
     With its ``commitment``, the seed says when the deal secret is the one it gives
-    (``secret_from_seed``: a tournament created with --seed): anyone can then compute
+    (``seeded_commitment``: a tournament created with --seed): anyone can then compute
     every deal before play, an entrant's author too, and everyone is told so. That
     takes only published things (the seed, the text, the commitment), so saying it
     tells nothing that is not already public. ValueError when ``text`` is not a
@@ -43,8 +43,8 @@ def parameter_fields(text: str, commitment: str | None = None) -> list[tuple[str
         seed = json.loads(text)["config"].get("seed")
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"not a parameters text ({type(error).__name__}: {error})") from None
-    if commitment is not None and isinstance(seed, int) and seed >= 0 and seed_commitment(
-            secret_from_seed(seed), text.encode()) == commitment:  # fmt: skip
+    if commitment is not None and isinstance(seed, int) and seeded_commitment(
+            seed, text, commitment):  # fmt: skip
         fields = [(label, f"{value} ({PREDICTABLE})" if label == "seed" else value)
                   for label, value in fields]  # fmt: skip
     return fields
