@@ -21,7 +21,14 @@ from arena.kahuna import deal_from_seed
 from arena.referee import BotStatus, GameReport, MatchConfig, load_bot, run_match
 from arena.referee.seeds import deal_seed
 from arena.tournament.execution.executor import MatchJob
-from arena.tournament.execution.node_trust import ForgedGame, check_game, deal_seeds, sealed
+from arena.tournament.execution.node_trust import (
+    ForgedGame,
+    check_game,
+    deal_seeds,
+    sealed,
+    startup_limit_ms,
+    time_limit_ms,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = bytes(range(32))
@@ -218,3 +225,91 @@ def test_a_forged_game_is_refused_naming_what_is_wrong(
     check_game(job, seeds, genuine)  # the control: the game before forging passes
     with pytest.raises(ForgedGame, match=refusal):
         check_game(job, seeds, forge(genuine, seeds))
+
+
+def _moves(report: GameReport, seat: int) -> int:
+    return sum(1 for action in report.record["actions"] if action["seat"] == seat)
+
+
+def _charged(report: GameReport, seat: int, ms: float, *, record: bool = True) -> GameReport:
+    """``report`` with seat ``seat``'s bot charged ``ms`` of thinking time (in the record's
+    clock times too, unless not ``record``)."""
+    name = report.bots_by_seat[seat]
+    forged = _record(report)
+    if record:
+        forged["match"]["time_ms"][seat] = ms
+    return _with_record(report, forged, time_ms={**report.time_ms, name: ms})
+
+
+TimeCase = Callable[[GameReport, MatchConfig], GameReport]
+
+
+def _time_at_limit(report: GameReport, config: MatchConfig) -> GameReport:
+    return _charged(report, 1, time_limit_ms(config, _moves(report, 1), failed=False))
+
+
+def _time_past_limit(report: GameReport, config: MatchConfig) -> GameReport:
+    return _charged(report, 1, time_limit_ms(config, _moves(report, 1), failed=False) + 1)
+
+
+def _a_timeout_s_allowance_without_a_timeout(report: GameReport, config: MatchConfig) -> GameReport:
+    """The whole allowance of one more request: only a bot that failed is charged one."""
+    return _charged(report, 0, time_limit_ms(config, _moves(report, 0), failed=True))
+
+
+def _clock_in_report_only(report: GameReport, _config: MatchConfig) -> GameReport:
+    return _charged(report, 0, report.time_ms[report.bots_by_seat[0]] + 5, record=False)
+
+
+def _startup_at_limit(report: GameReport, config: MatchConfig) -> GameReport:
+    limit = startup_limit_ms(config)
+    return dataclasses.replace(report, startup_ms={report.bots_by_seat[0]: limit})
+
+
+def _startup_past_limit(report: GameReport, config: MatchConfig) -> GameReport:
+    """An hour of start-up, billed to the bot's owner on a ladder."""
+    return dataclasses.replace(report, startup_ms={report.bots_by_seat[1]: 3_600_000.0})
+
+
+def _other_time_control(report: GameReport, _config: MatchConfig) -> GameReport:
+    record = _record(report)
+    record["match"]["time_control"] = {"action_ms": 60_000, "bank_ms": 0}
+    return _with_record(report, record)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("case", "refusal"),
+    [
+        (_time_at_limit, None),
+        (_startup_at_limit, None),
+        (_time_past_limit, r"game \d+: \S+ \(seat 1\) is charged [\d.]+ ms of thinking time,"
+                           r" more than the \d+ ms the time control allows for its \d+ moves"),
+        (_a_timeout_s_allowance_without_a_timeout, r"\(seat 0\) is charged .* thinking time"),
+        (_clock_in_report_only, "the record's clock times"),
+        (_startup_past_limit, r"game \d+: \S+ \(seat 1\) is charged 3600000.0 ms of start-up,"
+                              r" more than the 20000 ms one launch may take"),
+        (_other_time_control, "the record's time control"),
+    ],
+    ids=lambda value: getattr(value, "__name__", "")[1:] or None,
+)
+def test_a_game_charges_each_bot_no_more_time_than_the_config_allows(
+    played: tuple[MatchJob, dict[int, int], list[GameReport], list[GameReport]],
+    case: TimeCase, refusal: str | None,
+) -> None:  # fmt: skip
+    job, seeds, on_node, _local = played
+    genuine = next(g for g in on_node if g.winner is not None)
+    changed = case(genuine, job.config)
+    if refusal is None:
+        check_game(job, seeds, changed)
+    else:
+        with pytest.raises(ForgedGame, match=refusal):
+            check_game(job, seeds, changed)
+
+
+def test_a_forfeited_game_allows_the_failed_request_s_whole_allowance() -> None:
+    config = MatchConfig(games=2, secret=SECRET)
+    control = config.time_control
+    assert time_limit_ms(config, 3, failed=False) == 3 * control.action_ms + control.bank_ms
+    assert time_limit_ms(config, 3, failed=True) == 4 * control.action_ms + control.bank_ms
+    assert startup_limit_ms(MatchConfig(games=2, secret=SECRET, hello_timeout_ms=500)) == 10_500
