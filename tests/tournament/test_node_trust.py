@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import pickle
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,17 @@ from typing import Any
 import pytest
 
 from arena.kahuna import deal_from_seed
-from arena.referee import BotStatus, GameReport, MatchConfig, load_bot, run_match
+from arena.referee import (
+    BotSpec,
+    BotStatus,
+    GameReport,
+    MatchConfig,
+    TimeControl,
+    load_bot,
+    run_match,
+)
 from arena.referee.seeds import deal_seed
+from arena.referee.timings import decision_stats
 from arena.tournament.execution.executor import MatchJob
 from arena.tournament.execution.node_trust import (
     ForgedGame,
@@ -244,12 +255,37 @@ def _charged(report: GameReport, seat: int, ms: float, *, record: bool = True) -
 TimeCase = Callable[[GameReport, MatchConfig], GameReport]
 
 
+def _spent_to_the_limit(report: GameReport, config: MatchConfig, seat: int) -> dict[str, Any]:
+    """``report``'s record with seat ``seat`` taking all it may: the whole bank and its
+    action time on its first move, its action time on every other."""
+    control = config.time_control
+    record = _record(report)
+    match = record["match"]
+    first = True
+    for timing in match["timings"]:
+        if timing["seat"] == seat:
+            timing["wall_ms"] = control.action_ms + (control.bank_ms if first else 0)
+            first = False
+    match["bank_left_ms"][seat] = 0.0
+    walls = [t["wall_ms"] for t in match["timings"] if t["seat"] == seat]
+    match["decisions"][seat]["wall_ms"] = decision_stats(walls, None)["wall_ms"]
+    match["time_ms"][seat] = time_limit_ms(config, _moves(report, seat), failed=False)
+    return record
+
+
 def _time_at_limit(report: GameReport, config: MatchConfig) -> GameReport:
-    return _charged(report, 1, time_limit_ms(config, _moves(report, 1), failed=False))
+    record = _spent_to_the_limit(report, config, 1)
+    name = report.bots_by_seat[1]
+    return _with_record(report, record, time_ms={**report.time_ms,
+                                                 name: record["match"]["time_ms"][1]})
 
 
 def _time_past_limit(report: GameReport, config: MatchConfig) -> GameReport:
-    return _charged(report, 1, time_limit_ms(config, _moves(report, 1), failed=False) + 1)
+    record = _spent_to_the_limit(report, config, 1)
+    record["match"]["time_ms"][1] += 1
+    name = report.bots_by_seat[1]
+    return _with_record(report, record, time_ms={**report.time_ms,
+                                                 name: record["match"]["time_ms"][1]})
 
 
 def _a_timeout_s_allowance_without_a_timeout(report: GameReport, config: MatchConfig) -> GameReport:
@@ -259,6 +295,38 @@ def _a_timeout_s_allowance_without_a_timeout(report: GameReport, config: MatchCo
 
 def _clock_in_report_only(report: GameReport, _config: MatchConfig) -> GameReport:
     return _charged(report, 0, report.time_ms[report.bots_by_seat[0]] + 5, record=False)
+
+
+def _timings_say_otherwise(report: GameReport, _config: MatchConfig) -> GameReport:
+    """A bot shown slow move by move (exported per decision), its total left alone."""
+    record = _record(report)
+    record["match"]["timings"][3]["wall_ms"] += 500
+    return _with_record(report, record)
+
+
+def _timing_past_the_allowance(report: GameReport, config: MatchConfig) -> GameReport:
+    record = _record(report)
+    control = config.time_control
+    record["match"]["timings"][0]["wall_ms"] = control.action_ms + control.bank_ms + 1
+    return _with_record(report, record)
+
+
+def _timing_of_the_other_seat(report: GameReport, _config: MatchConfig) -> GameReport:
+    record = _record(report)
+    record["match"]["timings"][0]["seat"] = 1 - record["match"]["timings"][0]["seat"]
+    return _with_record(report, record)
+
+
+def _bank_left(report: GameReport, _config: MatchConfig) -> GameReport:
+    record = _record(report)
+    record["match"]["bank_left_ms"][0] = 0.0
+    return _with_record(report, record)
+
+
+def _decision_figures(report: GameReport, _config: MatchConfig) -> GameReport:
+    record = _record(report)
+    record["match"]["decisions"][1]["wall_ms"]["max"] = 1_999.0
+    return _with_record(report, record)
 
 
 def _startup_at_limit(report: GameReport, config: MatchConfig) -> GameReport:
@@ -290,8 +358,15 @@ def _other_time_control(report: GameReport, _config: MatchConfig) -> GameReport:
         (_startup_past_limit, r"game \d+: \S+ \(seat 1\) is charged 3600000.0 ms of start-up,"
                               r" more than the 20000 ms one launch may take"),
         (_other_time_control, "the record's time control"),
+        (_timings_say_otherwise, r"\(seat \d\) is charged [\d.]+ ms of thinking time, its"
+                                 r" moves' timings add up to"),
+        (_timing_past_the_allowance, r"the record's timing of action 0, .* is not a time"
+                                     r" seat 0's clock allowed \(32000 ms\)"),
+        (_timing_of_the_other_seat, "the record's timing of action 0"),
+        (_bank_left, "the record's bank left"),
+        (_decision_figures, "the record's decision figures are not its timings'"),
     ],
-    ids=lambda value: getattr(value, "__name__", "")[1:] or None,
+    ids=lambda value: getattr(value, "__name__", "")[1:] or ("refused" if value else "passes"),
 )
 def test_a_game_charges_each_bot_no_more_time_than_the_config_allows(
     played: tuple[MatchJob, dict[int, int], list[GameReport], list[GameReport]],
@@ -313,3 +388,35 @@ def test_a_forfeited_game_allows_the_failed_request_s_whole_allowance() -> None:
     assert time_limit_ms(config, 3, failed=False) == 3 * control.action_ms + control.bank_ms
     assert time_limit_ms(config, 3, failed=True) == 4 * control.action_ms + control.bank_ms
     assert startup_limit_ms(MatchConfig(games=2, secret=SECRET, hello_timeout_ms=500)) == 10_500
+
+
+def _test_bot(tmp_path: Path, behaviour: str, *args: str) -> BotSpec:
+    """A bot running tests/bots/testbot.py with ``behaviour`` (tests/referee/conftest.py)."""
+    directory = tmp_path / behaviour
+    directory.mkdir(mode=0o755)
+    shutil.copy(REPO / "tests" / "bots" / "testbot.py", directory / "bot.py")
+    (directory / "bot.py").chmod(0o644)
+    command = ["python3", "bot.py", f"kt-{behaviour}", behaviour, *args]
+    (directory / "bot.toml").write_text(f"name = {json.dumps(behaviour.replace('_', '-'))}\n"
+                                        f"command = {json.dumps(command)}\nruntime = \"python\"\n")
+    (directory / "bot.toml").chmod(0o644)
+    return load_bot(directory)
+
+
+@pytest.mark.slow
+def test_forfeits_and_relaunches_as_a_node_plays_them_pass(tmp_path: Path) -> None:
+    """The time checks refuse nothing a referee reports: a timeout's whole allowance, a
+    crash on its turn, the start-up of a relaunch, a bank spent."""
+    tmp_path.chmod(0o755)
+    late = _test_bot(tmp_path, "late_once", "0.4")
+    crashing = _test_bot(tmp_path, "exit_midgame")
+    config = MatchConfig(games=4, secret=SECRET, time_control=TimeControl(100, 150))
+    job = MatchJob(7, config, late, crashing)
+    seeds = deal_seeds(config)
+    node = sealed(job, seeds, config.indices_to_play)
+    games = run_match(node.config, node.first, node.second).games
+    statuses = {status for game in games for status in game.statuses.values()}
+    assert {BotStatus.TIMEOUT, BotStatus.CRASH} <= statuses
+    assert any(game.startup_ms for game in games[1:]), "no relaunch carried by a game"
+    for game in games:
+        check_game(job, seeds, game)

@@ -9,7 +9,10 @@ gives them, on the deal and with the reshuffles the seed derives, replaying
 legally with the engine to the result, reason, statuses and action count the
 report states; and the time it charges each bot (``time_ms``, ``startup_ms``: the
 ladder bills a bot's owner for both, the record shows them) must be time the match's
-committed config lets a bot use in that game (``time_limit_ms``, ``startup_limit_ms``).
+committed config lets a bot use in that game (``time_limit_ms``, ``startup_limit_ms``),
+and the record's per-action times (``timings``, what exports and the record show per
+decision) must run each seat's clock to the time, bank and figures stated
+(``_check_clocks``).
 A game that fails is never stored; the executor plays it again
 on another node and names the node that sent it.
 
@@ -33,8 +36,10 @@ from arena.kahuna import (
 )
 from arena.kahuna.rng import reshuffle_from_seed
 from arena.referee import GameReport, MatchConfig
+from arena.referee.game import Clock
 from arena.referee.results import FORFEIT
 from arena.referee.seeds import deal_seed
+from arena.referee.timings import decision_stats, seat_walls
 from arena.referee.types import BotStatus
 from arena.tournament.execution.executor import MatchJob
 
@@ -116,7 +121,9 @@ def check_game(job: MatchJob, seeds: DealSeeds, report: GameReport) -> None:
     if replayed.error is not None:
         raise ForgedGame(f"{where}: the record does not replay: {replayed.error.message()}")
     _check_result(where, report, names, meta, replayed.state.outcome, record.result)
-    _check_times(where, config, report, names, meta, replayed.state.history)
+    history = replayed.state.history
+    _check_times(where, config, report, names, meta, history)
+    _check_clocks(where, config, report, names, meta, history)
 
 
 TIME_ROUNDING_MS = 0.01
@@ -230,3 +237,60 @@ def _check_result(
     if report.winner != winner or report.reason != reason:
         raise ForgedGame(f"{where}: reported {report.winner or 'no winner'} ({report.reason}),"
                          f" the record gives {winner or 'no winner'} ({reason})")  # fmt: skip
+
+
+def _check_clocks(
+    where: str, config: MatchConfig, report: GameReport, names: tuple[str, str],
+    meta: dict[str, object], history: Sequence[Event],
+) -> None:  # fmt: skip
+    """The record's per-action times are one per action, by its seat, each within what the
+    seat's clock allowed then; run through the clocks as the referee charges them, they
+    give each bot's reported time (a bot that failed: plus at most its failed request's
+    allowance), the record's bank left and per-seat decision figures."""
+    timings = meta.get("timings")
+    if not isinstance(timings, list) or len(timings) != len(history):
+        raise ForgedGame(f"{where}: the record's timings are not one per action")
+    control = config.time_control
+    clocks = (Clock(control.action_ms, float(control.bank_ms)),
+              Clock(control.action_ms, float(control.bank_ms)))  # fmt: skip
+    for number, (timing, event) in enumerate(zip(timings, history, strict=True)):
+        wall = timing.get("wall_ms") if isinstance(timing, dict) else None
+        clock = clocks[event.seat]
+        if not (isinstance(timing, dict) and timing.get("seat") == event.seat
+                and isinstance(wall, (int, float)) and _is_number(wall)
+                and 0 <= wall <= clock.allowance_ms + TIME_ROUNDING_MS):  # fmt: skip
+            raise ForgedGame(f"{where}: the record's timing of action {number}, {timing!r},"
+                             f" is not a time seat {event.seat}'s clock allowed"
+                             f" ({clock.allowance_ms:.0f} ms)")  # fmt: skip
+        clock.charge(float(wall))
+    slack = TIME_ROUNDING_MS * (1 + len(history))  # each timing rounded on its own
+    for seat, name in enumerate(names):
+        clock = clocks[seat]
+        used = report.time_ms.get(name)
+        failed = report.statuses[name] is not BotStatus.OK
+        most = clock.used_ms + (clock.allowance_ms if failed else 0.0)
+        if used is not None and not clock.used_ms - slack <= used <= most + slack:
+            also = " and one failed request's allowance" if failed else ""
+            raise ForgedGame(f"{where}: {name} (seat {seat}) is charged {used} ms of thinking"
+                             f" time, its moves' timings add up to {clock.used_ms:.3f}"
+                             f" ms{also}")  # fmt: skip
+    banks = meta.get("bank_left_ms")
+    left = [clock.bank_ms for clock in clocks]
+    if not (isinstance(banks, list) and len(banks) == 2 and all(
+        _is_number(bank) and abs(bank - should) <= slack
+        for bank, should in zip(banks, left, strict=True)
+    )):  # fmt: skip
+        raise ForgedGame(f"{where}: the record's bank left {banks!r} is not what its timings"
+                         f" leave, {[round(bank, 3) for bank in left]!r}")  # fmt: skip
+    figures = meta.get("decisions")
+    derived = [decision_stats(seat_walls(timings, seat), None) for seat in (0, 1)]
+    if not (isinstance(figures, list) and len(figures) == 2 and all(
+        isinstance(given, dict) and given.get("decisions") == should["decisions"]
+        and given.get("wall_ms") == should["wall_ms"]
+        for given, should in zip(figures, derived, strict=True)
+    )):  # fmt: skip
+        raise ForgedGame(f"{where}: the record's decision figures are not its timings'")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
