@@ -1,6 +1,6 @@
 """The systemd unit docs/guide/operating.md gives: valid for systemd, stopping the server
-alone (``KillMode=mixed``: under the default every worker and bot gets the SIGTERM with
-it) and giving it longer than its own waits on the way out before a SIGKILL."""
+alone (``KillMode=mixed``: under the default every process of the service gets the
+SIGTERM with it) and giving it longer than its own waits on the way out before a SIGKILL."""
 
 from __future__ import annotations
 

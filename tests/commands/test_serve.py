@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import resource
 import signal
@@ -341,6 +342,18 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
     Cannot operate on a closed database.'; and no worker or bot of the server outlives
     it (systemd's KillMode=mixed SIGKILLs only what is left in the service's group,
     and a bot's own control group is outside it on cgroup v2)."""
+    _stop_a_long_tournament(tmp_path, whole_group=False)
+
+
+def test_sigterm_to_the_whole_group_stops_the_server_not_its_workers(tmp_path: Path) -> None:
+    """SIGTERM to every process of the server at once (systemd's default KillMode, a
+    terminal's group): the pool's workers and forkserver ignore it, so the server's
+    own shutdown stops them and the match in play is interrupted as a stopped server's,
+    never failed as a worker's death."""
+    _stop_a_long_tournament(tmp_path, whole_group=True)
+
+
+def _stop_a_long_tournament(tmp_path: Path, *, whole_group: bool) -> None:
     import json
     import shutil
 
@@ -360,6 +373,7 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
         [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(data),
          "--concurrency", "1", "--no-cpu-pinning"],
         stdout=subprocess.PIPE, stderr=(tmp_path / "stderr").open("w"), text=True,
+        start_new_session=whole_group,
     )  # fmt: skip
     try:
         port = int(_read_line(process, r"listening on 127\.0\.0\.1:(\d+)").group(1))
@@ -373,7 +387,10 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
         wait_until(lambda: _stored_games(data) >= 1, "a game stored", 60, interval_s=0.05)
         family = _descendants(process.pid)  # the forkserver, workers, sandboxes and bots
         assert family, "no worker or bot under the server"
-        process.send_signal(signal.SIGTERM)  # the server alone, as KillMode=mixed sends it
+        if whole_group:  # the server, its forkserver and workers (bots: sessions of their own)
+            os.killpg(process.pid, signal.SIGTERM)
+        else:
+            process.send_signal(signal.SIGTERM)  # the server alone, as KillMode=mixed sends it
         assert process.wait(60) == 0
         assert wait_gone(sorted(family), 10), "a worker or bot outlived the stopped server"
     finally:
@@ -386,6 +403,7 @@ def test_stopping_the_server_interrupts_its_tournaments_saying_so(tmp_path: Path
     )  # fmt: skip
     stderr = (tmp_path / "stderr").read_text()  # the API loop ended before the process
     assert "Traceback" not in stderr and "Bad file descriptor" not in stderr, stderr
+    assert "match_failed" not in stderr and "worker died" not in stderr, stderr
     shown = json.loads(status.stdout)
     reason = ("interrupted", "the server was stopped")
     assert (shown["status"], shown["interrupted_reason"]) == reason

@@ -9,6 +9,8 @@ Real worker processes and sandboxed bots: every job reports once, every game onc
 
 from __future__ import annotations
 
+import multiprocessing.forkserver
+import os
 import signal
 import threading
 import time
@@ -18,7 +20,7 @@ import pytest
 from arena.referee import MatchConfig, TimeControl, load_bot
 from arena.referee.halves import half_configs
 from arena.resources import sample_bot
-from arena.testing.waiting import wait_until
+from arena.testing.waiting import assert_stays, wait_until
 from arena.tournament.execution.executor import GameFinished, JobDone, MatchJob
 from arena.tournament.execution.local_executor import LocalProcessExecutor
 
@@ -75,4 +77,30 @@ def test_a_cancel_kills_unreported_workers_and_ends_the_pool_before_it_returns()
     workers = list(pool._processes.values())
     executor.cancel()
     assert [t.name for t in threading.enumerate() if t not in before] == []
+    assert [worker.exitcode for worker in workers] == [-signal.SIGKILL]
+
+
+def test_a_worker_and_its_forkserver_leave_sigterm_and_sigint_to_the_runner() -> None:
+    """SIGTERM and SIGINT sent to a worker and the forkserver (a whole process group's,
+    under systemd's default KillMode or from a terminal) end neither: the runner stops
+    its matches and then the workers (``cancel``), which SIGKILL still ends."""
+    executor = LocalProcessExecutor(concurrency=1, pin_cpus=False)
+    pool = executor._started(1)
+    try:
+        busy = pool.submit(time.sleep, 120)
+        wait_until(busy.running, "the job handed to the worker")
+        workers = list(pool._processes.values())
+        forkserver = multiprocessing.forkserver._forkserver._forkserver_pid
+        assert forkserver is not None
+        for pid in (forkserver, *(worker.pid for worker in workers)):
+            assert pid is not None
+            for stop in (signal.SIGTERM, signal.SIGINT):
+                os.kill(pid, stop)
+        assert_stays(
+            lambda: all(worker.is_alive() for worker in workers) and not busy.done(),
+            0.5, "the worker alive in its job",
+        )  # fmt: skip
+        os.kill(forkserver, 0)  # still there: its death would SIGKILL every worker
+    finally:
+        executor.cancel()
     assert [worker.exitcode for worker in workers] == [-signal.SIGKILL]

@@ -9,7 +9,10 @@ one batch to the next, each on its own CPUs when ``pin_cpus``
 (``arena.tournament.execution.cpu_placement``). Workers send their events back over a
 queue as typed messages (``arena.tournament.execution.executor``). Workers die with the
 runner however it goes, kill -9 included (a thread waiting on its pidfd:
-``_die_with``), their bots with them (the sandbox watchdog).
+``_die_with``), their bots with them (the sandbox watchdog). SIGTERM and SIGINT are
+the runner's alone (``leave_stop_signals_to_the_runner``): sent to the whole group, by a
+terminal or a service manager, they would end a worker mid-match, a worker's death
+instead of the runner's stop in order, which ends the workers itself.
 """
 
 from __future__ import annotations
@@ -42,6 +45,24 @@ from arena.tournament.execution.match_chain import play_chain
 
 _PR_SET_PDEATHSIG = 1
 _RUNNER_POLL_S = 0.2
+POOL_PRELOAD = "arena.tournament.execution.pool_preload"
+"""The module the forkserver imports (its preload) to leave the stop signals to the runner:
+the forkserver's death would end every worker (their parent-death signal)."""
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def leave_stop_signals_to_the_runner() -> None:
+    """Have this process (a worker, the forkserver) outlive SIGTERM and SIGINT: the runner
+    stops it once it has stopped its matches in order (``cancel``); SIGKILL and the
+    runner's death still end it (``_die_with``). A handler that does nothing rather than
+    SIG_IGN: a handler is reset by exec, so the bots launched from here start with the
+    signals' defaults, not ignoring them."""
+    for stop in STOP_SIGNALS:
+        signal.signal(stop, _not_ours)
+
+
+def _not_ours(_signum: int, _frame: object) -> None:
+    """A stop signal sent to this pool process too: the runner's to act on."""
 
 
 class LocalProcessExecutor:
@@ -112,7 +133,7 @@ class LocalProcessExecutor:
             workers = self._workers = max(1, min(self.concurrency, jobs))
             tune_child_processes()  # the forkserver, and with it every worker, imports grpc
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload([__name__])
+            context.set_forkserver_preload([__name__, POOL_PRELOAD])
             self._reports = context.Queue()
             placement = _Placement(context.Value("i", 0), usable_cpus(), workers, self.pin_cpus)
             self._pool = ProcessPoolExecutor(
@@ -193,6 +214,7 @@ def _die_with(runner_pid: int) -> None:
 def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     """Die with the parent (kill -9 included), keep the report queue, take this worker's CPUs."""
     global _worker_queue
+    leave_stop_signals_to_the_runner()  # the forkserver's preload did so too: set again here
     _worker_queue = reports
     with contextlib.suppress(OSError, AttributeError):  # dies with the forkserver too
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -208,7 +230,6 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
             get_logger(worker=number).warning("cpu_pinning_refused", cpus=sorted(cpus))
     _die_with(parent_pid)  # after pinning: threads take the affinity they start with
     reports.put(WorkerStarted(os.getpid(), usable_cpus()))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
 def _play_matches(groups: tuple[tuple[MatchJob, ...], ...]) -> None:
