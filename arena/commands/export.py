@@ -10,6 +10,7 @@ from pathlib import Path
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store, get_tournament
+from arena.store.served_delay import ShorterDelayError, export_delay, served_delay
 from arena.tournament.view.spectator_delay import check_delay, stamp
 
 MAX_DELAY_S = 86_400
@@ -35,9 +36,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--out", metavar="DIR", required=True, type=given_path,
                         help="directory to write into (created; its two files replaced)")
     parser.add_argument(
-        "--spectator-delay-s", type=float, default=0.0, metavar="S",
+        "--spectator-delay-s", type=float, metavar="S",
         help="leave out games that ended less than S seconds ago, as `arena serve"
-        f" --spectator-delay-s S` keeps them from the public (0 to {MAX_DELAY_S}; default 0)",
+        f" --spectator-delay-s S` keeps them from the public (0 to {MAX_DELAY_S}; default:"
+        " the delay `arena serve` stored in the data directory, 0 if none; a shorter one"
+        " is refused without --allow-shorter-delay)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allow-shorter-delay", action="store_true",
+        help="export with a --spectator-delay-s shorter than the stored one (games the"
+        " server still hides: for the admin's own use, not to publish)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     parser.set_defaults(func=with_store(run_export, existing=True))
@@ -51,15 +59,24 @@ def run_export(store: Store, args: argparse.Namespace) -> int:
     tournament_id = None
     if args.tournament is not None:
         tournament_id = get_tournament(store, args.tournament).id
+    asked = args.spectator_delay_s
+    if asked is not None:
+        try:
+            check_delay(asked)
+        except ValueError as error:
+            return fail(f"--spectator-delay-s: {error}", EXIT_BAD_FLAGS)
+        if asked > MAX_DELAY_S:  # a cut before year 1 has no stamp
+            return fail(f"--spectator-delay-s: the spectator delay must be at most {MAX_DELAY_S}"
+                        f" seconds (a day, as arena serve takes), not {asked:g}",
+                        EXIT_BAD_FLAGS)  # fmt: skip
+    now = time.time()
     try:
-        delay_s = check_delay(args.spectator_delay_s)
-    except ValueError as error:
-        return fail(f"--spectator-delay-s: {error}", EXIT_BAD_FLAGS)
-    if delay_s > MAX_DELAY_S:  # a cut before year 1 has no stamp
-        return fail(f"--spectator-delay-s: the spectator delay must be at most {MAX_DELAY_S}"
-                    f" seconds (a day, as arena serve takes), not {delay_s:g}",
-                    EXIT_BAD_FLAGS)  # fmt: skip
-    public_before = stamp(time.time() - delay_s) if delay_s > 0 else None
+        delay_s = export_delay(
+            asked, served_delay(store), now, allow_shorter=args.allow_shorter_delay
+        )
+    except ShorterDelayError as error:
+        return fail(str(error), EXIT_BAD_FLAGS)
+    public_before = stamp(now - delay_s) if delay_s > 0 else None
     out: Path = args.out
     if out.exists() and not out.is_dir():
         return fail(f"--out {out} is not a directory")
@@ -70,7 +87,8 @@ def run_export(store: Store, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "games": summary.games, "decisions": summary.decisions,
-            "withheld": summary.withheld, "games_path": str(summary.games_path),
+            "withheld": summary.withheld, "spectator_delay_s": delay_s,
+            "games_path": str(summary.games_path),
             "decisions_path": str(summary.decisions_path),
         }))  # fmt: skip
         return 0
@@ -79,5 +97,5 @@ def run_export(store: Store, args: argparse.Namespace) -> int:
     if summary.withheld:
         print(f"{summary.withheld} stored games left out: not public yet (their deal is"
               " still to be played from the other seat, or they ended within the"
-              " spectator delay)")  # fmt: skip
+              f" spectator delay, {delay_s:g} s)")  # fmt: skip
     return 0

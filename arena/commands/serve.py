@@ -8,6 +8,7 @@ import resource
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from types import FrameType
 
@@ -39,6 +40,12 @@ from arena.store import (
     Store,
     ensure_admin_token,
 )
+from arena.store.served_delay import (
+    ShorterDelayError,
+    next_served,
+    serve_with_delay,
+    served_delay,
+)
 from arena.tournament.policy.config import TournamentError
 
 DESCRIPTION = """\
@@ -69,10 +76,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"gRPC port ({DEFAULT_PORT})")
     serve.add_argument("--web-port", type=int, help="also serve the web pages on this port")
     serve.add_argument(
-        "--spectator-delay-s", type=spectator_delay, metavar="S", default=0.0,
+        "--spectator-delay-s", type=spectator_delay, metavar="S",
         help="everything public (live games, records, frames, the leaderboard, tournament"
-        " and ladder pages, WatchTournament) shows each game's start, actions and end S"
-        " seconds late; the admin sees them at once (default 0)",
+        " and ladder pages, WatchTournament, `arena export` on this data directory) shows"
+        " each game's start, actions and end S seconds late; the admin sees them at once."
+        " Stored in the data directory: the default is the stored delay (0 at first), and a"
+        " shorter one is refused without --allow-shorter-delay",
+    )  # fmt: skip
+    serve.add_argument(
+        "--allow-shorter-delay", action="store_true",
+        help="serve with a --spectator-delay-s shorter than the stored one (the games played"
+        " under the longer one stay out of `arena export` until it has passed for them)",
     )  # fmt: skip
     serve.add_argument(
         "--concurrency", type=int, help="matches at once per tournament (default: cores)"
@@ -228,6 +242,13 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     if problem:
         return fail(problem, EXIT_BAD_FLAGS)
     try:
+        delay_s = next_served(  # checked here, stored once the port is bound
+            args.spectator_delay_s, served_delay(store), time.time(),
+            allow_shorter=args.allow_shorter_delay,
+        ).delay_s
+    except ShorterDelayError as error:
+        return fail(str(error), EXIT_BAD_FLAGS)
+    try:
         new_executor = ray_executors(args)  # joins the cluster now: a bad address fails here
     except RayUnavailableError as error:
         return fail(str(error))
@@ -243,7 +264,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         concurrency=args.concurrency, unsafe=args.unsafe_no_sandbox, smoke_check=smoke,
         pin_cpus=args.pin_cpus, paired_remote=args.paired_remote, new_executor=new_executor,
         limits=defaults,
-        spectator_delay_s=args.spectator_delay_s,
+        spectator_delay_s=delay_s,
     )  # fmt: skip
     credentials = None if tls is None else tls.grpc_credentials()
     if args.web_port is not None:
@@ -263,6 +284,11 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         )  # fmt: skip
     except RuntimeError as error:
         return fail(str(error))
+    try:  # checked again with the store's write lock: another server may have started since
+        serve_with_delay(store, delay_s, allow_shorter=args.allow_shorter_delay)
+    except ShorterDelayError as error:
+        server.stop(grace=None)
+        return fail(str(error), EXIT_BAD_FLAGS)
     ensure_admin_token(store)
     ladder: LadderThread | None = None
     if args.ladder:
@@ -298,7 +324,7 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         try:
             web, web_port = create_web_server(
                 store, args.host, args.web_port, ssl_context=None if tls is None else tls.context,
-                spectator_delay_s=args.spectator_delay_s, live_answer_s=LIVE_ANSWER_S,
+                spectator_delay_s=delay_s, live_answer_s=LIVE_ANSWER_S,
                 submitter=WebSubmitter(store, options.smoke_check, server.quotas),
                 tables=PlayTables(store, PlayOptions(unsafe=args.unsafe_no_sandbox,
                                                      rated_play=rated_play)),
@@ -312,6 +338,9 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         print(f"web pages on {scheme}://{args.host}:{web_port}/", flush=True)
     if ladder is not None:
         print(f"ladder {args.ladder_name!r} running", flush=True)
+    if delay_s > 0:
+        print(f"spectator delay: {delay_s:g} s (the data directory's: arena export keeps it)",
+              flush=True)  # fmt: skip
     print(f"admin token: {store.data_dir / ADMIN_TOKEN_NAME}", flush=True)
     get_logger().info("server_started", host=args.host, port=port)
     stop.wait()

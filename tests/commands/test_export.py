@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from arena import store as st
+from arena.store.served_delay import serve_with_delay
 from arena.testing.demo_data import play_demo_tournament
 
 pytestmark = pytest.mark.slow
@@ -80,4 +81,44 @@ def test_bad_requests_are_refused_by_name(
     done = _arena("export", "--data-dir", str(data_dir), *out, *args)
     assert done.returncode == status, done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("served_s", "extra", "exported", "delay_s"),
+    [
+        (3600.0, [], 0, 3600),
+        (3600.0, ["--spectator-delay-s", "7200"], 0, 7200),
+        (3600.0, ["--spectator-delay-s", "0", "--allow-shorter-delay"], 2, 0),
+        (0.0, [], 2, 0),
+    ],
+    ids=["the-stored-delay-by-default", "a-longer-one", "shorter-when-told",
+         "control: a server without a delay"],
+)  # fmt: skip
+def test_export_keeps_the_delay_arena_serve_stored(
+    data_dir: Path, tmp_path: Path, served_s: float, extra: list[str], exported: int,
+    delay_s: float,
+) -> None:
+    with st.Store.open(data_dir) as store:
+        serve_with_delay(store, served_s)
+    out = tmp_path / "out"
+    done = _arena("export", "--data-dir", str(data_dir), "--tournament", "cup",
+                  "--out", str(out), "--json", *extra)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["games"] == pq.read_table(out / "games.parquet").num_rows == exported
+    assert (summary["withheld"], summary["spectator_delay_s"]) == (2 - exported, delay_s)
+
+
+def test_export_refuses_a_shorter_delay_than_the_stored_one_naming_it(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    with st.Store.open(data_dir) as store:
+        serve_with_delay(store, 3600.0)
+    done = _arena("export", "--data-dir", str(data_dir), "--out", str(tmp_path / "out"),
+                  "--spectator-delay-s", "60")  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert ("--spectator-delay-s 60 is shorter than this data directory's spectator delay of"
+            " 3600 seconds") in done.stderr
+    assert "give --allow-shorter-delay" in done.stderr
     assert not (tmp_path / "out").exists()

@@ -26,6 +26,8 @@ from arena.commands import serve as serve_command
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.sandbox.process import wait_gone
+from arena.store import Store
+from arena.store.served_delay import ServedDelay, serve_with_delay, served_delay
 from arena.testing.waiting import wait_until
 from tests.cli import arena_in_process
 from tests.server.pki import Pki, make_pki
@@ -511,3 +513,60 @@ def test_the_server_raises_its_open_file_limit_for_its_connections_or_says_why_n
         assert warning.startswith(f"the open-file limit is {after} (its hard limit), below the"
                                   f" {connections + serve_command.FILES_BESIDE_CONNECTIONS}")
         assert "lower --connections" in warning
+
+
+def test_serve_stores_its_spectator_delay_and_serves_with_it_when_not_given(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    for flags in (["--spectator-delay-s", "2.5"], []):  # the second start: no flag
+        process = subprocess.Popen(
+            [sys.executable, "-m", "arena", "serve", "--port", "0", "--data-dir", str(data),
+             "--no-cpu-pinning", *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        try:
+            assert process.stdout is not None
+            lines = [process.stdout.readline()]
+            while lines[-1] and not lines[-1].startswith("admin token:"):  # its last line
+                lines.append(process.stdout.readline())
+            assert "spectator delay: 2.5 s (the data directory's" in "".join(lines), lines
+            with Store.open(data) as store:
+                assert served_delay(store) == ServedDelay(2.5)
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(15) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(5)
+
+
+@pytest.mark.parametrize(
+    ("flags", "status", "message"),
+    [
+        (["--spectator-delay-s", "60"], 2, "--spectator-delay-s 60 is shorter than this data"
+         " directory's spectator delay of 3600 seconds (stored by arena serve)"),
+        (["--spectator-delay-s", "0"], 2, "give --allow-shorter-delay to use 0 anyway"),
+    ],
+    ids=["shorter", "none"],
+)  # fmt: skip
+def test_serve_refuses_a_delay_shorter_than_the_stored_one_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], status: int,
+    message: str,
+) -> None:
+    with Store.open(tmp_path) as store:
+        serve_with_delay(store, 3600.0)
+    got, err = _refused(capsys, "serve", "--data-dir", str(tmp_path), *flags)
+    assert got == status and message in err, err
+    with Store.open(tmp_path) as store:
+        assert served_delay(store) == ServedDelay(3600)
+
+
+def test_serve_lowers_the_stored_delay_when_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store.open(tmp_path) as store:
+        serve_with_delay(store, 3600.0)
+    with pytest.raises(NotRefused):  # it goes on to serve
+        _refused(capsys, "serve", "--data-dir", str(tmp_path), "--spectator-delay-s", "0",
+                 "--allow-shorter-delay")  # fmt: skip
