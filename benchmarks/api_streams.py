@@ -41,6 +41,8 @@ import grpc.aio
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 
+from _arena_serve import start_server
+
 MAX_STREAMS = 2000
 MAX_SECONDS = 120.0
 PLAY_METHOD = "/kahuna.v1.RefereeService/Play"
@@ -52,20 +54,6 @@ def percentile(ordered: list[float], fraction: float) -> float:
 
 def _auth(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
-
-
-def start_server(data: Path) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "KAHUNA_ARENA_DATA": str(data)}
-    command = [sys.executable, "-m", "arena", "serve", "--host", "127.0.0.1", "--port", "0"]
-    # run from the data directory's parent: PYTHONPATH, not the current directory, says
-    # which checkout of arena serves
-    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, cwd=data.parent)
-    assert server.stdout is not None
-    for line in server.stdout:
-        found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if found:
-            return server, int(found.group(1))
-    raise SystemExit(f"the server did not start (exit {server.wait()})")
 
 
 class Streams:

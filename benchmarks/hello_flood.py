@@ -37,22 +37,12 @@ import h2.connection
 import h2.events
 import h2.exceptions
 
+from _arena_serve import start_server
+
 MAX_STREAMS = 2048
 MAX_SIZE = 64 * 1024 * 1024
 MAX_SECONDS = 120.0
 PLAY_PATH = "/kahuna.v1.RefereeService/Play"
-
-
-def start_server(data: Path) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "KAHUNA_ARENA_DATA": str(data)}
-    command = [sys.executable, "-m", "arena", "serve", "--host", "127.0.0.1", "--port", "0"]
-    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, cwd=data.parent)
-    assert server.stdout is not None
-    for line in server.stdout:
-        found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if found:
-            return server, int(found.group(1))
-    raise SystemExit(f"the server did not start (exit {server.wait()})")
 
 
 def memory_kib(pid: int) -> dict[str, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import textwrap
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -566,15 +567,32 @@ def print_committed(console: Console, store: Store, tournament: TournamentRow) -
     parameters = committed["parameters"]
     if tournament.commitment is None or not isinstance(parameters, str):
         return
-    lines = [f"seed commitment   {tournament.commitment}", "committed parameters:"]
-    lines += [f"  {label + ':':<17} {value}" for label, value in parameter_fields(
-        parameters, tournament.commitment)]
-    lines.append(f"  exact text:       {parameters}")
+    width = console.width
+    lines = _fitted("seed commitment   ", tournament.commitment, width, whole=True)
+    lines.append("committed parameters:")
+    for label, value in parameter_fields(parameters, tournament.commitment):
+        lines += _fitted(f"  {label + ':':<17} ", value, width)
+    lines += _fitted("  exact text:       ", parameters, width, whole=True) or _fitted(
+        "  exact text:       ", f"{len(parameters)} characters, too wide to show at this"
+        f" width: `arena tournament status {tournament.name} --json` has it", width)
     secret = committed["revealed_secret"]
-    lines.append(f"revealed secret   {secret}" if secret
-                 else "the secret is revealed once the tournament is finished")  # fmt: skip
+    lines += (_fitted("revealed secret   ", str(secret), width, whole=True) if secret
+              else ["the secret is revealed once the tournament is finished"])  # fmt: skip
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _fitted(label: str, value: str, width: int, *, whole: bool = False) -> list[str]:
+    """``label`` and ``value`` in lines of at most ``width``: words wrapped under the
+    value's start; a ``whole`` value (a hash, the exact text: copied as it is) on a line of
+    its own when it does not fit beside its label, or no lines when it fits on none."""
+    line = f"{label}{value}"
+    if len(line) <= width:
+        return [line]
+    if whole:
+        return [label.rstrip(), f"    {value}"] if len(value) + 4 <= width else []
+    return textwrap.wrap(value, width, initial_indent=label, break_on_hyphens=False,
+                         subsequent_indent=" " * len(label))  # fmt: skip
 
 
 def _format_json(store: Store, tournament: TournamentRow) -> dict[str, object]:

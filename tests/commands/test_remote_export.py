@@ -124,7 +124,7 @@ def test_the_admins_remote_export_is_the_local_export(
     assert data.withheld not in {g["game_id"] for g in remote[0]}
     assert f"{len(remote[0])} games and {len(remote[1])} decisions written" in out
     if tournament is None:  # the edge cases are in it: a forfeit (no points)
-        forfeit = [g for g in remote[0] if g["reason"] == "timeout"]
+        forfeit = [g for g in remote[0] if g["reason"] == "forfeit"]
         assert forfeit and forfeit[0]["seat0_points"] is None
     startups = {(g["seat0_startup_ms"], g["seat1_startup_ms"]) for g in remote[0]}
     assert any(s0 > 0 for s0, _ in startups) and any(s1 > 0 for _, s1 in startups)

@@ -15,8 +15,9 @@ from tests.tournament.test_committed import PRIVATE, committed_cup
 
 
 def test_status_shows_the_committed_parameters_before_play_and_the_secret_after(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # the exact text on one line
     data = tmp_path / "data"
     with st.Store.open(data) as store:
         cup = committed_cup(store, tmp_path / "bots")
@@ -30,6 +31,11 @@ def test_status_shows_the_committed_parameters_before_play_and_the_secret_after(
     assert "fresh deals:      eve: their matches deal afresh every game" in out
     assert f"exact text:       {text}" in out
     assert "the secret is revealed once the tournament is finished" in out
+    monkeypatch.setenv("COLUMNS", "80")  # too narrow for it: every line fits, --json named
+    status, out, _ = arena_in_process(capsys, "tournament", "status", "cup", *flags)
+    assert status == 0 and all(len(line) <= 80 for line in out.splitlines()), out
+    assert cup.commitment in out and text not in out
+    assert f"{len(text)} characters, too wide" in out and "status cup --json` has it" in out
     status, out, _ = arena_in_process(capsys, "tournament", "status", "cup", "--json", *flags)
     shown = json.loads(out)
     assert status == 0 and (shown["commitment"], shown["parameters"]) == (cup.commitment, text)

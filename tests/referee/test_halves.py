@@ -540,8 +540,9 @@ def test_a_bot_launched_ahead_starts_up_only_on_cpu_no_playing_bot_wants(
                        f"the playing bots using {least_ms} ms of CPU", 120)  # fmt: skip
             return _cpu_of(playing) - before[0], _cpu_of(ahead) - before[1]
 
-        used, taken = shares(1500)
-        assert taken < 0.1 * used, f"launched ahead: {taken:.0f} ms beside {used:.0f} ms"
+        used, taken = shares(1500)  # without the idle class: as much as the playing bots;
+        # with it, next to nothing on a quiet machine, up to about a tenth beside a loaded one
+        assert taken < 0.25 * used, f"launched ahead: {taken:.0f} ms beside {used:.0f} ms"
         ahead.its_turn()
         used, taken = shares(1500)
         assert taken > 0.5 * used, f"its turn come: {taken:.0f} ms beside {used:.0f} ms"

@@ -38,7 +38,9 @@ OVERFLOW = """() => {
   if (document.documentElement.scrollWidth > width) {
     found.push(`the page is ${document.documentElement.scrollWidth} px wide`);
   }
-  for (const table of document.querySelectorAll("table")) {
+  // a table not shown (in a closed <details>: laid out, but hidden) runs under nothing
+  const shownTables = [...document.querySelectorAll("table")].filter((t) => t.checkVisibility());
+  for (const table of shownTables) {
     const box = table.getBoundingClientRect();
     let clip = null;  // a scrolling box around the table keeps it inside
     for (let up = table; up; up = up.parentElement) {
@@ -53,7 +55,7 @@ OVERFLOW = """() => {
     if (right > width + 0.5 || box.left < -0.5) {
       found.push(`table ${name} ends at ${Math.round(right)} px`);
     }
-    for (const other of document.querySelectorAll("table")) {  // one runs under another
+    for (const other of shownTables) {  // one runs under another
       if (other === table || table.contains(other) || other.contains(table)) continue;
       const o = other.getBoundingClientRect();
       const shown = clip ? Math.min(box.right, clip.right) : box.right;
