@@ -25,10 +25,7 @@ import argparse
 import asyncio
 import math
 import os
-import re
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -37,11 +34,10 @@ from pathlib import Path
 
 import grpc
 import grpc.aio
+from _arena_serve import start_server
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
-
-from _arena_serve import start_server
 
 MAX_STREAMS = 2000
 MAX_SECONDS = 120.0

@@ -21,11 +21,8 @@ same to another method (a unary one of the arena API, say). Bounded: at most
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import selectors
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +33,6 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
-
 from _arena_serve import start_server
 
 MAX_STREAMS = 2048
