@@ -441,6 +441,19 @@ def _bye_round_as_text(bundle: dict[str, Any]) -> None:
     bundle["byes"] = [[str(number), bot] for number, bot in bundle["byes"]] or [["1", "alpha"]]
 
 
+def _fails_naming(
+    finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str
+) -> None:
+    """The finished tournament's bundle, altered by ``alter``, fails its audit naming
+    ``named``, and raises nothing."""
+    data, _ = finished
+    with st.Store.open(data) as store:
+        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
+    alter(bundle)
+    report = audit_bundle(bundle)
+    assert not report.ok and named in (report.problem or ""), report.problem
+
+
 @pytest.mark.parametrize(
     ("alter", "named"),
     [
@@ -460,12 +473,7 @@ def test_a_number_of_another_kind_than_verify_gives_fails(
 ) -> None:
     """Python reads 0.5 as index 0 through int(), "1" as 1 and true as 1; a checker in
     another language reads each otherwise, so the audit takes the kinds VERIFY.md gives."""
-    data, _ = finished
-    with st.Store.open(data) as store:
-        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
-    alter(bundle)
-    report = audit_bundle(bundle)
-    assert not report.ok and named in (report.problem or ""), report.problem
+    _fails_naming(finished, alter, named)
 
 
 @pytest.mark.parametrize(
@@ -486,12 +494,7 @@ def test_a_number_of_another_kind_than_verify_gives_fails(
 def test_a_hostile_bundle_fails_naming_why_and_raises_nothing(
     finished: tuple[Path, int], alter: Callable[[dict[str, Any]], None], named: str
 ) -> None:
-    data, _ = finished
-    with st.Store.open(data) as store:
-        bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
-    alter(bundle)
-    report = audit_bundle(bundle)
-    assert not report.ok and named in (report.problem or ""), report.problem
+    _fails_naming(finished, alter, named)
 
 
 class _Arena:
