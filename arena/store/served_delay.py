@@ -63,6 +63,14 @@ def shorter_problem(asked_s: float, stored_s: float, flag: str) -> str | None:
     )
 
 
+def _refuse_shorter(asked_s: float, stored_s: float, allow_shorter: bool, flag: str) -> None:
+    """ShorterDelayError (``shorter_problem``'s words) for ``asked_s`` under ``stored_s``,
+    unless ``allow_shorter``."""
+    problem = None if allow_shorter else shorter_problem(asked_s, stored_s, flag)
+    if problem is not None:
+        raise ShorterDelayError(problem)
+
+
 def export_delay(
     asked_s: float | None,
     stored: ServedDelay,
@@ -77,9 +85,7 @@ def export_delay(
     in_force = stored.in_force(now)
     if asked_s is None:
         return in_force
-    problem = None if allow_shorter else shorter_problem(asked_s, in_force, flag)
-    if problem is not None:
-        raise ShorterDelayError(problem)
+    _refuse_shorter(asked_s, in_force, allow_shorter, flag)
     return asked_s
 
 
@@ -98,9 +104,7 @@ def next_served(
     covers, are dropped (two holds are kept as one, the longer delay to the later end)."""
     if asked_s is None:
         asked_s = stored.delay_s
-    problem = None if allow_shorter else shorter_problem(asked_s, stored.delay_s, flag)
-    if problem is not None:
-        raise ShorterDelayError(problem)
+    _refuse_shorter(asked_s, stored.delay_s, allow_shorter, flag)
     holds = [(stored.delay_s, now + stored.delay_s), (stored.held_s, stored.held_until)]
     holds = [(d, until) for d, until in holds if d > asked_s and until > now]
     if not holds:
