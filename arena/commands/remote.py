@@ -50,7 +50,7 @@ from arena.tournament.policy.audit_bundle import (
     whole_bundle,
 )
 from arena.tournament.policy.bundle_file import BundleReadError, BundleText, loads_once, read_parts
-from arena.tournament.view.committed import parameter_fields
+from arena.tournament.view.committed import committed_lines
 from arena.tournament.view.spectator_delay import NOT_PUBLIC
 
 EXIT_STATUSES = """\
@@ -520,21 +520,16 @@ def tournament_lines(t: pb.Tournament) -> list[str]:
     commitment, the parameters the commitment binds (field by field and the exact text)
     and, once it is finished, whether the revealed secret and that text give the
     commitment (docs/reference/VERIFY.md)."""
-    lines = [f"{t.name} (id {t.id}, {_FORMATS.get(t.format, '-')}, {t.status},"
-             f" {t.games_played}/{t.games_scheduled} games)",
-             f"seed commitment   {t.seed_commitment or '- (none published)'}"]  # fmt: skip
+    head = (f"{t.name} (id {t.id}, {_FORMATS.get(t.format, '-')}, {t.status},"
+            f" {t.games_played}/{t.games_scheduled} games)")  # fmt: skip
+    commitment = t.seed_commitment or "- (none published)"
     text = t.committed_parameters
     if not text:
-        return [*lines, "committed parameters: none published (a ladder, or no commitment)"]
-    lines.append("committed parameters:")
-    try:
-        lines += [f"  {label + ':':<17} {value}" for label, value in parameter_fields(
-            text, t.seed_commitment or None)]
-    except ValueError as error:
-        lines.append(f"  (the arena sent text that does not read as parameters: {error})")
-    lines.append(f"  exact text:       {text}")
+        return [head, f"seed commitment   {commitment}",
+                "committed parameters: none published (a ladder, or no commitment)"]  # fmt: skip
+    lines = [head, *committed_lines(commitment, text, t.revealed_seed or None)]
     if not t.revealed_seed:
-        return [*lines, "the secret is revealed once the tournament is finished"]
+        return lines
     try:
         given = seed_commitment(bytes.fromhex(t.revealed_seed), text.encode())
     except ValueError:  # not hex, or not a secret's length
@@ -542,7 +537,7 @@ def tournament_lines(t: pb.Tournament) -> list[str]:
     verdict = ("the revealed secret and this text give the seed commitment"
                if given is not None and given == t.seed_commitment
                else "the revealed secret and this text do NOT give the seed commitment")
-    return [*lines, f"revealed secret   {t.revealed_seed}", verdict]  # fmt: skip
+    return [*lines, verdict]  # fmt: skip
 
 
 def run_tournament_show(args: argparse.Namespace) -> int:

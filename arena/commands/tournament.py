@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import textwrap
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -55,7 +54,7 @@ from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.statistics.gauntlet import gauntlet_rows
 from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
 from arena.tournament.statistics.sprt import PRESETS, EloModel
-from arena.tournament.view.committed import parameter_fields, shown_parameters
+from arena.tournament.view.committed import committed_lines, shown_parameters
 from arena.tournament.view.table import tournament_table
 
 DESCRIPTION = """\
@@ -567,32 +566,13 @@ def print_committed(console: Console, store: Store, tournament: TournamentRow) -
     parameters = committed["parameters"]
     if tournament.commitment is None or not isinstance(parameters, str):
         return
-    width = console.width
-    lines = _fitted("seed commitment   ", tournament.commitment, width, whole=True)
-    lines.append("committed parameters:")
-    for label, value in parameter_fields(parameters, tournament.commitment):
-        lines += _fitted(f"  {label + ':':<17} ", value, width)
-    lines += _fitted("  exact text:       ", parameters, width, whole=True) or _fitted(
-        "  exact text:       ", f"{len(parameters)} characters, too wide to show at this"
-        f" width: `arena tournament status {tournament.name} --json` has it", width)
     secret = committed["revealed_secret"]
-    lines += (_fitted("revealed secret   ", str(secret), width, whole=True) if secret
-              else ["the secret is revealed once the tournament is finished"])  # fmt: skip
+    lines = committed_lines(
+        tournament.commitment, parameters, None if secret is None else str(secret),
+        console.width, f"`arena tournament status {tournament.name} --json` has it",
+    )  # fmt: skip
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
-
-
-def _fitted(label: str, value: str, width: int, *, whole: bool = False) -> list[str]:
-    """``label`` and ``value`` in lines of at most ``width``: words wrapped under the
-    value's start; a ``whole`` value (a hash, the exact text: copied as it is) on a line of
-    its own when it does not fit beside its label, or no lines when it fits on none."""
-    line = f"{label}{value}"
-    if len(line) <= width:
-        return [line]
-    if whole:
-        return [label.rstrip(), f"    {value}"] if len(value) + 4 <= width else []
-    return textwrap.wrap(value, width, initial_indent=label, break_on_hyphens=False,
-                         subsequent_indent=" " * len(label))  # fmt: skip
 
 
 def _format_json(store: Store, tournament: TournamentRow) -> dict[str, object]:

@@ -13,6 +13,7 @@ parameters change as it runs and it is never audited: none are shown for it.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -89,3 +90,42 @@ def _fresh_deals(config: Mapping[str, Any]) -> str:
         return "none: every match pairs its deals (games 2k and 2k+1 share deal k)"
     return (f"{', '.join(fresh)}: their matches deal afresh every game;"
             " every other match pairs its deals")  # fmt: skip
+
+
+def committed_lines(
+    commitment: str, text: str, secret: str | None, width: int | None = None, too_wide: str = ""
+) -> list[str]:
+    """The seed commitment, the parameters it binds (field by field and the exact text) and
+    the revealed secret, as `arena tournament status` and `arena remote tournament show`
+    print them: within ``width`` columns when given (the exact text, too wide, replaced by
+    its length and ``too_wide``, where to read it whole)."""
+    lines = fitted("seed commitment   ", commitment, width, whole=True)
+    lines.append("committed parameters:")
+    try:
+        fields = parameter_fields(text, commitment)
+    except ValueError as error:  # an arena's answer that is no parameters text
+        lines.append(f"  (the arena sent text that does not read as parameters: {error})")
+    else:
+        for label, value in fields:
+            lines += fitted(f"  {label + ':':<17} ", value, width)
+    lines += fitted("  exact text:       ", text, width, whole=True) or fitted(
+        "  exact text:       ",
+        f"{len(text)} characters, too wide to show at this width: {too_wide}", width,
+    )  # fmt: skip
+    if secret is None:
+        return [*lines, "the secret is revealed once the tournament is finished"]
+    return lines + fitted("revealed secret   ", secret, width, whole=True)
+
+
+def fitted(label: str, value: str, width: int | None, *, whole: bool = False) -> list[str]:
+    """``label`` and ``value`` in lines of at most ``width`` (one line when None): words
+    wrapped under the value's start; a ``whole`` value (a hash, the exact text: copied as
+    it is) on a line of its own when it does not fit beside its label, or no lines when it
+    fits on none."""
+    line = f"{label}{value}"
+    if width is None or len(line) <= width:
+        return [line]
+    if whole:
+        return [label.rstrip(), f"    {value}"] if len(value) + 4 <= width else []
+    return textwrap.wrap(value, width, initial_indent=label, break_on_hyphens=False,
+                         subsequent_indent=" " * len(label))  # fmt: skip
