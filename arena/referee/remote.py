@@ -31,6 +31,7 @@ __all__ = [
     "RemoteSeat",
     "SeatOffer",
     "SeatOfferHook",
+    "cut_words",
     "expires_at_ms",
     "write_cut_note",
 ]
@@ -62,6 +63,16 @@ def expires_at_ms(hello_timeout_ms: int) -> int:
 def cut_note_path(socket_path: str | Path) -> Path:
     """Where the gateway says why it ended the stream of the seat at ``socket_path``."""
     return Path(f"{socket_path}.cut")
+
+
+def cut_words(refusal: str, token: str) -> str:
+    """The record's words for a seat the arena ended because ``refusal`` (a token check's
+    answer: ``token revoked at ...``) refused ``token`` (what that token was, in words); no
+    date, no advice: the record is public."""
+    for state in ("revoked", "expired"):
+        if refusal.startswith(f"token {state}"):
+            return f"{token} was {state}"
+    return f"{token} is no longer valid"
 
 
 def write_cut_note(socket_path: str | Path, reason: str) -> None:

@@ -47,7 +47,7 @@ from google.protobuf.message import DecodeError
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import MAX_MESSAGE_BYTES, SERVICE_NAME, TRANSPORT_MAX_BYTES
-from arena.referee.remote import write_cut_note
+from arena.referee.remote import cut_words, write_cut_note
 from arena.server.limits import UNAUTHENTICATED, StreamCounter, StreamLimits
 from arena.server.pool import DrainingPool
 from arena.server.rechecks import TOKEN_RECHECK_S, SharedChecks, token_refusal
@@ -73,10 +73,7 @@ def goodbye_frame(
 def cut_reason(refusal: str) -> str:
     """The record's words for a seat ended because ``refusal`` refused a token it was
     handed to (no date, no advice: the record is public)."""
-    for state in ("revoked", "expired"):
-        if refusal.startswith(f"token {state}"):
-            return f"the token its owner obtained the seat with was {state}"
-    return "the token its owner obtained the seat with is no longer valid"
+    return cut_words(refusal, "the token its owner obtained the seat with")
 
 
 def _cut(watch: asyncio.Future[str]) -> str:

@@ -44,7 +44,7 @@ from arena.protocol.gen.kahuna.v1 import game_pb2, referee_pb2
 from arena.referee import load_bot, run_match
 from arena.referee.endpoint import SERVICE_NAME
 from arena.referee.judge import PROTOCOL_VERSION
-from arena.referee.remote import SeatOffer, write_cut_note
+from arena.referee.remote import SeatOffer, cut_words, write_cut_note
 from arena.referee.seeds import match_seed_material
 from arena.referee.types import BotSpec, GameReport, MatchConfig, TimeControl
 from arena.resources import sample_bot
@@ -619,10 +619,7 @@ class PlayTables:
 def play_cut_reason(refusal: str) -> str:
     """The record's words for a person's seat ended because their token was refused (no
     date, no advice: the record is public)."""
-    for state in ("revoked", "expired"):
-        if refusal.startswith(f"token {state}"):
-            return f"the token the person played with was {state}"
-    return "the token the person played with is no longer valid"
+    return cut_words(refusal, "the token the person played with")
 
 
 def seeded(first: str, second: str) -> tuple[str, str]:
