@@ -65,6 +65,12 @@ def test_the_unit_stops_the_server_alone_and_waits_longer_than_it_does() -> None
     assert _seconds(unit["TimeoutStopSec"]) > waits
 
 
+def test_the_unit_keeps_its_bots_inside_it() -> None:
+    """On cgroup v2 the bots' groups are made inside the unit's only when systemd
+    delegated it (arena.sandbox.cgroups.v2_base)."""
+    assert service().get("Delegate") == "yes"
+
+
 def test_the_unit_runs_a_valid_arena_serve() -> None:
     command = shlex.split(service()["ExecStart"])
     assert Path(command[0]).name == "arena" and command[1] == "serve", command

@@ -6,10 +6,12 @@ controller (memory, pids, cpu, cpuacct, freezer), each bot's group nested under
 and cpuacct, where it sits in the arena's own group itself, named
 ``kahuna-arena-<group>`` (``V1_FLAT_CONTROLLERS``: a shared parent made every
 bot's CPU share depend on the other bots' load). v2 (modern
-hosts): one directory under ``<mount>/kahuna-arena`` with the memory, pids and
-cpu controllers enabled. ``root`` and the contents of ``/proc/self/cgroup`` are
-parameters so that the file-writing logic can be tested against a temporary
-directory laid out like either hierarchy.
+hosts): one directory under ``kahuna-arena`` with the memory, pids and cpu
+controllers enabled, inside the group delegated to the arena (systemd's
+``Delegate=yes``) if it runs in one, else at the mount's root. ``root`` and
+the contents of ``/proc/self/cgroup`` are parameters so that the file-writing
+logic can be tested against a temporary directory laid out like either
+hierarchy.
 """
 
 from __future__ import annotations
@@ -431,15 +433,21 @@ class CgroupV2(BotCgroup):
         self._cpu_stat = ControlReader(directory / "cpu.stat")
 
     @classmethod
-    def create(cls, name: str, limits: SandboxLimits, *, root: Path) -> CgroupV2:
-        parent = root / PARENT_NAME
-        available = (read_control(root / "cgroup.controllers") or "").split()
+    def create(
+        cls, name: str, limits: SandboxLimits, *, root: Path, proc_cgroup_text: str | None = None
+    ) -> CgroupV2:
+        text = proc_cgroup_text if proc_cgroup_text is not None else read_proc_cgroup()
+        base = v2_base(root, text)
+        parent = base / PARENT_NAME
+        available = (read_control(base / "cgroup.controllers") or "").split()
         absent = [c for c in V2_CONTROLLERS if c not in available]
         if absent:
             names = ", ".join(absent)
-            raise CgroupError(f"cgroup v2 controllers not available at {root}: {names}")
+            raise CgroupError(f"cgroup v2 controllers not available at {base}: {names}")
         enable = " ".join(f"+{controller}" for controller in V2_CONTROLLERS)
-        _enable_controllers(root, enable)
+        if base != root:
+            _vacate(base)
+        _enable_controllers(base, enable)
         sweep_stale([parent])
         directory = make_child_group(parent, name, lambda: _enable_controllers(parent, enable))
         return cls(name, directory)._limited(limits)
@@ -540,6 +548,69 @@ def _set_idle(directory: Path, idle: bool, weight_file: str, weights: tuple[str,
     return True
 
 
+DELEGATE_XATTRS = ("trusted.delegate", "user.delegate")
+"""What systemd sets to ``1`` on a unit's group given ``Delegate=yes``."""
+SERVICE_LEAF = "kahuna-arena-service"
+"""Where the processes of a delegated group move, so that its children may have
+controllers: v2 enables none for the children of a group that holds processes."""
+
+
+def delegated_group(root: Path, own: str) -> Path | None:
+    """The nearest group at or above ``own`` that was delegated to its processes
+    (systemd's ``Delegate=yes``), or None: then the arena's groups go at ``root``."""
+    path = root / own.strip("/")
+    while path != root and root in path.parents:
+        for attribute in DELEGATE_XATTRS:
+            with contextlib.suppress(OSError):
+                if os.getxattr(path, attribute) == b"1":
+                    return path
+        path = path.parent
+    return None
+
+
+_warned_outside: set[str] = set()
+
+
+def v2_base(root: Path, proc_cgroup_text: str) -> Path:
+    """The group whose ``kahuna-arena`` holds the bots: the delegated group the arena
+    runs in, else the hierarchy's root. A systemd service without ``Delegate=yes``
+    gets the root, where its bots are outside its unit: systemd's stop does not
+    reach them, so that is said once in the log."""
+    own = own_cgroup_paths(proc_cgroup_text).get("", "/")
+    found = delegated_group(root, own)
+    if found is not None:
+        return found
+    if own.endswith(".service") and own not in _warned_outside:
+        _warned_outside.add(own)
+        get_logger().warning(
+            "cgroup_not_delegated",
+            unit_group=own,
+            bots_group=str(root / PARENT_NAME),
+            fix="add Delegate=yes to the unit's [Service] section, so that the bots' "
+            "groups are made inside the unit's and stopping the unit stops them",
+        )
+    return root
+
+
+def _vacate(base: Path) -> None:
+    """Move every process of the delegated group ``base`` into its leaf
+    ``SERVICE_LEAF``, once per process that finds it holding any."""
+    pids = pids_in(base / "cgroup.procs")
+    if not pids:
+        return
+    leaf = base / SERVICE_LEAF
+    try:
+        leaf.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise CgroupError(f"cannot create cgroup {leaf}: {exc}") from exc
+    for pid in pids:
+        try:
+            write_control(leaf / "cgroup.procs", str(pid))
+        except CgroupError:
+            if Path(f"/proc/{pid}").exists():
+                raise  # a process that ended meanwhile has nothing to move
+
+
 def _enable_controllers(directory: Path, enable: str) -> None:
     """Enable controllers for the children of ``directory`` unless already on."""
     current = (read_control(directory / "cgroup.subtree_control") or "").split()
@@ -603,13 +674,13 @@ def groups_of_creator(
     """Every bot group that the arena process ``creator_pid`` created and left behind."""
     prefix = f"bot-{creator_pid}-"
     version = detect_version(root)
+    text = proc_cgroup_text if proc_cgroup_text is not None else read_proc_cgroup()
     if version == 2:
-        parent = root / PARENT_NAME
+        parent = v2_base(root, text) / PARENT_NAME
         names = sorted(p.name for p in parent.glob(prefix + "*")) if parent.is_dir() else []
         return [CgroupV2(name, parent / name) for name in names]
     if version != 1:
         return []
-    text = proc_cgroup_text if proc_cgroup_text is not None else read_proc_cgroup()
     own = own_cgroup_paths(text)
     parents = {c: v1_parent(root, c, own) for c in V1_CONTROLLERS}
     names_found: set[str] = set()
@@ -634,9 +705,9 @@ def create_bot_cgroup(
 ) -> BotCgroup:
     """Create and configure a bot's group in whichever hierarchy ``root`` holds."""
     version = detect_version(root)
+    if version is None:
+        raise CgroupError(f"no cgroup hierarchy (v1 or v2) mounted at {root}")
+    text = proc_cgroup_text if proc_cgroup_text is not None else read_proc_cgroup()
     if version == 2:
-        return CgroupV2.create(name, limits, root=root)
-    if version == 1:
-        text = proc_cgroup_text if proc_cgroup_text is not None else read_proc_cgroup()
-        return CgroupV1.create(name, limits, root=root, proc_cgroup_text=text)
-    raise CgroupError(f"no cgroup hierarchy (v1 or v2) mounted at {root}")
+        return CgroupV2.create(name, limits, root=root, proc_cgroup_text=text)
+    return CgroupV1.create(name, limits, root=root, proc_cgroup_text=text)

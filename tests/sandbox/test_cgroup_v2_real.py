@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.sandbox import cgroups
 from arena.sandbox.cgroups import CgroupV2
 from arena.sandbox.process import wait_gone
 from arena.testing.waiting import wait_until
@@ -72,3 +73,34 @@ def test_v2_kill_empties_and_removes_a_real_group(group_dir: Path, prefer_kill_f
     finally:
         shell.kill()
         shell.wait(5)
+
+
+def own_v2_path(pid: int) -> str:
+    lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    return next(line.split(":", 2)[2] for line in lines if line.startswith("0::"))
+
+
+@pytest.mark.slow
+def test_a_delegated_groups_processes_move_to_its_leaf_and_the_bots_go_beside_them() -> None:
+    base = UNIFIED / f"kahuna-arena-test-unit-{os.getpid()}-{secrets.token_hex(3)}"
+    base.mkdir()
+    os.setxattr(base, "trusted.delegate", b"1")
+    served = subprocess.Popen(["sleep", "300"])  # stands for the service's processes
+    try:
+        (base / "cgroup.procs").write_text(str(served.pid))
+        inside = own_v2_path(served.pid)
+        assert cgroups.v2_base(UNIFIED, f"0::{inside}\n") == base
+        cgroups._vacate(base)
+        assert own_v2_path(served.pid) == f"{inside}/{cgroups.SERVICE_LEAF}"
+        assert cgroups.pids_in(base / "cgroup.procs") == []
+        # from the leaf, a later process of the service finds the same base
+        assert cgroups.v2_base(UNIFIED, f"0::{own_v2_path(served.pid)}\n") == base
+        bot = cgroups.make_child_group(base / cgroups.PARENT_NAME, "bot-1-1-aa")
+        assert bot.parent.parent == base
+    finally:
+        served.kill()
+        served.wait(5)
+        for path in (base / cgroups.PARENT_NAME / "bot-1-1-aa", base / cgroups.PARENT_NAME,
+                     base / cgroups.SERVICE_LEAF, base):  # fmt: skip
+            with contextlib.suppress(OSError):
+                path.rmdir()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from arena.sandbox import SandboxLimits, cgroups
 from arena.sandbox.cgroups import (
@@ -468,3 +469,77 @@ def test_an_idle_class_the_kernel_refuses_is_reported_not_raised(tmp_path: Path)
     group = CgroupV2.create("bot-1-9-jj", LIMITS, root=fake_v2(tmp_path))
     (group.directory / "cpu.idle").mkdir()  # unwritable as a file
     assert not group.set_idle(True)
+
+
+UNIT = "/system.slice/kahuna-arena.service"
+
+
+def fake_unit_group(root: Path, *, delegated: str | None, procs: str = "") -> Path:
+    """A service's group under ``root``, delegated by systemd when ``delegated`` names
+    the xattr it set."""
+    base = root / UNIT.strip("/")
+    base.mkdir(parents=True)
+    (base / "cgroup.controllers").write_text("cpu io memory pids\n")
+    (base / "cgroup.subtree_control").write_text("")
+    (base / "cgroup.procs").write_text(procs)
+    if delegated is not None:
+        os.setxattr(base, delegated, b"1")
+    return base
+
+
+@pytest.mark.parametrize("attribute", ["trusted.delegate", "user.delegate"])
+def test_v2_groups_are_made_inside_the_group_delegated_to_the_arena(
+    tmp_path: Path, attribute: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = fake_v2(tmp_path)
+    base = fake_unit_group(root, delegated=attribute, procs="4100\n4101\n")
+    writes: list[tuple[str, str]] = []
+    real_write = cgroups.write_control
+
+    def recording(path: Path, value: str) -> None:
+        writes.append((str(path.relative_to(root)), value))
+        real_write(path, value)
+
+    monkeypatch.setattr(cgroups, "write_control", recording)
+    text = f"0::{UNIT}\n"
+    group = create_bot_cgroup("bot-1-20-aa", LIMITS, root=root, proc_cgroup_text=text)
+    assert isinstance(group, CgroupV2)
+    assert group.directory == base / "kahuna-arena" / "bot-1-20-aa"
+    leaf = f"{UNIT.strip('/')}/kahuna-arena-service/cgroup.procs"
+    assert [w for w in writes if w[0] == leaf] == [(leaf, "4100"), (leaf, "4101")]
+    assert (base / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (root / "cgroup.subtree_control").read_text() == ""  # the root is systemd's
+    assert not (root / "kahuna-arena").exists()
+    inside = f"0::{UNIT}/kahuna-arena-service\n"  # a later process, moved with the rest
+    assert [g.name for g in cgroups.groups_of_creator(1, root=root, proc_cgroup_text=inside)] == [
+        "bot-1-20-aa"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("own", "value", "warned"),
+    [
+        pytest.param(UNIT, b"0", True, id="a-unit-not-delegated"),
+        pytest.param("/user.slice/user-0.slice/session-3.scope", b"0", False, id="a-shell"),
+    ],
+)
+def test_v2_groups_go_to_the_root_when_nothing_is_delegated(
+    tmp_path: Path, own: str, value: bytes, warned: bool
+) -> None:
+    root = fake_v2(tmp_path)
+    base = root / own.strip("/")
+    base.mkdir(parents=True)
+    os.setxattr(base, "trusted.delegate", value)
+    cgroups._warned_outside.discard(own)
+    with capture_logs() as logs:
+        for n in range(2):
+            group = create_bot_cgroup(
+                f"bot-1-2{n}-bb", LIMITS, root=root, proc_cgroup_text=f"0::{own}\n"
+            )
+            assert isinstance(group, CgroupV2)
+            assert group.directory == root / "kahuna-arena" / f"bot-1-2{n}-bb"
+    said = [entry for entry in logs if entry["event"] == "cgroup_not_delegated"]
+    assert len(said) == (1 if warned else 0)  # once per process, not per bot
+    if warned:
+        assert "Delegate=yes" in said[0]["fix"]
+        assert said[0]["unit_group"] == own
