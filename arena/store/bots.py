@@ -8,6 +8,7 @@ import json
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
 from arena.quoting import quoted
@@ -298,24 +299,35 @@ def require_owner(
 
 
 def leaderboard(
-    store: Store, *, latest_only: bool = False, public: bool = False, min_games: int = 0
+    store: Store,
+    *,
+    latest_only: bool = False,
+    public: bool = False,
+    min_games: int = 0,
+    leave_out: Collection[int] = (),
 ) -> list[LeaderboardRow]:
     """One row per bot version, ordered by mu - 3 sigma (best first).
 
     ``public``: the public board, each bot's latest version unless the bot is withdrawn
     from the ladder: a bot taken off at a lucky high does not keep that rating on the
     board while it plays no more (its page keeps it, and its return brings it back).
+    ``leave_out``: ids of bots also off the board (those waiting off the ladder behind
+    their owner's newer bots: ``arena.tournament.view.ladder_view.public_leaderboard``).
     """
     where = "v.games >= ?"
     if latest_only or public:
         where += " AND v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)"
     if public:
         where += " AND b.withdrawn_at IS NULL"
+    left: tuple[object, ...] = ()
+    if leave_out:  # one parameter however many: a JSON list
+        where += " AND b.id NOT IN (SELECT value FROM json_each(?))"
+        left = (json.dumps(sorted(set(leave_out))),)
     with store.reading() as db:
         rows = db.execute(
             f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
             f" WHERE {where} ORDER BY v.mu - {CONSERVATIVE_SIGMAS} * v.sigma DESC,"
             " v.games DESC, b.name, v.id",
-            (min_games,),
+            (min_games, *left),
         ).fetchall()
     return [LeaderboardRow(i + 1, _version_row(r)) for i, r in enumerate(rows)]
