@@ -58,7 +58,7 @@ PERSON_PREFIX = "human-"  # the remote bot a user plays as at /play (arena.web.p
 
 
 def add_bot_version(
-    store: Store, spec: BotSpec, *, owner: str | None = None
+    store: Store, spec: BotSpec, *, owner: str | None = None, off_ladder: bool = False
 ) -> tuple[BotVersionRow, bool]:
     """Store a copy of ``spec``'s directory as a version of bot ``spec.name``.
 
@@ -66,7 +66,9 @@ def add_bot_version(
     version). A bot owned by another user is refused (NotOwnerError), and so is
     an owner-less version (``owner`` None: the admin's `arena bot add`) of a
     user's bot (the error names its owner); an owner no user can be named too
-    (StoreError).
+    (StoreError). ``off_ladder``: a new bot is stored withdrawn (by ``"arena"``), in
+    the same transaction, so no ladder pairs it before the admin returns it (a house
+    bot stored for a person's game at /play).
     """
     if owner is not None:
         check_user_name(owner, "owner")
@@ -87,9 +89,12 @@ def add_bot_version(
                 twin = _case_twin(db, spec.name)
                 if twin is not None:
                     raise StoreError(case_twin_problem(spec.name, twin))
+                now = utc_now()
+                withdrawn = (now, "arena") if off_ladder else (None, None)
                 bot_id = db.execute(
-                    "INSERT INTO bots (name, owner, created_at) VALUES (?, ?, ?)",
-                    (spec.name, owner, utc_now()),
+                    "INSERT INTO bots (name, owner, created_at, withdrawn_at, withdrawn_by)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (spec.name, owner, now, *withdrawn),
                 ).lastrowid
             else:
                 bot_id = bot["id"]
@@ -98,10 +103,11 @@ def add_bot_version(
                 (bot_id, spec.version),
             ).fetchone()
             if existing is None:
-                db.execute(  # back on the ladder, unless the admin withdrew a user's bot
-                    "UPDATE bots SET withdrawn_at = NULL, withdrawn_by = NULL"
-                    " WHERE id = ? AND (withdrawn_by IS NOT 'admin' OR owner IS NULL)", (bot_id,),
-                )  # fmt: skip
+                if bot is not None:  # back on the ladder, unless the admin withdrew a user's bot
+                    db.execute(
+                        "UPDATE bots SET withdrawn_at = NULL, withdrawn_by = NULL WHERE id = ?"
+                        " AND (withdrawn_by IS NOT 'admin' OR owner IS NULL)", (bot_id,),
+                    )  # fmt: skip
                 _copy_files(spec.directory, target)
                 copied = True
                 db.execute(

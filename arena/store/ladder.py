@@ -440,8 +440,9 @@ def match_version_ids(store: Store, match_id: int) -> tuple[int, int]:
 
 
 WithdrawnBy = Literal["owner", "admin", "arena"]
-"""Who took a bot off the ladder: its owner, the arena's admin, or the ladder itself (its
-stored copy gone or changed). Only the admin brings back what the admin withdrew."""
+"""Who took a bot off the ladder: its owner, the arena's admin, or the arena itself (its
+stored copy gone or changed; a house bot stored for /play). Only the admin brings back
+what the admin withdrew."""
 
 
 class AdminWithdrawnError(StoreError, PermissionError):
