@@ -12,6 +12,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from arena.quoting import quoted
+from arena.referee.botdir import REMOTE_RUNTIME
 from arena.referee.types import BotSpec
 from arena.sandbox.javacds import shelf_dir
 from arena.store.db import (
@@ -316,15 +317,17 @@ def leaderboard(
 
     ``public``: the public board, each bot's latest version unless the bot is withdrawn
     from the ladder: a bot taken off at a lucky high does not keep that rating on the
-    board while it plays no more (its page keeps it, and its return brings it back).
+    board while it plays no more (its page keeps it, and its return brings it back); nor
+    a person's seat at /play (``PERSON_PREFIX``), whose games rate nobody.
     ``leave_out``: ids of bots also off the board (those waiting off the ladder behind
     their owner's newer bots: ``arena.tournament.view.ladder_view.public_leaderboard``).
     """
     where = "v.games >= ?"
     if latest_only or public:
         where += " AND v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)"
-    if public:
-        where += " AND b.withdrawn_at IS NULL"
+    if public:  # a person's seat at /play (a remote bot human-USER) is no bot of the board
+        where += " AND b.withdrawn_at IS NULL AND NOT (substr(b.name, 1, length(?)) = ?"
+        where += f" AND v.runtime = '{REMOTE_RUNTIME}')"
     left: tuple[object, ...] = ()
     if leave_out:  # one parameter however many: a JSON list
         where += " AND b.id NOT IN (SELECT value FROM json_each(?))"
@@ -334,6 +337,6 @@ def leaderboard(
             f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
             f" WHERE {where} ORDER BY v.mu - {CONSERVATIVE_SIGMAS} * v.sigma DESC,"
             " v.games DESC, b.name, v.id",
-            (min_games, *left),
+            (min_games, *((PERSON_PREFIX, PERSON_PREFIX) if public else ()), *left),
         ).fetchall()
     return [LeaderboardRow(i + 1, _version_row(r)) for i, r in enumerate(rows)]
