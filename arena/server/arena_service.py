@@ -139,6 +139,7 @@ from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.view.committed import shown_parameters
+from arena.tournament.view.ladder_view import public_leaderboard
 from arena.tournament.view.spectator_delay import NOT_PUBLIC, DelayLine
 from arena.tournament.view.table import tournament_table
 
@@ -296,14 +297,15 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     def GetLeaderboard(
         self, request: pb.GetLeaderboardRequest, context: grpc.ServicerContext, principal: Principal
     ) -> pb.GetLeaderboardResponse:
-        # The public board holds each bot's latest version, withdrawn bots left out; the
-        # admin may ask for every version of every bot.
+        # The public board holds each bot's latest version, the bots that play no more
+        # (withdrawn, or waiting behind their owner's newer bots) left out; the admin may
+        # ask for every version of every bot.
         latest_only = request.latest_only or not principal.is_admin
         return self.public(context, principal, ("leaderboard", latest_only),
                            lambda: self._leaderboard(latest_only))  # fmt: skip
 
     def _leaderboard(self, latest_only: bool) -> pb.GetLeaderboardResponse:
-        rows = leaderboard(self.store, public=latest_only)
+        rows = public_leaderboard(self.store) if latest_only else leaderboard(self.store)
         intervals = leaderboard_intervals(self.store, rows)
         keys = [version_key(r.entry.bot, r.entry.version) for r in rows]
         return pb.GetLeaderboardResponse(

@@ -8,9 +8,11 @@ import json
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
 from arena.quoting import quoted
+from arena.referee.botdir import REMOTE_RUNTIME
 from arena.referee.types import BotSpec
 from arena.sandbox.javacds import shelf_dir
 from arena.store.db import (
@@ -57,7 +59,7 @@ PERSON_PREFIX = "human-"  # the remote bot a user plays as at /play (arena.web.p
 
 
 def add_bot_version(
-    store: Store, spec: BotSpec, *, owner: str | None = None
+    store: Store, spec: BotSpec, *, owner: str | None = None, off_ladder: bool = False
 ) -> tuple[BotVersionRow, bool]:
     """Store a copy of ``spec``'s directory as a version of bot ``spec.name``.
 
@@ -65,7 +67,9 @@ def add_bot_version(
     version). A bot owned by another user is refused (NotOwnerError), and so is
     an owner-less version (``owner`` None: the admin's `arena bot add`) of a
     user's bot (the error names its owner); an owner no user can be named too
-    (StoreError).
+    (StoreError). ``off_ladder``: a new bot is stored withdrawn (by ``"arena"``), in
+    the same transaction, so no ladder pairs it before the admin returns it (a house
+    bot stored for a person's game at /play).
     """
     if owner is not None:
         check_user_name(owner, "owner")
@@ -86,9 +90,12 @@ def add_bot_version(
                 twin = _case_twin(db, spec.name)
                 if twin is not None:
                     raise StoreError(case_twin_problem(spec.name, twin))
+                now = utc_now()
+                withdrawn = (now, "arena") if off_ladder else (None, None)
                 bot_id = db.execute(
-                    "INSERT INTO bots (name, owner, created_at) VALUES (?, ?, ?)",
-                    (spec.name, owner, utc_now()),
+                    "INSERT INTO bots (name, owner, created_at, withdrawn_at, withdrawn_by)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (spec.name, owner, now, *withdrawn),
                 ).lastrowid
             else:
                 bot_id = bot["id"]
@@ -97,10 +104,11 @@ def add_bot_version(
                 (bot_id, spec.version),
             ).fetchone()
             if existing is None:
-                db.execute(  # back on the ladder, unless the admin withdrew a user's bot
-                    "UPDATE bots SET withdrawn_at = NULL, withdrawn_by = NULL"
-                    " WHERE id = ? AND (withdrawn_by IS NOT 'admin' OR owner IS NULL)", (bot_id,),
-                )  # fmt: skip
+                if bot is not None:  # back on the ladder, unless the admin withdrew a user's bot
+                    db.execute(
+                        "UPDATE bots SET withdrawn_at = NULL, withdrawn_by = NULL WHERE id = ?"
+                        " AND (withdrawn_by IS NOT 'admin' OR owner IS NULL)", (bot_id,),
+                    )  # fmt: skip
                 _copy_files(spec.directory, target)
                 copied = True
                 db.execute(
@@ -298,24 +306,37 @@ def require_owner(
 
 
 def leaderboard(
-    store: Store, *, latest_only: bool = False, public: bool = False, min_games: int = 0
+    store: Store,
+    *,
+    latest_only: bool = False,
+    public: bool = False,
+    min_games: int = 0,
+    leave_out: Collection[int] = (),
 ) -> list[LeaderboardRow]:
     """One row per bot version, ordered by mu - 3 sigma (best first).
 
     ``public``: the public board, each bot's latest version unless the bot is withdrawn
     from the ladder: a bot taken off at a lucky high does not keep that rating on the
-    board while it plays no more (its page keeps it, and its return brings it back).
+    board while it plays no more (its page keeps it, and its return brings it back); nor
+    a person's seat at /play (``PERSON_PREFIX``), whose games rate nobody.
+    ``leave_out``: ids of bots also off the board (those waiting off the ladder behind
+    their owner's newer bots: ``arena.tournament.view.ladder_view.public_leaderboard``).
     """
     where = "v.games >= ?"
     if latest_only or public:
         where += " AND v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)"
-    if public:
-        where += " AND b.withdrawn_at IS NULL"
+    if public:  # a person's seat at /play (a remote bot human-USER) is no bot of the board
+        where += " AND b.withdrawn_at IS NULL AND NOT (substr(b.name, 1, length(?)) = ?"
+        where += f" AND v.runtime = '{REMOTE_RUNTIME}')"
+    left: tuple[object, ...] = ()
+    if leave_out:  # one parameter however many: a JSON list
+        where += " AND b.id NOT IN (SELECT value FROM json_each(?))"
+        left = (json.dumps(sorted(set(leave_out))),)
     with store.reading() as db:
         rows = db.execute(
             f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
             f" WHERE {where} ORDER BY v.mu - {CONSERVATIVE_SIGMAS} * v.sigma DESC,"
             " v.games DESC, b.name, v.id",
-            (min_games,),
+            (min_games, *((PERSON_PREFIX, PERSON_PREFIX) if public else ()), *left),
         ).fetchall()
     return [LeaderboardRow(i + 1, _version_row(r)) for i, r in enumerate(rows)]

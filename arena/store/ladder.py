@@ -135,6 +135,13 @@ def ladder_settings(store: Store, tournament_id: int) -> tuple[TournamentConfig,
     return TournamentConfig.from_json(json.loads(row["config"])), settings
 
 
+def every_ladder_settings(store: Store) -> list[JsonSettings]:
+    """The stored settings of every ladder, oldest first (whose bots wait off them)."""
+    with store.reading() as db:
+        rows = db.execute("SELECT settings FROM ladders ORDER BY tournament_id").fetchall()
+    return [json.loads(row["settings"]) for row in rows]
+
+
 def set_ladder_settings(
     store: Store, tournament_id: int, config: TournamentConfig, settings: JsonSettings
 ) -> None:
@@ -433,8 +440,9 @@ def match_version_ids(store: Store, match_id: int) -> tuple[int, int]:
 
 
 WithdrawnBy = Literal["owner", "admin", "arena"]
-"""Who took a bot off the ladder: its owner, the arena's admin, or the ladder itself (its
-stored copy gone or changed). Only the admin brings back what the admin withdrew."""
+"""Who took a bot off the ladder: its owner, the arena's admin, or the arena itself (its
+stored copy gone or changed; a house bot stored for /play). Only the admin brings back
+what the admin withdrew."""
 
 
 class AdminWithdrawnError(StoreError, PermissionError):

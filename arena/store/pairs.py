@@ -37,9 +37,16 @@ JOIN bot_versions v1 ON v1.id = g.seat1_id JOIN bots b1 ON b1.id = v1.bot_id
 """
 
 
-def paired_outcomes(store: Store, tournament_id: int | None = None) -> list[PairedOutcome]:
-    """Every stored game of a tournament (every stored game: None), oldest first."""
+def paired_outcomes(
+    store: Store, tournament_id: int | None = None, *, bots_only: bool = False
+) -> list[PairedOutcome]:
+    """Every stored game of a tournament (every stored game: None), oldest first;
+    ``bots_only``: without the people's games at /play (``play_games``), which rate no bot."""
     where, args = ("WHERE m.tournament_id = ?", (tournament_id,)) if tournament_id else ("", ())
+    if bots_only:
+        where += (" AND" if where else "WHERE") + (
+            " m.tournament_id NOT IN (SELECT tournament_id FROM play_games)"
+        )
     with store.reading() as db:
         rows = db.execute(f"{_SELECT} {where} ORDER BY g.id", args).fetchall()
     return [

@@ -422,7 +422,8 @@ class PlayTables:
         except NotFoundError:
             if name not in HOUSE_BOTS:
                 raise PlayRefused(404, f"no bot named {name[:60]!r}") from None
-            add_bot_version(self.store, load_bot(sample_bot(name)))
+            # off the ladder: a person's game enters no bot there (the admin returns it)
+            add_bot_version(self.store, load_bot(sample_bot(name)), off_ladder=True)
             spec = bot_spec(self.store, name)
         if spec.runtime == REMOTE_RUNTIME or name.startswith(HUMAN_PREFIX):
             raise PlayRefused(422, f"{name!r} is hosted by its owner or a person: pick another")

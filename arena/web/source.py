@@ -22,7 +22,7 @@ from arena.tournament.policy.results import (
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.statistics.intervals import ScoreInterval
 from arena.tournament.view.committed import shown_parameters
-from arena.tournament.view.ladder_view import LadderView, ladder_view
+from arena.tournament.view.ladder_view import LadderView, ladder_view, public_leaderboard
 from arena.tournament.view.table import tournament_table
 from arena.web.models import (
     NO_GAMES,
@@ -216,7 +216,7 @@ class StoreSource:
         """The public board: each bot's latest version, withdrawn bots left out (older
         versions and withdrawn bots keep their rows and history on the bot's page, off the
         board: nobody keeps a lucky old peak there)."""
-        rows = st.leaderboard(self.store, public=True)
+        rows = public_leaderboard(self.store)
         key = (tuple((row.entry.bot, row.entry.version) for row in rows),
                sum(row.entry.games for row in rows))  # fmt: skip
         with self._lock:
@@ -315,7 +315,7 @@ class StoreSource:
             return None
         ranks = {  # the public board's rank: older versions are off it (no rank shown)
             row.entry.version: row.rank
-            for row in st.leaderboard(self.store, public=True)
+            for row in public_leaderboard(self.store)
             if row.entry.bot == name
         }
         history: dict[str, list[RatingPoint]] = defaultdict(list)

@@ -44,6 +44,7 @@ from arena.tournament.policy.play_pool import (
 )
 from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.rating.ratings import Rating, rate_game
+from arena.web.source import StoreSource
 
 S = BotStatus
 
@@ -208,3 +209,15 @@ def test_a_play_game_s_tournament_is_never_run_but_by_its_table(
     assert [get_version(store, name) for name in ("rnd", "human-ann")] == before
     assert list_matches(store, tournament.id)[0].id == match_id
     assert list_games(store) == []
+
+
+def test_games_at_play_stay_off_the_bots_public_board(store: Store) -> None:
+    """A person's seat is no bot on the board, and what a person does at /play (losing on
+    purpose, or winning with an engine behind the page) does not make a bot's score or
+    Elo on the board: those are the bots' own games."""
+    for number in range(12):
+        store_play_game(store, _table(store, number), _report("rnd"), "human-ann",
+                        rated_play=False)  # fmt: skip
+    [row] = StoreSource(store).leaderboard()
+    assert row.bot == "rnd" and row.rank == 1
+    assert row.interval.detail is None, row.interval  # no game of bots to score

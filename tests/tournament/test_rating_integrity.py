@@ -405,6 +405,34 @@ def test_a_withdrawn_bot_is_off_the_public_board_and_back_on_it_when_it_returns(
     assert {r.bot for r in source.leaderboard()} == {"lucky", "other", "third"}
 
 
+@pytest.mark.parametrize(
+    ("per_user", "shown"),
+    [
+        (1, {"newer", "other"}),  # lucky waits behind its owner's newer bot
+        (2, {"lucky", "newer", "other"}),
+        (0, {"lucky", "newer", "other"}),  # no limit: everyone plays
+    ],
+)
+def test_a_bot_waiting_behind_its_owners_newer_one_is_off_the_public_board(
+    store: Store, make_bot: MakeBot, per_user: int, shown: set[str]
+) -> None:
+    """A new bot parks its owner's older one off the ladder as withdrawing would: the
+    older one's lucky high does not stay on the board while it plays no more."""
+    add_bot_version(store, make_bot("lucky"), owner="mallory")
+    add_bot_version(store, make_bot("other"), owner="olive")
+    source = StoreSource(store)
+    assert {r.bot for r in source.leaderboard()} == {"lucky", "other"}  # no ladder: all
+    create_ladder(store, "ladder", TournamentConfig(), {"entrants_per_user": per_user})
+    add_bot_version(store, make_bot("newer"), owner="mallory")
+    assert {r.bot for r in source.leaderboard()} == shown
+    assert [r.rank for r in source.leaderboard()] == list(range(1, len(shown) + 1))
+    page = source.bot("lucky")
+    assert page is not None and bool(page.versions[0].rating.rank) == ("lucky" in shown)
+    assert len(leaderboard(store, latest_only=True)) == 3  # the admin's board: every bot
+    set_withdrawn(store, "newer", True, by="owner")  # lucky is the latest again: it plays
+    assert {r.bot for r in source.leaderboard()} == {"lucky", "other"}
+
+
 def test_arena_ladder_collusion_prints_the_evidence(
     tmp_path: Path, store: Store, owned: Callable[[str, str | None], None],
     capsys: pytest.CaptureFixture[str],

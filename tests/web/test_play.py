@@ -619,3 +619,21 @@ def test_revoking_the_token_that_opened_a_table_ends_its_game_at_once(
     st.revoke_tokens(store, user="bob")  # his game ends the same way (not on his clock)
     bobs = tables.table(st.Principal("bob", "user"), opened["bob"])
     assert bobs.done.wait(TABLE_TOKEN_BOUND_S + 10), "bob's game still in play"
+
+
+@pytest.mark.parametrize("house", ["python_random", "python_greedy"])
+def test_a_house_bot_stored_for_play_is_not_entered_into_the_ladder(
+    tmp_path: Path, house: str
+) -> None:
+    """A person's first game against a house bot stores it, off the ladder: a signed-in
+    person does not add entrants (each of the admin's bots its own share of the runner's
+    time) to a ladder the admin runs; the admin's `arena ladder return` enters it."""
+    with st.Store.open(tmp_path / "data") as store:
+        tables = PlayTables(store)
+        assert tables._bot(house).name == house  # stored on first use, and playable
+        assert st.is_withdrawn(store, house)
+        assert house not in {r.bot for r in st.ladder_entrants(store, 0)}
+        st.set_withdrawn(store, house, False)  # the admin's return
+        assert house in {r.bot for r in st.ladder_entrants(store, 0)}
+        assert tables._bot(house).name == house  # stored already: left as the admin set it
+        assert not st.is_withdrawn(store, house)

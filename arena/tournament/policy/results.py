@@ -135,8 +135,9 @@ def version_key(bot: str, version: str) -> str:
 
 
 def version_table_games(store: Store) -> list[TableGame]:
-    """Every stored game with players keyed by bot version (``version_key``): the
-    leaderboard's, where each version is scored against every version it met."""
+    """Every stored game of bots with players keyed by bot version (``version_key``): the
+    leaderboard's, where each version is scored against every version it met (a person's
+    games at /play are left out: they rate no bot, and a person could make a bot's score)."""
     return [
         TableGame(
             (g.match_id, g.deal_index),
@@ -144,7 +145,7 @@ def version_table_games(store: Store) -> list[TableGame]:
             g.winner_seat,
             g.statuses,
         )
-        for g in paired_outcomes(store)
+        for g in paired_outcomes(store, bots_only=True)
     ]
 
 

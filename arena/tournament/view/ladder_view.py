@@ -14,14 +14,18 @@ from dataclasses import dataclass
 from arena.store import (
     GameRow,
     LadderEntrantRow,
+    LeaderboardRow,
     NotFoundError,
     Store,
     TournamentRow,
     conservative_rating,
+    every_ladder_settings,
     find_ladder,
     get_tournament,
     ladder_entrants,
+    ladder_ratings,
     ladder_settings,
+    leaderboard,
     list_games,
     next_ladder_round,
 )
@@ -112,3 +116,24 @@ def _entrants(store: Store, tournament_id: int) -> tuple[list[LadderEntrantRow],
     settings = LadderSettings.from_json(stored)
     rows = ladder_entrants(store, tournament_id, recent=settings.max_repeat)
     return active_entrants(rows, settings.entrants_per_user), settings
+
+
+def waiting_bots(store: Store) -> frozenset[int]:
+    """The ids of the bots that wait off every ladder behind their owner's newer bots (past
+    its ``entrants_per_user``, ``active_entrants``): none when there is no ladder."""
+    entrants = ladder_ratings(store)
+    waiting: set[int] | None = None
+    for stored in every_ladder_settings(store):
+        limit = LadderSettings.from_json(stored).entrants_per_user
+        playing = {r.bot_id for r in active_entrants(entrants, limit)}
+        off = {r.bot_id for r in entrants} - playing
+        waiting = off if waiting is None else waiting & off
+    return frozenset(waiting or ())
+
+
+def public_leaderboard(store: Store) -> list[LeaderboardRow]:
+    """The public board: each bot's latest version, ranked, without the bots that play no
+    more: withdrawn ones and those waiting behind their owner's newer bots. A user who
+    parks a bot at a lucky high by submitting another keeps that high off the board, as
+    withdrawing it would (its page keeps the rating; it is back once it plays again)."""
+    return leaderboard(store, public=True, leave_out=waiting_bots(store))

@@ -963,8 +963,8 @@ class GetLeaderboardRequest(_message.Message):
 
     LATEST_ONLY_FIELD_NUMBER: _builtins.int
     latest_only: _builtins.bool
-    """The public board: each bot's latest version, withdrawn bots left out (what anyone but
-    the admin always gets).
+    """The public board: each bot's latest version, withdrawn bots and bots waiting off the
+    ladder behind their owner's newer ones left out (what anyone but the admin always gets).
     """
     def __init__(
         self,
