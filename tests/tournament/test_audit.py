@@ -523,11 +523,13 @@ def test_remote_audit_fails_the_bundle_of_another_tournament_than_the_one_asked(
     """A whole, passing bundle of "audited", sent when "spring-open" was asked for."""
     from arena.cli import main
     from arena.commands import remote
+    from arena.commands.remote_grpc import Endpoint
 
     data, _ = finished
     with st.Store.open(data) as store:
         bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
-    monkeypatch.setattr(remote, "load_login", lambda directory: None)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(data.parent / "config"))
+    monkeypatch.setattr(remote, "load_login", lambda directory: Endpoint("arena:1", "t"))
     monkeypatch.setattr(remote, "_calls", lambda endpoint: contextlib.nullcontext(_Arena(bundle)))
     assert main(["remote", "audit", asked]) == status
     if status:

@@ -1,0 +1,151 @@
+"""The seed commitments this computer has seen: `arena remote` notes each for the audit.
+
+A commitment proves the deals were fixed before play only if the participant saw it
+before play: one first read from the finished tournament's bundle could hash a secret
+chosen after the games, and an operator who re-creates a tournament under the same
+name publishes a new one. So `arena remote tournament list` and `tournament show`
+note, in ``$XDG_CONFIG_HOME/kahuna-arena/commitments.json``, the first commitment
+each arena shows for each tournament not finished yet, with when and at what point
+of play; they warn when the arena later shows another; and `arena remote audit`
+holds the bundle to the noted one when no ``--commitment`` is given
+(docs/reference/VERIFY.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+NOTED_NAME = "commitments.json"
+MAX_NOTED = 10_000
+"""Tournaments noted per arena: a hostile arena's list of many cannot grow the file
+past that."""
+MAX_NOTED_NAME = 256
+"""The longest tournament name noted (the arena's own names are shorter)."""
+_HEX = frozenset("0123456789abcdef")
+
+
+class NotesError(Exception):
+    """The notes file cannot be read or written (named, with why)."""
+
+
+@dataclass(frozen=True)
+class Noted:
+    """A commitment as first seen: when (UTC, ISO 8601), and the tournament's status and
+    games played then (a commitment noted before the first game is worth the most)."""
+
+    commitment: str
+    noted_at: str
+    status: str
+    games_played: int
+
+    def when(self) -> str:
+        return (f"on {self.noted_at} (the tournament {self.status},"
+                f" {self.games_played} games played)")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A tournament as an arena lists it: what noting needs."""
+
+    name: str
+    commitment: str
+    status: str
+    games_played: int
+
+
+def note(directory: Path, address: str, seen: Iterable[Seen], now: datetime | None = None
+         ) -> list[str]:  # fmt: skip
+    """Note the commitment of each tournament in ``seen`` that is not finished and not
+    noted yet for the arena at ``address``; keep what was noted first. The warnings to
+    print: one for each tournament whose commitment is not the one noted, and one when
+    the arena is at MAX_NOTED. NotesError when the notes cannot be read or written."""
+    stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    warnings: list[str] = []
+    with _locked(directory):
+        arenas = _read(directory)
+        noted = arenas.setdefault(address, {})
+        changed = full = False
+        for t in seen:
+            commitment = t.commitment.lower()
+            if not commitment or len(t.name) > MAX_NOTED_NAME or not set(commitment) <= _HEX:
+                continue
+            first = noted.get(t.name)
+            if first is not None:
+                if first.commitment != commitment:
+                    warnings.append(
+                        f"warning: tournament {t.name!r} now has seed commitment {commitment},"
+                        f" but this computer noted {first.commitment} {first.when()}: it was"
+                        " created again, or its commitment changed; `arena remote audit`"
+                        " fails it unless given another --commitment")  # fmt: skip
+            elif t.status != "finished":
+                if len(noted) >= MAX_NOTED:
+                    full = True
+                    continue
+                noted[t.name] = Noted(commitment, stamp, t.status, t.games_played)
+                changed = True
+        if full:
+            warnings.append(f"warning: this computer notes at most {MAX_NOTED} tournaments of"
+                            f" an arena ({directory / NOTED_NAME}): note the commitment of a"
+                            " tournament you enter yourself")  # fmt: skip
+        if changed:
+            _write(directory, arenas)
+    return warnings
+
+
+def noted_commitment(directory: Path, address: str, name: str) -> Noted | None:
+    """The commitment noted for tournament ``name`` of the arena at ``address``, or None.
+    NotesError when the notes cannot be read."""
+    return _read(directory).get(address, {}).get(name)
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """One writer of the notes at a time (two `arena remote` commands at once)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(directory / f".{NOTED_NAME}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as error:
+        raise NotesError(f"{directory / NOTED_NAME}: cannot be written ({error.strerror})"
+                         ) from None  # fmt: skip
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read(directory: Path) -> dict[str, dict[str, Noted]]:
+    path = directory / NOTED_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(address): {str(name): Noted(**fields) for name, fields in tournaments.items()}
+                for address, tournaments in data["arenas"].items()}  # fmt: skip
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise NotesError(f"{path}: cannot be read ({error.strerror})") from None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise NotesError(f"{path}: not the commitments this computer noted; move it away"
+                         " to note them afresh") from None  # fmt: skip
+
+
+def _write(directory: Path, arenas: dict[str, dict[str, Noted]]) -> None:
+    path = directory / NOTED_NAME
+    partial = path.with_name(f".{NOTED_NAME}.partial")
+    data = {"arenas": {address: {name: asdict(n) for name, n in tournaments.items()}
+                       for address, tournaments in arenas.items()}}  # fmt: skip
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1)
+        partial.replace(path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise NotesError(f"{path}: cannot be written ({error.strerror})") from None
