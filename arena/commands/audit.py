@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
@@ -58,12 +59,21 @@ def _dispatch(args: argparse.Namespace) -> int:
         return fail(f"--bundle {args.bundle}: {error.strerror or error}", EXIT_BAD_FLAGS)
     except BundleReadError as error:
         return fail(f"--bundle {args.bundle}: {error}", EXIT_BAD_FLAGS)
-    return _show(against_noted(report, report.commitment, args.commitment), args)
+    return _show(_noted(report, args.commitment), args)
 
 
 def run_audit(store: Store, args: argparse.Namespace) -> int:
-    report = audit_tournament(store, args.name)
-    return _show(against_noted(report, report.commitment, args.commitment), args)
+    return _show(_noted(audit_tournament(store, args.name), args.commitment), args)
+
+
+def _noted(report: AuditReport, noted: str | None) -> AuditReport:
+    """``report`` held to the commitment ``noted`` at creation; without one, a pass says
+    what it cannot show: that the commitment it checked was published before play."""
+    if noted is not None or not report.ok:
+        return against_noted(report, report.commitment, noted)
+    return replace(report, checked=(*report.checked, (
+        "not checked: that the commitment was published before play (give --commitment HEX,"
+        " the one you noted when the tournament was created)")))  # fmt: skip
 
 
 def _show(report: AuditReport, args: argparse.Namespace) -> int:

@@ -5,10 +5,10 @@ before play: one first read from the finished tournament's bundle could hash a s
 chosen after the games, and an operator who re-creates a tournament under the same
 name publishes a new one. So `arena remote tournament list` and `tournament show`
 note, in ``$XDG_CONFIG_HOME/kahuna-arena/commitments.json``, the first commitment
-each arena shows for each tournament not finished yet, with when and at what point
-of play; they warn when the arena later shows another; and `arena remote audit`
-holds the bundle to the noted one when no ``--commitment`` is given
-(docs/reference/VERIFY.md).
+each arena shows for each tournament, with when and at what point of play (one first
+seen once the tournament is finished shows nothing, and the audit says so); they warn
+when the arena later shows another; and `arena remote audit` holds the bundle to the
+noted one when no ``--commitment`` is given (docs/reference/VERIFY.md).
 """
 
 from __future__ import annotations
@@ -49,6 +49,17 @@ class Noted:
         return (f"on {self.noted_at} (the tournament {self.status},"
                 f" {self.games_played} games played)")  # fmt: skip
 
+    def proves(self) -> str:
+        """What noting it then shows: that the deals were fixed before play, or only
+        before some games, or nothing (noted once the arena called it finished)."""
+        if self.status == "finished":
+            return ("; noted only once the tournament was finished, so not checked: that it"
+                    " was published before play")  # fmt: skip
+        if self.games_played:
+            return (f"; noted after {self.games_played} games, so the deals of those are not"
+                    " shown fixed before they were played")  # fmt: skip
+        return ", before the first game"
+
 
 @dataclass(frozen=True)
 class Seen:
@@ -62,8 +73,8 @@ class Seen:
 
 def note(directory: Path, address: str, seen: Iterable[Seen], now: datetime | None = None
          ) -> list[str]:  # fmt: skip
-    """Note the commitment of each tournament in ``seen`` that is not finished and not
-    noted yet for the arena at ``address``; keep what was noted first. The warnings to
+    """Note the commitment of each tournament in ``seen`` not noted yet for the arena at
+    ``address``, with its status and games played; keep what was noted first. The warnings to
     print: one for each tournament whose commitment is not the one noted, and one when
     the arena is at MAX_NOTED. NotesError when the notes cannot be read or written."""
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
@@ -84,7 +95,7 @@ def note(directory: Path, address: str, seen: Iterable[Seen], now: datetime | No
                         f" but this computer noted {first.commitment} {first.when()}: it was"
                         " created again, or its commitment changed; `arena remote audit`"
                         " fails it unless given another --commitment")  # fmt: skip
-            elif t.status != "finished":
+            else:
                 if len(noted) >= MAX_NOTED:
                     full = True
                     continue

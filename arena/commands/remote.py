@@ -82,7 +82,7 @@ DESCRIPTION = """\
   arena remote tournament show NAME   its seed commitment and the parameters it binds
                                   (list and show note each commitment on this computer:
                                   $XDG_CONFIG_HOME/kahuna-arena/commitments.json; audit
-                                  holds the tournament to the one noted before it finished)
+                                  holds the tournament to the one noted)
   arena remote watch NAME         a tournament's or the ladder's progress, whoever plays it
   arena remote tournament create NAME BOT...   (admin) create a tournament (--start: play it)
   arena remote tournament start|stop NAME      (admin) play it in the server, or stop it there
@@ -849,9 +849,9 @@ def of_asked(report: AuditReport, sent: object, asked: str) -> AuditReport:
 
 
 def against_this_computers(report: AuditReport, address: str) -> AuditReport:
-    """``report`` held to the commitment this computer noted for its tournament while it
-    was not finished (``arena.commands.noted``): failed naming both when they differ;
-    when none was noted, a pass says its commitment was compared with none."""
+    """``report`` held to the commitment this computer noted for its tournament
+    (``arena.commands.noted``): failed naming both when they differ; a pass says when it
+    was noted and what that shows, or that none was noted."""
     try:
         noted = noted_commitment(config_dir(), address, report.tournament)
     except NotesError as error:
@@ -874,7 +874,7 @@ def against_this_computers(report: AuditReport, address: str) -> AuditReport:
     if not report.ok:
         return report
     return replace(report, checked=(*report.checked, (
-        f"the commitment is the one this computer noted {noted.when()}")))  # fmt: skip
+        f"the commitment is the one this computer noted {noted.when()}{noted.proves()}")))
 
 
 def spool_bundle(
@@ -1326,8 +1326,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     audit.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
     audit.add_argument("--commitment", metavar="HEX", help="the seed commitment you noted"
                        " when the tournament was created: it must be the one published now"
-                       " (default: the one `tournament list` or `show` noted on this"
-                       " computer before the tournament finished)")  # fmt: skip
+                       " (default: the one `tournament list` or `show` first noted on this"
+                       " computer)")  # fmt: skip
     audit.add_argument("--save", type=given_path, metavar="FILE",
                        help="also write the audit bundle (JSON) to FILE")  # fmt: skip
     audit.add_argument("--json", action="store_true", help="the verdict as JSON")

@@ -109,15 +109,22 @@ def test_the_audit_says_which_commitment_it_held_the_bundle_to(
     assert main(["remote", "audit", "cup"]) == 0
     out = capsys.readouterr().out
     assert "the commitment is the one this computer noted on " in out
+    assert "(the tournament created, 0 games played), before the first game" in out
     assert "not checked" not in out
 
 
-def test_only_a_commitment_seen_before_the_end_is_noted_and_the_first_is_kept(
-    tmp_path: Path,
-) -> None:
-    seen = [noted.Seen("done", "a" * 64, "finished", 4), noted.Seen("open", "b" * 64, "running", 2)]
+def test_the_first_commitment_is_kept_with_what_noting_it_then_shows(tmp_path: Path) -> None:
+    seen = [noted.Seen("done", "a" * 64, "finished", 4), noted.Seen("open", "b" * 64, "running", 2),
+            noted.Seen("new", "d" * 64, "created", 0)]  # fmt: skip
     assert noted.note(tmp_path, ADDRESS, seen) == []
-    assert noted.noted_commitment(tmp_path, ADDRESS, "done") is None
+    shows = {t.name: noted.noted_commitment(tmp_path, ADDRESS, t.name) for t in seen}
+    assert [n.proves() if n else None for n in shows.values()] == [
+        "; noted only once the tournament was finished, so not checked: that it was published"
+        " before play",
+        "; noted after 2 games, so the deals of those are not shown fixed before they were"
+        " played",
+        ", before the first game",
+    ]
     kept = noted.noted_commitment(tmp_path, ADDRESS, "open")
     assert kept is not None and (kept.commitment, kept.games_played) == ("b" * 64, 2)
     assert noted.noted_commitment(tmp_path, "elsewhere:1", "open") is None

@@ -860,8 +860,12 @@ def test_the_cli_checks_the_commitment_noted_at_creation(
     saved.write_text(json.dumps(bundle))
     noted = bundle["commitment"]
     for where in (["--bundle", str(saved)], ["audited", "--data-dir", str(data)]):
+        assert main(["audit", *where]) == 0
+        assert "; not checked: that the commitment was published before play (give" \
+            " --commitment HEX" in capsys.readouterr().out
         assert main(["audit", *where, "--commitment", noted.upper()]) == 0
-        assert "pass" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "pass" in out and "not checked: that the commitment" not in out
         assert main(["audit", *where, "--commitment", "0" * 64]) == 1
         err = capsys.readouterr().err
         assert f"the published commitment is {noted}, not the {'0' * 64} you noted" in err
