@@ -71,18 +71,26 @@ class Seen:
     games_played: int
 
 
-def note(directory: Path, address: str, seen: Iterable[Seen], now: datetime | None = None
-         ) -> list[str]:  # fmt: skip
+def note(directory: Path, address: str, seen: Iterable[Seen], now: datetime | None = None,
+         *, every: bool = False) -> list[str]:  # fmt: skip
     """Note the commitment of each tournament in ``seen`` not noted yet for the arena at
-    ``address``, with its status and games played; keep what was noted first. The warnings to
-    print: one for each tournament whose commitment is not the one noted, and one when
-    the arena is at MAX_NOTED. NotesError when the notes cannot be read or written."""
+    ``address``, with its status and games played; keep what was noted first. The warnings
+    to print: one for each tournament whose commitment is not the one noted, one for each
+    noted tournament missing when ``seen`` is ``every`` tournament the arena lists (its
+    store has no command that deletes one), and one when the arena is at MAX_NOTED.
+    NotesError when the notes cannot be read or written."""
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     warnings: list[str] = []
+    seen = list(seen)
     with _locked(directory):
         arenas = _read(directory)
         noted = arenas.setdefault(address, {})
         changed = full = False
+        if every:
+            listed = {t.name for t in seen}
+            warnings += [f"warning: tournament {name!r}, whose seed commitment {n.commitment}"
+                         f" this computer noted {n.when()}, is no longer listed by the arena"
+                         for name, n in noted.items() if name not in listed]  # fmt: skip
         for t in seen:
             commitment = t.commitment.lower()
             if not commitment or len(t.name) > MAX_NOTED_NAME or not set(commitment) <= _HEX:

@@ -787,13 +787,16 @@ def run_bots(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def note_commitments(endpoint: Endpoint, tournaments: Iterable[pb.Tournament]) -> None:
+def note_commitments(
+    endpoint: Endpoint, tournaments: Iterable[pb.Tournament], every: bool = False
+) -> None:
     """Note each listed tournament's seed commitment (``arena.commands.noted``), and warn on
-    standard error of one that is not the commitment noted before, or of notes that cannot
-    be kept: the listing itself goes on."""
+    standard error of one that is not the commitment noted before, of a noted one missing
+    from ``every`` tournament the arena lists, or of notes that cannot be kept: the listing
+    itself goes on."""
     seen = [Seen(t.name, t.seed_commitment, t.status, t.games_played) for t in tournaments]
     try:
-        warnings = note(config_dir(), endpoint.address, seen)
+        warnings = note(config_dir(), endpoint.address, seen, every=every)
     except NotesError as error:
         warnings = [f"warning: {error}: the seed commitments shown are not noted"]
     _say(warnings, sys.stderr)
@@ -803,7 +806,7 @@ def run_tournaments(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
         reply = client.tournaments()
-    note_commitments(endpoint, reply.tournaments)
+    note_commitments(endpoint, reply.tournaments, every=True)
     if args.json:
         _say_json([tournament_json(t) for t in reply.tournaments])
     else:

@@ -159,3 +159,19 @@ def test_a_hostile_arenas_many_tournaments_stop_at_the_limit(
     assert len(warned) == 1 and "at most 3 tournaments" in warned[0]
     assert [noted.noted_commitment(tmp_path, ADDRESS, f"t{i}") is not None
             for i in range(5)] == [True, True, True, False, False]  # fmt: skip
+
+
+def test_a_noted_tournament_the_arena_no_longer_lists_is_named(
+    arena: _Arena, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Re-run under a new name, the tournament that went badly deleted from the store."""
+    first, _ = _run(tmp_path / "data", tmp_path / "bots")
+    arena.listed = [first]
+    assert main(["remote", "tournament", "list"]) == 0
+    arena.listed = [pb.Tournament(id=2, name="cup-final", status="created",
+                                  seed_commitment="e" * 64)]  # fmt: skip
+    assert main(["remote", "tournament", "show", "cup-final"]) == 0
+    assert capsys.readouterr().err == ""  # one tournament shown says nothing of the others
+    assert main(["remote", "tournament", "list"]) == 0
+    assert (f"warning: tournament 'cup', whose seed commitment {first.seed_commitment} this"
+            " computer noted on ") in capsys.readouterr().err
