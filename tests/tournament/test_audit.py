@@ -124,7 +124,8 @@ def test_games_between_two_bots_of_one_owner_pass_unrated_and_a_rated_one_fails(
         ("None", "mallory"), ("None", "mallory"), ("mallory", "mallory")
     ]  # fmt: skip
     assert report.ok, report.problem
-    assert "4 games between two bots of one owner" in report.text()
+    assert ("4 games between two bots of one owner move no rating, as the store's rule says:"
+            " gamma and beta (mallory)") in report.text()  # fmt: skip
     db = sqlite3.connect(data / "arena.db")
     db.execute(
         "UPDATE rating_history SET mu = mu + 0.5 WHERE id = (SELECT MAX(r.id) FROM"
