@@ -556,8 +556,21 @@ def run_tournament_show(args: argparse.Namespace) -> int:
     if args.json:
         _say_json(tournament_json(found[0]))
     else:
-        _say(tournament_lines(found[0]))
+        _say([*tournament_lines(found[0]), *noted_lines(endpoint, found[0].name)])
     return EXIT_OK
+
+
+def noted_lines(endpoint: Endpoint, name: str) -> list[str]:
+    """Which commitment `arena remote audit NAME` will hold the tournament to, and when this
+    computer noted it (``arena.commands.noted``); none when the notes cannot be read."""
+    try:
+        noted = noted_commitment(config_dir(), endpoint.address, name)
+    except NotesError:
+        return []  # note_commitments has said why
+    if noted is None:
+        return []
+    return [f"noted on this computer {noted.when()}: {noted.commitment}",
+            "(`arena remote audit` holds the tournament to it)"]  # fmt: skip
 
 
 def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any]:

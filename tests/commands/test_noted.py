@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,9 @@ def test_a_tournament_created_again_after_it_was_listed_fails_the_audit(
     assert capsys.readouterr().err == ""
     arena.listed = [again]
     assert main(["remote", "tournament", "show", "cup"]) == 0
-    warned = capsys.readouterr().err
+    shown, warned = capsys.readouterr()
+    assert re.search(r"\nnoted on this computer on \S+ \(the tournament created, 0 games"
+                     rf" played\): {first.seed_commitment}\n", shown), shown  # fmt: skip
     assert f"tournament 'cup' now has seed commitment {again.seed_commitment}" in warned
     assert f"this computer noted {first.seed_commitment} on " in warned
     assert "(the tournament created, 0 games played)" in warned
