@@ -28,6 +28,9 @@ MAX_NOTED = 10_000
 past that."""
 MAX_NOTED_NAME = 256
 """The longest tournament name noted (the arena's own names are shorter)."""
+MAX_STATUS = 40
+"""The characters of a tournament's status kept (the arena's own are a word)."""
+COMMITMENT_DIGITS = 64
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -93,8 +96,9 @@ def note(directory: Path, address: str, seen: Iterable[Seen], now: datetime | No
                          for name, n in noted.items() if name not in listed]  # fmt: skip
         for t in seen:
             commitment = t.commitment.lower()
-            if not commitment or len(t.name) > MAX_NOTED_NAME or not set(commitment) <= _HEX:
-                continue
+            if (len(commitment) != COMMITMENT_DIGITS or not set(commitment) <= _HEX
+                    or len(t.name) > MAX_NOTED_NAME):  # fmt: skip
+                continue  # none published, or not one (an arena's notes fill no disk)
             first = noted.get(t.name)
             if first is not None:
                 if first.commitment != commitment:
@@ -107,7 +111,7 @@ def note(directory: Path, address: str, seen: Iterable[Seen], now: datetime | No
                 if len(noted) >= MAX_NOTED:
                     full = True
                     continue
-                noted[t.name] = Noted(commitment, stamp, t.status, t.games_played)
+                noted[t.name] = Noted(commitment, stamp, t.status[:MAX_STATUS], t.games_played)
                 changed = True
         if full:
             warnings.append(f"warning: this computer notes at most {MAX_NOTED} tournaments of"

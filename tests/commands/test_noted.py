@@ -157,11 +157,15 @@ def test_a_hostile_arenas_many_tournaments_stop_at_the_limit(
 ) -> None:
     monkeypatch.setattr(noted, "MAX_NOTED", 3)
     seen = [noted.Seen(f"t{i}", "a" * 64, "created", 0) for i in range(5)]
-    seen.append(noted.Seen("x" * (noted.MAX_NOTED_NAME + 1), "a" * 64, "created", 0))
+    seen[:0] = [noted.Seen("x" * (noted.MAX_NOTED_NAME + 1), "a" * 64, "created", 0),
+                noted.Seen("long", "a" * 10**6, "created", 0),
+                noted.Seen("words", "not hex " * 8, "created", 0)]  # fmt: skip
+    assert noted.note(tmp_path, ADDRESS, [noted.Seen("status", "a" * 64, "s" * 10**6, 0)]) == []
     warned = noted.note(tmp_path, ADDRESS, seen)
     assert len(warned) == 1 and "at most 3 tournaments" in warned[0]
     assert [noted.noted_commitment(tmp_path, ADDRESS, f"t{i}") is not None
-            for i in range(5)] == [True, True, True, False, False]  # fmt: skip
+            for i in range(5)] == [True, True, False, False, False]  # fmt: skip
+    assert (tmp_path / noted.NOTED_NAME).stat().st_size < 2000
 
 
 def test_a_noted_tournament_the_arena_no_longer_lists_is_named(
