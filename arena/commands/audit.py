@@ -6,6 +6,7 @@ import argparse
 import json
 from dataclasses import replace
 
+from arena.commands.noted import commitment_arg
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store
@@ -39,9 +40,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("name", nargs="?", help="tournament name (not with --bundle)")
     parser.add_argument("--bundle", type=given_path, metavar="FILE",
                         help="check this saved audit bundle (JSON) instead")  # fmt: skip
-    parser.add_argument("--commitment", metavar="HEX", help="the seed commitment you noted"
-                        " when the tournament was created: it must be the one the bundle or"
-                        " the data directory holds")  # fmt: skip
+    parser.add_argument("--commitment", metavar="HEX", type=commitment_arg,
+                        help="the seed commitment you noted when the tournament was created"
+                        " (64 hex digits): it must be the one the bundle or the data"
+                        " directory holds")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(parser)
     parser.set_defaults(func=_dispatch)

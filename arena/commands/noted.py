@@ -13,6 +13,7 @@ noted one when no ``--commitment`` is given (docs/reference/VERIFY.md).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fcntl
 import json
@@ -32,6 +33,19 @@ MAX_STATUS = 40
 """The characters of a tournament's status kept (the arena's own are a word)."""
 COMMITMENT_DIGITS = 64
 _HEX = frozenset("0123456789abcdef")
+
+
+def commitment_arg(text: str) -> str:
+    """``--commitment HEX``: the 64 hex digits a tournament publishes, in either case (a
+    copy cut short, or with a prefix, is refused here rather than fail the audit as if the
+    arena had published another)."""
+    digits = text.strip().lower()
+    if len(digits) != COMMITMENT_DIGITS or not set(digits) <= _HEX:
+        shown = json.dumps(text[:80]) + ("..." if len(text) > 80 else "")
+        raise argparse.ArgumentTypeError(
+            f"{shown} is not a seed commitment: give the {COMMITMENT_DIGITS} hex digits the"
+            " arena published (`arena remote tournament show NAME`)")  # fmt: skip
+    return digits
 
 
 class NotesError(Exception):

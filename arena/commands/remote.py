@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, TextIO
 import grpc
 
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
-from arena.commands.noted import NotesError, Seen, note, noted_commitment
+from arena.commands.noted import NotesError, Seen, commitment_arg, note, noted_commitment
 from arena.commands.outfile import write_whole, written_whole
 from arena.commands.pathargs import given, given_path
 from arena.commands.remote_grpc import Client, Endpoint
@@ -1340,8 +1340,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     audit = sub("audit", "check a finished tournament from what the arena publishes: its"
                 " commitment, revealed secret, records, results and rating updates")  # fmt: skip
     audit.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
-    audit.add_argument("--commitment", metavar="HEX", help="the seed commitment you noted"
-                       " when the tournament was created: it must be the one published now"
+    audit.add_argument("--commitment", metavar="HEX", type=commitment_arg,
+                       help="the seed commitment you noted when the tournament was created"
+                       " (64 hex digits): it must be the one published now"
                        " (default: the one `tournament list` or `show` first noted on this"
                        " computer)")  # fmt: skip
     audit.add_argument("--save", type=given_path, metavar="FILE",

@@ -182,3 +182,23 @@ def test_a_noted_tournament_the_arena_no_longer_lists_is_named(
     assert main(["remote", "tournament", "list"]) == 0
     assert (f"warning: tournament 'cup', whose seed commitment {first.seed_commitment} this"
             " computer noted on ") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given", [
+    "0x" + "a" * 64, "a" * 63, "g" * 64, "sha256:" + "a" * 64, "a" * 32 + " " + "a" * 31,
+])  # fmt: skip
+@pytest.mark.parametrize("command", [["remote", "audit", "cup"], ["audit", "--bundle", "b.json"]])
+def test_a_commitment_that_is_no_64_hex_digits_is_refused_at_the_argument(
+    arena: _Arena, capsys: pytest.CaptureFixture[str], given: str, command: list[str]
+) -> None:
+    """A noted commitment cut short or given a prefix would fail the audit as if the arena
+    had published another one."""
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--commitment", given])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{json.dumps(given)} is not a seed commitment: give the 64 hex digits" in err
+
+
+def test_a_commitment_is_read_in_either_case_and_without_surrounding_blanks() -> None:
+    assert noted.commitment_arg(f" {'AB' * 32}\n") == "ab" * 32
