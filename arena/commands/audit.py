@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
+from arena.commands.noted import commitment_arg
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store
@@ -38,9 +40,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("name", nargs="?", help="tournament name (not with --bundle)")
     parser.add_argument("--bundle", type=given_path, metavar="FILE",
                         help="check this saved audit bundle (JSON) instead")  # fmt: skip
-    parser.add_argument("--commitment", metavar="HEX", help="the seed commitment you noted"
-                        " when the tournament was created: it must be the one the bundle or"
-                        " the data directory holds")  # fmt: skip
+    parser.add_argument("--commitment", metavar="HEX", type=commitment_arg,
+                        help="the seed commitment you noted when the tournament was created"
+                        " (64 hex digits): it must be the one the bundle or the data"
+                        " directory holds")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(parser)
     parser.set_defaults(func=_dispatch)
@@ -58,12 +61,21 @@ def _dispatch(args: argparse.Namespace) -> int:
         return fail(f"--bundle {args.bundle}: {error.strerror or error}", EXIT_BAD_FLAGS)
     except BundleReadError as error:
         return fail(f"--bundle {args.bundle}: {error}", EXIT_BAD_FLAGS)
-    return _show(against_noted(report, report.commitment, args.commitment), args)
+    return _show(_noted(report, args.commitment), args)
 
 
 def run_audit(store: Store, args: argparse.Namespace) -> int:
-    report = audit_tournament(store, args.name)
-    return _show(against_noted(report, report.commitment, args.commitment), args)
+    return _show(_noted(audit_tournament(store, args.name), args.commitment), args)
+
+
+def _noted(report: AuditReport, noted: str | None) -> AuditReport:
+    """``report`` held to the commitment ``noted`` at creation; without one, a pass says
+    what it cannot show: that the commitment it checked was published before play."""
+    if noted is not None or not report.ok:
+        return against_noted(report, report.commitment, noted)
+    return replace(report, checked=(*report.checked, (
+        "not checked: that the commitment was published before play (give --commitment HEX,"
+        " the one you noted when the tournament was created)")))  # fmt: skip
 
 
 def _show(report: AuditReport, args: argparse.Namespace) -> int:

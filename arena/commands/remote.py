@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, TextIO
 import grpc
 
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
+from arena.commands.noted import NotesError, Seen, commitment_arg, note, noted_commitment
 from arena.commands.outfile import write_whole, written_whole
 from arena.commands.pathargs import given, given_path
 from arena.commands.remote_grpc import Client, Endpoint
@@ -79,6 +80,9 @@ DESCRIPTION = """\
   arena remote leaderboard        ratings (--json for machines)
   arena remote tournament list    the arena's tournaments, newest first
   arena remote tournament show NAME   its seed commitment and the parameters it binds
+                                  (list and show note each commitment on this computer:
+                                  $XDG_CONFIG_HOME/kahuna-arena/commitments.json; audit
+                                  holds the tournament to the one noted)
   arena remote watch NAME         a tournament's or the ladder's progress, whoever plays it
   arena remote tournament create NAME BOT...   (admin) create a tournament (--start: play it)
   arena remote tournament start|stop NAME      (admin) play it in the server, or stop it there
@@ -548,11 +552,25 @@ def run_tournament_show(args: argparse.Namespace) -> int:
     if not found:
         raise RemoteError(f"no tournament named {args.name!r} (see `arena remote tournament"
                           " list`)", EXIT_NOT_FOUND)  # fmt: skip
+    note_commitments(endpoint, found[:1])
     if args.json:
         _say_json(tournament_json(found[0]))
     else:
-        _say(tournament_lines(found[0]))
+        _say([*tournament_lines(found[0]), *noted_lines(endpoint, found[0].name)])
     return EXIT_OK
+
+
+def noted_lines(endpoint: Endpoint, name: str) -> list[str]:
+    """Which commitment `arena remote audit NAME` will hold the tournament to, and when this
+    computer noted it (``arena.commands.noted``); none when the notes cannot be read."""
+    try:
+        noted = noted_commitment(config_dir(), endpoint.address, name)
+    except NotesError:
+        return []  # note_commitments has said why
+    if noted is None:
+        return []
+    return [f"noted on this computer {noted.when()}: {noted.commitment}",
+            "(`arena remote audit` holds the tournament to it)"]  # fmt: skip
 
 
 def assemble_bundle(parts: Iterable[pb.GetAuditBundleResponse]) -> dict[str, Any]:
@@ -782,10 +800,26 @@ def run_bots(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def note_commitments(
+    endpoint: Endpoint, tournaments: Iterable[pb.Tournament], every: bool = False
+) -> None:
+    """Note each listed tournament's seed commitment (``arena.commands.noted``), and warn on
+    standard error of one that is not the commitment noted before, of a noted one missing
+    from ``every`` tournament the arena lists, or of notes that cannot be kept: the listing
+    itself goes on."""
+    seen = [Seen(t.name, t.seed_commitment, t.status, t.games_played) for t in tournaments]
+    try:
+        warnings = note(config_dir(), endpoint.address, seen, every=every)
+    except NotesError as error:
+        warnings = [f"warning: {error}: the seed commitments shown are not noted"]
+    _say(warnings, sys.stderr)
+
+
 def run_tournaments(args: argparse.Namespace) -> int:
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
         reply = client.tournaments()
+    note_commitments(endpoint, reply.tournaments, every=True)
     if args.json:
         _say_json([tournament_json(t) for t in reply.tournaments])
     else:
@@ -828,6 +862,35 @@ def of_asked(report: AuditReport, sent: object, asked: str) -> AuditReport:
     return replace(report, ok=False, checked=(), problem=(
         f"the arena sent the audit bundle of tournament {str(sent)[:80]!r},"
         f" not of {asked!r}"))  # fmt: skip
+
+
+def against_this_computers(report: AuditReport, address: str) -> AuditReport:
+    """``report`` held to the commitment this computer noted for its tournament
+    (``arena.commands.noted``): failed naming both when they differ; a pass says when it
+    was noted and what that shows, or that none was noted."""
+    try:
+        noted = noted_commitment(config_dir(), address, report.tournament)
+    except NotesError as error:
+        noted, unread = None, f" ({error})"
+    else:
+        unread = ""
+    if noted is None:
+        if not report.ok:
+            return report
+        return replace(report, checked=(*report.checked, (
+            "not checked: that the commitment was published before play, since none was given"
+            " (--commitment HEX) and this computer noted none for this tournament" + unread
+            + " (`arena remote tournament list` and `tournament show` note each commitment"
+            " they show before the tournament is finished)")))  # fmt: skip
+    if report.commitment != noted.commitment:
+        return replace(report, ok=False, checked=(), problem=(
+            f"the published commitment is {report.commitment}, not the {noted.commitment} this"
+            f" computer noted {noted.when()}: the tournament was created again or its"
+            " commitment changed since (--commitment HEX audits against another)"))  # fmt: skip
+    if not report.ok:
+        return report
+    return replace(report, checked=(*report.checked, (
+        f"the commitment is the one this computer noted {noted.when()}{noted.proves()}")))
 
 
 def spool_bundle(
@@ -902,8 +965,11 @@ def run_audit(args: argparse.Namespace) -> int:
         with _calls(endpoint) as client:
             spool_bundle(client.audit_bundle(pb.GetAuditBundleRequest(name=args.name)), spool)
         report = audited_spool(spool, None if args.save is None else Path(args.save))
-    report = against_noted(report, report.commitment, args.commitment)
     report = of_asked(report, report.tournament, args.name)
+    if args.commitment is not None:
+        report = against_noted(report, report.commitment, args.commitment)
+    else:
+        report = against_this_computers(report, endpoint.address)
     if args.json:
         _say_json(report.to_json())
     elif report.ok:
@@ -1228,13 +1294,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " them in the server",
     )  # fmt: skip
     for tournaments in (
-        sub("list", "list the arena's tournaments, newest first", tournament_commands),
-        sub("tournaments", "list the arena's tournaments, newest first", listed=False),
+        sub("list", "list the arena's tournaments, newest first (and note each one's seed"
+            " commitment on this computer, for `arena remote audit`)", tournament_commands),
+        sub("tournaments", "list the arena's tournaments, newest first (and note each one's"
+            " seed commitment on this computer)", listed=False),
     ):
         tournaments.add_argument("--json", action="store_true", help="JSON instead of a table")
         tournaments.set_defaults(func=_handled(run_tournaments))
     show = sub("show", "one tournament: its seed commitment and the parameters it binds"
-               " (time control, variant, who deals afresh), from creation", tournament_commands)
+               " (time control, variant, who deals afresh), from creation; the commitment is"
+               " noted on this computer, for `arena remote audit`", tournament_commands)
     show.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
     show.add_argument("--json", action="store_true", help="JSON instead of text")
     show.set_defaults(func=_handled(run_tournament_show))
@@ -1271,8 +1340,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     audit = sub("audit", "check a finished tournament from what the arena publishes: its"
                 " commitment, revealed secret, records, results and rating updates")  # fmt: skip
     audit.add_argument("name", metavar="NAME", help="the tournament's name (or id)")
-    audit.add_argument("--commitment", metavar="HEX", help="the seed commitment you noted"
-                       " when the tournament was created: it must be the one published now")
+    audit.add_argument("--commitment", metavar="HEX", type=commitment_arg,
+                       help="the seed commitment you noted when the tournament was created"
+                       " (64 hex digits): it must be the one published now"
+                       " (default: the one `tournament list` or `show` first noted on this"
+                       " computer)")  # fmt: skip
     audit.add_argument("--save", type=given_path, metavar="FILE",
                        help="also write the audit bundle (JSON) to FILE")  # fmt: skip
     audit.add_argument("--json", action="store_true", help="the verdict as JSON")

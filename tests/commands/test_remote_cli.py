@@ -605,6 +605,8 @@ def test_remote_audit_checks_a_real_tournament_from_what_the_arena_publishes(
         in passed.out
     assert "all 2 games are stored" in passed.out
     assert json.loads(saved.read_text())["commitment"] == noted
+    held = arena_cli("audit", "cli-audit")  # to the commitment the listing above noted
+    assert held.status == 0 and "the commitment is the one this computer noted on" in held.out
     wrong = arena_cli("audit", "cli-audit", "--commitment", "0" * 64)
     assert wrong.status == remote.EXIT_AUDIT_FAILED and "you noted" in wrong.err
     game = list_games(arena.store, tournament_id=get_tournament(arena.store, "cli-audit").id)[0].id

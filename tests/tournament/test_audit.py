@@ -124,7 +124,8 @@ def test_games_between_two_bots_of_one_owner_pass_unrated_and_a_rated_one_fails(
         ("None", "mallory"), ("None", "mallory"), ("mallory", "mallory")
     ]  # fmt: skip
     assert report.ok, report.problem
-    assert "4 games between two bots of one owner" in report.text()
+    assert ("4 games between two bots of one owner move no rating, as the store's rule says:"
+            " gamma and beta (mallory)") in report.text()  # fmt: skip
     db = sqlite3.connect(data / "arena.db")
     db.execute(
         "UPDATE rating_history SET mu = mu + 0.5 WHERE id = (SELECT MAX(r.id) FROM"
@@ -523,11 +524,13 @@ def test_remote_audit_fails_the_bundle_of_another_tournament_than_the_one_asked(
     """A whole, passing bundle of "audited", sent when "spring-open" was asked for."""
     from arena.cli import main
     from arena.commands import remote
+    from arena.commands.remote_grpc import Endpoint
 
     data, _ = finished
     with st.Store.open(data) as store:
         bundle = json.loads(json.dumps(tournament_bundle(store, "audited")))
-    monkeypatch.setattr(remote, "load_login", lambda directory: None)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(data.parent / "config"))
+    monkeypatch.setattr(remote, "load_login", lambda directory: Endpoint("arena:1", "t"))
     monkeypatch.setattr(remote, "_calls", lambda endpoint: contextlib.nullcontext(_Arena(bundle)))
     assert main(["remote", "audit", asked]) == status
     if status:
@@ -858,8 +861,12 @@ def test_the_cli_checks_the_commitment_noted_at_creation(
     saved.write_text(json.dumps(bundle))
     noted = bundle["commitment"]
     for where in (["--bundle", str(saved)], ["audited", "--data-dir", str(data)]):
+        assert main(["audit", *where]) == 0
+        assert "; not checked: that the commitment was published before play (give" \
+            " --commitment HEX" in capsys.readouterr().out
         assert main(["audit", *where, "--commitment", noted.upper()]) == 0
-        assert "pass" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "pass" in out and "not checked: that the commitment" not in out
         assert main(["audit", *where, "--commitment", "0" * 64]) == 1
         err = capsys.readouterr().err
         assert f"the published commitment is {noted}, not the {'0' * 64} you noted" in err

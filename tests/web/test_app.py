@@ -569,6 +569,9 @@ def test_the_tournament_page_shows_its_committed_parameters_before_play(tmp_path
     words = " ".join(parse_page(body).text)
     assert "750 ms per action, 9000 ms bank" in words
     assert "eve: their matches deal afresh every game" in words
+    assert ("Note the commitment before the first game: arena remote tournament list keeps it"
+            " on your computer, and arena remote audit holds the tournament to it.") in " ".join(
+        words.split())
     shown = body.split('<pre id="parameters-text">')[1].split("</pre>")[0]
     assert json.loads(shown.replace("&#34;", '"').replace("&quot;", '"')) == json.loads(text)
     assert data["tournament"]["parameters"] == text

@@ -455,11 +455,15 @@ def _audit(
         twice = sorted(i for i, n in Counter(int(g["game_id"]) for _, g in games).items() if n > 1)
         raise _Mismatch(f"game {twice[0]} is in the bundle more than once")
     one_owner = 0
+    owned_matches: dict[tuple[str, str, str], None] = {}  # owner, first, second; in order
     for match, game in games:
         if game["verdict"] is not None:
             raise game["verdict"]
         owned = _one_owner(match)
         one_owner += owned and rated
+        if owned and rated:
+            owned_matches[(str(match["owners"][0]), str(match["first"][0]),
+                           str(match["second"][0]))] = None  # fmt: skip
         _check_rating(game, initial, chain, rated and not owned, owned)
         progress.games += 1
     outside = chain.outside
@@ -479,7 +483,7 @@ def _audit(
         + " rating or the one the version's previous game in this tournament left"
         + _outside_note(outside)
         + (f"; {one_owner} games between two bots of one owner move no rating, as the"
-           " store's rule says" if one_owner else ""),
+           f" store's rule says: {_owned_note(list(owned_matches))}" if one_owner else ""),
     ]
     if secret == secret_from_seed(int(parameters["config"].get("seed", 0))):
         checked.append(
@@ -953,6 +957,14 @@ def _check_rating(
                 f" is not {should} {expected[seat]}"
             )
         chain.record(game_id, versions[seat], got)
+
+
+def _owned_note(matches: list[tuple[str, str, str]]) -> str:
+    """The matches whose bots the bundle gives one owner: the owners are not committed, so
+    each participant checks that a match of their bot names them only when it should."""
+    shown = [f"{first} and {second} ({owner})" for owner, first, second in matches[:5]]
+    more = f" and {len(matches) - 5} more matches" if len(matches) > 5 else ""
+    return ", ".join(shown) + more
 
 
 def _outside_note(outside: Mapping[tuple[str, str], tuple[int, tuple[float, float]]]) -> str:
