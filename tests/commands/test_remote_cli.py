@@ -12,6 +12,7 @@ import argparse
 import io
 import json
 import os
+import random
 import shutil
 import stat
 import subprocess
@@ -36,6 +37,7 @@ from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.tls import load_server_tls
+from arena.server.uploads import MAX_REQUEST_BYTES
 from arena.store import (
     Store,
     add_bot_version,
@@ -77,6 +79,16 @@ def test_each_grpc_code_becomes_one_line_and_its_exit_status(
     assert error.status == status
     assert words in error.message and code in error.message
     assert "\n" not in error.message and "some detail here" in error.message
+
+
+def test_grpcs_words_for_a_request_over_the_arenas_limit_name_the_limit_and_upload_bot() -> None:
+    error = remote.refusal(
+        "RESOURCE_EXHAUSTED", "SERVER: Received message larger than max (307204 vs. 262144)",
+        "h:1",
+    )  # fmt: skip
+    assert error.status == remote.EXIT_LIMIT
+    assert "the request is 307204 bytes; the arena takes at most 262144 bytes" in error.message
+    assert "UploadBot" in error.message and "upgrade the arena CLI" in error.message
 
 
 def test_every_exit_status_is_in_the_help_table() -> None:
@@ -517,6 +529,8 @@ def test_submit_plays_the_smoke_match_and_owns_the_bot(
     shutil.copytree(SAMPLE_RANDOM_BOT, bot)
     toml = (bot / "bot.toml").read_text()
     (bot / "bot.toml").write_text(toml.replace('"python_random"', '"alice_bot"'))
+    # larger than the API's message limit: the archive goes in chunks (UploadBot)
+    (bot / "weights.bin").write_bytes(random.Random(5).randbytes(MAX_REQUEST_BYTES + 1024))
     assert _login(arena, arena_cli, arena.alice).status == 0
     first = arena_cli("submit", str(bot))
     assert first.status == 0, first
