@@ -53,7 +53,8 @@ class Arena:
         rows: list[object] = []
         for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
             rows += [(table, *r) for r in db.execute(f"SELECT * FROM {table} ORDER BY rowid")]
-        files = sorted(str(p.relative_to(self.store.data_dir)) for p in self.store.bots_dir.rglob("*"))
+        data = self.store.data_dir
+        files = sorted(str(p.relative_to(data)) for p in self.store.bots_dir.rglob("*"))
         return [*rows, *files]
 
 
@@ -64,7 +65,8 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 def _uploads_left() -> list[str]:
     """This process's (the server's) upload directories still in the temp dir."""
     prefix = f"{UPLOAD_PREFIX}{os.getpid()}-"
-    return sorted(p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith(prefix))
+    temp = Path(tempfile.gettempdir())
+    return sorted(p.name for p in temp.iterdir() if p.name.startswith(prefix))
 
 
 def _bot_archive(root: Path, name: str, padding: int) -> bytes:
