@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from arena.bots.archive import MAX_ARCHIVE_BYTES, UPLOAD_CHUNK_BYTES
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
@@ -56,11 +57,30 @@ def _check_size(sent: int, room: UploadRoom | None) -> None:
         raise room.past(sent)
 
 
+async def _parsed(
+    requests: AsyncIterator[pb.UploadBotRequest],
+) -> AsyncIterator[pb.UploadBotRequest]:
+    """``requests``, a message that does not parse refused INVALID_ARGUMENT in one line
+    (gRPC parses each before we see it: arena.server.malformed covers unary requests)."""
+    while True:
+        try:
+            request = await anext(requests)
+        except StopAsyncIteration:
+            return
+        except DecodeError as error:
+            problem = " ".join(str(error).split()) or "malformed message"
+            raise UploadRefused(
+                grpc.StatusCode.INVALID_ARGUMENT, f"the request is not a valid message: {problem}"
+            ) from None
+        yield request
+
+
 async def receive_upload(
     requests: AsyncIterator[pb.UploadBotRequest], spool: Path, room: UploadRoom | None
 ) -> pb.ArchiveFormat.ValueType:
     """Write the chunks of ``requests`` to ``spool`` (a new file); return the start's
     format. UploadRefused or LimitExceeded (the room) at the first message that breaks a rule."""
+    requests = _parsed(requests)
     start = await anext(requests, None)
     if start is None or start.WhichOneof("part") != "start":
         raise UploadRefused(

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Callable, Iterator
+from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from arena.bots.smoke import SAMPLE_RANDOM_BOT, smoke_failure
 from arena.bots.submission import SubmissionCheck
 from arena.cli import main
 from arena.commands import remote
-from arena.commands.remote_grpc import Endpoint
+from arena.commands.remote_grpc import Client, Endpoint
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
@@ -817,3 +818,32 @@ def test_tournament_show_prints_the_committed_parameters_and_checks_them_once_re
     assert "do NOT give" in said[-1]
     bare = remote.tournament_lines(pb.Tournament(name="old", status="finished"))
     assert bare[-1].startswith("committed parameters: none published")
+
+
+class _OlderArena(pb_grpc.ArenaServiceServicer):
+    """An arena without UploadBot (its base answers UNIMPLEMENTED): SubmitBot only."""
+
+    def __init__(self) -> None:
+        self.archives: list[bytes] = []
+
+    def SubmitBot(
+        self, request: pb.SubmitBotRequest, context: grpc.ServicerContext
+    ) -> pb.SubmitBotResponse:
+        self.archives.append(request.archive)
+        return pb.SubmitBotResponse(bot=pb.BotVersion(name="old_bot", version="v1"), created=True)
+
+
+@pytest.mark.slow
+def test_submit_to_an_arena_without_upload_bot_falls_back_to_submit_bot() -> None:
+    older = _OlderArena()
+    server = grpc.server(futures.ThreadPoolExecutor(2))
+    pb_grpc.add_ArenaServiceServicer_to_server(older, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with Client(Endpoint(f"127.0.0.1:{port}", "tok")) as client:
+            reply = client.submit(pb.SubmitBotRequest(archive=b"archive bytes"))
+    finally:
+        server.stop(None)
+    assert reply.created and reply.bot.name == "old_bot"
+    assert older.archives == [b"archive bytes"]

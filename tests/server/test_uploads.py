@@ -316,3 +316,35 @@ def test_a_unary_request_over_the_message_limit_is_refused_naming_it(
     )  # fmt: skip
     assert code is Code.RESOURCE_EXHAUSTED
     assert f"vs. {MAX_REQUEST_BYTES}" in details
+
+
+def _raw(message: pb.UploadBotRequest) -> bytes:
+    return message.SerializeToString()
+
+
+START = _raw(pb.UploadBotRequest(start=pb.UploadBotStart()))
+BAD_UPLOADS: dict[str, tuple[list[bytes], str]] = {  # messages sent, words of the refusal
+    "not a message": ([START, b"\xff\xff\xff"], "the request is not a valid message"),
+    "chunk first": ([_raw(pb.UploadBotRequest(chunk=b"x"))], "first message must be its start"),
+    "nothing": ([], "first message must be its start"),
+    "second start": ([START, START], "one start, then only chunks"),
+    "chunk too large": (
+        [START, _raw(pb.UploadBotRequest(chunk=bytes(UPLOAD_CHUNK_BYTES + 1)))],
+        f"the limit is {UPLOAD_CHUNK_BYTES}",
+    ),
+    "unknown format": (
+        [_raw(pb.UploadBotRequest(start=pb.UploadBotStart(format=7)))], "unknown archive format 7"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_UPLOADS))
+def test_a_malformed_upload_is_refused_in_one_line(arena: Arena, case: str) -> None:
+    messages, words = BAD_UPLOADS[case]
+    call = arena.channel.stream_unary("/kahuna.v1.ArenaService/UploadBot")
+    code, details = _refused(
+        lambda: call(iter(messages), metadata=_auth(arena.alice), timeout=10)
+    )
+    assert code is Code.INVALID_ARGUMENT, details
+    assert words in details and "\n" not in details
+    wait_until(lambda: _uploads_left() == [], "the upload directory removed", state=_uploads_left)
