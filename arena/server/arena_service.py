@@ -247,29 +247,31 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         user's limits are checked before any message is read."""
         principal = await blocking(context, lambda checked: principal_of(self.store, checked))
         try:
-            room = await off_loop(self.quotas.begin_upload, principal)
+            room = await off_loop(self.quotas.upload_room, principal)
+            self.quotas.begin_upload(principal)  # no await before the try: counted, released
         except LimitExceeded as exceeded:
             await abort_past_limit(context, exceeded, f"user:{principal.user}")
-        with upload_directory() as work:
-            spool = Path(work) / "archive.upload"
-            try:
-                async with asyncio.timeout(UPLOAD_DEADLINE_S):
-                    archive_format = await receive_upload(requests, spool, room)
-            except TimeoutError:
-                await context.abort(
-                    grpc.StatusCode.DEADLINE_EXCEEDED,
-                    f"the upload took more than {UPLOAD_DEADLINE_S:g} s, the limit for"
-                    " sending an archive (UPLOAD_DEADLINE_S)",
+        try:  # the user's upload counted until its check is over (checks_per_user)
+            with upload_directory() as work:
+                spool = Path(work) / "archive.upload"
+                try:
+                    async with asyncio.timeout(UPLOAD_DEADLINE_S):
+                        archive_format = await receive_upload(requests, spool, room)
+                except TimeoutError:
+                    await context.abort(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"the upload took more than {UPLOAD_DEADLINE_S:g} s, the limit for"
+                        " sending an archive (UPLOAD_DEADLINE_S)",
+                    )
+                except UploadRefused as refused:
+                    await context.abort(refused.code, refused.message)
+                except LimitExceeded as exceeded:
+                    await abort_past_limit(context, exceeded, f"user:{principal.user}")
+                done = await self._submitted(
+                    context, principal, spool.read_bytes, ARCHIVE_NAMES.get(archive_format)
                 )
-            except UploadRefused as refused:
-                await context.abort(refused.code, refused.message)
-            except LimitExceeded as exceeded:
-                await abort_past_limit(context, exceeded, f"user:{principal.user}")
-            finally:
-                self.quotas.end_upload(principal)
-            done = await self._submitted(
-                context, principal, spool.read_bytes, ARCHIVE_NAMES.get(archive_format)
-            )
+        finally:
+            self.quotas.end_upload(principal)
         return pb.UploadBotResponse.FromString(done.SerializeToString())  # the same fields
 
     async def _submitted(

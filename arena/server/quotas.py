@@ -12,7 +12,7 @@ own submissions count against no per-user limit.
 
 ``Quotas.run`` / ``run_async`` admit a submission (or refuse it at once with
 ``LimitExceeded``) and run its check on the check pool, a pool of its own:
-gRPC's SubmitBot and the web's POST /api/submit share it, and the threads of
+gRPC's SubmitBot and UploadBot and the web's POST /api/submit share it, and the threads of
 the API server (the gateway's, the admin's calls) are never taken by a check.
 A refusal names the limit, its value and when to retry (``retry_after_s``;
 None when waiting does not help): RESOURCE_EXHAUSTED with google.rpc
@@ -347,26 +347,30 @@ class Quotas:
                 f"{user}'s bots take {usage.stored_bytes} bytes and this version {new_bytes}",
             )  # fmt: skip
 
-    def begin_upload(self, principal: Principal) -> UploadRoom | None:
-        """Admit ``principal``'s streamed upload before its first chunk, and give the
-        user's room (None: more than ``MAX_ARCHIVE_BYTES`` left, or the admin).
-        LimitExceeded at once when the user already sends ``checks_per_user`` uploads,
-        started ``submissions_per_hour`` submissions in the hour (not counted here: the
-        check counts it), or has no stored bytes left. Reads
-        the store: call it off the event loop; ``end_upload`` once the chunks are in."""
+    def upload_room(self, principal: Principal) -> UploadRoom | None:
+        """What ``principal`` may still store, when it is less than ``MAX_ARCHIVE_BYTES``
+        (None: more, or the admin); LimitExceeded when nothing is left. Reads the store:
+        call it off the event loop."""
+        if principal.is_admin:
+            return None
+        limits = self.limits_for(principal.user)
+        usage = user_usage(self.store, principal.user)
+        left = limits.stored_bytes - usage.stored_bytes
+        if left <= 0:
+            raise _held_too_much(
+                "stored_bytes", limits.stored_bytes,
+                f"{principal.user}'s bots take {usage.stored_bytes} bytes",
+            )  # fmt: skip
+        return UploadRoom(principal.user, limits.stored_bytes, usage.stored_bytes) \
+            if left < MAX_ARCHIVE_BYTES else None
+
+    def begin_upload(self, principal: Principal) -> None:
+        """Count ``principal``'s streamed upload before its first chunk; LimitExceeded at
+        once when the user already sends ``checks_per_user`` uploads or started
+        ``submissions_per_hour`` submissions in the hour (not counted here: the check
+        counts it). Reads no store; ``end_upload`` once it is over."""
         limits = self.limits_for(principal.user)
         user = principal.user
-        room = None
-        if not principal.is_admin:
-            usage = user_usage(self.store, user)
-            left = limits.stored_bytes - usage.stored_bytes
-            if left <= 0:
-                raise _held_too_much(
-                    "stored_bytes", limits.stored_bytes,
-                    f"{user}'s bots take {usage.stored_bytes} bytes",
-                )  # fmt: skip
-            if left < MAX_ARCHIVE_BYTES:
-                room = UploadRoom(user, limits.stored_bytes, usage.stored_bytes)
         with self._lock:
             held = self._uploading.get(user, 0)
             if not principal.is_admin:
@@ -388,7 +392,6 @@ class Quotas:
                         CHECK_RETRY_S,
                     )  # fmt: skip
             self._uploading[user] = held + 1
-        return room
 
     def end_upload(self, principal: Principal) -> None:
         """One fewer upload under way for ``principal`` (``begin_upload``)."""

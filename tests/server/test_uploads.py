@@ -348,3 +348,18 @@ def test_a_malformed_upload_is_refused_in_one_line(arena: Arena, case: str) -> N
     assert code is Code.INVALID_ARGUMENT, details
     assert words in details and "\n" not in details
     wait_until(lambda: _uploads_left() == [], "the upload directory removed", state=_uploads_left)
+
+
+def test_a_user_past_the_hourly_limit_is_refused_before_any_chunk(arena: Arena) -> None:
+    arena.server.quotas.set("submissions_per_hour", 0, "alice")  # type: ignore[union-attr]
+    held = Held(chunks=1)
+    try:
+        code, details = _refused(
+            lambda: arena.stub.UploadBot(iter(held), metadata=_auth(arena.alice), timeout=20)
+        )
+        assert not held.released.is_set()  # answered while the client still held its chunks
+    finally:
+        held.released.set()
+        arena.server.quotas.set("submissions_per_hour", None, "alice")  # type: ignore[union-attr]
+    assert code is Code.RESOURCE_EXHAUSTED and "limit submissions_per_hour" in details, details
+    assert _uploads_left() == []
