@@ -54,6 +54,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_ARCHIVE_BYTES = 8 * 1024 * 1024
+UPLOAD_CHUNK_BYTES = 64 * 1024
+"""The largest chunk of an archive streamed to the arena API (UploadBot)."""
 MAX_ENTRIES = 2000
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_TOTAL_BYTES = 64 * 1024 * 1024

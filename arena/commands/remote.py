@@ -179,10 +179,21 @@ _STATUS_OF_CODE: dict[str, tuple[int, str]] = {
 }  # fmt: skip
 
 
+_SERVER_MESSAGE_LIMIT = re.compile(r"SERVER: Received message larger than max \((\d+) vs\. (\d+)\)")
+"""gRPC's own words (no handler of the arena's ran) for a request over the server's limit."""
+
+
 def refusal(code: str, details: str, address: str) -> RemoteError:
     """A gRPC status (its code's name and details) as one line and an exit status."""
     status, what = _STATUS_OF_CODE.get(code, (EXIT_SERVER, "the arena failed"))
     details = " ".join((details or "").split())  # one line, whatever the server sent
+    too_large = _SERVER_MESSAGE_LIMIT.search(details) if code == "RESOURCE_EXHAUSTED" else None
+    if too_large is not None:
+        details = (
+            f"the request is {too_large[1]} bytes; the arena takes at most {too_large[2]}"
+            " bytes in one message (a bot archive goes in chunks by UploadBot: upgrade"
+            " the arena CLI if this was a submission)"
+        )
     if code == "UNAVAILABLE":
         details = f"{address}: {details}" if details else address
     return RemoteError(f"{what}: {details} [{code}]" if details else f"{what} [{code}]", status)

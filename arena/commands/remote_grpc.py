@@ -13,6 +13,7 @@ from types import TracebackType
 
 import grpc
 
+from arena.bots.archive import UPLOAD_CHUNK_BYTES
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 
@@ -47,6 +48,16 @@ def credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
         private_key=_read(endpoint.tls_key),
         certificate_chain=_read(endpoint.tls_cert),
     )
+
+
+def upload_requests(request: pb.SubmitBotRequest) -> Iterator[pb.UploadBotRequest]:
+    """UploadBot's messages for ``request``: its start, then its archive in chunks."""
+    archive = request.archive
+    yield pb.UploadBotRequest(
+        start=pb.UploadBotStart(format=request.format, size=len(archive))
+    )
+    for at in range(0, len(archive), UPLOAD_CHUNK_BYTES):
+        yield pb.UploadBotRequest(chunk=archive[at : at + UPLOAD_CHUNK_BYTES])
 
 
 class Client:
@@ -84,7 +95,16 @@ class Client:
         )
 
     def submit(self, request: pb.SubmitBotRequest) -> pb.SubmitBotResponse:
-        return self.stub.SubmitBot(request, metadata=self.metadata, timeout=SUBMIT_TIMEOUT_S)
+        """``request``'s archive streamed by UploadBot (SubmitBot to an arena without it)."""
+        try:
+            reply = self.stub.UploadBot(
+                upload_requests(request), metadata=self.metadata, timeout=SUBMIT_TIMEOUT_S
+            )
+        except grpc.RpcError as error:
+            if not isinstance(error, grpc.Call) or error.code() != grpc.StatusCode.UNIMPLEMENTED:
+                raise
+            return self.stub.SubmitBot(request, metadata=self.metadata, timeout=SUBMIT_TIMEOUT_S)
+        return pb.SubmitBotResponse.FromString(reply.SerializeToString())  # the same fields
 
     def leaderboard(self, request: pb.GetLeaderboardRequest) -> pb.GetLeaderboardResponse:
         return self.stub.GetLeaderboard(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)

@@ -41,7 +41,7 @@ from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from arena.bots.archive import MAX_ARCHIVE_BYTES, remove_stale_uploads
+from arena.bots.archive import remove_stale_uploads
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2, arena_service_pb2_grpc, referee_pb2
 from arena.server.arena_service import ArenaService, ServiceOptions
@@ -53,12 +53,17 @@ from arena.server.pool import DrainingPool
 from arena.server.quotas import Quotas
 from arena.server.rechecks import TokenRecheckInterceptor
 from arena.server.tls import is_loopback
+from arena.server.uploads import MAX_REQUEST_BYTES
 from arena.store import Store
 
 ARENA_SERVICE_NAME = arena_service_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name
-MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024  # an archive at the limit, plus the envelope
 MAX_SEND_BYTES = 128 * 1024 * 1024
 REFEREE_SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
+MAX_STREAMS_PER_CONNECTION = 100
+"""HTTP/2 streams one connection may have open at once (``grpc.max_concurrent_streams``):
+more wait in the client until one ends. Our clients need fewer (the TLS relay of `arena
+remote play` carries at most 64 Play streams on one channel); a stranger's held requests
+then grow with connections (``StreamLimits.connections``), not with streams."""
 DEFAULT_MAX_WORKERS = 64
 """Threads for unary calls and for the blocking work of streams (a stream holds none)."""
 LOOP_CALL_TIMEOUT_S = 30.0
@@ -248,7 +253,11 @@ def create_server(
                 MalformedRequestInterceptor(),  # innermost: its deserializer is the one used
             ],
             options=[
-                ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+                # gRPC reads a unary request whole, up to this, before any handler or
+                # interceptor runs: small, so a stranger's held requests cost little; a bot
+                # archive comes in chunks (UploadBot, arena.server.uploads).
+                ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+                ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
                 ("grpc.max_send_message_length", MAX_SEND_BYTES),
                 # gRPC sets SO_REUSEPORT by default on Linux: a second `arena serve` on the
                 # same port would then start too and share its connections. Refuse instead.

@@ -36,11 +36,13 @@ from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import Message
 
+from arena.bots.archive import upload_directory
 from arena.logs import get_logger
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
@@ -86,6 +88,7 @@ from arena.server.submissions import (
     submit_bot,
 )
 from arena.server.supervisor import TournamentSupervisor
+from arena.server.uploads import UPLOAD_DEADLINE_S, UploadRefused, receive_upload
 from arena.server.watch import check_game, finished_record, follow_live
 from arena.store import (
     INTERRUPTED,
@@ -232,13 +235,56 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
     async def SubmitBot(
         self, request: pb.SubmitBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.SubmitBotResponse:
-        # the check runs on the check pool (arena.server.quotas), never on the API's threads
         principal = await blocking(context, self._submitter, request)
-        archive_format = ARCHIVE_NAMES.get(request.format)
+        return await self._submitted(
+            context, principal, lambda: request.archive, ARCHIVE_NAMES.get(request.format)
+        )
+
+    async def UploadBot(
+        self, requests: AsyncIterator[pb.UploadBotRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> pb.UploadBotResponse:  # fmt: skip
+        """SubmitBot with the archive in chunks (arena.server.uploads): the token and the
+        user's limits are checked before any message is read."""
+        principal = await blocking(context, lambda checked: principal_of(self.store, checked))
+        try:
+            room = await off_loop(self.quotas.upload_room, principal)
+            self.quotas.begin_upload(principal)  # no await before the try: counted, released
+        except LimitExceeded as exceeded:
+            await abort_past_limit(context, exceeded, f"user:{principal.user}")
+        try:  # the user's upload counted until its check is over (checks_per_user)
+            with upload_directory() as work:
+                spool = Path(work) / "archive.upload"
+                try:
+                    async with asyncio.timeout(UPLOAD_DEADLINE_S):
+                        archive_format = await receive_upload(requests, spool, room)
+                except TimeoutError:
+                    await context.abort(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"the upload took more than {UPLOAD_DEADLINE_S:g} s, the limit for"
+                        " sending an archive (UPLOAD_DEADLINE_S)",
+                    )
+                except UploadRefused as refused:
+                    await context.abort(refused.code, refused.message)
+                except LimitExceeded as exceeded:
+                    await abort_past_limit(context, exceeded, f"user:{principal.user}")
+                done = await self._submitted(
+                    context, principal, spool.read_bytes, ARCHIVE_NAMES.get(archive_format)
+                )
+        finally:
+            self.quotas.end_upload(principal)
+        return pb.UploadBotResponse.FromString(done.SerializeToString())  # the same fields
+
+    async def _submitted(
+        self, context: grpc.aio.ServicerContext[Any, Any], principal: Principal,
+        archive: Callable[[], bytes], archive_format: str | None,
+    ) -> pb.SubmitBotResponse:  # fmt: skip
+        """Check and store ``archive()`` (read on the check pool, never on the API's
+        threads) as ``principal``'s; the one path of SubmitBot and UploadBot."""
 
         def submit() -> Submitted:
             return submit_bot(
-                self.store, principal, request.archive, archive_format,
+                self.store, principal, archive(), archive_format,
                 self.options.smoke_check, self.quotas,
             )  # fmt: skip
 

@@ -68,7 +68,7 @@ async def _abort_if_mapped(
 
 
 def _guarded_async(method: str, inner: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
-    """``inner`` (a unary coroutine handler: SubmitBot) with the faults mapped."""
+    """``inner`` (a coroutine handler: SubmitBot, UploadBot) with the faults mapped."""
 
     async def call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
@@ -109,4 +109,6 @@ class FaultInterceptor(HandlerInterceptor):
             return replaced(handler, guarded)
         if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
             return replaced(handler, _guarded_stream(method.method, handler.unary_stream))
+        if handler.stream_unary is not None and inspect.iscoroutinefunction(handler.stream_unary):
+            return replaced(handler, _guarded_async(method.method, handler.stream_unary))
         return handler

@@ -1,8 +1,8 @@
 """How many streams and calls the API server holds open, and for whom; its connection limits.
 
 On the asyncio server (arena.server.app) an open stream costs no thread, but
-it still costs memory: so each bearer token may hold ``per_token`` response
-streams (WatchTournament, WaitForSeats, WatchGame) at once, streams that
+it still costs memory: so each bearer token may hold ``per_token`` streams
+(WatchTournament, WaitForSeats, WatchGame, UploadBot) at once, streams that
 carry no token (a Play stream before its Hello, health Watch, reflection)
 ``unauthenticated`` between them, and the whole server ``total``. A stream past a limit is
 refused at once with RESOURCE_EXHAUSTED naming the limit; every other call
@@ -34,7 +34,7 @@ from arena.server.interceptors import Handler, HandlerInterceptor, behaviour_of,
 @dataclass(frozen=True, slots=True)
 class StreamLimits:
     per_token: int = 64
-    """Open response streams per bearer token (the admin's included)."""
+    """Open streams per bearer token (the admin's included): response streams and uploads."""
     unauthenticated: int = 256
     """Open streams that carry no token: Play streams before their Hello, between them all."""
     total: int = 4096
@@ -205,23 +205,24 @@ def token_key(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | Non
 
 
 StreamHandler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Any]
-"""An async response stream: an async generator function, or a coroutine that writes."""
+"""An async stream: an async generator function, or a coroutine (writes, or reads requests)."""
 
 
 def limited(counter: StreamCounter, key: str | None, inner: StreamHandler) -> StreamHandler:
-    """``inner`` (an async response stream) counted under ``key`` while it is open."""
+    """``inner`` (an async stream) counted under ``key`` while it is open."""
 
     async def refuse_past_limit(context: grpc.aio.ServicerContext[Any, Any]) -> None:
         refused = counter.acquire(key)
         if refused is not None:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
 
-    if inspect.iscoroutinefunction(inner):  # writes with context.write (health Watch)
+    if inspect.iscoroutinefunction(inner):  # writes with context.write (health Watch),
+        # or reads a request stream and answers once (UploadBot)
 
-        async def writer(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        async def writer(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             await refuse_past_limit(context)
             try:
-                await inner(request, context)
+                return await inner(request, context)
             finally:
                 counter.release(key)
 
@@ -241,7 +242,8 @@ def limited(counter: StreamCounter, key: str | None, inner: StreamHandler) -> St
 
 
 class StreamLimitInterceptor(HandlerInterceptor):
-    """Counts every response stream by its bearer token (see StreamLimits).
+    """Counts every stream (a response stream, or a request stream such as UploadBot's)
+    by its bearer token (see StreamLimits).
 
     Methods in ``own_counting`` (the gateway's Play, which counts its streams
     until their Hello) are left as they are.
@@ -260,7 +262,7 @@ class StreamLimitInterceptor(HandlerInterceptor):
         if method.method in self.own_counting:
             return handler
         key = token_key(method.invocation_metadata)
-        if not handler.response_streaming:
+        if not handler.response_streaming and not handler.request_streaming:
             if self.calls is None or handler.unary_unary is None:
                 return handler
             return replaced(handler, counted_call(self.calls, key, handler.unary_unary))

@@ -12,7 +12,7 @@ own submissions count against no per-user limit.
 
 ``Quotas.run`` / ``run_async`` admit a submission (or refuse it at once with
 ``LimitExceeded``) and run its check on the check pool, a pool of its own:
-gRPC's SubmitBot and the web's POST /api/submit share it, and the threads of
+gRPC's SubmitBot and UploadBot and the web's POST /api/submit share it, and the threads of
 the API server (the gateway's, the admin's calls) are never taken by a check.
 A refusal names the limit, its value and when to retry (``retry_after_s``;
 None when waiting does not help): RESOURCE_EXHAUSTED with google.rpc
@@ -38,6 +38,7 @@ from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from arena.bots.archive import MAX_ARCHIVE_BYTES
 from arena.store import Principal, Store
 from arena.store.kept import KeptAnswers
 from arena.store.limits import (
@@ -208,6 +209,26 @@ def refuse_past_limit(
     raise AssertionError("unreachable")  # context.abort raises
 
 
+@dataclass(frozen=True, slots=True)
+class UploadRoom:
+    """What a user may still store (``stored_bytes`` less what their bots take): an
+    upload past it is refused as it passes, before its check."""
+
+    user: str
+    limit: int
+    stored: int
+
+    @property
+    def left(self) -> int:
+        return self.limit - self.stored
+
+    def past(self, sent: int) -> LimitExceeded:
+        return _held_too_much(
+            "stored_bytes", self.limit,
+            f"{self.user}'s bots take {self.stored} bytes and this upload passed {sent}",
+        )  # fmt: skip
+
+
 class Quotas:
     """The limits of each user (defaults, then the admin's settings) and the check queue."""
 
@@ -221,6 +242,7 @@ class Quotas:
         self._running = 0
         self._started: dict[str, collections.deque[int]] = {}  # a user's starts in the hour (ms)
         self._user_locks: dict[str, threading.Lock] = {}  # held while a user's bot is stored
+        self._uploading: dict[str, int] = {}  # a user's UploadBot streams receiving chunks
         self._limits: KeptAnswers[str | None, UserLimits] = KeptAnswers(LIMITS_CACHE_S)
 
     def limits_for(self, user: str | None) -> UserLimits:
@@ -324,6 +346,61 @@ class Quotas:
                 "stored_bytes", limits.stored_bytes,
                 f"{user}'s bots take {usage.stored_bytes} bytes and this version {new_bytes}",
             )  # fmt: skip
+
+    def upload_room(self, principal: Principal) -> UploadRoom | None:
+        """What ``principal`` may still store, when it is less than ``MAX_ARCHIVE_BYTES``
+        (None: more, or the admin); LimitExceeded when nothing is left. Reads the store:
+        call it off the event loop."""
+        if principal.is_admin:
+            return None
+        limits = self.limits_for(principal.user)
+        usage = user_usage(self.store, principal.user)
+        left = limits.stored_bytes - usage.stored_bytes
+        if left <= 0:
+            raise _held_too_much(
+                "stored_bytes", limits.stored_bytes,
+                f"{principal.user}'s bots take {usage.stored_bytes} bytes",
+            )  # fmt: skip
+        return UploadRoom(principal.user, limits.stored_bytes, usage.stored_bytes) \
+            if left < MAX_ARCHIVE_BYTES else None
+
+    def begin_upload(self, principal: Principal) -> None:
+        """Count ``principal``'s streamed upload before its first chunk; LimitExceeded at
+        once when the user already sends ``checks_per_user`` uploads or started
+        ``submissions_per_hour`` submissions in the hour (not counted here: the check
+        counts it). Reads no store; ``end_upload`` once it is over."""
+        limits = self.limits_for(principal.user)
+        user = principal.user
+        with self._lock:
+            held = self._uploading.get(user, 0)
+            if not principal.is_admin:
+                if held >= limits.checks_per_user:
+                    raise LimitExceeded(
+                        "checks_per_user", limits.checks_per_user,
+                        f"limit checks_per_user: {user} has {held} upload(s) under way,"
+                        f" the limit is {limits.checks_per_user}; retry once it is done",
+                        CHECK_RETRY_S,
+                    )  # fmt: skip
+                started = self._started.get(user, collections.deque())
+                now_ms = time.monotonic_ns() // 1_000_000
+                recent = sum(1 for at in started if at > now_ms - HOUR_MS)
+                if recent >= limits.submissions_per_hour:
+                    raise LimitExceeded(
+                        "submissions_per_hour", limits.submissions_per_hour,
+                        f"limit submissions_per_hour: {user} started {recent} submissions in"
+                        f" the last hour, the limit is {limits.submissions_per_hour}",
+                        CHECK_RETRY_S,
+                    )  # fmt: skip
+            self._uploading[user] = held + 1
+
+    def end_upload(self, principal: Principal) -> None:
+        """One fewer upload under way for ``principal`` (``begin_upload``)."""
+        with self._lock:
+            held = self._uploading.get(principal.user, 1) - 1
+            if held > 0:
+                self._uploading[principal.user] = held
+            else:
+                self._uploading.pop(principal.user, None)
 
     # --- how often and how many at once ---------------------------------------
 

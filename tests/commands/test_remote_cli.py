@@ -12,12 +12,14 @@ import argparse
 import io
 import json
 import os
+import random
 import shutil
 import stat
 import subprocess
 import sys
 import tarfile
 from collections.abc import Callable, Iterator
+from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,13 +31,14 @@ from arena.bots.smoke import SAMPLE_RANDOM_BOT, smoke_failure
 from arena.bots.submission import SubmissionCheck
 from arena.cli import main
 from arena.commands import remote
-from arena.commands.remote_grpc import Endpoint
+from arena.commands.remote_grpc import Client, Endpoint
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.referee import load_bot
 from arena.server.app import create_server
 from arena.server.arena_service import ServiceOptions
 from arena.server.tls import load_server_tls
+from arena.server.uploads import MAX_REQUEST_BYTES
 from arena.store import (
     Store,
     add_bot_version,
@@ -77,6 +80,16 @@ def test_each_grpc_code_becomes_one_line_and_its_exit_status(
     assert error.status == status
     assert words in error.message and code in error.message
     assert "\n" not in error.message and "some detail here" in error.message
+
+
+def test_grpcs_words_for_a_request_over_the_arenas_limit_name_the_limit_and_upload_bot() -> None:
+    error = remote.refusal(
+        "RESOURCE_EXHAUSTED", "SERVER: Received message larger than max (307204 vs. 262144)",
+        "h:1",
+    )  # fmt: skip
+    assert error.status == remote.EXIT_LIMIT
+    assert "the request is 307204 bytes; the arena takes at most 262144 bytes" in error.message
+    assert "UploadBot" in error.message and "upgrade the arena CLI" in error.message
 
 
 def test_every_exit_status_is_in_the_help_table() -> None:
@@ -517,6 +530,8 @@ def test_submit_plays_the_smoke_match_and_owns_the_bot(
     shutil.copytree(SAMPLE_RANDOM_BOT, bot)
     toml = (bot / "bot.toml").read_text()
     (bot / "bot.toml").write_text(toml.replace('"python_random"', '"alice_bot"'))
+    # larger than the API's message limit: the archive goes in chunks (UploadBot)
+    (bot / "weights.bin").write_bytes(random.Random(5).randbytes(MAX_REQUEST_BYTES + 1024))
     assert _login(arena, arena_cli, arena.alice).status == 0
     first = arena_cli("submit", str(bot))
     assert first.status == 0, first
@@ -805,3 +820,32 @@ def test_tournament_show_prints_the_committed_parameters_and_checks_them_once_re
     assert "do NOT give" in said[-1]
     bare = remote.tournament_lines(pb.Tournament(name="old", status="finished"))
     assert bare[-1].startswith("committed parameters: none published")
+
+
+class _OlderArena(pb_grpc.ArenaServiceServicer):
+    """An arena without UploadBot (its base answers UNIMPLEMENTED): SubmitBot only."""
+
+    def __init__(self) -> None:
+        self.archives: list[bytes] = []
+
+    def SubmitBot(
+        self, request: pb.SubmitBotRequest, context: grpc.ServicerContext
+    ) -> pb.SubmitBotResponse:
+        self.archives.append(request.archive)
+        return pb.SubmitBotResponse(bot=pb.BotVersion(name="old_bot", version="v1"), created=True)
+
+
+@pytest.mark.slow
+def test_submit_to_an_arena_without_upload_bot_falls_back_to_submit_bot() -> None:
+    older = _OlderArena()
+    server = grpc.server(futures.ThreadPoolExecutor(2))
+    pb_grpc.add_ArenaServiceServicer_to_server(older, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with Client(Endpoint(f"127.0.0.1:{port}", "tok")) as client:
+            reply = client.submit(pb.SubmitBotRequest(archive=b"archive bytes"))
+    finally:
+        server.stop(None)
+    assert reply.created and reply.bot.name == "old_bot"
+    assert older.archives == [b"archive bytes"]

@@ -494,6 +494,90 @@ class SubmitBotRequest(_message.Message):
 Global___SubmitBotRequest: _TypeAlias = SubmitBotRequest  # noqa: Y015
 
 @_typing.final
+class UploadBotRequest(_message.Message):
+    """UploadBot input: the first message is `start`, every later one a `chunk`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_FIELD_NUMBER: _builtins.int
+    CHUNK_FIELD_NUMBER: _builtins.int
+    chunk: _builtins.bytes
+    """The next bytes of the archive: at most 64 KiB each."""
+    @_builtins.property
+    def start(self) -> Global___UploadBotStart: ...
+    def __init__(
+        self,
+        *,
+        start: Global___UploadBotStart | None = ...,
+        chunk: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "part", b"part", "start", b"start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "part", b"part", "start", b"start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["start", "chunk"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___UploadBotRequest: _TypeAlias = UploadBotRequest  # noqa: Y015
+
+@_typing.final
+class UploadBotStart(_message.Message):
+    """What SubmitBotRequest says besides the archive itself."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FORMAT_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    format: Global___ArchiveFormat.ValueType
+    size: _builtins.int
+    """The archive's size in bytes, if the client knows it (0: not said): a size
+    over the limit is refused before any chunk is sent.
+    """
+    def __init__(
+        self,
+        *,
+        format: Global___ArchiveFormat.ValueType = ...,
+        size: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "size", b"size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UploadBotStart: _TypeAlias = UploadBotStart  # noqa: Y015
+
+@_typing.final
+class UploadBotResponse(_message.Message):
+    """UploadBot output: the same fields as SubmitBotResponse, the same numbers."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    CONFORMANCE_FIELD_NUMBER: _builtins.int
+    created: _builtins.bool
+    @_builtins.property
+    def bot(self) -> Global___BotVersion: ...
+    @_builtins.property
+    def conformance(self) -> Global___ConformanceReport: ...
+    def __init__(
+        self,
+        *,
+        bot: Global___BotVersion | None = ...,
+        created: _builtins.bool = ...,
+        conformance: Global___ConformanceReport | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conformance", b"conformance"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conformance", b"conformance", "created", b"created"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UploadBotResponse: _TypeAlias = UploadBotResponse  # noqa: Y015
+
+@_typing.final
 class SubmitBotResponse(_message.Message):
     """SubmitBot output."""
 

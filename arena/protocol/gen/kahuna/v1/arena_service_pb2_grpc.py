@@ -40,6 +40,11 @@ class ArenaServiceStub:
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.SubmitBotRequest.SerializeToString,
                 response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.SubmitBotResponse.FromString,
                 _registered_method=True)
+        self.UploadBot = channel.stream_unary(
+                '/kahuna.v1.ArenaService/UploadBot',
+                request_serializer=kahuna_dot_v1_dot_arena__service__pb2.UploadBotRequest.SerializeToString,
+                response_deserializer=kahuna_dot_v1_dot_arena__service__pb2.UploadBotResponse.FromString,
+                _registered_method=True)
         self.ListBots = channel.unary_unary(
                 '/kahuna.v1.ArenaService/ListBots',
                 request_serializer=kahuna_dot_v1_dot_arena__service__pb2.ListBotsRequest.SerializeToString,
@@ -165,6 +170,21 @@ class ArenaServiceServicer:
         """Upload a bot directory as an archive (tar.gz or zip). The archive is
         checked before unpacking, bot.toml validated, and a short smoke match
         played against the random sample bot; a changed bot is a new version.
+        The archive travels in one message, so it is for small archives only:
+        one over the server's message limit (256 KiB) is refused RESOURCE_EXHAUSTED;
+        UploadBot takes any archive up to the archive limit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UploadBot(self, request_iterator, context):
+        """SubmitBot with the archive streamed: first an UploadBotStart (checked at
+        once: the token, the user's limits, a declared size), then the archive in
+        chunks of at most 64 KiB. Stored, checked and answered exactly as
+        SubmitBot; RESOURCE_EXHAUSTED naming the limit as soon as the chunks pass
+        the archive limit (8 MiB) or the user's stored_bytes; DEADLINE_EXCEEDED
+        when the whole upload takes more than 60 s before its last chunk.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -366,6 +386,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.SubmitBotRequest.FromString,
                     response_serializer=kahuna_dot_v1_dot_arena__service__pb2.SubmitBotResponse.SerializeToString,
             ),
+            'UploadBot': grpc.stream_unary_rpc_method_handler(
+                    servicer.UploadBot,
+                    request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.UploadBotRequest.FromString,
+                    response_serializer=kahuna_dot_v1_dot_arena__service__pb2.UploadBotResponse.SerializeToString,
+            ),
             'ListBots': grpc.unary_unary_rpc_method_handler(
                     servicer.ListBots,
                     request_deserializer=kahuna_dot_v1_dot_arena__service__pb2.ListBotsRequest.FromString,
@@ -510,6 +535,33 @@ class ArenaService:
             '/kahuna.v1.ArenaService/SubmitBot',
             kahuna_dot_v1_dot_arena__service__pb2.SubmitBotRequest.SerializeToString,
             kahuna_dot_v1_dot_arena__service__pb2.SubmitBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UploadBot(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/kahuna.v1.ArenaService/UploadBot',
+            kahuna_dot_v1_dot_arena__service__pb2.UploadBotRequest.SerializeToString,
+            kahuna_dot_v1_dot_arena__service__pb2.UploadBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -45,6 +45,17 @@ class ArenaServiceStub:
     """Upload a bot directory as an archive (tar.gz or zip). The archive is
     checked before unpacking, bot.toml validated, and a short smoke match
     played against the random sample bot; a changed bot is a new version.
+    The archive travels in one message, so it is for small archives only:
+    one over the server's message limit (256 KiB) is refused RESOURCE_EXHAUSTED;
+    UploadBot takes any archive up to the archive limit.
+    """
+    UploadBot: _grpc.StreamUnaryMultiCallable[_arena_service_pb2.UploadBotRequest, _arena_service_pb2.UploadBotResponse]
+    """SubmitBot with the archive streamed: first an UploadBotStart (checked at
+    once: the token, the user's limits, a declared size), then the archive in
+    chunks of at most 64 KiB. Stored, checked and answered exactly as
+    SubmitBot; RESOURCE_EXHAUSTED naming the limit as soon as the chunks pass
+    the archive limit (8 MiB) or the user's stored_bytes; DEADLINE_EXCEEDED
+    when the whole upload takes more than 60 s before its last chunk.
     """
     ListBots: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListBotsRequest, _arena_service_pb2.ListBotsResponse]
     """Every bot with its latest version and rating."""
@@ -145,6 +156,17 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """Upload a bot directory as an archive (tar.gz or zip). The archive is
     checked before unpacking, bot.toml validated, and a short smoke match
     played against the random sample bot; a changed bot is a new version.
+    The archive travels in one message, so it is for small archives only:
+    one over the server's message limit (256 KiB) is refused RESOURCE_EXHAUSTED;
+    UploadBot takes any archive up to the archive limit.
+    """
+    UploadBot: _aio.StreamUnaryMultiCallable[_arena_service_pb2.UploadBotRequest, _arena_service_pb2.UploadBotResponse]  # type: ignore[assignment]
+    """SubmitBot with the archive streamed: first an UploadBotStart (checked at
+    once: the token, the user's limits, a declared size), then the archive in
+    chunks of at most 64 KiB. Stored, checked and answered exactly as
+    SubmitBot; RESOURCE_EXHAUSTED naming the limit as soon as the chunks pass
+    the archive limit (8 MiB) or the user's stored_bytes; DEADLINE_EXCEEDED
+    when the whole upload takes more than 60 s before its last chunk.
     """
     ListBots: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListBotsRequest, _arena_service_pb2.ListBotsResponse]  # type: ignore[assignment]
     """Every bot with its latest version and rating."""
@@ -248,6 +270,23 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         """Upload a bot directory as an archive (tar.gz or zip). The archive is
         checked before unpacking, bot.toml validated, and a short smoke match
         played against the random sample bot; a changed bot is a new version.
+        The archive travels in one message, so it is for small archives only:
+        one over the server's message limit (256 KiB) is refused RESOURCE_EXHAUSTED;
+        UploadBot takes any archive up to the archive limit.
+        """
+
+    @_abc_1.abstractmethod
+    def UploadBot(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arena_service_pb2.UploadBotRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.UploadBotResponse, _abc.Awaitable[_arena_service_pb2.UploadBotResponse]]:
+        """SubmitBot with the archive streamed: first an UploadBotStart (checked at
+        once: the token, the user's limits, a declared size), then the archive in
+        chunks of at most 64 KiB. Stored, checked and answered exactly as
+        SubmitBot; RESOURCE_EXHAUSTED naming the limit as soon as the chunks pass
+        the archive limit (8 MiB) or the user's stored_bytes; DEADLINE_EXCEEDED
+        when the whole upload takes more than 60 s before its last chunk.
         """
 
     @_abc_1.abstractmethod
