@@ -30,6 +30,7 @@ import functools
 import io
 import itertools
 import json
+import os
 import tarfile
 import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
@@ -764,7 +765,8 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if tournament.status is TournamentStatus.RUNNING and not running_here:
             holder = lease_holder(self.store, tournament_id)
             pid = "unknown" if holder is None or holder.pid is None else holder.pid
-            return f"tournament is running in another process (pid {pid})"
+            if pid != os.getpid():  # this process: `arena serve --ladder`'s own ladder
+                return f"tournament is running in another process (pid {pid})"
         return f"tournament is {tournament.status}"
 
     def _watch_message(
