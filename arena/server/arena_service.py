@@ -849,7 +849,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if runtime != REMOTE_RUNTIME:
             abort(
                 context, grpc.StatusCode.FAILED_PRECONDITION,
-                f"bot {request.bot!r} is not a remote bot (RegisterRemoteBot makes one)",
+                f"bot {request.bot!r} is not a remote bot: the arena runs it; register a"
+                " remote bot under a name of its own (`arena remote submit DIR` of a bot.toml"
+                " with runtime = \"remote\" and no command, or RegisterRemoteBot)",
             )  # fmt: skip
 
     # ------------------------------------------------------------ live games

@@ -703,7 +703,9 @@ PLAY_REFUSALS = [
     # (case, who logs in, bot, exit status, words): the arena refuses the connector
     ("another user's bot", "alice", "bob_remote", remote.EXIT_PERMISSION, "another user"),
     ("no such bot", "alice", "no_such_bot", remote.EXIT_NOT_FOUND, "no_such_bot"),
-    ("not a remote bot", "admin", "python_random", remote.EXIT_REFUSED, "not a remote bot"),
+    ("not a remote bot", "admin", "python_random", remote.EXIT_REFUSED,
+     "not a remote bot: the arena runs it; register a remote bot under a name of its own"
+     " (`arena remote submit DIR` of a bot.toml with runtime = \"remote\""),
 ]  # fmt: skip
 
 
