@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, TextIO
 
 import grpc
 
+from arena._grpc_env import untune_child_processes
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
 from arena.commands.outfile import write_whole, written_whole
 from arena.commands.pathargs import given, given_path
@@ -1134,6 +1135,7 @@ def run_play(args: argparse.Namespace) -> int:
         [*entries, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     )
     os.environ[TOKEN_ENV] = endpoint.token  # not argv: the connector strips it from the bot's
+    untune_child_processes()  # the arena's gRPC tuning is not the bot's (its gRPC may not know it)
     connector = importlib.import_module("kahuna_bot.remote")
 
     def refused(error: Any) -> int:

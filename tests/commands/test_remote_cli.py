@@ -12,6 +12,7 @@ import argparse
 import io
 import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -675,10 +676,14 @@ def test_play_hosts_a_remote_bot_through_the_connector(
     with channel:
         stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name=name),
                                metadata=(("authorization", f"Bearer {arena.alice}"),))  # fmt: skip
+    seen = tmp_path / "bot-env"  # what the bot's environment says of gRPC's experiments
+    wrapper = (f'printf %s "${{GRPC_EXPERIMENTS-unset}}" > {shlex.quote(str(seen))}; exec'
+               f' {shlex.quote(sys.executable)} {shlex.quote(str(SAMPLE_RANDOM_BOT / "bot.py"))}')
     connector = subprocess.Popen(
         [sys.executable, "-m", "arena", "remote", "play", "--max-seats", "1", name, "--",
-         sys.executable, str(SAMPLE_RANDOM_BOT / "bot.py")],
-        env=env, stderr=subprocess.PIPE, text=True,
+         "sh", "-c", wrapper],
+        env={k: v for k, v in env.items() if k != "GRPC_EXPERIMENTS"}, stderr=subprocess.PIPE,
+        text=True,
     )  # fmt: skip
     try:
         arena.tournament(f"cli-play-{name}", [name, "python_random"])
@@ -690,6 +695,7 @@ def test_play_hosts_a_remote_bot_through_the_connector(
         connector.kill()
     assert connector.returncode == 0, stderr
     assert "seat offered" in stderr
+    assert seen.read_text() == "unset"  # the arena's own tuning stays the arena's
     def status() -> str:
         return str(get_tournament(arena.store, f"cli-play-{name}").status)
 
