@@ -176,12 +176,23 @@ _STATUS_OF_CODE: dict[str, tuple[int, str]] = {
 }  # fmt: skip
 
 
+# What gRPC's words for a port that is not the arena's API say to do (UNAVAILABLE)
+_WRONG_PORT_HINTS = (
+    ("Failed parsing HTTP/2", "an HTTP/1 server answered, as the web pages' port does: log in"
+     " to the arena API's port, which `arena serve` prints (50051 unless --port)"),
+    ("WRONG_VERSION_NUMBER", "that port does not speak TLS: an arena that serves plaintext"
+     " (`arena serve` says so) is logged in to with grpc://"),
+)  # fmt: skip
+
+
 def refusal(code: str, details: str, address: str) -> RemoteError:
-    """A gRPC status (its code's name and details) as one line and an exit status."""
+    """A gRPC status (its code's name and details) as one line and an exit status; a
+    port that is not the arena's API (the web pages', plaintext for grpcs://) says so."""
     status, what = _STATUS_OF_CODE.get(code, (EXIT_SERVER, "the arena failed"))
     details = " ".join((details or "").split())  # one line, whatever the server sent
     if code == "UNAVAILABLE":
         details = f"{address}: {details}" if details else address
+        details += "".join(f" ({hint})" for words, hint in _WRONG_PORT_HINTS if words in details)
     return RemoteError(f"{what}: {details} [{code}]" if details else f"{what} [{code}]", status)
 
 

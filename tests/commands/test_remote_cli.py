@@ -9,6 +9,7 @@ commands run through ``arena.cli.main`` with their own config directory;
 from __future__ import annotations
 
 import argparse
+import http.server
 import io
 import json
 import os
@@ -18,6 +19,7 @@ import stat
 import subprocess
 import sys
 import tarfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -464,6 +466,41 @@ def test_broken_logins_and_values_no_call_can_carry_are_one_line(
         directory.mkdir(parents=True)
         (directory / remote.CONFIG_NAME).write_text(saved, encoding="utf-8")
     _refusal(arena_cli(*argv, stdin=stdin), status, words)
+
+
+class _Quiet(http.server.BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        """Nothing on stderr: the test reads the command's."""
+
+
+@pytest.fixture
+def web_like_port() -> Iterator[int]:
+    """A port that speaks HTTP/1, as `arena serve --web-port`'s does (it answers 400 here)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("scheme", "words"),
+    [("grpc", "an HTTP/1 server answered, as the web pages' port does: log in to the arena"
+              " API's port, which `arena serve` prints (50051 unless --port)"),
+     ("grpcs", "that port does not speak TLS: an arena that serves plaintext (`arena serve`"
+               " says so) is logged in to with grpc://")],
+)  # fmt: skip
+def test_a_login_to_a_port_that_is_not_the_api_says_which_port_to_use(
+    arena_cli: Cli, web_like_port: int, scheme: str, words: str
+) -> None:
+    """The web pages' port (the address `arena serve` prints first to a browser), or TLS to
+    a plaintext port: gRPC's words (HTTP/2 framing, an SSL version) and what to do."""
+    url = f"{scheme}://127.0.0.1:{web_like_port}"
+    _refusal(arena_cli("login", url, stdin="tok\n"), remote.EXIT_UNREACHABLE, words)
 
 
 def _login_tls_flags(pki: Pki, tmp_path: Path, case: str) -> tuple[list[str], str]:
