@@ -35,7 +35,7 @@ import tarfile
 import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -470,9 +470,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         if request.start:
             self._start(context, tournament)
-        return pb.CreateTournamentResponse(
-            tournament=self._tournament_pb(self._tournament(context, tournament.id))
-        )
+        return pb.CreateTournamentResponse(tournament=self._started_pb(context, tournament.id))
 
     @authenticated(admin=True)
     def StartTournament(
@@ -489,9 +487,15 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             abort(context, grpc.StatusCode.FAILED_PRECONDITION, only_its_table(tournament.name))
         if tournament.status is not TournamentStatus.FINISHED:
             self._start(context, tournament)
-        return pb.StartTournamentResponse(
-            tournament=self._tournament_pb(self._tournament(context, tournament.id))
-        )
+        return pb.StartTournamentResponse(tournament=self._started_pb(context, tournament.id))
+
+    def _started_pb(self, context: grpc.ServicerContext, tournament_id: int) -> pb.Tournament:
+        """The tournament as this server now runs it: running once its thread started,
+        though the runner has not stored so yet (the reply read 'created' after a start)."""
+        row = self._tournament(context, tournament_id)
+        if row.status is TournamentStatus.CREATED and self.tournaments.is_running(tournament_id):
+            row = replace(row, status=TournamentStatus.RUNNING)
+        return self._tournament_pb(row)
 
     @authenticated(admin=True)
     def StopTournament(
