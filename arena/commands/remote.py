@@ -612,6 +612,15 @@ def _bundle_part(kind: str, text: str, sent_apart: str | None = None) -> dict[st
     return part
 
 
+def ranked_by(t: pb.Tournament) -> str:
+    """What a standing's ``points`` are: a ladder ranks by the conservative rating."""
+    return "mu-3sigma" if t.format == pb.TOURNAMENT_FORMAT_LADDER else "points"
+
+
+def ranking_value(t: pb.Tournament, points: float) -> str:
+    return f"{points:.2f}" if t.format == pb.TOURNAMENT_FORMAT_LADDER else f"{points:g}"
+
+
 def watch_line(event: pb.WatchTournamentResponse) -> str:
     """One progress event as a plain line (stdout not a terminal)."""
     t = event.tournament
@@ -619,15 +628,19 @@ def watch_line(event: pb.WatchTournamentResponse) -> str:
     leader = ""
     if event.standings:
         top = event.standings[0]
-        leader = f"; leader {top.bot} {top.points:g} pts"
+        value = ranking_value(t, top.points)
+        leader = (f"; leader {top.bot} (mu-3sigma {value})"
+                  if t.format == pb.TOURNAMENT_FORMAT_LADDER
+                  else f"; leader {top.bot} {value} pts")  # fmt: skip
     return (f"{t.name}: {t.games_played}/{t.games_scheduled} games, {t.status}:"
             f" {event.message}{game}{leader}")  # fmt: skip
 
 
 def standings_lines(event: pb.WatchTournamentResponse) -> list[str]:
-    rows = [(str(s.rank), s.bot, f"{s.points:g}", str(s.games), f"{s.wins}/{s.draws}/{s.losses}")
-            for s in event.standings]  # fmt: skip
-    return columns(("#", "bot", "points", "games", "W/D/L"), rows) if rows else []
+    t = event.tournament
+    rows = [(str(s.rank), s.bot, ranking_value(t, s.points), str(s.games),
+             f"{s.wins}/{s.draws}/{s.losses}") for s in event.standings]  # fmt: skip
+    return columns(("#", "bot", ranked_by(t), "games", "W/D/L"), rows) if rows else []
 
 
 def record_text(reply: pb.GetGameRecordResponse) -> str:
@@ -1110,10 +1123,11 @@ def _watch_live(events: Iterable[pb.WatchTournamentResponse]) -> None:
     def table(event: pb.WatchTournamentResponse) -> Table:
         # Text, not str: rich would read the arena's names as markup.
         view = Table(title=Text(visible(watch_line(event))))
-        for header in ("#", "bot", "points", "games", "W/D/L"):
+        for header in ("#", "bot", ranked_by(event.tournament), "games", "W/D/L"):
             view.add_column(header, justify="left" if header == "bot" else "right")
         for s in event.standings:
-            view.add_row(str(s.rank), Text(visible(s.bot)), f"{s.points:g}", str(s.games),
+            view.add_row(str(s.rank), Text(visible(s.bot)),
+                         ranking_value(event.tournament, s.points), str(s.games),
                          f"{s.wins}/{s.draws}/{s.losses}")  # fmt: skip
         return view
 

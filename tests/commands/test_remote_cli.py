@@ -82,6 +82,26 @@ def test_each_grpc_code_becomes_one_line_and_its_exit_status(
     assert "\n" not in error.message and "some detail here" in error.message
 
 
+@pytest.mark.parametrize(
+    ("form", "points", "leader", "header", "value"),
+    [(pb.TOURNAMENT_FORMAT_ROUND_ROBIN, 3.5, "leader ann 3.5 pts", "points", "3.5"),
+     # a ladder ranks by the conservative rating, which is no count of points
+     (pb.TOURNAMENT_FORMAT_LADDER, 28.22951, "leader ann (mu-3sigma 28.23)", "mu-3sigma",
+      "28.23")],
+)  # fmt: skip
+def test_watch_names_what_ranks_the_standings(
+    form: int, points: float, leader: str, header: str, value: str
+) -> None:
+    event = pb.WatchTournamentResponse(
+        tournament=pb.Tournament(name="t", format=form, status="running"), message="m",
+        standings=[pb.Standing(rank=1, bot="ann", points=points, games=4, wins=3)],
+    )  # fmt: skip
+    assert remote.watch_line(event).endswith(leader)
+    head, row = remote.standings_lines(event)
+    assert head.split() == ["#", "bot", header, "games", "W/D/L"]
+    assert row.split() == ["1", "ann", value, "4", "3/0/0"]
+
+
 def test_every_exit_status_is_in_the_help_table() -> None:
     statuses = {v for k, v in vars(remote).items() if k.startswith("EXIT_") and isinstance(v, int)}
     assert statuses
