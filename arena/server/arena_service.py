@@ -621,13 +621,16 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             elsewhere = not self.tournaments.is_running(tournament.id)  # another process plays it
             # its stored games read before the status: none can fall between the two reads
             seen = await off_loop(latest_game_id, self.store, tournament.id) if elsewhere else 0
-            yield await off_loop(self._watch_status, tournament.id)
+            first = await off_loop(self._watch_status, tournament.id)
+            yield first
             if elsewhere:
                 async for stored in follow_stored(
                     self.store, tournament.id, self._watch_message, seen
                 ):
                     yield stored
-                yield await off_loop(self._watch_status, tournament.id)
+                last = await off_loop(self._watch_status, tournament.id)
+                if last != first:  # a finished tournament's status once, not twice
+                    yield last
                 return
             while True:  # until the tournament ends; a watcher leaving cancels the stream
                 event = await inbox.get(WATCH_POLL_S)

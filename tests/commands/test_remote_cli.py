@@ -614,6 +614,9 @@ def test_watch_leaderboard_and_record_follow_a_tournament(
     assert lines[0].startswith("cli-watch: ")
     assert any("finished" in line for line in lines)
     assert any(line.split()[:2] == ["#", "bot"] for line in lines)
+    again = arena_cli("watch", "cli-watch")  # finished: where it stands, said once
+    heads = [line for line in again.out.splitlines() if line.startswith("cli-watch: ")]
+    assert len(heads) == 1 and "finished: tournament is finished" in heads[0], again.out
     listed = arena_cli("tournament", "list")
     assert listed.status == 0, listed
     assert listed.out.split()[:6] == ["id", "name", "format", "status", "bots", "games"]
