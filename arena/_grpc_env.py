@@ -13,8 +13,10 @@ Nothing happens on import: the entry points call ``tune_this_process``
 ``tune_child_processes`` (the tournament's local executor, before it starts
 its forkserver). Never over a ``GRPC_EXPERIMENTS`` of the user's own. Bots
 never inherit it: the sandbox gives them an environment of their own (the
-Python SDK tunes its client side itself, ``kahuna_bot._grpc_env``). The
-sandbox watchdog imports no grpc and needs nothing.
+Python SDK tunes its client side itself, ``kahuna_bot._grpc_env``), and
+`arena remote play` calls ``untune_child_processes`` before it runs the user's
+bot, whose gRPC (C++, another grpcio) may not know the experiment and says so
+on stderr. The sandbox watchdog imports no grpc and needs nothing.
 """
 
 from __future__ import annotations
@@ -23,14 +25,33 @@ import os
 import sys
 
 TUNED_EXPERIMENTS = "-event_engine_listener"
+VARIABLE = "GRPC_EXPERIMENTS"
+
+_set_here = False  # whether this module set the variable (not the user)
 
 
 def tune_this_process() -> None:
     """Tune gRPC for this process, if it has not imported grpc yet (else it is too late)."""
     if "grpc" not in sys.modules:
-        os.environ.setdefault("GRPC_EXPERIMENTS", TUNED_EXPERIMENTS)
+        _tune()
 
 
 def tune_child_processes() -> None:
     """Tune gRPC for the Python processes this one starts from now on (workers)."""
-    os.environ.setdefault("GRPC_EXPERIMENTS", TUNED_EXPERIMENTS)
+    _tune()
+
+
+def untune_child_processes() -> None:
+    """Leave the tuning out of the programs this process starts from now on, where this
+    module set it: they are not the arena's. A ``GRPC_EXPERIMENTS`` of the user's own stays."""
+    global _set_here
+    if _set_here and os.environ.get(VARIABLE) == TUNED_EXPERIMENTS:
+        del os.environ[VARIABLE]
+    _set_here = False
+
+
+def _tune() -> None:
+    global _set_here
+    if VARIABLE not in os.environ:
+        os.environ[VARIABLE] = TUNED_EXPERIMENTS
+        _set_here = True

@@ -21,6 +21,8 @@ CLI_MAIN = (
     "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"  # every command imported
 )
 WORKERS = "import grpc\nfrom arena._grpc_env import tune_child_processes\ntune_child_processes()"
+# `arena remote play` before it runs the user's bot: the arena's tuning is not the bot's
+UNTUNED = CLI_MAIN + "from arena._grpc_env import untune_child_processes\nuntune_child_processes()"
 
 
 @pytest.mark.parametrize(
@@ -38,6 +40,11 @@ WORKERS = "import grpc\nfrom arena._grpc_env import tune_child_processes\ntune_c
         pytest.param(
             {"GRPC_EXPERIMENTS": "-event_engine_client"}, "", WORKERS, "-event_engine_client",
             id="workers-users-own",
+        ),
+        pytest.param({}, "", UNTUNED, "<unset>", id="users-programs"),
+        pytest.param(
+            {"GRPC_EXPERIMENTS": "-event_engine_client"}, "", UNTUNED, "-event_engine_client",
+            id="users-programs-users-own",
         ),
     ],
 )

@@ -4,7 +4,8 @@
 directory; the name of a bot stored in the data directory (its latest
 version); the name of a sample bot shipped with the arena (``python_random``,
 ``go_random``...). A name that is none of them is refused, naming the closest
-stored or sample bot.
+stored or sample bot. A path that is no directory but ends in a sample bot's name
+(``sample_bots/python_greedy`` outside a checkout) is refused naming the sample bot.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ def find_bot(text: str, data_dir: str | None) -> BotSpec:
 def _find_bot(text: str, data_dir: str | None) -> BotSpec:
     path = Path(text)
     if path.is_dir() or "/" in text or text in (".", ".."):
+        if not path.exists() and path.name in _sample_names():
+            raise BotConfigError(
+                f"{text}: no such directory; the sample bot {path.name} is named without"
+                f" its directory: {path.name}"
+            )
         return load_bot(path)  # a path: its own errors (no bot.toml, a bad field)
     stored = _stored_names(data_dir)
     if text in stored:

@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, TextIO
 
 import grpc
 
+from arena._grpc_env import untune_child_processes
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
 from arena.commands.noted import NotesError, Seen, commitment_arg, note, noted_commitment
 from arena.commands.outfile import write_whole, written_whole
@@ -182,9 +183,18 @@ _STATUS_OF_CODE: dict[str, tuple[int, str]] = {
 _SERVER_MESSAGE_LIMIT = re.compile(r"SERVER: Received message larger than max \((\d+) vs\. (\d+)\)")
 """gRPC's own words (no handler of the arena's ran) for a request over the server's limit."""
 
+# What gRPC's words for a port that is not the arena's API say to do (UNAVAILABLE)
+_WRONG_PORT_HINTS = (
+    ("Failed parsing HTTP/2", "an HTTP/1 server answered, as the web pages' port does: log in"
+     " to the arena API's port, which `arena serve` prints (50051 unless --port)"),
+    ("WRONG_VERSION_NUMBER", "that port does not speak TLS: an arena that serves plaintext"
+     " (`arena serve` says so) is logged in to with grpc://"),
+)  # fmt: skip
+
 
 def refusal(code: str, details: str, address: str) -> RemoteError:
-    """A gRPC status (its code's name and details) as one line and an exit status."""
+    """A gRPC status (its code's name and details) as one line and an exit status; a
+    port that is not the arena's API (the web pages', plaintext for grpcs://) says so."""
     status, what = _STATUS_OF_CODE.get(code, (EXIT_SERVER, "the arena failed"))
     details = " ".join((details or "").split())  # one line, whatever the server sent
     too_large = _SERVER_MESSAGE_LIMIT.search(details) if code == "RESOURCE_EXHAUSTED" else None
@@ -196,6 +206,7 @@ def refusal(code: str, details: str, address: str) -> RemoteError:
         )
     if code == "UNAVAILABLE":
         details = f"{address}: {details}" if details else address
+        details += "".join(f" ({hint})" for words, hint in _WRONG_PORT_HINTS if words in details)
     return RemoteError(f"{what}: {details} [{code}]" if details else f"{what} [{code}]", status)
 
 
@@ -629,6 +640,15 @@ def _bundle_part(kind: str, text: str, sent_apart: str | None = None) -> dict[st
     return part
 
 
+def ranked_by(t: pb.Tournament) -> str:
+    """What a standing's ``points`` are: a ladder ranks by the conservative rating."""
+    return "mu-3sigma" if t.format == pb.TOURNAMENT_FORMAT_LADDER else "points"
+
+
+def ranking_value(t: pb.Tournament, points: float) -> str:
+    return f"{points:.2f}" if t.format == pb.TOURNAMENT_FORMAT_LADDER else f"{points:g}"
+
+
 def watch_line(event: pb.WatchTournamentResponse) -> str:
     """One progress event as a plain line (stdout not a terminal)."""
     t = event.tournament
@@ -636,15 +656,19 @@ def watch_line(event: pb.WatchTournamentResponse) -> str:
     leader = ""
     if event.standings:
         top = event.standings[0]
-        leader = f"; leader {top.bot} {top.points:g} pts"
+        value = ranking_value(t, top.points)
+        leader = (f"; leader {top.bot} (mu-3sigma {value})"
+                  if t.format == pb.TOURNAMENT_FORMAT_LADDER
+                  else f"; leader {top.bot} {value} pts")  # fmt: skip
     return (f"{t.name}: {t.games_played}/{t.games_scheduled} games, {t.status}:"
             f" {event.message}{game}{leader}")  # fmt: skip
 
 
 def standings_lines(event: pb.WatchTournamentResponse) -> list[str]:
-    rows = [(str(s.rank), s.bot, f"{s.points:g}", str(s.games), f"{s.wins}/{s.draws}/{s.losses}")
-            for s in event.standings]  # fmt: skip
-    return columns(("#", "bot", "points", "games", "W/D/L"), rows) if rows else []
+    t = event.tournament
+    rows = [(str(s.rank), s.bot, ranking_value(t, s.points), str(s.games),
+             f"{s.wins}/{s.draws}/{s.losses}") for s in event.standings]  # fmt: skip
+    return columns(("#", "bot", ranked_by(t), "games", "W/D/L"), rows) if rows else []
 
 
 def record_text(reply: pb.GetGameRecordResponse) -> str:
@@ -1175,10 +1199,11 @@ def _watch_live(events: Iterable[pb.WatchTournamentResponse]) -> None:
     def table(event: pb.WatchTournamentResponse) -> Table:
         # Text, not str: rich would read the arena's names as markup.
         view = Table(title=Text(visible(watch_line(event))))
-        for header in ("#", "bot", "points", "games", "W/D/L"):
+        for header in ("#", "bot", ranked_by(event.tournament), "games", "W/D/L"):
             view.add_column(header, justify="left" if header == "bot" else "right")
         for s in event.standings:
-            view.add_row(str(s.rank), Text(visible(s.bot)), f"{s.points:g}", str(s.games),
+            view.add_row(str(s.rank), Text(visible(s.bot)),
+                         ranking_value(event.tournament, s.points), str(s.games),
                          f"{s.wins}/{s.draws}/{s.losses}")  # fmt: skip
         return view
 
@@ -1211,6 +1236,7 @@ def run_play(args: argparse.Namespace) -> int:
         [*entries, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     )
     os.environ[TOKEN_ENV] = endpoint.token  # not argv: the connector strips it from the bot's
+    untune_child_processes()  # the arena's gRPC tuning is not the bot's (its gRPC may not know it)
     connector = importlib.import_module("kahuna_bot.remote")
 
     def refused(error: Any) -> int:

@@ -30,11 +30,12 @@ import functools
 import io
 import itertools
 import json
+import os
 import tarfile
 import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -517,9 +518,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         if request.start:
             self._start(context, tournament)
-        return pb.CreateTournamentResponse(
-            tournament=self._tournament_pb(self._tournament(context, tournament.id))
-        )
+        return pb.CreateTournamentResponse(tournament=self._started_pb(context, tournament.id))
 
     @authenticated(admin=True)
     def StartTournament(
@@ -536,9 +535,15 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             abort(context, grpc.StatusCode.FAILED_PRECONDITION, only_its_table(tournament.name))
         if tournament.status is not TournamentStatus.FINISHED:
             self._start(context, tournament)
-        return pb.StartTournamentResponse(
-            tournament=self._tournament_pb(self._tournament(context, tournament.id))
-        )
+        return pb.StartTournamentResponse(tournament=self._started_pb(context, tournament.id))
+
+    def _started_pb(self, context: grpc.ServicerContext, tournament_id: int) -> pb.Tournament:
+        """The tournament as this server now runs it: running once its thread started,
+        though the runner has not stored so yet (the reply read 'created' after a start)."""
+        row = self._tournament(context, tournament_id)
+        if row.status is TournamentStatus.CREATED and self.tournaments.is_running(tournament_id):
+            row = replace(row, status=TournamentStatus.RUNNING)
+        return self._tournament_pb(row)
 
     @authenticated(admin=True)
     def StopTournament(
@@ -664,13 +669,16 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
             elsewhere = not self.tournaments.is_running(tournament.id)  # another process plays it
             # its stored games read before the status: none can fall between the two reads
             seen = await off_loop(latest_game_id, self.store, tournament.id) if elsewhere else 0
-            yield await off_loop(self._watch_status, tournament.id)
+            first = await off_loop(self._watch_status, tournament.id)
+            yield first
             if elsewhere:
                 async for stored in follow_stored(
                     self.store, tournament.id, self._watch_message, seen
                 ):
                     yield stored
-                yield await off_loop(self._watch_status, tournament.id)
+                last = await off_loop(self._watch_status, tournament.id)
+                if last != first:  # a finished tournament's status once, not twice
+                    yield last
                 return
             while True:  # until the tournament ends; a watcher leaving cancels the stream
                 event = await inbox.get(WATCH_POLL_S)
@@ -812,7 +820,8 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if tournament.status is TournamentStatus.RUNNING and not running_here:
             holder = lease_holder(self.store, tournament_id)
             pid = "unknown" if holder is None or holder.pid is None else holder.pid
-            return f"tournament is running in another process (pid {pid})"
+            if pid != os.getpid():  # this process: `arena serve --ladder`'s own ladder
+                return f"tournament is running in another process (pid {pid})"
         return f"tournament is {tournament.status}"
 
     def _watch_message(
@@ -895,7 +904,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         if runtime != REMOTE_RUNTIME:
             abort(
                 context, grpc.StatusCode.FAILED_PRECONDITION,
-                f"bot {request.bot!r} is not a remote bot (RegisterRemoteBot makes one)",
+                f"bot {request.bot!r} is not a remote bot: the arena runs it; register a"
+                " remote bot under a name of its own (`arena remote submit DIR` of a bot.toml"
+                " with runtime = \"remote\" and no command, or RegisterRemoteBot)",
             )  # fmt: skip
 
     # ------------------------------------------------------------ live games

@@ -77,11 +77,16 @@ def test_a_sample_bot_by_its_name_without_any_data_directory(tmp_path: Path) -> 
         ("stored-bt", "(did you mean stored-bot?)"),
         ("zzz", "zzz: no such bot directory, stored bot or sample bot; the sample bots are"),
         ("./stored-bot", "stored-bot: not a directory"),  # a path is a path: no look-up
+        # a sample's path in a checkout, typed elsewhere: the sample is named
+        ("sample_bots/python_greedy", "sample_bots/python_greedy: no such directory; the"
+                                      " sample bot python_greedy is named without its"
+                                      " directory: python_greedy"),
     ],
 )  # fmt: skip
 def test_a_name_that_is_nothing_is_refused_naming_the_closest(
-    data: Path, text: str, message: str
+    data: Path, text: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # outside the checkout, whose sample_bots/ is a directory
     with pytest.raises(BotConfigError) as refused:
         find_bot(text, str(data))
     assert message in str(refused.value)

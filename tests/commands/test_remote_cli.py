@@ -9,15 +9,18 @@ commands run through ``arena.cli.main`` with their own config directory;
 from __future__ import annotations
 
 import argparse
+import http.server
 import io
 import json
 import os
 import random
+import shlex
 import shutil
 import stat
 import subprocess
 import sys
 import tarfile
+import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -90,6 +93,26 @@ def test_grpcs_words_for_a_request_over_the_arenas_limit_name_the_limit_and_uplo
     assert error.status == remote.EXIT_LIMIT
     assert "the request is 307204 bytes; the arena takes at most 262144 bytes" in error.message
     assert "UploadBot" in error.message and "upgrade the arena CLI" in error.message
+
+
+@pytest.mark.parametrize(
+    ("form", "points", "leader", "header", "value"),
+    [(pb.TOURNAMENT_FORMAT_ROUND_ROBIN, 3.5, "leader ann 3.5 pts", "points", "3.5"),
+     # a ladder ranks by the conservative rating, which is no count of points
+     (pb.TOURNAMENT_FORMAT_LADDER, 28.22951, "leader ann (mu-3sigma 28.23)", "mu-3sigma",
+      "28.23")],
+)  # fmt: skip
+def test_watch_names_what_ranks_the_standings(
+    form: int, points: float, leader: str, header: str, value: str
+) -> None:
+    event = pb.WatchTournamentResponse(
+        tournament=pb.Tournament(name="t", format=form, status="running"), message="m",
+        standings=[pb.Standing(rank=1, bot="ann", points=points, games=4, wins=3)],
+    )  # fmt: skip
+    assert remote.watch_line(event).endswith(leader)
+    head, row = remote.standings_lines(event)
+    assert head.split() == ["#", "bot", header, "games", "W/D/L"]
+    assert row.split() == ["1", "ann", value, "4", "3/0/0"]
 
 
 def test_every_exit_status_is_in_the_help_table() -> None:
@@ -478,6 +501,41 @@ def test_broken_logins_and_values_no_call_can_carry_are_one_line(
     _refusal(arena_cli(*argv, stdin=stdin), status, words)
 
 
+class _Quiet(http.server.BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        """Nothing on stderr: the test reads the command's."""
+
+
+@pytest.fixture
+def web_like_port() -> Iterator[int]:
+    """A port that speaks HTTP/1, as `arena serve --web-port`'s does (it answers 400 here)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("scheme", "words"),
+    [("grpc", "an HTTP/1 server answered, as the web pages' port does: log in to the arena"
+              " API's port, which `arena serve` prints (50051 unless --port)"),
+     ("grpcs", "that port does not speak TLS: an arena that serves plaintext (`arena serve`"
+               " says so) is logged in to with grpc://")],
+)  # fmt: skip
+def test_a_login_to_a_port_that_is_not_the_api_says_which_port_to_use(
+    arena_cli: Cli, web_like_port: int, scheme: str, words: str
+) -> None:
+    """The web pages' port (the address `arena serve` prints first to a browser), or TLS to
+    a plaintext port: gRPC's words (HTTP/2 framing, an SSL version) and what to do."""
+    url = f"{scheme}://127.0.0.1:{web_like_port}"
+    _refusal(arena_cli("login", url, stdin="tok\n"), remote.EXIT_UNREACHABLE, words)
+
+
 def _login_tls_flags(pki: Pki, tmp_path: Path, case: str) -> tuple[list[str], str]:
     """The TLS flags of one case of LOGIN_TLS, and the words its refusal must hold."""
     garbage = tmp_path / "garbage.pem"
@@ -571,6 +629,9 @@ def test_watch_leaderboard_and_record_follow_a_tournament(
     assert lines[0].startswith("cli-watch: ")
     assert any("finished" in line for line in lines)
     assert any(line.split()[:2] == ["#", "bot"] for line in lines)
+    again = arena_cli("watch", "cli-watch")  # finished: where it stands, said once
+    heads = [line for line in again.out.splitlines() if line.startswith("cli-watch: ")]
+    assert len(heads) == 1 and "finished: tournament is finished" in heads[0], again.out
     listed = arena_cli("tournament", "list")
     assert listed.status == 0, listed
     assert listed.out.split()[:6] == ["id", "name", "format", "status", "bots", "games"]
@@ -661,8 +722,8 @@ def test_the_admin_creates_starts_and_stops_tournaments_from_the_remote_cli(
     assert watched.status == 0 and "finished" in watched.out, watched
     long = arena_cli("tournament", "create", "cli-long", "python_random", second,
                      "--games", "40", "--start")  # fmt: skip
-    assert long.status == 0 and "created tournament 'cli-long'" in long.out, long  # its thread
-    # may not have stored it as running yet: the answer says created or running
+    assert long.status == 0 and "created tournament 'cli-long'" in long.out, long
+    assert ": running, " in long.out, long  # started, though its thread may not have stored it
     stopped = arena_cli("tournament", "stop", "cli-long")
     assert stopped.status == 0, stopped
     assert "stopped tournament 'cli-long'" in stopped.out and ": interrupted, " in stopped.out
@@ -692,10 +753,14 @@ def test_play_hosts_a_remote_bot_through_the_connector(
     with channel:
         stub.RegisterRemoteBot(pb.RegisterRemoteBotRequest(name=name),
                                metadata=(("authorization", f"Bearer {arena.alice}"),))  # fmt: skip
+    seen = tmp_path / "bot-env"  # what the bot's environment says of gRPC's experiments
+    wrapper = (f'printf %s "${{GRPC_EXPERIMENTS-unset}}" > {shlex.quote(str(seen))}; exec'
+               f' {shlex.quote(sys.executable)} {shlex.quote(str(SAMPLE_RANDOM_BOT / "bot.py"))}')
     connector = subprocess.Popen(
         [sys.executable, "-m", "arena", "remote", "play", "--max-seats", "1", name, "--",
-         sys.executable, str(SAMPLE_RANDOM_BOT / "bot.py")],
-        env=env, stderr=subprocess.PIPE, text=True,
+         "sh", "-c", wrapper],
+        env={k: v for k, v in env.items() if k != "GRPC_EXPERIMENTS"}, stderr=subprocess.PIPE,
+        text=True,
     )  # fmt: skip
     try:
         arena.tournament(f"cli-play-{name}", [name, "python_random"])
@@ -707,6 +772,7 @@ def test_play_hosts_a_remote_bot_through_the_connector(
         connector.kill()
     assert connector.returncode == 0, stderr
     assert "seat offered" in stderr
+    assert seen.read_text() == "unset"  # the arena's own tuning stays the arena's
     def status() -> str:
         return str(get_tournament(arena.store, f"cli-play-{name}").status)
 
@@ -720,7 +786,9 @@ PLAY_REFUSALS = [
     # (case, who logs in, bot, exit status, words): the arena refuses the connector
     ("another user's bot", "alice", "bob_remote", remote.EXIT_PERMISSION, "another user"),
     ("no such bot", "alice", "no_such_bot", remote.EXIT_NOT_FOUND, "no_such_bot"),
-    ("not a remote bot", "admin", "python_random", remote.EXIT_REFUSED, "not a remote bot"),
+    ("not a remote bot", "admin", "python_random", remote.EXIT_REFUSED,
+     "not a remote bot: the arena runs it; register a remote bot under a name of its own"
+     " (`arena remote submit DIR` of a bot.toml with runtime = \"remote\""),
 ]  # fmt: skip
 
 

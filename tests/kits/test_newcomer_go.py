@@ -6,6 +6,8 @@ the bash block in the copy's own README.md, as a newcomer would paste them:
 the build, then a match against python_random that must play both games with
 no failure status. The copy's README must name the copy, not the kit, and
 the Go section of sample_bots/README.md must show the very same commands.
+The first-bot guide's block is run as written too, in a directory that is no
+checkout.
 """
 
 from __future__ import annotations
@@ -68,3 +70,26 @@ def test_the_go_readme_of_a_new_bot_reaches_a_played_match(tmp_path: Path) -> No
     assert len(games) == 2, done.stdout
     for game in games:
         assert not any(status in game for status in FAILURES), game
+
+
+def test_the_first_bot_guide_runs_as_written_outside_a_checkout(tmp_path: Path) -> None:
+    """The first bash block of docs/guide/first-bot.md (a Go bot: new, build, check, match),
+    pasted in an empty directory, as by someone who installed the arena and has no
+    sample_bots/ beside them: every line runs and the match is played."""
+    missing = missing_tools(kit("go_random"))
+    if missing:
+        pytest.skip(f"go_random needs {', '.join(missing)} (.ci/run installs them)")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    arena = bin_dir / "arena"
+    arena.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m arena "$@"\n')
+    arena.chmod(0o755)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    guide = (REPO / "docs" / "guide" / "first-bot.md").read_text(encoding="utf-8")
+    lines = [line.split("#")[0].strip() for line in BLOCK.findall(guide)[0].splitlines()]
+    assert any(line.startswith("arena match my_bot ") for line in lines), lines
+
+    done = _shell("\n".join(filter(None, lines)), work, bin_dir)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "checks passed" in done.stdout and "score:" in done.stdout, done.stdout

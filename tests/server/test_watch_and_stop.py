@@ -19,10 +19,13 @@ from arena.referee.types import GameReport
 from arena.server.arena_service import ArenaService
 from arena.store import (
     TournamentConfig,
+    TournamentStatus,
+    acquire_lease,
     add_ladder_match,
     create_ladder,
     ladder_entrants,
     list_matches,
+    set_status,
 )
 from arena.testing.waiting import wait_until
 from arena.tournament.policy.results import store_game
@@ -56,6 +59,27 @@ def _cup_match(served: Arena) -> tuple[int, int]:
         metadata=_auth(served.admin),
     )  # fmt: skip
     return created.tournament.id, list_matches(served.store, created.tournament.id)[0].id
+
+
+def test_a_ladder_this_server_plays_is_not_said_to_run_in_another_process(
+    arena: Arena,  # noqa: F811
+) -> None:
+    """`arena serve --ladder` holds its ladder's lease in its own process: a watcher is
+    told the ladder runs, not that a process (the server's own pid) elsewhere runs it."""
+    ladder = create_ladder(arena.store, "served-ladder", TournamentConfig(), {})
+    lease = acquire_lease(arena.store, ladder, name="served-ladder")  # as LadderThread takes it
+    try:
+        set_status(arena.store, ladder, TournamentStatus.RUNNING)
+        call = arena.stub.WatchTournament(
+            pb.WatchTournamentRequest(name="served-ladder"), metadata=_auth(arena.bob),
+            timeout=30,
+        )
+        first = next(call)
+        call.cancel()
+    finally:
+        lease.release()
+    assert first.tournament.status == "running"
+    assert first.message == "tournament is running"
 
 
 @pytest.mark.parametrize("kind", ["tournament", "ladder"])
