@@ -29,7 +29,12 @@ from arena.testing.demo_data import (
     write_bot_dir,
 )
 from arena.tournament.orchestration.runner import match_jobs
-from arena.tournament.policy.audit import audit_bundle, audit_tournament
+from arena.tournament.policy.audit import (
+    AuditReport,
+    against_noted,
+    audit_bundle,
+    audit_tournament,
+)
 from arena.tournament.policy.audit_bundle import tournament_bundle
 from arena.tournament.policy.config import build_sprt
 from arena.tournament.policy.results import rate, store_game
@@ -1062,3 +1067,20 @@ def test_a_game_summary_over_its_limit_fails_naming_it(finished: tuple[Path, int
     assert problem.startswith(f"game {game['game_id']} takes ")
     assert "bytes of JSON without its record, more than the 4096 an audit keeps" \
         " (MAX_SUMMARY_BYTES)" in problem
+
+
+@pytest.mark.parametrize(
+    ("published", "words"),
+    [
+        pytest.param("ab" * 32, f"the published commitment is {'ab' * 32}, not the", id="another"),
+        pytest.param(None, "the arena published no seed commitment", id="none-published"),
+    ],
+)
+def test_a_noted_commitment_the_arena_did_not_publish_fails_in_words(
+    published: object, words: str
+) -> None:
+    report = AuditReport(tournament="ladder", ok=True, games=3, commitment=None,
+                         revealed_secret=None, problem=None, checked=("x",))  # fmt: skip
+    failed = against_noted(report, published, "cd" * 32)
+    assert not failed.ok and failed.problem is not None
+    assert words in failed.problem and "None" not in failed.problem

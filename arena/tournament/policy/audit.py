@@ -127,6 +127,10 @@ def against_noted(report: AuditReport, published: object, noted: str | None) -> 
     games proves nothing, since it could hash a secret chosen after them."""
     if noted is None or published == noted.lower():
         return report
+    if published is None:  # a ladder, or a bundle that carries none
+        return replace(report, ok=False, checked=(), problem=(
+            f"the arena published no seed commitment for this tournament, so none matches"
+            f" the {noted} you noted"))  # fmt: skip
     return replace(report, ok=False, checked=(), problem=(
         f"the published commitment is {published}, not the {noted} you noted"))  # fmt: skip
 
