@@ -220,6 +220,13 @@ def add_cpu_pinning(parser: argparse.ArgumentParser) -> None:
 def definition(args: argparse.Namespace) -> tuple[TournamentFormat, TournamentConfig]:
     """The format and checked config the flags ask for (TournamentError naming the flag)."""
     kind = FORMATS[args.format]
+    if len(args.bots) < 2:  # the first word is the tournament's name, not a bot
+        raise TournamentError(
+            f"a tournament needs at least two bots after its name; got the name {args.name!r}"
+            f" and {len(args.bots)} bot{'' if len(args.bots) == 1 else 's'}"
+            f"{': ' + ', '.join(args.bots) if args.bots else ''}"
+            f" (arena tournament {args.tournament_command} NAME BOT BOT ...)"
+        )
     given = [flag for flag in SPRT_FLAGS if getattr(args, flag) is not None]
     sprt = None
     if kind is TournamentFormat.SPRT:

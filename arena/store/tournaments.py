@@ -10,6 +10,7 @@ as ``interrupted``, never stored as such.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import sqlite3
@@ -150,7 +151,12 @@ def _latest_version_id(db: sqlite3.Connection, bot: str) -> int:
         (bot,),
     ).fetchone()
     if row[0] is None:
-        raise NotFoundError(f"no bot {quoted(bot)} in the store (add it with `arena bot add`)")
+        names = [name for (name,) in db.execute("SELECT name FROM bots")]
+        close = difflib.get_close_matches(bot, names, n=1)
+        hint = f"did you mean {close[0]}? or " if close else ""
+        raise NotFoundError(
+            f"no bot {quoted(bot)} in the store ({hint}add it with `arena bot add`)"
+        )
     return int(row[0])
 
 
