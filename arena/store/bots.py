@@ -57,6 +57,22 @@ def _version_row(row: sqlite3.Row) -> BotVersionRow:
 
 PERSON_PREFIX = "human-"  # the remote bot a user plays as at /play (arena.web.play)
 
+_PLAY_TALLY = """
+    LEFT JOIN (SELECT p.bot_version_id AS version_id, COUNT(*) AS games,
+                      SUM(g.winner_seat = 1 - p.seat) AS wins, SUM(g.winner_seat IS NULL) AS draws,
+                      SUM(g.winner_seat = p.seat) AS losses
+               FROM play_games p JOIN games g ON g.id = p.game_id
+               GROUP BY p.bot_version_id) pg ON pg.version_id = v.id
+"""
+"""Each bot version's games against people at /play, and its results there: the public
+board's games and W/D/L are the bots' games among themselves, which no person can pad."""
+_BOARD_COLUMNS = """
+    b.name AS bot, b.owner AS owner, v.version, v.created_at, v.mu, v.sigma,
+    v.games - IFNULL(pg.games, 0) AS games, v.wins - IFNULL(pg.wins, 0) AS wins,
+    v.draws - IFNULL(pg.draws, 0) AS draws, v.losses - IFNULL(pg.losses, 0) AS losses,
+    v.timeouts, v.crashes, v.illegal_actions
+"""
+
 
 def add_bot_version(
     store: Store, spec: BotSpec, *, owner: str | None = None, off_ladder: bool = False
@@ -318,11 +334,13 @@ def leaderboard(
     ``public``: the public board, each bot's latest version unless the bot is withdrawn
     from the ladder: a bot taken off at a lucky high does not keep that rating on the
     board while it plays no more (its page keeps it, and its return brings it back); nor
-    a person's seat at /play (``PERSON_PREFIX``), whose games rate nobody.
+    a person's seat at /play (``PERSON_PREFIX``), whose games rate nobody; its games and
+    W/D/L are those between bots (``_PLAY_TALLY``; the failure counts keep every game).
     ``leave_out``: ids of bots also off the board (those waiting off the ladder behind
     their owner's newer bots: ``arena.tournament.view.ladder_view.public_leaderboard``).
     """
-    where = "v.games >= ?"
+    columns, tally = (_BOARD_COLUMNS, _PLAY_TALLY) if public else (_VERSION_COLUMNS, "")
+    where = f"v.games - {'IFNULL(pg.games, 0)' if public else '0'} >= ?"
     if latest_only or public:
         where += " AND v.id = (SELECT MAX(id) FROM bot_versions WHERE bot_id = b.id)"
     if public:  # a person's seat at /play (a remote bot human-USER) is no bot of the board
@@ -334,9 +352,9 @@ def leaderboard(
         left = (json.dumps(sorted(set(leave_out))),)
     with store.reading() as db:
         rows = db.execute(
-            f"SELECT {_VERSION_COLUMNS} FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
+            f"SELECT {columns} FROM bot_versions v JOIN bots b ON b.id = v.bot_id {tally}"
             f" WHERE {where} ORDER BY v.mu - {CONSERVATIVE_SIGMAS} * v.sigma DESC,"
-            " v.games DESC, b.name, v.id",
+            " games DESC, b.name, v.id",
             (min_games, *((PERSON_PREFIX, PERSON_PREFIX) if public else ()), *left),
         ).fetchall()
     return [LeaderboardRow(i + 1, _version_row(r)) for i, r in enumerate(rows)]

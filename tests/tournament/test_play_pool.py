@@ -21,6 +21,7 @@ from arena.store import (
     add_bot_version,
     get_version,
     latest_version_ids,
+    leaderboard,
     list_games,
     list_matches,
     list_tournaments,
@@ -215,9 +216,15 @@ def test_games_at_play_stay_off_the_bots_public_board(store: Store) -> None:
     """A person's seat is no bot on the board, and what a person does at /play (losing on
     purpose, or winning with an engine behind the page) does not make a bot's score or
     Elo on the board: those are the bots' own games."""
-    for number in range(12):
-        store_play_game(store, _table(store, number), _report("rnd"), "human-ann",
+    for number, winner in enumerate(["rnd"] * 10 + [None, "human-ann"]):
+        store_play_game(store, _table(store, number), _report(winner), "human-ann",
                         rated_play=False)  # fmt: skip
     [row] = StoreSource(store).leaderboard()
     assert row.bot == "rnd" and row.rank == 1
     assert row.interval.detail is None, row.interval  # no game of bots to score
+    # nor its games and W/D/L: a person losing on purpose pads no bot's record there
+    assert (row.games, row.wins, row.draws, row.losses) == (0, 0, 0, 0)
+    [full] = [r for r in leaderboard(store) if r.entry.bot == "rnd"]  # the admin's: every game
+    assert (full.entry.games, full.entry.wins, full.entry.draws, full.entry.losses) == (
+        12, 10, 1, 1
+    )
