@@ -35,6 +35,9 @@ besides its Play stream. A second stream (``SECOND_STREAM``), a message over
 ``MAX_MESSAGE_BYTES`` (``OVERSIZED``) and more messages than the bot was sent
 frames (``NOT_PROTOCOL``) are reported at once, without parsing; a launch that
 goes on sending after such a report has its connection cut the same way.
+``CONNECTIONS_PER_ENDPOINT`` bounds the connections a bot holds to its socket: each
+one the server keeps is a descriptor of the arena's process, which serves every match
+and every client of the host.
 """
 
 from __future__ import annotations
@@ -71,6 +74,11 @@ STREAMS_PER_CONNECTION = 2
 more. A bot's own gRPC client holds any further call until one of these ends, so a
 frozen bot has at most one call the referee has not answered yet; a client that
 ignores the setting loses its connection (gRPC's transport, no code of ours)."""
+CONNECTIONS_PER_ENDPOINT = 4
+"""Connections a bot's socket keeps open at once; one more is closed as it is accepted.
+A bot needs one (a reconnect, or the gateway's for a remote bot, may overlap the one
+ending); without the bound, a bot's processes could each connect up to their own
+open-file limit and leave the arena's process none (no launch, no store, no client)."""
 EXTRA_MESSAGES = 1
 """Messages a bot may send beyond one per frame it was sent (its Hello)."""
 SHOWN_METHOD_CHARS = 60
@@ -297,6 +305,7 @@ class BotEndpoint:
             options=[
                 ("grpc.max_receive_message_length", TRANSPORT_MAX_BYTES),
                 ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
+                ("grpc.max_allowed_incoming_connections", CONNECTIONS_PER_ENDPOINT),
             ],
         )
         server.add_insecure_port(f"unix://{self.socket_path}")

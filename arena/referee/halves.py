@@ -171,9 +171,11 @@ def play_in_turn(
     included).
 
     A finished half's processes are shut down in a thread (``StartedMatch.close``: their
-    moment to exit after MatchOver, the cleanup) while the next half plays; the call
-    returns once they are all gone, unless ``closing`` is given: then those threads
-    are put there, for the caller to join (so that the next match need not wait).
+    moment to exit after MatchOver, the cleanup) while a prestarted next half plays;
+    without a prestart the next half launches once they are gone, so that a bot's two
+    processes of a match never run at once. The call returns once they are all gone,
+    unless ``closing`` is given: then those still running are put there, for the
+    caller to join (so that the next match need not wait).
     """
 
     def start(config: MatchConfig) -> StartedMatch:
@@ -186,6 +188,11 @@ def play_in_turn(
         for number, config in enumerate(configs):
             current = waiting
             if current is None:
+                # no process of the half before runs beside this one's: after its MatchOver
+                # it holds every deal that half played, which this half plays in the
+                # other seats (what the machine shares, no sandbox hides)
+                for thread in closes:
+                    thread.join()
                 current = launch_ahead(functools.partial(start, config))
             waiting = None
             if isinstance(current, BaseException):

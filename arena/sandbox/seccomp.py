@@ -1,4 +1,4 @@
-"""A seccomp filter, written as classic BPF by hand, that refuses IP sockets.
+"""A seccomp filter, written as classic BPF by hand, that refuses IP sockets and more.
 
 The filter (loaded by bubblewrap through ``--seccomp FD``) does these things:
 
@@ -16,7 +16,10 @@ The filter (loaded by bubblewrap through ``--seccomp FD``) does these things:
    as a file system without locking does: a lock is kept on the file, and every
    sandbox sees the same read-only files (``/usr``, the bot's own directory), so a
    lock one process sets another can see, a channel between sandboxes (the two
-   processes of one bot that play the two games of a deal, say).
+   processes of one bot that play the two games of a deal, say);
+7. refuses file watches (``inotify_init``, ``inotify_init1``, ``fanotify_init``) with
+   ENOSYS, as a kernel built without them: a watch on a file every sandbox sees
+   reports another sandbox's opens and reads of it, the same channel as a lock.
 
 No libseccomp: the program is a few dozen bytes packed with :mod:`struct`.
 """
@@ -74,6 +77,7 @@ class ArchSpec:
     fcntl_nr: int
     flock_nr: int
     denied_nrs: tuple[int, ...]  # bpf, perf_event_open, userfaultfd, keyctl, add_key, request_key
+    watch_nrs: tuple[int, ...]  # inotify_init (x86-64 only), inotify_init1, fanotify_init
     has_x32: bool
 
 
@@ -81,12 +85,12 @@ ARCHES: dict[str, ArchSpec] = {
     "x86_64": ArchSpec(
         "x86_64", 0xC000003E, socket_nr=41, io_uring_setup_nr=425,
         clone_nr=56, clone3_nr=435, unshare_nr=272, fcntl_nr=72, flock_nr=73,
-        denied_nrs=(321, 298, 323, 250, 248, 249), has_x32=True,
+        denied_nrs=(321, 298, 323, 250, 248, 249), watch_nrs=(253, 294, 300), has_x32=True,
     ),
     "aarch64": ArchSpec(
         "aarch64", 0xC00000B7, socket_nr=198, io_uring_setup_nr=425,
         clone_nr=220, clone3_nr=435, unshare_nr=97, fcntl_nr=25, flock_nr=32,
-        denied_nrs=(280, 241, 282, 219, 217, 218), has_x32=False,
+        denied_nrs=(280, 241, 282, 219, 217, 218), watch_nrs=(26, 262), has_x32=False,
     ),
 }
 
@@ -132,6 +136,7 @@ def _program(arch: ArchSpec) -> list[Op]:
         ("jeq", arch.unshare_nr, "check_flags", None),
         ("jeq", arch.flock_nr, "refuse_lock", None),
         ("jeq", arch.fcntl_nr, "check_fcntl", None),
+        *[("jeq", nr, "refuse_call", None) for nr in arch.watch_nrs],
         *[("jeq", nr, "refuse_perm", None) for nr in arch.denied_nrs],
         ("ret", SECCOMP_RET_ALLOW),
         ("label", "check_flags"),

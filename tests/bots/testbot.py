@@ -195,6 +195,51 @@ def cpu_spinner(bot: Bot, channel: grpc.Channel) -> None:
                 pass
 
 
+# Opens connections to the referee's socket from ARG processes (default 8), each until
+# it reaches its open-file limit, and holds them; says "full" on stdout once all have.
+CONNECTION_HOARD = """
+import os, socket, sys, time
+path, processes = sys.argv[1], int(sys.argv[2])
+done_read, done_write = os.pipe()
+children = 0
+while children < processes - 1 and os.fork() != 0:
+    children += 1
+child = children < processes - 1
+held = []
+while True:
+    try:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError:
+        break
+    try:
+        client.connect(path)
+    except OSError:
+        client.close()
+        break
+    held.append(client)
+if child:
+    os.write(done_write, b"x")
+else:
+    for _ in range(children):
+        os.read(done_read, 1)
+    print("full", flush=True)
+time.sleep(3600)
+"""
+
+
+def connection_hoard(bot: Bot, channel: grpc.Channel) -> None:
+    """Hold as many connections to the referee's socket as the sandbox lets it open,
+    then play: each connection the referee accepts is a descriptor of its process."""
+    path = os.environ["KAHUNA_REFEREE"].removeprefix("unix://")
+    processes = bot.args[0] if bot.args else "8"
+    hoard = subprocess.Popen(
+        [sys.executable, "-c", CONNECTION_HOARD, path, processes],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    assert hoard.stdout is not None
+    hoard.stdout.readline()
+
+
 UNKNOWN_METHOD = "/kahuna.v1.RefereeService/Peek"
 IN_FLIGHT = 32
 
@@ -232,6 +277,7 @@ def unknown_method_flood(bot: Bot, channel: grpc.Channel) -> None:
 
 
 ON_WELCOME: dict[str, Callable[[Bot, grpc.Channel], None]] = {
+    "connection_hoard": connection_hoard,
     "out_of_turn": out_of_turn,
     "second_stream": second_stream,
     "memory_hog": memory_hog,

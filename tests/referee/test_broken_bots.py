@@ -525,3 +525,23 @@ def test_a_bot_that_never_says_hello_is_measured_the_whole_allowance_per_launch(
     assert 1000 <= first.startup_ms["silent"] < 3000
     assert 1000 <= second.startup_ms["silent"] < 3000  # its relaunch
     assert_no_process_left(silent, good)
+
+
+def test_connections_to_the_referee_socket_do_not_take_the_arenas_files(
+    make_bot: MakeBot,
+) -> None:
+    """A bot whose processes connect to its referee socket until each reaches its own
+    open-file limit: every connection the referee accepted was a descriptor of the
+    arena's process (thousands from one bot: 64 processes of 256 files each), and an
+    arena out of descriptors can launch no bot, open no file and accept no client."""
+    fds = Path("/proc/self/fd")
+    before = len(list(fds.iterdir()))
+    during: list[int] = []
+    good = make_bot("random", name="good")
+    hoard = make_bot("connection_hoard", "8", name="hoard")
+    report = run_match(
+        CONFIG, hoard, good, on_game=lambda game: during.append(len(list(fds.iterdir())))
+    )
+    assert [game.statuses for game in report.games] == [{"hoard": OK, "good": OK}] * 2
+    assert max(during) - before < 64, (before, during)
+    assert_no_process_left(hoard, good)

@@ -401,6 +401,32 @@ def test_without_a_prestart_each_half_launches_at_its_turn(
 
 
 @pytest.mark.slow
+def test_without_a_prestart_no_process_of_the_last_half_runs_beside_the_next(
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that stays after its MatchOver holds every deal of its half, the deals
+    the next half plays in the other seats: launched while it still ran (its moment to
+    exit), the next half's process of the same bot could learn them through what the
+    machine shares (the page cache of files both read, free memory), which no sandbox
+    hides. So without a prestart the next half launches once the last one's processes
+    are gone."""
+    lingering, good = make_bot("linger", name="lingering"), make_bot("random", name="good")
+    left_at_launch: list[list[int]] = []
+
+    def recording(*args: Any, **kwargs: Any) -> StartedMatch:
+        left_at_launch.append(processes_with(marker_of(lingering)))
+        return start_match(*args, **kwargs)
+
+    monkeypatch.setattr(arena.referee.halves, "start_match", recording)
+    done: list[Done] = []
+    play_in_turn(half_configs(IN_TURN), lingering, good, prestart=OFF,
+                 on_done=lambda *outcome: done.append(outcome))  # fmt: skip
+    assert [(number, error) for number, _, error in done] == [(0, None), (1, None)]
+    assert left_at_launch == [[], []]
+    assert_no_process_left(lingering, good)
+
+
+@pytest.mark.slow
 def test_arena_match_without_a_prestart_plays_its_halves_one_after_the_other(
     make_bot: MakeBot,
 ) -> None:

@@ -123,6 +123,23 @@ def test_file_locks_are_refused(spec: sc.ArchSpec, nr: int, arg1: int, expected:
     assert run_filter(program, arch=spec.audit_arch, nr=nr, arg1=arg1) == expected
 
 
+@pytest.mark.parametrize(
+    ("spec", "nr", "expected"),
+    [
+        pytest.param(X86, 253, REFUSE_CALL, id="x86-inotify-init"),
+        pytest.param(X86, 294, REFUSE_CALL, id="x86-inotify-init1"),
+        pytest.param(X86, 300, REFUSE_CALL, id="x86-fanotify-init"),
+        pytest.param(X86, 254, ALLOW, id="x86-inotify-add-watch-needs-an-instance"),
+        pytest.param(ARM, 26, REFUSE_CALL, id="arm-inotify-init1"),
+        pytest.param(ARM, 262, REFUSE_CALL, id="arm-fanotify-init"),
+        pytest.param(ARM, 253, ALLOW, id="arm-253-is-not-inotify"),
+    ],
+)
+def test_file_watches_are_refused(spec: sc.ArchSpec, nr: int, expected: int) -> None:
+    program = sc.build_filter(spec)
+    assert run_filter(program, arch=spec.audit_arch, nr=nr) == expected
+
+
 @given(
     nr=st.integers(0, 0x7FFFFFFF),
     arg0=st.integers(0, 2**64 - 1),
@@ -132,7 +149,7 @@ def test_only_the_listed_calls_are_touched(nr: int, arg0: int, arg1: int) -> Non
     decision = run_filter(sc.build_filter(X86), arch=X86.audit_arch, nr=nr, arg0=arg0, arg1=arg1)
     if nr == X86.socket_nr:
         assert decision == (ALLOW if arg0 & 0xFFFFFFFF == sc.AF_UNIX else REFUSE_FAMILY)
-    elif nr in (X86.io_uring_setup_nr, X86.clone3_nr) or nr >= 0x40000000:
+    elif nr in (X86.io_uring_setup_nr, X86.clone3_nr, *X86.watch_nrs) or nr >= 0x40000000:
         assert decision == REFUSE_CALL
     elif nr in (X86.clone_nr, X86.unshare_nr):
         assert decision == (REFUSE_PERM if arg0 & NEWUSER else ALLOW)
@@ -305,6 +322,65 @@ def test_no_lock_passes_between_two_sandboxes(
     assert status == 0, read_output
     assert lines_of(set_output.read_text())[-3:] == [*set_lines, "published"]
     assert lines_of(read_output)[-2:] == read_lines
+
+
+# One sandboxed process watches a file every sandbox sees (its bot directory is the same
+# read-only tree for both) for opens; another opens it. Without the filter the first
+# reads the second's open: as with locks, a channel between the two processes of one
+# bot that play the two games of a deal.
+OPEN_WATCHER = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "fd = libc.inotify_init1(0)\n"
+    "if fd < 0:\n"
+    "    print('inotify refused', ctypes.get_errno(), flush=True)\n"
+    "else:\n"
+    "    IN_OPEN = 0x20\n"
+    "    print('watching', libc.inotify_add_watch(fd, b'/bot/bot.txt', IN_OPEN) > 0, flush=True)\n"
+    "    os.read(fd, 4096)  # blocks until an open of the file, in any sandbox\n"
+    "    print('open SEEN', flush=True)\n"
+)
+OPENER = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "FAN_REPORT_FID = 0x200  # what an unprivileged fanotify_init must ask for\n"
+    "fd = libc.syscall(300, FAN_REPORT_FID, os.O_RDONLY)\n"
+    "print('fanotify', 'opened' if fd >= 0 else ctypes.get_errno(), flush=True)\n"
+    "open('/bot/bot.txt').close()\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="fanotify_init's number is x86-64's")
+@pytest.mark.parametrize(
+    ("seccomp", "watched", "opened"),
+    [
+        pytest.param(
+            True, f"inotify refused {errno.ENOSYS}", f"fanotify {errno.ENOSYS}", id="filter"
+        ),
+        pytest.param(False, "open SEEN", "fanotify opened", id="control-without-filter"),
+    ],
+)
+def test_no_file_watch_sees_another_sandboxs_opens(
+    harness: Harness, seccomp: bool, watched: str, opened: str
+) -> None:
+    options = {} if seccomp else {"host": HostReport(True, 1, False, ("seccomp",)), "unsafe": True}
+    _watcher, watch_output = harness.launch(OPEN_WATCHER, lang="python", **options)
+    wait_until(
+        lambda: "watching" in watch_output.read_text() or "refused" in watch_output.read_text(),
+        "the first sandbox to have set its watch",
+        timeout_s=20,
+        state=watch_output.read_text,
+    )
+    status, open_output = harness.run(OPENER, lang="python", **options)
+    assert status == 0, open_output
+    assert lines_of(open_output)[-1] == opened
+    wait_until(
+        lambda: watched in lines_of(watch_output.read_text()),
+        watched,
+        timeout_s=10,
+        state=watch_output.read_text,
+    )
 
 
 I386_GETPID = (

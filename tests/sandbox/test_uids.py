@@ -11,10 +11,11 @@ import textwrap
 import threading
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
-from arena.sandbox import BotProcess, SandboxLimits, SandboxUnavailableError, uids
+from arena.sandbox import BotProcess, HostReport, SandboxLimits, SandboxUnavailableError, uids
 from arena.sandbox.uids import (
     UID_DIR_ENV,
     UID_RANGE_ENV,
@@ -104,16 +105,21 @@ print("victim", forked, flush=True)
 # Another arena process (a second match, e.g. a tournament worker) launching its own bot.
 OTHER_MATCH = """
 import pathlib, sys
-from arena.sandbox import SandboxLimits, launch_bot
+from arena.sandbox import HostReport, SandboxLimits, launch_bot
 bot_dir, socket_path, output = map(pathlib.Path, sys.argv[1:4])
+options = {"host": HostReport(True, 1, False, ("seccomp",)), "unsafe": True} if sys.argv[6:] else {}
 bot = launch_bot(bot_dir=bot_dir, command=["python3", "-c", sys.argv[4], sys.argv[5]],
                  runtime="python", env={}, socket_path=socket_path, limits=SandboxLimits(),
-                 stderr_path=output)
+                 stderr_path=output, **options)
 print("uid", bot.uid, flush=True)
 status = bot.wait(30)
 bot.kill()
 print("status", status, flush=True)
 """
+
+
+NO_FILTER: dict[str, Any] = {"host": HostReport(True, 1, False, ("seccomp",)), "unsafe": True}
+"""Launch options for the sandbox without its seccomp filter (a control)."""
 
 
 def _wait_for_line(path: Path, prefix: str, timeout_s: float = 20.0) -> str:
@@ -126,20 +132,22 @@ def _wait_for_line(path: Path, prefix: str, timeout_s: float = 20.0) -> str:
 
 @pytest.mark.slow
 def test_inotify_hog_leaves_opponent_and_other_match_their_instances(harness: Harness) -> None:
+    """Run without the seccomp filter, which refuses inotify (tests/sandbox/test_seccomp.py):
+    the uid pool alone keeps one bot's per-user count from another's."""
     limit = int(Path("/proc/sys/fs/inotify/max_user_instances").read_text())
     hog, hog_output = harness.launch(
-        INOTIFY_HOG, lang="python", limits=SandboxLimits(max_open_files=limit + 64)
+        INOTIFY_HOG, lang="python", limits=SandboxLimits(max_open_files=limit + 64), **NO_FILTER
     )
     held = _wait_for_line(hog_output, "held").split()
     assert int(held[1]) == limit and int(held[2]) == 24, held  # EMFILE: the per-uid maximum
     # its opponent in the same match
-    status, output = harness.run(INOTIFY_VICTIM, lang="python")
+    status, output = harness.run(INOTIFY_VICTIM, lang="python", **NO_FILTER)
     assert status == 0 and lines_of(output)[-1] == "victim 8", output
     # a bot of a concurrently running match, launched by another arena process
     other_output = harness.root / "other-match.txt"
     result = subprocess.run(
         [sys.executable, "-c", OTHER_MATCH, str(harness.bot_dir), str(harness.socket_path),
-         str(other_output), INOTIFY_VICTIM, harness.marker],
+         str(other_output), INOTIFY_VICTIM, harness.marker, "no-filter"],
         capture_output=True, text=True, timeout=60, env={**os.environ},
     )
     assert result.returncode == 0, result.stderr
