@@ -51,6 +51,8 @@ from arena.store.remote import REMOTE_RUNTIME, register_remote_bot
 SmokeCheck = Callable[[Path], SubmissionCheck]  # bot dir -> refusal (or None) and findings
 ARCHIVE_FORMATS = ("tar.gz", "zip")
 REMOTE_TOML_BYTES = 1024  # what a remote bot's stored bot.toml takes, at most
+ARCHIVE_DIR = "archive"
+"""Where in its upload directory an archive is unpacked."""
 
 
 class RefusalKind(enum.StrEnum):
@@ -96,16 +98,31 @@ def submit_bot(
     if not archive:
         raise SubmissionRefused(RefusalKind.EMPTY, "archive is empty")
     with upload_directory() as work:
+        unpacked = Path(work) / ARCHIVE_DIR
         try:
             return _submit(
                 store, principal, Path(work), archive, archive_format, smoke_check, quotas
             )
+        except SubmissionRefused as refused:
+            raise SubmissionRefused(
+                refused.kind, in_archive(refused.message, unpacked), refused.checked
+            ) from None
         except ArchiveTooLargeError as error:
             raise SubmissionRefused(RefusalKind.TOO_LARGE, f"archive refused: {error}") from None
         except (ArchiveError, BotConfigError) as error:
-            raise SubmissionRefused(RefusalKind.BAD_BOT, f"bot refused: {error}") from None
+            message = in_archive(f"bot refused: {error}", unpacked)
+            raise SubmissionRefused(RefusalKind.BAD_BOT, message) from None
         except StoreError as error:  # another user's bot, or an owner name it cannot be
             raise SubmissionRefused(RefusalKind.NOT_ALLOWED, str(error)) from None
+
+
+def in_archive(message: str, unpacked: Path) -> str:
+    """``message`` with each path under ``unpacked`` given as its place in the archive
+    (``bot.toml``, ``mybot/bot.py``): a refusal tells the user the file they sent, never
+    where this server unpacked it (its temporary directory, named after its pid)."""
+    for root in dict.fromkeys((str(unpacked), str(unpacked.resolve()))):
+        message = message.replace(f"{root}/", "").replace(root, ".")
+    return message
 
 
 def _submit(
@@ -120,7 +137,7 @@ def _submit(
     # the archive's own directory: 0755 like a top-level folder it may hold, so a
     # bot zipped without one (cd bot && zip -r ../b.zip .) is world-readable too,
     # as the sandboxed bot needs; the upload directory around it stays 0700
-    target = work / "archive"
+    target = work / ARCHIVE_DIR
     target.mkdir()
     target.chmod(0o755)
     directory = unpack_bot_archive(archive, target, archive_format)

@@ -37,7 +37,7 @@ from arena.store import (
     StoreError,
     TokenRefusedError,
 )
-from arena.store.play import people_pool
+from arena.store.play import PoolEntry, people_pool
 from arena.tournament.policy.ladder_config import DEFAULT_NAME as DEFAULT_LADDER
 from arena.tournament.policy.rounds import PLAY_PREFIX
 from arena.tournament.view.ladder_view import LadderView
@@ -748,9 +748,16 @@ class WebApp:
     def play_ratings_page(self, query: Mapping[str, str]) -> Response:
         if self.tables is None:
             raise HttpError(404, "this server seats no people (arena serve --web-port does)")
-        people, bots = people_pool(self.tables.store)
+        people, bots = self._people_pool()
         return self.page("play_ratings.html", title="The people's ratings", people=people,
                          bots=bots)  # fmt: skip
+
+    def _people_pool(self) -> tuple[list[PoolEntry], list[PoolEntry]]:
+        """The people's pool as of the spectator delay's cut: its ratings and W-D-L are the
+        results of games at /play, whose ends show late as every game's do."""
+        assert self.tables is not None
+        store = self.tables.store
+        return self._delayed("people", lambda: people_pool(store))
 
     def play_json(
         self, method: str, path: str, body: bytes, headers: Mapping[str, str], scheme: str
@@ -759,7 +766,8 @@ class WebApp:
             raise HttpError(404, "this server seats no people (arena serve --web-port does)")
         try:
             status, payload = play_api(
-                self.tables, self._principal, method, path, body, headers, scheme
+                self.tables, self._principal, method, path, body, headers, scheme,
+                pool=self._people_pool,
             )
         except PlayRefused as refused:
             raise HttpError(refused.status, refused.message) from None

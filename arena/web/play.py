@@ -69,7 +69,13 @@ from arena.store.models import (
     TournamentConfig,
     TournamentStatus,
 )
-from arena.store.play import PlaySeat, insert_play_tournament, people_pool, play_games
+from arena.store.play import (
+    PlaySeat,
+    PoolEntry,
+    insert_play_tournament,
+    people_pool,
+    play_games,
+)
 from arena.store.tokens import AUTH_CACHE_S, TokenRefusedError, authenticate
 from arena.store.tournaments import (
     list_matches,
@@ -640,9 +646,10 @@ def _version_id(store: Store, spec: BotSpec) -> int:
     return latest_version_ids(store, [spec.name])[spec.name]
 
 
-def pool_json(store: Store) -> Json:
-    """The people's pool: each person's and each bot version's rating there, best first."""
-    people, bots = people_pool(store)
+def pool_json(pool: tuple[list[PoolEntry], list[PoolEntry]]) -> Json:
+    """The people's pool (``people_pool``'s answer): each person's and each bot version's
+    rating there, best first."""
+    people, bots = pool
     return {"people": [entry.to_json() for entry in people],
             "bots": [entry.to_json() for entry in bots]}  # fmt: skip
 
@@ -690,11 +697,13 @@ def play_api(
     body: bytes,
     headers: Mapping[str, str],
     scheme: str,
+    pool: Callable[[], tuple[list[PoolEntry], list[PoolEntry]]] | None = None,
 ) -> tuple[int, Json]:
     """One request under ``/api/play`` (status, JSON); PlayRefused names what is wrong.
 
     ``GET /api/play/bots``: the bots one may play, ``GET /api/play/ratings``: the people's
-    pool (both public). With the token: ``GET /api/play/games``, the person's own games;
+    pool (both public; ``pool`` gives it as the public sees it, the spectator delay's,
+    else the store's now). With the token: ``GET /api/play/games``, the person's own games;
     ``POST /api/play`` ``{"bot", "seat", "strategic", "tactical"}`` opens a table,
     ``GET /api/play/ID`` is its state (the seat's view, the legal actions, the clock),
     ``POST /api/play/ID/action`` ``{"action": TEXT, "request": ID}`` plays.
@@ -703,7 +712,7 @@ def play_api(
         if method not in ("GET", "HEAD"):
             raise PlayRefused(405, f"method {method} is not allowed here; use GET")
         if path == "/api/play/ratings":
-            return 200, pool_json(tables.store)
+            return 200, pool_json(pool() if pool is not None else people_pool(tables.store))
         return 200, {"bots": tables.bots()}
     posting = method == "POST"
     if not posting and method not in ("GET", "HEAD"):

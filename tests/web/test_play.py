@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -577,6 +578,40 @@ def test_a_server_without_tables_has_no_pool_page(tmp_path: Path) -> None:
         app = WebApp(StoreSource(store))
         for path in ("/play/ratings", "/api/play/ratings"):
             assert app.handle("GET", path, {}).status == 404
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("delay_s", [3600.0, 0.0], ids=["delayed", "control: no delay"])
+def test_the_pool_shows_the_games_ended_within_the_spectator_delay_only_once_it_passed(
+    tmp_path: Path, delay_s: float
+) -> None:
+    """The pool's ratings and W-D-L are game results: as every public page, they show a
+    game's end only once the spectator delay has passed (the game's own page waits)."""
+    store = st.Store.open(tmp_path / "data")
+    later = [0.0]  # how far the app's clock is ahead of the real one
+    try:
+        app = WebApp(StoreSource(store), tables=PlayTables(store), spectator_delay_s=delay_s,
+                     clock=lambda: time.time() + later[0])  # fmt: skip
+
+        def people() -> list[str]:
+            response = app.handle("GET", "/api/play/ratings", {})
+            assert response.status == 200, response.body
+            return [entry["name"] for entry in json.loads(response.body)["people"]]
+
+        assert people() == []  # the view taken while no game is stored
+        assert "bob" not in app.handle("GET", "/play/ratings", {}).body.decode()
+        taken = time.time()
+        wait_until(lambda: time.time() > taken + 0.002, "a later millisecond", 5,
+                   interval_s=0.001)  # fmt: skip
+        _stored_pool(store)
+        page = app.handle("GET", "/play/ratings", {}).body.decode()
+        if delay_s:
+            assert people() == [] and "bob" not in page
+            assert app.handle("GET", "/games/1", {}).status == 404  # as the game's own page
+            later[0] = delay_s + 1
+        assert people() == ["ann", "bob"]
+        assert "bob" in app.handle("GET", "/play/ratings", {}).body.decode()
     finally:
         store.close()
 
