@@ -1448,7 +1448,11 @@ def _register_tournament(commands: argparse._SubParsersAction[argparse.ArgumentP
     create.add_argument("--games", type=int, metavar="N", help="games per match (server: 2)")
     create.add_argument("--rounds", type=int, metavar="N",
                         help="Swiss rounds (default ceil(log2 n) + 1)")  # fmt: skip
-    create.add_argument("--seed", type=int, help="reproducible deals (published with it)")
+    create.add_argument(
+        "--seed", type=int,
+        help="a label stored with the tournament; the deals come from the arena's committed"
+        " secret whatever it is",
+    )  # fmt: skip
     create.add_argument("--action-ms", type=int, metavar="MS", help="per-action limit")
     create.add_argument("--bank-ms", type=int, metavar="MS",
                         help="time bank per game (server: 30000; 0: none)")  # fmt: skip

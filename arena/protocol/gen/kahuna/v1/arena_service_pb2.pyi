@@ -838,6 +838,9 @@ class CreateTournamentRequest(_message.Message):
     rounds: _builtins.int
     """Swiss rounds; 0: ceil(log2(bots)) + 1."""
     seed: _builtins.int
+    """A label stored with the tournament and its matches; no deal depends on it: the
+    deals come from a fresh secret the arena commits to at creation.
+    """
     action_ms: _builtins.int
     """0: 2000 ms per action."""
     bank_ms: _builtins.int
