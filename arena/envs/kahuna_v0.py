@@ -17,7 +17,9 @@ each for a draw. The engine's position, both hands and the pile's order
 included, is ``raw_env.game``: for the trainer's eyes, never an agent's;
 ``state()``, PettingZoo's global state for centralised critics, is not offered
 (NotImplementedError, as in PettingZoo's classic games). ``render_mode="ansi"``
-(or ``"human"``, printed) renders the public position as text.
+(or ``"human"``, printed) renders the public position as text. The variant flags
+are bools (a flag given as the text "false" is refused, not read as true), and
+each agent has its own space objects, each sampling on its own seed.
 """
 
 from __future__ import annotations
@@ -84,19 +86,15 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
                 f" not {render_mode!r}"
             )
         self.render_mode = render_mode
-        self.variant = Variant(strategic=bool(strategic), tactical=bool(tactical))
+        self.variant = Variant(
+            strategic=_flag("strategic", strategic), tactical=_flag("tactical", tactical)
+        )
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        high = np.array(OBSERVATION_HIGH, dtype=np.float32)
-        self._observation_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, high, (OBSERVATION_SIZE,), np.float32),
-                "action_mask": spaces.Box(0, 1, (ACTION_COUNT,), np.int8),
-            }
-        )
-        self._action_space = spaces.Discrete(ACTION_COUNT)
-        self.observation_spaces = dict.fromkeys(AGENTS, self._observation_space)
-        self.action_spaces = dict.fromkeys(AGENTS, self._action_space)
+        # One space object per agent, as PettingZoo's classic games have: a space holds
+        # its sampling generator, so seeding one agent's space leaves the other's alone.
+        self.observation_spaces = {agent: _observation_space() for agent in AGENTS}
+        self.action_spaces = {agent: spaces.Discrete(ACTION_COUNT) for agent in AGENTS}
         self.seed = 0
         self.game = new_game(deal_from_seed(0), self.variant)
         self._mask = np.zeros(ACTION_COUNT, np.int8)
@@ -104,10 +102,10 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         self._reset_bookkeeping()
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self._observation_space
+        return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self._action_space
+        return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new game: the deal from ``seed`` (a fresh random seed when None); ValueError
@@ -208,6 +206,25 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
 
     def close(self) -> None:
         return None
+
+
+def _flag(name: str, value: object) -> bool:
+    """A variant flag, True or False (a numpy bool too); ValueError for anything else: a
+    flag read from a config file as the text "false" would otherwise be true."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, not {value!r}")
+    return bool(value)
+
+
+def _observation_space() -> spaces.Dict:
+    """One agent's observation space: the vector of ``FEATURES`` and the action mask."""
+    high = np.array(OBSERVATION_HIGH, dtype=np.float32)
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(0.0, high, (OBSERVATION_SIZE,), np.float32),
+            "action_mask": spaces.Box(0, 1, (ACTION_COUNT,), np.int8),
+        }
+    )
 
 
 def public_text(view: SpectatorView) -> str:

@@ -141,6 +141,48 @@ def test_an_action_outside_the_space_is_refused(action: object) -> None:
         env.step(action)
 
 
+@pytest.mark.parametrize(
+    ("variant", "shown"),
+    [
+        pytest.param({"tactical": "false"}, "tactical must be True or False, not 'false'",
+                     id="text-false"),
+        pytest.param({"strategic": "no"}, "strategic must be True or False, not 'no'", id="text"),
+        pytest.param({"strategic": 1}, "strategic must be True or False, not 1", id="int"),
+        pytest.param({"tactical": None}, "tactical must be True or False, not None", id="none"),
+    ],
+)  # fmt: skip
+def test_a_variant_flag_that_is_not_a_bool_is_refused_naming_it(
+    variant: dict[str, object], shown: str
+) -> None:
+    """A flag read as text from a config ("false") would have turned the variant on."""
+    with pytest.raises(ValueError, match=shown):
+        kahuna_v0.env(**variant)  # type: ignore[arg-type]
+
+
+def test_a_numpy_bool_is_a_variant_flag() -> None:
+    env = kahuna_v0.raw_env(strategic=np.bool_(True), tactical=np.False_)  # type: ignore[arg-type]
+    assert env.variant == Variant(strategic=True, tactical=False)
+
+
+def test_each_agent_s_spaces_sample_on_their_own_seed() -> None:
+    """Seeding one agent's action space (as PettingZoo's seed_test does, 42 and 43) leaves
+    the other agent's samples as its own seed gives them."""
+    env = kahuna_v0.env()
+    env.reset(seed=1)
+
+    def samples(other_seed: int) -> list[int]:
+        env.action_space("player_0").seed(42)
+        env.observation_space("player_0").seed(42)
+        env.action_space("player_1").seed(other_seed)
+        env.observation_space("player_1").seed(other_seed)
+        drawn = [int(env.action_space("player_0").sample()) for _ in range(20)]
+        observed = env.observation_space("player_0").sample()["observation"]
+        return [*drawn, *observed.tolist()]
+
+    assert samples(43) == samples(7)
+    assert env.action_space("player_0") is not env.action_space("player_1")
+
+
 def test_the_example_policy_plays_in_the_environment_unchanged() -> None:
     spec = importlib.util.spec_from_file_location("python_policy_policy", POLICY_FILE)
     assert spec is not None and spec.loader is not None
