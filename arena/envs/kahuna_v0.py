@@ -97,6 +97,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         self.action_spaces = {agent: spaces.Discrete(ACTION_COUNT) for agent in AGENTS}
         self.seed = 0
         self.game = new_game(deal_from_seed(0), self.variant)
+        self.illegal_by: str | None = None
         self._mask = np.zeros(ACTION_COUNT, np.int8)
         self._no_mask = np.zeros(ACTION_COUNT, np.int8)
         self._reset_bookkeeping()
@@ -125,6 +126,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         else:
             self.seed = int(seed)
         self.game = new_game(deal_from_seed(self.seed), self.variant)
+        self.illegal_by = None
         self.agents = list(AGENTS)
         self._reset_bookkeeping()
 
@@ -179,6 +181,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         if not self._mask[action]:
             self.rewards[agent] = -1.0
             self.infos[agent] = {"illegal_action": True}
+            self.illegal_by = agent
             self.terminations = dict.fromkeys(AGENTS, True)
             self._accumulate_rewards()
             return
@@ -198,7 +201,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         if self.render_mode is None:
             gymnasium.logger.warn("render() without a render_mode: give render_mode='ansi'")
             return None
-        text = public_text(spectate(self.game, history=False))
+        text = public_text(spectate(self.game, history=False), self.illegal_by)
         if self.render_mode == "human":
             print(text)
             return None
@@ -227,9 +230,13 @@ def _observation_space() -> spaces.Dict:
     )
 
 
-def public_text(view: SpectatorView) -> str:
-    """A spectator's view as a few lines of text: what ``render`` shows (no hidden card)."""
-    if view.outcome is not None:
+def public_text(view: SpectatorView, illegal_by: str | None = None) -> str:
+    """A spectator's view as a few lines of text: what ``render`` shows (no hidden card).
+    ``illegal_by``: the agent whose illegal action ended the game, which the engine's
+    position does not know (it is left as it was before that action)."""
+    if illegal_by is not None:
+        head = f"round {view.round}, finished: {illegal_by} played an illegal action"
+    elif view.outcome is not None:
         winner = view.outcome.winner
         who = "a draw" if winner is None else f"{AGENTS[winner]} wins"
         head = f"round {view.round}, finished: {who}"

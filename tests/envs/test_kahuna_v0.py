@@ -122,6 +122,20 @@ def test_an_illegal_action_ends_the_game_against_its_player() -> None:
     assert not env.observe("player_0")["action_mask"].any()
 
 
+def test_the_rendered_text_says_an_illegal_action_ended_the_game() -> None:
+    """The engine's position stays as before the illegal action: its text read
+    'player_0 to move' in a game that was over."""
+    env = kahuna_v0.env(render_mode="ansi")
+    env.reset(seed=5)
+    illegal = int(np.flatnonzero(env.observe("player_0")["action_mask"] == 0)[0])
+    env.step(illegal)
+    text = env.render()
+    assert text.startswith("round 1, finished: player_0 played an illegal action;"), text
+    assert "to move" not in text
+    env.reset(seed=5)
+    assert env.render().startswith("round 1, player_0 to move;")
+
+
 @pytest.mark.parametrize("wrapped", [True, False], ids=["env", "raw_env"])
 def test_the_global_state_is_not_offered_and_says_so(wrapped: bool) -> None:
     """PettingZoo's ``state()`` (a centralised critic's input) is named as not implemented,
