@@ -207,6 +207,17 @@ def test_the_example_policy_plays_in_the_environment_unchanged() -> None:
     assert ACTIONS[module.policy({"observation": [0.0] * 200, "action_mask": [0] * 160 + [1]})]
 
 
+def test_the_learning_guide_s_example_runs_as_written() -> None:
+    """The guide's first Python block, pasted into a fresh interpreter, plays a game to
+    its end (it called a my_policy that nothing defined)."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "learning.md").read_text()
+    block = guide.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "learning.md", "exec"), namespace)  # noqa: S102
+    env = namespace["env"]
+    assert not env.agents and env.unwrapped.game.is_finished
+
+
 def test_the_render_modes_pass_pettingzoo_s_render_test() -> None:
     render_test(kahuna_v0.env)
 
