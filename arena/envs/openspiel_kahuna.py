@@ -3,8 +3,9 @@
 Importing this module registers the game with ``pyspiel`` (the ``rl`` extra):
 ``pyspiel.load_game("python_kahuna", {"deals": 1024, "strategic": False,
 "tactical": False})``. The first move is chance: one of ``deals`` seeds (at most
-``MAX_DEALS``, as OpenSpiel lists them all), uniformly; the seed gives the deal and the reshuffles exactly as the arena's
-``deal_from_seed`` and ``reshuffle_from_seed`` do. Players 0 and 1 are the
+``MAX_DEALS``, as OpenSpiel lists them all), uniformly; the seed gives the deal
+and the reshuffles exactly as the arena's ``deal_from_seed`` and
+``reshuffle_from_seed`` do. Players 0 and 1 are the
 seats, their actions the 161 indices of ``arena.kahuna.encoding.ACTIONS``; an
 action not legal in the position (or a deal not among the chance outcomes) is a
 ValueError naming it.
