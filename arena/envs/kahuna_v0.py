@@ -12,7 +12,8 @@ the seat is sent), and the legal actions' flags (all zero when it is not the
 agent's turn). The game is reproducible from ``reset(seed=...)`` (an integer in
 [0, 2**63), as ``arena match --seed`` takes): the seed gives the deal and the
 reshuffles exactly as ``arena.kahuna.deal_from_seed`` and ``reshuffle_from_seed``
-do for the arena. Reward at the end: +1 for the winner, -1 for the loser, 0
+do for the arena, and the later ``reset()`` calls without a seed deal a sequence of
+seeds it fixes (Gymnasium's convention). Reward at the end: +1 for the winner, -1 for the loser, 0
 each for a draw. The engine's position, both hands and the pile's order
 included, is ``raw_env.game``: for the trainer's eyes, never an agent's;
 ``state()``, PettingZoo's global state for centralised critics, is not offered
@@ -24,12 +25,12 @@ each agent has its own space objects, each sampling on its own seed.
 
 from __future__ import annotations
 
-import secrets
 from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -96,6 +97,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         self.observation_spaces = {agent: _observation_space() for agent in AGENTS}
         self.action_spaces = {agent: spaces.Discrete(ACTION_COUNT) for agent in AGENTS}
         self.seed = 0
+        self.np_random: np.random.Generator | None = None
         self.game = new_game(deal_from_seed(0), self.variant)
         self.illegal_by: str | None = None
         self._mask = np.zeros(ACTION_COUNT, np.int8)
@@ -109,12 +111,16 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """A new game: the deal from ``seed`` (a fresh random seed when None); ValueError
-        for a seed that is not an integer in [0, 2**63), the arena's match seeds: the
-        engine reads a seed modulo 2**64, so a larger or negative one would deal another
-        seed's game, and a float or a string would be truncated or parsed unseen."""
+        """A new game: the deal from ``seed``; ValueError for a seed that is not an integer
+        in [0, 2**63), the arena's match seeds: the engine reads a seed modulo 2**64, so a
+        larger or negative one would deal another seed's game, and a float or a string
+        would be truncated or parsed unseen. Without a seed, the next seed of the sequence
+        the last ``reset(seed=...)`` started (``np_random``, Gymnasium's convention: a run
+        seeded once is the same run again), or of one from the system's entropy."""
         if seed is None:
-            self.seed = secrets.randbits(SEED_BITS)
+            if self.np_random is None:
+                self.np_random, _ = seeding.np_random(None)
+            self.seed = int(self.np_random.integers(0, 2**SEED_BITS, dtype=np.int64))
         elif (
             isinstance(seed, bool)
             or not isinstance(seed, int | np.integer)
@@ -125,6 +131,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
             )
         else:
             self.seed = int(seed)
+            self.np_random, _ = seeding.np_random(self.seed)
         self.game = new_game(deal_from_seed(self.seed), self.variant)
         self.illegal_by = None
         self.agents = list(AGENTS)

@@ -54,6 +54,34 @@ def test_the_seed_is_the_arena_deal() -> None:
     assert env.game.hands != arena.hands
 
 
+def _seeds_after(env: Any, seed: int | None, games: int) -> list[int]:
+    if seed is not None:
+        env.reset(seed=seed)
+    seeds = []
+    for _ in range(games):
+        env.reset()
+        seeds.append(env.unwrapped.seed)
+    return seeds
+
+
+def test_a_run_seeded_once_deals_the_same_games_again() -> None:
+    """Gymnasium's convention, which training loops and vector environments follow: seed
+    the first reset, then reset() without a seed. Each later game came from the system's
+    entropy, so the run could not be repeated."""
+    first = _seeds_after(kahuna_v0.env(), 5, 4)
+    assert first == _seeds_after(kahuna_v0.env(), 5, 4)
+    assert 5 not in first and len(set(first)) == 4
+    assert all(0 <= seed < 2**63 for seed in first)
+    assert first != _seeds_after(kahuna_v0.env(), 6, 4)
+    env = kahuna_v0.env()
+    _seeds_after(env, 9, 2)
+    assert _seeds_after(env, 5, 4) == first  # a new seed starts its sequence again
+
+
+def test_a_run_never_seeded_deals_from_entropy() -> None:
+    assert _seeds_after(kahuna_v0.env(), None, 3) != _seeds_after(kahuna_v0.env(), None, 3)
+
+
 @pytest.mark.parametrize(
     "seed", [-1, 2**63, 2**64 + 7, 3.7, "12", True, np.float64(2.0)],
     ids=["negative", "2**63", "aliases-7", "float", "text", "bool", "numpy-float"],
