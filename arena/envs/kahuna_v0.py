@@ -12,22 +12,25 @@ the seat is sent), and the legal actions' flags (all zero when it is not the
 agent's turn). The game is reproducible from ``reset(seed=...)`` (an integer in
 [0, 2**63), as ``arena match --seed`` takes): the seed gives the deal and the
 reshuffles exactly as ``arena.kahuna.deal_from_seed`` and ``reshuffle_from_seed``
-do for the arena. Reward at the end: +1 for the winner, -1 for the loser, 0
+do for the arena, and the later ``reset()`` calls without a seed deal a sequence of
+seeds it fixes (Gymnasium's convention). Reward at the end: +1 for the winner, -1 for the loser, 0
 each for a draw. The engine's position, both hands and the pile's order
 included, is ``raw_env.game``: for the trainer's eyes, never an agent's;
 ``state()``, PettingZoo's global state for centralised critics, is not offered
 (NotImplementedError, as in PettingZoo's classic games). ``render_mode="ansi"``
-(or ``"human"``, printed) renders the public position as text.
+(or ``"human"``, printed) renders the public position as text. The variant flags
+are bools (a flag given as the text "false" is refused, not read as true), and
+each agent has its own space objects, each sampling on its own seed.
 """
 
 from __future__ import annotations
 
-import secrets
 from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -84,38 +87,40 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
                 f" not {render_mode!r}"
             )
         self.render_mode = render_mode
-        self.variant = Variant(strategic=bool(strategic), tactical=bool(tactical))
+        self.variant = Variant(
+            strategic=_flag("strategic", strategic), tactical=_flag("tactical", tactical)
+        )
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        high = np.array(OBSERVATION_HIGH, dtype=np.float32)
-        self._observation_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, high, (OBSERVATION_SIZE,), np.float32),
-                "action_mask": spaces.Box(0, 1, (ACTION_COUNT,), np.int8),
-            }
-        )
-        self._action_space = spaces.Discrete(ACTION_COUNT)
-        self.observation_spaces = dict.fromkeys(AGENTS, self._observation_space)
-        self.action_spaces = dict.fromkeys(AGENTS, self._action_space)
+        # One space object per agent, as PettingZoo's classic games have: a space holds
+        # its sampling generator, so seeding one agent's space leaves the other's alone.
+        self.observation_spaces = {agent: _observation_space() for agent in AGENTS}
+        self.action_spaces = {agent: spaces.Discrete(ACTION_COUNT) for agent in AGENTS}
         self.seed = 0
+        self.np_random: np.random.Generator | None = None
         self.game = new_game(deal_from_seed(0), self.variant)
+        self.illegal_by: str | None = None
         self._mask = np.zeros(ACTION_COUNT, np.int8)
         self._no_mask = np.zeros(ACTION_COUNT, np.int8)
         self._reset_bookkeeping()
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self._observation_space
+        return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self._action_space
+        return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """A new game: the deal from ``seed`` (a fresh random seed when None); ValueError
-        for a seed that is not an integer in [0, 2**63), the arena's match seeds: the
-        engine reads a seed modulo 2**64, so a larger or negative one would deal another
-        seed's game, and a float or a string would be truncated or parsed unseen."""
+        """A new game: the deal from ``seed``; ValueError for a seed that is not an integer
+        in [0, 2**63), the arena's match seeds: the engine reads a seed modulo 2**64, so a
+        larger or negative one would deal another seed's game, and a float or a string
+        would be truncated or parsed unseen. Without a seed, the next seed of the sequence
+        the last ``reset(seed=...)`` started (``np_random``, Gymnasium's convention: a run
+        seeded once is the same run again), or of one from the system's entropy."""
         if seed is None:
-            self.seed = secrets.randbits(SEED_BITS)
+            if self.np_random is None:
+                self.np_random, _ = seeding.np_random(None)
+            self.seed = int(self.np_random.integers(0, 2**SEED_BITS, dtype=np.int64))
         elif (
             isinstance(seed, bool)
             or not isinstance(seed, int | np.integer)
@@ -126,7 +131,9 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
             )
         else:
             self.seed = int(seed)
+            self.np_random, _ = seeding.np_random(self.seed)
         self.game = new_game(deal_from_seed(self.seed), self.variant)
+        self.illegal_by = None
         self.agents = list(AGENTS)
         self._reset_bookkeeping()
 
@@ -181,6 +188,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         if not self._mask[action]:
             self.rewards[agent] = -1.0
             self.infos[agent] = {"illegal_action": True}
+            self.illegal_by = agent
             self.terminations = dict.fromkeys(AGENTS, True)
             self._accumulate_rewards()
             return
@@ -200,7 +208,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         if self.render_mode is None:
             gymnasium.logger.warn("render() without a render_mode: give render_mode='ansi'")
             return None
-        text = public_text(spectate(self.game, history=False))
+        text = public_text(spectate(self.game, history=False), self.illegal_by)
         if self.render_mode == "human":
             print(text)
             return None
@@ -210,9 +218,32 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # type: ignore[misc]
         return None
 
 
-def public_text(view: SpectatorView) -> str:
-    """A spectator's view as a few lines of text: what ``render`` shows (no hidden card)."""
-    if view.outcome is not None:
+def _flag(name: str, value: object) -> bool:
+    """A variant flag, True or False (a numpy bool too); ValueError for anything else: a
+    flag read from a config file as the text "false" would otherwise be true."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, not {value!r}")
+    return bool(value)
+
+
+def _observation_space() -> spaces.Dict:
+    """One agent's observation space: the vector of ``FEATURES`` and the action mask."""
+    high = np.array(OBSERVATION_HIGH, dtype=np.float32)
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(0.0, high, (OBSERVATION_SIZE,), np.float32),
+            "action_mask": spaces.Box(0, 1, (ACTION_COUNT,), np.int8),
+        }
+    )
+
+
+def public_text(view: SpectatorView, illegal_by: str | None = None) -> str:
+    """A spectator's view as a few lines of text: what ``render`` shows (no hidden card).
+    ``illegal_by``: the agent whose illegal action ended the game, which the engine's
+    position does not know (it is left as it was before that action)."""
+    if illegal_by is not None:
+        head = f"round {view.round}, finished: {illegal_by} played an illegal action"
+    elif view.outcome is not None:
         winner = view.outcome.winner
         who = "a draw" if winner is None else f"{AGENTS[winner]} wins"
         head = f"round {view.round}, finished: {who}"

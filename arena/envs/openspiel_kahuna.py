@@ -2,9 +2,10 @@
 
 Importing this module registers the game with ``pyspiel`` (the ``rl`` extra):
 ``pyspiel.load_game("python_kahuna", {"deals": 1024, "strategic": False,
-"tactical": False})``. The first move is chance: one of ``deals`` seeds,
-uniformly; the seed gives the deal and the reshuffles exactly as the arena's
-``deal_from_seed`` and ``reshuffle_from_seed`` do. Players 0 and 1 are the
+"tactical": False})``. The first move is chance: one of ``deals`` seeds (at most
+``MAX_DEALS``, as OpenSpiel lists them all), uniformly; the seed gives the deal
+and the reshuffles exactly as the arena's ``deal_from_seed`` and
+``reshuffle_from_seed`` do. Players 0 and 1 are the
 seats, their actions the 161 indices of ``arena.kahuna.encoding.ACTIONS``; an
 action not legal in the position (or a deal not among the chance outcomes) is a
 ValueError naming it.
@@ -41,6 +42,10 @@ from arena.kahuna.rules import apply_legal, new_game, start_round
 
 SHORT_NAME = "python_kahuna"
 DEFAULT_DEALS = 1024
+MAX_DEALS = 2**20
+"""The most deals a game takes: OpenSpiel lists every chance outcome of the opening
+move, so each new game builds a list of ``deals`` entries (a game of 2**31 - 1 deals
+would build it until memory ran out)."""
 MAX_GAME_LENGTH = 2000  # actions; no game of random play comes near it
 SEED_BITS = 62
 
@@ -68,8 +73,11 @@ class KahunaGame(pyspiel.Game):  # type: ignore[misc]
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = dict(params or {})
         deals = int(params.get("deals", DEFAULT_DEALS))
-        if deals < 1:
-            raise ValueError(f"deals must be at least 1, not {deals}")
+        if not 1 <= deals <= MAX_DEALS:
+            raise ValueError(
+                f"deals must be 1 to {MAX_DEALS} (OpenSpiel lists every deal as a chance"
+                f" outcome of each new game), not {deals}"
+            )
         info = pyspiel.GameInfo(
             num_distinct_actions=ACTION_COUNT,
             max_chance_outcomes=deals,

@@ -54,6 +54,34 @@ def test_the_seed_is_the_arena_deal() -> None:
     assert env.game.hands != arena.hands
 
 
+def _seeds_after(env: Any, seed: int | None, games: int) -> list[int]:
+    if seed is not None:
+        env.reset(seed=seed)
+    seeds = []
+    for _ in range(games):
+        env.reset()
+        seeds.append(env.unwrapped.seed)
+    return seeds
+
+
+def test_a_run_seeded_once_deals_the_same_games_again() -> None:
+    """Gymnasium's convention, which training loops and vector environments follow: seed
+    the first reset, then reset() without a seed. Each later game came from the system's
+    entropy, so the run could not be repeated."""
+    first = _seeds_after(kahuna_v0.env(), 5, 4)
+    assert first == _seeds_after(kahuna_v0.env(), 5, 4)
+    assert 5 not in first and len(set(first)) == 4
+    assert all(0 <= seed < 2**63 for seed in first)
+    assert first != _seeds_after(kahuna_v0.env(), 6, 4)
+    env = kahuna_v0.env()
+    _seeds_after(env, 9, 2)
+    assert _seeds_after(env, 5, 4) == first  # a new seed starts its sequence again
+
+
+def test_a_run_never_seeded_deals_from_entropy() -> None:
+    assert _seeds_after(kahuna_v0.env(), None, 3) != _seeds_after(kahuna_v0.env(), None, 3)
+
+
 @pytest.mark.parametrize(
     "seed", [-1, 2**63, 2**64 + 7, 3.7, "12", True, np.float64(2.0)],
     ids=["negative", "2**63", "aliases-7", "float", "text", "bool", "numpy-float"],
@@ -122,6 +150,20 @@ def test_an_illegal_action_ends_the_game_against_its_player() -> None:
     assert not env.observe("player_0")["action_mask"].any()
 
 
+def test_the_rendered_text_says_an_illegal_action_ended_the_game() -> None:
+    """The engine's position stays as before the illegal action: its text read
+    'player_0 to move' in a game that was over."""
+    env = kahuna_v0.env(render_mode="ansi")
+    env.reset(seed=5)
+    illegal = int(np.flatnonzero(env.observe("player_0")["action_mask"] == 0)[0])
+    env.step(illegal)
+    text = env.render()
+    assert text.startswith("round 1, finished: player_0 played an illegal action;"), text
+    assert "to move" not in text
+    env.reset(seed=5)
+    assert env.render().startswith("round 1, player_0 to move;")
+
+
 @pytest.mark.parametrize("wrapped", [True, False], ids=["env", "raw_env"])
 def test_the_global_state_is_not_offered_and_says_so(wrapped: bool) -> None:
     """PettingZoo's ``state()`` (a centralised critic's input) is named as not implemented,
@@ -141,6 +183,48 @@ def test_an_action_outside_the_space_is_refused(action: object) -> None:
         env.step(action)
 
 
+@pytest.mark.parametrize(
+    ("variant", "shown"),
+    [
+        pytest.param({"tactical": "false"}, "tactical must be True or False, not 'false'",
+                     id="text-false"),
+        pytest.param({"strategic": "no"}, "strategic must be True or False, not 'no'", id="text"),
+        pytest.param({"strategic": 1}, "strategic must be True or False, not 1", id="int"),
+        pytest.param({"tactical": None}, "tactical must be True or False, not None", id="none"),
+    ],
+)  # fmt: skip
+def test_a_variant_flag_that_is_not_a_bool_is_refused_naming_it(
+    variant: dict[str, object], shown: str
+) -> None:
+    """A flag read as text from a config ("false") would have turned the variant on."""
+    with pytest.raises(ValueError, match=shown):
+        kahuna_v0.env(**variant)  # type: ignore[arg-type]
+
+
+def test_a_numpy_bool_is_a_variant_flag() -> None:
+    env = kahuna_v0.raw_env(strategic=np.bool_(True), tactical=np.False_)  # type: ignore[arg-type]
+    assert env.variant == Variant(strategic=True, tactical=False)
+
+
+def test_each_agent_s_spaces_sample_on_their_own_seed() -> None:
+    """Seeding one agent's action space (as PettingZoo's seed_test does, 42 and 43) leaves
+    the other agent's samples as its own seed gives them."""
+    env = kahuna_v0.env()
+    env.reset(seed=1)
+
+    def samples(other_seed: int) -> list[int]:
+        env.action_space("player_0").seed(42)
+        env.observation_space("player_0").seed(42)
+        env.action_space("player_1").seed(other_seed)
+        env.observation_space("player_1").seed(other_seed)
+        drawn = [int(env.action_space("player_0").sample()) for _ in range(20)]
+        observed = env.observation_space("player_0").sample()["observation"]
+        return [*drawn, *observed.tolist()]
+
+    assert samples(43) == samples(7)
+    assert env.action_space("player_0") is not env.action_space("player_1")
+
+
 def test_the_example_policy_plays_in_the_environment_unchanged() -> None:
     spec = importlib.util.spec_from_file_location("python_policy_policy", POLICY_FILE)
     assert spec is not None and spec.loader is not None
@@ -149,6 +233,17 @@ def test_the_example_policy_plays_in_the_environment_unchanged() -> None:
     totals = _play(kahuna_v0.env(tactical=True), module.policy, seed=11)
     assert sorted(totals.values()) in ([-1.0, 1.0], [0.0, 0.0])
     assert ACTIONS[module.policy({"observation": [0.0] * 200, "action_mask": [0] * 160 + [1]})]
+
+
+def test_the_learning_guide_s_example_runs_as_written() -> None:
+    """The guide's first Python block, pasted into a fresh interpreter, plays a game to
+    its end (it called a my_policy that nothing defined)."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "learning.md").read_text()
+    block = guide.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "learning.md", "exec"), namespace)
+    env = namespace["env"]
+    assert not env.agents and env.unwrapped.game.is_finished
 
 
 def test_the_render_modes_pass_pettingzoo_s_render_test() -> None:

@@ -118,6 +118,24 @@ def test_an_action_not_legal_is_refused_and_changes_nothing(
     assert str(position) == before
 
 
+@pytest.mark.parametrize(
+    "deals",
+    [0, -3, openspiel_kahuna.MAX_DEALS + 1, 2**31 - 1],
+    ids=["none", "negative", "one-too-many", "int-max"],
+)
+def test_a_number_of_deals_outside_the_limit_is_refused_naming_it(deals: int) -> None:
+    """OpenSpiel lists every deal as a chance outcome: 2**31 - 1 deals (its largest
+    integer parameter) built that list at the first chance node until memory ran out."""
+    with pytest.raises(ValueError, match=rf"deals must be 1 to 1048576 .*, not {deals}"):
+        pyspiel.load_game(openspiel_kahuna.SHORT_NAME, {"deals": deals})
+
+
+def test_the_most_deals_are_taken() -> None:
+    game = pyspiel.load_game(openspiel_kahuna.SHORT_NAME, {"deals": openspiel_kahuna.MAX_DEALS})
+    outcomes = game.new_initial_state().chance_outcomes()
+    assert len(outcomes) == openspiel_kahuna.MAX_DEALS and outcomes[-1][0] == 2**20 - 1
+
+
 def test_ismcts_plays_a_legal_action() -> None:
     game = _load()
     bot = ismcts.ISMCTSBot(
