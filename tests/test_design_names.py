@@ -5,8 +5,9 @@ path they name (``arena/sandbox/staging.py``, ``tests/web/test_play_races.py``, 
 module's file by its name alone, ``judge.py``), a dotted name of ours
 (``arena.referee.halves``, ``referee.halves.play_in_turn``,
 ``TurnLoop._take_raw``, in the prose's code spans and in the pictures' plain
-code blocks) and a constant (``CONNECTIONS_PER_ENDPOINT``) must all be found in
-today's tree. A dotted name is ours when its first part is a module of ``arena``
+code blocks), a constant (``CONNECTIONS_PER_ENDPOINT``) and a test
+(``test_no_lock_passes_between_two_sandboxes``) must all be found in today's
+tree. A dotted name is ours when its first part is a module of ``arena``
 (or of the Python SDK, ``kahuna_bot``) or a class defined there; the rest (the
 kernel's cgroup files, the standard library, Ray, the protos' messages) is not
 checked. One case per
@@ -50,6 +51,7 @@ _FENCE = re.compile(r"^\s{0,3}```(\S*)")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _WHOLE_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]*")
+_TEST = re.compile(r"test_\w+")
 _PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*/?")
 _FILE_SUFFIX = re.compile(
     r"\.(py|md|proto|toml|txt|json|yaml|yml|cnf|cfg|so|sh|sock|jar|js|go|rs|cc|h|crt|key)$"
@@ -65,6 +67,7 @@ class Index:
     modules: dict[str, set[str]] = field(default_factory=dict)  # dotted -> top-level names
     classes: dict[str, list[tuple[set[str], list[str]]]] = field(default_factory=dict)
     words: set[str] = field(default_factory=set)
+    tests: set[str] = field(default_factory=set)  # the test functions' names
 
     def has_attribute(self, cls: str, name: str, depth: int = 0) -> bool:
         for attributes, bases in self.classes.get(cls, []):
@@ -145,8 +148,11 @@ def index() -> Index:
         elif name.startswith(SDK):
             dotted = name[len(SDK) : -len(".py")].replace("/", ".")
         else:
-            if not name.startswith("tests/"):  # the tests cite names as the docs do
-                found.words.update(re.findall(r"\w+", (ROOT / name).read_text(encoding="utf-8")))
+            text = (ROOT / name).read_text(encoding="utf-8")
+            if name.startswith("tests/"):  # the tests cite names as the docs do: not words
+                found.tests.update(re.findall(r"def (test_\w+)", text))
+            else:
+                found.words.update(re.findall(r"\w+", text))
             continue
         dotted = dotted.removesuffix(".__init__")
         tree = parse_source(ROOT / name)
@@ -226,6 +232,8 @@ def cited(text: str) -> Iterator[tuple[int, str, str]]:
                 yield number, "name", span
             elif _CONSTANT.fullmatch(span):
                 yield number, "constant", span
+            elif _TEST.fullmatch(span):
+                yield number, "test", span
 
 
 def problems(text: str, code: Index) -> list[str]:
@@ -235,6 +243,8 @@ def problems(text: str, code: Index) -> list[str]:
             problem = path_problem(what, code)
         elif kind == "name":
             problem = dotted_problem(what, code)
+        elif kind == "test":
+            problem = None if what in code.tests else "no test of that name in tests/"
         else:
             problem = None if what in NOT_OURS or what in code.words else "defined nowhere"
         if problem is not None:
@@ -257,6 +267,8 @@ DRIFTS = [
                  "play_in_order is not in arena.referee.halves", id="a-renamed-function"),
     pytest.param("```\nTurnLoop._take_bytes: onto the inbox\n```",
                  "class TurnLoop has no _take_bytes", id="a-renamed-method-in-a-picture"),
+    pytest.param("(`test_no_lock_passes_between_sandboxes`, with a control run)",
+                 "no test of that name", id="a-renamed-test"),
     pytest.param("keeps at most `CONNECTIONS_PER_SOCKET` (4)",
                  "`CONNECTIONS_PER_SOCKET`: defined nowhere", id="a-renamed-constant"),
 ]  # fmt: skip
@@ -272,7 +284,7 @@ KEPT = [
     "`arena/sandbox/staging.py`, `judge.py` and `arena/_data/`",
     "`referee.halves.play_in_turn`, `TurnLoop._take_raw`, `arena.kahuna.view`",
     "`memory.max`, `os.cpu_count()`, `ray.kill`, `Welcome.games`",  # not ours
-    "`CONNECTIONS_PER_ENDPOINT`, `RLIMIT_AS`",
+    "`CONNECTIONS_PER_ENDPOINT`, `RLIMIT_AS`, `test_no_lock_passes_between_two_sandboxes`",
     "```python\nmonkeypatch.setattr(crowd.nothing, 'x', 1)\n```",  # code, not a picture
 ]
 
