@@ -292,3 +292,30 @@ KEPT = [
 @pytest.mark.parametrize("text", KEPT)
 def test_what_resolves_passes(text: str) -> None:
     assert problems(text, index()) == []
+
+
+_MODULE_LIST = re.compile(r"^Modules \(`(arena/[\w/]+/)`\):(.*?)(?:\n\n|\Z)", re.M | re.S)
+
+
+def module_lists(text: str) -> list[tuple[str, set[str]]]:
+    """Each ``Modules (`arena/pkg/`): `a.py` (...), ...`` paragraph: the package and the
+    files it names."""
+    return [
+        (match.group(1), set(re.findall(r"`(\w+\.py)`", match.group(2))))
+        for match in _MODULE_LIST.finditer(text)
+    ]
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_a_module_list_names_every_module_of_its_package(doc: str) -> None:
+    for package, named in module_lists((ROOT / doc).read_text(encoding="utf-8")):
+        modules = {p.name for p in (ROOT / package).glob("*.py") if p.name != "__init__.py"}
+        assert named == modules, (
+            f"{doc}'s list of {package}'s modules lacks {sorted(modules - named)}"
+            f" and names {sorted(named - modules)}, which it does not hold"
+        )
+
+
+def test_the_sandbox_page_lists_its_modules() -> None:
+    lists = module_lists((ROOT / "docs/design/SANDBOX.md").read_text(encoding="utf-8"))
+    assert [package for package, _ in lists] == ["arena/sandbox/"]
