@@ -1,4 +1,4 @@
-"""The smoke match a bot must finish before it is stored (`arena bot add`, SubmitBot).
+"""The smoke match a bot must finish before it is stored (`arena bot add`, SubmitBot, UploadBot).
 
 Two games (one deal, played from both seats) against the random sample bot,
 in the sandbox, with the default time control. Any status other than OK for

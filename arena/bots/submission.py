@@ -1,4 +1,4 @@
-"""What a bot must pass before it is stored (`arena bot add`, SubmitBot).
+"""What a bot must pass before it is stored (`arena bot add`, SubmitBot, UploadBot).
 
 First the conformance check's submission scenarios (``arena.conformance``:
 the situations a short match may never reach, such as a hand of five, the

@@ -195,7 +195,7 @@ SUBMISSION_SCENARIOS: tuple[Scenario, ...] = tuple(
     scenario for scenario in SCENARIOS
     if scenario.situation is not None or scenario.kind is not Kind.GAME
 )  # fmt: skip
-"""What `arena bot add` and SubmitBot play: the situations a short match may never
+"""What `arena bot add`, SubmitBot and UploadBot play: the situations a short match may never
 reach (its smoke match plays whole games, both seats, after these). Not the clocks
 a tournament may never use (low_bank, answer_fast): a bot is not refused for being
 slower than 250 ms when the default is 2000 ms; `arena bot check` plays them."""

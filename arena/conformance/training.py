@@ -6,7 +6,7 @@ sandbox, with ``-XX:ArchiveClassesAtExit`` (arena/sandbox/javacds.py): the
 classes it loads to say Hello and to play are what its JVM archives when it
 exits after MatchOver. The archive is kept only if the bot played both games
 and exited with status 0; otherwise the version simply launches without one.
-No match clock runs meanwhile: `arena bot add`, SubmitBot and a tournament
+No match clock runs meanwhile: `arena bot add`, SubmitBot, UploadBot and a tournament
 before its first match call it (`ensure_class_archive`), never a match.
 """
 

@@ -187,7 +187,8 @@ class StartedMatch:
         self._match.stopping.set()
 
     def close(self) -> None:
-        """Kill the bots (if the match was never run) and remove its directory."""
+        """Shut the bots down (``_Match.shut_down``: a moment to exit once their streams
+        close, then every tree killed), played or not, and remove the match's directory."""
         if self._closed:
             return
         self._closed = True

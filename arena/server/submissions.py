@@ -1,4 +1,5 @@
-"""Submitting a bot: the one path behind ``SubmitBot`` (gRPC) and the web's ``/submit`` page.
+"""Submitting a bot: the one path behind ``SubmitBot`` and ``UploadBot`` (gRPC) and the
+web's ``/submit`` page.
 
 ``submit_bot`` unpacks an uploaded archive (``arena.bots.archive``), checks
 who may own the bot, runs the submission check (conformance scenarios, then
@@ -236,7 +237,7 @@ class WebSubmitter:
         self.store = store
         self.smoke_check = smoke_check
         self.quotas = quotas or Quotas(store)
-        """The server's (SubmitBot's) own: one queue of checks for both."""
+        """The server's (SubmitBot's and UploadBot's) own: one queue of checks for all."""
 
     def __call__(
         self, principal: Principal, archive: bytes, archive_format: str | None

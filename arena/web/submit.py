@@ -11,7 +11,7 @@ and a request a browser marks as coming from another site (``Origin``,
 
 The upload goes to a ``BotSubmitter`` that ``arena serve`` provides: the
 server's one submission path (``arena.server.submissions.WebSubmitter``, as
-``SubmitBot`` uses), which answers with an HTTP status and the JSON to send
+``SubmitBot`` and ``UploadBot`` use), which answers with an HTTP status and the JSON to send
 (the bot and version, or the refusal, with the conformance findings).
 """
 
