@@ -111,3 +111,28 @@ def test_a_wrong_token_is_named(site: tuple[Page, str, st.Store], tmp_path: Path
     page.fill("#token", "not-a-token")
     page.click("#show-bots")
     expect(page.locator("#who")).to_have_text("unknown token (arena token create USER makes one)")
+
+
+def test_with_javascript_off_the_token_never_enters_the_address(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A browser without scripts sends the form itself: the token field has no name, so
+    that GET carries nothing, and /submit and /play say the pages need JavaScript."""
+    store = st.Store.open(tmp_path / "data")
+    submitter = WebSubmitter(store, lambda directory: pytest.fail("nothing is sent"))
+    server, port = create_web_server(store, "127.0.0.1", 0, submitter=submitter)
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{port}/play")
+        expect(page.locator("#needs-script")).to_contain_text("needs JavaScript")
+        page.goto(f"http://127.0.0.1:{port}/submit")
+        expect(page.locator("#needs-script")).to_contain_text("arena remote submit")
+        page.fill("#token", "secret-token-of-ann")
+        with page.expect_navigation():
+            page.click("#send")
+        assert page.url == f"http://127.0.0.1:{port}/submit?"
+    finally:
+        context.close()
+        server.stop()
+        store.close()
