@@ -102,6 +102,24 @@ def test_every_page_fits_the_window(sized: Page, site: LiveSite) -> None:
     assert sized.evaluate(OVERFLOW) != []
 
 
+HIDDEN_SHOWN = """() => [...document.querySelectorAll('[hidden]')]
+  .filter((node) => getComputedStyle(node).display !== 'none')
+  .map((node) => node.id || node.tagName)"""
+
+
+def test_what_a_page_hides_stays_hidden_at_every_width(sized: Page, site: LiveSite) -> None:
+    """A narrow window's table rules (display: block) do not show what a page hides: /play's
+    games table before it is asked for, /submit's empty findings after a refused archive."""
+    shown = {}
+    for path in [*_pages(site), "/play"]:
+        sized.goto(site.base_url + path)
+        sized.wait_for_load_state("load")
+        sized.evaluate("document.querySelectorAll('table').forEach((t) => { t.hidden = true; })")
+        if found := sized.evaluate(HIDDEN_SHOWN):
+            shown[path] = found
+    assert shown == {}
+
+
 def test_live_lists_the_recently_finished_games(sized: Page, site: LiveSite) -> None:
     newest = st.list_games(site.store, limit=1)[0]
     sized.goto(f"{site.base_url}/live")
