@@ -230,6 +230,24 @@ RECORD_SHOWN_REQUESTS = """() => {
     "site", [{"time_control": TimeControl(action_ms=15_000, bank_ms=0)}], indirect=True,
     ids=["short-clock"],
 )  # the game is left open after the race: the person's clock ends it
+def test_the_games_list_takes_the_token_as_mended_after_a_refusal(
+    site: tuple[Page, st.Store, list[Json]],
+) -> None:
+    """A mistyped token is refused; the person mends it in the field and asks again: the
+    list is asked with the token the field holds now, not the refused one."""
+    page, _, _ = site
+    token = page.input_value("#token")
+    page.fill("#token", token + "x")
+    page.click("#show-games")
+    expect(page.locator("#games-progress")).to_contain_text("unknown token")
+    page.fill("#token", token)
+    page.click("#show-games")
+    expect(page.locator("#games-progress")).to_have_text(
+        "no games yet; your new games are rated in the people's ratings"
+    )
+    expect(page.locator("#games-table")).to_be_visible()
+
+
 def test_a_poll_answered_after_a_move_does_not_bring_its_request_back(
     site: tuple[Page, st.Store, list[Json]],
 ) -> None:

@@ -26,8 +26,8 @@ function cardNode(name, where) {
   return node;
 }
 
-async function api(method, path, body) {
-  const init = { method, headers: { Authorization: `Bearer ${token}` } };
+async function api(method, path, body, as = token) {
+  const init = { method, headers: { Authorization: `Bearer ${as}` } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -275,13 +275,14 @@ function gameRow(game) {
 }
 
 async function showGames() {
-  token = token || $("token").value.trim();
-  if (!token) {
+  // the token as the field has it now (one mended after a refusal), else the game's
+  const given = $("token").value.trim() || token;
+  if (!given) {
     $("games-progress").textContent = "give your token first";
     return;
   }
   try {
-    const payload = await api("GET", "/api/play/games");
+    const payload = await api("GET", "/api/play/games", undefined, given);
     const rows = payload.games.map(gameRow);
     $("games-table").querySelector("tbody").replaceChildren(...rows);
     $("games-table").hidden = false;
