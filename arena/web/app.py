@@ -81,6 +81,7 @@ from arena.web.submit import (
     bearer_token,
     same_origin,
     submission_content,
+    token_refusal,
 )
 from arena.web.upload import (
     MAX_UPLOAD_BYTES,
@@ -709,10 +710,10 @@ class WebApp:
             raise HttpError(refused.status, refused.message) from None
         try:
             principal = self.source.principal(token)
-        except TokenRefusedError as refused:  # revoked or expired: it says which
-            raise HttpError(401, f"{refused} (arena token create USER makes one)") from None
+        except TokenRefusedError as refused:  # revoked or expired: it says which, and whom
+            raise HttpError(401, token_refusal(str(refused))) from None  # to ask
         if principal is None:
-            raise HttpError(401, "unknown token (arena token create USER makes one)")
+            raise HttpError(401, token_refusal("unknown token"))
         return principal
 
     def submit_upload(self, body: bytes, headers: Mapping[str, str], scheme: str) -> Response:

@@ -60,6 +60,16 @@ def bearer_token(headers: Mapping[str, str]) -> str:
     return token.strip()
 
 
+ASK_FOR_A_TOKEN = "ask the person who runs this arena for yours: they make it with arena token create YOUR_NAME"
+
+
+def token_refusal(refusal: str) -> str:
+    """A refused token's words for a person at a page, saying what to do: only the arena's
+    admin makes tokens, so an unknown one says whom to ask (a revoked or expired one's
+    refusal says it already)."""
+    return refusal if "ask the admin" in refusal else f"{refusal} ({ASK_FOR_A_TOKEN})"
+
+
 def same_origin(headers: Mapping[str, str], scheme: str) -> None:
     """Refuse a request a browser says came from another site.
 

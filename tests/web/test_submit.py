@@ -131,6 +131,22 @@ def test_refusals_name_the_problem_and_store_nothing(
     assert st.list_bots(site.store) == []
 
 
+def test_a_refused_token_says_whom_to_ask_for_one(site: Site) -> None:
+    """Only the arena's admin makes tokens: an unknown token's refusal says to ask them (not
+    to run arena token create, which a participant cannot), a revoked one's says it once."""
+    st.revoke_tokens(site.store, user="bob")
+    for token, refusal in [
+        ("nope", "unknown token (ask the person who runs this arena for yours: they make it"
+                 " with arena token create YOUR_NAME)"),
+        (site.other_token, "(ask the admin for a new one)"),
+    ]:  # fmt: skip
+        for path, method in [("/api/me", "GET"), ("/api/submit", "POST")]:
+            status, payload, _ = send(site, path, b"", method, Authorization=f"Bearer {token}",
+                                      Content_Type="application/octet-stream")  # fmt: skip
+            assert status == 401 and payload["error"].endswith(refusal), payload
+            assert payload["error"].count("ask") == 1 and "makes one" not in payload["error"]
+
+
 def test_the_same_origin_and_a_same_origin_fetch_are_taken(site: Site) -> None:
     host = site.base_url.removeprefix("http://")
     status, payload, _ = submit(

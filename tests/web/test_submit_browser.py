@@ -110,7 +110,10 @@ def test_a_wrong_token_is_named(site: tuple[Page, str, st.Store], tmp_path: Path
     page, _, _ = site
     page.fill("#token", "not-a-token")
     page.click("#show-bots")
-    expect(page.locator("#who")).to_have_text("unknown token (arena token create USER makes one)")
+    expect(page.locator("#who")).to_have_text(
+        "unknown token (ask the person who runs this arena for yours: they make it with"
+        " arena token create YOUR_NAME)"
+    )
 
 
 def test_with_javascript_off_the_token_never_enters_the_address(

@@ -22,3 +22,10 @@ def test_the_submit_page_gives_steps_a_participant_can_follow(tmp_path: Path) ->
     assert "arena remote submit my_bot" in steps
     assert "Give your token (from <code>arena token create" not in page
     assert 'href="/static/style.css"' in page and 'class="submit-form card-box"' in page
+
+
+def test_the_play_page_sends_a_participant_to_the_admin_for_a_token(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "data") as store:
+        page = WebApp(StoreSource(store)).handle("GET", "/play", {}).body.decode()
+    assert "the person who runs this arena makes it for you" in page
+    assert "arena token create" not in page
