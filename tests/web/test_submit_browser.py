@@ -108,6 +108,9 @@ def test_a_broken_bot_is_refused_with_its_findings(
 
 def test_a_wrong_token_is_named(site: tuple[Page, str, st.Store], tmp_path: Path) -> None:
     page, _, _ = site
+    page.fill("#token", "")
+    page.click("#show-bots")
+    expect(page.locator("#who")).to_have_text("give your token first")
     page.fill("#token", "not-a-token")
     page.click("#show-bots")
     expect(page.locator("#who")).to_have_text(

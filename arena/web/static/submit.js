@@ -126,8 +126,13 @@ function versionTable(bot) {
 }
 
 async function showMine(token) {
-  const { status, payload } = await call("/api/me", token);
   $("mine").hidden = false;
+  if (!token) {
+    $("who").textContent = "give your token first";
+    $("bots").replaceChildren();
+    return;
+  }
+  const { status, payload } = await call("/api/me", token);
   if (status !== 200) {
     $("who").textContent = payload.error || `HTTP ${status}`;
     $("bots").replaceChildren();
