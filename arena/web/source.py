@@ -22,7 +22,12 @@ from arena.tournament.policy.results import (
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.statistics.intervals import ScoreInterval
 from arena.tournament.view.committed import shown_parameters
-from arena.tournament.view.ladder_view import LadderView, ladder_view, public_leaderboard
+from arena.tournament.view.ladder_view import (
+    LadderView,
+    ladder_standings,
+    ladder_view,
+    public_leaderboard,
+)
 from arena.tournament.view.table import tournament_table
 from arena.web.models import (
     NO_GAMES,
@@ -234,7 +239,16 @@ class StoreSource:
         return shown
 
     def tournaments(self) -> list[TournamentSummary]:
-        return [summary_of(row) for row in st.list_tournaments(self.store)]
+        return [self._summary(row) for row in st.list_tournaments(self.store)]
+
+    def _summary(self, row: st.TournamentRow) -> TournamentSummary:
+        """``summary_of`` the row; a ladder's bots are its standings' (its entrants come and
+        go, none stored with it) and its games have no total."""
+        summary = summary_of(row)
+        if row.format is not st.TournamentFormat.LADDER:
+            return summary
+        bots = len(ladder_standings(self.store, row.id))
+        return replace(summary, bots=bots, games_scheduled=None)
 
     def tournament(self, tournament_id: int) -> TournamentDetail | None:
         try:
@@ -284,7 +298,7 @@ class StoreSource:
         shown = [(game_summary(g), st.same_owner((owners.get(g.bots[0]), owners.get(g.bots[1]))))
                  for g in games]  # fmt: skip
         return TournamentDetail(
-            summary=replace(summary_of(row), revealed_secret=revealed),
+            summary=replace(self._summary(row), revealed_secret=revealed),
             standings=standings,
             crosstable=crosstable,
             games=tuple(g for g, one_owner in shown if not one_owner),

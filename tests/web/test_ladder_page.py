@@ -76,3 +76,16 @@ def test_a_ladders_tournament_page_is_its_ladder_page(tmp_path: Path) -> None:
         kept = app.handle("GET", f"/tournaments/{cup.id}", {})
     assert (moved.status, moved.headers["Location"]) == (303, "/ladder/ladder")
     assert kept.status == 200 and "cup" in kept.body.decode()
+
+
+def test_the_front_pages_list_counts_the_ladders_bots(tmp_path: Path) -> None:
+    """The ladder stores no entrants of its own: its row counts its standings' bots, as its
+    page does (it read 0 bots beside a ladder of three), and gives its games no total."""
+    with _store(tmp_path) as store:
+        app = WebApp(StoreSource(store))
+        listed = json.loads(app.handle("GET", "/api/tournaments", {}).body)["tournaments"]
+        page = app.handle("GET", "/", {}).body.decode()
+    (ladder,) = listed
+    assert (ladder["bots"], ladder["games_scheduled"]) == (3, None)
+    row = page[page.index(f'<tr data-tournament="{ladder["id"]}">') :]
+    assert '<td class="num">3</td>\n  <td class="num">0</td>' in row[: row.index("</tr>")]
