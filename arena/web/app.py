@@ -74,6 +74,7 @@ from arena.web.models import (
 from arena.web.play import MAX_BODY_BYTES as PLAY_BODY_BYTES
 from arena.web.play import PlayOptions, PlayRefused, PlayTables, play_api
 from arena.web.plots import RatingPoint, llr_svg, rating_history_svg
+from arena.web.source import game_summary
 from arena.web.submit import (
     AccountSource,
     BotSubmitter,
@@ -468,6 +469,7 @@ class WebApp:
         view = self._ladder(name)
         return self.page(
             "ladder.html", title=f"Ladder {view.ladder.name}", view=view,
+            recent_games=[game_summary(g) for g in view.recent_games],  # in words, as elsewhere
             live_games=self._live_games(view.ladder.id),
         )  # fmt: skip
 

@@ -525,7 +525,7 @@ def test_an_interrupted_ladder_says_to_start_it_with_serve_not_tournament_resume
             recent_games=[],
         )
         page = WebApp(UnfinishedGameSource()).page(
-            "ladder.html", title=name, view=view, live_games=[]
+            "ladder.html", title=name, view=view, recent_games=[], live_games=[]
         )
         assert f"<code>{command}</code>" in page.body.decode()
 

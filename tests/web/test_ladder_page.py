@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from arena.referee import load_bot
+from arena.referee.types import GameReport
 from arena.store import (
     Store,
     TournamentConfig,
@@ -15,7 +16,9 @@ from arena.store import (
     create_ladder,
     find_ladder,
     ladder_entrants,
+    list_matches,
 )
+from arena.tournament.policy.results import store_game
 from arena.tournament.policy.rounds import create_tournament
 from arena.web.app import WebApp
 from arena.web.source import StoreSource
@@ -89,3 +92,23 @@ def test_the_front_pages_list_counts_the_ladders_bots(tmp_path: Path) -> None:
     assert (ladder["bots"], ladder["games_scheduled"]) == (3, None)
     row = page[page.index(f'<tr data-tournament="{ladder["id"]}">') :]
     assert '<td class="num">3</td>\n  <td class="num">0</td>' in row[: row.index("</tr>")]
+
+
+def test_the_ladders_recent_games_say_their_results_in_words(tmp_path: Path) -> None:
+    """As every other page's games: "beta won: alpha had no bridge left on the board", not
+    a winner beside the referee's code for the reason ("no_bridges")."""
+    with _store(tmp_path) as store:
+        ladder = find_ladder(store, "ladder")
+        assert ladder is not None
+        (match,) = list_matches(store, ladder)
+        seats = (match.first, match.second)
+        store_game(store, match.id, GameReport(
+            index=0, bots_by_seat=seats, winner=seats[1], reason="no_bridges", statuses={},
+            actions=3, time_ms={seats[0]: 1.0, seats[1]: 2.0},
+            record={"format": "kahuna-record/1", "deal": [], "actions": [], "index": 0},
+        ))  # fmt: skip
+        page = WebApp(StoreSource(store)).handle("GET", "/ladder", {}).body.decode()
+    start = page.index('id="ladder-games"')
+    games = page[start : page.index("</table>", start)]
+    assert f"{seats[1]} won: {seats[0]} had no bridge left on the board" in games
+    assert "no_bridges" not in games
