@@ -180,3 +180,15 @@ def test_the_viewer_shows_the_points_after_each_scoring_and_the_result_in_words(
     result = sized.locator("#result").inner_text()
     assert not re.search(r"\(\w+\)", result), result  # no bare reason code such as (no_bridges)
     assert result.startswith(f"{game.winner} won: ") or result.startswith("draw")
+
+
+def test_with_javascript_off_the_viewer_says_it_needs_it(browser: Browser, site: LiveSite) -> None:
+    """The viewer draws every frame with its script: without it the page says so (it read
+    'loading…' for ever), and with it nothing of the note shows."""
+    game = st.list_games(site.store, tournament_id=site.demo.tournament_id, limit=1)[0]
+    for scripts, shown in ((False, 1), (True, 0)):
+        context = browser.new_context(java_script_enabled=scripts)
+        page = context.new_page()
+        page.goto(f"{site.base_url}/games/{game.id}")
+        expect(page.locator("#needs-script:visible")).to_have_count(shown)
+        context.close()

@@ -123,15 +123,16 @@ def test_with_javascript_off_the_token_never_enters_the_address(
     browser: Browser, tmp_path: Path
 ) -> None:
     """A browser without scripts sends the form itself: the token field has no name, so
-    that GET carries nothing, and /submit and /play say the pages need JavaScript."""
+    that GET carries nothing; /submit, /play and /replay say they need JavaScript."""
     store = st.Store.open(tmp_path / "data")
     submitter = WebSubmitter(store, lambda directory: pytest.fail("nothing is sent"))
     server, port = create_web_server(store, "127.0.0.1", 0, submitter=submitter)
     context = browser.new_context(java_script_enabled=False)
     try:
         page = context.new_page()
-        page.goto(f"http://127.0.0.1:{port}/play")
-        expect(page.locator("#needs-script")).to_contain_text("needs JavaScript")
+        for path in ("/play", "/replay"):
+            page.goto(f"http://127.0.0.1:{port}{path}")
+            expect(page.locator("#needs-script")).to_contain_text("JavaScript")
         page.goto(f"http://127.0.0.1:{port}/submit")
         expect(page.locator("#needs-script")).to_contain_text("arena remote submit")
         page.fill("#token", "secret-token-of-ann")
