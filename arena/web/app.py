@@ -498,8 +498,10 @@ class WebApp:
             ("h2h", bot, opponent),
             lambda: self.source.head_to_head(bot, opponent, HEAD_TO_HEAD_GAMES),
         )
-        if found is None:
-            raise HttpError(404, f"no bot named {bot!r} or {opponent!r}")
+        if found is None:  # name the one not stored (the other may be)
+            stored = set(self.source.bot_names())
+            missing = [name for name in (bot, opponent) if name not in stored] or [bot, opponent]
+            raise HttpError(404, "no bot named " + " or ".join(map(repr, missing)))
         return found
 
     def head_to_head_page(self, query: Mapping[str, str]) -> Response:

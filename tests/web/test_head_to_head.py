@@ -74,7 +74,9 @@ def test_two_bots_games_are_counted_from_the_first_bots_side(tmp_path: Path) -> 
     [
         ({"a": "ann"}, 400, "name two bots"),
         ({"a": "ann", "b": "ann"}, 400, "two different bots"),
-        ({"a": "ann", "b": "nobody"}, 404, "nobody"),
+        ({"a": "ann", "b": "nobody"}, 404, "no bot named 'nobody'\""),
+        ({"a": "nobody", "b": "bob"}, 404, "no bot named 'nobody'\""),
+        ({"a": "nobody", "b": "none"}, 404, "no bot named 'nobody' or 'none'\""),
     ],
 )
 def test_a_bad_pair_is_refused_naming_the_problem(
