@@ -35,6 +35,7 @@ from arena.server.quotas import LimitExceeded, Quotas
 from arena.store import (
     BotVersionRow,
     NotFoundError,
+    NotOwnerError,
     Principal,
     Store,
     StoreError,
@@ -54,6 +55,9 @@ ARCHIVE_FORMATS = ("tar.gz", "zip")
 REMOTE_TOML_BYTES = 1024  # what a remote bot's stored bot.toml takes, at most
 ARCHIVE_DIR = "archive"
 """Where in its upload directory an archive is unpacked."""
+
+
+TAKEN_NAME = "a bot's name is its first owner's; give yours another (name in its bot.toml)"
 
 
 class RefusalKind(enum.StrEnum):
@@ -113,7 +117,9 @@ def submit_bot(
         except (ArchiveError, BotConfigError) as error:
             message = in_archive(f"bot refused: {error}", unpacked)
             raise SubmissionRefused(RefusalKind.BAD_BOT, message) from None
-        except StoreError as error:  # another user's bot, or an owner name it cannot be
+        except NotOwnerError as error:  # a name is its first owner's: say what to do
+            raise SubmissionRefused(RefusalKind.NOT_ALLOWED, f"{error}: {TAKEN_NAME}") from None
+        except StoreError as error:  # an owner name it cannot be
             raise SubmissionRefused(RefusalKind.NOT_ALLOWED, str(error)) from None
 
 

@@ -131,6 +131,15 @@ def test_refusals_name_the_problem_and_store_nothing(
     assert st.list_bots(site.store) == []
 
 
+def test_another_users_bot_name_is_refused_saying_what_to_do(site: Site) -> None:
+    assert submit(site, bot_archive("annbot"), site.token)[0] == 200
+    status, payload, _ = submit(site, bot_archive("annbot"), site.other_token)
+    assert (status, payload["error"]) == (403, "bot 'annbot' belongs to another user: a bot's"
+                                          " name is its first owner's; give yours another"
+                                          " (name in its bot.toml)")  # fmt: skip
+    assert st.get_bot(site.store, "annbot").owner == "ann"
+
+
 def test_a_refused_token_says_whom_to_ask_for_one(site: Site) -> None:
     """Only the arena's admin makes tokens: an unknown token's refusal says to ask them (not
     to run arena token create, which a participant cannot), a revoked one's says it once."""
