@@ -20,6 +20,7 @@ def test_the_submit_page_gives_steps_a_participant_can_follow(tmp_path: Path) ->
     assert "Ask the person who runs this arena" in steps
     assert "arena bot new python my_bot" in steps and "arena bot check my_bot" in steps
     assert "arena remote submit my_bot" in steps
+    assert "a name of your own" in steps  # the guide's my_bot is the first submitter's
     assert "Give your token (from <code>arena token create" not in page
     assert 'href="/static/style.css"' in page and 'class="submit-form card-box"' in page
 
