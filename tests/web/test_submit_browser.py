@@ -106,6 +106,20 @@ def test_a_broken_bot_is_refused_with_its_findings(
     assert st.list_bots(store) == []
 
 
+def test_an_archive_past_the_limit_is_refused_saying_what_to_do(
+    site: tuple[Page, str, st.Store], tmp_path: Path
+) -> None:
+    page, _, store = site
+    archive = tmp_path / "big.tar.gz"
+    archive.write_bytes(b"\0" * (WebSubmitter(store, None).max_bytes + 1))
+    page.set_input_files("#archive", archive)
+    page.click("#send")
+    expect(page.locator("#submit-form")).to_have_attribute("data-state", "refused")
+    expect(page.locator("#outcome")).to_contain_text("Refused (HTTP 413): the request body is")
+    expect(page.locator("#outcome")).to_contain_text("send less, leaving out what the bot does")
+    expect(page.locator("#findings")).to_be_hidden()
+
+
 def test_a_wrong_token_is_named(site: tuple[Page, str, st.Store], tmp_path: Path) -> None:
     page, _, _ = site
     page.fill("#token", "")

@@ -179,7 +179,8 @@ export function startSubmit() {
         outcome.textContent = `${payload.created ? "Stored" : "Already stored"}: ${payload.bot} version ${payload.version.slice(0, 12)}`;
       } else {
         outcome.className = "result-line failed";
-        outcome.textContent = `Refused (HTTP ${status}): ${payload.error}`;
+        const next = status === 413 ? ": send less, leaving out what the bot does not run (.git, build caches, test data)" : "";
+        outcome.textContent = `Refused (HTTP ${status}): ${payload.error}${next}`;
       }
       showFindings(payload.conformance);
       form.dataset.state = status === 200 ? "stored" : "refused";
