@@ -60,7 +60,9 @@ def bearer_token(headers: Mapping[str, str]) -> str:
     return token.strip()
 
 
-ASK_FOR_A_TOKEN = "ask the person who runs this arena for yours: they make it with arena token create YOUR_NAME"
+ASK_FOR_A_TOKEN = (
+    "ask the person who runs this arena for yours: they make it with arena token create YOUR_NAME"
+)
 
 
 def token_refusal(refusal: str) -> str:
