@@ -101,7 +101,8 @@ def test_a_seeded_tournament_says_that_anyone_can_compute_its_deals(
     tmp_path: Path, seeded: bool, told: bool
 ) -> None:
     """Created with --seed, its secret is the one the published seed gives: the seed line
-    says so (from the text and the commitment alone); with a fresh secret it does not."""
+    says so (from the text and the commitment alone); with a fresh secret it says that no
+    deal comes from it."""
     with st.Store.open(tmp_path / "data") as store:
         add_demo_bots(store, tmp_path / "bots", ["ann", "bob"])
         cup = create_tournament(store, "cup", "round_robin", ["ann", "bob"],
@@ -110,4 +111,5 @@ def test_a_seeded_tournament_says_that_anyone_can_compute_its_deals(
     assert text is not None
     seed = dict(parameter_fields(text, cup.commitment))["seed"]
     assert seed.startswith("5") and ("anyone can compute every deal in advance" in seed) is told
+    assert ("every deal comes from the secret the commitment fixes" in seed) is not told
     assert dict(parameter_fields(text))["seed"] == "5"  # without the commitment: not checked

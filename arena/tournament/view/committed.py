@@ -34,7 +34,8 @@ def parameter_fields(text: str, commitment: str | None = None) -> list[tuple[str
 
     With its ``commitment``, the seed says when the deal secret is the one it gives
     (``seeded_commitment``: a tournament created with --seed): anyone can then compute
-    every deal before play, an entrant's author too, and everyone is told so. That
+    every deal before play, an entrant's author too, and everyone is told so; otherwise
+    it says no deal comes from it (the seed is then the matches' label alone). That
     takes only published things (the seed, the text, the commitment), so saying it
     tells nothing that is not already public. ValueError when ``text`` is not a
     parameters text (an arena's answer is read with this too).
@@ -44,14 +45,15 @@ def parameter_fields(text: str, commitment: str | None = None) -> list[tuple[str
         seed = json.loads(text)["config"].get("seed")
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"not a parameters text ({type(error).__name__}: {error})") from None
-    if commitment is not None and isinstance(seed, int) and seeded_commitment(
-            seed, text, commitment):  # fmt: skip
-        fields = [(label, f"{value} ({PREDICTABLE})" if label == "seed" else value)
+    if commitment is not None and isinstance(seed, int):
+        said = PREDICTABLE if seeded_commitment(seed, text, commitment) else LABEL_ONLY
+        fields = [(label, f"{value} ({said})" if label == "seed" else value)
                   for label, value in fields]  # fmt: skip
     return fields
 
 
 PREDICTABLE = "the deal secret is the one this seed gives: anyone can compute every deal in advance"
+LABEL_ONLY = "the matches' label only: every deal comes from the secret the commitment fixes"
 
 
 def _fields(parameters: Mapping[str, Any]) -> list[tuple[str, str]]:
