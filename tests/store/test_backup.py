@@ -131,7 +131,8 @@ def test_a_bot_copy_changed_in_the_data_directory_fails_the_check_and_leaves_no_
 ) -> None:
     copy = next((data / "bots" / "alpha").iterdir())
     (copy / "bot.py").write_text("print('changed')\n")
-    with pytest.raises(BackupError, match=f"its files hash to [0-9a-f]+, not to its version {copy.name}"):
+    hashes = f"its files hash to [0-9a-f]+, not to its version {copy.name}"
+    with pytest.raises(BackupError, match=hashes):
         backup(data, tmp_path / "bk")
     assert not (tmp_path / "bk").exists() and leftovers(tmp_path) == []
 
@@ -151,7 +152,7 @@ def test_a_damaged_backup_is_not_restored(data: Path, tmp_path: Path) -> None:
     raw = bytearray(database.read_bytes())
     raw[4096 * 3: 4096 * 3 + 64] = b"\xff" * 64  # a table page's header
     database.write_bytes(bytes(raw))
-    with pytest.raises(BackupError, match="arena.db: (the integrity check failed|not a whole)"):
+    with pytest.raises(BackupError, match=r"arena\.db: (the integrity check failed|not a whole)"):
         restore(tmp_path / "bk", tmp_path / "restored")
     assert not (tmp_path / "restored").exists() and leftovers(tmp_path) == []
 
@@ -208,7 +209,8 @@ def test_a_backup_process_stopped_mid_way_leaves_no_dest(
     before = fingerprint(data)
     with held_open_lock(data):
         process = subprocess.Popen(
-            [sys.executable, "-m", "arena", "backup", str(tmp_path / "bk"), "--data-dir", str(data)],
+            [sys.executable, "-m", "arena", "backup", str(tmp_path / "bk"),
+             "--data-dir", str(data)],
             stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         wait_until(lambda: leftovers(tmp_path), "the backup's temporary directory", 30)
