@@ -9,7 +9,13 @@ from pathlib import Path
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import add_data_dir, fail
 from arena.store import SchemaError, Store, StoreError, resolve_data_dir
-from arena.store.backup import BackupError, BackupSummary, backup, restore
+from arena.store.backup import (
+    BackupError,
+    BackupRefusedError,
+    BackupSummary,
+    backup,
+    restore,
+)
 
 BACKUP_DESCRIPTION = (
     "Write a backup of the data directory to DEST, a new directory, while `arena serve`"
@@ -56,7 +62,8 @@ def run_backup(args: argparse.Namespace) -> int:
     try:
         summary = backup(data_dir, Path(args.dest))
     except (BackupError, StoreError, SchemaError) as error:
-        return fail(f"backup refused: {error}" if _refusal(error) else f"backup failed: {error}")
+        refused = isinstance(error, BackupRefusedError)
+        return fail(f"backup {'refused' if refused else 'failed'}: {error}")
     return _report("backed up", summary, args.json)
 
 
@@ -67,14 +74,9 @@ def run_restore(args: argparse.Namespace) -> int:
         with Store.open(data_dir):  # migrated here if the backup is older than this arena
             pass
     except (BackupError, StoreError, SchemaError) as error:
-        return fail(f"restore failed: {error}")
+        refused = isinstance(error, BackupRefusedError)
+        return fail(f"restore {'refused' if refused else 'failed'}: {error}")
     return _report("restored", summary, args.json)
-
-
-def _refusal(error: Exception) -> bool:
-    text = str(error)
-    return any(sign in text for sign in ("exists", "inside the data directory", "free space",
-                                         "does not exist", "no arena data directory"))
 
 
 def _report(done: str, summary: BackupSummary, as_json: bool) -> int:

@@ -41,6 +41,11 @@ class BackupError(StoreError):
     was left at the destination, and the data directory was not written."""
 
 
+class BackupRefusedError(BackupError):
+    """A backup or restore refused before it began: a destination that exists, one inside
+    the directory copied, one without room, a source that is no data directory."""
+
+
 @dataclass(frozen=True, slots=True)
 class BackupSummary:
     """What a checked backup (or restored directory) holds."""
@@ -67,8 +72,10 @@ def backup(data_dir: Path, dest: Path, *, free: FreeBytes = free_bytes) -> Backu
     started = time.monotonic()
     database = data_dir / DATABASE_NAME
     if not database.is_file():
-        raise BackupError(f"no arena data directory at {data_dir} (it holds no {DATABASE_NAME})")
-    _check_destination(dest, data_dir, "backup")
+        raise BackupRefusedError(
+            f"no arena data directory at {data_dir} (it holds no {DATABASE_NAME})"
+        )
+    _check_destination(dest, data_dir, "backup", "the data directory")
     needed = _tree_bytes(data_dir / BOTS_DIR_NAME) + sum(
         _size(data_dir / name) for name in (DATABASE_NAME, f"{DATABASE_NAME}-wal")
     )
@@ -107,10 +114,10 @@ def restore(source: Path, data_dir: Path) -> BackupSummary:
     exist, or be empty), after checking it; ``data_dir`` is opened (migrated) by the caller."""
     started = time.monotonic()
     if not (source / DATABASE_NAME).is_file():
-        raise BackupError(f"{source} is not an arena backup (it holds no {DATABASE_NAME})")
+        raise BackupRefusedError(f"{source} is not an arena backup (it holds no {DATABASE_NAME})")
     empty_dir = data_dir.is_dir() and not data_dir.is_symlink() and not any(data_dir.iterdir())
     if not empty_dir:
-        _check_destination(data_dir, source, "restore")
+        _check_destination(data_dir, source, "restore", "the backup")
     summary = verify_backup(source)
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     _check_room(data_dir.parent, summary.bytes, "restore", free_bytes)
@@ -134,7 +141,7 @@ def verify_backup(directory: Path) -> BackupSummary:
     """Check a backup: its database whole (``PRAGMA integrity_check``, of a schema this
     arena can use) and every bot version it names there, hashing to that version."""
     database = directory / DATABASE_NAME
-    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    connection = _read_only(database)
     try:
         try:
             found = connection.execute("PRAGMA integrity_check").fetchall()
@@ -162,9 +169,10 @@ def _snapshot(data_dir: Path, target: Path) -> None:
     """Copy the database to ``target`` in one read transaction (the online backup API).
 
     Opened as the store opens it: under the data directory's ``flock`` (no migration is
-    under way), and its schema checked before anything else; read only."""
+    under way), and its schema checked before anything else; read only, so that its
+    closing does not checkpoint the server's WAL into ``arena.db`` either."""
     database = data_dir / DATABASE_NAME
-    source = sqlite3.connect(database, isolation_level=None, timeout=30.0)
+    source = _read_only(database, timeout=30.0)
     try:
         opening = _opening(data_dir)
         try:
@@ -182,9 +190,15 @@ def _snapshot(data_dir: Path, target: Path) -> None:
         source.close()
 
 
+def _read_only(database: Path, timeout: float = 5.0) -> sqlite3.Connection:
+    """A read-only connection to ``database`` (SQLite may add its ``-wal`` and ``-shm``)."""
+    return sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True,
+                           isolation_level=None, timeout=timeout)  # fmt: skip
+
+
 def _named_copies(database: Path) -> list[tuple[str, str]]:
     """The stored copies (relative directory, version) that ``database``'s rows name."""
-    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    connection = _read_only(database)
     try:
         if int(connection.execute("PRAGMA user_version").fetchone()[0]) == 0:
             return []
@@ -205,22 +219,25 @@ def _inside(root: Path, relative: str) -> Path:
     return path
 
 
-def _check_destination(dest: Path, data_dir: Path, what: str) -> None:
+def _check_destination(dest: Path, copied: Path, what: str, called: str) -> None:
+    """Refuse ``dest`` for a copy of ``copied`` (``called`` "the data directory")."""
     if dest.exists() or dest.is_symlink():
-        raise BackupError(f"{what} destination {dest} exists: give a new name")
+        raise BackupRefusedError(f"{what} destination {dest} exists: give a new name")
     if not dest.parent.is_dir():
-        raise BackupError(f"{what} destination {dest}: its directory {dest.parent} does not exist")
-    if dest.parent.resolve().is_relative_to(data_dir.resolve()):
-        raise BackupError(
-            f"{what} destination {dest} is inside the data directory {data_dir}: put it"
-            " elsewhere (the data directory would hold its own backup)"
+        raise BackupRefusedError(
+            f"{what} destination {dest}: its directory {dest.parent} does not exist"
+        )
+    if dest.parent.resolve().is_relative_to(copied.resolve()):
+        raise BackupRefusedError(
+            f"{what} destination {dest} is inside {called} {copied}: put it elsewhere"
+            " (the copy would hold itself)"
         )
 
 
 def _check_room(directory: Path, needed: int, what: str, free: FreeBytes) -> None:
     available = free(directory)
     if available < needed:
-        raise BackupError(
+        raise BackupRefusedError(
             f"not enough free space for the {what} on {directory}'s disk: it needs about"
             f" {_mib(needed)} (the database and the bots' copies), {_mib(available)} is free"
         )

@@ -19,7 +19,7 @@ import pytest
 
 from arena import store as st
 from arena.cli import main
-from arena.store.backup import BackupError, backup, restore, verify_backup
+from arena.store.backup import BackupError, BackupRefusedError, backup, restore, verify_backup
 from arena.testing.demo_data import add_demo_bots, play_committed_games
 from arena.testing.waiting import wait_until
 from arena.tournament.policy.rounds import create_tournament
@@ -85,7 +85,7 @@ def test_a_backup_restores_to_a_directory_with_the_same_rows_and_bots_that_passe
     ("dest", "problem"),
     [
         ("bk", "backup destination {dest} exists: give a new name"),
-        ("data/inside", "is inside the data directory"),
+        ("data/inside", "is inside the data directory {parent}: put it elsewhere"),
         ("nowhere/bk", "its directory {parent} does not exist"),
     ],
 )
@@ -160,7 +160,7 @@ def test_a_damaged_backup_is_not_restored(data: Path, tmp_path: Path) -> None:
 def test_restore_never_overwrites_a_data_directory(data: Path, tmp_path: Path) -> None:
     backup(data, tmp_path / "bk")
     before = fingerprint(data)
-    with pytest.raises(BackupError, match=f"restore destination {data} exists"):
+    with pytest.raises(BackupRefusedError, match=f"restore destination {data} exists"):
         restore(tmp_path / "bk", data)
     assert fingerprint(data) == before
     (tmp_path / "empty").mkdir()
@@ -221,3 +221,33 @@ def test_a_backup_process_stopped_mid_way_leaves_no_dest(
     assert all(name.startswith(".bk.partial-") for name in leftovers(tmp_path))
     assert (leftovers(tmp_path) == []) == (sent == signal.SIGINT)
     assert fingerprint(data) == before
+
+
+def test_a_data_directory_without_a_database_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "typo").mkdir()
+    assert main(["backup", str(tmp_path / "bk"), "--data-dir", str(tmp_path / "typo")]) == 1
+    assert f"backup refused: no arena data directory at {tmp_path / 'typo'}" in (
+        capsys.readouterr().err
+    )  # fmt: skip
+    assert list((tmp_path / "typo").iterdir()) == [] and not (tmp_path / "bk").exists()
+
+
+@pytest.mark.slow
+def test_the_wal_a_stopped_server_left_is_in_the_backup_and_left_as_it_was(
+    data: Path, tmp_path: Path
+) -> None:
+    """A server killed with commits still in ``arena.db-wal``: the backup holds them, and
+    neither file is written (a connection that closed last would checkpoint the WAL)."""
+    subprocess.run([sys.executable, "-c", (
+        "import os, sys; from arena import store as st; s = st.Store.open(sys.argv[1]);"
+        " st.create_token(s, 'late', 'user'); os._exit(0)"
+    ), str(data)], check=True, timeout=60)  # fmt: skip
+    wal = data / "arena.db-wal"
+    assert wal.stat().st_size > 0
+    before = {name: (data / name).read_bytes() for name in ("arena.db", "arena.db-wal")}
+    backup(data, tmp_path / "bk")
+    assert {name: (data / name).read_bytes() for name in before} == before
+    users = sqlite3.connect(tmp_path / "bk" / "arena.db").execute("SELECT user FROM tokens")
+    assert ("late",) in users.fetchall()
