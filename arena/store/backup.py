@@ -83,8 +83,10 @@ def backup(data_dir: Path, dest: Path, *, free: FreeBytes = free_bytes) -> Backu
     partial = _partial_dir(dest)
     try:
         _snapshot(data_dir, partial / DATABASE_NAME)
-        for relative, _version in _named_copies(partial / DATABASE_NAME):
+        for relative, _version, required in _named_copies(partial / DATABASE_NAME):
             source = _inside(data_dir, relative)
+            if not required and not source.is_dir():  # a remote bot's, which nothing runs
+                continue
             if not source.is_dir():
                 raise BackupError(
                     f"the stored copy {source} that the database names is missing from the"
@@ -156,8 +158,10 @@ def verify_backup(directory: Path) -> BackupSummary:
         problems = "; ".join(str(row[0]) for row in found[:3])
         raise BackupError(f"{database}: the integrity check failed: {problems}")
     named = _named_copies(database) if version else []
-    for relative, version_hash in named:
+    for relative, version_hash, required in named:
         copy = _inside(directory, relative)
+        if not required and not copy.is_dir():
+            continue
         if not (copy / "bot.toml").is_file():
             raise BackupError(f"{copy}: the copy of a bot version the database names is missing")
         if (got := content_hash(copy)) != version_hash:
@@ -196,19 +200,21 @@ def _read_only(database: Path, timeout: float = 5.0) -> sqlite3.Connection:
                            isolation_level=None, timeout=timeout)  # fmt: skip
 
 
-def _named_copies(database: Path) -> list[tuple[str, str]]:
-    """The stored copies (relative directory, version) that ``database``'s rows name."""
+def _named_copies(database: Path) -> list[tuple[str, str, bool]]:
+    """The stored copies (relative directory, version, whether it must be there) that
+    ``database``'s rows name: a remote bot's (its bot.toml) is kept when there, but one
+    gone does not stop a backup, as it stops none of the bot's games."""
     connection = _read_only(database)
     try:
         if int(connection.execute("PRAGMA user_version").fetchone()[0]) == 0:
             return []
         rows = connection.execute(
-            "SELECT directory, version FROM bot_versions WHERE runtime != ? ORDER BY id",
-            (REMOTE_RUNTIME,),
+            "SELECT directory, version, runtime FROM bot_versions ORDER BY id"
         ).fetchall()
     finally:
         connection.close()
-    return [(str(directory), str(version)) for directory, version in rows]
+    return [(str(directory), str(version), runtime != REMOTE_RUNTIME)
+            for directory, version, runtime in rows]  # fmt: skip
 
 
 def _inside(root: Path, relative: str) -> Path:

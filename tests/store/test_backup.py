@@ -251,3 +251,20 @@ def test_the_wal_a_stopped_server_left_is_in_the_backup_and_left_as_it_was(
     assert {name: (data / name).read_bytes() for name in before} == before
     users = sqlite3.connect(tmp_path / "bk" / "arena.db").execute("SELECT user FROM tokens")
     assert ("late",) in users.fetchall()
+
+
+def test_a_remote_bots_stored_copy_is_kept_and_one_gone_does_not_stop_the_backup(
+    data: Path, tmp_path: Path
+) -> None:
+    """A remote bot's copy (its bot.toml: its description) is backed up with the others;
+    as nothing runs it, a data directory that lost it still backs up."""
+    with st.Store.open(data) as store:
+        here, _ = st.register_remote_bot(store, "far", owner="alice", description="over there")
+        st.register_remote_bot(store, "gone", owner="alice")
+    backup(data, tmp_path / "bk")
+    copy = tmp_path / "bk" / "bots" / "far" / here.version
+    assert "over there" in (copy / "bot.toml").read_text()
+    shutil.rmtree(data / "bots" / "gone")
+    assert backup(data, tmp_path / "bk2").bot_versions == 5
+    assert not (tmp_path / "bk2" / "bots" / "gone").exists()
+    assert restore(tmp_path / "bk2", tmp_path / "restored").bot_versions == 5
