@@ -37,6 +37,8 @@ COMMANDS: dict[str, str] = {
     "demo": "arena.commands.demo",
     "stats": "arena.commands.stats",
     "export": "arena.commands.export",
+    "backup": "arena.commands.backup",
+    "restore": "arena.commands.backup",
     "remote": "arena.commands.remote",
     "sandbox-check": "arena.commands.sandbox_check",
     "ray-worker": "arena.commands.ray_worker",
