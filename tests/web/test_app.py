@@ -162,6 +162,7 @@ def test_bot_page_shows_versions_history_and_recent_games(site: LiveSite) -> Non
     assert status == 200
     assert "rating-history" in parse_page(body).ids
     assert 'class="plot-band"' in body and 'class="plot-mean"' in body
+    assert "after each of its 6 games" in body  # every game, rated or not, has its point
     status, data = fetch_json(f"{site.base_url}/api/bots/{bot}")
     assert status == 200
     versions = data["versions"]
