@@ -482,8 +482,11 @@ def test_a_bot_that_exits_right_after_ending_its_turn_is_judged_a_crash(
 ) -> None:
     """Its reply hands the move to the opponent, and the referee may freeze the bot
     while it exits: the exit is judged with the bot thawed, so its status is the
-    crash it is (not a disconnect after the whole exit grace)."""
-    config = replace(SPINNER_CONFIG, games=6, seed=5, max_restarts=6)
+    crash it is (not a disconnect after the whole exit grace). A roomy clock: on a
+    machine loaded enough to stall the bot for seconds, its request would time out
+    before it could exit, which is no fault of the judgement tested here."""
+    config = replace(SPINNER_CONFIG, games=6, seed=5, max_restarts=6,
+                     time_control=TimeControl(5000, 5000))  # fmt: skip
     quitter = make_bot(behaviour, name="quitter")
     good = make_bot("random", name="good")
     report = run_match(config, quitter, good)
