@@ -28,7 +28,7 @@ from arena._grpc_env import untune_child_processes
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
 from arena.commands.noted import NotesError, Seen, commitment_arg, note, noted_commitment
 from arena.commands.outfile import write_whole, written_whole
-from arena.commands.pathargs import given, given_path
+from arena.commands.pathargs import given, given_path, passed_on
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.commands.tables import fit_rows, terminal_width
 from arena.commands.tokens import (
@@ -1399,8 +1399,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"run at most N bots at once (default: the CPUs, here {default_parallel()})",
     )  # fmt: skip
     play.add_argument(
-        "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the bot's command line"
-    )
+        "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", type=passed_on,
+        help="the bot's command line",
+    )  # fmt: skip
     play.set_defaults(func=_handled(run_play))
 
 

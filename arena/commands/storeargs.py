@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from arena.commands.pathargs import too_long
+from arena.commands.pathargs import any_bytes, too_long
 from arena.quoting import clipped
 from arena.store import (
     ENV_DATA_DIR,
@@ -36,6 +36,7 @@ def add_data_dir(parser: argparse.ArgumentParser) -> None:
     )
 
 
+@any_bytes
 def _data_dir(text: str) -> str:
     """``--data-dir``: an empty value (``--data-dir "$UNSET"``) would mean the default
     data directory, someone else's store perhaps: refused."""
