@@ -14,11 +14,13 @@ from arena.quoting import PATH_CHARS
 from arena.store import (
     NotFoundError,
     Store,
+    StoreError,
     TokenRow,
     create_token,
     list_tokens,
     revoke_tokens,
 )
+from arena.store.tokens import check_user_name
 
 DESCRIPTION = """\
 `arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory.
@@ -33,6 +35,15 @@ its first characters (`sha256sum` of a token one holds starts the same).
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 _DURATION = re.compile(r"(\d{1,7})([smhd])")
+
+
+def user_name(text: str) -> str:
+    """A user named on the command line (a token's, a limit's): one a token can carry."""
+    try:
+        check_user_name(text)
+    except StoreError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def duration(text: str) -> timedelta:
@@ -71,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = token.add_subparsers(dest="token_command", metavar="SUBCOMMAND")
     commands.required = True
     create = commands.add_parser("create", help="create a token and print it (shown once)")
-    create.add_argument("user", help="user name (letters, digits, - _ .)")
+    create.add_argument("user", type=user_name, help="user name (letters, digits, - _ .)")
     create.add_argument("--admin", action="store_true", help="an admin token")
     create.add_argument(
         "--expires-in", type=duration, metavar="DURATION",

@@ -49,7 +49,12 @@ from arena.tournament.policy.results import (
     tournament_crosstable,
     tournament_intervals,
 )
-from arena.tournament.policy.rounds import PLAY_PREFIX, check_format_settings, create_tournament
+from arena.tournament.policy.rounds import (
+    PLAY_PREFIX,
+    check_format_settings,
+    check_tournament_name,
+    create_tournament,
+)
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.statistics.gauntlet import gauntlet_rows
 from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
@@ -220,6 +225,7 @@ def add_cpu_pinning(parser: argparse.ArgumentParser) -> None:
 def definition(args: argparse.Namespace) -> tuple[TournamentFormat, TournamentConfig]:
     """The format and checked config the flags ask for (TournamentError naming the flag)."""
     kind = FORMATS[args.format]
+    check_tournament_name(args.name)
     if len(args.bots) < 2:  # the first word is the tournament's name, not a bot
         raise TournamentError(
             f"a tournament needs at least two bots after its name; got the name {args.name!r}"
