@@ -144,12 +144,14 @@ def store_checked_bot(
     if spec.runtime == "remote":
         print(f"{spec.name} is a remote bot (its owner runs it): no smoke match")
     else:
+        # Progress on standard error, as the bar is: standard output is the bot stored.
         print(f"conformance check, then a smoke match against {opponent.name}"
-              f" ({SMOKE_GAMES} games): {spec.name} ...", flush=True)  # fmt: skip
+              f" ({SMOKE_GAMES} games): {spec.name} ...", file=sys.stderr, flush=True)  # fmt: skip
         with bot_check.scenario_progress(len(SUBMISSION_SCENARIOS), enabled=True) as heard:
             checked = check_submission(spec, opponent, unsafe=unsafe, on_result=heard)
-        if checked.conformance is not None:
-            print(checked.conformance.timing_text())
+        if checked.conformance is not None:  # a refused bot's timing goes with its refusal
+            print(checked.conformance.timing_text(),
+                  file=sys.stdout if checked.refusal is None else sys.stderr)  # fmt: skip
         if checked.refusal is not None:
             return f"refused {spec.name}: {checked.refusal}"
     previous = _latest_stored(store, spec.name)

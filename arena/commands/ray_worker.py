@@ -218,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
                 f"this node cannot sandbox bots ({problems}): not joining as a match node"
                 " (`arena sandbox-check` says more)"
             )
-        print(f"arena: WARNING: no complete sandbox ({problems}); joining anyway (unsafe)")
+        print(f"arena: WARNING: no complete sandbox ({problems}); joining anyway (unsafe)",
+              file=sys.stderr)  # fmt: skip
     slots = args.slots or args.num_cpus or os.cpu_count() or 1
     argv = ray_start_argv(args, slots)
     if args.dry_run:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -379,7 +380,7 @@ def play_tournament(
         return fail(f"tournament {tournament.name} is interrupted: {summary.stopped}")
     if summary.failed_matches:
         for match_id, error in sorted(summary.failed_matches.items()):
-            print(f"arena: match {match_id} failed: {error}")
+            print(f"arena: match {match_id} failed: {error}", file=sys.stderr)
         return fail(f"tournament {tournament.name} is unfinished: fix the cause, then resume it")
     return 0
 
