@@ -11,6 +11,7 @@ import argparse
 import difflib
 import importlib
 import os
+import re
 import shlex
 import signal
 import sys
@@ -75,6 +76,13 @@ def _not_utf8(text: str) -> str | None:
 class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped command, choice or flag
     (sub-command parsers are of this class too: argparse makes them so)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A word starting "-" and a digit is a value, as "-1" is: "--expires-in -1d" is
+        # then refused as no duration, not as "expected one argument" (no flag of ours
+        # starts with a digit).
+        self._negative_number_matcher = re.compile(r"^-\d")
 
     def _check_value(self, action: argparse.Action, value: object) -> None:
         choices = action.choices

@@ -143,6 +143,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("bot new on a file", ["bot", "new", "python", "x", "--dir", "{file}"], 2, "already exists"),
     ("token user", ["token", "create", BAD_NAME, "--data-dir", "{data}"], 2,
      "argument user: user name 'a bad name': use 1-40 letters"),
+    ("negative duration", ["token", "create", "bob", "--expires-in", "-1d", "--data-dir",
+                           "{data}"], 2, "argument --expires-in: '-1d' is not a duration"),
     ("limits user", ["limits", "set", "bots", "3", "--user", BAD_NAME, "--data-dir", "{data}"],
      2, "argument --user: user name"),
     ("limits negative", ["limits", "set", "bots", "-1", "--data-dir", "{data}"], 2,
