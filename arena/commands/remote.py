@@ -803,7 +803,8 @@ def run_submit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     spec = load_bot(directory)
-    _say([submit_notice(spec.name, spec.runtime, len(request.archive))])  # before the wait
+    # before the wait, on standard error: standard output is what the arena stored
+    _say([submit_notice(spec.name, spec.runtime, len(request.archive))], sys.stderr)
     err = Console(stderr=True)
     waiting = (err.status(f"{spec.name}: the arena is checking it", refresh_per_second=4)
                if err.is_terminal else contextlib.nullcontext())  # fmt: skip
@@ -1093,7 +1094,13 @@ _REMOTE_FORMATS = {
 
 def create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
     """CreateTournament's request from `arena remote tournament create`'s flags (unset: 0,
-    the server's default; an unset bank is left out, so that ``--bank-ms 0`` is no bank)."""
+    the server's default; an unset bank is left out, so that ``--bank-ms 0`` is no bank).
+    A count given as 0 or less is refused (RemoteError, exit 2): sent, 0 would be read as
+    unset and the tournament made with the server's default instead."""
+    for flag, value in (("--games", args.games), ("--rounds", args.rounds),
+                        ("--action-ms", args.action_ms), ("--max-pairs", args.max_pairs)):
+        if value is not None and value < 1:
+            raise RemoteError(f"{flag} must be at least 1, got {value}", EXIT_USAGE)
     request = pb.CreateTournamentRequest(
         name=args.name, format=_REMOTE_FORMATS[args.format], bots=args.bots,
         games_per_match=args.games or 0, rounds=args.rounds or 0, seed=args.seed or 0,
@@ -1123,9 +1130,10 @@ def tournament_line(verb: str, t: pb.Tournament) -> str:
 
 
 def run_tournament_create(args: argparse.Namespace) -> int:
+    request = create_request(args)  # its flags refused before the login is looked for
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
-        reply = client.create_tournament(create_request(args))
+        reply = client.create_tournament(request)
     _say([tournament_line("created", reply.tournament)])
     return EXIT_OK
 
