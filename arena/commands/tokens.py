@@ -20,7 +20,7 @@ from arena.store import (
     list_tokens,
     revoke_tokens,
 )
-from arena.store.tokens import check_user_name
+from arena.store.tokens import MAX_LIFETIME, check_user_name
 
 DESCRIPTION = """\
 `arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory.
@@ -53,7 +53,12 @@ def duration(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a duration: a positive whole number and s, m, h or d (e.g. 30d)"
         )
-    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+    lifetime = timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+    if lifetime > MAX_LIFETIME:
+        raise argparse.ArgumentTypeError(
+            f"{text.strip()} is longer than a token may live, {MAX_LIFETIME.days} days"
+        )
+    return lifetime
 
 
 MAX_TOKEN_ID = 2**63 - 1
