@@ -22,7 +22,7 @@ from arena import __version__, caused_by_ctrl_c
 from arena._grpc_env import tune_this_process
 from arena._loading import quit_now, quit_while_exiting, quit_while_loading
 from arena.commands.pathargs import ANY_BYTES
-from arena.quoting import clipped, quoted
+from arena.quoting import clipped, quoted, visible
 
 COMMANDS: dict[str, str] = {
     "replay": "arena.commands.replay",
@@ -112,7 +112,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """One line on standard error, exit status 2, naming the argument and what is
         wrong (argparse's usage lines before it would bury it; ``--help`` shows them)."""
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {visible(message)}\n")
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

@@ -39,6 +39,7 @@ from arena.commands.tokens import (
     token_lines,
 )
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.quoting import visible
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.referee.seeds import seed_commitment
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
@@ -143,26 +144,6 @@ class RemoteError(Exception):
 
 
 # ------------------------------------------------------------------ server text
-
-# Characters that move the cursor, rewrite the screen or reorder text on a terminal:
-# C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides.
-# The SDK's connector (kahuna_bot.remote.HIDDEN) holds the same set.
-HIDDEN = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
-
-
-def visible(text: str, keep: str = "") -> str:
-    """``text`` with every character that could drive a terminal shown as ``\\uXXXX``.
-
-    Every text an arena sends goes through here before it is printed or written;
-    ``keep`` names the few (a record's newlines) that stay as they are.
-    """
-    return HIDDEN.sub(
-        lambda found: found.group() if found.group() in keep else f"\\u{ord(found.group()):04x}",
-        text,
-    )
-
 
 # ------------------------------------------------------------------ refusals
 

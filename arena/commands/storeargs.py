@@ -10,7 +10,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from arena.commands.pathargs import any_bytes, too_long
-from arena.quoting import clipped
+from arena.quoting import clipped, visible
 from arena.store import (
     ENV_DATA_DIR,
     DamagedDatabaseError,
@@ -52,7 +52,9 @@ EXIT_BAD_FLAGS = 2
 
 
 def fail(message: str, status: int = 1) -> int:
-    print(f"arena: {message}", file=sys.stderr)
+    """Say ``message`` as one line on standard error (a path's newline or escape sequence
+    shown as ``\\uXXXX``: no name can break the line or drive the terminal); ``status``."""
+    print(f"arena: {visible(message)}", file=sys.stderr)
     return status
 
 
