@@ -11,6 +11,7 @@ import argparse
 import difflib
 import importlib
 import os
+import re
 import shlex
 import signal
 import sys
@@ -20,7 +21,8 @@ from typing import Any, NoReturn
 from arena import __version__, caused_by_ctrl_c
 from arena._grpc_env import tune_this_process
 from arena._loading import quit_now, quit_while_exiting, quit_while_loading
-from arena.quoting import clipped, quoted
+from arena.commands.pathargs import ANY_BYTES
+from arena.quoting import clipped, quoted, visible
 
 COMMANDS: dict[str, str] = {
     "replay": "arena.commands.replay",
@@ -62,9 +64,25 @@ def _suggestion(word: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def _not_utf8(text: str) -> str | None:
+    """Why ``text``, a word of the command line, is not UTF-8 text (None: it is). Python
+    holds each byte that is not UTF-8 of a word as a lone surrogate, U+DC80 to U+DCFF."""
+    at = next((i for i, char in enumerate(text) if "\udc80" <= char <= "\udcff"), None)
+    if at is None:
+        return None
+    return f"byte 0x{ord(text[at]) - 0xDC00:02x} (at character {at + 1}) is not UTF-8: give text"
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a mistyped command, choice or flag
     (sub-command parsers are of this class too: argparse makes them so)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A word starting "-" and a digit is a value, as "-1" is: "--expires-in -1d" is
+        # then refused as no duration, not as "expected one argument" (no flag of ours
+        # starts with a digit).
+        self._negative_number_matcher = re.compile(r"^-\d")
 
     def _check_value(self, action: argparse.Action, value: object) -> None:
         choices = action.choices
@@ -76,12 +94,25 @@ class Parser(argparse.ArgumentParser):
             )  # fmt: skip
 
     def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
-        """argparse's, with a long value quoted shortened in its "invalid value" error."""
+        """argparse's, with a long value quoted shortened in its "invalid value" error,
+        and bytes that are not UTF-8 refused in any value but a path's (a name, a
+        number or an address with them could be neither stored nor matched)."""
+        if (
+            not isinstance(action, argparse._SubParsersAction)  # its parser checks its words
+            and action.type not in ANY_BYTES
+            and (bad := _not_utf8(arg_string)) is not None
+        ):
+            raise argparse.ArgumentError(action, bad)
         try:
             return super()._get_value(action, arg_string)
         except argparse.ArgumentError as error:
             shown = str(error.message).replace(repr(arg_string), quoted(arg_string))
             raise argparse.ArgumentError(action, shown) from None
+
+    def error(self, message: str) -> NoReturn:
+        """One line on standard error, exit status 2, naming the argument and what is
+        wrong (argparse's usage lines before it would bury it; ``--help`` shows them)."""
+        self.exit(2, f"{self.prog}: error: {visible(message)}\n")
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

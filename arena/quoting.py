@@ -9,6 +9,8 @@ the names the arena accepts are all shorter than them, and are always quoted who
 
 from __future__ import annotations
 
+import re
+
 QUOTED_CHARS = 60
 """How many characters of a long quoted value (a name, a flag's value) an error line shows."""
 PATH_CHARS = 240
@@ -31,3 +33,23 @@ def quoted(value: object, limit: int = QUOTED_CHARS) -> str:
             return repr(value)
         return f"{value[:limit]!r}... ({len(value)} characters)"
     return clipped(repr(value), limit)
+
+
+# Characters that move the cursor, rewrite the screen or reorder text on a terminal:
+# C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides.
+# The SDK's connector (kahuna_bot.remote.HIDDEN) holds the same set.
+HIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every character that could drive a terminal shown as ``\\uXXXX``.
+
+    Every text an arena sends goes through here before it is printed or written;
+    ``keep`` names the few (a record's newlines) that stay as they are.
+    """
+    return HIDDEN.sub(
+        lambda found: found.group() if found.group() in keep else f"\\u{ord(found.group()):04x}",
+        text,
+    )

@@ -17,6 +17,7 @@ from arena.commands.pathargs import given_path
 from arena.commands.rebuilds import binary_only_changes
 from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.commands.tables import fit
+from arena.commands.tokens import user_name
 from arena.conformance import SUBMISSION_SCENARIOS, ensure_class_archive
 from arena.referee import BotConfigError, BotSpec, load_bot, unbuilt
 from arena.store import (
@@ -32,7 +33,6 @@ from arena.store import (
     list_bots,
 )
 from arena.store.bots import check_bot_source
-from arena.store.tokens import check_user_name
 
 DESCRIPTION = """\
 `arena bot add|list|show|check|new`: store bots once they pass their checks, look at
@@ -66,7 +66,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "add", help="validate, check (conformance and a smoke match) and store a bot directory"
     )
     add.add_argument("directory", type=given_path, help="bot directory with a bot.toml")
-    add.add_argument("--owner", help="user who owns the bot (for `arena serve`)")
+    add.add_argument(
+        "--owner", type=user_name, help="user who owns the bot (for `arena serve`)"
+    )
     add.add_argument(
         "--opponent", type=given_path, default=SAMPLE_RANDOM_BOT, metavar="DIR",
         help="smoke-match opponent (default: the random sample bot)",
@@ -96,8 +98,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_add(store: Store, args: argparse.Namespace) -> int:
     try:
-        if args.owner is not None:
-            check_user_name(args.owner, "--owner")  # before the smoke match
         spec = load_bot(args.directory)
         opponent = load_bot(args.opponent)
     except (BotConfigError, StoreError) as error:
@@ -144,12 +144,14 @@ def store_checked_bot(
     if spec.runtime == "remote":
         print(f"{spec.name} is a remote bot (its owner runs it): no smoke match")
     else:
+        # Progress on standard error, as the bar is: standard output is the bot stored.
         print(f"conformance check, then a smoke match against {opponent.name}"
-              f" ({SMOKE_GAMES} games): {spec.name} ...", flush=True)  # fmt: skip
+              f" ({SMOKE_GAMES} games): {spec.name} ...", file=sys.stderr, flush=True)  # fmt: skip
         with bot_check.scenario_progress(len(SUBMISSION_SCENARIOS), enabled=True) as heard:
             checked = check_submission(spec, opponent, unsafe=unsafe, on_result=heard)
-        if checked.conformance is not None:
-            print(checked.conformance.timing_text())
+        if checked.conformance is not None:  # a refused bot's timing goes with its refusal
+            print(checked.conformance.timing_text(),
+                  file=sys.stdout if checked.refusal is None else sys.stderr)  # fmt: skip
         if checked.refusal is not None:
             return f"refused {spec.name}: {checked.refusal}"
     previous = _latest_stored(store, spec.name)

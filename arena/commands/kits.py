@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.commands.pathargs import given_path
-from arena.commands.storeargs import fail
+from arena.commands.storeargs import EXIT_BAD_FLAGS, fail
 from arena.quoting import quoted
 from arena.referee import BotConfigError, load_bot
 from arena.referee.botdir import NAME_PATTERN
@@ -33,6 +33,10 @@ play: `arena bot check NAME`, `arena match NAME python_random`.
 --list shows the languages, with the kits this installation holds (a kit
 whose directory is missing is listed as such, and asking for it is an error
 that says so).
+
+Exit status 0 when the bot is made; 2 for what was asked (LANG or NAME missing,
+a language without a kit, a bad name, a directory that exists); 1 when the kit
+is not installed or the copy failed (nothing of it is left).
 """
 
 
@@ -64,7 +68,12 @@ TEXT_SUFFIXES = frozenset({
 
 
 class KitError(ValueError):
-    """A kit that cannot be copied; the message says why."""
+    """A kit that cannot be copied; the message says why. ``status``: the command's exit
+    status, 2 for what the user gave (a language, a name, a directory), 1 otherwise."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def find_kit(language: str) -> Kit:
@@ -76,7 +85,9 @@ def find_kit(language: str) -> Kit:
     known = [name for kit in KITS for name in (kit.language, *kit.aliases)]
     close = difflib.get_close_matches(wanted, known, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    raise KitError(f"no starter kit for language {language!r}{hint}; the kits are: {names}")
+    raise KitError(
+        f"no starter kit for language {language!r}{hint}; the kits are: {names}", EXIT_BAD_FLAGS
+    )
 
 
 def kit_path(kit: Kit) -> Path:
@@ -93,12 +104,13 @@ def new_bot(language: str, name: str, destination: Path) -> Path:
     if not NAME_PATTERN.fullmatch(name):
         raise KitError(
             f"bot name {quoted(name)} must be 1-40 letters, digits, '-', '_' or '.',"
-            " starting with a letter or digit"
+            " starting with a letter or digit",
+            EXIT_BAD_FLAGS,
         )
     kit = find_kit(language)
     source = kit_path(kit)
     if destination.exists():
-        raise KitError(f"{destination} already exists: choose a new directory")
+        raise KitError(f"{destination} already exists: choose a new directory", EXIT_BAD_FLAGS)
     try:
         copy_sources(source, destination)
         _rename(destination, kit.directory, name, where=str(destination))
@@ -207,12 +219,15 @@ def run_new(args: argparse.Namespace) -> int:
         return _print_list()
     if args.language is None or args.name is None:
         return fail(
-            "bot new needs LANG and NAME (e.g. `arena bot new cpp my_bot`); --list shows the kits"
+            "bot new needs LANG and NAME (e.g. `arena bot new cpp my_bot`); --list shows the kits",
+            EXIT_BAD_FLAGS,
         )
     destination = args.dir if args.dir is not None else Path(args.name)
     try:
         created = new_bot(args.language, args.name, destination)
-    except (KitError, OSError) as error:
+    except KitError as error:
+        return fail(str(error), error.status)
+    except OSError as error:
         return fail(str(error))
     print(f"created {created} ({find_kit(args.language).language} kit, bot {args.name!r})")
     hint = build_hint(created)

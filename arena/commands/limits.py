@@ -6,6 +6,7 @@ import argparse
 import json
 
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
+from arena.commands.tokens import user_name
 from arena.server.quotas import LIMIT_NAMES, Quotas
 from arena.store import Store
 
@@ -27,19 +28,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = limits.add_subparsers(dest="limits_command", metavar="SUBCOMMAND")
     commands.required = True
     show = commands.add_parser("show", help="each limit in force, and whose setting holds")
-    show.add_argument("--user", help="the limits of this user (default: every user's)")
+    show.add_argument(
+        "--user", type=user_name, help="the limits of this user (default: every user's)"
+    )
     show.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(show)
     show.set_defaults(func=with_store(run_show, existing=True))
     put = commands.add_parser("set", help="store a limit for every user (or --user)")
     put.add_argument("name", choices=LIMIT_NAMES, metavar="NAME", help=", ".join(LIMIT_NAMES))
     put.add_argument("value", type=int, help="a whole number, 0 or more")
-    put.add_argument("--user", help="for this user alone")
+    put.add_argument("--user", type=user_name, help="for this user alone")
     add_data_dir(put)
     put.set_defaults(func=with_store(run_set))
     clear = commands.add_parser("clear", help="forget a stored setting (the next one holds)")
     clear.add_argument("name", choices=LIMIT_NAMES, metavar="NAME", help=", ".join(LIMIT_NAMES))
-    clear.add_argument("--user", help="this user's setting (default: every user's)")
+    clear.add_argument("--user", type=user_name, help="this user's setting (default: every user's)")
     add_data_dir(clear)
     clear.set_defaults(func=with_store(run_clear))
 

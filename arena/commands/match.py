@@ -21,6 +21,7 @@ from arena.commands.playflags import add_play_flags, time_control, variant, whol
 from arena.commands.storeargs import add_data_dir
 from arena.kahuna import HandicapBridge
 from arena.logs import configure
+from arena.quoting import visible
 from arena.referee import (
     BotConfigError,
     BotSpec,
@@ -112,7 +113,7 @@ def _say(message: str) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"arena match: {message}", file=sys.stderr)
+    print(f"arena match: {visible(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -14,7 +14,23 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+Kind = TypeVar("Kind", bound=Callable[[str], object])
+
+ANY_BYTES: set[Callable[[str], object]] = set()
+"""The argument types whose values may hold bytes that are not UTF-8, as a Linux file
+name may: paths, and words passed on to another program. Every other argument (a name,
+a number, an address) is text, and the command line refuses such bytes in it."""
+
+
+def any_bytes(kind: Kind) -> Kind:
+    """Mark ``kind``, an argument type, as one of ``ANY_BYTES``."""
+    ANY_BYTES.add(kind)
+    return kind
+
 
 EMPTY = "is empty (an unset variable?): give a path"
 NAME_MAX_BYTES = 255
@@ -23,6 +39,7 @@ PATH_MAX_BYTES = 4095
 """The longest path the kernel takes (PATH_MAX, less its terminating NUL)."""
 
 
+@any_bytes
 def given(text: str) -> str:
     """``text`` as given, unless it is empty or blank or too long a path
     (ArgumentTypeError)."""
@@ -45,6 +62,13 @@ def too_long(text: str) -> str | None:
     return None
 
 
+@any_bytes
 def given_path(text: str) -> Path:
     """``given``, as a Path."""
     return Path(given(text))
+
+
+@any_bytes
+def passed_on(text: str) -> str:
+    """``text`` as it is: words handed to another program (a command line, its flags)."""
+    return text

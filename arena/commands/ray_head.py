@@ -8,8 +8,9 @@ import shlex
 import sys
 from typing import Any
 
+from arena.commands.pathargs import passed_on
 from arena.commands.ray_tempdir import temp_dir_problem, with_private_temp_dir
-from arena.commands.storeargs import fail
+from arena.commands.storeargs import EXIT_BAD_FLAGS, fail
 from arena.tournament.execution.ray_auth import AUTH_MODE_ENV, TokenError, require_token
 
 DESCRIPTION = """\
@@ -63,7 +64,7 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument("--dry-run", action="store_true", help="print the ray start command only")
     parser.add_argument(
-        "--ray-start-args", default="", metavar="ARGS",
+        "--ray-start-args", default="", metavar="ARGS", type=passed_on,
         help="more `ray start` flags, one string (e.g. \"--node-ip-address=10.0.0.1 --block\")",
     )  # fmt: skip
     parser.set_defaults(func=run)
@@ -108,7 +109,7 @@ def flags_problem(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     problem = flags_problem(args)
     if problem is not None:
-        return fail(problem)
+        return fail(problem, EXIT_BAD_FLAGS)
     if not args.insecure:
         try:
             require_token(os.environ)

@@ -43,8 +43,9 @@ import subprocess
 import sys
 from typing import Any
 
+from arena.commands.pathargs import given, passed_on
 from arena.commands.ray_tempdir import flag_value, temp_dir_problem, with_private_temp_dir
-from arena.commands.storeargs import fail
+from arena.commands.storeargs import EXIT_BAD_FLAGS, fail
 from arena.sandbox.probe import probe_host
 from arena.tournament.execution.bot_bundles import CACHE_ENV, CacheError, configured_root, open_root
 from arena.tournament.execution.node_slots import SLOTS_ENV
@@ -80,7 +81,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--num-cpus", type=int, help="CPUs this node gives Ray (default: all)")
     parser.add_argument(
-        "--cache", help="directory of this node's bot cache ($KAHUNA_RAY_CACHE)"
+        "--cache", type=given, help="directory of this node's bot cache ($KAHUNA_RAY_CACHE)"
     )
     parser.add_argument(
         "--unsafe-no-sandbox", action="store_true",
@@ -93,7 +94,7 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument("--dry-run", action="store_true", help="print the ray start command only")
     parser.add_argument(
-        "--ray-start-args", default="", metavar="ARGS",
+        "--ray-start-args", default="", metavar="ARGS", type=passed_on,
         help="more `ray start` flags, one string (e.g. \"--node-ip-address=10.0.0.5\")",
     )  # fmt: skip
     parser.set_defaults(func=run)
@@ -199,7 +200,7 @@ def start_warming(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     problem = flags_problem(args)
     if problem is not None:
-        return fail(problem)
+        return fail(problem, EXIT_BAD_FLAGS)
     if args.cache:  # absolute: the node's Ray workers run elsewhere
         os.environ[CACHE_ENV] = os.path.abspath(args.cache)
     private, temp_dir = with_private_temp_dir(args.ray_start_args)
@@ -217,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
                 f"this node cannot sandbox bots ({problems}): not joining as a match node"
                 " (`arena sandbox-check` says more)"
             )
-        print(f"arena: WARNING: no complete sandbox ({problems}); joining anyway (unsafe)")
+        print(f"arena: WARNING: no complete sandbox ({problems}); joining anyway (unsafe)",
+              file=sys.stderr)  # fmt: skip
     slots = args.slots or args.num_cpus or os.cpu_count() or 1
     argv = ray_start_argv(args, slots)
     if args.dry_run:

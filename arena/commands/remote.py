@@ -28,7 +28,7 @@ from arena._grpc_env import untune_child_processes
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
 from arena.commands.noted import NotesError, Seen, commitment_arg, note, noted_commitment
 from arena.commands.outfile import write_whole, written_whole
-from arena.commands.pathargs import given, given_path
+from arena.commands.pathargs import given, given_path, passed_on
 from arena.commands.remote_grpc import Client, Endpoint
 from arena.commands.tables import fit_rows, terminal_width
 from arena.commands.tokens import (
@@ -39,6 +39,7 @@ from arena.commands.tokens import (
     token_lines,
 )
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.quoting import visible
 from arena.referee import BotConfigError, load_bot, unbuilt
 from arena.referee.seeds import seed_commitment
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
@@ -143,26 +144,6 @@ class RemoteError(Exception):
 
 
 # ------------------------------------------------------------------ server text
-
-# Characters that move the cursor, rewrite the screen or reorder text on a terminal:
-# C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides.
-# The SDK's connector (kahuna_bot.remote.HIDDEN) holds the same set.
-HIDDEN = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
-
-
-def visible(text: str, keep: str = "") -> str:
-    """``text`` with every character that could drive a terminal shown as ``\\uXXXX``.
-
-    Every text an arena sends goes through here before it is printed or written;
-    ``keep`` names the few (a record's newlines) that stay as they are.
-    """
-    return HIDDEN.sub(
-        lambda found: found.group() if found.group() in keep else f"\\u{ord(found.group()):04x}",
-        text,
-    )
-
 
 # ------------------------------------------------------------------ refusals
 
@@ -803,7 +784,8 @@ def run_submit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     spec = load_bot(directory)
-    _say([submit_notice(spec.name, spec.runtime, len(request.archive))])  # before the wait
+    # before the wait, on standard error: standard output is what the arena stored
+    _say([submit_notice(spec.name, spec.runtime, len(request.archive))], sys.stderr)
     err = Console(stderr=True)
     waiting = (err.status(f"{spec.name}: the arena is checking it", refresh_per_second=4)
                if err.is_terminal else contextlib.nullcontext())  # fmt: skip
@@ -1093,7 +1075,13 @@ _REMOTE_FORMATS = {
 
 def create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
     """CreateTournament's request from `arena remote tournament create`'s flags (unset: 0,
-    the server's default; an unset bank is left out, so that ``--bank-ms 0`` is no bank)."""
+    the server's default; an unset bank is left out, so that ``--bank-ms 0`` is no bank).
+    A count given as 0 or less is refused (RemoteError, exit 2): sent, 0 would be read as
+    unset and the tournament made with the server's default instead."""
+    for flag, value in (("--games", args.games), ("--rounds", args.rounds),
+                        ("--action-ms", args.action_ms), ("--max-pairs", args.max_pairs)):
+        if value is not None and value < 1:
+            raise RemoteError(f"{flag} must be at least 1, got {value}", EXIT_USAGE)
     request = pb.CreateTournamentRequest(
         name=args.name, format=_REMOTE_FORMATS[args.format], bots=args.bots,
         games_per_match=args.games or 0, rounds=args.rounds or 0, seed=args.seed or 0,
@@ -1123,9 +1111,10 @@ def tournament_line(verb: str, t: pb.Tournament) -> str:
 
 
 def run_tournament_create(args: argparse.Namespace) -> int:
+    request = create_request(args)  # its flags refused before the login is looked for
     endpoint = load_login(config_dir())
     with _calls(endpoint) as client:
-        reply = client.create_tournament(create_request(args))
+        reply = client.create_tournament(request)
     _say([tournament_line("created", reply.tournament)])
     return EXIT_OK
 
@@ -1399,8 +1388,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"run at most N bots at once (default: the CPUs, here {default_parallel()})",
     )  # fmt: skip
     play.add_argument(
-        "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the bot's command line"
-    )
+        "command", nargs=argparse.REMAINDER, metavar="-- COMMAND...", type=passed_on,
+        help="the bot's command line",
+    )  # fmt: skip
     play.set_defaults(func=_handled(run_play))
 
 

@@ -23,6 +23,7 @@ from arena.kahuna import (
     replay,
     state_summary,
 )
+from arena.quoting import visible
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -79,10 +80,11 @@ def run_replay(args: argparse.Namespace) -> int:
     try:
         data = _read(args.record)
     except OSError as exc:
-        print(f"arena replay: cannot read {args.record}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"arena replay: cannot read {visible(str(args.record))}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
         return EXIT_INVALID
     except RecordTooLargeError as exc:
-        print(f"arena replay: {args.record}: {exc}", file=sys.stderr)
+        print(f"arena replay: {visible(str(args.record))}: {exc}", file=sys.stderr)
         return EXIT_INVALID
     try:
         text = data.decode("utf-8")

@@ -58,6 +58,11 @@ remote bots alike, and the web pages are served over HTTPS with the same
 certificate; --tls-client-ca also requires a client certificate signed by
 that CA on the gRPC port (mutual TLS). Without them, tokens travel in clear:
 bind a loopback address, or put a TLS proxy in front.
+
+Ctrl-C or SIGTERM stops it, exit status 0: the calls in progress get two
+seconds, and a tournament in play is left interrupted with its stored games
+(StartTournament or `arena tournament resume NAME` finishes it). Refused flags
+exit 2; a port or data directory it cannot use, 1.
 """
 
 

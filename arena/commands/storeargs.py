@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from arena.commands.pathargs import too_long
-from arena.quoting import clipped
+from arena.commands.pathargs import any_bytes, too_long
+from arena.quoting import clipped, visible
 from arena.store import (
     ENV_DATA_DIR,
     DamagedDatabaseError,
@@ -36,6 +36,7 @@ def add_data_dir(parser: argparse.ArgumentParser) -> None:
     )
 
 
+@any_bytes
 def _data_dir(text: str) -> str:
     """``--data-dir``: an empty value (``--data-dir "$UNSET"``) would mean the default
     data directory, someone else's store perhaps: refused."""
@@ -51,7 +52,9 @@ EXIT_BAD_FLAGS = 2
 
 
 def fail(message: str, status: int = 1) -> int:
-    print(f"arena: {message}", file=sys.stderr)
+    """Say ``message`` as one line on standard error (a path's newline or escape sequence
+    shown as ``\\uXXXX``: no name can break the line or drive the terminal); ``status``."""
+    print(f"arena: {visible(message)}", file=sys.stderr)
     return status
 
 

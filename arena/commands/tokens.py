@@ -14,11 +14,13 @@ from arena.quoting import PATH_CHARS
 from arena.store import (
     NotFoundError,
     Store,
+    StoreError,
     TokenRow,
     create_token,
     list_tokens,
     revoke_tokens,
 )
+from arena.store.tokens import MAX_LIFETIME, check_user_name
 
 DESCRIPTION = """\
 `arena token create | list | revoke`: the API tokens of `arena serve`, on the data directory.
@@ -35,6 +37,15 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 _DURATION = re.compile(r"(\d{1,7})([smhd])")
 
 
+def user_name(text: str) -> str:
+    """A user named on the command line (a token's, a limit's): one a token can carry."""
+    try:
+        check_user_name(text)
+    except StoreError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def duration(text: str) -> timedelta:
     """``--expires-in``: a whole number and a unit, s m h or d (``90d``, ``12h``)."""
     match = _DURATION.fullmatch(text.strip())
@@ -42,7 +53,12 @@ def duration(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a duration: a positive whole number and s, m, h or d (e.g. 30d)"
         )
-    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+    lifetime = timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+    if lifetime > MAX_LIFETIME:
+        raise argparse.ArgumentTypeError(
+            f"{text.strip()} is longer than a token may live, {MAX_LIFETIME.days} days"
+        )
+    return lifetime
 
 
 MAX_TOKEN_ID = 2**63 - 1
@@ -71,7 +87,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = token.add_subparsers(dest="token_command", metavar="SUBCOMMAND")
     commands.required = True
     create = commands.add_parser("create", help="create a token and print it (shown once)")
-    create.add_argument("user", help="user name (letters, digits, - _ .)")
+    create.add_argument("user", type=user_name, help="user name (letters, digits, - _ .)")
     create.add_argument("--admin", action="store_true", help="an admin token")
     create.add_argument(
         "--expires-in", type=duration, metavar="DURATION",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -49,7 +50,12 @@ from arena.tournament.policy.results import (
     tournament_crosstable,
     tournament_intervals,
 )
-from arena.tournament.policy.rounds import PLAY_PREFIX, check_format_settings, create_tournament
+from arena.tournament.policy.rounds import (
+    PLAY_PREFIX,
+    check_format_settings,
+    check_tournament_name,
+    create_tournament,
+)
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.statistics.gauntlet import gauntlet_rows
 from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
@@ -220,6 +226,7 @@ def add_cpu_pinning(parser: argparse.ArgumentParser) -> None:
 def definition(args: argparse.Namespace) -> tuple[TournamentFormat, TournamentConfig]:
     """The format and checked config the flags ask for (TournamentError naming the flag)."""
     kind = FORMATS[args.format]
+    check_tournament_name(args.name)
     if len(args.bots) < 2:  # the first word is the tournament's name, not a bot
         raise TournamentError(
             f"a tournament needs at least two bots after its name; got the name {args.name!r}"
@@ -373,7 +380,7 @@ def play_tournament(
         return fail(f"tournament {tournament.name} is interrupted: {summary.stopped}")
     if summary.failed_matches:
         for match_id, error in sorted(summary.failed_matches.items()):
-            print(f"arena: match {match_id} failed: {error}")
+            print(f"arena: match {match_id} failed: {error}", file=sys.stderr)
         return fail(f"tournament {tournament.name} is unfinished: fix the cause, then resume it")
     return 0
 

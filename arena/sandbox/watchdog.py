@@ -22,6 +22,18 @@ from arena.sandbox.cgroups import groups_of_creator
 WATCHDOG_CODE = "import sys; from arena.sandbox.watchdog import main; sys.exit(main(sys.argv[1:]))"
 _lock = threading.Lock()
 _watchdog: tuple[int, subprocess.Popen[bytes], int] | None = None  # (owner pid, proc, pipe)
+_stopped_by_its_owner = False
+STOPPED_BY_OWNER = "stopped-by-owner"
+"""The watchdog's third argument when its creator is a worker its owner ends with SIGKILL."""
+
+
+def stopped_by_its_owner() -> None:
+    """This process is a match worker that its runner stops with SIGKILL (at a Ctrl-C, a
+    SIGTERM, a ladder's stop): the bots its watchdog then kills are no news to report as
+    a warning on the user's terminal, beside the runner's one line; the runner reports a
+    worker lost otherwise itself. They are logged at info level."""
+    global _stopped_by_its_owner
+    _stopped_by_its_owner = True
 
 
 def _forget_after_fork() -> None:
@@ -36,15 +48,17 @@ def _forget_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def clean_up_after(creator_pid: int) -> list[str]:
-    """Kill and remove every bot group ``creator_pid`` left; the names removed."""
+def clean_up_after(creator_pid: int, *, expected: bool = False) -> list[str]:
+    """Kill and remove every bot group ``creator_pid`` left; the names removed. Logged as
+    a warning, at info level when ``expected`` (``stopped_by_its_owner``)."""
     removed: list[str] = []
     for group in groups_of_creator(creator_pid):
         group.kill_all()
         if group.remove():
             removed.append(group.name)
     if removed:
-        get_logger(creator_pid=creator_pid).warning("orphaned_bots_killed", groups=removed)
+        log = get_logger(creator_pid=creator_pid)
+        (log.info if expected else log.warning)("orphaned_bots_killed", groups=removed)
     return removed
 
 
@@ -59,9 +73,12 @@ def ensure_watchdog() -> None:
         python_path = os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p
         )
+        argv = [sys.executable, "-c", WATCHDOG_CODE, "kahuna-watchdog", str(os.getpid())]
+        if _stopped_by_its_owner:
+            argv.append(STOPPED_BY_OWNER)
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-c", WATCHDOG_CODE, "kahuna-watchdog", str(os.getpid())],
+                argv,
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,
@@ -73,11 +90,11 @@ def ensure_watchdog() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or not argv[1].isdigit():
-        print("usage: kahuna-watchdog CREATOR_PID", file=sys.stderr)
+    if len(argv) not in (2, 3) or not argv[1].isdigit() or argv[2:] not in ([], [STOPPED_BY_OWNER]):
+        print(f"usage: kahuna-watchdog CREATOR_PID [{STOPPED_BY_OWNER}]", file=sys.stderr)
         return 2
     while sys.stdin.buffer.read(4096):
         pass  # the creator never writes; end of file means it is gone
-    clean_up_after(int(argv[1]))
+    clean_up_after(int(argv[1]), expected=argv[2:] == [STOPPED_BY_OWNER])
     return 0
 

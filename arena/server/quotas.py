@@ -62,6 +62,10 @@ MAX_CHECK_THREADS = 256
 """The check pool's threads at most: checks_total + check_queue may not pass it."""
 
 
+MAX_LIMIT = 2**63 - 1
+"""The largest value a limit takes: the largest the store's integers hold."""
+
+
 @dataclass(frozen=True, slots=True)
 class UserLimits:
     """Each user's limits (the first six), the server's check queue (the next two), and
@@ -92,6 +96,8 @@ class UserLimits:
         for name, value in asdict(self).items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"limit {name} must be a whole number, 0 or more, got {value!r}")
+            if value > MAX_LIMIT:
+                raise ValueError(f"limit {name} must be at most {MAX_LIMIT}, got {value}")
         if self.rated_play not in (0, 1):
             raise ValueError(f"limit rated_play must be 0 (off) or 1 (on), got {self.rated_play}")
         if self.checks_total < 1:

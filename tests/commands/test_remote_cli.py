@@ -407,10 +407,14 @@ def _login(arena: Served, run: Cli, token: str) -> Run:
     return run("login", url, *arena.login_flags, stdin=token + "\n")
 
 
-def _refusal(result: Run, status: int, words: str) -> None:
+def _refusal(result: Run, status: int, words: str, *, notices: int = 0) -> None:
+    """One refusal line on standard error (after ``notices`` lines said before a long
+    wait: a submission's), nothing on standard output."""
     assert result.status == status, result
-    assert result.err.count("\n") == 1 and result.err.startswith("arena remote: "), result.err
-    assert words in result.err
+    assert result.out == "", result.out
+    refusal = "".join(result.err.splitlines(keepends=True)[notices:])
+    assert refusal.count("\n") == 1 and refusal.startswith("arena remote: "), result.err
+    assert words in refusal
     assert "Traceback" not in result.err
 
 
@@ -594,13 +598,13 @@ def test_submit_plays_the_smoke_match_and_owns_the_bot(
     first = arena_cli("submit", str(bot))
     assert first.status == 0, first
     assert "alice_bot version" in first.out and "smoke match: passed" in first.out
-    assert first.out.startswith("uploading alice_bot (")  # said before the minute's wait
-    assert "the submission scenarios of `arena bot check`, then a 2-game smoke match" in first.out
+    assert first.err.startswith("uploading alice_bot (")  # said before the minute's wait
+    assert "the submission scenarios of `arena bot check`, then a 2-game smoke match" in first.err
     again = arena_cli("submit", str(bot))
     assert again.status == 0 and "already on the arena" in again.out
     assert _login(arena, arena_cli, arena.bob).status == 0
     (bot / "note.txt").write_text("a new version")
-    _refusal(arena_cli("submit", str(bot)), remote.EXIT_PERMISSION, "another user")
+    _refusal(arena_cli("submit", str(bot)), remote.EXIT_PERMISSION, "another user", notices=1)
 
 
 @pytest.mark.slow
@@ -613,7 +617,7 @@ def test_a_bot_that_fails_its_smoke_match_is_refused_with_the_reason(
     (bot / "bot.toml").write_text(toml.replace('"python_random"', '"crasher"'))
     (bot / "bot.py").write_text("import sys\nsys.exit(3)\n")
     assert _login(arena, arena_cli, arena.alice).status == 0
-    _refusal(arena_cli("submit", str(bot)), remote.EXIT_REFUSED, "bot refused")
+    _refusal(arena_cli("submit", str(bot)), remote.EXIT_REFUSED, "bot refused", notices=1)
 
 
 @pytest.mark.slow

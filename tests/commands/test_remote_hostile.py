@@ -32,6 +32,7 @@ from arena.cli import main
 from arena.commands import remote
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
+from arena.quoting import HIDDEN
 from arena.tournament.policy.audit import AuditReport
 from tests.server.test_disk_full import small_disk
 
@@ -83,7 +84,7 @@ def test_a_record_keeps_its_newlines_and_stays_json_with_escapes_inside_strings(
 @given(st.text())
 def test_nothing_visible_prints_can_drive_a_terminal(text: str) -> None:
     shown = remote.visible(text)
-    assert not remote.HIDDEN.search(shown)
+    assert not HIDDEN.search(shown)
     assert shown == _connector().visible(text)
     assert all(ord(c) >= 0x20 and not 0x7F <= ord(c) <= 0x9F for c in shown)
 
@@ -215,7 +216,7 @@ def hostile(tmp_path: Path) -> Iterator[tuple[Hostile, int]]:
 
 
 def _no_escapes(text: str) -> None:
-    assert not remote.HIDDEN.search(text.replace("\n", "")), repr(text)
+    assert not HIDDEN.search(text.replace("\n", "")), repr(text)
     assert "\\u001b]52;c;" in text  # shown, not sent
 
 

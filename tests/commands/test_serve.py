@@ -92,6 +92,27 @@ def test_serve_prints_its_ports_keeps_an_admin_token_and_stops_on_sigterm(tmp_pa
             process.wait(5)
 
 
+def test_ctrl_c_stops_the_server_as_sigterm_does_and_says_nothing(tmp_path: Path) -> None:
+    """A Ctrl-C (SIGINT to the terminal's whole group) is the way a person stops the
+    server the help names: exit 0, nothing on standard error, no process left."""
+    from arena.testing.interrupt import start_interruptible
+
+    process = start_interruptible(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--web-port", "0",
+         "--data-dir", str(tmp_path / "data"), "--no-cpu-pinning"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    try:
+        _read_line(process, r"admin token: (\S+)")
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+    assert (process.returncode, err) == (0, "")
+
+
 class NotRefused(AssertionError):
     """`arena serve` reached its server: the flags it was given were not refused."""
 

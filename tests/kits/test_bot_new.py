@@ -153,7 +153,7 @@ def test_the_command_creates_the_bot_and_says_how_to_build_it(
     assert load_bot(tmp_path / "my_cpp").name == "my_cpp"
     assert "my_cpp/build.sh" in out and "arena bot check my_cpp" in out
     assert "arena match my_cpp python_random" in out  # a sample bot, by its name
-    assert main(["bot", "new", "cpp"]) == 1
+    assert main(["bot", "new", "cpp"]) == 2
     assert "bot new needs LANG and NAME" in capsys.readouterr().err
 
 

@@ -548,7 +548,8 @@ def test_a_run_stopped_by_a_signal_records_why_and_resume_plays_only_the_rest(
 ) -> None:  # fmt: skip
     """A service manager's SIGTERM stops a run as a Ctrl-C does: the reason is recorded
     (not "stopped without recording why"), every process below the runner ends, the
-    stored games stay as they are and `resume` plays only the others."""
+    one line said is all of standard error, the stored games stay as they are and
+    `resume` plays only the others."""
     bots = {"r1": "random", "g1": "greedy"}
     data = _data_dir_with_bots(tmp_path, bots)
     run = start_interruptible(
@@ -564,8 +565,8 @@ def test_a_run_stopped_by_a_signal_records_why_and_resume_plays_only_the_rest(
     finally:
         run.kill()
     assert len(_stored_rows(data)) < 8, "finished before it was stopped"
-    assert run.returncode == status and said in err, err  # beside the watchdog's log lines
-    assert "Traceback" not in err, err
+    assert (run.returncode, err) == (status, said + "\n")  # one line: the workers' bots
+    # are killed as the runner stops them, no news for the terminal
     assert wait_gone(sorted(family), 10), "a worker, bot or helper outlived the runner"
     assert _cli_status(capsys, data, "one")["interrupted_reason"] == reason
     stored = _stored_rows(data)

@@ -34,6 +34,7 @@ from typing import Any
 from arena._grpc_env import tune_child_processes
 from arena.logs import get_logger
 from arena.sandbox.running import is_running
+from arena.sandbox.watchdog import stopped_by_its_owner
 from arena.tournament.execution.cpu_placement import pin_this_process, usable_cpus, worker_cpus
 from arena.tournament.execution.executor import (
     JobDone,
@@ -215,6 +216,7 @@ def _init_worker(reports: Any, parent_pid: int, placement: _Placement) -> None:
     """Die with the parent (kill -9 included), keep the report queue, take this worker's CPUs."""
     global _worker_queue
     leave_stop_signals_to_the_runner()  # the forkserver's preload did so too: set again here
+    stopped_by_its_owner()  # cancel() SIGKILLs it: its bots' clean-up is no warning
     _worker_queue = reports
     with contextlib.suppress(OSError, AttributeError):  # dies with the forkserver too
         libc = ctypes.CDLL("libc.so.6", use_errno=True)

@@ -45,6 +45,17 @@ PLAY_PREFIX = "play-"
 """The names of a person's games at /play; nobody else may create one."""
 
 
+def check_tournament_name(name: object) -> None:
+    """Refuse (TournamentError) a name no tournament may have: one that is not 1-60
+    letters, digits, - _ . or one of the /play page's games."""
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise TournamentError(f"tournament name {quoted(name)}: use 1-60 letters, digits, - _ .")
+    if name.startswith(PLAY_PREFIX):
+        raise TournamentError(
+            f"tournament name {name!r}: names starting {PLAY_PREFIX!r} are the /play page's games"
+        )
+
+
 def create_tournament(
     store: Store, name: str, format: str, bots: Sequence[str], config: TournamentConfig,
     *, seeded: bool = False, paired_remote: bool = False,
@@ -62,12 +73,7 @@ def create_tournament(
     played; NotFoundError for an unknown bot; AlreadyExistsError for a name taken.
     Nothing is stored then.
     """
-    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        raise TournamentError(f"tournament name {quoted(name)}: use 1-60 letters, digits, - _ .")
-    if name.startswith(PLAY_PREFIX):
-        raise TournamentError(
-            f"tournament name {name!r}: names starting {PLAY_PREFIX!r} are the /play page's games"
-        )
+    check_tournament_name(name)
     kind = parse_format(format)
     if kind is TournamentFormat.LADDER:
         raise TournamentError("a ladder is not created as a tournament: run arena serve --ladder")

@@ -1,0 +1,218 @@
+"""What every `arena` command does with a command line it cannot take: what scripts rely on.
+
+A refusal is one line on standard error that names the argument and the problem,
+nothing on standard output (a script pipes it), no traceback, and a status: 2
+for what the user gave (argparse's own refusals, a value out of range, a name
+no bot, user or tournament may have, bytes that are not UTF-8 where text goes),
+the status the command's help documents for what it found (1 for a local
+command: no such bot, a data directory that is not one). Every option with a
+typed value of every command is fed a word and an empty string; every value
+that is text, not a path, bytes that are not UTF-8; and the table below holds
+each command's own checks. All in this process: nothing here starts a server.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.cli import build_parser
+from arena.commands.pathargs import ANY_BYTES, passed_on
+from arena.store import Store
+from tests.cli import arena_in_process
+from tests.parsers import every_parser
+
+NOT_UTF8 = "bot\udcffname"
+"""``bot\\xffname`` as Python holds a command-line word that is not UTF-8."""
+
+
+@pytest.fixture(autouse=True)
+def _private_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that took a value it should have refused writes here, not in the
+    user's data directory or saved login."""
+    monkeypatch.setenv("KAHUNA_ARENA_DATA", str(tmp_path / "default-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def _refused(
+    capsys: pytest.CaptureFixture[str], argv: list[str], status: int, *said: str
+) -> str:
+    """Run ``argv``; it must exit ``status`` with one line on stderr holding ``said``,
+    nothing on stdout. The line."""
+    code, out, err = arena_in_process(capsys, *argv)
+    assert "Traceback" not in err, err
+    assert (code, out) == (status, ""), (argv, code, out, err)
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    for words in said:
+        assert words in lines[0], lines[0]
+    return lines[0]
+
+
+def _words(path: str) -> list[str]:
+    return path.split()[1:]
+
+
+def _valued(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:
+    """The options of ``parser`` that take a value, and its first positional."""
+    positionals = [a for a in parser._actions if not a.option_strings]
+    for action in parser._actions:
+        if isinstance(action, (argparse._SubParsersAction, argparse._HelpAction)):
+            continue
+        if action.nargs == 0 or (not action.option_strings and action is not positionals[0]):
+            continue
+        yield action
+
+
+def _typed_options() -> Iterator[tuple[str, str, str]]:
+    """Each typed option with the values it must refuse: a word (where it is no path)
+    and an empty string."""
+    for path, parser in every_parser(build_parser()):
+        for action in _valued(parser):
+            if action.option_strings and action.type is not None and action.choices is None:
+                if action.type is passed_on:
+                    continue  # handed on as it is, "" too
+                for value in ([""] if action.type in ANY_BYTES else ["x y", ""]):
+                    yield path, action.option_strings[-1], value
+
+
+def _text_values() -> Iterator[tuple[str, str | None, str]]:
+    for path, parser in every_parser(build_parser()):
+        for action in _valued(parser):
+            if action.type not in ANY_BYTES:
+                flag = action.option_strings[-1] if action.option_strings else None
+                yield path, flag, flag or action.metavar or action.dest  # type: ignore[misc]
+
+
+TYPED = list(_typed_options())
+TEXT = list(_text_values())
+
+
+@pytest.mark.parametrize(("path", "flag", "value"), TYPED,
+                         ids=[f"{p} {f} {v!r}" for p, f, v in TYPED])  # fmt: skip
+def test_a_typed_option_refuses_a_word_and_nothing_in_one_line(
+    capsys: pytest.CaptureFixture[str], path: str, flag: str, value: str
+) -> None:
+    """`--games "x y"`, `--port ""`: exit 2, the option named, the usage left to --help."""
+    line = _refused(capsys, [*_words(path), flag, value], 2, "argument ", flag)
+    assert line.startswith(f"{path}: error: argument "), line
+
+
+@pytest.mark.parametrize(
+    ("path", "flag", "named"), TEXT, ids=[f"{p} {n}" for p, _, n in TEXT]
+)  # fmt: skip
+def test_text_that_is_not_utf8_is_refused_naming_the_argument(
+    capsys: pytest.CaptureFixture[str], path: str, flag: str | None, named: str
+) -> None:
+    """A name, an address or a number with a byte that is not UTF-8 (a file name pasted
+    from another system) cannot be stored or matched: refused, not a traceback."""
+    argv = [*_words(path), *([flag] if flag else []), NOT_UTF8]
+    _refused(capsys, argv, 2, f"argument {named}", "byte 0xff (at character 4) is not UTF-8")
+
+
+def test_the_sweeps_reach_every_kind_of_value() -> None:
+    """The walks above see the commands' typed options, names and paths (left alone)."""
+    assert ("arena tournament create", "--games", "x y") in TYPED
+    assert ("arena serve", "--port", "") in TYPED
+    assert ("arena export", "--out", "") in TYPED
+    assert ("arena bot show", None, "name") in TEXT
+    assert ("arena remote login", None, "url") in TEXT
+    assert not [t for t in TEXT if t[1] in ("--data-dir", "--out", "--dir", "--cache")]
+    assert not [t for t in TEXT if t[0] == "arena remote play" and t[2] == "-- COMMAND..."]
+
+
+BAD_NAME = "a bad name"
+
+CASES: list[tuple[str, list[str], int, str]] = [
+    # (id, argv ({data}: a store, {file}: a file), exit status, what the line says)
+    ("no command", [], 2, "arena: error: the following arguments are required: COMMAND"),
+    ("missing args", ["tournament", "create"], 2,
+     "arena tournament create: error: the following arguments are required: name, BOT"),
+    ("missing bot", ["match", "a"], 2, "required: BOT"),
+    ("unknown option", ["leaderboard", "--bogus"], 2, "unrecognized arguments: --bogus"),
+    ("bot new no name", ["bot", "new", "python"], 2, "bot new needs LANG and NAME"),
+    ("bot new bad name", ["bot", "new", "python", BAD_NAME, "--dir", "{data}/x"], 2,
+     "bot name 'a bad name' must be 1-40 letters"),
+    ("bot new no kit", ["bot", "new", "cobol", "x", "--dir", "{data}/x"], 2,
+     "no starter kit for language 'cobol'"),
+    ("bot new exists", ["bot", "new", "python", "x", "--dir", "{data}"], 2, "already exists"),
+    ("bot new on a file", ["bot", "new", "python", "x", "--dir", "{file}"], 2, "already exists"),
+    ("token user", ["token", "create", BAD_NAME, "--data-dir", "{data}"], 2,
+     "argument user: user name 'a bad name': use 1-40 letters"),
+    ("negative duration", ["token", "create", "bob", "--expires-in", "-1d", "--data-dir",
+                           "{data}"], 2, "argument --expires-in: '-1d' is not a duration"),
+    ("long duration", ["token", "create", "bob", "--expires-in", "9999999d", "--data-dir",
+                       "{data}"], 2, "9999999d is longer than a token may live, 3650 days"),
+    ("limits huge", ["limits", "set", "bots", "9" * 30, "--data-dir", "{data}"], 2,
+     "limit bots must be at most 9223372036854775807"),
+    ("limits user", ["limits", "set", "bots", "3", "--user", BAD_NAME, "--data-dir", "{data}"],
+     2, "argument --user: user name"),
+    ("limits negative", ["limits", "set", "bots", "-1", "--data-dir", "{data}"], 2,
+     "limit bots must be a whole number, 0 or more, got -1"),
+    ("owner", ["bot", "add", "{data}", "--owner", BAD_NAME, "--data-dir", "{data}"], 2,
+     "argument --owner: user name"),
+    ("tournament name", ["tournament", "create", BAD_NAME, "a", "b", "--data-dir", "{data}"],
+     2, "tournament name 'a bad name': use 1-60 letters"),
+    ("tournament games 0", ["tournament", "create", "t", "a", "b", "--games", "0",
+                            "--data-dir", "{data}"], 2, "from 1 to 100, got 0"),
+    ("tournament seed huge", ["tournament", "create", "t", "a", "b", "--seed", "9" * 30,
+                              "--data-dir", "{data}"], 2, "seed must be a whole number"),
+    ("match games -1", ["match", "a", "b", "--games", "-1"], 2, "argument --games"),
+    ("demo games 0", ["demo", "--games", "0", "--data-dir", "{data}"], 2, "--games"),
+    ("serve port", ["serve", "--port", "70000", "--data-dir", "{data}"], 2, "--port"),
+    ("ray-head port", ["ray-head", "--port", "70000", "--dry-run"], 2,
+     "--port must be a port from 1024 to 65535, got 70000"),
+    ("ray-head cpus", ["ray-head", "--num-cpus", "-1", "--dry-run"], 2, "--num-cpus"),
+    ("ray-worker address", ["ray-worker", "nohost", "--dry-run"], 2, "ADDRESS 'nohost'"),
+    ("ray-worker slots", ["ray-worker", "127.0.0.1:6379", "--slots", "0", "--dry-run"], 2,
+     "--slots must be at least 1, got 0"),
+    ("stats", ["stats", "--pentanomial", "1,2,3"], 2, "--pentanomial"),
+    ("remote games 0", ["remote", "tournament", "create", "t", "a", "b", "--games", "0"], 2,
+     "--games must be at least 1, got 0"),
+    ("remote max-pairs 0", ["remote", "tournament", "create", "t", "a", "b", "--format", "sprt",
+                            "--max-pairs", "0"], 2, "--max-pairs must be at least 1, got 0"),
+    ("remote record 0", ["remote", "record", "0"], 2, "GAME_ID must be a positive game id"),
+    ("remote login url", ["remote", "login", "notaurl"], 2, "URL 'notaurl'"),
+    ("remote no login", ["remote", "bots"], 2, "not logged in"),
+    ("no such bot", ["bot", "show", "nobody", "--data-dir", "{data}"], 1, "no bot 'nobody'"),
+    ("no tournament", ["tournament", "status", "t", "--data-dir", "{data}"], 1,
+     "no tournament 't'"),
+    ("data dir a file", ["tournament", "list", "--data-dir", "{file}"], 1, "not a directory"),
+    ("data dir missing", ["leaderboard", "--data-dir", "{data}/none"], 1,
+     "no arena data directory at"),
+    ("data dir empty", ["bot", "list", "--data-dir", ""], 2, "argument --data-dir: is empty"),
+    ("replay no file", ["replay", "{data}/none"], 1, "cannot read "),
+    ("a path's newline", ["replay", "/nowhere/x\ny\x1b[31m"], 1,
+     "cannot read /nowhere/x\\u000ay\\u001b[31m: No such file"),
+    ("a data dir's escape", ["tournament", "list", "--data-dir", "/nowhere/\x1b]0;title\x07"],
+     1, "no arena data directory at /nowhere/\\u001b]0;title\\u0007 "),
+    ("replay a directory", ["replay", "{data}"], 1, "Is a directory"),
+    ("replay not JSON", ["replay", "{file}"], 1, "malformed record: not JSON"),
+    ("bot check a file", ["bot", "check", "{file}", "--data-dir", "{data}"], 2,
+     "not a directory"),
+    ("audit a directory", ["audit", "--bundle", "{data}", "--data-dir", "{data}"], 2,
+     "Is a directory"),
+    ("backup over a file", ["backup", "{file}", "--data-dir", "{data}"], 1,
+     "backup refused: backup destination"),
+    ("restore no backup", ["restore", "{data}/none", "--data-dir", "{data}/new"], 1,
+     "is not an arena backup"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "status", "said"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_each_refusal_is_one_line_and_its_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], status: int,
+    said: str,
+) -> None:  # fmt: skip
+    data = tmp_path / "data"
+    Store.open(data).close()
+    (tmp_path / "file").write_text("not a record\n")
+    stored = sorted(data.rglob("*"))
+    words = [w.format(data=data, file=tmp_path / "file") for w in argv]
+    _refused(capsys, words, status, said)
+    assert sorted(data.rglob("*")) == stored, "a refused command left something behind"
