@@ -104,6 +104,22 @@ def deal_seed(material: bytes, deal_index: int) -> int:
     return int.from_bytes(digest[:8], "big") & ((1 << SEED_BITS) - 1)
 
 
+def earlier_deal_seed(secret: bytes, match_seed: int, deal_index: int) -> int:
+    """The seed of deal ``deal_index`` as arenas dealt before ``deal_seed``: from the
+    tournament's secret and the seed stored with each match (``matches.seed``).
+
+    HMAC-SHA256 keyed by ``secret`` of ``"kahuna-deal/2:{match_seed}:{deal_index}"``,
+    first 8 bytes big-endian, top bit cleared. Kept so that the tournaments those
+    arenas played still audit, and a match of theirs that was half played resumes on
+    its own deals; the commitment does not bind a stored match seed, so those deals
+    are not shown to be fixed in advance.
+    """
+    check_secret(secret)
+    text = f"kahuna-deal/2:{match_seed:d}:{deal_index:d}".encode()
+    digest = hmac.new(secret, text, hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << SEED_BITS) - 1)
+
+
 COMMITMENT_PREFIX = b"kahuna-arena/seed-commitment/1\n"
 
 

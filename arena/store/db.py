@@ -70,6 +70,35 @@ def _opening(path: Path) -> int:
             time.sleep(0.005)
 
 
+def _held_elsewhere(database: Path) -> int | None:
+    """The id of another process holding SQLite's lock on ``database``'s shared memory
+    (``-shm``): one that has the database open; None when none does (or it cannot be told).
+
+    Read from ``/proc/locks`` rather than by testing a lock: a descriptor of the file opened
+    and closed here would drop this process's own SQLite locks on it."""
+    try:
+        shm = os.stat(f"{database}-shm")
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    me = os.getpid()
+    for line in table.splitlines():
+        fields = line.replace("->", " ").split()  # N: POSIX ADVISORY READ PID MAJ:MIN:INODE ...
+        if len(fields) < 6 or fields[1] != "POSIX":
+            continue
+        try:
+            pid = int(fields[4])
+            parts = zip(fields[5].split(":"), (16, 16, 10), strict=True)
+            major, minor, inode = (int(part, base) for part, base in parts)
+        except ValueError:
+            continue
+        if pid != me and (major, minor, inode) == (
+            os.major(shm.st_dev), os.minor(shm.st_dev), shm.st_ino
+        ):
+            return pid
+    return None
+
+
 class StorageFullError(Exception):
     """The data directory's filesystem is full: nothing of the write was kept.
 
@@ -259,6 +288,16 @@ class Store:
             raise
         try:
             found = check_usable(connection)  # reads only: a refused file is left as it was
+            holder = _held_elsewhere(database) if 0 < found < CURRENT_VERSION else None
+            if holder is not None:  # an older arena's: it would go on writing the old way
+                connection.close()
+                raise StoreError(
+                    f"{database}: cannot upgrade the database from schema v{found} to"
+                    f" v{CURRENT_VERSION} while process {holder} has it open (an older"
+                    " arena's server or runner, which would go on storing games without"
+                    " what this version keeps with them): stop it, then open again; nothing"
+                    " was changed"
+                )
             connection.row_factory = sqlite3.Row
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = FULL")

@@ -274,3 +274,44 @@ def test_opening_a_current_database_takes_no_write_lock(tmp_path: Path) -> None:
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+@pytest.mark.slow
+def test_an_older_database_another_process_has_open_is_not_migrated_under_it(
+    tmp_path: Path,
+) -> None:
+    """An older arena still running (its server or a runner) would go on storing games
+    the old way into the migrated database, without the totals the new steps keep: the
+    upgrade waits until it is stopped, and leaves the database as it was."""
+    data = tmp_path / "data"
+    data.mkdir()
+    older = sqlite3.connect(data / "arena.db")
+    older.execute("PRAGMA journal_mode = WAL")
+    older.executescript(V1)
+    older.execute("PRAGMA user_version = 1")
+    older.commit()
+    older.close()
+    code = (
+        "import sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1])\n"
+        "db.execute('SELECT COUNT(*) FROM bots').fetchone()\n"
+        "print('open', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code, str(data / "arena.db")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"open\n"
+        refused = (rf"from schema v1 to v{CURRENT_VERSION} while process {holder.pid} has it"
+                   r" open .* nothing was changed")
+        with pytest.raises(StoreError, match=refused):
+            Store.open(data)
+        check = sqlite3.connect(data / "arena.db")
+        assert check.execute("PRAGMA user_version").fetchone()[0] == 1
+        check.close()
+    finally:
+        holder.communicate(b"")
+    with Store.open(data) as store:  # stopped: the upgrade goes through
+        assert list_bots(store) == []
+    check = sqlite3.connect(data / "arena.db")
+    assert check.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION

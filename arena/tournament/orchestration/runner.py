@@ -38,15 +38,16 @@ reads as ``interrupted``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from arena.conformance import ensure_class_archive
 from arena.referee import MatchConfig
 from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
-from arena.referee.seeds import match_seed_material
+from arena.referee.seeds import earlier_deal_seed, match_seed_material
 from arena.sandbox import SandboxLimits
 from arena.store import (
     MatchRow,
@@ -61,6 +62,8 @@ from arena.store import (
     add_seat_offer,
     bot_spec,
     close_seat_offers,
+    find_game,
+    game_record,
     get_tournament,
     list_matches,
     set_status,
@@ -83,6 +86,7 @@ from arena.tournament.execution.executor import (
 )
 from arena.tournament.orchestration.base import RunnerBase, record_stop
 from arena.tournament.policy.config import TournamentError, match_identity
+from arena.tournament.policy.earlier_deals import dealt_earlier
 from arena.tournament.policy.results import store_games
 from arena.tournament.policy.rounds import next_rounds
 
@@ -171,18 +175,36 @@ def match_jobs(
         ensure_class_archive(spec, limits=limits)  # JDK: built now, out of any match clock
     remote = REMOTE_RUNTIME in (first.runtime, second.runtime)
     paired = config.deals_paired(match.first, match.second)
+    secret = tournament_secret(store, match.tournament_id)
     match_config = MatchConfig(
         games=match.games, seed=match.seed,
-        secret=match_seed_material(tournament_secret(store, match.tournament_id),
-                                   match_identity(match)),
+        secret=match_seed_material(secret, match_identity(match)),
         paired=(paired_remote or not remote) if paired is None else paired, variant=config.variant,
         time_control=config.time_control, limits=limits, unsafe=unsafe,
         game_indices=unstored_indices(match), anonymous_opponents=anonymous,
     )  # fmt: skip
+    if config.fresh_deals is None and _dealt_earlier(store, secret, match):
+        match_config = replace(match_config, deal_seeds=tuple(
+            (deal, earlier_deal_seed(secret, match.seed, deal)) for deal in sorted(
+                {match_config.deal_index(i) for i in match_config.indices_to_play})))  # fmt: skip
     return [
         MatchJob(match.id, half, first, second, half=half.indices_to_play[0] % 2, live=live)
         for half in half_configs(match_config, remote=remote)
     ]
+
+
+def _dealt_earlier(store: Store, secret: bytes, match: MatchRow) -> bool:
+    """Whether ``match``, half played, was dealt by an arena of the earlier derivation
+    (``earlier_deal_seed``): its other games then play the same derivation's deals, so
+    that a pair's second game gets its first game's deal."""
+    if not match.games_played:
+        return False
+    index = min(match.games_played)
+    game = find_game(store, match.id, index)
+    if game is None:
+        return False
+    record = json.dumps(game_record(store, game.id))
+    return dealt_earlier(secret, match_identity(match), match.seed, index, record)
 
 
 def unstored_indices(match: MatchRow) -> tuple[int, ...] | None:

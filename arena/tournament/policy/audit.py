@@ -14,10 +14,13 @@ stops at the first difference, which it names:
 3. every game's bots sit as the match and its game index say, and its deal and
    reshuffles are the ones the secret derives for its match and deal index
    (``match_seed_material`` of the round and bots, then ``deal_seed``): no
-   stored seed enters; the deal index is the game index halved (paired deals) or
-   the game index (fresh ones) as the committed parameters' ``fresh_deals`` say
+   stored seed enters (but an earlier arena's, below); the deal index is the game
+   index halved (paired deals) or the game index (fresh ones) as the committed
+   parameters' ``fresh_deals`` say
    for that match, whatever its record claims (a tournament that committed none:
    as its records say, one way for all of a match's games, and the verdict says so);
+   a match the bundle names as an earlier arena's (``earlier_seed``) by that arena's
+   derivation, which the verdict counts;
 4. every record replays legally with the engine, and the result it reaches
    (or, for a game cut short, the forfeit it records) is the stored result and
    the record's own; the stored statuses are the failures the record names;
@@ -63,6 +66,7 @@ from arena.referee.seeds import (
     SECRET_BYTES,
     MatchIdentity,
     deal_seed,
+    earlier_deal_seed,
     match_seed_material,
     secret_from_seed,
 )
@@ -478,7 +482,7 @@ def _audit(
         schedule,
         f"all {progress.games} games are stored, each with its bots in the seats its match"
         " and game index give, and with the deal and reshuffles the secret derives for its"
-        " match and deal index" + _pairing_note(config, matches),
+        " match and deal index" + _pairing_note(config, matches) + _earlier_note(matches),
         "every record replays legally to its stored result"
         + (" and reason" if reasons else " (a bundle of format 1: games' reasons not in it)"),
         ("every rating update is the TrueSkill update of its game's result, from the initial"
@@ -711,10 +715,16 @@ def _check_game(
             f" {'a paired' if paired else 'an unpaired'} match plays deal {deal_index} there"
         )
     identity = MatchIdentity(int(match["round"]), (first[0], first[1]), (second[0], second[1]))
-    seed = deal_seed(match_seed_material(secret, identity), deal_index)
+    earlier = _earlier_seed(config, match)
+    if earlier is None:
+        seed = deal_seed(match_seed_material(secret, identity), deal_index)
+    else:
+        seed = earlier_deal_seed(secret, earlier, deal_index)
     if record.deal != deal_from_seed(seed):
         raise _Mismatch(f"{where}: the deal differs from the one the revealed seed derives for"
                         f" deal index {deal_index}"
+                        + ("" if earlier is None else f" from the match's stored seed {earlier}"
+                           " (the arena's earlier derivation)")
                         + ("" if rule is None else f" (the committed parameters"
                            f" {_rule_says(rule)})"))  # fmt: skip
     for k, order in enumerate(record.reshuffles):
@@ -761,6 +771,35 @@ def _check_game(
                         f" {_SHOWN[winner]}")  # fmt: skip
     _check_reason(where, game, meta, state.outcome if state.is_finished else None, statuses,
                   reasons)  # fmt: skip
+
+
+def _earlier_seed(config: TournamentConfig, match: Mapping[str, Any]) -> int | None:
+    """The stored seed a match was dealt from by the arena's earlier derivation
+    (``earlier_deal_seed``), as the bundle names it; None: dealt by the current one.
+    Only a tournament that committed no ``fresh_deals`` rule can be an earlier arena's."""
+    earlier = match.get("earlier_seed")
+    if earlier is None:
+        return None
+    where = f"match {str(match.get('match_id'))[:40]}"
+    if not _integer(earlier) or not 0 <= earlier < 2**63:
+        raise _Mismatch(f"{where}: earlier_seed is {_shown(earlier)}, not a whole number from"
+                        " 0 to 2**63 - 1")  # fmt: skip
+    if config.fresh_deals is not None:
+        raise _Mismatch(f"{where}: the bundle says it was dealt by the arena's earlier"
+                        " derivation (earlier_seed), but its tournament committed who deals"
+                        " afresh (fresh_deals), which only arenas of the current derivation"
+                        " do")  # fmt: skip
+    return int(earlier)
+
+
+def _earlier_note(matches: list[dict[str, Any]]) -> str:
+    earlier = sum(m.get("earlier_seed") is not None for m in matches)
+    if not earlier:
+        return ""
+    return (f"; {earlier} of the {len(matches)} matches were dealt by the arena's earlier"
+            " derivation, from the secret and a seed stored with each match (earlier_seed),"
+            " which the commitment does not fix: their deals follow the revealed secret but"
+            " are not shown to be fixed in advance")
 
 
 def _read_record(where: str, text: object) -> Record:

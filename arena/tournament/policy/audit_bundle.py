@@ -11,6 +11,8 @@ Nothing the arena derives from the secret (seed material, deal seeds) is in it.
 Each match names its bots' owners: a game between two bots of one user moves no
 rating (``arena.store.same_owner``), and the audit checks it so; and whether it pairs
 its deals, as the rule its tournament committed says (``TournamentConfig.fresh_deals``).
+A match an arena of the earlier derivation dealt names the seed stored with it
+(``earlier_seed``: ``arena.tournament.policy.earlier_deals``).
 
 ``bundle_parts`` gives the bundle one part at a time (the head, then each match followed
 by its games), reading one match's games at a time: a long tournament's bundle is never
@@ -23,6 +25,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from arena.referee.seeds import MatchIdentity
 from arena.store import (
     Store,
     get_tournament,
@@ -32,6 +35,7 @@ from arena.store import (
 )
 from arena.store.models import INITIAL_MU, INITIAL_SIGMA, TournamentConfig
 from arena.store.play import is_play_tournament
+from arena.tournament.policy.earlier_deals import dealt_earlier
 
 BUNDLE_FORMAT = "kahuna-arena/audit/3"
 """The format the arena writes: format 2 and each match's ``paired`` (whether the rule its
@@ -99,20 +103,26 @@ def bundle_parts(store: Store, ref: int | str) -> Iterator[BundlePart]:
         "bots_rated": not is_play_tournament(store, tournament.id),
         "byes": byes,
     }
-    return _parts(store, head, matches, tournament.config)
+    return _parts(store, head, matches, tournament.config, secret)
 
 
 def _parts(store: Store, head: dict[str, Any], matches: list[tuple[Any, ...]],
-           config: TournamentConfig) -> Iterator[BundlePart]:  # fmt: skip
+           config: TournamentConfig, secret: bytes | None) -> Iterator[BundlePart]:  # fmt: skip
     yield "head", head
     for r in matches:
         versions = {r[7]: (r[2], r[3]), r[8]: (r[4], r[5])}
-        yield "match", {
+        with store.reading() as db:
+            games = _games(db, r[0], versions)
+        match = {
             "match_id": r[0], "round": r[1], "first": [r[2], r[3]], "second": [r[4], r[5]],
             "owners": [r[9], r[10]], "games": r[6], "paired": config.deals_paired(r[2], r[4]),
         }  # fmt: skip
-        with store.reading() as db:
-            games = _games(db, r[0], versions)
+        identity = MatchIdentity(int(r[1]), (r[2], r[3]), (r[4], r[5]))
+        if (secret is not None and config.fresh_deals is None and games
+                and dealt_earlier(secret, identity, int(r[11]), int(games[0]["game_index"]),
+                                  str(games[0]["record"]))):  # fmt: skip
+            match["earlier_seed"] = int(r[11])  # dealt by an arena of the earlier derivation
+        yield "match", match
         for game in games:
             yield "game", game
 
@@ -120,7 +130,7 @@ def _parts(store: Store, head: dict[str, Any], matches: list[tuple[Any, ...]],
 def _matches(db: sqlite3.Connection, tournament_id: int) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in db.execute(
         "SELECT m.id, m.round, bf.name, vf.version, bs.name, vs.version, m.games,"
-        " m.first_id, m.second_id, bf.owner, bs.owner FROM matches m"
+        " m.first_id, m.second_id, bf.owner, bs.owner, m.seed FROM matches m"
         " JOIN bot_versions vf ON vf.id = m.first_id JOIN bots bf ON bf.id = vf.bot_id"
         " JOIN bot_versions vs ON vs.id = m.second_id JOIN bots bs ON bs.id = vs.bot_id"
         " WHERE m.tournament_id = ? ORDER BY m.round, m.id",
