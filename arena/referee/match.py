@@ -50,6 +50,7 @@ from arena.referee.types import (
     MatchReport,
 )
 from arena.sandbox import BotProcess, SandboxConfigError, probe_host
+from arena.sandbox.watchdog import work_prefix, work_root
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
@@ -136,7 +137,7 @@ class StartedMatch:
         on_event: LiveHook | None,
         on_seat_offer: SeatOfferHook | None,
     ) -> None:
-        self._work = tempfile.TemporaryDirectory(prefix="kahuna-", dir=short_tmp())
+        self._work = tempfile.TemporaryDirectory(prefix=work_prefix(), dir=short_tmp())
         self._match = _Match(config, specs, Path(self._work.name), wire_tap, on_event,
                              on_seat_offer)  # fmt: skip
         self._error: BaseException | None = None
@@ -201,8 +202,7 @@ class StartedMatch:
 def short_tmp() -> str:
     """A temp root short enough for gRPC's Unix socket path limit (a match's, a check's and a
     training run's bot sockets live under it)."""
-    root = tempfile.gettempdir()
-    return root if len(root) < 60 else "/tmp"
+    return work_root()
 
 
 class _Match:

@@ -5,15 +5,20 @@ privileged (root) launch, and ``atexit`` does not run when the arena is
 SIGKILLed. So the first launch in each arena process starts this watchdog with
 a pipe on its stdin; the arena never writes to it. When the arena dies, however
 it dies, the pipe reaches end of file and the watchdog kills every process in
-the bot cgroups named after the arena's pid and removes the groups.
+the bot cgroups named after the arena's pid and removes the groups, and removes
+the match work directories (bot sockets, stderr files) named after that pid
+(``work_prefix``): a worker SIGKILLed by a stopping runner cannot remove its own.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+from pathlib import Path
 
 from arena.logs import get_logger
 from arena.resources import package_dir
@@ -48,9 +53,23 @@ def _forget_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
+def work_root() -> str:
+    """Where match work directories go: a temp root short enough for gRPC's Unix socket
+    path limit (a match's, a check's and a training run's bot sockets live under it)."""
+    root = tempfile.gettempdir()
+    return root if len(root) < 60 else "/tmp"
+
+
+def work_prefix(pid: int | None = None) -> str:
+    """The name start of the match work directories arena process ``pid`` (default: this
+    one) makes under ``work_root``: its watchdog removes those it left (``clean_up_after``)."""
+    return f"kahuna-{os.getpid() if pid is None else pid}-"
+
+
 def clean_up_after(creator_pid: int, *, expected: bool = False) -> list[str]:
-    """Kill and remove every bot group ``creator_pid`` left; the names removed. Logged as
-    a warning, at info level when ``expected`` (``stopped_by_its_owner``)."""
+    """Kill and remove every bot group ``creator_pid`` left, and remove the match work
+    directories it left; the names removed. The groups are logged as a warning, at info
+    level when ``expected`` (``stopped_by_its_owner``)."""
     removed: list[str] = []
     for group in groups_of_creator(creator_pid):
         group.kill_all()
@@ -59,6 +78,10 @@ def clean_up_after(creator_pid: int, *, expected: bool = False) -> list[str]:
     if removed:
         log = get_logger(creator_pid=creator_pid)
         (log.info if expected else log.warning)("orphaned_bots_killed", groups=removed)
+    for work in sorted(Path(work_root()).glob(work_prefix(creator_pid) + "*")):
+        if work.is_dir() and not work.is_symlink():
+            shutil.rmtree(work, ignore_errors=True)
+            removed.append(work.name)
     return removed
 
 
