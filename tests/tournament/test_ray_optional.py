@@ -136,7 +136,7 @@ def test_ray_worker_refuses_bad_flags(address: str, flags: list[str], message: s
         capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
     )  # fmt: skip
-    assert (done.returncode, done.stderr.strip()) == (1, f"arena: {message}")
+    assert (done.returncode, done.stderr.strip()) == (2, f"arena: {message}")  # a usage error
 
 
 @pytest.mark.parametrize(
