@@ -387,16 +387,7 @@ class Quotas:
                         f" the limit is {limits.checks_per_user}; retry once it is done",
                         CHECK_RETRY_S,
                     )  # fmt: skip
-                started = self._started.get(user, collections.deque())
-                now_ms = time.monotonic_ns() // 1_000_000
-                recent = sum(1 for at in started if at > now_ms - HOUR_MS)
-                if recent >= limits.submissions_per_hour:
-                    raise LimitExceeded(
-                        "submissions_per_hour", limits.submissions_per_hour,
-                        f"limit submissions_per_hour: {user} started {recent} submissions in"
-                        f" the last hour, the limit is {limits.submissions_per_hour}",
-                        CHECK_RETRY_S,
-                    )  # fmt: skip
+                self._hour_of(user, limits)
             self._uploading[user] = held + 1
 
     def end_upload(self, principal: Principal) -> None:
@@ -415,22 +406,30 @@ class Quotas:
         if principal.is_admin:
             return
         limits = limits or self.limits_for(principal.user)
-        now_ms = time.monotonic_ns() // 1_000_000
         with self._lock:  # counted and checked together: two at once cannot both pass
-            started = self._started.setdefault(principal.user, collections.deque())
-            while started and started[0] <= now_ms - HOUR_MS:
-                started.popleft()
-            if len(started) >= limits.submissions_per_hour:
-                wait_ms = started[-limits.submissions_per_hour] + HOUR_MS - now_ms \
-                    if limits.submissions_per_hour else HOUR_MS
-                raise LimitExceeded(
-                    "submissions_per_hour", limits.submissions_per_hour,
-                    f"limit submissions_per_hour: {principal.user} started {len(started)}"
-                    f" submissions in the last hour, the limit is {limits.submissions_per_hour};"
-                    f" retry in {math.ceil(wait_ms / 1000)} s",
-                    max(1, math.ceil(wait_ms / 1000)),
-                )  # fmt: skip
+            started, now_ms = self._hour_of(principal.user, limits)
             started.append(now_ms)
+
+    def _hour_of(
+        self, user: str, limits: UserLimits
+    ) -> tuple[collections.deque[int], int]:  # fmt: skip
+        """``user``'s submission starts in the last hour, and now (ms); LimitExceeded, with
+        when to retry, when they already reach ``submissions_per_hour``. Under ``_lock``."""
+        now_ms = time.monotonic_ns() // 1_000_000
+        started = self._started.setdefault(user, collections.deque())
+        while started and started[0] <= now_ms - HOUR_MS:
+            started.popleft()
+        if len(started) >= limits.submissions_per_hour:
+            wait_ms = started[-limits.submissions_per_hour] + HOUR_MS - now_ms \
+                if limits.submissions_per_hour else HOUR_MS
+            raise LimitExceeded(
+                "submissions_per_hour", limits.submissions_per_hour,
+                f"limit submissions_per_hour: {user} started {len(started)}"
+                f" submissions in the last hour, the limit is {limits.submissions_per_hour};"
+                f" retry in {math.ceil(wait_ms / 1000)} s",
+                max(1, math.ceil(wait_ms / 1000)),
+            )  # fmt: skip
+        return started, now_ms
 
     def _admit(self, principal: Principal) -> UserLimits:
         limits = self.limits_for(principal.user)
