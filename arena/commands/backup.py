@@ -14,6 +14,7 @@ from arena.store.backup import (
     BackupRefusedError,
     BackupSummary,
     backup,
+    mib,
     restore,
 )
 
@@ -88,6 +89,6 @@ def _report(done: str, summary: BackupSummary, as_json: bool) -> int:
         }))  # fmt: skip
     else:
         print(f"{done} to {summary.path}: {summary.games} games, {summary.bot_versions} bot"
-              f" versions, {summary.bytes / (1 << 20):.1f} MiB, checked"
+              f" versions, {mib(summary.bytes)}, checked"
               f" ({summary.seconds:.1f} s)")
     return 0

@@ -245,7 +245,7 @@ def _check_room(directory: Path, needed: int, what: str, free: FreeBytes) -> Non
     if available < needed:
         raise BackupRefusedError(
             f"not enough free space for the {what} on {directory}'s disk: it needs about"
-            f" {_mib(needed)} (the database and the bots' copies), {_mib(available)} is free"
+            f" {mib(needed)} (the database and the bots' copies), {mib(available)} is free"
         )
 
 
@@ -289,7 +289,8 @@ def _tree_bytes(root: Path) -> int:
     return total
 
 
-def _mib(size: int) -> str:
+def mib(size: int) -> str:
+    """``size`` bytes in MiB, as a backup's refusals and summary say them."""
     return f"{size / (1 << 20):.1f} MiB"
 
 
