@@ -87,6 +87,9 @@ class DeadlinePassed:
     waited_ms: float
     request_id: int = 0
     """The request whose deadline passed (0: a Hello's)."""
+    limits: str = ""
+    """The sandbox limits the bot ran into, in words (``BotSlot.limits_words``): a bot at
+    its memory limit runs slowly, which its author cannot tell from the timeout alone."""
 
 
 Occurrence = Arrival | Ended | DeadlinePassed
@@ -133,7 +136,8 @@ def judge(occurrence: Occurrence, expect: ReplyWindow) -> Verdict:
             if expect.phase is Phase.AWAIT_HELLO
             else f"reply to request {expect.request_id}"
         )
-        return _fail(BotStatus.TIMEOUT, f"no {what} within {occurrence.waited_ms:.0f} ms")
+        limits = f"; {occurrence.limits}" if occurrence.limits else ""
+        return _fail(BotStatus.TIMEOUT, f"no {what} within {occurrence.waited_ms:.0f} ms{limits}")
     if isinstance(occurrence, Ended):
         if occurrence.cut:  # the bot left because the arena shut it out, not by a fault
             return _fail(BotStatus.DISCONNECT, f"the arena ended the stream: {occurrence.cut}")

@@ -205,6 +205,11 @@ class BotSlot:
         words = []
         if "memory" in hit:
             words.append(f"out of memory: the sandbox's limit is {self.limits.memory_mb} MiB")
+        elif "memory_full" in hit:
+            words.append(
+                f"it reached the sandbox's memory limit of {self.limits.memory_mb} MiB, where"
+                " the kernel takes back its memory as it runs and it slows down"
+            )
         if "processes" in hit:
             words.append(
                 "a fork or a new thread failed: the sandbox's limit is"

@@ -221,8 +221,10 @@ class TurnLoop:
         if dead is not None:
             self._post(dead)  # the task arms the timer again as it next waits
         elif current is not None and time.monotonic_ns() >= current.deadline_ns:
-            waited_ms = self.slots[current.slot].expect.clock.allowance_ms
-            self._post(DeadlinePassed(current.slot, waited_ms, current.request_id))
+            slot = self.slots[current.slot]
+            waited_ms = slot.expect.clock.allowance_ms
+            limits = slot.limits_words()
+            self._post(DeadlinePassed(current.slot, waited_ms, current.request_id, limits))
         else:
             self._arm(game)
 
@@ -303,8 +305,9 @@ class TurnLoop:
                     continue
                 if awaited is None:
                     return None
-                allowance_ms = self.slots[awaited].expect.clock.allowance_ms
-                return DeadlinePassed(awaited, allowance_ms)
+                slot = self.slots[awaited]
+                allowance_ms = slot.expect.clock.allowance_ms
+                return DeadlinePassed(awaited, allowance_ms, limits=slot.limits_words())
             slot = self.slots[arrival.slot]
             if arrival.generation != slot.endpoint.generation or not _watched(slot):
                 continue  # from a connection already cut off

@@ -82,6 +82,20 @@ def write_control(path: Path, value: str) -> None:
         raise CgroupError(f"cannot write {value!r} to {path}: {exc.strerror or exc}") from exc
 
 
+REACHED_SLACK_BYTES = 1024 * 1024
+"""How near its limit a group's peak usage counts as the limit reached: the kernel charges
+in batches of pages, so a group held at its limit may peak a little below it."""
+
+
+def limit_reached(directory: Path, peak_file: str, limit_file: str) -> bool:
+    """Whether the group's peak usage (``peak_file``) reached its limit (``limit_file``)."""
+    peak = (read_control(directory / peak_file) or "").strip()
+    limit = (read_control(directory / limit_file) or "").strip()
+    if not (peak.isdigit() and limit.isdigit()):
+        return False
+    return int(peak) + REACHED_SLACK_BYTES >= int(limit)
+
+
 def read_control(path: Path) -> str | None:
     try:
         return path.read_text()
@@ -227,7 +241,9 @@ class BotCgroup(ABC):
 
     @abstractmethod
     def limits_hit(self) -> tuple[str, ...]:
-        """Which limits the group ran into: "memory" (OOM kill), "processes"."""
+        """Which limits the group ran into: "memory" (OOM kill), "memory_full" (its usage
+        reached the limit, so the kernel reclaimed its memory: a bot there runs slowly),
+        "processes"."""
 
     @abstractmethod
     def freeze(self, frozen: bool) -> bool:
@@ -364,6 +380,8 @@ class CgroupV1(BotCgroup):
         hit: list[str] = []
         if read_keyed(self.dirs["memory"] / "memory.oom_control").get("oom_kill", 0) > 0:
             hit.append("memory")
+        if limit_reached(self.dirs["memory"], "memory.max_usage_in_bytes", "memory.limit_in_bytes"):
+            hit.append("memory_full")  # (memory.failcnt: not counted by every kernel)
         if read_keyed(self.dirs["pids"] / "pids.events").get("max", 0) > 0:
             hit.append("processes")
         return tuple(hit)
@@ -478,8 +496,11 @@ class CgroupV2(BotCgroup):
 
     def limits_hit(self) -> tuple[str, ...]:
         hit: list[str] = []
-        if read_keyed(self.directory / "memory.events").get("oom_kill", 0) > 0:
+        memory = read_keyed(self.directory / "memory.events")
+        if memory.get("oom_kill", 0) > 0:
             hit.append("memory")
+        if memory.get("max", 0) > 0 or limit_reached(self.directory, "memory.peak", "memory.max"):
+            hit.append("memory_full")
         if read_keyed(self.directory / "pids.events").get("max", 0) > 0:
             hit.append("processes")
         return tuple(hit)

@@ -149,7 +149,8 @@ class BotProcess:
         return self._resources.last_memory_peak_mb
 
     def limits_hit(self) -> tuple[str, ...]:
-        """Limits the bot ran into so far: "memory" (OOM-killed), "processes"."""
+        """Limits the bot ran into so far: "memory" (OOM-killed), "memory_full" (at its
+        memory limit, where it runs slowly), "processes"."""
         if not self._resources.released:
             remember_accounting(self._resources)
         return self._resources.limits_hit

@@ -298,6 +298,24 @@ def sleep_forever(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     time.sleep(3600)
 
 
+def at_memory_limit(bot: Bot, request: referee_pb2.ActionRequest) -> None:
+    """Keep the sandbox at its memory limit without being killed, and never answer:
+    pages given back with MADV_FREE stay charged until the kernel reclaims them, which
+    it can do without swap, and writing a region again charges it again. Twenty 16 MiB
+    regions are more than any limit the tests set."""
+    import mmap
+
+    chunk = 16 * 1024 * 1024
+    private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+    regions = [mmap.mmap(-1, chunk, flags=private) for _ in range(20)]
+    page = b"x" * (chunk // 4096)
+    while True:
+        for region in regions:
+            region[::4096] = page
+            region.madvise(mmap.MADV_FREE)
+        time.sleep(0.01)
+
+
 def late_once(bot: Bot, request: referee_pb2.ActionRequest) -> None:
     """Answer the first request too late, every later one at once."""
     if bot.requests_seen == 1:
@@ -481,6 +499,7 @@ def four_card_hand(bot: Bot, request: referee_pb2.ActionRequest) -> None:
 
 ON_REQUEST: dict[str, Callable[[Bot, referee_pb2.ActionRequest], None]] = {
     "sleep_forever": sleep_forever,
+    "at_memory_limit": at_memory_limit,
     "late_once": late_once,
     "paced": paced,
     "exit_midgame": exit_midgame,

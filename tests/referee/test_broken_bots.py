@@ -559,3 +559,31 @@ def test_connections_to_the_referee_socket_do_not_take_the_arenas_files(
     assert [game.statuses for game in report.games] == [{"hoard": OK, "good": OK}] * 2
     assert max(during) - before < 64, (before, during)
     assert_no_process_left(hoard, good)
+
+
+def test_a_bot_that_times_out_at_its_memory_limit_is_told_so(make_bot: MakeBot) -> None:
+    """At its limit the kernel takes back the bot's memory as it runs, and the bot slows:
+    its author cannot tell that from a timeout alone."""
+    good = make_bot("random", name="good")
+    full = make_bot("at_memory_limit", name="full")
+    report = run_match(replace(CONFIG, games=1), full, good)
+    (game,) = report.games
+    assert game.statuses == {"full": TIMEOUT, "good": OK}, game.record["match"]["failures"]  # type: ignore[index]
+    (failure,) = game.record["match"]["failures"]  # type: ignore[index]
+    assert failure["detail"].startswith("no reply to request"), failure
+    assert failure["detail"].endswith(
+        "; it reached the sandbox's memory limit of 160 MiB, where the kernel takes back"
+        " its memory as it runs and it slows down"
+    ), failure
+    assert_no_process_left(full, good)
+
+
+def test_a_bot_that_times_out_below_its_memory_limit_is_told_nothing_of_it(
+    make_bot: MakeBot,
+) -> None:
+    good = make_bot("random", name="good")
+    slow = make_bot("sleep_forever", name="slow")
+    report = run_match(replace(CONFIG, games=1), slow, good)
+    (failure,) = report.games[0].record["match"]["failures"]  # type: ignore[index]
+    assert failure["status"] == TIMEOUT.value and "memory" not in failure["detail"], failure
+    assert_no_process_left(slow, good)

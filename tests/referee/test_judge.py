@@ -152,6 +152,26 @@ ENDINGS = [
 ]  # fmt: skip
 
 
+TIMEOUTS = [
+    # (case, the phase, the deadline that passed, the reason it is given)
+    ("a reply", Phase.AWAIT_REPLY, DeadlinePassed(0, 2500, 7),
+     "no reply to request 7 within 2500 ms"),
+    ("a Hello", Phase.AWAIT_HELLO, DeadlinePassed(0, 4000), "no Hello within 4000 ms"),
+    ("a reply, at the memory limit", Phase.AWAIT_REPLY,
+     DeadlinePassed(0, 2500, 7, "it reached the sandbox's memory limit of 160 MiB"),
+     "no reply to request 7 within 2500 ms; it reached the sandbox's memory limit of 160 MiB"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("phase", "deadline", "reason"), [case[1:] for case in TIMEOUTS],
+                         ids=[case[0] for case in TIMEOUTS])  # fmt: skip
+def test_a_timeout_names_what_was_awaited_and_the_limits_the_bot_ran_into(
+    phase: Phase, deadline: DeadlinePassed, reason: str
+) -> None:
+    verdict = judge(deadline, _expect(phase))
+    assert (verdict.status, verdict.reason) == (BotStatus.TIMEOUT, reason)
+
+
 @pytest.mark.parametrize(("ended", "reason"), [case[1:] for case in ENDINGS],
                          ids=[case[0] for case in ENDINGS])  # fmt: skip
 def test_an_ended_bot_is_told_how_it_ended_and_the_limits_it_ran_into(

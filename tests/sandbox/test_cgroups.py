@@ -29,6 +29,7 @@ from arena.sandbox.cgroups import (
     create_bot_cgroup,
     detect_version,
     groups_of_creator,
+    limit_reached,
     make_child_group,
     own_cgroup_paths,
     read_proc_cgroup,
@@ -134,7 +135,7 @@ def test_v2_accounting_is_read(tmp_path: Path) -> None:
     (group.directory / "pids.events").write_text("max 3\n")
     assert group.cpu_time_ms() == 2.5
     assert group.memory_peak_mb() == 3.0
-    assert group.limits_hit() == ("memory", "processes")
+    assert group.limits_hit() == ("memory", "memory_full", "processes")
 
 
 class _HeldPread:
@@ -223,6 +224,33 @@ def test_v1_group_nests_under_the_callers_own_group(tmp_path: Path) -> None:
     (group.dirs["memory"] / "memory.oom_control").write_text("oom_kill_disable 0\noom_kill 2\n")
     assert group.cpu_time_ms() == 12.5
     assert group.limits_hit() == ("memory",)
+
+
+@pytest.mark.parametrize(("peak", "limit", "reached"), [
+    ("0", "67108864", False),
+    ("65011712", "67108864", False),  # 2 MiB short: below it
+    ("66322432", "67108864", True),  # 768 KiB short: charged in batches, at it
+    ("67108864", "67108864", True),
+    ("", "67108864", False),  # unreadable: nothing is claimed
+    ("67108864", "max", False),  # v2 without a limit
+])  # fmt: skip
+def test_a_peak_at_the_memory_limit_counts_as_the_limit_reached(
+    tmp_path: Path, peak: str, limit: str, reached: bool
+) -> None:
+    (tmp_path / "peak").write_text(peak + "\n")
+    (tmp_path / "limit").write_text(limit + "\n")
+    assert limit_reached(tmp_path, "peak", "limit") is reached
+
+
+def test_v1_memory_reached_without_an_oom_kill_is_memory_full(tmp_path: Path) -> None:
+    root = fake_v1(tmp_path)
+    text = "4:memory:/\n8:pids:/\n2:cpuacct:/\n1:cpu:/\n6:freezer:/\n"
+    group = create_bot_cgroup("bot-1-6-ff", SandboxLimits(memory_mb=64), root=root,
+                              proc_cgroup_text=text)  # fmt: skip
+    assert isinstance(group, CgroupV1)
+    (group.dirs["memory"] / "memory.max_usage_in_bytes").write_text(f"{64 * 1024 * 1024}\n")
+    (group.dirs["memory"] / "memory.oom_control").write_text("oom_kill_disable 0\noom_kill 0\n")
+    assert group.limits_hit() == ("memory_full",)
 
 
 def test_unwritable_hierarchy_is_named(tmp_path: Path) -> None:
