@@ -143,7 +143,7 @@ from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.view.committed import shown_parameters
-from arena.tournament.view.ladder_view import public_leaderboard
+from arena.tournament.view.ladder_view import entrants_shown, public_leaderboard
 from arena.tournament.view.spectator_delay import NOT_PUBLIC, DelayLine
 from arena.tournament.view.table import tournament_table
 
@@ -580,8 +580,10 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
 
     def _tournament_pb(self, row: TournamentRow) -> pb.Tournament:
         """The message of ``row``: its deal seed only once it is finished (never before);
-        an SPRT test's LLR, bounds and decision; the parameters its commitment binds."""
+        an SPRT test's LLR, bounds and decision; the parameters its commitment binds; a
+        ladder's entrants as its standings name them (``entrants_shown``)."""
         sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
+        row = replace(row, entrants=entrants_shown(self.store, row))
         return tournament_pb(row, revealed_secret(self.store, row.id), sprt,
                              shown_parameters(self.store, row))  # fmt: skip
 

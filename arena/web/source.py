@@ -24,7 +24,7 @@ from arena.tournament.statistics.intervals import ScoreInterval
 from arena.tournament.view.committed import shown_parameters
 from arena.tournament.view.ladder_view import (
     LadderView,
-    ladder_standings,
+    entrants_shown,
     ladder_view,
     public_leaderboard,
 )
@@ -251,8 +251,7 @@ class StoreSource:
             summary = replace(summary, revealed_secret=None if secret is None else secret.hex())
         if row.format is not st.TournamentFormat.LADDER:
             return summary
-        bots = len(ladder_standings(self.store, row.id))
-        return replace(summary, bots=bots, games_scheduled=None)
+        return replace(summary, bots=len(entrants_shown(self.store, row)), games_scheduled=None)
 
     def tournament(self, tournament_id: int) -> TournamentDetail | None:
         try:

@@ -187,7 +187,9 @@ class Tournament(_message.Message):
     and for a tournament without a commitment.
     """
     @_builtins.property
-    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Its bots; a ladder's: the bots in its standings now (they come and go)."""
+
     @_builtins.property
     def sprt(self) -> Global___SprtStatus:
         """An SPRT test's state (format SPRT only): LLR, bounds and decision."""
