@@ -81,6 +81,7 @@ from arena.server.quotas import (
 from arena.server.seats import SeatHub
 from arena.server.submissions import (
     REMOTE_TOML_BYTES,
+    TAKEN_REMOTE_NAME,
     RefusalKind,
     SmokeCheck,
     SubmissionRefused,
@@ -848,10 +849,15 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.RegisterRemoteBotRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.RegisterRemoteBotResponse:  # fmt: skip
+        try:  # another user's name is refused as such, before any limit of this user's
+            require_owner(self.store, principal, request.name, missing_ok=True)
+        except NotOwnerError as error:
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                  f"remote bot refused: {error}: {TAKEN_REMOTE_NAME}")  # fmt: skip
         refused_name = name_refusal(self.store, principal, request.name)
         if refused_name is not None:
             abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {refused_name}")
-        try:  # every attempt counts against the hourly limit, as a submission does
+        try:  # every attempt at a name it may take counts against the hourly limit
             self.quotas.count_submission(principal)
             with self.quotas.holding(principal, request.name, remote=True,
                                      new_bytes=REMOTE_TOML_BYTES):  # fmt: skip
@@ -861,8 +867,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 )  # fmt: skip
         except LimitExceeded as exceeded:
             refuse_past_limit(context, exceeded, f"user:{principal.user}")
-        except NotOwnerError as error:
-            abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {error}")
+        except NotOwnerError as error:  # taken by another user meanwhile
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                  f"remote bot refused: {error}: {TAKEN_REMOTE_NAME}")  # fmt: skip
         except StoreError as error:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"remote bot refused: {error}")
         self.log.info("remote_bot_registered", bot=row.bot, version=row.version, user=row.owner)
