@@ -1021,7 +1021,7 @@ class WatchTournamentResponse(_message.Message):
     GAME_ID_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
     message: _builtins.str
-    """What happened, for people ("g1 vs r1: g1 won (points)")."""
+    """What happened, for people ("g1 vs r1: g1 won: more points")."""
     game_id: _builtins.int
     """The game just stored; 0 when the event is not a game."""
     @_builtins.property
