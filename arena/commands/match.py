@@ -17,7 +17,7 @@ from arena.commands.bot_check import with_class_archive
 from arena.commands.botref import find_bot
 from arena.commands.outfile import write_whole
 from arena.commands.pathargs import given, given_path
-from arena.commands.playflags import add_play_flags, time_control, variant, whole
+from arena.commands.playflags import add_play_flags, game_seed, time_control, variant, whole
 from arena.commands.storeargs import add_data_dir
 from arena.kahuna import HandicapBridge
 from arena.logs import configure
@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("bot_b", metavar="BOT", type=given, help="second bot, the same way")
     parser.add_argument("--games", type=whole(1, 10_000), default=2, help="games (default 2)")
     parser.add_argument(
-        "--seed", type=whole(0, 2**63 - 1), default=None,
+        "--seed", type=game_seed, default=None,
         help="replay the same deals: derive the match's secret from SEED (never sent to the"
         " bots, but a bot that guesses SEED can compute every deal: leave it out for a match"
         " that matters; default: a fresh random secret)",

@@ -31,6 +31,11 @@ def whole(minimum: int, maximum: int | None = None) -> type[int]:
     return parse  # type: ignore[return-value]
 
 
+game_seed = whole(0, 2**63 - 1)
+"""An argparse type: a game or match seed, the range `arena match --seed` and `arena
+play-random --seed` take (SQLite's integers: a stored seed stays whole)."""
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a number of seconds greater than zero (and finite)."""
     try:

@@ -13,6 +13,7 @@ import sys
 
 from arena.commands.outfile import write_whole
 from arena.commands.pathargs import given, given_path
+from arena.commands.playflags import game_seed
 from arena.kahuna import (
     MalformedRecordError,
     Variant,
@@ -49,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="play a random game from a seed and write its record",
         description="Play uniformly random legal actions from a seeded deal; write the record.",
     )
-    play.add_argument("--seed", type=int, required=True, help="seed of the deal and the moves")
+    play.add_argument("--seed", type=game_seed, required=True,
+                      help="seed of the deal and the moves")  # fmt: skip
     play.add_argument("--strategic", action="store_true", help="Strategic variant (R8)")
     play.add_argument("--tactical", action="store_true", help="Tactical variant (R8)")
     play.add_argument("--out", type=given_path, help="file to write (default: standard output)")

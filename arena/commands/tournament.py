@@ -61,6 +61,7 @@ from arena.tournament.statistics.gauntlet import gauntlet_rows
 from arena.tournament.statistics.intervals import ScoreInterval, TableIntervals
 from arena.tournament.statistics.sprt import PRESETS, EloModel
 from arena.tournament.view.committed import committed_lines, shown_parameters
+from arena.tournament.view.ladder_view import entrants_shown
 from arena.tournament.view.table import tournament_table
 
 DESCRIPTION = """\
@@ -630,7 +631,8 @@ def run_list(store: Store, args: argparse.Namespace) -> int:
         table.add_column(header)
     tournaments = list_tournaments(store)
     for t in tournaments:
-        table.add_row(str(t.id), t.name, format_name(t.format), t.status, str(len(t.entrants)),
+        table.add_row(str(t.id), t.name, format_name(t.format), t.status,
+                      str(len(entrants_shown(store, t))),
                       f"{t.games_played}/{t.games_scheduled}", _test_cell(store, t),
                       t.created_at[:19])  # fmt: skip
     out = console()

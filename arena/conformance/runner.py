@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import secrets
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,7 +35,7 @@ from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee.endpoint import BotEndpoint
 from arena.referee.game import Clock, GameTiming, RefereeState
 from arena.referee.judge import PROTOCOL_VERSION, Phase, Verdict, VerdictKind, exit_words
-from arena.referee.match import KEPT_CONNECTION, STDERR_KEPT_FOR, printable, short_tmp
+from arena.referee.match import KEPT_CONNECTION, STDERR_KEPT_FOR, printable
 from arena.referee.remote import REMOTE_RUNTIME
 from arena.referee.results import Failures, PlayedGame, game_over_messages, score_games
 from arena.referee.slots import BotSlot
@@ -50,6 +49,7 @@ from arena.referee.types import (
     TimeControl,
 )
 from arena.sandbox import BotProcess, SandboxConfigError, SandboxLimits, probe_host
+from arena.sandbox.watchdog import work_directory
 
 NS_PER_MS = 1_000_000
 BOT_SLOT, OPPONENT_SLOT = 0, 1
@@ -81,7 +81,7 @@ def check_bot(
     config = MatchConfig(
         limits=limits or SandboxLimits(), unsafe=unsafe, hello_timeout_ms=hello_timeout_ms
     )
-    with tempfile.TemporaryDirectory(prefix="kahuna-check-", dir=short_tmp()) as work:
+    with work_directory("check-") as work:
         checker = _Checker(spec, config, Path(work))
         checker.on_result = on_result
         return checker.run(scenarios)

@@ -13,7 +13,6 @@ before its first match call it (`ensure_class_archive`), never a match.
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,9 @@ from pathlib import Path
 from arena.conformance.runner import _Checker
 from arena.conformance.scenarios import SCENARIOS
 from arena.logs import get_logger
-from arena.referee.match import short_tmp
 from arena.referee.types import BotSpec, MatchConfig
 from arena.sandbox import SandboxLimits, javacds, probe_host
+from arena.sandbox.watchdog import work_directory
 
 TRAINING_SCENARIOS = tuple(s for s in SCENARIOS if s.name in ("plain_seat0", "plain_seat1"))
 TRAINING_EXIT_GRACE_S = 60.0
@@ -87,7 +86,7 @@ def train_class_archive(spec: BotSpec, *, limits: SandboxLimits | None = None) -
     config = MatchConfig(limits=dataclasses.replace(
         base, max_file_size_mb=max(base.max_file_size_mb, room_mb)
     ))  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="kahuna-train-", dir=short_tmp()) as work:
+    with work_directory("train-") as work:
         checker = _Checker(spec, config, Path(work), train=True,
                            exit_grace_s=TRAINING_EXIT_GRACE_S)  # fmt: skip
         report = checker.run(TRAINING_SCENARIOS)

@@ -14,7 +14,6 @@ when it happens between games. Nothing is ever played in a bot's place.
 from __future__ import annotations
 
 import secrets
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -50,7 +49,7 @@ from arena.referee.types import (
     MatchReport,
 )
 from arena.sandbox import BotProcess, SandboxConfigError, probe_host
-from arena.sandbox.watchdog import work_prefix, work_root
+from arena.sandbox.watchdog import work_directory
 
 MATCH_END_GRACE_S = 1.0
 KEPT_CONNECTION = frozenset({BotStatus.OK, BotStatus.TIMEOUT, BotStatus.ILLEGAL_ACTION})
@@ -137,7 +136,7 @@ class StartedMatch:
         on_event: LiveHook | None,
         on_seat_offer: SeatOfferHook | None,
     ) -> None:
-        self._work = tempfile.TemporaryDirectory(prefix=work_prefix(), dir=short_tmp())
+        self._work = work_directory()
         self._match = _Match(config, specs, Path(self._work.name), wire_tap, on_event,
                              on_seat_offer)  # fmt: skip
         self._error: BaseException | None = None
@@ -197,12 +196,6 @@ class StartedMatch:
         self.wait_ready()
         self._match.shut_down()
         self._work.cleanup()
-
-
-def short_tmp() -> str:
-    """A temp root short enough for gRPC's Unix socket path limit (a match's, a check's and a
-    training run's bot sockets live under it)."""
-    return work_root()
 
 
 class _Match:

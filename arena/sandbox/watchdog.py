@@ -6,8 +6,9 @@ SIGKILLed. So the first launch in each arena process starts this watchdog with
 a pipe on its stdin; the arena never writes to it. When the arena dies, however
 it dies, the pipe reaches end of file and the watchdog kills every process in
 the bot cgroups named after the arena's pid and removes the groups, and removes
-the match work directories (bot sockets, stderr files) named after that pid
-(``work_prefix``): a worker SIGKILLed by a stopping runner cannot remove its own.
+the work directories of its matches, checks and training runs (bot sockets,
+stderr files) named after that pid (``work_prefix``): a worker SIGKILLed by a
+stopping runner, or a check killed the same way, cannot remove its own.
 """
 
 from __future__ import annotations
@@ -61,14 +62,21 @@ def work_root() -> str:
 
 
 def work_prefix(pid: int | None = None) -> str:
-    """The name start of the match work directories arena process ``pid`` (default: this
-    one) makes under ``work_root``: its watchdog removes those it left (``clean_up_after``)."""
+    """The name start of the work directories arena process ``pid`` (default: this one)
+    makes under ``work_root``: its watchdog removes those it left (``clean_up_after``)."""
     return f"kahuna-{os.getpid() if pid is None else pid}-"
+
+
+def work_directory(kind: str = "") -> tempfile.TemporaryDirectory[str]:
+    """A new work directory (``kind``: "check-", "train-"; "" for a match) under
+    ``work_root``, named after this process (``work_prefix``): when the process dies
+    without removing it (SIGKILL), its watchdog does."""
+    return tempfile.TemporaryDirectory(prefix=work_prefix() + kind, dir=work_root())
 
 
 def clean_up_after(creator_pid: int, *, expected: bool = False) -> list[str]:
     """Kill and remove every bot group ``creator_pid`` left, and remove the match work
-    directories it left; the names removed. The groups are logged as a warning, at info
+    and check directories it left; the names removed. The groups are logged as a warning, at info
     level when ``expected`` (``stopped_by_its_owner``)."""
     removed: list[str] = []
     for group in groups_of_creator(creator_pid):

@@ -81,6 +81,7 @@ from arena.server.quotas import (
 from arena.server.seats import SeatHub
 from arena.server.submissions import (
     REMOTE_TOML_BYTES,
+    TAKEN_REMOTE_NAME,
     RefusalKind,
     SmokeCheck,
     SubmissionRefused,
@@ -143,7 +144,7 @@ from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.policy.sprt_format import sprt_progress
 from arena.tournament.view.committed import shown_parameters
-from arena.tournament.view.ladder_view import public_leaderboard
+from arena.tournament.view.ladder_view import entrants_shown, public_leaderboard
 from arena.tournament.view.spectator_delay import NOT_PUBLIC, DelayLine
 from arena.tournament.view.table import tournament_table
 
@@ -580,8 +581,10 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
 
     def _tournament_pb(self, row: TournamentRow) -> pb.Tournament:
         """The message of ``row``: its deal seed only once it is finished (never before);
-        an SPRT test's LLR, bounds and decision; the parameters its commitment binds."""
+        an SPRT test's LLR, bounds and decision; the parameters its commitment binds; a
+        ladder's entrants as its standings name them (``entrants_shown``)."""
         sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
+        row = replace(row, entrants=entrants_shown(self.store, row))
         return tournament_pb(row, revealed_secret(self.store, row.id), sprt,
                              shown_parameters(self.store, row))  # fmt: skip
 
@@ -846,10 +849,15 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self, request: pb.RegisterRemoteBotRequest, context: grpc.ServicerContext,
         principal: Principal,
     ) -> pb.RegisterRemoteBotResponse:  # fmt: skip
+        try:  # another user's name is refused as such, before any limit of this user's
+            require_owner(self.store, principal, request.name, missing_ok=True)
+        except NotOwnerError as error:
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                  f"remote bot refused: {error}: {TAKEN_REMOTE_NAME}")  # fmt: skip
         refused_name = name_refusal(self.store, principal, request.name)
         if refused_name is not None:
             abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {refused_name}")
-        try:  # every attempt counts against the hourly limit, as a submission does
+        try:  # every attempt at a name it may take counts against the hourly limit
             self.quotas.count_submission(principal)
             with self.quotas.holding(principal, request.name, remote=True,
                                      new_bytes=REMOTE_TOML_BYTES):  # fmt: skip
@@ -859,8 +867,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
                 )  # fmt: skip
         except LimitExceeded as exceeded:
             refuse_past_limit(context, exceeded, f"user:{principal.user}")
-        except NotOwnerError as error:
-            abort(context, grpc.StatusCode.PERMISSION_DENIED, f"remote bot refused: {error}")
+        except NotOwnerError as error:  # taken by another user meanwhile
+            abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                  f"remote bot refused: {error}: {TAKEN_REMOTE_NAME}")  # fmt: skip
         except StoreError as error:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"remote bot refused: {error}")
         self.log.info("remote_bot_registered", bot=row.bot, version=row.version, user=row.owner)

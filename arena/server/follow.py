@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
+from arena.referee.result_words import result_words
 from arena.server.offloop import off_loop
 from arena.store import GameRow, Store, TournamentRow, TournamentStatus, get_tournament, list_games
 
@@ -67,9 +68,9 @@ def latest_game_id(store: Store, tournament_id: int) -> int:
 
 
 def game_line(game: GameRow) -> str:
-    """A stored game as the runner tells it ("a vs b: a won (points)")."""
-    result = f"{game.winner} won" if game.winner else "draw"
-    return f"{game.bots[0]} vs {game.bots[1]}: {result} ({game.reason})"
+    """A stored game as the runner tells it ("a vs b: a won: more points")."""
+    result = result_words(game.bots, game.winner_seat, game.reason, game.statuses)
+    return f"{game.bots[0]} vs {game.bots[1]}: {result}"
 
 
 async def follow_stored(

@@ -58,6 +58,7 @@ ARCHIVE_DIR = "archive"
 
 
 TAKEN_NAME = "a bot's name is its first owner's; give yours another (name in its bot.toml)"
+TAKEN_REMOTE_NAME = "a bot's name is its first owner's; register yours under another"
 
 
 class RefusalKind(enum.StrEnum):

@@ -12,27 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from arena.referee.result_words import result_words
 from arena.store.models import conservative_rating
 from arena.tournament.view.committed import parameter_fields
 from arena.web.plots import RatingPoint
 
 Json = dict[str, object]
-
-
-REASON_WORDS = {  # why a game ended (docs/reference/RULES.md, R7), in words
-    "points": "more points",
-    "final_points": "equal points, more in the final scoring",
-    "bridges": "equal points, more bridges on the board",
-    "no_bridges": "{loser} had no bridge left on the board",
-    "forfeit": "{loser} forfeited",
-    "draw": "equal points and bridges",
-    "timeout": "{loser} ran out of time",
-    "illegal_action": "{loser} made an illegal move",
-    "malformed_message": "{loser} sent a message the referee could not read",
-    "protocol_violation": "{loser} broke the protocol",
-    "crash": "{loser} crashed",
-    "disconnect": "{loser} disconnected",
-}
 
 
 @dataclass(frozen=True)
@@ -172,18 +157,7 @@ class GameSummary:
         """The result in plain words ("a won: b had no bridge left on the board")."""
         if not self.finished:
             return "in progress"
-        reason = self.reason or ""
-        if self.winner_seat is None:
-            said = REASON_WORDS.get(reason, reason)
-            return f"draw: {said}" if said and reason != "draw" else "draw"
-        winner, loser = self.bots[self.winner_seat], self.bots[1 - self.winner_seat]
-        failed = self.statuses[1 - self.winner_seat]
-        if reason == "forfeit" and failed in REASON_WORDS:  # the referee's reason for any
-            reason = failed  # failure: the loser's status says which ("ran out of time")
-        why = REASON_WORDS.get(reason)
-        if why is None:
-            return f"{winner} won ({reason})" if reason else f"{winner} won"
-        return f"{winner} won: {why.format(winner=winner, loser=loser)}"
+        return result_words(self.bots, self.winner_seat, self.reason, self.statuses)
 
     def failures(self) -> list[str]:
         """``"bot: timeout"`` for each seat whose status is not ok."""

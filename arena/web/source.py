@@ -24,7 +24,7 @@ from arena.tournament.statistics.intervals import ScoreInterval
 from arena.tournament.view.committed import shown_parameters
 from arena.tournament.view.ladder_view import (
     LadderView,
-    ladder_standings,
+    entrants_shown,
     ladder_view,
     public_leaderboard,
 )
@@ -242,13 +242,16 @@ class StoreSource:
         return [self._summary(row) for row in st.list_tournaments(self.store)]
 
     def _summary(self, row: st.TournamentRow) -> TournamentSummary:
-        """``summary_of`` the row; a ladder's bots are its standings' (its entrants come and
-        go, none stored with it) and its games have no total."""
+        """``summary_of`` the row with its revealed secret once finished (the list and the
+        detail say the same); a ladder's bots are its standings' (its entrants come and go,
+        none stored with it) and its games have no total."""
         summary = summary_of(row)
+        if row.status == st.TournamentStatus.FINISHED:
+            secret = st.revealed_secret(self.store, row.id)
+            summary = replace(summary, revealed_secret=None if secret is None else secret.hex())
         if row.format is not st.TournamentFormat.LADDER:
             return summary
-        bots = len(ladder_standings(self.store, row.id))
-        return replace(summary, bots=bots, games_scheduled=None)
+        return replace(summary, bots=len(entrants_shown(self.store, row)), games_scheduled=None)
 
     def tournament(self, tournament_id: int) -> TournamentDetail | None:
         try:
@@ -292,13 +295,11 @@ class StoreSource:
         )
         crosstable = {} if row.format is st.TournamentFormat.LADDER else self._crosstable(row.id)
         games = st.list_games(self.store, tournament_id=tournament_id, limit=TOURNAMENT_GAMES)
-        secret = st.revealed_secret(self.store, tournament_id)
-        revealed = None if secret is None else secret.hex()
         owners = {bot.name: bot.owner for bot in st.list_bots(self.store)}
         shown = [(game_summary(g), st.same_owner((owners.get(g.bots[0]), owners.get(g.bots[1]))))
                  for g in games]  # fmt: skip
         return TournamentDetail(
-            summary=replace(self._summary(row), revealed_secret=revealed),
+            summary=self._summary(row),
             standings=standings,
             crosstable=crosstable,
             games=tuple(g for g, one_owner in shown if not one_owner),

@@ -4,7 +4,11 @@ scenario; deliberately broken bots fail the scenario their bug is about, saying 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,8 +17,10 @@ import pytest
 from arena.conformance import SCENARIOS, CheckReport, check_bot
 from arena.conformance.report import EXIT, HELLO
 from arena.referee import BotSpec, load_bot
+from arena.sandbox.watchdog import work_root
+from arena.testing.waiting import wait_until
 from tests.cli import arena_in_process
-from tests.referee.conftest import MakeBot, assert_no_process_left
+from tests.referee.conftest import MakeBot, assert_no_process_left, marker_of, processes_with
 
 pytestmark = pytest.mark.slow
 
@@ -174,3 +180,30 @@ def test_a_bot_that_answers_nothing_is_not_waited_for_scenario_after_scenario(
         passed, problem = results[name]
         assert passed == (not expected) and problem.startswith(expected), (name, problem)
     assert_no_process_left(spec)
+
+
+def test_a_check_killed_with_sigkill_leaves_no_work_directory(
+    make_bot: MakeBot, tmp_path: Path
+) -> None:
+    """`arena bot check` SIGKILLed while its bot runs: the watchdog kills the bot and
+    removes the check's work directory (bot socket, stderr), named after the check's pid
+    as a match's is; one named otherwise stayed in the temp root for ever."""
+    spec = make_bot("no_hello")
+    repo = Path(__file__).resolve().parents[2]
+    check = subprocess.Popen(
+        [sys.executable, "-m", "arena", "bot", "check", str(spec.directory),
+         "--data-dir", str(tmp_path / "data")],
+        cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    work = Path(work_root())
+    try:
+        wait_until(lambda: processes_with(marker_of(spec)), "the checked bot to run", 60)
+        (left,) = work.glob(f"kahuna-{check.pid}-check-*")
+        check.kill()
+        assert check.wait(10) == -signal.SIGKILL
+        wait_until(lambda: not left.exists(), f"the watchdog to remove {left}", 30)
+        wait_until(lambda: not processes_with(marker_of(spec)), "the bot to be killed", 30)
+    finally:
+        check.kill()
+        check.wait(10)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,8 @@ def tmp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (f"kahuna-{DEAD}-abc123", True),  # a match the dead worker was playing
         (f"kahuna-{DEAD}1-abc123", False),  # another process's (pid 40000011)
         ("kahuna-7-abc123", False),  # another process's
-        ("kahuna-check-abc123", False),  # not a match work directory
+        (f"kahuna-{DEAD}-check-abc123", True),  # a check it was running
+        ("kahuna-check-abc123", False),  # named after no process
     ],
 )
 def test_clean_up_after_removes_the_dead_process_work_directories(
@@ -47,9 +49,10 @@ def test_clean_up_after_leaves_a_link_and_its_target(tmp_root: Path) -> None:
     assert target.is_dir()
 
 
-def test_a_match_work_directory_is_named_after_its_process() -> None:
-    """What the runner's SIGKILL of a worker leaves is found by that worker's pid."""
-    from arena.referee.match import short_tmp
-
+def test_a_work_directory_is_named_after_its_process() -> None:
+    """What the runner's SIGKILL of a worker, or a check's, leaves is found by its pid."""
     assert watchdog.work_prefix(123) == "kahuna-123-"
-    assert short_tmp() == watchdog.work_root()
+    for kind in ("", "check-", "train-"):
+        with watchdog.work_directory(kind) as work:
+            assert Path(work).parent == Path(watchdog.work_root())
+            assert Path(work).name.startswith(f"kahuna-{os.getpid()}-{kind}")

@@ -219,6 +219,27 @@ def test_a_sandboxed_bot_made_remote_counts_against_the_remote_bots_limit(
     assert register("m1", "b").created  # a remote bot's new version: still one remote bot
 
 
+@pytest.mark.parametrize(
+    "limit", [{"remote_bots": 0}, {"submissions_per_hour": 0}, {"versions_per_bot": 1},
+              {"stored_bytes": 0}, {}],
+    ids=["remote_bots", "submissions_per_hour", "versions_per_bot", "stored_bytes", "none"],
+)  # fmt: skip
+def test_another_users_name_is_refused_as_theirs_before_any_limit(
+    arena: Arena, limit: dict[str, int]
+) -> None:
+    """A user at a limit who registers a name another user owns is told the name is taken,
+    not about their limit (as if the name could be theirs), and nothing of its owner."""
+    arena.gate.set()
+    arena.submit(arena.user("alice"), archive("shared"))  # a sandboxed bot, one version
+    token = arena.user("mallory", **limit)
+    error = refused(lambda: arena.stub.RegisterRemoteBot(
+        pb.RegisterRemoteBotRequest(name="shared"), metadata=arena.auth(token)))  # fmt: skip
+    assert (error.code(), error.details()) == (Code.PERMISSION_DENIED, (
+        "remote bot refused: bot 'shared' belongs to another user: a bot's name is its first"
+        " owner's; register yours under another"))  # fmt: skip
+    assert len(get_bot(arena.store, "shared").versions) == 1
+
+
 def test_registrations_at_once_cannot_pass_a_limit_together(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -132,7 +132,7 @@ def test_a_watch_follows_the_games_another_process_stores_until_its_runner_is_go
     assert f"running in another process (pid {runner.pid})" in seen[0].message
     games = [e for e in seen if e.game_id]
     assert [e.message for e in games] == [
-        "alice_bot vs bob_bot: alice_bot won (points)", "bob_bot vs alice_bot: draw (draw)",
+        "alice_bot vs bob_bot: alice_bot won: more points", "bob_bot vs alice_bot: draw",
     ]  # fmt: skip
     standings = {s.bot: (s.wins, s.draws, s.losses) for s in games[-1].standings}
     assert standings == {"alice_bot": (1, 1, 0), "bob_bot": (0, 1, 1)}

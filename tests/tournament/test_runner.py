@@ -23,6 +23,7 @@ from arena.kahuna import deal_from_seed
 from arena.referee import load_bot
 from arena.referee.seeds import MatchIdentity, deal_seed, match_seed_material
 from arena.sandbox.process import wait_gone
+from arena.server.follow import game_line
 from arena.store import (
     INTERRUPTED,
     LeaseHeldError,
@@ -192,6 +193,10 @@ def test_round_robin_plays_every_game_and_rates_it(tmp_path: Path) -> None:
     assert kinds[-1] is ProgressKind.ENDED
     assert kinds.count(ProgressKind.GAME_STORED) == 12 and kinds.count(ProgressKind.ENDED) == 1
     assert all((e.kind is ProgressKind.GAME_STORED) == (e.game_id is not None) for e in events)
+    with Store.open(data) as store:  # each game in words, as a watcher of the stored games
+        told = {g.id: game_line(g) for g in list_games(store, tournament_id=t.id)}  # reads it
+    assert {e.game_id: e.message for e in events if e.game_id} == told
+    assert not any("(" in line for line in told.values()), told  # never a referee's code
     _check_consistent(data)
     _check_deals_keyed(data)  # and no process played both games of a deal
     cpus = usable_cpus()

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from arena import store as st
+from arena.testing.demo_data import add_demo_bots, play_games
+from arena.tournament.policy.results import tournament_standings
+from arena.tournament.policy.rounds import create_tournament
 from arena.tournament.rating.standings import GameOutcome, compute_standings, crosstable
 
 # Three bots, two games a match: a beats b 2-0, b and c draw 1-1, a and c split 1-1.
@@ -75,3 +81,20 @@ def test_equal_sonneborn_berger_falls_to_the_next_tie_break_whatever_the_fractio
     assert tied == {"b1": (4.0, 14.0, 4), "b2": (4.0, 14.0, 4)}
     assert [r.bot for r in rows] == ["b3", "b1", "b2", "b0"]
     assert {r.sonneborn_berger for r in rows if r.bot in ("b1", "b2")} == {14 / 3}
+
+
+def test_a_round_robins_bye_counts_once_its_round_is_played(tmp_path: Path) -> None:
+    """A round robin stores every round, with its bye, at creation: no bot has sat a
+    round out before any game (its table read "byes 1" for each of three bots), and
+    a bye counts once every match of its round is played."""
+    with st.Store.open(tmp_path / "data") as store:
+        add_demo_bots(store, tmp_path / "bots", ["ann", "bob", "cid"])
+        cup = create_tournament(store, "cup", "round_robin", ["ann", "bob", "cid"],
+                                st.TournamentConfig(games_per_match=2))  # fmt: skip
+        sat_out = st.tournament_byes(store, cup.id)  # round -> bot
+        seen = []
+        for games in (0, 1, 1, 4):  # none; half of round 1; all of round 1; all
+            play_games(store, cup.id, max_games=games)
+            seen.append({s.bot: s.byes for s in tournament_standings(store, cup.id)})
+    none = dict.fromkeys(["ann", "bob", "cid"], 0)
+    assert seen == [none, none, {**none, sat_out[1]: 1}, dict.fromkeys(none, 1)]

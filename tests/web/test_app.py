@@ -578,3 +578,27 @@ def test_the_tournament_page_shows_its_committed_parameters_before_play(tmp_path
     assert data["tournament"]["parameters"] == text
     for private in (secret, *PRIVATE):
         assert private not in body and private not in json.dumps(data)
+
+
+def test_the_tournament_list_reveals_the_secret_as_the_detail_does(tmp_path: Path) -> None:
+    """/api/tournaments and /api/tournaments/ID agree on a tournament's summary: its secret
+    withheld while it is played, revealed in both once finished."""
+    from arena.web.source import StoreSource
+    from tests.tournament.test_committed import committed_cup
+
+    def summaries(app: WebApp, tid: int) -> tuple[object, object]:
+        listed = json.loads(app.handle("GET", "/api/tournaments", {}).body)["tournaments"]
+        detail = json.loads(app.handle("GET", f"/api/tournaments/{tid}", {}).body)["tournament"]
+        detail.pop("parameters")
+        return listed, [detail]
+
+    with st.Store.open(tmp_path / "data") as store:
+        cup = committed_cup(store, tmp_path / "bots")
+        app = WebApp(StoreSource(store))
+        listed, detailed = summaries(app, cup.id)
+        assert listed == detailed and listed[0]["revealed_secret"] is None  # type: ignore[index]
+        st.set_status(store, cup.id, st.TournamentStatus.FINISHED)
+        secret = st.revealed_secret(store, cup.id)
+        listed, detailed = summaries(app, cup.id)
+    assert secret is not None
+    assert listed == detailed and listed[0]["revealed_secret"] == secret.hex()  # type: ignore[index]

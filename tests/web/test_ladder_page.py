@@ -6,8 +6,12 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
+from arena.commands.remote import tournaments_lines
 from arena.referee import load_bot
 from arena.referee.types import GameReport
+from arena.server.arena_service import ArenaService
 from arena.store import (
     Store,
     TournamentConfig,
@@ -22,6 +26,7 @@ from arena.tournament.policy.results import store_game
 from arena.tournament.policy.rounds import create_tournament
 from arena.web.app import WebApp
 from arena.web.source import StoreSource
+from tests.cli import arena_in_process
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -92,6 +97,26 @@ def test_the_front_pages_list_counts_the_ladders_bots(tmp_path: Path) -> None:
     assert (ladder["bots"], ladder["games_scheduled"]) == (3, None)
     row = page[page.index(f'<tr data-tournament="{ladder["id"]}">') :]
     assert '<td class="num">3</td>\n  <td class="num">0</td>' in row[: row.index("</tr>")]
+
+
+def test_the_clis_lists_count_the_ladders_bots_as_the_front_page_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`arena tournament list` and `arena remote tournament list` (its lines from the API's
+    ListTournaments) give the ladder of three its 3 bots, not the 0 it stores; a round
+    robin keeps its entrants (the control)."""
+    with _store(tmp_path) as store:
+        create_tournament(store, "cup", "round_robin", ["alpha", "beta"], TournamentConfig())
+        status, out, _ = arena_in_process(capsys, "tournament", "list", "--data-dir",
+                                          str(tmp_path / "data"))  # fmt: skip
+        listed = ArenaService(store)._list_tournaments()
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines()]
+    local = {row[1]: row for row in cells if row and row[0].isdigit()}
+    remote = {line.split()[1]: line.split() for line in tournaments_lines(listed)[1:]}
+    assert status == 0, out
+    for rows in (local, remote):  # id name format status bots games ...
+        assert (rows["ladder"][4], rows["cup"][4]) == ("3", "2"), rows
+    assert [len(t.entrants) for t in listed.tournaments] == [2, 3]  # newest first
 
 
 def test_the_ladders_recent_games_say_their_results_in_words(tmp_path: Path) -> None:

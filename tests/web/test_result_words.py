@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from arena.kahuna.state import Termination
+from arena.referee.result_words import REASON_WORDS
 from arena.referee.types import BotStatus
-from arena.web.models import REASON_WORDS, GameSummary
+from arena.web.models import GameSummary
 
 
 def _game(

@@ -47,6 +47,7 @@ from arena.conformance import ensure_class_archive
 from arena.referee import MatchConfig
 from arena.referee.halves import half_configs
 from arena.referee.remote import REMOTE_RUNTIME, SeatOffer
+from arena.referee.result_words import report_words
 from arena.referee.seeds import earlier_deal_seed, match_seed_material
 from arena.sandbox import SandboxLimits
 from arena.store import (
@@ -445,11 +446,11 @@ class TournamentRunner(RunnerBase):
             self.log.info("game_recorded", match_id=match_id, game=report.index, game_id=game_id)
             if counts is not None:
                 counts[0] += 1
+            bots = report.bots_by_seat
             self._emit(
                 ProgressKind.GAME_STORED,
-                f"{report.bots_by_seat[0]} vs {report.bots_by_seat[1]}: "
-                + (f"{report.winner} won" if report.winner else "draw")
-                + f" ({report.reason})",
+                f"{bots[0]} vs {bots[1]}: "
+                + report_words(bots, report.winner, report.reason, report.statuses),
                 game_id=game_id,
                 counts=None if counts is None else (counts[0], counts[1]),
             )

@@ -14,6 +14,7 @@ from arena.referee.types import BotStatus, GameReport
 from arena.store import (
     Store,
     get_tournament,
+    list_matches,
     match_owners,
     record_game,
     record_games,
@@ -101,13 +102,19 @@ def tournament_standings(store: Store, tournament_id: int) -> tuple[Standing, ..
     """Standings from the games stored so far.
 
     A Swiss bye scores a match won (``games_per_match`` points) once its round is
-    paired; in a round robin every bot sits out equally often, so byes score nothing.
+    paired; in a round robin every bot sits out equally often, so byes score nothing,
+    and one counts once every match of its round is played (a round robin stores all
+    its rounds, byes with them, at creation: none is sat out before play).
     """
     tournament = get_tournament(store, tournament_id)
     swiss = tournament.format is TournamentFormat.SWISS
     bye_points = tournament.config.games_per_match if swiss else 0
+    byes_by_round = tournament_byes(store, tournament_id)
+    if not swiss and byes_by_round:
+        unplayed = {m.round for m in list_matches(store, tournament_id) if m.finished_at is None}
+        byes_by_round = {n: bot for n, bot in byes_by_round.items() if n not in unplayed}
     byes: dict[str, int] = {}
-    for bot in tournament_byes(store, tournament_id).values():
+    for bot in byes_by_round.values():
         byes[bot] = byes.get(bot, 0) + 1
     return compute_standings(
         tournament.entrants, _outcomes(store, tournament_id),

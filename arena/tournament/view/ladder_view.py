@@ -17,6 +17,7 @@ from arena.store import (
     LeaderboardRow,
     NotFoundError,
     Store,
+    TournamentFormat,
     TournamentRow,
     conservative_rating,
     every_ladder_settings,
@@ -98,6 +99,14 @@ def ladder_standings(store: Store, tournament_id: int) -> tuple[LadderStanding, 
     """The standings of ladder ``tournament_id`` alone, as ``ladder_view`` ranks them (from
     the stored ratings and running totals: no game is read)."""
     return ranked(*_entrants(store, tournament_id))
+
+
+def entrants_shown(store: Store, row: TournamentRow) -> tuple[str, ...]:
+    """The bots a tournament's lists name and count: its stored entrants, or a ladder's
+    standings' (its entrants come and go, none stored with the tournament)."""
+    if row.format is not TournamentFormat.LADDER:
+        return row.entrants
+    return tuple(s.entrant.bot for s in ladder_standings(store, row.id))
 
 
 def ranked(

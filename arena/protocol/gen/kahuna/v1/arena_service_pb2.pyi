@@ -187,7 +187,9 @@ class Tournament(_message.Message):
     and for a tournament without a commitment.
     """
     @_builtins.property
-    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Its bots; a ladder's: the bots in its standings now (they come and go)."""
+
     @_builtins.property
     def sprt(self) -> Global___SprtStatus:
         """An SPRT test's state (format SPRT only): LLR, bounds and decision."""
@@ -1019,7 +1021,7 @@ class WatchTournamentResponse(_message.Message):
     GAME_ID_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
     message: _builtins.str
-    """What happened, for people ("g1 vs r1: g1 won (points)")."""
+    """What happened, for people ("g1 vs r1: g1 won: more points")."""
     game_id: _builtins.int
     """The game just stored; 0 when the event is not a game."""
     @_builtins.property
