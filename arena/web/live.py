@@ -38,6 +38,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from arena.kahuna import MalformedRecordError, record_from_json
+from arena.referee.result_words import result_words
 from arena.store import InPlay, StoredTiming
 from arena.store.models import LiveEntry, LiveGameRow
 from arena.web.frames import PUBLIC, Frames, game_frames
@@ -168,7 +169,7 @@ class SpectatorFeed:
         payload: Json = {
             "match_id": match_id, "game_index": game_index, "delay_s": self.delay_s,
             "status": "waiting", "live_id": None, "bots": ["seat 0", "seat 1"],
-            "steps": 0, "frames": [], "game_id": None, "error": None,
+            "steps": 0, "frames": [], "game_id": None, "error": None, "over": None,
         }  # fmt: skip
         cut_s = now_s - self.delay_s
         row = self.source.live_game(match_id, game_index)
@@ -195,7 +196,7 @@ class SpectatorFeed:
         payload.update(
             status="live", live_id=run_key(followed.row), bots=list(followed.bots),
             steps=max(len(shown) - 1, 0), frames=list(shown[max(after + 1, 0):]),
-            error=frames.error,
+            error=frames.error, over=over_words(shown, followed.bots),
         )  # fmt: skip
         return payload
 
@@ -216,6 +217,7 @@ class SpectatorFeed:
         payload.update(
             status="live", live_id=f"game-{timing.game_id}@{timing.started_at}", bots=list(bots),
             steps=max(len(shown) - 1, 0), frames=list(shown[max(after + 1, 0):]),
+            over=over_words(shown, bots),
         )  # fmt: skip
         return payload
 
@@ -253,3 +255,14 @@ class SpectatorFeed:
             followed.frames = live_frames(followed.row.head, entries)
             followed.frames_for = count
         return followed.frames
+
+
+def over_words(frames: Sequence[Json], bots: Sequence[str]) -> str | None:
+    """The result in words (``result_words``) once the last frame shown ends the game by
+    the rules; None while it goes on (a forfeit shows once the game is stored)."""
+    outcome = frames[-1].get("outcome") if frames else None
+    if not isinstance(outcome, dict):
+        return None
+    winner = outcome.get("winner")
+    seat = winner if isinstance(winner, int) else None
+    return result_words((bots[0], bots[1]), seat, str(outcome.get("reason") or ""))

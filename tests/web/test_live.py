@@ -19,6 +19,7 @@ import pytest
 from arena import store as st
 from arena.kahuna import Record, State, observe, play_random_game, record_from_json, replay_steps
 from arena.kahuna.spectate import spectate
+from arena.referee.result_words import result_words
 from arena.store.db import utc_now
 from arena.testing.demo_data import play_demo_tournament, report_for
 from arena.testing.live_games import live_parts
@@ -96,7 +97,13 @@ def test_frames_follow_the_game_as_entries_arrive(live: Live) -> None:
         assert isinstance(frames, list) and payload["error"] is None
         assert [f["step"] for f in frames] == list(range(shown + 1, payload["steps"] + 1))
         shown = int(payload["steps"])
+        if shown < len(live.record.actions):
+            assert payload["over"] is None, payload["over"]  # the game goes on
     assert shown == len(live.record.actions)
+    outcome = states_of(live.record)[-1].outcome
+    assert outcome is not None
+    seats = (live.match.first, live.match.second)  # the result in words, never a bare code
+    assert api(live)["over"] == result_words(seats, outcome.winner, str(outcome.termination))
     everything = api(live)["frames"]
     assert isinstance(everything, list)
     for frame, state in zip(everything, states_of(live.record), strict=True):

@@ -306,6 +306,7 @@ export function startViewer(root) {
             }
           }
           current = { frames, error: data.error };
+          if (data.over) root.dataset.over = data.over; // the result in words, from the server
           renderRoundScores();
           if (following) show(frames.length - 1);
           else $("step").textContent = `${step} / ${frames.length - 1}`;
