@@ -138,6 +138,7 @@ from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.orchestration.runner import ProgressKind, TournamentRunner
 from arena.tournament.policy.audit import AuditReport, audit_tournament
 from arena.tournament.policy.audit_bundle import BundlePart, bundle_parts
+from arena.tournament.policy.bundle_digest import FinishedDigests
 from arena.tournament.policy.config import TournamentError, build_config, build_sprt
 from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
@@ -199,6 +200,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.seats = SeatHub(store)
         self.quotas = Quotas(store, self.options.limits)
         self.audits = futures.ThreadPoolExecutor(1, thread_name_prefix="arena-audit")
+        self.digests = FinishedDigests()
         """Audits run here one at a time (CPU-bound: the API's threads and the admin's calls
         never wait behind a crowd of them); a call waiting for one holds no API thread."""
         self._audit_reports: KeptAnswers[tuple[int, str, int], AuditReport] = KeptAnswers(
@@ -579,11 +581,14 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         return pb.ListTournamentsResponse(tournaments=[self._tournament_pb(row) for row in rows])
 
     def _tournament_pb(self, row: TournamentRow) -> pb.Tournament:
-        """The message of ``row``: its deal seed only once it is finished (never before);
-        an SPRT test's LLR, bounds and decision; the parameters its commitment binds."""
+        """The message of ``row``: its deal seed and its audit bundle's digest only once it
+        is finished (never before); an SPRT test's LLR, bounds and decision; the parameters
+        its commitment binds."""
         sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
-        return tournament_pb(row, revealed_secret(self.store, row.id), sprt,
-                             shown_parameters(self.store, row))  # fmt: skip
+        secret = revealed_secret(self.store, row.id)
+        digest = None if secret is None else self.digests.of(self.store, row.id)
+        return tournament_pb(row, secret, sprt, shown_parameters(self.store, row),
+                             digest)  # fmt: skip
 
     async def AuditTournament(
         self, request: pb.AuditTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from arena import store as st
+from arena.tournament.policy.bundle_digest import FinishedDigests
 from arena.tournament.policy.results import (
     leaderboard_intervals,
     tournament_crosstable,
@@ -153,6 +154,7 @@ class StoreSource:
 
     def __init__(self, store: st.Store) -> None:
         self.store = store
+        self.digests = FinishedDigests()  # each finished tournament's bundle's, once
         # Standings and crosstable read every game of a tournament; they change
         # only when a game is stored or a round paired (byes): kept per
         # (id, status, games played, games scheduled).
@@ -297,8 +299,9 @@ class StoreSource:
         owners = {bot.name: bot.owner for bot in st.list_bots(self.store)}
         shown = [(game_summary(g), st.same_owner((owners.get(g.bots[0]), owners.get(g.bots[1]))))
                  for g in games]  # fmt: skip
+        digest = None if secret is None else self.digests.of(self.store, tournament_id)
         return TournamentDetail(
-            summary=replace(self._summary(row), revealed_secret=revealed),
+            summary=replace(self._summary(row), revealed_secret=revealed, audit_digest=digest),
             standings=standings,
             crosstable=crosstable,
             games=tuple(g for g, one_owner in shown if not one_owner),

@@ -1,0 +1,141 @@
+"""A bundle's digest: SHA-256 over a canonical form of its content, for participants to compare.
+
+An arena could send each participant a bundle of its own (one with a participant's
+losses left out, sent to that participant), and each would pass its own audit. The
+digest lets two participants see that they checked the same bundle: it is a function
+of the bundle's content alone (not of how it was written, sent or saved), so the
+same finished tournament gives every checker the same digest, from the arena's
+stream, a saved file or the store, and two bundles that differ in anything an
+audit reads give two digests. docs/reference/VERIFY.md defines it for other
+checkers:
+
+    SHA-256 of, for each part in the bundle's order (the head: the bundle without
+    "matches"; then each match without "played", each followed by its games):
+    the part's kind ("head", "match" or "game"), one space, the part's canonical
+    JSON, one newline.
+
+The canonical JSON is ``json.dumps(part, sort_keys=True, separators=(",", ":"),
+ensure_ascii=False, allow_nan=False)`` in UTF-8: keys in code point order, no
+whitespace, strings escaping only ``"``, ``\\`` and the control characters, integers
+as their digits and other numbers as the shortest text that reads back to the same
+double (Python's ``repr``: ``25.0``, ``1e-05``). A bundle that has no such form (a
+lone surrogate in a string, a number too large for a double) has no digest
+(``DigestError``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from arena.store import Store, revealed_secret
+from arena.tournament.policy.audit_bundle import BundlePart, bundle_parts
+
+DIGEST_DIGITS = 64
+"""A digest's length in hex digits (SHA-256)."""
+
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+class DigestError(ValueError):
+    """A bundle without a canonical form: the message names what in it has none."""
+
+
+def canonical_json(value: Any) -> bytes:
+    """``value`` as the canonical JSON the digest hashes (the module's docstring)."""
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)  # fmt: skip
+    except ValueError:
+        raise DigestError("a number in it is not finite (NaN, or too large for a double):"
+                          " it has no canonical JSON, so no digest") from None  # fmt: skip
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise DigestError(f"a string in it holds {text[error.start:error.end]!a}, a lone"
+                          " surrogate, which is not Unicode text: it has no canonical JSON, so"
+                          " no digest") from None  # fmt: skip
+
+
+def part_line(kind: str, part: Any) -> bytes:
+    """What the digest hashes of one part: its kind, a space, its canonical JSON, a newline."""
+    return kind.encode("ascii") + b" " + canonical_json(part) + b"\n"
+
+
+class BundleDigest:
+    """The digest of a bundle's parts, fed one at a time as they are read."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.error: DigestError | None = None  # set by ``through``: the bundle has none
+
+    def update(self, kind: str, part: Any) -> None:
+        self._hash.update(part_line(kind, part))
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+    def through(self, parts: Iterable[BundlePart]) -> Iterator[BundlePart]:
+        """``parts``, each fed to the digest as it is handed on; one without a canonical
+        form is handed on all the same (its reader's own checks name what is wrong with
+        it), the digest's ``error`` set."""
+        for kind, part in parts:
+            if self.error is None:
+                try:
+                    self.update(kind, part)
+                except DigestError as error:
+                    self.error = error
+            yield kind, part
+
+
+def bundle_digest(parts: Iterable[BundlePart]) -> str:
+    """The digest of the bundle ``parts`` make up (DigestError when it has none)."""
+    digest = BundleDigest()
+    for kind, part in parts:
+        digest.update(kind, part)
+    return digest.hexdigest()
+
+
+def parse_digest(text: str) -> str:
+    """A digest given by a user: 64 hex digits, either case (ValueError naming
+    what was given otherwise)."""
+    digits = text.strip().lower()
+    if not _HEX.fullmatch(digits):
+        shown = json.dumps(text[:80]) + ("..." if len(text) > 80 else "")
+        raise ValueError(f"{shown} is not a bundle digest: give the {DIGEST_DIGITS} hex digits"
+                         " an audit printed (`arena remote audit NAME`)")  # fmt: skip
+    return digits
+
+
+class FinishedDigests:
+    """The digest of each finished tournament's bundle, computed once per tournament (its
+    bundle reads every record) and kept: a finished tournament's bundle never changes.
+    None for a tournament not finished (its bundle still grows) or without a digest."""
+
+    MOST_KEPT = 4096
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[int, bytes], str | None] = {}
+        self._lock = threading.Lock()
+
+    def of(self, store: Store, tournament_id: int) -> str | None:
+        secret = revealed_secret(store, tournament_id)
+        if secret is None:
+            return None
+        key = (tournament_id, secret)
+        with self._lock:
+            if key in self._kept:
+                return self._kept[key]
+        try:
+            digest: str | None = bundle_digest(bundle_parts(store, tournament_id))
+        except DigestError:
+            digest = None
+        with self._lock:
+            if len(self._kept) >= self.MOST_KEPT:
+                self._kept.pop(next(iter(self._kept)))
+            self._kept[key] = digest
+        return digest
