@@ -29,7 +29,9 @@ a data directory, offline: docs/reference/VERIFY.md. It is read a part at a
 time, each game's record checked and dropped as it comes; a bundle over the
 limits that page names is refused. Give `--commitment HEX`,
 the commitment you noted when the tournament was created: one first read from
-the bundle itself could hash a secret chosen after the games.
+the bundle itself could hash a secret chosen after the games. Every verdict
+prints the bundle's digest: compare it with other participants' (or give
+theirs as `--expect-digest HEX`); a different one means a different bundle.
 """
 
 

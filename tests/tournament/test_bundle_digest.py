@@ -148,9 +148,9 @@ def _relaid(bundle: dict[str, Any]) -> bytes:
 
     def reverse(value: Any) -> Any:
         if isinstance(value, dict):
-            return {key: reverse(value[key]) for key in reversed(list(value))
-                    if key not in ("matches", "played")} | (  # fmt: skip
-                {k: reverse(value[k]) for k in ("matches", "played") if k in value})
+            kept = [k for k in reversed(list(value)) if k not in ("matches", "played")]
+            last = [k for k in ("matches", "played") if k in value]  # a saved bundle's rule
+            return {key: reverse(value[key]) for key in kept + last}
         if isinstance(value, list):
             return [reverse(v) for v in value]
         return value
