@@ -59,6 +59,7 @@ from arena.tournament.policy.audit_bundle import (
     BundlePart,
     whole_bundle,
 )
+from arena.tournament.policy.bundle_digest import parse_digest
 from arena.tournament.policy.bundle_file import BundleReadError, BundleText, loads_once, read_parts
 from arena.tournament.view.committed import committed_lines
 from arena.tournament.view.spectator_delay import NOT_PUBLIC
@@ -560,6 +561,10 @@ def digest_lines(digest: str) -> list[str]:
     with it (docs/reference/VERIFY.md)."""
     if not digest:
         return []
+    try:
+        digest = parse_digest(digest)
+    except ValueError:  # not shown: the arena's text could hold a terminal's controls
+        return ["audit bundle digest: the arena sent one that is not 64 hex digits"]
     return [f"audit bundle digest {digest}",
             "(`arena remote audit` prints the digest of the bundle it checked: it must be this"
             " one, and every other participant's)"]  # fmt: skip

@@ -114,9 +114,9 @@ def parse_digest(text: str) -> str:
 class FinishedDigests:
     """The digest of each finished tournament's bundle, computed once per tournament (its
     bundle reads every record) and kept: a finished tournament's bundle never changes.
-    None for a tournament not finished (its bundle still grows) or without a digest."""
-
-    MOST_KEPT = 4096
+    None for a tournament not finished (its bundle still grows) or without a digest.
+    One short entry a finished tournament, all kept: a listing shows every tournament,
+    and one evicted would be read whole again at each listing."""
 
     def __init__(self) -> None:
         self._kept: dict[tuple[int, bytes], str | None] = {}
@@ -135,7 +135,5 @@ class FinishedDigests:
         except DigestError:
             digest = None
         with self._lock:
-            if len(self._kept) >= self.MOST_KEPT:
-                self._kept.pop(next(iter(self._kept)))
             self._kept[key] = digest
         return digest
