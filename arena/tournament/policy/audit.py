@@ -154,10 +154,10 @@ def against_digest(report: AuditReport, expected: str | None) -> AuditReport:
     different bundles, or they checked two runs of the tournament."""
     if expected is None or report.digest == expected:
         return report
-    got = "has none" if report.digest is None else f"is {report.digest}"
     return replace(report, ok=False, checked=(), problem=(
-        f"the bundle's digest {got}, not the {expected} expected (--expect-digest): this is"
-        " not the bundle that digest is of"))  # fmt: skip
+        f"the bundle's digest is not the {expected} expected (--expect-digest): this is"
+        " another bundle than the one that digest is of (the arena sent different bundles,"
+        " or one of them was edited since)"))  # fmt: skip
 
 
 def audit_tournament(store: Store, ref: int | str) -> AuditReport:
