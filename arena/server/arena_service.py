@@ -578,17 +578,18 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
 
     def _list_tournaments(self) -> pb.ListTournamentsResponse:
         rows = sorted(list_tournaments(self.store), key=lambda row: row.id, reverse=True)
-        return pb.ListTournamentsResponse(tournaments=[self._tournament_pb(row) for row in rows])
+        digests = self.digests.of_many(self.store, [row.id for row in rows])
+        return pb.ListTournamentsResponse(
+            tournaments=[self._tournament_pb(row, digests.get(row.id)) for row in rows]
+        )
 
-    def _tournament_pb(self, row: TournamentRow) -> pb.Tournament:
-        """The message of ``row``: its deal seed and its audit bundle's digest only once it
-        is finished (never before); an SPRT test's LLR, bounds and decision; the parameters
-        its commitment binds."""
+    def _tournament_pb(self, row: TournamentRow, digest: str | None = None) -> pb.Tournament:
+        """The message of ``row``: its deal seed only once it is finished (never before),
+        and then its audit bundle's ``digest`` when given; an SPRT test's LLR, bounds and
+        decision; the parameters its commitment binds."""
         sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
-        secret = revealed_secret(self.store, row.id)
-        digest = None if secret is None else self.digests.of(self.store, row.id)
-        return tournament_pb(row, secret, sprt, shown_parameters(self.store, row),
-                             digest)  # fmt: skip
+        return tournament_pb(row, revealed_secret(self.store, row.id), sprt,
+                             shown_parameters(self.store, row), digest)  # fmt: skip
 
     async def AuditTournament(
         self, request: pb.AuditTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]

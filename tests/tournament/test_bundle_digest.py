@@ -9,6 +9,7 @@ import argparse
 import hashlib
 import io
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ import pytest
 from arena import store as st
 from arena.commands.noted import digest_arg
 from arena.testing.demo_data import add_demo_bots, play_committed_games
+from arena.testing.waiting import wait_until
+from arena.tournament.policy import bundle_digest as bundle_digest_module
 from arena.tournament.policy.audit import (
     AuditReport,
     against_digest,
@@ -244,6 +247,30 @@ def test_an_unfinished_tournaments_digest_is_none_where_the_arena_shows_it(tmp_p
         tournament = create_tournament(store, "open", "round_robin", list(BOTS[:2]),
                                        st.TournamentConfig(games_per_match=2, seed=1))  # fmt: skip
         assert FinishedDigests().of(store, tournament.id) is None
+
+
+def test_a_digest_still_being_computed_holds_no_caller_past_its_wait(
+    finished: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long tournament's bundle takes a while to read: a listing shows no digest for it
+    meanwhile, then the digest, computed once."""
+    release, calls = threading.Event(), []
+
+    def slow(parts: Iterator[BundlePart]) -> str:
+        calls.append(1)
+        assert release.wait(10)
+        return bundle_digest(parts)
+
+    monkeypatch.setattr(bundle_digest_module, "bundle_digest", slow)
+    with st.Store.open(finished) as store:
+        tournament = st.get_tournament(store, "digested")
+        digests = FinishedDigests()
+        assert digests.of_many(store, [tournament.id, tournament.id], wait_s=0.01) == {
+            tournament.id: None}  # fmt: skip
+        assert digests.of(store, tournament.id, wait_s=0) is None  # not queued twice
+        release.set()
+        shown = wait_until(lambda: digests.of(store, tournament.id, wait_s=0), "the digest")
+        assert shown == audit_tournament(store, "digested").digest and calls == [1]
 
 
 def _report(digest: str | None) -> AuditReport:

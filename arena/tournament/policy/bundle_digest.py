@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import re
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -112,28 +114,72 @@ def parse_digest(text: str) -> str:
 
 
 class FinishedDigests:
-    """The digest of each finished tournament's bundle, computed once per tournament (its
-    bundle reads every record) and kept: a finished tournament's bundle never changes.
-    None for a tournament not finished (its bundle still grows) or without a digest.
-    One short entry a finished tournament, all kept: a listing shows every tournament,
-    and one evicted would be read whole again at each listing."""
+    """The digest of each finished tournament's bundle, computed once (its bundle reads
+    every record) by a thread of its own and kept: a finished
+    tournament's bundle never changes. A caller waits for it at most ``wait_s``: a
+    listing after a restart is never held while a long tournament's bundle is read, and
+    shows no digest for it until it is done. None for a tournament not finished (its
+    bundle still grows), one without a digest, or one not computed yet. Every finished
+    tournament's digest is kept (one short entry each): a listing shows them all, and one
+    evicted would be read whole again at each listing."""
+
+    WAIT_S = 2.0
 
     def __init__(self) -> None:
         self._kept: dict[tuple[int, bytes], str | None] = {}
+        self._pending: dict[tuple[int, bytes], threading.Event] = {}
         self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[tuple[Store, tuple[int, bytes], threading.Event]] = (
+            queue.SimpleQueue()
+        )
+        self._worker: threading.Thread | None = None
 
-    def of(self, store: Store, tournament_id: int) -> str | None:
-        secret = revealed_secret(store, tournament_id)
-        if secret is None:
-            return None
-        key = (tournament_id, secret)
+    def of(self, store: Store, tournament_id: int, wait_s: float = WAIT_S) -> str | None:
+        return self.of_many(store, [tournament_id], wait_s).get(tournament_id)
+
+    def of_many(self, store: Store, tournament_ids: Iterable[int],
+                wait_s: float = WAIT_S) -> dict[int, str | None]:  # fmt: skip
+        """The digests of ``tournament_ids`` (those finished), all waited for at most
+        ``wait_s`` in all."""
+        keys: dict[int, tuple[int, bytes]] = {}
+        for tournament_id in tournament_ids:
+            secret = revealed_secret(store, tournament_id)
+            if secret is not None:
+                keys[tournament_id] = (tournament_id, secret)
+        waits = []
         with self._lock:
-            if key in self._kept:
-                return self._kept[key]
-        try:
-            digest: str | None = bundle_digest(bundle_parts(store, tournament_id))
-        except DigestError:
-            digest = None
+            for key in keys.values():
+                if key not in self._kept:
+                    waits.append(self._pending.get(key) or self._queued(store, key))
+        deadline = time.monotonic() + wait_s
+        for done in waits:
+            done.wait(max(0.0, deadline - time.monotonic()))
         with self._lock:
-            self._kept[key] = digest
-        return digest
+            return {tournament_id: self._kept.get(key) for tournament_id, key in keys.items()}
+
+    def _queued(self, store: Store, key: tuple[int, bytes]) -> threading.Event:
+        """``key``'s digest queued for the worker (started if need be); under the lock."""
+        done = self._pending[key] = threading.Event()
+        self._queue.put((store, key, done))
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._work, name="bundle-digests",
+                                            daemon=True)  # fmt: skip
+            self._worker.start()
+        return done
+
+    def _work(self) -> None:
+        while True:
+            store, key, done = self._queue.get()
+            try:
+                digest: str | None = bundle_digest(bundle_parts(store, key[0]))
+            except DigestError:
+                digest = None
+            except Exception:  # a store closed or failing: asked again at the next look
+                with self._lock:
+                    self._pending.pop(key, None)
+                done.set()
+                continue
+            with self._lock:
+                self._kept[key] = digest
+                self._pending.pop(key, None)
+            done.set()

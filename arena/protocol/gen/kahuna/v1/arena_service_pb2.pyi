@@ -189,9 +189,11 @@ class Tournament(_message.Message):
     """
     audit_digest: _builtins.str
     """The audit bundle's digest (64 hex digits: SHA-256 of its canonical form,
-    docs/reference/VERIFY.md), only once the tournament is finished; empty
-    before. Every participant's audit of the same bundle prints the same one:
-    a participant whose audit prints another was sent another bundle.
+    docs/reference/VERIFY.md), only once the tournament is finished and only
+    in ListTournaments; empty before, and while the arena computes it (a long
+    tournament's, for a while after the arena starts). Every participant's
+    audit of the same bundle prints the same one: a participant whose audit
+    prints another was sent another bundle.
     """
     @_builtins.property
     def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
