@@ -1005,12 +1005,11 @@ def run_audit(args: argparse.Namespace) -> int:
         with _calls(endpoint) as client:
             spool_bundle(client.audit_bundle(pb.GetAuditBundleRequest(name=args.name)), spool)
         report = audited_spool(spool, None if args.save is None else Path(args.save))
-    report = of_asked(report, report.tournament, args.name)
+    report = of_asked(against_digest(report, args.expect_digest), report.tournament, args.name)
     if args.commitment is not None:
         report = against_noted(report, report.commitment, args.commitment)
     else:
         report = against_this_computers(report, endpoint.address)
-    report = against_digest(report, args.expect_digest)
     if args.json:
         _say_json(report.to_json())
     elif report.ok:
