@@ -6,12 +6,13 @@ import argparse
 import json
 from dataclasses import replace
 
-from arena.commands.noted import commitment_arg
+from arena.commands.noted import commitment_arg, digest_arg
 from arena.commands.pathargs import given_path
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.store import Store
 from arena.tournament.policy.audit import (
     AuditReport,
+    against_digest,
     against_noted,
     audit_parts,
     audit_tournament,
@@ -28,7 +29,9 @@ a data directory, offline: docs/reference/VERIFY.md. It is read a part at a
 time, each game's record checked and dropped as it comes; a bundle over the
 limits that page names is refused. Give `--commitment HEX`,
 the commitment you noted when the tournament was created: one first read from
-the bundle itself could hash a secret chosen after the games.
+the bundle itself could hash a secret chosen after the games. Every verdict
+prints the bundle's digest: compare it with other participants' (or give
+theirs as `--expect-digest HEX`); a different one means a different bundle.
 """
 
 
@@ -44,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="the seed commitment you noted when the tournament was created"
                         " (64 hex digits): it must be the one the bundle or the data"
                         " directory holds")  # fmt: skip
+    parser.add_argument("--expect-digest", metavar="HEX", type=digest_arg,
+                        help="the bundle digest another participant's audit printed (64 hex"
+                        " digits): fail unless this bundle's is the same")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_data_dir(parser)
     parser.set_defaults(func=_dispatch)
@@ -61,16 +67,19 @@ def _dispatch(args: argparse.Namespace) -> int:
         return fail(f"--bundle {args.bundle}: {error.strerror or error}", EXIT_BAD_FLAGS)
     except BundleReadError as error:
         return fail(f"--bundle {args.bundle}: {error}", EXIT_BAD_FLAGS)
-    return _show(_noted(report, args.commitment), args)
+    return _show(_noted(report, args), args)
 
 
 def run_audit(store: Store, args: argparse.Namespace) -> int:
-    return _show(_noted(audit_tournament(store, args.name), args.commitment), args)
+    return _show(_noted(audit_tournament(store, args.name), args), args)
 
 
-def _noted(report: AuditReport, noted: str | None) -> AuditReport:
-    """``report`` held to the commitment ``noted`` at creation; without one, a pass says
-    what it cannot show: that the commitment it checked was published before play."""
+def _noted(report: AuditReport, args: argparse.Namespace) -> AuditReport:
+    """``report`` held to the commitment noted at creation (--commitment) and to the digest
+    expected (--expect-digest); without a commitment, a pass says what it cannot show:
+    that the commitment it checked was published before play."""
+    report = against_digest(report, args.expect_digest)
+    noted: str | None = args.commitment
     if noted is not None or not report.ok:
         return against_noted(report, report.commitment, noted)
     return replace(report, checked=(*report.checked, (

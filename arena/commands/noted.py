@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from arena.tournament.policy.bundle_digest import parse_digest
+
 NOTED_NAME = "commitments.json"
 MAX_NOTED = 10_000
 """Tournaments noted per arena: a hostile arena's list of many cannot grow the file
@@ -46,6 +48,15 @@ def commitment_arg(text: str) -> str:
             f"{shown} is not a seed commitment: give the {COMMITMENT_DIGITS} hex digits the"
             " arena published (`arena remote tournament show NAME`)")  # fmt: skip
     return digits
+
+
+def digest_arg(text: str) -> str:
+    """``--expect-digest HEX``: an audit bundle's digest, 64 hex digits in either case
+    (``arena.tournament.policy.bundle_digest``); anything else refused, named."""
+    try:
+        return parse_digest(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class NotesError(Exception):

@@ -26,7 +26,14 @@ import grpc
 
 from arena._grpc_env import untune_child_processes
 from arena.bots.archive import MAX_ARCHIVE_BYTES, ArchiveError, check_bot_directory
-from arena.commands.noted import NotesError, Seen, commitment_arg, note, noted_commitment
+from arena.commands.noted import (
+    NotesError,
+    Seen,
+    commitment_arg,
+    digest_arg,
+    note,
+    noted_commitment,
+)
 from arena.commands.outfile import write_whole, written_whole
 from arena.commands.pathargs import given, given_path, passed_on
 from arena.commands.remote_grpc import Client, Endpoint
@@ -45,13 +52,14 @@ from arena.referee.seeds import seed_commitment
 from arena.resources import PYTHON_BOT_MOUNTS, SDK_MOUNT, ResourceError
 from arena.server.exports import stored_game
 from arena.server.tls import TlsConfigError, check_client_tls
-from arena.tournament.policy.audit import AuditReport, against_noted, audit_parts
+from arena.tournament.policy.audit import AuditReport, against_digest, against_noted, audit_parts
 from arena.tournament.policy.audit_bundle import (
     MAX_BUNDLE_GAMES,
     MAX_BUNDLE_MATCHES,
     BundlePart,
     whole_bundle,
 )
+from arena.tournament.policy.bundle_digest import parse_digest
 from arena.tournament.policy.bundle_file import BundleReadError, BundleText, loads_once, read_parts
 from arena.tournament.view.committed import committed_lines
 from arena.tournament.view.spectator_delay import NOT_PUBLIC
@@ -501,6 +509,7 @@ def tournament_json(t: pb.Tournament) -> dict[str, object]:
         "games_scheduled": t.games_scheduled, "seed_commitment": t.seed_commitment or None,
         "revealed_seed": t.revealed_seed or None,
         "committed_parameters": t.committed_parameters or None,
+        "audit_digest": t.audit_digest or None,
         **({"sprt": {"verdict": t.sprt.verdict, "llr": t.sprt.llr,
                      "lower_bound": t.sprt.lower_bound, "upper_bound": t.sprt.upper_bound,
                      "decided_at": t.sprt.decided_at or None,
@@ -526,7 +535,7 @@ def tournament_lines(t: pb.Tournament) -> list[str]:
     """One tournament as `arena remote tournament show` prints it: its state, its seed
     commitment, the parameters the commitment binds (field by field and the exact text)
     and, once it is finished, whether the revealed secret and that text give the
-    commitment (docs/reference/VERIFY.md)."""
+    commitment, and its audit bundle's digest (docs/reference/VERIFY.md)."""
     head = (f"{t.name} (id {t.id}, {_FORMATS.get(t.format, '-')}, {t.status},"
             f" {t.games_played}/{t.games_scheduled} games)")  # fmt: skip
     commitment = t.seed_commitment or "- (none published)"
@@ -544,7 +553,21 @@ def tournament_lines(t: pb.Tournament) -> list[str]:
     verdict = ("the revealed secret and this text give the seed commitment"
                if given is not None and given == t.seed_commitment
                else "the revealed secret and this text do NOT give the seed commitment")
-    return [*lines, verdict]  # fmt: skip
+    return [*lines, verdict, *digest_lines(t.audit_digest)]  # fmt: skip
+
+
+def digest_lines(digest: str) -> list[str]:
+    """The finished tournament's audit bundle digest, as the arena states it, and what to do
+    with it (docs/reference/VERIFY.md)."""
+    if not digest:
+        return []
+    try:
+        digest = parse_digest(digest)
+    except ValueError:  # not shown: the arena's text could hold a terminal's controls
+        return ["audit bundle digest: the arena sent one that is not 64 hex digits"]
+    return [f"audit bundle digest {digest}",
+            "(`arena remote audit` prints the digest of the bundle it checked: it must be this"
+            " one, and every other participant's)"]  # fmt: skip
 
 
 def run_tournament_show(args: argparse.Namespace) -> int:
@@ -982,7 +1005,7 @@ def run_audit(args: argparse.Namespace) -> int:
         with _calls(endpoint) as client:
             spool_bundle(client.audit_bundle(pb.GetAuditBundleRequest(name=args.name)), spool)
         report = audited_spool(spool, None if args.save is None else Path(args.save))
-    report = of_asked(report, report.tournament, args.name)
+    report = of_asked(against_digest(report, args.expect_digest), report.tournament, args.name)
     if args.commitment is not None:
         report = against_noted(report, report.commitment, args.commitment)
     else:
@@ -1373,6 +1396,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        " computer)")  # fmt: skip
     audit.add_argument("--save", type=given_path, metavar="FILE",
                        help="also write the audit bundle (JSON) to FILE")  # fmt: skip
+    audit.add_argument("--expect-digest", metavar="HEX", type=digest_arg,
+                       help="the bundle digest another participant's audit printed (64 hex"
+                       " digits): fail unless this bundle's is the same")  # fmt: skip
     audit.add_argument("--json", action="store_true", help="the verdict as JSON")
     audit.set_defaults(func=_handled(run_audit))
 

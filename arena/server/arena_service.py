@@ -139,6 +139,7 @@ from arena.tournament.execution.executor import MatchExecutor
 from arena.tournament.orchestration.runner import ProgressKind, TournamentRunner
 from arena.tournament.policy.audit import AuditReport, audit_tournament
 from arena.tournament.policy.audit_bundle import BundlePart, bundle_parts
+from arena.tournament.policy.bundle_digest import FinishedDigests
 from arena.tournament.policy.config import TournamentError, build_config, build_sprt
 from arena.tournament.policy.results import leaderboard_intervals, version_key
 from arena.tournament.policy.rounds import create_tournament
@@ -200,6 +201,7 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.seats = SeatHub(store)
         self.quotas = Quotas(store, self.options.limits)
         self.audits = futures.ThreadPoolExecutor(1, thread_name_prefix="arena-audit")
+        self.digests = FinishedDigests()
         """Audits run here one at a time (CPU-bound: the API's threads and the admin's calls
         never wait behind a crowd of them); a call waiting for one holds no API thread."""
         self._audit_reports: KeptAnswers[tuple[int, str, int], AuditReport] = KeptAnswers(
@@ -577,16 +579,20 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
 
     def _list_tournaments(self) -> pb.ListTournamentsResponse:
         rows = sorted(list_tournaments(self.store), key=lambda row: row.id, reverse=True)
-        return pb.ListTournamentsResponse(tournaments=[self._tournament_pb(row) for row in rows])
+        digests = self.digests.of_many(self.store, [row.id for row in rows])
+        return pb.ListTournamentsResponse(
+            tournaments=[self._tournament_pb(row, digests.get(row.id)) for row in rows]
+        )
 
-    def _tournament_pb(self, row: TournamentRow) -> pb.Tournament:
-        """The message of ``row``: its deal seed only once it is finished (never before);
-        an SPRT test's LLR, bounds and decision; the parameters its commitment binds; a
-        ladder's entrants as its standings name them (``entrants_shown``)."""
+    def _tournament_pb(self, row: TournamentRow, digest: str | None = None) -> pb.Tournament:
+        """The message of ``row``: its deal seed only once it is finished (never before),
+        and then its audit bundle's ``digest`` when given; an SPRT test's LLR, bounds and
+        decision; the parameters its commitment binds; a ladder's entrants as its standings
+        name them (``entrants_shown``)."""
         sprt = sprt_progress(self.store, row) if row.format is TournamentFormat.SPRT else None
         row = replace(row, entrants=entrants_shown(self.store, row))
         return tournament_pb(row, revealed_secret(self.store, row.id), sprt,
-                             shown_parameters(self.store, row))  # fmt: skip
+                             shown_parameters(self.store, row), digest)  # fmt: skip
 
     async def AuditTournament(
         self, request: pb.AuditTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]

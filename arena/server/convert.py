@@ -37,10 +37,11 @@ def bot_pb(row: BotVersionRow) -> pb.BotVersion:
 
 def tournament_pb(
     row: TournamentRow, revealed_seed: bytes | None = None, sprt: SprtProgress | None = None,
-    parameters: str | None = None,
+    parameters: str | None = None, audit_digest: str | None = None,
 ) -> pb.Tournament:
     """``revealed_seed``: the deal secret, given only for a finished tournament;
-    ``sprt``: an SPRT test's progress; ``parameters``: the text its commitment binds."""
+    ``sprt``: an SPRT test's progress; ``parameters``: the text its commitment binds;
+    ``audit_digest``: its audit bundle's digest, once finished."""
     return pb.Tournament(
         id=row.id, name=row.name, format=FORMAT_VALUES[row.format], status=row.status,
         entrants=list(row.entrants), games_played=row.games_played,
@@ -48,6 +49,7 @@ def tournament_pb(
         revealed_seed="" if revealed_seed is None else revealed_seed.hex(),
         interrupted_reason=row.interrupted_reason or "",
         sprt=None if sprt is None else sprt_pb(sprt), committed_parameters=parameters or "",
+        audit_digest=audit_digest or "",
     )  # fmt: skip
 
 

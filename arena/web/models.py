@@ -116,11 +116,13 @@ class TournamentSummary:
     games_scheduled: int | None
     commitment: str | None = None  # the seed commitment, public from creation
     revealed_secret: str | None = None  # hex, once finished (docs/reference/VERIFY.md)
+    audit_digest: str | None = None  # the audit bundle's, once finished (VERIFY.md)
 
     def to_json(self) -> Json:
         return {
             "commitment": self.commitment,
             "revealed_secret": self.revealed_secret,
+            "audit_digest": self.audit_digest,
             "id": self.id,
             "name": self.name,
             "format": self.format,

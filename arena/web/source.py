@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from arena import store as st
+from arena.tournament.policy.bundle_digest import FinishedDigests
 from arena.tournament.policy.results import (
     leaderboard_intervals,
     tournament_crosstable,
@@ -153,6 +154,7 @@ class StoreSource:
 
     def __init__(self, store: st.Store) -> None:
         self.store = store
+        self.digests = FinishedDigests()  # each finished tournament's bundle's, once
         # Standings and crosstable read every game of a tournament; they change
         # only when a game is stored or a round paired (byes): kept per
         # (id, status, games played, games scheduled).
@@ -239,7 +241,13 @@ class StoreSource:
         return shown
 
     def tournaments(self) -> list[TournamentSummary]:
-        return [self._summary(row) for row in st.list_tournaments(self.store)]
+        """Every tournament's summary, as its own page gives it (with the audit digest of
+        those finished: ``FinishedDigests`` waits for them at most its ``WAIT_S`` in all)."""
+        summaries = [self._summary(row) for row in st.list_tournaments(self.store)]
+        finished = [s.id for s in summaries if s.revealed_secret is not None]
+        digests = self.digests.of_many(self.store, finished) if finished else {}
+        return [replace(s, audit_digest=digests[s.id]) if s.id in digests else s
+                for s in summaries]  # fmt: skip
 
     def _summary(self, row: st.TournamentRow) -> TournamentSummary:
         """``summary_of`` the row with its revealed secret once finished (the list and the
@@ -262,15 +270,23 @@ class StoreSource:
             return self._tournament_detail(row)  # rows change without a game (bots withdrawn)
         key = (row.id, row.status, row.games_played, row.games_scheduled)
         with self._lock:
-            cached = self._tournaments.get(key)
-        if cached is not None:
-            return cached
-        detail = self._tournament_detail(row)
-        with self._lock:
-            self._tournaments[key] = detail
-            while len(self._tournaments) > TOURNAMENT_CACHE_SIZE:
-                self._tournaments.popitem(last=False)
-        return detail
+            detail = self._tournaments.get(key)
+        if detail is None:
+            detail = self._tournament_detail(row)
+            with self._lock:
+                self._tournaments[key] = detail
+                while len(self._tournaments) > TOURNAMENT_CACHE_SIZE:
+                    self._tournaments.popitem(last=False)
+        return self._with_digest(detail)
+
+    def _with_digest(self, detail: TournamentDetail) -> TournamentDetail:
+        """``detail`` with its audit bundle's digest once finished, asked for at each view and
+        never cached with the detail: a digest still being computed shows once it is done."""
+        summary = detail.summary
+        if summary.revealed_secret is None:
+            return detail
+        digest = self.digests.of(self.store, summary.id)
+        return replace(detail, summary=replace(summary, audit_digest=digest))
 
     def _tournament_detail(self, row: st.TournamentRow) -> TournamentDetail:
         tournament_id = row.id

@@ -884,6 +884,16 @@ def test_tournament_show_prints_the_committed_parameters_and_checks_them_once_re
     finished = tournament_pb(cup, secret, None, text)
     assert remote.tournament_lines(finished)[-1] == (
         "the revealed secret and this text give the seed commitment")
+    digested = tournament_pb(cup, secret, None, text, "ab" * 32)
+    assert remote.tournament_lines(digested)[-2:] == [
+        f"audit bundle digest {'ab' * 32}",
+        "(`arena remote audit` prints the digest of the bundle it checked: it must be this"
+        " one, and every other participant's)"]  # fmt: skip
+    assert remote.tournament_json(digested)["audit_digest"] == "ab" * 32
+    assert remote.tournament_json(finished)["audit_digest"] is None
+    digested.audit_digest = "\x1b]52;c;aGk=\x07"  # a hostile arena's: never printed as is
+    assert remote.tournament_lines(digested)[-1] == (
+        "audit bundle digest: the arena sent one that is not 64 hex digits")
     finished.committed_parameters = text.replace('"action_ms":750', '"action_ms":751')
     assert "do NOT give" in remote.tournament_lines(finished)[-1]
     finished.committed_parameters = "\x1b]52;c;aGk=\x07{"

@@ -18,7 +18,9 @@ from arena import store as st
 from arena.kahuna import parse_record, replay
 from arena.store.remote import register_remote_bot
 from arena.testing.demo_data import add_demo_bots, play_committed_games
+from arena.tournament.policy.audit import audit_bundle
 from arena.tournament.policy.audit_bundle import tournament_bundle
+from arena.tournament.policy.bundle_digest import canonical_json
 from arena.tournament.policy.rounds import create_tournament
 
 DOC = (Path(__file__).parents[2] / "docs" / "reference" / "VERIFY.md").read_text()
@@ -30,6 +32,7 @@ LITERALS = (
     'b"kahuna-arena/seed-commitment/1\\n"', 'b"kahuna-arena/match/1\\n"', '"kahuna-deal/3:"',
     "0x9E3779B97F4A7C15", "0xBF58476D1CE4E5B9", "0x94D049BB133111EB", "mu = 25",
     "sigma = 25/3", "beta = 25/6", "tau = 25/300", "draw probability of 0.0006",
+    'sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False',
     " ".join(f"{i} {i}" for i in ISLANDS),
 )  # fmt: skip
 
@@ -200,3 +203,71 @@ def test_and_holds_each_match_to_the_committed_pairing(tmp_path: Path) -> None:
     game["record"] = json.dumps(record)
     with pytest.raises(AssertionError, match=f"match {match['match_id']}: pairing"):
         check(data, tournament.commitment)
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
+            "\r": "\\r"}  # fmt: skip
+
+
+def doc_number(value: float) -> str:
+    """A float by the document's rule, its shortest digits found without ``repr``."""
+    if value == 0:
+        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
+    sign, value = ("-", -value) if value < 0 else ("", value)
+    for places in range(17):
+        text = f"{value:.{places}e}"
+        if float(text) == value:
+            break
+    mantissa, exponent = text.split("e")
+    digits, e = mantissa.replace(".", "").rstrip("0") or "0", int(exponent)
+    if -4 <= e <= 15:
+        whole = digits[: e + 1] if e >= 0 else "0"
+        fraction = digits[e + 1 :] if e >= 0 else "0" * (-e - 1) + digits
+        return f"{sign}{whole.ljust(e + 1, '0') if e >= 0 else whole}.{fraction or '0'}"
+    point = f"{digits[0]}.{digits[1:]}" if len(digits) > 1 else digits
+    return f"{sign}{point}e{'-' if e < 0 else '+'}{abs(e):02d}"
+
+
+def doc_canonical(value: object) -> str:
+    """The document's canonical JSON, written from its list, not with json.dumps."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return doc_number(value)
+    if isinstance(value, str):
+        return '"' + "".join(_ESCAPES.get(c, f"\\u{ord(c):04x}" if ord(c) < 0x20 else c)
+                             for c in value) + '"'  # fmt: skip
+    if isinstance(value, list):
+        return "[" + ",".join(doc_canonical(v) for v in value) + "]"
+    assert isinstance(value, dict)
+    return "{" + ",".join(f"{doc_canonical(k)}:{doc_canonical(value[k])}"
+                          for k in sorted(value)) + "}"  # fmt: skip
+
+
+def doc_digest(bundle: dict[str, Any]) -> str:
+    lines = ["head " + doc_canonical({k: v for k, v in bundle.items() if k != "matches"})]
+    for match in bundle["matches"]:
+        lines.append("match " + doc_canonical({k: v for k, v in match.items() if k != "played"}))
+        lines.extend("game " + doc_canonical(game) for game in match["played"])
+    return hashlib.sha256("".join(line + "\n" for line in lines).encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [25.0, 8.333333333333334, -0.0, 0.0, 1e-05, 0.0001, 1e16, 9999999999999998.0, 1.5e300,
+     -2.5e-310, 0.1 + 0.2, 123456.789, 5e-324, 1.7976931348623157e308, 7.0e15, 1e15],
+)  # fmt: skip
+def test_the_documents_number_rule_is_the_digests(value: float) -> None:
+    assert doc_number(value) == canonical_json(value).decode()
+
+
+def test_a_digest_written_from_the_document_is_the_one_the_audit_prints(
+    bundle: tuple[dict[str, Any], str],
+) -> None:
+    data, _ = bundle
+    data["note"] = "caf\u00e9 \U0001f600 \x01 \" \\ /"  # text of every kind the rule names
+    report = audit_bundle(data)
+    assert report.digest == doc_digest(data)
+    assert doc_canonical(data["note"]) == canonical_json(data["note"]).decode()

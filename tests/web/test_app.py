@@ -15,6 +15,7 @@ import pytest
 
 from arena import store as st
 from arena.kahuna import ISLANDS, LINES
+from arena.tournament.policy.audit import audit_tournament
 from arena.tournament.policy.results import (
     leaderboard_intervals,
     tournament_crosstable,
@@ -542,12 +543,15 @@ def test_the_tournament_page_publishes_its_commitment_and_once_finished_its_secr
     assert row.commitment is not None and secret is not None
     _, _, body = fetch(f"{site.base_url}/tournaments/{tid}")
     page = parse_page(body)
-    assert {"commitment", "revealed-secret"} <= page.ids
-    assert row.commitment in body and secret.hex() in body
+    assert {"commitment", "revealed-secret", "audit-digest"} <= page.ids
+    digest = audit_tournament(site.store, tid).digest  # what each participant's audit prints
+    assert digest is not None
+    assert row.commitment in body and secret.hex() in body and digest in body
     _, data = fetch_json(f"{site.base_url}/api/tournaments/{tid}")
     summary = data["tournament"]
     assert isinstance(summary, dict)
     assert (summary["commitment"], summary["revealed_secret"]) == (row.commitment, secret.hex())
+    assert summary["audit_digest"] == digest
 
 
 def test_the_tournament_page_shows_its_committed_parameters_before_play(tmp_path: Path) -> None:
@@ -567,6 +571,8 @@ def test_the_tournament_page_shows_its_committed_parameters_before_play(tmp_path
     body = page.body.decode()
     assert page.status == 200 and cup.status == "created"
     assert {"parameters", "parameter-fields", "parameters-text"} <= parse_page(body).ids
+    assert "audit-digest" not in parse_page(body).ids  # its bundle still grows
+    assert data["tournament"]["audit_digest"] is None
     words = " ".join(parse_page(body).text)
     assert "750 ms per action, 9000 ms bank" in words
     assert "eve: their matches deal afresh every game" in words

@@ -86,6 +86,7 @@ from arena.tournament.policy.audit_bundle import (
     BundlePart,
     bundle_parts,
 )
+from arena.tournament.policy.bundle_digest import BundleDigest
 from arena.tournament.policy.bundle_file import loads_once
 from arena.tournament.policy.config import max_swiss_rounds, sprt_params
 from arena.tournament.policy.results import rate
@@ -107,17 +108,25 @@ class AuditReport:
     revealed_secret: str | None  # hex; None while the tournament is not finished
     problem: str | None = None
     checked: tuple[str, ...] = field(default=())
+    digest: str | None = None  # the bundle's (bundle_digest); None: it has none
 
     def text(self) -> str:
         if self.ok:
-            return f"audit of {self.tournament}: pass: " + "; ".join(self.checked)
-        return f"audit of {self.tournament}: FAIL: {self.problem}"
+            return (f"audit of {self.tournament}: pass: " + "; ".join(self.checked)
+                    + f"; {self._digest_text()}: compare it with other participants' (the same"
+                    " tournament gives everyone the same digest; docs/reference/VERIFY.md)")
+        return f"audit of {self.tournament}: FAIL: {self.problem} ({self._digest_text()})"
+
+    def _digest_text(self) -> str:
+        if self.digest is None:
+            return "the bundle has no digest"
+        return f"the bundle's digest is {self.digest}"
 
     def to_json(self) -> dict[str, object]:
         return {
             "tournament": self.tournament, "ok": self.ok, "games": self.games,
             "commitment": self.commitment, "revealed_seed": self.revealed_secret,
-            "problem": self.problem, "checked": list(self.checked),
+            "problem": self.problem, "checked": list(self.checked), "digest": self.digest,
         }  # fmt: skip
 
 
@@ -137,6 +146,18 @@ def against_noted(report: AuditReport, published: object, noted: str | None) -> 
             f" the {noted} you noted"))  # fmt: skip
     return replace(report, ok=False, checked=(), problem=(
         f"the published commitment is {published}, not the {noted} you noted"))  # fmt: skip
+
+
+def against_digest(report: AuditReport, expected: str | None) -> AuditReport:
+    """``report``, failed when the bundle's digest is not ``expected`` (one another
+    participant's audit printed; None: none given): the arena sent the two of them
+    different bundles, or they checked two runs of the tournament."""
+    if expected is None or report.digest == expected:
+        return report
+    return replace(report, ok=False, checked=(), problem=(
+        f"the bundle's digest is not the {expected} expected (--expect-digest): this is"
+        " another bundle than the one that digest is of (the arena sent different bundles,"
+        " or one of them was edited since)"))  # fmt: skip
 
 
 def audit_tournament(store: Store, ref: int | str) -> AuditReport:
@@ -162,7 +183,8 @@ def audit_parts(parts: Iterable[BundlePart]) -> AuditReport:
     each match and its games), read once, in order, and only as far as the verdict needs.
     What the parts' source raises (a file that is no bundle) is raised as it is."""
     progress = _Progress()
-    parts = iter(parts)
+    digest = BundleDigest()
+    parts = digest.through(parts)
 
     def report(problem: str | None, checked: tuple[str, ...] = ()) -> AuditReport:
         head = progress.head
@@ -178,13 +200,29 @@ def audit_parts(parts: Iterable[BundlePart]) -> AuditReport:
         if kind != "head" or not isinstance(head, dict):
             raise _Mismatch("the bundle does not start with its head")
         progress.head = head
-        return report(None, _audit(head, parts, progress))
+        verdict = report(None, _audit(head, parts, progress))
     except _Mismatch as exc:
-        return report(str(exc))
+        verdict = report(str(exc))
     except RecursionError:
-        return report("the audit bundle is malformed (nested too deeply)")
+        verdict = report("the audit bundle is malformed (nested too deeply)")
     except _MALFORMED as exc:
-        return report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
+        verdict = report(f"the audit bundle is malformed ({type(exc).__name__}: {exc})")
+    whole = _digest_of_rest(digest, parts)
+    if verdict.ok and digest.error is not None:
+        return report(f"the audit bundle has no digest: {digest.error}")
+    return replace(verdict, digest=whole)
+
+
+def _digest_of_rest(digest: BundleDigest, parts: Iterator[BundlePart]) -> str | None:
+    """The digest of the whole bundle, once the parts the verdict did not need are read
+    too (a failed audit stops early; its digest covers the bundle all the same); None
+    when the bundle has no canonical form or its rest cannot be read (the verdict stands)."""
+    try:
+        for _ in parts:
+            pass
+    except Exception:  # whatever the rest is, the verdict is given
+        return None
+    return None if digest.error is not None else digest.hexdigest()
 
 
 @dataclass

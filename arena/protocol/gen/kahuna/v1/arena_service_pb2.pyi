@@ -158,6 +158,7 @@ class Tournament(_message.Message):
     INTERRUPTED_REASON_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
     COMMITTED_PARAMETERS_FIELD_NUMBER: _builtins.int
+    AUDIT_DIGEST_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     name: _builtins.str
     format: Global___TournamentFormat.ValueType
@@ -186,6 +187,14 @@ class Tournament(_message.Message):
     matches deal afresh (config.fresh_deals) as committed. Empty for a ladder
     and for a tournament without a commitment.
     """
+    audit_digest: _builtins.str
+    """The audit bundle's digest (64 hex digits: SHA-256 of its canonical form,
+    docs/reference/VERIFY.md), only once the tournament is finished and only
+    in ListTournaments; empty before, and while the arena computes it (a long
+    tournament's, for a while after the arena starts). Every participant's
+    audit of the same bundle prints the same one: a participant whose audit
+    prints another was sent another bundle.
+    """
     @_builtins.property
     def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Its bots; a ladder's: the bots in its standings now (they come and go)."""
@@ -209,10 +218,11 @@ class Tournament(_message.Message):
         interrupted_reason: _builtins.str = ...,
         sprt: Global___SprtStatus | None = ...,
         committed_parameters: _builtins.str = ...,
+        audit_digest: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["committed_parameters", b"committed_parameters", "entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "interrupted_reason", b"interrupted_reason", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audit_digest", b"audit_digest", "committed_parameters", b"committed_parameters", "entrants", b"entrants", "format", b"format", "games_played", b"games_played", "games_scheduled", b"games_scheduled", "id", b"id", "interrupted_reason", b"interrupted_reason", "name", b"name", "revealed_seed", b"revealed_seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
