@@ -608,3 +608,26 @@ def test_the_tournament_list_reveals_the_secret_as_the_detail_does(tmp_path: Pat
         listed, detailed = summaries(app, cup.id)
     assert secret is not None
     assert listed == detailed and listed[0]["revealed_secret"] == secret.hex()  # type: ignore[index]
+
+
+def test_a_digest_computed_after_the_first_view_shows_on_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tournament's detail is kept by its games played; its digest is not kept with it,
+    so one still being computed at the first view (a long bundle) shows once it is done."""
+    from arena.web.source import StoreSource
+    from tests.tournament.test_committed import committed_cup
+
+    with st.Store.open(tmp_path / "data") as store:
+        cup = committed_cup(store, tmp_path / "bots")
+        st.set_status(store, cup.id, st.TournamentStatus.FINISHED)
+        source = StoreSource(store)
+        computed = source.digests.of
+        monkeypatch.setattr(source.digests, "of", lambda *args, **kwargs: None)  # not yet
+        first = source.tournament(cup.id)
+        monkeypatch.setattr(source.digests, "of", computed)
+        second = source.tournament(cup.id)
+        expected = computed(store, cup.id)
+    assert first is not None and first.summary.audit_digest is None
+    assert second is not None and expected is not None
+    assert second.summary.audit_digest == expected
