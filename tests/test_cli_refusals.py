@@ -191,6 +191,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("data dir a file", ["tournament", "list", "--data-dir", "{file}"], 1, "not a directory"),
     ("data dir missing", ["leaderboard", "--data-dir", "{data}/none"], 1,
      "no arena data directory at"),
+    ("limits clear no store", ["limits", "clear", "bots", "--data-dir", "{data}/none"], 1,
+     "no arena data directory at"),
     ("data dir empty", ["bot", "list", "--data-dir", ""], 2, "argument --data-dir: is empty"),
     ("replay no file", ["replay", "{data}/none"], 1, "cannot read "),
     ("a path's newline", ["replay", "/nowhere/x\ny\x1b[31m"], 1,

@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     clear.add_argument("name", choices=LIMIT_NAMES, metavar="NAME", help=", ".join(LIMIT_NAMES))
     clear.add_argument("--user", type=user_name, help="this user's setting (default: every user's)")
     add_data_dir(clear)
-    clear.set_defaults(func=with_store(run_clear, flags=_setting_problem))
+    # existing: nothing is stored to clear where there is no store (a mistyped --data-dir)
+    clear.set_defaults(func=with_store(run_clear, existing=True, flags=_setting_problem))
 
 
 def _setting_problem(args: argparse.Namespace) -> str | None:
