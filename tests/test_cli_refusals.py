@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.cli import build_parser
 from arena.commands.pathargs import ANY_BYTES, passed_on
 from arena.store import Store
@@ -190,6 +191,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("data dir a file", ["tournament", "list", "--data-dir", "{file}"], 1, "not a directory"),
     ("data dir missing", ["leaderboard", "--data-dir", "{data}/none"], 1,
      "no arena data directory at"),
+    ("limits clear no store", ["limits", "clear", "bots", "--data-dir", "{data}/none"], 1,
+     "no arena data directory at"),
     ("data dir empty", ["bot", "list", "--data-dir", ""], 2, "argument --data-dir: is empty"),
     ("replay no file", ["replay", "{data}/none"], 1, "cannot read "),
     ("a path's newline", ["replay", "/nowhere/x\ny\x1b[31m"], 1,
@@ -222,3 +225,89 @@ def test_each_refusal_is_one_line_and_its_status(
     words = [w.format(data=data, file=tmp_path / "file") for w in argv]
     _refused(capsys, words, status, said)
     assert sorted(data.rglob("*")) == stored, "a refused command left something behind"
+
+
+NO_DATA: list[tuple[str, list[str], int, str]] = [
+    # (id, argv ({none}: a path that does not exist, {bot}: a sample bot), status, the line)
+    ("demo seed", ["demo", "--seed", "-1"], 2,
+     "seed must be a whole number from 0 to 2147483647, got -1"),
+    ("demo games", ["demo", "--games", "0"], 2, "--games must be at least 1, got 0"),
+    ("demo concurrency", ["demo", "--concurrency", "0"], 2,
+     "--concurrency must be from 1 to 1024, got 0"),
+    ("create seed", ["tournament", "create", "t", "a", "b", "--seed", "-1"], 2,
+     "seed must be a whole number from 0 to 2147483647, got -1"),
+    ("create games", ["tournament", "create", "t", "a", "b", "--games", "0"], 2,
+     "games_per_match must be a whole number from 1 to 100, got 0"),
+    ("create name", ["tournament", "create", BAD_NAME, "a", "b"], 2,
+     "tournament name 'a bad name': use 1-60 letters"),
+    ("create one bot", ["tournament", "create", "t", "a"], 2,
+     "a tournament needs at least two bots after its name"),
+    ("create sprt bounds", ["tournament", "create", "t", "a", "b", "--format", "sprt"], 2,
+     "an sprt test needs elo0 and elo1"),
+    ("create sprt flag", ["tournament", "create", "t", "a", "b", "--elo0", "1"], 2,
+     "--elo0 is for sprt tests only"),
+    ("create gauntlet odd", ["tournament", "create", "t", "a", "b", "--format", "gauntlet",
+                             "--games", "3"], 2, "an even number of games per match, got 3"),
+    ("run games", ["tournament", "run", "t", "a", "b", "--games", "0"], 2,
+     "games_per_match must be a whole number from 1 to 100, got 0"),
+    ("run concurrency", ["tournament", "run", "t", "a", "b", "--concurrency", "0"], 2,
+     "--concurrency must be from 1 to 1024, got 0"),
+    ("run ray cpus", ["tournament", "run", "t", "a", "b", "--ray-match-cpus", "0"], 2,
+     "--ray-match-cpus must be more than 0 and finite, got 0"),
+    ("resume concurrency", ["tournament", "resume", "t", "--concurrency", "0"], 2,
+     "--concurrency must be from 1 to 1024, got 0"),
+    ("limits negative", ["limits", "set", "bots", "-1"], 2,
+     "limit bots must be a whole number, 0 or more, got -1"),
+    ("limits rated_play", ["limits", "set", "rated_play", "2"], 2,
+     "limit rated_play must be 0 (off) or 1 (on), got 2"),
+    ("limits checks_total 0", ["limits", "set", "checks_total", "0"], 2,
+     "limit checks_total must be at least 1"),
+    ("limits server's for a user", ["limits", "set", "checks_total", "3", "--user", "bob"], 2,
+     "limit checks_total is the whole server's: set it for everyone"),
+    ("limits clear server's", ["limits", "clear", "check_queue", "--user", "bob"], 2,
+     "limit check_queue is the whole server's: set it for everyone"),
+    ("serve port", ["serve", "--port", "-5"], 2,
+     "--port must be a port number from 0 to 65535, got -5"),
+    ("serve web port", ["serve", "--web-port", "70000"], 2,
+     "--web-port must be a port number from 0 to 65535, got 70000"),
+    ("serve concurrency", ["serve", "--concurrency", "0"], 2,
+     "--concurrency must be from 1 to 1024, got 0"),
+    ("serve check threads", ["serve", "--limit-checks-total", "250",
+                             "--limit-check-queue", "10"], 2,
+     "checks_total + check_queue must be at most 256, got 260"),
+    ("serve tls half", ["serve", "--tls-cert", "{none}"], 2,
+     "--tls-cert needs --tls-key: give both PEM files, or neither"),
+    ("serve tls missing", ["serve", "--tls-cert", "{none}", "--tls-key", "{none}"], 2,
+     "{none}"),
+    ("serve ray cpus", ["serve", "--ray-match-cpus", "nan"], 2,
+     "--ray-match-cpus must be more than 0 and finite, got nan"),
+    ("serve ladder games", ["serve", "--port", "0", "--ladder",
+                            "--ladder-games-per-match", "3"], 2,
+     "games_per_match must be even on a ladder (each deal from both seats), got 3"),
+    ("serve ladder name", ["serve", "--port", "0", "--ladder", "--ladder-name", BAD_NAME], 2,
+     "--ladder-name 'a bad name': use 1-60 letters"),
+    ("serve ladder repeat", ["serve", "--port", "0", "--ladder", "--ladder-max-repeat", "0"],
+     2, "max_repeat must be a whole number from 1 to"),
+    ("bot add no directory", ["bot", "add", "{none}"], 1, "{none}: not a directory"),
+    ("bot add no opponent", ["bot", "add", "{bot}", "--opponent", "{none}"], 1,
+     "{none}: not a directory"),
+    ("export delay", ["export", "--out", "{none}", "--spectator-delay-s", "-1"], 2,
+     "--spectator-delay-s: the spectator delay must be 0 or more seconds"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "status", "said"), [c[1:] for c in NO_DATA],
+                         ids=[c[0] for c in NO_DATA])  # fmt: skip
+def test_a_refused_command_line_leaves_no_data_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], status: int,
+    said: str,
+) -> None:  # fmt: skip
+    """Flags a command refuses are refused before its store is opened: a data directory
+    that did not exist still does not (no empty store for `--data-dir` to take as one),
+    and the flag is named whether or not the directory exists."""
+    data, none = tmp_path / "data", tmp_path / "none"
+    fill = {"none": none, "bot": SAMPLE_RANDOM_BOT}
+    words = [w.format(**fill) for w in argv]
+    _refused(capsys, [*words, "--data-dir", str(data)], status, said.format(**fill))
+    assert not data.exists(), "a refused command created its data directory"
+    assert not none.exists()

@@ -7,11 +7,11 @@ import shutil
 
 from arena.commands.bot import store_checked_bot
 from arena.commands.leaderboard import run_leaderboard
-from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
+from arena.commands.storeargs import add_data_dir, fail, with_store
 from arena.commands.tournament import add_cpu_pinning, play_tournament, run_options_problem
 from arena.referee import BotConfigError, BotSpec, load_bot, unbuilt
 from arena.resources import sample_bots_dir
-from arena.store import Store, TournamentFormat, list_tournaments
+from arena.store import Store, TournamentConfig, TournamentFormat, list_tournaments
 from arena.tournament.policy.config import TournamentError, build_config
 from arena.tournament.policy.rounds import create_tournament
 
@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run the bots even where the host cannot sandbox them (they are ours)",
     )  # fmt: skip
     add_data_dir(parser)
-    parser.set_defaults(func=with_store(run_demo))
+    parser.set_defaults(func=with_store(run_demo, flags=demo_flags_problem))
 
 
 def sample_bots() -> tuple[list[BotSpec], list[str]]:
@@ -80,16 +80,26 @@ def _demo_name(store: Store) -> str:
     return f"demo-{number}"
 
 
-def run_demo(store: Store, args: argparse.Namespace) -> int:
+def demo_flags_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the demo's flags (None: nothing), before any bot is stored."""
     if args.games < 1:
-        return fail(f"--games must be at least 1, got {args.games}", EXIT_BAD_FLAGS)
+        return f"--games must be at least 1, got {args.games}"
     problem = run_options_problem(args)
-    if problem is not None:  # refused before any bot or tournament is stored
-        return fail(problem, EXIT_BAD_FLAGS)
+    if problem is not None:
+        return problem
     try:
-        config = build_config(games_per_match=args.games, seed=args.seed)
+        _config(args)
     except TournamentError as error:
-        return fail(str(error), EXIT_BAD_FLAGS)
+        return str(error)
+    return None
+
+
+def _config(args: argparse.Namespace) -> TournamentConfig:
+    return build_config(games_per_match=args.games, seed=args.seed)
+
+
+def run_demo(store: Store, args: argparse.Namespace) -> int:
+    config = _config(args)  # checked before the store was opened: demo_flags_problem
     specs, notes = sample_bots()
     for note in notes:
         print(note)

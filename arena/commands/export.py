@@ -48,7 +48,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " server still hides: for the admin's own use, not to publish)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
-    parser.set_defaults(func=with_store(run_export, existing=True))
+    parser.set_defaults(func=with_store(run_export, existing=True, flags=_delay_problem))
+
+
+def _delay_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``--spectator-delay-s`` on its own (None: nothing)."""
+    asked = args.spectator_delay_s
+    if asked is None:
+        return None
+    try:
+        check_delay(asked)
+    except ValueError as error:
+        return f"--spectator-delay-s: {error}"
+    if asked > MAX_DELAY_S:  # a cut before year 1 has no stamp
+        return (f"--spectator-delay-s: the spectator delay must be at most {MAX_DELAY_S}"
+                f" seconds (a day, as arena serve takes), not {asked:g}")  # fmt: skip
+    return None
 
 
 def run_export(store: Store, args: argparse.Namespace) -> int:
@@ -59,16 +74,7 @@ def run_export(store: Store, args: argparse.Namespace) -> int:
     tournament_id = None
     if args.tournament is not None:
         tournament_id = get_tournament(store, args.tournament).id
-    asked = args.spectator_delay_s
-    if asked is not None:
-        try:
-            check_delay(asked)
-        except ValueError as error:
-            return fail(f"--spectator-delay-s: {error}", EXIT_BAD_FLAGS)
-        if asked > MAX_DELAY_S:  # a cut before year 1 has no stamp
-            return fail(f"--spectator-delay-s: the spectator delay must be at most {MAX_DELAY_S}"
-                        f" seconds (a day, as arena serve takes), not {asked:g}",
-                        EXIT_BAD_FLAGS)  # fmt: skip
+    asked = args.spectator_delay_s  # checked before the store was opened: _delay_problem
     now = time.time()
     try:
         delay_s = export_delay(

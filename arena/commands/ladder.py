@@ -67,11 +67,9 @@ def add_ladder_flags(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, type=int, metavar="N", dest=f"ladder_{key}", help=text)
 
 
-def prepare_ladder(store: Store, args: argparse.Namespace) -> int:
-    """Create the ladder or update its stored settings from the flags; its tournament id.
-
-    TournamentError naming a setting out of range (nothing is stored then).
-    """
+def _given(args: argparse.Namespace) -> dict[str, object | None]:
+    """The ladder's settings the flags give (None: not given), its name checked
+    (TournamentError naming it)."""
     name = args.ladder_name
     if not NAME_PATTERN.fullmatch(name):
         raise TournamentError(f"--ladder-name {quoted(name)}: use 1-60 letters, digits, - _ .")
@@ -79,6 +77,26 @@ def prepare_ladder(store: Store, args: argparse.Namespace) -> int:
         key: getattr(args, f"ladder_{key}", None) for _, key, _ in _GIVEN  # absent: not given
     }
     given["concurrency"] = args.concurrency
+    return given
+
+
+def ladder_flags_problem(args: argparse.Namespace) -> str | None:
+    """What ``prepare_ladder`` would refuse in the flags whatever is stored, in words
+    (None: nothing): each setting is checked on its own, none depends on another."""
+    try:
+        merge(None, _given(args))
+    except TournamentError as error:
+        return str(error)
+    return None
+
+
+def prepare_ladder(store: Store, args: argparse.Namespace) -> int:
+    """Create the ladder or update its stored settings from the flags; its tournament id.
+
+    TournamentError naming a setting out of range (nothing is stored then).
+    """
+    name = args.ladder_name
+    given = _given(args)
     tournament_id = find_ladder(store, name)
     if tournament_id is None:
         config, settings = merge(None, given)

@@ -7,7 +7,7 @@ import json
 
 from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, fail, with_store
 from arena.commands.tokens import user_name
-from arena.server.quotas import LIMIT_NAMES, Quotas
+from arena.server.quotas import LIMIT_NAMES, Quotas, limit_value_problem, setting_problem
 from arena.store import Store
 
 DESCRIPTION = """\
@@ -39,12 +39,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     put.add_argument("value", type=int, help="a whole number, 0 or more")
     put.add_argument("--user", type=user_name, help="for this user alone")
     add_data_dir(put)
-    put.set_defaults(func=with_store(run_set))
+    put.set_defaults(func=with_store(run_set, flags=_setting_problem))
     clear = commands.add_parser("clear", help="forget a stored setting (the next one holds)")
     clear.add_argument("name", choices=LIMIT_NAMES, metavar="NAME", help=", ".join(LIMIT_NAMES))
     clear.add_argument("--user", type=user_name, help="this user's setting (default: every user's)")
     add_data_dir(clear)
-    clear.set_defaults(func=with_store(run_clear))
+    # existing: nothing is stored to clear where there is no store (a mistyped --data-dir)
+    clear.set_defaults(func=with_store(run_clear, existing=True, flags=_setting_problem))
+
+
+def _setting_problem(args: argparse.Namespace) -> str | None:
+    """What `set` or `clear` refuses from its arguments alone (the store holds the rest)."""
+    value = getattr(args, "value", None)  # `clear` has none
+    return setting_problem(args.name, args.user) or (
+        None if value is None else limit_value_problem(args.name, value)
+    )
 
 
 def run_show(store: Store, args: argparse.Namespace) -> int:

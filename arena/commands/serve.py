@@ -15,7 +15,12 @@ from types import FrameType
 from arena.bots.smoke import SAMPLE_RANDOM_BOT
 from arena.bots.submission import SubmissionCheck, check_submission
 from arena.commands import limits, tokens
-from arena.commands.ladder import LadderThread, add_ladder_flags, start_ladder
+from arena.commands.ladder import (
+    LadderThread,
+    add_ladder_flags,
+    ladder_flags_problem,
+    start_ladder,
+)
 from arena.commands.pathargs import given_path
 from arena.commands.playflags import positive_seconds, whole
 from arena.commands.rayflags import (
@@ -127,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_ray_flags(serve)
     add_ladder_flags(serve)
     add_data_dir(serve)
-    serve.set_defaults(func=with_store(run_serve))
+    serve.set_defaults(func=with_store(run_serve, flags=serve_flags_problem))
 
     tokens.register(subparsers)  # arena token create | list | revoke
     limits.register(subparsers)  # arena limits show | set | clear
@@ -227,25 +232,33 @@ def open_files_for(connections: int) -> str | None:
     )
 
 
-def run_serve(store: Store, args: argparse.Namespace) -> int:
-    limits = stream_limits(args)
+def serve_flags_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the server's flags, in words (None: nothing): found before the
+    data directory is opened, so that a refused command line leaves none behind."""
     try:
-        defaults = user_limits(args)
+        user_limits(args)
     except ValueError as error:
-        return fail(str(error), EXIT_BAD_FLAGS)
+        return str(error)
     problem = concurrency_problem(args.concurrency)
     if problem is not None:
-        return fail(problem, EXIT_BAD_FLAGS)
+        return problem
     for flag, port in (("--port", args.port), ("--web-port", args.web_port)):
         if port is not None and not 0 <= port <= 65535:
-            return fail(f"{flag} must be a port number from 0 to 65535, got {port}", EXIT_BAD_FLAGS)
+            return f"{flag} must be a port number from 0 to 65535, got {port}"
     try:
-        tls = _server_tls(args)
+        _server_tls(args)
+    except TlsConfigError as error:
+        return str(error)
+    return ray_flags_problem(args) or (ladder_flags_problem(args) if args.ladder else None)
+
+
+def run_serve(store: Store, args: argparse.Namespace) -> int:
+    limits = stream_limits(args)
+    defaults = user_limits(args)  # the flags were checked before the store was opened
+    try:
+        tls = _server_tls(args)  # read again: a file may have changed since
     except TlsConfigError as error:
         return fail(str(error), EXIT_BAD_FLAGS)
-    problem = ray_flags_problem(args)
-    if problem:
-        return fail(problem, EXIT_BAD_FLAGS)
     try:
         delay_s = next_served(  # checked here, stored once the port is bound
             args.spectator_delay_s, served_delay(store), time.time(),

@@ -25,6 +25,9 @@ from arena.store.paths import DATABASE_NAME
 from arena.tournament.policy.config import TournamentError
 
 Handler = Callable[[argparse.Namespace], int]
+FlagCheck = Callable[[argparse.Namespace], str | None]
+"""What is wrong with a command's flags and arguments, in words (None: nothing), found
+from them alone: no store is read or written to find it."""
 
 
 def add_data_dir(parser: argparse.ArgumentParser) -> None:
@@ -59,16 +62,22 @@ def fail(message: str, status: int = 1) -> int:
 
 
 def with_store(
-    run: Callable[[Store, argparse.Namespace], int], *, existing: bool = False
+    run: Callable[[Store, argparse.Namespace], int], *, existing: bool = False,
+    flags: FlagCheck | None = None, flags_status: int = EXIT_BAD_FLAGS,
 ) -> Handler:
     """Open the store named by ``--data-dir``; turn refusals into one-line errors.
 
+    ``flags``: the command's own checks of its flags, run before the store is opened,
+    so that a refused command line leaves no data directory (or empty store) behind;
+    its problem exits ``flags_status`` in one line.
     ``existing``: a command that only reads or changes what is stored refuses a data
     directory without a database, so that a mistyped ``--data-dir`` is said to be one
     instead of becoming a new, empty store that answers "nothing here".
     """
 
     def handler(args: argparse.Namespace) -> int:
+        if flags is not None and (problem := flags(args)) is not None:
+            return fail(problem, flags_status)
         if existing and (problem := _no_store(args.data_dir)) is not None:
             return fail(problem)
         try:

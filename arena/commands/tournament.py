@@ -20,7 +20,7 @@ from arena.commands.rayflags import (
     ray_flags_problem,
 )
 from arena.commands.stats import ORDER
-from arena.commands.storeargs import EXIT_BAD_FLAGS, add_data_dir, console, fail, with_store
+from arena.commands.storeargs import add_data_dir, console, fail, with_store
 from arena.commands.tables import fit, fits
 from arena.store import (
     INTERRUPTED,
@@ -120,19 +120,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create = commands.add_parser("create", help="create a tournament (play it with resume)")
     _add_definition(create)
     add_data_dir(create)
-    create.set_defaults(func=with_store(run_create))
+    create.set_defaults(func=with_store(run_create, flags=definition_problem))
 
     run = commands.add_parser("run", help="create a tournament and play it")
     _add_definition(run)
     _add_run_options(run)
     add_data_dir(run)
-    run.set_defaults(func=with_store(run_run))
+    run.set_defaults(func=with_store(run_run, flags=run_flags_problem))
 
     resume = commands.add_parser("resume", help="play the unplayed games of a tournament")
     resume.add_argument("name", help="tournament name")
     _add_run_options(resume)
     add_data_dir(resume)
-    resume.set_defaults(func=with_store(run_resume, existing=True))
+    resume.set_defaults(
+        func=with_store(run_resume, existing=True, flags=run_options_problem)
+    )
 
     status = commands.add_parser("status", help="progress, standings and crosstable")
     status.add_argument("name", help="tournament name")
@@ -258,20 +260,30 @@ def definition(args: argparse.Namespace) -> tuple[TournamentFormat, TournamentCo
     return kind, config
 
 
-def _create(store: Store, args: argparse.Namespace) -> TournamentRow | int:
-    """The new tournament, or the exit status of flags that ask for none (2, one line)."""
+def definition_problem(args: argparse.Namespace) -> str | None:
+    """What ``definition`` refuses in the flags, in words (None: nothing)."""
     try:
-        kind, config = definition(args)
+        definition(args)
     except TournamentError as error:
-        return fail(str(error), EXIT_BAD_FLAGS)
+        return str(error)
+    return None
+
+
+def run_flags_problem(args: argparse.Namespace) -> str | None:
+    """`tournament run`: what is wrong with its run options, else with its definition."""
+    return run_options_problem(args) or definition_problem(args)
+
+
+def _create(store: Store, args: argparse.Namespace) -> TournamentRow:
+    """The new tournament of the flags (checked before the store was opened:
+    ``definition_problem``)."""
+    kind, config = definition(args)
     return create_tournament(store, args.name, kind, args.bots, config,
                              seeded=args.seed is not None, paired_remote=args.paired_remote)
 
 
 def run_create(store: Store, args: argparse.Namespace) -> int:
     tournament = _create(store, args)
-    if isinstance(tournament, int):
-        return tournament
     print(f"created tournament {tournament.name} (id {tournament.id}, {tournament.format},"
           f" {len(tournament.entrants)} bots); play it with `arena tournament resume"
           f" {tournament.name}`")  # fmt: skip
@@ -279,26 +291,18 @@ def run_create(store: Store, args: argparse.Namespace) -> int:
 
 
 def run_run(store: Store, args: argparse.Namespace) -> int:
-    problem = run_options_problem(args)  # before anything is stored
-    if problem:
-        return fail(problem, EXIT_BAD_FLAGS)
     try:
         executor = ray_executor(args)  # joins the cluster before anything is stored
     except RayUnavailableError as error:
         return fail(str(error))
     try:
         tournament = _create(store, args)
-        if isinstance(tournament, int):
-            return tournament
         return play_tournament(store, tournament, args, executor)
     finally:
         leave_cluster(executor)
 
 
 def run_resume(store: Store, args: argparse.Namespace) -> int:
-    problem = run_options_problem(args)
-    if problem:
-        return fail(problem, EXIT_BAD_FLAGS)
     tournament = get_tournament(store, args.name)
     if tournament.status is TournamentStatus.FINISHED:
         print(f"{tournament.name} is already finished: nothing left to play")

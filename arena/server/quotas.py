@@ -93,15 +93,13 @@ class UserLimits:
     """1: a person's games at /play are rated in the people's pool (0: unrated)."""
 
     def __post_init__(self) -> None:
-        for name, value in asdict(self).items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"limit {name} must be a whole number, 0 or more, got {value!r}")
-            if value > MAX_LIMIT:
-                raise ValueError(f"limit {name} must be at most {MAX_LIMIT}, got {value}")
-        if self.rated_play not in (0, 1):
-            raise ValueError(f"limit rated_play must be 0 (off) or 1 (on), got {self.rated_play}")
-        if self.checks_total < 1:
-            raise ValueError("limit checks_total must be at least 1")
+        values = asdict(self)
+        for name, value in values.items():
+            if (problem := _whole_problem(name, value)) is not None:
+                raise ValueError(problem)
+        for name, value in values.items():
+            if (problem := limit_value_problem(name, value)) is not None:
+                raise ValueError(problem)
         if self.checks_total + self.check_queue > MAX_CHECK_THREADS:
             raise ValueError(
                 f"checks_total + check_queue must be at most {MAX_CHECK_THREADS},"
@@ -112,6 +110,36 @@ class UserLimits:
 LIMIT_NAMES = tuple(f.name for f in fields(UserLimits))
 SERVER_LIMITS = frozenset({"checks_total", "check_queue"})
 """Limits of the whole server: set for everyone only."""
+
+
+def _whole_problem(name: str, value: object) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return f"limit {name} must be a whole number, 0 or more, got {value!r}"
+    if value > MAX_LIMIT:
+        return f"limit {name} must be at most {MAX_LIMIT}, got {value}"
+    return None
+
+
+def limit_value_problem(name: str, value: object) -> str | None:
+    """What is wrong with ``value`` for limit ``name`` on its own, in words (None:
+    nothing); whether it fits the other limits (checks_total + check_queue) is
+    ``UserLimits``' to say."""
+    if (problem := _whole_problem(name, value)) is not None:
+        return problem
+    if name == "rated_play" and value not in (0, 1):
+        return f"limit rated_play must be 0 (off) or 1 (on), got {value}"
+    if name == "checks_total" and value == 0:
+        return "limit checks_total must be at least 1"
+    return None
+
+
+def setting_problem(name: str, user: str | None) -> str | None:
+    """Why limit ``name`` cannot be set or cleared for ``user`` (None: everyone), if so."""
+    if name not in LIMIT_NAMES:
+        return f"no limit {name!r}; the limits are {', '.join(LIMIT_NAMES)}"
+    if user is not None and name in SERVER_LIMITS:
+        return f"limit {name} is the whole server's: set it for everyone"
+    return None
 
 
 def limit_help(name: str) -> str:
@@ -295,10 +323,8 @@ class Quotas:
         """Store (None: clear) the admin's setting of ``name`` for ``user`` (None: everyone);
         ValueError naming an unknown limit, a value out of range, or a server limit set
         for one user."""
-        if name not in LIMIT_NAMES:
-            raise ValueError(f"no limit {name!r}; the limits are {', '.join(LIMIT_NAMES)}")
-        if user is not None and name in SERVER_LIMITS:
-            raise ValueError(f"limit {name} is the whole server's: set it for everyone")
+        if (problem := setting_problem(name, user)) is not None:
+            raise ValueError(problem)
         if value is None:
             clear_limit(self.store, name, user=user)
         else:

@@ -76,6 +76,10 @@ def test_bot_add_stores_once_and_show_lists_versions(
     assert [b["name"] for b in json.loads(out)] == ["grd", "rnd"]
 
 
+UNREADABLE = ("bad-owner", "no-toml", "missing-dir", "command-200KB")
+"""The cases `bot add` refuses from its command line and the bot's directory alone."""
+
+
 @pytest.mark.parametrize(
     ("case", "message"),
     [
@@ -120,7 +124,7 @@ def test_bot_add_refuses_saying_why(
     status, out, err = _arena(capsys, data, "bot", "add", str(directory), *flags)
     assert status == (2 if case == "bad-owner" else 1) and message in err, err
     assert "Traceback" not in err and out == "", out
-    if case == "bad-owner":  # refused as the command line is read: no store is made
+    if case in UNREADABLE:  # refused before the store is opened: no data directory is made
         assert not data.exists()
         return
     status, out, _ = _arena(capsys, data, "bot", "list", "--json")

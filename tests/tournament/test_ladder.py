@@ -199,28 +199,6 @@ def test_a_new_bot_joins_and_a_withdrawn_bot_leaves_without_a_restart(
     _assert_totals_are_the_history(data)  # bots that joined and left, matches cut by stop
 
 
-@pytest.mark.parametrize(
-    ("flags", "message"),
-    [
-        (["--ladder-games-per-match", "3"], "games_per_match must be even"),
-        (["--ladder-max-repeat", "0"], "max_repeat must be a whole number from 1"),
-        (["--ladder-name", "bad name"], "--ladder-name 'bad name'"),
-    ],
-    ids=["odd-games", "no-repeat", "bad-name"],
-)
-def test_bad_ladder_flags_are_refused_in_one_line_and_nothing_is_stored(
-    tmp_path: Path, flags: list[str], message: str
-) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", "serve", "--port", "0", "--ladder", *flags,
-         "--data-dir", str(tmp_path / "data")],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 2, done.stderr
-    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    assert _rows(tmp_path / "data", "SELECT COUNT(*) FROM tournaments") == [(0,)]
-
-
 def test_settings_given_once_are_kept_and_a_flag_replaces_one(tmp_path: Path) -> None:
     data = tmp_path / "data"
     args = argparse.Namespace(
