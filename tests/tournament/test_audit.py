@@ -8,6 +8,7 @@ import contextlib
 import copy
 import itertools
 import json
+import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -72,11 +73,14 @@ def _play(store: st.Store, tournament_id: int) -> None:
             store_game(store, match.id, report_for(index, seats, record))
 
 
-@pytest.fixture
-def finished(tmp_path: Path) -> tuple[Path, int]:
-    data = tmp_path / "data"
+@pytest.fixture(scope="module")
+def _finished_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The finished tournament, played once for the module: ``finished`` hands each test
+    its own copy, which the test may alter."""
+    root = tmp_path_factory.mktemp("finished")
+    data = root / "data"
     with st.Store.open(data) as store:
-        add_demo_bots(store, tmp_path / "bots", BOTS)
+        add_demo_bots(store, root / "bots", BOTS)
         config = st.TournamentConfig(games_per_match=4, seed=3)
         tournament = create_tournament(store, "audited", "round_robin", list(BOTS), config)
         assert tournament.commitment is not None
@@ -86,6 +90,15 @@ def finished(tmp_path: Path) -> tuple[Path, int]:
         assert st.revealed_secret(store, tournament.id) is None  # running: still secret
         st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
         return data, tournament.id
+
+
+@pytest.fixture
+def finished(_finished_once: tuple[Path, int], tmp_path: Path) -> tuple[Path, int]:
+    """A copy of the finished tournament's data directory, this test's own to alter."""
+    played, tournament_id = _finished_once
+    data = tmp_path / "data"
+    shutil.copytree(played, data)
+    return data, tournament_id
 
 
 def test_a_finished_tournament_passes_and_its_commitment_is_the_revealed_seeds(
