@@ -136,6 +136,9 @@ class StderrReader:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.found: dict[tuple[str, int, int], Prediction] = {}
+        # halves played at once await their games from two threads: one reads into
+        # ``found`` while the other looks through it
+        self._lock = threading.Lock()
 
     def read(self) -> None:
         for path in self._stderr_files():
@@ -164,9 +167,10 @@ class StderrReader:
         wanted = expected_requests(game)
 
         def missing() -> set[tuple[str, int]]:
-            self.read()
-            return wanted - {(bot, events) for bot, index, events in self.found
-                             if index == game.index}  # fmt: skip
+            with self._lock:
+                self.read()
+                return wanted - {(bot, events) for bot, index, events in self.found
+                                 if index == game.index}  # fmt: skip
 
         wait_until(lambda: not missing(), f"game {game.index}'s prediction lines",
                    WAIT_FOR_LINES_S, state=missing)  # fmt: skip

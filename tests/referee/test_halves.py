@@ -24,6 +24,7 @@ import pytest
 
 import arena.referee.halves
 import arena.referee.match
+import arena.referee.slots
 from arena.protocol.gen.kahuna.v1 import referee_pb2
 from arena.referee import BotSpec, BotStatus, MatchConfig, TimeControl
 from arena.referee.endpoint import WireTap
@@ -168,6 +169,19 @@ def _record_launches(monkeypatch: pytest.MonkeyPatch) -> list[StartedMatch]:
     return launched
 
 
+def _ahead_at_normal_weight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Launch bots ahead of their turn at the normal CPU weight, not in the idle class: a
+    test that waits for their Hellos ahead (``_judged_ahead``) would otherwise wait for
+    good on a machine whose CPUs are all busy (the suite's other workers), where an idle
+    group does not run at all until its turn."""
+    launch = arena.referee.slots.launch_bot
+
+    def normal_weight(*args: Any, **kwargs: Any) -> BotProcess:
+        return launch(*args, **{**kwargs, "idle": False})
+
+    monkeypatch.setattr(arena.referee.slots, "launch_bot", normal_weight)
+
+
 def _judged_ahead(launched: list[StartedMatch], number: int, within_s: float) -> None:
     """Wait until half ``number``, launched ahead, has had each bot's Hello judged (said,
     or failed); called by the half before it while it plays (its ``on_game``)."""
@@ -202,6 +216,8 @@ def test_a_prestarted_bot_that_fails_its_hello_forfeits_its_half_and_leaves_noth
     good, broken = make_bot("random", name="good"), make_bot(behaviour, name="broken")
     config = dataclasses.replace(IN_TURN, hello_timeout_ms=hello_ms)
     launched = _record_launches(monkeypatch)
+    if judged_ahead:
+        _ahead_at_normal_weight(monkeypatch)
     ended: list[int] = []
     launches_ahead_overlap_play(monkeypatch, lambda: len(ended))
     limit_s = 2 * hello_ms / 1000 + 30
@@ -236,6 +252,7 @@ def test_a_half_that_fails_while_the_next_waits_is_reported_and_the_next_still_p
     bot_a, bot_b = make_bot("random", name="a"), make_bot("random", name="b")
     seen: list[int] = []
     launched = _record_launches(monkeypatch)
+    _ahead_at_normal_weight(monkeypatch)
     launches_ahead_overlap_play(monkeypatch, lambda: len(seen))
 
     def on_game(game: GameReport) -> None:

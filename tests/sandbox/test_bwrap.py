@@ -23,6 +23,7 @@ from arena.sandbox.bwrap import (
     bwrap_argv,
 )
 from arena.sandbox.process import data_fd
+from arena.testing.waiting import wait_until
 
 from .conftest import marked_pids
 
@@ -122,18 +123,25 @@ def test_unprivileged_mode_for_real(world_readable_dir: Path) -> None:
     listener.bind(str(socket_path))
     socket_path.chmod(0o666)
     marker = f"kahuna-unpriv-{os.getpid()}-{world_readable_dir.name}"
-    script = "id -u; touch /bot/x 2>/dev/null || echo read-only; sleep 0.5; : $0"
+    # the shell waits for a line on stdin, sent once the test has seen it on the host
+    script = "id -u; touch /bot/x 2>/dev/null || echo read-only; read go; : $0"
     argv = bwrap_argv(plan(bot_dir=bot_dir, socket_path=socket_path, as_root=False,
                            command=("/bin/sh", "-c", script, marker)),
                       SandboxFds(data_fd(PASSWD_TEXT), data_fd(GROUP_TEXT), None))
     fds = tuple(int(argv[i + 1]) for i, word in enumerate(argv) if word == "--ro-bind-data")
     try:
         proc = subprocess.Popen(argv, user=65534, group=65534, extra_groups=[], pass_fds=fds,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        host_uids: set[str] = set()
-        while proc.poll() is None and not host_uids:
-            host_uids = {uid_on_host(pid) for pid in marked_pids(marker)} - {""}
-        stdout, stderr = proc.communicate(timeout=30)
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+        def host_uids_seen() -> set[str]:
+            assert proc.poll() is None, "the sandbox ended before the test saw its processes"
+            return {uid_on_host(pid) for pid in marked_pids(marker)} - {""}
+
+        try:
+            host_uids = wait_until(host_uids_seen, "the sandbox's processes on the host", 30)
+        finally:
+            stdout, stderr = proc.communicate("go\n", timeout=30)
     finally:
         for fd in fds:
             os.close(fd)
