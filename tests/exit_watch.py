@@ -13,6 +13,8 @@ from __future__ import annotations
 import faulthandler
 import os
 import sys
+import threading
+from typing import TextIO
 
 import pytest
 
@@ -34,8 +36,24 @@ def exit_limit_s() -> float:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Arm the watchdog; in an xdist worker, only once its interpreter begins to exit.
+
+    A worker's session ends when it has no more tests, but its process lives on, idle,
+    until the controller ends the whole run: armed then, the watchdog would kill a worker
+    that finished early while another runs long tests. ``threading``'s exit hooks run as
+    the interpreter starts its shutdown, before it joins the threads left behind.
+    """
     stream = sys.__stderr__
     if stream is None:  # no stderr to write the stacks to: nothing to arm
         return
+    if hasattr(config, "workerinput"):
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:
+            register(_arm, stream)
+            return
+    _arm(stream)
+
+
+def _arm(stream: TextIO) -> None:
     stream.flush()
     faulthandler.dump_traceback_later(exit_limit_s(), exit=True, file=stream)

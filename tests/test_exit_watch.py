@@ -28,6 +28,16 @@ def test_nothing_left_behind():
     pass
 """
 
+ONE_LONG_TEST = """
+import time
+
+def test_quick():
+    pass
+
+def test_long():
+    time.sleep(4)  # longer than the limit: the other worker waits for it, idle
+"""
+
 
 @pytest.mark.parametrize(
     ("value", "limit"),
@@ -50,14 +60,16 @@ def test_the_limit_is_the_variables_positive_number_or_the_default(
     assert exit_watch.exit_limit_s() == limit
 
 
-def _run(tmp_path: Path, source: str, limit_s: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    tmp_path: Path, source: str, limit_s: str, *flags: str
+) -> subprocess.CompletedProcess[str]:
     test_file = tmp_path / "test_subject.py"
     test_file.write_text(source)
     path = f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     environment = {**os.environ, exit_watch.LIMIT_VARIABLE: limit_s, "PYTHONPATH": path}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.exit_watch", "-p", "no:cacheprovider",
-         "-q", str(test_file)],
+         "-q", *flags, str(test_file)],
         cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
@@ -76,3 +88,19 @@ def test_a_run_that_exits_is_untouched(tmp_path: Path) -> None:
     run = _run(tmp_path, ENDS, "30")  # a loaded machine's exit may take seconds
     assert run.returncode == 0, run.stderr
     assert "Timeout" not in run.stderr
+
+
+@pytest.mark.slow
+def test_a_worker_idle_while_another_runs_a_long_test_is_untouched(tmp_path: Path) -> None:
+    """An xdist worker whose share is done lives on until the whole run ends."""
+    run = _run(tmp_path, ONE_LONG_TEST, "2", "-n", "2")
+    assert run.returncode == 0, run.stderr
+    assert "Timeout" not in run.stderr and "2 passed" in run.stdout
+
+
+@pytest.mark.slow
+def test_a_worker_held_open_by_a_thread_fails_with_that_threads_stack(tmp_path: Path) -> None:
+    run = _run(tmp_path, HANGS, "2", "-n", "1")
+    assert "1 passed" in run.stdout
+    assert "Timeout (0:00:02)!" in run.stderr, run.stderr
+    assert "in held_for_ever" in run.stderr
