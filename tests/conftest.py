@@ -9,11 +9,19 @@ Property tests try a fifth of their examples unless ``KAHUNA_EXAMPLES=full``
 shares the suite between ``pytest -n`` workers: whole files, the longest first.
 ``tests.exit_watch`` fails a run that hangs on its way out, printing every
 thread's stack. A test that leaves a signal's handler changed fails, and the
-handler is put back for the next test on its worker.
+handler is put back for the next test on its worker. The test processes keep
+their compiled modules, pytest's assert-rewritten test modules among them, in a
+cache of their own (``PYCACHE``) even where ``PYTHONDONTWRITEBYTECODE`` is set:
+otherwise every run, on every worker, would rewrite some 300 modules again (a
+fifth of the inner loop), and the checkout's bot directories stay free of
+``__pycache__`` however the tests import them.
 """
 
+import os
 import signal
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -22,6 +30,11 @@ from arena._grpc_env import tune_this_process
 from arena.testing.examples import HYPOTHESIS_DEFAULT, examples, full_run
 
 tune_this_process()
+
+PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kahuna-tests"
+if sys.pycache_prefix is None:  # (PYTHONPYCACHEPREFIX names one of the user's own)
+    sys.pycache_prefix = str(PYCACHE)
+sys.dont_write_bytecode = False
 
 settings.register_profile("full", max_examples=HYPOTHESIS_DEFAULT)
 settings.register_profile("quick", max_examples=examples(HYPOTHESIS_DEFAULT))

@@ -185,7 +185,7 @@ def test_an_empty_or_spaced_token_is_refused(text: str) -> None:
 def test_a_packed_bot_unpacks_on_the_server_side_to_the_same_bot(tmp_path: Path) -> None:
     bot = tmp_path / "mine"
     shutil.copytree(SAMPLE_RANDOM_BOT, bot)
-    (bot / "__pycache__").mkdir()
+    (bot / "__pycache__").mkdir(exist_ok=True)  # (as an import of the bot leaves it)
     (bot / "__pycache__" / "x.pyc").write_bytes(b"junk")
     data = remote.pack_bot(bot)
     target = tmp_path / "unpacked"
