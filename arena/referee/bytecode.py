@@ -16,11 +16,12 @@ anything that fails leaves the original tree in use.
 from __future__ import annotations
 
 import atexit
-import compileall
 import functools
 import os
+import py_compile
 import secrets
 import shutil
+import sys
 from pathlib import Path
 
 from arena.logs import get_logger
@@ -47,10 +48,22 @@ def _compiled_for(source: Path, pid: int) -> Path:
         target.mkdir(mode=0o711)
         tree = target / source.name
         link_tree(source, tree)
-        compileall.compile_dir(tree, quiet=2, workers=1)
+        compile_beside(tree)
     except (OSError, ValueError) as error:
         shutil.rmtree(target, ignore_errors=True)
         get_logger().warning("bytecode_not_compiled", reason=str(error))
         return source
     atexit.register(shutil.rmtree, target, True)
     return tree
+
+
+def compile_beside(tree: Path) -> None:
+    """Each module's bytecode in the ``__pycache__`` beside it, where a bot's interpreter
+    looks, whatever ``sys.pycache_prefix`` this process has (``compileall`` would write
+    under the prefix, and every bot would compile every module again)."""
+    tag = sys.implementation.cache_tag
+    for module in sorted(tree.rglob("*.py")):
+        if "__pycache__" in module.relative_to(tree).parts:
+            continue
+        cached = module.parent / "__pycache__" / f"{module.stem}.{tag}.pyc"
+        py_compile.compile(str(module), cfile=str(cached), doraise=False, quiet=2)

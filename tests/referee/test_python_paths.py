@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,23 @@ def test_a_compiled_tree_has_every_module_compiled_and_the_same_sources(tmp_path
         assert Path(importlib.util.cache_from_source(str(tree / source))).is_file(), source
         assert os.path.samefile(tree / source, host / source)  # linked, not copied
     assert compiled_tree(host) == tree  # once per process
+
+
+def test_a_compiled_tree_is_compiled_beside_its_sources_whatever_the_pycache_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot's interpreter looks for bytecode beside the module: an arena run with
+    PYTHONPYCACHEPREFIX must not compile its bots' trees elsewhere."""
+    host = tmp_path / "package"
+    (host / "inner").mkdir(parents=True)
+    (host / "module.py").write_text("X = 1\n")
+    (host / "inner" / "deeper.py").write_text("Y = 2\n")
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "elsewhere"))
+    tree = compiled_tree(host)
+    tag = sys.implementation.cache_tag
+    assert (tree / "__pycache__" / f"module.{tag}.pyc").is_file()
+    assert (tree / "inner" / "__pycache__" / f"deeper.{tag}.pyc").is_file()
+    assert not (tmp_path / "elsewhere").exists()
 
 
 @pytest.mark.slow  # forks a process
