@@ -9,13 +9,14 @@ Property tests try a fifth of their examples unless ``KAHUNA_EXAMPLES=full``
 shares the suite between ``pytest -n`` workers: whole files, the longest first.
 ``tests.exit_watch`` fails a run that hangs on its way out, printing every
 thread's stack. A test that leaves a signal's handler changed fails, and the
-handler is put back for the next test on its worker. While pytest collects, the
-modules it compiles, the assert-rewritten test modules among them, are kept in a
+handler is put back for the next test on its worker. The test processes keep
+the modules they compile, the assert-rewritten test modules among them, in a
 cache of the tests' own (``PYCACHE``) even where ``PYTHONDONTWRITEBYTECODE`` is
 set: otherwise every run, on every worker, would rewrite some 300 modules again
-(a fifth of the inner loop). Once collected, the process writes bytecode as it
-was told to again (a staged copy of the engine compiles beside itself for the
-sandboxed bots: ``arena.referee.bytecode``).
+(a fifth of the inner loop); and the checkout's bot directories stay free of
+``__pycache__`` however a test imports them. (The staged copy of the engine that
+sandboxed bots import compiles beside itself under any prefix:
+``arena.referee.bytecode``.)
 """
 
 import os
@@ -33,14 +34,9 @@ from arena.testing.examples import HYPOTHESIS_DEFAULT, examples, full_run
 tune_this_process()
 
 PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kahuna-tests"
-_BYTECODE_AS_TOLD = (sys.pycache_prefix, sys.dont_write_bytecode)
 if sys.pycache_prefix is None:  # (PYTHONPYCACHEPREFIX names one of the user's own)
     sys.pycache_prefix = str(PYCACHE)
 sys.dont_write_bytecode = False
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    sys.pycache_prefix, sys.dont_write_bytecode = _BYTECODE_AS_TOLD
 
 settings.register_profile("full", max_examples=HYPOTHESIS_DEFAULT)
 settings.register_profile("quick", max_examples=examples(HYPOTHESIS_DEFAULT))
