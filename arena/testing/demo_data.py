@@ -189,3 +189,16 @@ def play_committed_games(store: st.Store, tournament_id: int) -> tuple[int, ...]
             if game_id is not None:
                 game_ids.append(game_id)
     return tuple(game_ids)
+
+
+def finished_round_robin(
+    store: st.Store, work_dir: Path, name: str, bots: Sequence[str], config: st.TournamentConfig
+) -> st.TournamentRow:
+    """A finished round robin of demo bots (stored under ``work_dir``), every game played on
+    its committed deals (``play_committed_games``): a tournament that passes an audit."""
+    add_demo_bots(store, work_dir, bots)
+    tournament = create_tournament(store, name, "round_robin", list(bots), config)
+    st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
+    play_committed_games(store, tournament.id)
+    st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+    return st.get_tournament(store, tournament.id)

@@ -18,9 +18,8 @@ from arena.cli import main
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2 as pb
 from arena.protocol.gen.kahuna.v1 import arena_service_pb2_grpc as pb_grpc
 from arena.server.app import create_server
-from arena.store import Store, TournamentConfig, TournamentStatus, create_token, set_status
-from arena.testing.demo_data import add_demo_bots, play_committed_games
-from arena.tournament.policy.rounds import create_tournament
+from arena.store import Store, TournamentConfig, create_token
+from arena.testing.demo_data import finished_round_robin
 
 BOTS = ("alpha", "beta", "gamma")
 NAME = "same-for-all"
@@ -64,12 +63,8 @@ def test_every_user_gets_the_same_bundle_bytes_and_digest_before_and_after_a_res
 ) -> None:
     data = tmp_path / "data"
     with Store.open(data) as store:
-        add_demo_bots(store, tmp_path / "bots", BOTS)
-        tournament = create_tournament(store, NAME, "round_robin", list(BOTS),
-                                       TournamentConfig(games_per_match=2, seed=9))  # fmt: skip
-        set_status(store, tournament.id, TournamentStatus.RUNNING)
-        play_committed_games(store, tournament.id)
-        set_status(store, tournament.id, TournamentStatus.FINISHED)
+        config = TournamentConfig(games_per_match=2, seed=9)
+        finished_round_robin(store, tmp_path / "bots", NAME, BOTS, config)
         tokens = {user: create_token(store, user) for user in ("alice", "bob")}
     monkeypatch.delenv("COLUMNS", raising=False)
     digests: set[str] = set()

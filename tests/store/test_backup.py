@@ -20,9 +20,8 @@ import pytest
 from arena import store as st
 from arena.cli import main
 from arena.store.backup import BackupError, BackupRefusedError, backup, restore, verify_backup
-from arena.testing.demo_data import add_demo_bots, play_committed_games
+from arena.testing.demo_data import finished_round_robin
 from arena.testing.waiting import wait_until
-from arena.tournament.policy.rounds import create_tournament
 from tests.server.test_disk_full import small_disk
 
 BOTS = ("alpha", "beta", "gamma")
@@ -33,12 +32,8 @@ def data(tmp_path: Path) -> Path:
     """A data directory with a finished, auditable round robin and its bots."""
     directory = tmp_path / "data"
     with st.Store.open(directory) as store:
-        add_demo_bots(store, tmp_path / "sources", BOTS)
         config = st.TournamentConfig(games_per_match=4, seed=3)
-        tournament = create_tournament(store, "audited", "round_robin", list(BOTS), config)
-        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
-        play_committed_games(store, tournament.id)
-        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        finished_round_robin(store, tmp_path / "sources", "audited", BOTS, config)
         st.ensure_admin_token(store)
     return directory
 

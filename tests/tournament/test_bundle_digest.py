@@ -18,7 +18,7 @@ import pytest
 
 from arena import store as st
 from arena.commands.noted import digest_arg
-from arena.testing.demo_data import add_demo_bots, play_committed_games
+from arena.testing.demo_data import add_demo_bots, finished_round_robin
 from arena.testing.waiting import wait_until
 from arena.tournament.policy import bundle_digest as bundle_digest_module
 from arena.tournament.policy.audit import (
@@ -130,12 +130,8 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("digest")
     data = root / "data"
     with st.Store.open(data) as store:
-        add_demo_bots(store, root / "bots", BOTS)
         config = st.TournamentConfig(games_per_match=2, seed=5)
-        tournament = create_tournament(store, "digested", "round_robin", list(BOTS), config)
-        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
-        play_committed_games(store, tournament.id)
-        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        finished_round_robin(store, root / "bots", "digested", BOTS, config)
     return data
 
 

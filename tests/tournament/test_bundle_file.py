@@ -19,7 +19,7 @@ import pytest
 
 from arena import store as st
 from arena.cli import main
-from arena.testing.demo_data import add_demo_bots, play_committed_games
+from arena.testing.demo_data import add_demo_bots, finished_round_robin, play_committed_games
 from arena.tournament.policy import audit as audit_module
 from arena.tournament.policy import bundle_file
 from arena.tournament.policy.audit import audit_parts
@@ -32,12 +32,8 @@ from arena.tournament.policy.rounds import create_tournament
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("bundle")
     with st.Store.open(root / "data") as store:
-        add_demo_bots(store, root / "bots", ("alpha", "beta", "gamma"))
-        tournament = create_tournament(store, "saved", "round_robin", ["alpha", "beta", "gamma"],
-                                       st.TournamentConfig(games_per_match=2))  # fmt: skip
-        st.set_status(store, tournament.id, st.TournamentStatus.RUNNING)
-        play_committed_games(store, tournament.id)
-        st.set_status(store, tournament.id, st.TournamentStatus.FINISHED)
+        finished_round_robin(store, root / "bots", "saved", ("alpha", "beta", "gamma"),
+                             st.TournamentConfig(games_per_match=2))  # fmt: skip
         return tournament_bundle(store, "saved")
 
 
