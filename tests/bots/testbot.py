@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import mmap
 import os
 import queue
 import random
@@ -38,6 +39,7 @@ class Bot:
         self.random = random.Random(7)
         self.requests_seen = 0
         self.last_request_id = 0
+        self.regions: list[mmap.mmap] = []
         self.ponder_stop: threading.Event | None = None
 
     def send(self, message: referee_pb2.PlayRequest) -> None:
@@ -73,6 +75,9 @@ class Bot:
                 pass
         if self.behaviour == "exit_before_hello":
             raise SystemExit(3)
+        if self.behaviour == "at_memory_limit":  # at its limit before it is ever asked
+            self.regions = lazily_freed_regions()
+            sweep_lazily_freed(self.regions)
         if self.behaviour == "malformed_bytes":
             self.outbox.put(b"\xff\xff\xff\xff\x0f garbage")
         hello = referee_pb2.Hello(
@@ -299,21 +304,26 @@ def sleep_forever(bot: Bot, request: referee_pb2.ActionRequest) -> None:
 
 
 def at_memory_limit(bot: Bot, request: referee_pb2.ActionRequest) -> None:
-    """Keep the sandbox at its memory limit without being killed, and never answer:
-    pages given back with MADV_FREE stay charged until the kernel reclaims them, which
-    it can do without swap, and writing a region again charges it again. Twenty 16 MiB
-    regions are more than any limit the tests set."""
-    import mmap
-
-    chunk = 16 * 1024 * 1024
-    private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
-    regions = [mmap.mmap(-1, chunk, flags=private) for _ in range(20)]
-    page = b"x" * (chunk // 4096)
+    """Keep the sandbox at its memory limit without being killed, and never answer."""
     while True:
-        for region in regions:
-            region[::4096] = page
-            region.madvise(mmap.MADV_FREE)
+        sweep_lazily_freed(bot.regions)
         time.sleep(0.01)
+
+
+def sweep_lazily_freed(regions: list[mmap.mmap]) -> None:
+    """Write every page of ``regions`` and give each region back with MADV_FREE: its
+    pages stay charged until the kernel reclaims them, which it can do without swap,
+    and writing a region again charges it again. One sweep over more than the limit
+    brings the group to its limit."""
+    for region in regions:
+        region[::4096] = b"x" * (len(region) // 4096)
+        region.madvise(mmap.MADV_FREE)
+
+
+def lazily_freed_regions() -> list[mmap.mmap]:
+    """Twenty 16 MiB private regions: more than any memory limit the tests set."""
+    private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+    return [mmap.mmap(-1, 16 * 1024 * 1024, flags=private) for _ in range(20)]
 
 
 def late_once(bot: Bot, request: referee_pb2.ActionRequest) -> None:

@@ -577,5 +577,5 @@ def test_a_bot_that_times_out_at_its_memory_limit_is_told_so(make_bot: MakeBot) 
     assert failure["detail"].endswith(
         "; it reached the sandbox's memory limit of 160 MiB, where the kernel takes back"
         " its memory as it runs and it slows down"
-    ), failure
+    ), (failure, game.stderr)
     assert_no_process_left(full, good)
