@@ -14,6 +14,7 @@ each command's own checks. All in this process: nothing here starts a server.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -311,3 +312,110 @@ def test_a_refused_command_line_leaves_no_data_directory(
     _refused(capsys, [*words, "--data-dir", str(data)], status, said.format(**fill))
     assert not data.exists(), "a refused command created its data directory"
     assert not none.exists()
+
+
+@contextlib.contextmanager
+def _taken_port() -> Iterator[int]:
+    """A port of 127.0.0.1 held listening meanwhile."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield taken.getsockname()[1]
+
+
+def _crasher(tmp_path: Path) -> Path:
+    """A bot that exits before its Hello: `bot add`'s checks refuse it."""
+    import shutil
+
+    target = tmp_path / "src" / "crasher"
+    shutil.copytree(SAMPLE_RANDOM_BOT, target, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (target / "bot.toml").read_text()
+    (target / "bot.toml").write_text(toml.replace('name = "python_random"', 'name = "crasher"'))
+    (target / "bot.py").write_text("import sys\nsys.exit('cannot load weights.bin')\n")
+    return target
+
+
+UNSTORED = "no bot 'bot-a' in the store (add it with `arena bot add`)"
+AFTER_OPEN = [
+    # (argv ({port}: a port in use, {crasher}: a bot that crashes), status, the last line):
+    # each is refused only once the store is open, from what it holds or what happened
+    pytest.param(["tournament", "create", "t", "bot-a", "bot-b"], 1, UNSTORED, id="create"),
+    pytest.param(["tournament", "run", "t", "bot-a", "bot-b"], 1, UNSTORED, id="run"),
+    pytest.param(["limits", "set", "checks_total", "300"], 2,
+                 "checks_total + check_queue must be at most 256, got 308", id="limits"),
+    pytest.param(["serve", "--port", "{port}"], 1,
+                 "cannot listen on 127.0.0.1:{port}: Address already in use",
+                 id="serve port taken", marks=pytest.mark.slow),
+    pytest.param(["bot", "add", "{crasher}"], 1,
+                 "refused crasher: conformance check failed: hello: crash before its Hello",
+                 id="bot add crashes", marks=pytest.mark.slow),
+]  # fmt: skip
+
+
+def _refused_after_open(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], data: Path,
+    status: int, said: str,
+) -> None:  # fmt: skip
+    """Run ``argv`` on ``data``: it exits ``status`` with ``said`` as its last line on
+    standard error, its one refusal (`bot add` says its progress there before)."""
+    with contextlib.ExitStack() as held:
+        port = held.enter_context(_taken_port()) if "{port}" in argv else 0
+        fill = {"port": port, "crasher": _crasher(tmp_path) if "{crasher}" in argv else ""}
+        words = [word.format(**fill) for word in argv]
+        code, out, err = arena_in_process(capsys, *words, "--data-dir", str(data))
+    assert "Traceback" not in err, err
+    assert (code, out) == (status, ""), (code, out, err)
+    refusals = [line for line in err.splitlines() if line.startswith("arena: ")]
+    assert len(refusals) == 1 and refusals[0].startswith("arena: " + said.format(**fill)), err
+    assert err.splitlines()[-1] == refusals[0], err
+
+
+@pytest.mark.parametrize(("argv", "status", "said"), AFTER_OPEN)
+def test_a_command_refused_after_its_open_leaves_no_data_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], status: int,
+    said: str,
+) -> None:  # fmt: skip
+    """A data directory this command created (its parents too) is gone once it is refused
+    with nothing stored: a mistyped --data-dir is no store for the next command to take."""
+    typo = tmp_path / "typo"
+    _refused_after_open(capsys, tmp_path, argv, typo / "data", status, said)
+    assert not typo.exists(), sorted(typo.rglob("*"))
+    code, _, err = arena_in_process(capsys, "bot", "list", "--data-dir", str(typo / "data"))
+    assert code == 1 and "no arena data directory at" in err, err
+
+
+def _with_a_bot(data: Path) -> None:
+    from arena.referee import load_bot
+    from arena.store import add_bot_version
+
+    with Store.open(data) as store:
+        add_bot_version(store, load_bot(SAMPLE_RANDOM_BOT))
+
+
+def _as_it_is(data: Path) -> list[tuple[str, int]]:
+    """Each path under ``data`` (``data`` too) with its mode."""
+    return [(str(p.relative_to(data)), p.stat().st_mode) for p in sorted([data, *data.rglob("*")])]
+
+
+@pytest.mark.parametrize("kind", ["empty", "a store with a bot"])
+@pytest.mark.parametrize(("argv", "status", "said"), AFTER_OPEN)
+def test_a_refused_command_leaves_an_existing_data_directory_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], status: int,
+    said: str, kind: str,
+) -> None:  # fmt: skip
+    """Only what the command made goes: a directory that was there stays, with its mode (the
+    open makes it 0700) and what it held; a store stays with every row."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    (data / "notes.txt").write_text("mine\n")
+    if kind != "empty":
+        _with_a_bot(data)
+    before = _as_it_is(data)
+    _refused_after_open(capsys, tmp_path, argv, data, status, said)
+    assert _as_it_is(data) == before
+    if kind != "empty":
+        code, out, _ = arena_in_process(capsys, "bot", "list", "--json", "--data-dir", str(data))
+        assert code == 0 and '"python_random"' in out, out

@@ -14,6 +14,7 @@ from arena.quoting import clipped, visible
 from arena.store import (
     ENV_DATA_DIR,
     DamagedDatabaseError,
+    FirstOpen,
     NotFoundError,
     SchemaError,
     StorageFullError,
@@ -73,6 +74,10 @@ def with_store(
     ``existing``: a command that only reads or changes what is stored refuses a data
     directory without a database, so that a mistyped ``--data-dir`` is said to be one
     instead of becoming a new, empty store that answers "nothing here".
+    A command refused after the open (a bot not stored, a smoke match failed, a port in
+    use) takes away what its open made (``FirstOpen.undo``): the data directory, or the
+    database in one that held none, while they hold nothing and no other process has them
+    open; so that check holds for what follows a refusal too.
     """
 
     def handler(args: argparse.Namespace) -> int:
@@ -80,20 +85,30 @@ def with_store(
             return fail(problem, flags_status)
         if existing and (problem := _no_store(args.data_dir)) is not None:
             return fail(problem)
+        first = FirstOpen.before(args.data_dir)
+        status = 1  # also when an exception goes on up
         try:
-            with Store.open(args.data_dir) as store:
-                return run(store, args)
-        except (NotFoundError, StoreError, SchemaError, TournamentError) as error:
-            return fail(str(error.args[0]) if error.args else type(error).__name__)
-        except StorageFullError as error:  # the write was rolled back: nothing of it is kept
-            where = resolve_data_dir(args.data_dir)
-            return fail(
-                f"data directory {where} has no space left ({error.cause}); nothing was stored"
-            )
-        except DamagedDatabaseError as error:  # the store writes nothing more
-            return fail(str(error))
+            status = _on_store(run, args)
+        finally:
+            if status != 0:
+                first.undo()
+        return status
 
     return handler
+
+
+def _on_store(run: Callable[[Store, argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``run`` on the store of ``--data-dir``, its refusals said in one line."""
+    try:
+        with Store.open(args.data_dir) as store:
+            return run(store, args)
+    except (NotFoundError, StoreError, SchemaError, TournamentError) as error:
+        return fail(str(error.args[0]) if error.args else type(error).__name__)
+    except StorageFullError as error:  # the write was rolled back: nothing of it is kept
+        where = resolve_data_dir(args.data_dir)
+        return fail(f"data directory {where} has no space left ({error.cause}); nothing was stored")
+    except DamagedDatabaseError as error:  # the store writes nothing more
+        return fail(str(error))
 
 
 def _no_store(data_dir: str | None) -> str | None:

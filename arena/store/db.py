@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -403,3 +404,103 @@ class Store:
                 with contextlib.suppress(sqlite3.Error):
                     self._connection.execute("ROLLBACK")
             raise
+
+
+_DATABASE_FILES = (DATABASE_NAME, f"{DATABASE_NAME}-wal", f"{DATABASE_NAME}-shm")
+
+
+@dataclass(frozen=True, slots=True)
+class FirstOpen:
+    """What ``Store.open`` would create in a data directory, as found before it runs: the
+    directories missing (deepest first, the data directory's own ancestors too) and the
+    names of the database's files and of ``bots`` missing in it.
+
+    ``undo`` takes away what this open made once its command is refused: a mistyped
+    ``--data-dir`` must not be left holding an empty store that the commands refusing a
+    data directory without a database (``existing``) would then take as one.
+    """
+
+    data_dir: Path
+    directories: tuple[Path, ...]
+    names: frozenset[str]
+    mode: int | None = None  # an existing data directory's, which the open makes 0700
+
+    @classmethod
+    def before(cls, data_dir: str | Path | None) -> FirstOpen:
+        """What of ``data_dir`` does not exist now (nothing, where that cannot be told)."""
+        where = resolve_data_dir(data_dir).absolute()
+        missing: list[Path] = []
+        probe = where
+        try:
+            while not _exists(probe) and probe.parent != probe:
+                missing.append(probe)
+                probe = probe.parent
+            names = {n for n in (*_DATABASE_FILES, BOTS_DIR_NAME) if not _exists(where / n)}
+            mode = None if missing else stat.S_IMODE(where.stat().st_mode)
+        except OSError:  # a name too long, a directory that cannot be searched: claim nothing
+            return cls(where, (), frozenset())
+        return cls(where, tuple(missing), frozenset(names), mode)
+
+    def undo(self) -> bool:
+        """Remove what the open made, if its store holds no row and no other process has it
+        open; whether it did. A directory that existed, a file or directory the open did not
+        make, a store with anything in it: each is left as it is. The data directory's lock
+        (taken by ``Store.open`` before it reads or migrates) is held throughout, so that no
+        other process opens the store in between; one that is opening it now keeps it."""
+        if DATABASE_NAME not in self.names:
+            return False  # a database that was there: someone's store, even if empty
+        try:
+            descriptor = os.open(self.data_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            database = self.data_dir / DATABASE_NAME
+            if _held_elsewhere(database) is not None or not _holds_nothing(database):
+                return False
+            for name in _DATABASE_FILES:
+                if name in self.names:
+                    (self.data_dir / name).unlink(missing_ok=True)
+            if BOTS_DIR_NAME in self.names:
+                (self.data_dir / BOTS_DIR_NAME).rmdir()  # only if empty
+            if self.mode is not None and self.data_dir.is_dir():
+                os.chmod(self.data_dir, self.mode)
+        except (OSError, sqlite3.Error):
+            return False
+        finally:
+            os.close(descriptor)
+        for directory in self.directories:  # deepest first; only those left empty
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+        return True
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names anything (a dangling link too); OSError when that cannot be told."""
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:  # a file where a directory of the path should be
+        return True
+    return True
+
+
+def _holds_nothing(database: Path) -> bool:
+    """Whether the database holds no row in any table (a file SQLite never wrote: none)."""
+    if not database.is_file():
+        return True
+    connection = sqlite3.connect(database, timeout=5.0)  # reads only
+    try:
+        tables = [row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite!_%'"
+            " ESCAPE '!'"
+        )]  # fmt: skip
+        quoted = ('"' + name.replace('"', '""') + '"' for name in tables)
+        return not any(
+            connection.execute(f"SELECT 1 FROM {name} LIMIT 1").fetchone() for name in quoted
+        )
+    finally:
+        connection.close()

@@ -1,17 +1,20 @@
-"""The store handle's transactions: durable by default, the live view's without a sync."""
+"""The store handle's transactions: durable by default, the live view's without a sync; what a
+first open made, taken away again (``FirstOpen``)."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from arena.store import Store, StoreError, create_token
+from arena.store import FirstOpen, Store, StoreError, create_token
 from arena.testing.crowd import WatchedLock
 from arena.testing.waiting import wait_until
 
@@ -139,3 +142,66 @@ def test_a_data_directory_named_longer_than_the_file_system_takes_is_refused(
     monkeypatch.setenv("KAHUNA_ARENA_DATA", str(tmp_path / ("a" * 300)))
     with pytest.raises(StoreError, match=r"\.\.\. \(\d+ characters\): File name too long$"):
         Store.open()
+
+
+def _first_open(data: Path) -> FirstOpen:
+    first = FirstOpen.before(data)
+    Store.open(data).close()
+    return first
+
+
+def test_what_a_first_open_made_goes_with_its_parents_while_it_holds_nothing(
+    tmp_path: Path,
+) -> None:
+    first = _first_open(tmp_path / "a" / "b" / "data")
+    assert first.undo()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_parent_someone_else_filled_meanwhile_stays(tmp_path: Path) -> None:
+    first = _first_open(tmp_path / "a" / "data")
+    (tmp_path / "a" / "theirs").write_text("x")
+    assert first.undo()
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["theirs"]
+
+
+@pytest.mark.parametrize("case", ["a row", "a database already there"])
+def test_a_store_with_a_row_or_that_was_there_stays(tmp_path: Path, case: str) -> None:
+    data = tmp_path / "data"
+    if case == "a database already there":
+        Store.open(data).close()
+    first = FirstOpen.before(data)
+    with Store.open(data) as store:
+        if case == "a row":
+            create_token(store, "bob", "user")
+    assert not first.undo()
+    assert (data / "arena.db").is_file() and (data / "bots").is_dir()
+
+
+HOLDER = """
+import sys
+from arena.store import Store
+with Store.open(sys.argv[1]):
+    print("open", flush=True)
+    sys.stdin.read()
+"""
+
+
+@pytest.mark.slow
+def test_a_new_store_another_process_has_open_stays(tmp_path: Path) -> None:
+    """A server started on the same new data directory meanwhile keeps its store, empty as
+    it is: the refused command that made it leaves it."""
+    data = tmp_path / "data"
+    first = _first_open(data)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(data)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        assert not first.undo()
+        assert (data / "arena.db").is_file()
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        assert holder.wait(timeout=30) == 0
+    assert first.undo()  # once it has closed it
+    assert not data.exists()
