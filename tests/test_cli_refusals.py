@@ -8,7 +8,9 @@ the status the command's help documents for what it found (1 for a local
 command: no such bot, a data directory that is not one). Every option with a
 typed value of every command is fed a word and an empty string; every value
 that is text, not a path, bytes that are not UTF-8; and the table below holds
-each command's own checks. All in this process: nothing here starts a server.
+each command's own checks. A command refused once its store is open leaves no data
+directory it made, and one that was there as it was. All in this process: only the
+rows marked slow hold a port or play a smoke match.
 """
 
 from __future__ import annotations
