@@ -302,33 +302,8 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
         )  # fmt: skip
     except RuntimeError as error:
         return fail(str(error))
-    try:  # checked again with the store's write lock: another server may have started since
-        serve_with_delay(store, delay_s, allow_shorter=args.allow_shorter_delay)
-    except ShorterDelayError as error:
-        server.stop(grace=None)
-        return fail(str(error), EXIT_BAD_FLAGS)
-    ensure_admin_token(store)
-    ladder: LadderThread | None = None
-    if args.ladder:
-        try:
-            ladder = start_ladder(store, args, new_executor)
-        except (TournamentError, LeaseHeldError) as error:
-            server.stop(grace=None)
-            return fail(str(error), EXIT_BAD_FLAGS if isinstance(error, TournamentError) else 1)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    # before anything is printed: whoever reads the ports may stop the server at once
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    server.start()
-    security = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
-    print(f"arena API (gRPC, {security}) listening on {args.host}:{port}", flush=True)
-    print(f"remote bots: RefereeService/Play on {args.host}:{port} (seat tokens)", flush=True)
     web = None
-    if args.web_port is not None:
+    if args.web_port is not None:  # bound before anything is stored: a port in use is refused
         from arena.web.live_answers import LIVE_ANSWER_S
         from arena.web.play import PlayOptions, PlayTables
         from arena.web.server import create_web_server
@@ -346,12 +321,44 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
                 submitter=WebSubmitter(store, options.smoke_check, server.quotas),
                 tables=PlayTables(store, PlayOptions(unsafe=args.unsafe_no_sandbox,
                                                      rated_play=rated_play)),
+                start=False,
             )  # fmt: skip
         except OSError as error:
             server.stop(grace=None)
-            if ladder is not None:
-                ladder.stop()
             return fail(f"cannot serve the web pages on {args.host}:{args.web_port}: {error}")
+
+    def refused(message: str, status: int) -> int:
+        server.stop(grace=None)
+        if web is not None:
+            web.stop()
+        return fail(message, status)
+
+    try:  # checked again with the store's write lock: another server may have started since
+        serve_with_delay(store, delay_s, allow_shorter=args.allow_shorter_delay)
+    except ShorterDelayError as error:
+        return refused(str(error), EXIT_BAD_FLAGS)
+    ensure_admin_token(store)
+    ladder: LadderThread | None = None
+    if args.ladder:
+        try:
+            ladder = start_ladder(store, args, new_executor)
+        except (TournamentError, LeaseHeldError) as error:
+            return refused(str(error), EXIT_BAD_FLAGS if isinstance(error, TournamentError) else 1)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    # before anything is printed: whoever reads the ports may stop the server at once
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    server.start()
+    security = "plaintext" if tls is None else "mutual TLS" if tls.mutual else "TLS"
+    print(f"arena API (gRPC, {security}) listening on {args.host}:{port}", flush=True)
+    print(f"remote bots: RefereeService/Play on {args.host}:{port} (seat tokens)", flush=True)
+    if web is not None:
+        web.start()
+        get_logger(component="web").info("web_server_started", host=args.host, port=web_port)
         scheme = "http" if tls is None else "https"
         print(f"web pages on {scheme}://{args.host}:{web_port}/", flush=True)
     if ladder is not None:

@@ -419,6 +419,7 @@ def create_web_server(
     submitter: BotSubmitter | None = None,
     tables: PlayTables | None = None,
     live_answer_s: float = 0.0,
+    start: bool = True,
 ) -> tuple[WebServer, int]:
     """Start the web interface in a background thread; return it and its port.
 
@@ -434,7 +435,9 @@ def create_web_server(
     people play bots (``arena.web.play``; without them ``/play`` says it seats no one);
     ``live_answer_s``: how long one computed live JSON answer is shared by every
     spectator (``arena.web.live_answers``; ``arena serve`` shares each for
-    ``LIVE_ANSWER_S``, 0 computes every answer afresh).
+    ``LIVE_ANSWER_S``, 0 computes every answer afresh); ``start=False``: bound but not
+    serving until ``server.start()`` (``arena serve`` binds every port before it stores
+    anything).
     """
     source = source_for(store_or_data_dir)
     app = WebApp(
@@ -442,6 +445,8 @@ def create_web_server(
         tables=tables, live_answer_s=live_answer_s,
     )
     server = WebServer((host, port), app, ssl_context, limits)
+    if not start:
+        return server, server.port
     server.start()
     get_logger(component="web").info("web_server_started", host=host, port=server.port)
     return server, server.port
