@@ -171,7 +171,7 @@ def _record_launches(monkeypatch: pytest.MonkeyPatch) -> list[StartedMatch]:
 
 def _ahead_at_normal_weight(monkeypatch: pytest.MonkeyPatch) -> None:
     """Launch bots ahead of their turn at the normal CPU weight, not in the idle class: a
-    test that waits for their Hellos ahead (``_judged_ahead``) would otherwise wait for
+    test that waits for their Hellos ahead (``_ready_within``) would otherwise wait for
     good on a machine whose CPUs are all busy (the suite's other workers), where an idle
     group does not run at all until its turn."""
     launch = arena.referee.slots.launch_bot
@@ -182,13 +182,19 @@ def _ahead_at_normal_weight(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(arena.referee.slots, "launch_bot", normal_weight)
 
 
+def _ready_within(started: StartedMatch, within_s: float) -> None:
+    """Wait until ``started``, launched ahead, has had each bot's Hello judged, failing
+    after ``within_s`` (``wait_ready`` itself waits for good ahead of the turn)."""
+    waiter = threading.Thread(target=started.wait_ready, daemon=True)
+    waiter.start()
+    wait_until(lambda: not waiter.is_alive(), "the Hellos said ahead of the turn", within_s)
+
+
 def _judged_ahead(launched: list[StartedMatch], number: int, within_s: float) -> None:
     """Wait until half ``number``, launched ahead, has had each bot's Hello judged (said,
     or failed); called by the half before it while it plays (its ``on_game``)."""
     assert len(launched) > number, f"half {number} was not launched ahead: {len(launched)}"
-    waiter = threading.Thread(target=launched[number].wait_ready, daemon=True)
-    waiter.start()
-    wait_until(lambda: not waiter.is_alive(), f"half {number}'s Hellos judged", within_s)
+    _ready_within(launched[number], within_s)
 
 
 @pytest.mark.slow
@@ -482,14 +488,18 @@ def _cpu_ms(marker: str) -> float:
 
 
 @pytest.mark.slow
-def test_a_bot_launched_ahead_runs_nothing_until_its_half_plays(make_bot: MakeBot) -> None:
+def test_a_bot_launched_ahead_runs_nothing_until_its_half_plays(
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A half launched ahead of its turn waits while the half before it plays, on CPUs the
     players may share: a bot that spins meanwhile (six children, from its Welcome) is
-    frozen once it has said Hello, and runs again, and plays in full, when its half does."""
+    frozen once it has said Hello, and runs again, and plays in full, when its half does.
+    Launched at the normal weight, the spinner would spin on a busy machine too, unfrozen."""
+    _ahead_at_normal_weight(monkeypatch)
     spinner, good = make_bot("cpu_spinner", name="spinner"), make_bot("random", name="good")
     started = start_match(half_configs(IN_TURN)[1], spinner, good)
     try:
-        started.wait_ready()
+        _ready_within(started, 60)
         before = _cpu_ms(marker_of(spinner))
         assert_stays(
             lambda: _cpu_ms(marker_of(spinner)) - before < 100,
@@ -598,15 +608,18 @@ def test_a_bot_launched_ahead_starts_up_only_on_cpu_no_playing_bot_wants(
 
 
 @pytest.mark.slow
-def test_a_start_up_ahead_of_its_turn_is_not_charged_nor_timed(make_bot: MakeBot) -> None:
+def test_a_start_up_ahead_of_its_turn_is_not_charged_nor_timed(
+    make_bot: MakeBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A bot launched ahead that takes longer than its Hello allowance to start, all of it
     before its half's turn, is neither timed out nor charged a start-up (nobody waited for
     it); launched at its turn it would be (``test_broken_bots``: the charge)."""
+    _ahead_at_normal_weight(monkeypatch)
     slow, good = make_bot("slow_hello", "2", name="slow"), make_bot("random", name="good")
     config = dataclasses.replace(half_configs(IN_TURN)[1], hello_timeout_ms=1000)
     started = start_match(config, slow, good)
     try:
-        started.wait_ready()  # Hellos said ahead of its turn, after more than the allowance
+        _ready_within(started, 60)  # Hellos said ahead of its turn, after more than the allowance
         report = started.run()
     finally:
         started.close()
