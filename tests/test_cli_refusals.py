@@ -351,8 +351,8 @@ AFTER_OPEN = [
                  "cannot listen on 127.0.0.1:{port}: Address already in use",
                  id="serve port taken", marks=pytest.mark.slow),
     pytest.param(["serve", "--port", "0", "--web-port", "{port}"], 1,
-                 "cannot serve the web pages on 127.0.0.1:{port}: [Errno 98] Address already in use",
-                 id="serve web port taken", marks=pytest.mark.slow),
+                 "cannot serve the web pages on 127.0.0.1:{port}: [Errno 98] Address already"
+                 " in use", id="serve web port taken", marks=pytest.mark.slow),
     pytest.param(["bot", "add", "{crasher}"], 1,
                  "refused crasher: conformance check failed: hello: crash before its Hello",
                  id="bot add crashes", marks=pytest.mark.slow),
