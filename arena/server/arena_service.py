@@ -201,9 +201,9 @@ class ArenaService(LadderMethods, pb_grpc.ArenaServiceServicer):
         self.seats = SeatHub(store)
         self.quotas = Quotas(store, self.options.limits)
         self.audits = futures.ThreadPoolExecutor(1, thread_name_prefix="arena-audit")
-        self.digests = FinishedDigests()
         """Audits run here one at a time (CPU-bound: the API's threads and the admin's calls
         never wait behind a crowd of them); a call waiting for one holds no API thread."""
+        self.digests = FinishedDigests()
         self._audit_reports: KeptAnswers[tuple[int, str, int], AuditReport] = KeptAnswers(
             AUDIT_KEEP_S, max_kept=256
         )
