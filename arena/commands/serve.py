@@ -358,7 +358,6 @@ def run_serve(store: Store, args: argparse.Namespace) -> int:
     print(f"remote bots: RefereeService/Play on {args.host}:{port} (seat tokens)", flush=True)
     if web is not None:
         web.start()
-        get_logger(component="web").info("web_server_started", host=args.host, port=web_port)
         scheme = "http" if tls is None else "https"
         print(f"web pages on {scheme}://{args.host}:{web_port}/", flush=True)
     if ladder is not None:

@@ -170,6 +170,7 @@ class WebServer(ThreadingHTTPServer):
         ssl_context: ssl.SSLContext | None = None,
         limits: WebLimits | None = None,
     ) -> None:
+        self.host = address[0]  # as given (logged), not as bound
         self.limits = limits or WebLimits()
         self.request_queue_size = self.limits.listen_backlog
         self._open_lock = threading.Lock()
@@ -247,6 +248,7 @@ class WebServer(ThreadingHTTPServer):
             target=self.serve_forever, name=f"arena-web-{self.port}", daemon=True
         )
         self.thread.start()
+        get_logger(component="web").info("web_server_started", host=self.host, port=self.port)
 
     def stop(self) -> None:
         """Stop serving, close the socket and wait for the thread (idempotent)."""
@@ -448,7 +450,6 @@ def create_web_server(
     if not start:
         return server, server.port
     server.start()
-    get_logger(component="web").info("web_server_started", host=host, port=server.port)
     return server, server.port
 
 
