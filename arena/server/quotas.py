@@ -98,7 +98,7 @@ class UserLimits:
             if (problem := _whole_problem(name, value)) is not None:
                 raise ValueError(problem)
         for name, value in values.items():
-            if (problem := limit_value_problem(name, value)) is not None:
+            if (problem := _range_problem(name, value)) is not None:
                 raise ValueError(problem)
         if self.checks_total + self.check_queue > MAX_CHECK_THREADS:
             raise ValueError(
@@ -124,8 +124,11 @@ def limit_value_problem(name: str, value: object) -> str | None:
     """What is wrong with ``value`` for limit ``name`` on its own, in words (None:
     nothing); whether it fits the other limits (checks_total + check_queue) is
     ``UserLimits``' to say."""
-    if (problem := _whole_problem(name, value)) is not None:
-        return problem
+    return _whole_problem(name, value) or _range_problem(name, value)
+
+
+def _range_problem(name: str, value: object) -> str | None:
+    """What is wrong with a whole ``value`` for the limits that take fewer values."""
     if name == "rated_play" and value not in (0, 1):
         return f"limit rated_play must be 0 (off) or 1 (on), got {value}"
     if name == "checks_total" and value == 0:
