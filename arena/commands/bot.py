@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " says so loudly",
     )  # fmt: skip
     add_data_dir(add)
-    add.set_defaults(func=with_store(run_add, flags=_bot_dirs_problem, flags_status=1))
+    add.set_defaults(func=with_store(run_add))
 
     show_all = commands.add_parser("list", help="every bot with its latest version and rating")
     show_all.add_argument("--json", action="store_true", help="print JSON")
@@ -96,31 +96,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     kits.register(commands)  # bot new
 
 
-def _bot_dirs(args: argparse.Namespace) -> tuple[BotSpec, BotSpec] | str:
-    """The bot and its smoke-match opponent, read, or what makes either unusable."""
+def run_add(store: Store, args: argparse.Namespace) -> int:
+    """Read the bot and its smoke-match opponent, then store the bot once it passes. A
+    directory that cannot be read leaves no new data directory behind (``with_store``)."""
     try:
         spec = load_bot(args.directory)
         opponent = load_bot(args.opponent)
     except (BotConfigError, StoreError) as error:
-        return str(error)
+        return fail(str(error))
     for bot in (spec, opponent):
         if (not_built := unbuilt(bot)) is not None:
-            return f"{bot.directory}: {not_built}"
-    return spec, opponent
-
-
-def _bot_dirs_problem(args: argparse.Namespace) -> str | None:
-    """What makes `bot add`'s directories unusable (exit 1, as a refused bot does), found
-    before the store is opened: a typo in the path leaves no data directory behind."""
-    read = _bot_dirs(args)
-    return read if isinstance(read, str) else None
-
-
-def run_add(store: Store, args: argparse.Namespace) -> int:
-    read = _bot_dirs(args)  # again: a directory may have changed since it was checked
-    if isinstance(read, str):
-        return fail(read)
-    spec, opponent = read
+            return fail(f"{bot.directory}: {not_built}")
     refusal = store_checked_bot(store, spec, opponent, owner=args.owner,
                                 unsafe=args.unsafe_no_sandbox)  # fmt: skip
     return 0 if refusal is None else fail(refusal)

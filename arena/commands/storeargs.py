@@ -64,13 +64,13 @@ def fail(message: str, status: int = 1) -> int:
 
 def with_store(
     run: Callable[[Store, argparse.Namespace], int], *, existing: bool = False,
-    flags: FlagCheck | None = None, flags_status: int = EXIT_BAD_FLAGS,
+    flags: FlagCheck | None = None,
 ) -> Handler:
     """Open the store named by ``--data-dir``; turn refusals into one-line errors.
 
     ``flags``: the command's own checks of its flags, run before the store is opened,
     so that a refused command line leaves no data directory (or empty store) behind;
-    its problem exits ``flags_status`` in one line.
+    its problem exits ``EXIT_BAD_FLAGS`` in one line.
     ``existing``: a command that only reads or changes what is stored refuses a data
     directory without a database, so that a mistyped ``--data-dir`` is said to be one
     instead of becoming a new, empty store that answers "nothing here".
@@ -82,7 +82,7 @@ def with_store(
 
     def handler(args: argparse.Namespace) -> int:
         if flags is not None and (problem := flags(args)) is not None:
-            return fail(problem, flags_status)
+            return fail(problem, EXIT_BAD_FLAGS)
         if existing and (problem := _no_store(args.data_dir)) is not None:
             return fail(problem)
         first = FirstOpen.before(args.data_dir)
