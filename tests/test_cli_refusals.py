@@ -305,7 +305,8 @@ def test_a_refused_command_line_leaves_no_data_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], status: int,
     said: str,
 ) -> None:  # fmt: skip
-    """Flags a command refuses are refused before its store is opened: a data directory
+    """Flags a command refuses are refused before its store is opened (`bot add`'s
+    directories once it is open, what the open made then taken away): a data directory
     that did not exist still does not (no empty store for `--data-dir` to take as one),
     and the flag is named whether or not the directory exists."""
     data, none = tmp_path / "data", tmp_path / "none"
